@@ -1,0 +1,694 @@
+"""The L.L.A.M.A. rules engine.
+
+Pure game logic: it imports only the standard library and numpy, knows nothing about
+reinforcement learning, and can be snapshotted to a JSON-friendly dict and restored.
+
+Every rule of ``SPEC.md`` section 1 is a small module-level function below whose
+docstring states the rule; :class:`LlamaGame` strings them together.  Randomness enters
+through one door: the shuffle at each deal, drawn from the ``np.random.Generator`` the
+game is given.  Applying an action is deterministic.
+
+Hands are held internally as counts per card code (``hand[c]`` is how many cards of
+code ``c`` the seat holds, index 0 unused) because that makes the hot paths -- legality,
+playing, scoring -- a handful of list look-ups.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Action",
+    "Card",
+    "IllegalActionError",
+    "LlamaGame",
+    "RoundResult",
+    "NUM_ACTIONS",
+    "NUM_CARD_VALUES",
+    "COPIES_PER_VALUE",
+    "DECK_SIZE",
+    "MIN_PLAYERS",
+    "MAX_PLAYERS",
+    "DEFAULT_END_SCORE",
+    "DEFAULT_HAND_SIZE",
+    "card_points",
+    "playable_on",
+    "can_play_on",
+    "hand_penalty",
+    "marker_to_return",
+    "can_draw",
+    "winners",
+    "validate_rule_options",
+]
+
+
+class Card(IntEnum):
+    """Card codes shared by every part of LLAMA-RL (SPEC section 2)."""
+
+    ONE = 1
+    TWO = 2
+    THREE = 3
+    FOUR = 4
+    FIVE = 5
+    SIX = 6
+    LLAMA = 7
+
+
+class Action(IntEnum):
+    """The ``Discrete(9)`` action encoding used by the engine, both envs and all agents."""
+
+    PLAY_1 = 0
+    PLAY_2 = 1
+    PLAY_3 = 2
+    PLAY_4 = 3
+    PLAY_5 = 4
+    PLAY_6 = 5
+    PLAY_LLAMA = 6
+    DRAW = 7
+    QUIT = 8
+
+    @classmethod
+    def play(cls, card: int) -> Action:
+        """The action that plays a card of code ``card`` (1..7)."""
+        return cls(int(card) - 1)
+
+    @property
+    def card(self) -> Card | None:
+        """The card this action plays, or ``None`` for draw and quit."""
+        return Card(self.value + 1) if self.value <= Action.PLAY_LLAMA else None
+
+
+NUM_ACTIONS = len(Action)
+NUM_CARD_VALUES = len(Card)
+COPIES_PER_VALUE = 8
+DECK_SIZE = NUM_CARD_VALUES * COPIES_PER_VALUE
+MIN_PLAYERS = 2
+MAX_PLAYERS = 6
+DEFAULT_END_SCORE = 40
+DEFAULT_HAND_SIZE = 6
+MAX_END_SCORE = 1000
+LLAMA_POINTS = 10
+
+_DECK = np.repeat(np.arange(1, NUM_CARD_VALUES + 1, dtype=np.int64), COPIES_PER_VALUE)
+_CARD_POINTS = (0, 1, 2, 3, 4, 5, 6, LLAMA_POINTS)
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in the current state.
+
+    Carries the offending ``action`` and the ``legal`` actions so callers (and error
+    messages) can name both.
+    """
+
+    def __init__(self, message: str, action: object = None, legal: list[int] | None = None):
+        super().__init__(message)
+        self.action = action
+        self.legal = legal if legal is not None else []
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def card_points(card: int) -> int:
+    """Rule 9: a number card is worth its value, a llama 10 points."""
+    return _CARD_POINTS[card]
+
+
+def playable_on(top: int) -> tuple[int, int]:
+    """Rule 4: on ``top`` one may play the same value or that value plus one;
+    on a 6 a 6 or a llama; on a llama a llama or a 1.
+
+    Returns the two card codes, in that order (same value first).
+    """
+    return (top, top % NUM_CARD_VALUES + 1)
+
+
+def can_play_on(card: int, top: int) -> bool:
+    """Rule 4 as a predicate: may ``card`` be played on ``top``."""
+    return card == top or card == top % NUM_CARD_VALUES + 1
+
+
+def hand_penalty(counts: list[int]) -> int:
+    """Rule 9: the penalty of a hand is the sum of its DISTINCT values (a llama counts
+    10; two cards of one value count once).
+
+    ``counts`` holds the number of cards per card code (index 0 unused).
+    """
+    return sum(_CARD_POINTS[c] for c in range(1, NUM_CARD_VALUES + 1) if counts[c])
+
+
+def marker_to_return(score: int) -> int:
+    """Rule 10: the player who went out gives back one marker: 10 points if their score
+    is at least 10, otherwise 1 point if it is at least 1, otherwise nothing."""
+    if score >= 10:
+        return 10
+    if score >= 1:
+        return 1
+    return 0
+
+
+def can_draw(draw_pile_size: int, players_in_round: int) -> bool:
+    """Rule 5: drawing is allowed only while the draw pile has cards and at least one
+    other player is still in the round (a lone remaining player may not draw)."""
+    return draw_pile_size > 0 and players_in_round > 1
+
+
+def next_round_starter(last_player: int | None, previous_starter: int, num_players: int) -> int:
+    """Rule 11: the next round starts with the last player who played a card; if nobody
+    played a card, the player left of the previous starter begins."""
+    if last_player is not None:
+        return last_player
+    return (previous_starter + 1) % num_players
+
+
+def is_game_over(scores: list[int], end_score: int) -> bool:
+    """Rule 12: after a round is scored the game ends if any score reached ``end_score``."""
+    return max(scores) >= end_score
+
+
+def winners(scores: list[int]) -> list[int]:
+    """Rule 12: the lowest score wins; tied lowest scores share the victory."""
+    best = min(scores)
+    return [seat for seat, s in enumerate(scores) if s == best]
+
+
+def validate_rule_options(num_players: Any, end_score: Any, hand_size: Any) -> None:
+    """Raise a ``ValueError`` naming the option when a rule option is out of range."""
+    for name, value in (("num_players", num_players), ("end_score", end_score), ("hand_size", hand_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {num_players}")
+    if not 1 <= end_score <= MAX_END_SCORE:
+        raise ValueError(f"end_score must be between 1 and {MAX_END_SCORE}, got {end_score}")
+    max_hand = (DECK_SIZE - 1) // num_players
+    if not 1 <= hand_size <= max_hand:
+        raise ValueError(
+            f"hand_size must be between 1 and {max_hand} for {num_players} players "
+            f"(the deal needs {num_players} x hand_size + 1 <= {DECK_SIZE} cards), got {hand_size}"
+        )
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """What happened when a round was scored."""
+
+    round: int
+    """The number of the round that ended (1 for the first)."""
+    went_out: int | None
+    """The seat that played its last card, or ``None`` if every player quit."""
+    penalties: tuple[int, ...]
+    """Points each seat took for the cards left in hand (rule 9)."""
+    returned: tuple[int, ...]
+    """Points each seat gave back (rule 10; only the seat that went out)."""
+    scores: tuple[int, ...]
+    """Scores after this round."""
+    game_over: bool
+    """Whether this round ended the game (rule 12)."""
+
+    @property
+    def score_changes(self) -> tuple[int, ...]:
+        """Net change of each seat's score in this round."""
+        return tuple(p - r for p, r in zip(self.penalties, self.returned))
+
+
+# --------------------------------------------------------------------------- game
+
+
+def _make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise TypeError(f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}")
+
+
+class LlamaGame:
+    """One whole game of L.L.A.M.A. for 2 to 6 players.
+
+    Args:
+        num_players: players at the table, 2..6.
+        end_score: the game ends after a round in which a score reaches this (default 40).
+        hand_size: cards dealt to each player (default 6).
+        rng: the ``np.random.Generator`` that shuffles every deal (or a seed).
+        random_first_player: pick the first round's starter at random instead of seat 0.
+
+    The first round is dealt on construction. :meth:`step` applies one action for
+    :attr:`current_player`; when a round ends it is scored, and unless the game is over
+    the next round is dealt at once. The rules are in ``SPEC.md``; each is a function of
+    this module.
+    """
+
+    __slots__ = (
+        "num_players",
+        "end_score",
+        "hand_size",
+        "scores",
+        "_hands",
+        "_sizes",
+        "draw_pile",
+        "discard_pile",
+        "quit",
+        "_in_round",
+        "current_player",
+        "round",
+        "game_over",
+        "starter",
+        "last_player",
+        "last_result",
+        "_rng",
+    )
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        *,
+        end_score: int = DEFAULT_END_SCORE,
+        hand_size: int = DEFAULT_HAND_SIZE,
+        rng: np.random.Generator | int | None = None,
+        random_first_player: bool = False,
+    ) -> None:
+        validate_rule_options(num_players, end_score, hand_size)
+        self.num_players = int(num_players)
+        self.end_score = int(end_score)
+        self.hand_size = int(hand_size)
+        self._rng = _make_rng(rng)
+        self.scores = [0] * self.num_players
+        self.round = 1
+        self.game_over = False
+        self.last_result: RoundResult | None = None
+        first = int(self._rng.integers(self.num_players)) if random_first_player else 0
+        self._deal(first)
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The generator that shuffles the deals."""
+        return self._rng
+
+    @property
+    def top_card(self) -> int:
+        """The card code on top of the discard pile."""
+        return self.discard_pile[-1]
+
+    @property
+    def players_in_round(self) -> int:
+        """How many players have not quit the current round."""
+        return self._in_round
+
+    def hand(self, seat: int) -> list[int]:
+        """The card codes in ``seat``'s hand, sorted."""
+        counts = self._hands[seat]
+        return [c for c in range(1, NUM_CARD_VALUES + 1) for _ in range(counts[c])]
+
+    def hand_counts(self, seat: int) -> list[int]:
+        """Cards per code in ``seat``'s hand as a list of 8 (index 0 unused). A copy."""
+        return list(self._hands[seat])
+
+    def hand_size_of(self, seat: int) -> int:
+        """How many cards ``seat`` holds."""
+        return self._sizes[seat]
+
+    def penalty(self, seat: int) -> int:
+        """The points ``seat`` would take if the round ended now (rule 9)."""
+        return hand_penalty(self._hands[seat])
+
+    def can_draw(self) -> bool:
+        """Whether the current player may draw (rule 5)."""
+        return can_draw(len(self.draw_pile), self._in_round)
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the current player, ascending; empty once the game is over."""
+        if self.game_over:
+            return []
+        hand = self._hands[self.current_player]
+        top = self.discard_pile[-1]
+        nxt = top % NUM_CARD_VALUES + 1
+        out = []
+        if nxt < top:  # on a llama: a 1 (action 0) sorts before a llama (action 6)
+            if hand[nxt]:
+                out.append(nxt - 1)
+            if hand[top]:
+                out.append(top - 1)
+        else:
+            if hand[top]:
+                out.append(top - 1)
+            if hand[nxt]:
+                out.append(nxt - 1)
+        if self.draw_pile and self._in_round > 1:
+            out.append(7)  # Action.DRAW
+        out.append(8)  # Action.QUIT
+        return out
+
+    def legal_mask(self) -> list[bool]:
+        """A list of 9 booleans, ``True`` where the action is legal."""
+        mask = [False] * NUM_ACTIONS
+        for a in self.legal_actions():
+            mask[a] = True
+        return mask
+
+    def is_legal(self, action: int) -> bool:
+        """Whether ``action`` (an int 0..8) is legal now."""
+        if self.game_over or not 0 <= action < NUM_ACTIONS:
+            return False
+        if action == Action.QUIT:
+            return True
+        if action == Action.DRAW:
+            return bool(self.draw_pile) and self._in_round > 1
+        card = action + 1
+        top = self.discard_pile[-1]
+        return self._hands[self.current_player][card] > 0 and (card == top or card == top % NUM_CARD_VALUES + 1)
+
+    # ------------------------------------------------------------------ actions
+
+    def step(self, action: int) -> RoundResult | None:
+        """Apply ``action`` for :attr:`current_player`.
+
+        Returns the :class:`RoundResult` when this action ended a round, else ``None``.
+        Raises :class:`IllegalActionError` (the state untouched) for an action the rules
+        forbid, one out of range, one that is not an integer, or any action once the
+        game is over.
+        """
+        if type(action) is not int:
+            action = _as_action_int(action, self)
+        if not self.is_legal(action):
+            raise self._illegal(action)
+        p = self.current_player
+        if action <= Action.PLAY_LLAMA:
+            card = action + 1
+            self._hands[p][card] -= 1
+            self._sizes[p] -= 1
+            self.discard_pile.append(card)
+            self.last_player = p
+            if self._sizes[p] == 0:
+                return self._end_round(p)
+        elif action == Action.DRAW:
+            card = self.draw_pile.pop()
+            self._hands[p][card] += 1
+            self._sizes[p] += 1
+        else:
+            self.quit[p] = True
+            self._in_round -= 1
+            if self._in_round == 0:
+                return self._end_round(None)
+        self.current_player = self._next_active(p)
+        return None
+
+    def _illegal(self, action: object) -> IllegalActionError:
+        legal = self.legal_actions()
+        names = ", ".join(f"{a} ({Action(a).name})" for a in legal)
+        if self.game_over:
+            msg = f"the game is over: no action is legal (got {action!r})"
+        elif isinstance(action, int) and not 0 <= action < NUM_ACTIONS:
+            msg = f"action {action} is out of range: actions are 0..{NUM_ACTIONS - 1}; legal now: {names}"
+        else:
+            msg = f"action {action} ({Action(action).name}) is illegal for seat {self.current_player}; legal now: {names}"
+        return IllegalActionError(msg, action, legal)
+
+    def _next_active(self, seat: int) -> int:
+        """Rule 7: play passes to the left (seat + 1), skipping players who quit; a
+        player left alone keeps the turn."""
+        n = self.num_players
+        quit_ = self.quit
+        nxt = (seat + 1) % n
+        while quit_[nxt]:
+            nxt = (nxt + 1) % n
+        return nxt
+
+    def _end_round(self, went_out: int | None) -> RoundResult:
+        """Rules 8-12: score the round, check the end of the game, deal the next round."""
+        n = self.num_players
+        penalties = tuple(0 if p == went_out else hand_penalty(self._hands[p]) for p in range(n))
+        returned = [0] * n
+        if went_out is not None:
+            returned[went_out] = marker_to_return(self.scores[went_out])
+        for p in range(n):
+            self.scores[p] += penalties[p] - returned[p]
+        self.game_over = is_game_over(self.scores, self.end_score)
+        result = RoundResult(self.round, went_out, penalties, tuple(returned), tuple(self.scores), self.game_over)
+        self.last_result = result
+        if not self.game_over:
+            self.round += 1
+            self._deal(next_round_starter(self.last_player, self.starter, n))
+        return result
+
+    def _deal(self, starter: int) -> None:
+        """Rule 2: shuffle all 56 cards, deal ``hand_size`` to each player, turn the top
+        card of the draw pile face up to start the discard pile."""
+        deck = self._rng.permutation(_DECK).tolist()
+        n, h = self.num_players, self.hand_size
+        self._hands = []
+        for p in range(n):
+            counts = [0] * (NUM_CARD_VALUES + 1)
+            for c in deck[p * h : (p + 1) * h]:
+                counts[c] += 1
+            self._hands.append(counts)
+        self._sizes = [h] * n
+        self.draw_pile = deck[n * h :]
+        self.discard_pile = [self.draw_pile.pop()]
+        self.quit = [False] * n
+        self._in_round = n
+        self.starter = starter
+        self.current_player = starter
+        self.last_player: int | None = None
+
+    # ------------------------------------------------------------------ snapshots
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole state as plain JSON-serialisable data (SPEC section 3).
+
+        Beyond the keys the SPEC requires it holds the rule options, the round's starter
+        and last player to play a card (rule 11) and the generator's state, so that
+        ``LlamaGame.from_dict(g.to_dict())`` also deals the same future rounds.
+        """
+        return {
+            "num_players": self.num_players,
+            "scores": list(self.scores),
+            "hands": [self.hand(p) for p in range(self.num_players)],
+            "draw_pile": list(self.draw_pile),
+            "discard_pile": list(self.discard_pile),
+            "quit": list(self.quit),
+            "current_player": self.current_player,
+            "round": self.round,
+            "game_over": self.game_over,
+            "end_score": self.end_score,
+            "hand_size": self.hand_size,
+            "starter": self.starter,
+            "last_player": self.last_player,
+            "rng_state": _jsonable(self._rng.bit_generator.state),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], rng: np.random.Generator | int | None = None) -> LlamaGame:
+        """Rebuild a game from :meth:`to_dict` output (or a hand-written state).
+
+        Keys beyond the SPEC's minimum are optional: ``end_score`` and ``hand_size``
+        default to the standard rules, ``starter`` to the current player, ``last_player``
+        to nobody, and the generator to ``rng`` (or fresh entropy) when ``rng_state`` is
+        absent. An impossible state raises ``ValueError`` saying what is wrong.
+        """
+        if not isinstance(d, dict):
+            raise ValueError(f"a game snapshot must be a dict, got {type(d).__name__}")
+        missing = [k for k in _REQUIRED_KEYS if k not in d]
+        if missing:
+            raise ValueError(f"snapshot is missing required keys: {', '.join(missing)}")
+        n = _int_field(d, "num_players")
+        end_score = _int_field(d, "end_score", DEFAULT_END_SCORE)
+        hand_size = _int_field(d, "hand_size", DEFAULT_HAND_SIZE)
+        validate_rule_options(n, end_score, hand_size)
+
+        scores = _int_list(d, "scores", n)
+        if any(s < 0 for s in scores):
+            raise ValueError(f"snapshot scores must be non-negative, got {scores}")
+        hands_raw = d["hands"]
+        if not isinstance(hands_raw, list) or len(hands_raw) != n:
+            raise ValueError(f"snapshot 'hands' must be a list of {n} hands, got {hands_raw!r}")
+        hands = [_card_list(h, f"hands[{p}]") for p, h in enumerate(hands_raw)]
+        draw_pile = _card_list(d["draw_pile"], "draw_pile")
+        discard_pile = _card_list(d["discard_pile"], "discard_pile")
+        quit_ = d["quit"]
+        if not isinstance(quit_, list) or len(quit_) != n or not all(isinstance(q, bool) for q in quit_):
+            raise ValueError(f"snapshot 'quit' must be a list of {n} booleans, got {quit_!r}")
+        current = _int_field(d, "current_player")
+        if not 0 <= current < n:
+            raise ValueError(f"snapshot current_player must be a seat 0..{n - 1}, got {current}")
+        round_ = _int_field(d, "round")
+        if round_ < 1:
+            raise ValueError(f"snapshot round must be at least 1, got {round_}")
+        game_over = d["game_over"]
+        if not isinstance(game_over, bool):
+            raise ValueError(f"snapshot game_over must be a bool, got {game_over!r}")
+
+        counts = [0] * (NUM_CARD_VALUES + 1)
+        for pile in (*hands, draw_pile, discard_pile):
+            for c in pile:
+                counts[c] += 1
+        wrong = {c: counts[c] for c in range(1, NUM_CARD_VALUES + 1) if counts[c] != COPIES_PER_VALUE}
+        if wrong:
+            detail = ", ".join(f"{Card(c).name.lower()}: {k}" for c, k in wrong.items())
+            raise ValueError(
+                f"snapshot does not hold the 56-card deck: each card code must appear "
+                f"{COPIES_PER_VALUE} times across hands and piles, but {detail}"
+            )
+        if not discard_pile:
+            raise ValueError("snapshot discard_pile is empty: a round always has a top card")
+        if game_over != is_game_over(scores, end_score):
+            raise ValueError(
+                f"snapshot game_over={game_over} contradicts scores {scores} with end_score {end_score}"
+            )
+        if not game_over:
+            if all(quit_):
+                raise ValueError("snapshot has every player quit but the round not scored")
+            if quit_[current]:
+                raise ValueError(f"snapshot current_player {current} has quit the round")
+            empty = [p for p, h in enumerate(hands) if not h]
+            if empty:
+                raise ValueError(f"snapshot seat {empty[0]} has no cards but the round was not scored")
+        starter = _int_field(d, "starter", current)
+        if not 0 <= starter < n:
+            raise ValueError(f"snapshot starter must be a seat 0..{n - 1}, got {starter}")
+        last_player = d.get("last_player")
+        if last_player is not None:
+            last_player = _int_field(d, "last_player")
+            if not 0 <= last_player < n:
+                raise ValueError(f"snapshot last_player must be a seat 0..{n - 1} or None, got {last_player}")
+
+        if "rng_state" in d and d["rng_state"] is not None:
+            gen = _rng_from_state(d["rng_state"])
+        else:
+            gen = _make_rng(rng)
+
+        g = cls.__new__(cls)
+        g.num_players, g.end_score, g.hand_size = n, end_score, hand_size
+        g._rng = gen
+        g.scores = scores
+        g._hands = []
+        for h in hands:
+            c = [0] * (NUM_CARD_VALUES + 1)
+            for card in h:
+                c[card] += 1
+            g._hands.append(c)
+        g._sizes = [len(h) for h in hands]
+        g.draw_pile = draw_pile
+        g.discard_pile = discard_pile
+        g.quit = list(quit_)
+        g._in_round = quit_.count(False)
+        g.current_player = current
+        g.round = round_
+        g.game_over = game_over
+        g.starter = starter
+        g.last_player = last_player
+        g.last_result = None
+        return g
+
+    def copy(self) -> LlamaGame:
+        """An independent copy, generator state included (for search and what-ifs)."""
+        g = LlamaGame.__new__(LlamaGame)
+        g.num_players, g.end_score, g.hand_size = self.num_players, self.end_score, self.hand_size
+        g.scores = list(self.scores)
+        g._hands = [list(h) for h in self._hands]
+        g._sizes = list(self._sizes)
+        g.draw_pile = list(self.draw_pile)
+        g.discard_pile = list(self.discard_pile)
+        g.quit = list(self.quit)
+        g._in_round = self._in_round
+        g.current_player = self.current_player
+        g.round = self.round
+        g.game_over = self.game_over
+        g.starter = self.starter
+        g.last_player = self.last_player
+        g.last_result = self.last_result
+        g._rng = _rng_from_state(self._rng.bit_generator.state)
+        return g
+
+    def __repr__(self) -> str:
+        return (
+            f"LlamaGame(num_players={self.num_players}, round={self.round}, "
+            f"current_player={self.current_player}, scores={self.scores}, game_over={self.game_over})"
+        )
+
+
+_REQUIRED_KEYS = (
+    "num_players",
+    "scores",
+    "hands",
+    "draw_pile",
+    "discard_pile",
+    "quit",
+    "current_player",
+    "round",
+    "game_over",
+)
+
+
+def _as_action_int(action: object, game: LlamaGame) -> int:
+    """Accept Python and numpy integers (and 0-d / single-element integer arrays, as
+    vectorised RL code passes them); refuse anything else with an error naming it."""
+    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        legal = game.legal_actions()
+        raise IllegalActionError(
+            f"action must be an integer 0..{NUM_ACTIONS - 1}, got {action!r} ({type(action).__name__}); "
+            f"legal now: {legal}",
+            action,
+            legal,
+        )
+    return operator.index(action)
+
+
+def _int_field(d: dict[str, Any], key: str, default: int | None = None) -> int:
+    value = d.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"snapshot {key} must be an integer, got {value!r}")
+    return int(value)
+
+
+def _int_list(d: dict[str, Any], key: str, length: int) -> list[int]:
+    value = d[key]
+    if (
+        not isinstance(value, list)
+        or len(value) != length
+        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
+    ):
+        raise ValueError(f"snapshot {key} must be a list of {length} integers, got {value!r}")
+    return [int(v) for v in value]
+
+
+def _card_list(value: Any, what: str) -> list[int]:
+    if not isinstance(value, list):
+        raise ValueError(f"snapshot {what} must be a list of card codes 1..7, got {value!r}")
+    for c in value:
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 1 <= c <= NUM_CARD_VALUES:
+            raise ValueError(f"snapshot {what} holds {c!r}, which is not a card code 1..7")
+    return [int(c) for c in value]
+
+
+def _jsonable(state: Any) -> Any:
+    if isinstance(state, dict):
+        return {k: _jsonable(v) for k, v in state.items()}
+    if isinstance(state, np.ndarray):
+        return state.tolist()
+    if isinstance(state, np.integer):
+        return int(state)
+    return state
+
+
+def _rng_from_state(state: dict[str, Any]) -> np.random.Generator:
+    try:
+        name = state["bit_generator"]
+        bit_gen_cls = getattr(np.random, name)
+        bit_gen = bit_gen_cls()
+        bit_gen.state = state
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"snapshot rng_state is not a numpy bit generator state: {exc}") from exc
+    return np.random.Generator(bit_gen)

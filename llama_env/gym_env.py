@@ -1,0 +1,220 @@
+"""Gymnasium single-agent environment ``Llama-v0``: one learning seat against opponents.
+
+A thin adapter: the engine applies every rule, :mod:`llama_env.rewards` computes the
+reward, and the opponents are ordinary agents (``act(observation, action_mask)``)
+that see only their own observation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, NUM_ACTIONS, LlamaGame, validate_rule_options
+from llama_env.observation import OBS_SIZE, encode, observation_bounds
+from llama_env.render import render_round_summary, render_table
+from llama_env.rewards import DEFAULT_REWARD, REWARD_MODES, rewards_for, validate_reward_mode
+
+__all__ = ["LlamaEnv"]
+
+
+class LlamaEnv(gym.Env):
+    """L.L.A.M.A. with one learning seat; the other seats are played by opponent agents.
+
+    ## Action space
+    ``Discrete(9)``: 0..5 play a card of value 1..6, 6 play a llama, 7 draw, 8 quit.
+    The legal ones are in :meth:`action_masks` (for sb3-contrib's ``MaskablePPO``) and in
+    ``info["action_mask"]``. An illegal action raises ``IllegalActionError``.
+
+    ## Observation space
+    ``Box(float32, (OBS_SIZE,))`` laid out as :data:`llama_env.observation.FIELDS`,
+    from the learner's seat. Same size at every table size.
+
+    ## Rewards
+    ``reward="game"`` (default): at the end of the game 1/k if the learner is one of k
+    winners, else 0, so the expected return is the learner's win share.
+    ``reward="round"``: minus the points taken plus the marker returned, every round.
+
+    ## Episode end
+    One episode is one whole game: it terminates when a round ends with a score of at
+    least ``end_score``. There is no truncation.
+
+    ## Arguments
+    * ``num_players``: 2..6 (default 4).
+    * ``opponents``: an agent object or a registered agent name (``"random"``,
+      ``"heuristic"``, ...) used for every other seat, or a sequence of ``num_players - 1``
+      of them, for the other seats in turn order from the learner's left. Names are built
+      once per seat. Default ``"random"``.
+    * ``seat``: the learner's seat, an int, or ``"random"`` to draw it each episode
+      (default 0).
+    * ``reward``: ``"game"`` or ``"round"``.
+    * ``end_score``, ``hand_size``, ``random_first_player``: rule options.
+    * ``render_mode``: ``None``, ``"ansi"`` or ``"human"``.
+
+    ## Version history
+    * v0: first release.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        num_players: int = 4,
+        opponents: Any = "random",
+        seat: int | str = 0,
+        reward: str = DEFAULT_REWARD,
+        *,
+        end_score: int = DEFAULT_END_SCORE,
+        hand_size: int = DEFAULT_HAND_SIZE,
+        random_first_player: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        validate_rule_options(num_players, end_score, hand_size)
+        self.num_players = int(num_players)
+        self.end_score = int(end_score)
+        self.hand_size = int(hand_size)
+        self.random_first_player = bool(random_first_player)
+        if reward not in REWARD_MODES:
+            validate_reward_mode(reward)
+        self.reward_mode = reward
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        self.render_mode = render_mode
+        if seat == "random":
+            self.fixed_seat: int | None = None
+        elif isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < self.num_players:
+            self.fixed_seat = int(seat)
+        else:
+            raise ValueError(f"seat must be 'random' or a seat 0..{self.num_players - 1}, got {seat!r}")
+        self.opponents = _build_opponents(opponents, self.num_players)
+
+        low, high = observation_bounds(self.end_score)
+        self.observation_space = spaces.Box(low=low, high=high, shape=(OBS_SIZE,), dtype=np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.game: LlamaGame | None = None
+        self.seat = self.fixed_seat if self.fixed_seat is not None else 0
+        self._seat_agent: list[Any] = []
+        self._log: list[str] = []
+
+    # ------------------------------------------------------------------ gym API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.num_players))
+        n = self.num_players
+        self._seat_agent = [None] * n
+        for i, agent in enumerate(self.opponents):
+            self._seat_agent[(self.seat + 1 + i) % n] = agent
+        for agent in self.opponents:
+            reset = getattr(agent, "reset", None)
+            if callable(reset):
+                _call_reset(reset, int(rng.integers(2**31)) if seed is not None else None)
+        self.game = LlamaGame(
+            n,
+            end_score=self.end_score,
+            hand_size=self.hand_size,
+            rng=rng,
+            random_first_player=self.random_first_player,
+        )
+        self._log = []
+        reward = self._play_opponents()
+        del reward  # no round can end before the learner's first turn with a fresh deal
+        if self.render_mode == "human":
+            self.render()
+        return encode(self.game, self.seat), {"action_mask": self.action_masks(), "seat": self.seat}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
+        game = self.game
+        if game.game_over:
+            raise RuntimeError("the game is over: call reset() to start a new one")
+        self._log = []
+        result = game.step(action)  # raises IllegalActionError, nothing changed
+        reward = 0.0
+        if result is not None:
+            reward += self._on_round_end(result)
+        reward += self._play_opponents()
+        info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
+        if game.game_over:
+            info["scores"] = list(game.scores)
+        if self.render_mode == "human":
+            self.render()
+        return encode(game, self.seat), reward, game.game_over, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the learner's legal actions (all False once the game is over)."""
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        game = self.game
+        if game is not None and not game.game_over:
+            mask[game.legal_actions()] = True
+        return mask
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self.game is None:
+            text = "The table is empty: call reset() first."
+        else:
+            parts = list(self._log)
+            if not self.game.game_over:
+                parts.append(render_table(self.game, self.seat))
+            text = "\n".join(parts)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    # ------------------------------------------------------------------ books
+
+    def _on_round_end(self, result: Any) -> float:
+        if self.render_mode is not None:
+            self._log.append(render_round_summary(result))
+        return rewards_for(result, self.reward_mode)[self.seat]
+
+    def _play_opponents(self) -> float:
+        """Let the opponents act until it is the learner's turn or the game is over."""
+        game = self.game
+        reward = 0.0
+        learner = self.seat
+        agents = self._seat_agent
+        while not game.game_over and game.current_player != learner:
+            p = game.current_player
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            mask[game.legal_actions()] = 1
+            action = int(agents[p].act(encode(game, p), mask))
+            if not mask[action] if 0 <= action < NUM_ACTIONS else True:
+                raise ValueError(
+                    f"opponent {agents[p]!r} in seat {p} chose action {action}, which is not legal "
+                    f"(legal: {game.legal_actions()})"
+                )
+            result = game.step(action)
+            if result is not None:
+                reward += self._on_round_end(result)
+        return reward
+
+
+def _call_reset(reset: Any, seed: int | None) -> None:
+    try:
+        reset(seed=seed)
+    except TypeError:
+        reset()
+
+
+def _build_opponents(opponents: Any, num_players: int) -> list[Any]:
+    from agents import resolve
+
+    k = num_players - 1
+    if isinstance(opponents, str) or not isinstance(opponents, Sequence):
+        spec = [opponents] * k
+    else:
+        spec = list(opponents)
+        if len(spec) != k:
+            raise ValueError(f"opponents: {num_players} players need {k} opponents, got {len(spec)}")
+    return [resolve(o) for o in spec]

@@ -1,0 +1,61 @@
+"""Text rendering of a table, shared by the envs and the terminal player.
+
+Shows what one seat may know: its own hand, the top card, the draw pile size, the
+others' hand sizes, who has quit and the scores; never another seat's cards.
+"""
+
+from __future__ import annotations
+
+from llama_env.engine import Action, Card, LlamaGame, RoundResult
+
+CARD_NAMES = {1: "1", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "L"}
+
+
+def card_str(card: int) -> str:
+    """Short name of a card code: ``"1"``..``"6"``, ``"L"`` for a llama."""
+    return CARD_NAMES[int(card)]
+
+
+def action_str(action: int) -> str:
+    """Human-readable action, e.g. ``"play 4"``, ``"play llama"``, ``"draw"``, ``"quit"``."""
+    a = Action(int(action))
+    if a == Action.DRAW:
+        return "draw"
+    if a == Action.QUIT:
+        return "quit"
+    card = a.card
+    return "play llama" if card == Card.LLAMA else f"play {int(card)}"
+
+
+def seat_label(seat: int, names: list[str] | None = None) -> str:
+    return names[seat] if names else f"player_{seat}"
+
+
+def render_table(game: LlamaGame, seat: int, names: list[str] | None = None) -> str:
+    """The table as ``seat`` sees it."""
+    lines = [f"Round {game.round} | top card: {card_str(game.top_card)} | draw pile: {len(game.draw_pile)}"]
+    for p in range(game.num_players):
+        me = p == seat
+        status = "quit" if game.quit[p] else "in"
+        turn = "*" if (p == game.current_player and not game.game_over) else " "
+        who = seat_label(p, names) + (" (you)" if me else "")
+        cards = " ".join(card_str(c) for c in game.hand(p)) if me else f"{game.hand_size_of(p)} cards"
+        lines.append(f"{turn} {who:<18} score {game.scores[p]:>3}  {status:<4}  {cards}")
+    return "\n".join(lines)
+
+
+def render_round_summary(result: RoundResult, names: list[str] | None = None) -> str:
+    """What a round cost each seat, and the scores after it."""
+    if result.went_out is None:
+        head = f"Round {result.round} over: everybody quit."
+    else:
+        head = f"Round {result.round} over: {seat_label(result.went_out, names)} went out."
+    lines = [head]
+    for p, (pen, ret, score) in enumerate(zip(result.penalties, result.returned, result.scores)):
+        change = f"+{pen}" if pen else ("-" + str(ret) if ret else "+0")
+        lines.append(f"  {seat_label(p, names):<18} {change:>4}  -> {score}")
+    if result.game_over:
+        best = min(result.scores)
+        won = [seat_label(p, names) for p, s in enumerate(result.scores) if s == best]
+        lines.append(f"Game over: {' and '.join(won)} {'wins' if len(won) == 1 else 'share the victory'} with {best}.")
+    return "\n".join(lines)
