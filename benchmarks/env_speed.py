@@ -69,7 +69,7 @@ def bench_aec(players: int, seconds: float, seed: int = 0) -> tuple[int, float]:
     while time.perf_counter() - t0 < seconds:
         for _ in range(20):
             env.reset()
-            for agent in env.agent_iter():
+            for _agent in env.agent_iter():
                 obs, reward, term, trunc, info = env.last()
                 if term or trunc:
                     env.step(None)

@@ -217,7 +217,7 @@ class RoundResult:
     @property
     def score_changes(self) -> tuple[int, ...]:
         """Net change of each seat's score in this round."""
-        return tuple(p - r for p, r in zip(self.penalties, self.returned))
+        return tuple(p - r for p, r in zip(self.penalties, self.returned, strict=True))
 
 
 # --------------------------------------------------------------------------- game
@@ -411,7 +411,10 @@ class LlamaGame:
         elif isinstance(action, int) and not 0 <= action < NUM_ACTIONS:
             msg = f"action {action} is out of range: actions are 0..{NUM_ACTIONS - 1}; legal now: {names}"
         else:
-            msg = f"action {action} ({Action(action).name}) is illegal for seat {self.current_player}; legal now: {names}"
+            msg = (
+                f"action {action} ({Action(action).name}) is illegal for seat {self.current_player}; "
+                f"legal now: {names}"
+            )
         return IllegalActionError(msg, action, legal)
 
     def _next_active(self, seat: int) -> int:

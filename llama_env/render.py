@@ -51,7 +51,7 @@ def render_round_summary(result: RoundResult, names: list[str] | None = None) ->
     else:
         head = f"Round {result.round} over: {seat_label(result.went_out, names)} went out."
     lines = [head]
-    for p, (pen, ret, score) in enumerate(zip(result.penalties, result.returned, result.scores)):
+    for p, (pen, ret, score) in enumerate(zip(result.penalties, result.returned, result.scores, strict=True)):
         change = f"+{pen}" if pen else ("-" + str(ret) if ret else "+0")
         lines.append(f"  {seat_label(p, names):<18} {change:>4}  -> {score}")
     if result.game_over:
