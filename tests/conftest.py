@@ -1,0 +1,116 @@
+"""Shared helpers for the LLAMA-RL tests.
+
+:func:`make_state` writes a valid engine snapshot by hand: name the parts a test cares
+about (hands, top card, draw pile, scores, ...) and it puts every remaining card of the
+56-card deck somewhere harmless, so ``LlamaGame.from_dict`` accepts it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+
+from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, LlamaGame
+
+ALL_CODES = tuple(range(1, NUM_CARD_VALUES + 1))
+
+
+def card_counts(d: dict[str, Any]) -> Counter:
+    """How many cards of each code a snapshot holds across hands and piles."""
+    c: Counter = Counter()
+    for h in d["hands"]:
+        c.update(h)
+    c.update(d["draw_pile"])
+    c.update(d["discard_pile"])
+    return c
+
+
+def full_deck_counts() -> Counter:
+    return Counter({code: COPIES_PER_VALUE for code in ALL_CODES})
+
+
+def make_state(
+    *,
+    num_players: int = 3,
+    hands: list[list[int]] | None = None,
+    top: int = 3,
+    discard_pile: list[int] | None = None,
+    draw_pile: list[int] | None = None,
+    scores: list[int] | None = None,
+    quit: list[bool] | None = None,  # noqa: A002 - the snapshot key
+    current_player: int = 0,
+    round: int = 1,  # noqa: A002 - the snapshot key
+    game_over: bool | None = None,
+    end_score: int = 40,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A valid snapshot dict for ``LlamaGame.from_dict`` with all 56 cards accounted for.
+
+    ``discard_pile`` defaults to ``[top]``. Cards not placed by the caller go to the
+    draw pile when ``draw_pile`` is not given (sorted, so the next card drawn is the
+    highest one left), otherwise under the top card of the discard pile. ``game_over``
+    defaults to what the scores imply. ``extra`` keys (``starter``, ``last_player``,
+    ``hand_size``, ``rng_state``...) are copied in as they are.
+    """
+    if hands is None:
+        hands = [[1, 2, 5], [2, 3, 4], [4, 5, 6], [1, 6, 7], [2, 2, 2], [5, 5, 5]][:num_players]
+    discard = list(discard_pile) if discard_pile is not None else [top]
+    placed = Counter()
+    for h in hands:
+        placed.update(h)
+    placed.update(discard)
+    if draw_pile is not None:
+        placed.update(draw_pile)
+    rest = []
+    for code in ALL_CODES:
+        left = COPIES_PER_VALUE - placed[code]
+        if left < 0:
+            raise ValueError(f"make_state: {placed[code]} cards of code {code} placed, only 8 exist")
+        rest.extend([code] * left)
+    if draw_pile is None:
+        draw = rest
+    else:
+        draw = list(draw_pile)
+        discard = rest + discard
+    scores = list(scores) if scores is not None else [0] * num_players
+    d: dict[str, Any] = {
+        "num_players": num_players,
+        "scores": scores,
+        "hands": [list(h) for h in hands],
+        "draw_pile": draw,
+        "discard_pile": discard,
+        "quit": list(quit) if quit is not None else [False] * num_players,
+        "current_player": current_player,
+        "round": round,
+        "game_over": game_over if game_over is not None else max(scores) >= end_score,
+        "end_score": end_score,
+    }
+    d.update(extra)
+    return d
+
+
+def make_game(seed: int = 0, **overrides: Any) -> LlamaGame:
+    """``LlamaGame.from_dict(make_state(**overrides))`` with a seeded generator for later deals."""
+    return LlamaGame.from_dict(make_state(**overrides), rng=np.random.default_rng(seed))
+
+
+def random_playout(game: LlamaGame, seed: int, max_steps: int = 100_000) -> int:
+    """Play uniformly random legal actions until the game ends; return the step count."""
+    rng = np.random.default_rng(seed)
+    steps = 0
+    while not game.game_over:
+        legal = game.legal_actions()
+        game.step(legal[int(rng.integers(len(legal)))])
+        steps += 1
+        if steps > max_steps:
+            raise AssertionError(f"game did not end within {max_steps} steps")
+    return steps
+
+
+@pytest.fixture
+def state_builder():
+    """The :func:`make_state` builder as a fixture, for tests that prefer fixtures."""
+    return make_state

@@ -1,0 +1,519 @@
+"""Scripted tests, one group per numbered rule of SPEC.md section 1.
+
+Each situation is written by hand with ``make_state`` / ``LlamaGame.from_dict`` and the
+expected outcome is spelled out literally, so a test reads like the rulebook.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from conftest import card_counts, full_deck_counts, make_game, make_state, random_playout
+
+from llama_env.engine import (
+    Action,
+    IllegalActionError,
+    LlamaGame,
+    can_draw,
+    can_play_on,
+    card_points,
+    hand_penalty,
+    marker_to_return,
+    playable_on,
+    winners,
+)
+from llama_env.rewards import game_rewards, rewards_for
+
+PLAY = {c: c - 1 for c in range(1, 8)}  # card code -> action
+DRAW, QUIT = int(Action.DRAW), int(Action.QUIT)
+
+
+def counts(hand: list[int]) -> list[int]:
+    c = [0] * 8
+    for card in hand:
+        c[card] += 1
+    return c
+
+
+# ----------------------------------------------------------------- rule 1: the deck
+
+
+def test_rule1_card_codes_and_points():
+    assert [card_points(c) for c in range(1, 8)] == [1, 2, 3, 4, 5, 6, 10]
+    assert [int(a) for a in Action] == list(range(9))
+    assert [Action.play(c) for c in range(1, 8)] == [0, 1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_rule1_deck_is_56_cards_8_of_each_for_every_table_size(n):
+    g = LlamaGame(n, rng=n)
+    d = g.to_dict()
+    assert card_counts(d) == Counter({1: 8, 2: 8, 3: 8, 4: 8, 5: 8, 6: 8, 7: 8})
+    assert sum(card_counts(d).values()) == 56
+    assert d["num_players"] == n and len(d["hands"]) == n
+
+
+@pytest.mark.parametrize("n", [1, 7])
+def test_rule1_two_to_six_players_only(n):
+    with pytest.raises(ValueError, match="num_players"):
+        LlamaGame(n)
+
+
+# ----------------------------------------------------------------- rule 2: the deal
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_rule2_deal_six_each_and_one_card_face_up(n):
+    g = LlamaGame(n, rng=0)
+    d = g.to_dict()
+    assert [len(h) for h in d["hands"]] == [6] * n
+    assert len(d["discard_pile"]) == 1
+    assert len(d["draw_pile"]) == 56 - 6 * n - 1
+    assert d["quit"] == [False] * n
+    assert d["scores"] == [0] * n
+    assert d["round"] == 1 and d["game_over"] is False
+
+
+@pytest.mark.parametrize(("n", "hand_size", "draw_left"), [(2, 1, 53), (4, 10, 15), (5, 11, 0), (6, 9, 1)])
+def test_rule2_hand_size_option(n, hand_size, draw_left):
+    g = LlamaGame(n, hand_size=hand_size, rng=1)
+    assert [g.hand_size_of(p) for p in range(n)] == [hand_size] * n
+    assert len(g.draw_pile) == draw_left
+    assert len(g.discard_pile) == 1
+    assert card_counts(g.to_dict()) == full_deck_counts()
+
+
+def test_rule2_deal_is_a_shuffle_driven_by_the_rng():
+    deals = {tuple(tuple(h) for h in LlamaGame(4, rng=s).to_dict()["hands"]) for s in range(10)}
+    assert len(deals) == 10
+    assert LlamaGame(4, rng=7).to_dict() == LlamaGame(4, rng=7).to_dict()
+
+
+def test_rule2_every_round_reshuffles_all_56_cards():
+    # seat 0 goes out at once; the next round is dealt from the whole deck again
+    g = make_game(num_players=3, hands=[[3], [1, 1, 1], [2, 2]], top=3, hand_size=6)
+    result = g.step(PLAY[3])
+    assert result is not None and result.went_out == 0
+    d = g.to_dict()
+    assert d["round"] == 2
+    assert [len(h) for h in d["hands"]] == [6, 6, 6]
+    assert len(d["discard_pile"]) == 1 and len(d["draw_pile"]) == 56 - 18 - 1
+    assert card_counts(d) == full_deck_counts()
+    assert d["quit"] == [False, False, False]
+
+
+# ----------------------------------------------------------------- rule 3: one action per turn
+
+
+@pytest.mark.parametrize(
+    ("action", "hand_after", "draw_after", "discard_top"),
+    [
+        (PLAY[3], [4, 7], 48, 3),  # play: one card from hand to discard pile
+        (DRAW, [3, 4, 7, 7], 47, 3),  # draw: one card from draw pile to hand
+        (QUIT, [3, 4, 7], 48, 3),  # quit: nothing moves
+    ],
+)
+def test_rule3_exactly_one_action_then_the_turn_passes(action, hand_after, draw_after, discard_top):
+    g = make_game(num_players=3, hands=[[3, 4, 7], [1, 1], [2, 2]], top=3)
+    assert len(g.draw_pile) == 48 and g.draw_pile[-1] == 7
+    assert g.step(action) is None
+    assert g.hand(0) == hand_after
+    assert len(g.draw_pile) == draw_after
+    assert g.top_card == discard_top
+    assert g.current_player == 1
+    assert g.hand(1) == [1, 1] and g.hand(2) == [2, 2]
+
+
+# ----------------------------------------------------------------- rule 4: what may be played
+
+
+def test_rule4_playable_on_table():
+    assert {top: playable_on(top) for top in range(1, 8)} == {
+        1: (1, 2),
+        2: (2, 3),
+        3: (3, 4),
+        4: (4, 5),
+        5: (5, 6),
+        6: (6, 7),  # on a 6: a 6 or a llama
+        7: (7, 1),  # on a llama: a llama or a 1
+    }
+
+
+def test_rule4_can_play_on_everything_else_is_refused():
+    allowed = {(1, 1), (2, 1), (2, 2), (3, 2), (3, 3), (4, 3), (4, 4), (5, 4), (5, 5), (6, 5), (6, 6), (7, 6)}
+    allowed |= {(7, 7), (1, 7)}
+    for card in range(1, 8):
+        for top in range(1, 8):
+            assert can_play_on(card, top) == ((card, top) in allowed), (card, top)
+
+
+@pytest.mark.parametrize(
+    ("top", "legal"),
+    [
+        (1, [0, 1, 7, 8]),
+        (2, [1, 2, 7, 8]),
+        (3, [2, 3, 7, 8]),
+        (4, [3, 4, 7, 8]),
+        (5, [4, 5, 7, 8]),
+        (6, [5, 6, 7, 8]),  # a 6 or a llama on a 6
+        (7, [0, 6, 7, 8]),  # a llama or a 1 on a llama
+    ],
+)
+def test_rule4_legal_actions_with_a_full_hand(top, legal):
+    g = make_game(num_players=2, hands=[[1, 2, 3, 4, 5, 6, 7], [1, 1]], top=top)
+    assert g.legal_actions() == legal
+    assert g.legal_mask() == [a in legal for a in range(9)]
+
+
+def test_rule4_cards_that_do_not_fit_are_not_playable():
+    # top 3: neither 1, 2 (lower), 5, 6 (too high) nor a llama fit
+    g = make_game(num_players=2, hands=[[1, 2, 5, 6, 7], [4]], top=3)
+    assert g.legal_actions() == [DRAW, QUIT]
+    before = g.to_dict()
+    for card in (1, 2, 5, 6, 7):
+        with pytest.raises(IllegalActionError):
+            g.step(PLAY[card])
+    # a fitting value not in hand is not playable either
+    for card in (3, 4):
+        assert not g.is_legal(PLAY[card])
+        with pytest.raises(IllegalActionError):
+            g.step(PLAY[card])
+    assert g.to_dict() == before
+
+
+def test_rule4_a_llama_on_a_6_and_a_1_on_a_llama():
+    g = make_game(num_players=2, hands=[[7, 5], [1, 2]], top=6)
+    g.step(PLAY[7])
+    assert g.top_card == 7 and g.hand(0) == [5]
+    assert g.current_player == 1 and g.legal_actions() == [PLAY[1], DRAW, QUIT]
+    g.step(PLAY[1])
+    assert g.top_card == 1 and g.hand(1) == [2]
+
+
+# ----------------------------------------------------------------- rule 5: draw
+
+
+def test_rule5_draw_takes_the_last_element_of_the_draw_pile_and_ends_the_turn():
+    g = make_game(num_players=2, hands=[[1], [1]], top=3, draw_pile=[2, 6, 4])
+    g.step(DRAW)
+    assert g.hand(0) == [1, 4]  # the 4 is drawn ...
+    assert g.draw_pile == [2, 6]
+    assert g.top_card == 3
+    assert g.current_player == 1  # ... but not played: the turn has passed
+    g.step(DRAW)
+    assert g.hand(1) == [1, 6] and g.draw_pile == [2]
+    assert g.current_player == 0
+    assert PLAY[4] in g.legal_actions()  # now, on a later turn, the drawn 4 may be played
+
+
+def test_rule5_no_draw_from_an_empty_pile_and_it_is_never_rebuilt():
+    g = make_game(num_players=2, hands=[[1], [1]], top=3, draw_pile=[5])
+    g.step(DRAW)
+    assert g.draw_pile == [] and len(g.discard_pile) > 1
+    assert g.current_player == 1
+    assert not g.can_draw()
+    assert g.legal_actions() == [QUIT]
+    before = g.to_dict()
+    with pytest.raises(IllegalActionError, match="DRAW"):
+        g.step(DRAW)
+    assert g.to_dict() == before
+
+
+def test_rule5_a_lone_remaining_player_may_not_draw():
+    g = make_game(num_players=3, hands=[[1, 2], [1], [2]], top=5, quit=[False, True, True])
+    assert len(g.draw_pile) > 0
+    assert not g.can_draw()
+    assert g.legal_actions() == [QUIT]
+    with pytest.raises(IllegalActionError):
+        g.step(DRAW)
+    assert can_draw(10, 1) is False
+    assert can_draw(0, 3) is False
+    assert can_draw(1, 2) is True
+
+
+# ----------------------------------------------------------------- rule 6: quit
+
+
+def test_rule6_quit_is_allowed_even_when_play_and_draw_are_possible():
+    g = make_game(num_players=2, hands=[[3, 7], [3]], top=3)
+    assert g.legal_actions() == [PLAY[3], DRAW, QUIT]
+    assert g.step(QUIT) is None
+    assert g.quit == [True, False]
+    assert g.hand(0) == [3, 7]  # the cards stay with the player
+    assert g.current_player == 1
+    result = g.step(PLAY[3])  # seat 1 goes out
+    assert result is not None
+    assert result.penalties == (13, 0)  # the kept cards count at scoring: 3 + llama
+
+
+def test_rule6_a_lone_player_may_quit_and_the_round_ends():
+    g = make_game(num_players=3, hands=[[4], [1], [2, 6]], top=4, quit=[True, True, False], current_player=2)
+    assert g.legal_actions() == [QUIT]
+    result = g.step(QUIT)
+    assert result is not None and result.went_out is None
+    assert result.penalties == (4, 1, 8)
+
+
+# ----------------------------------------------------------------- rule 7: turn order
+
+
+def test_rule7_play_passes_to_the_left_and_wraps():
+    g = make_game(num_players=4, hands=[[5], [5], [5], [5]], top=1)
+    order = [g.current_player]
+    for _ in range(5):
+        g.step(DRAW)
+        order.append(g.current_player)
+    assert order == [0, 1, 2, 3, 0, 1]
+
+
+def test_rule7_players_who_quit_are_skipped():
+    g = make_game(num_players=4, hands=[[5], [5], [5], [5]], top=1, quit=[False, True, False, True])
+    order = [g.current_player]
+    for _ in range(4):
+        g.step(DRAW)
+        order.append(g.current_player)
+    assert order == [0, 2, 0, 2, 0]
+
+
+def test_rule7_a_player_left_alone_keeps_playing():
+    g = make_game(num_players=3, hands=[[1], [3, 4, 5], [2]], top=3, quit=[True, False, True], current_player=1)
+    g.step(PLAY[3])
+    assert g.current_player == 1
+    assert g.legal_actions() == [PLAY[4], QUIT]  # no draw for a lone player
+    g.step(PLAY[4])
+    assert g.current_player == 1
+    result = g.step(PLAY[5])
+    assert result is not None and result.went_out == 1
+
+
+# ----------------------------------------------------------------- rule 8: round end
+
+
+def test_rule8_round_ends_at_once_when_a_player_plays_the_last_card():
+    g = make_game(num_players=3, hands=[[2, 2], [3], [6, 6]], top=3, current_player=1, starter=0)
+    result = g.step(PLAY[3])
+    assert result is not None
+    assert result.round == 1 and result.went_out == 1
+    assert result.penalties == (2, 0, 6)
+    assert result.scores == (2, 0, 6)
+    assert result.game_over is False
+    assert g.round == 2 and g.scores == [2, 0, 6]
+    assert g.last_result == result
+
+
+def test_rule8_round_ends_when_every_player_has_quit():
+    g = make_game(num_players=3, hands=[[1, 1], [7], [2, 3]], top=4)
+    assert g.step(QUIT) is None
+    assert g.step(QUIT) is None
+    result = g.step(QUIT)
+    assert result is not None
+    assert result.went_out is None
+    assert result.penalties == (1, 10, 5)
+    assert result.returned == (0, 0, 0)
+    assert g.round == 2
+
+
+def test_rule8_round_continues_while_cards_remain():
+    g = make_game(num_players=2, hands=[[3, 3], [1]], top=3)
+    assert g.step(PLAY[3]) is None
+    assert g.round == 1 and g.hand(0) == [3]
+
+
+# ----------------------------------------------------------------- rule 9: penalty
+
+
+def test_rule9_hand_penalty_counts_distinct_values():
+    assert hand_penalty(counts([])) == 0
+    assert hand_penalty(counts([4, 4])) == 4  # two 4s count 4 once
+    assert hand_penalty(counts([7])) == 10
+    assert hand_penalty(counts([7, 7, 7])) == 10  # llamas count 10 once
+    assert hand_penalty(counts([1, 2, 3, 4, 5, 6, 7])) == 31
+    assert hand_penalty(counts([7, 7, 7, 4, 4, 1])) == 15
+    assert hand_penalty(counts([6, 6, 6, 6, 6, 6, 6, 6])) == 6
+
+
+def test_rule9_scored_at_round_end_for_everyone_who_did_not_go_out():
+    g = make_game(
+        num_players=4,
+        hands=[[5], [7, 7, 7, 4, 4, 1], [2, 2, 6], [3, 3, 3, 3]],
+        top=5,
+    )
+    result = g.step(PLAY[5])
+    assert result.penalties == (0, 15, 8, 3)
+    assert result.scores == (0, 15, 8, 3)
+
+
+# ----------------------------------------------------------------- rule 10: marker return
+
+
+def test_rule10_marker_to_return():
+    assert [marker_to_return(s) for s in (0, 1, 2, 9, 10, 11, 39)] == [0, 1, 1, 1, 10, 10, 10]
+
+
+@pytest.mark.parametrize(
+    ("score_before", "returned", "score_after"),
+    [(15, 10, 5), (10, 10, 0), (9, 1, 8), (1, 1, 0), (0, 0, 0)],
+)
+def test_rule10_the_player_who_went_out_gives_back_one_marker(score_before, returned, score_after):
+    g = make_game(num_players=2, hands=[[3], [7, 2]], top=3, scores=[score_before, 4])
+    result = g.step(PLAY[3])
+    assert result.returned == (returned, 0)
+    assert result.penalties == (0, 12)
+    assert result.scores == (score_after, 16)
+    assert result.score_changes == (-returned, 12)
+
+
+def test_rule10_nobody_returns_a_marker_when_everybody_quit():
+    g = make_game(num_players=2, hands=[[3], [2]], top=5, scores=[20, 20])
+    g.step(QUIT)
+    result = g.step(QUIT)
+    assert result.returned == (0, 0)
+    assert result.scores == (23, 22)
+
+
+# ----------------------------------------------------------------- rule 11: next starter
+
+
+def test_rule11_next_round_starts_with_the_last_player_who_played_a_card():
+    g = make_game(num_players=3, hands=[[3, 7], [4, 7], [1, 2]], top=3, starter=0)
+    g.step(PLAY[3])  # seat 0 plays
+    g.step(PLAY[4])  # seat 1 plays: the last card played this round
+    g.step(QUIT)  # seat 2
+    g.step(QUIT)  # seat 0
+    result = g.step(QUIT)  # seat 1
+    assert result.went_out is None
+    assert result.penalties == (10, 10, 3)
+    assert g.round == 2
+    assert g.current_player == 1
+    assert g.to_dict()["starter"] == 1
+
+
+def test_rule11_the_player_who_went_out_starts_the_next_round():
+    g = make_game(num_players=4, hands=[[1, 1], [1, 1], [6], [2]], top=6, current_player=2, starter=0)
+    g.step(PLAY[6])
+    assert g.round == 2 and g.current_player == 2
+
+
+@pytest.mark.parametrize(("starter", "next_starter"), [(0, 1), (1, 2), (2, 0)])
+def test_rule11_nobody_played_the_player_left_of_the_previous_starter_begins(starter, next_starter):
+    g = make_game(num_players=3, hands=[[1], [1], [1]], top=5, current_player=starter, starter=starter)
+    for _ in range(3):
+        g.step(QUIT)
+    assert g.round == 2
+    assert g.current_player == next_starter
+
+
+def test_rule11_a_draw_does_not_count_as_playing_a_card():
+    g = make_game(num_players=2, hands=[[1], [1]], top=5, current_player=1, starter=1)
+    g.step(DRAW)
+    g.step(QUIT)
+    g.step(QUIT)
+    assert g.round == 2 and g.current_player == 0
+
+
+def test_rule11_first_round_starts_with_seat_0():
+    for seed in range(10):
+        for n in (2, 4, 6):
+            g = LlamaGame(n, rng=seed)
+            assert g.current_player == 0 and g.to_dict()["starter"] == 0
+
+
+def test_rule11_random_first_player_option():
+    starters = {LlamaGame(4, rng=seed, random_first_player=True).current_player for seed in range(40)}
+    assert starters == {0, 1, 2, 3}
+
+
+# ----------------------------------------------------------------- rule 12: game end, winners
+
+
+@pytest.mark.parametrize(("score_before", "over"), [(29, False), (30, True), (35, True)])
+def test_rule12_game_ends_when_a_score_reaches_40(score_before, over):
+    # seat 1 goes out; seat 0 takes a llama (10)
+    g = make_game(num_players=3, hands=[[7], [4], [1]], top=4, current_player=1, scores=[score_before, 5, 0])
+    result = g.step(PLAY[4])
+    assert result.scores == (score_before + 10, 4, 1)
+    assert result.game_over is over and g.game_over is over
+    if over:
+        assert g.round == 1  # no new deal
+        assert g.legal_actions() == []
+        assert g.legal_mask() == [False] * 9
+        with pytest.raises(IllegalActionError, match="game is over"):
+            g.step(QUIT)
+    else:
+        assert g.round == 2 and g.legal_actions()
+
+
+def test_rule12_exactly_40_ends_the_game_not_only_more_than_40():
+    g = make_game(num_players=2, hands=[[7], [4]], top=4, current_player=1, scores=[30, 0])
+    result = g.step(PLAY[4])
+    assert result.scores == (40, 0)
+    assert result.game_over is True
+
+
+@pytest.mark.parametrize(("end_score", "over"), [(10, True), (11, False)])
+def test_rule12_end_score_option(end_score, over):
+    g = make_game(num_players=2, hands=[[7], [4]], top=4, current_player=1, end_score=end_score)
+    result = g.step(PLAY[4])
+    assert result.scores == (10, 0)
+    assert result.game_over is over
+
+
+def test_rule12_end_score_option_in_whole_games():
+    for seed in range(20):
+        g = LlamaGame(3, end_score=15, rng=seed)
+        random_playout(g, seed)
+        assert g.game_over and max(g.scores) >= 15
+        # the previous round's scores were all below the threshold
+        prev = [s - c for s, c in zip(g.last_result.scores, g.last_result.score_changes)]
+        assert max(prev) < 15
+
+
+def test_rule12_lowest_score_wins_ties_share():
+    assert winners([12, 40, 3]) == [2]
+    assert winners([12, 40, 12]) == [0, 2]
+    assert winners([5, 5, 5, 5]) == [0, 1, 2, 3]
+    assert game_rewards([12, 40, 3]) == [0.0, 0.0, 1.0]
+    assert game_rewards([12, 40, 12]) == [0.5, 0.0, 0.5]
+    assert game_rewards([7, 7, 41]) == [0.5, 0.5, 0.0]
+    assert game_rewards([40, 9, 9, 9]) == pytest.approx([0.0, 1 / 3, 1 / 3, 1 / 3])
+    assert game_rewards([5, 5, 5, 5, 5, 5]) == pytest.approx([1 / 6] * 6)
+
+
+# ----------------------------------------------------------------- reward modes
+
+
+def test_round_reward_is_minus_penalty_plus_marker_returned():
+    g = make_game(num_players=3, hands=[[2], [7], [1, 1]], top=2, scores=[15, 0, 3])
+    result = g.step(PLAY[2])
+    assert result.returned == (10, 0, 0) and result.penalties == (0, 10, 1)
+    assert rewards_for(result, "round") == [10.0, -10.0, -1.0]
+    assert rewards_for(result, "game") == [0.0, 0.0, 0.0]  # game not over
+
+
+def test_game_reward_pays_the_winners_at_the_end():
+    g = make_game(num_players=3, hands=[[2], [7], [1, 1]], top=2, scores=[15, 35, 4])
+    result = g.step(PLAY[2])
+    assert result.scores == (5, 45, 5) and result.game_over
+    assert rewards_for(result, "game") == [0.5, 0.0, 0.5]
+    assert rewards_for(result, "round") == [10.0, -10.0, -1.0]
+
+
+def test_round_rewards_sum_to_minus_final_scores():
+    for seed in range(10):
+        g = LlamaGame(4, rng=seed)
+        rng = np.random.default_rng(seed)
+        total = [0.0] * 4
+        while not g.game_over:
+            legal = g.legal_actions()
+            result = g.step(legal[int(rng.integers(len(legal)))])
+            if result is not None:
+                total = [t + r for t, r in zip(total, rewards_for(result, "round"))]
+        assert total == [-float(s) for s in g.scores]
+
+
+def test_make_state_accounts_for_all_cards():
+    d = make_state(num_players=4, hands=[[1], [2, 2], [7], [6]], top=6, draw_pile=[3])
+    assert card_counts(d) == full_deck_counts()
+    assert d["draw_pile"] == [3] and d["discard_pile"][-1] == 6
