@@ -1,0 +1,1 @@
+"""Training, evaluation and the ``llama-rl`` command line for LLAMA-RL."""

@@ -1,0 +1,331 @@
+"""Play L.L.A.M.A. against agents in a terminal.
+
+:func:`play` runs one whole game with a person at one seat, reading moves from an input
+stream and writing the table to an output stream, so tests drive it with
+``io.StringIO`` exactly as ``llama-rl play`` drives it with stdin and stdout.
+
+The person sees only what their seat may know (their own hand, the top card, the draw
+pile size, the others' hand sizes, scores and quit status) and the agents see only their
+observation and action mask, as everywhere else in LLAMA-RL.
+
+How moves are typed: a play is numbered by the card's value, so ``4`` and ``play 4``
+always mean "play a 4" whatever else is legal; ``l``, ``llama`` or ``play llama`` plays
+a llama; ``d``/``draw`` and ``q``/``quit`` draw and quit the round; ``a7`` names the
+``Discrete(9)`` action index (here: draw) for those who think in actions. ``help`` shows
+the moves again, ``exit`` leaves the game. Anything else, or an illegal move, is refused
+with the reason and the prompt comes back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+import numpy as np
+
+import agents as agent_registry
+from llama_env.engine import (
+    DEFAULT_END_SCORE,
+    DEFAULT_HAND_SIZE,
+    NUM_ACTIONS,
+    Action,
+    LlamaGame,
+    can_play_on,
+    playable_on,
+    validate_rule_options,
+)
+from llama_env.observation import encode
+from llama_env.render import card_str, render_round_summary, render_table
+from train.agent_spec import AgentSpec, parse_agent_spec
+
+__all__ = [
+    "PlayConfig",
+    "MoveError",
+    "parse_move",
+    "move_key",
+    "format_moves",
+    "describe_move",
+    "play",
+    "EXIT_FINISHED",
+    "EXIT_LEFT",
+]
+
+EXIT_FINISHED = 0
+"""Exit code of :func:`play` when the game was played to its end."""
+EXIT_LEFT = 1
+"""Exit code of :func:`play` when the person left early (``exit`` or end of input)."""
+
+_HELP, _EXIT = -1, -2  # parse_move's answers that are not actions
+
+
+@dataclass(frozen=True)
+class PlayConfig:
+    """One terminal game: a person at ``seat`` against ``opponents``."""
+
+    num_players: int = 3
+    """Players at the table, 2..6 (the person included)."""
+    opponents: Sequence[agent_registry.AgentLike | AgentSpec] = ("heuristic",)
+    """One agent for every other seat in seat order, or a single one that fills them
+    all: agent objects, :class:`AgentSpec` or spec strings (``"threshold:limit=5"``)."""
+    seat: int = 0
+    """The person's seat, 0..num_players-1 (seat 0 starts the first round)."""
+    seed: int | None = None
+    """Seed of the deals and the agents' choices; ``None`` for a fresh game each time."""
+    end_score: int = DEFAULT_END_SCORE
+    hand_size: int = DEFAULT_HAND_SIZE
+    names: Sequence[str] | None = field(default=None)
+    """Seat names shown on the table; ``player_0``.. by default."""
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the bad option."""
+        validate_rule_options(self.num_players, self.end_score, self.hand_size)
+        if isinstance(self.seat, bool) or not isinstance(self.seat, int) or not 0 <= self.seat < self.num_players:
+            raise ValueError(f"seat must be between 0 and {self.num_players - 1} for {self.num_players} players, "
+                             f"got {self.seat!r}")
+        others = self.num_players - 1
+        if len(self.opponents) not in (1, others):
+            raise ValueError(
+                f"give one opponent for all {others} other seats or exactly {others} opponents, "
+                f"got {len(self.opponents)}"
+            )
+        if self.names is not None and len(self.names) != self.num_players:
+            raise ValueError(f"names must name all {self.num_players} seats, got {len(self.names)}")
+
+
+class MoveError(ValueError):
+    """Typed input that is not a legal move now; the message says why."""
+
+
+def move_key(action: int) -> str:
+    """The short key a move is listed under: the card value, ``L``, ``d`` or ``q``."""
+    a = Action(action)
+    if a == Action.DRAW:
+        return "d"
+    if a == Action.QUIT:
+        return "q"
+    return card_str(int(a) + 1)
+
+
+def _move_label(action: int) -> str:
+    a = Action(action)
+    if a == Action.DRAW:
+        return "draw"
+    if a == Action.QUIT:
+        return "quit the round"
+    return "play a llama" if a == Action.PLAY_LLAMA else f"play a {int(a) + 1}"
+
+
+def format_moves(legal: Sequence[int]) -> str:
+    """The legal moves as ``[4] play a 4   [d] draw   [q] quit the round``."""
+    return "   ".join(f"[{move_key(a)}] {_move_label(a)}" for a in legal)
+
+
+_PLAY_RE = re.compile(r"^(?:(?:play|p)\s*)?([1-7]|l|llama)$")
+_ACTION_RE = re.compile(r"^(?:a|action)\s*(\d+)$")
+
+
+def parse_move(text: str, game: LlamaGame) -> int:
+    """The action meant by ``text`` for the current player of ``game``.
+
+    Returns an action index 0..8, or a negative code for ``help`` (-1) and ``exit``
+    (-2). Raises :class:`MoveError` saying what is wrong for input that is not
+    understood or not legal now.
+    """
+    t = " ".join(text.strip().lower().split())
+    if t in ("", "?", "h", "help", "moves"):
+        return _HELP
+    if t in ("exit", "resign", "leave"):
+        return _EXIT
+    if t in ("d", "draw"):
+        action = int(Action.DRAW)
+    elif t in ("q", "quit"):
+        action = int(Action.QUIT)
+    elif m := _PLAY_RE.match(t):
+        card = m.group(1)
+        action = int(Action.PLAY_LLAMA) if card in ("7", "l", "llama") else int(card) - 1
+    elif m := re.match(r"^(?:play|p)?\s*(\d+)$", t):
+        raise MoveError(f"there is no card {m.group(1)}: the cards are 1 to 6 and the llama (L)")
+    elif m := _ACTION_RE.match(t):
+        action = int(m.group(1))
+        if action >= NUM_ACTIONS:
+            raise MoveError(f"there is no action {action}: action numbers are 0..{NUM_ACTIONS - 1}")
+    else:
+        raise MoveError(f"I don't understand {text.strip()!r}")
+    _check_legal(action, game)
+    return action
+
+
+def _check_legal(action: int, game: LlamaGame) -> None:
+    """Raise :class:`MoveError` with the rule that forbids ``action``, if one does."""
+    if game.is_legal(action):
+        return
+    seat = game.current_player
+    if action == Action.DRAW:
+        if not game.draw_pile:
+            raise MoveError("you can't draw: the draw pile is empty")
+        raise MoveError("you can't draw: everyone else has quit the round")
+    card = action + 1
+    top = game.top_card
+    if not game.hand_counts(seat)[card]:
+        raise MoveError(f"you have no {_card_name(card)} in your hand")
+    if not can_play_on(card, top):
+        same, nxt = playable_on(top)
+        raise MoveError(
+            f"a {_card_name(card)} can't go on a {_card_name(top)}: "
+            f"only a {_card_name(same)} or a {_card_name(nxt)} can"
+        )
+    raise MoveError(f"{_move_label(action)} is not legal now")  # pragma: no cover - the cases above are exhaustive
+
+
+def _card_name(card: int) -> str:
+    return "llama" if card == 7 else str(card)
+
+
+def describe_move(name: str, action: int) -> str:
+    """An opponent's move as shown to the person: ``"player_2 plays 5"``."""
+    a = Action(action)
+    if a == Action.DRAW:
+        return f"{name} draws"
+    if a == Action.QUIT:
+        return f"{name} quits the round"
+    return f"{name} plays a llama" if a == Action.PLAY_LLAMA else f"{name} plays {int(a) + 1}"
+
+
+def _describe_own(action: int) -> str:
+    a = Action(action)
+    if a == Action.QUIT:
+        return "You quit the round."
+    return "You play a llama." if a == Action.PLAY_LLAMA else f"You play {int(a) + 1}."
+
+
+def _agent_seeds(seed: int | None, n: int) -> list[int | None]:
+    if seed is None:
+        return [None] * n
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
+
+
+def _build(spec: agent_registry.AgentLike | AgentSpec, seed: int | None) -> agent_registry.Agent:
+    if isinstance(spec, str):
+        spec = parse_agent_spec(spec, check=False)
+    if isinstance(spec, AgentSpec):
+        return spec.build(seed)
+    agent = agent_registry.resolve(spec)
+    reset = getattr(agent, "reset", None)
+    if seed is not None and callable(reset):
+        reset(seed)
+    return agent
+
+
+def _label(spec: agent_registry.AgentLike | AgentSpec) -> str:
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, AgentSpec):
+        return spec.label
+    return str(getattr(spec, "name", type(spec).__name__))
+
+
+def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
+    """Play one game with a person at ``config.seat``; return an exit code.
+
+    Returns :data:`EXIT_FINISHED` (0) when the game ends normally and :data:`EXIT_LEFT`
+    (1) when the person types ``exit`` or the input ends (EOF) before that. Raises
+    ``ValueError`` for a bad configuration (before anything is printed).
+    """
+    config.validate()
+    n, me = config.num_players, config.seat
+    names = list(config.names) if config.names is not None else [f"player_{p}" for p in range(n)]
+    others = [p for p in range(n) if p != me]
+    opp_specs = list(config.opponents) * len(others) if len(config.opponents) == 1 else list(config.opponents)
+    seeds = _agent_seeds(config.seed, n + 1)
+    bots = {p: _build(spec, seeds[p + 1]) for p, spec in zip(others, opp_specs, strict=True)}
+    game = LlamaGame(n, end_score=config.end_score, hand_size=config.hand_size, rng=seeds[0])
+
+    def say(line: str = "") -> None:
+        stdout.write(line + "\n")
+        stdout.flush()
+
+    say(f"L.L.A.M.A. with {n} players: you are {names[me]}.")
+    for p, spec in zip(others, opp_specs, strict=True):
+        say(f"  {names[p]}: {_label(spec)}")
+    say(f"The game ends after a round in which someone reaches {config.end_score} points; the lowest score wins.")
+    say("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.")
+    say()
+    say(f"Round {game.round}: {names[game.current_player]} starts.")
+
+    while not game.game_over:
+        p = game.current_player
+        if p == me:
+            action = _ask(game, me, names, stdin, stdout)
+            if action is None:
+                return EXIT_LEFT
+            before = game.hand_counts(me)
+            result = game.step(action)
+            if action == Action.DRAW:
+                after = game.hand_counts(me)
+                drawn = next(c for c in range(1, 8) if after[c] > before[c])
+                say(f"You draw a {_card_name(drawn)}.")
+            else:
+                say(_describe_own(action))
+        else:
+            obs = encode(game, p)
+            mask = np.array(game.legal_mask(), dtype=np.int8)
+            action = int(bots[p].act(obs, mask))
+            say(describe_move(names[p], action))
+            result = game.step(action)
+        if result is not None:
+            say()
+            say(render_round_summary(result, names))
+            if not game.game_over:
+                say()
+                say(f"Round {game.round}: {names[game.current_player]} starts.")
+    say("Thanks for playing.")
+    return EXIT_FINISHED
+
+
+def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO) -> int | None:
+    """Show the table and read moves until a legal one; ``None`` when the person leaves.
+
+    When the input is not a terminal (a pipe, a file, a test's ``StringIO``) each line
+    read is echoed after the prompt, so the transcript reads like a session.
+    """
+    echo = not _isatty(stdin)
+
+    def say(line: str = "") -> None:
+        stdout.write(line + "\n")
+        stdout.flush()
+
+    legal = game.legal_actions()
+    say()
+    say(render_table(game, me, names))
+    say("Your moves: " + format_moves(legal))
+    while True:
+        stdout.write("Your move> ")
+        stdout.flush()
+        line = stdin.readline()
+        if echo:
+            stdout.write(line if line.endswith("\n") else line + "\n")
+        if line == "":
+            say("End of input: leaving the game unfinished.")
+            return None
+        try:
+            action = parse_move(line, game)
+        except MoveError as exc:
+            msg = str(exc)
+            say(f"{msg[:1].upper()}{msg[1:]}. Your moves: " + format_moves(legal))
+            continue
+        if action == _HELP:
+            say("Your moves: " + format_moves(legal))
+            continue
+        if action == _EXIT:
+            say("You left the game unfinished.")
+            return None
+        return action
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
