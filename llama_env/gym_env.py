@@ -110,10 +110,13 @@ class LlamaEnv(gym.Env):
         self._seat_agent = [None] * n
         for i, agent in enumerate(self.opponents):
             self._seat_agent[(self.seat + 1 + i) % n] = agent
+        # Opponents are reseeded from the env's generator every episode, so a seeded env
+        # replays the same opponents' choices too.
         for agent in self.opponents:
+            agent_seed = int(rng.integers(2**31))
             reset = getattr(agent, "reset", None)
             if callable(reset):
-                _call_reset(reset, int(rng.integers(2**31)) if seed is not None else None)
+                _call_reset(reset, agent_seed)
         self.game = LlamaGame(
             n,
             end_score=self.end_score,
@@ -189,7 +192,7 @@ class LlamaEnv(gym.Env):
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
             mask[game.legal_actions()] = 1
             action = int(agents[p].act(encode(game, p), mask))
-            if not mask[action] if 0 <= action < NUM_ACTIONS else True:
+            if not (0 <= action < NUM_ACTIONS and mask[action]):
                 raise ValueError(
                     f"opponent {agents[p]!r} in seat {p} chose action {action}, which is not legal "
                     f"(legal: {game.legal_actions()})"
