@@ -466,7 +466,7 @@ def test_rule12_end_score_option_in_whole_games():
         random_playout(g, seed)
         assert g.game_over and max(g.scores) >= 15
         # the previous round's scores were all below the threshold
-        prev = [s - c for s, c in zip(g.last_result.scores, g.last_result.score_changes)]
+        prev = [s - c for s, c in zip(g.last_result.scores, g.last_result.score_changes, strict=True)]
         assert max(prev) < 15
 
 
@@ -509,7 +509,7 @@ def test_round_rewards_sum_to_minus_final_scores():
             legal = g.legal_actions()
             result = g.step(legal[int(rng.integers(len(legal)))])
             if result is not None:
-                total = [t + r for t, r in zip(total, rewards_for(result, "round"))]
+                total = [t + r for t, r in zip(total, rewards_for(result, "round"), strict=True)]
         assert total == [-float(s) for s in g.scores]
 
 
