@@ -1,0 +1,38 @@
+"""The README is part of the product: its examples run and its tables match the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from llama_env.observation import FIELDS, OBS_SIZE, SLICES
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+TEXT = README.read_text(encoding="utf-8")
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", TEXT, flags=re.S)
+
+
+def test_readme_has_python_examples() -> None:
+    assert len(_python_blocks()) >= 4
+
+
+@pytest.mark.parametrize("index", range(len(_python_blocks())))
+def test_readme_example_runs(index: int) -> None:
+    code = _python_blocks()[index]
+    exec(compile(code, f"README.md example {index}", "exec"), {"__name__": "__readme__"})
+
+
+def test_observation_table_matches_fields() -> None:
+    rows = re.findall(r"^\| `(\w+)` \| (\d+)\.\.(\d+) \| (\d+) \| (.+?) \|$", TEXT, flags=re.M)
+    table = {name: (int(a), int(b), int(size), doc) for name, a, b, size, doc in rows if name in SLICES}
+    assert list(table) == [f.name for f in FIELDS]
+    for f in FIELDS:
+        start, stop, size, doc = table[f.name]
+        assert (start, stop + 1, size) == (SLICES[f.name].start, SLICES[f.name].stop, f.size), f.name
+        assert doc == f.doc, f.name
+    assert f"one float32 vector of {OBS_SIZE} entries" in TEXT
