@@ -75,8 +75,9 @@ def _parse_value(text: str) -> Any:
 def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     """Parse ``name`` or ``name:key=value[:key=value...]``.
 
-    With ``check`` (the default) the name and parameters are validated by building the
-    agent once; a problem raises ``ValueError`` that names it and lists what exists.
+    With ``check`` (the default) the name is looked up in the registry and, when there
+    are parameters, the agent is built once to validate them; a problem raises
+    ``ValueError`` that names it and lists what exists.
     """
     parts = text.strip().split(":")
     name = parts[0].strip()
@@ -95,7 +96,8 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     if check:
         if name not in agent_registry.names():
             raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(agent_registry.names())}")
-        spec.build(seed=0)
+        if params:  # the registry checks parameter names (and the agent its values) on construction
+            spec.build(seed=0)
     return spec
 
 
