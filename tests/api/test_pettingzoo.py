@@ -1,0 +1,277 @@
+"""PettingZoo AEC conformance and the env's own promises (SPEC section 4)."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+import numpy as np
+import pytest
+from conftest import make_game
+from pettingzoo.test import api_test, render_test, seed_test
+
+import llama_env
+from llama_env.engine import Action, IllegalActionError, LlamaGame
+from llama_env.observation import OBS_SIZE, encode
+from llama_env.rewards import game_rewards
+
+PLAYER_COUNTS = [2, 3, 4, 5, 6]
+
+
+def play_out(e, seed: int, reward_totals: dict[str, float] | None = None) -> None:
+    """Run a whole game with random legal actions through the AEC loop."""
+    rng = np.random.default_rng(seed)
+    for agent in e.agent_iter(max_iter=100_000):
+        obs, reward, terminated, truncated, _ = e.last()
+        if reward_totals is not None:
+            reward_totals[agent] += reward
+        if terminated or truncated:
+            action = None
+        else:
+            legal = np.flatnonzero(obs["action_mask"])
+            action = int(legal[rng.integers(legal.size)])
+        e.step(action)
+
+
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_api_test(n):
+    api_test(llama_env.env(num_players=n), num_cycles=300)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_api_test_raw_env(n):
+    api_test(llama_env.raw_env(num_players=n), num_cycles=200)
+
+
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_seed_test(n):
+    seed_test(partial(llama_env.env, num_players=n), num_cycles=200)
+
+
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_render_test(n, capsys):
+    render_test(partial(llama_env.env, num_players=n))
+    assert "top card" in capsys.readouterr().out  # the "human" mode printed the table
+
+
+def test_render_modes_declared():
+    assert llama_env.raw_env().metadata["render_modes"] == ["ansi", "human"]
+    with pytest.raises(ValueError, match="render_mode"):
+        llama_env.raw_env(render_mode="rgb_array")
+
+
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_agents_and_spaces(n):
+    e = llama_env.env(num_players=n)
+    e.reset(seed=1)
+    assert e.possible_agents == [f"player_{i}" for i in range(n)]
+    assert e.agents == e.possible_agents
+    game = e.unwrapped.game
+    assert isinstance(game, LlamaGame)
+    assert game.num_players == n
+    assert e.agent_selection == f"player_{game.current_player}" == "player_0"
+    for a in e.possible_agents:
+        assert e.action_space(a).n == 9
+        assert e.observation_space(a)["observation"].shape == (OBS_SIZE,)
+        assert e.observation_space(a)["action_mask"].shape == (9,)
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_observe_masks_only_the_player_to_act(n):
+    e = llama_env.env(num_players=n)
+    e.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        game = e.unwrapped.game
+        if game.game_over:
+            break
+        for seat, agent in enumerate(e.possible_agents):
+            o = e.observe(agent)
+            assert o["action_mask"].dtype == np.int8 and o["action_mask"].shape == (9,)
+            np.testing.assert_array_equal(o["observation"], encode(game, seat))
+            if agent == e.agent_selection:
+                assert o["action_mask"].tolist() == [int(m) for m in game.legal_mask()]
+                assert o["action_mask"].sum() >= 1
+            else:
+                assert o["action_mask"].tolist() == [0] * 9
+        legal = game.legal_actions()
+        e.step(legal[int(rng.integers(len(legal)))])
+
+
+def test_mask_is_all_zero_once_the_game_is_over():
+    e = llama_env.raw_env(num_players=3, end_score=1)
+    e.reset(seed=0)
+    play_out(e, 0)
+    game = e.game
+    assert game.game_over
+    for agent in e.possible_agents:
+        assert e.observe(agent)["action_mask"].tolist() == [0] * 9
+
+
+def test_raw_env_raises_on_illegal_action_and_leaves_the_game_unchanged():
+    e = llama_env.raw_env(num_players=3)
+    e.reset(seed=0)
+    e.game = make_game(num_players=3, hands=[[1, 2], [3], [4]], top=5, draw_pile=[])
+    e.agent_selection = "player_0"
+    before = e.game.to_dict()
+    for action in (0, 1, 2, 3, 4, 5, 6, 7):  # nothing fits on a 5, and the draw pile is empty
+        with pytest.raises(IllegalActionError) as info:
+            e.step(action)
+        assert info.value.legal == [8]
+        assert e.game.to_dict() == before
+        assert e.agent_selection == "player_0"
+    e.step(Action.QUIT)
+    assert e.agent_selection == "player_1"
+
+
+@pytest.mark.parametrize("offender_seat", [0, 1])
+def test_wrapped_env_illegal_action_ends_the_game_with_minus_one(offender_seat, caplog):
+    e = llama_env.env(num_players=3)
+    e.reset(seed=5)
+    if offender_seat == 1:
+        e.step(Action.QUIT)
+    offender = e.agent_selection
+    assert offender == f"player_{offender_seat}"
+    mask = e.observe(offender)["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    e.step(illegal)
+    assert "Illegal move" in caplog.text
+    assert all(e.terminations.values())
+    assert e.rewards[offender] == -1.0
+    assert all(r == 0 for a, r in e.rewards.items() if a != offender)
+    totals = dict.fromkeys(e.possible_agents, 0.0)
+    play_out(e, 0, totals)
+    assert e.agents == []
+    assert totals[offender] == -1.0
+    assert sum(totals.values()) == -1.0
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_round_rewards_sum_to_minus_final_scores(n):
+    for seed in range(3):
+        e = llama_env.env(num_players=n, reward="round")
+        e.reset(seed=seed)
+        totals = dict.fromkeys(e.possible_agents, 0.0)
+        play_out(e, seed, totals)
+        game = e.unwrapped.game
+        assert game.game_over and e.agents == []
+        assert [totals[a] for a in e.possible_agents] == [-float(s) for s in game.scores]
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_game_rewards_pay_the_winners_once(n):
+    e = llama_env.env(num_players=n)
+    e.reset(seed=11)
+    totals = dict.fromkeys(e.possible_agents, 0.0)
+    play_out(e, 11, totals)
+    scores = e.unwrapped.game.scores
+    assert [totals[a] for a in e.possible_agents] == game_rewards(scores)
+    assert sum(totals.values()) == pytest.approx(1.0)
+
+
+def test_round_result_in_infos_when_a_round_ends():
+    e = llama_env.raw_env(num_players=2)
+    e.reset(seed=0)
+    e.game = make_game(num_players=2, hands=[[3], [7, 7]], top=3)
+    e.agent_selection = "player_0"
+    e.step(Action.PLAY_3)
+    result = e.infos["player_1"]["round_result"]
+    assert result.went_out == 0 and result.penalties == (0, 10)
+    assert e.agent_selection == "player_0"  # the player who went out starts round 2
+    assert e.game.round == 2
+
+
+def test_options_are_passed_to_the_engine():
+    e = llama_env.raw_env(num_players=5, end_score=12, hand_size=3, random_first_player=True)
+    starters = set()
+    for seed in range(12):
+        e.reset(seed=seed)
+        assert e.game.end_score == 12 and e.game.hand_size == 3
+        assert [e.game.hand_size_of(p) for p in range(5)] == [3] * 5
+        starters.add(e.agent_selection)
+    assert len(starters) > 1
+
+
+# ----------------------------------------------------------------- rendering
+
+
+def _render_env():
+    e = llama_env.raw_env(num_players=3, render_mode="ansi")
+    e.reset(seed=0)
+    e.game = make_game(
+        num_players=3,
+        hands=[[3, 7, 7], [2, 5], [1, 6, 6, 6]],
+        top=3,
+        quit=[False, False, True],
+        scores=[12, 0, 5],
+        draw_pile=[4, 4, 6],
+    )
+    e.agent_selection = "player_0"
+    return e
+
+
+def test_ansi_render_shows_public_facts_and_own_hand_only():
+    e = _render_env()
+    text = e.render()
+    assert text.splitlines() == [
+        "Round 1 | top card: 3 | draw pile: 3",
+        "* player_0 (you)     score  12  in    3 L L",
+        "  player_1           score   0  in    2 cards",
+        "  player_2           score   5  quit  4 cards",
+    ]
+    e.step(Action.PLAY_3)  # now player_1 is to act: their hand shows, player_0's is hidden
+    lines = e.render().splitlines()
+    assert lines[1] == "  player_0           score  12  in    2 cards"
+    assert lines[2] == "* player_1 (you)     score   0  in    2 5"
+    assert lines[3] == "  player_2           score   5  quit  4 cards"
+    assert "6" not in e.render()  # player_2's sixes never show
+
+
+def test_ansi_render_other_seats_show_sizes_only_in_random_games():
+    e = llama_env.raw_env(num_players=4, render_mode="ansi")
+    e.reset(seed=2)
+    rng = np.random.default_rng(2)
+    other = re.compile(r"^  player_\d +score +\d+  (in  |quit)  \d+ cards$")
+    for _ in range(40):
+        game = e.game
+        if game.game_over:
+            break
+        lines = e.render().splitlines()
+        table = lines[-5:]
+        for seat, line in enumerate(table[1:]):
+            if seat != game.current_player:
+                assert other.match(line), line
+        legal = game.legal_actions()
+        e.step(legal[int(rng.integers(len(legal)))])
+
+
+def test_ansi_render_shows_a_round_summary_at_round_end():
+    e = _render_env()
+    e.game = make_game(num_players=3, hands=[[3], [2, 5], [1, 6, 6, 6]], top=3, scores=[12, 0, 5])
+    e.step(Action.PLAY_3)
+    text = e.render()
+    assert text.startswith(
+        "Round 1 over: player_0 went out.\n"
+        "  player_0            -10  -> 2\n"
+        "  player_1             +7  -> 7\n"
+        "  player_2             +7  -> 12\n"
+    )
+    assert "Round 2 | top card:" in text
+    e.step(Action.QUIT)
+    assert "over" not in e.render()  # the summary is shown once
+
+
+def test_ansi_render_announces_the_winner_at_game_end():
+    e = _render_env()
+    e.game = make_game(num_players=3, hands=[[3], [2, 5], [7]], top=3, scores=[12, 0, 35])
+    e.step(Action.PLAY_3)
+    text = e.render()
+    assert "Game over: player_0 wins with 2." in text
+    assert "top card" not in text
+
+
+def test_human_render_prints(capsys):
+    e = llama_env.raw_env(num_players=2, render_mode="human")
+    e.reset(seed=0)
+    assert e.render() is None
+    assert "top card" in capsys.readouterr().out
