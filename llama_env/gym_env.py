@@ -220,4 +220,7 @@ def _build_opponents(opponents: Any, num_players: int) -> list[Any]:
         spec = list(opponents)
         if len(spec) != k:
             raise ValueError(f"opponents: {num_players} players need {k} opponents, got {len(spec)}")
-    return [resolve(o) for o in spec]
+    try:
+        return [resolve(o) for o in spec]
+    except (TypeError, ValueError) as exc:  # a config error: name the option, as for the others
+        raise ValueError(f"opponents: {exc}") from exc
