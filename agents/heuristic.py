@@ -1,0 +1,315 @@
+"""Rule-based baselines: ``greedy``, ``cautious`` and the tuned ``heuristic``.
+
+Every agent here sees only what a learner sees -- the observation vector, read by field
+name through :data:`llama_env.observation.SLICES`, and the action mask -- and never
+returns a masked action.
+
+Three facts of the rules shape all of them:
+
+* Playing a card never raises my penalty (rule 9 counts distinct values), so when a
+  play is legal it is always at least as good for me as quitting: I can still quit next
+  turn with a hand that costs no more. Only the LAST copy of a value lowers the penalty.
+* Drawing is the only way my penalty can grow. Whether to draw or quit, when nothing is
+  playable, is the real decision of the game.
+* On the top card ``t`` one may play ``t`` or ``t + 1``. Playing ``t`` leaves every card
+  of my hand reachable; playing ``t + 1`` strands my other copies of ``t`` until the
+  discard pile wraps round through the llama.
+
+The observation is decoded by :class:`_Obs`, a small hand-rolled reader that does one
+``tolist()`` and then reads the fields at offsets taken from ``SLICES`` by name; it is
+several times faster than :func:`llama_env.observation.decode` and act() sits on the hot
+path of evaluation and training. ``tests/agents`` checks it against ``decode``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent, register
+from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, NUM_CARD_VALUES, Action, card_points
+from llama_env.observation import END_SCORE_SCALE, HAND_SIZE_SCALE, MAX_PENALTY, SLICES
+
+__all__ = ["GreedyAgent", "CautiousAgent", "HeuristicAgent", "HEURISTIC_DEFAULTS"]
+
+_DRAW = int(Action.DRAW)
+_QUIT = int(Action.QUIT)
+_NV = NUM_CARD_VALUES  # 7 card codes, 1..6 and 7 = llama
+_PTS = tuple(card_points(c) for c in range(_NV + 1))  # index by card code, [0] unused
+
+# Offsets of the fields, by name (no magic indices).
+_HAND = SLICES["hand"].start
+_HSIZE = SLICES["hand_size"].start
+_PEN = SLICES["hand_penalty"].start
+_TOP = SLICES["top_card"].start
+_DISC = SLICES["discarded"].start
+_PILE = SLICES["draw_pile"].start
+_CAN_DRAW = SLICES["can_draw"].start
+_PRES = SLICES["opp_present"].start
+_IN = SLICES["opp_in_round"].start
+_OHS = SLICES["opp_hand_size"].start
+_OSC = SLICES["opp_score"].start
+_MYSC = SLICES["my_score"].start
+_END = SLICES["end_score"].start
+_MAX_OTHERS = SLICES["opp_present"].stop - _PRES
+
+
+class _Obs:
+    """An observation in natural units, decoded fast (one ``tolist``; fields by name).
+
+    ``hand`` and ``discarded`` are indexed by card CODE (``hand[7]`` = llamas, index 0
+    unused) so rules code reads naturally. Only the fields the agents use are kept.
+    """
+
+    __slots__ = (
+        "hand",
+        "hand_size",
+        "penalty",
+        "top",
+        "discarded",
+        "draw_pile",
+        "can_draw",
+        "num_players",
+        "end_score",
+        "my_score",
+        "opp_in_round",
+        "opp_hand_size",
+        "opp_score",
+    )
+
+    def __init__(self, observation: Any) -> None:
+        v = observation.tolist() if hasattr(observation, "tolist") else list(observation)
+        c8 = COPIES_PER_VALUE
+        self.hand = [0] + [int(x * c8 + 0.5) for x in v[_HAND : _HAND + _NV]]
+        self.discarded = [0] + [int(x * c8 + 0.5) for x in v[_DISC : _DISC + _NV]]
+        self.hand_size = int(v[_HSIZE] * HAND_SIZE_SCALE + 0.5)
+        self.penalty = int(v[_PEN] * MAX_PENALTY + 0.5)
+        top = v[_TOP : _TOP + _NV]
+        self.top = top.index(max(top)) + 1
+        self.draw_pile = int(v[_PILE] * DECK_SIZE + 0.5)
+        self.can_draw = v[_CAN_DRAW] > 0.5
+        k = sum(1 for x in v[_PRES : _PRES + _MAX_OTHERS] if x > 0.5)
+        self.num_players = k + 1
+        end = int(v[_END] * END_SCORE_SCALE + 0.5)
+        self.end_score = end
+        self.my_score = int(v[_MYSC] * end + 0.5)
+        self.opp_in_round = [x > 0.5 for x in v[_IN : _IN + k]]
+        self.opp_hand_size = [int(x * HAND_SIZE_SCALE + 0.5) for x in v[_OHS : _OHS + k]]
+        self.opp_score = [int(x * end + 0.5) for x in v[_OSC : _OSC + k]]
+
+
+def _legal(action_mask: Any) -> list[int]:
+    """The legal actions of a mask (any sequence of 9 truthy/falsy entries)."""
+    m = action_mask.tolist() if hasattr(action_mask, "tolist") else list(action_mask)
+    out = [a for a, x in enumerate(m) if x]
+    if not out:
+        raise ValueError("the action mask has no legal action")
+    return out
+
+
+def _best_points_play(plays: list[int], hand: list[int]) -> int:
+    """Among legal play actions, the one whose card lowers the penalty most (a last copy
+    of the highest value); ties go to the same-value play (the lower action, except on a
+    llama where that is the llama)."""
+    best, best_gain = plays[0], -1
+    for a in plays:
+        card = a + 1
+        gain = _PTS[card] if hand[card] == 1 else 0
+        if gain > best_gain:
+            best, best_gain = a, gain
+    return best
+
+
+@register("greedy")
+class GreedyAgent(BaseAgent):
+    """Plays whenever it can, else draws; quits only when it must.
+
+    Style: the optimist who always chases going out. Among two playable cards it plays
+    the one that lowers its penalty most (``prefer="points"``) or always the same value
+    as the top card, which keeps the rest of the hand reachable (``prefer="same"``).
+    """
+
+    name = "greedy"
+
+    def __init__(self, seed: int | None = None, prefer: str = "points") -> None:
+        super().__init__(seed)
+        if prefer not in ("points", "same"):
+            raise ValueError(f"GreedyAgent prefer must be 'points' or 'same', got {prefer!r}")
+        self.prefer = prefer
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = _legal(action_mask)
+        plays = [a for a in legal if a < _DRAW]
+        if plays:
+            if self.prefer == "same" or len(plays) == 1:
+                return _same_first(plays, observation)
+            return _best_points_play(plays, _Obs(observation).hand)
+        return _DRAW if _DRAW in legal else _QUIT
+
+    def __repr__(self) -> str:
+        return f"GreedyAgent(prefer={self.prefer!r})"
+
+
+def _same_first(plays: list[int], observation: Any) -> int:
+    """The play of the top card's own value when legal, else the other one."""
+    if len(plays) == 1:
+        return plays[0]
+    top_slice = observation[_TOP : _TOP + _NV]
+    top = int(np.argmax(top_slice)) + 1
+    return top - 1 if (top - 1) in plays else plays[0]
+
+
+@register("cautious")
+class CautiousAgent(BaseAgent):
+    """Quits as soon as its hand penalty is at most ``threshold``; otherwise plays (the
+    card that lowers the penalty most) or draws, and quits when it can do neither.
+
+    Style: the banker who takes a small certain loss rather than risk a bigger one --
+    even when it could still play. ``threshold=0`` never quits early (like greedy).
+    """
+
+    name = "cautious"
+
+    def __init__(self, seed: int | None = None, threshold: int = 6) -> None:
+        super().__init__(seed)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)) or threshold < 0:
+            raise ValueError(f"CautiousAgent threshold must be an integer >= 0, got {threshold!r}")
+        self.threshold = int(threshold)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = _legal(action_mask)
+        o = _Obs(observation)
+        if o.penalty <= self.threshold and _QUIT in legal:
+            return _QUIT
+        plays = [a for a in legal if a < _DRAW]
+        if plays:
+            return _best_points_play(plays, o.hand)
+        return _DRAW if _DRAW in legal else _QUIT
+
+    def __repr__(self) -> str:
+        return f"CautiousAgent(threshold={self.threshold})"
+
+
+HEURISTIC_DEFAULTS: dict[str, float] = {
+    "quit_base": 3.0,
+    "quit_per_draw_cost": 1.0,
+    "quit_danger": 6.0,
+    "danger_hand": 1,
+    "quit_marker": 2.0,
+    "quit_per_card": 0.0,
+    "strand_cost": 2.0,
+    "urgency_points": 1.0,
+}
+"""The tuned parameters of :class:`HeuristicAgent` (see ``docs/agents.md`` and
+``benchmarks/tune_heuristic.py`` for the evidence)."""
+
+
+@register("heuristic")
+class HeuristicAgent(BaseAgent):
+    """The strongest rule-based baseline: card counting, danger reading, tuned thresholds.
+
+    When a card is playable it plays (a play never raises the penalty). It chooses
+    between the top card's value ``t`` and ``t + 1`` by scoring each play::
+
+        score = urgency * urgency_points * (points saved if it is my last copy)
+                - strand_cost * (copies of t left behind when playing t + 1)
+
+    where ``urgency`` is 1, or 2 when an opponent still in the round holds at most
+    ``danger_hand`` cards (the round may end any moment, so lowering the penalty now
+    matters more than keeping the hand connected).
+
+    When nothing is playable it draws or quits. It quits when its penalty is at most::
+
+        quit_base
+        + quit_per_draw_cost * E[points a draw adds]        (card counting)
+        + quit_danger        if an opponent in the round holds <= danger_hand cards
+        - quit_marker        if my score >= 10 (going out then returns a 10 marker)
+        + quit_per_card * (hand size - 1)
+
+    The expected cost of a draw counts the unseen cards: for each value I do not hold,
+    ``unseen = 8 - mine - discarded`` copies are in the draw pile or other hands, and
+    drawing one adds its points. A draw that cannot be made (empty pile or everyone else
+    out) leaves only quitting.
+    """
+
+    name = "heuristic"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        quit_base: float = HEURISTIC_DEFAULTS["quit_base"],
+        quit_per_draw_cost: float = HEURISTIC_DEFAULTS["quit_per_draw_cost"],
+        quit_danger: float = HEURISTIC_DEFAULTS["quit_danger"],
+        danger_hand: int = int(HEURISTIC_DEFAULTS["danger_hand"]),
+        quit_marker: float = HEURISTIC_DEFAULTS["quit_marker"],
+        quit_per_card: float = HEURISTIC_DEFAULTS["quit_per_card"],
+        strand_cost: float = HEURISTIC_DEFAULTS["strand_cost"],
+        urgency_points: float = HEURISTIC_DEFAULTS["urgency_points"],
+    ) -> None:
+        super().__init__(seed)
+        self.quit_base = float(quit_base)
+        self.quit_per_draw_cost = float(quit_per_draw_cost)
+        self.quit_danger = float(quit_danger)
+        self.danger_hand = int(danger_hand)
+        self.quit_marker = float(quit_marker)
+        self.quit_per_card = float(quit_per_card)
+        self.strand_cost = float(strand_cost)
+        self.urgency_points = float(urgency_points)
+
+    def params(self) -> dict[str, float]:
+        """The agent's parameters by name."""
+        return {k: getattr(self, k) for k in HEURISTIC_DEFAULTS}
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = _legal(action_mask)
+        o = _Obs(observation)
+        danger = any(
+            inr and size <= self.danger_hand for inr, size in zip(o.opp_in_round, o.opp_hand_size, strict=True)
+        )
+        plays = [a for a in legal if a < _DRAW]
+        if plays:
+            if len(plays) == 1:
+                return plays[0]
+            return self._choose_play(plays, o, danger)
+        if _DRAW not in legal:
+            return _QUIT
+        threshold = self.quit_base + self.quit_per_draw_cost * _draw_cost(o)
+        if danger:
+            threshold += self.quit_danger
+        if o.my_score >= 10:
+            threshold -= self.quit_marker
+        threshold += self.quit_per_card * (o.hand_size - 1)
+        return _QUIT if o.penalty <= threshold else _DRAW
+
+    def _choose_play(self, plays: list[int], o: _Obs, danger: bool) -> int:
+        hand, top = o.hand, o.top
+        urgency = 2.0 if danger else 1.0
+        best, best_score = plays[0], -1e9
+        for a in plays:
+            card = a + 1
+            saved = _PTS[card] if hand[card] == 1 else 0
+            score = urgency * self.urgency_points * saved
+            if card != top:
+                score -= self.strand_cost * hand[top]
+            if score > best_score:
+                best, best_score = a, score
+        return best
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v:g}" for k, v in self.params().items())
+        return f"HeuristicAgent({args})"
+
+
+def _draw_cost(o: _Obs) -> float:
+    """Expected points a draw adds to my penalty: unseen copies of each value I do not
+    hold, over all unseen cards (they are in the draw pile or in other hands)."""
+    hand, disc = o.hand, o.discarded
+    total = 0
+    cost = 0.0
+    for c in range(1, _NV + 1):
+        unseen = COPIES_PER_VALUE - hand[c] - disc[c]
+        total += unseen
+        if not hand[c]:
+            cost += unseen * _PTS[c]
+    return cost / total if total else 0.0
