@@ -1,9 +1,9 @@
-"""Agents named on a command line: ``heuristic``, ``threshold:limit=5``.
+"""Agents named on a command line: ``heuristic``, ``cautious:threshold=4``.
 
 A spec is a registered agent name, optionally followed by ``:key=value`` parameters
 (several are chained: ``name:a=1:b=x``). Values are read as ``int``, ``float``,
 ``true``/``false``/``none`` or else left as strings. Lists of specs are separated by
-commas: ``heuristic,random,threshold:limit=5``.
+commas: ``heuristic,random,cautious:threshold=4``.
 
 Specs are checked against the registry when parsed, so an unknown agent or parameter is
 reported before any game is played.
@@ -11,6 +11,7 @@ reported before any game is played.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ class AgentSpec:
 
     @property
     def label(self) -> str:
-        """The spec as written on a command line (``threshold:limit=5``)."""
+        """The spec as written on a command line (``cautious:threshold=4``)."""
         return ":".join([self.name, *(f"{k}={_fmt(v)}" for k, v in self.params.items())])
 
     def build(self, seed: int | None = None) -> agent_registry.Agent:
@@ -46,8 +47,14 @@ class AgentSpec:
 
     def as_agent_like(self) -> agent_registry.AgentLike:
         """The plain name when there are no parameters (cheap to send to worker
-        processes, seeded by whoever resolves it), else a built agent."""
-        return self.name if not self.params else self.build()
+        processes, seeded by whoever resolves it), else a built agent whose ``name`` is
+        the label, so result tables tell ``cautious:threshold=2`` from ``cautious``."""
+        if not self.params:
+            return self.name
+        agent = self.build()
+        with contextlib.suppress(AttributeError):  # an agent with a read-only name keeps it
+            agent.name = self.label  # type: ignore[attr-defined]
+        return agent
 
 
 def _fmt(value: Any) -> str:

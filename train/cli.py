@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -73,7 +74,7 @@ class EvalCommand:
     games: int = 1000
     seed: int = 0
     workers: int | None = None
-    """Worker processes; ``None`` lets the evaluation decide."""
+    """Worker processes; ``None`` = all cores, 1 = this process."""
     duplicate: bool = False
     """Replay each deal with the agents rotated through the seats (less luck)."""
     rotate: bool = True
@@ -123,14 +124,6 @@ def _load(module: str, what: str) -> Any:
         ) from None
 
 
-def _table_text(result: Any, *methods: str) -> str:
-    for name in methods:
-        fn = getattr(result, name, None)
-        if callable(fn):
-            return str(fn())
-    return str(result)
-
-
 def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> Any:
     """Play ``cmd.games`` games and print the evaluation table to ``out``.
 
@@ -149,14 +142,7 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> Any:
         hand_size=cmd.hand_size,
         progress=cmd.progress,
     )
-    seating = ", ".join(f"seat {i}: {s.label}" for i, s in enumerate(cmd.agents))
-    mode = "duplicate deals" if cmd.duplicate else ("rotating seats" if cmd.rotate else "fixed seats")
-    print(
-        f"{cmd.games} games, {cmd.num_players} players, seed {cmd.seed}, {mode}, "
-        f"end score {cmd.end_score}, hand size {cmd.hand_size} ({seating})",
-        file=out,
-    )
-    print(_table_text(result, "to_table"), file=out)
+    print(result.to_table(), file=out)
     return result
 
 
@@ -177,17 +163,9 @@ def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> Any:
         hand_size=cmd.hand_size,
         progress=cmd.progress,
     )
-    pool = ", ".join(s.label for s in cmd.agents)
-    print(
-        f"Tournament: {cmd.games} games at {cmd.num_players}-player tables, seed {cmd.seed}, "
-        f"end score {cmd.end_score}, hand size {cmd.hand_size}; pool: {pool}",
-        file=out,
-    )
-    print(_table_text(result, "ratings_table", "to_table"), file=out)
-    matrix = _table_text(result, "pairwise_table", "matrix_table")
-    if matrix != str(result):
-        print(file=out)
-        print(matrix, file=out)
+    print(result.to_table(), file=out)
+    print(file=out)
+    print(result.pairwise_table(), file=out)
     return result
 
 
@@ -303,11 +281,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_tournament(args: argparse.Namespace) -> int:
     pool = _specs(args.agents, "--agents")
     if len(pool) < 2:
-        raise CommandError(f"--agents: a tournament needs at least 2 agents in the pool, got {len(pool)}")
-    _check_rules(args.players, args.end_score, args.hand_size)
+        raise CommandError(f"--agents: a tournament needs a pool of at least 2 agents, got {len(pool)}")
+    players = args.players if args.players is not None else min(4, len(pool))
+    if len(pool) < players:
+        raise CommandError(
+            f"--agents: a tournament at {players}-player tables needs a pool of at least "
+            f"{players} agents, got {len(pool)} (lower --players or name more agents)"
+        )
+    _check_rules(players, args.end_score, args.hand_size)
     cmd = TournamentCommand(
         agents=tuple(pool),
-        num_players=args.players,
+        num_players=players,
         games=args.games,
         seed=args.seed,
         workers=args.workers,
@@ -350,7 +334,7 @@ def _cmd_agents(args: argparse.Namespace) -> int:
 
 _AGENT_SYNTAX = (
     "An agent is a registered name (see `llama-rl agents`), optionally with parameters: "
-    "name:key=value[:key=value...], e.g. threshold:limit=5."
+    "name:key=value[:key=value...], e.g. cautious:threshold=4."
 )
 
 
@@ -377,7 +361,11 @@ def _add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
     )
     p.add_argument("--seed", type=_seed, default=0, help="seed of the deals and the agents (default 0)")
     p.add_argument(
-        "--workers", type=_workers, default=None, metavar="N", help="worker processes (default: let evaluate decide)"
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help="worker processes (default: all cores; 1 = this process)",
     )
     p.add_argument(
         "--progress",
@@ -397,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
             "examples:\n"
             "  llama-rl agents\n"
             "  llama-rl eval --agents heuristic,random,random,random --games 2000\n"
-            "  llama-rl tournament --players 4 --agents random,heuristic,threshold:limit=5 --games 500\n"
+            "  llama-rl tournament --players 4 --agents random,heuristic,cautious:threshold=4 --games 500\n"
             "  llama-rl play --players 3 --opponents heuristic\n"
             "\nRun `llama-rl COMMAND --help` for the options of a command."
         ),
@@ -420,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  llama-rl eval --agents heuristic,random,random,random --games 2000 --seed 0\n"
             "  llama-rl eval --players 4 --agents heuristic,random,random,random --games 2000 --workers 2\n"
             "  llama-rl eval --players 3 --agents heuristic --games 500 --duplicate\n"
-            "  llama-rl eval --agents threshold:limit=5,random --end-score 20 --hand-size 4"
+            "  llama-rl eval --agents cautious:threshold=4,random --end-score 20 --hand-size 4"
         ),
         formatter_class=fmt,
     )
@@ -441,18 +429,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="rank a pool of agents (ratings and a pairwise matrix)",
         description=(
             "Seat agents from a pool at tables of --players, play --games games, and print "
-            "ratings and the pairwise matrix (how often each agent finished ahead of each other).\n\n"
+            "openskill (Plackett-Luce) ratings and the pairwise matrix: how often each agent "
+            "finished ahead of each other one in the games they shared. Every combination of "
+            "agents gets a table about equally often, and everyone sits everywhere.\n\n"
             + _AGENT_SYNTAX
         ),
         epilog=(
             "examples:\n"
-            "  llama-rl tournament --players 4 --agents random,heuristic,threshold:limit=5 --games 500\n"
+            "  llama-rl tournament --players 4 --agents random,heuristic,cautious:threshold=4 --games 500\n"
             "  llama-rl tournament --players 2 --agents random,heuristic --games 200 --seed 1 --no-progress"
         ),
         formatter_class=fmt,
     )
     p.add_argument("--agents", required=True, metavar="A,B,...", help="comma-separated pool of agents (at least 2)")
-    p.add_argument("--players", type=_players, default=4, metavar="N", help="players at each table, 2..6 (default 4)")
+    p.add_argument(
+        "--players",
+        type=_players,
+        default=None,
+        metavar="N",
+        help="players at each table, 2..6, at most the pool size (default: 4, or the pool size if smaller)",
+    )
     _add_run_options(p, default_games=1000)
     _add_rule_options(p)
     p.set_defaults(func=_cmd_tournament)
@@ -526,7 +522,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
+        _silence_stdout()
+        return 1
     return int(code or 0)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not complain again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
 
 
 def _commands(parser: argparse.ArgumentParser) -> list[str]:

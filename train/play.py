@@ -68,7 +68,7 @@ class PlayConfig:
     """Players at the table, 2..6 (the person included)."""
     opponents: Sequence[agent_registry.AgentLike | AgentSpec] = ("heuristic",)
     """One agent for every other seat in seat order, or a single one that fills them
-    all: agent objects, :class:`AgentSpec` or spec strings (``"threshold:limit=5"``)."""
+    all: agent objects, :class:`AgentSpec` or spec strings (``"cautious:threshold=4"``)."""
     seat: int = 0
     """The person's seat, 0..num_players-1 (seat 0 starts the first round)."""
     seed: int | None = None

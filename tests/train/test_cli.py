@@ -1,0 +1,317 @@
+"""The ``llama-rl`` command line, end to end through ``main([...])``.
+
+Small game counts keep the file fast; the evaluation numbers themselves are tested
+with ``train.evaluate``. ``play`` is driven through scripted input streams.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import make_game
+
+from llama_env.engine import Action
+from train.agent_spec import AgentSpec, parse_agent_list, parse_agent_spec
+from train.cli import main
+from train.play import EXIT_FINISHED, EXIT_LEFT, MoveError, PlayConfig, parse_move, play
+
+HAS_EVALUATE = importlib.util.find_spec("train.evaluate") is not None
+needs_evaluate = pytest.mark.skipif(not HAS_EVALUATE, reason="train.evaluate is not available")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --------------------------------------------------------------------------- help and agents
+
+
+def test_help_lists_the_commands(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for command in ("eval", "tournament", "play", "agents"):
+        assert command in out
+    assert "examples:" in out
+
+
+@pytest.mark.parametrize("command", ["eval", "tournament", "play", "agents"])
+def test_every_command_has_help_with_examples(capsys, command):
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0
+    assert f"llama-rl {command}" in out
+    assert "examples:" in out or "example:" in out
+
+
+@pytest.mark.skipif(importlib.util.find_spec("train.train_cli") is None, reason="train.train_cli is not available")
+def test_train_command_is_added_when_installed(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    assert "train" in out
+
+
+def test_agents_lists_the_registered_agents_with_descriptions(capsys):
+    code, out, err = run(capsys, "agents")
+    assert code == 0 and err == ""
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert "random" in lines and "heuristic" in lines
+    assert "Uniform over the legal actions" in lines["random"]
+
+
+def test_console_script_help_runs():
+    script = Path(sys.executable).parent / ("llama-rl.exe" if os.name == "nt" else "llama-rl")
+    if not script.exists():
+        pytest.skip(f"console script not installed at {script}")
+    proc = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: llama-rl" in proc.stdout
+    assert "tournament" in proc.stdout
+
+
+# --------------------------------------------------------------------------- eval and tournament
+
+
+@needs_evaluate
+def test_eval_prints_a_table_with_agents_and_win_shares(capsys):
+    code, out, err = run(
+        capsys, "eval", "--players", "3", "--agents", "heuristic,random,random", "--games", "12",
+        "--seed", "0", "--workers", "1", "--no-progress", "--end-score", "15",
+    )
+    assert code == 0, err
+    assert "heuristic" in out and "random" in out
+    assert "win" in out.lower()
+    assert "Traceback" not in err
+
+
+@needs_evaluate
+def test_eval_seeds_reproduce_the_table(capsys):
+    argv = ("eval", "--agents", "greedy,random", "--games", "8", "--seed", "3", "--workers", "1", "--no-progress",
+            "--end-score", "10")
+    first = run(capsys, *argv)
+    second = run(capsys, *argv)
+    assert first[0] == second[0] == 0
+    assert first[1] == second[1]
+
+
+@needs_evaluate
+def test_eval_accepts_one_agent_for_every_seat_and_agent_parameters(capsys):
+    code, out, err = run(
+        capsys, "eval", "--players", "2", "--agents", "cautious:threshold=4", "--games", "4", "--workers", "1",
+        "--no-progress", "--end-score", "10",
+    )
+    assert code == 0, err
+    assert "cautious" in out
+
+
+@needs_evaluate
+def test_tournament_prints_ratings(capsys):
+    code, out, err = run(
+        capsys, "tournament", "--players", "2", "--agents", "random,greedy,heuristic", "--games", "12",
+        "--seed", "0", "--workers", "1", "--no-progress", "--end-score", "10",
+    )
+    assert code == 0, err
+    for name in ("random", "greedy", "heuristic"):
+        assert name in out
+    assert "rating" in out.lower() or "mu" in out.lower()
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["eval", "--agents", "nosuchagent,random"], "unknown agent 'nosuchagent'"),
+        (["eval", "--agents", "random,random", "--players", "4"], "2 agents for 4 players"),
+        (["eval", "--agents", "random"], "one per seat"),
+        (["eval", "--agents", "random,random,random,random,random,random,random"], "at most 6"),
+        (["eval", "--agents", "random", "--players", "7"], "between 2 and 6"),
+        (["eval", "--agents", "random", "--players", "two"], "must be an integer"),
+        (["eval", "--agents", "random,random", "--games", "0"], "at least 1"),
+        (["eval", "--agents", "random,random", "--workers", "0"], "at least 1"),
+        (["eval", "--agents", "random,,random"], "empty entry"),
+        (["eval", "--agents", "cautious:threshold", "--players", "2"], "key=value"),
+        (["eval", "--agents", "random:colour=red", "--players", "2"], "no parameter 'colour'"),
+        (["eval", "--agents", "random,random", "--hand-size", "40"], "hand_size"),
+        (["eval", "--agents", "random,random", "--end-score", "0"], "between 1 and"),
+        (["eval"], "--agents"),
+        (["tournament", "--agents", "random"], "at least 2 agents"),
+        (["tournament", "--agents", "random,greedy", "--players", "3"], "at least 3 agents"),
+        (["tournament", "--agents", "random,nope"], "unknown agent 'nope'"),
+        (["tournament", "--agents", "random,greedy", "--players", "1"], "between 2 and 6"),
+        (["play", "--opponents", "nope"], "unknown agent 'nope'"),
+        (["play", "--players", "4", "--opponents", "random,random"], "2 agents for the 3 other seats"),
+        (["play", "--players", "3", "--seat", "3", "--opponents", "random"], "--seat must be between 0 and 2"),
+        (["play", "--players", "9"], "between 2 and 6"),
+        (["frobnicate"], "invalid choice"),
+        ([], "a command is required"),
+    ],
+)
+def test_usage_errors_exit_2_with_a_message_and_no_traceback(capsys, argv, fragment):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert "error:" in err and fragment in err
+    assert "Traceback" not in err and "Traceback" not in out
+
+
+# --------------------------------------------------------------------------- play
+
+
+def _script(*lines: str) -> io.StringIO:
+    return io.StringIO("".join(line + "\n" for line in lines))
+
+
+def test_play_reprompts_on_bad_input_and_reaches_round_and_game_summaries():
+    moves = ["banana", "play 9", "a12", "4", "draw", "L", "1", "2", "3", "5", "6", "quit"] * 400
+    out = io.StringIO()
+    code = play(PlayConfig(num_players=3, opponents=("random",), seed=5, end_score=15), _script(*moves), out)
+    text = out.getvalue()
+    assert code == EXIT_FINISHED
+    assert "I don't understand 'banana'" in text
+    assert "There is no card 9" in text
+    assert "There is no action 12" in text
+    assert text.count("Your move> banana") >= 1
+    assert "Round 1 over:" in text
+    assert "Game over:" in text
+    assert "player_1 " in text and ("draws" in text or "plays" in text or "quits the round" in text)
+    assert "Your moves: " in text and "[q] quit the round" in text
+
+
+def test_play_shows_the_table_as_the_person_sees_it():
+    out = io.StringIO()
+    play(PlayConfig(num_players=4, opponents=("random",), seed=1), _script("exit"), out)
+    text = out.getvalue()
+    assert "Round 1 | top card:" in text and "draw pile:" in text
+    assert "player_0 (you)" in text
+    assert "6 cards" in text  # the others' hands show only their sizes
+    assert "score" in text and " in " in text
+
+
+def test_play_is_reproducible_with_a_seed():
+    moves = ["d", "q"] * 300
+    runs = []
+    for _ in range(2):
+        out = io.StringIO()
+        play(PlayConfig(num_players=3, opponents=("greedy", "random"), seed=11, end_score=12), _script(*moves), out)
+        runs.append(out.getvalue())
+    assert runs[0] == runs[1]
+
+
+def test_play_ends_cleanly_at_end_of_input():
+    out = io.StringIO()
+    code = play(PlayConfig(num_players=2, opponents=("random",), seed=0), io.StringIO("banana\n"), out)
+    assert code == EXIT_LEFT
+    assert "End of input" in out.getvalue()
+
+
+def test_play_exit_leaves_the_game():
+    out = io.StringIO()
+    code = play(PlayConfig(num_players=2, opponents=("random",), seed=0), _script("exit"), out)
+    assert code == EXIT_LEFT
+    assert "You left the game" in out.getvalue()
+
+
+def test_play_other_seat_and_announced_opponents():
+    out = io.StringIO()
+    play(PlayConfig(num_players=3, opponents=("random", "greedy"), seat=2, seed=4), _script("exit"), out)
+    text = out.getvalue()
+    assert "you are player_2" in text
+    assert "player_0: random" in text and "player_1: greedy" in text
+    assert "player_2 (you)" in text
+
+
+def test_play_through_main_reads_stdin(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", _script(*(["q"] * 300)))
+    code = main(["play", "--players", "2", "--opponents", "random", "--seed", "2", "--end-score", "10"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "You quit the round." in captured.out
+    assert "Round 1 over:" in captured.out and "Game over:" in captured.out
+
+
+def test_play_through_main_at_end_of_input_exits_1(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code = main(["play", "--opponents", "random", "--seed", "2"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "End of input" in captured.out
+    assert "Traceback" not in captured.err
+
+
+# --------------------------------------------------------------------------- move parsing
+
+
+def _game_top_3():
+    # seat 0 holds 1 2 3 4 5 6 L... pick hands so both plays and refusals are visible
+    return make_game(num_players=3, hands=[[3, 4, 7], [2, 3, 4], [4, 5, 6]], top=3)
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("4", Action.PLAY_4),
+        ("play 4", Action.PLAY_4),
+        ("  PLAY   4 ", Action.PLAY_4),
+        ("p3", Action.PLAY_3),
+        ("d", Action.DRAW),
+        ("draw", Action.DRAW),
+        ("q", Action.QUIT),
+        ("quit", Action.QUIT),
+        ("a7", Action.DRAW),
+        ("action 3", Action.PLAY_4),
+    ],
+)
+def test_parse_move_accepts_keys_words_and_action_numbers(text, action):
+    assert parse_move(text, _game_top_3()) == action
+
+
+def test_parse_move_llama_words():
+    game = make_game(num_players=2, hands=[[7, 1], [2, 3]], top=7)
+    for text in ("l", "L", "llama", "play llama", "7", "a6"):
+        assert parse_move(text, game) == Action.PLAY_LLAMA
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("5", "you have no 5 in your hand"),
+        ("llama", "a llama can't go on a 3: only a 3 or a 4 can"),
+        ("a0", "you have no 1 in your hand"),
+        ("play 0", "there is no card 0"),
+        ("a9", "there is no action 9"),
+        ("dance", "I don't understand 'dance'"),
+    ],
+)
+def test_parse_move_refusals_say_why(text, reason):
+    with pytest.raises(MoveError, match=reason):
+        parse_move(text, _game_top_3())
+
+
+def test_parse_move_refuses_draws_the_rules_forbid():
+    alone = make_game(num_players=2, hands=[[1], [2]], top=5, quit=[False, True])
+    with pytest.raises(MoveError, match="everyone else has quit"):
+        parse_move("draw", alone)
+    empty = make_game(num_players=2, hands=[[1], [2]], top=5, draw_pile=[])
+    with pytest.raises(MoveError, match="draw pile is empty"):
+        parse_move("d", empty)
+
+
+# --------------------------------------------------------------------------- agent specs
+
+
+def test_agent_specs_parse_names_and_typed_parameters():
+    assert parse_agent_spec("random") == AgentSpec("random")
+    spec = parse_agent_spec("cautious:threshold=4")
+    assert spec.params == {"threshold": 4}
+    assert spec.label == "cautious:threshold=4"
+    assert spec.build(seed=1).threshold == 4
+    raw = parse_agent_spec("x:a=1.5:b=true:c=none:d=word", check=False)
+    assert raw.params == {"a": 1.5, "b": True, "c": None, "d": "word"}
+    assert [s.name for s in parse_agent_list("heuristic, random ,greedy")] == ["heuristic", "random", "greedy"]
