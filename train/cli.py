@@ -544,5 +544,9 @@ def _commands(parser: argparse.ArgumentParser) -> list[str]:
     return []
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+if __name__ == "__main__":  # pragma: no cover - `python -m train.cli`
+    # Run the imported module, not this __main__ copy, so that CommandError raised by
+    # other modules (train.train_cli imports train.cli) is the class main() catches.
+    from train.cli import main as _main
+
+    sys.exit(_main())

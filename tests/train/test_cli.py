@@ -50,11 +50,27 @@ def test_every_command_has_help_with_examples(capsys, command):
     assert "examples:" in out or "example:" in out
 
 
-@pytest.mark.skipif(importlib.util.find_spec("train.train_cli") is None, reason="train.train_cli is not available")
+needs_train_cli = pytest.mark.skipif(
+    importlib.util.find_spec("train.train_cli") is None, reason="train.train_cli is not available"
+)
+
+
+@needs_train_cli
 def test_train_command_is_added_when_installed(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0
     assert "train" in out
+    code, out, _ = run(capsys, "train", "--help")
+    assert code == 0
+    assert "llama-rl train" in out
+
+
+@needs_train_cli
+def test_train_config_errors_exit_2_without_traceback(capsys):
+    code, out, err = run(capsys, "train", "--n-envs", "0")
+    assert code == 2
+    assert err.startswith("llama-rl: error:") and "n_envs" in err
+    assert "Traceback" not in err
 
 
 def test_agents_lists_the_registered_agents_with_descriptions(capsys):
