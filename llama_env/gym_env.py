@@ -14,12 +14,22 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, NUM_ACTIONS, LlamaGame, validate_rule_options
+from llama_env.engine import (
+    DEFAULT_END_SCORE,
+    DEFAULT_HAND_SIZE,
+    NUM_ACTIONS,
+    IllegalActionError,
+    LlamaGame,
+    validate_rule_options,
+)
 from llama_env.observation import OBS_SIZE, encode, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.rewards import DEFAULT_REWARD, REWARD_MODES, rewards_for, validate_reward_mode
 
-__all__ = ["LlamaEnv"]
+__all__ = ["LlamaEnv", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD"]
+
+ILLEGAL_ACTION_MODES = ("raise", "terminate")
+ILLEGAL_ACTION_REWARD = -1.0
 
 
 class LlamaEnv(gym.Env):
@@ -28,7 +38,10 @@ class LlamaEnv(gym.Env):
     ## Action space
     ``Discrete(9)``: 0..5 play a card of value 1..6, 6 play a llama, 7 draw, 8 quit.
     The legal ones are in :meth:`action_masks` (for sb3-contrib's ``MaskablePPO``) and in
-    ``info["action_mask"]``. An illegal action raises ``IllegalActionError``.
+    ``info["action_mask"]``. An illegal action raises ``IllegalActionError`` (game
+    untouched) by default; with ``illegal_action="terminate"`` it instead ends the episode
+    with reward -1 (as PettingZoo's classic wrapper does), which is what generic checkers
+    that sample unmasked actions (Gymnasium's and SB3's ``check_env``) need.
 
     ## Observation space
     ``Box(float32, (OBS_SIZE,))`` laid out as :data:`llama_env.observation.FIELDS`,
@@ -41,7 +54,11 @@ class LlamaEnv(gym.Env):
 
     ## Episode end
     One episode is one whole game: it terminates when a round ends with a score of at
-    least ``end_score``. There is no truncation.
+    least ``end_score``. There is no truncation. Rewards earned by rounds that end
+    during the opponents' turns before the learner's first turn (possible only with
+    ``hand_size=1``) are paid with the first step; if such a round already ends the
+    game, the mask is all False and the first step, whatever its action, only returns
+    that reward with ``terminated=True``.
 
     ## Arguments
     * ``num_players``: 2..6 (default 4).
@@ -54,6 +71,7 @@ class LlamaEnv(gym.Env):
     * ``reward``: ``"game"`` or ``"round"``.
     * ``end_score``, ``hand_size``, ``random_first_player``: rule options.
     * ``render_mode``: ``None``, ``"ansi"`` or ``"human"``.
+    * ``illegal_action``: ``"raise"`` (default) or ``"terminate"`` (see Action space).
 
     ## Version history
     * v0: first release.
@@ -72,6 +90,7 @@ class LlamaEnv(gym.Env):
         hand_size: int = DEFAULT_HAND_SIZE,
         random_first_player: bool = False,
         render_mode: str | None = None,
+        illegal_action: str = "raise",
     ) -> None:
         validate_rule_options(num_players, end_score, hand_size)
         self.num_players = int(num_players)
@@ -84,6 +103,9 @@ class LlamaEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")
+        self.illegal_action = illegal_action
         if seat == "random":
             self.fixed_seat: int | None = None
         elif isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < self.num_players:
@@ -99,6 +121,8 @@ class LlamaEnv(gym.Env):
         self.seat = self.fixed_seat if self.fixed_seat is not None else 0
         self._seat_agent: list[Any] = []
         self._log: list[str] = []
+        self._pending_reward = 0.0
+        self._ended = False
 
     # ------------------------------------------------------------------ gym API
 
@@ -125,8 +149,10 @@ class LlamaEnv(gym.Env):
             random_first_player=self.random_first_player,
         )
         self._log = []
-        reward = self._play_opponents()
-        del reward  # no round can end before the learner's first turn with a fresh deal
+        self._ended = False
+        # With hand_size=1 an opponent can go out before the learner's first turn: that
+        # round's reward is owed to the learner and paid with its first step.
+        self._pending_reward = self._play_opponents()
         if self.render_mode == "human":
             self.render()
         return encode(self.game, self.seat), {"action_mask": self.action_masks(), "seat": self.seat}
@@ -135,26 +161,43 @@ class LlamaEnv(gym.Env):
         if self.game is None:
             raise RuntimeError("call reset() before step()")
         game = self.game
-        if game.game_over:
+        if self._ended:
             raise RuntimeError("the game is over: call reset() to start a new one")
+        reward, self._pending_reward = self._pending_reward, 0.0
+        if game.game_over:  # it ended before the learner's first turn: nothing to apply
+            self._ended = True
+            return encode(game, self.seat), reward, True, False, self._info()
         self._log = []
-        result = game.step(action)  # raises IllegalActionError, nothing changed
-        reward = 0.0
+        try:
+            result = game.step(action)  # raises IllegalActionError, nothing changed
+        except IllegalActionError as exc:
+            if self.illegal_action == "raise":
+                self._pending_reward = reward
+                raise
+            self._ended = True
+            info = self._info()
+            info["illegal_action"] = exc.action
+            return encode(game, self.seat), reward + ILLEGAL_ACTION_REWARD, True, False, info
         if result is not None:
             reward += self._on_round_end(result)
         reward += self._play_opponents()
-        info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
-        if game.game_over:
-            info["scores"] = list(game.scores)
+        self._ended = game.game_over
+        info = self._info()
         if self.render_mode == "human":
             self.render()
         return encode(game, self.seat), reward, game.game_over, False, info
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
+        if self.game.game_over:
+            info["scores"] = list(self.game.scores)
+        return info
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the learner's legal actions (all False once the game is over)."""
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
         game = self.game
-        if game is not None and not game.game_over:
+        if game is not None and not game.game_over and not self._ended:
             mask[game.legal_actions()] = True
         return mask
 
