@@ -1,0 +1,329 @@
+"""Gymnasium ``Llama-v0``: registration, checkers, masks, options, and a short MaskablePPO run."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import llama_env
+from agents.random_agent import RandomAgent
+from llama_env import LlamaEnv
+from llama_env.engine import IllegalActionError, LlamaGame
+from llama_env.observation import OBS_SIZE, encode
+from llama_env.rewards import game_rewards
+
+
+def run_episode(env: gym.Env, seed: int, action_seed: int = 0) -> tuple[list, float, dict]:
+    """Play one episode with random legal actions; check the mask bookkeeping on the way."""
+    rng = np.random.default_rng(action_seed)
+    obs, info = env.reset(seed=seed)
+    trace = [obs]
+    total = 0.0
+    for _ in range(100_000):
+        mask = info["action_mask"]
+        np.testing.assert_array_equal(env.unwrapped.action_masks(), mask)
+        legal = np.flatnonzero(mask)
+        obs, reward, terminated, truncated, info = env.step(int(legal[rng.integers(legal.size)]))
+        trace.append((obs, reward))
+        total += reward
+        assert truncated is False
+        if terminated:
+            return trace, total, info
+    raise AssertionError("episode did not end")
+
+
+def test_registered_on_import():
+    assert "Llama-v0" in gym.registry
+    env = gym.make("Llama-v0", num_players=3, opponents="random")
+    assert isinstance(env.unwrapped, LlamaEnv)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (OBS_SIZE,) and obs.dtype == np.float32
+    assert env.observation_space.contains(obs)
+    assert env.action_space == gym.spaces.Discrete(9)
+    assert info["action_mask"].dtype == bool and info["action_mask"].shape == (9,)
+    env.close()
+
+
+# The checkers step with unmasked samples of the action space, so they run the env in
+# its documented ``illegal_action="terminate"`` mode (the default raises instead).
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+@pytest.mark.parametrize("render_mode", [None, "ansi"])
+def test_gymnasium_check_env(n, render_mode):
+    # made through gym.make so that the env has a spec and every render mode is checked
+    env = gym.make("Llama-v0", num_players=n, illegal_action="terminate", render_mode=render_mode)
+    gym_check_env(env.unwrapped)
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_sb3_check_env(n):
+    sb3_check_env(LlamaEnv(num_players=n, illegal_action="terminate"), warn=True)
+
+
+def test_illegal_action_terminate_mode_ends_the_episode_with_minus_one():
+    env = LlamaEnv(num_players=3, illegal_action="terminate", reward="round")
+    env.reset(seed=1)
+    before = env.game.to_dict()
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    obs, reward, terminated, truncated, info = env.step(illegal)
+    assert (reward, terminated, truncated) == (-1.0, True, False)
+    assert info["illegal_action"] == illegal
+    assert info["action_mask"].tolist() == [False] * 9
+    assert env.game.to_dict() == before  # the engine never applied it
+    with pytest.raises(RuntimeError, match="game is over"):
+        env.step(8)
+    env.reset(seed=2)
+    assert env.action_masks().any()  # a new episode starts normally
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_action_masks_match_info_and_legality(n):
+    env = LlamaEnv(num_players=n, seat=n - 1)
+    _, _, info = run_episode(env, seed=n)
+    assert env.game.game_over
+    assert env.action_masks().tolist() == [False] * 9
+    np.testing.assert_array_equal(info["action_mask"], env.action_masks())
+
+
+def test_mask_equals_engine_legal_actions_each_step():
+    env = LlamaEnv(num_players=4, seat=2)
+    obs, info = env.reset(seed=7)
+    rng = np.random.default_rng(7)
+    while True:
+        game = env.game
+        assert game.current_player == 2  # the learner acts only on its turn
+        assert info["action_mask"].tolist() == game.legal_mask()
+        np.testing.assert_array_equal(obs, encode(game, 2))
+        legal = game.legal_actions()
+        obs, _, terminated, _, info = env.step(legal[int(rng.integers(len(legal)))])
+        if terminated:
+            break
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_game_reward_is_the_win_share(n):
+    for seed in range(4):
+        env = LlamaEnv(num_players=n, seat=1)
+        _, total, info = run_episode(env, seed=seed, action_seed=seed)
+        assert info["scores"] == env.game.scores
+        assert total == game_rewards(info["scores"])[1]
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_round_reward_sums_to_minus_final_score(n):
+    for seed in range(4):
+        env = LlamaEnv(num_players=n, seat=0, reward="round")
+        _, total, info = run_episode(env, seed=seed, action_seed=seed)
+        assert total == -float(info["scores"][0])
+
+
+def test_same_seed_same_episode():
+    a = run_episode(LlamaEnv(num_players=4, opponents="random"), seed=5)[0]
+    b = run_episode(LlamaEnv(num_players=4, opponents="random"), seed=5)[0]
+    assert len(a) == len(b)
+    np.testing.assert_array_equal(a[0], b[0])
+    for (oa, ra), (ob, rb) in zip(a[1:], b[1:], strict=True):
+        np.testing.assert_array_equal(oa, ob)
+        assert ra == rb
+
+
+def test_seat_random_varies_the_seat():
+    env = LlamaEnv(num_players=4, seat="random")
+    seats = set()
+    for seed in range(30):
+        obs, info = env.reset(seed=seed)
+        seats.add(info["seat"])
+        assert env.seat == info["seat"]
+        assert env.game.current_player == info["seat"]
+        np.testing.assert_array_equal(obs, encode(env.game, info["seat"]))
+    assert seats == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("seat", [0, 2, 3])
+def test_fixed_seat(seat):
+    env = LlamaEnv(num_players=4, seat=seat)
+    for seed in range(3):
+        _, info = env.reset(seed=seed)
+        assert info["seat"] == seat and env.game.current_player == seat
+
+
+class CountingAgent:
+    """Plays the lowest legal action and counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.resets = 0
+
+    def reset(self, seed=None) -> None:
+        self.resets += 1
+
+    def act(self, observation, action_mask) -> int:
+        assert observation.shape == (OBS_SIZE,)
+        assert action_mask.sum() >= 1
+        self.calls += 1
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_opponents_by_name_object_and_list():
+    by_name = LlamaEnv(num_players=3, opponents="random")
+    assert len(by_name.opponents) == 2 and all(isinstance(o, RandomAgent) for o in by_name.opponents)
+    assert by_name.opponents[0] is not by_name.opponents[1]  # one agent per seat
+
+    counting = CountingAgent()
+    by_object = LlamaEnv(num_players=3, opponents=counting)
+    assert by_object.opponents == [counting, counting]
+    run_episode(by_object, seed=0)
+    assert counting.calls > 0 and counting.resets >= 1
+
+    left, right = CountingAgent(), RandomAgent(seed=1)
+    mixed = LlamaEnv(num_players=3, opponents=[left, "random"], seat=0)
+    assert mixed.opponents[0] is left and isinstance(mixed.opponents[1], RandomAgent)
+    mixed.reset(seed=0)
+    assert mixed._seat_agent[1] is left  # opponents listed in turn order from the learner's left
+    as_tuple = LlamaEnv(num_players=3, opponents=(right, left))
+    assert as_tuple.opponents == [right, left]
+
+
+def test_opponent_choosing_an_illegal_action_is_an_error():
+    class Cheater:
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask == 0)[0]) if (action_mask == 0).any() else 99
+
+    env = LlamaEnv(num_players=2, opponents=Cheater(), seat=1)
+    with pytest.raises(ValueError, match="opponent .* seat 0 chose action"):
+        env.reset(seed=0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"opponents": "no_such_agent"}, "opponents.*no_such_agent"),
+        ({"opponents": ["random", "random"]}, "opponents: 4 players need 3 opponents, got 2"),
+        ({"opponents": ["random"] * 4}, "opponents: 4 players need 3 opponents, got 4"),
+        ({"opponents": 42}, "opponents"),
+        ({"opponents": None}, "opponents"),
+        ({"seat": 4}, "seat"),
+        ({"seat": -1}, "seat"),
+        ({"seat": "left"}, "seat"),
+        ({"seat": True}, "seat"),
+        ({"reward": "points"}, "reward.*'game'.*'round'"),
+        ({"num_players": 1}, "num_players"),
+        ({"num_players": 7}, "num_players"),
+        ({"num_players": "4"}, "num_players"),
+        ({"end_score": 0}, "end_score"),
+        ({"hand_size": 14}, "hand_size"),
+        ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+    ],
+)
+def test_bad_arguments_raise_value_error_naming_the_problem(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        LlamaEnv(**{"num_players": 4, **kwargs})
+    with pytest.raises(ValueError, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gym.make warns about an unknown render_mode first
+        gym.make("Llama-v0", **{"num_players": 4, **kwargs})
+
+
+def test_rule_options_reach_the_engine():
+    env = gym.make("Llama-v0", num_players=5, end_score=12, hand_size=3)
+    env.reset(seed=0)
+    game = env.unwrapped.game
+    assert isinstance(game, LlamaGame)
+    assert (game.num_players, game.end_score, game.hand_size) == (5, 12, 3)
+    assert [game.hand_size_of(p) for p in range(5)] == [3] * 5
+
+
+def test_illegal_learner_action_raises_and_changes_nothing():
+    env = LlamaEnv(num_players=3)
+    env.reset(seed=1)
+    before = env.game.to_dict()
+    illegal = [a for a in range(9) if not env.action_masks()[a]]
+    assert illegal  # a fresh deal always leaves some play action illegal
+    for a in [*illegal, -1, 9]:
+        with pytest.raises(IllegalActionError):
+            env.step(a)
+        assert env.game.to_dict() == before
+
+
+@pytest.mark.parametrize("reward", ["round", "game"])
+def test_rounds_ended_before_the_learners_first_turn_are_paid(reward):
+    # With one card each, an opponent may go out before the learner (last seat) acts;
+    # with end_score 5 that may even end the game. No reward may be lost either way.
+    early_round = early_game = 0
+    for seed in range(120):
+        env = LlamaEnv(num_players=4, seat=3, hand_size=1, end_score=5, reward=reward)
+        _, info = env.reset(seed=seed)
+        early_game += env.game.game_over
+        early_round += env.game.round > 1
+        if env.game.game_over:
+            assert info["action_mask"].tolist() == [False] * 9
+        rng = np.random.default_rng(seed)
+        total = 0.0
+        while True:
+            legal = np.flatnonzero(env.action_masks())
+            action = int(legal[rng.integers(legal.size)]) if legal.size else 8
+            _, r, terminated, _, info = env.step(action)
+            total += r
+            if terminated:
+                break
+        expected = -info["scores"][3] if reward == "round" else game_rewards(info["scores"])[3]
+        assert total == expected
+    assert early_round > 0 and early_game > 0  # both situations were exercised
+
+
+def test_step_before_reset_and_after_game_over_raise():
+    env = LlamaEnv(num_players=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(8)
+    run_episode(env, seed=0)
+    with pytest.raises(RuntimeError, match="game is over"):
+        env.step(8)
+
+
+def test_ansi_render_and_round_summaries():
+    env = LlamaEnv(num_players=3, render_mode="ansi", seat=1)
+    env.reset(seed=0)
+    text = env.render()
+    assert "top card" in text and "player_1 (you)" in text
+    rng = np.random.default_rng(0)
+    saw_summary = False
+    for _ in range(1000):
+        legal = np.flatnonzero(env.action_masks())
+        _, _, terminated, _, _ = env.step(int(legal[rng.integers(legal.size)]))
+        text = env.render()
+        saw_summary |= "over:" in text
+        if terminated:
+            assert "Game over" in text
+            break
+    assert saw_summary
+
+
+def test_maskable_ppo_learns_briefly():
+    torch = pytest.importorskip("torch")  # a hard dependency of the train extra
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    env = gym.make("Llama-v0", num_players=3, reward="round")
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        n_steps=256,
+        batch_size=128,
+        n_epochs=2,
+        policy_kwargs={"net_arch": [32, 32]},
+        seed=0,
+        device="cpu",
+        verbose=0,
+    )
+    model.learn(total_timesteps=2048)
+    assert model.num_timesteps >= 2048
+    obs, info = env.reset(seed=0)
+    action, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)
+    assert info["action_mask"][int(action)]
+    assert llama_env.IllegalActionError is IllegalActionError
