@@ -82,9 +82,9 @@ def _parse_value(text: str) -> Any:
 def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     """Parse ``name`` or ``name:key=value[:key=value...]``.
 
-    With ``check`` (the default) the name is looked up in the registry and, when there
-    are parameters, the agent is built once to validate them; a problem raises
-    ``ValueError`` that names it and lists what exists.
+    With ``check`` (the default) the name is looked up in the registry and the agent is
+    built once, so bad parameters or a missing model file are found before any game is
+    played; a problem raises ``ValueError`` that names it and lists what exists.
     """
     parts = text.strip().split(":")
     name = parts[0].strip()
@@ -103,8 +103,12 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     if check:
         if name not in agent_registry.names():
             raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(agent_registry.names())}")
-        if params:  # the registry checks parameter names (and the agent its values) on construction
+        try:  # the registry checks parameter names, the agent its values (and e.g. its model file)
             spec.build(seed=0)
+        except ValueError:
+            raise
+        except (OSError, TypeError) as exc:
+            raise ValueError(f"cannot build agent {spec.label!r}: {exc}") from exc
     return spec
 
 

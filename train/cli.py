@@ -17,11 +17,12 @@ Exit codes: 0 success; 1 a game of ``play`` left unfinished (``exit`` or end of 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -110,6 +111,19 @@ def _agent_likes(specs: Sequence[AgentSpec]) -> list[agent_registry.AgentLike]:
     return [spec.as_agent_like() for spec in specs]
 
 
+@contextlib.contextmanager
+def _dependencies(what: str) -> Iterator[None]:
+    """Turn an optional package missing at run time (openskill, tqdm...) into a message."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        raise CommandError(
+            f"{what} needs the package {(exc.name or '?').split('.')[0]!r}, which is not installed; "
+            f"install the training extras: pip install -e '.[train]'",
+            code=1,
+        ) from None
+
+
 def _load(module: str, what: str) -> Any:
     """Import ``module`` or fail with a message saying which command needs it."""
     try:
@@ -118,7 +132,7 @@ def _load(module: str, what: str) -> Any:
         if exc.name == module:
             raise CommandError(f"{what} needs {module}, which is not part of this installation", code=1) from None
         raise CommandError(
-            f"{what} needs the package {exc.name!r}, which is not installed; "
+            f"{what} needs the package {(exc.name or '?').split('.')[0]!r}, which is not installed; "
             f"install the training extras: pip install -e '.[train]'",
             code=1,
         ) from None
@@ -131,17 +145,18 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> Any:
     """
     out = out if out is not None else sys.stdout
     ev = _load("train.evaluate", "llama-rl eval")
-    result = ev.evaluate(
-        _agent_likes(cmd.agents),
-        cmd.games,
-        seed=cmd.seed,
-        workers=cmd.workers,
-        duplicate=cmd.duplicate,
-        rotate=cmd.rotate,
-        end_score=cmd.end_score,
-        hand_size=cmd.hand_size,
-        progress=cmd.progress,
-    )
+    with _dependencies("llama-rl eval"):
+        result = ev.evaluate(
+            _agent_likes(cmd.agents),
+            cmd.games,
+            seed=cmd.seed,
+            workers=cmd.workers,
+            duplicate=cmd.duplicate,
+            rotate=cmd.rotate,
+            end_score=cmd.end_score,
+            hand_size=cmd.hand_size,
+            progress=cmd.progress,
+        )
     print(result.to_table(), file=out)
     return result
 
@@ -153,16 +168,17 @@ def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> Any:
     """
     out = out if out is not None else sys.stdout
     ev = _load("train.evaluate", "llama-rl tournament")
-    result = ev.tournament(
-        _agent_likes(cmd.agents),
-        cmd.num_players,
-        cmd.games,
-        seed=cmd.seed,
-        workers=cmd.workers,
-        end_score=cmd.end_score,
-        hand_size=cmd.hand_size,
-        progress=cmd.progress,
-    )
+    with _dependencies("llama-rl tournament"):
+        result = ev.tournament(
+            _agent_likes(cmd.agents),
+            cmd.num_players,
+            cmd.games,
+            seed=cmd.seed,
+            workers=cmd.workers,
+            end_score=cmd.end_score,
+            hand_size=cmd.hand_size,
+            progress=cmd.progress,
+        )
     print(result.to_table(), file=out)
     print(file=out)
     print(result.pairwise_table(), file=out)

@@ -138,6 +138,17 @@ def test_tournament_prints_ratings(capsys):
     assert "rating" in out.lower() or "mu" in out.lower()
 
 
+@needs_evaluate
+def test_a_missing_optional_package_is_named_with_exit_1(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "openskill.models", None)  # makes `import openskill.models` fail
+    code, out, err = run(
+        capsys, "tournament", "--agents", "random,greedy", "--games", "2", "--workers", "1", "--no-progress"
+    )
+    assert code == 1
+    assert "llama-rl: error:" in err and "'openskill'" in err and "pip install" in err
+    assert "Traceback" not in err
+
+
 # --------------------------------------------------------------------------- errors
 
 
@@ -155,6 +166,7 @@ def test_tournament_prints_ratings(capsys):
         (["eval", "--agents", "random,,random"], "empty entry"),
         (["eval", "--agents", "cautious:threshold", "--players", "2"], "key=value"),
         (["eval", "--agents", "random:colour=red", "--players", "2"], "no parameter 'colour'"),
+        (["eval", "--agents", "cautious:threshold=-1,random"], "threshold must be"),
         (["eval", "--agents", "random,random", "--hand-size", "40"], "hand_size"),
         (["eval", "--agents", "random,random", "--end-score", "0"], "between 1 and"),
         (["eval"], "--agents"),
