@@ -1,0 +1,297 @@
+"""Bad input everywhere: actions, options and snapshots fail loudly, naming the problem,
+and never change the game."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from conftest import make_game, make_state
+
+import llama_env
+from llama_env.engine import Action, IllegalActionError, LlamaGame
+from llama_env.gym_env import LlamaEnv
+
+BAD_ACTIONS = [-1, 9, 100, "3", 3.0, None, True, False, [3], np.float32(3), np.array([1, 2])]
+
+
+def test_illegal_action_error_is_a_value_error():
+    assert issubclass(IllegalActionError, ValueError)
+
+
+def _game() -> LlamaGame:
+    # top 5; seat 0 holds 1, 2 and 6: playing 6 is legal, 1 and 2 are not
+    return make_game(num_players=3, hands=[[1, 2, 6], [3], [4]], top=5)
+
+
+def test_illegal_action_names_the_action_and_the_legal_ones():
+    g = _game()
+    before = g.to_dict()
+    with pytest.raises(IllegalActionError) as info:
+        g.step(Action.PLAY_1)
+    msg = str(info.value)
+    assert "action 0 (PLAY_1) is illegal for seat 0" in msg
+    assert "5 (PLAY_6)" in msg and "7 (DRAW)" in msg and "8 (QUIT)" in msg
+    assert info.value.action == 0 and info.value.legal == [5, 7, 8]
+    assert g.to_dict() == before
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
+def test_out_of_range_and_ill_typed_actions_raise_and_change_nothing(action):
+    g = _game()
+    before = g.to_dict()
+    with pytest.raises(IllegalActionError) as info:
+        g.step(action)
+    msg = str(info.value)
+    assert "legal now" in msg
+    assert "out of range" in msg or "must be an integer" in msg
+    assert g.to_dict() == before
+    assert g.is_legal(5)  # and the game still works
+    g.step(5)
+    assert g.current_player == 1
+
+
+@pytest.mark.parametrize("action", [np.int64(5), np.int8(5), np.array(5), np.array([5]), Action.PLAY_6])
+def test_integer_like_actions_are_accepted(action):
+    g = _game()
+    g.step(action)
+    assert g.top_card == 6 and g.current_player == 1
+
+
+def _finished_game() -> LlamaGame:
+    g = make_game(num_players=2, hands=[[3], [7]], top=3, scores=[0, 35])
+    assert g.step(Action.PLAY_3).game_over
+    return g
+
+
+@pytest.mark.parametrize("action", [0, 7, 8, -1, "x"])
+def test_step_after_game_over_raises(action):
+    g = _finished_game()
+    before = g.to_dict()
+    with pytest.raises(IllegalActionError):
+        g.step(action)
+    assert g.to_dict() == before
+
+
+def test_step_after_game_over_message():
+    with pytest.raises(IllegalActionError, match="the game is over"):
+        _finished_game().step(8)
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS[:8], ids=repr)
+def test_raw_aec_env_rejects_bad_actions_unchanged(action):
+    e = llama_env.raw_env(num_players=3)
+    e.reset(seed=4)
+    before = e.game.to_dict()
+    agent = e.agent_selection
+    with pytest.raises(IllegalActionError):
+        e.step(action)
+    assert e.game.to_dict() == before and e.agent_selection == agent
+
+
+def test_aec_env_step_after_game_over_only_accepts_none():
+    e = llama_env.raw_env(num_players=2, end_score=1)
+    e.reset(seed=0)
+    while not e.game.game_over:
+        e.step(Action.QUIT)
+    assert all(e.terminations.values())
+    with pytest.raises(ValueError):
+        e.step(Action.QUIT)
+    while e.agents:
+        e.step(None)
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS[:8], ids=repr)
+def test_gym_env_rejects_bad_actions_unchanged(action):
+    env = LlamaEnv(num_players=3)
+    env.reset(seed=4)
+    before = env.game.to_dict()
+    with pytest.raises(IllegalActionError):
+        env.step(action)
+    assert env.game.to_dict() == before
+
+
+# ----------------------------------------------------------------- options
+
+BAD_OPTIONS = [
+    ({"num_players": 1}, "num_players must be between 2 and 6, got 1"),
+    ({"num_players": 7}, "num_players must be between 2 and 6, got 7"),
+    ({"num_players": "4"}, "num_players must be an integer"),
+    ({"num_players": 4.0}, "num_players must be an integer"),
+    ({"num_players": True}, "num_players must be an integer"),
+    ({"num_players": None}, "num_players must be an integer"),
+    ({"end_score": 0}, "end_score must be between 1 and"),
+    ({"end_score": -40}, "end_score must be between 1 and"),
+    ({"end_score": 10**9}, "end_score must be between 1 and"),
+    ({"end_score": "40"}, "end_score must be an integer"),
+    ({"end_score": 40.0}, "end_score must be an integer"),
+    ({"hand_size": 0}, "hand_size must be between 1 and 13 for 4 players"),
+    ({"hand_size": 14}, "hand_size must be between 1 and 13 for 4 players"),
+    ({"num_players": 6, "hand_size": 10}, "hand_size must be between 1 and 9 for 6 players"),
+    ({"num_players": 2, "hand_size": 28}, "hand_size must be between 1 and 27 for 2 players"),
+    ({"hand_size": "6"}, "hand_size must be an integer"),
+    ({"hand_size": 6.5}, "hand_size must be an integer"),
+]
+
+
+def _call(factory, kwargs):
+    kwargs = dict(kwargs)
+    n = kwargs.pop("num_players", 4)
+    return factory(n, **kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), BAD_OPTIONS)
+@pytest.mark.parametrize("factory", [LlamaGame, llama_env.raw_env, llama_env.env, LlamaEnv], ids=lambda f: f.__name__)
+def test_bad_rule_options_raise_value_error_naming_the_option(factory, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        _call(factory, kwargs)
+
+
+@pytest.mark.parametrize(("n", "hand_size"), [(2, 27), (3, 18), (4, 13), (5, 11), (6, 9)])
+def test_largest_hand_size_for_the_table_is_accepted(n, hand_size):
+    g = LlamaGame(n, hand_size=hand_size, rng=0)
+    assert len(g.draw_pile) == 56 - n * hand_size - 1 >= 0
+
+
+def test_bad_reward_mode_and_rng():
+    with pytest.raises(ValueError, match="reward must be one of 'game', 'round'"):
+        llama_env.raw_env(3, reward="win")
+    with pytest.raises(TypeError, match="rng"):
+        LlamaGame(3, rng="seed")
+
+
+# ----------------------------------------------------------------- snapshots
+
+
+def _corrupt(**changes):
+    d = make_state(num_players=3, hands=[[1, 2], [3, 4], [5, 6]], top=3)
+    d.update(changes)
+    return d
+
+
+def _without(key):
+    d = make_state(num_players=3)
+    del d[key]
+    return d
+
+
+REQUIRED = ["num_players", "scores", "hands", "draw_pile", "discard_pile", "quit", "current_player", "round", "game_over"]
+
+
+@pytest.mark.parametrize("key", REQUIRED)
+def test_snapshot_missing_key(key):
+    with pytest.raises(ValueError, match=f"missing required keys: {key}"):
+        LlamaGame.from_dict(_without(key))
+
+
+def _extra_card():
+    d = _corrupt()
+    d["hands"][0].append(7)
+    return d
+
+
+def _missing_card():
+    d = _corrupt()
+    d["draw_pile"].remove(7)
+    return d
+
+
+def _swapped_card():
+    d = _corrupt()
+    d["draw_pile"].remove(7)
+    d["draw_pile"].append(1)
+    return d
+
+
+CORRUPT = [
+    (lambda: [1, 2, 3], "snapshot must be a dict"),
+    (_extra_card, r"56-card deck.*llama: 9"),
+    (_missing_card, r"56-card deck.*llama: 7"),
+    (_swapped_card, r"56-card deck.*one: 9, llama: 7"),
+    (lambda: _corrupt(num_players=7), "num_players must be between 2 and 6"),
+    (lambda: _corrupt(num_players="3"), "num_players must be an integer"),
+    (lambda: _corrupt(current_player=3), "current_player must be a seat 0..2, got 3"),
+    (lambda: _corrupt(current_player=-1), "current_player must be a seat 0..2, got -1"),
+    (lambda: _corrupt(current_player=1.0), "current_player must be an integer"),
+    (lambda: _corrupt(scores=[0, 0]), "scores must be a list of 3 integers"),
+    (lambda: _corrupt(scores=[0, 0, "1"]), "scores must be a list of 3 integers"),
+    (lambda: _corrupt(scores=[0, -1, 0]), "scores must be non-negative"),
+    (lambda: _corrupt(hands=[[1, 2], [3, 4]]), "'hands' must be a list of 3 hands"),
+    (lambda: _corrupt(hands=[[1, 2], [3, 4], 5]), r"hands\[2\] must be a list of card codes"),
+    (lambda: _corrupt(quit=[False, False]), "'quit' must be a list of 3 booleans"),
+    (lambda: _corrupt(quit=[0, 0, 0]), "'quit' must be a list of 3 booleans"),
+    (lambda: _corrupt(quit=[True, False, False]), "current_player 0 has quit the round"),
+    (lambda: _corrupt(quit=[True, True, True]), "every player quit but the round not scored"),
+    (lambda: _corrupt(round=0), "round must be at least 1"),
+    (lambda: _corrupt(game_over="no"), "game_over must be a bool"),
+    (lambda: _corrupt(game_over=True), "game_over=True contradicts scores"),
+    (lambda: _corrupt(scores=[45, 0, 0], game_over=False), "game_over=False contradicts scores"),
+    (lambda: _corrupt(end_score=0), "end_score must be between"),
+    (lambda: _corrupt(hand_size=30), "hand_size must be between 1 and 18 for 3 players"),
+    (lambda: _corrupt(starter=3), "starter must be a seat 0..2"),
+    (lambda: _corrupt(last_player=5), "last_player must be a seat 0..2 or None"),
+    (lambda: _corrupt(rng_state={"bit_generator": "NoSuchBitGen"}), "rng_state is not a numpy bit generator state"),
+    (lambda: _corrupt(rng_state={"state": 1}), "rng_state is not a numpy bit generator state"),
+]
+
+
+def _with_code(where, code):
+    def build():
+        d = _corrupt()
+        if where == "hand":
+            d["hands"][1][0] = code
+        elif where == "draw":
+            d["draw_pile"][0] = code
+        else:
+            d["discard_pile"][0] = code
+        return d
+
+    return build
+
+
+for _where, _what in [("hand", r"hands\[1\]"), ("draw", "draw_pile"), ("discard", "discard_pile")]:
+    for _code in (0, 8, -1, "3", 3.0, True, None):
+        CORRUPT.append((_with_code(_where, _code), f"{_what} holds .*, which is not a card code 1..7"))
+
+
+def _empty_discard():
+    d = make_state(num_players=2, hands=[[1], [2]], discard_pile=[], draw_pile=None)
+    return d
+
+
+def _empty_hand_mid_round():
+    d = make_state(num_players=3, hands=[[1, 2], [], [5, 6]], top=3)
+    return d
+
+
+def _pile_not_a_list():
+    d = _corrupt()
+    d["draw_pile"] = tuple(d["draw_pile"])
+    return d
+
+
+CORRUPT += [
+    (_empty_discard, "discard_pile is empty"),
+    (_empty_hand_mid_round, "seat 1 has no cards but the round was not scored"),
+    (_pile_not_a_list, "draw_pile must be a list of card codes"),
+]
+
+
+@pytest.mark.parametrize(("build", "match"), CORRUPT, ids=[m for _, m in CORRUPT])
+def test_corrupt_snapshot_raises_value_error_naming_the_problem(build, match):
+    d = build()
+    frozen = copy.deepcopy(d)
+    with pytest.raises(ValueError, match=match):
+        LlamaGame.from_dict(d)
+    assert d == frozen  # the caller's dict is left alone
+
+
+def test_the_uncorrupted_snapshot_is_accepted():
+    """Guard: the corruptions above are all that is wrong with their snapshots."""
+    g = LlamaGame.from_dict(_corrupt())
+    assert g.hand(0) == [1, 2] and g.top_card == 3
+    d = g.to_dict()
+    assert LlamaGame.from_dict(d).to_dict() == d
+    finished = _finished_game().to_dict()
+    assert LlamaGame.from_dict(finished).game_over  # a finished game (possibly with empty hands) is fine
