@@ -22,6 +22,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -391,9 +392,25 @@ def _add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
     )
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Wraps prose paragraphs to the terminal width; keeps paragraphs with indented
+    lines (the examples) exactly as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = []
+        for para in text.split("\n\n"):
+            if any(line.startswith("  ") for line in para.splitlines()):
+                paragraphs.append("\n".join(indent + line for line in para.splitlines()))
+            else:
+                paragraphs.append(
+                    textwrap.fill(" ".join(para.split()), width, initial_indent=indent, subsequent_indent=indent)
+                )
+        return "\n\n".join(paragraphs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``llama-rl`` parser with every subcommand (``train`` when it is installed)."""
-    fmt = argparse.RawDescriptionHelpFormatter
+    fmt = _HelpFormatter
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="LLAMA-RL: evaluate, rank, train and play against agents for Reiner Knizia's L.L.A.M.A.",
@@ -416,7 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Play many games with one agent per seat and print each agent's win share, mean score "
             "and more.\n\n"
             + _AGENT_SYNTAX
-            + "\nGive one agent per seat, or a single agent with --players N to seat it N times "
+            + "\n\nGive one agent per seat, or a single agent with --players N to seat it N times "
             "(self-play). --players defaults to the number of agents."
         ),
         epilog=(

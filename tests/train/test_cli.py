@@ -149,6 +149,25 @@ def test_a_missing_optional_package_is_named_with_exit_1(capsys, monkeypatch):
     assert "Traceback" not in err
 
 
+@needs_evaluate
+@pytest.mark.parametrize(("flag", "expected"), [("--progress", True), ("--no-progress", False), (None, False)])
+def test_progress_bars_follow_the_flag_else_whether_stderr_is_a_terminal(capsys, monkeypatch, flag, expected):
+    import train.evaluate
+
+    seen = {}
+    real = train.evaluate.evaluate
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **{**kwargs, "progress": False})
+
+    monkeypatch.setattr(train.evaluate, "evaluate", spy)
+    argv = ["eval", "--agents", "random,random", "--games", "2", "--workers", "1"] + ([flag] if flag else [])
+    code, _, err = run(capsys, *argv)  # capsys: stderr is not a terminal
+    assert code == 0, err
+    assert seen["progress"] is expected
+
+
 # --------------------------------------------------------------------------- errors
 
 
