@@ -176,7 +176,17 @@ def _without(key):
     return d
 
 
-REQUIRED = ["num_players", "scores", "hands", "draw_pile", "discard_pile", "quit", "current_player", "round", "game_over"]
+REQUIRED = [
+    "num_players",
+    "scores",
+    "hands",
+    "draw_pile",
+    "discard_pile",
+    "quit",
+    "current_player",
+    "round",
+    "game_over",
+]
 
 
 @pytest.mark.parametrize("key", REQUIRED)
