@@ -1,0 +1,109 @@
+"""The engine knows nothing about RL (STYLE principle 1): its modules import only the
+standard library, numpy and each other, and they work with gymnasium and pettingzoo
+blocked."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINE_MODULES = ("engine", "observation", "rewards", "render")
+ALLOWED_THIRD_PARTY = {"numpy"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module an import statement in ``path`` names (absolute form)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the llama_env package
+                base = "llama_env" if node.level == 1 else ""
+                out.add(f"{base}.{node.module}" if node.module else base)
+            else:
+                out.add(node.module)
+    return out
+
+
+def is_allowed(module: str) -> bool:
+    top = module.split(".")[0]
+    if top in sys.stdlib_module_names or top in ALLOWED_THIRD_PARTY:
+        return True
+    return module in {f"llama_env.{m}" for m in ENGINE_MODULES}
+
+
+@pytest.mark.parametrize("name", ENGINE_MODULES)
+def test_engine_modules_import_only_stdlib_numpy_and_each_other(name):
+    mods = imported_modules(ROOT / "llama_env" / f"{name}.py")
+    assert mods, "the parser found no imports at all"
+    bad = sorted(m for m in mods if not is_allowed(m))
+    assert bad == [], f"llama_env/{name}.py imports {bad}"
+
+
+def test_the_import_check_catches_rl_imports(tmp_path):
+    """Guard: the checker does flag what it must."""
+    p = tmp_path / "m.py"
+    p.write_text("import os\nimport numpy as np\nfrom gymnasium import spaces\nfrom .aec_env import env\n")
+    mods = imported_modules(p)
+    assert sorted(m for m in mods if not is_allowed(m)) == ["gymnasium", "llama_env.aec_env"]
+
+
+BLOCKED_IMPORT_SCRIPT = textwrap.dedent(
+    """
+    import importlib, importlib.util, sys, types
+    for blocked in ("gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib"):
+        sys.modules[blocked] = None  # any import of these now raises ImportError
+    root = sys.argv[1]
+    # engine.py alone, loaded from its file
+    spec = importlib.util.spec_from_file_location("llama_engine_alone", f"{root}/llama_env/engine.py")
+    engine = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = engine  # dataclasses look their module up there
+    spec.loader.exec_module(engine)
+    g = engine.LlamaGame(4, rng=0)
+    while not g.game_over:
+        g.step(g.legal_actions()[0])
+    # the other engine modules, through a bare package that skips llama_env/__init__.py
+    pkg = types.ModuleType("llama_env")
+    pkg.__path__ = [f"{root}/llama_env"]
+    sys.modules["llama_env"] = pkg
+    for name in ("engine", "observation", "rewards", "render"):
+        importlib.import_module(f"llama_env.{name}")
+    from llama_env.engine import LlamaGame
+    from llama_env.observation import encode, decode
+    from llama_env.rewards import game_rewards
+    from llama_env.render import render_table
+    g = LlamaGame(3, rng=1)
+    assert decode(encode(g, 0)).hand_size == 6
+    assert "top card" in render_table(g, 0)
+    assert game_rewards([1, 2, 1]) == [0.5, 0.0, 0.5]
+    loaded = sorted(m for m in ("gymnasium", "pettingzoo", "torch") if sys.modules.get(m) is not None)
+    print("OK", loaded)
+    """
+)
+
+
+def test_engine_imports_with_rl_libraries_blocked():
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKED_IMPORT_SCRIPT, str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "OK []"
+
+
+def test_blocking_really_blocks():
+    """Guard: with gymnasium blocked the env modules cannot be imported."""
+    script = "import sys; sys.modules['gymnasium'] = None\nimport llama_env.gym_env\n"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode != 0 and "gymnasium" in proc.stderr
