@@ -61,7 +61,7 @@ def register(name: str, doc: str = "") -> Callable[[Callable[..., Agent]], Calla
         if name in _REGISTRY:
             raise ValueError(f"an agent named {name!r} is already registered")
         _REGISTRY[name] = factory
-        _DOCS[name] = doc or (inspect.getdoc(factory) or "").split("\n")[0]
+        _DOCS[name] = doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split())
         return factory
 
     return deco
