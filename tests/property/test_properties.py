@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llama_env.engine import IllegalActionError, LlamaGame
-from llama_env.observation import OBS_SIZE, decode, encode, view
+from llama_env.observation import OBS_SIZE, decode, encode, observation_bounds, view
 from llama_env.render import render_table
 
 MAX_STEPS = 20_000
@@ -231,6 +231,45 @@ def test_decode_encode_matches_public_facts(game_and_seed, prefix):
         assert o.opp_in_round == tuple(not g.quit[p] for p in left)
         assert o.opp_hand_size == tuple(g.hand_size_of(p) for p in left)
         assert o.opp_score == tuple(g.scores[p] for p in left)
+        low, high = observation_bounds(g.end_score)
+        assert np.all(obs >= low) and np.all(obs <= high)
         fields = view(obs)
         assert fields["opp_present"].tolist() == [1.0] * (n - 1) + [0.0] * (6 - n)
         assert float(fields["top_card"].sum()) == 1.0
+
+
+def _play_to_end(g: LlamaGame, seed: int) -> list[dict]:
+    return _future(g, seed, MAX_STEPS)
+
+
+def test_snapshot_replays_future_deals():
+    """A snapshot taken mid-round replays the rest of the game, new deals included."""
+    g = LlamaGame(3, rng=123)
+    advance(g, np.random.default_rng(1), 5)
+    snap = json.loads(json.dumps(g.to_dict()))
+    assert snap["round"] == 1 and not snap["game_over"]
+    a = _play_to_end(g, 9)
+    b = _play_to_end(LlamaGame.from_dict(snap), 9)
+    assert a == b
+    assert a[-1]["game_over"] and a[-1]["round"] >= 3  # several deals after the snapshot
+
+
+def test_without_rng_state_future_deals_come_from_the_given_rng():
+    """Guard for the replay property: the deals do depend on the stored generator."""
+    g = LlamaGame(3, rng=123)
+    advance(g, np.random.default_rng(1), 5)
+    snap = g.to_dict()
+    del snap["rng_state"]
+    a = _play_to_end(LlamaGame.from_dict(snap, rng=1), 9)
+    b = _play_to_end(LlamaGame.from_dict(snap, rng=2), 9)
+    c = _play_to_end(LlamaGame.from_dict(snap, rng=1), 9)
+    assert a == c
+    assert a != b
+
+
+def test_copy_is_independent():
+    g = LlamaGame(4, rng=5)
+    h = g.copy()
+    assert h.to_dict() == g.to_dict()
+    advance(h, np.random.default_rng(0), 50)
+    assert g.to_dict() == LlamaGame(4, rng=5).to_dict()
