@@ -517,3 +517,27 @@ def test_make_state_accounts_for_all_cards():
     d = make_state(num_players=4, hands=[[1], [2, 2], [7], [6]], top=6, draw_pile=[3])
     assert card_counts(d) == full_deck_counts()
     assert d["draw_pile"] == [3] and d["discard_pile"][-1] == 6
+
+
+# ----------------------------------------------------------------- playthrough regression
+
+
+def test_playthrough_regression():
+    """A whole seeded game with the "first legal action" policy (play if possible, else
+    draw, else quit). A change here means the deal, the rules or the rng use changed."""
+    g = LlamaGame(4, rng=2024)
+    assert g.to_dict()["hands"] == [[1, 1, 2, 4, 4, 5], [1, 2, 2, 4, 5, 6], [1, 2, 3, 3, 4, 7], [1, 2, 3, 3, 7, 7]]
+    assert g.top_card == 6
+    assert g.legal_actions() == [DRAW, QUIT]  # seat 0 has neither a 6 nor a llama
+    steps, results = 0, []
+    while not g.game_over:
+        result = g.step(g.legal_actions()[0])
+        steps += 1
+        if result is not None:
+            results.append((result.round, result.went_out, result.penalties, result.scores))
+    assert steps == 140
+    assert results == [
+        (1, 3, (18, 3, 11, 0), (18, 3, 11, 0)),
+        (2, None, (22, 14, 18, 14), (40, 17, 29, 14)),
+    ]
+    assert winners(g.scores) == [3]
