@@ -198,6 +198,10 @@ HEURISTIC_DEFAULTS: dict[str, float] = {
     "danger_hand": 1,
     "quit_marker": 2.0,
     "quit_per_card": 0.0,
+    "quit_per_pile": 0.0,
+    "quit_playable": 0.0,
+    "endgame_margin": 0.0,
+    "quit_behind": 0.0,
     "strand_cost": 2.0,
     "urgency_points": 1.0,
 }
@@ -225,7 +229,14 @@ class HeuristicAgent(BaseAgent):
         + quit_per_draw_cost * E[points a draw adds]        (card counting)
         + quit_danger        if an opponent in the round holds <= danger_hand cards
         - quit_marker        if my score >= 10 (going out then returns a 10 marker)
-        + quit_per_card * (hand size - 1)
+        + quit_per_card * (my hand size - 1)
+        + quit_per_pile * (draw pile size / 10)
+        - quit_playable * 10 * P(a draw is playable on the current top)
+        - quit_behind        near the end of the game when I am not the leader
+
+    and, near the end of the game (someone within ``endgame_margin`` points of
+    ``end_score``; 0 turns this off), also whenever quitting keeps me strictly below
+    every opponent's score.
 
     The expected cost of a draw counts the unseen cards: for each value I do not hold,
     ``unseen = 8 - mine - discarded`` copies are in the draw pile or other hands, and
@@ -244,6 +255,10 @@ class HeuristicAgent(BaseAgent):
         danger_hand: int = int(HEURISTIC_DEFAULTS["danger_hand"]),
         quit_marker: float = HEURISTIC_DEFAULTS["quit_marker"],
         quit_per_card: float = HEURISTIC_DEFAULTS["quit_per_card"],
+        quit_per_pile: float = HEURISTIC_DEFAULTS["quit_per_pile"],
+        quit_playable: float = HEURISTIC_DEFAULTS["quit_playable"],
+        endgame_margin: float = HEURISTIC_DEFAULTS["endgame_margin"],
+        quit_behind: float = HEURISTIC_DEFAULTS["quit_behind"],
         strand_cost: float = HEURISTIC_DEFAULTS["strand_cost"],
         urgency_points: float = HEURISTIC_DEFAULTS["urgency_points"],
     ) -> None:
@@ -254,6 +269,10 @@ class HeuristicAgent(BaseAgent):
         self.danger_hand = int(danger_hand)
         self.quit_marker = float(quit_marker)
         self.quit_per_card = float(quit_per_card)
+        self.quit_per_pile = float(quit_per_pile)
+        self.quit_playable = float(quit_playable)
+        self.endgame_margin = float(endgame_margin)
+        self.quit_behind = float(quit_behind)
         self.strand_cost = float(strand_cost)
         self.urgency_points = float(urgency_points)
 
@@ -262,28 +281,28 @@ class HeuristicAgent(BaseAgent):
         return {k: getattr(self, k) for k in HEURISTIC_DEFAULTS}
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = _legal(action_mask)
-        o = _Obs(observation)
-        danger = any(
-            inr and size <= self.danger_hand for inr, size in zip(o.opp_in_round, o.opp_hand_size, strict=True)
-        )
-        plays = [a for a in legal if a < _DRAW]
-        if plays:
-            if len(plays) == 1:
-                return plays[0]
-            return self._choose_play(plays, o, danger)
-        if _DRAW not in legal:
+        m = action_mask.tolist() if hasattr(action_mask, "tolist") else list(action_mask)
+        plays = [a for a in range(_DRAW) if m[a]]
+        if len(plays) == 1:
+            return plays[0]  # the only play: always at least as good as drawing or quitting
+        if not plays and not m[_DRAW]:
+            if not m[_QUIT]:
+                raise ValueError("the action mask has no legal action")
             return _QUIT
-        threshold = self.quit_base + self.quit_per_draw_cost * _draw_cost(o)
-        if danger:
-            threshold += self.quit_danger
-        if o.my_score >= 10:
-            threshold -= self.quit_marker
-        threshold += self.quit_per_card * (o.hand_size - 1)
-        return _QUIT if o.penalty <= threshold else _DRAW
+        v = observation.tolist() if hasattr(observation, "tolist") else list(observation)
+        hand = [0] + [int(x * 8.0 + 0.5) for x in v[_HAND : _HAND + _NV]]
+        danger = self._danger(v)
+        if plays:
+            return self._choose_play(plays, hand, v, danger)
+        return _QUIT if self._should_quit(v, hand, danger) else _DRAW
 
-    def _choose_play(self, plays: list[int], o: _Obs, danger: bool) -> int:
-        hand, top = o.hand, o.top
+    def _danger(self, v: list[float]) -> bool:
+        """Whether an opponent still in the round holds at most ``danger_hand`` cards."""
+        limit = self.danger_hand + 0.5
+        return any(v[_IN + i] > 0.5 and v[_OHS + i] * HAND_SIZE_SCALE < limit for i in range(_MAX_OTHERS))
+
+    def _choose_play(self, plays: list[int], hand: list[int], v: list[float], danger: bool) -> int:
+        top = _top(v)
         urgency = 2.0 if danger else 1.0
         best, best_score = plays[0], -1e9
         for a in plays:
@@ -296,20 +315,58 @@ class HeuristicAgent(BaseAgent):
                 best, best_score = a, score
         return best
 
+    def _should_quit(self, v: list[float], hand: list[int], danger: bool) -> bool:
+        penalty = int(v[_PEN] * MAX_PENALTY + 0.5)
+        disc = [0] + [int(x * 8.0 + 0.5) for x in v[_DISC : _DISC + _NV]]
+        top = _top(v)
+        nxt = top % _NV + 1
+        total = 0
+        cost = 0.0
+        playable = 0
+        for c in range(1, _NV + 1):
+            unseen = COPIES_PER_VALUE - hand[c] - disc[c]
+            total += unseen
+            if not hand[c]:
+                cost += unseen * _PTS[c]
+            if c in (top, nxt):
+                playable += unseen
+        if total:
+            cost /= total
+            p_play = playable / total
+        else:
+            p_play = 0.0
+        threshold = self.quit_base + self.quit_per_draw_cost * cost - self.quit_playable * 10.0 * p_play
+        if danger:
+            threshold += self.quit_danger
+        end = v[_END] * END_SCORE_SCALE
+        my_score = v[_MYSC] * end
+        if my_score >= 9.5:
+            threshold -= self.quit_marker
+        hand_size = v[_HSIZE] * HAND_SIZE_SCALE
+        threshold += self.quit_per_card * (hand_size - 1.0)
+        threshold += self.quit_per_pile * v[_PILE] * (DECK_SIZE / 10.0)
+        if self.endgame_margin > 0:
+            k = _num_others(v)
+            opp = [v[_OSC + i] * end for i in range(k)]
+            if max(max(opp), my_score) >= end - self.endgame_margin:
+                if my_score + penalty < min(opp) - 0.5:
+                    return True
+                threshold -= self.quit_behind
+        return penalty <= threshold + 1e-9
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v:g}" for k, v in self.params().items())
         return f"HeuristicAgent({args})"
 
 
-def _draw_cost(o: _Obs) -> float:
-    """Expected points a draw adds to my penalty: unseen copies of each value I do not
-    hold, over all unseen cards (they are in the draw pile or in other hands)."""
-    hand, disc = o.hand, o.discarded
-    total = 0
-    cost = 0.0
-    for c in range(1, _NV + 1):
-        unseen = COPIES_PER_VALUE - hand[c] - disc[c]
-        total += unseen
-        if not hand[c]:
-            cost += unseen * _PTS[c]
-    return cost / total if total else 0.0
+def _top(v: list[float]) -> int:
+    """The top card's code from the one-hot field."""
+    for c in range(_NV):
+        if v[_TOP + c] > 0.5:
+            return c + 1
+    raise ValueError("the observation has no top card")
+
+
+def _num_others(v: list[float]) -> int:
+    """How many other seats the table has (from ``opp_present``)."""
+    return sum(1 for i in range(_MAX_OTHERS) if v[_PRES + i] > 0.5)

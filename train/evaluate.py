@@ -117,6 +117,8 @@ class GameRecord:
     """Rounds each seat ended by playing its last card."""
     rounds: int
     """Rounds the game lasted."""
+    decisions: int
+    """Actions taken in the game (all seats)."""
 
     @property
     def win_shares(self) -> tuple[float, ...]:
@@ -177,8 +179,10 @@ def _play(
     )
     outs = [0] * n
     rounds = 0
+    steps = 0
     masks = _MASKS
     while True:
+        steps += 1
         p = game.current_player
         legal = game.legal_actions()
         mask = masks.get(tuple(legal))
@@ -193,7 +197,7 @@ def _play(
             if result.went_out is not None:
                 outs[result.went_out] += 1
             if result.game_over:
-                return GameRecord(task.index, task.seat_agents, tuple(game.scores), tuple(outs), rounds)
+                return GameRecord(task.index, task.seat_agents, tuple(game.scores), tuple(outs), rounds, steps)
 
 
 def _agent_error(name: str, seat: int, action: Any, legal: list[int], index: int) -> IllegalActionError:
@@ -342,7 +346,8 @@ class EvalResult:
 
     ``print(result)`` shows :meth:`to_table`; :meth:`to_dict` and :meth:`to_dataframe`
     serve notebooks. The per-game arrays are kept (``shares``, ``scores``, ``outs``,
-    ``rounds``, shape ``(games, agents)`` or ``(games,)``) for further analysis.
+    ``rounds``, ``decisions``, shape ``(games, agents)`` or ``(games,)``) for further
+    analysis.
     """
 
     names: list[str]
@@ -359,6 +364,7 @@ class EvalResult:
     scores: np.ndarray = field(repr=False)
     outs: np.ndarray = field(repr=False)
     rounds: np.ndarray = field(repr=False)
+    decisions: np.ndarray = field(repr=False)
 
     def __getitem__(self, key: int | str) -> AgentStats:
         """Stats by list position or display name."""
@@ -419,6 +425,7 @@ def _eval_stats(records: list[GameRecord], names: list[str], duplicate: bool, gr
     scores = np.zeros((g, m))
     outs = np.zeros((g, m))
     rounds = np.zeros(g)
+    decisions = np.zeros(g, dtype=np.int64)
     for k, r in enumerate(records):
         ws = r.win_shares
         for seat, i in enumerate(r.seat_agents):
@@ -426,6 +433,7 @@ def _eval_stats(records: list[GameRecord], names: list[str], duplicate: bool, gr
             scores[k, i] = r.scores[seat]
             outs[k, i] = r.went_out[seat]
         rounds[k] = r.rounds
+        decisions[k] = r.decisions
     total_rounds = float(rounds.sum())
     stats = []
     for i, name in enumerate(names):
@@ -452,6 +460,7 @@ def _eval_stats(records: list[GameRecord], names: list[str], duplicate: bool, gr
         "scores": scores,
         "outs": outs,
         "rounds": rounds,
+        "decisions": decisions,
     }
 
 

@@ -1,0 +1,206 @@
+"""Agents: never a masked action, seeded = reproducible, the registry's errors, and the
+heuristic's decisions in scripted states.
+
+States come from real games (random play on the engine, 2..6 players) so they include
+the awkward corners: empty draw pile, a player left alone, llama on top, huge hands.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import make_game
+
+import agents
+from agents.heuristic import HEURISTIC_DEFAULTS, HeuristicAgent, _Obs
+from llama_env.engine import Action, LlamaGame
+from llama_env.observation import decode, encode
+
+BUILTIN = ["random", "greedy", "cautious", "heuristic"]
+VARIANTS = [
+    ("greedy", {"prefer": "same"}),
+    ("cautious", {"threshold": 0}),
+    ("cautious", {"threshold": 12}),
+    ("heuristic", {"endgame_margin": 15.0, "quit_behind": 3.0, "danger_hand": 2, "quit_per_pile": -0.5}),
+    ("heuristic", {"quit_base": 40.0}),
+    ("heuristic", {"quit_base": -40.0, "strand_cost": 0.0, "urgency_points": 3.0}),
+]
+
+
+def _mask(game: LlamaGame) -> np.ndarray:
+    m = np.zeros(9, dtype=np.int8)
+    m[game.legal_actions()] = 1
+    return m
+
+
+def _states(num_games: int = 40, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(observation, mask) pairs of the player to act, from random games of every size."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for g in range(num_games):
+        n = 2 + g % 5
+        game = LlamaGame(n, end_score=int(rng.choice([15, 40])), rng=int(rng.integers(1 << 30)))
+        while not game.game_over:
+            out.append((encode(game, game.current_player), _mask(game)))
+            legal = game.legal_actions()
+            # lean towards draws so hands grow and piles empty
+            w = np.array([3.0 if a == Action.DRAW else (0.3 if a == Action.QUIT else 1.0) for a in legal])
+            game.step(legal[int(rng.choice(len(legal), p=w / w.sum()))])
+    return out
+
+
+STATES = _states()
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_builtin_agents_never_choose_a_masked_action(name):
+    agent = agents.make(name, seed=1)
+    for obs, mask in STATES:
+        a = agent.act(obs, mask)
+        assert isinstance(a, int)
+        assert mask[a] == 1, (name, decode(obs), mask, a)
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS)
+def test_parameter_variants_never_choose_a_masked_action(name, params):
+    agent = agents.make(name, seed=2, **params)
+    for obs, mask in STATES[::3]:
+        assert mask[agent.act(obs, mask)] == 1
+
+
+@pytest.mark.parametrize("name", ["greedy", "cautious", "heuristic"])
+def test_rule_agents_accept_list_masks_and_refuse_an_empty_mask(name):
+    agent = agents.make(name)
+    obs, mask = STATES[5]
+    assert mask[agent.act(obs, mask.tolist())] == 1
+    with pytest.raises(ValueError, match="no legal action"):
+        agent.act(obs, np.zeros(9, dtype=np.int8))
+
+
+def test_fast_reader_agrees_with_decode():
+    for obs, _ in STATES[::7]:
+        d, o = decode(obs), _Obs(obs)
+        assert o.hand[1:] == list(d.hand)
+        assert o.discarded[1:] == list(d.discarded)
+        assert (o.hand_size, o.penalty, o.top, o.draw_pile, o.can_draw) == (
+            d.hand_size,
+            d.hand_penalty,
+            d.top_card,
+            d.draw_pile,
+            d.can_draw,
+        )
+        assert (o.num_players, o.end_score, o.my_score) == (d.num_players, d.end_score, d.my_score)
+        assert o.opp_in_round == list(d.opp_in_round)
+        assert o.opp_hand_size == list(d.opp_hand_size)
+        assert o.opp_score == list(d.opp_score)
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_seeded_agents_reproduce(name):
+    def run(seed):
+        agent = agents.make(name, seed=seed)
+        return [agent.act(obs, mask) for obs, mask in STATES[:400]]
+
+    first = run(3)
+    assert run(3) == first
+    agent = agents.make(name, seed=99)
+    agent.reset(3)
+    assert [agent.act(obs, mask) for obs, mask in STATES[:400]] == first
+
+
+def test_registry_lists_the_heuristics():
+    assert set(BUILTIN) <= set(agents.names())
+    described = agents.describe()
+    assert all(described[n] for n in BUILTIN)
+
+
+def test_unknown_agent_name_lists_the_known_ones():
+    with pytest.raises(ValueError, match="unknown agent 'nope'") as err:
+        agents.make("nope")
+    for n in BUILTIN:
+        assert n in str(err.value)
+
+
+def test_unknown_parameter_lists_the_parameters():
+    with pytest.raises(ValueError, match="no parameter 'bogus'") as err:
+        agents.make("heuristic", bogus=1)
+    for p in HEURISTIC_DEFAULTS:
+        assert p in str(err.value)
+    with pytest.raises(ValueError, match="threshold"):
+        agents.make("cautious", thresold=3)
+
+
+def test_bad_parameter_values_are_refused():
+    with pytest.raises(ValueError, match="threshold"):
+        agents.make("cautious", threshold=-1)
+    with pytest.raises(ValueError, match="prefer"):
+        agents.make("greedy", prefer="best")
+
+
+def test_heuristic_defaults_are_its_constructor_defaults():
+    assert HeuristicAgent().params() == {
+        k: float(v) if k != "danger_hand" else int(v) for k, v in HEURISTIC_DEFAULTS.items()
+    }
+    assert "HeuristicAgent(" in repr(HeuristicAgent())
+
+
+# --------------------------------------------------------------------------- scripted states
+
+
+def _act(agent, **state):
+    game = make_game(**state)
+    return agent.act(encode(game, game.current_player), _mask(game))
+
+
+def test_heuristic_plays_rather_than_quits_or_draws():
+    h = HeuristicAgent()
+    # top 3, I hold a 4: the only play
+    assert _act(h, hands=[[4, 6], [1, 1], [2, 2]], top=3) == Action.PLAY_4
+    # even with an opponent about to go out, a play never costs more than quitting
+    assert _act(h, hands=[[4, 6], [1], [2, 2]], top=3) == Action.PLAY_4
+
+
+def test_heuristic_keeps_the_hand_connected_when_nothing_is_at_stake():
+    h = HeuristicAgent()
+    # top 3; 3,3,4 in hand: playing the 3 keeps the 4 playable, playing the 4 strands a 3
+    assert _act(h, hands=[[3, 3, 4, 4], [1, 1, 1], [2, 2, 2]], top=3) == Action.PLAY_3
+
+
+def test_heuristic_dumps_the_last_llama_when_someone_is_about_to_go_out():
+    h = HeuristicAgent()
+    # top llama: a 1 or my only llama; the next player holds one card
+    a = _act(h, hands=[[1, 1, 7], [5], [2, 2, 2]], top=7)
+    assert a == Action.PLAY_LLAMA
+
+
+def test_heuristic_quits_a_cheap_hand_when_an_opponent_holds_one_card():
+    h = HeuristicAgent()
+    # top 5, I hold 1,1 (penalty 1) and cannot play; the next player holds one card
+    assert _act(h, hands=[[1, 1], [3], [2, 2, 2]], top=5) == Action.QUIT
+
+
+def test_heuristic_draws_with_an_expensive_hand_and_no_danger():
+    h = HeuristicAgent()
+    # top 1; nothing playable; penalty 3+4+5+6+10 = 28; opponents hold many cards
+    assert _act(h, hands=[[3, 4, 5, 6, 7], [3, 3, 3, 3, 3], [2, 2, 2, 2, 2, 4]], top=1) == Action.DRAW
+
+
+def test_heuristic_quits_when_it_cannot_play_or_draw():
+    h = HeuristicAgent()
+    # the others have quit: a lone player may not draw
+    assert _act(h, hands=[[3, 4, 5, 6, 7], [3, 3], [2, 2]], top=1, quit=[False, True, True]) == Action.QUIT
+
+
+def test_greedy_draws_and_cautious_quits():
+    state = {"hands": [[1, 2], [5, 5, 5], [6, 6, 6]], "top": 4}
+    assert _act(agents.make("greedy"), **state) == Action.DRAW
+    assert _act(agents.make("cautious", threshold=3), **state) == Action.QUIT
+    # cautious quits below its threshold even when it could play
+    assert _act(agents.make("cautious", threshold=3), hands=[[1, 2], [5, 5], [6, 6]], top=1) == Action.QUIT
+    assert _act(agents.make("cautious", threshold=2), hands=[[1, 2], [5, 5], [6, 6]], top=1) == Action.PLAY_2
+
+
+def test_greedy_prefers_lowering_its_penalty_unless_told_same():
+    state = {"hands": [[3, 3, 4, 5], [1, 1], [2, 2]], "top": 3}
+    assert _act(agents.make("greedy"), **state) == Action.PLAY_4
+    assert _act(agents.make("greedy", prefer="same"), **state) == Action.PLAY_3

@@ -1,0 +1,225 @@
+"""train.evaluate: statistics with known answers, seeding independent of workers,
+duplicate deals, tournaments and errors."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from agents.base import BaseAgent
+from llama_env.engine import IllegalActionError
+from train.evaluate import agent_display_names, evaluate, mean_ci, tournament
+
+
+class QuitAgent(BaseAgent):
+    """Quits at once, every turn."""
+
+    name = "quitter"
+
+    def act(self, observation, action_mask):
+        return 8
+
+
+class MaskedAgent(BaseAgent):
+    """Always plays a llama, legal or not."""
+
+    name = "cheater"
+
+    def act(self, observation, action_mask):
+        return 6
+
+
+class Unpicklable(BaseAgent):
+    """A random agent holding a lock, which cannot be pickled."""
+
+    name = "local"
+
+    def __init__(self, seed=None):
+        super().__init__(seed)
+        self.lock = threading.Lock()
+
+    def act(self, observation, action_mask):
+        legal = np.flatnonzero(action_mask)
+        return int(legal[self.rng.integers(legal.size)])
+
+
+def test_result_shape_and_shares_sum_to_one_per_game():
+    r = evaluate(["heuristic", "random", "random"], 60, seed=1, workers=1)
+    assert r.names == ["heuristic", "random#1", "random#2"]
+    assert r.num_games == 60 and r.shares.shape == (60, 3)
+    np.testing.assert_allclose(r.shares.sum(axis=1), 1.0)
+    assert math.isclose(sum(r.win_shares), 1.0)
+    assert r.rounds_per_game >= 1
+    for a in r.agents:
+        assert a.ci_low <= a.win_share <= a.ci_high
+        assert 0 <= a.go_out_rate <= 1
+    # points per round is score change per round: final scores / rounds
+    np.testing.assert_allclose(r[0].points_per_round, r.scores[:, 0].sum() / r.rounds.sum())
+    assert r["heuristic"] is r[0]
+    text = str(r)
+    assert "heuristic" in text and "random#2" in text and "95% CI" in text
+    d = r.to_dict()
+    assert d["agents"][0]["name"] == "heuristic" and d["num_games"] == 60
+
+
+def test_quitters_never_go_out_and_score_every_round():
+    r = evaluate([QuitAgent(), QuitAgent(), QuitAgent()], 30, seed=2, workers=1)
+    assert all(a.go_out_rate == 0 for a in r.agents)
+    # every player quits holding 6 cards: a penalty of at least 1 every round; the
+    # largest hand penalty is 31, so reaching 40 takes at least two rounds
+    assert r.rounds.min() >= 2
+    assert all(a.points_per_round >= 1 for a in r.agents)
+
+
+def test_quitter_against_a_player_who_never_quits():
+    # The quitter never goes out; greedy, left alone (and so unable to draw), plays what
+    # it can before it too must quit, so it takes fewer points per round and wins
+    r = evaluate([QuitAgent(), "greedy"], 100, seed=3, workers=1)
+    assert r[0].go_out_rate == 0
+    assert r[1].go_out_rate > 0
+    assert r[1].win_share > 0.8 and r[1].points_per_round < r[0].points_per_round
+
+
+def test_identical_random_agents_split_evenly_within_the_ci():
+    r = evaluate(["random", "random"], 400, seed=4, workers=1)
+    for a in r.agents:
+        assert a.ci_low < 0.5 < a.ci_high
+    assert math.isclose(r[0].win_share + r[1].win_share, 1.0)
+
+
+def test_same_seed_same_results_whatever_the_workers():
+    table = ["heuristic", "greedy", "random", "cautious"]
+    one = evaluate(table, 40, seed=7, workers=1)
+    two = evaluate(table, 40, seed=7, workers=2)
+    np.testing.assert_array_equal(one.shares, two.shares)
+    np.testing.assert_array_equal(one.scores, two.scores)
+    np.testing.assert_array_equal(one.rounds, two.rounds)
+    other = evaluate(table, 40, seed=8, workers=1)
+    assert not np.array_equal(one.scores, other.scores)
+
+
+def test_agent_objects_are_reset_per_game_so_objects_and_names_agree():
+    from agents.random_agent import RandomAgent
+
+    by_name = evaluate(["random", "random"], 20, seed=5, workers=1)
+    by_obj = evaluate([RandomAgent(seed=123), RandomAgent()], 20, seed=5, workers=2)
+    np.testing.assert_array_equal(by_name.scores, by_obj.scores)
+
+
+def test_unpicklable_agents_fall_back_to_this_process():
+    with pytest.warns(RuntimeWarning, match="cannot be pickled"):
+        r = evaluate([Unpicklable(), "random"], 12, seed=6, workers=2)
+    ref = evaluate([Unpicklable(), "random"], 12, seed=6, workers=1)
+    np.testing.assert_array_equal(r.scores, ref.scores)
+
+
+def test_rotation_moves_every_agent_through_every_seat():
+    from train.evaluate import play_games  # noqa: F401 - the driver is public
+
+    fixed = evaluate(["greedy", "random", "random"], 9, seed=1, workers=1, rotate=False)
+    rotated = evaluate(["greedy", "random", "random"], 9, seed=1, workers=1)
+    assert not fixed.rotate and rotated.rotate
+    # the same deals: game 0 is seated identically either way
+    assert fixed.scores[0].tolist() == rotated.scores[0].tolist()
+
+
+def test_duplicate_deals_round_up_to_whole_groups_and_cancel_the_deal():
+    r = evaluate(["greedy", "greedy", "greedy"], 10, seed=3, workers=1, duplicate=True)
+    assert r.num_games == 12 and r.duplicate
+    # identical deterministic agents: over a whole group every seating of the same deals
+    # is played, so each agent's total share over a group is the same for all agents
+    groups = r.shares.reshape(4, 3, 3).sum(axis=1)
+    np.testing.assert_allclose(groups, groups[:, :1].repeat(3, axis=1))
+    for a in r.agents:
+        assert a.ci_low <= a.win_share <= a.ci_high
+
+
+def test_masked_action_raises_naming_the_agent():
+    with pytest.raises(IllegalActionError, match="cheater"):
+        evaluate([MaskedAgent(), "random"], 4, seed=0, workers=1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"agents": ["random"]}, "2..6 agents"),
+        ({"agents": ["random"] * 7}, "2..6 agents"),
+        ({"num_games": 0}, "num_games"),
+        ({"workers": 0}, "workers"),
+        ({"end_score": 0}, "end_score"),
+        ({"agents": ["nope", "random"]}, "unknown agent"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    args = {"agents": ["random", "random"], "num_games": 2, "workers": 1, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        evaluate(args.pop("agents"), args.pop("num_games"), **args)
+
+
+def test_heuristic_beats_random_clearly():
+    r = evaluate(["heuristic", "random", "random", "random"], 300, seed=11, workers=2)
+    assert r[0].ci_low > 0.75
+    two = evaluate(["heuristic", "random"], 200, seed=12, workers=2)
+    assert two[0].ci_low > 0.85
+
+
+def test_display_names():
+    class Named(BaseAgent):
+        name = "mine"
+
+    class Plain:
+        def act(self, o, m):
+            return 8
+
+    assert agent_display_names(["a", Named(), Plain(), "a"]) == ["a#1", "mine", "Plain", "a#2"]
+
+
+def test_mean_ci_known_values():
+    mean, lo, hi = mean_ci(np.array([1.0] * 50 + [0.0] * 50), binary=True)
+    assert mean == 0.5 and lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)
+    mean, lo, hi = mean_ci(np.array([0.5, 0.5, 0.5, 0.5]))
+    assert (mean, lo, hi) == (0.5, 0.5, 0.5)
+    x = np.array([0.0, 0.5, 1.0, 0.5])
+    mean, lo, hi = mean_ci(x)
+    half = 1.959963984540054 * x.std(ddof=1) / 2
+    assert lo == pytest.approx(0.5 - half) and hi == pytest.approx(0.5 + half)
+
+
+def test_tournament_pairwise_ratings_and_determinism():
+    pool = ["heuristic", "greedy", "random", "random"]
+    t = tournament(pool, 3, 48, seed=2, workers=1)
+    assert t.names == ["heuristic", "greedy", "random#1", "random#2"]
+    assert sum(t.games_played) == 48 * 3
+    # C(4, 3) = 4 tables cycled: every agent plays 3/4 of the games
+    assert t.games_played == [36, 36, 36, 36]
+    met = t.pair_games > 0
+    np.testing.assert_allclose((t.pairwise + t.pairwise.T)[met], 1.0)
+    assert np.all(np.isnan(np.diag(t.pairwise)))
+    assert t.ranking()[0] == 0 and t.ranking()[-1] in (2, 3)
+    assert t.pairwise[0, 2] > 0.8
+    text = str(t)
+    assert "ordinal" in text and "finished ahead" in text
+    assert t.to_dict()["agents"][0]["name"] == "heuristic"
+    t2 = tournament(pool, 3, 48, seed=2, workers=2)
+    np.testing.assert_array_equal(t.pairwise, t2.pairwise)
+    assert [r.mu for r in t.ratings] == [r.mu for r in t2.ratings]
+
+
+def test_tournament_errors():
+    with pytest.raises(ValueError, match="at least 4 agents"):
+        tournament(["random", "greedy"], 4, 10)
+    with pytest.raises(ValueError, match="num_players"):
+        tournament(["random", "greedy"], 7, 10)
+
+
+def test_dataframes_when_pandas_is_present():
+    pd = pytest.importorskip("pandas")
+    r = evaluate(["greedy", "random"], 10, seed=0, workers=1)
+    df = r.to_dataframe()
+    assert isinstance(df, pd.DataFrame) and list(df.index) == ["greedy", "random"]
+    t = tournament(["greedy", "random", "cautious"], 2, 12, seed=0, workers=1)
+    assert t.to_dataframe().index[0] in t.names
+    assert t.pairwise_dataframe().shape == (3, 3)
