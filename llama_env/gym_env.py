@@ -155,7 +155,7 @@ class LlamaEnv(gym.Env):
         self._pending_reward = self._play_opponents()
         if self.render_mode == "human":
             self.render()
-        return encode(self.game, self.seat), {"action_mask": self.action_masks(), "seat": self.seat}
+        return encode(self.game, self.seat), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self.game is None:

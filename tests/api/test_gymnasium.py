@@ -263,6 +263,7 @@ def test_rounds_ended_before_the_learners_first_turn_are_paid(reward):
         early_round += env.game.round > 1
         if env.game.game_over:
             assert info["action_mask"].tolist() == [False] * 9
+            assert info["scores"] == env.game.scores
         rng = np.random.default_rng(seed)
         total = 0.0
         while True:
