@@ -90,6 +90,18 @@ def test_raw_aec_env_rejects_bad_actions_unchanged(action):
     assert e.game.to_dict() == before and e.agent_selection == agent
 
 
+@pytest.mark.parametrize("action", [-1, 9, "3", 3.0], ids=repr)
+def test_wrapped_aec_env_rejects_out_of_space_actions_unchanged(action):
+    """env() uses PettingZoo's AssertOutOfBoundsWrapper (documented in llama_env.env)."""
+    e = llama_env.env(num_players=3)
+    e.reset(seed=4)
+    before = e.unwrapped.game.to_dict()
+    with pytest.raises(AssertionError):
+        e.step(action)
+    assert e.unwrapped.game.to_dict() == before
+    assert not any(e.terminations.values())
+
+
 def test_aec_env_step_after_game_over_only_accepts_none():
     e = llama_env.raw_env(num_players=2, end_score=1)
     e.reset(seed=0)
