@@ -1,0 +1,150 @@
+"""The PPO agent: a MaskablePPO policy trained by ``llama-rl train`` (see docs/training.md).
+
+``agents.make("ppo")`` loads the shipped model ``agents/models/ppo_llama.zip``;
+``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or checkpoint).
+
+Only the actor is kept: the zip's policy weights are read with torch on the CPU and the
+action head's logits of the illegal actions are masked out, so a move is one small
+forward pass and never illegal.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent, register
+
+__all__ = ["PPOAgent", "Actor", "load_actor", "actor_from_policy", "DEFAULT_MODEL"]
+
+DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama.zip"
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+class Actor:
+    """The policy half of an SB3 ``MlpPolicy``: ``obs -> logits`` with masking, batched.
+
+    Built from the weights of ``mlp_extractor.policy_net`` (Linear + activation layers) and
+    ``action_net``; the value head is not needed to act.
+    """
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str = "tanh") -> None:
+        torch = _torch()
+        mods: list[Any] = []
+        act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]
+        for k, (w, b) in enumerate(layers):
+            lin = torch.nn.Linear(w.shape[1], w.shape[0])
+            with torch.no_grad():
+                lin.weight.copy_(torch.as_tensor(w))
+                lin.bias.copy_(torch.as_tensor(b))
+            mods.append(lin)
+            if k < len(layers) - 1:
+                mods.append(act())
+        self.net = torch.nn.Sequential(*mods).eval()
+        for p in self.net.parameters():
+            p.requires_grad_(False)
+        self.activation = activation
+
+    def logits(self, obs: np.ndarray, masks: np.ndarray) -> Any:
+        """Masked logits (illegal actions at -inf) for a batch, as a torch tensor."""
+        torch = _torch()
+        with torch.no_grad():
+            x = self.net(torch.as_tensor(np.asarray(obs, dtype=np.float32)))
+            m = torch.as_tensor(np.asarray(masks, dtype=bool))
+            return x.masked_fill(~m, float("-inf"))
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray, deterministic: bool = True, rng: Any = None) -> np.ndarray:
+        """Actions for a batch: argmax over legal actions, or a sample from the masked softmax."""
+        torch = _torch()
+        logits = self.logits(obs, masks)
+        if deterministic:
+            return logits.argmax(dim=1).numpy()
+        probs = torch.softmax(logits, dim=1).numpy().astype(np.float64)
+        gen = rng if rng is not None else np.random.default_rng()
+        u = gen.random((probs.shape[0], 1))
+        cdf = np.cumsum(probs, axis=1)
+        cdf[:, -1] = 1.0 + 1e-9
+        acts = (u > cdf).sum(axis=1)
+        # a zero-probability (masked) action can never be chosen: pick the legal one the
+        # cdf lands on (guards against rounding at the boundaries)
+        bad = ~np.asarray(masks, dtype=bool)[np.arange(len(acts)), acts]
+        if bad.any():
+            acts[bad] = np.asarray(logits.argmax(dim=1).numpy())[bad]
+        return acts
+
+
+def actor_from_policy(policy: Any) -> Actor:
+    """A frozen copy of the actor of an SB3 (Maskable)ActorCriticPolicy with an MLP."""
+    layers = []
+    act = "tanh"
+    for m in policy.mlp_extractor.policy_net:
+        if hasattr(m, "weight"):
+            layers.append((m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()))
+        elif type(m).__name__ == "ReLU":
+            act = "relu"
+    an = policy.action_net
+    layers.append((an.weight.detach().cpu().numpy().copy(), an.bias.detach().cpu().numpy().copy()))
+    return Actor(layers, act)
+
+
+def load_actor(path: str | Path) -> Actor:
+    """Read the actor from a MaskablePPO ``.zip`` (``policy.pth`` state dict) without
+    building the whole algorithm: fast, CPU only."""
+    torch = _torch()
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no PPO model at {path}")
+    with zipfile.ZipFile(path) as zf:
+        state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
+        data = json.loads(zf.read("data").decode())
+    # the activation is pickled in the zip's data; its name is all we need to know
+    fn = (data.get("policy_kwargs") or {}).get("activation_fn")
+    blob = fn.get(":serialized:", "") if isinstance(fn, dict) else ""
+    act = "relu" if b"ReLU" in base64.b64decode(blob or b"") else "tanh"
+    idx = sorted(
+        {int(k.split(".")[2]) for k in state if k.startswith("mlp_extractor.policy_net.") and k.endswith(".weight")}
+    )
+    layers = [
+        (state[f"mlp_extractor.policy_net.{i}.weight"].numpy(), state[f"mlp_extractor.policy_net.{i}.bias"].numpy())
+        for i in idx
+    ]
+    layers.append((state["action_net.weight"].numpy(), state["action_net.bias"].numpy()))
+    return Actor(layers, act)
+
+
+@register("ppo")
+class PPOAgent(BaseAgent):
+    """A trained MaskablePPO policy (default: the shipped model); argmax over legal actions."""
+
+    name = "ppo"
+
+    def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.path = Path(path) if path is not None else DEFAULT_MODEL
+        self.deterministic = bool(deterministic)
+        self.actor = load_actor(self.path)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        mask = np.asarray(action_mask).astype(bool).reshape(1, -1)
+        if not mask.any():
+            raise ValueError("PPOAgent.act: the action mask has no legal action")
+        obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
+        return int(self.actor.act_batch(obs, mask, self.deterministic, self.rng)[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Actions for many observations at once (one forward pass)."""
+        return self.actor.act_batch(observations, np.asarray(action_masks).astype(bool), self.deterministic, self.rng)
+
+    def __repr__(self) -> str:
+        return f"PPOAgent(path={str(self.path)!r}, deterministic={self.deterministic})"
