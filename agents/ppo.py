@@ -26,61 +26,51 @@ __all__ = ["PPOAgent", "Actor", "load_actor", "actor_from_policy", "DEFAULT_MODE
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama.zip"
 
 
-def _torch():
-    import torch
-
-    return torch
-
-
 class Actor:
-    """The policy half of an SB3 ``MlpPolicy``: ``obs -> logits`` with masking, batched.
+    """The policy half of an SB3 ``MlpPolicy``: ``obs -> masked logits``, batched, in numpy.
 
     Built from the weights of ``mlp_extractor.policy_net`` (Linear + activation layers) and
-    ``action_net``; the value head is not needed to act.
+    ``action_net``; the value head is not needed to act. Plain numpy rather than torch:
+    for a small MLP a numpy forward pass is cheaper than torch's per-call overhead, and it
+    never competes with the learner's torch threads.
     """
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str = "tanh") -> None:
-        torch = _torch()
-        mods: list[Any] = []
-        act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]
-        for k, (w, b) in enumerate(layers):
-            lin = torch.nn.Linear(w.shape[1], w.shape[0])
-            with torch.no_grad():
-                lin.weight.copy_(torch.as_tensor(w))
-                lin.bias.copy_(torch.as_tensor(b))
-            mods.append(lin)
-            if k < len(layers) - 1:
-                mods.append(act())
-        self.net = torch.nn.Sequential(*mods).eval()
-        for p in self.net.parameters():
-            p.requires_grad_(False)
+        if activation not in ("tanh", "relu"):
+            raise ValueError(f"activation must be 'tanh' or 'relu', got {activation!r}")
+        self.layers = [
+            (np.ascontiguousarray(np.asarray(w, dtype=np.float32).T), np.asarray(b, dtype=np.float32))
+            for w, b in layers
+        ]
         self.activation = activation
 
-    def logits(self, obs: np.ndarray, masks: np.ndarray) -> Any:
-        """Masked logits (illegal actions at -inf) for a batch, as a torch tensor."""
-        torch = _torch()
-        with torch.no_grad():
-            x = self.net(torch.as_tensor(np.asarray(obs, dtype=np.float32)))
-            m = torch.as_tensor(np.asarray(masks, dtype=bool))
-            return x.masked_fill(~m, float("-inf"))
+    def logits(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Masked logits (illegal actions at -inf), shape ``(B, 9)``."""
+        x = np.asarray(obs, dtype=np.float32)
+        last = len(self.layers) - 1
+        for k, (wt, b) in enumerate(self.layers):
+            x = x @ wt + b
+            if k < last:
+                x = np.tanh(x) if self.activation == "tanh" else np.maximum(x, 0.0)
+        return np.where(np.asarray(masks, dtype=bool), x, -np.inf)
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray, deterministic: bool = True, rng: Any = None) -> np.ndarray:
         """Actions for a batch: argmax over legal actions, or a sample from the masked softmax."""
-        torch = _torch()
+        masks = np.asarray(masks, dtype=bool)
         logits = self.logits(obs, masks)
         if deterministic:
-            return logits.argmax(dim=1).numpy()
-        probs = torch.softmax(logits, dim=1).numpy().astype(np.float64)
+            return logits.argmax(axis=1)
+        z = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(z.astype(np.float64))
+        cdf = np.cumsum(p, axis=1)
         gen = rng if rng is not None else np.random.default_rng()
-        u = gen.random((probs.shape[0], 1))
-        cdf = np.cumsum(probs, axis=1)
-        cdf[:, -1] = 1.0 + 1e-9
-        acts = (u > cdf).sum(axis=1)
-        # a zero-probability (masked) action can never be chosen: pick the legal one the
-        # cdf lands on (guards against rounding at the boundaries)
-        bad = ~np.asarray(masks, dtype=bool)[np.arange(len(acts)), acts]
+        u = gen.random((len(cdf), 1)) * cdf[:, -1:]
+        acts = (u >= cdf).sum(axis=1)
+        acts = np.minimum(acts, masks.shape[1] - 1)
+        # a masked action has zero probability; guard the boundaries against rounding
+        bad = ~masks[np.arange(len(acts)), acts]
         if bad.any():
-            acts[bad] = np.asarray(logits.argmax(dim=1).numpy())[bad]
+            acts[bad] = logits[bad].argmax(axis=1)
         return acts
 
 
@@ -101,7 +91,8 @@ def actor_from_policy(policy: Any) -> Actor:
 def load_actor(path: str | Path) -> Actor:
     """Read the actor from a MaskablePPO ``.zip`` (``policy.pth`` state dict) without
     building the whole algorithm: fast, CPU only."""
-    torch = _torch()
+    import torch
+
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no PPO model at {path}")

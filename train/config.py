@@ -48,7 +48,7 @@ class TrainConfig:
     total_timesteps: int = _f(2_000_000, "learner env steps to train for (resuming continues the count)")
     n_envs: int = _f(128, "games stepped side by side in the batched vec env")
     seed: int = _f(0, "seeds the games, the opponents' draws and torch")
-    torch_threads: int = _f(2, "torch.set_num_threads for the run")
+    torch_threads: int = _f(1, "torch.set_num_threads for the run (1 is fastest for a small MLP on a busy machine)")
     # --- the network and PPO
     net_arch: str = _f("128,128", "hidden layer sizes of the policy and value MLPs, e.g. '128,128'")
     activation: str = _f("tanh", "hidden activation: tanh or relu")
@@ -221,13 +221,14 @@ def parse_net_arch(spec: str) -> list[int]:
 PRESETS: dict[str, dict[str, Any]] = {
     "ship": {
         # the shipped agent (agents/models/ppo_llama.zip); see docs/training.md
-        "players": "2-6",
-        "opponents": "heuristic:0.5,greedy:0.1,cautious:0.1,random:0.05,self:0.15,past:0.1",
-        "total_timesteps": 24_000_000,
+        "players": "2,2,3,4,4,5,6",
+        "opponents": "heuristic:0.6,greedy:0.05,cautious:0.05,random:0.05,self:0.15,past:0.1",
+        "total_timesteps": 20_000_000,
         "n_envs": 256,
         "n_steps": 32,
-        "batch_size": 4096,
-        "n_epochs": 4,
+        "batch_size": 2048,
+        "n_epochs": 8,
+        "learning_rate": 1e-3,
         "net_arch": "128,128",
         "eval_every": 2_000_000,
         "eval_games": 300,

@@ -3,7 +3,9 @@
 The learner holds one seat of every game in :class:`train.vec_env.BatchedLlamaVecEnv`;
 the other seats are drawn from the configured opponent mix: baselines by name, the
 current policy (``"self"``) and a league of past snapshots of this run (``"past"``).
-Policy opponents act through :class:`agents.ppo.Actor` in one forward pass per batch.
+Policy opponents act through :class:`agents.ppo.Actor` (numpy) in one forward pass per
+batch; the ``"self"`` copy is refreshed at the start of every rollout, which is exactly
+the policy being collected with, since PPO only updates between rollouts.
 
 A run directory ``runs/llama__maskableppo__<seed>__<time>/`` holds ``config.json``,
 TensorBoard logs (scalars namespaced ``rollout/``, ``train/``, ``eval/``, ``speed/``),
@@ -84,27 +86,6 @@ def evaluate_policy_batched(
     return mean, half
 
 
-def _policy_fn(policy: Any, rng: np.random.Generator):
-    """A batched sampling opponent that follows the live (learning) policy."""
-    import torch
-
-    def fn(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            feats = policy.extract_features(torch.as_tensor(obs), policy.pi_features_extractor)
-            logits = policy.action_net(policy.mlp_extractor.forward_actor(feats))
-            logits = logits.masked_fill(~torch.as_tensor(masks), float("-inf"))
-            probs = torch.softmax(logits, dim=1).numpy().astype(np.float64)
-        cdf = np.cumsum(probs, axis=1)
-        cdf[:, -1] = 1.0 + 1e-9
-        acts = (rng.random((len(obs), 1)) > cdf).sum(axis=1)
-        bad = ~masks[np.arange(len(acts)), acts]
-        if bad.any():
-            acts[bad] = probs[bad].argmax(axis=1)
-        return acts
-
-    return fn
-
-
 def _actor_fn(actor: Actor, rng: np.random.Generator):
     return lambda obs, masks: actor.act_batch(obs, masks, deterministic=False, rng=rng)
 
@@ -181,7 +162,9 @@ def train(config: TrainConfig) -> TrainResult:
             policy_kwargs=dict(net_arch=dict(pi=arch, vf=arch), activation_fn=act_fn),
             **ppo_kwargs,
         )
-    env.set_policy("self", _policy_fn(model.policy, opp_rng))
+    # "self" plays a numpy copy of the current actor, refreshed at every rollout start
+    # (the policy only changes between rollouts)
+    env.set_policy("self", _actor_fn(actor_from_policy(model.policy), opp_rng))
 
     # the past league: snapshots of earlier checkpoints of this run
     past: list[Actor] = []
@@ -226,6 +209,7 @@ def train(config: TrainConfig) -> TrainResult:
 
         def _on_rollout_start(self) -> None:
             self.t_roll = time.perf_counter()
+            env.set_policy("self", _actor_fn(actor_from_policy(self.model.policy), opp_rng))
 
         def _on_rollout_end(self) -> None:
             timing["rollout"] += time.perf_counter() - self.t_roll
