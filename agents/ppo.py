@@ -122,9 +122,19 @@ class PPOAgent(BaseAgent):
 
     def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None) -> None:
         super().__init__(seed)
-        self.path = Path(path) if path is not None else DEFAULT_MODEL
+        self.path: Path | None = Path(path) if path is not None else DEFAULT_MODEL
         self.deterministic = bool(deterministic)
         self.actor = load_actor(self.path)
+
+    @classmethod
+    def from_actor(cls, actor: Actor, deterministic: bool = True, seed: int | None = None) -> PPOAgent:
+        """An agent around an in-memory :class:`Actor` (e.g. the policy being trained)."""
+        agent = cls.__new__(cls)
+        BaseAgent.__init__(agent, seed)
+        agent.path = None
+        agent.deterministic = bool(deterministic)
+        agent.actor = actor
+        return agent
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         mask = np.asarray(action_mask).astype(bool).reshape(1, -1)

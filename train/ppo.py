@@ -28,7 +28,7 @@ from agents.ppo import Actor, actor_from_policy, load_actor
 from train.config import TrainConfig, config_from_dict
 from train.vec_env import BatchedLlamaVecEnv
 
-__all__ = ["train", "TrainResult", "evaluate_policy_batched", "find_checkpoint"]
+__all__ = ["train", "TrainResult", "evaluate_policy_batched", "evaluate_vs", "find_checkpoint"]
 
 
 @dataclass
@@ -84,6 +84,22 @@ def evaluate_policy_batched(
     mean = float(result.mean())
     half = 1.96 * float(result.std(ddof=1)) / np.sqrt(games) if games > 1 else float("nan")
     return mean, half
+
+
+def evaluate_vs(actor: Actor, opponent: str, players: int, games: int, seed: int = 0) -> tuple[float, float]:
+    """Win share (and 95% half-width) of ``actor`` (argmax) against ``players - 1`` copies of
+    ``opponent``, measured by the evaluation harness :func:`train.evaluate.evaluate` (seats
+    rotated, in this process), or by :func:`evaluate_policy_batched` where it is missing."""
+    try:
+        from train.evaluate import evaluate
+    except ImportError:  # pragma: no cover - the harness ships with the package
+        return evaluate_policy_batched(actor, opponent, players, games, seed=seed)
+    from agents.ppo import PPOAgent
+
+    agent = PPOAgent.from_actor(actor)
+    result = evaluate([agent] + [opponent] * (players - 1), games, seed=seed + 777, workers=1)
+    stats = result.agents[0]
+    return stats.win_share, (stats.ci_high - stats.ci_low) / 2
 
 
 def _actor_fn(actor: Actor, rng: np.random.Generator):
@@ -185,7 +201,7 @@ def train(config: TrainConfig) -> TrainResult:
         actor = actor_from_policy(model.policy)
         row: dict[str, Any] = {"timesteps": model.num_timesteps, "opponent": config.eval_opponent}
         for n in config.eval_player_counts:
-            share, half = evaluate_policy_batched(actor, config.eval_opponent, n, config.eval_games)
+            share, half = evaluate_vs(actor, config.eval_opponent, n, config.eval_games, seed=config.seed)
             row[f"win_share_{n}p"] = share
             row[f"ci95_{n}p"] = half
             model.logger.record(f"eval/win_share_vs_{config.eval_opponent}_{n}p", share)
