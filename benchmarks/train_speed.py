@@ -1,7 +1,7 @@
 """Training throughput: learner env steps per second of MaskablePPO on the batched vec env.
 
     python benchmarks/train_speed.py [--steps 300000] [--threads 2] [--preset bench]
-                                     [--opponents heuristic:0.6,self:0.2,past:0.2] [--sb3-baseline]
+                                     [--opponents MIX] [--players SIZES] [--sb3-baseline]
 
 Runs :func:`train.ppo.train` for ``--steps`` learner steps (rollouts AND PPO updates,
 TensorBoard and checkpoints off) and prints the steps per second, with the split
@@ -9,7 +9,8 @@ between the vec env (rules, observation encoding, every opponent's move, batched
 policy opponents) and learning (rollout inference + gradient updates).
 
 ``--sb3-baseline`` also times the textbook setup for comparison: MaskablePPO with its
-defaults (n_steps 2048, batch 64, 10 epochs) on a DummyVecEnv of 8 ``Llama-v0`` envs.
+defaults (n_steps 2048, batch 64, 10 epochs) on a DummyVecEnv of 8 ``Llama-v0`` envs
+(4 players, heuristic opponents).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from train.config import PRESETS, TrainConfig
 from train.ppo import train
 
 
-def sb3_baseline(steps: int, threads: int, opponents: str) -> float:
+def sb3_baseline(steps: int, threads: int) -> float:
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
@@ -30,9 +31,7 @@ def sb3_baseline(steps: int, threads: int, opponents: str) -> float:
     from llama_env.gym_env import LlamaEnv
 
     torch.set_num_threads(threads)
-    opp = opponents.split(":")[0].split(",")[0]
-    if opp in ("self", "past"):
-        opp = "heuristic"
+    opp = "heuristic"
     env = make_vec_env(LlamaEnv, n_envs=8, seed=0, env_kwargs={"num_players": 4, "opponents": opp, "seat": "random"})
     model = MaskablePPO("MlpPolicy", env, seed=0, device="cpu")
     t0 = time.perf_counter()
@@ -45,8 +44,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=300_000)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--preset", default="bench", choices=sorted(PRESETS))
-    ap.add_argument("--opponents", default="heuristic:0.6,self:0.2,past:0.2")
-    ap.add_argument("--players", default="2-6")
+    ap.add_argument("--opponents", default=None, help="override the preset's opponent mix")
+    ap.add_argument("--players", default=None, help="override the preset's table sizes")
     ap.add_argument("--sb3-baseline", action="store_true")
     args = ap.parse_args()
 
@@ -55,8 +54,8 @@ def main() -> None:
             **PRESETS[args.preset],
             "total_timesteps": args.steps,
             "torch_threads": args.threads,
-            "opponents": args.opponents,
-            "players": args.players,
+            "opponents": args.opponents or PRESETS[args.preset].get("opponents", "heuristic"),
+            "players": args.players or PRESETS[args.preset].get("players", "4"),
             "past_every": max(args.steps // 4, 1),
             "eval_every": 0,
             "checkpoint_every": 0,
@@ -79,7 +78,7 @@ def main() -> None:
     )
     if args.sb3_baseline:
         n = min(args.steps, 50_000)
-        sps = sb3_baseline(n, args.threads, args.opponents)
+        sps = sb3_baseline(n, args.threads)
         print(f"SB3 defaults (DummyVecEnv x 8 Llama-v0, 4 players): {n} steps at {sps:,.0f} env steps/s")
 
 

@@ -52,11 +52,11 @@ class TrainConfig:
     # --- the network and PPO
     net_arch: str = _f("128,128", "hidden layer sizes of the policy and value MLPs, e.g. '128,128'")
     activation: str = _f("tanh", "hidden activation: tanh or relu")
-    learning_rate: float = _f(3e-4, "Adam learning rate")
-    anneal_lr: bool = _f(True, "decay the learning rate linearly to 0 over the run")
+    learning_rate: float = _f(1e-3, "Adam learning rate")
+    anneal_lr: bool = _f(True, "decay the learning rate linearly to 5% of it over the run (over each resumed part)")
     n_steps: int = _f(64, "steps per env per rollout (rollout size = n_steps * n_envs)")
-    batch_size: int = _f(4096, "minibatch size of the PPO update")
-    n_epochs: int = _f(4, "passes over each rollout")
+    batch_size: int = _f(2048, "minibatch size of the PPO update")
+    n_epochs: int = _f(8, "passes over each rollout")
     gamma: float = _f(0.995, "discount factor")
     gae_lambda: float = _f(0.95, "GAE lambda")
     clip_range: float = _f(0.2, "PPO clip range")
@@ -252,12 +252,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         "torch_threads": 1,
     },
     "bench": {
-        "players": "2-6",
+        # the ship preset's table, network and PPO settings, for benchmarks/train_speed.py
+        "players": "2,2,3,4,4,5,6",
+        "opponents": "heuristic:0.6,greedy:0.05,cautious:0.05,random:0.05,self:0.15,past:0.1",
         "total_timesteps": 200_000,
         "n_envs": 256,
         "n_steps": 32,
-        "batch_size": 4096,
-        "n_epochs": 4,
+        "batch_size": 2048,
+        "n_epochs": 8,
         "eval_every": 0,
         "checkpoint_every": 0,
         "progress_bar": False,
