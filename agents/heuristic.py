@@ -162,8 +162,10 @@ def _same_first(plays: list[int], observation: Any) -> int:
 
 @register("cautious")
 class CautiousAgent(BaseAgent):
-    """Quits as soon as its hand penalty is at most ``threshold``; otherwise plays (the
-    card that lowers the penalty most) or draws, and quits when it can do neither.
+    """Quits as soon as its hand penalty is at most ``threshold``, else plays or draws.
+
+    Otherwise it plays (the card that lowers the penalty most) or draws, and quits when
+    it can do neither.
 
     Style: the banker who takes a small certain loss rather than risk a bigger one --
     even when it could still play. ``threshold=0`` never quits early (like greedy).
@@ -192,18 +194,19 @@ class CautiousAgent(BaseAgent):
 
 
 HEURISTIC_DEFAULTS: dict[str, float] = {
-    "quit_base": 3.0,
+    "quit_base": 1.0,
     "quit_per_draw_cost": 1.0,
-    "quit_danger": 6.0,
+    "quit_danger": 4.0,
     "danger_hand": 1,
-    "quit_marker": 2.0,
-    "quit_per_card": 0.0,
+    "quit_marker": 8.0,
+    "quit_per_card": 1.0,
     "quit_per_pile": 0.0,
     "quit_playable": 0.0,
-    "endgame_margin": 0.0,
-    "quit_behind": 0.0,
-    "strand_cost": 2.0,
+    "quit_per_quitter": 0.0,
+    "lead_margin": 10.0,
+    "strand_cost": 16.0,
     "urgency_points": 1.0,
+    "chain_bonus": 0.0,
 }
 """The tuned parameters of :class:`HeuristicAgent` (see ``docs/agents.md`` and
 ``benchmarks/tune_heuristic.py`` for the evidence)."""
@@ -218,6 +221,7 @@ class HeuristicAgent(BaseAgent):
 
         score = urgency * urgency_points * (points saved if it is my last copy)
                 - strand_cost * (copies of t left behind when playing t + 1)
+                + chain_bonus * (cards I could play after it, in a row, from my hand)
 
     where ``urgency`` is 1, or 2 when an opponent still in the round holds at most
     ``danger_hand`` cards (the round may end any moment, so lowering the penalty now
@@ -232,11 +236,10 @@ class HeuristicAgent(BaseAgent):
         + quit_per_card * (my hand size - 1)
         + quit_per_pile * (draw pile size / 10)
         - quit_playable * 10 * P(a draw is playable on the current top)
-        - quit_behind        near the end of the game when I am not the leader
+        + quit_per_quitter * (opponents who have quit this round)
 
-    and, near the end of the game (someone within ``endgame_margin`` points of
-    ``end_score``; 0 turns this off), also whenever quitting keeps me strictly below
-    every opponent's score.
+    and also whenever quitting leaves my score at least ``lead_margin`` points below
+    every opponent's (protecting a lead; a large margin turns this off).
 
     The expected cost of a draw counts the unseen cards: for each value I do not hold,
     ``unseen = 8 - mine - discarded`` copies are in the draw pile or other hands, and
@@ -257,10 +260,11 @@ class HeuristicAgent(BaseAgent):
         quit_per_card: float = HEURISTIC_DEFAULTS["quit_per_card"],
         quit_per_pile: float = HEURISTIC_DEFAULTS["quit_per_pile"],
         quit_playable: float = HEURISTIC_DEFAULTS["quit_playable"],
-        endgame_margin: float = HEURISTIC_DEFAULTS["endgame_margin"],
-        quit_behind: float = HEURISTIC_DEFAULTS["quit_behind"],
+        quit_per_quitter: float = HEURISTIC_DEFAULTS["quit_per_quitter"],
+        lead_margin: float = HEURISTIC_DEFAULTS["lead_margin"],
         strand_cost: float = HEURISTIC_DEFAULTS["strand_cost"],
         urgency_points: float = HEURISTIC_DEFAULTS["urgency_points"],
+        chain_bonus: float = HEURISTIC_DEFAULTS["chain_bonus"],
     ) -> None:
         super().__init__(seed)
         self.quit_base = float(quit_base)
@@ -271,10 +275,11 @@ class HeuristicAgent(BaseAgent):
         self.quit_per_card = float(quit_per_card)
         self.quit_per_pile = float(quit_per_pile)
         self.quit_playable = float(quit_playable)
-        self.endgame_margin = float(endgame_margin)
-        self.quit_behind = float(quit_behind)
+        self.quit_per_quitter = float(quit_per_quitter)
+        self.lead_margin = float(lead_margin)
         self.strand_cost = float(strand_cost)
         self.urgency_points = float(urgency_points)
+        self.chain_bonus = float(chain_bonus)
 
     def params(self) -> dict[str, float]:
         """The agent's parameters by name."""
@@ -311,6 +316,8 @@ class HeuristicAgent(BaseAgent):
             score = urgency * self.urgency_points * saved
             if card != top:
                 score -= self.strand_cost * hand[top]
+            if self.chain_bonus:
+                score += self.chain_bonus * _run_after(hand, card)
             if score > best_score:
                 best, best_score = a, score
         return best
@@ -345,18 +352,29 @@ class HeuristicAgent(BaseAgent):
         hand_size = v[_HSIZE] * HAND_SIZE_SCALE
         threshold += self.quit_per_card * (hand_size - 1.0)
         threshold += self.quit_per_pile * v[_PILE] * (DECK_SIZE / 10.0)
-        if self.endgame_margin > 0:
-            k = _num_others(v)
-            opp = [v[_OSC + i] * end for i in range(k)]
-            if max(max(opp), my_score) >= end - self.endgame_margin:
-                if my_score + penalty < min(opp) - 0.5:
-                    return True
-                threshold -= self.quit_behind
+        k = _num_others(v)
+        if self.quit_per_quitter:
+            threshold += self.quit_per_quitter * sum(1 for i in range(k) if v[_IN + i] < 0.5)
+        if my_score + penalty + self.lead_margin < min(v[_OSC + i] * end for i in range(k)) + 0.5:
+            return True
         return penalty <= threshold + 1e-9
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v:g}" for k, v in self.params().items())
         return f"HeuristicAgent({args})"
+
+
+def _run_after(hand: list[int], card: int) -> int:
+    """Cards I could play in a row after playing one ``card`` (no one else moving): the
+    rest of its copies, then every copy of each following value while I hold it."""
+    run = hand[card] - 1
+    c = card % _NV + 1
+    seen = 1
+    while hand[c] and seen < _NV:
+        run += hand[c]
+        c = c % _NV + 1
+        seen += 1
+    return run
 
 
 def _top(v: list[float]) -> int:

@@ -37,26 +37,28 @@ START: dict[str, float] = {
     "quit_per_card": 0.0,
     "quit_per_pile": 0.0,
     "quit_playable": 0.0,
-    "endgame_margin": 0.0,
-    "quit_behind": 0.0,
+    "quit_per_quitter": 0.0,
+    "lead_margin": 99.0,
     "strand_cost": 2.0,
     "urgency_points": 1.0,
+    "chain_bonus": 0.0,
 }
 """Where the search starts: the first hand-set guesses."""
 
 GRID: dict[str, list[float]] = {
-    "quit_base": [0, 1, 2, 3, 4, 5, 6, 8],
+    "strand_cost": [0, 1, 2, 4, 8, 16],
+    "urgency_points": [0, 0.5, 1, 2],
+    "chain_bonus": [0, 0.5, 1, 2, 4],
+    "quit_base": [-4, -2, -1, 0, 1, 2, 3, 4, 6],
     "quit_per_draw_cost": [0, 0.5, 1, 1.5, 2, 3],
-    "quit_danger": [0, 2, 4, 6, 8, 12, 30],
-    "danger_hand": [1, 2],
-    "quit_marker": [0, 1, 2, 4, 6],
-    "quit_per_card": [-1, -0.5, 0, 0.5, 1, 2],
+    "quit_danger": [0, 2, 4, 6, 8, 12],
+    "danger_hand": [1, 2, 3],
+    "quit_marker": [0, 2, 4, 6, 8, 12],
+    "quit_per_card": [-1, 0, 0.5, 1, 1.5, 2, 3, 4],
     "quit_per_pile": [-1, -0.5, -0.25, 0, 0.25, 0.5, 1],
     "quit_playable": [0, 0.5, 1, 2],
-    "endgame_margin": [0, 5, 10, 20, 40],
-    "quit_behind": [-2, 0, 2, 4],
-    "strand_cost": [0, 1, 2, 4, 8],
-    "urgency_points": [0, 0.5, 1, 2],
+    "quit_per_quitter": [-2, -1, 0, 1, 2],
+    "lead_margin": [-5, 0, 3, 6, 10, 99],
 }
 
 
@@ -125,8 +127,13 @@ def _fmt(xs: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--games", type=int, default=800, help="games per field per candidate (default 800)")
-    ap.add_argument("--passes", type=int, default=2, help="coordinate-descent sweeps (default 2)")
+    ap.add_argument("--games", type=int, default=500, help="games per field per candidate (default 500)")
+    ap.add_argument(
+        "--passes",
+        type=int,
+        default=3,
+        help="coordinate-descent sweeps (default 3; stops early when a sweep changes nothing)",
+    )
     ap.add_argument("--seed", type=int, default=12345, help="seed shared by every candidate")
     ap.add_argument("--validate-games", type=int, default=2000)
     ap.add_argument("--validate-seed", type=int, default=777)

@@ -21,7 +21,10 @@ VARIANTS = [
     ("greedy", {"prefer": "same"}),
     ("cautious", {"threshold": 0}),
     ("cautious", {"threshold": 12}),
-    ("heuristic", {"endgame_margin": 15.0, "quit_behind": 3.0, "danger_hand": 2, "quit_per_pile": -0.5}),
+    (
+        "heuristic",
+        {"lead_margin": 3.0, "quit_per_quitter": 1.0, "danger_hand": 2, "quit_per_pile": -0.5, "chain_bonus": 2.0},
+    ),
     ("heuristic", {"quit_base": 40.0}),
     ("heuristic", {"quit_base": -40.0, "strand_cost": 0.0, "urgency_points": 3.0}),
 ]
@@ -166,11 +169,14 @@ def test_heuristic_keeps_the_hand_connected_when_nothing_is_at_stake():
     assert _act(h, hands=[[3, 3, 4, 4], [1, 1, 1], [2, 2, 2]], top=3) == Action.PLAY_3
 
 
-def test_heuristic_dumps_the_last_llama_when_someone_is_about_to_go_out():
+def test_heuristic_plays_the_top_value_before_moving_on():
     h = HeuristicAgent()
-    # top llama: a 1 or my only llama; the next player holds one card
-    a = _act(h, hands=[[1, 1, 7], [5], [2, 2, 2]], top=7)
-    assert a == Action.PLAY_LLAMA
+    # top llama: my only llama (its value, and 10 points off) or a 1
+    assert _act(h, hands=[[1, 1, 7], [5, 5], [2, 2, 2]], top=7) == Action.PLAY_LLAMA
+    # tuned: the top's own value first even when the next one would save more points
+    assert _act(h, hands=[[5, 5, 6], [1], [2, 2, 2]], top=5) == Action.PLAY_5
+    # with a small strand cost, danger makes it dump the points instead
+    assert _act(HeuristicAgent(strand_cost=1.0), hands=[[5, 5, 6], [1], [2, 2, 2]], top=5) == Action.PLAY_6
 
 
 def test_heuristic_quits_a_cheap_hand_when_an_opponent_holds_one_card():

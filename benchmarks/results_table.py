@@ -1,0 +1,76 @@
+"""The results table of ``docs/agents.md``: win shares with 95% intervals at 2, 4 and 6
+players, each rule-based agent against random and the heuristics against each other,
+plus a four-player tournament of the built-in agents.
+
+    .venv/bin/python benchmarks/results_table.py            # ~2-3 min on 2 busy cores
+    .venv/bin/python benchmarks/results_table.py --games 500 --tournament-games 400  # quicker
+
+Every row is ``evaluate(..., duplicate=True)`` (the same deals replayed with the seats
+rotated, intervals over deal groups) with seed ``--seed``; the first agent of the table
+is the one reported, against ``n - 1`` copies of the opponent. A fair share is ``1/n``.
+Prints Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from train.evaluate import evaluate, tournament
+
+MATCHUPS: list[tuple[str, str]] = [
+    ("greedy", "random"),
+    ("cautious", "random"),
+    ("heuristic", "random"),
+    ("cautious", "greedy"),
+    ("heuristic", "greedy"),
+    ("heuristic", "cautious"),
+    ("greedy", "heuristic"),
+    ("cautious", "heuristic"),
+]
+PLAYERS = (2, 4, 6)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--games", type=int, default=1200, help="games per cell (default 1200)")
+    ap.add_argument("--tournament-games", type=int, default=1200, help="games of the tournament (default 1200)")
+    ap.add_argument("--seed", type=int, default=2024)
+    ap.add_argument("--workers", type=int, default=None)
+    args = ap.parse_args(argv)
+
+    t0 = time.perf_counter()
+    print(
+        f"Win share of the first agent against n - 1 copies of the second; {args.games} games per cell, "
+        f"duplicate deals, seed {args.seed}; 95% interval in brackets; fair share 1/n.\n"
+    )
+    print("| agent | vs | " + " | ".join(f"{n} players (fair {1 / n:.2f})" for n in PLAYERS) + " |")
+    print("|---|---|" + "---|" * len(PLAYERS))
+    for me, opp in MATCHUPS:
+        cells = []
+        for n in PLAYERS:
+            r = evaluate([me] + [opp] * (n - 1), args.games, seed=args.seed, workers=args.workers, duplicate=True)
+            a = r.agents[0]
+            cells.append(f"{a.win_share:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}]")
+        print(f"| {me} | {opp} | " + " | ".join(cells) + " |", flush=True)
+
+    pool = ["heuristic", "cautious", "greedy", "random"]
+    t = tournament(pool, 4, args.tournament_games, seed=args.seed, workers=args.workers)
+    print(f"\nFour-player tournament of {', '.join(pool)} ({args.tournament_games} games, openskill Plackett-Luce):\n")
+    print("| rank | agent | mu | sigma | ordinal | win share |")
+    print("|---|---|---|---|---|---|")
+    for rank, i in enumerate(t.ranking(), 1):
+        r = t.ratings[i]
+        print(f"| {rank} | {t.names[i]} | {r.mu:.2f} | {r.sigma:.2f} | {r.ordinal:.2f} | {t.win_share[i]:.3f} |")
+    print("\nPairwise: share of games the row agent finished ahead of the column agent (ties 0.5):\n")
+    order = t.ranking()
+    print("| | " + " | ".join(t.names[j] for j in order) + " |")
+    print("|---|" + "---|" * len(order))
+    for i in order:
+        cells = ["-" if i == j else f"{t.pairwise[i, j]:.3f}" for j in order]
+        print(f"| {t.names[i]} | " + " | ".join(cells) + " |")
+    print(f"\n(took {time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
