@@ -225,7 +225,8 @@ class HeuristicAgent(BaseAgent):
 
     where ``urgency`` is 1, or 2 when an opponent still in the round holds at most
     ``danger_hand`` cards (the round may end any moment, so lowering the penalty now
-    matters more than keeping the hand connected).
+    matters more than keeping the hand connected). Tuned, ``strand_cost`` outweighs the
+    rest: it plays the top card's own value whenever it can, then moves on.
 
     When nothing is playable it draws or quits. It quits when its penalty is at most::
 

@@ -2,7 +2,7 @@
 players, each rule-based agent against random and the heuristics against each other,
 plus a four-player tournament of the built-in agents.
 
-    .venv/bin/python benchmarks/results_table.py            # ~2-3 min on 2 busy cores
+    .venv/bin/python benchmarks/results_table.py            # ~1.5 min on 2 busy cores
     .venv/bin/python benchmarks/results_table.py --games 500 --tournament-games 400  # quicker
 
 Every row is ``evaluate(..., duplicate=True)`` (the same deals replayed with the seats
@@ -33,8 +33,8 @@ PLAYERS = (2, 4, 6)
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--games", type=int, default=1200, help="games per cell (default 1200)")
-    ap.add_argument("--tournament-games", type=int, default=1200, help="games of the tournament (default 1200)")
+    ap.add_argument("--games", type=int, default=3000, help="games per cell (default 3000)")
+    ap.add_argument("--tournament-games", type=int, default=2000, help="games of the tournament (default 2000)")
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--workers", type=int, default=None)
     args = ap.parse_args(argv)
