@@ -58,10 +58,14 @@ __all__ = [
     "EvalResult",
     "TournamentResult",
     "GameRecord",
+    "GameTask",
+    "AgentStats",
+    "Rating",
     "evaluate",
     "tournament",
     "play_games",
     "agent_display_names",
+    "mean_ci",
     "Z95",
 ]
 
@@ -129,7 +133,10 @@ class GameRecord:
 
 
 @dataclass(frozen=True)
-class _Task:
+class GameTask:
+    """One game to play: its index (which seeds the agents' resets), the key of its deal
+    sequence (games sharing a key get the same shuffles) and the agent at each seat."""
+
     index: int
     deal_key: int
     seat_agents: tuple[int, ...]
@@ -160,7 +167,7 @@ def _mask_for(legal: list[int]) -> np.ndarray:
 def _play(
     agents: Sequence[Any],
     names: Sequence[str],
-    task: _Task,
+    task: GameTask,
     seed: int,
     end_score: int,
     hand_size: int,
@@ -219,7 +226,7 @@ def _init_worker(payload: bytes) -> None:
     _WORKER["args"] = (names, seed, end_score, hand_size)
 
 
-def _run_chunk(tasks: list[_Task]) -> list[GameRecord]:
+def _run_chunk(tasks: list[GameTask]) -> list[GameRecord]:
     agents = _WORKER["agents"]
     names, seed, end_score, hand_size = _WORKER["args"]
     return [_play(agents, names, t, seed, end_score, hand_size) for t in tasks]
@@ -227,7 +234,7 @@ def _run_chunk(tasks: list[_Task]) -> list[GameRecord]:
 
 def play_games(
     agents: Sequence[AgentLike],
-    tasks: Sequence[_Task],
+    tasks: Sequence[GameTask],
     *,
     seed: int,
     workers: int | None,
@@ -508,7 +515,7 @@ def evaluate(
     for i in range(num_games):
         shift = i % n if (rotate or duplicate) else 0
         seat_agents = tuple((s - shift) % n for s in range(n))
-        tasks.append(_Task(i, i // n if duplicate else i, seat_agents))
+        tasks.append(GameTask(i, i // n if duplicate else i, seat_agents))
     names = agent_display_names(agents)
     records = play_games(
         agents, tasks, seed=seed, workers=workers, end_score=end_score, hand_size=hand_size, progress=progress
@@ -691,7 +698,7 @@ def tournament(
         raise ValueError(f"a tournament at {num_players}-player tables needs at least {num_players} agents, got {m}")
     _check_common(num_games, end_score, hand_size, num_players)
     names = agent_display_names(agents)
-    tasks = [_Task(g, g, t) for g, t in enumerate(_tables(m, num_players, num_games, seed))]
+    tasks = [GameTask(g, g, t) for g, t in enumerate(_tables(m, num_players, num_games, seed))]
     records = play_games(
         agents, tasks, seed=seed, workers=workers, end_score=end_score, hand_size=hand_size, progress=progress
     )
