@@ -123,6 +123,10 @@ class GameRecord:
     """Rounds the game lasted."""
     decisions: int
     """Actions taken in the game (all seats)."""
+    actions: tuple[tuple[int, int, int], ...] = ()
+    """For each seat, how many times it played, drew and quit."""
+    quit_penalty: tuple[int, ...] = ()
+    """For each seat, the summed hand penalty at the moments it quit."""
 
     @property
     def win_shares(self) -> tuple[float, ...]:
@@ -185,6 +189,8 @@ def _play(
         rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_KEY_DEAL, task.deal_key))),
     )
     outs = [0] * n
+    counts = [[0, 0, 0] for _ in range(n)]  # plays, draws, quits per seat
+    quit_penalty = [0] * n
     rounds = 0
     steps = 0
     masks = _MASKS
@@ -198,13 +204,29 @@ def _play(
         action = seat_objs[p].act(encode(game, p), mask)
         if action not in legal:
             raise _agent_error(names[task.seat_agents[p]], p, action, legal, task.index)
+        if action < Action.DRAW:
+            counts[p][0] += 1
+        elif action == Action.DRAW:
+            counts[p][1] += 1
+        else:
+            counts[p][2] += 1
+            quit_penalty[p] += game.penalty(p)
         result = game.step(operator.index(action))
         if result is not None:
             rounds += 1
             if result.went_out is not None:
                 outs[result.went_out] += 1
             if result.game_over:
-                return GameRecord(task.index, task.seat_agents, tuple(game.scores), tuple(outs), rounds, steps)
+                return GameRecord(
+                    task.index,
+                    task.seat_agents,
+                    tuple(game.scores),
+                    tuple(outs),
+                    rounds,
+                    steps,
+                    tuple(tuple(c) for c in counts),
+                    tuple(quit_penalty),
+                )
 
 
 def _agent_error(name: str, seat: int, action: Any, legal: list[int], index: int) -> IllegalActionError:
@@ -345,6 +367,14 @@ class AgentStats:
     """Mean score change per round (penalties minus returned markers)."""
     go_out_rate: float
     """Fraction of rounds this agent ended by playing its last card."""
+    play_rate: float = math.nan
+    """Fraction of this agent's decisions that played a card."""
+    draw_rate: float = math.nan
+    """Fraction of its decisions that drew a card."""
+    quit_rate: float = math.nan
+    """Fraction of its decisions that quit the round."""
+    quit_penalty: float = math.nan
+    """Mean hand penalty (points) it held when it quit."""
 
 
 @dataclass
@@ -353,8 +383,9 @@ class EvalResult:
 
     ``print(result)`` shows :meth:`to_table`; :meth:`to_dict` and :meth:`to_dataframe`
     serve notebooks. The per-game arrays are kept (``shares``, ``scores``, ``outs``,
-    ``rounds``, ``decisions``, shape ``(games, agents)`` or ``(games,)``) for further
-    analysis.
+    ``rounds``, ``decisions``, shape ``(games, agents)`` or ``(games,)``; ``actions``, shape
+    ``(games, agents, 3)``: plays, draws, quits; ``quit_penalty``, shape ``(games, agents)``:
+    summed hand penalty at the quits) for further analysis.
     """
 
     names: list[str]
@@ -372,6 +403,8 @@ class EvalResult:
     outs: np.ndarray = field(repr=False)
     rounds: np.ndarray = field(repr=False)
     decisions: np.ndarray = field(repr=False)
+    actions: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0, 3)))
+    quit_penalty: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
 
     def __getitem__(self, key: int | str) -> AgentStats:
         """Stats by list position or display name."""
@@ -433,17 +466,24 @@ def _eval_stats(records: list[GameRecord], names: list[str], duplicate: bool, gr
     outs = np.zeros((g, m))
     rounds = np.zeros(g)
     decisions = np.zeros(g, dtype=np.int64)
+    actions = np.zeros((g, m, 3), dtype=np.int64)
+    quit_pen = np.zeros((g, m))
     for k, r in enumerate(records):
         ws = r.win_shares
         for seat, i in enumerate(r.seat_agents):
             shares[k, i] = ws[seat]
             scores[k, i] = r.scores[seat]
             outs[k, i] = r.went_out[seat]
+            actions[k, i] = r.actions[seat]
+            quit_pen[k, i] = r.quit_penalty[seat]
         rounds[k] = r.rounds
         decisions[k] = r.decisions
     total_rounds = float(rounds.sum())
     stats = []
+    per_agent_actions = actions.sum(axis=0)
     for i, name in enumerate(names):
+        plays, draws, quits = (int(x) for x in per_agent_actions[i])
+        taken = max(1, plays + draws + quits)
         col = shares[:, i]
         if duplicate:
             mean, lo, hi = mean_ci(col.reshape(-1, group_size).mean(axis=1))
@@ -458,6 +498,10 @@ def _eval_stats(records: list[GameRecord], names: list[str], duplicate: bool, gr
                 mean_score=float(scores[:, i].mean()),
                 points_per_round=float(scores[:, i].sum() / total_rounds),
                 go_out_rate=float(outs[:, i].sum() / total_rounds),
+                play_rate=plays / taken,
+                draw_rate=draws / taken,
+                quit_rate=quits / taken,
+                quit_penalty=float(quit_pen[:, i].sum() / quits) if quits else math.nan,
             )
         )
     return {
@@ -468,6 +512,8 @@ def _eval_stats(records: list[GameRecord], names: list[str], duplicate: bool, gr
         "outs": outs,
         "rounds": rounds,
         "decisions": decisions,
+        "actions": actions,
+        "quit_penalty": quit_pen,
     }
 
 

@@ -74,6 +74,27 @@ def test_quitters_never_go_out_and_score_every_round():
     assert all(a.points_per_round >= 1 for a in r.agents)
 
 
+def test_behaviour_stats_of_quitters_add_up_to_their_scores():
+    # Everybody quits on their first turn, so nobody plays or draws, and the penalty each
+    # held when quitting is exactly what it scored: the quit penalties sum to the scores.
+    r = evaluate([QuitAgent(), QuitAgent()], 40, seed=5, workers=1)
+    for i, a in enumerate(r.agents):
+        assert (a.play_rate, a.draw_rate, a.quit_rate) == (0.0, 0.0, 1.0)
+        np.testing.assert_allclose(r.quit_penalty[:, i], r.scores[:, i])
+        np.testing.assert_allclose(a.quit_penalty, r.scores[:, i].sum() / r.actions[:, i, 2].sum())
+    np.testing.assert_array_equal(r.actions.sum(axis=(1, 2)), r.decisions)
+
+
+def test_behaviour_stats_tell_styles_apart():
+    r = evaluate(["greedy", "cautious", "random"], 60, seed=6, workers=1)
+    greedy, cautious, rand = r.agents
+    for a in r.agents:
+        assert math.isclose(a.play_rate + a.draw_rate + a.quit_rate, 1.0)
+    # greedy quits only when it can neither play nor draw; cautious quits with small hands
+    assert greedy.quit_rate < rand.quit_rate
+    assert cautious.quit_penalty < greedy.quit_penalty
+
+
 def test_quitter_against_a_player_who_never_quits():
     # The quitter never goes out; greedy, left alone (and so unable to draw), plays what
     # it can before it too must quit, so it takes fewer points per round and wins
