@@ -1,0 +1,94 @@
+"""Tables for comparing agents, built from tournament records (used by the notebooks).
+
+Everything here is derived from :class:`train.evaluate.GameRecord` lists, so it works
+for any agents :func:`train.evaluate.tournament` or :func:`train.evaluate.evaluate`
+played. Needs pandas (the ``notebooks`` extra).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from train.evaluate import GameRecord, TournamentResult, mean_ci
+
+__all__ = ["games_frame", "win_share_frame", "behaviour_frame"]
+
+
+def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
+    """One row per (game, seat): the agent, its final score, points per round, share of
+    the win, whether it won, rounds it went out, and how it played (plays, draws, quits,
+    summed penalty held when quitting)."""
+    import pandas as pd
+
+    rows = []
+    for r in records:
+        shares = r.win_shares
+        for seat, i in enumerate(r.seat_agents):
+            plays, draws, quits = r.actions[seat] if r.actions else (0, 0, 0)
+            rows.append(
+                {
+                    "game": r.index,
+                    "seat": seat,
+                    "agent": names[i],
+                    "players": len(r.seat_agents),
+                    "score": r.scores[seat],
+                    "rounds": r.rounds,
+                    "points_per_round": r.scores[seat] / r.rounds,
+                    "win_share": shares[seat],
+                    "went_out": r.went_out[seat],
+                    "plays": plays,
+                    "draws": draws,
+                    "quits": quits,
+                    "quit_penalty": r.quit_penalty[seat] if r.quit_penalty else 0,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def win_share_frame(result: TournamentResult) -> Any:
+    """Per agent: mean share of the win over the games it played with a 95% interval
+    (normal approximation over games; see :func:`train.evaluate.mean_ci`), its openskill
+    rating and the number of games, best rating first."""
+    import pandas as pd
+
+    df = games_frame(result.records, result.names)
+    rows = []
+    for i, name in enumerate(result.names):
+        shares = df.loc[df.agent == name, "win_share"].to_numpy()
+        mean, lo, hi = mean_ci(shares, binary=bool(np.all((shares == 0) | (shares == 1))))
+        rating = result.ratings[i]
+        rows.append(
+            {
+                "agent": name,
+                "win_share": mean,
+                "ci_low": lo,
+                "ci_high": hi,
+                "fair_share": 1.0 / result.num_players,
+                "mu": rating.mu,
+                "sigma": rating.sigma,
+                "ordinal": rating.ordinal,
+                "games": len(shares),
+            }
+        )
+    return pd.DataFrame(rows).set_index("agent").sort_values("ordinal", ascending=False)
+
+
+def behaviour_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
+    """Per agent: the share of its decisions that play, draw and quit, the mean hand
+    penalty it held when quitting, the share of rounds it went out, and its mean points
+    per round."""
+    df = games_frame(records, names)
+    g = df.groupby("agent", sort=False)
+    sums = g[["plays", "draws", "quits", "quit_penalty", "went_out", "rounds", "score"]].sum()
+    decisions = sums[["plays", "draws", "quits"]].sum(axis=1)
+    out = sums[[]].copy()
+    out["play_rate"] = sums.plays / decisions
+    out["draw_rate"] = sums.draws / decisions
+    out["quit_rate"] = sums.quits / decisions
+    out["penalty_at_quit"] = (sums.quit_penalty / sums.quits.where(sums.quits > 0)).astype(float)
+    out["go_out_rate"] = sums.went_out / sums.rounds
+    out["points_per_round"] = sums.score / sums.rounds
+    return out
