@@ -53,7 +53,9 @@ class TrainConfig:
     net_arch: str = _f("128,128", "hidden layer sizes of the policy and value MLPs, e.g. '128,128'")
     activation: str = _f("tanh", "hidden activation: tanh or relu")
     learning_rate: float = _f(1e-3, "Adam learning rate")
-    anneal_lr: bool = _f(True, "decay the learning rate linearly to 5% of it over the run (over each resumed part)")
+    anneal_lr: bool = _f(
+        True, "decay the learning rate linearly with the step count: lr x max(1 - steps / total_timesteps, 0.05)"
+    )
     n_steps: int = _f(64, "steps per env per rollout (rollout size = n_steps * n_envs)")
     batch_size: int = _f(2048, "minibatch size of the PPO update")
     n_epochs: int = _f(8, "passes over each rollout")
@@ -235,6 +237,25 @@ PRESETS: dict[str, dict[str, Any]] = {
         "checkpoint_every": 1_000_000,
         "past_every": 1_000_000,
         "run_name": "ship",
+    },
+    "ship-finetune": {
+        # phase 2 of the shipped agent: continue runs/ship with the heuristic (the target)
+        # at most seats and more 4-player tables, the learning rate
+        # continuing its decay (1e-3 x (1 - steps / 26M), i.e. from 2.3e-4)
+        "resume": "runs/ship",
+        "players": "2,2,3,4,4,4,5,6",
+        "opponents": "heuristic:0.85,greedy:0.025,cautious:0.025,random:0.02,self:0.04,past:0.04",
+        "total_timesteps": 26_000_000,
+        "n_envs": 256,
+        "n_steps": 32,
+        "batch_size": 2048,
+        "n_epochs": 8,
+        "learning_rate": 1e-3,
+        "net_arch": "128,128",
+        "eval_every": 2_000_000,
+        "eval_games": 300,
+        "checkpoint_every": 1_000_000,
+        "past_every": 1_000_000,
     },
     "smoke": {
         # a few thousand steps end to end, for tests

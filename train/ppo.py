@@ -133,7 +133,11 @@ def train(config: TrainConfig) -> TrainResult:
     else:
         cfg_path.write_text(json.dumps(config.to_dict(), indent=2))
 
-    env_seed = config.seed + (int(time.time()) % 100_000 if resume_from is not None else 0)
+    env_seed = config.seed
+    if resume_from is not None:
+        # fresh games for the resumed part, still determined by (seed, step count)
+        start = _saved_timesteps(resume_from)
+        env_seed = int(np.random.SeedSequence([config.seed, start]).generate_state(1)[0])
     env = BatchedLlamaVecEnv(
         config.n_envs,
         players=config.player_counts,
@@ -141,7 +145,7 @@ def train(config: TrainConfig) -> TrainResult:
         reward=config.reward,
         seed=env_seed,
     )
-    opp_rng = np.random.default_rng([config.seed, 7])
+    opp_rng = np.random.default_rng([env_seed, 7])
 
     lr: Any = config.learning_rate
     if config.anneal_lr:
@@ -300,6 +304,14 @@ def train(config: TrainConfig) -> TrainResult:
         interrupted=interrupted,
         evals=evals,
     )
+
+
+def _saved_timesteps(path: Path) -> int:
+    """The step count stored in a saved model zip."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        return int(json.loads(zf.read("data").decode()).get("num_timesteps", 0))
 
 
 def _next_multiple(n: int, every: int) -> int:
