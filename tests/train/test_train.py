@@ -1,0 +1,202 @@
+"""PPO training end to end: config validation, a short run through the CLI (run
+directory, config, checkpoints, resume, Ctrl-C), and the PPO agent it produces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents.ppo import DEFAULT_MODEL, PPOAgent
+from llama_env.gym_env import LlamaEnv
+from train.cli import main
+from train.config import PRESETS, TrainConfig, parse_opponents, parse_players
+from train.ppo import evaluate_policy_batched, train
+from train.vec_env import BatchedLlamaVecEnv
+
+SMOKE = ["train", "--preset", "smoke"]
+
+
+def play_games(agent, num_players: int, games: int, seed: int = 0) -> int:
+    """Play whole games with ``agent`` in seat 0 of the gym env (which raises on an
+    illegal action); return the number of learner moves made."""
+    env = LlamaEnv(num_players=num_players, opponents="random", seat="random")
+    moves = 0
+    for k in range(games):
+        obs, info = env.reset(seed=seed + k)
+        done = False
+        while not done:
+            mask = info["action_mask"]
+            a = agent.act(obs, mask.astype(np.int8))
+            assert mask[a], f"agent chose illegal action {a}"
+            obs, _, done, _, info = env.step(a)
+            moves += 1
+    return moves
+
+
+# --------------------------------------------------------------------------- config
+
+
+def test_config_parsers():
+    assert parse_players("2-6") == [2, 3, 4, 5, 6]
+    assert parse_players("4") == [4]
+    assert parse_players("2,2,4") == [2, 2, 4]
+    assert parse_opponents("heuristic:0.5,self:0.3,past") == {"heuristic": 0.5, "self": 0.3, "past": 1.0}
+    for name, values in PRESETS.items():
+        TrainConfig(**values).validate()
+        assert name
+
+
+@pytest.mark.parametrize(
+    "kw, key",
+    [
+        ({"players": "1-7"}, "players"),
+        ({"players": "two"}, "players"),
+        ({"opponents": "wizard:1"}, "opponents"),
+        ({"opponents": "heuristic:x"}, "opponents"),
+        ({"reward": "points"}, "reward"),
+        ({"net_arch": "64,a"}, "net_arch"),
+        ({"n_envs": 0}, "n_envs"),
+        ({"gamma": 1.5}, "gamma"),
+        ({"batch_size": 10**6}, "batch_size"),
+        ({"n_steps": "64"}, "n_steps"),
+        ({"activation": "gelu"}, "activation"),
+        ({"eval_opponent": "wizard"}, "eval_opponent"),
+    ],
+)
+def test_bad_config_names_the_key(kw, key):
+    with pytest.raises(ValueError, match=key):
+        TrainConfig(**kw).validate()
+
+
+def test_cli_reports_a_bad_config_as_a_usage_error(capsys, tmp_path):
+    code = main([*SMOKE, "--run-dir", str(tmp_path), "--players", "9"])
+    assert code == 2
+    assert "players" in capsys.readouterr().err
+
+
+def test_help_lists_the_config_fields(capsys):
+    with pytest.raises(SystemExit):
+        from train.train_cli import main as train_main
+
+        train_main(["--help"])
+    out = capsys.readouterr().out
+    for flag in ("--players", "--opponents", "--total-timesteps", "--n-envs", "--net-arch", "--ent-coef", "--resume"):
+        assert flag in out
+
+
+# --------------------------------------------------------------------------- a short run
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    code = main(
+        [*SMOKE, "--run-dir", str(root), "--run-name", "smoke", "--seed", "3", "--opponents", "heuristic,self,past"]
+    )
+    assert code == 0
+    return root / "smoke"
+
+
+def test_run_directory_holds_config_checkpoints_model(smoke_run):
+    cfg = json.loads((smoke_run / "config.json").read_text())
+    assert cfg["seed"] == 3 and cfg["total_timesteps"] == PRESETS["smoke"]["total_timesteps"]
+    ckpts = sorted(p.name for p in (smoke_run / "checkpoints").glob("ppo_*.zip"))
+    assert ckpts == ["ppo_1024.zip", "ppo_2048.zip"]
+    assert (smoke_run / "model.zip").exists()
+    assert list((smoke_run / "tb").rglob("events.out.tfevents*"))
+    evals = [json.loads(line) for line in (smoke_run / "eval.jsonl").read_text().splitlines()]
+    assert [e["timesteps"] for e in evals] == [1024, 2048]
+    assert all(0.0 <= e["win_share_2p"] <= 1.0 for e in evals)
+    summary = json.loads((smoke_run / "summary.json").read_text())
+    assert summary["num_timesteps"] == 2048 and not summary["interrupted"]
+
+
+def test_resume_continues_the_step_count(smoke_run):
+    code = main([*SMOKE, "--resume", str(smoke_run), "--total-timesteps", "3072"])
+    assert code == 0
+    summary = json.loads((smoke_run / "summary.json").read_text())
+    assert summary["num_timesteps"] == 3072 and summary["steps_this_session"] == 1024
+    assert (smoke_run / "checkpoints" / "ppo_3072.zip").exists()
+    assert json.loads((smoke_run / "config.json").read_text())["total_timesteps"] == 2048  # the original kept
+
+
+def test_saved_model_loads_as_an_agent_and_plays_legal_moves(smoke_run):
+    agent = agents.make("ppo", path=str(smoke_run / "model.zip"))
+    assert play_games(agent, 3, 2) > 0
+    sampler = agents.make("ppo", path=str(smoke_run / "checkpoints" / "ppo_1024.zip"), deterministic=False, seed=1)
+    assert play_games(sampler, 5, 1) > 0
+
+
+def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
+    calls = {"n": 0}
+    real = BatchedLlamaVecEnv.step_wait
+
+    def interrupting(self):
+        calls["n"] += 1
+        if calls["n"] == 40:
+            raise KeyboardInterrupt
+        return real(self)
+
+    monkeypatch.setattr(BatchedLlamaVecEnv, "step_wait", interrupting)
+    cfg = TrainConfig(**{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "int", "eval_every": 0})
+    result = train(cfg)
+    assert result.interrupted
+    assert 0 < result.num_timesteps < cfg.total_timesteps
+    assert (tmp_path / "int" / "checkpoints" / f"ppo_{result.num_timesteps}.zip").exists()
+    assert (tmp_path / "int" / "model.zip").exists()
+
+
+def test_existing_run_directory_is_not_overwritten(smoke_run):
+    cfg = TrainConfig(**{**PRESETS["smoke"], "run_dir": str(smoke_run.parent), "run_name": "smoke"})
+    with pytest.raises(ValueError, match="already exists"):
+        train(cfg)
+
+
+# --------------------------------------------------------------------------- the shipped agent
+
+
+def test_shipped_model_loads_and_plays_legal_moves():
+    assert DEFAULT_MODEL.exists(), "the shipped model agents/models/ppo_llama.zip is missing"
+    assert DEFAULT_MODEL.stat().st_size < 2_000_000
+    agent = agents.make("ppo")
+    assert isinstance(agent, PPOAgent)
+    for n in (2, 4, 6):
+        assert play_games(agent, n, 1, seed=n) > 0
+
+
+def test_shipped_model_batched_matches_single_moves():
+    agent = agents.make("ppo")
+    env = BatchedLlamaVecEnv(16, players=[2, 4, 6], opponents="random", seed=4)
+    obs = env.reset()
+    masks = env.action_masks()
+    batched = agent.act_batch(obs, masks)
+    single = [agent.act(o, m.astype(np.int8)) for o, m in zip(obs, masks, strict=True)]
+    assert batched.tolist() == single
+    assert masks[np.arange(16), batched].all()
+
+
+@pytest.mark.slow
+def test_training_beats_random_heads_up(tmp_path):
+    cfg = TrainConfig(
+        players="2",
+        opponents="random",
+        total_timesteps=300_000,
+        n_envs=64,
+        n_steps=64,
+        batch_size=2048,
+        eval_every=0,
+        checkpoint_every=0,
+        run_dir=str(tmp_path),
+        run_name="slow",
+        progress_bar=False,
+        tensorboard=False,
+    )
+    result = train(cfg)
+    from agents.ppo import load_actor
+
+    share, half = evaluate_policy_batched(load_actor(result.model_path), "random", 2, 400)
+    assert share - half > 0.5
