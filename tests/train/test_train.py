@@ -150,6 +150,19 @@ def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
     assert (tmp_path / "int" / "model.zip").exists()
 
 
+def test_same_seed_same_model(tmp_path):
+    """A seeded run is reproducible: the same config trains the same weights."""
+    from agents.ppo import load_actor
+
+    base = {**PRESETS["smoke"], "run_dir": str(tmp_path), "eval_every": 0, "tensorboard": False}
+    base["opponents"] = "heuristic:1,self:1,past:1"
+    paths = [train(TrainConfig(**{**base, "run_name": name})).model_path for name in ("a", "b")]
+    a, b = (load_actor(p) for p in paths)
+    for (wa, ba), (wb, bb) in zip(a.layers, b.layers, strict=True):
+        np.testing.assert_array_equal(wa, wb)
+        np.testing.assert_array_equal(ba, bb)
+
+
 def test_existing_run_directory_is_not_overwritten(smoke_run):
     cfg = TrainConfig(**{**PRESETS["smoke"], "run_dir": str(smoke_run.parent), "run_name": "smoke"})
     with pytest.raises(ValueError, match="already exists"):
