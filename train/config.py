@@ -104,6 +104,8 @@ class TrainConfig:
         """Raise ``ValueError`` naming the first bad field and its allowed values; return self."""
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name in ("players", "eval_players") and isinstance(v, (int, list, tuple)) and not isinstance(v, bool):
+                continue  # the Python API also takes 4 or [2, 4, 6]; parse_players checks them
             want = {"int": int, "float": (int, float), "bool": bool, "str": str}[str(f.type)]
             if (isinstance(v, bool) and str(f.type) != "bool") or not isinstance(v, want):
                 raise ValueError(f"config key {f.name!r} must be of type {f.type}, got {v!r}")

@@ -44,6 +44,8 @@ def test_config_parsers():
     assert parse_players("2-6") == [2, 3, 4, 5, 6]
     assert parse_players("4") == [4]
     assert parse_players("2,2,4") == [2, 2, 4]
+    assert TrainConfig(players=4).validate().player_counts == [4]  # the Python API takes ints and lists too
+    assert TrainConfig(players=[2, 6]).validate().player_counts == [2, 6]
     assert parse_opponents("heuristic:0.5,self:0.3,past") == {"heuristic": 0.5, "self": 0.3, "past": 1.0}
     for name, values in PRESETS.items():
         TrainConfig(**values).validate()
