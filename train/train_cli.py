@@ -58,6 +58,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_arguments(p)
+    p.add_argument(
+        "--final-eval-games",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="after training, play the new agent and the shipped one against random and heuristic "
+        "at 2 and 4 players, N games each, and print the table (0 = skip; default: 1000)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -75,11 +83,15 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Handler of ``llama-rl train``: train and print where the run went."""
+    """Handler of ``llama-rl train``: train, print where the run went, then (unless
+    ``--final-eval-games 0``) the new agent's win shares next to the shipped agent's."""
     try:
         config = config_from_args(args)
     except ValueError as exc:
         _usage_error(exc)
+    games = getattr(args, "final_eval_games", 0) or 0
+    if games < 0:
+        _usage_error(ValueError(f"--final-eval-games must be >= 0, got {games}"))
     from train.ppo import train
 
     try:
@@ -92,7 +104,24 @@ def run(args: argparse.Namespace) -> int:
         f"(env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)"
         + (" [interrupted: checkpoint saved]" if result.interrupted else "")
     )
-    return 130 if result.interrupted else 0
+    if result.interrupted:
+        return 130
+    if games:
+        print_final_comparison(result.model_path, games, seed=config.seed)
+    return 0
+
+
+def print_final_comparison(model_path: Any, games: int, seed: int = 0) -> None:
+    """The main job's last word: the new agent next to the shipped one."""
+    import agents
+    from train.report import compare_agents, format_comparison, shipped_model
+
+    contenders: dict[str, object] = {"new agent": agents.make("ppo", path=str(model_path))}
+    shipped = shipped_model()
+    if shipped is not None:
+        contenders["shipped ppo"] = agents.make("ppo", path=str(shipped))
+    print(f"\nEvaluating against the baselines ({games} games per row)...", flush=True)
+    print(format_comparison(compare_agents(contenders, games=games, seed=seed)))
 
 
 def _usage_error(exc: Exception) -> None:

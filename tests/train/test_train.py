@@ -17,7 +17,7 @@ from train.config import PRESETS, TrainConfig, parse_opponents, parse_players
 from train.ppo import evaluate_policy_batched, train
 from train.vec_env import BatchedLlamaVecEnv
 
-SMOKE = ["train", "--preset", "smoke"]
+SMOKE = ["train", "--preset", "smoke", "--final-eval-games", "0"]
 
 
 def play_games(agent, num_players: int, games: int, seed: int = 0) -> int:
@@ -115,6 +115,23 @@ def test_run_directory_holds_config_checkpoints_model(smoke_run):
     assert all(0.0 <= e["win_share_2p"] <= 1.0 for e in evals)
     summary = json.loads((smoke_run / "summary.json").read_text())
     assert summary["num_timesteps"] == 2048 and not summary["interrupted"]
+
+
+def test_cli_ends_with_the_new_agent_next_to_the_shipped_one(capsys, tmp_path):
+    code = main(["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--final-eval-games", "12"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "new agent" in out and "shipped ppo" in out
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["2"], ["4"])]
+    assert [(r[0], r[1]) for r in rows] == [("2", "random"), ("2", "heuristic"), ("4", "random"), ("4", "heuristic")]
+    for r in rows:  # fair share, then a share and its interval for each of the two agents
+        assert len(r) == 9 and all(0.0 <= float(x.strip("[],")) <= 1.0 for x in r[2:])
+
+
+def test_cli_rejects_a_negative_final_eval(capsys, tmp_path):
+    code = main(["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--final-eval-games", "-1"])
+    assert code == 2
+    assert "final-eval-games" in capsys.readouterr().err
 
 
 def test_resume_continues_the_step_count(smoke_run):

@@ -1,0 +1,75 @@
+"""The table ``llama-rl train`` prints at the end: the new agent next to the shipped one.
+
+Each agent plays against ``players - 1`` copies of each baseline, seats rotated, through
+:func:`train.evaluate.evaluate`; the same seed gives both agents the same deals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from train.evaluate import evaluate
+
+__all__ = ["ComparisonRow", "compare_agents", "format_comparison"]
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    agent: str
+    players: int
+    opponent: str
+    win_share: float
+    ci_low: float
+    ci_high: float
+    games: int
+
+
+def compare_agents(
+    contenders: dict[str, object],
+    *,
+    opponents: Sequence[str] = ("random", "heuristic"),
+    players: Sequence[int] = (2, 4),
+    games: int = 1000,
+    seed: int = 0,
+    workers: int | None = None,
+) -> list[ComparisonRow]:
+    """Win share (95% CI) of each contender against ``n - 1`` copies of each opponent at
+    each table size ``n``."""
+    rows = []
+    for label, agent in contenders.items():
+        for n in players:
+            for opp in opponents:
+                r = evaluate([agent] + [opp] * (n - 1), games, seed=seed, workers=workers)
+                a = r.agents[0]
+                rows.append(ComparisonRow(label, n, opp, a.win_share, a.ci_low, a.ci_high, r.num_games))
+    return rows
+
+
+def format_comparison(rows: Sequence[ComparisonRow]) -> str:
+    """A plain-text table: one line per table size and opponent, one column per agent."""
+    labels = list(dict.fromkeys(r.agent for r in rows))
+    keys = list(dict.fromkeys((r.players, r.opponent) for r in rows))
+    cell = {(r.agent, r.players, r.opponent): r for r in rows}
+    w = max(22, *(len(s) + 2 for s in labels))
+    games = rows[0].games if rows else 0
+    lines = [
+        f"win share against players - 1 copies of the opponent, {games} games each, seats rotated (95% CI)",
+        f"{'players':>7}  {'opponent':<10}  {'fair':>5}" + "".join(f"  {s:>{w}}" for s in labels),
+    ]
+    for n, opp in keys:
+        line = f"{n:>7}  {opp:<10}  {1 / n:>5.2f}"
+        for s in labels:
+            r = cell.get((s, n, opp))
+            text = f"{r.win_share:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]" if r else "-"
+            line += f"  {text:>{w}}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def shipped_model() -> Path | None:
+    """The shipped model file, if this checkout has it."""
+    from agents.ppo import DEFAULT_MODEL
+
+    return DEFAULT_MODEL if DEFAULT_MODEL.exists() else None
