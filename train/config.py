@@ -240,25 +240,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         "past_every": 1_000_000,
         "run_name": "ship",
     },
-    "ship-finetune": {
-        # phase 2 of the shipped agent: continue runs/ship with the heuristic (the target)
-        # at most seats and more 4-player tables, the learning rate
-        # continuing its decay (1e-3 x (1 - steps / 26M), i.e. from 2.3e-4)
-        "resume": "runs/ship",
-        "players": "2,2,3,4,4,4,5,6",
-        "opponents": "heuristic:0.85,greedy:0.025,cautious:0.025,random:0.02,self:0.04,past:0.04",
-        "total_timesteps": 26_000_000,
-        "n_envs": 256,
-        "n_steps": 32,
-        "batch_size": 2048,
-        "n_epochs": 8,
-        "learning_rate": 1e-3,
-        "net_arch": "128,128",
-        "eval_every": 2_000_000,
-        "eval_games": 300,
-        "checkpoint_every": 1_000_000,
-        "past_every": 1_000_000,
-    },
     "smoke": {
         # a few thousand steps end to end, for tests
         "total_timesteps": 2048,
@@ -288,4 +269,15 @@ PRESETS: dict[str, dict[str, Any]] = {
         "progress_bar": False,
         "tensorboard": False,
     },
+}
+
+# Phase 2 of the shipped agent: continue runs/ship with the same network and PPO settings,
+# the heuristic (the target) at most seats and more 4-player tables; the learning rate
+# continues its decay (1e-3 x (1 - steps / 26M), i.e. from 2.3e-4).
+PRESETS["ship-finetune"] = {
+    **{k: v for k, v in PRESETS["ship"].items() if k != "run_name"},
+    "resume": "runs/ship",
+    "players": "2,2,3,4,4,4,5,6",
+    "opponents": "heuristic:0.85,greedy:0.025,cautious:0.025,random:0.02,self:0.04,past:0.04",
+    "total_timesteps": 26_000_000,
 }
