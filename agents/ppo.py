@@ -91,7 +91,13 @@ def actor_from_policy(policy: Any) -> Actor:
 def load_actor(path: str | Path) -> Actor:
     """Read the actor from a MaskablePPO ``.zip`` (``policy.pth`` state dict) without
     building the whole algorithm: fast, CPU only."""
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise ModuleNotFoundError(
+            "the ppo agent reads its model with torch, which is not installed: pip install 'llama-rl[train]'",
+            name="torch",
+        ) from None
 
     path = Path(path)
     if not path.exists():
