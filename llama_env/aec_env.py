@@ -22,7 +22,7 @@ from llama_env.engine import (
     RoundResult,
     validate_rule_options,
 )
-from llama_env.observation import OBS_SIZE, encode, observation_bounds
+from llama_env.observation import OBS_SIZE, action_mask, encode, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
 
@@ -105,7 +105,6 @@ class LlamaAECEnv(AECEnv):
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._rng: np.random.Generator | None = None
-        self._masks: dict[tuple[int, ...], np.ndarray] = {}
         self.game: LlamaGame | None = None
         self.last_round: RoundResult | None = None
         self._round_just_ended = False
@@ -145,13 +144,7 @@ class LlamaAECEnv(AECEnv):
         obs = encode(game, seat)
         if seat != game.current_player or game.game_over:
             return {"observation": obs, "action_mask": _ZERO_MASK.copy()}
-        legal = tuple(game.legal_actions())
-        mask = self._masks.get(legal)
-        if mask is None:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            mask[list(legal)] = 1
-            self._masks[legal] = mask
-        return {"observation": obs, "action_mask": mask.copy()}
+        return {"observation": obs, "action_mask": action_mask(game.legal_actions()).copy()}
 
     def step(self, action: int) -> None:
         agent = self.agent_selection

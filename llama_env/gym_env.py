@@ -22,7 +22,7 @@ from llama_env.engine import (
     LlamaGame,
     validate_rule_options,
 )
-from llama_env.observation import OBS_SIZE, encode, observation_bounds
+from llama_env.observation import OBS_SIZE, action_mask, encode, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.rewards import DEFAULT_REWARD, REWARD_MODES, rewards_for, validate_reward_mode
 
@@ -232,8 +232,7 @@ class LlamaEnv(gym.Env):
         agents = self._seat_agent
         while not game.game_over and game.current_player != learner:
             p = game.current_player
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            mask[game.legal_actions()] = 1
+            mask = action_mask(game.legal_actions())
             action = int(agents[p].act(encode(game, p), mask))
             if not (0 <= action < NUM_ACTIONS and mask[action]):
                 raise ValueError(

@@ -26,6 +26,7 @@ from llama_env.engine import (
     MAX_END_SCORE,
     MAX_PLAYERS,
     MIN_PLAYERS,
+    NUM_ACTIONS,
     NUM_CARD_VALUES,
     hand_penalty,
 )
@@ -33,7 +34,18 @@ from llama_env.engine import (
 if TYPE_CHECKING:
     from llama_env.engine import LlamaGame
 
-__all__ = ["Field", "FIELDS", "OBS_SIZE", "SLICES", "encode", "view", "decode", "Decoded", "observation_bounds"]
+__all__ = [
+    "Field",
+    "FIELDS",
+    "OBS_SIZE",
+    "SLICES",
+    "encode",
+    "view",
+    "decode",
+    "Decoded",
+    "observation_bounds",
+    "action_mask",
+]
 
 MAX_OTHERS = MAX_PLAYERS - 1
 HAND_SIZE_SCALE = 10.0
@@ -130,6 +142,26 @@ def encode(game: LlamaGame, seat: int) -> np.ndarray:
     obs[_NP + n - MIN_PLAYERS] = 1.0
     obs[_END] = end / END_SCORE_SCALE
     return np.array(obs, dtype=np.float32)
+
+
+_MASKS: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def action_mask(legal: list[int] | tuple[int, ...]) -> np.ndarray:
+    """The ``int8`` mask (length 9) of a list of legal actions.
+
+    There are few distinct legal sets, so masks are cached and returned read-only: an
+    agent that writes into its mask gets an error instead of corrupting later decisions.
+    Copy it before handing it to code that may keep or modify it.
+    """
+    key = tuple(legal)
+    m = _MASKS.get(key)
+    if m is None:
+        m = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        m[list(key)] = 1
+        m.flags.writeable = False
+        _MASKS[key] = m
+    return m
 
 
 def view(obs: np.ndarray) -> dict[str, np.ndarray]:

@@ -46,13 +46,12 @@ from llama_env.engine import (
     DEFAULT_HAND_SIZE,
     MAX_PLAYERS,
     MIN_PLAYERS,
-    NUM_ACTIONS,
     Action,
     IllegalActionError,
     LlamaGame,
     validate_rule_options,
 )
-from llama_env.observation import encode
+from llama_env.observation import action_mask, encode
 
 __all__ = [
     "EvalResult",
@@ -152,22 +151,6 @@ def _seed_int(seed: int, *key: int) -> int:
     return int(ss.generate_state(2, np.uint64)[0] >> np.uint64(1))
 
 
-_MASKS: dict[tuple[int, ...], np.ndarray] = {}
-
-
-def _mask_for(legal: list[int]) -> np.ndarray:
-    """The int8 mask of a legal-action list; masks are cached and read-only (an agent
-    that writes into its mask gets an error instead of corrupting later games)."""
-    key = tuple(legal)
-    m = _MASKS.get(key)
-    if m is None:
-        m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        m[list(key)] = 1
-        m.flags.writeable = False
-        _MASKS[key] = m
-    return m
-
-
 def _play(
     agents: Sequence[Any],
     names: Sequence[str],
@@ -193,15 +176,11 @@ def _play(
     quit_penalty = [0] * n
     rounds = 0
     steps = 0
-    masks = _MASKS
     while True:
         steps += 1
         p = game.current_player
         legal = game.legal_actions()
-        mask = masks.get(tuple(legal))
-        if mask is None:
-            mask = _mask_for(legal)
-        action = seat_objs[p].act(encode(game, p), mask)
+        action = seat_objs[p].act(encode(game, p), action_mask(legal))
         if action not in legal:
             raise _agent_error(names[task.seat_agents[p]], p, action, legal, task.index)
         if action < Action.DRAW:
