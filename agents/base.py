@@ -126,8 +126,4 @@ def _load_builtin() -> None:
     import importlib
 
     for mod in ("agents.random_agent", "agents.heuristic", "agents.ppo"):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
+        importlib.import_module(mod)
