@@ -1,8 +1,7 @@
 """Rule-based baselines: ``greedy``, ``cautious`` and the tuned ``heuristic``.
 
-Every agent here sees only what a learner sees -- the observation vector, read by field
-name through :data:`llama_env.observation.SLICES`, and the action mask -- and never
-returns a masked action.
+Every agent here sees only what a learner sees -- the observation vector and the action
+mask -- and never returns a masked action.
 
 Three facts of the rules shape all of them:
 
@@ -15,21 +14,20 @@ Three facts of the rules shape all of them:
   of my hand reachable; playing ``t + 1`` strands my other copies of ``t`` until the
   discard pile wraps round through the llama.
 
-The observation is decoded by :class:`_Obs`, a small hand-rolled reader that does one
-``tolist()`` and then reads the fields at offsets taken from ``SLICES`` by name; it is
-several times faster than :func:`llama_env.observation.decode` and act() sits on the hot
-path of evaluation and training. ``tests/agents`` checks it against ``decode``.
+Every agent reads the observation through :class:`llama_env.observation.ObsView`, in
+natural units (card counts, points), and only the fields its decision needs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
 
 import numpy as np
 
-from agents.base import BaseAgent, register
-from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, NUM_CARD_VALUES, Action, card_points
-from llama_env.observation import END_SCORE_SCALE, HAND_SIZE_SCALE, MAX_PENALTY, SLICES
+from agents.base import BaseAgent, legal_actions
+from llama_env.agent import register
+from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, card_points
+from llama_env.observation import ObsView
 
 __all__ = ["GreedyAgent", "CautiousAgent", "HeuristicAgent", "HEURISTIC_DEFAULTS"]
 
@@ -38,74 +36,10 @@ _QUIT = int(Action.QUIT)
 _NV = NUM_CARD_VALUES  # 7 card codes, 1..6 and 7 = llama
 _PTS = tuple(card_points(c) for c in range(_NV + 1))  # index by card code, [0] unused
 
-# Offsets of the fields, by name (no magic indices).
-_HAND = SLICES["hand"].start
-_HSIZE = SLICES["hand_size"].start
-_PEN = SLICES["hand_penalty"].start
-_TOP = SLICES["top_card"].start
-_DISC = SLICES["discarded"].start
-_PILE = SLICES["draw_pile"].start
-_CAN_DRAW = SLICES["can_draw"].start
-_PRES = SLICES["opp_present"].start
-_IN = SLICES["opp_in_round"].start
-_OHS = SLICES["opp_hand_size"].start
-_OSC = SLICES["opp_score"].start
-_MYSC = SLICES["my_score"].start
-_END = SLICES["end_score"].start
-_MAX_OTHERS = SLICES["opp_present"].stop - _PRES
 
-
-class _Obs:
-    """An observation in natural units, decoded fast (one ``tolist``; fields by name).
-
-    ``hand`` and ``discarded`` are indexed by card CODE (``hand[7]`` = llamas, index 0
-    unused) so rules code reads naturally. Only the fields the agents use are kept.
-    """
-
-    __slots__ = (
-        "hand",
-        "hand_size",
-        "penalty",
-        "top",
-        "discarded",
-        "draw_pile",
-        "can_draw",
-        "num_players",
-        "end_score",
-        "my_score",
-        "opp_in_round",
-        "opp_hand_size",
-        "opp_score",
-    )
-
-    def __init__(self, observation: Any) -> None:
-        v = observation.tolist() if hasattr(observation, "tolist") else list(observation)
-        c8 = COPIES_PER_VALUE
-        self.hand = [0] + [int(x * c8 + 0.5) for x in v[_HAND : _HAND + _NV]]
-        self.discarded = [0] + [int(x * c8 + 0.5) for x in v[_DISC : _DISC + _NV]]
-        self.hand_size = int(v[_HSIZE] * HAND_SIZE_SCALE + 0.5)
-        self.penalty = int(v[_PEN] * MAX_PENALTY + 0.5)
-        top = v[_TOP : _TOP + _NV]
-        self.top = top.index(max(top)) + 1
-        self.draw_pile = int(v[_PILE] * DECK_SIZE + 0.5)
-        self.can_draw = v[_CAN_DRAW] > 0.5
-        k = sum(1 for x in v[_PRES : _PRES + _MAX_OTHERS] if x > 0.5)
-        self.num_players = k + 1
-        end = int(v[_END] * END_SCORE_SCALE + 0.5)
-        self.end_score = end
-        self.my_score = int(v[_MYSC] * end + 0.5)
-        self.opp_in_round = [x > 0.5 for x in v[_IN : _IN + k]]
-        self.opp_hand_size = [int(x * HAND_SIZE_SCALE + 0.5) for x in v[_OHS : _OHS + k]]
-        self.opp_score = [int(x * end + 0.5) for x in v[_OSC : _OSC + k]]
-
-
-def _legal(action_mask: Any) -> list[int]:
-    """The legal actions of a mask (any sequence of 9 truthy/falsy entries)."""
-    m = action_mask.tolist() if hasattr(action_mask, "tolist") else list(action_mask)
-    out = [a for a, x in enumerate(m) if x]
-    if not out:
-        raise ValueError("the action mask has no legal action")
-    return out
+def _by_code(per_value: tuple[int, ...]) -> list[int]:
+    """A per-value tuple (index 0 = value 1) as a list indexed by card code (index 0 unused)."""
+    return [0, *per_value]
 
 
 def _best_points_play(plays: list[int], hand: list[int]) -> int:
@@ -139,24 +73,23 @@ class GreedyAgent(BaseAgent):
         self.prefer = prefer
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = _legal(action_mask)
+        legal = legal_actions(action_mask)
+        o = ObsView(observation)
         plays = [a for a in legal if a < _DRAW]
         if plays:
             if self.prefer == "same" or len(plays) == 1:
-                return _same_first(plays, observation)
-            return _best_points_play(plays, _Obs(observation).hand)
+                return _same_first(plays, o.top_card)
+            return _best_points_play(plays, _by_code(o.hand))
         return _DRAW if _DRAW in legal else _QUIT
 
     def __repr__(self) -> str:
         return f"GreedyAgent(prefer={self.prefer!r})"
 
 
-def _same_first(plays: list[int], observation: Any) -> int:
-    """The play of the top card's own value when legal, else the other one."""
+def _same_first(plays: list[int], top: int) -> int:
+    """The play of the top card's own value (``top``, a card code) when legal, else the other one."""
     if len(plays) == 1:
         return plays[0]
-    top_slice = observation[_TOP : _TOP + _NV]
-    top = int(np.argmax(top_slice)) + 1
     return top - 1 if (top - 1) in plays else plays[0]
 
 
@@ -180,13 +113,13 @@ class CautiousAgent(BaseAgent):
         self.threshold = int(threshold)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = _legal(action_mask)
-        o = _Obs(observation)
-        if o.penalty <= self.threshold and _QUIT in legal:
+        legal = legal_actions(action_mask)
+        o = ObsView(observation)
+        if o.hand_penalty <= self.threshold and _QUIT in legal:
             return _QUIT
         plays = [a for a in legal if a < _DRAW]
         if plays:
-            return _best_points_play(plays, o.hand)
+            return _best_points_play(plays, _by_code(o.hand))
         return _DRAW if _DRAW in legal else _QUIT
 
     def __repr__(self) -> str:
@@ -287,30 +220,27 @@ class HeuristicAgent(BaseAgent):
         return {k: getattr(self, k) for k in HEURISTIC_DEFAULTS}
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        m = action_mask.tolist() if hasattr(action_mask, "tolist") else list(action_mask)
-        plays = [a for a in range(_DRAW) if m[a]]
+        legal = legal_actions(action_mask)
+        plays = [a for a in legal if a < _DRAW]
         if len(plays) == 1:
             return plays[0]  # the only play: always at least as good as drawing or quitting
-        if not plays and not m[_DRAW]:
-            if not m[_QUIT]:
-                raise ValueError("the action mask has no legal action")
+        if not plays and _DRAW not in legal:
             return _QUIT
-        v = observation.tolist() if hasattr(observation, "tolist") else list(observation)
-        hand = [0] + [int(x * 8.0 + 0.5) for x in v[_HAND : _HAND + _NV]]
-        danger = self._danger(v)
+        o = ObsView(observation)
+        hand = _by_code(o.hand)
+        danger = self._danger(o)
         if plays:
-            return self._choose_play(plays, hand, v, danger)
-        return _QUIT if self._should_quit(v, hand, danger) else _DRAW
+            return self._choose_play(plays, hand, o.top_card, danger)
+        return _QUIT if self._should_quit(o, hand, danger) else _DRAW
 
-    def _danger(self, v: list[float]) -> bool:
+    def _danger(self, o: ObsView) -> bool:
         """Whether an opponent still in the round holds at most ``danger_hand`` cards."""
-        limit = self.danger_hand + 0.5
-        return any(v[_IN + i] > 0.5 and v[_OHS + i] * HAND_SIZE_SCALE < limit for i in range(_MAX_OTHERS))
+        limit = self.danger_hand
+        return any(i and k <= limit for i, k in zip(o.opp_in_round, o.opp_hand_size, strict=True))
 
-    def _choose_play(self, plays: list[int], hand: list[int], v: list[float], danger: bool) -> int:
-        top = _top(v)
+    def _choose_play(self, plays: list[int], hand: list[int], top: int, danger: bool) -> int:
         urgency = 2.0 if danger else 1.0
-        best, best_score = plays[0], -1e9
+        best, best_score = plays[0], -math.inf
         for a in plays:
             card = a + 1
             saved = _PTS[card] if hand[card] == 1 else 0
@@ -323,10 +253,10 @@ class HeuristicAgent(BaseAgent):
                 best, best_score = a, score
         return best
 
-    def _should_quit(self, v: list[float], hand: list[int], danger: bool) -> bool:
-        penalty = int(v[_PEN] * MAX_PENALTY + 0.5)
-        disc = [0] + [int(x * 8.0 + 0.5) for x in v[_DISC : _DISC + _NV]]
-        top = _top(v)
+    def _should_quit(self, o: ObsView, hand: list[int], danger: bool) -> bool:
+        penalty = o.hand_penalty
+        disc = _by_code(o.discarded)
+        top = o.top_card
         nxt = top % _NV + 1
         total = 0
         cost = 0.0
@@ -346,17 +276,15 @@ class HeuristicAgent(BaseAgent):
         threshold = self.quit_base + self.quit_per_draw_cost * cost - self.quit_playable * 10.0 * p_play
         if danger:
             threshold += self.quit_danger
-        end = v[_END] * END_SCORE_SCALE
-        my_score = v[_MYSC] * end
-        if my_score >= 9.5:
+        my_score = o.my_score
+        if my_score >= 10:
             threshold -= self.quit_marker
-        hand_size = v[_HSIZE] * HAND_SIZE_SCALE
-        threshold += self.quit_per_card * (hand_size - 1.0)
-        threshold += self.quit_per_pile * v[_PILE] * (DECK_SIZE / 10.0)
-        k = _num_others(v)
+        threshold += self.quit_per_card * (o.hand_size - 1)
+        threshold += self.quit_per_pile * o.draw_pile / 10.0
+        in_round = o.opp_in_round
         if self.quit_per_quitter:
-            threshold += self.quit_per_quitter * sum(1 for i in range(k) if v[_IN + i] < 0.5)
-        if my_score + penalty + self.lead_margin < min(v[_OSC + i] * end for i in range(k)) + 0.5:
+            threshold += self.quit_per_quitter * sum(1 for i in in_round if not i)
+        if my_score + penalty + self.lead_margin < min(o.opp_score) + 0.5:
             return True
         return penalty <= threshold + 1e-9
 
@@ -376,16 +304,3 @@ def _run_after(hand: list[int], card: int) -> int:
         c = c % _NV + 1
         seen += 1
     return run
-
-
-def _top(v: list[float]) -> int:
-    """The top card's code from the one-hot field."""
-    for c in range(_NV):
-        if v[_TOP + c] > 0.5:
-            return c + 1
-    raise ValueError("the observation has no top card")
-
-
-def _num_others(v: list[float]) -> int:
-    """How many other seats the table has (from ``opp_present``)."""
-    return sum(1 for i in range(_MAX_OTHERS) if v[_PRES + i] > 0.5)

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, register
+from agents.base import BaseAgent
+from llama_env.agent import register
 
 __all__ = ["PPOAgent", "Actor", "load_actor", "actor_from_policy", "DEFAULT_MODEL"]
 

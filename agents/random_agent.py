@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import BaseAgent, register
+from agents.base import BaseAgent, legal_actions
+from llama_env.agent import register
 
 
 @register("random")
@@ -14,7 +15,5 @@ class RandomAgent(BaseAgent):
     name = "random"
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = np.flatnonzero(action_mask)
-        if legal.size == 0:
-            raise ValueError("RandomAgent.act: the action mask has no legal action")
-        return int(legal[self.rng.integers(legal.size)])
+        legal = legal_actions(action_mask)
+        return legal[int(self.rng.integers(len(legal)))]

@@ -1,22 +1,36 @@
-"""Decisions per second on one core, random legal actions, for the three layers.
+"""Decisions per second on one core, random legal play, side by side with OpenSpiel.
 
-    python benchmarks/env_speed.py [--seconds 5] [--players 4]
+    python benchmarks/env_speed.py [--seconds 5] [--players 2 4] [--no-openspiel]
 
-* engine: LlamaGame.legal_actions() + step(), nothing else;
-* aec: the env exactly as ``llama_env.env()`` returns it (PettingZoo wrappers on),
-  driven by the standard ``agent_iter()`` / ``last()`` loop, so the observation and
-  the action mask are built at every decision;
-* gym: ``gym.make("Llama-v0")`` with the learner choosing from ``info["action_mask"]``;
-  opponents' decisions (``"random"`` agents, observation encoded for each) count too.
+Ours:
 
-Random choices come from one seeded numpy Generator, drawn in blocks so the sampling
-costs little next to what is measured.
+* engine: ``LlamaGame.legal_actions()`` + ``step()``, nothing else;
+* aec, as PettingZoo documents it: ``llama_env.env()`` (PettingZoo's wrappers on),
+  ``env.reset(seed=k)`` for each new game, then ``agent_iter()`` / ``env.last()`` /
+  ``env.action_space(agent).sample(mask)`` / ``env.step()``: the observation and the
+  mask are built at every decision;
+* aec, one picker: the same loop, but the action is picked from
+  ``obs["action_mask"].nonzero()[0]`` by the cheap uniform picker both sides share;
+* gym: ``gym.make("Llama-v0")``, the learner choosing from ``info["action_mask"]``;
+  the opponents' decisions (``random`` agents, observation encoded for each) count too.
+
+OpenSpiel's C++ ``crazy_eights`` (``pip install open_spiel``; not a dependency of this
+project), with ``state.observation_tensor()`` read at every decision:
+
+* as OpenSpiel documents it (its Python example): chance outcomes drawn with
+  ``np.random.choice(actions, p=probs)``, moves with ``random.choice(legal_actions)``;
+* one picker: chance outcomes and moves drawn by the same cheap picker as ours.
+
+Only decisions count (OpenSpiel's chance nodes, the deal, do not; neither do ours).
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -26,8 +40,9 @@ from agents.random_agent import RandomAgent
 from llama_env import LlamaGame
 
 
-class Uniform:
-    """Cheap uniform picks from a list, from a seeded numpy generator."""
+class Picker:
+    """Cheap uniform picks from a sequence, from a seeded numpy generator drawn in blocks
+    (so picking costs little next to what is measured). Both sides use it."""
 
     def __init__(self, seed: int, block: int = 1 << 16) -> None:
         self.rng = np.random.default_rng(seed)
@@ -38,7 +53,7 @@ class Uniform:
         self.buf = self.rng.random(self.block).tolist()
         self.i = 0
 
-    def pick(self, items):
+    def pick(self, items: Sequence[Any]) -> Any:
         if self.i == self.block:
             self._refill()
         u = self.buf[self.i]
@@ -46,56 +61,68 @@ class Uniform:
         return items[int(u * len(items))]
 
 
-def bench_engine(players: int, seconds: float, seed: int = 0) -> tuple[int, float]:
-    u = Uniform(seed)
-    rng = np.random.default_rng(seed)
-    n = 0
+def timed(run_one_game: Callable[[int], int], seconds: float) -> float:
+    """Decisions per second of ``run_one_game(game_index) -> decisions``, over ``seconds``."""
+    n = g = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        for _ in range(100):
-            g = LlamaGame(players, rng=rng)
-            while not g.game_over:
-                g.step(u.pick(g.legal_actions()))
-                n += 1
-    return n, time.perf_counter() - t0
+        n += run_one_game(g)
+        g += 1
+    return n / (time.perf_counter() - t0)
 
 
-def bench_aec(players: int, seconds: float, seed: int = 0) -> tuple[int, float]:
-    u = Uniform(seed)
+def bench_engine(players: int, seconds: float) -> float:
+    p = Picker(0)
+    rng = np.random.default_rng(0)
+
+    def game(_: int) -> int:
+        g = LlamaGame(players, rng=rng)
+        n = 0
+        while not g.game_over:
+            g.step(p.pick(g.legal_actions()))
+            n += 1
+        return n
+
+    return timed(game, seconds)
+
+
+def bench_aec_documented(players: int, seconds: float) -> float:
     env = llama_env.env(num_players=players)
-    env.reset(seed=seed)
-    n = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        for _ in range(20):
-            env.reset()
-            for _agent in env.agent_iter():
-                obs, reward, term, trunc, info = env.last()
-                if term or trunc:
-                    env.step(None)
-                    continue
-                env.step(u.pick(np.flatnonzero(obs["action_mask"]).tolist()))
+
+    def game(k: int) -> int:
+        env.reset(seed=k)
+        n = 0
+        for agent in env.agent_iter():
+            observation, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                mask = observation["action_mask"]
+                action = env.action_space(agent).sample(mask)
                 n += 1
-    return n, time.perf_counter() - t0
+            env.step(action)
+        return n
+
+    return timed(game, seconds)
 
 
-def bench_gym(players: int, seconds: float, seed: int = 0) -> tuple[int, float]:
-    u = Uniform(seed)
-    opponents = [CountingRandom(seed + i) for i in range(players - 1)]
-    env = gym.make("Llama-v0", num_players=players, opponents=opponents)
-    env.reset(seed=seed)
-    n = 0
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        for _ in range(20):
-            _, info = env.reset()
-            done = False
-            while not done:
-                action = u.pick(np.flatnonzero(info["action_mask"]).tolist())
-                _, _, term, trunc, info = env.step(action)
-                done = term or trunc
-                n += 1
-    return n + sum(o.calls for o in opponents), time.perf_counter() - t0
+def bench_aec_picker(players: int, seconds: float) -> float:
+    env = llama_env.env(num_players=players)
+    p = Picker(0)
+
+    def game(k: int) -> int:
+        env.reset(seed=k)
+        n = 0
+        for _agent in env.agent_iter():
+            observation, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            env.step(p.pick(observation["action_mask"].nonzero()[0]))
+            n += 1
+        return n
+
+    return timed(game, seconds)
 
 
 class CountingRandom(RandomAgent):
@@ -103,20 +130,112 @@ class CountingRandom(RandomAgent):
 
     calls = 0
 
-    def act(self, observation, action_mask):
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         self.calls += 1
         return super().act(observation, action_mask)
 
 
+def bench_gym(players: int, seconds: float) -> float:
+    p = Picker(0)
+    opponents = [CountingRandom(i) for i in range(players - 1)]
+    env = gym.make("Llama-v0", num_players=players, opponents=opponents)
+
+    def game(k: int) -> int:
+        before = sum(o.calls for o in opponents)
+        _, info = env.reset(seed=k)
+        n = 0
+        done = False
+        while not done:
+            _, _, term, trunc, info = env.step(p.pick(np.flatnonzero(info["action_mask"])))
+            done = term or trunc
+            n += 1
+        return n + sum(o.calls for o in opponents) - before
+
+    return timed(game, seconds)
+
+
+def bench_openspiel_documented(players: int, seconds: float) -> float:
+    import pyspiel
+
+    game_def = pyspiel.load_game("crazy_eights", {"players": players})
+    random.seed(0)
+    np.random.seed(0)
+
+    def game(_: int) -> int:
+        state = game_def.new_initial_state()
+        n = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                action_list, prob_list = zip(*state.chance_outcomes(), strict=True)
+                state.apply_action(np.random.choice(action_list, p=prob_list))
+            else:
+                state.observation_tensor()
+                state.apply_action(random.choice(state.legal_actions(state.current_player())))
+                n += 1
+        return n
+
+    return timed(game, seconds)
+
+
+def bench_openspiel_picker(players: int, seconds: float) -> float:
+    import pyspiel
+
+    game_def = pyspiel.load_game("crazy_eights", {"players": players})
+    p = Picker(0)
+
+    def game(_: int) -> int:
+        state = game_def.new_initial_state()
+        n = 0
+        while not state.is_terminal():
+            if state.is_chance_node():  # crazy_eights deals uniformly: pick an outcome
+                state.apply_action(p.pick(state.chance_outcomes())[0])
+            else:
+                state.observation_tensor()
+                state.apply_action(p.pick(state.legal_actions()))
+                n += 1
+        return n
+
+    return timed(game, seconds)
+
+
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
-    p.add_argument("--players", type=int, default=4)
-    args = p.parse_args(argv)
-    print(f"decisions per second, one core, {args.players} players, random legal actions")
-    for name, fn in (("engine", bench_engine), ("aec", bench_aec), ("gym", bench_gym)):
-        n, dt = fn(args.players, args.seconds)
-        print(f"{name:<8} {n / dt:>10,.0f} /s   ({n:,} decisions in {dt:.1f} s)")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
+    ap.add_argument("--players", type=int, nargs="+", default=[2, 4], help="table sizes")
+    ap.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel rows")
+    args = ap.parse_args(argv)
+
+    rows: list[tuple[str, Callable[[int, float], float]]] = [
+        ("engine (legal_actions + step)", bench_engine),
+        ("aec, as PettingZoo documents it", bench_aec_documented),
+        ("aec, one picker", bench_aec_picker),
+        ("gym Llama-v0 (opponents counted)", bench_gym),
+    ]
+    if not args.no_openspiel:
+        try:
+            import pyspiel  # noqa: F401
+        except ImportError:
+            print("open_spiel is not installed (pip install open_spiel): skipping the OpenSpiel rows\n")
+        else:
+            rows += [
+                ("OpenSpiel crazy_eights, as documented", bench_openspiel_documented),
+                ("OpenSpiel crazy_eights, one picker", bench_openspiel_picker),
+            ]
+    print(f"decisions per second, one core, random legal play, {args.seconds:g} s per cell")
+    head = f"{'':<40}" + "".join(f"{f'{n} players':>14}" for n in args.players)
+    print(head)
+    results: dict[str, list[float]] = {}
+    for name, fn in rows:
+        results[name] = [fn(n, args.seconds) for n in args.players]
+        print(f"{name:<40}" + "".join(f"{r:>14,.0f}" for r in results[name]), flush=True)
+    pairs = [
+        ("aec, as PettingZoo documents it", "OpenSpiel crazy_eights, as documented", "as each documents it"),
+        ("aec, one picker", "OpenSpiel crazy_eights, one picker", "one picker"),
+    ]
+    for ours, theirs, label in pairs:
+        if ours in results and theirs in results:
+            ratios = [a / b for a, b in zip(results[ours], results[theirs], strict=True)]
+            print(f"{'aec / OpenSpiel, ' + label:<40}" + "".join(f"{r:>13.2f}x" for r in ratios))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import argparse
 import os
 import time
 
-from train.evaluate import evaluate
+from train.evaluation import evaluate
 
 
 def main(argv: list[str] | None = None) -> None:

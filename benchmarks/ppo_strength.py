@@ -4,7 +4,7 @@
                                       [--players 2,4,6] [--opponents heuristic,greedy,cautious,random]
                                       [--seed 0] [--workers 2] [--json out.json]
 
-Each row is one :func:`train.evaluate.evaluate` call: the PPO agent (argmax over legal
+Each row is one :func:`train.evaluation.evaluate` call: the PPO agent (argmax over legal
 actions) and ``players - 1`` copies of one baseline, ``--games`` games with the seating
 rotated from game to game. Prints a markdown table of the PPO agent's win share with
 its 95% interval beside the fair share ``1 / players``.
@@ -17,7 +17,7 @@ import json
 import time
 
 from agents.ppo import DEFAULT_MODEL, PPOAgent
-from train.evaluate import evaluate
+from train.evaluation import evaluate
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from train.evaluate import evaluate, tournament
+from train.evaluation import evaluate, tournament
 
 MATCHUPS: list[tuple[str, str]] = [
     ("greedy", "random"),

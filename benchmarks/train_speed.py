@@ -19,8 +19,8 @@ import argparse
 import tempfile
 import time
 
-from train.config import PRESETS, TrainConfig
-from train.ppo import train
+from train.training import train
+from train.training.config import PRESETS, TrainConfig
 
 
 def sb3_baseline(steps: int, threads: int) -> float:

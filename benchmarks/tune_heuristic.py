@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from agents.heuristic import HEURISTIC_DEFAULTS, HeuristicAgent
-from train.evaluate import evaluate
+from train.evaluation import evaluate
 
 START: dict[str, float] = {
     "quit_base": 3.0,

@@ -1,37 +1,94 @@
 """PettingZoo AEC environment for L.L.A.M.A.
 
 A thin adapter over :class:`llama_env.engine.LlamaGame`: it translates actions and
-observations and keeps PettingZoo's books; every rule lives in the engine and every
-reward in :mod:`llama_env.rewards`.
+observations and keeps PettingZoo's books; every rule lives in the engine, every move
+goes through the table driver (:class:`llama_env.table.Table`) and every reward comes
+from :mod:`llama_env.rewards`.
+
+Speed: the loop PettingZoo documents (``agent_iter()``, ``last()``, pick from the mask,
+``step()``) crosses three wrappers per call in a plain ``env()``. :func:`env` keeps the
+three standard wrappers and their behaviour, but its outer wrapper answers the calls
+made at every decision (``agent_iter``, ``last``, ``step`` of a legal action, the masked
+``action_space(agent).sample(mask)``) straight from the raw env, and leaves everything
+else, every illegal or odd action included, to the wrapper chain.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
     NUM_ACTIONS,
+    IllegalActionError,
     LlamaGame,
     RoundResult,
+    action_index,
+    reseed,
     validate_rule_options,
 )
 from llama_env.observation import OBS_SIZE, action_mask, encode, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
+from llama_env.table import Table
 
-__all__ = ["env", "raw_env", "LlamaAECEnv", "ILLEGAL_ACTION_REWARD"]
+__all__ = ["env", "raw_env", "LlamaAECEnv", "ILLEGAL_ACTION_REWARD", "MaskedDiscrete"]
 
 ILLEGAL_ACTION_REWARD = -1.0
 RENDER_MODES = ("ansi", "human")
 
 _ZERO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
+_ZERO_MASK.flags.writeable = False
+_MASK_BITS = bytes([0, 1])
+
+
+class MaskedDiscrete(spaces.Discrete):
+    """``Discrete(n)`` whose masked ``sample(mask)`` is fast.
+
+    PettingZoo's documented loop picks actions with ``env.action_space(agent).sample(mask)``;
+    Gymnasium's implementation of it costs more than a whole game step here. This one
+    checks the mask as Gymnasium does (an ``int8`` array of shape ``(n,)`` holding only 0s
+    and 1s; all zeros gives ``start``) and picks uniformly among the 1s, using uniform
+    floats that it draws from ``self.np_random`` in blocks. A seeded space (``seed()``)
+    therefore samples reproducibly, though not the same numbers as Gymnasium's own
+    ``sample``; anything but such a mask goes to Gymnasium's ``sample``.
+    """
+
+    _BLOCK = 512
+
+    def __init__(self, n: int, seed: int | np.random.Generator | None = None, start: int = 0) -> None:
+        super().__init__(n, seed=seed, start=start)
+        self._legal_by_mask: dict[bytes, np.ndarray] = {}
+        self._floats: list[float] = []
+        self._next = 0
+        self._floats_from: np.random.Generator | None = None
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        if probability is None and type(mask) is np.ndarray and mask.dtype == np.int8 and mask.shape == (self.n,):
+            key = mask.tobytes()
+            legal = self._legal_by_mask.get(key)
+            if legal is None and not key.translate(None, _MASK_BITS):  # a mask of 0s and 1s
+                legal = self._legal_by_mask[key] = self.start + np.flatnonzero(mask).astype(self.dtype)
+            if legal is not None:
+                if not len(legal):
+                    return self.start
+                gen = self.np_random
+                if self._next >= len(self._floats) or gen is not self._floats_from:
+                    self._floats = gen.random(self._BLOCK).tolist()
+                    self._floats_from = gen
+                    self._next = 0
+                u = self._floats[self._next]
+                self._next += 1
+                return legal[int(u * len(legal))]
+        return super().sample(mask, probability)
 
 
 class LlamaAECEnv(AECEnv):
@@ -46,7 +103,8 @@ class LlamaAECEnv(AECEnv):
     ## Observation space
     ``Dict(observation=Box(float32, (OBS_SIZE,)), action_mask=Box(int8, (9,)))``; the
     layout of ``observation`` is :data:`llama_env.observation.FIELDS`. The mask is all
-    zeros for an agent that is not to act.
+    zeros for an agent that is not to act. Masks are shared and read-only (writing into
+    one raises ``ValueError``); copy one to modify it.
 
     ## Rewards
     ``reward="game"`` (default): 1/k to each of the k winners when the game ends.
@@ -103,11 +161,27 @@ class LlamaAECEnv(AECEnv):
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: MaskedDiscrete(NUM_ACTIONS) for a in self.possible_agents}
         self._rng: np.random.Generator | None = None
-        self.game: LlamaGame | None = None
+        self.table: Table | None = None
         self.last_round: RoundResult | None = None
         self._round_just_ended = False
+        self._rewards_dirty = False
+
+    @property
+    def game(self) -> LlamaGame:
+        """The engine (SPEC section 4: ``env.unwrapped.game``)."""
+        return self._table().game
+
+    @game.setter
+    def game(self, game: LlamaGame) -> None:
+        # every seat is played by the env's user, through the table driver
+        self.table = Table(game, names=self.possible_agents)
+
+    def _table(self) -> Table:
+        if self.table is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+        return self.table
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -118,8 +192,10 @@ class LlamaAECEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game. ``seed`` reseeds the generator behind every deal; without it
         the generator carries on from the previous game."""
-        if seed is not None or self._rng is None:
+        if self._rng is None:
             self._rng = np.random.default_rng(seed)
+        elif seed is not None:
+            reseed(self._rng, seed)  # as default_rng(seed) would start, without building a generator
         self.game = LlamaGame(
             self.num_players,
             end_score=self.end_score,
@@ -139,20 +215,25 @@ class LlamaAECEnv(AECEnv):
         self._rewards_dirty = False
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        game = self.game
+        table = self.table
+        if table is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+        game = table.game
         seat = self._seat[agent]
         obs = encode(game, seat)
         if seat != game.current_player or game.game_over:
-            return {"observation": obs, "action_mask": _ZERO_MASK.copy()}
-        return {"observation": obs, "action_mask": action_mask(game.legal_actions()).copy()}
+            return {"observation": obs, "action_mask": _ZERO_MASK}
+        return {"observation": obs, "action_mask": action_mask(game.legal_actions())}
 
-    def step(self, action: int) -> None:
+    def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
-        result = game.step(action)  # raises IllegalActionError with the game untouched
+        table = self.table
+        if table is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+        result = table.apply(action)  # raises IllegalActionError with the game untouched
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_dirty:
             self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -162,7 +243,7 @@ class LlamaAECEnv(AECEnv):
             self._round_just_ended = False
         if result is not None:
             self._on_round_end(result)
-        self.agent_selection = self.possible_agents[game.current_player]
+        self.agent_selection = self.possible_agents[table.game.current_player]
         if self.render_mode == "human":
             self.render()
 
@@ -170,12 +251,16 @@ class LlamaAECEnv(AECEnv):
         self.last_round = result
         self._round_just_ended = True
         values = rewards_for(result, self.reward_mode)
-        self.rewards = {a: values[i] for i, a in enumerate(self.agents)}
+        agents = self.agents
+        self.rewards = dict(zip(agents, values, strict=True))
         self._rewards_dirty = True
-        self._accumulate_rewards()
-        self.infos = {a: {"round_result": result} for a in self.agents}
+        cumulative = self._cumulative_rewards
+        for agent, value in zip(agents, values, strict=True):
+            cumulative[agent] += value
+        info = {"round_result": result}
+        self.infos = {a: dict(info) for a in agents}
         if result.game_over:
-            self.terminations = dict.fromkeys(self.agents, True)
+            self.terminations = dict.fromkeys(agents, True)
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -183,17 +268,14 @@ class LlamaAECEnv(AECEnv):
 
             warn("render() called without a render_mode; pass render_mode='ansi' or 'human' to the env")
             return None
-        if self.game is None:
-            text = "The table is empty: call reset() first."
-        else:
-            text = self._render_text()
+        text = "The table is empty: call reset() first." if self.table is None else self._render_text()
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
     def _render_text(self) -> str:
-        game = self.game
+        game = self._table().game
         parts = []
         if self._round_just_ended and self.last_round is not None:
             parts.append(render_round_summary(self.last_round, self.possible_agents))
@@ -214,17 +296,14 @@ def env(num_players: int = 4, render_mode: str | None = None, **kwargs: Any) -> 
     """The AEC env in PettingZoo's standard classic wrappers (illegal action: the game
     ends with reward -1 for the offender; out-of-bounds action: assertion; calls out of
     order: error)."""
-    e: AECEnv = raw_env(num_players, render_mode, **kwargs)
-    e = _TerminateIllegal(e, illegal_reward=ILLEGAL_ACTION_REWARD)
-    e = _AssertOutOfBounds(e)
-    e = _OrderEnforcing(e)
-    return e
+    raw = raw_env(num_players, render_mode, **kwargs)
+    return _LlamaOrderEnforcing(_AssertOutOfBounds(_TerminateIllegal(raw, illegal_reward=ILLEGAL_ACTION_REWARD)))
 
 
 # PettingZoo's wrappers reach every attribute of the wrapped env through a chain of
-# ``__getattr__`` calls, which cost more than the game itself (a profile of the random
-# AEC loop put 60% of the time there). These subclasses keep the wrappers' behaviour
-# and forward the attributes read at every decision straight to the raw env.
+# ``__getattr__`` calls, which cost more than the game itself. These subclasses keep the
+# wrappers' behaviour and forward the attributes read at every decision straight to the
+# raw env; the outer one also answers the per-decision calls directly.
 
 _HOT = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards")
 
@@ -243,31 +322,84 @@ def _forward(name: str, guarded: bool) -> property:
 
 
 class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
-        self._raw = env.unwrapped
+    def __init__(self, env: LlamaAECEnv, illegal_reward: float) -> None:
+        self._raw = env
         super().__init__(env, illegal_reward)
 
 
 class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
-    def __init__(self, env: AECEnv) -> None:
-        self._raw = env.unwrapped
+    def __init__(self, env: _TerminateIllegal) -> None:
+        self._raw = env._raw
+        super().__init__(env)
+
+
+class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` over the other two, with fast paths.
+
+    A fast path is taken only where the wrapper chain would do exactly the same:
+    ``step`` of a legal action by a live agent after ``reset`` (the chain would check it
+    is in bounds and legal, then step the raw env), ``last`` after ``reset`` (the chain
+    observes the raw env), and ``agent_iter`` (the same order checks as PettingZoo's
+    iterator). Everything else goes through the chain.
+    """
+
+    def __init__(self, env: _AssertOutOfBounds) -> None:
+        self._raw: LlamaAECEnv = env._raw
+        self._illegal: _TerminateIllegal = env.env  # type: ignore[assignment]
         super().__init__(env)
 
     def step(self, action: Any) -> None:
-        if type(action) is int and 0 <= action < NUM_ACTIONS:
-            self.env.step(action)  # in bounds: skip the generic Space.contains check
-        else:
-            super().step(action)
+        raw = self._raw
+        if self._has_reset and not self._illegal._terminated:
+            agent = raw.agent_selection
+            if raw.terminations[agent] or raw.truncations[agent]:
+                fast = action is None  # the dead agent's step at the end of a game
+                a = None
+            else:
+                a = action if type(action) is int else action_index(action)
+                fast = a is not None and 0 <= a < NUM_ACTIONS
+            if fast:
+                try:
+                    raw.step(a)  # refuses an illegal action with the game untouched
+                except IllegalActionError:
+                    pass  # the chain ends the game with the penalty, as PettingZoo's wrapper does
+                else:
+                    self._has_updated = True
+                    self._illegal._prev_obs = None  # as the chain's step would leave it
+                    self._illegal._prev_info = None
+                    return
+        super().step(action)
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        raw = self._raw
+        agent = raw.agent_selection
+        return (
+            raw.observe(agent) if observe else None,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
 
-class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    def __init__(self, env: AECEnv) -> None:
-        self._raw = env.unwrapped
-        super().__init__(env)
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:  # type: ignore[override]
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return self._agents(max_iter)
+
+    def _agents(self, max_iter: int) -> Iterator[str]:
+        raw = self._raw
+        while raw.agents and max_iter > 0:
+            max_iter -= 1
+            if not self._has_updated:
+                raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+            self._has_updated = False
+            yield raw.agent_selection
 
 
 for _name in _HOT:
     setattr(_TerminateIllegal, _name, _forward(_name, guarded=False))
     setattr(_AssertOutOfBounds, _name, _forward(_name, guarded=False))
-    setattr(_OrderEnforcing, _name, _forward(_name, guarded=_name != "_cumulative_rewards"))
+    setattr(_LlamaOrderEnforcing, _name, _forward(_name, guarded=_name != "_cumulative_rewards"))
 del _name

@@ -16,6 +16,7 @@ playing, scoring -- a handful of list look-ups.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -44,6 +45,8 @@ __all__ = [
     "can_draw",
     "winners",
     "validate_rule_options",
+    "action_index",
+    "reseed",
 ]
 
 
@@ -101,14 +104,25 @@ _CARD_POINTS = (0, 1, 2, 3, 4, 5, 6, LLAMA_POINTS)
 class IllegalActionError(ValueError):
     """An action that the rules do not allow in the current state.
 
-    Carries the offending ``action`` and the ``legal`` actions so callers (and error
-    messages) can name both.
+    Carries the offending ``action``, the ``legal`` actions, and (when known) the
+    ``seat`` that chose it and the ``agent`` that sits there, so callers and error
+    messages can name all of them.
     """
 
-    def __init__(self, message: str, action: object = None, legal: list[int] | None = None):
+    def __init__(
+        self,
+        message: str,
+        action: object = None,
+        legal: list[int] | None = None,
+        *,
+        seat: int | None = None,
+        agent: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.action = action
         self.legal = legal if legal is not None else []
+        self.seat = seat
+        self.agent = agent
 
 
 # --------------------------------------------------------------------------- rules
@@ -133,13 +147,13 @@ def can_play_on(card: int, top: int) -> bool:
     return card == top or card == top % NUM_CARD_VALUES + 1
 
 
-def hand_penalty(counts: list[int]) -> int:
+def hand_penalty(counts: Sequence[int]) -> int:
     """Rule 9: the penalty of a hand is the sum of its DISTINCT values (a llama counts
     10; two cards of one value count once).
 
     ``counts`` holds the number of cards per card code (index 0 unused).
     """
-    return sum(_CARD_POINTS[c] for c in range(1, NUM_CARD_VALUES + 1) if counts[c])
+    return sum([points for points, k in zip(_CARD_POINTS, counts, strict=True) if k])
 
 
 def marker_to_return(score: int) -> int:
@@ -192,6 +206,54 @@ def validate_rule_options(num_players: Any, end_score: Any, hand_size: Any) -> N
             f"hand_size must be between 1 and {max_hand} for {num_players} players "
             f"(the deal needs {num_players} x hand_size + 1 <= {DECK_SIZE} cards), got {hand_size}"
         )
+
+
+def action_index(action: object) -> int | None:
+    """The one rule for what counts as an action: a Python or numpy integer (not a
+    bool), or a one-element integer array as vectorised RL code passes them; returns it
+    as an ``int`` (in range or not), or ``None`` for anything else (floats, strings,
+    bools, ``None``...). :meth:`LlamaGame.step`, :meth:`LlamaGame.is_legal` and the
+    table driver all apply it, so they agree on every input."""
+    t = type(action)
+    if t is int:
+        return action  # type: ignore[return-value]
+    if t is np.int64 or t is np.int32:
+        return int(action)  # type: ignore[call-overload]
+    if isinstance(action, (bool, np.bool_)):
+        return None
+    if isinstance(action, (int, np.integer)):
+        return operator.index(action)
+    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    return None
+
+
+_PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645  # PCG64's 128-bit multiplier
+_MASK128 = (1 << 128) - 1
+
+
+def reseed(rng: np.random.Generator, seed: int) -> np.random.Generator:
+    """Put ``rng`` in the state ``np.random.default_rng(seed)`` starts in, and return it.
+
+    ``default_rng(seed)`` builds a new generator, which costs more than a whole short
+    game; the envs reseed the one they have instead (a test checks the states agree).
+    The seed goes through ``SeedSequence`` exactly as in ``PCG64(seed)``, which then
+    seeds PCG's state and increment the way PCG's ``srandom`` does. A generator that is
+    not a PCG64 one is replaced by ``default_rng(seed)``.
+    """
+    if type(rng.bit_generator) is not np.random.PCG64:
+        return np.random.default_rng(seed)
+    hi_s, lo_s, hi_i, lo_i = np.random.SeedSequence(seed).generate_state(4, np.uint64).tolist()
+    inc = ((((hi_i << 64) | lo_i) << 1) | 1) & _MASK128
+    state = (inc + ((hi_s << 64) | lo_s)) & _MASK128  # a step from state 0 gives inc; add the seed
+    state = (state * _PCG_MULT + inc) & _MASK128  # and step again
+    rng.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": state, "inc": inc},
+        "has_uint32": 0,
+        "uinteger": 0,
+    }
+    return rng
 
 
 # --------------------------------------------------------------------------- results
@@ -256,6 +318,7 @@ class LlamaGame:
         "_sizes",
         "draw_pile",
         "discard_pile",
+        "_discard_counts",
         "quit",
         "_in_round",
         "current_player",
@@ -266,6 +329,32 @@ class LlamaGame:
         "last_result",
         "_rng",
     )
+    num_players: int
+    end_score: int
+    hand_size: int
+    scores: list[int]
+    _hands: list[list[int]]
+    _sizes: list[int]
+    draw_pile: list[int]
+    """The face-down pile; the next card drawn is the last element."""
+    discard_pile: list[int]
+    """The face-up pile; the top card is the last element."""
+    _discard_counts: list[int]
+    quit: list[bool]
+    """Whether each seat has quit the current round."""
+    _in_round: int
+    current_player: int
+    """The seat to act."""
+    round: int
+    """The number of the current round (1 for the first)."""
+    game_over: bool
+    starter: int
+    """The seat that started the current round."""
+    last_player: int | None
+    """The last seat to play a card this round (rule 11), or ``None``."""
+    last_result: RoundResult | None
+    """The result of the last round scored, or ``None`` before the first."""
+    _rng: np.random.Generator
 
     def __init__(
         self,
@@ -314,9 +403,31 @@ class LlamaGame:
         """Cards per code in ``seat``'s hand as a list of 8 (index 0 unused). A copy."""
         return list(self._hands[seat])
 
+    def hand_view(self, seat: int) -> Sequence[int]:
+        """``seat``'s cards per code (index 0 unused), live and not copied: for hot paths
+        such as the observation encoder. Read it, never modify it; :meth:`hand_counts`
+        gives a copy."""
+        return self._hands[seat]
+
     def hand_size_of(self, seat: int) -> int:
         """How many cards ``seat`` holds."""
         return self._sizes[seat]
+
+    @property
+    def hand_sizes(self) -> Sequence[int]:
+        """How many cards each seat holds (live, read-only by contract)."""
+        return self._sizes
+
+    @property
+    def discard_counts(self) -> Sequence[int]:
+        """Cards per code in the discard pile this round (index 0 unused; live,
+        read-only by contract). Kept as the pile grows, so reading it costs nothing."""
+        return self._discard_counts
+
+    def may_draw(self, seat: int) -> bool:
+        """Rule 5 for ``seat``: whether it could draw on its turn now (it is still in
+        the round, the draw pile has cards and someone else is still in)."""
+        return not self.quit[seat] and can_draw(len(self.draw_pile), self._in_round)
 
     def penalty(self, seat: int) -> int:
         """The points ``seat`` would take if the round ended now (rule 9)."""
@@ -356,8 +467,14 @@ class LlamaGame:
             mask[a] = True
         return mask
 
-    def is_legal(self, action: int) -> bool:
-        """Whether ``action`` (an int 0..8) is legal now."""
+    def is_legal(self, action: object) -> bool:
+        """Whether ``action`` is legal now. Anything :meth:`step` would refuse is not:
+        non-integers (see :func:`action_index`), actions out of range, and every action
+        once the game is over."""
+        if type(action) is not int:
+            action = action_index(action)
+            if action is None:
+                return False
         if self.game_over or not 0 <= action < NUM_ACTIONS:
             return False
         if action == Action.QUIT:
@@ -370,28 +487,28 @@ class LlamaGame:
 
     # ------------------------------------------------------------------ actions
 
-    def step(self, action: int) -> RoundResult | None:
+    def step(self, action: object) -> RoundResult | None:
         """Apply ``action`` for :attr:`current_player`.
 
         Returns the :class:`RoundResult` when this action ended a round, else ``None``.
         Raises :class:`IllegalActionError` (the state untouched) for an action the rules
-        forbid, one out of range, one that is not an integer, or any action once the
-        game is over.
+        forbid, one out of range, one that is not an integer (:func:`action_index`), or
+        any action once the game is over.
         """
-        if type(action) is not int:
-            action = _as_action_int(action, self)
-        if not self.is_legal(action):
-            raise self._illegal(action)
+        a = action if type(action) is int else action_index(action)
+        if a is None or not self.is_legal(a):
+            raise self.illegal_action_error(action)
         p = self.current_player
-        if action <= Action.PLAY_LLAMA:
-            card = action + 1
+        if a <= Action.PLAY_LLAMA:
+            card = a + 1
             self._hands[p][card] -= 1
             self._sizes[p] -= 1
             self.discard_pile.append(card)
+            self._discard_counts[card] += 1
             self.last_player = p
             if self._sizes[p] == 0:
                 return self._end_round(p)
-        elif action == Action.DRAW:
+        elif a == Action.DRAW:
             card = self.draw_pile.pop()
             self._hands[p][card] += 1
             self._sizes[p] += 1
@@ -403,19 +520,28 @@ class LlamaGame:
         self.current_player = self._next_active(p)
         return None
 
-    def _illegal(self, action: object) -> IllegalActionError:
+    def illegal_action_error(self, action: object, who: str | None = None) -> IllegalActionError:
+        """The error for ``action`` refused at the current seat, saying what is wrong
+        with it (not an integer, out of range, against the rules, or the game is over)
+        and which actions are legal. ``who`` names the chooser (default ``"seat <current
+        player>"``; the table driver passes ``"agent 'heuristic' at seat 2"``)."""
         legal = self.legal_actions()
+        seat = self.current_player
+        who = who or f"seat {seat}"
         names = ", ".join(f"{a} ({Action(a).name})" for a in legal)
+        a = action_index(action)
         if self.game_over:
-            msg = f"the game is over: no action is legal (got {action!r})"
-        elif isinstance(action, int) and not 0 <= action < NUM_ACTIONS:
-            msg = f"action {action} is out of range: actions are 0..{NUM_ACTIONS - 1}; legal now: {names}"
-        else:
+            msg = f"{who}: the game is over: no action is legal (got {action!r})"
+        elif a is None:
             msg = (
-                f"action {action} ({Action(action).name}) is illegal for seat {self.current_player}; "
-                f"legal now: {names}"
+                f"{who}: {action!r} ({type(action).__name__}) is not an action: an action must be an integer "
+                f"0..{NUM_ACTIONS - 1}; legal now: {names}"
             )
-        return IllegalActionError(msg, action, legal)
+        elif not 0 <= a < NUM_ACTIONS:
+            msg = f"{who}: action {a} is out of range (actions are 0..{NUM_ACTIONS - 1}); legal now: {names}"
+        else:
+            msg = f"{who}: action {a} ({Action(a).name}) is illegal; legal now: {names}"
+        return IllegalActionError(msg, action, legal, seat=seat)
 
     def _next_active(self, seat: int) -> int:
         """Rule 7: play passes to the left (seat + 1), skipping players who quit; a
@@ -430,14 +556,16 @@ class LlamaGame:
     def _end_round(self, went_out: int | None) -> RoundResult:
         """Rules 8-12: score the round, check the end of the game, deal the next round."""
         n = self.num_players
-        penalties = tuple(0 if p == went_out else hand_penalty(self._hands[p]) for p in range(n))
+        scores = self.scores
+        penalties = [hand_penalty(hand) for hand in self._hands]
         returned = [0] * n
         if went_out is not None:
-            returned[went_out] = marker_to_return(self.scores[went_out])
+            penalties[went_out] = 0
+            returned[went_out] = marker_to_return(scores[went_out])
         for p in range(n):
-            self.scores[p] += penalties[p] - returned[p]
-        self.game_over = is_game_over(self.scores, self.end_score)
-        result = RoundResult(self.round, went_out, penalties, tuple(returned), tuple(self.scores), self.game_over)
+            scores[p] += penalties[p] - returned[p]
+        self.game_over = is_game_over(scores, self.end_score)
+        result = RoundResult(self.round, went_out, tuple(penalties), tuple(returned), tuple(scores), self.game_over)
         self.last_result = result
         if not self.game_over:
             self.round += 1
@@ -457,12 +585,15 @@ class LlamaGame:
             self._hands.append(counts)
         self._sizes = [h] * n
         self.draw_pile = deck[n * h :]
-        self.discard_pile = [self.draw_pile.pop()]
+        top = self.draw_pile.pop()
+        self.discard_pile = [top]
+        self._discard_counts = [0] * (NUM_CARD_VALUES + 1)
+        self._discard_counts[top] = 1
         self.quit = [False] * n
         self._in_round = n
         self.starter = starter
         self.current_player = starter
-        self.last_player: int | None = None
+        self.last_player = None
 
     # ------------------------------------------------------------------ snapshots
 
@@ -545,9 +676,7 @@ class LlamaGame:
         if not discard_pile:
             raise ValueError("snapshot discard_pile is empty: a round always has a top card")
         if game_over != is_game_over(scores, end_score):
-            raise ValueError(
-                f"snapshot game_over={game_over} contradicts scores {scores} with end_score {end_score}"
-            )
+            raise ValueError(f"snapshot game_over={game_over} contradicts scores {scores} with end_score {end_score}")
         if not game_over:
             if all(quit_):
                 raise ValueError("snapshot has every player quit but the round not scored")
@@ -576,13 +705,16 @@ class LlamaGame:
         g.scores = scores
         g._hands = []
         for h in hands:
-            c = [0] * (NUM_CARD_VALUES + 1)
+            per_code = [0] * (NUM_CARD_VALUES + 1)
             for card in h:
-                c[card] += 1
-            g._hands.append(c)
+                per_code[card] += 1
+            g._hands.append(per_code)
         g._sizes = [len(h) for h in hands]
         g.draw_pile = draw_pile
         g.discard_pile = discard_pile
+        g._discard_counts = [0] * (NUM_CARD_VALUES + 1)
+        for card in discard_pile:
+            g._discard_counts[card] += 1
         g.quit = list(quit_)
         g._in_round = quit_.count(False)
         g.current_player = current
@@ -602,6 +734,7 @@ class LlamaGame:
         g._sizes = list(self._sizes)
         g.draw_pile = list(self.draw_pile)
         g.discard_pile = list(self.discard_pile)
+        g._discard_counts = list(self._discard_counts)
         g.quit = list(self.quit)
         g._in_round = self._in_round
         g.current_player = self.current_player
@@ -631,22 +764,6 @@ _REQUIRED_KEYS = (
     "round",
     "game_over",
 )
-
-
-def _as_action_int(action: object, game: LlamaGame) -> int:
-    """Accept Python and numpy integers (and 0-d / single-element integer arrays, as
-    vectorised RL code passes them); refuse anything else with an error naming it."""
-    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
-        return int(action.reshape(()))
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        legal = game.legal_actions()
-        raise IllegalActionError(
-            f"action must be an integer 0..{NUM_ACTIONS - 1}, got {action!r} ({type(action).__name__}); "
-            f"legal now: {legal}",
-            action,
-            legal,
-        )
-    return operator.index(action)
 
 
 def _int_field(d: dict[str, Any], key: str, default: int | None = None) -> int:
@@ -686,7 +803,7 @@ def _jsonable(state: Any) -> Any:
     return state
 
 
-def _rng_from_state(state: dict[str, Any]) -> np.random.Generator:
+def _rng_from_state(state: Any) -> np.random.Generator:
     try:
         name = state["bit_generator"]
         bit_gen_cls = getattr(np.random, name)

@@ -14,17 +14,20 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from llama_env.agent import Agent, AgentLike, resolve
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
     NUM_ACTIONS,
     IllegalActionError,
     LlamaGame,
+    RoundResult,
     validate_rule_options,
 )
-from llama_env.observation import OBS_SIZE, action_mask, encode, observation_bounds
+from llama_env.observation import OBS_SIZE, encode, observation_bounds
 from llama_env.render import render_round_summary, render_table
-from llama_env.rewards import DEFAULT_REWARD, REWARD_MODES, rewards_for, validate_reward_mode
+from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
+from llama_env.table import Table, TableListener, deal_table
 
 __all__ = ["LlamaEnv", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD"]
 
@@ -82,7 +85,7 @@ class LlamaEnv(gym.Env):
     def __init__(
         self,
         num_players: int = 4,
-        opponents: Any = "random",
+        opponents: AgentLike | Sequence[AgentLike] = "random",
         seat: int | str = 0,
         reward: str = DEFAULT_REWARD,
         *,
@@ -97,9 +100,7 @@ class LlamaEnv(gym.Env):
         self.end_score = int(end_score)
         self.hand_size = int(hand_size)
         self.random_first_player = bool(random_first_player)
-        if reward not in REWARD_MODES:
-            validate_reward_mode(reward)
-        self.reward_mode = reward
+        self.reward_mode = validate_reward_mode(reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
@@ -117,12 +118,16 @@ class LlamaEnv(gym.Env):
         low, high = observation_bounds(self.end_score)
         self.observation_space = spaces.Box(low=low, high=high, shape=(OBS_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self.game: LlamaGame | None = None
+        self.table: Table | None = None
         self.seat = self.fixed_seat if self.fixed_seat is not None else 0
-        self._seat_agent: list[Any] = []
-        self._log: list[str] = []
+        self._log = _RoundLog() if render_mode is not None else None
         self._pending_reward = 0.0
         self._ended = False
+
+    @property
+    def game(self) -> LlamaGame | None:
+        """The engine of the current episode (``None`` before the first reset)."""
+        return self.table.game if self.table is not None else None
 
     # ------------------------------------------------------------------ gym API
 
@@ -130,46 +135,41 @@ class LlamaEnv(gym.Env):
         super().reset(seed=seed)
         rng = self.np_random
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.num_players))
-        n = self.num_players
-        self._seat_agent = [None] * n
-        for i, agent in enumerate(self.opponents):
-            self._seat_agent[(self.seat + 1 + i) % n] = agent
-        # Opponents are reseeded from the env's generator every episode, so a seeded env
-        # replays the same opponents' choices too.
-        for agent in self.opponents:
-            agent_seed = int(rng.integers(2**31))
-            reset = getattr(agent, "reset", None)
-            if callable(reset):
-                _call_reset(reset, agent_seed)
-        self.game = LlamaGame(
-            n,
+        self.table = deal_table(
+            rng,
+            self.seat,
+            self.opponents,
+            num_players=self.num_players,
             end_score=self.end_score,
             hand_size=self.hand_size,
-            rng=rng,
             random_first_player=self.random_first_player,
+            listener=self._log,
         )
-        self._log = []
         self._ended = False
+        if self._log is not None:
+            self._log.lines.clear()
         # With hand_size=1 an opponent can go out before the learner's first turn: that
         # round's reward is owed to the learner and paid with its first step.
-        self._pending_reward = self._play_opponents()
+        self._pending_reward = self._reward(self.table.advance())
         if self.render_mode == "human":
             self.render()
-        return encode(self.game, self.seat), self._info()
+        return encode(self.table.game, self.seat), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
-        if self.game is None:
+        table = self.table
+        if table is None:
             raise RuntimeError("call reset() before step()")
-        game = self.game
+        game = table.game
         if self._ended:
             raise RuntimeError("the game is over: call reset() to start a new one")
         reward, self._pending_reward = self._pending_reward, 0.0
         if game.game_over:  # it ended before the learner's first turn: nothing to apply
             self._ended = True
             return encode(game, self.seat), reward, True, False, self._info()
-        self._log = []
+        if self._log is not None:
+            self._log.lines.clear()
         try:
-            result = game.step(action)  # raises IllegalActionError, nothing changed
+            result = table.apply(action)  # raises IllegalActionError, nothing changed
         except IllegalActionError as exc:
             if self.illegal_action == "raise":
                 self._pending_reward = reward
@@ -179,8 +179,8 @@ class LlamaEnv(gym.Env):
             info["illegal_action"] = exc.action
             return encode(game, self.seat), reward + ILLEGAL_ACTION_REWARD, True, False, info
         if result is not None:
-            reward += self._on_round_end(result)
-        reward += self._play_opponents()
+            reward += self._reward([result])
+        reward += self._reward(table.advance())
         self._ended = game.game_over
         info = self._info()
         if self.render_mode == "human":
@@ -189,8 +189,9 @@ class LlamaEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
-        if self.game.game_over:
-            info["scores"] = list(self.game.scores)
+        game = self.game
+        if game is not None and game.game_over:
+            info["scores"] = list(game.scores)
         return info
 
     def action_masks(self) -> np.ndarray:
@@ -205,12 +206,13 @@ class LlamaEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
-        if self.game is None:
+        game = self.game
+        if game is None:
             text = "The table is empty: call reset() first."
         else:
-            parts = list(self._log)
-            if not self.game.game_over:
-                parts.append(render_table(self.game, self.seat))
+            parts = list(self._log.lines) if self._log is not None else []
+            if not game.game_over:
+                parts.append(render_table(game, self.seat))
             text = "\n".join(parts)
         if self.render_mode == "human":
             print(text)
@@ -219,42 +221,24 @@ class LlamaEnv(gym.Env):
 
     # ------------------------------------------------------------------ books
 
-    def _on_round_end(self, result: Any) -> float:
-        if self.render_mode is not None:
-            self._log.append(render_round_summary(result))
-        return rewards_for(result, self.reward_mode)[self.seat]
-
-    def _play_opponents(self) -> float:
-        """Let the opponents act until it is the learner's turn or the game is over."""
-        game = self.game
-        reward = 0.0
-        learner = self.seat
-        agents = self._seat_agent
-        while not game.game_over and game.current_player != learner:
-            p = game.current_player
-            mask = action_mask(game.legal_actions())
-            action = int(agents[p].act(encode(game, p), mask))
-            if not (0 <= action < NUM_ACTIONS and mask[action]):
-                raise ValueError(
-                    f"opponent {agents[p]!r} in seat {p} chose action {action}, which is not legal "
-                    f"(legal: {game.legal_actions()})"
-                )
-            result = game.step(action)
-            if result is not None:
-                reward += self._on_round_end(result)
-        return reward
+    def _reward(self, results: list[RoundResult]) -> float:
+        """The learner's reward from the rounds that ended (:mod:`llama_env.rewards`)."""
+        seat, mode = self.seat, self.reward_mode
+        return sum(rewards_for(r, mode)[seat] for r in results)
 
 
-def _call_reset(reset: Any, seed: int | None) -> None:
-    try:
-        reset(seed=seed)
-    except TypeError:
-        reset()
+class _RoundLog(TableListener):
+    """Collects the round summaries shown by ``render()`` since the learner's last move."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def on_round_end(self, table: Table, result: RoundResult) -> None:
+        self.lines.append(render_round_summary(result))
 
 
-def _build_opponents(opponents: Any, num_players: int) -> list[Any]:
-    from agents import resolve
-
+def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
+    """One agent per other seat from an agent, a name or spec, or a sequence of them."""
     k = num_players - 1
     if isinstance(opponents, str) or not isinstance(opponents, Sequence):
         spec = [opponents] * k

@@ -2,9 +2,15 @@
 
 One flat ``float32`` vector of the same size at every table size (other seats padded
 to :data:`MAX_PLAYERS` - 1), so one policy can play any table. Each field is named in
-:data:`FIELDS` with its size and the scale it is divided by; :func:`view` returns the
-fields of a vector by name and :func:`decode` turns them back into natural units
-(card counts, points) for rule-based agents.
+:data:`FIELDS` with its size and the scale it is divided by. Three readers sit on that
+one declaration, for three kinds of user:
+
+* :class:`ObsView`: one observation in natural units (card counts, points), read field
+  by field on demand. This is how agents read observations: fast enough for the hot
+  path of evaluation (one ``tolist()``, then plain list reads).
+* :func:`decode`: the same, eagerly, as a frozen :class:`Decoded` record (notebooks,
+  tests, printing).
+* :func:`view`: the scaled fields as numpy views by name, for batched or network code.
 
 Seats are relative to the observer: field ``opp_*`` entry 0 is the player to my left
 (the next to act after me), entry 1 the one after, and so on.
@@ -15,8 +21,10 @@ cards nor the order of the draw pile.
 
 from __future__ import annotations
 
+import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,7 +47,13 @@ __all__ = [
     "FIELDS",
     "OBS_SIZE",
     "SLICES",
+    "MAX_OTHERS",
+    "HAND_SIZE_SCALE",
+    "MAX_PENALTY",
+    "END_SCORE_SCALE",
     "encode",
+    "encode_many",
+    "ObsView",
     "view",
     "decode",
     "Decoded",
@@ -61,7 +75,7 @@ class Field:
     size: int
     scale: float | None
     """Natural units are divided by this; ``None`` for one-hot and 0/1 fields and for the
-    scores, which are divided by the game's ``end_score`` (see :data:`SCORE_FIELDS`)."""
+    scores, which are divided by the game's ``end_score``."""
     doc: str
 
 
@@ -81,7 +95,6 @@ FIELDS: tuple[Field, ...] = (
     Field("num_players", MAX_PLAYERS - MIN_PLAYERS + 1, None, "one-hot table size 2..6"),
     Field("end_score", 1, END_SCORE_SCALE, "the end_score rule option / 100"),
 )
-SCORE_FIELDS = frozenset({"opp_score", "my_score"})
 
 SLICES: dict[str, slice] = {}
 _offset = 0
@@ -92,9 +105,6 @@ OBS_SIZE = _offset
 del _offset, _f
 
 _S = {name: s.start for name, s in SLICES.items()}
-_HAND, _HSIZE, _PEN, _TOP, _DISC = _S["hand"], _S["hand_size"], _S["hand_penalty"], _S["top_card"], _S["discarded"]
-_DRAW, _CAN_DRAW, _PRES, _IN = _S["draw_pile"], _S["can_draw"], _S["opp_present"], _S["opp_in_round"]
-_OHS, _OSC, _MYSC, _NP, _END = _S["opp_hand_size"], _S["opp_score"], _S["my_score"], _S["num_players"], _S["end_score"]
 
 
 def observation_bounds(end_score: int) -> tuple[np.ndarray, np.ndarray]:
@@ -110,44 +120,121 @@ def observation_bounds(end_score: int) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-_INV8 = 1.0 / COPIES_PER_VALUE
+# --------------------------------------------------------------------------- encode
+#
+# The encoder is on the hot path of every environment (one call per decision), so it
+# assembles the vector from pre-packed float32 byte strings, one per field value, and
+# makes ONE numpy array at the end: per-element numpy writes, or a 52-float Python list
+# converted by np.array, cost several times more. Blocks that repeat (a hand, the
+# discard counts, the per-round score block) are memoised in small bounded caches.
+# tests/property checks it against a plain reference encoder.
+
+_pack = struct.Struct("=f").pack  # native order, so np.frombuffer(..., float32) reads it
+_ZERO, _ONE = _pack(0.0), _pack(1.0)
+_BY_8 = tuple(_pack(k / COPIES_PER_VALUE) for k in range(DECK_SIZE + 1))
+_BY_10 = tuple(_pack(k / HAND_SIZE_SCALE) for k in range(DECK_SIZE + 1))
+_BY_DECK = tuple(_pack(k / DECK_SIZE) for k in range(DECK_SIZE + 1))
+_TOP = (b"",) + tuple(
+    b"".join(_ONE if c == top else _ZERO for c in range(1, NUM_CARD_VALUES + 1))
+    for top in range(1, NUM_CARD_VALUES + 1)
+)
+_PAD = tuple(_ZERO * (MAX_OTHERS - k) for k in range(MAX_OTHERS + 1))  # after k real other seats
+_PRESENT = {n: _ONE * (n - 1) + _PAD[n - 1] for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+_OTHERS = {
+    n: tuple(tuple((s + 1 + i) % n for i in range(n - 1)) for s in range(n))
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+}
+_CACHE_LIMIT = 1 << 16
+_hand_cache: dict[tuple[int, ...], bytes] = {}
+_discard_cache: dict[tuple[int, ...], bytes] = {}
+_tail_cache: dict[tuple[int, ...], bytes] = {}
+
+
+def _hand_block(key: tuple[int, ...]) -> bytes:
+    """``hand``, ``hand_size`` and ``hand_penalty`` for per-code counts (index 0 unused)."""
+    if len(_hand_cache) >= _CACHE_LIMIT:
+        _hand_cache.clear()
+    block = _hand_cache[key] = (
+        b"".join(_BY_8[k] for k in key[1:]) + _BY_10[sum(key)] + _pack(hand_penalty(key) / MAX_PENALTY)
+    )
+    return block
+
+
+def _discard_block(key: tuple[int, ...]) -> bytes:
+    if len(_discard_cache) >= _CACHE_LIMIT:
+        _discard_cache.clear()
+    block = _discard_cache[key] = b"".join(_BY_8[k] for k in key[1:])
+    return block
+
+
+def _tail_block(key: tuple[int, ...]) -> bytes:
+    """``opp_score``, ``my_score``, ``num_players`` and ``end_score`` for the key
+    ``(seat, end_score, *scores)``: fixed for a round."""
+    if len(_tail_cache) >= _CACHE_LIMIT:
+        _tail_cache.clear()
+    seat, end, *scores = key
+    n = len(scores)
+    block = _tail_cache[key] = b"".join(
+        [
+            *(_pack(scores[o] / end) for o in _OTHERS[n][seat]),
+            _PAD[n - 1],
+            _pack(scores[seat] / end),
+            *(_ONE if k == n else _ZERO for k in range(MIN_PLAYERS, MAX_PLAYERS + 1)),
+            _pack(end / END_SCORE_SCALE),
+        ]
+    )
+    return block
+
+
+def _encode_bytes(game: LlamaGame, seat: int) -> bytes:
+    n = game.num_players
+    others = _OTHERS[n][seat]
+    quit_ = game.quit
+    sizes = game.hand_sizes
+    pad = _PAD[n - 1]
+    hand = tuple(game.hand_view(seat))
+    discard = tuple(game.discard_counts)
+    tail = (seat, game.end_score, *game.scores)
+    return b"".join(
+        [
+            _hand_cache.get(hand) or _hand_block(hand),
+            _TOP[game.top_card],
+            _discard_cache.get(discard) or _discard_block(discard),
+            _BY_DECK[len(game.draw_pile)],
+            _ONE if game.may_draw(seat) else _ZERO,
+            _PRESENT[n],
+            *[_ZERO if quit_[o] else _ONE for o in others],
+            pad,
+            *[_BY_10[sizes[o]] for o in others],
+            pad,
+            _tail_cache.get(tail) or _tail_block(tail),
+        ]
+    )
 
 
 def encode(game: LlamaGame, seat: int) -> np.ndarray:
-    """The observation of ``seat``: public information and that seat's own hand only."""
-    obs = [0.0] * OBS_SIZE
-    hand = game._hands[seat]
-    for c in range(1, NUM_CARD_VALUES + 1):
-        k = hand[c]
-        if k:
-            obs[_HAND + c - 1] = k * _INV8
-    obs[_HSIZE] = game._sizes[seat] / HAND_SIZE_SCALE
-    obs[_PEN] = hand_penalty(hand) / MAX_PENALTY
-    pile = game.discard_pile
-    obs[_TOP + pile[-1] - 1] = 1.0
-    for c in pile:
-        obs[_DISC + c - 1] += _INV8
-    obs[_DRAW] = len(game.draw_pile) / DECK_SIZE
-    obs[_CAN_DRAW] = 1.0 if (game.draw_pile and game._in_round > 1 and not game.quit[seat]) else 0.0
-    n = game.num_players
-    end = game.end_score
-    quit_, sizes, scores = game.quit, game._sizes, game.scores
-    for i in range(n - 1):
-        other = (seat + 1 + i) % n
-        obs[_PRES + i] = 1.0
-        obs[_IN + i] = 0.0 if quit_[other] else 1.0
-        obs[_OHS + i] = sizes[other] / HAND_SIZE_SCALE
-        obs[_OSC + i] = scores[other] / end
-    obs[_MYSC] = scores[seat] / end
-    obs[_NP + n - MIN_PLAYERS] = 1.0
-    obs[_END] = end / END_SCORE_SCALE
-    return np.array(obs, dtype=np.float32)
+    """The observation of ``seat``: public information and that seat's own hand only.
 
+    A new, writable ``float32`` array of shape ``(OBS_SIZE,)`` laid out as :data:`FIELDS`.
+    """
+    return np.frombuffer(bytearray(_encode_bytes(game, seat)), dtype=np.float32)
+
+
+def encode_many(games: Sequence[LlamaGame], seats: Sequence[int] | None = None) -> np.ndarray:
+    """The observations of many games at once, shape ``(len(games), OBS_SIZE)``: row
+    ``i`` is ``encode(games[i], seats[i])`` (default: each game's player to act)."""
+    if seats is None:
+        seats = [g.current_player for g in games]
+    data = b"".join([_encode_bytes(g, s) for g, s in zip(games, seats, strict=True)])
+    return np.frombuffer(bytearray(data), dtype=np.float32).reshape(len(games), OBS_SIZE)
+
+
+# --------------------------------------------------------------------------- masks
 
 _MASKS: dict[tuple[int, ...], np.ndarray] = {}
 
 
-def action_mask(legal: list[int] | tuple[int, ...]) -> np.ndarray:
+def action_mask(legal: Sequence[int]) -> np.ndarray:
     """The ``int8`` mask (length 9) of a list of legal actions.
 
     There are few distinct legal sets, so masks are cached and returned read-only: an
@@ -164,14 +251,126 @@ def action_mask(legal: list[int] | tuple[int, ...]) -> np.ndarray:
     return m
 
 
+# --------------------------------------------------------------------------- reading
+
+
 def view(obs: np.ndarray) -> dict[str, np.ndarray]:
-    """The fields of an observation by name (numpy views, still scaled)."""
+    """The fields of an observation (or a batch of them) by name: numpy views, still scaled."""
     return {name: obs[..., s] for name, s in SLICES.items()}
+
+
+_HAND, _HSIZE, _PEN, _TOPC = _S["hand"], _S["hand_size"], _S["hand_penalty"], _S["top_card"]
+_DISC, _DRAW, _CAN, _PRES = _S["discarded"], _S["draw_pile"], _S["can_draw"], _S["opp_present"]
+_IN, _OHS, _OSC, _MYSC = _S["opp_in_round"], _S["opp_hand_size"], _S["opp_score"], _S["my_score"]
+_NP, _END = _S["num_players"], _S["end_score"]
+_NV = NUM_CARD_VALUES
+
+
+class ObsView:
+    """One observation read by field name, in natural units: the way agents read.
+
+    ``ObsView(observation)`` costs one ``tolist()``; each attribute is then decoded
+    from the list when it is read, so an agent pays only for the fields it uses. The
+    attribute names are the names of :data:`FIELDS`; per-value tuples are indexed by
+    value (index 0 = value 1, index 6 = llama), per-opponent tuples by seat relative to
+    me (index 0 = the player to my left) and have ``num_players - 1`` entries.
+    :meth:`count` and :meth:`discarded_count` index by card code instead.
+    """
+
+    __slots__ = ("_v",)
+
+    def __init__(self, observation: np.ndarray | Sequence[float]) -> None:
+        v = observation.tolist() if isinstance(observation, np.ndarray) else list(observation)
+        if len(v) != OBS_SIZE or (v and isinstance(v[0], list)):
+            shape = np.shape(observation)
+            raise ValueError(f"an observation is a flat vector of {OBS_SIZE} values, got shape {shape}")
+        self._v: list[float] = v
+
+    # -- my hand
+    @property
+    def hand(self) -> tuple[int, ...]:
+        """My cards per value (index 0 = value 1 .. index 6 = llama)."""
+        v = self._v
+        return tuple(int(x * COPIES_PER_VALUE + 0.5) for x in v[_HAND : _HAND + _NV])
+
+    def count(self, card: int) -> int:
+        """How many cards of code ``card`` (1..7) I hold."""
+        return int(self._v[_HAND + card - 1] * COPIES_PER_VALUE + 0.5)
+
+    @property
+    def hand_size(self) -> int:
+        return int(self._v[_HSIZE] * HAND_SIZE_SCALE + 0.5)
+
+    @property
+    def hand_penalty(self) -> int:
+        """Points my hand would cost if the round ended now."""
+        return int(self._v[_PEN] * MAX_PENALTY + 0.5)
+
+    # -- the piles
+    @property
+    def top_card(self) -> int:
+        """The card code (1..7) on top of the discard pile."""
+        v = self._v
+        for c in range(_NV):
+            if v[_TOPC + c] > 0.5:
+                return c + 1
+        raise ValueError("the observation has no top card")
+
+    @property
+    def discarded(self) -> tuple[int, ...]:
+        """Cards of each value in the discard pile this round (index 0 = value 1)."""
+        v = self._v
+        return tuple(int(x * COPIES_PER_VALUE + 0.5) for x in v[_DISC : _DISC + _NV])
+
+    def discarded_count(self, card: int) -> int:
+        """Cards of code ``card`` (1..7) in the discard pile this round."""
+        return int(self._v[_DISC + card - 1] * COPIES_PER_VALUE + 0.5)
+
+    @property
+    def draw_pile(self) -> int:
+        return int(self._v[_DRAW] * DECK_SIZE + 0.5)
+
+    @property
+    def can_draw(self) -> bool:
+        return self._v[_CAN] > 0.5
+
+    # -- the table
+    @property
+    def num_players(self) -> int:
+        v = self._v
+        return 1 + sum(1 for x in v[_PRES : _PRES + MAX_OTHERS] if x > 0.5)
+
+    @property
+    def end_score(self) -> int:
+        return int(self._v[_END] * END_SCORE_SCALE + 0.5)
+
+    @property
+    def my_score(self) -> int:
+        return int(self._v[_MYSC] * self.end_score + 0.5)
+
+    @property
+    def opp_in_round(self) -> tuple[bool, ...]:
+        v = self._v
+        return tuple(x > 0.5 for x in v[_IN : _IN + self.num_players - 1])
+
+    @property
+    def opp_hand_size(self) -> tuple[int, ...]:
+        v = self._v
+        return tuple(int(x * HAND_SIZE_SCALE + 0.5) for x in v[_OHS : _OHS + self.num_players - 1])
+
+    @property
+    def opp_score(self) -> tuple[int, ...]:
+        v = self._v
+        end = self.end_score
+        return tuple(int(x * end + 0.5) for x in v[_OSC : _OSC + self.num_players - 1])
+
+    def __repr__(self) -> str:
+        return f"ObsView({decode(self)!r})"
 
 
 @dataclass(frozen=True)
 class Decoded:
-    """An observation in natural units, for rule-based agents."""
+    """An observation in natural units, all fields at once (see :class:`ObsView`)."""
 
     hand: tuple[int, ...]
     """Cards per value, index 0 = value 1 .. index 6 = llama."""
@@ -192,27 +391,21 @@ class Decoded:
     opp_score: tuple[int, ...]
 
 
-def decode(obs: np.ndarray) -> Decoded:
-    """Turn one observation vector back into natural units."""
-    o = np.asarray(obs, dtype=np.float64)
-    if o.shape != (OBS_SIZE,):
-        raise ValueError(f"an observation has shape ({OBS_SIZE},), got {o.shape}")
-    v = o.tolist()
-    n = int(np.argmax(o[SLICES["num_players"]])) + MIN_PLAYERS
-    end = round(v[_END] * END_SCORE_SCALE)
-    k = n - 1
+def decode(obs: np.ndarray | ObsView | Any) -> Decoded:
+    """Every field of one observation in natural units (read through :class:`ObsView`)."""
+    o = obs if isinstance(obs, ObsView) else ObsView(np.asarray(obs, dtype=np.float64))
     return Decoded(
-        hand=tuple(round(x * COPIES_PER_VALUE) for x in v[_HAND : _HAND + NUM_CARD_VALUES]),
-        hand_size=round(v[_HSIZE] * HAND_SIZE_SCALE),
-        hand_penalty=round(v[_PEN] * MAX_PENALTY),
-        top_card=int(np.argmax(o[SLICES["top_card"]])) + 1,
-        discarded=tuple(round(x * COPIES_PER_VALUE) for x in v[_DISC : _DISC + NUM_CARD_VALUES]),
-        draw_pile=round(v[_DRAW] * DECK_SIZE),
-        can_draw=v[_CAN_DRAW] > 0.5,
-        num_players=n,
-        end_score=end,
-        my_score=round(v[_MYSC] * end),
-        opp_in_round=tuple(x > 0.5 for x in v[_IN : _IN + k]),
-        opp_hand_size=tuple(round(x * HAND_SIZE_SCALE) for x in v[_OHS : _OHS + k]),
-        opp_score=tuple(round(x * end) for x in v[_OSC : _OSC + k]),
+        hand=o.hand,
+        hand_size=o.hand_size,
+        hand_penalty=o.hand_penalty,
+        top_card=o.top_card,
+        discarded=o.discarded,
+        draw_pile=o.draw_pile,
+        can_draw=o.can_draw,
+        num_players=o.num_players,
+        end_score=o.end_score,
+        my_score=o.my_score,
+        opp_in_round=o.opp_in_round,
+        opp_hand_size=o.opp_hand_size,
+        opp_score=o.opp_score,
     )

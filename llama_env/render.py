@@ -6,7 +6,9 @@ others' hand sizes, who has quit and the scores; never another seat's cards.
 
 from __future__ import annotations
 
-from llama_env.engine import Action, Card, LlamaGame, RoundResult
+from collections.abc import Sequence
+
+from llama_env.engine import LlamaGame, RoundResult
 
 CARD_NAMES = {1: "1", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "L"}
 
@@ -16,22 +18,12 @@ def card_str(card: int) -> str:
     return CARD_NAMES[int(card)]
 
 
-def action_str(action: int) -> str:
-    """Human-readable action, e.g. ``"play 4"``, ``"play llama"``, ``"draw"``, ``"quit"``."""
-    a = Action(int(action))
-    if a == Action.DRAW:
-        return "draw"
-    if a == Action.QUIT:
-        return "quit"
-    card = a.card
-    return "play llama" if card == Card.LLAMA else f"play {int(card)}"
-
-
-def seat_label(seat: int, names: list[str] | None = None) -> str:
+def seat_label(seat: int, names: Sequence[str] | None = None) -> str:
+    """``names[seat]``, or ``player_<seat>`` without names."""
     return names[seat] if names else f"player_{seat}"
 
 
-def render_table(game: LlamaGame, seat: int, names: list[str] | None = None) -> str:
+def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None) -> str:
     """The table as ``seat`` sees it."""
     lines = [f"Round {game.round} | top card: {card_str(game.top_card)} | draw pile: {len(game.draw_pile)}"]
     for p in range(game.num_players):
@@ -44,7 +36,7 @@ def render_table(game: LlamaGame, seat: int, names: list[str] | None = None) -> 
     return "\n".join(lines)
 
 
-def render_round_summary(result: RoundResult, names: list[str] | None = None) -> str:
+def render_round_summary(result: RoundResult, names: Sequence[str] | None = None) -> str:
     """What a round cost each seat, and the scores after it."""
     if result.went_out is None:
         head = f"Round {result.round} over: everybody quit."

@@ -20,9 +20,9 @@ DEFAULT_REWARD = "game"
 
 def validate_reward_mode(mode: object) -> str:
     """Return ``mode`` if it names a reward mode, else raise ``ValueError`` listing them."""
-    if mode not in REWARD_MODES:
+    if not isinstance(mode, str) or mode not in REWARD_MODES:
         raise ValueError(f"reward must be one of {', '.join(map(repr, REWARD_MODES))}, got {mode!r}")
-    return mode  # type: ignore[return-value]
+    return mode
 
 
 def game_rewards(scores: list[int] | tuple[int, ...]) -> list[float]:

@@ -14,7 +14,7 @@ SCRIPT = textwrap.dedent(
         sys.modules[name] = None          # as if not installed
     import gymnasium as gym
     import llama_env, agents
-    from train.evaluate import evaluate
+    from train.evaluation import evaluate
 
     env = gym.make("Llama-v0", num_players=3, opponents="heuristic")
     obs, info = env.reset(seed=0)

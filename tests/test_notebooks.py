@@ -27,9 +27,9 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     nb = nbformat.read(out, as_version=4)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
-    assert any(
-        "image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs
-    ), "the notebook should draw at least one plot"
+    assert any("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs), (
+        "the notebook should draw at least one plot"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -12,9 +12,9 @@ import pytest
 from conftest import make_game
 
 import agents
-from agents.heuristic import HEURISTIC_DEFAULTS, HeuristicAgent, _Obs
+from agents.heuristic import HEURISTIC_DEFAULTS, HeuristicAgent
 from llama_env.engine import Action, LlamaGame
-from llama_env.observation import decode, encode
+from llama_env.observation import ObsView, decode, encode, view
 
 BUILTIN = ["random", "greedy", "cautious", "heuristic"]
 VARIANTS = [
@@ -80,22 +80,33 @@ def test_rule_agents_accept_list_masks_and_refuse_an_empty_mask(name):
         agent.act(obs, np.zeros(9, dtype=np.int8))
 
 
-def test_fast_reader_agrees_with_decode():
+def test_obs_view_agrees_with_the_scaled_fields():
+    """ObsView (what every agent reads) against an independent read of the raw fields."""
     for obs, _ in STATES[::7]:
-        d, o = decode(obs), _Obs(obs)
-        assert o.hand[1:] == list(d.hand)
-        assert o.discarded[1:] == list(d.discarded)
-        assert (o.hand_size, o.penalty, o.top, o.draw_pile, o.can_draw) == (
-            d.hand_size,
-            d.hand_penalty,
-            d.top_card,
-            d.draw_pile,
-            d.can_draw,
-        )
-        assert (o.num_players, o.end_score, o.my_score) == (d.num_players, d.end_score, d.my_score)
-        assert o.opp_in_round == list(d.opp_in_round)
-        assert o.opp_hand_size == list(d.opp_hand_size)
-        assert o.opp_score == list(d.opp_score)
+        o, raw = ObsView(obs), view(obs)
+        n = o.num_players
+        assert n == 1 + int(raw["opp_present"].sum())
+        assert list(o.hand) == [round(x * 8) for x in raw["hand"]]
+        assert [o.count(c) for c in range(1, 8)] == list(o.hand)
+        assert [o.discarded_count(c) for c in range(1, 8)] == list(o.discarded)
+        assert list(o.discarded) == [round(x * 8) for x in raw["discarded"]]
+        assert o.top_card == int(np.argmax(raw["top_card"])) + 1
+        assert o.hand_size == round(raw["hand_size"][0] * 10) == sum(o.hand)
+        assert o.hand_penalty == round(raw["hand_penalty"][0] * 31)
+        assert o.end_score == round(raw["end_score"][0] * 100)
+        assert o.my_score == round(raw["my_score"][0] * o.end_score)
+        assert list(o.opp_score) == [round(x * o.end_score) for x in raw["opp_score"][: n - 1]]
+        assert list(o.opp_hand_size) == [round(x * 10) for x in raw["opp_hand_size"][: n - 1]]
+        assert list(o.opp_in_round) == [x > 0.5 for x in raw["opp_in_round"][: n - 1]]
+        assert o.can_draw == (raw["can_draw"][0] > 0.5)
+        assert o.draw_pile == round(raw["draw_pile"][0] * 56)
+
+
+def test_obs_view_refuses_a_wrong_shape():
+    obs, _ = STATES[0]
+    for bad in (obs[:-1], np.concatenate([obs, obs]), obs.reshape(4, 13)):
+        with pytest.raises(ValueError, match="flat vector of 52"):
+            ObsView(bad)
 
 
 @pytest.mark.parametrize("name", BUILTIN)

@@ -31,7 +31,7 @@ def test_illegal_action_names_the_action_and_the_legal_ones():
     with pytest.raises(IllegalActionError) as info:
         g.step(Action.PLAY_1)
     msg = str(info.value)
-    assert "action 0 (PLAY_1) is illegal for seat 0" in msg
+    assert "seat 0: action 0 (PLAY_1) is illegal" in msg
     assert "5 (PLAY_6)" in msg and "7 (DRAW)" in msg and "8 (QUIT)" in msg
     assert info.value.action == 0 and info.value.legal == [5, 7, 8]
     assert g.to_dict() == before
@@ -45,7 +45,7 @@ def test_out_of_range_and_ill_typed_actions_raise_and_change_nothing(action):
         g.step(action)
     msg = str(info.value)
     assert "legal now" in msg
-    assert "out of range" in msg or "must be an integer" in msg
+    assert "out of range" in msg or "an action must be an integer" in msg
     assert g.to_dict() == before
     assert g.is_legal(5)  # and the game still works
     g.step(5)

@@ -185,7 +185,7 @@ def test_opponents_by_name_object_and_list():
     mixed = LlamaEnv(num_players=3, opponents=[left, "random"], seat=0)
     assert mixed.opponents[0] is left and isinstance(mixed.opponents[1], RandomAgent)
     mixed.reset(seed=0)
-    assert mixed._seat_agent[1] is left  # opponents listed in turn order from the learner's left
+    assert mixed.table.agents[1] is left  # opponents listed in turn order from the learner's left
     as_tuple = LlamaEnv(num_players=3, opponents=(right, left))
     assert as_tuple.opponents == [right, left]
 
@@ -196,7 +196,7 @@ def test_opponent_choosing_an_illegal_action_is_an_error():
             return int(np.flatnonzero(action_mask == 0)[0]) if (action_mask == 0).any() else 99
 
     env = LlamaEnv(num_players=2, opponents=Cheater(), seat=1)
-    with pytest.raises(ValueError, match="opponent .* seat 0 chose action"):
+    with pytest.raises(IllegalActionError, match="agent 'Cheater' at seat 0: action .* is illegal"):
         env.reset(seed=0)
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from agents.base import BaseAgent
-from train.analysis import behaviour_frame, games_frame, win_share_frame
-from train.evaluate import evaluate, tournament
+from train.evaluation import evaluate, tournament
+from train.evaluation.analysis import behaviour_frame, games_frame, win_share_frame
 
 
 def test_games_frame_has_a_row_per_seat_and_shares_sum_to_one():

@@ -1,12 +1,11 @@
 """The ``llama-rl`` command line, end to end through ``main([...])``.
 
 Small game counts keep the file fast; the evaluation numbers themselves are tested
-with ``train.evaluate``. ``play`` is driven through scripted input streams.
+with ``train.evaluation``. ``play`` is driven through scripted input streams.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import subprocess
@@ -16,13 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import make_game
 
+from llama_env.agent import AgentSpec, parse_agent_list, parse_agent_spec
 from llama_env.engine import Action
-from train.agent_spec import AgentSpec, parse_agent_list, parse_agent_spec
 from train.cli import main
-from train.play import EXIT_FINISHED, EXIT_LEFT, MoveError, PlayConfig, parse_move, play
-
-HAS_EVALUATE = importlib.util.find_spec("train.evaluate") is not None
-needs_evaluate = pytest.mark.skipif(not HAS_EVALUATE, reason="train.evaluate is not available")
+from train.play.terminal import EXIT_FINISHED, EXIT_LEFT, MoveError, PlayConfig, parse_move, play
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -50,13 +46,7 @@ def test_every_command_has_help_with_examples(capsys, command):
     assert "examples:" in out or "example:" in out
 
 
-needs_train_cli = pytest.mark.skipif(
-    importlib.util.find_spec("train.train_cli") is None, reason="train.train_cli is not available"
-)
-
-
-@needs_train_cli
-def test_train_command_is_added_when_installed(capsys):
+def test_train_command_is_always_listed(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0
     assert "train" in out
@@ -65,7 +55,6 @@ def test_train_command_is_added_when_installed(capsys):
     assert "llama-rl train" in out
 
 
-@needs_train_cli
 def test_train_config_errors_exit_2_without_traceback(capsys):
     code, out, err = run(capsys, "train", "--n-envs", "0")
     assert code == 2
@@ -83,8 +72,7 @@ def test_agents_lists_the_registered_agents_with_descriptions(capsys):
 
 def test_console_script_help_runs():
     script = Path(sys.executable).parent / ("llama-rl.exe" if os.name == "nt" else "llama-rl")
-    if not script.exists():
-        pytest.skip(f"console script not installed at {script}")
+    assert script.exists(), f"the console script is not installed at {script} (pip install -e .)"
     proc = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "usage: llama-rl" in proc.stdout
@@ -94,11 +82,23 @@ def test_console_script_help_runs():
 # --------------------------------------------------------------------------- eval and tournament
 
 
-@needs_evaluate
 def test_eval_prints_a_table_with_agents_and_win_shares(capsys):
     code, out, err = run(
-        capsys, "eval", "--players", "3", "--agents", "heuristic,random,random", "--games", "12",
-        "--seed", "0", "--workers", "1", "--no-progress", "--end-score", "15",
+        capsys,
+        "eval",
+        "--players",
+        "3",
+        "--agents",
+        "heuristic,random,random",
+        "--games",
+        "12",
+        "--seed",
+        "0",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--end-score",
+        "15",
     )
     assert code == 0, err
     assert "heuristic" in out and "random" in out
@@ -106,31 +106,64 @@ def test_eval_prints_a_table_with_agents_and_win_shares(capsys):
     assert "Traceback" not in err
 
 
-@needs_evaluate
 def test_eval_seeds_reproduce_the_table(capsys):
-    argv = ("eval", "--agents", "greedy,random", "--games", "8", "--seed", "3", "--workers", "1", "--no-progress",
-            "--end-score", "10")
+    argv = (
+        "eval",
+        "--agents",
+        "greedy,random",
+        "--games",
+        "8",
+        "--seed",
+        "3",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--end-score",
+        "10",
+    )
     first = run(capsys, *argv)
     second = run(capsys, *argv)
     assert first[0] == second[0] == 0
     assert first[1] == second[1]
 
 
-@needs_evaluate
 def test_eval_accepts_one_agent_for_every_seat_and_agent_parameters(capsys):
     code, out, err = run(
-        capsys, "eval", "--players", "2", "--agents", "cautious:threshold=4", "--games", "4", "--workers", "1",
-        "--no-progress", "--end-score", "10",
+        capsys,
+        "eval",
+        "--players",
+        "2",
+        "--agents",
+        "cautious:threshold=4",
+        "--games",
+        "4",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--end-score",
+        "10",
     )
     assert code == 0, err
     assert "cautious" in out
 
 
-@needs_evaluate
 def test_tournament_prints_ratings(capsys):
     code, out, err = run(
-        capsys, "tournament", "--players", "2", "--agents", "random,greedy,heuristic", "--games", "12",
-        "--seed", "0", "--workers", "1", "--no-progress", "--end-score", "10",
+        capsys,
+        "tournament",
+        "--players",
+        "2",
+        "--agents",
+        "random,greedy,heuristic",
+        "--games",
+        "12",
+        "--seed",
+        "0",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--end-score",
+        "10",
     )
     assert code == 0, err
     for name in ("random", "greedy", "heuristic"):
@@ -138,7 +171,6 @@ def test_tournament_prints_ratings(capsys):
     assert "rating" in out.lower() or "mu" in out.lower()
 
 
-@needs_evaluate
 def test_a_missing_optional_package_is_named_with_exit_1(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "openskill.models", None)  # makes `import openskill.models` fail
     code, out, err = run(
@@ -149,19 +181,18 @@ def test_a_missing_optional_package_is_named_with_exit_1(capsys, monkeypatch):
     assert "Traceback" not in err
 
 
-@needs_evaluate
 @pytest.mark.parametrize(("flag", "expected"), [("--progress", True), ("--no-progress", False), (None, False)])
 def test_progress_bars_follow_the_flag_else_whether_stderr_is_a_terminal(capsys, monkeypatch, flag, expected):
-    import train.evaluate
+    import train.cli.evaluate
 
     seen = {}
-    real = train.evaluate.evaluate
+    real = train.cli.evaluate.evaluate
 
     def spy(*args, **kwargs):
         seen.update(kwargs)
         return real(*args, **{**kwargs, "progress": False})
 
-    monkeypatch.setattr(train.evaluate, "evaluate", spy)
+    monkeypatch.setattr(train.cli.evaluate, "evaluate", spy)
     argv = ["eval", "--agents", "random,random", "--games", "2", "--workers", "1"] + ([flag] if flag else [])
     code, _, err = run(capsys, *argv)  # capsys: stderr is not a terminal
     assert code == 0, err

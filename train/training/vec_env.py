@@ -2,18 +2,19 @@
 
 Why not ``DummyVecEnv`` over ``Llama-v0``: there every opponent move of every game is
 one Python call into an agent, and self-play opponents would run one network forward
-pass per move. Here the ``num_envs`` games are advanced together: after the learner's
-actions are applied, all games whose current seat belongs to a *policy* opponent (the
-current policy, or a past checkpoint) are answered with ONE batched forward pass per
-policy, round after round, until every game is back at its learner seat. Baseline
-opponents (``"heuristic"``, ``"random"``, ...) answer through their ordinary
-``act(observation, action_mask)``.
+pass per move. Here the ``num_envs`` games are advanced together by the batched table
+driver (:func:`llama_env.table.advance_all`): after the learner's actions are applied,
+all games whose seat to act belongs to one *policy* opponent (the current policy, or
+a past checkpoint) are answered with ONE batched forward pass, round after round,
+until every game is back at its learner seat. Baseline opponents (``"heuristic"``,
+``"random"``, ...) answer through their ordinary ``act(observation, action_mask)``.
 
-The rules are applied by :class:`llama_env.engine.LlamaGame`, observations come from
-:func:`llama_env.observation.encode` and rewards from :func:`llama_env.rewards.rewards_for`
--- exactly as in the Gymnasium env, whose bookkeeping this mirrors (one learner seat
-per game, one episode per game, rewards of rounds that end during the opponents' moves
-credited to the learner's last step, auto-reset with ``info["terminal_observation"]``).
+Every game starts as ``Llama-v0``'s do (:func:`llama_env.table.deal_table`), its moves
+go through the same driver, and its rewards come from
+:func:`llama_env.rewards.rewards_for`; the bookkeeping is ``Llama-v0``'s too (one learner
+seat per game, one episode per game, rewards of rounds that end during the opponents'
+moves credited to the learner's next step, auto-reset with
+``info["terminal_observation"]``). A test checks that both envs give the same games.
 
 Each game draws its table size from ``players`` and, for every opponent seat, an
 opponent kind from the ``opponents`` mix (a dict of name -> weight). The kind
@@ -32,11 +33,13 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, NUM_ACTIONS, LlamaGame, validate_rule_options
-from llama_env.observation import OBS_SIZE, encode, observation_bounds
+from llama_env.agent import Agent, resolve
+from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, NUM_ACTIONS, validate_rule_options
+from llama_env.observation import OBS_SIZE, encode, encode_many, observation_bounds
 from llama_env.rewards import rewards_for, validate_reward_mode
+from llama_env.table import Table, advance_all, deal_table
 
-__all__ = ["BatchedLlamaVecEnv", "PolicyFn", "POLICY_KINDS"]
+__all__ = ["BatchedLlamaVecEnv", "PolicyFn", "PolicyAgent", "POLICY_KINDS"]
 
 PolicyFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A batched policy: ``(observations (B, OBS_SIZE) float32, masks (B, 9) bool) -> actions (B,)``."""
@@ -45,19 +48,41 @@ POLICY_KINDS = ("self", "past")
 """Opponent kinds played by a network rather than a registered agent."""
 
 
+class PolicyAgent:
+    """A batched policy seated at a table: the driver sends it every decision waiting on
+    it in one ``act_batch`` call. Its function can be swapped (``"self"`` is refreshed
+    at every rollout) without touching the games it sits in."""
+
+    def __init__(self, name: str, fn: PolicyFn | None = None) -> None:
+        self.name = name
+        self.fn = fn
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        if self.fn is None:
+            raise RuntimeError(f"opponent kind {self.name!r} needs a policy: call set_policy({self.name!r}, fn) first")
+        return np.asarray(self.fn(observations, action_masks)).reshape(len(observations))
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        mask = np.asarray(action_mask, dtype=bool).reshape(1, -1)
+        return int(self.act_batch(np.asarray(observation, dtype=np.float32).reshape(1, -1), mask)[0])
+
+    def __repr__(self) -> str:
+        return f"PolicyAgent({self.name!r})"
+
+
 class BatchedLlamaVecEnv(VecEnv):
     """``num_envs`` L.L.A.M.A. games stepped together, one learner seat in each.
 
     Args:
         num_envs: games played side by side.
-        players: table sizes to draw from (uniformly) for each new game, e.g. ``[2, 3, 4, 5, 6]``.
+        players: table sizes to draw from (uniformly) for each new game, e.g. ``(2, 3, 4, 5, 6)``.
         opponents: opponent kind -> weight; each opponent seat of a new game draws its kind
             independently. Kinds are registered agent names, ``"self"`` or ``"past"``.
         reward: ``"game"`` or ``"round"`` (see :mod:`llama_env.rewards`).
         seed: seeds every game's deal generator and the draws of table size, seat and opponents.
         seat: the learner's seat, ``"random"`` (default) or a fixed int (for tests).
         end_score, hand_size: rule options.
-        agents: optional prebuilt agent objects by name (else built with :func:`agents.resolve`).
+        agents: optional prebuilt agent objects by name (else built by name from the registry).
     """
 
     render_mode = None
@@ -73,7 +98,7 @@ class BatchedLlamaVecEnv(VecEnv):
         seat: int | str = "random",
         end_score: int = DEFAULT_END_SCORE,
         hand_size: int = DEFAULT_HAND_SIZE,
-        agents: Mapping[str, Any] | None = None,
+        agents: Mapping[str, Agent] | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -94,14 +119,12 @@ class BatchedLlamaVecEnv(VecEnv):
         self.kinds = [k for k, w in opponents.items() if w > 0]
         weights = np.array([opponents[k] for k in self.kinds], dtype=np.float64)
         self.kind_p = weights / weights.sum()
-        self._agents: dict[str, Any] = dict(agents or {})
-        from agents import resolve
-
+        self._agents: dict[str, Agent] = dict(agents or {})
         for i, k in enumerate(self.kinds):
             if k not in POLICY_KINDS and k not in self._agents:
                 self._agents[k] = resolve(k, seed=seed + 1000 + i)
-        self._policies: dict[str, PolicyFn] = {}
-        self._past: list[PolicyFn] = []
+        self._self = PolicyAgent("self")
+        self._past: list[PolicyAgent] = []
 
         low, high = observation_bounds(self.end_score)
         super().__init__(
@@ -109,10 +132,8 @@ class BatchedLlamaVecEnv(VecEnv):
             spaces.Box(low=low, high=high, shape=(OBS_SIZE,), dtype=np.float32),
             spaces.Discrete(NUM_ACTIONS),
         )
-        ss = np.random.SeedSequence(seed)
-        self._meta_rng = np.random.default_rng(ss.spawn(1)[0])
-        self.game_rngs = [np.random.default_rng(s) for s in ss.spawn(num_envs)]
-        self.games: list[LlamaGame] = [None] * num_envs  # type: ignore[list-item]
+        self._seed_generators(seed)
+        self.tables: list[Table] = []
         self.seats = np.zeros(num_envs, dtype=np.int64)
         self.seat_kinds: list[list[str | None]] = [[] for _ in range(num_envs)]
         self._obs = np.zeros((num_envs, OBS_SIZE), dtype=np.float32)
@@ -122,35 +143,44 @@ class BatchedLlamaVecEnv(VecEnv):
         self._ep_len = np.zeros(num_envs, dtype=np.int64)
         self._ep_start = time.time()
         self._actions: np.ndarray | None = None
-        self.opponent_moves = 0
-        """Opponent moves applied so far (for throughput accounting)."""
         self.env_time = 0.0
         """Seconds spent inside :meth:`step_wait` and :meth:`reset` (rules, encoding, opponents)."""
+
+    @property
+    def games(self) -> list[Any]:
+        """The engine of every slot's current game."""
+        return [t.game for t in self.tables]
 
     # ------------------------------------------------------------------ policies
 
     def set_policy(self, name: str, fn: PolicyFn) -> None:
-        """Register the batched policy that plays opponent kind ``name`` (e.g. ``"self"``)."""
-        self._policies[name] = fn
+        """Register the batched policy that plays opponent kind ``name`` (``"self"``)."""
+        if name != "self":
+            raise ValueError(f"set_policy sets the 'self' policy; use set_past_policies for 'past', got {name!r}")
+        self._self.fn = fn
 
     def set_past_policies(self, fns: Sequence[PolicyFn]) -> None:
-        """The pool that ``"past"`` opponents draw from (each new game draws one per seat)."""
-        self._past = list(fns)
-        for i, fn in enumerate(self._past):
-            self._policies[f"past#{i}"] = fn
+        """The pool that ``"past"`` opponents draw from (each new game draws one per seat;
+        games under way keep the opponents they started with)."""
+        self._past = [PolicyAgent(f"past#{i}", fn) for i, fn in enumerate(fns)]
+
+    def _agent(self, kind: str) -> Agent:
+        if kind == "self":
+            return self._self
+        if kind.startswith("past#"):
+            return self._past[int(kind[5:])]
+        return self._agents[kind]
 
     # ------------------------------------------------------------------ VecEnv API
 
     def reset(self) -> np.ndarray:
         t0 = time.perf_counter()
-        for i in range(self.num_envs):
-            self._new_game(i)
+        self.tables = [self._new_table(i) for i in range(self.num_envs)]
         self._ep_ret[:] = 0
         self._ep_len[:] = 0
         self._pending[:] = 0
-        self._advance(list(range(self.num_envs)), self._pending)
-        for i in range(self.num_envs):
-            self._observe(i)
+        self._advance(self.tables, list(range(self.num_envs)), self._pending)
+        self._observe()
         self.env_time += time.perf_counter() - t0
         return self._obs.copy()
 
@@ -165,22 +195,21 @@ class BatchedLlamaVecEnv(VecEnv):
         self._actions = None
         n = self.num_envs
         mode = self.reward_mode
-        for i in range(n):
-            g = self.games[i]
-            if g.game_over:  # ended before the learner's first turn (hand_size=1): nothing to apply
+        for i, table in enumerate(self.tables):
+            if table.game.game_over:  # ended before the learner's first turn (hand_size=1): nothing to apply
                 continue
-            seat = int(self.seats[i])
-            result = g.step(int(actions[i]))  # raises IllegalActionError on a masked action
+            result = table.apply(actions[i])  # raises IllegalActionError on a masked action
             if result is not None:
-                self._pending[i] += rewards_for(result, mode)[seat]
+                self._pending[i] += rewards_for(result, mode)[int(self.seats[i])]
         rews, self._pending = self._pending, np.zeros(n, dtype=np.float64)
-        self._advance(list(range(n)), rews)
+        self._advance(self.tables, list(range(n)), rews)
         dones = np.zeros(n, dtype=bool)
         infos: list[dict[str, Any]] = [{} for _ in range(n)]
         self._ep_ret += rews
         self._ep_len += 1
+        restarted = []
         for i in range(n):
-            g = self.games[i]
+            g = self.tables[i].game
             if g.game_over:
                 dones[i] = True
                 seat = int(self.seats[i])
@@ -197,14 +226,13 @@ class BatchedLlamaVecEnv(VecEnv):
                 }
                 self._ep_ret[i] = 0.0
                 self._ep_len[i] = 0
-                self._new_game(i)
-        restarted = [i for i in range(n) if dones[i]]
+                self.tables[i] = self._new_table(i)
+                restarted.append(i)
         if restarted:
             # the opponents before the learner's first turn of a new game; as in the gym
             # env, a round ending there (only possible with hand_size=1) pays the next step
-            self._advance(restarted, self._pending)
-        for i in range(n):
-            self._observe(i)
+            self._advance(self.tables, restarted, self._pending)
+        self._observe()
         self.env_time += time.perf_counter() - t0
         return self._obs.copy(), rews.astype(np.float32), dones, infos
 
@@ -224,7 +252,9 @@ class BatchedLlamaVecEnv(VecEnv):
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         setattr(self, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any):
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
         idx = list(self._get_indices(indices))
         if method_name == "action_masks":
             return [self._masks[i].copy() for i in idx]
@@ -236,14 +266,19 @@ class BatchedLlamaVecEnv(VecEnv):
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         if seed is not None:
-            ss = np.random.SeedSequence(seed)
-            self._meta_rng = np.random.default_rng(ss.spawn(1)[0])
-            self.game_rngs = [np.random.default_rng(s) for s in ss.spawn(self.num_envs)]
+            self._seed_generators(seed)
         return [seed] * self.num_envs
 
     # ------------------------------------------------------------------ internals
 
-    def _new_game(self, i: int) -> None:
+    def _seed_generators(self, seed: int) -> None:
+        ss = np.random.SeedSequence(seed)
+        self._meta_rng = np.random.default_rng(ss.spawn(1)[0])
+        self.game_rngs = [np.random.default_rng(s) for s in ss.spawn(self.num_envs)]
+
+    def _new_table(self, i: int) -> Table:
+        """Slot ``i``'s next game: its table size, learner seat and opponent kinds drawn
+        from the env's own generator, then dealt as ``Llama-v0`` deals (deal_table)."""
         rng = self._meta_rng
         n = self.players[int(rng.integers(len(self.players)))] if len(self.players) > 1 else self.players[0]
         seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
@@ -256,63 +291,30 @@ class BatchedLlamaVecEnv(VecEnv):
             kinds[(seat + 1 + j) % n] = kind
         self.seats[i] = seat
         self.seat_kinds[i] = kinds
-        game_rng = self.game_rngs[i]
-        for _ in range(n - 1):
-            # the gym env reseeds each opponent from its generator before the deal; drawing
-            # the same numbers keeps the deals of both envs identical on the same seed
-            game_rng.integers(2**31)
-        self.games[i] = LlamaGame(n, end_score=self.end_score, hand_size=self.hand_size, rng=game_rng)
+        opponents = [self._agent(kinds[(seat + 1 + j) % n]) for j in range(n - 1)]  # type: ignore[arg-type]
+        names = [kind or "learner" for kind in kinds]
+        return deal_table(
+            self.game_rngs[i],
+            seat,
+            opponents,
+            num_players=n,
+            end_score=self.end_score,
+            hand_size=self.hand_size,
+            names=names,
+        )
 
-    def _observe(self, i: int) -> None:
-        g = self.games[i]
-        self._obs[i] = encode(g, int(self.seats[i]))
-        m = self._masks[i]
-        m[:] = False
-        m[g.legal_actions()] = True
+    def _observe(self) -> None:
+        games = [t.game for t in self.tables]
+        self._obs[:] = encode_many(games, self.seats.tolist())
+        masks = self._masks
+        masks[:] = False
+        for i, g in enumerate(games):
+            masks[i, g.legal_actions()] = True
 
-    def _advance(self, pending: list[int], rews: np.ndarray) -> None:
-        """Play the opponents of the ``pending`` games until each is at its learner's turn
+    def _advance(self, tables: list[Table], slots: list[int], rews: np.ndarray) -> None:
+        """Play the opponents of the ``slots`` games until each is at its learner's turn
         or over; rewards of rounds ending meanwhile are added to ``rews`` (learner's seat)."""
         mode = self.reward_mode
-        games, seats, seat_kinds = self.games, self.seats, self.seat_kinds
-        while pending:
-            groups: dict[str, list[int]] = {}
-            for i in pending:
-                g = games[i]
-                if g.game_over or g.current_player == seats[i]:
-                    continue
-                groups.setdefault(seat_kinds[i][g.current_player], []).append(i)  # type: ignore[arg-type]
-            if not groups:
-                return
-            nxt: list[int] = []
-            for kind, idx in groups.items():
-                k = len(idx)
-                obs = np.empty((k, OBS_SIZE), dtype=np.float32)
-                masks = np.zeros((k, NUM_ACTIONS), dtype=bool)
-                for r, i in enumerate(idx):
-                    g = games[i]
-                    p = g.current_player
-                    obs[r] = encode(g, p)
-                    masks[r, g.legal_actions()] = True
-                fn = self._policies.get(kind)
-                if fn is not None:
-                    acts = np.asarray(fn(obs, masks)).reshape(k)
-                elif kind in POLICY_KINDS or kind.startswith("past#"):
-                    raise RuntimeError(f"opponent kind {kind!r} needs a policy: call set_policy({kind!r}, fn) first")
-                else:
-                    agent = self._agents[kind]
-                    m8 = masks.astype(np.int8)
-                    acts = np.array([agent.act(obs[r], m8[r]) for r in range(k)], dtype=np.int64)
-                self.opponent_moves += k
-                for r, i in enumerate(idx):
-                    a = int(acts[r])
-                    if not (0 <= a < NUM_ACTIONS and masks[r, a]):
-                        raise ValueError(
-                            f"opponent {kind!r} chose action {a}, which is not legal "
-                            f"(legal: {np.flatnonzero(masks[r]).tolist()})"
-                        )
-                    result = games[i].step(a)
-                    if result is not None:
-                        rews[i] += rewards_for(result, mode)[int(seats[i])]
-                    nxt.append(i)
-            pending = nxt
+        for k, result in advance_all([tables[i] for i in slots]):
+            i = slots[k]
+            rews[i] += rewards_for(result, mode)[int(self.seats[i])]

@@ -1,7 +1,7 @@
 """Tables for comparing agents, built from tournament records (used by the notebooks).
 
-Everything here is derived from :class:`train.evaluate.GameRecord` lists, so it works
-for any agents :func:`train.evaluate.tournament` or :func:`train.evaluate.evaluate`
+Everything here is derived from :class:`train.evaluation.GameRecord` lists, so it works
+for any agents :func:`train.evaluation.tournament` or :func:`train.evaluation.evaluate`
 played. Needs pandas (the ``notebooks`` extra).
 """
 
@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from train.evaluate import GameRecord, TournamentResult, mean_ci
+from train.evaluation.runner import GameRecord
+from train.evaluation.stats import mean_ci
+from train.evaluation.tournament import TournamentResult
 
 __all__ = ["games_frame", "win_share_frame", "behaviour_frame"]
 
@@ -50,7 +52,7 @@ def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
 
 def win_share_frame(result: TournamentResult) -> Any:
     """Per agent: mean share of the win over the games it played with a 95% interval
-    (normal approximation over games; see :func:`train.evaluate.mean_ci`), its openskill
+    (normal approximation over games; see :func:`train.evaluation.mean_ci`), its openskill
     rating and the number of games, best rating first."""
     import pandas as pd
 

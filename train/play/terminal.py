@@ -19,26 +19,26 @@ with the reason and the prompt comes back.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
 import numpy as np
 
-import agents as agent_registry
+from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
     NUM_ACTIONS,
     Action,
     LlamaGame,
+    RoundResult,
     can_play_on,
     playable_on,
     validate_rule_options,
 )
-from llama_env.observation import encode
 from llama_env.render import card_str, render_round_summary, render_table
-from train.agent_spec import AgentSpec, parse_agent_spec
+from llama_env.table import Table, TableListener
 
 __all__ = [
     "PlayConfig",
@@ -66,7 +66,7 @@ class PlayConfig:
 
     num_players: int = 3
     """Players at the table, 2..6 (the person included)."""
-    opponents: Sequence[agent_registry.AgentLike | AgentSpec] = ("heuristic",)
+    opponents: Sequence[AgentLike] = ("heuristic",)
     """One agent for every other seat in seat order, or a single one that fills them
     all: agent objects, :class:`AgentSpec` or spec strings (``"cautious:threshold=4"``)."""
     seat: int = 0
@@ -82,8 +82,9 @@ class PlayConfig:
         """Raise ``ValueError`` naming the bad option."""
         validate_rule_options(self.num_players, self.end_score, self.hand_size)
         if isinstance(self.seat, bool) or not isinstance(self.seat, int) or not 0 <= self.seat < self.num_players:
-            raise ValueError(f"seat must be between 0 and {self.num_players - 1} for {self.num_players} players, "
-                             f"got {self.seat!r}")
+            raise ValueError(
+                f"seat must be between 0 and {self.num_players - 1} for {self.num_players} players, got {self.seat!r}"
+            )
         others = self.num_players - 1
         if len(self.opponents) not in (1, others):
             raise ValueError(
@@ -206,32 +207,38 @@ def _agent_seeds(seed: int | None, n: int) -> list[int | None]:
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
 
 
-def _build(spec: agent_registry.AgentLike | AgentSpec, seed: int | None) -> agent_registry.Agent:
-    if isinstance(spec, str):
-        spec = parse_agent_spec(spec, check=False)
-    if isinstance(spec, AgentSpec):
-        return spec.build(seed)
-    agent = agent_registry.resolve(spec)
-    reset = getattr(agent, "reset", None)
-    if seed is not None and callable(reset):
-        reset(seed)
-    return agent
+class _Transcript(TableListener):
+    """Tells the person every move and round result, as the table driver reports them."""
 
+    def __init__(self, say: Callable[[str], None], me: int, names: Sequence[str]) -> None:
+        self.say = say
+        self.me = me
+        self.names = names
 
-def _label(spec: agent_registry.AgentLike | AgentSpec) -> str:
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, AgentSpec):
-        return spec.label
-    return str(getattr(spec, "name", type(spec).__name__))
+    def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        if seat != self.me:
+            self.say(describe_move(self.names[seat], action))
+        elif action == Action.DRAW:
+            self.say(f"You draw a {_card_name(drawn or 0)}.")
+        else:
+            self.say(_describe_own(action))
+
+    def on_round_end(self, table: Table, result: RoundResult) -> None:
+        self.say("")
+        self.say(render_round_summary(result, list(self.names)))
+        if not table.game.game_over:
+            self.say("")
+            self.say(f"Round {table.game.round}: {self.names[table.game.current_player]} starts.")
 
 
 def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
     """Play one game with a person at ``config.seat``; return an exit code.
 
-    Returns :data:`EXIT_FINISHED` (0) when the game ends normally and :data:`EXIT_LEFT`
-    (1) when the person types ``exit`` or the input ends (EOF) before that. Raises
-    ``ValueError`` for a bad configuration (before anything is printed).
+    The game runs on the table driver: the agents' seats are answered by their agents,
+    the person's by what they type. Returns :data:`EXIT_FINISHED` (0) when the game ends
+    normally and :data:`EXIT_LEFT` (1) when the person types ``exit`` or the input ends
+    (EOF) before that. Raises ``ValueError`` for a bad configuration (before anything
+    is printed).
     """
     config.validate()
     n, me = config.num_players, config.seat
@@ -239,47 +246,35 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
     others = [p for p in range(n) if p != me]
     opp_specs = list(config.opponents) * len(others) if len(config.opponents) == 1 else list(config.opponents)
     seeds = _agent_seeds(config.seed, n + 1)
-    bots = {p: _build(spec, seeds[p + 1]) for p, spec in zip(others, opp_specs, strict=True)}
+    seats: list[Agent | None] = [None] * n
+    for p, spec in zip(others, opp_specs, strict=True):
+        agent = resolve(spec, seed=seeds[p + 1])
+        if seeds[p + 1] is not None:
+            reset_agent(agent, seeds[p + 1])  # an agent object is seeded too
+        seats[p] = agent
     game = LlamaGame(n, end_score=config.end_score, hand_size=config.hand_size, rng=seeds[0])
 
     def say(line: str = "") -> None:
         stdout.write(line + "\n")
         stdout.flush()
 
+    table = Table(game, seats, names=names, listener=_Transcript(say, me, names))
     say(f"L.L.A.M.A. with {n} players: you are {names[me]}.")
     for p, spec in zip(others, opp_specs, strict=True):
-        say(f"  {names[p]}: {_label(spec)}")
+        say(f"  {names[p]}: {agent_label(spec)}")
     say(f"The game ends after a round in which someone reaches {config.end_score} points; the lowest score wins.")
     say("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.")
     say()
     say(f"Round {game.round}: {names[game.current_player]} starts.")
 
-    while not game.game_over:
-        p = game.current_player
-        if p == me:
-            action = _ask(game, me, names, stdin, stdout)
-            if action is None:
-                return EXIT_LEFT
-            before = game.hand_counts(me)
-            result = game.step(action)
-            if action == Action.DRAW:
-                after = game.hand_counts(me)
-                drawn = next(c for c in range(1, 8) if after[c] > before[c])
-                say(f"You draw a {_card_name(drawn)}.")
-            else:
-                say(_describe_own(action))
-        else:
-            obs = encode(game, p)
-            mask = np.array(game.legal_mask(), dtype=np.int8)
-            action = int(bots[p].act(obs, mask))
-            say(describe_move(names[p], action))
-            result = game.step(action)
-        if result is not None:
-            say()
-            say(render_round_summary(result, names))
-            if not game.game_over:
-                say()
-                say(f"Round {game.round}: {names[game.current_player]} starts.")
+    while True:
+        table.advance()
+        if game.game_over:
+            break
+        action = _ask(game, me, names, stdin, stdout)
+        if action is None:
+            return EXIT_LEFT
+        table.apply(action)
     say("Thanks for playing.")
     return EXIT_FINISHED
 

@@ -1,7 +1,7 @@
 """The table ``llama-rl train`` prints at the end: the new agent next to the shipped one.
 
 Each agent plays against ``players - 1`` copies of each baseline, seats rotated, through
-:func:`train.evaluate.evaluate`; the same seed gives both agents the same deals.
+:func:`train.evaluation.evaluate`; the same seed gives both agents the same deals.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from train.evaluate import evaluate
+from llama_env.agent import AgentLike
+from train.evaluation.evaluate import evaluate
 
-__all__ = ["ComparisonRow", "compare_agents", "format_comparison"]
+__all__ = ["ComparisonRow", "compare_agents", "format_comparison", "shipped_model"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class ComparisonRow:
 
 
 def compare_agents(
-    contenders: dict[str, object],
+    contenders: dict[str, AgentLike],
     *,
     opponents: Sequence[str] = ("random", "heuristic"),
     players: Sequence[int] = (2, 4),

@@ -1,0 +1,320 @@
+"""The agent protocol, the registry of agents by name, and agent specs (``name:key=value``).
+
+This module is the bottom of the agent stack: the envs, the table driver and every upper
+layer talk to agents through it, and it imports nothing from them. The registry is
+owned here and filled from above: the ``agents`` package registers the built-in agents
+when it is imported, and any installed package can add its own through the entry-point
+group ``llama_rl.agents`` (an entry point names a module or callable; loading it
+registers its agents). So ``gym.make("Llama-v0", opponents="heuristic")`` works after
+``import llama_env`` alone, while ``llama_env`` never imports ``agents``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Agent",
+    "BatchAgent",
+    "AgentLike",
+    "AgentSpec",
+    "ENTRY_POINT_GROUP",
+    "register",
+    "make",
+    "names",
+    "describe",
+    "resolve",
+    "reset_agent",
+    "agent_label",
+    "parse_agent_spec",
+    "parse_agent_list",
+]
+
+ENTRY_POINT_GROUP = "llama_rl.agents"
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the envs, the table driver, evaluation and play need from an agent.
+
+    ``act`` gets the observation vector (laid out as :data:`llama_env.observation.FIELDS`;
+    read it with :class:`llama_env.observation.ObsView`) and the ``int8`` action mask of
+    length 9, and returns a legal action, an integer 0..8. Optionally an agent has
+    ``reset(seed)``, called at the start of each game with a seed that makes its choices
+    reproducible, and ``act_batch`` (see :class:`BatchAgent`).
+    """
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
+
+
+@runtime_checkable
+class BatchAgent(Agent, Protocol):
+    """An agent that also answers many decisions in one call: the batched table driver
+    (:func:`llama_env.table.advance_all`) sends it every waiting decision of its kind at
+    once, as ``(B, OBS_SIZE)`` float32 observations and ``(B, 9)`` boolean masks."""
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray: ...
+
+
+AgentLike: TypeAlias = "Agent | str | AgentSpec"
+"""An agent object, a registered name (``"heuristic"``) or an :class:`AgentSpec`."""
+
+
+# --------------------------------------------------------------------------- registry
+
+Factory = Callable[..., Agent]
+_REGISTRY: dict[str, Factory] = {}
+_DOCS: dict[str, str] = {}
+_plugins_loaded = False
+
+
+def register(name: str, doc: str = "") -> Callable[[Factory], Factory]:
+    """Class decorator (or factory wrapper) that makes ``make(name)`` build it.
+
+    ``doc`` is the one-line description ``llama-rl agents`` shows; by default the first
+    paragraph of the factory's docstring.
+    """
+    if not isinstance(name, str) or not name or ":" in name or "," in name or "=" in name:
+        raise ValueError(f"an agent name must be a non-empty string without ':', ',' or '=', got {name!r}")
+
+    def deco(factory: Factory) -> Factory:
+        if name in _REGISTRY and _REGISTRY[name] is not factory:
+            raise ValueError(f"an agent named {name!r} is already registered")
+        _REGISTRY[name] = factory
+        _DOCS[name] = doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split())
+        return factory
+
+    return deco
+
+
+def _load_plugins() -> None:
+    """Load every ``llama_rl.agents`` entry point once (the built-in agents among them)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        loaded = ep.load()
+        if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
+            loaded()
+
+
+def _known() -> list[str]:
+    _load_plugins()
+    return sorted(_REGISTRY)
+
+
+def names() -> list[str]:
+    """The registered agent names, sorted."""
+    return _known()
+
+
+def describe() -> dict[str, str]:
+    """Each registered name with its one-line description."""
+    return {n: _DOCS[n] for n in _known()}
+
+
+def _unknown(name: object) -> ValueError:
+    known = _known()
+    hint = (
+        ", ".join(known) if known else "none (install the package, e.g. pip install -e ., so that its agents register)"
+    )
+    return ValueError(f"unknown agent {name!r}; known agents: {hint}")
+
+
+def make(name: str, **params: Any) -> Agent:
+    """Build the agent registered as ``name`` with keyword ``params``.
+
+    Unknown names and parameters raise ``ValueError`` listing what exists; the agent's
+    own constructor checks the values.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"an agent name must be a string, got {name!r} ({type(name).__name__})")
+    if name not in _REGISTRY:
+        _load_plugins()
+        if name not in _REGISTRY:
+            raise _unknown(name)
+    factory = _REGISTRY[name]
+    sig = inspect.signature(factory)
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        allowed = [p for p in sig.parameters if p != "self"]
+        bad = [k for k in params if k not in allowed]
+        if bad:
+            raise ValueError(
+                f"agent {name!r} has no parameter {', '.join(map(repr, bad))}; "
+                f"its parameters: {', '.join(allowed) or '(none)'}"
+            )
+    return factory(**params)
+
+
+def reset_agent(agent: object, seed: int | None) -> None:
+    """Call ``agent.reset(seed)`` if the agent has a ``reset`` (one without a ``seed``
+    parameter is called with no argument)."""
+    reset = getattr(agent, "reset", None)
+    if not callable(reset):
+        return
+    try:
+        params = inspect.signature(reset).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: pass the seed
+        reset(seed)
+        return
+    if params:
+        reset(seed)
+    else:
+        reset()
+
+
+def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
+    """An agent object from an agent, a registered name or an :class:`AgentSpec`.
+
+    A name or spec is built (and seeded with ``seed`` when given); an object is returned
+    as it is. Anything else is a ``TypeError`` naming what an agent must be.
+    """
+    if isinstance(agent, str):
+        return parse_agent_spec(agent, check=False).build(seed)  # build() checks name and parameters
+    if isinstance(agent, AgentSpec):
+        return agent.build(seed)
+    if not callable(getattr(agent, "act", None)):
+        raise TypeError(
+            f"an agent must have act(observation, action_mask) -> int, or be a registered name "
+            f"or an AgentSpec; got {agent!r} ({type(agent).__name__})"
+        )
+    return agent
+
+
+def agent_label(agent: AgentLike) -> str:
+    """How an agent is named in tables and messages: a spec's label, else the object's
+    ``name`` attribute, else its class name."""
+    if isinstance(agent, str):
+        return agent
+    if isinstance(agent, AgentSpec):
+        return agent.label
+    n = getattr(agent, "name", None)
+    return n if isinstance(n, str) and n else type(agent).__name__
+
+
+# --------------------------------------------------------------------------- specs
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A registered agent name and the keyword parameters to build it with.
+
+    Written on a command line as ``name`` or ``name:key=value[:key=value...]``, e.g.
+    ``cautious:threshold=4``; see :func:`parse_agent_spec`.
+    """
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The spec as written on a command line (``cautious:threshold=4``)."""
+        return ":".join([self.name, *(f"{k}={_fmt(v)}" for k, v in self.params.items())])
+
+    def build(self, seed: int | None = None) -> Agent:
+        """A new agent; ``seed`` makes its choices reproducible. An agent built from a
+        spec with parameters is named by the spec's label, so result tables tell
+        ``cautious:threshold=2`` from ``cautious``.
+
+        Raises ``ValueError`` for an unknown name or parameter or a bad value.
+        """
+        factory = _REGISTRY.get(self.name)
+        if factory is None:
+            _load_plugins()
+            factory = _REGISTRY.get(self.name)
+            if factory is None:
+                raise _unknown(self.name)
+        params = dict(self.params)
+        takes_seed = "seed" in inspect.signature(factory).parameters
+        if takes_seed and "seed" not in params and seed is not None:
+            params["seed"] = seed
+        agent = make(self.name, **params)
+        if seed is not None and not takes_seed:
+            reset_agent(agent, seed)
+        if self.params:
+            with contextlib.suppress(AttributeError):  # an agent with a read-only name keeps it
+                agent.name = self.label  # type: ignore[attr-defined]
+        return agent
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _parse_value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(value):
+        return text  # "nan" and "inf" stay strings: no parameter means them
+    return value
+
+
+def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
+    """Parse ``name`` or ``name:key=value[:key=value...]``.
+
+    Values are read as ``int``, ``float``, ``true``/``false``/``none``, or else left as
+    strings. With ``check`` (the default) the name must be registered and the parameters
+    must be the agent's; the agent is built once (unseeded) so that bad values or a
+    missing model file are found before any game is played. A problem raises
+    ``ValueError`` naming it and what exists.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"an agent spec must be a string like 'cautious:threshold=4', got {text!r}")
+    parts = text.strip().split(":")
+    name = parts[0].strip()
+    if not name:
+        raise ValueError(f"empty agent name in {text!r}; known agents: {', '.join(_known())}")
+    params: dict[str, Any] = {}
+    for part in parts[1:]:
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"agent parameter {part!r} in {text!r} is not of the form key=value")
+        if key in params:
+            raise ValueError(f"agent parameter {key!r} is given twice in {text!r}")
+        params[key] = _parse_value(value.strip())
+    spec = AgentSpec(name, params)
+    if check:
+        if name not in _known():
+            raise _unknown(name)
+        try:
+            spec.build()
+        except ValueError:
+            raise
+        except (OSError, TypeError) as exc:
+            raise ValueError(f"cannot build agent {spec.label!r}: {exc}") from exc
+    return spec
+
+
+def parse_agent_list(text: str | Iterable[str], *, check: bool = True) -> list[AgentSpec]:
+    """Parse a comma-separated list of specs (or an iterable of spec strings); empty
+    entries are an error."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    if not items or any(not isinstance(item, str) or not item.strip() for item in items):
+        raise ValueError(f"empty entry in the agent list {text!r}; separate agent names with single commas")
+    return [parse_agent_spec(item, check=check) for item in items]

@@ -1,0 +1,104 @@
+"""The ``llama-rl`` command line.
+
+A thin layer over importable functions: each subcommand is one module of this package
+that parses its arguments into typed values and calls one function that tests (and
+notebooks) can call directly.
+
+    llama-rl eval --agents heuristic,random,random,random --games 2000 --seed 0
+    llama-rl tournament --players 4 --agents random,heuristic,... --games 500
+    llama-rl play --players 3 --opponents heuristic --seed 7
+    llama-rl agents
+    llama-rl train ...
+
+Exit codes: 0 success; 1 a game of ``play`` left unfinished (``exit`` or end of input),
+or a missing optional package; 2 a usage error (bad option, unknown agent, wrong number
+of agents...), reported as one ``llama-rl: error: ...`` line on stderr, never a
+traceback; 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from train.cli import agents, evaluate, play, tournament, train
+from train.cli.agents import list_agents
+from train.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
+from train.cli.evaluate import EvalCommand, run_eval
+from train.cli.play import run_play
+from train.cli.tournament import TournamentCommand, run_tournament
+
+__all__ = [
+    "COMMAND_NAMES",
+    "CommandError",
+    "EvalCommand",
+    "TournamentCommand",
+    "build_parser",
+    "list_agents",
+    "main",
+    "run_eval",
+    "run_play",
+    "run_tournament",
+]
+
+_COMMANDS = (evaluate, tournament, play, agents, train)
+COMMAND_NAMES = ("eval", "tournament", "play", "agents", "train")
+"""The subcommands, in the order ``--help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``llama-rl`` parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="LLAMA-RL: evaluate, rank, train and play against agents for Reiner Knizia's L.L.A.M.A.",
+        epilog=(
+            "examples:\n"
+            "  llama-rl agents\n"
+            "  llama-rl eval --agents heuristic,random,random,random --games 2000\n"
+            "  llama-rl tournament --players 4 --agents random,heuristic,cautious:threshold=4 --games 500\n"
+            "  llama-rl play --players 3 --opponents heuristic\n"
+            "  llama-rl train\n"
+            "\nRun `llama-rl COMMAND --help` for the options of a command."
+        ),
+        formatter_class=HelpFormatter,
+    )
+    sub = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    for command in _COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``llama-rl`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) and argparse's usage errors (2)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: a command is required: {', '.join(COMMAND_NAMES)}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        code = func(args)
+    except CommandError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
+        _silence_stdout()
+        return 1
+    return int(code or 0)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not complain again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass

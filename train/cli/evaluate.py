@@ -1,0 +1,125 @@
+"""``llama-rl eval``: one agent per seat, many games, win shares and scores."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from llama_env.agent import AgentSpec
+from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE
+from train.cli.common import (
+    AGENT_SYNTAX,
+    HelpFormatter,
+    SubParsers,
+    add_rule_options,
+    add_run_options,
+    agent_specs,
+    check_rules,
+    missing_dependency,
+    players_type,
+    progress_wanted,
+    seat_agents,
+)
+from train.evaluation.evaluate import EvalResult, evaluate
+
+__all__ = ["EvalCommand", "run_eval", "add_parser"]
+
+
+@dataclass(frozen=True)
+class EvalCommand:
+    """``llama-rl eval``: one agent per seat, many games, win shares and scores."""
+
+    agents: tuple[AgentSpec, ...]
+    """One agent per seat, in seat order."""
+    games: int = 1000
+    seed: int = 0
+    workers: int | None = None
+    """Worker processes; ``None`` = all cores, 1 = this process."""
+    duplicate: bool = False
+    """Replay each deal with the agents rotated through the seats (less luck)."""
+    rotate: bool = True
+    """Rotate the seating from game to game so no agent keeps the first seat."""
+    end_score: int = DEFAULT_END_SCORE
+    hand_size: int = DEFAULT_HAND_SIZE
+    progress: bool = False
+
+    @property
+    def num_players(self) -> int:
+        return len(self.agents)
+
+
+def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
+    """Play ``cmd.games`` games and print the evaluation table to ``out``; return the result."""
+    out = out if out is not None else sys.stdout
+    with missing_dependency("llama-rl eval"):
+        result = evaluate(
+            list(cmd.agents),
+            cmd.games,
+            seed=cmd.seed,
+            workers=cmd.workers,
+            duplicate=cmd.duplicate,
+            rotate=cmd.rotate,
+            end_score=cmd.end_score,
+            hand_size=cmd.hand_size,
+            progress=cmd.progress,
+        )
+    print(result.to_table(), file=out)
+    return result
+
+
+def _run(args: argparse.Namespace) -> int:
+    seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
+    check_rules(len(seats), args.end_score, args.hand_size)
+    cmd = EvalCommand(
+        agents=seats,
+        games=args.games,
+        seed=args.seed,
+        workers=args.workers,
+        duplicate=args.duplicate,
+        rotate=args.rotate,
+        end_score=args.end_score,
+        hand_size=args.hand_size,
+        progress=progress_wanted(args),
+    )
+    run_eval(cmd)
+    return 0
+
+
+def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "eval",
+        help="play many games between fixed agents and print win shares and scores",
+        description=(
+            "Play many games with one agent per seat and print each agent's win share, mean score "
+            "and more.\n\n"
+            + AGENT_SYNTAX
+            + "\n\nGive one agent per seat, or a single agent with --players N to seat it N times "
+            "(self-play). --players defaults to the number of agents."
+        ),
+        epilog=(
+            "examples:\n"
+            "  llama-rl eval --agents heuristic,random,random,random --games 2000 --seed 0\n"
+            "  llama-rl eval --players 4 --agents heuristic,random,random,random --games 2000 --workers 2\n"
+            "  llama-rl eval --players 3 --agents heuristic --games 500 --duplicate\n"
+            "  llama-rl eval --agents cautious:threshold=4,random --end-score 20 --hand-size 4"
+        ),
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("--agents", required=True, metavar="A,B,...", help="comma-separated agents, in seat order")
+    p.add_argument(
+        "--players",
+        type=players_type,
+        default=None,
+        metavar="N",
+        help="players at the table, 2..6 (default: as agents)",
+    )
+    add_run_options(p, default_games=1000)
+    p.add_argument("--duplicate", action="store_true", help="replay each deal with the agents rotated (less luck)")
+    p.add_argument(
+        "--no-rotate", dest="rotate", action="store_false", help="keep every agent in its seat (default: rotate seats)"
+    )
+    add_rule_options(p)
+    p.set_defaults(func=_run)
+    return p

@@ -1,0 +1,89 @@
+"""``llama-rl play``: play a game yourself against agents in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from train.cli.common import (
+    AGENT_SYNTAX,
+    CommandError,
+    HelpFormatter,
+    SubParsers,
+    add_rule_options,
+    agent_specs,
+    check_rules,
+    int_in,
+    players_type,
+    seed_type,
+)
+from train.play.terminal import PlayConfig, play
+
+__all__ = ["run_play", "add_parser"]
+
+
+def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """``llama-rl play``: one game against agents on the terminal (see :func:`train.play.terminal.play`)."""
+    return play(config, stdin if stdin is not None else sys.stdin, stdout if stdout is not None else sys.stdout)
+
+
+def _run(args: argparse.Namespace) -> int:
+    opponents = agent_specs(args.opponents, "--opponents")
+    check_rules(args.players, args.end_score, args.hand_size)
+    others = args.players - 1
+    if len(opponents) not in (1, others):
+        raise CommandError(
+            f"--opponents names {len(opponents)} agents for the {others} other seats of a "
+            f"{args.players}-player game; give exactly {others} or a single agent to fill them all"
+        )
+    if not 0 <= args.seat < args.players:
+        raise CommandError(f"--seat must be between 0 and {others} for {args.players} players, got {args.seat}")
+    config = PlayConfig(
+        num_players=args.players,
+        opponents=tuple(opponents),
+        seat=args.seat,
+        seed=args.seed,
+        end_score=args.end_score,
+        hand_size=args.hand_size,
+    )
+    return run_play(config)
+
+
+def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "play",
+        help="play a game yourself against agents in the terminal",
+        description=(
+            "Play one game against agents. At each of your turns you see your hand, the top card, "
+            "the draw pile, the other players' hand sizes, scores and who has quit, and your legal "
+            "moves.\n\n"
+            "Type a move by its key: the card value to play it (4 or 'play 4'), L or 'llama' to play "
+            "a llama, d or 'draw', q or 'quit' (quits the round, not the program). 'a7' names an "
+            "action by its index 0..8. 'help' lists the moves; 'exit' or end of input (Ctrl-D) "
+            "leaves the game (exit code 1; 0 when the game is played to the end).\n\n" + AGENT_SYNTAX
+        ),
+        epilog=(
+            "examples:\n"
+            "  llama-rl play\n"
+            "  llama-rl play --players 4 --opponents heuristic --seed 7 --seat 2\n"
+            "  llama-rl play --players 3 --opponents random,heuristic --end-score 20"
+        ),
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument(
+        "--players", type=players_type, default=3, metavar="N", help="players, you included, 2..6 (default 3)"
+    )
+    p.add_argument(
+        "--opponents",
+        default="heuristic",
+        metavar="A,B,...",
+        help="one agent for every other seat, or one per other seat in seat order (default heuristic)",
+    )
+    p.add_argument("--seed", type=seed_type, default=None, help="seed for a reproducible game (default: a new game)")
+    p.add_argument(
+        "--seat", type=int_in(0, None, "the seat"), default=0, help="your seat; seat 0 starts round 1 (default 0)"
+    )
+    add_rule_options(p)
+    p.set_defaults(func=_run)
+    return p

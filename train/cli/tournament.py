@@ -1,0 +1,119 @@
+"""``llama-rl tournament``: a pool of agents meeting at tables of N: ratings and a
+pairwise matrix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from llama_env.agent import AgentSpec
+from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE
+from train.cli.common import (
+    AGENT_SYNTAX,
+    CommandError,
+    HelpFormatter,
+    SubParsers,
+    add_rule_options,
+    add_run_options,
+    agent_specs,
+    check_rules,
+    missing_dependency,
+    players_type,
+    progress_wanted,
+)
+from train.evaluation.tournament import TournamentResult, tournament
+
+__all__ = ["TournamentCommand", "run_tournament", "add_parser"]
+
+
+@dataclass(frozen=True)
+class TournamentCommand:
+    """``llama-rl tournament``: a pool of agents meeting at tables of ``num_players``."""
+
+    agents: tuple[AgentSpec, ...]
+    """The pool of agents (at least two)."""
+    num_players: int = 4
+    games: int = 1000
+    seed: int = 0
+    workers: int | None = None
+    end_score: int = DEFAULT_END_SCORE
+    hand_size: int = DEFAULT_HAND_SIZE
+    progress: bool = False
+
+
+def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> TournamentResult:
+    """Play a tournament and print the ratings and the pairwise matrix to ``out``; return the result."""
+    out = out if out is not None else sys.stdout
+    with missing_dependency("llama-rl tournament"):
+        result = tournament(
+            list(cmd.agents),
+            cmd.num_players,
+            cmd.games,
+            seed=cmd.seed,
+            workers=cmd.workers,
+            end_score=cmd.end_score,
+            hand_size=cmd.hand_size,
+            progress=cmd.progress,
+        )
+    print(result.to_table(), file=out)
+    print(file=out)
+    print(result.pairwise_table(), file=out)
+    return result
+
+
+def _run(args: argparse.Namespace) -> int:
+    pool = agent_specs(args.agents, "--agents")
+    if len(pool) < 2:
+        raise CommandError(f"--agents: a tournament needs a pool of at least 2 agents, got {len(pool)}")
+    players = args.players if args.players is not None else min(4, len(pool))
+    if len(pool) < players:
+        raise CommandError(
+            f"--agents: a tournament at {players}-player tables needs a pool of at least "
+            f"{players} agents, got {len(pool)} (lower --players or name more agents)"
+        )
+    check_rules(players, args.end_score, args.hand_size)
+    cmd = TournamentCommand(
+        agents=tuple(pool),
+        num_players=players,
+        games=args.games,
+        seed=args.seed,
+        workers=args.workers,
+        end_score=args.end_score,
+        hand_size=args.hand_size,
+        progress=progress_wanted(args),
+    )
+    run_tournament(cmd)
+    return 0
+
+
+def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "tournament",
+        help="rank a pool of agents (ratings and a pairwise matrix)",
+        description=(
+            "Seat agents from a pool at tables of --players, play --games games, and print "
+            "openskill (Plackett-Luce) ratings and the pairwise matrix: how often each agent "
+            "finished ahead of each other one in the games they shared. Every combination of "
+            "agents gets a table about equally often, and everyone sits everywhere.\n\n" + AGENT_SYNTAX
+        ),
+        epilog=(
+            "examples:\n"
+            "  llama-rl tournament --players 4 --agents random,heuristic,cautious:threshold=4 --games 500\n"
+            "  llama-rl tournament --players 2 --agents random,heuristic --games 200 --seed 1 --no-progress"
+        ),
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("--agents", required=True, metavar="A,B,...", help="comma-separated pool of agents (at least 2)")
+    p.add_argument(
+        "--players",
+        type=players_type,
+        default=None,
+        metavar="N",
+        help="players at each table, 2..6, at most the pool size (default: 4, or the pool size if smaller)",
+    )
+    add_run_options(p, default_games=1000)
+    add_rule_options(p)
+    p.set_defaults(func=_run)
+    return p

@@ -1,0 +1,158 @@
+"""``llama-rl train``: the command-line face of :func:`train.training.train`.
+
+Every field of :class:`train.training.TrainConfig` is a flag (``--n-envs 256``), built
+from the field's type and doc: ``bool`` fields get ``--x/--no-x``, numbers their type,
+and the structured fields (``--players 2-6``, ``--opponents heuristic:0.6,self:0.4``,
+``--net-arch 128,128``) the parser of :data:`train.training.config.PARSERS`, so a
+string is parsed once, here. Precedence: the dataclass defaults, then ``--preset``, then
+the flags given.
+
+    llama-rl train --preset ship --seed 0          # the shipped agent (docs/training.md)
+    llama-rl train --players 2 --opponents heuristic:1 --total-timesteps 2000000
+    llama-rl train --resume runs/ship               # continue a run, its step count too
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import MISSING, fields
+from typing import Any
+
+from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, missing_dependency
+from train.training.config import PARSERS, PRESETS, TrainConfig, field_types
+
+__all__ = ["add_parser", "add_arguments", "config_from_args", "print_final_comparison"]
+
+
+def _flag_type(name: str, typ: Any) -> Callable[[str], Any]:
+    """The argparse type of a config field: its parser, with errors as usage errors."""
+    parse: Callable[[str], Any] = PARSERS.get(name) or typ
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            message = str(exc) if name in PARSERS else f"must be {typ.__name__}, got {text!r}"
+            raise argparse.ArgumentTypeError(message) from None
+
+    convert.__name__ = name
+    return convert
+
+
+def _show_default(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v:g}" for k, v in value.items())
+    return repr(value)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """One flag per :class:`TrainConfig` field, plus ``--preset``."""
+    p.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default=None,
+        help="start from a named preset (flags given override it): " + ", ".join(sorted(PRESETS)),
+    )
+    types = field_types()
+    for f in fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default_factory is MISSING else f.default_factory()
+        helptext = f"{f.metadata.get('help', '')} (default: {_show_default(default)})"
+        typ = types[f.name]
+        if typ is bool:
+            p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=helptext)
+        else:
+            metavar = f.metadata.get("metavar", f.name.upper())
+            p.add_argument(
+                flag, dest=f.name, type=_flag_type(f.name, typ), default=None, metavar=metavar, help=helptext
+            )
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    """Defaults, then the preset, then the flags given; validated."""
+    values: dict[str, Any] = {}
+    if getattr(args, "preset", None):
+        values.update(PRESETS[args.preset])
+    for f in fields(TrainConfig):
+        v = getattr(args, f.name, None)
+        if v is not None:
+            values[f.name] = v
+    return TrainConfig(**values).validate()
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Train, print where the run went, then (unless ``--final-eval-games 0``) the new
+    agent's win shares next to the shipped agent's."""
+    try:
+        config = config_from_args(args)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    games = args.final_eval_games
+    if games < 0:
+        raise CommandError(f"--final-eval-games must be >= 0, got {games}")
+    with missing_dependency("llama-rl train"):
+        from train.training.trainer import train
+
+        try:
+            result = train(config)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+    print(
+        f"run {result.run_dir}: {result.num_timesteps} steps, model {result.model_path}; "
+        f"{result.steps_this_session} steps in {result.wall_s:.1f} s = {result.steps_per_s:.0f} steps/s "
+        f"(env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)"
+        + (" [interrupted: checkpoint saved]" if result.interrupted else "")
+    )
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    if games:
+        print_final_comparison(str(result.model_path), games, seed=config.seed)
+    return 0
+
+
+def print_final_comparison(model_path: str, games: int, seed: int = 0) -> None:
+    """The main job's last word: the new agent next to the shipped one."""
+    from llama_env.agent import AgentLike, make
+    from train.evaluation.report import compare_agents, format_comparison, shipped_model
+
+    contenders: dict[str, AgentLike] = {"new agent": make("ppo", path=model_path)}
+    shipped = shipped_model()
+    if shipped is not None:
+        contenders["shipped ppo"] = make("ppo", path=str(shipped))
+    print(f"\nEvaluating against the baselines ({games} games per row)...", flush=True)
+    print(format_comparison(compare_agents(contenders, games=games, seed=seed)))
+
+
+def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
+    """Add the ``train`` subcommand to ``llama-rl``'s subparsers."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "train",
+        help="train a MaskablePPO agent with self-play (see docs/training.md)",
+        description=(
+            "Train a MaskablePPO agent on the batched L.L.A.M.A. vec env against a mix of "
+            "baselines, itself and past checkpoints. Writes runs/<run>/ with config.json, "
+            "TensorBoard logs, checkpoints and model.zip; Ctrl-C saves a checkpoint. "
+            "Needs the 'train' extra (pip install 'llama-rl[train]')."
+        ),
+        epilog=(
+            "examples:\n"
+            "  llama-rl train --preset ship --seed 0\n"
+            "  llama-rl train --players 2-6 --opponents heuristic:0.6,self:0.2,past:0.2 --total-timesteps 5000000\n"
+            "  llama-rl train --resume runs/llama__maskableppo__0__1700000000"
+        ),
+        formatter_class=HelpFormatter,
+    )
+    add_arguments(p)
+    p.add_argument(
+        "--final-eval-games",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="after training, play the new agent and the shipped one against random and heuristic "
+        "at 2 and 4 players, N games each, and print the table (0 = skip; default: 1000)",
+    )
+    p.set_defaults(func=_run)
+    return p

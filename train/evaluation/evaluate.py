@@ -1,0 +1,164 @@
+"""Evaluate agents at one table: win shares with confidence intervals, scores and how
+each agent plays (:func:`evaluate`).
+
+The games are played by :func:`train.evaluation.runner.play_games` on the table driver;
+seeds, workers and reproducibility are described there, the statistics in
+:mod:`train.evaluation.stats`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from llama_env.agent import AgentLike
+from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS
+from train.evaluation.runner import GameTask, agent_display_names, check_rules, play_games
+from train.evaluation.stats import AgentStats, aggregate
+
+__all__ = ["EvalResult", "evaluate"]
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` measured; per agent in the order of the agents list.
+
+    ``print(result)`` shows :meth:`to_table`; :meth:`to_dict` and :meth:`to_dataframe`
+    serve notebooks. The per-game arrays are kept (``shares``, ``scores``, ``outs``,
+    ``rounds``, ``decisions``, shape ``(games, agents)`` or ``(games,)``; ``actions``, shape
+    ``(games, agents, 3)``: plays, draws, quits; ``quit_penalty``, shape ``(games, agents)``:
+    summed hand penalty at the quits) for further analysis.
+    """
+
+    names: list[str]
+    num_players: int
+    num_games: int
+    seed: int
+    duplicate: bool
+    rotate: bool
+    end_score: int
+    hand_size: int
+    agents: list[AgentStats]
+    rounds_per_game: float
+    shares: np.ndarray = field(repr=False)
+    scores: np.ndarray = field(repr=False)
+    outs: np.ndarray = field(repr=False)
+    rounds: np.ndarray = field(repr=False)
+    decisions: np.ndarray = field(repr=False)
+    actions: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0, 3)))
+    quit_penalty: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
+
+    def __getitem__(self, key: int | str) -> AgentStats:
+        """Stats by list position or display name."""
+        if isinstance(key, str):
+            return self.agents[self.names.index(key)]
+        return self.agents[key]
+
+    @property
+    def win_shares(self) -> list[float]:
+        return [a.win_share for a in self.agents]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-friendly data (no per-game arrays)."""
+        return {
+            "num_players": self.num_players,
+            "num_games": self.num_games,
+            "seed": self.seed,
+            "duplicate": self.duplicate,
+            "rotate": self.rotate,
+            "end_score": self.end_score,
+            "hand_size": self.hand_size,
+            "rounds_per_game": self.rounds_per_game,
+            "agents": [vars(a).copy() for a in self.agents],
+        }
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame, one row per agent (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame([vars(a) for a in self.agents]).set_index("name")
+
+    def to_table(self) -> str:
+        """A plain-text table, one row per agent."""
+        mode = "duplicate deals" if self.duplicate else ("rotated seats" if self.rotate else "fixed seats")
+        head = (
+            f"{self.num_games} games, {self.num_players} players, {mode}, seed {self.seed}, "
+            f"end_score {self.end_score}; {self.rounds_per_game:.2f} rounds/game"
+        )
+        w = max(5, *(len(n) for n in self.names))
+        lines = [
+            head,
+            f"{'agent':<{w}}  {'win share':>9}  {'95% CI':>15}  {'score':>6}  {'pts/round':>9}  {'go-out':>6}",
+        ]
+        for a in self.agents:
+            lines.append(
+                f"{a.name:<{w}}  {a.win_share:>9.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]  "
+                f"{a.mean_score:>6.1f}  {a.points_per_round:>9.2f}  {a.go_out_rate:>6.3f}"
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_table()
+
+
+def evaluate(
+    agents: Sequence[AgentLike],
+    num_games: int,
+    *,
+    seed: int = 0,
+    workers: int | None = None,
+    duplicate: bool = False,
+    rotate: bool = True,
+    end_score: int = DEFAULT_END_SCORE,
+    hand_size: int = DEFAULT_HAND_SIZE,
+    progress: bool = False,
+) -> EvalResult:
+    """Play ``num_games`` games with ``agents`` at one table and measure each of them.
+
+    Args:
+        agents: the table, 2..6 entries, each an agent object or a registered name
+            (names may repeat: ``["heuristic", "random", "random", "random"]``). Results
+            are reported per list position.
+        num_games: games to play. With ``duplicate`` it is rounded up to a multiple of
+            the table size (``result.num_games`` is the number played).
+        seed: derives every deal and every agent's ``reset(seed)`` per game index.
+        workers: processes to use; ``None`` = all cores, 1 = this process.
+        duplicate: replay each deal sequence (the same shuffles) with the seating
+            rotated through all n rotations, so luck of the deal cancels out; the
+            confidence intervals are then computed over deal groups.
+        rotate: game ``i`` shifts the seating by ``i mod n`` (agent ``j`` sits at seat
+            ``(j + i) mod n``), so no agent keeps the first seat. Ignored (always on)
+            with ``duplicate``.
+        end_score, hand_size: rule options.
+        progress: show a tqdm progress bar.
+    """
+    n = len(agents)
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise ValueError(f"evaluate needs {MIN_PLAYERS}..{MAX_PLAYERS} agents (one per seat), got {n}")
+    check_rules(num_games, end_score, hand_size, n)
+    if duplicate:
+        num_games = math.ceil(num_games / n) * n
+    tasks = []
+    for i in range(num_games):
+        shift = i % n if (rotate or duplicate) else 0
+        seat_agents = tuple((s - shift) % n for s in range(n))
+        tasks.append(GameTask(i, i // n if duplicate else i, seat_agents))
+    names = agent_display_names(agents)
+    records = play_games(
+        agents, tasks, seed=seed, workers=workers, end_score=end_score, hand_size=hand_size, progress=progress
+    )
+    return EvalResult(
+        names=names,
+        num_players=n,
+        num_games=num_games,
+        seed=seed,
+        duplicate=duplicate,
+        rotate=rotate or duplicate,
+        end_score=end_score,
+        hand_size=hand_size,
+        **aggregate(records, names, duplicate, n),
+    )

@@ -1,0 +1,259 @@
+"""Playing many games among agents: the game runner behind :func:`evaluate` and
+:func:`tournament`.
+
+Each game is played by the table driver (:class:`llama_env.table.Table`); a listener
+records what the evaluation reports (plays, draws and quits per seat, the penalty held
+when quitting, who went out).
+
+Reproducibility: every game's deal and every agent's ``reset(seed)`` are derived from
+``(seed, game index)`` through ``np.random.SeedSequence`` -- never from a worker's
+order -- so the same ``seed`` gives the same results with any number of ``workers``.
+
+Parallelism: games are split into chunks played by a ``ProcessPoolExecutor``. The
+workers build the agents once each (a registered name or an agent spec is resolved
+there; an agent object is pickled over). An agent object that cannot be pickled makes
+the evaluation run in this process (``workers=1``) with a warning. In this process the
+agent objects are used as they are (their ``reset`` is called before each game), in a
+worker they are copies; both give the same results for agents whose behaviour depends
+only on their seed, as :class:`agents.base.BaseAgent` subclasses do.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import warnings
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve
+from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, validate_rule_options
+from llama_env.table import Table, TableListener
+
+__all__ = ["GameRecord", "GameTask", "play_games", "agent_display_names", "check_rules"]
+
+# Spawn keys of the SeedSequence tree under the user's seed (one namespace each, so a
+# deal seed can never equal an agent seed or a table draw).
+KEY_DEAL, KEY_AGENT, KEY_TABLES = 0, 1, 2
+
+_DRAW = int(Action.DRAW)
+
+
+def agent_display_names(agents: Sequence[AgentLike]) -> list[str]:
+    """Display names (:func:`llama_env.agent.agent_label`); a name used more than once
+    gets ``#1``, ``#2``... in list order."""
+    raw = [agent_label(a) for a in agents]
+    counts: dict[str, int] = {}
+    for n in raw:
+        counts[n] = counts.get(n, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for n in raw:
+        if counts[n] > 1:
+            seen[n] = seen.get(n, 0) + 1
+            out.append(f"{n}#{seen[n]}")
+        else:
+            out.append(n)
+    return out
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game, by seat."""
+
+    index: int
+    """The game's index (its seeds are derived from it)."""
+    seat_agents: tuple[int, ...]
+    """For each seat, the position of its agent in the agents list."""
+    scores: tuple[int, ...]
+    """Final scores by seat."""
+    went_out: tuple[int, ...]
+    """Rounds each seat ended by playing its last card."""
+    rounds: int
+    """Rounds the game lasted."""
+    decisions: int
+    """Actions taken in the game (all seats)."""
+    actions: tuple[tuple[int, int, int], ...] = ()
+    """For each seat, how many times it played, drew and quit."""
+    quit_penalty: tuple[int, ...] = ()
+    """For each seat, the summed hand penalty at the moments it quit."""
+
+    @property
+    def win_shares(self) -> tuple[float, ...]:
+        """Each seat's share of the win: 1/k for each of the k tied lowest scores."""
+        best = min(self.scores)
+        k = self.scores.count(best)
+        return tuple(1.0 / k if s == best else 0.0 for s in self.scores)
+
+
+@dataclass(frozen=True)
+class GameTask:
+    """One game to play: its index (which seeds the agents' resets), the key of its deal
+    sequence (games sharing a key get the same shuffles) and the agent at each seat."""
+
+    index: int
+    deal_key: int
+    seat_agents: tuple[int, ...]
+
+
+def seed_int(seed: int, *key: int) -> int:
+    """A 63-bit integer seed derived from ``(seed, *key)`` (independent of any order)."""
+    ss = np.random.SeedSequence(seed, spawn_key=key)
+    return int(ss.generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
+class _Recorder(TableListener):
+    """What a :class:`GameRecord` holds beyond the scores, heard from the table."""
+
+    __slots__ = ("counts", "quit_penalty", "outs", "rounds", "decisions")
+
+    def __init__(self, n: int) -> None:
+        self.counts = [[0, 0, 0] for _ in range(n)]  # plays, draws, quits per seat
+        self.quit_penalty = [0] * n
+        self.outs = [0] * n
+        self.rounds = 0
+        self.decisions = 0
+
+    def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        self.decisions += 1
+        if action < _DRAW:
+            self.counts[seat][0] += 1
+        elif action == _DRAW:
+            self.counts[seat][1] += 1
+        else:
+            self.counts[seat][2] += 1
+            self.quit_penalty[seat] += table.game.penalty(seat)  # the hand it quits with
+
+    def on_round_end(self, table: Table, result: RoundResult) -> None:
+        self.rounds += 1
+        if result.went_out is not None:
+            self.outs[result.went_out] += 1
+
+
+def play_one(
+    agents: Sequence[Agent], names: Sequence[str], task: GameTask, seed: int, end_score: int, hand_size: int
+) -> GameRecord:
+    """Play the game of ``task`` on the table driver and record it."""
+    n = len(task.seat_agents)
+    for i in task.seat_agents:
+        reset_agent(agents[i], seed_int(seed, KEY_AGENT, task.index, i))
+    game = LlamaGame(
+        n,
+        end_score=end_score,
+        hand_size=hand_size,
+        rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_DEAL, task.deal_key))),
+    )
+    rec = _Recorder(n)
+    table = Table(game, [agents[i] for i in task.seat_agents], names=[names[i] for i in task.seat_agents], listener=rec)
+    try:
+        table.play()
+    except IllegalActionError as exc:
+        raise IllegalActionError(
+            f"{exc} (evaluation game {task.index})", exc.action, exc.legal, seat=exc.seat, agent=exc.agent
+        ) from None
+    return GameRecord(
+        task.index,
+        task.seat_agents,
+        tuple(game.scores),
+        tuple(rec.outs),
+        rec.rounds,
+        rec.decisions,
+        tuple((c[0], c[1], c[2]) for c in rec.counts),
+        tuple(rec.quit_penalty),
+    )
+
+
+# Per-worker state: the agents built once by the pool initializer.
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(payload: bytes) -> None:
+    specs, names, seed, end_score, hand_size = pickle.loads(payload)
+    _WORKER["agents"] = [resolve(s) for s in specs]
+    _WORKER["args"] = (names, seed, end_score, hand_size)
+
+
+def _run_chunk(tasks: list[GameTask]) -> list[GameRecord]:
+    agents = _WORKER["agents"]
+    names, seed, end_score, hand_size = _WORKER["args"]
+    return [play_one(agents, names, t, seed, end_score, hand_size) for t in tasks]
+
+
+def play_games(
+    agents: Sequence[AgentLike],
+    tasks: Sequence[GameTask],
+    *,
+    seed: int,
+    workers: int | None,
+    end_score: int,
+    hand_size: int,
+    progress: bool | str = False,
+) -> list[GameRecord]:
+    """Play ``tasks`` (game index, deal key, seat assignment) and return their records in
+    task order. The lower-level runner behind :func:`evaluate` and :func:`tournament`."""
+    names = agent_display_names(agents)
+    workers = num_workers(workers)
+    chunk = max(1, min(256, math.ceil(len(tasks) / (workers * 8))))
+    chunks = [list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)]
+    payload = None
+    if workers > 1 and len(chunks) > 1:
+        try:
+            payload = pickle.dumps((list(agents), names, seed, end_score, hand_size))
+        except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
+            warnings.warn(
+                f"an agent cannot be pickled ({type(exc).__name__}: {exc}); evaluating in this process (workers=1)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    bar = _progress_bar(progress, len(tasks))
+    records: list[GameRecord] = []
+    try:
+        if payload is None:
+            objs = [resolve(a) for a in agents]
+            for c in chunks:
+                records.extend(play_one(objs, names, t, seed, end_score, hand_size) for t in c)
+                if bar is not None:
+                    bar.update(len(c))
+        else:
+            with ProcessPoolExecutor(
+                max_workers=min(workers, len(chunks)), initializer=_init_worker, initargs=(payload,)
+            ) as pool:
+                for c, recs in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
+                    records.extend(recs)
+                    if bar is not None:
+                        bar.update(len(c))
+    finally:
+        if bar is not None:
+            bar.close()
+    return records
+
+
+def num_workers(workers: int | None) -> int:
+    """``workers`` checked; ``None`` means every core."""
+    if workers is None:
+        return os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer or None (all cores), got {workers!r}")
+    return workers
+
+
+def _progress_bar(progress: bool | str, total: int) -> Any:
+    if not progress:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency of the train extra
+        return None
+    return tqdm(total=total, desc=progress if isinstance(progress, str) else "games", unit="game")
+
+
+def check_rules(num_games: object, end_score: object, hand_size: object, table: int) -> None:
+    """A ``ValueError`` naming the problem when the number of games or a rule option is bad."""
+    if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
+        raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
+    validate_rule_options(table, end_score, hand_size)

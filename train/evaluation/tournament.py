@@ -1,0 +1,224 @@
+"""Tournaments: a pool of agents meeting at tables of one size, rated with openskill
+and compared pairwise (:func:`tournament`).
+
+The games are played by :func:`train.evaluation.runner.play_games`; seeds and workers
+behave as in :func:`train.evaluation.evaluate`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from llama_env.agent import AgentLike
+from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS
+from train.evaluation.runner import KEY_TABLES, GameRecord, GameTask, agent_display_names, check_rules, play_games
+
+__all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
+
+
+@dataclass
+class Rating:
+    """An openskill rating: ``mu`` and ``sigma``; ``ordinal`` = mu - 3 sigma ranks them."""
+
+    mu: float
+    sigma: float
+    ordinal: float
+
+
+@dataclass
+class TournamentResult:
+    """What :func:`tournament` measured.
+
+    ``ratings`` (openskill Plackett-Luce, ranked by final score, ties equal),
+    ``pairwise[i][j]`` = share of the games where agents i and j both sat in which i
+    finished ahead of j (ties 0.5; NaN if they never met), ``pair_games[i][j]`` = how
+    many such games, ``win_share`` = mean share of the win over the games each agent
+    played (ties 1/k), ``games_played``.
+    """
+
+    names: list[str]
+    num_players: int
+    num_games: int
+    seed: int
+    ratings: list[Rating]
+    win_share: list[float]
+    games_played: list[int]
+    pairwise: np.ndarray
+    pair_games: np.ndarray
+    records: list[GameRecord] = field(repr=False)
+
+    def ranking(self) -> list[int]:
+        """Agent positions, best rating (ordinal) first."""
+        return sorted(range(len(self.names)), key=lambda i: -self.ratings[i].ordinal)
+
+    def to_table(self) -> str:
+        """The ratings table, best first."""
+        w = max(5, *(len(n) for n in self.names))
+        lines = [
+            f"{self.num_games} games, {self.num_players} players per table, seed {self.seed}",
+            f"{'rank':>4}  {'agent':<{w}}  {'mu':>6}  {'sigma':>5}  {'ordinal':>7}  {'win share':>9}  {'games':>6}",
+        ]
+        for rank, i in enumerate(self.ranking(), 1):
+            r = self.ratings[i]
+            lines.append(
+                f"{rank:>4}  {self.names[i]:<{w}}  {r.mu:>6.2f}  {r.sigma:>5.2f}  {r.ordinal:>7.2f}  "
+                f"{self.win_share[i]:>9.3f}  {self.games_played[i]:>6}"
+            )
+        return "\n".join(lines)
+
+    def pairwise_table(self) -> str:
+        """The pairwise matrix: row agent finished ahead of column agent this often."""
+        order = self.ranking()
+        w = max(5, *(len(n) for n in self.names))
+        cw = max(6, *(len(n) for n in self.names))
+        lines = [
+            "share of shared games the row agent finished ahead of the column agent (ties 0.5)",
+            " " * w + "  " + "  ".join(f"{self.names[j]:>{cw}}" for j in order),
+        ]
+        for i in order:
+            cells = []
+            for j in order:
+                v = self.pairwise[i, j]
+                cells.append(f"{'-':>{cw}}" if i == j or math.isnan(v) else f"{v:>{cw}.3f}")
+            lines.append(f"{self.names[i]:<{w}}  " + "  ".join(cells))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_table() + "\n\n" + self.pairwise_table()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-friendly data."""
+        return {
+            "num_players": self.num_players,
+            "num_games": self.num_games,
+            "seed": self.seed,
+            "agents": [
+                {
+                    "name": n,
+                    "mu": r.mu,
+                    "sigma": r.sigma,
+                    "ordinal": r.ordinal,
+                    "win_share": w,
+                    "games": g,
+                }
+                for n, r, w, g in zip(self.names, self.ratings, self.win_share, self.games_played, strict=True)
+            ],
+            "pairwise": [[None if math.isnan(v) else float(v) for v in row] for row in self.pairwise],
+        }
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame of the ratings, best first (needs pandas)."""
+        import pandas as pd
+
+        rows = self.to_dict()["agents"]
+        return pd.DataFrame(rows).set_index("name").sort_values("ordinal", ascending=False)
+
+    def pairwise_dataframe(self) -> Any:
+        """The pairwise matrix as a pandas DataFrame (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.pairwise, index=self.names, columns=self.names)
+
+
+MAX_LISTED_TABLES = 100_000
+
+
+def _tables(m: int, k: int, num_games: int, seed: int) -> list[tuple[int, ...]]:
+    """The seating of each game (agent positions by seat).
+
+    All ``C(m, k)`` combinations of agents are taken in a seeded random order and cycled
+    through, each pass shifting the seats by one, so every combination plays about
+    equally often and everyone sits everywhere. With more than
+    :data:`MAX_LISTED_TABLES` combinations each game draws its table and seating at
+    random (seeded by the game index) instead.
+    """
+    count = math.comb(m, k)
+    if count <= MAX_LISTED_TABLES:
+        combos = list(itertools.combinations(range(m), k))
+        order = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES,))).permutation(count)
+        out = []
+        for g in range(num_games):
+            combo = combos[order[g % count]]
+            shift = (g // count) % k
+            out.append(tuple(combo[(s - shift) % k] for s in range(k)))
+        return out
+    out = []
+    for g in range(num_games):
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES, g)))
+        out.append(tuple(int(x) for x in rng.choice(m, size=k, replace=False)))
+    return out
+
+
+def tournament(
+    agents: Sequence[AgentLike],
+    num_players: int,
+    num_games: int,
+    *,
+    seed: int = 0,
+    workers: int | None = None,
+    end_score: int = DEFAULT_END_SCORE,
+    hand_size: int = DEFAULT_HAND_SIZE,
+    progress: bool = False,
+) -> TournamentResult:
+    """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
+    least ``num_players`` of them; see :func:`_tables` for how tables are drawn), rate
+    them with openskill's Plackett-Luce model (games applied in index order, ranked by
+    final score, lower better, ties equal) and count pairwise results.
+
+    Seeds and workers behave as in :func:`evaluate`.
+    """
+    from openskill.models import PlackettLuce
+
+    m = len(agents)
+    if isinstance(num_players, bool) or not isinstance(num_players, int):
+        raise ValueError(f"num_players must be an integer, got {num_players!r}")
+    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players}")
+    if m < num_players:
+        raise ValueError(f"a tournament at {num_players}-player tables needs at least {num_players} agents, got {m}")
+    check_rules(num_games, end_score, hand_size, num_players)
+    names = agent_display_names(agents)
+    tasks = [GameTask(g, g, t) for g, t in enumerate(_tables(m, num_players, num_games, seed))]
+    records = play_games(
+        agents, tasks, seed=seed, workers=workers, end_score=end_score, hand_size=hand_size, progress=progress
+    )
+
+    model = PlackettLuce()
+    ratings = [model.rating(name=n) for n in names]
+    wins = np.zeros(m)
+    played = np.zeros(m, dtype=np.int64)
+    ahead = np.zeros((m, m))
+    met = np.zeros((m, m), dtype=np.int64)
+    for r in records:
+        teams = [[ratings[i]] for i in r.seat_agents]
+        new = model.rate(teams, ranks=[float(s) for s in r.scores])
+        for i, team in zip(r.seat_agents, new, strict=True):
+            ratings[i] = team[0]
+        for seat, (i, share) in enumerate(zip(r.seat_agents, r.win_shares, strict=True)):
+            wins[i] += share
+            played[i] += 1
+            for seat2, j in enumerate(r.seat_agents):
+                if seat2 != seat:
+                    met[i, j] += 1
+                    si, sj = r.scores[seat], r.scores[seat2]
+                    ahead[i, j] += 1.0 if si < sj else (0.5 if si == sj else 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pairwise = np.where(met > 0, ahead / np.maximum(met, 1), np.nan)
+    return TournamentResult(
+        names=names,
+        num_players=num_players,
+        num_games=num_games,
+        seed=seed,
+        ratings=[Rating(float(r.mu), float(r.sigma), float(r.ordinal())) for r in ratings],
+        win_share=[float(wins[i] / played[i]) if played[i] else math.nan for i in range(m)],
+        games_played=[int(x) for x in played],
+        pairwise=pairwise,
+        pair_games=met,
+        records=records,
+    )

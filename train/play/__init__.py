@@ -1,0 +1,1 @@
+"""Playing against agents: in the terminal (:mod:`train.play.terminal`)."""

@@ -1,0 +1,125 @@
+"""What happens during training besides PPO itself: the SB3 callback that refreshes the
+self-play opponent, grows the past league, saves checkpoints, runs the periodic
+evaluation and logs speed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.ppo import Actor, PPOAgent, actor_from_policy
+from train.evaluation.evaluate import evaluate
+
+if TYPE_CHECKING:
+    from train.training.config import TrainConfig
+    from train.training.run_dir import RunDir
+    from train.training.vec_env import BatchedLlamaVecEnv, PolicyFn
+
+__all__ = ["TrainingHooks", "evaluate_vs", "actor_policy"]
+
+
+def actor_policy(actor: Actor, rng: np.random.Generator) -> PolicyFn:
+    """A batched sampling policy (for ``"self"`` and ``"past"`` opponents) from an actor."""
+    return lambda obs, masks: actor.act_batch(obs, masks, deterministic=False, rng=rng)
+
+
+def evaluate_vs(actor: Actor, opponent: str, players: int, games: int, seed: int = 0) -> tuple[float, float]:
+    """Win share (and 95% half-width) of ``actor`` (argmax) against ``players - 1`` copies
+    of ``opponent``, measured by :func:`train.evaluation.evaluate` (seats rotated, in this
+    process)."""
+    agent = PPOAgent.from_actor(actor)
+    result = evaluate([agent] + [opponent] * (players - 1), games, seed=seed + 777, workers=1)
+    stats = result.agents[0]
+    return stats.win_share, (stats.ci_high - stats.ci_low) / 2
+
+
+def next_multiple(n: int, every: int) -> int:
+    return (n // every + 1) * every if every else 0
+
+
+class TrainingHooks(BaseCallback):
+    """The per-step and per-rollout work of a training run (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        env: BatchedLlamaVecEnv,
+        run: RunDir,
+        past: list[Actor],
+        opp_rng: np.random.Generator,
+        save_checkpoint: Callable[[], Any],
+        evals: list[dict[str, Any]],
+        start_steps: int,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.env = env
+        self.run = run
+        self.past = past
+        self.opp_rng = opp_rng
+        self.save_checkpoint = save_checkpoint
+        self.evals = evals
+        self.start_steps = start_steps
+        self.next_ckpt = next_multiple(start_steps, config.checkpoint_every)
+        self.next_eval = next_multiple(start_steps, config.eval_every)
+        self.next_past = next_multiple(start_steps, config.past_every)
+        self.t0 = time.perf_counter()
+        self.t_roll = 0.0
+        self.rollout_s = 0.0
+        self.wins: list[float] = []
+
+    def _on_rollout_start(self) -> None:
+        self.t_roll = time.perf_counter()
+        # "self" plays a numpy copy of the current actor, refreshed at every rollout start
+        # (the policy only changes between rollouts)
+        self.env.set_policy("self", actor_policy(actor_from_policy(self.model.policy), self.opp_rng))
+
+    def _on_rollout_end(self) -> None:
+        self.rollout_s += time.perf_counter() - self.t_roll
+        wall = time.perf_counter() - self.t0
+        done = self.model.num_timesteps - self.start_steps
+        self.logger.record("speed/env_steps_per_s", done / max(wall, 1e-9))
+        self.logger.record("speed/env_s", self.env.env_time)
+        self.logger.record("speed/rollout_s", self.rollout_s)
+        if self.wins:
+            self.logger.record("rollout/win_share", float(np.mean(self.wins)))
+            self.wins = []
+
+    def _on_step(self) -> bool:
+        config = self.config
+        n = self.model.num_timesteps
+        for info, d in zip(self.locals["infos"], self.locals["dones"], strict=True):
+            if d:
+                self.wins.append(info["win_share"])
+        if config.past_every and n >= self.next_past:
+            self.past.append(actor_from_policy(self.model.policy))
+            del self.past[: -config.past_pool]
+            self.env.set_past_policies([actor_policy(a, self.opp_rng) for a in self.past])
+            self.next_past = next_multiple(n, config.past_every)
+        if config.checkpoint_every and n >= self.next_ckpt:
+            self.save_checkpoint()
+            self.next_ckpt = next_multiple(n, config.checkpoint_every)
+        if config.eval_every and n >= self.next_eval:
+            self.run_eval()
+            self.next_eval = next_multiple(n, config.eval_every)
+        return True
+
+    def run_eval(self) -> None:
+        config = self.config
+        actor = actor_from_policy(self.model.policy)
+        row: dict[str, Any] = {"timesteps": self.model.num_timesteps, "opponent": config.eval_opponent}
+        for n in config.eval_players:
+            share, half = evaluate_vs(actor, config.eval_opponent, n, config.eval_games, seed=config.seed)
+            row[f"win_share_{n}p"] = share
+            row[f"ci95_{n}p"] = half
+            self.logger.record(f"eval/win_share_vs_{config.eval_opponent}_{n}p", share)
+            self.logger.record(f"eval/fair_share_{n}p", 1.0 / n)
+        self.evals.append(row)
+        self.run.append_eval(row)
+        if config.progress_bar:
+            txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
+            print(f"[eval @ {self.model.num_timesteps}] win share vs {config.eval_opponent}: {txt}", flush=True)

@@ -1,0 +1,363 @@
+"""The training configuration: one typed dataclass whose field docs become ``--help``.
+
+CleanRL style: every knob of a run is a field of :class:`TrainConfig`, with a real type
+(``players`` is a tuple of table sizes, ``opponents`` a mapping of kind to weight,
+``net_arch`` a tuple of layer sizes). Strings from a command line, lists from a
+``config.json`` and ints from Python become these values once, when the config is built
+(the parsers of :data:`PARSERS`); nothing inside re-parses a string. :meth:`TrainConfig.validate`
+checks the values (a ``ValueError`` naming the bad key and what is allowed). Named
+presets (:data:`PRESETS`) override the defaults, and command-line flags override presets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from llama_env.agent import names as agent_names
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
+from llama_env.rewards import REWARD_MODES
+
+__all__ = [
+    "TrainConfig",
+    "PRESETS",
+    "PARSERS",
+    "OPPONENT_SPECIALS",
+    "ACTIVATIONS",
+    "parse_players",
+    "parse_opponents",
+    "parse_net_arch",
+    "config_from_dict",
+    "field_types",
+]
+
+OPPONENT_SPECIALS = ("self", "past")
+"""Opponent kinds that are not registered agents: the current policy and past snapshots."""
+ACTIVATIONS = ("tanh", "relu")
+
+
+def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - mirrors argparse
+    if isinstance(default, dict):
+        frozen = dict(default)
+        return field(default_factory=lambda: dict(frozen), metadata={"help": help, **kw})
+    return field(default=default, metadata={"help": help, **kw})
+
+
+@dataclass
+class TrainConfig:
+    """A MaskablePPO self-play training run on the batched L.L.A.M.A. vec env."""
+
+    # --- the table and the opponents
+    players: tuple[int, ...] = _f(
+        (2, 3, 4, 5, 6),
+        "table sizes to train on: one int 2..6, a range '2-6' or a list '2,4,6', drawn uniformly per game "
+        "(repeat a size to weight it: '2,2,3,4,4,5,6')",
+        metavar="SIZES",
+    )
+    opponents: dict[str, float] = _f(
+        {"heuristic": 0.5, "self": 0.3, "past": 0.2},
+        "opponent mix 'kind:weight,...'; kinds are registered agent names (heuristic, random, ...), "
+        "'self' (the current policy) and 'past' (past checkpoints of this run); drawn per seat",
+        metavar="MIX",
+    )
+    past_every: int = _f(200_000, "add a snapshot of the current policy to the 'past' pool every this many steps")
+    past_pool: int = _f(8, "how many past snapshots the 'past' pool keeps (the newest)")
+    reward: str = _f("game", f"reward mode: one of {', '.join(REWARD_MODES)} (see llama_env.rewards)")
+    # --- the run
+    total_timesteps: int = _f(2_000_000, "learner env steps to train for (resuming continues the count)")
+    n_envs: int = _f(128, "games stepped side by side in the batched vec env")
+    seed: int = _f(0, "seeds the games, the opponents' draws and torch")
+    torch_threads: int = _f(1, "torch.set_num_threads for the run (1 is fastest for a small MLP on a busy machine)")
+    # --- the network and PPO
+    net_arch: tuple[int, ...] = _f(
+        (128, 128), "hidden layer sizes of the policy and value MLPs, e.g. '128,128'", metavar="SIZES"
+    )
+    activation: str = _f("tanh", f"hidden activation: {' or '.join(ACTIVATIONS)}")
+    learning_rate: float = _f(1e-3, "Adam learning rate")
+    anneal_lr: bool = _f(
+        True, "decay the learning rate linearly with the step count: lr x max(1 - steps / total_timesteps, 0.05)"
+    )
+    n_steps: int = _f(64, "steps per env per rollout (rollout size = n_steps * n_envs)")
+    batch_size: int = _f(2048, "minibatch size of the PPO update")
+    n_epochs: int = _f(8, "passes over each rollout")
+    gamma: float = _f(0.995, "discount factor")
+    gae_lambda: float = _f(0.95, "GAE lambda")
+    clip_range: float = _f(0.2, "PPO clip range")
+    ent_coef: float = _f(0.01, "entropy bonus coefficient")
+    vf_coef: float = _f(0.5, "value loss coefficient")
+    max_grad_norm: float = _f(0.5, "gradient clipping norm")
+    target_kl: float = _f(0.0, "stop an update's epochs early past this KL (0 = off)")
+    # --- evaluation, checkpoints, output
+    eval_every: int = _f(250_000, "evaluate against eval_opponent every this many steps (0 = never)")
+    eval_games: int = _f(400, "games per evaluation and table size")
+    eval_players: tuple[int, ...] = _f((2, 4), "table sizes of the periodic evaluation", metavar="SIZES")
+    eval_opponent: str = _f("heuristic", "the registered baseline evaluated against during training")
+    checkpoint_every: int = _f(250_000, "save a checkpoint every this many steps (0 = only at the end)")
+    run_dir: str = _f("runs", "parent folder of the run directories")
+    run_name: str = _f("", "run directory name (default llama__maskableppo__<seed>__<unix time>)")
+    resume: str = _f("", "a checkpoint .zip (or a run directory) to continue from; its step count continues")
+    progress_bar: bool = _f(True, "show a progress bar")
+    tensorboard: bool = _f(True, "write TensorBoard logs into the run directory")
+    verbose: int = _f(0, "SB3 verbosity (0 silent, 1 rollout tables)")
+
+    def __post_init__(self) -> None:
+        # The Python edge: TrainConfig(players=4), players=[2, 4] or players="2-6" all
+        # become the typed value here, once.
+        for key, parse in PARSERS.items():
+            setattr(self, key, parse(getattr(self, key)))
+
+    def default_run_name(self) -> str:
+        return f"llama__maskableppo__{self.seed}__{int(time.time())}"
+
+    def validate(self) -> TrainConfig:
+        """Raise ``ValueError`` naming the first bad field and its allowed values; return self."""
+        for f in fields(self):
+            _check_type(f.name, getattr(self, f.name), field_types()[f.name])
+        _check_players(self.players, "players")
+        _check_players(self.eval_players, "eval_players")
+        _check_opponents(self.opponents)
+        if not self.net_arch or any(x < 1 for x in self.net_arch):
+            raise ValueError(f"config key 'net_arch' must be positive layer sizes, got {self.net_arch!r}")
+        if self.reward not in REWARD_MODES:
+            raise ValueError(f"config key 'reward' must be one of {', '.join(REWARD_MODES)}, got {self.reward!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(
+                f"config key 'activation' must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}"
+            )
+        positive = ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads", "past_pool")
+        for key in positive:
+            if getattr(self, key) < 1:
+                raise ValueError(f"config key {key!r} must be >= 1, got {getattr(self, key)}")
+        for key in ("past_every", "eval_every", "eval_games", "checkpoint_every", "verbose"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"config key {key!r} must be >= 0, got {getattr(self, key)}")
+        for key in ("learning_rate", "clip_range", "max_grad_norm"):
+            if not getattr(self, key) > 0:
+                raise ValueError(f"config key {key!r} must be > 0, got {getattr(self, key)}")
+        for key in ("gamma", "gae_lambda"):
+            if not 0 < getattr(self, key) <= 1:
+                raise ValueError(f"config key {key!r} must be in (0, 1], got {getattr(self, key)}")
+        for key in ("ent_coef", "vf_coef", "target_kl"):
+            if not getattr(self, key) >= 0:
+                raise ValueError(f"config key {key!r} must be >= 0, got {getattr(self, key)}")
+        if self.batch_size > self.n_steps * self.n_envs:
+            raise ValueError(
+                f"config key 'batch_size' ({self.batch_size}) must be <= n_steps x n_envs "
+                f"({self.n_steps * self.n_envs})"
+            )
+        if self.n_steps * self.n_envs < 2:
+            raise ValueError("config keys 'n_steps' x 'n_envs' must give a rollout of at least 2 steps")
+        if self.eval_every and self.eval_opponent not in agent_names():
+            raise ValueError(
+                f"config key 'eval_opponent' must be a registered agent ({', '.join(agent_names())}), "
+                f"got {self.eval_opponent!r}"
+            )
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-friendly data (tuples as lists)."""
+        out = dataclasses.asdict(self)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+    def run_path(self) -> Path:
+        return Path(self.run_dir) / (self.run_name or self.default_run_name())
+
+
+@functools.cache
+def field_types() -> dict[str, Any]:
+    """Each config field's type (the real types, not their string annotations)."""
+    return typing.get_type_hints(TrainConfig)
+
+
+def _check_type(key: str, value: Any, typ: Any) -> None:
+    origin = typing.get_origin(typ)
+    if origin is tuple:
+        ok = isinstance(value, tuple) and all(isinstance(x, int) and not isinstance(x, bool) for x in value)
+        want = "a tuple of integers"
+    elif origin is dict:
+        ok = isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(w, (int, float)) and not isinstance(w, bool) for k, w in value.items()
+        )
+        want = "a mapping of names to numbers"
+    elif typ is bool:
+        ok, want = isinstance(value, bool), "a bool"
+    elif typ is int:
+        ok, want = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    elif typ is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        want = "a finite number"
+    else:
+        ok, want = isinstance(value, str), "a string"
+    if not ok:
+        raise ValueError(f"config key {key!r} must be {want}, got {value!r}")
+
+
+def _check_players(value: tuple[int, ...], key: str) -> None:
+    if not value or any(not MIN_PLAYERS <= p <= MAX_PLAYERS for p in value):
+        raise ValueError(f"config key {key!r} must be table sizes {MIN_PLAYERS}..{MAX_PLAYERS}, got {value!r}")
+
+
+def _check_opponents(mix: Mapping[str, float]) -> None:
+    known = agent_names()
+    for name, weight in mix.items():
+        if name not in known and name not in OPPONENT_SPECIALS:
+            raise ValueError(
+                f"config key 'opponents' names unknown opponent {name!r}; allowed: "
+                f"{', '.join(list(OPPONENT_SPECIALS) + known)}"
+            )
+        if not weight >= 0 or not math.isfinite(weight):
+            raise ValueError(f"config key 'opponents': weight of {name!r} must be a number >= 0, got {weight}")
+    if not mix or sum(mix.values()) <= 0:
+        raise ValueError(f"config key 'opponents' must give a positive total weight, got {dict(mix)!r}")
+
+
+# --------------------------------------------------------------------------- parsers (the edge)
+
+
+def parse_players(spec: str | int | list[int] | tuple[int, ...], key: str = "players") -> tuple[int, ...]:
+    """'4' -> (4,), '2-6' -> (2, 3, 4, 5, 6), '2,4,6' -> (2, 4, 6); also an int or a list."""
+    allowed = f"ints {MIN_PLAYERS}..{MAX_PLAYERS} as 'N', 'A-B' or 'A,B,...'"
+    if isinstance(spec, bool):
+        raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}")
+    if isinstance(spec, int):
+        out = [spec]
+    elif isinstance(spec, (list, tuple)):
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in spec):
+            raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}")
+        out = list(spec)
+    elif isinstance(spec, str):
+        try:
+            s = spec.replace(" ", "")
+            if "-" in s:
+                a, b = s.split("-")
+                out = list(range(int(a), int(b) + 1))
+            else:
+                out = [int(x) for x in s.split(",") if x]
+        except ValueError:
+            raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}") from None
+    else:
+        raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}")
+    if not out or any(not MIN_PLAYERS <= p <= MAX_PLAYERS for p in out):
+        raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}")
+    return tuple(sorted(out))
+
+
+def parse_opponents(spec: str | Mapping[str, float]) -> dict[str, float]:
+    """'heuristic:0.5,self:0.3,past:0.2' -> {'heuristic': 0.5, ...}; a bare name has weight 1."""
+    if isinstance(spec, Mapping):
+        return {str(k): float(v) for k, v in spec.items()}
+    if not isinstance(spec, str):
+        raise ValueError(f"config key 'opponents' must be 'kind:weight,...', got {spec!r}")
+    out: dict[str, float] = {}
+    for part in spec.replace(" ", "").split(","):
+        if not part:
+            continue
+        name, _, w = part.partition(":")
+        try:
+            weight = float(w) if w else 1.0
+        except ValueError:
+            raise ValueError(f"config key 'opponents': weight of {name!r} must be a number, got {w!r}") from None
+        if not weight >= 0 or not math.isfinite(weight):
+            raise ValueError(f"config key 'opponents': weight of {name!r} must be a number >= 0, got {w!r}")
+        out[name] = out.get(name, 0.0) + weight
+    if not out or sum(out.values()) <= 0:
+        raise ValueError(f"config key 'opponents' must be 'kind:weight,...' with a positive total, got {spec!r}")
+    return out
+
+
+def parse_net_arch(spec: str | list[int] | tuple[int, ...]) -> tuple[int, ...]:
+    """'128,128' -> (128, 128); also a list of ints."""
+    if isinstance(spec, (list, tuple)):
+        if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in spec) or not spec:
+            raise ValueError(f"config key 'net_arch' must be positive layer sizes, got {spec!r}")
+        return tuple(spec)
+    try:
+        out = tuple(int(x) for x in str(spec).replace(" ", "").split(",") if x)
+    except ValueError:
+        raise ValueError(
+            f"config key 'net_arch' must be comma-separated layer sizes like '128,128', got {spec!r}"
+        ) from None
+    if not out or any(x < 1 for x in out):
+        raise ValueError(f"config key 'net_arch' must be comma-separated positive layer sizes, got {spec!r}")
+    return out
+
+
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "players": lambda v: parse_players(v, "players"),
+    "eval_players": lambda v: parse_players(v, "eval_players"),
+    "opponents": parse_opponents,
+    "net_arch": parse_net_arch,
+}
+"""Field name -> parser of its written form (a command-line string, a JSON list)."""
+
+
+def config_from_dict(d: Mapping[str, Any]) -> TrainConfig:
+    """A validated config from plain data (a run's ``config.json``, a preset): lists and
+    strings become the typed values; unknown keys are an error."""
+    allowed = {f.name for f in fields(TrainConfig)}
+    bad = [k for k in d if k not in allowed]
+    if bad:
+        raise ValueError(f"unknown config key {bad[0]!r}; allowed keys: {', '.join(sorted(allowed))}")
+    return TrainConfig(**d).validate()
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "ship": {
+        # the shipped agent (agents/models/ppo_llama.zip); see docs/training.md
+        "players": (2, 2, 3, 4, 4, 5, 6),
+        "opponents": {"heuristic": 0.6, "greedy": 0.05, "cautious": 0.05, "random": 0.05, "self": 0.15, "past": 0.1},
+        "total_timesteps": 20_000_000,
+        "n_envs": 256,
+        "n_steps": 32,
+        "batch_size": 2048,
+        "n_epochs": 8,
+        "learning_rate": 1e-3,
+        "net_arch": (128, 128),
+        "eval_every": 2_000_000,
+        "eval_games": 300,
+        "checkpoint_every": 1_000_000,
+        "past_every": 1_000_000,
+        "run_name": "ship",
+    },
+    "smoke": {
+        # a few thousand steps end to end, for tests
+        "total_timesteps": 2048,
+        "n_envs": 16,
+        "n_steps": 32,
+        "batch_size": 256,
+        "n_epochs": 1,
+        "net_arch": (32, 32),
+        "eval_every": 1024,
+        "eval_games": 16,
+        "checkpoint_every": 1024,
+        "past_every": 1024,
+        "progress_bar": False,
+        "torch_threads": 1,
+    },
+}
+# the ship preset's table, network and PPO settings, for benchmarks/train_speed.py
+PRESETS["bench"] = {
+    **{k: PRESETS["ship"][k] for k in ("players", "opponents", "n_envs", "n_steps", "batch_size", "n_epochs")},
+    "total_timesteps": 200_000,
+    "eval_every": 0,
+    "checkpoint_every": 0,
+    "progress_bar": False,
+    "tensorboard": False,
+}
+# Phase 2 of the shipped agent: continue runs/ship with the same network and PPO settings,
+# the heuristic (the target) at most seats and more 4-player tables; the learning rate
+# continues its decay (1e-3 x (1 - steps / 26M), i.e. from 2.3e-4).
+PRESETS["ship-finetune"] = {
+    **{k: v for k, v in PRESETS["ship"].items() if k != "run_name"},
+    "resume": "runs/ship",
+    "players": (2, 2, 3, 4, 4, 4, 5, 6),
+    "opponents": {"heuristic": 0.85, "greedy": 0.025, "cautious": 0.025, "random": 0.02, "self": 0.04, "past": 0.04},
+    "total_timesteps": 26_000_000,
+}
