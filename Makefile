@@ -21,8 +21,11 @@ setup-dev: $(BIN)/python
 train: setup
 	$(BIN)/llama-rl train
 
-# The default test run (slow training tests excluded; run them with `make test-slow`).
+# The default test run: the linters and the type checker, then the tests (slow training
+# tests excluded; run them with `make test-slow`).
 test: setup-dev
+	$(BIN)/ruff check llama_env agents train benchmarks tests
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 -q
 
 test-slow: setup-dev
@@ -35,3 +38,5 @@ bench: setup
 
 lint: setup-dev
 	$(BIN)/ruff check llama_env agents train benchmarks tests
+	$(BIN)/ruff format --check llama_env agents train benchmarks tests
+	$(BIN)/mypy

@@ -15,7 +15,7 @@ import numpy as np
 
 from llama_env.agent import Agent, AgentLike, BatchAgent
 
-__all__ = ["Agent", "AgentLike", "BatchAgent", "BaseAgent", "legal_actions"]
+__all__ = ["Agent", "AgentLike", "BatchAgent", "BaseAgent", "legal_actions", "mask_list"]
 
 
 class BaseAgent:
@@ -48,16 +48,28 @@ def _check_seed(seed: object) -> int | None:
     return int(seed)
 
 
-def legal_actions(action_mask: np.ndarray) -> list[int]:
+def mask_list(action_mask: np.ndarray | list[int]) -> list[int]:
+    """An action mask as a plain list of its 9 entries.
+
+    Raises ``ValueError`` for a mask of another shape: an agent never guesses an action
+    outside ``Discrete(9)``.
+    """
+    m = action_mask.tolist() if type(action_mask) is np.ndarray else list(action_mask)
+    if len(m) != 9 or type(m[0]) is list:
+        raise ValueError(f"an action mask has 9 entries, got shape {np.shape(action_mask)}")
+    return m
+
+
+def legal_actions(action_mask: np.ndarray | list[int]) -> list[int]:
     """The legal actions of a mask of length 9 (any truthy entries), ascending.
 
-    Raises ``ValueError`` for a mask of another length or with no legal action: an
-    agent never guesses an action outside ``Discrete(9)``.
+    Raises ``ValueError`` for a mask of another length or with no legal action.
     """
-    m = action_mask.tolist() if isinstance(action_mask, np.ndarray) else list(action_mask)
-    if len(m) != 9 or (m and isinstance(m[0], list)):
-        raise ValueError(f"an action mask has 9 entries, got shape {np.shape(action_mask)}")
-    out = [a for a, x in enumerate(m) if x]
+    m = mask_list(action_mask)
+    out = [a for a in _ACTIONS if m[a]]
     if not out:
         raise ValueError("the action mask has no legal action")
     return out
+
+
+_ACTIONS = range(9)

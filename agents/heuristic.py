@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from agents.base import BaseAgent, legal_actions
+from agents.base import BaseAgent, legal_actions, mask_list
 from llama_env.agent import register
 from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, card_points
 from llama_env.observation import ObsView
@@ -35,11 +35,8 @@ _DRAW = int(Action.DRAW)
 _QUIT = int(Action.QUIT)
 _NV = NUM_CARD_VALUES  # 7 card codes, 1..6 and 7 = llama
 _PTS = tuple(card_points(c) for c in range(_NV + 1))  # index by card code, [0] unused
-
-
-def _by_code(per_value: tuple[int, ...]) -> list[int]:
-    """A per-value tuple (index 0 = value 1) as a list indexed by card code (index 0 unused)."""
-    return [0, *per_value]
+_CODES = range(1, _NV + 1)
+_PLAYS = range(_DRAW)
 
 
 def _best_points_play(plays: list[int], hand: list[int]) -> int:
@@ -79,7 +76,7 @@ class GreedyAgent(BaseAgent):
         if plays:
             if self.prefer == "same" or len(plays) == 1:
                 return _same_first(plays, o.top_card)
-            return _best_points_play(plays, _by_code(o.hand))
+            return _best_points_play(plays, o.hand_counts())
         return _DRAW if _DRAW in legal else _QUIT
 
     def __repr__(self) -> str:
@@ -119,7 +116,7 @@ class CautiousAgent(BaseAgent):
             return _QUIT
         plays = [a for a in legal if a < _DRAW]
         if plays:
-            return _best_points_play(plays, _by_code(o.hand))
+            return _best_points_play(plays, o.hand_counts())
         return _DRAW if _DRAW in legal else _QUIT
 
     def __repr__(self) -> str:
@@ -220,14 +217,16 @@ class HeuristicAgent(BaseAgent):
         return {k: getattr(self, k) for k in HEURISTIC_DEFAULTS}
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = legal_actions(action_mask)
-        plays = [a for a in legal if a < _DRAW]
+        m = mask_list(action_mask)
+        plays = [a for a in _PLAYS if m[a]]
         if len(plays) == 1:
             return plays[0]  # the only play: always at least as good as drawing or quitting
-        if not plays and _DRAW not in legal:
+        if not plays and not m[_DRAW]:
+            if not m[_QUIT]:
+                raise ValueError("the action mask has no legal action")
             return _QUIT
         o = ObsView(observation)
-        hand = _by_code(o.hand)
+        hand = o.hand_counts()
         danger = self._danger(o)
         if plays:
             return self._choose_play(plays, hand, o.top_card, danger)
@@ -235,8 +234,8 @@ class HeuristicAgent(BaseAgent):
 
     def _danger(self, o: ObsView) -> bool:
         """Whether an opponent still in the round holds at most ``danger_hand`` cards."""
-        limit = self.danger_hand
-        return any(i and k <= limit for i, k in zip(o.opp_in_round, o.opp_hand_size, strict=True))
+        fewest = o.min_opp_hand_in_round
+        return fewest is not None and fewest <= self.danger_hand
 
     def _choose_play(self, plays: list[int], hand: list[int], top: int, danger: bool) -> int:
         urgency = 2.0 if danger else 1.0
@@ -255,13 +254,13 @@ class HeuristicAgent(BaseAgent):
 
     def _should_quit(self, o: ObsView, hand: list[int], danger: bool) -> bool:
         penalty = o.hand_penalty
-        disc = _by_code(o.discarded)
+        disc = o.discard_counts()
         top = o.top_card
         nxt = top % _NV + 1
         total = 0
         cost = 0.0
         playable = 0
-        for c in range(1, _NV + 1):
+        for c in _CODES:
             unseen = COPIES_PER_VALUE - hand[c] - disc[c]
             total += unseen
             if not hand[c]:
@@ -280,10 +279,10 @@ class HeuristicAgent(BaseAgent):
         if my_score >= 10:
             threshold -= self.quit_marker
         threshold += self.quit_per_card * (o.hand_size - 1)
-        threshold += self.quit_per_pile * o.draw_pile / 10.0
-        in_round = o.opp_in_round
+        if self.quit_per_pile:
+            threshold += self.quit_per_pile * o.draw_pile / 10.0
         if self.quit_per_quitter:
-            threshold += self.quit_per_quitter * sum(1 for i in in_round if not i)
+            threshold += self.quit_per_quitter * o.opp_in_round.count(False)
         if my_score + penalty + self.lead_margin < min(o.opp_score) + 0.5:
             return True
         return penalty <= threshold + 1e-9

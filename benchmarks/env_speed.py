@@ -53,7 +53,7 @@ class Picker:
         self.buf = self.rng.random(self.block).tolist()
         self.i = 0
 
-    def pick(self, items: Sequence[Any]) -> Any:
+    def pick(self, items: Sequence[Any] | np.ndarray) -> Any:
         if self.i == self.block:
             self._refill()
         u = self.buf[self.i]

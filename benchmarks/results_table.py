@@ -60,8 +60,11 @@ def main(argv: list[str] | None = None) -> None:
     print("| rank | agent | mu | sigma | ordinal | win share |")
     print("|---|---|---|---|---|---|")
     for rank, i in enumerate(t.ranking(), 1):
-        r = t.ratings[i]
-        print(f"| {rank} | {t.names[i]} | {r.mu:.2f} | {r.sigma:.2f} | {r.ordinal:.2f} | {t.win_share[i]:.3f} |")
+        rating = t.ratings[i]
+        print(
+            f"| {rank} | {t.names[i]} | {rating.mu:.2f} | {rating.sigma:.2f} | {rating.ordinal:.2f} "
+            f"| {t.win_share[i]:.3f} |"
+        )
     print("\nPairwise: share of games the row agent finished ahead of the column agent (ties 0.5):\n")
     order = t.ranking()
     print("| | " + " | ".join(t.names[j] for j in order) + " |")

@@ -3,7 +3,7 @@
     python benchmarks/train_speed.py [--steps 300000] [--threads 2] [--preset bench]
                                      [--opponents MIX] [--players SIZES] [--sb3-baseline]
 
-Runs :func:`train.ppo.train` for ``--steps`` learner steps (rollouts AND PPO updates,
+Runs :func:`train.training.train` for ``--steps`` learner steps (rollouts AND PPO updates,
 TensorBoard and checkpoints off) and prints the steps per second, with the split
 between the vec env (rules, observation encoding, every opponent's move, batched
 policy opponents) and learning (rollout inference + gradient updates).

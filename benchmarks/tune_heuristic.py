@@ -62,11 +62,11 @@ GRID: dict[str, list[float]] = {
 }
 
 
-def objective(params: dict[str, float], base: dict[str, float], games: int, seed: int) -> tuple[float, list[float]]:
+def objective(params: dict[str, Any], base: dict[str, Any], games: int, seed: int) -> tuple[float, list[float]]:
     """The candidate's mean win share over the three tuning fields (and each one)."""
     cand = HeuristicAgent(**params)
     ref = [HeuristicAgent(**base) for _ in range(3)]
-    fields = [
+    fields: list[list[Any]] = [
         [cand, *ref],
         [cand, "greedy", "cautious", ref[0]],
         [cand, ref[0]],
@@ -75,7 +75,7 @@ def objective(params: dict[str, float], base: dict[str, float], games: int, seed
     return sum(shares) / len(shares), shares
 
 
-def tune(start: dict[str, float], games: int, seed: int, passes: int) -> dict[str, float]:
+def tune(start: dict[str, Any], games: int, seed: int, passes: int) -> dict[str, Any]:
     best = dict(start)
     best_obj, shares = objective(best, start, games, seed)
     print(f"start: objective {best_obj:.4f} (fields {_fmt(shares)})")
@@ -85,7 +85,7 @@ def tune(start: dict[str, float], games: int, seed: int, passes: int) -> dict[st
             results = []
             for value in values:
                 trial = {**best, name: value}
-                obj, shares = (best_obj, None) if value == best[name] else objective(trial, start, games, seed)
+                obj = best_obj if value == best[name] else objective(trial, start, games, seed)[0]
                 results.append((obj, value))
             top_obj, top_value = max(results, key=lambda r: (r[0], -abs(r[1] - best[name])))
             row = "  ".join(f"{v:g}:{o:.4f}" for o, v in results)
@@ -101,7 +101,7 @@ def tune(start: dict[str, float], games: int, seed: int, passes: int) -> dict[st
     return best
 
 
-def validate(params: dict[str, float], start: dict[str, float], games: int, seed: int) -> None:
+def validate(params: dict[str, Any], start: dict[str, Any], games: int, seed: int) -> None:
     """Tuned vs the starting point and vs each baseline, on a fresh seed."""
     tuned = HeuristicAgent(**params)
     rows: list[tuple[str, list[Any]]] = [

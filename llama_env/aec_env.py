@@ -208,7 +208,7 @@ class LlamaAECEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.current_player]
         self.last_round = None
         self._round_just_ended = False
@@ -345,7 +345,7 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def __init__(self, env: _AssertOutOfBounds) -> None:
         self._raw: LlamaAECEnv = env._raw
-        self._illegal: _TerminateIllegal = env.env  # type: ignore[assignment]
+        self._illegal: _TerminateIllegal = env.env
         super().__init__(env)
 
     def step(self, action: Any) -> None:
@@ -383,7 +383,7 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
             raw.infos[agent],
         )
 
-    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:  # type: ignore[override]
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
         if not self._has_reset:
             EnvLogger.error_agent_iter_before_reset()
         return self._agents(max_iter)

@@ -156,18 +156,25 @@ def make(name: str, **params: Any) -> Agent:
     return factory(**params)
 
 
+_RESET_TAKES_SEED: dict[object, bool] = {}
+
+
 def reset_agent(agent: object, seed: int | None) -> None:
     """Call ``agent.reset(seed)`` if the agent has a ``reset`` (one without a ``seed``
     parameter is called with no argument)."""
     reset = getattr(agent, "reset", None)
     if not callable(reset):
         return
-    try:
-        params = inspect.signature(reset).parameters
-    except (TypeError, ValueError):  # a builtin without a signature: pass the seed
-        reset(seed)
-        return
-    if params:
+    key = getattr(reset, "__func__", reset)  # one signature look-up per reset function
+    takes_seed = _RESET_TAKES_SEED.get(key)
+    if takes_seed is None:
+        try:
+            takes_seed = bool(inspect.signature(reset).parameters)
+        except (TypeError, ValueError):  # a builtin without a signature: pass the seed
+            takes_seed = True
+        if len(_RESET_TAKES_SEED) < 10_000:
+            _RESET_TAKES_SEED[key] = takes_seed
+    if takes_seed:
         reset(seed)
     else:
         reset()

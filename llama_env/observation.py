@@ -126,7 +126,7 @@ def observation_bounds(end_score: int) -> tuple[np.ndarray, np.ndarray]:
 # assembles the vector from pre-packed float32 byte strings, one per field value, and
 # makes ONE numpy array at the end: per-element numpy writes, or a 52-float Python list
 # converted by np.array, cost several times more. Blocks that repeat (a hand, the
-# discard counts, the per-round score block) are memoised in small bounded caches.
+# per-round score block) are memoised in small bounded caches.
 # tests/property checks it against a plain reference encoder.
 
 _pack = struct.Struct("=f").pack  # native order, so np.frombuffer(..., float32) reads it
@@ -144,10 +144,15 @@ _OTHERS = {
     n: tuple(tuple((s + 1 + i) % n for i in range(n - 1)) for s in range(n))
     for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
 }
+_CODES = range(1, NUM_CARD_VALUES + 1)
 _CACHE_LIMIT = 1 << 16
 _hand_cache: dict[tuple[int, ...], bytes] = {}
-_discard_cache: dict[tuple[int, ...], bytes] = {}
 _tail_cache: dict[tuple[int, ...], bytes] = {}
+_by_end: dict[int, list[bytes]] = {}
+_NUM_PLAYERS = {
+    n: b"".join(_ONE if k == n else _ZERO for k in range(MIN_PLAYERS, MAX_PLAYERS + 1))
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+}
 
 
 def _hand_block(key: tuple[int, ...]) -> bytes:
@@ -160,13 +165,6 @@ def _hand_block(key: tuple[int, ...]) -> bytes:
     return block
 
 
-def _discard_block(key: tuple[int, ...]) -> bytes:
-    if len(_discard_cache) >= _CACHE_LIMIT:
-        _discard_cache.clear()
-    block = _discard_cache[key] = b"".join(_BY_8[k] for k in key[1:])
-    return block
-
-
 def _tail_block(key: tuple[int, ...]) -> bytes:
     """``opp_score``, ``my_score``, ``num_players`` and ``end_score`` for the key
     ``(seat, end_score, *scores)``: fixed for a round."""
@@ -174,12 +172,16 @@ def _tail_block(key: tuple[int, ...]) -> bytes:
         _tail_cache.clear()
     seat, end, *scores = key
     n = len(scores)
+    by_end = _by_end.get(end)
+    top = max(scores)
+    if by_end is None or top >= len(by_end):  # score / end for every score up to the highest seen
+        by_end = _by_end[end] = [_pack(k / end) for k in range(max(end + MAX_PENALTY, top + 1))]
     block = _tail_cache[key] = b"".join(
         [
-            *(_pack(scores[o] / end) for o in _OTHERS[n][seat]),
+            *[by_end[scores[o]] for o in _OTHERS[n][seat]],
             _PAD[n - 1],
-            _pack(scores[seat] / end),
-            *(_ONE if k == n else _ZERO for k in range(MIN_PLAYERS, MAX_PLAYERS + 1)),
+            by_end[scores[seat]],
+            _NUM_PLAYERS[n],
             _pack(end / END_SCORE_SCALE),
         ]
     )
@@ -193,13 +195,13 @@ def _encode_bytes(game: LlamaGame, seat: int) -> bytes:
     sizes = game.hand_sizes
     pad = _PAD[n - 1]
     hand = tuple(game.hand_view(seat))
-    discard = tuple(game.discard_counts)
+    discard = game.discard_counts
     tail = (seat, game.end_score, *game.scores)
     return b"".join(
         [
             _hand_cache.get(hand) or _hand_block(hand),
             _TOP[game.top_card],
-            _discard_cache.get(discard) or _discard_block(discard),
+            *[_BY_8[discard[c]] for c in _CODES],
             _BY_DECK[len(game.draw_pile)],
             _ONE if game.may_draw(seat) else _ZERO,
             _PRESENT[n],
@@ -274,28 +276,33 @@ class ObsView:
     attribute names are the names of :data:`FIELDS`; per-value tuples are indexed by
     value (index 0 = value 1, index 6 = llama), per-opponent tuples by seat relative to
     me (index 0 = the player to my left) and have ``num_players - 1`` entries.
-    :meth:`count` and :meth:`discarded_count` index by card code instead.
+    :meth:`count`, :meth:`hand_counts`, :meth:`discarded_count` and
+    :meth:`discard_counts` index by card code instead.
     """
 
-    __slots__ = ("_v",)
+    __slots__ = ("_v", "_n")
 
     def __init__(self, observation: np.ndarray | Sequence[float]) -> None:
-        v = observation.tolist() if isinstance(observation, np.ndarray) else list(observation)
-        if len(v) != OBS_SIZE or (v and isinstance(v[0], list)):
-            shape = np.shape(observation)
-            raise ValueError(f"an observation is a flat vector of {OBS_SIZE} values, got shape {shape}")
+        v = observation.tolist() if type(observation) is np.ndarray else list(observation)
+        if len(v) != OBS_SIZE or type(v[0]) is list:
+            raise ValueError(f"an observation is a flat vector of {OBS_SIZE} values, got shape {np.shape(observation)}")
         self._v: list[float] = v
+        self._n = 0  # players at the table, read on first use
 
     # -- my hand
     @property
     def hand(self) -> tuple[int, ...]:
         """My cards per value (index 0 = value 1 .. index 6 = llama)."""
-        v = self._v
-        return tuple(int(x * COPIES_PER_VALUE + 0.5) for x in v[_HAND : _HAND + _NV])
+        return tuple([int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_HAND : _HAND + _NV]])
 
     def count(self, card: int) -> int:
         """How many cards of code ``card`` (1..7) I hold."""
         return int(self._v[_HAND + card - 1] * COPIES_PER_VALUE + 0.5)
+
+    def hand_counts(self) -> list[int]:
+        """My cards per card CODE, index 0 unused: the convention of the engine's
+        ``LlamaGame.hand_counts``, handy for rules code (``counts[top]``)."""
+        return [0, *[int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_HAND : _HAND + _NV]]]
 
     @property
     def hand_size(self) -> int:
@@ -310,21 +317,21 @@ class ObsView:
     @property
     def top_card(self) -> int:
         """The card code (1..7) on top of the discard pile."""
-        v = self._v
-        for c in range(_NV):
-            if v[_TOPC + c] > 0.5:
-                return c + 1
-        raise ValueError("the observation has no top card")
+        top = self._v[_TOPC : _TOPC + _NV]
+        return top.index(max(top)) + 1
 
     @property
     def discarded(self) -> tuple[int, ...]:
         """Cards of each value in the discard pile this round (index 0 = value 1)."""
-        v = self._v
-        return tuple(int(x * COPIES_PER_VALUE + 0.5) for x in v[_DISC : _DISC + _NV])
+        return tuple([int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_DISC : _DISC + _NV]])
 
     def discarded_count(self, card: int) -> int:
         """Cards of code ``card`` (1..7) in the discard pile this round."""
         return int(self._v[_DISC + card - 1] * COPIES_PER_VALUE + 0.5)
+
+    def discard_counts(self) -> list[int]:
+        """Cards per card CODE in the discard pile this round, index 0 unused."""
+        return [0, *[int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_DISC : _DISC + _NV]]]
 
     @property
     def draw_pile(self) -> int:
@@ -337,8 +344,10 @@ class ObsView:
     # -- the table
     @property
     def num_players(self) -> int:
-        v = self._v
-        return 1 + sum(1 for x in v[_PRES : _PRES + MAX_OTHERS] if x > 0.5)
+        if not self._n:
+            one_hot = self._v[_NP : _NP + MAX_PLAYERS - MIN_PLAYERS + 1]
+            self._n = one_hot.index(max(one_hot)) + MIN_PLAYERS
+        return self._n
 
     @property
     def end_score(self) -> int:
@@ -350,19 +359,24 @@ class ObsView:
 
     @property
     def opp_in_round(self) -> tuple[bool, ...]:
-        v = self._v
-        return tuple(x > 0.5 for x in v[_IN : _IN + self.num_players - 1])
+        return tuple([x > 0.5 for x in self._v[_IN : _IN + self.num_players - 1]])
 
     @property
     def opp_hand_size(self) -> tuple[int, ...]:
+        return tuple([int(x * HAND_SIZE_SCALE + 0.5) for x in self._v[_OHS : _OHS + self.num_players - 1]])
+
+    @property
+    def min_opp_hand_in_round(self) -> int | None:
+        """The fewest cards held by an opponent still in the round (``None`` when all
+        the others have quit): how close the round is to being ended by someone else."""
         v = self._v
-        return tuple(int(x * HAND_SIZE_SCALE + 0.5) for x in v[_OHS : _OHS + self.num_players - 1])
+        sizes = [v[_OHS + i] for i in range(self.num_players - 1) if v[_IN + i] > 0.5]
+        return int(min(sizes) * HAND_SIZE_SCALE + 0.5) if sizes else None
 
     @property
     def opp_score(self) -> tuple[int, ...]:
-        v = self._v
         end = self.end_score
-        return tuple(int(x * end + 0.5) for x in v[_OSC : _OSC + self.num_players - 1])
+        return tuple([int(x * end + 0.5) for x in self._v[_OSC : _OSC + self.num_players - 1]])
 
     def __repr__(self) -> str:
         return f"ObsView({decode(self)!r})"

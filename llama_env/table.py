@@ -167,13 +167,20 @@ class Table:
             if agent is None:
                 break
             action = agent.act(encode(game, seat), action_mask(game.legal_actions()))
-            if listener is None and type(action) is int:
+            # what _apply does, inlined: this loop is the hot path of evaluation
+            if listener is None:
                 try:
                     result = game.step(action)
                 except IllegalActionError:
                     raise self._error(seat, action) from None
             else:
-                result = self._apply(seat, action)
+                a = action if type(action) is int else action_index(action)
+                if a is None or not game.is_legal(a):
+                    raise self._error(seat, action)
+                listener.on_move(self, seat, a, game.draw_pile[-1] if a == _DRAW else None)
+                result = game.step(a)
+                if result is not None:
+                    listener.on_round_end(self, result)
             if result is not None:
                 results.append(result)
         return results
@@ -193,7 +200,7 @@ class Table:
         game = self.game
         listener = self.listener
         if listener is not None:
-            a = action_index(action)
+            a = action if type(action) is int else action_index(action)
             if a is None or not game.is_legal(a):
                 raise self._error(seat, action)
             drawn = game.draw_pile[-1] if a == _DRAW else None

@@ -98,6 +98,8 @@ def test_obs_view_agrees_with_the_scaled_fields():
         assert list(o.opp_score) == [round(x * o.end_score) for x in raw["opp_score"][: n - 1]]
         assert list(o.opp_hand_size) == [round(x * 10) for x in raw["opp_hand_size"][: n - 1]]
         assert list(o.opp_in_round) == [x > 0.5 for x in raw["opp_in_round"][: n - 1]]
+        in_round = [k for k, i in zip(o.opp_hand_size, o.opp_in_round, strict=True) if i]
+        assert o.min_opp_hand_in_round == (min(in_round) if in_round else None)
         assert o.can_draw == (raw["can_draw"][0] > 0.5)
         assert o.draw_pile == round(raw["draw_pile"][0] * 56)
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llama_env.engine import IllegalActionError, LlamaGame
-from llama_env.observation import OBS_SIZE, decode, encode, observation_bounds, view
+from llama_env.observation import OBS_SIZE, decode, encode, encode_many, observation_bounds, view
 from llama_env.render import render_table
 
 MAX_STEPS = 20_000
@@ -273,3 +273,58 @@ def test_copy_is_independent():
     assert h.to_dict() == g.to_dict()
     advance(h, np.random.default_rng(0), 50)
     assert g.to_dict() == LlamaGame(4, rng=5).to_dict()
+
+
+def reference_encode(g: LlamaGame, seat: int) -> np.ndarray:
+    """The observation written out field by field from the engine's public state: the
+    slow, obvious encoder that the fast one must match exactly."""
+    n, end = g.num_players, g.end_score
+    hand = g.hand_counts(seat)
+    others = [(seat + 1 + i) % n for i in range(n - 1)]
+    pad = [0.0] * (5 - len(others))
+    obs = (
+        [hand[c] / 8 for c in range(1, 8)]
+        + [sum(hand) / 10, g.penalty(seat) / 31]
+        + [1.0 if c == g.top_card else 0.0 for c in range(1, 8)]
+        + [g.discard_pile.count(c) / 8 for c in range(1, 8)]
+        + [len(g.draw_pile) / 56, 1.0 if (g.draw_pile and g.players_in_round > 1 and not g.quit[seat]) else 0.0]
+        + [1.0] * len(others)
+        + pad
+        + [0.0 if g.quit[o] else 1.0 for o in others]
+        + pad
+        + [g.hand_size_of(o) / 10 for o in others]
+        + pad
+        + [g.scores[o] / end for o in others]
+        + pad
+        + [g.scores[seat] / end]
+        + [1.0 if k == n else 0.0 for k in range(2, 7)]
+        + [end / 100]
+    )
+    return np.array(obs, dtype=np.float32)
+
+
+@SETTINGS
+@given(games(), st.integers(0, 200))
+def test_fast_encoder_matches_the_reference_encoder(game_and_seed, steps):
+    g, seed = game_and_seed
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        for seat in range(g.num_players):
+            np.testing.assert_array_equal(encode(g, seat), reference_encode(g, seat))
+        if g.game_over:
+            break
+        g.step(pick(g, rng))
+    batch = encode_many([g] * g.num_players, list(range(g.num_players)))
+    for seat in range(g.num_players):
+        np.testing.assert_array_equal(batch[seat], reference_encode(g, seat))
+    obs = encode(g, 0)
+    obs[0] = 5.0  # a fresh, writable array: writing into it changes nothing else
+    np.testing.assert_array_equal(encode(g, 0), reference_encode(g, 0))
+
+
+def test_encoder_handles_scores_far_past_the_end():
+    """Snapshots may hold any scores; the memoised score blocks must follow them."""
+    for n, scores, end in ((3, [500, 3, 7], 40), (2, [999, 0], 1000), (4, [0, 0, 0, 70], 1)):
+        g = make_game(num_players=n, scores=scores, end_score=end, hands=[[1], [2], [3], [4]][:n])
+        for seat in range(n):
+            np.testing.assert_array_equal(encode(g, seat), reference_encode(g, seat))

@@ -393,3 +393,30 @@ def test_agent_specs_parse_names_and_typed_parameters():
     raw = parse_agent_spec("x:a=1.5:b=true:c=none:d=word", check=False)
     assert raw.params == {"a": 1.5, "b": True, "c": None, "d": "word"}
     assert [s.name for s in parse_agent_list("heuristic, random ,greedy")] == ["heuristic", "random", "greedy"]
+
+
+def test_every_command_name_is_a_subcommand(capsys):
+    from train.cli import COMMAND_NAMES
+
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    section = out.split("commands:")[1].split("examples:")[0].splitlines()
+    listed = [line.split()[0] for line in section if line.startswith("    ") and not line.startswith("     ")]
+    assert listed == list(COMMAND_NAMES)
+    for name in COMMAND_NAMES:
+        assert main([name, "--help"]) == 0
+    capsys.readouterr()
+
+
+def test_train_without_the_training_extra_names_the_extra():
+    script = (
+        "import sys\n"
+        "for name in ('torch', 'stable_baselines3', 'sb3_contrib'):\n"
+        "    sys.modules[name] = None\n"
+        "from train.cli import main\n"
+        "sys.exit(main(['train', '--preset', 'smoke', '--run-dir', sys.argv[1]]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, "unused-runs"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("llama-rl: error: llama-rl train needs the package")
+    assert "pip install 'llama-rl[train]'" in proc.stderr and "Traceback" not in proc.stderr

@@ -229,3 +229,41 @@ def test_training_beats_random_heads_up(tmp_path):
     result = train(cfg)
     stats = evaluate([agents.make("ppo", path=str(result.model_path)), "random"], 400, seed=0, workers=1)[0]
     assert stats.ci_low > 0.5
+
+
+def test_config_is_typed_and_parsed_once_at_the_edge():
+    from train.cli.train import add_arguments, config_from_args
+    from train.training.config import config_from_dict
+
+    cfg = TrainConfig(players="2-4", opponents="heuristic:0.5,self", net_arch="64,32", eval_players=[4, 2])
+    assert cfg.players == (2, 3, 4) and cfg.net_arch == (64, 32) and cfg.eval_players == (2, 4)
+    assert cfg.opponents == {"heuristic": 0.5, "self": 1.0}
+    assert config_from_dict(json.loads(json.dumps(cfg.to_dict()))) == cfg  # config.json round trip
+    legacy = {**cfg.to_dict(), "players": "2-4", "net_arch": "64,32", "opponents": "heuristic:0.5,self:1"}
+    assert config_from_dict(legacy) == cfg  # config.json files of earlier runs held strings
+
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--players", "2,6", "--net-arch", "16", "--opponents", "random", "--no-tensorboard"])
+    from_cli = config_from_args(args)
+    assert from_cli.players == (2, 6) and from_cli.net_arch == (16,) and from_cli.opponents == {"random": 1.0}
+    assert from_cli.tensorboard is False
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "fragment"),
+    [
+        ("--players", "2-9", "players"),
+        ("--net-arch", "64,x", "net_arch"),
+        ("--opponents", "heuristic:-1", "opponents"),
+        ("--n-envs", "many", "must be int"),
+        ("--learning-rate", "fast", "must be float"),
+    ],
+)
+def test_bad_flag_values_are_usage_errors(capsys, flag, value, fragment):
+    code = main(["train", flag, value])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err

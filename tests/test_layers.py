@@ -1,10 +1,19 @@
-"""The engine knows nothing about RL (STYLE principle 1): its modules import only the
-standard library, numpy and each other, and they work with gymnasium and pettingzoo
-blocked."""
+"""The layers hold (STYLE principles 1 and 14).
+
+* The engine knows nothing about RL: the engine-level modules of ``llama_env`` import
+  only the standard library, numpy and each other, and work with gymnasium and
+  pettingzoo blocked.
+* Arrows point down: no module of ``llama_env`` imports ``agents`` or ``train``;
+  ``agents`` imports only ``llama_env``; there is no import circle anywhere.
+* The bottom layer still builds agents by name: the ``agents`` package fills the
+  registry through an entry point, so ``gym.make("Llama-v0", opponents="heuristic")``
+  works after ``import llama_env`` alone.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -13,8 +22,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINE_MODULES = ("engine", "observation", "rewards", "render")
+ENGINE_MODULES = ("engine", "observation", "rewards", "render", "agent", "table")
 ALLOWED_THIRD_PARTY = {"numpy"}
+ENV_THIRD_PARTY = {"numpy", "gymnasium", "pettingzoo"}
+LLAMA_ENV_MODULES = sorted(p.stem for p in (ROOT / "llama_env").glob("*.py"))
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -74,16 +85,22 @@ BLOCKED_IMPORT_SCRIPT = textwrap.dedent(
     pkg = types.ModuleType("llama_env")
     pkg.__path__ = [f"{root}/llama_env"]
     sys.modules["llama_env"] = pkg
-    for name in ("engine", "observation", "rewards", "render"):
+    for name in ("engine", "observation", "rewards", "render", "agent", "table"):
         importlib.import_module(f"llama_env.{name}")
     from llama_env.engine import LlamaGame
     from llama_env.observation import encode, decode
     from llama_env.rewards import game_rewards
     from llama_env.render import render_table
+    from llama_env.table import Table
     g = LlamaGame(3, rng=1)
     assert decode(encode(g, 0)).hand_size == 6
     assert "top card" in render_table(g, 0)
     assert game_rewards([1, 2, 1]) == [0.5, 0.0, 0.5]
+    class First:
+        def act(self, observation, action_mask):
+            return int(action_mask.nonzero()[0][0])
+    Table(g, [First(), First(), First()]).play()
+    assert g.game_over
     loaded = sorted(m for m in ("gymnasium", "pettingzoo", "torch") if sys.modules.get(m) is not None)
     print("OK", loaded)
     """
@@ -107,3 +124,70 @@ def test_blocking_really_blocks():
     script = "import sys; sys.modules['gymnasium'] = None\nimport llama_env.gym_env\n"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode != 0 and "gymnasium" in proc.stderr
+
+
+# --------------------------------------------------------------------------- arrows point down
+
+
+def _project_imports(path: Path) -> set[str]:
+    return {m for m in imported_modules(path) if m.split(".")[0] in ("llama_env", "agents", "train")}
+
+
+@pytest.mark.parametrize("name", LLAMA_ENV_MODULES)
+def test_llama_env_imports_nothing_from_the_layers_above(name):
+    path = ROOT / "llama_env" / f"{name}.py"
+    mods = imported_modules(path)
+    up = sorted(m for m in mods if m.split(".")[0] in ("agents", "train"))
+    assert up == [], f"llama_env/{name}.py imports {up}"
+    foreign = sorted(
+        m for m in mods if m.split(".")[0] not in sys.stdlib_module_names | ENV_THIRD_PARTY | {"llama_env"}
+    )
+    assert foreign == [], f"llama_env/{name}.py imports {foreign}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "agents").glob("*.py")), ids=lambda p: p.name)
+def test_agents_import_only_llama_env(path):
+    up = sorted(m for m in _project_imports(path) if m.split(".")[0] == "train")
+    assert up == [], f"agents/{path.name} imports {up}"
+
+
+def _architecture():
+    spec = importlib.util.spec_from_file_location("architecture", ROOT / "benchmarks" / "architecture.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_import_circle_and_no_upward_arrow():
+    arch = _architecture()
+    modules = arch.collect(ROOT)
+    graph = {m: arch.imports_of(m, p, modules) for m, p in modules.items()}
+    assert arch.find_cycles(graph) == []
+    up = [
+        (m, t)
+        for m, targets in graph.items()
+        for t in targets
+        if arch.LAYER[m.split(".")[0]] < arch.LAYER[t.split(".")[0]]
+    ]
+    assert up == []
+    # guard: the checker sees an upward arrow and a circle when there is one
+    graph["llama_env.engine"] = {"agents.base"}
+    graph["agents.base"] = {"llama_env.engine"}
+    assert arch.find_cycles(graph) == [["agents.base", "llama_env.engine"]]
+
+
+def test_llama_env_alone_builds_agents_by_name():
+    script = textwrap.dedent(
+        """
+        import sys
+        import gymnasium as gym
+        import llama_env
+        assert "agents" not in sys.modules, "import llama_env imported agents"
+        env = gym.make("Llama-v0", num_players=3, opponents="heuristic")
+        env.reset(seed=0)
+        print(type(env.unwrapped.opponents[0]).__name__)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "HeuristicAgent"

@@ -1,0 +1,130 @@
+"""Every path that drives a game goes through the table driver (STYLE principle 13).
+
+The engine's ``LlamaGame.step`` and every agent's ``act`` / ``act_batch`` are wrapped
+by spies that record which module called them; each product path then plays games,
+and the only caller allowed is :mod:`llama_env.table`. A second game loop anywhere
+(asking an agent or applying a move itself) shows up here as another caller.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+import llama_env
+from agents.heuristic import CautiousAgent, GreedyAgent, HeuristicAgent
+from agents.ppo import PPOAgent
+from agents.random_agent import RandomAgent
+from llama_env.engine import LlamaGame
+from train.evaluation import evaluate, tournament
+from train.play.terminal import PlayConfig, play
+from train.training.vec_env import BatchedLlamaVecEnv, PolicyAgent
+
+DRIVER = "llama_env.table"
+
+
+@pytest.fixture
+def callers(monkeypatch: pytest.MonkeyPatch) -> Counter:
+    """Counts (what, calling module) for the engine's step and every agent method."""
+    seen: Counter = Counter()
+
+    def spy(cls: type, name: str) -> None:
+        real = getattr(cls, name)
+
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            seen[(name, sys._getframe(1).f_globals["__name__"])] += 1
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, wrapper)
+
+    spy(LlamaGame, "step")
+    for cls in (RandomAgent, GreedyAgent, CautiousAgent, HeuristicAgent, PPOAgent):
+        spy(cls, "act")
+    spy(PPOAgent, "act_batch")
+    spy(PolicyAgent, "act_batch")
+    return seen
+
+
+def _only_the_driver(seen: Counter, *expected: str) -> None:
+    assert seen, "the path drove no game"
+    modules = {module for (_, module) in seen}
+    assert modules == {DRIVER}, f"called from outside the table driver: {sorted(seen.items())}"
+    for what in expected:
+        assert any(name == what for (name, _) in seen), f"no {what} call was seen: {dict(seen)}"
+
+
+def _gym(_: Counter) -> None:
+    env = gym.make("Llama-v0", num_players=4, opponents=["heuristic", "random", "greedy"], seat="random")
+    _, info = env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+
+
+def _aec(_: Counter) -> None:
+    env = llama_env.env(num_players=3)
+    env.reset(seed=0)
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else env.action_space(agent).sample(obs["action_mask"]))
+
+
+def _vec_env(_: Counter) -> None:
+    env = BatchedLlamaVecEnv(8, players=[2, 4], opponents={"heuristic": 1, "self": 1, "past": 1, "ppo": 1}, seed=0)
+    env.set_policy("self", lambda obs, masks: np.array([np.flatnonzero(m)[0] for m in masks]))
+    env.set_past_policies([lambda obs, masks: np.array([np.flatnonzero(m)[-1] for m in masks])])
+    env.reset()
+    for _ in range(60):
+        env.step(np.array([np.flatnonzero(m)[0] for m in env.action_masks()]))
+
+
+def _evaluate(_: Counter) -> None:
+    evaluate(["heuristic", "random", agents.make("cautious")], 6, seed=0, workers=1)
+
+
+def _tournament(_: Counter) -> None:
+    tournament(["heuristic", "greedy", "random", "ppo"], 2, 6, seed=0, workers=1)
+
+
+def _terminal(_: Counter) -> None:
+    moves = io.StringIO("\n".join(["q"] * 400) + "\n")
+    out = io.StringIO()
+    play(PlayConfig(num_players=3, opponents=("heuristic", "random"), seed=1), moves, out)
+    assert "Game over" in out.getvalue()
+
+
+PATHS: dict[str, tuple[Callable[[Counter], None], tuple[str, ...]]] = {
+    "Llama-v0": (_gym, ("step", "act")),
+    "AEC env": (_aec, ("step",)),
+    "batched VecEnv": (_vec_env, ("step", "act", "act_batch")),
+    "evaluate": (_evaluate, ("step", "act")),
+    "tournament": (_tournament, ("step", "act")),
+    "terminal play": (_terminal, ("step", "act")),
+}
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_every_game_driving_path_goes_through_the_driver(path: str, callers: Counter) -> None:
+    run, expected = PATHS[path]
+    run(callers)
+    _only_the_driver(callers, *expected)
+
+
+def test_the_spy_catches_a_second_loop(callers: Counter) -> None:
+    """Guard: a loop written outside the driver is reported."""
+    game = LlamaGame(2, rng=0)
+    bot = RandomAgent(seed=0)
+    while not game.game_over:
+        from llama_env.observation import action_mask, encode
+
+        game.step(bot.act(encode(game, game.current_player), action_mask(game.legal_actions())))
+    with pytest.raises(AssertionError, match="called from outside the table driver"):
+        _only_the_driver(callers, "step")
