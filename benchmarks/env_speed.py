@@ -22,6 +22,8 @@ project), with ``state.observation_tensor()`` read at every decision:
 * one picker: chance outcomes and moves drawn by the same cheap picker as ours.
 
 Only decisions count (OpenSpiel's chance nodes, the deal, do not; neither do ours).
+Each cell is measured ``--repeats`` times, the rows interleaved so that a change of
+load on the machine hits every row alike, and the median is printed.
 """
 
 from __future__ import annotations
@@ -200,7 +202,8 @@ def bench_openspiel_picker(players: int, seconds: float) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
+    ap.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    ap.add_argument("--repeats", type=int, default=3, help="measurements per cell (the median is printed)")
     ap.add_argument("--players", type=int, nargs="+", default=[2, 4], help="table sizes")
     ap.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel rows")
     args = ap.parse_args(argv)
@@ -221,13 +224,20 @@ def main(argv: list[str] | None = None) -> None:
                 ("OpenSpiel crazy_eights, as documented", bench_openspiel_documented),
                 ("OpenSpiel crazy_eights, one picker", bench_openspiel_picker),
             ]
-    print(f"decisions per second, one core, random legal play, {args.seconds:g} s per cell")
-    head = f"{'':<40}" + "".join(f"{f'{n} players':>14}" for n in args.players)
-    print(head)
+    print(
+        f"decisions per second, one core, random legal play; median of {args.repeats} interleaved runs "
+        f"of {args.seconds:g} s per cell"
+    )
+    runs: dict[tuple[str, int], list[float]] = {(name, n): [] for name, _ in rows for n in args.players}
+    for _ in range(args.repeats):
+        for name, fn in rows:
+            for n in args.players:
+                runs[(name, n)].append(fn(n, args.seconds))
+    print(f"{'':<40}" + "".join(f"{f'{n} players':>14}" for n in args.players))
     results: dict[str, list[float]] = {}
-    for name, fn in rows:
-        results[name] = [fn(n, args.seconds) for n in args.players]
-        print(f"{name:<40}" + "".join(f"{r:>14,.0f}" for r in results[name]), flush=True)
+    for name, _ in rows:
+        results[name] = [float(np.median(runs[(name, n)])) for n in args.players]
+        print(f"{name:<40}" + "".join(f"{r:>14,.0f}" for r in results[name]))
     pairs = [
         ("aec, as PettingZoo documents it", "OpenSpiel crazy_eights, as documented", "as each documents it"),
         ("aec, one picker", "OpenSpiel crazy_eights, one picker", "one picker"),

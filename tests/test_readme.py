@@ -36,3 +36,17 @@ def test_observation_table_matches_fields() -> None:
         assert (start, stop + 1, size) == (SLICES[f.name].start, SLICES[f.name].stop, f.size), f.name
         assert doc == f.doc, f.name
     assert f"one float32 vector of {OBS_SIZE} entries" in TEXT
+
+
+def test_docs_own_agent_example_registers_an_agent() -> None:
+    text = (README.parent / "docs" / "agents.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if '@register("lowest")' in b)
+    exec(compile(block, "docs/agents.md example", "exec"), {"__name__": "__docs__"})
+    import gymnasium as gym
+
+    import agents
+
+    assert "lowest" in agents.names()
+    env = gym.make("Llama-v0", num_players=3, opponents="lowest")
+    _, info = env.reset(seed=0)
+    env.step(int(info["action_mask"].nonzero()[0][0]))
