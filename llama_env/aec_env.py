@@ -196,13 +196,17 @@ class LlamaAECEnv(AECEnv):
             self._rng = np.random.default_rng(seed)
         elif seed is not None:
             reseed(self._rng, seed)  # as default_rng(seed) would start, without building a generator
-        self.game = LlamaGame(
+        game = LlamaGame(
             self.num_players,
             end_score=self.end_score,
             hand_size=self.hand_size,
             rng=self._rng,
             random_first_player=self.random_first_player,
         )
+        if self.table is None:
+            self.game = game
+        else:
+            self.table.game = game  # the same seats (all played by the env's user), a new game
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

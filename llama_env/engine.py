@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -97,7 +96,7 @@ DEFAULT_HAND_SIZE = 6
 MAX_END_SCORE = 1000
 LLAMA_POINTS = 10
 
-_DECK = np.repeat(np.arange(1, NUM_CARD_VALUES + 1, dtype=np.int64), COPIES_PER_VALUE)
+_DECK = tuple(c for c in range(1, NUM_CARD_VALUES + 1) for _ in range(COPIES_PER_VALUE))
 _CARD_POINTS = (0, 1, 2, 3, 4, 5, 6, LLAMA_POINTS)
 
 
@@ -153,7 +152,15 @@ def hand_penalty(counts: Sequence[int]) -> int:
 
     ``counts`` holds the number of cards per card code (index 0 unused).
     """
-    return sum([points for points, k in zip(_CARD_POINTS, counts, strict=True) if k])
+    return (
+        (1 if counts[1] else 0)
+        + (2 if counts[2] else 0)
+        + (3 if counts[3] else 0)
+        + (4 if counts[4] else 0)
+        + (5 if counts[5] else 0)
+        + (6 if counts[6] else 0)
+        + (LLAMA_POINTS if counts[7] else 0)
+    )
 
 
 def marker_to_return(score: int) -> int:
@@ -259,9 +266,9 @@ def reseed(rng: np.random.Generator, seed: int) -> np.random.Generator:
 # --------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True)
-class RoundResult:
-    """What happened when a round was scored."""
+class RoundResult(NamedTuple):
+    """What happened when a round was scored (immutable; one is made every round, so it
+    is a named tuple, which is cheap to build)."""
 
     round: int
     """The number of the round that ended (1 for the first)."""
@@ -575,7 +582,8 @@ class LlamaGame:
     def _deal(self, starter: int) -> None:
         """Rule 2: shuffle all 56 cards, deal ``hand_size`` to each player, turn the top
         card of the draw pile face up to start the discard pile."""
-        deck = self._rng.permutation(_DECK).tolist()
+        deck = list(_DECK)
+        self._rng.shuffle(deck)  # the same shuffle as rng.permutation of the deck array, cheaper
         n, h = self.num_players, self.hand_size
         self._hands = []
         for p in range(n):
