@@ -1,19 +1,34 @@
 # The two commands of the README. Both create .venv (with the machine's python3) and
 # install the package into it first, so they work on a fresh clone.
+#
+# TORCH=cpu installs PyTorch's CPU-only build first, from PyTorch's own package index
+# (about 200 MB instead of the default CUDA build's several GB): make train TORCH=cpu
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+TORCH ?= default
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: setup setup-dev train test test-slow bench lint
+.PHONY: setup setup-dev torch train test test-slow bench lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-setup: $(BIN)/python
-	$(BIN)/python -m pip install -q -e ".[train]"
+# pip shows its progress here: the training extra brings PyTorch, a download of minutes
+setup: $(BIN)/python torch
+	@echo "Installing llama-rl with its training extra (PyTorch, stable-baselines3...): this can take minutes."
+	$(BIN)/python -m pip install --progress-bar on -e ".[train]"
 
-setup-dev: $(BIN)/python
+torch: $(BIN)/python
+ifeq ($(TORCH),cpu)
+	@echo "Installing PyTorch's CPU-only build from $(TORCH_CPU_INDEX)"
+	$(BIN)/python -m pip install --progress-bar on torch --index-url $(TORCH_CPU_INDEX)
+else ifneq ($(TORCH),default)
+	$(error TORCH must be cpu or default, got '$(TORCH)')
+endif
+
+setup-dev: $(BIN)/python torch
 	$(BIN)/python -m pip install -q -e ".[dev]"
 
 # The main job: train a small agent for a few minutes, then print its evaluation

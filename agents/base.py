@@ -11,11 +11,16 @@ by name without importing this package; this package fills the registry.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from llama_env.agent import Agent, AgentLike, BatchAgent
+from llama_env.observation import OBS_SIZE
 
-__all__ = ["Agent", "AgentLike", "BatchAgent", "BaseAgent", "legal_actions", "mask_list"]
+__all__ = ["Agent", "AgentLike", "BatchAgent", "BaseAgent", "legal_actions", "mask_list", "check_observation", "number"]
+
+_OBS_SHAPE = (OBS_SIZE,)
 
 
 class BaseAgent:
@@ -46,6 +51,29 @@ def _check_seed(seed: object) -> int | None:
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"an agent's seed must be a non-negative integer or None, got {seed!r}")
     return int(seed)
+
+
+def check_observation(observation: Any) -> None:
+    """Raise ``ValueError`` unless ``observation`` is one flat observation vector."""
+    if type(observation) is np.ndarray and observation.shape == _OBS_SHAPE:
+        return
+    shape = np.shape(observation)
+    if shape != _OBS_SHAPE:
+        raise ValueError(f"an observation is a flat vector of {OBS_SIZE} values, got shape {shape}")
+
+
+def number(owner: str, name: str, value: object, *, integer: bool = False, minimum: float | None = None) -> float:
+    """A parameter checked at construction: a finite real number (an integer when
+    ``integer``), at least ``minimum``; otherwise a ``ValueError`` naming it."""
+    ok_type = (
+        isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float, np.integer, np.floating))
+    )
+    if isinstance(value, (bool, np.bool_)) or not ok_type or not np.isfinite(float(value)):  # type: ignore[arg-type]
+        kind = "an integer" if integer else "a finite number"
+        raise ValueError(f"{owner} {name} must be {kind}, got {value!r}")
+    if minimum is not None and value < minimum:  # type: ignore[operator]
+        raise ValueError(f"{owner} {name} must be >= {minimum:g}, got {value!r}")
+    return float(value)  # type: ignore[arg-type]
 
 
 def mask_list(action_mask: np.ndarray | list[int]) -> list[int]:

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from agents.base import BaseAgent, legal_actions, mask_list
+from agents.base import BaseAgent, check_observation, legal_actions, mask_list, number
 from llama_env.agent import register
 from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, card_points
 from llama_env.observation import ObsView
@@ -105,9 +105,7 @@ class CautiousAgent(BaseAgent):
 
     def __init__(self, seed: int | None = None, threshold: int = 6) -> None:
         super().__init__(seed)
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)) or threshold < 0:
-            raise ValueError(f"CautiousAgent threshold must be an integer >= 0, got {threshold!r}")
-        self.threshold = int(threshold)
+        self.threshold = int(number("CautiousAgent", "threshold", threshold, integer=True, minimum=0))
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_actions(action_mask)
@@ -198,25 +196,27 @@ class HeuristicAgent(BaseAgent):
         chain_bonus: float = HEURISTIC_DEFAULTS["chain_bonus"],
     ) -> None:
         super().__init__(seed)
-        self.quit_base = float(quit_base)
-        self.quit_per_draw_cost = float(quit_per_draw_cost)
-        self.quit_danger = float(quit_danger)
-        self.danger_hand = int(danger_hand)
-        self.quit_marker = float(quit_marker)
-        self.quit_per_card = float(quit_per_card)
-        self.quit_per_pile = float(quit_per_pile)
-        self.quit_playable = float(quit_playable)
-        self.quit_per_quitter = float(quit_per_quitter)
-        self.lead_margin = float(lead_margin)
-        self.strand_cost = float(strand_cost)
-        self.urgency_points = float(urgency_points)
-        self.chain_bonus = float(chain_bonus)
+        h = "HeuristicAgent"
+        self.quit_base = number(h, "quit_base", quit_base)
+        self.quit_per_draw_cost = number(h, "quit_per_draw_cost", quit_per_draw_cost)
+        self.quit_danger = number(h, "quit_danger", quit_danger)
+        self.danger_hand = int(number(h, "danger_hand", danger_hand, integer=True, minimum=0))
+        self.quit_marker = number(h, "quit_marker", quit_marker)
+        self.quit_per_card = number(h, "quit_per_card", quit_per_card)
+        self.quit_per_pile = number(h, "quit_per_pile", quit_per_pile)
+        self.quit_playable = number(h, "quit_playable", quit_playable)
+        self.quit_per_quitter = number(h, "quit_per_quitter", quit_per_quitter)
+        self.lead_margin = number(h, "lead_margin", lead_margin)
+        self.strand_cost = number(h, "strand_cost", strand_cost)
+        self.urgency_points = number(h, "urgency_points", urgency_points)
+        self.chain_bonus = number(h, "chain_bonus", chain_bonus)
 
     def params(self) -> dict[str, float]:
         """The agent's parameters by name."""
         return {k: getattr(self, k) for k in HEURISTIC_DEFAULTS}
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        check_observation(observation)
         m = mask_list(action_mask)
         plays = [a for a in _PLAYS if m[a]]
         if len(plays) == 1:

@@ -1,7 +1,8 @@
 """The PPO agent: a MaskablePPO policy trained by ``llama-rl train`` (see docs/training.md).
 
 ``agents.make("ppo")`` loads the shipped model ``agents/models/ppo_llama.zip``;
-``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or checkpoint).
+``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or a
+checkpoint), and ``path="runs/<run>"`` the run directory's ``model.zip``.
 
 Only the actor is kept: the zip's policy weights are read with torch on the CPU and the
 action head's logits of the illegal actions are masked out, so a move is one small
@@ -19,10 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent
+from agents.base import BaseAgent, check_observation, mask_list
 from llama_env.agent import register
+from llama_env.engine import NUM_ACTIONS, check_flag
+from llama_env.observation import OBS_SIZE
 
-__all__ = ["PPOAgent", "Actor", "load_actor", "actor_from_policy", "DEFAULT_MODEL"]
+__all__ = ["PPOAgent", "Actor", "load_actor", "model_file", "actor_from_policy", "DEFAULT_MODEL"]
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama.zip"
 
@@ -89,9 +92,27 @@ def actor_from_policy(policy: Any) -> Actor:
     return Actor(layers, act)
 
 
+def model_file(path: str | Path) -> Path:
+    """The model zip behind ``path``: the zip itself, or a run directory's ``model.zip``."""
+    p = Path(path)
+    if p.is_dir():
+        if (p / "model.zip").is_file():
+            return p / "model.zip"
+        raise ValueError(f"no PPO model in the run directory {p}: it has no model.zip")
+    if not p.exists():
+        raise ValueError(f"no PPO model at {p}: the file does not exist")
+    return p
+
+
 def load_actor(path: str | Path) -> Actor:
     """Read the actor from a MaskablePPO ``.zip`` (``policy.pth`` state dict) without
-    building the whole algorithm: fast, CPU only."""
+    building the whole algorithm: fast, CPU only. ``path`` may be a run directory (its
+    ``model.zip``).
+
+    Raises ``ValueError`` naming the file for anything that is not a readable model of
+    this game's shapes (empty, truncated or corrupt zip, missing entries, garbage
+    weights), and ``ModuleNotFoundError`` naming the extra when torch is missing.
+    """
     try:
         import torch
     except ImportError:
@@ -100,24 +121,63 @@ def load_actor(path: str | Path) -> Actor:
             name="torch",
         ) from None
 
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no PPO model at {path}")
-    with zipfile.ZipFile(path) as zf:
-        state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
-        data = json.loads(zf.read("data").decode())
+    file = model_file(path)
+    try:
+        with zipfile.ZipFile(file) as zf:
+            names = set(zf.namelist())
+            missing = [n for n in ("policy.pth", "data") if n not in names]
+            if missing:
+                raise ValueError(f"it has no {' and no '.join(missing)} (not a MaskablePPO save)")
+            bad = zf.testzip()
+            if bad is not None:
+                raise ValueError(f"its entry {bad!r} is corrupt (bad CRC)")
+            data = json.loads(zf.read("data").decode())
+            state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
+        actor = _actor_from_state(state, data)
+    except ValueError as exc:
+        raise ValueError(f"cannot load a PPO model from {file}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a bad zip or unpickling garbage raises many types
+        first_line = (str(exc).strip().splitlines() or [""])[0][:160]
+        raise ValueError(f"cannot load a PPO model from {file}: {type(exc).__name__}: {first_line}") from None
+    return actor
+
+
+def _actor_from_state(state: Any, data: Any) -> Actor:
+    if not isinstance(state, dict) or not isinstance(data, dict):
+        raise ValueError("its policy weights or data are not what MaskablePPO saves")
     # the activation is pickled in the zip's data; its name is all we need to know
     fn = (data.get("policy_kwargs") or {}).get("activation_fn")
     blob = fn.get(":serialized:", "") if isinstance(fn, dict) else ""
-    act = "relu" if b"ReLU" in base64.b64decode(blob or b"") else "tanh"
+    try:
+        act = "relu" if b"ReLU" in base64.b64decode(blob or b"") else "tanh"
+    except (ValueError, TypeError):
+        act = "tanh"
     idx = sorted(
         {int(k.split(".")[2]) for k in state if k.startswith("mlp_extractor.policy_net.") and k.endswith(".weight")}
     )
-    layers = [
-        (state[f"mlp_extractor.policy_net.{i}.weight"].numpy(), state[f"mlp_extractor.policy_net.{i}.bias"].numpy())
-        for i in idx
-    ]
-    layers.append((state["action_net.weight"].numpy(), state["action_net.bias"].numpy()))
+    try:
+        layers = [
+            (
+                state[f"mlp_extractor.policy_net.{i}.weight"].numpy(),
+                state[f"mlp_extractor.policy_net.{i}.bias"].numpy(),
+            )
+            for i in idx
+        ]
+        layers.append((state["action_net.weight"].numpy(), state["action_net.bias"].numpy()))
+    except KeyError as exc:
+        raise ValueError(f"its policy has no {exc.args[0]!r} weights") from None
+    width = OBS_SIZE
+    for k, (w, b) in enumerate(layers):
+        if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != width:
+            raise ValueError(
+                f"layer {k} has weights of shape {tuple(w.shape)} and bias {tuple(b.shape)}; "
+                f"expected (N, {width}) and (N,) for this game's {OBS_SIZE}-value observation"
+            )
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise ValueError(f"layer {k} holds NaN or infinite weights")
+        width = w.shape[0]
+    if width != NUM_ACTIONS:
+        raise ValueError(f"its action layer has {width} outputs; this game has {NUM_ACTIONS} actions")
     return Actor(layers, act)
 
 
@@ -129,8 +189,10 @@ class PPOAgent(BaseAgent):
 
     def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None) -> None:
         super().__init__(seed)
-        self.path: Path | None = Path(path) if path is not None else DEFAULT_MODEL
-        self.deterministic = bool(deterministic)
+        if path is not None and not isinstance(path, (str, Path)):
+            raise ValueError(f"PPOAgent path must be a model .zip or a run directory, got {path!r}")
+        self.deterministic = check_flag("PPOAgent deterministic", deterministic)
+        self.path: Path | None = model_file(path) if path is not None else DEFAULT_MODEL
         self.actor = load_actor(self.path)
 
     @classmethod
@@ -144,7 +206,8 @@ class PPOAgent(BaseAgent):
         return agent
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        mask = np.asarray(action_mask).astype(bool).reshape(1, -1)
+        check_observation(observation)
+        mask = np.asarray(mask_list(action_mask), dtype=bool).reshape(1, -1)
         if not mask.any():
             raise ValueError("PPOAgent.act: the action mask has no legal action")
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
@@ -152,7 +215,16 @@ class PPOAgent(BaseAgent):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for many observations at once (one forward pass)."""
-        return self.actor.act_batch(observations, np.asarray(action_masks).astype(bool), self.deterministic, self.rng)
+        obs = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(action_masks).astype(bool)
+        if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or masks.shape != (len(obs), NUM_ACTIONS):
+            raise ValueError(
+                f"PPOAgent.act_batch takes observations (B, {OBS_SIZE}) and masks (B, {NUM_ACTIONS}), "
+                f"got {obs.shape} and {masks.shape}"
+            )
+        if not masks.any(axis=1).all():
+            raise ValueError("PPOAgent.act_batch: an action mask has no legal action")
+        return self.actor.act_batch(obs, masks, self.deterministic, self.rng)
 
     def __repr__(self) -> str:
         return f"PPOAgent(path={str(self.path)!r}, deterministic={self.deterministic})"

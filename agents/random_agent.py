@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import BaseAgent, legal_actions
+from agents.base import BaseAgent, check_observation, legal_actions
 from llama_env.agent import register
 
 
@@ -15,5 +15,6 @@ class RandomAgent(BaseAgent):
     name = "random"
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        check_observation(observation)
         legal = legal_actions(action_mask)
         return legal[int(self.rng.integers(len(legal)))]

@@ -32,6 +32,7 @@ from llama_env.engine import (
     LlamaGame,
     RoundResult,
     action_index,
+    check_flag,
     reseed,
     validate_rule_options,
 )
@@ -148,7 +149,7 @@ class LlamaAECEnv(AECEnv):
         self.num_players = int(num_players)
         self.end_score = int(end_score)
         self.hand_size = int(hand_size)
-        self.random_first_player = bool(random_first_player)
+        self.random_first_player = check_flag("random_first_player", random_first_player)
         self.render_mode = render_mode
 
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
@@ -230,13 +231,15 @@ class LlamaAECEnv(AECEnv):
         return {"observation": obs, "action_mask": action_mask(game.legal_actions())}
 
     def step(self, action: Any) -> None:
+        table = self.table
+        if table is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has stepped out: call reset() to start a new game")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        table = self.table
-        if table is None:
-            raise RuntimeError("the env has no game yet: call reset() first")
         result = table.apply(action)  # raises IllegalActionError with the game untouched
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_dirty:
@@ -250,6 +253,11 @@ class LlamaAECEnv(AECEnv):
         self.agent_selection = self.possible_agents[table.game.current_player]
         if self.render_mode == "human":
             self.render()
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.table is None:
+            raise RuntimeError("the env has no game yet: call reset() first")
+        return super().last(observe)
 
     def _on_round_end(self, result: RoundResult) -> None:
         self.last_round = result
@@ -335,6 +343,23 @@ class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
     def __init__(self, env: _TerminateIllegal) -> None:
         self._raw = env._raw
         super().__init__(env)
+
+    def step(self, action: Any) -> None:
+        # PettingZoo's check asks the space whether it contains the action, which answers
+        # a bool with numpy's "truth value of an array" error; the engine's one rule
+        # (llama_env.engine.action_index) decides what an action is here.
+        raw = self._raw
+        agent = raw.agent_selection
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        if not (action is None and dead):
+            a = action_index(action)
+            if a is None or not 0 <= a < NUM_ACTIONS:
+                raise AssertionError(
+                    f"action {action!r} ({type(action).__name__}) is not in the action space Discrete({NUM_ACTIONS}): "
+                    f"an action is an integer 0..{NUM_ACTIONS - 1}"
+                    + ("; a dead agent's action is None" if dead else "")
+                )
+        self.env.step(action)
 
 
 class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):

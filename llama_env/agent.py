@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
@@ -88,10 +89,16 @@ def register(name: str, doc: str = "") -> Callable[[Factory], Factory]:
         if name in _REGISTRY and _REGISTRY[name] is not factory:
             raise ValueError(f"an agent named {name!r} is already registered")
         _REGISTRY[name] = factory
-        _DOCS[name] = doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split())
+        _DOCS[name] = _plain(doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split()))
         return factory
 
     return deco
+
+
+def _plain(text: str) -> str:
+    """A docstring line without reStructuredText markup: ``x`` and :role:`x` become x."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    return text.replace("``", "")
 
 
 def _load_plugins() -> None:

@@ -44,6 +44,7 @@ __all__ = [
     "can_draw",
     "winners",
     "validate_rule_options",
+    "check_flag",
     "action_index",
     "reseed",
 ]
@@ -196,6 +197,14 @@ def winners(scores: list[int]) -> list[int]:
     """Rule 12: the lowest score wins; tied lowest scores share the victory."""
     best = min(scores)
     return [seat for seat, s in enumerate(scores) if s == best]
+
+
+def check_flag(name: str, value: object) -> bool:
+    """``value`` if it is a bool, else a ``TypeError`` naming the option: options that
+    switch something on or off take ``True`` or ``False``, never a truthy string."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
+    return bool(value)
 
 
 def validate_rule_options(num_players: Any, end_score: Any, hand_size: Any) -> None:
@@ -373,6 +382,7 @@ class LlamaGame:
         random_first_player: bool = False,
     ) -> None:
         validate_rule_options(num_players, end_score, hand_size)
+        check_flag("random_first_player", random_first_player)
         self.num_players = int(num_players)
         self.end_score = int(end_score)
         self.hand_size = int(hand_size)
@@ -683,8 +693,31 @@ class LlamaGame:
             )
         if not discard_pile:
             raise ValueError("snapshot discard_pile is empty: a round always has a top card")
+        for i in range(1, len(discard_pile)):
+            below, card = discard_pile[i - 1], discard_pile[i]
+            if not can_play_on(card, below):
+                raise ValueError(
+                    f"snapshot discard_pile breaks the play rule at position {i}: "
+                    f"{_card_name(card)} cannot lie on {_card_name(below)} (rule 4)"
+                )
+        undealt = DECK_SIZE - n * hand_size - 1
+        if len(draw_pile) > undealt:
+            raise ValueError(
+                f"snapshot hand_size={hand_size} is contradicted by the draw pile: a deal of {n} x {hand_size} "
+                f"cards leaves {undealt} in the draw pile, which only shrinks, but it holds {len(draw_pile)}"
+            )
         if game_over != is_game_over(scores, end_score):
             raise ValueError(f"snapshot game_over={game_over} contradicts scores {scores} with end_score {end_score}")
+        # Scores change only when a round is scored, and every scored round costs someone
+        # a point; a finished game keeps the number of its last round.
+        scored_rounds = round_ if game_over else round_ - 1
+        if not scored_rounds and any(scores):
+            raise ValueError(f"snapshot is in round 1 but holds scores {scores}: scores change only when a round ends")
+        if scored_rounds and not any(scores):
+            raise ValueError(
+                f"snapshot has {scored_rounds} scored round(s) (round {round_}) but every score is 0: "
+                "each scored round costs someone a point"
+            )
         if not game_over:
             if all(quit_):
                 raise ValueError("snapshot has every player quit but the round not scored")
@@ -701,6 +734,14 @@ class LlamaGame:
             last_player = _int_field(d, "last_player")
             if not 0 <= last_player < n:
                 raise ValueError(f"snapshot last_player must be a seat 0..{n - 1} or None, got {last_player}")
+        played = len(discard_pile) - 1
+        if played and last_player is None:
+            raise ValueError(
+                f"snapshot has {played} card(s) played this round but no last_player: rule 11 needs the seat "
+                "that played last to choose the next starter"
+            )
+        if not played and last_player is not None:
+            raise ValueError(f"snapshot names last_player {last_player} but no card was played this round")
 
         if "rng_state" in d and d["rng_state"] is not None:
             gen = _rng_from_state(d["rng_state"])
@@ -801,6 +842,10 @@ def _card_list(value: Any, what: str) -> list[int]:
     return [int(c) for c in value]
 
 
+def _card_name(card: int) -> str:
+    return "a llama" if card == Card.LLAMA else f"a {card}"
+
+
 def _jsonable(state: Any) -> Any:
     if isinstance(state, dict):
         return {k: _jsonable(v) for k, v in state.items()}
@@ -811,12 +856,27 @@ def _jsonable(state: Any) -> Any:
     return state
 
 
+_BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
+    "PCG64": np.random.PCG64,
+    "PCG64DXSM": np.random.PCG64DXSM,
+    "Philox": np.random.Philox,
+    "SFC64": np.random.SFC64,
+    "MT19937": np.random.MT19937,
+}
+"""The bit generators a snapshot may name: an allow-list, so a snapshot can never make
+``from_dict`` call anything else that ``numpy.random`` happens to hold."""
+
+
 def _rng_from_state(state: Any) -> np.random.Generator:
+    if not isinstance(state, dict):
+        raise ValueError(f"snapshot rng_state must be a numpy bit generator state (a dict), got {state!r}")
+    name = state.get("bit_generator")
+    bit_gen_cls = _BIT_GENERATORS.get(name) if isinstance(name, str) else None
+    if bit_gen_cls is None:
+        raise ValueError(f"snapshot rng_state names bit generator {name!r}; allowed: {', '.join(_BIT_GENERATORS)}")
+    bit_gen = bit_gen_cls(0)  # seeded, so no entropy is drawn; the state is replaced next
     try:
-        name = state["bit_generator"]
-        bit_gen_cls = getattr(np.random, name)
-        bit_gen = bit_gen_cls()
         bit_gen.state = state
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise ValueError(f"snapshot rng_state is not a numpy bit generator state: {exc}") from exc
+    except (KeyError, TypeError, ValueError, OverflowError, IndexError, AttributeError) as exc:
+        raise ValueError(f"snapshot rng_state is not a valid {name} state: {type(exc).__name__}: {exc}") from None
     return np.random.Generator(bit_gen)

@@ -22,6 +22,7 @@ from llama_env.engine import (
     IllegalActionError,
     LlamaGame,
     RoundResult,
+    check_flag,
     validate_rule_options,
 )
 from llama_env.observation import OBS_SIZE, encode, observation_bounds
@@ -99,7 +100,7 @@ class LlamaEnv(gym.Env):
         self.num_players = int(num_players)
         self.end_score = int(end_score)
         self.hand_size = int(hand_size)
-        self.random_first_player = bool(random_first_player)
+        self.random_first_player = check_flag("random_first_player", random_first_player)
         self.reward_mode = validate_reward_mode(reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
@@ -173,7 +174,14 @@ class LlamaEnv(gym.Env):
         except IllegalActionError as exc:
             if self.illegal_action == "raise":
                 self._pending_reward = reward
-                raise
+                raise IllegalActionError(
+                    f"{exc}. Pick from info['action_mask'] or env.action_masks() (sb3-contrib's MaskablePPO "
+                    "does), or make the env with illegal_action='terminate' to end the episode with reward -1 "
+                    "instead (what check_env and plain PPO need)",
+                    exc.action,
+                    exc.legal,
+                    seat=exc.seat,
+                ) from None
             self._ended = True
             info = self._info()
             info["illegal_action"] = exc.action

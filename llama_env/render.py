@@ -31,7 +31,8 @@ def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None)
         status = "quit" if game.quit[p] else "in"
         turn = "*" if (p == game.current_player and not game.game_over) else " "
         who = seat_label(p, names) + (" (you)" if me else "")
-        cards = " ".join(card_str(c) for c in game.hand(p)) if me else f"{game.hand_size_of(p)} cards"
+        size = game.hand_size_of(p)
+        cards = " ".join(card_str(c) for c in game.hand(p)) if me else f"{size} card{'' if size == 1 else 's'}"
         lines.append(f"{turn} {who:<18} score {game.scores[p]:>3}  {status:<4}  {cards}")
     return "\n".join(lines)
 

@@ -42,7 +42,7 @@ def make_state(
     scores: list[int] | None = None,
     quit: list[bool] | None = None,  # noqa: A002 - the snapshot key
     current_player: int = 0,
-    round: int = 1,  # noqa: A002 - the snapshot key
+    round: int | None = None,  # noqa: A002 - the snapshot key
     game_over: bool | None = None,
     end_score: int = 40,
     **extra: Any,
@@ -51,8 +51,12 @@ def make_state(
 
     ``discard_pile`` defaults to ``[top]``. Cards not placed by the caller go to the
     draw pile when ``draw_pile`` is not given (sorted, so the next card drawn is the
-    highest one left), otherwise under the top card of the discard pile. ``game_over``
-    defaults to what the scores imply. ``extra`` keys (``starter``, ``last_player``,
+    highest one left), otherwise into the discard pile under the top card, in an order
+    the play rule allows (``make_state`` refuses placements that have none).
+    ``game_over`` defaults to what the scores imply, ``round`` to 1 for all-zero scores
+    and 2 otherwise, ``hand_size`` to the largest deal (at most 6) that leaves at least
+    the draw pile undealt, and ``last_player`` (when cards were played this round) to
+    the seat before ``current_player``. ``extra`` keys (``starter``, ``last_player``,
     ``hand_size``, ``rng_state``...) are copied in as they are.
     """
     if hands is None:
@@ -74,8 +78,13 @@ def make_state(
         draw = rest
     else:
         draw = list(draw_pile)
-        discard = rest + discard
+        discard = legal_discard_order(rest + discard[:-1], discard[-1])
     scores = list(scores) if scores is not None else [0] * num_players
+    if round is None:
+        round = 2 if any(scores) else 1  # noqa: A001
+    extra.setdefault("hand_size", max(1, min(6, (55 - len(draw)) // num_players)))
+    if len(discard) > 1:
+        extra.setdefault("last_player", (current_player - 1) % num_players)
     d: dict[str, Any] = {
         "num_players": num_players,
         "scores": scores,
@@ -90,6 +99,22 @@ def make_state(
     }
     d.update(extra)
     return d
+
+
+def legal_discard_order(cards: list[int], top: int) -> list[int]:
+    """``cards`` and then ``top`` as a discard pile the play rule allows (each card the
+    same value as the one below or one more, cyclically), ending with ``top``."""
+    present = set(cards) | {top}
+    run = [top]
+    while len(run) < len(present):
+        below = (run[0] - 2) % 7 + 1  # the value one less, cyclically (1 below is the llama)
+        if below not in present:
+            raise ValueError(f"make_state: cards {sorted(cards)} cannot lie in a legal discard pile under {top}")
+        run.insert(0, below)
+    pile: list[int] = []
+    for value in run:
+        pile.extend(c for c in cards if c == value)
+    return [*pile, top]
 
 
 def make_game(seed: int = 0, **overrides: Any) -> LlamaGame:

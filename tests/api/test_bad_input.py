@@ -248,14 +248,47 @@ CORRUPT = [
     (lambda: _corrupt(round=0), "round must be at least 1"),
     (lambda: _corrupt(game_over="no"), "game_over must be a bool"),
     (lambda: _corrupt(game_over=True), "game_over=True contradicts scores"),
-    (lambda: _corrupt(scores=[45, 0, 0], game_over=False), "game_over=False contradicts scores"),
+    (lambda: _corrupt(scores=[45, 0, 0], game_over=False, round=3), "game_over=False contradicts scores"),
     (lambda: _corrupt(end_score=0), "end_score must be between"),
     (lambda: _corrupt(hand_size=30), "hand_size must be between 1 and 18 for 3 players"),
     (lambda: _corrupt(starter=3), "starter must be a seat 0..2"),
     (lambda: _corrupt(last_player=5), "last_player must be a seat 0..2 or None"),
-    (lambda: _corrupt(rng_state={"bit_generator": "NoSuchBitGen"}), "rng_state is not a numpy bit generator state"),
-    (lambda: _corrupt(rng_state={"state": 1}), "rng_state is not a numpy bit generator state"),
+    (lambda: _corrupt(rng_state={"bit_generator": "NoSuchBitGen"}), "names bit generator 'NoSuchBitGen'; allowed"),
+    (lambda: _corrupt(rng_state={"state": 1}), "names bit generator None; allowed"),
+    (lambda: _corrupt(rng_state={"bit_generator": "BitGenerator"}), "names bit generator 'BitGenerator'; allowed"),
+    (lambda: _corrupt(rng_state={"bit_generator": "seed"}), "names bit generator 'seed'; allowed"),
+    (lambda: _corrupt(rng_state="PCG64"), "rng_state must be a numpy bit generator state"),
+    (lambda: _corrupt(rng_state=_rng_state(state=-1)), "not a valid PCG64 state: OverflowError"),
+    (lambda: _corrupt(rng_state=_rng_state(inc=2**200)), "not a valid PCG64 state"),
+    (lambda: _corrupt(rng_state=_rng_state(uinteger=-5)), "not a valid PCG64 state"),
+    (lambda: _corrupt(rng_state={**_rng_state(), "bit_generator": "SFC64"}), "not a valid SFC64 state"),
+    # impossible states
+    (lambda: _pile([7, 5]), r"discard_pile breaks the play rule at position 1: a 5 cannot lie on a llama"),
+    (lambda: _pile([3, 4, 6]), r"discard_pile breaks the play rule at position 2: a 6 cannot lie on a 4"),
+    (lambda: _pile([3, 3], last_player=None), r"1 card\(s\) played this round but no last_player"),
+    (lambda: _corrupt(last_player=1), "names last_player 1 but no card was played"),
+    (lambda: _corrupt(hand_size=9), r"hand_size=9 is contradicted by the draw pile"),
+    (lambda: _corrupt(scores=[0, 3, 0], round=1), r"round 1 but holds scores \[0, 3, 0\]"),
+    (lambda: _corrupt(round=2), r"1 scored round\(s\) \(round 2\) but every score is 0"),
 ]
+
+
+def _rng_state(**state):
+    """A PCG64 state with some of its numbers replaced."""
+    d = LlamaGame(3, rng=0).to_dict()["rng_state"]
+    for key, value in state.items():
+        if key in d["state"]:
+            d["state"][key] = value
+        else:
+            d[key] = value
+    return d
+
+
+def _pile(discard, **changes):
+    """A snapshot with this discard pile (the other cards in the draw pile)."""
+    d = make_state(num_players=3, hands=[[1, 2], [3, 4], [5, 6]], discard_pile=discard, last_player=2)
+    d.update(changes)
+    return d
 
 
 def _with_code(where, code):
@@ -317,3 +350,80 @@ def test_the_uncorrupted_snapshot_is_accepted():
     assert LlamaGame.from_dict(d).to_dict() == d
     finished = _finished_game().to_dict()
     assert LlamaGame.from_dict(finished).game_over  # a finished game (possibly with empty hands) is fine
+
+
+# --------------------------------------------------------------------------- one rule everywhere
+
+EVERY_INPUT = [
+    *range(-2, 11),
+    True,
+    False,
+    np.bool_(True),
+    "3",
+    3.0,
+    np.float32(3),
+    None,
+    [3],
+    np.array([1, 2]),
+    np.int64(5),
+    np.array(5),
+    np.array([5]),
+    Action.PLAY_6,
+]
+
+
+@pytest.mark.parametrize("action", EVERY_INPUT, ids=repr)
+def test_is_legal_and_step_agree_on_every_input(action):
+    g = _game()
+    legal = g.is_legal(action)
+    before = g.to_dict()
+    try:
+        g.step(action)
+        accepted = True
+    except IllegalActionError:
+        accepted = False
+        assert g.to_dict() == before
+    assert legal == accepted
+
+
+@pytest.mark.parametrize("action", [True, False, np.bool_(False)], ids=repr)
+def test_wrapped_env_refuses_bools_with_an_assertion_naming_the_space(action):
+    e = llama_env.env(num_players=3)
+    e.reset(seed=4)
+    before = e.unwrapped.game.to_dict()
+    with pytest.raises(AssertionError, match=r"not in the action space Discrete\(9\): an action is an integer"):
+        e.step(action)
+    assert e.unwrapped.game.to_dict() == before
+
+
+@pytest.mark.parametrize("value", ["no", "yes", 2, None, 1.0])
+def test_random_first_player_must_be_a_bool(value):
+    for make in (
+        lambda: LlamaGame(3, rng=0, random_first_player=value),
+        lambda: llama_env.raw_env(3, random_first_player=value),
+        lambda: LlamaEnv(num_players=3, random_first_player=value),
+    ):
+        with pytest.raises(TypeError, match="random_first_player must be True or False"):
+            make()
+
+
+def test_raw_env_before_reset_and_after_the_end_says_what_to_do():
+    e = llama_env.raw_env(num_players=3)
+    for call in (lambda: e.step(8), lambda: e.last(), lambda: e.observe("player_0")):
+        with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
+            call()
+    e.reset(seed=0)
+    while e.agents:
+        _, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else 8)
+    with pytest.raises(RuntimeError, match=r"every agent has stepped out: call reset\(\)"):
+        e.step(8)
+
+
+def test_gym_env_illegal_action_points_to_the_mask_and_terminate_mode():
+    env = LlamaEnv(num_players=3)
+    env.reset(seed=1)
+    illegal = next(a for a in range(9) if not env.action_masks()[a])
+    with pytest.raises(IllegalActionError, match="illegal_action='terminate'") as info:
+        env.step(illegal)
+    assert "MaskablePPO" in str(info.value) and info.value.action == illegal

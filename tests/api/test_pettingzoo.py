@@ -214,7 +214,7 @@ def test_ansi_render_shows_public_facts_and_own_hand_only():
     e = _render_env()
     text = e.render()
     assert text.splitlines() == [
-        "Round 1 | top card: 3 | draw pile: 3",
+        "Round 2 | top card: 3 | draw pile: 3",
         "* player_0 (you)     score  12  in    3 L L",
         "  player_1           score   0  in    2 cards",
         "  player_2           score   5  quit  4 cards",
@@ -251,12 +251,12 @@ def test_ansi_render_shows_a_round_summary_at_round_end():
     e.step(Action.PLAY_3)
     text = e.render()
     assert text.startswith(
-        "Round 1 over: player_0 went out.\n"
+        "Round 2 over: player_0 went out.\n"
         "  player_0            -10  -> 2\n"
         "  player_1             +7  -> 7\n"
         "  player_2             +7  -> 12\n"
     )
-    assert "Round 2 | top card:" in text
+    assert "Round 3 | top card:" in text
     e.step(Action.QUIT)
     assert "over" not in e.render()  # the summary is shown once
 

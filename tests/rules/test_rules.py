@@ -93,7 +93,7 @@ def test_rule2_deal_is_a_shuffle_driven_by_the_rng():
 
 def test_rule2_every_round_reshuffles_all_56_cards():
     # seat 0 goes out at once; the next round is dealt from the whole deck again
-    g = make_game(num_players=3, hands=[[3], [1, 1, 1], [2, 2]], top=3, hand_size=6)
+    g = make_game(num_players=3, hands=[[3], [1, 1, 1], [2, 2]], top=3, hand_size=6, draw_pile=[])
     result = g.step(PLAY[3])
     assert result is not None and result.went_out == 0
     d = g.to_dict()
@@ -432,17 +432,18 @@ def test_rule11_random_first_player_option():
 def test_rule12_game_ends_when_a_score_reaches_40(score_before, over):
     # seat 1 goes out; seat 0 takes a llama (10)
     g = make_game(num_players=3, hands=[[7], [4], [1]], top=4, current_player=1, scores=[score_before, 5, 0])
+    round_before = g.round
     result = g.step(PLAY[4])
     assert result.scores == (score_before + 10, 4, 1)
     assert result.game_over is over and g.game_over is over
     if over:
-        assert g.round == 1  # no new deal
+        assert g.round == round_before  # no new deal
         assert g.legal_actions() == []
         assert g.legal_mask() == [False] * 9
         with pytest.raises(IllegalActionError, match="game is over"):
             g.step(QUIT)
     else:
-        assert g.round == 2 and g.legal_actions()
+        assert g.round == round_before + 1 and g.legal_actions()
 
 
 def test_rule12_exactly_40_ends_the_game_not_only_more_than_40():

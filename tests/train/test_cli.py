@@ -420,3 +420,32 @@ def test_train_without_the_training_extra_names_the_extra():
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("llama-rl: error: llama-rl train needs the package")
     assert "pip install 'llama-rl[train]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_version(capsys):
+    import llama_env
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"llama-rl {llama_env.__version__}"
+
+
+def test_an_unknown_flag_shows_the_usage_of_its_command(capsys):
+    code = main(["eval", "--agents", "random,random", "--bogus", "3"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("usage: llama-rl eval") and "llama-rl eval: error: unrecognized arguments: --bogus 3" in err
+
+
+def test_agents_listing_has_no_markup(capsys):
+    main(["agents"])
+    out = capsys.readouterr().out
+    assert "``" not in out and ":class:" not in out
+    assert "at most threshold" in out
+
+
+def test_one_card_is_one_card():
+    from llama_env.render import render_table
+
+    g = make_game(num_players=3, hands=[[1, 2], [3], [4, 5]], top=3)
+    text = render_table(g, 0)
+    assert "1 card\n" in text + "\n" and "1 cards" not in text and "2 cards" in text

@@ -63,17 +63,32 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     for command in _COMMANDS:
         command.add_parser(sub)
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("llama-rl")
+    except PackageNotFoundError:  # running from a checkout that is not installed
+        import llama_env
+
+        return llama_env.__version__
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``llama-rl`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # report unknown flags with the usage of the command they were given to
+            command = getattr(args, "command_parser", None) or parser
+            command.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # --help (0) and argparse's usage errors (2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
     func = getattr(args, "func", None)

@@ -35,5 +35,5 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         epilog="example:\n  llama-rl agents",
         formatter_class=HelpFormatter,
     )
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, command_parser=p)
     return p

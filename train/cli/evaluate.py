@@ -121,5 +121,5 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--no-rotate", dest="rotate", action="store_false", help="keep every agent in its seat (default: rotate seats)"
     )
     add_rule_options(p)
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, command_parser=p)
     return p

@@ -85,5 +85,5 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--seat", type=int_in(0, None, "the seat"), default=0, help="your seat; seat 0 starts round 1 (default 0)"
     )
     add_rule_options(p)
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, command_parser=p)
     return p

@@ -115,5 +115,5 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     add_run_options(p, default_games=1000)
     add_rule_options(p)
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, command_parser=p)
     return p

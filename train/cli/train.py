@@ -72,7 +72,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """Defaults, then the preset, then the flags given; validated."""
+    """Defaults, then the preset, then the flags given; validated.
+
+    With ``--resume`` (given, or from the preset) the run's own recorded config takes
+    the place of the defaults: only the preset's values and the flags given change it
+    (see :func:`train.training.trainer.resume_config`)."""
     values: dict[str, Any] = {}
     if getattr(args, "preset", None):
         values.update(PRESETS[args.preset])
@@ -80,6 +84,10 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         v = getattr(args, f.name, None)
         if v is not None:
             values[f.name] = v
+    if values.get("resume"):
+        from train.training.trainer import resume_config
+
+        return resume_config(values["resume"], values)
     return TrainConfig(**values).validate()
 
 
@@ -90,16 +98,21 @@ def _run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    except OSError as exc:  # the run to resume cannot be read
+        raise CommandError(str(exc), code=1) from None
     games = args.final_eval_games
     if games < 0:
         raise CommandError(f"--final-eval-games must be >= 0, got {games}")
     with missing_dependency("llama-rl train"):
+        from train.training.run_dir import RunDirError
         from train.training.trainer import train
 
         try:
             result = train(config)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        except RunDirError as exc:
+            raise CommandError(str(exc), code=1) from None
     print(
         f"run {result.run_dir}: {result.num_timesteps} steps, model {result.model_path}; "
         f"{result.steps_this_session} steps in {result.wall_s:.1f} s = {result.steps_per_s:.0f} steps/s "
@@ -107,9 +120,17 @@ def _run(args: argparse.Namespace) -> int:
         + (" [interrupted: checkpoint saved]" if result.interrupted else "")
     )
     if result.interrupted:
+        print(f"continue it with: llama-rl train --resume {result.run_dir}")
         return EXIT_INTERRUPTED
     if games:
         print_final_comparison(str(result.model_path), games, seed=config.seed)
+    run = result.run_dir
+    print(
+        "\nnext:\n"
+        f"  llama-rl eval --agents ppo:path={run},heuristic --games 2000 --duplicate   # heads-up, deals replayed\n"
+        f"  llama-rl play --players 3 --opponents ppo:path={run}                       # play against it\n"
+        f"  llama-rl train --resume {run} --total-timesteps {2 * result.num_timesteps}   # train it further"
+    )
     return 0
 
 
@@ -154,5 +175,5 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="after training, play the new agent and the shipped one against random and heuristic "
         "at 2 and 4 players, N games each, and print the table (0 = skip; default: 1000)",
     )
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, command_parser=p)
     return p

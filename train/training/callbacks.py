@@ -37,6 +37,14 @@ def evaluate_vs(actor: Actor, opponent: str, players: int, games: int, seed: int
     return stats.win_share, (stats.ci_high - stats.ci_low) / 2
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"about {seconds:.0f} s"
+    if seconds < 5400:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
 def next_multiple(n: int, every: int) -> int:
     return (n // every + 1) * every if every else 0
 
@@ -71,6 +79,37 @@ class TrainingHooks(BaseCallback):
         self.t_roll = 0.0
         self.rollout_s = 0.0
         self.wins: list[float] = []
+        self.write_error: OSError | None = None
+        """Set when the run directory could not be written; training then stops."""
+        self.learn_seconds = 0.0
+        """Seconds from the first to the last step of ``learn`` (what the bar's rate covers)."""
+        self.bar: Any = None
+        self._eta_shown = False
+
+    def _on_training_start(self) -> None:
+        self.t0 = time.perf_counter()
+        budget = self.config.total_timesteps - self.start_steps
+        if self.config.progress_bar and budget > 0:
+            from tqdm.auto import tqdm
+
+            print(
+                f"training {budget:,} steps (to {self.config.total_timesteps:,}) in {self.run.path}; "
+                "a time estimate follows the first rollout",
+                flush=True,
+            )
+            # smoothing=0: the rate shown is the average since the start, the number the
+            # summary reports at the end
+            self.bar = tqdm(total=budget, unit="step", unit_scale=True, smoothing=0, dynamic_ncols=True)
+
+    def _on_training_end(self) -> None:
+        self.learn_seconds = time.perf_counter() - self.t0
+
+    def close(self) -> None:
+        if not self.learn_seconds:
+            self.learn_seconds = time.perf_counter() - self.t0
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
     def _on_rollout_start(self) -> None:
         self.t_roll = time.perf_counter()
@@ -88,10 +127,17 @@ class TrainingHooks(BaseCallback):
         if self.wins:
             self.logger.record("rollout/win_share", float(np.mean(self.wins)))
             self.wins = []
+        if self.bar is not None and not self._eta_shown and done > 0:
+            self._eta_shown = True
+            rate = done / max(wall, 1e-9)
+            left = (self.config.total_timesteps - self.model.num_timesteps) / rate
+            self.bar.write(f"{rate:,.0f} steps/s so far: {_duration(left)} to go (evaluations add a little)")
 
     def _on_step(self) -> bool:
         config = self.config
         n = self.model.num_timesteps
+        if self.bar is not None:
+            self.bar.update(self.training_env.num_envs)
         for info, d in zip(self.locals["infos"], self.locals["dones"], strict=True):
             if d:
                 self.wins.append(info["win_share"])
@@ -100,12 +146,16 @@ class TrainingHooks(BaseCallback):
             del self.past[: -config.past_pool]
             self.env.set_past_policies([actor_policy(a, self.opp_rng) for a in self.past])
             self.next_past = next_multiple(n, config.past_every)
-        if config.checkpoint_every and n >= self.next_ckpt:
-            self.save_checkpoint()
-            self.next_ckpt = next_multiple(n, config.checkpoint_every)
-        if config.eval_every and n >= self.next_eval:
-            self.run_eval()
-            self.next_eval = next_multiple(n, config.eval_every)
+        try:
+            if config.checkpoint_every and n >= self.next_ckpt:
+                self.save_checkpoint()
+                self.next_ckpt = next_multiple(n, config.checkpoint_every)
+            if config.eval_every and n >= self.next_eval:
+                self.run_eval()
+                self.next_eval = next_multiple(n, config.eval_every)
+        except OSError as exc:  # the run directory cannot be written: stop, keep what is saved
+            self.write_error = exc
+            return False
         return True
 
     def run_eval(self) -> None:
@@ -120,6 +170,6 @@ class TrainingHooks(BaseCallback):
             self.logger.record(f"eval/fair_share_{n}p", 1.0 / n)
         self.evals.append(row)
         self.run.append_eval(row)
-        if config.progress_bar:
+        if self.bar is not None:
             txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
-            print(f"[eval @ {self.model.num_timesteps}] win share vs {config.eval_opponent}: {txt}", flush=True)
+            self.bar.write(f"[eval @ {self.model.num_timesteps:,}] win share vs {config.eval_opponent}: {txt}")

@@ -1,31 +1,51 @@
 """The run directory of a training run: where things are, and writing them safely.
 
-``runs/<name>/`` holds ``config.json`` (the config the run was started with),
-``checkpoints/ppo_<steps>.zip``, ``model.zip`` (the latest policy), ``eval.jsonl``
-(one line per periodic evaluation), ``summary.json`` (the last session's numbers) and
-``tb/`` (TensorBoard logs). Every file is written to a temporary file in the same
-directory and moved into place with ``os.replace``, so a file is either the old one or
-the new one, never half written.
+``runs/<name>/`` holds ``config.json`` (the config the run was started with; a resumed
+session adds ``config.resume_<k>.json`` with exactly what it ran), ``checkpoints/ppo_<steps>.zip``,
+``model.zip`` (the latest policy), ``eval.jsonl`` (one line per periodic evaluation),
+``summary.json`` (the last session's numbers), ``sessions.jsonl`` (one line per session)
+and ``tb/`` (TensorBoard logs).
+
+Nothing saved is ever lost:
+
+* every file is written to a temporary file in the same directory and moved into place
+  with ``os.replace``, so a file is either the old one or the new one, never half
+  written (a crash, a full disk or a second Ctrl-C leaves the previous version);
+* a trainer holds ``.lock`` while it writes, so two trainers never write one run; a
+  lock left by a process that no longer exists is taken over with a warning;
+* resuming checks each checkpoint before using it and falls back to the newest one
+  that is whole (:meth:`RunDir.newest_valid_checkpoint`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import tempfile
-from collections.abc import Callable
+import time
+import warnings
+import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RunDir", "atomic_write", "write_json_atomic"]
+__all__ = ["RunDir", "RunDirError", "atomic_write", "write_json_atomic", "checkpoint_problem"]
 
 CHECKPOINT_GLOB = "ppo_*.zip"
+
+
+class RunDirError(OSError):
+    """The run directory cannot be written, or is in use: the message says what, where,
+    and what was kept."""
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then move it over ``path``.
 
-    A crash (or Ctrl-C) while writing leaves ``path`` as it was, never a partial file."""
+    A crash, an error or Ctrl-C while writing leaves ``path`` as it was, never a partial
+    file."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -37,14 +57,46 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """``json.dump(data)`` to ``path``, atomically."""
     text = json.dumps(data, indent=2) + "\n"
     atomic_write(path, lambda tmp: _write_text(tmp, text))
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")
+def checkpoint_problem(path: Path) -> str | None:
+    """Why ``path`` is not a whole MaskablePPO save (``None`` when it looks whole): an
+    empty or truncated file, a bad zip, a failed CRC, a missing entry, unreadable data."""
+    try:
+        if path.stat().st_size == 0:
+            return "the file is empty"
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            missing = [n for n in ("data", "policy.pth") if n not in names]
+            if missing:
+                return f"it has no {' and no '.join(missing)}"
+            bad = zf.testzip()
+            if bad is not None:
+                return f"its entry {bad} is corrupt (bad CRC)"
+            data = json.loads(zf.read("data").decode())
+        if not isinstance(data, dict) or not isinstance(data.get("num_timesteps"), int):
+            return "its data has no step count"
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, UnicodeDecodeError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
 
 
 class RunDir:
@@ -52,6 +104,8 @@ class RunDir:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+
+    # ------------------------------------------------------------------ places
 
     @property
     def checkpoints_dir(self) -> Path:
@@ -74,11 +128,21 @@ class RunDir:
         return self.path / "summary.json"
 
     @property
+    def sessions_path(self) -> Path:
+        return self.path / "sessions.jsonl"
+
+    @property
     def tensorboard_dir(self) -> Path:
         return self.path / "tb"
 
+    @property
+    def lock_path(self) -> Path:
+        return self.path / ".lock"
+
     def checkpoint_path(self, steps: int) -> Path:
         return self.checkpoints_dir / f"ppo_{steps}.zip"
+
+    # ------------------------------------------------------------------ reading
 
     def checkpoints(self) -> list[Path]:
         """The checkpoints, oldest (fewest steps) first."""
@@ -90,8 +154,127 @@ class RunDir:
                 continue  # not one of ours (ppo_final.zip...)
         return [p for _, p in sorted(found)]
 
-    def append_eval(self, row: dict[str, Any]) -> None:
-        """Add one evaluation line to ``eval.jsonl`` (rewritten atomically)."""
-        old = self.eval_path.read_text(encoding="utf-8") if self.eval_path.exists() else ""
+    def newest_valid_checkpoint(self) -> tuple[Path | None, list[tuple[Path, str]]]:
+        """The newest checkpoint that is whole (else ``model.zip`` if it is), and the
+        newer ones skipped with the reason."""
+        skipped: list[tuple[Path, str]] = []
+        for candidate in [*reversed(self.checkpoints()), self.model_path]:
+            if not candidate.exists():
+                continue
+            problem = checkpoint_problem(candidate)
+            if problem is None:
+                return candidate, skipped
+            skipped.append((candidate, problem))
+        return None, skipped
+
+    def config_files(self) -> list[Path]:
+        """``config.json`` then each ``config.resume_<k>.json``, oldest first."""
+        resumes = []
+        for p in self.path.glob("config.resume_*.json"):
+            try:
+                resumes.append((int(p.stem.rsplit("_", 1)[1]), p))
+            except ValueError:
+                continue
+        first = [self.config_path] if self.config_path.exists() else []
+        return first + [p for _, p in sorted(resumes)]
+
+    def recorded_config(self) -> dict[str, Any] | None:
+        """The config the run's last session ran with (``None`` for a run without one)."""
+        files = self.config_files()
+        if not files:
+            return None
+        try:
+            data = json.loads(files[-1].read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RunDirError(f"cannot read the run's config {files[-1]}: {exc}") from None
+        if not isinstance(data, dict):
+            raise RunDirError(f"the run's config {files[-1]} is not a JSON object")
+        return data
+
+    # ------------------------------------------------------------------ writing
+
+    def create(self, *, fresh: bool) -> None:
+        """Make the directory (and ``checkpoints/``); ``fresh`` refuses a non-empty one.
+
+        Raises :class:`RunDirError` naming the path and the reason when it cannot be
+        made (a file in the way, a read-only parent...) and ``ValueError`` when a fresh
+        run would overwrite an existing one."""
+        if fresh and self.path.is_dir() and any(self.path.iterdir()):
+            raise ValueError(f"config key 'run_name': run directory {self.path} already exists and is not empty")
+        try:
+            self.checkpoints_dir.mkdir(parents=True, exist_ok=True)
+            probe = self.path / ".write_test"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise RunDirError(f"cannot write the run directory {self.path}: {_reason(exc)}") from None
+
+    def next_resume_config_path(self) -> Path:
+        return self.path / f"config.resume_{len(self.config_files())}.json"
+
+    def append_jsonl(self, path: Path, row: dict[str, Any]) -> None:
+        """Add one line to a JSON-lines file (rewritten atomically)."""
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
         line = json.dumps(row) + "\n"
-        atomic_write(self.eval_path, lambda tmp: _write_text(tmp, old + line))
+        atomic_write(path, lambda tmp: _write_text(tmp, old + line))
+
+    def append_eval(self, row: dict[str, Any]) -> None:
+        self.append_jsonl(self.eval_path, row)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold ``.lock`` while a trainer writes this run.
+
+        Another live trainer's lock is an error; a lock whose process is gone (killed,
+        crashed) on this machine is stale and taken over with a warning."""
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
+        for _ in range(2):
+            try:
+                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                self._break_stale_lock()
+                continue
+            except OSError as exc:
+                raise RunDirError(f"cannot lock the run directory {self.path}: {_reason(exc)}") from None
+            with os.fdopen(fd, "w") as fh:
+                json.dump(me, fh)
+            break
+        else:  # pragma: no cover - the stale lock came back between two attempts
+            raise RunDirError(f"cannot lock the run directory {self.path}: another trainer took it")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                held = json.loads(self.lock_path.read_text(encoding="utf-8"))
+                if held.get("pid") == me["pid"] and held.get("host") == me["host"]:
+                    self.lock_path.unlink()
+
+    def _break_stale_lock(self) -> None:
+        try:
+            held = json.loads(self.lock_path.read_text(encoding="utf-8"))
+            pid, host = int(held["pid"]), str(held["host"])
+        except (OSError, ValueError, KeyError, TypeError):
+            held, pid, host = {}, -1, socket.gethostname()  # unreadable: treat as left behind
+        if host != socket.gethostname():
+            raise RunDirError(
+                f"run directory {self.path} is locked by process {pid} on {host}; if no trainer runs "
+                f"there any more, delete {self.lock_path} and try again"
+            )
+        if pid > 0 and pid != os.getpid() and _pid_alive(pid):
+            since = held.get("since")
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since)) if isinstance(since, (int, float)) else "?"
+            raise RunDirError(
+                f"run directory {self.path} is in use by another trainer (process {pid}, since {when}); "
+                "wait for it to finish, or train into another run"
+            )
+        warnings.warn(
+            f"run directory {self.path}: taking over a stale lock left by process {pid}, which no longer runs",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        with contextlib.suppress(FileNotFoundError):
+            self.lock_path.unlink()
+
+
+def _reason(exc: OSError) -> str:
+    return f"{exc.strerror} ({type(exc).__name__})" if exc.strerror else f"{type(exc).__name__}: {exc}"

@@ -11,15 +11,25 @@ with, since PPO only updates between rollouts.
 A run directory ``runs/llama__maskableppo__<seed>__<time>/`` holds ``config.json``,
 TensorBoard logs (scalars namespaced ``rollout/``, ``train/``, ``eval/``, ``speed/``),
 ``checkpoints/ppo_<steps>.zip``, ``eval.jsonl`` and the final ``model.zip``
-(:mod:`train.training.run_dir`). Ctrl-C saves a checkpoint and the model before
-returning; ``resume=`` continues a run with its step count.
+(:mod:`train.training.run_dir`, which also says how nothing saved gets lost).
+
+Ctrl-C saves a checkpoint and the model before returning (a second Ctrl-C while that
+is written is held back until the files are whole; a third stops at once, leaving the
+previous files). ``resume=`` continues a run with its step count: build the config
+with :func:`resume_config`, which starts from the run's own recorded config.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import sys
+import tempfile
+import threading
 import time
-import zipfile
+import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,11 +38,15 @@ import numpy as np
 
 from agents.ppo import Actor, actor_from_policy, load_actor
 from train.training.callbacks import TrainingHooks, actor_policy
-from train.training.config import TrainConfig
-from train.training.run_dir import RunDir, write_json_atomic
+from train.training.config import TrainConfig, config_from_dict
+from train.training.run_dir import RunDir, RunDirError, atomic_write, write_json_atomic
 from train.training.vec_env import BatchedLlamaVecEnv
 
-__all__ = ["train", "TrainResult", "find_checkpoint"]
+__all__ = ["train", "TrainResult", "find_checkpoint", "resume_config", "run_of", "FIXED_ON_RESUME"]
+
+FIXED_ON_RESUME = ("net_arch", "activation", "reward")
+"""Settings a resumed run cannot change: the network's shape and what it learned to value."""
+_RUN_IDENTITY = ("run_dir", "run_name", "resume")
 
 
 @dataclass
@@ -44,6 +58,7 @@ class TrainResult:
     num_timesteps: int
     steps_this_session: int
     wall_s: float
+    """Seconds of ``learn`` (rollouts and updates; evaluations and saving excluded)."""
     env_s: float
     """Seconds in the vec env (rules, encoding, all opponents' moves)."""
     learn_s: float
@@ -56,43 +71,132 @@ class TrainResult:
         return self.steps_this_session / self.wall_s if self.wall_s > 0 else 0.0
 
 
+def run_of(path: str | Path) -> RunDir:
+    """The run a ``--resume`` path names: a run directory, or a checkpoint in one."""
+    p = Path(path)
+    if p.is_dir():
+        return RunDir(p)
+    if p.is_file():
+        return RunDir(p.parent.parent if p.parent.name == "checkpoints" else p.parent)
+    raise ValueError(f"config key 'resume': {str(path)!r} is neither a run directory nor a checkpoint")
+
+
 def find_checkpoint(path: str | Path) -> Path:
-    """A checkpoint zip from a zip path or a run directory (its newest checkpoint, else model.zip)."""
+    """The checkpoint to resume from: the given zip, or a run directory's newest whole
+    checkpoint (else its ``model.zip``). Checkpoints that are empty or corrupt are
+    skipped with a warning naming them."""
     p = Path(path)
     if p.is_file():
         return p
-    if p.is_dir():
-        ckpts = RunDir(p).checkpoints()
-        if ckpts:
-            return ckpts[-1]
-        if (p / "model.zip").exists():
-            return p / "model.zip"
-    raise ValueError(f"config key 'resume': no checkpoint at {str(path)!r} (a .zip or a run directory)")
+    run = run_of(p)
+    found, skipped = run.newest_valid_checkpoint()
+    for bad, why in skipped:
+        warnings.warn(f"resume: skipping {bad} ({why})", RuntimeWarning, stacklevel=2)
+    if found is None:
+        raise ValueError(f"config key 'resume': no usable checkpoint in {p} (a .zip or a run directory)")
+    return found
+
+
+def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None) -> TrainConfig:
+    """The config that continues the run at ``resume``: the run's recorded config (what
+    its last session ran), with ``overrides`` (the settings given explicitly) on top.
+
+    Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
+    key and both values. A run without a recorded config uses ``overrides`` alone."""
+    overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
+    run = run_of(resume)
+    recorded = run.recorded_config()
+    if recorded is None:
+        return TrainConfig(**overrides, resume=str(resume)).validate()
+    base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"})  # its run_dir, run_name too
+    candidate = TrainConfig(**{**base.to_dict(), **overrides, "resume": str(resume)}).validate()
+    _check_fixed(base, candidate, run)
+    return candidate
+
+
+def _check_fixed(recorded: TrainConfig, config: TrainConfig, run: RunDir) -> None:
+    for key in FIXED_ON_RESUME:
+        then, now = getattr(recorded, key), getattr(config, key)
+        if then != now:
+            raise ValueError(
+                f"config key {key!r} cannot change when resuming {run.path}: the run was trained with "
+                f"{then!r}, the config asks for {now!r} (start a new run to change it)"
+            )
+
+
+@contextlib.contextmanager
+def _saving_despite_ctrl_c() -> Iterator[None]:
+    """While the final files are written, hold back one more Ctrl-C (saying so); a
+    further one stops at once (the atomic writes leave the previous files whole)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    presses = [0]
+
+    def handler(signum: int, frame: Any) -> None:
+        presses[0] += 1
+        if presses[0] > 1:
+            raise KeyboardInterrupt
+        print("\nstill saving the checkpoint (a few seconds); Ctrl-C again stops without it", file=sys.stderr)
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def save_model(model: Any, path: Path) -> None:
+    """``model.save`` to ``path``, atomically (see :func:`run_dir.atomic_write`)."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            model.save(fh)
+
+    atomic_write(path, write)
+
+
+def _rescue(model: Any, run: RunDir) -> Path | None:
+    """Save the model somewhere writable when the run directory is not."""
+    target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{run.path.name}-{model.num_timesteps}.zip"
+    try:
+        save_model(model, target)
+    except OSError:
+        return None
+    return target
 
 
 def train(config: TrainConfig) -> TrainResult:
-    """Run (or resume) a training run as configured; see the module docstring."""
+    """Run (or resume) a training run as configured; see the module docstring.
+
+    Raises ``ValueError`` for a bad config (naming the key) and
+    :class:`train.training.run_dir.RunDirError` when the run directory cannot be
+    written or is in use; what was saved before is kept."""
     import torch
     from sb3_contrib import MaskablePPO
 
     config.validate()
-    torch.set_num_threads(config.torch_threads)
-    torch.manual_seed(config.seed)
-
-    resume_from: Path | None = None
     if config.resume:
-        resume_from = find_checkpoint(config.resume)
-        run = RunDir(resume_from.parent.parent if resume_from.parent.name == "checkpoints" else resume_from.parent)
+        run = run_of(config.resume)
+        recorded = run.recorded_config()
+        if recorded is not None:
+            _check_fixed(config_from_dict({k: v for k, v in recorded.items() if k != "resume"}), config, run)
     else:
         run = RunDir(config.run_path())
-        if run.path.exists() and any(run.path.iterdir()):
-            raise ValueError(f"config key 'run_name': run directory {run.path} already exists and is not empty")
-    run.checkpoints_dir.mkdir(parents=True, exist_ok=True)
-    if resume_from is not None and run.config_path.exists():
-        # keep the original config on file, record the resumed one beside it
-        write_json_atomic(run.path / f"config.resume_{int(time.time())}.json", config.to_dict())
-    else:
-        write_json_atomic(run.config_path, config.to_dict())
+    run.create(fresh=not config.resume)
+    with run.lock():
+        resume_from = find_checkpoint(config.resume) if config.resume else None
+        return _train_locked(config, run, resume_from, torch, MaskablePPO)
+
+
+def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
+    torch.set_num_threads(config.torch_threads)
+    torch.manual_seed(config.seed)
+    config_file = run.next_resume_config_path() if resume_from is not None else run.config_path
+    try:
+        write_json_atomic(config_file, config.to_dict())  # exactly what this session runs
+    except OSError as exc:
+        raise RunDirError(f"cannot write {config_file}: {exc}") from None
 
     env_seed = config.seed
     if resume_from is not None:
@@ -112,10 +216,8 @@ def train(config: TrainConfig) -> TrainResult:
     if config.anneal_lr:
         base = config.learning_rate
         lr = lambda frac: base * max(frac, 0.05)  # noqa: E731 - SB3 takes a schedule callable
-    act_fn = torch.nn.ReLU if config.activation == "relu" else torch.nn.Tanh
-    arch = list(config.net_arch)
     tb_dir = str(run.tensorboard_dir) if config.tensorboard else None
-    ppo_kwargs: dict[str, Any] = dict(
+    hyper: dict[str, Any] = dict(
         learning_rate=lr,
         n_steps=config.n_steps,
         batch_size=config.batch_size,
@@ -129,32 +231,37 @@ def train(config: TrainConfig) -> TrainResult:
         target_kl=config.target_kl or None,
         tensorboard_log=tb_dir,
         verbose=config.verbose,
-        seed=config.seed,
-        device="cpu",
     )
     if resume_from is not None:
-        model = MaskablePPO.load(resume_from, env=env, device="cpu", custom_objects={"learning_rate": lr})
-        for k in ("n_epochs", "batch_size", "ent_coef", "target_kl"):
-            setattr(model, k, ppo_kwargs[k])
-        model.tensorboard_log = tb_dir
+        # the loaded algorithm takes this session's settings before it builds its buffers
+        model = ppo_cls.load(resume_from, env=env, device="cpu", custom_objects={"learning_rate": lr}, **hyper)
     else:
-        model = MaskablePPO(
+        act_fn = torch.nn.ReLU if config.activation == "relu" else torch.nn.Tanh
+        arch = list(config.net_arch)
+        model = ppo_cls(
             "MlpPolicy",
             env,
             policy_kwargs=dict(net_arch=dict(pi=arch, vf=arch), activation_fn=act_fn),
-            **ppo_kwargs,
+            seed=config.seed,
+            device="cpu",
+            **hyper,
         )
     env.set_policy("self", actor_policy(actor_from_policy(model.policy), opp_rng))
 
     # the past league: snapshots of earlier checkpoints of this run
     past: list[Actor] = []
     if resume_from is not None:
-        past = [load_actor(p) for p in run.checkpoints()[-config.past_pool :]]
+        for path in run.checkpoints()[-config.past_pool :]:
+            with contextlib.suppress(ValueError):  # a broken checkpoint was already reported
+                past.append(load_actor(path))
         env.set_past_policies([actor_policy(a, opp_rng) for a in past])
+
+    saved: list[Path] = []
 
     def save_checkpoint() -> Path:
         path = run.checkpoint_path(model.num_timesteps)
-        model.save(path)
+        save_model(model, path)
+        saved.append(path)
         return path
 
     evals: list[dict[str, Any]] = []
@@ -162,6 +269,7 @@ def train(config: TrainConfig) -> TrainResult:
     hooks = TrainingHooks(config, env, run, past, opp_rng, save_checkpoint, evals, start_steps)
     remaining = max(config.total_timesteps - start_steps, 0)
     interrupted = False
+    write_error: OSError | None = None
     t0 = time.perf_counter()
     env_t0 = env.env_time
     try:
@@ -171,24 +279,55 @@ def train(config: TrainConfig) -> TrainResult:
                 callback=hooks,
                 reset_num_timesteps=resume_from is None,
                 tb_log_name="ppo",
-                progress_bar=config.progress_bar,
+                progress_bar=False,
             )
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
-    wall = time.perf_counter() - t0
-    save_checkpoint()
-    model.save(run.model_path)
-    env_s = env.env_time - env_t0
-    summary = {
-        "num_timesteps": model.num_timesteps,
-        "steps_this_session": model.num_timesteps - start_steps,
-        "wall_s": wall,
-        "env_s": env_s,
-        "learn_s": wall - env_s,
-        "interrupted": interrupted,
-    }
-    write_json_atomic(run.summary_path, summary)
+    except OSError as exc:  # TensorBoard or another writer lost the run directory
+        write_error = exc
+    finally:
+        hooks.close()
+    write_error = write_error or hooks.write_error
+    wall = hooks.learn_seconds or (time.perf_counter() - t0)
+    if write_error is not None:
+        rescue = _rescue(model, run)
+        kept = f"the last checkpoint kept is {saved[-1]}" if saved else "checkpoints saved before are kept"
+        where = f"; the current model was saved to {rescue} instead" if rescue else ""
+        raise RunDirError(
+            f"cannot write to the run directory {run.path} ({write_error}); training stopped at "
+            f"{model.num_timesteps} steps: {kept}{where}"
+        ) from None
+    try:
+        with _saving_despite_ctrl_c():
+            save_checkpoint()
+            save_model(model, run.model_path)
+            env_s = env.env_time - env_t0
+            summary = {
+                "num_timesteps": model.num_timesteps,
+                "steps_this_session": model.num_timesteps - start_steps,
+                "wall_s": wall,
+                "env_s": env_s,
+                "learn_s": wall - env_s,
+                "interrupted": interrupted,
+            }
+            write_json_atomic(run.summary_path, summary)
+            run.append_jsonl(
+                run.sessions_path,
+                {
+                    "started_at_step": start_steps,
+                    "ended_at_step": model.num_timesteps,
+                    "config": config_file.name,
+                    "resumed_from": str(resume_from) if resume_from is not None else None,
+                    "interrupted": interrupted,
+                },
+            )
+    except OSError as exc:
+        rescue = _rescue(model, run)
+        raise RunDirError(
+            f"cannot write the final files of {run.path} ({exc})"
+            + (f"; the current model was saved to {rescue} instead" if rescue else "")
+        ) from None
     return TrainResult(
         run_dir=run.path,
         model_path=run.model_path,
@@ -204,5 +343,7 @@ def train(config: TrainConfig) -> TrainResult:
 
 def _saved_timesteps(path: Path) -> int:
     """The step count stored in a saved model zip."""
+    import zipfile
+
     with zipfile.ZipFile(path) as zf:
         return int(json.loads(zf.read("data").decode()).get("num_timesteps", 0))

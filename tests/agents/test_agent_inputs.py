@@ -1,0 +1,145 @@
+"""Agents refuse bad input with errors that name it: wrong masks and observations, bad
+parameters, and PPO model files that are not whole models."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+import agents
+from agents.ppo import DEFAULT_MODEL
+from llama_env.engine import LlamaGame
+from llama_env.observation import action_mask, encode
+from train.cli import main
+
+BUILTIN = ["random", "greedy", "cautious", "heuristic", "ppo"]
+GAME = LlamaGame(3, rng=0)
+OBS = encode(GAME, 0)
+MASK = action_mask(GAME.legal_actions())
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("length", [5, 8, 10, 12])
+def test_masks_of_the_wrong_length_are_refused(name, length):
+    mask = np.zeros(length, dtype=np.int8)
+    mask[: min(length, 9)] = MASK[: min(length, 9)]
+    with pytest.raises(ValueError, match="an action mask has 9 entries"):
+        agents.make(name).act(OBS, mask)
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("shape", [(51,), (53,), (4, 13), (1, 52)])
+def test_observations_of_the_wrong_shape_are_refused(name, shape):
+    obs = np.zeros(shape, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"an observation is a flat vector of 52 values, got shape"):
+        agents.make(name).act(obs, MASK)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "error", "fragment"),
+    [
+        ("heuristic", {"danger_hand": None}, ValueError, "danger_hand must be an integer"),
+        ("heuristic", {"danger_hand": -1}, ValueError, "danger_hand must be >= 0"),
+        ("heuristic", {"quit_base": float("nan")}, ValueError, "quit_base must be a finite number"),
+        ("heuristic", {"quit_base": "1"}, ValueError, "quit_base must be a finite number"),
+        ("heuristic", {"strand_cost": True}, ValueError, "strand_cost must be a finite number"),
+        ("heuristic", {"seed": "x"}, ValueError, "seed must be a non-negative integer"),
+        ("random", {"seed": -3}, ValueError, "seed must be a non-negative integer"),
+        ("cautious", {"threshold": 2.5}, ValueError, "threshold must be an integer"),
+        ("greedy", {"prefer": "most"}, ValueError, "prefer must be 'points' or 'same'"),
+        ("ppo", {"deterministic": "yes"}, TypeError, "deterministic must be True or False"),
+        ("ppo", {"path": 3}, ValueError, "path must be a model .zip or a run directory"),
+    ],
+)
+def test_bad_parameters_name_the_parameter(name, params, error, fragment):
+    with pytest.raises(error, match=fragment):
+        agents.make(name, **params)
+
+
+def test_make_needs_a_name():
+    with pytest.raises(TypeError, match="an agent name must be a string"):
+        agents.make(["random"])
+
+
+def _rewrite(path, change):
+    with zipfile.ZipFile(DEFAULT_MODEL) as src, zipfile.ZipFile(path, "w") as dst:
+        for name in src.namelist():
+            data = change(name, src.read(name))
+            if data is not None:
+                dst.writestr(name, data)
+
+
+def _bad_crc(path):
+    data = bytearray(DEFAULT_MODEL.read_bytes())
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        info = zf.getinfo("policy.pth")
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + 64] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _wrong_shape(path):
+    import torch
+
+    def change(name, data):
+        if name != "policy.pth":
+            return data
+        state = torch.load(io.BytesIO(data), weights_only=True)
+        state["action_net.weight"] = state["action_net.weight"][:5]
+        state["action_net.bias"] = state["action_net.bias"][:5]
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        return buf.getvalue()
+
+    _rewrite(path, change)
+
+
+BROKEN = {
+    "empty": (lambda p: p.write_bytes(b""), "BadZipFile"),
+    "truncated": (lambda p: p.write_bytes(DEFAULT_MODEL.read_bytes()[:5000]), ""),
+    "random bytes": (lambda p: p.write_bytes(os.urandom(4000)), "BadZipFile"),
+    "bad CRC": (_bad_crc, "corrupt (bad CRC)"),
+    "no policy.pth": (lambda p: _rewrite(p, lambda n, d: None if n == "policy.pth" else d), "has no policy.pth"),
+    "garbage weights": (lambda p: _rewrite(p, lambda n, d: os.urandom(500) if n == "policy.pth" else d), "Error"),
+    "wrong shapes": (_wrong_shape, "action layer has 5 outputs"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_broken_model_files_name_the_file(case, tmp_path):
+    damage, fragment = BROKEN[case]
+    path = tmp_path / "model.zip"
+    damage(path)
+    with pytest.raises(ValueError, match=f"cannot load a PPO model from {path}") as info:
+        agents.make("ppo", path=str(path))
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("case", ["empty", "bad CRC", "no policy.pth"])
+def test_broken_model_files_on_the_command_line(case, tmp_path, capsys):
+    path = tmp_path / "model.zip"
+    BROKEN[case][0](path)
+    code = main(["eval", "--agents", f"ppo:path={path},random", "--games", "2", "--workers", "1"])
+    err = capsys.readouterr().err
+    assert (
+        code == 2
+        and err.startswith("llama-rl: error: --agents: cannot load a PPO model from")
+        and "Traceback" not in err
+    )
+
+
+def test_a_run_directory_loads_its_model(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    with pytest.raises(ValueError, match="no PPO model in the run directory .* it has no model.zip"):
+        agents.make("ppo", path=str(run))
+    shutil.copy(DEFAULT_MODEL, run / "model.zip")
+    from_dir = agents.make("ppo", path=str(run))
+    shipped = agents.make("ppo")
+    assert from_dir.act(OBS, MASK) == shipped.act(OBS, MASK)
+    with pytest.raises(ValueError, match="does not exist"):
+        agents.make("ppo", path=str(tmp_path / "nope.zip"))

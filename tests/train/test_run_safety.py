@@ -1,0 +1,201 @@
+"""Nothing a training run saved is ever lost: atomic files, a second Ctrl-C, broken
+checkpoints, resuming with the run's own config, locked and unwritable run directories."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from sb3_contrib import MaskablePPO
+
+from train.cli import main
+from train.training import TrainConfig, train
+from train.training.config import PRESETS
+from train.training.run_dir import RunDir, RunDirError, checkpoint_problem
+from train.training.trainer import resume_config
+from train.training.vec_env import BatchedLlamaVecEnv
+
+QUICK = {**PRESETS["smoke"], "eval_every": 0, "tensorboard": False}
+
+
+def smoke(tmp_path: Path, name: str, **changes) -> TrainConfig:
+    return TrainConfig(**{**QUICK, "run_dir": str(tmp_path), "run_name": name, **changes})
+
+
+def files_are_whole(run: Path) -> None:
+    """No empty or half-written file anywhere, no temporary file left behind."""
+    for p in run.rglob("*"):
+        if p.is_file():
+            assert not p.name.endswith(".tmp"), f"temporary file left: {p}"
+            if p.suffix == ".zip":
+                assert checkpoint_problem(p) is None, f"{p}: {checkpoint_problem(p)}"
+            if p.suffix == ".json":
+                json.loads(p.read_text())
+
+
+@pytest.fixture
+def interrupt_at(monkeypatch):
+    """Raise KeyboardInterrupt at the n-th VecEnv step (as Ctrl-C would)."""
+
+    def arm(n: int) -> None:
+        real = BatchedLlamaVecEnv.step_wait
+        calls = {"k": 0}
+
+        def step_wait(self):
+            calls["k"] += 1
+            if calls["k"] == n:
+                raise KeyboardInterrupt
+            return real(self)
+
+        monkeypatch.setattr(BatchedLlamaVecEnv, "step_wait", step_wait)
+
+    return arm
+
+
+def test_a_second_ctrl_c_while_saving_leaves_every_file_whole_and_resume_works(tmp_path, interrupt_at, monkeypatch):
+    interrupt_at(80)  # after the checkpoint at 1024 steps (16 envs: step 64)
+    real_save = MaskablePPO.save
+    saves = {"k": 0}
+
+    def save(self, path, *args, **kwargs):
+        saves["k"] += 1
+        if saves["k"] == 2:  # the interrupt checkpoint: half written, then Ctrl-C again
+            path.write(b"PK\x03\x04 half a zip")
+            raise KeyboardInterrupt
+        return real_save(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(MaskablePPO, "save", save)
+    with pytest.raises(KeyboardInterrupt):
+        train(smoke(tmp_path, "twice"))
+    run = tmp_path / "twice"
+    files_are_whole(run)
+    assert [p.name for p in RunDir(run).checkpoints()] == ["ppo_1024.zip"]
+    assert not (run / "model.zip").exists() and not (run / ".lock").exists()
+    monkeypatch.setattr(MaskablePPO, "save", real_save)
+    monkeypatch.undo()  # the VecEnv steps normally again
+    result = train(resume_config(run))
+    assert result.num_timesteps == QUICK["total_timesteps"] and not result.interrupted
+    files_are_whole(run)
+
+
+def test_ctrl_c_saves_and_says_how_to_continue(tmp_path, interrupt_at, capsys):
+    interrupt_at(40)
+    code = main(
+        ["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--run-name", "int", "--final-eval-games", "0"]
+    )
+    assert code == 130
+    out = capsys.readouterr().out
+    assert f"llama-rl train --resume {tmp_path / 'int'}" in out
+    files_are_whole(tmp_path / "int")
+    summary = json.loads((tmp_path / "int" / "summary.json").read_text())
+    assert summary["interrupted"] and (tmp_path / "int" / f"checkpoints/ppo_{summary['num_timesteps']}.zip").exists()
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (lambda p: p.write_bytes(b""), "the file is empty"),
+        (lambda p: p.write_bytes(p.read_bytes()[:2000]), ""),
+        (lambda p: p.write_bytes(os.urandom(3000)), "BadZipFile"),
+    ],
+    ids=["empty", "truncated", "garbage"],
+)
+def test_resume_skips_a_broken_newest_checkpoint_with_a_warning(tmp_path, damage, why):
+    train(smoke(tmp_path, "r"))
+    run = RunDir(tmp_path / "r")
+    newest = run.checkpoints()[-1]
+    damage(newest)
+    damage(run.model_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = train(resume_config(run.path, {"total_timesteps": 2560}))
+    skipped = [str(w.message) for w in caught if "skipping" in str(w.message)]
+    assert any(str(newest) in m and why in m for m in skipped), skipped
+    assert result.num_timesteps == 2560  # continued from ppo_1024 (+3 rollouts of 512)
+    files_are_whole(run.path)
+
+
+def test_resume_restores_the_runs_config_and_records_what_ran(tmp_path, capsys):
+    root = str(tmp_path)
+    assert main(["train", "--preset", "smoke", "--run-dir", root, "--run-name", "c", "--final-eval-games", "0"]) == 0
+    run = tmp_path / "c"
+    first = json.loads((run / "config.json").read_text())
+    code = main(
+        ["train", "--resume", str(run), "--total-timesteps", "3072", "--n-epochs", "2", "--final-eval-games", "0"]
+    )
+    assert code == 0, capsys.readouterr().err
+    ran = json.loads((run / "config.resume_1.json").read_text())
+    changed = {k for k in first if first[k] != ran[k]}
+    assert changed == {"total_timesteps", "n_epochs", "resume"}  # n_envs, batch, network... from the run
+    assert ran["n_envs"] == 16 and ran["net_arch"] == [32, 32] and ran["checkpoint_every"] == 1024
+    sessions = [json.loads(line) for line in (run / "sessions.jsonl").read_text().splitlines()]
+    assert [s["config"] for s in sessions] == ["config.json", "config.resume_1.json"]
+    assert sessions[1]["started_at_step"] == 2048 and sessions[1]["ended_at_step"] == 3072
+    code = main(["train", "--resume", str(run), "--net-arch", "64,64", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and "config key 'net_arch' cannot change when resuming" in err and "(32, 32)" in err
+
+
+def test_python_resume_with_a_different_network_is_refused(tmp_path):
+    train(smoke(tmp_path, "p"))
+    with pytest.raises(ValueError, match="'net_arch' cannot change when resuming"):
+        train(TrainConfig(resume=str(tmp_path / "p")))  # the default 128,128 against the run's 32,32
+
+
+def test_a_run_in_use_is_refused_and_a_stale_lock_is_taken_over(tmp_path):
+    train(smoke(tmp_path, "l"))
+    run = RunDir(tmp_path / "l")
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        run.lock_path.write_text(json.dumps({"pid": sleeper.pid, "host": os.uname().nodename, "since": 0}))
+        with pytest.raises(RunDirError, match=rf"in use by another trainer \(process {sleeper.pid}"):
+            train(resume_config(run.path, {"total_timesteps": 2560}))
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    with pytest.warns(RuntimeWarning, match=f"stale lock left by process {sleeper.pid}"):
+        result = train(resume_config(run.path, {"total_timesteps": 2560}))
+    assert result.num_timesteps == 2560 and not run.lock_path.exists()
+
+
+def test_a_file_in_the_way_is_a_clear_error(tmp_path, capsys):
+    (tmp_path / "busy").write_text("not a directory")
+    code = main(["train", "--preset", "smoke", "--run-dir", str(tmp_path / "busy"), "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("llama-rl: error: cannot write the run directory") and "Traceback" not in err
+
+
+def test_an_unwritable_parent_is_a_clear_error(capsys):
+    code = main(["train", "--preset", "smoke", "--run-dir", "/proc/llama-rl-runs", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 1 and "cannot write the run directory /proc/llama-rl-runs" in err
+
+
+def test_losing_the_run_directory_mid_run_keeps_what_was_saved(tmp_path, monkeypatch):
+    import train.training.trainer as trainer
+
+    real = trainer.save_model
+    calls = {"k": 0}
+
+    def save_model(model, path):
+        calls["k"] += 1
+        if calls["k"] == 2:  # the second checkpoint: the disk went read-only
+            raise PermissionError(13, "Permission denied", str(path))
+        real(model, path)
+
+    monkeypatch.setattr(trainer, "save_model", save_model)
+    with pytest.raises(RunDirError) as info:
+        train(smoke(tmp_path, "ro", total_timesteps=4096))
+    msg = str(info.value)
+    assert "cannot write to the run directory" in msg and "Permission denied" in msg
+    assert "ppo_1024.zip" in msg and "saved to" in msg
+    rescue = Path(msg.rsplit("saved to ", 1)[1].split(" instead")[0])
+    assert checkpoint_problem(rescue) is None
+    rescue.unlink()
+    files_are_whole(tmp_path / "ro")
+    assert not (tmp_path / "ro" / ".lock").exists()
