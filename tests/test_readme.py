@@ -50,3 +50,20 @@ def test_docs_own_agent_example_registers_an_agent() -> None:
     env = gym.make("Llama-v0", num_players=3, opponents="lowest")
     _, info = env.reset(seed=0)
     env.step(int(info["action_mask"].nonzero()[0][0]))
+
+
+def test_llama_v0_arguments_table_matches_the_env() -> None:
+    import inspect
+
+    from llama_env.gym_env import LlamaEnv
+
+    section = TEXT.split('`gym.make("Llama-v0", ...)` takes these keyword arguments')[1].split("\n\n")[1]
+    rows = re.findall(r"^\| (`[^|]+`) \| (`[^|]+`) \|", section, flags=re.M)
+    params = inspect.signature(LlamaEnv).parameters
+    documented = {}
+    for names, defaults in rows:
+        for name, default in zip(re.findall(r"`(\w+)`", names), re.findall(r"`([^`]+)`", defaults), strict=True):
+            documented[name] = default
+    assert set(documented) == set(params)
+    for name, default in documented.items():
+        assert repr(params[name].default) == default.replace('"', "'"), name

@@ -85,7 +85,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         if v is not None:
             values[f.name] = v
     if values.get("resume"):
-        from train.training.trainer import resume_config
+        from train.training.resume import resume_config
 
         return resume_config(values["resume"], values)
     return TrainConfig(**values).validate()

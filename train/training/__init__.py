@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from train.training.config import PRESETS, TrainConfig, config_from_dict
+from train.training.resume import resume_config
 
 if TYPE_CHECKING:
     from train.training.trainer import TrainResult, train
 
-__all__ = ["PRESETS", "TrainConfig", "TrainResult", "config_from_dict", "train"]
+__all__ = ["PRESETS", "TrainConfig", "TrainResult", "config_from_dict", "resume_config", "train"]
 
 
 def __getattr__(name: str) -> Any:

@@ -28,8 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,14 +38,11 @@ import numpy as np
 from agents.ppo import Actor, actor_from_policy, load_actor
 from train.training.callbacks import TrainingHooks, actor_policy
 from train.training.config import TrainConfig, config_from_dict
+from train.training.resume import FIXED_ON_RESUME, check_fixed, find_checkpoint, resume_config, run_of
 from train.training.run_dir import RunDir, RunDirError, atomic_write, write_json_atomic
 from train.training.vec_env import BatchedLlamaVecEnv
 
 __all__ = ["train", "TrainResult", "find_checkpoint", "resume_config", "run_of", "FIXED_ON_RESUME"]
-
-FIXED_ON_RESUME = ("net_arch", "activation", "reward")
-"""Settings a resumed run cannot change: the network's shape and what it learned to value."""
-_RUN_IDENTITY = ("run_dir", "run_name", "resume")
 
 
 @dataclass
@@ -69,59 +65,6 @@ class TrainResult:
     @property
     def steps_per_s(self) -> float:
         return self.steps_this_session / self.wall_s if self.wall_s > 0 else 0.0
-
-
-def run_of(path: str | Path) -> RunDir:
-    """The run a ``--resume`` path names: a run directory, or a checkpoint in one."""
-    p = Path(path)
-    if p.is_dir():
-        return RunDir(p)
-    if p.is_file():
-        return RunDir(p.parent.parent if p.parent.name == "checkpoints" else p.parent)
-    raise ValueError(f"config key 'resume': {str(path)!r} is neither a run directory nor a checkpoint")
-
-
-def find_checkpoint(path: str | Path) -> Path:
-    """The checkpoint to resume from: the given zip, or a run directory's newest whole
-    checkpoint (else its ``model.zip``). Checkpoints that are empty or corrupt are
-    skipped with a warning naming them."""
-    p = Path(path)
-    if p.is_file():
-        return p
-    run = run_of(p)
-    found, skipped = run.newest_valid_checkpoint()
-    for bad, why in skipped:
-        warnings.warn(f"resume: skipping {bad} ({why})", RuntimeWarning, stacklevel=2)
-    if found is None:
-        raise ValueError(f"config key 'resume': no usable checkpoint in {p} (a .zip or a run directory)")
-    return found
-
-
-def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None) -> TrainConfig:
-    """The config that continues the run at ``resume``: the run's recorded config (what
-    its last session ran), with ``overrides`` (the settings given explicitly) on top.
-
-    Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
-    key and both values. A run without a recorded config uses ``overrides`` alone."""
-    overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
-    run = run_of(resume)
-    recorded = run.recorded_config()
-    if recorded is None:
-        return TrainConfig(**overrides, resume=str(resume)).validate()
-    base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"})  # its run_dir, run_name too
-    candidate = TrainConfig(**{**base.to_dict(), **overrides, "resume": str(resume)}).validate()
-    _check_fixed(base, candidate, run)
-    return candidate
-
-
-def _check_fixed(recorded: TrainConfig, config: TrainConfig, run: RunDir) -> None:
-    for key in FIXED_ON_RESUME:
-        then, now = getattr(recorded, key), getattr(config, key)
-        if then != now:
-            raise ValueError(
-                f"config key {key!r} cannot change when resuming {run.path}: the run was trained with "
-                f"{then!r}, the config asks for {now!r} (start a new run to change it)"
-            )
 
 
 @contextlib.contextmanager
@@ -180,7 +123,7 @@ def train(config: TrainConfig) -> TrainResult:
         run = run_of(config.resume)
         recorded = run.recorded_config()
         if recorded is not None:
-            _check_fixed(config_from_dict({k: v for k, v in recorded.items() if k != "resume"}), config, run)
+            check_fixed(config_from_dict({k: v for k, v in recorded.items() if k != "resume"}), config, run)
     else:
         run = RunDir(config.run_path())
     run.create(fresh=not config.resume)

@@ -1,0 +1,74 @@
+"""Resuming a run: which checkpoint, and which config.
+
+Neither needs the training extra, so the command line can check a ``--resume`` before
+it imports the trainer.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from train.training.config import TrainConfig, config_from_dict
+from train.training.run_dir import RunDir
+
+__all__ = ["FIXED_ON_RESUME", "run_of", "find_checkpoint", "resume_config", "check_fixed"]
+
+FIXED_ON_RESUME = ("net_arch", "activation", "reward")
+"""Settings a resumed run cannot change: the network's shape and what it learned to value."""
+_RUN_IDENTITY = ("run_dir", "run_name", "resume")
+
+
+def run_of(path: str | Path) -> RunDir:
+    """The run a ``--resume`` path names: a run directory, or a checkpoint in one."""
+    p = Path(path)
+    if p.is_dir():
+        return RunDir(p)
+    if p.is_file():
+        return RunDir(p.parent.parent if p.parent.name == "checkpoints" else p.parent)
+    raise ValueError(f"config key 'resume': {str(path)!r} is neither a run directory nor a checkpoint")
+
+
+def find_checkpoint(path: str | Path) -> Path:
+    """The checkpoint to resume from: the given zip, or a run directory's newest whole
+    checkpoint (else its ``model.zip``). Checkpoints that are empty or corrupt are
+    skipped with a warning naming them."""
+    p = Path(path)
+    if p.is_file():
+        return p
+    run = run_of(p)
+    found, skipped = run.newest_valid_checkpoint()
+    for bad, why in skipped:
+        warnings.warn(f"resume: skipping {bad} ({why})", RuntimeWarning, stacklevel=2)
+    if found is None:
+        raise ValueError(f"config key 'resume': no usable checkpoint in {p} (a .zip or a run directory)")
+    return found
+
+
+def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None) -> TrainConfig:
+    """The config that continues the run at ``resume``: the run's recorded config (what
+    its last session ran), with ``overrides`` (the settings given explicitly) on top.
+
+    Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
+    key and both values. A run without a recorded config uses ``overrides`` alone."""
+    overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
+    run = run_of(resume)
+    recorded = run.recorded_config()
+    if recorded is None:
+        return TrainConfig(**overrides, resume=str(resume)).validate()
+    base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"})  # its run_dir, run_name too
+    candidate = TrainConfig(**{**base.to_dict(), **overrides, "resume": str(resume)}).validate()
+    check_fixed(base, candidate, run)
+    return candidate
+
+
+def check_fixed(recorded: TrainConfig, config: TrainConfig, run: RunDir) -> None:
+    for key in FIXED_ON_RESUME:
+        then, now = getattr(recorded, key), getattr(config, key)
+        if then != now:
+            raise ValueError(
+                f"config key {key!r} cannot change when resuming {run.path}: the run was trained with "
+                f"{then!r}, the config asks for {now!r} (start a new run to change it)"
+            )
