@@ -25,7 +25,16 @@ from llama_env.agent import register
 from llama_env.engine import NUM_ACTIONS, check_flag
 from llama_env.observation import OBS_SIZE
 
-__all__ = ["PPOAgent", "Actor", "load_actor", "model_file", "actor_from_policy", "DEFAULT_MODEL"]
+__all__ = [
+    "PPOAgent",
+    "Actor",
+    "load_actor",
+    "save_actor",
+    "model_file",
+    "actor_from_policy",
+    "DEFAULT_MODEL",
+    "MODEL_NAMES",
+]
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama.zip"
 
@@ -92,27 +101,78 @@ def actor_from_policy(policy: Any) -> Actor:
     return Actor(layers, act)
 
 
+MODEL_NAMES = ("model.zip", "model.npz")
+"""What a run directory holds: ``model.zip`` (the SB3 trainer) or ``model.npz`` (the
+actor exported by the RLlib trainer)."""
+
+
 def model_file(path: str | Path) -> Path:
-    """The model zip behind ``path``: the zip itself, or a run directory's ``model.zip``."""
+    """The model behind ``path``: the file itself, or a run directory's model (of either
+    trainer)."""
     p = Path(path)
     if p.is_dir():
-        if (p / "model.zip").is_file():
-            return p / "model.zip"
-        raise ValueError(f"no PPO model in the run directory {p}: it has no model.zip")
+        for name in MODEL_NAMES:
+            if (p / name).is_file():
+                return p / name
+        raise ValueError(f"no PPO model in the run directory {p}: it has no {' or '.join(MODEL_NAMES)}")
     if not p.exists():
         raise ValueError(f"no PPO model at {p}: the file does not exist")
     return p
 
 
+def save_actor(actor: Actor, path: str | Path) -> None:
+    """Write ``actor`` as a numpy archive (``.npz``): the layers' weights and the
+    activation, all a ``ppo`` agent needs to play, with no torch at play time. Written
+    to a temporary file and moved into place, so it is never half written."""
+    path = Path(path)
+    arrays: dict[str, Any] = {"activation": np.array(actor.activation)}
+    for k, (wt, b) in enumerate(actor.layers):
+        arrays[f"w{k}"] = wt.T  # stored as (out, in), like torch
+        arrays[f"b{k}"] = b
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _load_npz(file: Path) -> Actor:
+    with np.load(file, allow_pickle=False) as z:
+        names = set(z.files)
+        if "activation" not in names or "w0" not in names:
+            raise ValueError("it is not an exported actor (no activation or w0)")
+        layers = []
+        k = 0
+        while f"w{k}" in names:
+            layers.append((z[f"w{k}"], z[f"b{k}"]))
+            k += 1
+        activation = str(z["activation"])
+    _check_layers(layers)
+    return Actor(layers, activation)
+
+
 def load_actor(path: str | Path) -> Actor:
     """Read the actor from a MaskablePPO ``.zip`` (``policy.pth`` state dict) without
-    building the whole algorithm: fast, CPU only. ``path`` may be a run directory (its
-    ``model.zip``).
+    building the whole algorithm, or from an exported ``.npz``: fast, CPU only. ``path``
+    may be a run directory (its model, of either trainer).
 
     Raises ``ValueError`` naming the file for anything that is not a readable model of
-    this game's shapes (empty, truncated or corrupt zip, missing entries, garbage
-    weights), and ``ModuleNotFoundError`` naming the extra when torch is missing.
+    this game's shapes (empty, truncated or corrupt file, missing entries, garbage
+    weights), and ``ModuleNotFoundError`` naming the extra when torch is missing for a
+    ``.zip``.
     """
+    file = model_file(path)
+    if file.suffix == ".npz":
+        try:
+            return _load_npz(file)
+        except ValueError as exc:
+            raise ValueError(f"cannot load a PPO model from {file}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
+            first_line = (str(exc).strip().splitlines() or [""])[0][:160]
+            raise ValueError(f"cannot load a PPO model from {file}: {type(exc).__name__}: {first_line}") from None
     try:
         import torch
     except ImportError:
@@ -121,7 +181,6 @@ def load_actor(path: str | Path) -> Actor:
             name="torch",
         ) from None
 
-    file = model_file(path)
     try:
         with zipfile.ZipFile(file) as zf:
             names = set(zf.namelist())
@@ -166,6 +225,12 @@ def _actor_from_state(state: Any, data: Any) -> Actor:
         layers.append((state["action_net.weight"].numpy(), state["action_net.bias"].numpy()))
     except KeyError as exc:
         raise ValueError(f"its policy has no {exc.args[0]!r} weights") from None
+    _check_layers(layers)
+    return Actor(layers, act)
+
+
+def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Weights of shapes (out, in) that chain from the observation to the 9 actions."""
     width = OBS_SIZE
     for k, (w, b) in enumerate(layers):
         if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != width:
@@ -178,7 +243,6 @@ def _actor_from_state(state: Any, data: Any) -> Actor:
         width = w.shape[0]
     if width != NUM_ACTIONS:
         raise ValueError(f"its action layer has {width} outputs; this game has {NUM_ACTIONS} actions")
-    return Actor(layers, act)
 
 
 @register("ppo")

@@ -210,7 +210,7 @@ class LlamaEnv(gym.Env):
             mask[game.legal_actions()] = True
         return mask
 
-    def render(self) -> str | None:
+    def render(self) -> Any:  # str for 'ansi', None for 'human'
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None

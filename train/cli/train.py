@@ -10,6 +10,7 @@ the flags given.
     llama-rl train --preset ship --seed 0          # the shipped agent (docs/training.md)
     llama-rl train --players 2 --opponents heuristic:1 --total-timesteps 2000000
     llama-rl train --resume runs/ship               # continue a run, its step count too
+    llama-rl train --backend rllib --num-env-runners 2   # on Ray RLlib (the rllib extra)
 """
 
 from __future__ import annotations
@@ -103,9 +104,16 @@ def _run(args: argparse.Namespace) -> int:
     games = args.final_eval_games
     if games < 0:
         raise CommandError(f"--final-eval-games must be >= 0, got {games}")
-    with missing_dependency("llama-rl train"):
+    rllib = config.backend == "rllib"
+    with missing_dependency(
+        "llama-rl train" + (" --backend rllib" if rllib else ""), extra="rllib" if rllib else "train"
+    ):
         from train.training.run_dir import RunDirError
-        from train.training.trainer import train
+
+        if rllib:
+            from train.training.rllib_trainer import train_rllib as train
+        else:
+            from train.training.trainer import train
 
         try:
             result = train(config)
@@ -113,10 +121,10 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
         except RunDirError as exc:
             raise CommandError(str(exc), code=1) from None
+    split = "" if rllib else f" (env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)"
     print(
         f"run {result.run_dir}: {result.num_timesteps} steps, model {result.model_path}; "
-        f"{result.steps_this_session} steps in {result.wall_s:.1f} s = {result.steps_per_s:.0f} steps/s "
-        f"(env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)"
+        f"{result.steps_this_session} steps in {result.wall_s:.1f} s = {result.steps_per_s:.0f} steps/s{split}"
         + (" [interrupted: checkpoint saved]" if result.interrupted else "")
     )
     if result.interrupted:
@@ -162,7 +170,9 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
             "examples:\n"
             "  llama-rl train --preset ship --seed 0\n"
             "  llama-rl train --players 2-6 --opponents heuristic:0.6,self:0.2,past:0.2 --total-timesteps 5000000\n"
-            "  llama-rl train --resume runs/llama__maskableppo__0__1700000000"
+            "  llama-rl train --resume runs/llama__maskableppo__0__1700000000\n"
+            "  llama-rl train --backend rllib --players 2 --opponents heuristic --total-timesteps 3000000\n"
+            "  llama-rl train --backend rllib --address 10.0.0.1:6379 --num-env-runners 32"
         ),
         formatter_class=HelpFormatter,
     )

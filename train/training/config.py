@@ -36,9 +36,12 @@ __all__ = [
     "parse_net_arch",
     "config_from_dict",
     "field_types",
+    "field_defaults",
+    "BACKENDS",
 ]
 
 OPPONENT_SPECIALS = ("self", "past")
+BACKENDS = ("sb3", "rllib")
 """Opponent kinds that are not registered agents: the current policy and past snapshots."""
 ACTIVATIONS = ("tanh", "relu")
 
@@ -52,8 +55,17 @@ def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - mirrors argpa
 
 @dataclass
 class TrainConfig:
-    """A MaskablePPO self-play training run on the batched L.L.A.M.A. vec env."""
+    """A PPO self-play training run: MaskablePPO on the batched L.L.A.M.A. vec env, or
+    multi-agent PPO on Ray RLlib (``backend="rllib"``)."""
 
+    # --- the trainer
+    backend: str = _f(
+        "sb3",
+        "trainer: sb3 (MaskablePPO on the batched vec env, one process) or rllib (multi-agent PPO on Ray RLlib, "
+        "needs the rllib extra)",
+    )
+    num_env_runners: int = _f(0, "rllib: remote env runner processes (0 = sample in the trainer's process)")
+    address: str = _f("", "rllib: the address of a running Ray cluster (default: RAY_ADDRESS, else a local Ray)")
     # --- the table and the opponents
     players: tuple[int, ...] = _f(
         (2, 3, 4, 5, 6),
@@ -125,6 +137,16 @@ class TrainConfig:
         _check_opponents(self.opponents)
         if not self.net_arch or any(x < 1 for x in self.net_arch):
             raise ValueError(f"config key 'net_arch' must be positive layer sizes, got {self.net_arch!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"config key 'backend' must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.backend != "rllib":
+            for key in ("num_env_runners", "address"):
+                if getattr(self, key) != field_defaults()[key]:
+                    raise ValueError(
+                        f"config key {key!r} is an option of backend 'rllib' (this run uses {self.backend!r})"
+                    )
+        if self.num_env_runners < 0:
+            raise ValueError(f"config key 'num_env_runners' must be >= 0, got {self.num_env_runners}")
         if self.reward not in REWARD_MODES:
             raise ValueError(f"config key 'reward' must be one of {', '.join(REWARD_MODES)}, got {self.reward!r}")
         if self.activation not in ACTIVATIONS:
@@ -168,6 +190,12 @@ class TrainConfig:
 
     def run_path(self) -> Path:
         return Path(self.run_dir) / (self.run_name or self.default_run_name())
+
+
+@functools.cache
+def field_defaults() -> dict[str, Any]:
+    """Each config field's default value."""
+    return TrainConfig().to_dict()
 
 
 @functools.cache

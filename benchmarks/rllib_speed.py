@@ -1,0 +1,111 @@
+"""Training throughput on Ray RLlib with 0, 1 and 2 env runners, next to the SB3 trainer.
+
+    python benchmarks/rllib_speed.py [--steps 60000] [--runners 0 1 2]
+
+Every trainer runs the ``bench`` preset's table and opponents (table sizes
+2,2,3,4,4,5,6; heuristic 0.6, greedy, cautious, random 0.05 each, self 0.15, past 0.1),
+network and PPO settings. Two rates are printed:
+
+* learner decisions/s: the moves of the learning seats, the steps PPO trains on (the
+  SB3 trainer's "env steps");
+* all seats' decisions/s: every move at the table, the opponents' included.
+
+Times cover training only (sampling and updates); starting Ray and building the
+algorithm are reported apart. The goal on 2 cores: RLlib at least 0.8x the SB3
+trainer's learner decisions/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+import warnings
+from typing import Any
+
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+from train.training.config import PRESETS, TrainConfig  # noqa: E402
+
+
+def bench_config(steps: int, run_dir: str, name: str, **changes: Any) -> TrainConfig:
+    values = {
+        **PRESETS["bench"],
+        "total_timesteps": steps,
+        "past_every": max(steps // 4, 1),
+        "eval_every": 0,
+        "checkpoint_every": 0,
+        "progress_bar": False,
+        "tensorboard": False,
+        "run_dir": run_dir,
+        "run_name": name,
+        **changes,
+    }
+    return TrainConfig(**values)
+
+
+def sb3(steps: int, run_dir: str) -> tuple[float, float, float]:
+    """(learner decisions/s, all seats' decisions/s, setup s) of the SB3 trainer."""
+    from llama_env.table import Table, TableListener
+    from train.training import train
+    from train.training.vec_env import BatchedLlamaVecEnv
+
+    moves = [0]
+
+    class Count(TableListener):
+        def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+            moves[0] += 1
+
+    counter = Count()
+    real = BatchedLlamaVecEnv._new_table
+
+    def counted(self: BatchedLlamaVecEnv, i: int) -> Table:
+        table = real(self, i)
+        table.listener = counter
+        return table
+
+    BatchedLlamaVecEnv._new_table = counted  # type: ignore[method-assign]
+    try:
+        t0 = time.perf_counter()
+        result = train(bench_config(steps, run_dir, "sb3"))
+        total = time.perf_counter() - t0
+    finally:
+        BatchedLlamaVecEnv._new_table = real  # type: ignore[method-assign]
+    return result.steps_per_s, moves[0] / result.wall_s, total - result.wall_s
+
+
+def rllib(steps: int, run_dir: str, runners: int) -> tuple[float, float, float]:
+    """(learner decisions/s, all seats' decisions/s, setup s) of the RLlib trainer."""
+    from train.training.rllib_trainer import train_rllib
+
+    t0 = time.perf_counter()
+    cfg = bench_config(steps, run_dir, f"rllib{runners}", backend="rllib", num_env_runners=runners)
+    result = train_rllib(cfg)
+    total = time.perf_counter() - t0
+    import json
+
+    summary = json.loads((result.run_dir / "summary.json").read_text())
+    return result.steps_per_s, summary["all_seats_decisions_sampled"] / result.wall_s, total - result.wall_s
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=60_000, help="learner decisions per trainer")
+    ap.add_argument("--runners", type=int, nargs="+", default=[0, 1, 2], help="RLlib env runner counts")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        rows.append(("SB3 MaskablePPO, batched VecEnv", *sb3(args.steps, tmp)))
+        for n in args.runners:
+            rows.append((f"RLlib PPO, {n} env runner{'s' if n != 1 else ''}", *rllib(args.steps, tmp, n)))
+    base = rows[0][1]
+    print(f"{args.steps:,} learner decisions per trainer, {os.cpu_count()} cores, the bench preset")
+    print(f"{'trainer':<34} {'learner dec/s':>14} {'all seats dec/s':>16} {'x SB3':>6} {'setup s':>8}")
+    for name, learner, everyone, setup in rows:
+        print(f"{name:<34} {learner:>14,.0f} {everyone:>16,.0f} {learner / base:>6.2f} {setup:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

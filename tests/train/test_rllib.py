@@ -1,0 +1,286 @@
+"""Training on Ray RLlib: the masked module and the multi-agent env without Ray running,
+then one short training run through ``llama-rl train --backend rllib``.
+
+These tests need the ``rllib`` extra (``make test`` installs it through ``dev``); they
+are skipped only where it is knowingly absent: ``LLAMA_RL_NO_RLLIB=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if os.environ.get("LLAMA_RL_NO_RLLIB") == "1":
+    pytest.skip("LLAMA_RL_NO_RLLIB=1: the rllib extra is knowingly absent", allow_module_level=True)
+
+import gymnasium as gym  # noqa: E402
+import torch  # noqa: E402
+from ray.rllib.core.columns import Columns  # noqa: E402
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
+
+import agents  # noqa: E402
+from llama_env.engine import IllegalActionError, LlamaGame  # noqa: E402
+from llama_env.observation import OBS_SIZE, action_mask, encode  # noqa: E402
+from llama_env.rewards import game_rewards  # noqa: E402
+from train.cli import main  # noqa: E402
+from train.training.rllib_env import LlamaMultiAgentEnv  # noqa: E402
+from train.training.rllib_module import MaskedPPOModule, actor_from_module  # noqa: E402
+
+SPACE = gym.spaces.Dict(
+    {
+        "observation": gym.spaces.Box(0.0, 10.0, (OBS_SIZE,), np.float32),
+        "action_mask": gym.spaces.Box(0, 1, (9,), np.int8),
+    }
+)
+
+
+def build_module(hidden=(16, 16), activation="tanh") -> MaskedPPOModule:
+    spec = RLModuleSpec(
+        module_class=MaskedPPOModule,
+        observation_space=SPACE,
+        action_space=gym.spaces.Discrete(9),
+        model_config={"fcnet_hiddens": list(hidden), "fcnet_activation": activation, "head_fcnet_hiddens": []},
+    )
+    return spec.build()
+
+
+def real_batch(n: int = 64, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    obs, masks = [], []
+    while len(obs) < n:
+        g = LlamaGame(int(rng.integers(2, 7)), rng=int(rng.integers(2**31)))
+        while not g.game_over and len(obs) < n:
+            obs.append(encode(g, g.current_player))
+            masks.append(action_mask(g.legal_actions()))
+            legal = g.legal_actions()
+            g.step(legal[int(rng.integers(len(legal)))])
+    return np.array(obs, np.float32), np.array(masks, np.int8)
+
+
+# --------------------------------------------------------------------------- the module, no Ray running
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_masked_module_never_allows_an_illegal_action_and_exports_exactly(activation):
+    module = build_module(activation=activation)
+    obs, masks = real_batch()
+    batch = {Columns.OBS: {"observation": torch.from_numpy(obs), "action_mask": torch.from_numpy(masks)}}
+    for forward in (module.forward_inference, module.forward_exploration, module.forward_train):
+        logits = forward(dict(batch))[Columns.ACTION_DIST_INPUTS].detach().numpy()
+        assert (logits[masks == 0] < -1e30).all()
+        probs = torch.softmax(torch.from_numpy(logits), dim=1).numpy()
+        assert (probs[masks == 0] == 0).all()
+        assert np.allclose(probs.sum(axis=1), 1.0)
+    values = module.compute_values(dict(batch))
+    assert values.shape == (len(obs),)
+    actor = actor_from_module(module, activation)
+    mine = actor.logits(obs, masks.astype(bool))
+    legal = masks.astype(bool)
+    np.testing.assert_allclose(mine[legal], logits[legal], rtol=1e-5, atol=1e-5)
+    assert (actor.act_batch(obs, legal) == logits.argmax(axis=1)).all()
+
+
+# --------------------------------------------------------------------------- the env, no Ray running
+
+
+def play(env: LlamaMultiAgentEnv, seed: int, illegal_at: int | None = None) -> tuple[dict, int]:
+    """Play one episode with random legal actions; return the rewards each agent got."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    totals: dict[str, float] = {}
+    steps = 0
+    while True:
+        assert len(obs) >= 1
+        (me,) = obs.keys() if len(obs) == 1 else (None,)
+        assert me is not None, f"more than one agent asked to act: {sorted(obs)}"
+        mask = obs[me]["action_mask"]
+        legal = np.flatnonzero(mask)
+        action = int(np.flatnonzero(mask == 0)[0]) if steps == illegal_at else int(rng.choice(legal))
+        obs, rewards, terminated, truncated, infos = env.step({me: action})
+        steps += 1
+        for agent, r in rewards.items():
+            totals[agent] = totals.get(agent, 0.0) + r
+        if terminated["__all__"] or truncated["__all__"]:
+            return totals, env.illegal_actions
+
+
+@pytest.mark.parametrize("mix", [{"self": 1.0}, {"heuristic": 1.0}, {"random": 1.0, "self": 1.0, "past": 1.0}])
+def test_env_asks_one_learning_seat_at_a_time_and_pays_the_game_reward(mix):
+    env = LlamaMultiAgentEnv({"players": [2, 3, 4], "opponents": mix, "seed": 1})
+    for seed in range(12):
+        totals, illegal = play(env, seed)
+        game = env.table.game
+        assert game.game_over and illegal == 0
+        shares = game_rewards(game.scores)
+        for agent, total in totals.items():
+            seat = int(agent.rsplit("_", 1)[1])
+            assert seat in env.learning
+            assert total == pytest.approx(shares[seat])
+        assert all(s in env.learning or env.table.agents[s] is not None for s in range(game.num_players))
+
+
+def test_env_counts_an_illegal_action_and_ends_the_game_with_a_penalty():
+    env = LlamaMultiAgentEnv({"players": [2], "opponents": {"heuristic": 1.0}, "seed": 0})
+    totals, illegal = play(env, seed=3, illegal_at=0)
+    assert illegal == 1 and env.illegal_total == 1
+    assert min(totals.values()) == pytest.approx(-1.0)
+
+
+def test_env_seats_past_snapshots_when_it_has_them():
+    env = LlamaMultiAgentEnv({"players": [4], "opponents": {"past": 1.0}, "seed": 0})
+    env.reset(seed=0)
+    assert len(env.learning) == 4  # no snapshot yet: "past" seats learn, as "self"
+    env.set_past_policies([agents.make("ppo").actor])
+    env.reset(seed=0)
+    assert len(env.learning) == 1 and sum(a is not None for a in env.table.agents) == 3
+    totals, illegal = play(env, seed=1)
+    assert illegal == 0 and list(totals) == [f"player_{next(iter(env.learning))}"]
+
+
+def test_the_table_driver_refuses_what_the_env_passes_on():
+    env = LlamaMultiAgentEnv({"players": [2], "opponents": {"heuristic": 1.0}, "seed": 0})
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError):
+        env.table.apply(True)
+
+
+# --------------------------------------------------------------------------- a short run on Ray
+
+
+@pytest.fixture(scope="module")
+def rllib_run(tmp_path_factory) -> tuple[Path, Path, int]:
+    root = tmp_path_factory.mktemp("rllib")
+    home = tmp_path_factory.mktemp("home")
+    old_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        code = main(
+            [
+                "train",
+                "--backend",
+                "rllib",
+                "--players",
+                "2,3",
+                "--opponents",
+                "heuristic:1,self:1,past:1",
+                "--total-timesteps",
+                "3000",
+                "--n-envs",
+                "16",
+                "--n-steps",
+                "64",
+                "--batch-size",
+                "256",
+                "--n-epochs",
+                "1",
+                "--net-arch",
+                "16,16",
+                "--checkpoint-every",
+                "1024",
+                "--past-every",
+                "1024",
+                "--eval-every",
+                "2048",
+                "--eval-games",
+                "20",
+                "--run-dir",
+                str(root),
+                "--run-name",
+                "r",
+                "--final-eval-games",
+                "0",
+                "--no-progress-bar",
+            ]
+        )
+    finally:
+        if old_home is None:
+            os.environ.pop("HOME")
+        else:
+            os.environ["HOME"] = old_home
+    return root / "r", home, code
+
+
+def test_rllib_run_trains_without_an_illegal_action_and_writes_nothing_home(rllib_run):
+    run, home, code = rllib_run
+    assert code == 0
+    assert list(home.iterdir()) == [], f"written to the home directory: {list(home.rglob('*'))}"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["backend"] == "rllib" and summary["illegal_actions"] == 0
+    assert summary["num_timesteps"] >= 3000 and summary["all_seats_decisions_sampled"] > summary["num_timesteps"]
+    for name in ("config.json", "progress.jsonl", "eval.jsonl", "sessions.jsonl", "model.npz"):
+        assert (run / name).is_file(), name
+    checkpoints = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert checkpoints and all(p.startswith("rllib_") for p in checkpoints)  # no temporary folder left
+    assert (run / "ray").is_dir() and not (run / ".lock").exists()
+
+
+def test_exported_agent_plays_like_the_rllib_module(rllib_run):
+    from ray.rllib.core.rl_module import RLModule
+
+    run, _, _ = rllib_run
+    newest = max((run / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))
+    module_dir = newest / "learner_group" / "learner" / "rl_module" / "shared"
+    module = RLModule.from_checkpoint(str(module_dir))
+    obs, masks = real_batch(200, seed=5)
+    batch = {Columns.OBS: {"observation": torch.from_numpy(obs), "action_mask": torch.from_numpy(masks)}}
+    logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].detach().numpy()
+    agent = agents.make("ppo", path=str(run))  # the run directory: its model.npz, no torch needed
+    chosen = [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
+    assert chosen == logits.argmax(axis=1).tolist()
+
+
+def test_rllib_run_resumes(rllib_run, capsys):
+    run, _, _ = rllib_run
+    code = main(
+        ["train", "--resume", str(run), "--total-timesteps", "4500", "--final-eval-games", "0", "--no-progress-bar"]
+    )
+    assert code == 0, capsys.readouterr().err
+    sessions = [json.loads(line) for line in (run / "sessions.jsonl").read_text().splitlines()]
+    assert len(sessions) == 2 and sessions[1]["started_at_step"] == sessions[0]["ended_at_step"]
+    assert sessions[1]["ended_at_step"] >= 4500
+    ran = json.loads((run / "config.resume_1.json").read_text())
+    assert ran["backend"] == "rllib" and ran["net_arch"] == [16, 16] and ran["n_envs"] == 16
+
+
+def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
+    from ray.rllib.algorithms.algorithm import Algorithm
+
+    real = Algorithm.train
+    calls = {"k": 0}
+
+    def train_then_interrupt(self):
+        calls["k"] += 1
+        if calls["k"] == 2:
+            raise KeyboardInterrupt
+        return real(self)
+
+    monkeypatch.setattr(Algorithm, "train", train_then_interrupt)
+    argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", "100000"]
+    argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
+    argv += ["--eval-every", "0", "--run-dir", str(tmp_path), "--run-name", "i", "--final-eval-games", "0"]
+    code = main([*argv, "--no-progress-bar"])
+    out = capsys.readouterr().out
+    assert code == 130 and "interrupted at" in out and f"llama-rl train --resume {tmp_path / 'i'}" in out
+    summary = json.loads((tmp_path / "i" / "summary.json").read_text())
+    assert summary["interrupted"] and 0 < summary["num_timesteps"] < 100_000
+    assert (tmp_path / "i" / "model.npz").is_file()
+    assert (tmp_path / "i" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
+
+
+def test_rllib_without_the_extra_names_the_extra():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "sys.modules['ray'] = None\n"
+        "from train.cli import main\n"
+        "sys.exit(main(['train', '--backend', 'rllib', '--run-dir', sys.argv[1]]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script, "unused"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "pip install 'llama-rl[rllib]'" in proc.stderr and "Traceback" not in proc.stderr

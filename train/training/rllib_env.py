@@ -1,0 +1,221 @@
+"""L.L.A.M.A. as an RLlib ``MultiAgentEnv`` for self-play training on Ray.
+
+One episode is one game, driven by the table driver (:mod:`llama_env.table`). Each game
+draws its table size from ``players`` and, for every seat but one, a kind from the
+``opponents`` mix; the remaining seat, and every seat whose kind is ``"self"``, is a
+*learning seat*: an RLlib agent (``player_<seat>``), and all learning seats map to one
+shared policy (self-play). Every other seat is a fixed opponent played inside the env by
+the driver: a registered agent (``"heuristic"``...) or a ``"past"`` snapshot of the
+policy (numpy actors that the trainer sends to the env runners; ``"self"`` until there
+is one).
+
+Observations are PettingZoo's ``{"observation": (52,) float32, "action_mask": (9,) int8}``
+for the learning seat that must act; rewards come from :func:`llama_env.rewards.rewards_for`
+and are paid to each learning seat with its next observation (and at the end of the
+game, when every learning seat that acted gets its final observation and reward).
+
+An action the rules forbid (the masked module never sends one) ends the game with
+reward -1 for that seat, as PettingZoo's classic wrapper does, and is counted in
+``illegal_actions`` (reported per episode in the infos).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from agents.ppo import Actor
+from llama_env.agent import Agent, resolve
+from llama_env.engine import (
+    DEFAULT_END_SCORE,
+    DEFAULT_HAND_SIZE,
+    MAX_PLAYERS,
+    NUM_ACTIONS,
+    IllegalActionError,
+    LlamaGame,
+    RoundResult,
+)
+from llama_env.observation import OBS_SIZE, action_mask, encode, observation_bounds
+from llama_env.rewards import rewards_for, validate_reward_mode
+from llama_env.table import Table, TableListener
+
+__all__ = ["LlamaMultiAgentEnv", "ActorAgent", "SHARED_POLICY", "agent_id", "policy_mapping"]
+
+SHARED_POLICY = "shared"
+ILLEGAL_ACTION_REWARD = -1.0
+
+
+def agent_id(seat: int) -> str:
+    return f"player_{seat}"
+
+
+def policy_mapping(agent: Any, episode: Any = None, **kwargs: Any) -> str:
+    """Every learning seat plays (and trains) the one shared policy."""
+    return SHARED_POLICY
+
+
+class ActorAgent:
+    """A numpy policy snapshot seated as a fixed opponent (a ``"past"`` opponent)."""
+
+    def __init__(self, actor: Actor, seed: int, name: str = "past") -> None:
+        self.actor = actor
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
+        mask = np.asarray(action_mask, dtype=bool).reshape(1, -1)
+        return int(self.actor.act_batch(obs, mask, deterministic=False, rng=self.rng)[0])
+
+
+class LlamaMultiAgentEnv(MultiAgentEnv):
+    """Self-play L.L.A.M.A. for RLlib; ``config`` keys: ``players`` (table sizes),
+    ``opponents`` (kind -> weight), ``reward``, ``end_score``, ``hand_size``, ``seed``."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        config = dict(config or {})
+        players: Sequence[int] = tuple(config.get("players", (2, 3, 4, 5, 6)))
+        self.players = [int(p) for p in players]
+        mix: Mapping[str, float] = config.get("opponents", {"self": 1.0})
+        self.kinds = [k for k, w in mix.items() if w > 0]
+        weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
+        self.kind_p = weights / weights.sum()
+        self.reward_mode = validate_reward_mode(config.get("reward", "game"))
+        self.end_score = int(config.get("end_score", DEFAULT_END_SCORE))
+        self.hand_size = int(config.get("hand_size", DEFAULT_HAND_SIZE))
+        worker = int(getattr(config, "worker_index", 0)) * 1000 + int(getattr(config, "vector_index", 0))
+        self._rng = np.random.default_rng([int(config.get("seed", 0)), worker])
+        self._baselines: dict[str, Agent] = {
+            k: resolve(k, seed=int(self._rng.integers(2**31))) for k in self.kinds if k not in ("self", "past")
+        }
+        self._past: list[Actor] = []
+
+        self.possible_agents = [agent_id(s) for s in range(MAX_PLAYERS)]
+        self.agents = []
+        low, high = observation_bounds(self.end_score)
+        space = gym.spaces.Dict(
+            {
+                "observation": gym.spaces.Box(low, high, (OBS_SIZE,), np.float32),
+                "action_mask": gym.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: space for a in self.possible_agents}
+        self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.table: Table | None = None
+        self.learning: set[int] = set()
+        self._pending: dict[int, float] = {}
+        self._acted: set[int] = set()
+        self.illegal_actions = 0
+        """Actions the rules forbid that this env received in this episode (the masked module sends none)."""
+        self.illegal_total = 0
+        """The same, over the env's whole life."""
+        self._counter = _MoveCounter()
+
+    def set_past_policies(self, actors: Sequence[Actor]) -> None:
+        """The snapshots ``"past"`` opponents are drawn from (new games only)."""
+        self._past = list(actors)
+
+    # ------------------------------------------------------------------ MultiAgentEnv API
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        rng = self._rng
+        n = self.players[int(rng.integers(len(self.players)))]
+        trainee = int(rng.integers(n))
+        seats: list[Agent | None] = [None] * n
+        self.learning = {trainee}
+        for k in range(1, n):
+            seat = (trainee + k) % n
+            kind = self.kinds[int(rng.choice(len(self.kinds), p=self.kind_p))]
+            if kind == "past" and self._past:
+                actor = self._past[int(rng.integers(len(self._past)))]
+                seats[seat] = ActorAgent(actor, int(rng.integers(2**31)))
+            elif kind in ("self", "past"):
+                self.learning.add(seat)
+            else:
+                seats[seat] = self._baselines[kind]
+        game = LlamaGame(n, end_score=self.end_score, hand_size=self.hand_size, rng=int(rng.integers(2**63)))
+        self.table = Table(game, seats, listener=self._counter)
+        self.agents = [agent_id(s) for s in sorted(self.learning)]
+        self._pending = dict.fromkeys(self.learning, 0.0)
+        self._acted = set()
+        self.illegal_actions = 0
+        self._collect(self.table.advance())
+        if game.game_over:  # possible with hand_size=1: every seat gets the result, no move is asked
+            return self._end(), {}
+        return self._observe(), {}
+
+    def step(self, action_dict: dict[Any, Any]) -> tuple[dict, dict, dict, dict, dict]:  # type: ignore[override]
+        table = self._table()
+        seat = table.game.current_player
+        me = agent_id(seat)
+        if me not in action_dict:
+            raise ValueError(f"step expects an action for {me}, the seat to act; got actions for {sorted(action_dict)}")
+        self._acted.add(seat)
+        try:
+            result = table.apply(action_dict[me])
+        except IllegalActionError:
+            self.illegal_actions += 1
+            self.illegal_total += 1
+            obs = {agent_id(s): self._obs(s) for s in self._acted}
+            rewards = {agent_id(s): self._pending.pop(s, 0.0) for s in self._acted}
+            rewards[me] += ILLEGAL_ACTION_REWARD
+            return obs, rewards, {"__all__": True}, {"__all__": False}, self._infos()
+        if result is not None:
+            self._collect([result])
+        self._collect(table.advance())
+        if table.game.game_over:
+            obs = self._end()
+            rewards = {a: self._pending.pop(int(a.rsplit("_", 1)[1]), 0.0) for a in obs}
+            return obs, rewards, {"__all__": True}, {"__all__": False}, self._infos()
+        obs = self._observe()
+        nxt = table.game.current_player
+        return obs, {agent_id(nxt): self._pending.pop(nxt, 0.0)}, {"__all__": False}, {"__all__": False}, {}
+
+    # ------------------------------------------------------------------ internals
+
+    def _table(self) -> Table:
+        if self.table is None:
+            raise RuntimeError("call reset() before step()")
+        return self.table
+
+    def _obs(self, seat: int) -> dict[str, np.ndarray]:
+        game = self._table().game
+        legal = game.legal_actions() if game.current_player == seat and not game.game_over else []
+        return {"observation": encode(game, seat), "action_mask": action_mask(legal).copy()}
+
+    def _observe(self) -> dict[str, dict[str, np.ndarray]]:
+        seat = self._table().game.current_player
+        return {agent_id(seat): self._obs(seat)}
+
+    def _end(self) -> dict[str, dict[str, np.ndarray]]:
+        """Final observations for the learning seats that acted (they get the result)."""
+        return {agent_id(s): self._obs(s) for s in sorted(self._acted)}
+
+    def _collect(self, results: list[RoundResult]) -> None:
+        for result in results:
+            values = rewards_for(result, self.reward_mode)
+            for s in self.learning:
+                self._pending[s] = self._pending.get(s, 0.0) + values[s]
+
+    def _infos(self) -> dict[str, Any]:
+        return {"__common__": {"illegal_actions": self.illegal_actions}}
+
+    @property
+    def decisions(self) -> int:
+        """Moves applied so far at every seat, learning and fixed (for throughput figures)."""
+        return self._counter.moves
+
+
+class _MoveCounter(TableListener):
+    def __init__(self) -> None:
+        self.moves = 0
+
+    def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        self.moves += 1

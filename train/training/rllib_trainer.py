@@ -1,0 +1,395 @@
+"""Training on Ray RLlib: ``llama-rl train --backend rllib``.
+
+Multi-agent PPO on RLlib's current API stack (RLModule, Learner, EnvRunner) over
+:class:`train.training.rllib_env.LlamaMultiAgentEnv`: one shared policy learns from every
+learning seat (self-play), fixed opponents (registered agents and ``"past"`` snapshots)
+play inside the env through the table driver, table sizes mix as ``players`` says, and
+the module (:class:`train.training.rllib_module.MaskedPPOModule`) masks illegal actions.
+
+By default the command starts a local Ray itself and shuts it down at the end: one
+torch thread per process, Ray's temporary files inside the run directory (reached through
+a short link in the system's temporary directory, because Ray's socket paths must stay
+short), nothing written to the home directory. ``address`` (or ``RAY_ADDRESS``) joins an
+existing cluster instead; see docs/training.md.
+
+The run directory is the SB3 trainer's (:mod:`train.training.run_dir`): ``config.json``,
+``progress.jsonl`` (one line of RLlib's metrics per iteration), ``eval.jsonl``,
+``checkpoints/rllib_<steps>/`` (RLlib checkpoints, each written to a temporary folder
+and renamed into place), ``summary.json``, ``sessions.jsonl``, and ``model.npz``: the
+policy exported as a numpy actor, which ``agents.make("ppo", path=<run dir>)`` plays
+with no Ray or torch installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agents.ppo import Actor, save_actor
+from train.training.callbacks import evaluate_vs
+from train.training.config import TrainConfig
+from train.training.resume import check_fixed, run_of
+from train.training.run_dir import RunDir, RunDirError, write_json_atomic
+from train.training.trainer import TrainResult
+
+__all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config"]
+
+RLLIB_CHECKPOINT_PREFIX = "rllib_"
+ENV_NAME = "llama_rl_multi_agent"
+# Deprecation notices RLlib prints about its own internals, which a user cannot act on.
+_KNOWN_NOTICES = (
+    r".*has been deprecated.*",
+    r".*You are running PPO on the new API stack.*",
+    r".*Install gputil.*",
+    r".*RLModule.*inference_only.*",
+)
+
+
+def _quiet_ray() -> None:
+    for pattern in _KNOWN_NOTICES:
+        warnings.filterwarnings("ignore", message=pattern)
+    import logging
+
+    for name in ("ray", "ray.rllib", "ray.tune", "ray.util"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+@contextlib.contextmanager
+def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Iterator[None]:
+    """Ray for one training session: the given cluster, or a local Ray started here and
+    shut down at the end, its temporary files under ``<run>/ray``."""
+    import ray
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # no ~/.ray/auth_token
+    env_vars = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "RAY_AUTH_MODE": "disabled"}
+    address = address or os.environ.get("RAY_ADDRESS", "")
+    if ray.is_initialized():  # a caller's own Ray: use it as it is
+        yield
+        return
+    link: Path | None = None
+    try:
+        if address:
+            ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env_vars})
+        else:
+            target = (run.path / "ray").resolve()
+            target.mkdir(parents=True, exist_ok=True)
+            digest = hashlib.sha1(str(target).encode()).hexdigest()[:10]
+            link = Path(tempfile.gettempdir()) / f"llama-rl-ray-{digest}"
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(target, target_is_directory=True)
+            ray.init(
+                num_cpus=num_cpus or os.cpu_count() or 1,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+                _temp_dir=str(link),
+                runtime_env={"env_vars": env_vars},
+            )
+        yield
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        if link is not None:
+            with contextlib.suppress(OSError):
+                link.unlink()
+
+
+def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
+    """The RLlib ``PPOConfig`` of a run: the env, the masked module, PPO's settings."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from train.training.rllib_env import SHARED_POLICY, policy_mapping
+    from train.training.rllib_module import MaskedPPOModule
+
+    batch = config.n_steps * config.n_envs
+    module = RLModuleSpec(
+        module_class=MaskedPPOModule,
+        model_config={
+            "fcnet_hiddens": list(config.net_arch),
+            "fcnet_activation": config.activation,
+            "head_fcnet_hiddens": [],
+            "vf_share_layers": False,
+        },
+    )
+    return (
+        PPOConfig()
+        .environment(
+            ENV_NAME,
+            env_config={
+                "players": list(config.players),
+                "opponents": dict(config.opponents),
+                "reward": config.reward,
+                "seed": env_seed,
+            },
+            disable_env_checking=True,  # its checker sends random, unmasked actions
+        )
+        .env_runners(
+            num_env_runners=config.num_env_runners,
+            num_envs_per_env_runner=max(1, config.n_envs // max(1, config.num_env_runners)),
+            rollout_fragment_length="auto",
+            num_cpus_per_env_runner=1,
+        )
+        .learners(num_learners=0)
+        .multi_agent(policies={SHARED_POLICY}, policy_mapping_fn=policy_mapping, policies_to_train=[SHARED_POLICY])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={SHARED_POLICY: module}))
+        .training(
+            # the SB3 trainer's decay: lr x max(1 - steps / total_timesteps, 0.05), piecewise linear
+            lr=(
+                [[0, config.learning_rate], [int(0.95 * config.total_timesteps), 0.05 * config.learning_rate]]
+                if config.anneal_lr
+                else config.learning_rate
+            ),
+            gamma=config.gamma,
+            lambda_=config.gae_lambda,
+            clip_param=config.clip_range,
+            entropy_coeff=config.ent_coef,
+            vf_loss_coeff=config.vf_coef,
+            grad_clip=config.max_grad_norm,
+            train_batch_size_per_learner=batch,
+            minibatch_size=min(config.batch_size, batch),
+            num_epochs=config.n_epochs,
+            use_kl_loss=bool(config.target_kl),
+            kl_target=config.target_kl or 0.01,
+        )
+        .debugging(seed=config.seed, log_level="ERROR")
+        .reporting(metrics_num_episodes_for_smoothing=100)
+    )
+
+
+def _module(algo: Any) -> Any:
+    from train.training.rllib_env import SHARED_POLICY
+
+    return algo.get_module(SHARED_POLICY)
+
+
+def export_actor(algo: Any, config: TrainConfig) -> Actor:
+    from train.training.rllib_module import actor_from_module
+
+    return actor_from_module(_module(algo), config.activation)
+
+
+def _checkpoints(run: RunDir) -> list[Path]:
+    found = []
+    for p in run.checkpoints_dir.glob(f"{RLLIB_CHECKPOINT_PREFIX}*"):
+        try:
+            found.append((int(p.name[len(RLLIB_CHECKPOINT_PREFIX) :]), p))
+        except ValueError:
+            continue
+    return [p for _, p in sorted(found)]
+
+
+def _save_checkpoint(algo: Any, run: RunDir, steps: int) -> Path:
+    """``algo.save_to_path`` into a temporary folder, then renamed into place."""
+    final = run.checkpoints_dir / f"{RLLIB_CHECKPOINT_PREFIX}{steps}"
+    tmp = run.checkpoints_dir / f".{final.name}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        algo.save_to_path(str(tmp.resolve()))
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def _learner_steps(result: dict[str, Any]) -> int:
+    """Decisions the learning seats made in this iteration (what the policy trains on)."""
+    from train.training.rllib_env import SHARED_POLICY
+
+    steps = result.get("env_runners", {}).get("num_module_steps_sampled", {})
+    return int(steps.get(SHARED_POLICY, 0)) if isinstance(steps, dict) else 0
+
+
+def train_rllib(config: TrainConfig) -> TrainResult:
+    """Run (or resume) a training run on RLlib; see the module docstring.
+
+    Raises ``ValueError`` for a bad config and :class:`RunDirError` when the run
+    directory cannot be written or is in use."""
+    import ray.rllib  # noqa: F401 - imported first, so that its loggers exist to be quieted
+
+    _quiet_ray()
+    config.validate()
+    if config.resume:
+        run = run_of(config.resume)
+        recorded = run.recorded_config()
+        if recorded is not None:
+            check_fixed(TrainConfig(**{k: v for k, v in recorded.items() if k != "resume"}), config, run)
+    else:
+        run = RunDir(config.run_path())
+    run.create(fresh=not config.resume)
+    with run.lock(), ray_session(run, config.address):
+        return _train_rllib_locked(config, run)
+
+
+def _train_rllib_locked(config: TrainConfig, run: RunDir) -> TrainResult:
+    import numpy as np
+    import torch
+    from ray.tune.registry import register_env
+
+    from train.training.rllib_env import LlamaMultiAgentEnv
+
+    torch.set_num_threads(config.torch_threads)
+    register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
+    resume_from = _checkpoints(run)[-1] if config.resume and _checkpoints(run) else None
+    if config.resume and resume_from is None:
+        raise ValueError(f"config key 'resume': no RLlib checkpoint in {run.path}")
+    config_file = run.next_resume_config_path() if resume_from is not None else run.config_path
+    write_json_atomic(config_file, config.to_dict())
+    start_steps = int(resume_from.name[len(RLLIB_CHECKPOINT_PREFIX) :]) if resume_from is not None else 0
+    env_seed = int(np.random.SeedSequence([config.seed, start_steps]).generate_state(1)[0])
+    # RLlib's Algorithm logs (result.json, progress.csv, TensorBoard) to a folder under
+    # ~/ray_results, a path Ray fixes when it is imported; keep them in the run instead.
+    import ray.tune.trainable.trainable as trainable
+
+    trainable.DEFAULT_STORAGE_PATH = str((run.path / "ray_results").resolve())
+    algo = build_algorithm_config(config, env_seed).build_algo()
+    try:
+        if resume_from is not None:
+            algo.restore_from_path(str(resume_from.resolve()))
+        return _loop(config, run, algo, resume_from, start_steps, config_file)
+    finally:
+        algo.stop()
+
+
+def _loop(
+    config: TrainConfig, run: RunDir, algo: Any, resume_from: Path | None, start_steps: int, config_file: Path
+) -> TrainResult:
+    steps = start_steps
+    evals: list[dict[str, Any]] = []
+    past: list[Actor] = []
+    next_ckpt = _next(steps, config.checkpoint_every)
+    next_eval = _next(steps, config.eval_every)
+    next_past = _next(steps, config.past_every)
+    bar = None
+    budget = config.total_timesteps - steps
+    if config.progress_bar and budget > 0:
+        from tqdm.auto import tqdm
+
+        print(f"training {budget:,} steps on RLlib (to {config.total_timesteps:,}) in {run.path}", flush=True)
+        bar = tqdm(total=budget, unit="step", unit_scale=True, smoothing=0, dynamic_ncols=True)
+    interrupted = False
+    t0 = time.perf_counter()
+    try:
+        while steps < config.total_timesteps:
+            result = algo.train()
+            done = _learner_steps(result)
+            if bar is not None:
+                bar.update(done)
+            steps += done
+            run.append_jsonl(run.path / "progress.jsonl", _progress_row(result, steps))
+            if config.past_every and steps >= next_past:
+                past.append(export_actor(algo, config))
+                del past[: -config.past_pool]
+                snapshots = list(past)
+                _foreach_env(algo, lambda env, s=snapshots: env.set_past_policies(s))
+                next_past = _next(steps, config.past_every)
+            if config.checkpoint_every and steps >= next_ckpt:
+                _save_checkpoint(algo, run, steps)
+                next_ckpt = _next(steps, config.checkpoint_every)
+            if config.eval_every and steps >= next_eval:
+                evals.append(_evaluate(algo, config, run, steps, bar))
+                next_eval = _next(steps, config.eval_every)
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
+    except OSError as exc:
+        raise RunDirError(
+            f"cannot write to the run directory {run.path} ({exc}); training stopped at {steps} steps"
+        ) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    wall = time.perf_counter() - t0
+    illegal = sum(_foreach_env(algo, lambda env: int(env.illegal_total)))
+    sampled_all = sum(_foreach_env(algo, lambda env: int(env.decisions)))
+    _save_checkpoint(algo, run, steps)
+    save_actor(export_actor(algo, config), run.path / "model.npz")
+    summary = {
+        "backend": "rllib",
+        "num_timesteps": steps,
+        "steps_this_session": steps - start_steps,
+        "all_seats_decisions_sampled": sampled_all,
+        "illegal_actions": illegal,
+        "wall_s": wall,
+        "interrupted": interrupted,
+    }
+    write_json_atomic(run.summary_path, summary)
+    run.append_jsonl(
+        run.sessions_path,
+        {
+            "started_at_step": start_steps,
+            "ended_at_step": steps,
+            "config": config_file.name,
+            "resumed_from": str(resume_from) if resume_from is not None else None,
+            "interrupted": interrupted,
+        },
+    )
+    return TrainResult(
+        run_dir=run.path,
+        model_path=run.path / "model.npz",
+        num_timesteps=steps,
+        steps_this_session=steps - start_steps,
+        wall_s=wall,
+        env_s=0.0,
+        learn_s=wall,
+        interrupted=interrupted,
+        evals=evals,
+    )
+
+
+def _evaluate(algo: Any, config: TrainConfig, run: RunDir, steps: int, bar: Any) -> dict[str, Any]:
+    actor = export_actor(algo, config)
+    row: dict[str, Any] = {"timesteps": steps, "opponent": config.eval_opponent}
+    for n in config.eval_players:
+        share, half = evaluate_vs(actor, config.eval_opponent, n, config.eval_games, seed=config.seed)
+        row[f"win_share_{n}p"] = share
+        row[f"ci95_{n}p"] = half
+    run.append_eval(row)
+    if bar is not None:
+        txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
+        bar.write(f"[eval @ {steps:,}] win share vs {config.eval_opponent}: {txt}")
+    return row
+
+
+def _progress_row(result: dict[str, Any], steps: int) -> dict[str, Any]:
+    runners = result.get("env_runners", {})
+    learner = result.get("learners", {}).get("shared", {})
+    row: dict[str, Any] = {"learner_steps": steps, "iteration_s": result.get("time_this_iter_s")}
+    for key in ("num_env_steps_sampled_lifetime", "episode_return_mean", "episode_len_mean", "illegal_actions"):
+        value = runners.get(key)
+        if isinstance(value, (int, float)):
+            row[key] = float(value)
+    for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss"):
+        value = learner.get(key)
+        if isinstance(value, (int, float)):
+            row[key] = float(value)
+    return row
+
+
+def _sub_envs(runner: Any) -> list[Any]:
+    """The :class:`LlamaMultiAgentEnv` objects inside an env runner's vector env."""
+    env = getattr(runner.env, "unwrapped", runner.env)
+    return [getattr(e, "unwrapped", e) for e in getattr(env, "envs", [env])]
+
+
+def _foreach_env(algo: Any, fn: Any) -> list[Any]:
+    """``fn(env)`` on every sub-env of every env runner, local and remote; the results."""
+    per_runner = algo.env_runner_group.foreach_env_runner(lambda runner: [fn(e) for e in _sub_envs(runner)])
+    return [x for results in per_runner for x in results]
+
+
+def _next(n: int, every: int) -> int:
+    return (n // every + 1) * every if every else 0
