@@ -38,13 +38,14 @@ from llama_env.engine import (
 )
 from llama_env.observation import OBS_SIZE, action_mask, encode, observation_bounds
 from llama_env.render import render_round_summary, render_table
+from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
 from llama_env.table import Table
 
 __all__ = ["env", "raw_env", "LlamaAECEnv", "ILLEGAL_ACTION_REWARD", "MaskedDiscrete"]
 
 ILLEGAL_ACTION_REWARD = -1.0
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
 
 _ZERO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
 _ZERO_MASK.flags.writeable = False
@@ -121,15 +122,16 @@ class LlamaAECEnv(AECEnv):
 
     ## Arguments
     ``num_players`` (2..6, default 4), ``render_mode`` (``None``, ``"ansi"``,
-    ``"human"``), ``reward`` (``"game"`` or ``"round"``), ``end_score`` (default 40),
-    ``hand_size`` (default 6), ``random_first_player`` (default ``False``: seat 0
-    starts the first round).
+    ``"human"``, ``"rgb_array"``: the picture of :mod:`llama_env.render_svg` as the acting
+    seat sees it, an ``(H, W, 3)`` uint8 array; needs the ``web`` extra), ``reward``
+    (``"game"`` or ``"round"``), ``end_score`` (default 40), ``hand_size`` (default 6),
+    ``random_first_player`` (default ``False``: seat 0 starts the first round).
 
     ## Version history
     * v0: first release.
     """
 
-    metadata = {"name": "llama_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False}
+    metadata = {"name": "llama_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 2}
 
     def __init__(
         self,
@@ -144,7 +146,7 @@ class LlamaAECEnv(AECEnv):
         super().__init__()
         validate_rule_options(num_players, end_score, hand_size)
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
         self.reward_mode = validate_reward_mode(reward)
         self.num_players = int(num_players)
         self.end_score = int(end_score)
@@ -274,12 +276,15 @@ class LlamaAECEnv(AECEnv):
         if result.game_over:
             self.terminations = dict.fromkeys(agents, True)
 
-    def render(self) -> str | None:
+    def render(self) -> Any:
         if self.render_mode is None:
             from gymnasium.logger import warn
 
-            warn("render() called without a render_mode; pass render_mode='ansi' or 'human' to the env")
+            warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array' to the env")
             return None
+        if self.render_mode == "rgb_array":
+            game = self._table().game
+            return rasterize(table_svg(game, game.current_player, names=self.possible_agents, reveal=game.game_over))
         text = "The table is empty: call reset() first." if self.table is None else self._render_text()
         if self.render_mode == "human":
             print(text)

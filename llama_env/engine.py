@@ -291,6 +291,9 @@ class RoundResult(NamedTuple):
     """Scores after this round."""
     game_over: bool
     """Whether this round ended the game (rule 12)."""
+    hands: tuple[tuple[int, ...], ...] = ()
+    """The cards each seat held when the round was scored (they are shown at scoring),
+    sorted; the seat that went out holds none."""
 
     @property
     def score_changes(self) -> tuple[int, ...]:
@@ -582,7 +585,10 @@ class LlamaGame:
         for p in range(n):
             scores[p] += penalties[p] - returned[p]
         self.game_over = is_game_over(scores, self.end_score)
-        result = RoundResult(self.round, went_out, tuple(penalties), tuple(returned), tuple(scores), self.game_over)
+        hands = tuple(tuple(self.hand(p)) for p in range(n))
+        result = RoundResult(
+            self.round, went_out, tuple(penalties), tuple(returned), tuple(scores), self.game_over, hands
+        )
         self.last_result = result
         if not self.game_over:
             self.round += 1

@@ -27,6 +27,7 @@ from llama_env.engine import (
 )
 from llama_env.observation import OBS_SIZE, encode, observation_bounds
 from llama_env.render import render_round_summary, render_table
+from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener, deal_table
 
@@ -74,14 +75,16 @@ class LlamaEnv(gym.Env):
       (default 0).
     * ``reward``: ``"game"`` or ``"round"``.
     * ``end_score``, ``hand_size``, ``random_first_player``: rule options.
-    * ``render_mode``: ``None``, ``"ansi"`` or ``"human"``.
+    * ``render_mode``: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (the picture of
+      :mod:`llama_env.render_svg` from the learner's seat, an ``(H, W, 3)`` uint8 array;
+      needs the ``web`` extra).
     * ``illegal_action``: ``"raise"`` (default) or ``"terminate"`` (see Action space).
 
     ## Version history
     * v0: first release.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -103,7 +106,7 @@ class LlamaEnv(gym.Env):
         self.random_first_player = check_flag("random_first_player", random_first_player)
         self.reward_mode = validate_reward_mode(reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
         self.render_mode = render_mode
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")
@@ -210,10 +213,15 @@ class LlamaEnv(gym.Env):
             mask[game.legal_actions()] = True
         return mask
 
-    def render(self) -> Any:  # str for 'ansi', None for 'human'
+    def render(self) -> Any:  # str for 'ansi', an array for 'rgb_array', None for 'human'
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":
+            game = self.game
+            if game is None:
+                raise RuntimeError("call reset() before render()")
+            return rasterize(table_svg(game, self.seat, reveal=game.game_over))
         game = self.game
         if game is None:
             text = "The table is empty: call reset() first."

@@ -54,7 +54,7 @@ def test_registered_on_import():
 
 
 @pytest.mark.parametrize("n", [2, 4, 6])
-@pytest.mark.parametrize("render_mode", [None, "ansi"])
+@pytest.mark.parametrize("render_mode", [None, "ansi", "rgb_array"])
 def test_gymnasium_check_env(n, render_mode):
     # made through gym.make so that the env has a spec and every render mode is checked
     env = gym.make("Llama-v0", num_players=n, illegal_action="terminate", render_mode=render_mode)
@@ -218,7 +218,7 @@ def test_opponent_choosing_an_illegal_action_is_an_error():
         ({"num_players": "4"}, "num_players"),
         ({"end_score": 0}, "end_score"),
         ({"hand_size": 14}, "hand_size"),
-        ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"render_mode": "video"}, "render_mode"),
         ({"illegal_action": "ignore"}, "illegal_action"),
     ],
 )

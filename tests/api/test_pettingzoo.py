@@ -55,9 +55,20 @@ def test_render_test(n, capsys):
 
 
 def test_render_modes_declared():
-    assert llama_env.raw_env().metadata["render_modes"] == ["ansi", "human"]
+    assert llama_env.raw_env().metadata["render_modes"] == ["ansi", "human", "rgb_array"]
     with pytest.raises(ValueError, match="render_mode"):
-        llama_env.raw_env(render_mode="rgb_array")
+        llama_env.raw_env(render_mode="video")
+
+
+@pytest.mark.parametrize("n", [2, 6])
+def test_rgb_array_is_the_picture_of_the_acting_seat(n):
+    e = llama_env.env(num_players=n, render_mode="rgb_array")
+    e.reset(seed=n)
+    frame = e.render()
+    assert isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    assert frame.shape[:2] == (500, 760) and frame.std() > 10  # a picture, not a blank canvas
+    e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[-1]))
+    assert not np.array_equal(e.render(), frame)  # the next seat's view
 
 
 @pytest.mark.parametrize("n", PLAYER_COUNTS)

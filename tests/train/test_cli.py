@@ -449,3 +449,60 @@ def test_one_card_is_one_card():
     g = make_game(num_players=3, hands=[[1, 2], [3], [4, 5]], top=3)
     text = render_table(g, 0)
     assert "1 card\n" in text + "\n" and "1 cards" not in text and "2 cards" in text
+
+
+def test_eval_and_tournament_record_games_that_replay_exactly(tmp_path, capsys):
+    import json
+
+    from llama_env.record import GameRecording
+    from train.evaluation import evaluate
+
+    out = tmp_path / "records"
+    assert (
+        main(
+            [
+                "eval",
+                "--agents",
+                "heuristic,random,cautious",
+                "--games",
+                "3",
+                "--workers",
+                "2",
+                "--record",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    result = evaluate(["heuristic", "random", "cautious"], 3, seed=0, workers=1)
+    files = sorted(out.glob("game_*.json"))
+    assert len(files) == 3
+    for k, path in enumerate(files):
+        recording = GameRecording.from_json(json.loads(path.read_text()))
+        end = recording.replay()
+        assert end.game_over and sorted(end.scores) == sorted(result.scores[k].astype(int).tolist())
+    assert (
+        main(
+            [
+                "tournament",
+                "--agents",
+                "heuristic,random,greedy",
+                "--players",
+                "2",
+                "--games",
+                "2",
+                "--workers",
+                "1",
+                "--record",
+                str(tmp_path / "t"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert len(list((tmp_path / "t").glob("game_*.json"))) == 2
+    (tmp_path / "file").write_text("x")
+    code = main(["eval", "--agents", "random,random", "--games", "2", "--record", str(tmp_path / "file" / "sub")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot write game records" in err and "Traceback" not in err

@@ -7,6 +7,8 @@ notebooks) can call directly.
     llama-rl eval --agents heuristic,random,random,random --games 2000 --seed 0
     llama-rl tournament --players 4 --agents random,heuristic,... --games 500
     llama-rl play --players 3 --opponents heuristic --seed 7
+    llama-rl watch --players 4 --agents heuristic
+    llama-rl serve
     llama-rl agents
     llama-rl train ...
 
@@ -22,7 +24,7 @@ import argparse
 import os
 import sys
 
-from train.cli import agents, evaluate, play, tournament, train
+from train.cli import agents, evaluate, play, serve, tournament, train, watch
 from train.cli.agents import list_agents
 from train.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
 from train.cli.evaluate import EvalCommand, run_eval
@@ -42,8 +44,8 @@ __all__ = [
     "run_tournament",
 ]
 
-_COMMANDS = (evaluate, tournament, play, agents, train)
-COMMAND_NAMES = ("eval", "tournament", "play", "agents", "train")
+_COMMANDS = (evaluate, tournament, play, watch, serve, agents, train)
+COMMAND_NAMES = ("eval", "tournament", "play", "watch", "serve", "agents", "train")
 """The subcommands, in the order ``--help`` lists them."""
 
 
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  llama-rl eval --agents heuristic,random,random,random --games 2000\n"
             "  llama-rl tournament --players 4 --agents random,heuristic,cautious:threshold=4 --games 500\n"
             "  llama-rl play --players 3 --opponents heuristic\n"
+            "  llama-rl serve                       # play and watch in the browser\n"
             "  llama-rl train\n"
             "\nRun `llama-rl COMMAND --help` for the options of a command."
         ),

@@ -11,6 +11,7 @@ from llama_env.agent import AgentSpec
 from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE
 from train.cli.common import (
     AGENT_SYNTAX,
+    CommandError,
     HelpFormatter,
     SubParsers,
     add_rule_options,
@@ -44,6 +45,8 @@ class EvalCommand:
     end_score: int = DEFAULT_END_SCORE
     hand_size: int = DEFAULT_HAND_SIZE
     progress: bool = False
+    record: str | None = None
+    """A folder to write every game to as a game record (replayed by ``llama-rl serve``)."""
 
     @property
     def num_players(self) -> int:
@@ -64,6 +67,7 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
             end_score=cmd.end_score,
             hand_size=cmd.hand_size,
             progress=cmd.progress,
+            record_dir=cmd.record,
         )
     print(result.to_table(), file=out)
     return result
@@ -82,8 +86,12 @@ def _run(args: argparse.Namespace) -> int:
         end_score=args.end_score,
         hand_size=args.hand_size,
         progress=progress_wanted(args),
+        record=args.record,
     )
-    run_eval(cmd)
+    try:
+        run_eval(cmd)
+    except ValueError as exc:  # e.g. a --record folder that cannot be written
+        raise CommandError(str(exc)) from None
     return 0
 
 
@@ -119,6 +127,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p.add_argument("--duplicate", action="store_true", help="replay each deal with the agents rotated (less luck)")
     p.add_argument(
         "--no-rotate", dest="rotate", action="store_false", help="keep every agent in its seat (default: rotate seats)"
+    )
+    p.add_argument(
+        "--record",
+        default=None,
+        metavar="DIR",
+        help="write every game to DIR as a game record (llama-rl serve replays it)",
     )
     add_rule_options(p)
     p.set_defaults(func=_run, command_parser=p)

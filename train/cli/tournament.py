@@ -41,6 +41,8 @@ class TournamentCommand:
     end_score: int = DEFAULT_END_SCORE
     hand_size: int = DEFAULT_HAND_SIZE
     progress: bool = False
+    record: str | None = None
+    """A folder to write every game to as a game record (replayed by ``llama-rl serve``)."""
 
 
 def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> TournamentResult:
@@ -56,6 +58,7 @@ def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> Tournam
             end_score=cmd.end_score,
             hand_size=cmd.hand_size,
             progress=cmd.progress,
+            record_dir=cmd.record,
         )
     print(result.to_table(), file=out)
     print(file=out)
@@ -83,8 +86,12 @@ def _run(args: argparse.Namespace) -> int:
         end_score=args.end_score,
         hand_size=args.hand_size,
         progress=progress_wanted(args),
+        record=args.record,
     )
-    run_tournament(cmd)
+    try:
+        run_tournament(cmd)
+    except ValueError as exc:  # e.g. a --record folder that cannot be written
+        raise CommandError(str(exc)) from None
     return 0
 
 
@@ -114,6 +121,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="players at each table, 2..6, at most the pool size (default: 4, or the pool size if smaller)",
     )
     add_run_options(p, default_games=1000)
+    p.add_argument(
+        "--record",
+        default=None,
+        metavar="DIR",
+        help="write every game to DIR as a game record (llama-rl serve replays it)",
+    )
     add_rule_options(p)
     p.set_defaults(func=_run, command_parser=p)
     return p

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -116,6 +117,7 @@ def evaluate(
     end_score: int = DEFAULT_END_SCORE,
     hand_size: int = DEFAULT_HAND_SIZE,
     progress: bool = False,
+    record_dir: str | Path | None = None,
 ) -> EvalResult:
     """Play ``num_games`` games with ``agents`` at one table and measure each of them.
 
@@ -135,6 +137,8 @@ def evaluate(
             with ``duplicate``.
         end_score, hand_size: rule options.
         progress: show a tqdm progress bar.
+        record_dir: also write every game there as a game record (``game_<index>.json``),
+            which ``llama-rl serve`` replays.
     """
     n = len(agents)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
@@ -149,7 +153,14 @@ def evaluate(
         tasks.append(GameTask(i, i // n if duplicate else i, seat_agents))
     names = agent_display_names(agents)
     records = play_games(
-        agents, tasks, seed=seed, workers=workers, end_score=end_score, hand_size=hand_size, progress=progress
+        agents,
+        tasks,
+        seed=seed,
+        workers=workers,
+        end_score=end_score,
+        hand_size=hand_size,
+        progress=progress,
+        record_dir=record_dir,
     )
     return EvalResult(
         names=names,

@@ -20,6 +20,7 @@ only on their seed, as :class:`agents.base.BaseAgent` subclasses do.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import pickle
@@ -27,12 +28,14 @@ import warnings
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, validate_rule_options
+from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
 
 __all__ = ["GameRecord", "GameTask", "play_games", "agent_display_names", "check_rules"]
@@ -108,19 +111,23 @@ def seed_int(seed: int, *key: int) -> int:
 
 
 class _Recorder(TableListener):
-    """What a :class:`GameRecord` holds beyond the scores, heard from the table."""
+    """What a :class:`GameRecord` holds beyond the scores, heard from the table (and,
+    when recording, every move)."""
 
-    __slots__ = ("counts", "quit_penalty", "outs", "rounds", "decisions")
+    __slots__ = ("counts", "quit_penalty", "outs", "rounds", "decisions", "moves")
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, record: bool = False) -> None:
         self.counts = [[0, 0, 0] for _ in range(n)]  # plays, draws, quits per seat
         self.quit_penalty = [0] * n
         self.outs = [0] * n
         self.rounds = 0
         self.decisions = 0
+        self.moves: list[tuple[int, int]] | None = [] if record else None
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
         self.decisions += 1
+        if self.moves is not None:
+            self.moves.append((seat, action))
         if action < _DRAW:
             self.counts[seat][0] += 1
         elif action == _DRAW:
@@ -136,9 +143,16 @@ class _Recorder(TableListener):
 
 
 def play_one(
-    agents: Sequence[Agent], names: Sequence[str], task: GameTask, seed: int, end_score: int, hand_size: int
+    agents: Sequence[Agent],
+    names: Sequence[str],
+    task: GameTask,
+    seed: int,
+    end_score: int,
+    hand_size: int,
+    record_dir: str | None = None,
 ) -> GameRecord:
-    """Play the game of ``task`` on the table driver and record it."""
+    """Play the game of ``task`` on the table driver and record it (with ``record_dir``,
+    also as ``game_<index>.json``, a game record that the web app replays)."""
     n = len(task.seat_agents)
     for i in task.seat_agents:
         reset_agent(agents[i], seed_int(seed, KEY_AGENT, task.index, i))
@@ -148,14 +162,20 @@ def play_one(
         hand_size=hand_size,
         rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_DEAL, task.deal_key))),
     )
-    rec = _Recorder(n)
-    table = Table(game, [agents[i] for i in task.seat_agents], names=[names[i] for i in task.seat_agents], listener=rec)
+    rec = _Recorder(n, record=record_dir is not None)
+    start = game.to_dict() if record_dir is not None else None
+    seat_names = [names[i] for i in task.seat_agents]
+    table = Table(game, [agents[i] for i in task.seat_agents], names=seat_names, listener=rec)
     try:
         table.play()
     except IllegalActionError as exc:
         raise IllegalActionError(
             f"{exc} (evaluation game {task.index})", exc.action, exc.legal, seat=exc.seat, agent=exc.agent
         ) from None
+    if record_dir is not None and start is not None and rec.moves is not None:
+        recording = GameRecording([f"player_{p}" for p in range(n)], seat_names, start, rec.moves)
+        path = Path(record_dir) / f"game_{task.index:06d}.json"
+        path.write_text(json.dumps(recording.to_json()), encoding="utf-8")
     return GameRecord(
         task.index,
         task.seat_agents,
@@ -173,15 +193,15 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(payload: bytes) -> None:
-    specs, names, seed, end_score, hand_size = pickle.loads(payload)
+    specs, names, seed, end_score, hand_size, record_dir = pickle.loads(payload)
     _WORKER["agents"] = [resolve(s) for s in specs]
-    _WORKER["args"] = (names, seed, end_score, hand_size)
+    _WORKER["args"] = (names, seed, end_score, hand_size, record_dir)
 
 
 def _run_chunk(tasks: list[GameTask]) -> list[GameRecord]:
     agents = _WORKER["agents"]
-    names, seed, end_score, hand_size = _WORKER["args"]
-    return [play_one(agents, names, t, seed, end_score, hand_size) for t in tasks]
+    names, seed, end_score, hand_size, record_dir = _WORKER["args"]
+    return [play_one(agents, names, t, seed, end_score, hand_size, record_dir) for t in tasks]
 
 
 def play_games(
@@ -193,17 +213,27 @@ def play_games(
     end_score: int,
     hand_size: int,
     progress: bool | str = False,
+    record_dir: str | Path | None = None,
 ) -> list[GameRecord]:
     """Play ``tasks`` (game index, deal key, seat assignment) and return their records in
-    task order. The lower-level runner behind :func:`evaluate` and :func:`tournament`."""
+    task order. The lower-level runner behind :func:`evaluate` and :func:`tournament`.
+    With ``record_dir`` every game is also written there as a game record
+    (:class:`llama_env.record.GameRecording`), ``game_<index>.json``."""
     names = agent_display_names(agents)
+    record = None
+    if record_dir is not None:
+        try:
+            Path(record_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"cannot write game records to {record_dir}: {exc.strerror or exc}") from None
+        record = str(record_dir)
     workers = num_workers(workers)
     chunk = max(1, min(256, math.ceil(len(tasks) / (workers * 8))))
     chunks = [list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)]
     payload = None
     if workers > 1 and len(chunks) > 1:
         try:
-            payload = pickle.dumps((list(agents), names, seed, end_score, hand_size))
+            payload = pickle.dumps((list(agents), names, seed, end_score, hand_size, record))
         except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
             warnings.warn(
                 f"an agent cannot be pickled ({type(exc).__name__}: {exc}); evaluating in this process (workers=1)",
@@ -216,7 +246,7 @@ def play_games(
         if payload is None:
             objs = [resolve(a) for a in agents]
             for c in chunks:
-                records.extend(play_one(objs, names, t, seed, end_score, hand_size) for t in c)
+                records.extend(play_one(objs, names, t, seed, end_score, hand_size, record) for t in c)
                 if bar is not None:
                     bar.update(len(c))
         else:

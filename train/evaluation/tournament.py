@@ -11,6 +11,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -165,13 +166,14 @@ def tournament(
     end_score: int = DEFAULT_END_SCORE,
     hand_size: int = DEFAULT_HAND_SIZE,
     progress: bool = False,
+    record_dir: str | Path | None = None,
 ) -> TournamentResult:
     """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
     least ``num_players`` of them; see :func:`_tables` for how tables are drawn), rate
     them with openskill's Plackett-Luce model (games applied in index order, ranked by
     final score, lower better, ties equal) and count pairwise results.
 
-    Seeds and workers behave as in :func:`evaluate`.
+    Seeds, workers and ``record_dir`` behave as in :func:`evaluate`.
     """
     from openskill.models import PlackettLuce
 
@@ -186,7 +188,14 @@ def tournament(
     names = agent_display_names(agents)
     tasks = [GameTask(g, g, t) for g, t in enumerate(_tables(m, num_players, num_games, seed))]
     records = play_games(
-        agents, tasks, seed=seed, workers=workers, end_score=end_score, hand_size=hand_size, progress=progress
+        agents,
+        tasks,
+        seed=seed,
+        workers=workers,
+        end_score=end_score,
+        hand_size=hand_size,
+        progress=progress,
+        record_dir=record_dir,
     )
 
     model = PlackettLuce()

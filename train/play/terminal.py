@@ -19,6 +19,7 @@ with the reason and the prompt comes back.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -50,6 +51,8 @@ __all__ = [
     "play",
     "EXIT_FINISHED",
     "EXIT_LEFT",
+    "WatchConfig",
+    "watch",
 ]
 
 EXIT_FINISHED = 0
@@ -208,14 +211,18 @@ def _agent_seeds(seed: int | None, n: int) -> list[int | None]:
 
 
 class _Transcript(TableListener):
-    """Tells the person every move and round result, as the table driver reports them."""
+    """Tells the person every move and round result, as the table driver reports them
+    (``me=None``: a spectator of agents, with ``pause`` seconds after each move)."""
 
-    def __init__(self, say: Callable[[str], None], me: int, names: Sequence[str]) -> None:
+    def __init__(self, say: Callable[[str], None], me: int | None, names: Sequence[str], pause: float = 0.0) -> None:
         self.say = say
         self.me = me
         self.names = names
+        self.pause = pause
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        if self.pause:
+            time.sleep(self.pause)
         if seat != self.me:
             self.say(describe_move(self.names[seat], action))
         elif action == Action.DRAW:
@@ -276,6 +283,60 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
             return EXIT_LEFT
         table.apply(action)
     say("Thanks for playing.")
+    return EXIT_FINISHED
+
+
+@dataclass(frozen=True)
+class WatchConfig:
+    """A game among agents, shown in the terminal move by move."""
+
+    agents: Sequence[AgentLike] = ("heuristic", "heuristic", "heuristic")
+    """One agent per seat, in seat order (2..6 of them)."""
+    seed: int | None = None
+    end_score: int = DEFAULT_END_SCORE
+    hand_size: int = DEFAULT_HAND_SIZE
+    delay: float = 0.5
+    """Seconds to wait before each move is shown (0 shows the game at once)."""
+
+    def validate(self) -> None:
+        validate_rule_options(len(self.agents), self.end_score, self.hand_size)
+        if isinstance(self.delay, bool) or not isinstance(self.delay, (int, float)) or not 0 <= self.delay <= 60:
+            raise ValueError(f"delay must be 0..60 seconds, got {self.delay!r}")
+
+
+def watch(config: WatchConfig, stdout: TextIO) -> int:
+    """Show one game among agents, move by move, with every hand at the top of each round;
+    return :data:`EXIT_FINISHED`. The transcript is :func:`play`'s."""
+    config.validate()
+    n = len(config.agents)
+    names = [f"player_{p}" for p in range(n)]
+    seeds = _agent_seeds(config.seed, n + 1)
+    seats: list[Agent | None] = []
+    for p, spec in enumerate(config.agents):
+        agent = resolve(spec, seed=seeds[p + 1])
+        if seeds[p + 1] is not None:
+            reset_agent(agent, seeds[p + 1])
+        seats.append(agent)
+    game = LlamaGame(n, end_score=config.end_score, hand_size=config.hand_size, rng=seeds[0])
+
+    def say(line: str = "") -> None:
+        stdout.write(line + "\n")
+        stdout.flush()
+
+    table = Table(game, seats, names=names, listener=_Transcript(say, None, names, config.delay))
+    say(
+        f"L.L.A.M.A. with {n} players: "
+        + ", ".join(f"{names[p]} = {agent_label(a)}" for p, a in enumerate(config.agents))
+    )
+    last_round = 0
+    while not game.game_over:
+        if game.round != last_round:
+            last_round = game.round
+            say()
+            say(f"Round {game.round}: {names[game.current_player]} starts; top card {card_str(game.top_card)}.")
+            for p in range(n):
+                say(f"  {names[p]:<10} {' '.join(card_str(c) for c in game.hand(p))}")
+        table.play_turn()
     return EXIT_FINISHED
 
 

@@ -1,0 +1,79 @@
+"""Game records: the state a game started from and every move, enough to replay it
+exactly (the snapshot holds the generator's state, so every later deal is the same).
+
+Written by the web app (``llama-rl serve``) and by ``llama-rl eval/tournament --record
+DIR``; replayed by the web app. A record is JSON::
+
+    {"format": "llama-rl-game", "version": 1, "names": [...], "agents": [...],
+     "start": <LlamaGame.to_dict()>, "moves": [[seat, action], ...]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from llama_env.engine import LlamaGame
+
+__all__ = ["GameRecording", "RECORD_FORMAT", "RECORD_VERSION"]
+
+RECORD_FORMAT = "llama-rl-game"
+RECORD_VERSION = 1
+
+
+@dataclass
+class GameRecording:
+    """A game as a record: the state it started from (with the generator's state, so
+    every later deal replays exactly) and every move."""
+
+    names: list[str]
+    agents: list[str]
+    start: dict[str, Any]
+    moves: list[tuple[int, int]] = field(default_factory=list)
+    """(seat, action) in order."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "names": list(self.names),
+            "agents": list(self.agents),
+            "start": self.start,
+            "moves": [list(m) for m in self.moves],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> GameRecording:
+        """A record read back; a ``ValueError`` names what is wrong with it."""
+        if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
+            raise ValueError(f'not a game record: expected an object with "format": "{RECORD_FORMAT}"')
+        if data.get("version") != RECORD_VERSION:
+            raise ValueError(f"game record version {data.get('version')!r} is not supported (this is {RECORD_VERSION})")
+        start = data.get("start")
+        if not isinstance(start, dict):
+            raise ValueError("game record 'start' must be a game snapshot (an object)")
+        game = LlamaGame.from_dict(start)  # refuses an impossible start with the reason
+        n = game.num_players
+        names, agents, moves = data.get("names"), data.get("agents"), data.get("moves")
+        if not isinstance(names, list) or not isinstance(agents, list):
+            raise ValueError(f"game record 'names' and 'agents' must list {n} strings")
+        for key, value in (("names", names), ("agents", agents)):
+            if len(value) != n or not all(isinstance(x, str) for x in value):
+                raise ValueError(f"game record '{key}' must list {n} strings")
+        if not isinstance(moves, list) or not all(
+            isinstance(m, list) and len(m) == 2 and all(type(x) is int for x in m) for m in moves
+        ):
+            raise ValueError("game record 'moves' must be a list of [seat, action] pairs of integers")
+        return cls(list(names), list(agents), start, [(m[0], m[1]) for m in moves])
+
+    def replay(self) -> LlamaGame:
+        """The game at its end, every recorded move applied (a ``ValueError`` names a
+        move the rules refuse or a seat that was not to act)."""
+        import copy
+
+        game = LlamaGame.from_dict(copy.deepcopy(self.start))
+        for k, (seat, action) in enumerate(self.moves):
+            if seat != game.current_player:
+                raise ValueError(f"move {k}: seat {seat} moves when seat {game.current_player} is to act")
+            game.step(action)
+        return game

@@ -1,0 +1,71 @@
+"""``llama-rl watch``: agents in every seat, one game shown move by move in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from train.cli.common import (
+    AGENT_SYNTAX,
+    CommandError,
+    HelpFormatter,
+    SubParsers,
+    add_rule_options,
+    agent_specs,
+    check_rules,
+    players_type,
+    seat_agents,
+    seed_type,
+)
+from train.play.terminal import WatchConfig, watch
+
+__all__ = ["add_parser"]
+
+
+def _delay(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the delay must be a number of seconds, got {text!r}") from None
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError(f"the delay must be 0..60 seconds, got {value:g}")
+    return value
+
+
+def _run(args: argparse.Namespace) -> int:
+    seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
+    check_rules(len(seats), args.end_score, args.hand_size)
+    config = WatchConfig(seats, seed=args.seed, end_score=args.end_score, hand_size=args.hand_size, delay=args.delay)
+    try:
+        return watch(config, sys.stdout)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "watch",
+        help="watch agents play a game in the terminal",
+        description="Agents sit in every seat; the game is shown move by move, every hand at the top of each round.\n\n"
+        + AGENT_SYNTAX,
+        epilog=(
+            "examples:\n"
+            "  llama-rl watch --players 4 --agents heuristic\n"
+            "  llama-rl watch --agents ppo,heuristic,cautious --seed 3 --delay 0"
+        ),
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument(
+        "--agents",
+        default="heuristic",
+        metavar="A,B,...",
+        help="one agent per seat, or one for all (default heuristic)",
+    )
+    p.add_argument(
+        "--players", type=players_type, default=None, metavar="N", help="players, 2..6 (default: as agents, or 4)"
+    )
+    p.add_argument("--seed", type=seed_type, default=None, help="seed for a reproducible game")
+    p.add_argument("--delay", type=_delay, default=0.5, help="seconds before each move is shown (default 0.5)")
+    add_rule_options(p)
+    p.set_defaults(func=_run, command_parser=p)
+    return p
