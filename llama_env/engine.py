@@ -291,9 +291,16 @@ class RoundResult(NamedTuple):
     """Scores after this round."""
     game_over: bool
     """Whether this round ended the game (rule 12)."""
-    hands: tuple[tuple[int, ...], ...] = ()
-    """The cards each seat held when the round was scored (they are shown at scoring),
-    sorted; the seat that went out holds none."""
+    hand_counts: tuple[tuple[int, ...], ...] = ()
+    """Cards per code (index 0 unused) each seat held when the round was scored."""
+
+    @property
+    def hands(self) -> tuple[tuple[int, ...], ...]:
+        """The cards each seat held when the round was scored (they are shown at
+        scoring), sorted; the seat that went out holds none."""
+        return tuple(
+            tuple(c for c in range(1, NUM_CARD_VALUES + 1) for _ in range(counts[c])) for counts in self.hand_counts
+        )
 
     @property
     def score_changes(self) -> tuple[int, ...]:
@@ -585,9 +592,14 @@ class LlamaGame:
         for p in range(n):
             scores[p] += penalties[p] - returned[p]
         self.game_over = is_game_over(scores, self.end_score)
-        hands = tuple(tuple(self.hand(p)) for p in range(n))
         result = RoundResult(
-            self.round, went_out, tuple(penalties), tuple(returned), tuple(scores), self.game_over, hands
+            self.round,
+            went_out,
+            tuple(penalties),
+            tuple(returned),
+            tuple(scores),
+            self.game_over,
+            tuple(map(tuple, self._hands)),
         )
         self.last_result = result
         if not self.game_over:

@@ -148,6 +148,19 @@ def test_the_table_driver_refuses_what_the_env_passes_on():
         env.table.apply(True)
 
 
+def test_env_hooks_skip_the_local_runner_that_holds_no_env():
+    """With remote env runners the local runner has no env: past snapshots and the
+    illegal-action count must reach the remote runners' envs and not fail on it."""
+    from types import SimpleNamespace
+
+    from train.training.rllib_trainer import _sub_envs
+
+    env = LlamaMultiAgentEnv({"players": [2], "opponents": {"self": 1.0}, "seed": 0})
+    vector = SimpleNamespace(unwrapped=SimpleNamespace(envs=[env, env]))
+    assert _sub_envs(SimpleNamespace(env=None)) == []
+    assert _sub_envs(SimpleNamespace(env=vector)) == [env, env]
+
+
 # --------------------------------------------------------------------------- a short run on Ray
 
 

@@ -152,6 +152,23 @@ def test_the_store_is_bounded_and_forgets_idle_games():
     assert len(store) == 1 and client.get(f"/api/games/{ids[0]}").status_code == 404
 
 
+def test_a_full_store_makes_room_by_forgetting_the_oldest_finished_game():
+    store = SessionStore(max_games=3, idle_seconds=600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(store))
+    watch = {"mode": "watch", "players": 2, "agents": "heuristic"}
+    ids = [client.post("/api/games", json=watch).json()["id"] for _ in range(3)]
+    for game_id in ids[:2]:  # two games end; the first one is then used again
+        assert client.post(f"/api/games/{game_id}/step", json={"moves": 1000}).json()["game_over"]
+    client.get(f"/api/games/{ids[0]}")
+    assert client.post("/api/games", json=watch).status_code == 201
+    assert client.get(f"/api/games/{ids[1]}").status_code == 404  # the least recently used finished game
+    assert (
+        client.get(f"/api/games/{ids[0]}").status_code == 200 and client.get(f"/api/games/{ids[2]}").status_code == 200
+    )
+
+
 def test_watch_and_replay_a_record_exactly(client):
     watched = client.post("/api/games", json={"mode": "watch", "players": 4, "agents": "heuristic", "seed": 9}).json()
     assert all("hand" in seat for seat in watched["seats"])

@@ -372,7 +372,9 @@ def replay(record: Any) -> GameSession:
 
 class SessionStore:
     """Live games, bounded: at most ``max_games`` at once, each forgotten after
-    ``idle_seconds`` without a request. Ids are unguessable (``secrets``)."""
+    ``idle_seconds`` without a request; when the store is full, a new game replaces the
+    least recently used game that is over (if none is over, it is refused). Ids are
+    unguessable (``secrets``)."""
 
     def __init__(self, max_games: int = 200, idle_seconds: float = 1800.0) -> None:
         self.max_games = max_games
@@ -386,6 +388,11 @@ class SessionStore:
     def add(self, session: GameSession) -> GameSession:
         with self._lock:
             self._expire()
+            if len(self._games) >= self.max_games:
+                # room is made by forgetting the least recently used game that is over
+                finished = next((k for k, s in self._games.items() if s.game.game_over), None)
+                if finished is not None:
+                    del self._games[finished]
             if len(self._games) >= self.max_games:
                 raise SessionError(
                     f"the server holds {self.max_games} live games already; try again when one ends or expires", 503

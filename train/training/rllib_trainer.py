@@ -68,16 +68,19 @@ def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Itera
     shut down at the end, its temporary files under ``<run>/ray``."""
     import ray
 
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # no ~/.ray/auth_token
-    env_vars = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "RAY_AUTH_MODE": "disabled"}
+    env_vars = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     address = address or os.environ.get("RAY_ADDRESS", "")
+    if not address:
+        # a local Ray of our own: no token file in ~/.ray (a cluster keeps its own auth settings)
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+        env_vars["RAY_AUTH_MODE"] = os.environ["RAY_AUTH_MODE"]
     if ray.is_initialized():  # a caller's own Ray: use it as it is
         yield
         return
     link: Path | None = None
     try:
         if address:
-            ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env_vars})
+            ray.init(address=address, log_to_driver=False, configure_logging=False, runtime_env={"env_vars": env_vars})
         else:
             target = (run.path / "ray").resolve()
             target.mkdir(parents=True, exist_ok=True)
@@ -380,9 +383,12 @@ def _progress_row(result: dict[str, Any], steps: int) -> dict[str, Any]:
 
 
 def _sub_envs(runner: Any) -> list[Any]:
-    """The :class:`LlamaMultiAgentEnv` objects inside an env runner's vector env."""
+    """The :class:`LlamaMultiAgentEnv` objects inside an env runner's vector env (none
+    for the local runner when remote runners do the sampling: it holds no env)."""
+    if getattr(runner, "env", None) is None:
+        return []
     env = getattr(runner.env, "unwrapped", runner.env)
-    return [getattr(e, "unwrapped", e) for e in getattr(env, "envs", [env])]
+    return [e for e in (getattr(e, "unwrapped", e) for e in getattr(env, "envs", [env])) if e is not None]
 
 
 def _foreach_env(algo: Any, fn: Any) -> list[Any]:
