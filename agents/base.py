@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from llama_env.agent import Agent, AgentLike, BatchAgent
-from llama_env.observation import OBS_SIZE
+from llama_env.observation import OBS_SIZE, OBS_SIZE_V1
 
 __all__ = ["Agent", "AgentLike", "BatchAgent", "BaseAgent", "legal_actions", "mask_list", "check_observation", "number"]
 
 _OBS_SHAPE = (OBS_SIZE,)
+_OBS_SHAPE_V1 = (OBS_SIZE_V1,)
 
 
 class BaseAgent:
@@ -54,12 +55,16 @@ def _check_seed(seed: object) -> int | None:
 
 
 def check_observation(observation: Any) -> None:
-    """Raise ``ValueError`` unless ``observation`` is one flat observation vector."""
-    if type(observation) is np.ndarray and observation.shape == _OBS_SHAPE:
+    """Raise ``ValueError`` unless ``observation`` is one flat observation vector of
+    either version (the rule-based agents read the first 52 entries, which both share)."""
+    if type(observation) is np.ndarray and (observation.shape == _OBS_SHAPE or observation.shape == _OBS_SHAPE_V1):
         return
     shape = np.shape(observation)
-    if shape != _OBS_SHAPE:
-        raise ValueError(f"an observation is a flat vector of {OBS_SIZE} values, got shape {shape}")
+    if shape != _OBS_SHAPE and shape != _OBS_SHAPE_V1:
+        raise ValueError(
+            f"an observation is a flat vector of {OBS_SIZE} (version 0) or {OBS_SIZE_V1} (version 1) values, "
+            f"got shape {shape}"
+        )
 
 
 def number(owner: str, name: str, value: object, *, integer: bool = False, minimum: float | None = None) -> float:

@@ -21,6 +21,7 @@ natural units (card counts, points), and only the fields its decision needs.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,14 @@ from llama_env.agent import register
 from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, card_points
 from llama_env.observation import ObsView
 
-__all__ = ["GreedyAgent", "CautiousAgent", "HeuristicAgent", "HEURISTIC_DEFAULTS"]
+__all__ = [
+    "GreedyAgent",
+    "CautiousAgent",
+    "HeuristicAgent",
+    "HEURISTIC_DEFAULTS",
+    "PerturbedHeuristic",
+    "perturbed_params",
+]
 
 _DRAW = int(Action.DRAW)
 _QUIT = int(Action.QUIT)
@@ -303,3 +311,61 @@ def _run_after(hand: list[int], card: int) -> int:
         c = c % _NV + 1
         seen += 1
     return run
+
+
+def perturbed_params(rng: np.random.Generator, spread: float = 1.0) -> dict[str, Any]:
+    """Parameters of a :class:`HeuristicAgent` drawn around :data:`HEURISTIC_DEFAULTS`:
+    thresholds shifted, weights scaled, the danger hand size moved by one; ``spread``
+    scales every change (0 gives the defaults)."""
+    d = HEURISTIC_DEFAULTS
+    z = lambda: float(rng.normal()) * spread  # noqa: E731
+    return {
+        "quit_base": d["quit_base"] + 2.0 * z(),
+        "quit_per_draw_cost": d["quit_per_draw_cost"] * math.exp(0.3 * z()),
+        "quit_danger": d["quit_danger"] + 2.0 * z(),
+        "danger_hand": int(min(max(d["danger_hand"] + round(0.7 * z()), 0), 3)),
+        "quit_marker": d["quit_marker"] + 3.0 * z(),
+        "quit_per_card": d["quit_per_card"] + 0.5 * z(),
+        "quit_per_pile": 0.5 * z(),
+        "quit_playable": abs(0.5 * z()),
+        "quit_per_quitter": z(),
+        "lead_margin": d["lead_margin"] + 5.0 * z(),
+        "strand_cost": d["strand_cost"] * math.exp(0.8 * z()),
+        "urgency_points": d["urgency_points"] * math.exp(0.3 * z()),
+        "chain_bonus": abs(2.0 * z()),
+    }
+
+
+@register("perturbed")
+class PerturbedHeuristic(BaseAgent):
+    """The heuristic with perturbed parameters, a different player each game: a population.
+
+    ``size`` heuristics are drawn at construction (:func:`perturbed_params`, seeded by
+    ``seed``; ``spread`` scales how far they stray from the tuned defaults). Each game
+    (``reset``) seats one of them, drawn with the game's seed; trainers that share one
+    object across games seat a member per game (``members``,
+    :func:`llama_env.agent.seat_member`). Two populations with different seeds hold
+    different players: train against one, evaluate against another.
+    """
+
+    name = "perturbed"
+
+    def __init__(self, seed: int | None = None, spread: float = 1.0, size: int = 32) -> None:
+        super().__init__(seed)
+        self.spread = number("PerturbedHeuristic", "spread", spread, minimum=0)
+        self.size = int(number("PerturbedHeuristic", "size", size, integer=True, minimum=1))
+        draw = np.random.default_rng([0 if seed is None else seed + 1, 20261130])
+        self.members: list[HeuristicAgent] = [
+            HeuristicAgent(**perturbed_params(draw, self.spread)) for _ in range(self.size)
+        ]
+        self.current = self.members[0]
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.current = self.members[int(self.rng.integers(len(self.members)))]
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.current.act(observation, action_mask)
+
+    def __repr__(self) -> str:
+        return f"PerturbedHeuristic(seed={self.seed}, spread={self.spread:g}, size={self.size})"

@@ -23,7 +23,7 @@ import numpy as np
 from agents.base import BaseAgent, check_observation, mask_list
 from llama_env.agent import register
 from llama_env.engine import NUM_ACTIONS, check_flag
-from llama_env.observation import OBS_SIZE
+from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, obs_version_of
 
 __all__ = [
     "PPOAgent",
@@ -56,6 +56,17 @@ class Actor:
             for w, b in layers
         ]
         self.activation = activation
+
+    @property
+    def obs_size(self) -> int:
+        """The length of the observations this actor reads."""
+        return int(self.layers[0][0].shape[0])
+
+    @property
+    def obs_version(self) -> int:
+        """The observation version it was trained on: 0 (52 entries) or 1 (with the
+        public history), from the width of its first layer."""
+        return obs_version_of(np.zeros(self.obs_size))
 
     def logits(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Masked logits (illegal actions at -inf), shape ``(B, 9)``."""
@@ -230,13 +241,20 @@ def _actor_from_state(state: Any, data: Any) -> Actor:
 
 
 def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    """Weights of shapes (out, in) that chain from the observation to the 9 actions."""
-    width = OBS_SIZE
+    """Weights of shapes (out, in) that chain from the observation (of either version)
+    to the 9 actions."""
+    first = layers[0][0] if layers else None
+    width = OBS_SIZE_V1 if first is not None and np.ndim(first) == 2 and first.shape[1] == OBS_SIZE_V1 else OBS_SIZE
     for k, (w, b) in enumerate(layers):
         if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != width:
+            expected = (
+                f"(N, {OBS_SIZE}) or (N, {OBS_SIZE_V1}) for this game's observations (version 0 or 1)"
+                if k == 0
+                else f"(N, {width})"
+            )
             raise ValueError(
                 f"layer {k} has weights of shape {tuple(w.shape)} and bias {tuple(b.shape)}; "
-                f"expected (N, {width}) and (N,) for this game's {OBS_SIZE}-value observation"
+                f"expected {expected} and (N,)"
             )
         if not (np.isfinite(w).all() and np.isfinite(b).all()):
             raise ValueError(f"layer {k} holds NaN or infinite weights")
@@ -269,8 +287,19 @@ class PPOAgent(BaseAgent):
         agent.actor = actor
         return agent
 
+    @property
+    def obs_version(self) -> int:
+        """The observation version the model reads (the table driver encodes it so)."""
+        return self.actor.obs_version
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
+        if np.shape(observation)[0] != self.actor.obs_size:
+            raise ValueError(
+                f"this PPO model reads version-{self.obs_version} observations of {self.actor.obs_size} values, "
+                f"got {np.shape(observation)[0]} (use an env with obs_version={self.obs_version}, e.g. "
+                f"{'Llama-v1' if self.obs_version else 'Llama-v0'})"
+            )
         mask = np.asarray(mask_list(action_mask), dtype=bool).reshape(1, -1)
         if not mask.any():
             raise ValueError("PPOAgent.act: the action mask has no legal action")
@@ -281,9 +310,10 @@ class PPOAgent(BaseAgent):
         """Actions for many observations at once (one forward pass)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks).astype(bool)
-        if obs.ndim != 2 or obs.shape[1] != OBS_SIZE or masks.shape != (len(obs), NUM_ACTIONS):
+        size = self.actor.obs_size
+        if obs.ndim != 2 or obs.shape[1] != size or masks.shape != (len(obs), NUM_ACTIONS):
             raise ValueError(
-                f"PPOAgent.act_batch takes observations (B, {OBS_SIZE}) and masks (B, {NUM_ACTIONS}), "
+                f"PPOAgent.act_batch takes observations (B, {size}) and masks (B, {NUM_ACTIONS}), "
                 f"got {obs.shape} and {masks.shape}"
             )
         if not masks.any(axis=1).all():

@@ -1,13 +1,17 @@
 """Strength of a PPO model against every baseline at 2, 4 and 6 players.
 
     python benchmarks/ppo_strength.py [--model agents/models/ppo_llama.zip] [--games 4000]
-                                      [--players 2,4,6] [--opponents heuristic,greedy,cautious,random]
+                                      [--players 2,4,6]
+                                      [--opponents heuristic,greedy,cautious,random,perturbed:seed=12345]
                                       [--seed 0] [--workers 2] [--json out.json]
 
 Each row is one :func:`train.evaluation.evaluate` call: the PPO agent (argmax over legal
 actions) and ``players - 1`` copies of one baseline, ``--games`` games with the seating
 rotated from game to game. Prints a markdown table of the PPO agent's win share with
-its 95% interval beside the fair share ``1 / players``.
+its 95% interval beside the fair share ``1 / players``. ``--model`` is a model file, a
+run directory or a registered agent spec (``ppo``, ``ppo_v0``). The default opponents
+include ``perturbed:seed=12345``: heuristics with perturbed parameters from a population
+no training run here used (training uses the default seed).
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 from agents.ppo import DEFAULT_MODEL, PPOAgent
+from llama_env.agent import Agent, resolve
 from train.evaluation import evaluate
 
 
@@ -25,13 +31,13 @@ def main() -> None:
     ap.add_argument("--model", default=str(DEFAULT_MODEL))
     ap.add_argument("--games", type=int, default=4000)
     ap.add_argument("--players", default="2,4,6")
-    ap.add_argument("--opponents", default="heuristic,greedy,cautious,random")
+    ap.add_argument("--opponents", default="heuristic,greedy,cautious,random,perturbed:seed=12345")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
 
-    agent = PPOAgent(path=args.model)
+    agent: Agent = PPOAgent(path=args.model) if Path(args.model).exists() else resolve(args.model, seed=args.seed)
     rows = []
     print(f"model {args.model}; {args.games} games per row, seats rotated, seed {args.seed}\n")
     print("| players | opponents | PPO win share | 95% CI | fair share | games | seconds |")

@@ -36,7 +36,7 @@ from llama_env.engine import (
     reseed,
     validate_rule_options,
 )
-from llama_env.observation import OBS_SIZE, action_mask, encode, observation_bounds
+from llama_env.observation import action_mask, check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
@@ -104,7 +104,10 @@ class LlamaAECEnv(AECEnv):
 
     ## Observation space
     ``Dict(observation=Box(float32, (OBS_SIZE,)), action_mask=Box(int8, (9,)))``; the
-    layout of ``observation`` is :data:`llama_env.observation.FIELDS`. The mask is all
+    layout of ``observation`` is :data:`llama_env.observation.FIELDS`. With
+    ``obs_version=1`` the observation has :data:`~llama_env.observation.OBS_SIZE_V1`
+    entries laid out as :data:`~llama_env.observation.FIELDS_V1` (the public history
+    of the round follows the same 52 entries). The mask is all
     zeros for an agent that is not to act. Masks are shared and read-only (writing into
     one raises ``ValueError``); copy one to modify it.
 
@@ -125,10 +128,11 @@ class LlamaAECEnv(AECEnv):
     ``"human"``, ``"rgb_array"``: the picture of :mod:`llama_env.render_svg` as the acting
     seat sees it, an ``(H, W, 3)`` uint8 array; needs the ``web`` extra), ``reward``
     (``"game"`` or ``"round"``), ``end_score`` (default 40), ``hand_size`` (default 6),
-    ``random_first_player`` (default ``False``: seat 0 starts the first round).
+    ``random_first_player`` (default ``False``: seat 0 starts the first round),
+    ``obs_version`` (0, default, or 1; see Observation space).
 
     ## Version history
-    * v0: first release.
+    * v0: first release. ``obs_version=1`` adds the public history to the observation.
     """
 
     metadata = {"name": "llama_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 2}
@@ -142,9 +146,12 @@ class LlamaAECEnv(AECEnv):
         end_score: int = DEFAULT_END_SCORE,
         hand_size: int = DEFAULT_HAND_SIZE,
         random_first_player: bool = False,
+        obs_version: int = 0,
     ) -> None:
         super().__init__()
         validate_rule_options(num_players, end_score, hand_size)
+        self.obs_version = check_obs_version(obs_version)
+        self._encode = encoder(self.obs_version)[0]
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
         self.reward_mode = validate_reward_mode(reward)
@@ -156,10 +163,10 @@ class LlamaAECEnv(AECEnv):
 
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        low, high = observation_bounds(self.end_score)
+        low, high = observation_bounds(self.end_score, self.obs_version)
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(low=low, high=high, shape=(OBS_SIZE,), dtype=np.float32),
+                "observation": spaces.Box(low=low, high=high, shape=(obs_size(self.obs_version),), dtype=np.float32),
                 "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
             }
         )
@@ -227,7 +234,7 @@ class LlamaAECEnv(AECEnv):
             raise RuntimeError("the env has no game yet: call reset() first")
         game = table.game
         seat = self._seat[agent]
-        obs = encode(game, seat)
+        obs = self._encode(game, seat)
         if seat != game.current_player or game.game_over:
             return {"observation": obs, "action_mask": _ZERO_MASK}
         return {"observation": obs, "action_mask": action_mask(game.legal_actions())}

@@ -33,6 +33,7 @@ __all__ = [
     "describe",
     "resolve",
     "reset_agent",
+    "seat_member",
     "agent_label",
     "parse_agent_spec",
     "parse_agent_list",
@@ -49,7 +50,10 @@ class Agent(Protocol):
     read it with :class:`llama_env.observation.ObsView`) and the ``int8`` action mask of
     length 9, and returns a legal action, an integer 0..8. Optionally an agent has
     ``reset(seed)``, called at the start of each game with a seed that makes its choices
-    reproducible, and ``act_batch`` (see :class:`BatchAgent`).
+    reproducible, ``act_batch`` (see :class:`BatchAgent`), and ``obs_version``: the
+    observation version it reads (0, the default: the 52 entries of ``Llama-v0``; 1: with
+    the public history of the round, :data:`llama_env.observation.FIELDS_V1`). The table
+    driver encodes for every agent the version it asks for.
     """
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
@@ -164,6 +168,17 @@ def make(name: str, **params: Any) -> Agent:
 
 
 _RESET_TAKES_SEED: dict[object, bool] = {}
+
+
+def seat_member(agent: Agent, rng: np.random.Generator) -> Agent:
+    """The agent to seat for one game: ``agent`` itself, or, for a population (an agent
+    with a non-empty ``members`` sequence, e.g. ``perturbed``), one member drawn with
+    ``rng``. Trainers that share one agent object across many games seat members this
+    way, so that each game meets one consistent player."""
+    members = getattr(agent, "members", None)
+    if members:
+        return members[int(rng.integers(len(members)))]
+    return agent
 
 
 def reset_agent(agent: object, seed: int | None) -> None:

@@ -336,6 +336,11 @@ class LlamaGame:
     """
 
     __slots__ = (
+        "_history_known",
+        "_played",
+        "_drew_on",
+        "_quit_on",
+        "_quit_at",
         "num_players",
         "end_score",
         "hand_size",
@@ -451,6 +456,57 @@ class LlamaGame:
         read-only by contract). Kept as the pile grows, so reading it costs nothing."""
         return self._discard_counts
 
+    # -- the public record of the round: what everyone saw each player do since the deal
+
+    @property
+    def round_moves(self) -> int:
+        """Moves made in this round so far (plays, draws and quits)."""
+        drawn = DECK_SIZE - self.num_players * self.hand_size - 1 - len(self.draw_pile)
+        return len(self.discard_pile) - 1 + drawn + self.num_players - self._in_round
+
+    def played_counts(self, seat: int) -> list[int]:
+        """The cards ``seat`` played this round, per code (a list of 8, index 0 unused)."""
+        return self._played[seat * 8 : seat * 8 + 8]
+
+    def drew_on_counts(self, seat: int) -> list[int]:
+        """How often ``seat`` drew this round while the top card was each code (a list of
+        8, index 0 unused). A draw instead of a play tells the table something about what
+        that player holds."""
+        return self._drew_on[seat * 8 : seat * 8 + 8]
+
+    @property
+    def quit_on(self) -> Sequence[int]:
+        """Per seat, the top card's code when it quit this round (0: still in)."""
+        return self._quit_on
+
+    @property
+    def quit_at(self) -> Sequence[int]:
+        """Per seat, the number of the move of this round (1, 2, ...) with which it quit
+        (0: still in)."""
+        return self._quit_at
+
+    def history_view(self) -> tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]:
+        """The round's record live, for hot paths such as the observation encoder:
+        ``(played, drew_on, quit_on, quit_at)``, where ``played`` and ``drew_on`` are flat
+        (seat ``p``'s count for code ``c`` at ``p * 8 + c``). Read it, never modify it."""
+        return self._played, self._drew_on, self._quit_on, self._quit_at
+
+    def history(self) -> dict[str, Any]:
+        """The public record of this round as plain data (the ``history`` key of
+        :meth:`to_dict`): ``moves``, and per seat ``played`` and ``drew_on`` (per value,
+        index 0 = value 1 .. index 6 = llama), ``quit_on`` (card code, 0 = still in) and
+        ``quit_at`` (move number, 0 = still in). At the end of the game it is the last
+        round's. A game restored from a snapshot without a history (older, or written by
+        hand) knows only what happened since; its snapshots say ``"history": None`` until
+        the next deal."""
+        return {
+            "moves": self.round_moves,
+            "played": [self._played[p * 8 + 1 : p * 8 + 8] for p in range(self.num_players)],
+            "drew_on": [self._drew_on[p * 8 + 1 : p * 8 + 8] for p in range(self.num_players)],
+            "quit_on": list(self._quit_on),
+            "quit_at": list(self._quit_at),
+        }
+
     def may_draw(self, seat: int) -> bool:
         """Rule 5 for ``seat``: whether it could draw on its turn now (it is still in
         the round, the draw pile has cards and someone else is still in)."""
@@ -532,15 +588,21 @@ class LlamaGame:
             self._sizes[p] -= 1
             self.discard_pile.append(card)
             self._discard_counts[card] += 1
+            self._played[p * 8 + card] += 1
             self.last_player = p
             if self._sizes[p] == 0:
                 return self._end_round(p)
         elif a == Action.DRAW:
+            self._drew_on[p * 8 + self.discard_pile[-1]] += 1
             card = self.draw_pile.pop()
             self._hands[p][card] += 1
             self._sizes[p] += 1
         else:
             self.quit[p] = True
+            self._quit_on[p] = self.discard_pile[-1]
+            n = self.num_players  # the number of this move in the round (see round_moves), inlined
+            self._quit_at[p] = len(self.discard_pile) + DECK_SIZE - n * self.hand_size - 1 - len(self.draw_pile)
+            self._quit_at[p] += n - self._in_round
             self._in_round -= 1
             if self._in_round == 0:
                 return self._end_round(None)
@@ -630,6 +692,16 @@ class LlamaGame:
         self.starter = starter
         self.current_player = starter
         self.last_player = None
+        self._clear_history()
+
+    def _clear_history(self) -> None:
+        """The public record of the round (see :meth:`history`): empty at a deal."""
+        n = self.num_players
+        self._history_known = True
+        self._played = [0] * (8 * n)  # seat p's count of code c at p * 8 + c (c = 0 unused)
+        self._drew_on = [0] * (8 * n)
+        self._quit_on = [0] * n
+        self._quit_at = [0] * n
 
     # ------------------------------------------------------------------ snapshots
 
@@ -654,6 +726,7 @@ class LlamaGame:
             "hand_size": self.hand_size,
             "starter": self.starter,
             "last_player": self.last_player,
+            "history": self.history() if self._history_known else None,
             "rng_state": _jsonable(self._rng.bit_generator.state),
         }
 
@@ -761,6 +834,10 @@ class LlamaGame:
         if not played and last_player is not None:
             raise ValueError(f"snapshot names last_player {last_player} but no card was played this round")
 
+        history = d.get("history")
+        if history is not None:
+            history = _check_history(history, n, hand_size, hands, draw_pile, discard_pile, quit_, game_over)
+
         if "rng_state" in d and d["rng_state"] is not None:
             gen = _rng_from_state(d["rng_state"])
         else:
@@ -790,6 +867,15 @@ class LlamaGame:
         g.starter = starter
         g.last_player = last_player
         g.last_result = None
+        g._clear_history()
+        if history is None:
+            g._history_known = False  # an older or hand-written snapshot: known again from the next deal
+        else:
+            for p in range(n):
+                g._played[p * 8 + 1 : p * 8 + 8] = history["played"][p]
+                g._drew_on[p * 8 + 1 : p * 8 + 8] = history["drew_on"][p]
+            g._quit_on = list(history["quit_on"])
+            g._quit_at = list(history["quit_at"])
         return g
 
     def copy(self) -> LlamaGame:
@@ -810,6 +896,11 @@ class LlamaGame:
         g.starter = self.starter
         g.last_player = self.last_player
         g.last_result = self.last_result
+        g._history_known = self._history_known
+        g._played = list(self._played)
+        g._drew_on = list(self._drew_on)
+        g._quit_on = list(self._quit_on)
+        g._quit_at = list(self._quit_at)
         g._rng = _rng_from_state(self._rng.bit_generator.state)
         return g
 
@@ -818,6 +909,79 @@ class LlamaGame:
             f"LlamaGame(num_players={self.num_players}, round={self.round}, "
             f"current_player={self.current_player}, scores={self.scores}, game_over={self.game_over})"
         )
+
+
+def _check_history(
+    h: Any,
+    n: int,
+    hand_size: int,
+    hands: list[list[int]],
+    draw_pile: list[int],
+    discard_pile: list[int],
+    quit_: list[bool],
+    game_over: bool,
+) -> dict[str, Any]:
+    """The ``history`` of a snapshot, checked against the rest of it (``ValueError``
+    naming the first contradiction)."""
+    keys = ("moves", "played", "drew_on", "quit_on", "quit_at")
+    if not isinstance(h, dict) or sorted(h) != sorted(keys):
+        raise ValueError(f"snapshot 'history' must be a dict with the keys {', '.join(keys)}, got {h!r}")
+
+    def count(x: Any, what: str) -> int:
+        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+            raise ValueError(f"snapshot history {what} must be a non-negative integer, got {x!r}")
+        return x
+
+    def per_seat(key: str, width: int | None) -> list[Any]:
+        rows = h[key]
+        if not isinstance(rows, list) or len(rows) != n:
+            raise ValueError(f"snapshot history '{key}' must list {n} seats, got {rows!r}")
+        if width is None:
+            return [count(x, f"'{key}'[{p}]") for p, x in enumerate(rows)]
+        out = []
+        for p, row in enumerate(rows):
+            if not isinstance(row, list) or len(row) != width:
+                raise ValueError(f"snapshot history '{key}'[{p}] must list {width} counts, got {row!r}")
+            out.append([count(x, f"'{key}'[{p}]") for x in row])
+        return out
+
+    moves = count(h["moves"], "'moves'")
+    played = per_seat("played", NUM_CARD_VALUES)
+    drew_on = per_seat("drew_on", NUM_CARD_VALUES)
+    quit_on = per_seat("quit_on", None)
+    quit_at = per_seat("quit_at", None)
+    on_pile = [discard_pile[1:].count(c) for c in range(1, NUM_CARD_VALUES + 1)]
+    by_value = [sum(played[p][v] for p in range(n)) for v in range(NUM_CARD_VALUES)]
+    if by_value != on_pile:
+        raise ValueError(
+            f"snapshot history 'played' ({by_value} per value) contradicts the discard pile, which holds "
+            f"{on_pile} cards per value played this round"
+        )
+    drawn = DECK_SIZE - n * hand_size - 1 - len(draw_pile)
+    if sum(map(sum, drew_on)) != drawn:
+        raise ValueError(
+            f"snapshot history 'drew_on' counts {sum(map(sum, drew_on))} draws, but the draw pile shows {drawn}"
+        )
+    for p in range(n):
+        expected = hand_size + sum(drew_on[p]) - sum(played[p])
+        if len(hands[p]) != expected:
+            raise ValueError(
+                f"snapshot seat {p} holds {len(hands[p])} cards, but its history (dealt {hand_size}, drew "
+                f"{sum(drew_on[p])}, played {sum(played[p])}) leaves {expected}"
+            )
+        if quit_[p] != (quit_on[p] != 0) or quit_[p] != (quit_at[p] != 0):
+            raise ValueError(
+                f"snapshot history quit_on[{p}]={quit_on[p]}, quit_at[{p}]={quit_at[p]} contradict quit[{p}]={quit_[p]}"
+            )
+        if quit_on[p] > NUM_CARD_VALUES or quit_at[p] > moves:
+            raise ValueError(f"snapshot history quit_on[{p}] or quit_at[{p}] is out of range")
+    if moves != sum(by_value) + drawn + sum(quit_):
+        raise ValueError(
+            f"snapshot history 'moves' is {moves}, but {sum(by_value)} plays, {drawn} draws and "
+            f"{sum(quit_)} quits were made this round"
+        )
+    del game_over  # a finished game keeps its last round's record: the same checks hold
+    return {"moves": moves, "played": played, "drew_on": drew_on, "quit_on": quit_on, "quit_at": quit_at}
 
 
 _REQUIRED_KEYS = (

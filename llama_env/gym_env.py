@@ -25,7 +25,7 @@ from llama_env.engine import (
     check_flag,
     validate_rule_options,
 )
-from llama_env.observation import OBS_SIZE, encode, observation_bounds
+from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
@@ -50,7 +50,10 @@ class LlamaEnv(gym.Env):
 
     ## Observation space
     ``Box(float32, (OBS_SIZE,))`` laid out as :data:`llama_env.observation.FIELDS`,
-    from the learner's seat. Same size at every table size.
+    from the learner's seat. Same size at every table size. ``Llama-v1``
+    (``obs_version=1``): ``Box(float32, (OBS_SIZE_V1,))`` laid out as
+    :data:`llama_env.observation.FIELDS_V1`, the same 52 entries followed by the public
+    history of the round.
 
     ## Rewards
     ``reward="game"`` (default): at the end of the game 1/k if the learner is one of k
@@ -79,9 +82,12 @@ class LlamaEnv(gym.Env):
       :mod:`llama_env.render_svg` from the learner's seat, an ``(H, W, 3)`` uint8 array;
       needs the ``web`` extra).
     * ``illegal_action``: ``"raise"`` (default) or ``"terminate"`` (see Action space).
+    * ``obs_version``: 0 (``Llama-v0``) or 1 (``Llama-v1``), see Observation space.
 
     ## Version history
     * v0: first release.
+    * v1: the observation with the public history of the round (``obs_version=1``);
+      actions, rewards, arguments and dynamics as v0.
     """
 
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
@@ -98,8 +104,11 @@ class LlamaEnv(gym.Env):
         random_first_player: bool = False,
         render_mode: str | None = None,
         illegal_action: str = "raise",
+        obs_version: int = 0,
     ) -> None:
         validate_rule_options(num_players, end_score, hand_size)
+        self.obs_version = check_obs_version(obs_version)
+        self._encode = encoder(self.obs_version)[0]
         self.num_players = int(num_players)
         self.end_score = int(end_score)
         self.hand_size = int(hand_size)
@@ -119,8 +128,8 @@ class LlamaEnv(gym.Env):
             raise ValueError(f"seat must be 'random' or a seat 0..{self.num_players - 1}, got {seat!r}")
         self.opponents = _build_opponents(opponents, self.num_players)
 
-        low, high = observation_bounds(self.end_score)
-        self.observation_space = spaces.Box(low=low, high=high, shape=(OBS_SIZE,), dtype=np.float32)
+        low, high = observation_bounds(self.end_score, self.obs_version)
+        self.observation_space = spaces.Box(low=low, high=high, shape=(obs_size(self.obs_version),), dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.table: Table | None = None
         self.seat = self.fixed_seat if self.fixed_seat is not None else 0
@@ -157,7 +166,7 @@ class LlamaEnv(gym.Env):
         self._pending_reward = self._reward(self.table.advance())
         if self.render_mode == "human":
             self.render()
-        return encode(self.table.game, self.seat), self._info()
+        return self._encode(self.table.game, self.seat), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         table = self.table
@@ -169,7 +178,7 @@ class LlamaEnv(gym.Env):
         reward, self._pending_reward = self._pending_reward, 0.0
         if game.game_over:  # it ended before the learner's first turn: nothing to apply
             self._ended = True
-            return encode(game, self.seat), reward, True, False, self._info()
+            return self._encode(game, self.seat), reward, True, False, self._info()
         if self._log is not None:
             self._log.lines.clear()
         try:
@@ -188,7 +197,7 @@ class LlamaEnv(gym.Env):
             self._ended = True
             info = self._info()
             info["illegal_action"] = exc.action
-            return encode(game, self.seat), reward + ILLEGAL_ACTION_REWARD, True, False, info
+            return self._encode(game, self.seat), reward + ILLEGAL_ACTION_REWARD, True, False, info
         if result is not None:
             reward += self._reward([result])
         reward += self._reward(table.advance())
@@ -196,7 +205,7 @@ class LlamaEnv(gym.Env):
         info = self._info()
         if self.render_mode == "human":
             self.render()
-        return encode(game, self.seat), reward, game.game_over, False, info
+        return self._encode(game, self.seat), reward, game.game_over, False, info
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}

@@ -17,6 +17,14 @@ Seats are relative to the observer: field ``opp_*`` entry 0 is the player to my 
 
 Only public information and the observer's own hand go in: never another player's
 cards nor the order of the draw pile.
+
+Two versions. Version 0 (:data:`FIELDS`, :data:`OBS_SIZE` = 52 entries) is the
+contract of ``Llama-v0``. Version 1 (:data:`FIELDS_V1`, :data:`OBS_SIZE_V1` entries) is
+version 0 followed by :data:`HISTORY_FIELDS`: what each other player did this round
+(cards played by value, draws and the top card each was made on, when and on what it
+quit), who played last, the round and how far it has gone. It is what ``Llama-v1`` and
+``llama_env.env(obs_version=1)`` return. The first 52 entries of a version-1 vector are
+the version-0 vector, so every reader of version 0 reads version 1 too.
 """
 
 from __future__ import annotations
@@ -47,6 +55,17 @@ __all__ = [
     "FIELDS",
     "OBS_SIZE",
     "SLICES",
+    "HISTORY_FIELDS",
+    "FIELDS_V1",
+    "OBS_SIZE_V1",
+    "SLICES_V1",
+    "OBS_VERSIONS",
+    "obs_size",
+    "obs_version_of",
+    "encoder",
+    "encode_v1",
+    "encode_many_v1",
+    "DecodedHistory",
     "MAX_OTHERS",
     "HAND_SIZE_SCALE",
     "MAX_PENALTY",
@@ -65,6 +84,10 @@ MAX_OTHERS = MAX_PLAYERS - 1
 HAND_SIZE_SCALE = 10.0
 MAX_PENALTY = 31  # 1 + 2 + 3 + 4 + 5 + 6 + 10
 END_SCORE_SCALE = 100.0
+MOVES_SCALE = 50.0
+ROUND_SCALE = 10.0
+MAX_ROUND_MOVES = 2 * DECK_SIZE + MAX_PLAYERS  # every card played and drawn, every player quits
+MAX_ROUND = 1000  # the round field is capped here (real games last a few rounds)
 
 
 @dataclass(frozen=True)
@@ -96,21 +119,96 @@ FIELDS: tuple[Field, ...] = (
     Field("end_score", 1, END_SCORE_SCALE, "the end_score rule option / 100"),
 )
 
-SLICES: dict[str, slice] = {}
-_offset = 0
-for _f in FIELDS:
-    SLICES[_f.name] = slice(_offset, _offset + _f.size)
-    _offset += _f.size
-OBS_SIZE = _offset
-del _offset, _f
+HISTORY_FIELDS: tuple[Field, ...] = (
+    Field(
+        "opp_played",
+        MAX_OTHERS * NUM_CARD_VALUES,
+        COPIES_PER_VALUE,
+        "per other seat (7 values each), the cards of each value it played this round / 8",
+    ),
+    Field("opp_draws", MAX_OTHERS, HAND_SIZE_SCALE, "per other seat, the cards it drew this round / 10"),
+    Field(
+        "opp_drew_on",
+        MAX_OTHERS * NUM_CARD_VALUES,
+        COPIES_PER_VALUE,
+        "per other seat (7 values each), its draws this round made while that value was on top / 8",
+    ),
+    Field(
+        "opp_quit_on",
+        MAX_OTHERS * NUM_CARD_VALUES,
+        None,
+        "per other seat (7 values each), one-hot top card when it quit this round (0s while in)",
+    ),
+    Field(
+        "opp_quit_at", MAX_OTHERS, MOVES_SCALE, "per other seat, the move of this round it quit with / 50 (0 while in)"
+    ),
+    Field(
+        "last_player",
+        MAX_PLAYERS,
+        None,
+        "one-hot who played the last card this round: 0 = me, 1.. = the others from my left (0s: nobody)",
+    ),
+    Field("round", 1, ROUND_SCALE, "the round number / 10 (capped at 1000)"),
+    Field("round_moves", 1, MOVES_SCALE, "moves made this round / 50"),
+)
+"""The public history of the round: the fields version 1 adds after :data:`FIELDS`."""
+
+FIELDS_V1: tuple[Field, ...] = FIELDS + HISTORY_FIELDS
+
+
+def _slices(fields: tuple[Field, ...]) -> tuple[dict[str, slice], int]:
+    out: dict[str, slice] = {}
+    offset = 0
+    for f in fields:
+        out[f.name] = slice(offset, offset + f.size)
+        offset += f.size
+    return out, offset
+
+
+SLICES, OBS_SIZE = _slices(FIELDS)
+SLICES_V1, OBS_SIZE_V1 = _slices(FIELDS_V1)
+OBS_VERSIONS = (0, 1)
+_SIZES = {0: OBS_SIZE, 1: OBS_SIZE_V1}
+
+
+def obs_size(version: int) -> int:
+    """The length of an observation of ``version`` (0: 52; 1: :data:`OBS_SIZE_V1`)."""
+    return _SIZES[check_obs_version(version)]
+
+
+def check_obs_version(version: object) -> int:
+    """``version`` if it is a known observation version, else ``ValueError``."""
+    if isinstance(version, bool) or not isinstance(version, (int, np.integer)) or int(version) not in _SIZES:
+        raise ValueError(f"obs_version must be one of {', '.join(map(str, OBS_VERSIONS))}, got {version!r}")
+    return int(version)
+
+
+def obs_version_of(observation: Any) -> int:
+    """The version of an observation vector (or of a batch of them), from its length."""
+    size = np.shape(observation)[-1] if np.ndim(observation) else -1
+    for version, n in _SIZES.items():
+        if size == n:
+            return version
+    raise ValueError(
+        f"an observation is a vector of {OBS_SIZE} (version 0) or {OBS_SIZE_V1} (version 1) values, "
+        f"got shape {np.shape(observation)}"
+    )
+
 
 _S = {name: s.start for name, s in SLICES.items()}
 
 
-def observation_bounds(end_score: int) -> tuple[np.ndarray, np.ndarray]:
+def observation_bounds(end_score: int, version: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds of every entry for a game with this ``end_score``."""
-    low = np.zeros(OBS_SIZE, dtype=np.float32)
-    high = np.ones(OBS_SIZE, dtype=np.float32)
+    size = obs_size(version)
+    low = np.zeros(size, dtype=np.float32)
+    high = np.ones(size, dtype=np.float32)
+    if version == 1:
+        high[SLICES_V1["opp_draws"]] = DECK_SIZE / HAND_SIZE_SCALE
+        high[SLICES_V1["opp_drew_on"]] = DECK_SIZE / COPIES_PER_VALUE
+        high[SLICES_V1["opp_quit_at"]] = MAX_ROUND_MOVES / MOVES_SCALE
+        high[SLICES_V1["round_moves"]] = MAX_ROUND_MOVES / MOVES_SCALE
+        high[SLICES_V1["round"]] = MAX_ROUND / ROUND_SCALE
     high[SLICES["hand_size"]] = DECK_SIZE / HAND_SIZE_SCALE
     high[SLICES["opp_hand_size"]] = DECK_SIZE / HAND_SIZE_SCALE
     max_score = (end_score - 1 + MAX_PENALTY) / end_score
@@ -231,6 +329,70 @@ def encode_many(games: Sequence[LlamaGame], seats: Sequence[int] | None = None) 
     return np.frombuffer(bytearray(data), dtype=np.float32).reshape(len(games), OBS_SIZE)
 
 
+# --------------------------------------------------------------------------- version 1
+
+_BY_MOVES = tuple(_pack(k / MOVES_SCALE) for k in range(MAX_ROUND_MOVES + 1))
+_NO_QUIT = _ZERO * NUM_CARD_VALUES
+_PAD7 = tuple(_ZERO * (NUM_CARD_VALUES * (MAX_OTHERS - k)) for k in range(MAX_OTHERS + 1))
+_LAST = {(n, r): b"".join(_ONE if i == r else _ZERO for i in range(MAX_PLAYERS)) for n in range(2, 7) for r in range(n)}
+_NOBODY = _ZERO * MAX_PLAYERS
+
+
+def _history_bytes(game: LlamaGame, seat: int) -> bytes:
+    n = game.num_players
+    others = _OTHERS[n][seat]
+    played, drew_on, quit_on, quit_at = game.history_view()
+    pad, pad7 = _PAD[n - 1], _PAD7[n - 1]
+    parts: list[bytes] = []
+    add = parts.append
+    for o in others:
+        b = o * 8
+        parts.extend([_BY_8[played[b + c]] for c in _CODES])
+    add(pad7)
+    for o in others:
+        b = o * 8
+        add(_BY_10[sum(drew_on[b + 1 : b + 8])])
+    add(pad)
+    for o in others:
+        b = o * 8
+        parts.extend([_BY_8[drew_on[b + c]] for c in _CODES])
+    add(pad7)
+    for o in others:
+        add(_TOP[quit_on[o]] if quit_on[o] else _NO_QUIT)
+    add(pad7)
+    for o in others:
+        add(_BY_MOVES[quit_at[o]])
+    add(pad)
+    last = game.last_player
+    add(_NOBODY if last is None else _LAST[n, (last - seat) % n])
+    add(_pack(min(game.round, MAX_ROUND) / ROUND_SCALE))
+    add(_BY_MOVES[game.round_moves])
+    return b"".join(parts)
+
+
+def encode_v1(game: LlamaGame, seat: int) -> np.ndarray:
+    """The version-1 observation of ``seat``: :func:`encode` followed by the public
+    history of the round (:data:`HISTORY_FIELDS`). A new ``float32`` array of shape
+    ``(OBS_SIZE_V1,)`` laid out as :data:`FIELDS_V1`."""
+    return np.frombuffer(bytearray(_encode_bytes(game, seat) + _history_bytes(game, seat)), dtype=np.float32)
+
+
+def encode_many_v1(games: Sequence[LlamaGame], seats: Sequence[int] | None = None) -> np.ndarray:
+    """:func:`encode_many` in version 1: shape ``(len(games), OBS_SIZE_V1)``."""
+    if seats is None:
+        seats = [g.current_player for g in games]
+    data = b"".join([_encode_bytes(g, s) + _history_bytes(g, s) for g, s in zip(games, seats, strict=True)])
+    return np.frombuffer(bytearray(data), dtype=np.float32).reshape(len(games), OBS_SIZE_V1)
+
+
+_ENCODERS = {0: (encode, encode_many), 1: (encode_v1, encode_many_v1)}
+
+
+def encoder(version: int) -> tuple[Any, Any]:
+    """``(encode, encode_many)`` of observation ``version``."""
+    return _ENCODERS[check_obs_version(version)]
+
+
 # --------------------------------------------------------------------------- masks
 
 _MASKS: dict[tuple[int, ...], np.ndarray] = {}
@@ -257,8 +419,10 @@ def action_mask(legal: Sequence[int]) -> np.ndarray:
 
 
 def view(obs: np.ndarray) -> dict[str, np.ndarray]:
-    """The fields of an observation (or a batch of them) by name: numpy views, still scaled."""
-    return {name: obs[..., s] for name, s in SLICES.items()}
+    """The fields of an observation (or a batch of them) by name: numpy views, still
+    scaled. A version-1 observation also has the fields of :data:`HISTORY_FIELDS`."""
+    slices = SLICES_V1 if obs_version_of(obs) == 1 else SLICES
+    return {name: obs[..., s] for name, s in slices.items()}
 
 
 _HAND, _HSIZE, _PEN, _TOPC = _S["hand"], _S["hand_size"], _S["hand_penalty"], _S["top_card"]
@@ -284,10 +448,18 @@ class ObsView:
 
     def __init__(self, observation: np.ndarray | Sequence[float]) -> None:
         v = observation.tolist() if type(observation) is np.ndarray else list(observation)
-        if len(v) != OBS_SIZE or type(v[0]) is list:
-            raise ValueError(f"an observation is a flat vector of {OBS_SIZE} values, got shape {np.shape(observation)}")
+        if (len(v) != OBS_SIZE and len(v) != OBS_SIZE_V1) or type(v[0]) is list:
+            raise ValueError(
+                f"an observation is a flat vector of {OBS_SIZE} (version 0) or {OBS_SIZE_V1} (version 1) values, "
+                f"got shape {np.shape(observation)}"
+            )
         self._v: list[float] = v
         self._n = 0  # players at the table, read on first use
+
+    @property
+    def version(self) -> int:
+        """The observation's version: 0, or 1 with the public history."""
+        return 1 if len(self._v) == OBS_SIZE_V1 else 0
 
     # -- my hand
     @property
@@ -378,6 +550,69 @@ class ObsView:
         end = self.end_score
         return tuple([int(x * end + 0.5) for x in self._v[_OSC : _OSC + self.num_players - 1]])
 
+    # -- version 1: the public history of the round
+    def _history(self, name: str) -> int:
+        if len(self._v) != OBS_SIZE_V1:
+            raise ValueError(f"{name!r} is a field of version-1 observations (Llama-v1); this one is version 0")
+        return SLICES_V1[name].start
+
+    def _per_value(self, name: str) -> tuple[tuple[int, ...], ...]:
+        start, v = self._history(name), self._v
+        return tuple(
+            tuple([int(x * COPIES_PER_VALUE + 0.5) for x in v[start + o * _NV : start + (o + 1) * _NV]])
+            for o in range(self.num_players - 1)
+        )
+
+    @property
+    def opp_played(self) -> tuple[tuple[int, ...], ...]:
+        """Per other seat (from my left), the cards it played this round per value
+        (index 0 = value 1 .. 6 = llama)."""
+        return self._per_value("opp_played")
+
+    @property
+    def opp_drew_on(self) -> tuple[tuple[int, ...], ...]:
+        """Per other seat, its draws this round per value of the top card at the time."""
+        return self._per_value("opp_drew_on")
+
+    @property
+    def opp_draws(self) -> tuple[int, ...]:
+        """Per other seat, the cards it drew this round."""
+        start, v = self._history("opp_draws"), self._v
+        return tuple([int(x * HAND_SIZE_SCALE + 0.5) for x in v[start : start + self.num_players - 1]])
+
+    @property
+    def opp_quit_on(self) -> tuple[int, ...]:
+        """Per other seat, the top card's code (1..7) when it quit this round; 0 while in."""
+        start, v = self._history("opp_quit_on"), self._v
+        out = []
+        for o in range(self.num_players - 1):
+            block = v[start + o * _NV : start + (o + 1) * _NV]
+            out.append(block.index(1.0) + 1 if 1.0 in block else 0)
+        return tuple(out)
+
+    @property
+    def opp_quit_at(self) -> tuple[int, ...]:
+        """Per other seat, the number of the move of this round it quit with; 0 while in."""
+        start, v = self._history("opp_quit_at"), self._v
+        return tuple([int(x * MOVES_SCALE + 0.5) for x in v[start : start + self.num_players - 1]])
+
+    @property
+    def last_player(self) -> int | None:
+        """Who played the last card this round: 0 = me, 1.. = the others from my left;
+        ``None`` when nobody has played yet."""
+        start, v = self._history("last_player"), self._v
+        block = v[start : start + MAX_PLAYERS]
+        return block.index(1.0) if 1.0 in block else None
+
+    @property
+    def round(self) -> int:
+        return int(self._v[self._history("round")] * ROUND_SCALE + 0.5)
+
+    @property
+    def round_moves(self) -> int:
+        """Moves made this round so far."""
+        return int(self._v[self._history("round_moves")] * MOVES_SCALE + 0.5)
+
     def __repr__(self) -> str:
         return f"ObsView({decode(self)!r})"
 
@@ -403,6 +638,22 @@ class Decoded:
     """For the other seats in turn order from my left (length num_players - 1)."""
     opp_hand_size: tuple[int, ...]
     opp_score: tuple[int, ...]
+    history: DecodedHistory | None = None
+    """The public history of the round (version-1 observations); ``None`` for version 0."""
+
+
+@dataclass(frozen=True)
+class DecodedHistory:
+    """The fields a version-1 observation adds, in natural units (see :class:`ObsView`)."""
+
+    opp_played: tuple[tuple[int, ...], ...]
+    opp_draws: tuple[int, ...]
+    opp_drew_on: tuple[tuple[int, ...], ...]
+    opp_quit_on: tuple[int, ...]
+    opp_quit_at: tuple[int, ...]
+    last_player: int | None
+    round: int
+    round_moves: int
 
 
 def decode(obs: np.ndarray | ObsView | Any) -> Decoded:
@@ -422,4 +673,16 @@ def decode(obs: np.ndarray | ObsView | Any) -> Decoded:
         opp_in_round=o.opp_in_round,
         opp_hand_size=o.opp_hand_size,
         opp_score=o.opp_score,
+        history=None
+        if o.version == 0
+        else DecodedHistory(
+            opp_played=o.opp_played,
+            opp_draws=o.opp_draws,
+            opp_drew_on=o.opp_drew_on,
+            opp_quit_on=o.opp_quit_on,
+            opp_quit_at=o.opp_quit_at,
+            last_player=o.last_player,
+            round=o.round,
+            round_moves=o.round_moves,
+        ),
     )

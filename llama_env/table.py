@@ -32,7 +32,7 @@ import numpy as np
 
 from llama_env.agent import Agent, agent_label, reset_agent
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, action_index
-from llama_env.observation import action_mask, encode, encode_many
+from llama_env.observation import action_mask, check_obs_version, encode, encoder
 
 __all__ = ["Table", "TableListener", "advance_all", "deal_table"]
 
@@ -86,6 +86,12 @@ class Table:
         for seat, agent in enumerate(seats):
             if agent is not None and not callable(getattr(agent, "act", None)):
                 raise TypeError(f"seat {seat}: an agent must have act(observation, action_mask) -> int, got {agent!r}")
+            version = getattr(agent, "obs_version", 0) if agent is not None else 0
+            if version:
+                try:
+                    check_obs_version(version)
+                except ValueError as exc:
+                    raise ValueError(f"seat {seat}: agent {agent!r}: {exc}") from None
         if names is not None and len(names) != n:
             raise ValueError(f"names must label all {n} seats, got {len(names)}")
         self.game = game
@@ -143,7 +149,7 @@ class Table:
         agent = self.agents[seat]
         if agent is None:
             raise ValueError(f"seat {seat} has no agent: its move comes from outside (Table.apply)")
-        action = agent.act(encode(game, seat), action_mask(game.legal_actions()))
+        action = agent.act(_observe(agent, game, seat), action_mask(game.legal_actions()))
         a = action_index(action)
         if a is None or not game.is_legal(a):
             raise self._error(seat, action)
@@ -166,7 +172,10 @@ class Table:
             agent = agents[seat]
             if agent is None:
                 break
-            action = agent.act(encode(game, seat), action_mask(game.legal_actions()))
+            action = agent.act(
+                encode(game, seat) if not getattr(agent, "obs_version", 0) else _observe(agent, game, seat),
+                action_mask(game.legal_actions()),
+            )
             # what _apply does, inlined: this loop is the hot path of evaluation
             if listener is None:
                 try:
@@ -224,6 +233,12 @@ class Table:
         return f"Table({self.game!r}, seats={self.names})"
 
 
+def _observe(agent: Agent, game: LlamaGame, seat: int) -> np.ndarray:
+    """What ``agent`` sees at ``seat``: the observation in the version it reads (its
+    ``obs_version`` attribute; 0, the 52-entry vector, when it has none)."""
+    return encoder(getattr(agent, "obs_version", 0))[0](game, seat)
+
+
 def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:
     """Advance every table until an outside seat must act or its game is over, asking
     the agents in batches.
@@ -259,13 +274,14 @@ def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:
 def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object]:
     """One agent's answers to the decisions of ``games`` (at their seats to act): one
     ``act_batch`` call when the agent has it, else one ``act`` per game."""
+    one, many = encoder(getattr(agent, "obs_version", 0))
     batch = getattr(agent, "act_batch", None)
     if not callable(batch):
-        return [agent.act(encode(g, g.current_player), action_mask(g.legal_actions())) for g in games]
+        return [agent.act(one(g, g.current_player), action_mask(g.legal_actions())) for g in games]
     masks = np.zeros((len(games), len(Action)), dtype=bool)
     for r, g in enumerate(games):
         masks[r, g.legal_actions()] = True
-    answers = np.asarray(batch(encode_many(games), masks))
+    answers = np.asarray(batch(many(games), masks))
     if answers.shape != (len(games),):
         raise ValueError(
             f"agent {name!r}: act_batch must return one action per observation, shape ({len(games)},), "

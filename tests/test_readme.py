@@ -38,6 +38,18 @@ def test_observation_table_matches_fields() -> None:
     assert f"one float32 vector of {OBS_SIZE} entries" in TEXT
 
 
+def test_history_table_matches_the_version_1_fields() -> None:
+    from llama_env.observation import HISTORY_FIELDS, OBS_SIZE_V1, SLICES_V1
+
+    section = TEXT.split("### Observation, version 1")[1].split("\n### ")[0]
+    rows = re.findall(r"^\| `(\w+)` \| (\d+)\.\.(\d+) \| (\d+) \| (.+?) \|$", section, flags=re.M)
+    assert [r[0] for r in rows] == [f.name for f in HISTORY_FIELDS]
+    for (name, a, b, size, doc), f in zip(rows, HISTORY_FIELDS, strict=True):
+        assert (int(a), int(b) + 1, int(size)) == (SLICES_V1[name].start, SLICES_V1[name].stop, f.size), name
+        assert doc == f.doc, name
+    assert f"{OBS_SIZE_V1} entries in all" in section
+
+
 def test_docs_own_agent_example_registers_an_agent() -> None:
     text = (README.parent / "docs" / "agents.md").read_text(encoding="utf-8")
     block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if '@register("lowest")' in b)

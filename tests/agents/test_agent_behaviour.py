@@ -16,7 +16,7 @@ from agents.heuristic import HEURISTIC_DEFAULTS, HeuristicAgent
 from llama_env.engine import Action, LlamaGame
 from llama_env.observation import ObsView, decode, encode, view
 
-BUILTIN = ["random", "greedy", "cautious", "heuristic"]
+BUILTIN = ["random", "greedy", "cautious", "heuristic", "perturbed"]
 VARIANTS = [
     ("greedy", {"prefer": "same"}),
     ("cautious", {"threshold": 0}),

@@ -17,7 +17,7 @@ from llama_env.engine import LlamaGame
 from llama_env.observation import action_mask, encode
 from train.cli import main
 
-BUILTIN = ["random", "greedy", "cautious", "heuristic", "ppo"]
+BUILTIN = ["random", "greedy", "cautious", "heuristic", "perturbed", "ppo"]
 GAME = LlamaGame(3, rng=0)
 OBS = encode(GAME, 0)
 MASK = action_mask(GAME.legal_actions())
@@ -33,10 +33,12 @@ def test_masks_of_the_wrong_length_are_refused(name, length):
 
 
 @pytest.mark.parametrize("name", BUILTIN)
-@pytest.mark.parametrize("shape", [(51,), (53,), (4, 13), (1, 52)])
+@pytest.mark.parametrize("shape", [(51,), (53,), (174,), (4, 13), (1, 52)])
 def test_observations_of_the_wrong_shape_are_refused(name, shape):
     obs = np.zeros(shape, dtype=np.float32)
-    with pytest.raises(ValueError, match=r"an observation is a flat vector of 52 values, got shape"):
+    with pytest.raises(
+        ValueError, match=r"an observation is a flat vector of 52 \(version 0\) or 175 \(version 1\) values, got shape"
+    ):
         agents.make(name).act(obs, MASK)
 
 

@@ -114,9 +114,33 @@ def mutate(d: dict[str, Any], rng: np.random.Generator) -> str:
             ]
     elif kind == "rng" and isinstance(d.get("rng_state"), dict):
         _mutate_rng(d["rng_state"], rng)
+    elif kind == "history" and isinstance(d.get("history"), dict):
+        _mutate_history(d["history"], rng)
     else:
         kind += " (no-op)"
     return kind
+
+
+def _mutate_history(h: dict[str, Any], rng: np.random.Generator) -> None:
+    """Change the round's public record: a count, a quit, a seat, a type, a key."""
+    choice = int(rng.integers(6))
+    key = str(rng.choice(["moves", "played", "drew_on", "quit_on", "quit_at"]))
+    value = h.get(key)
+    if choice <= 1 and isinstance(value, list) and value:
+        p = int(rng.integers(len(value)))
+        row = value[p]
+        if isinstance(row, list) and row:  # a per-value count of a seat
+            row[int(rng.integers(len(row)))] += int(rng.choice([-1, 1, 2]))
+        else:
+            value[p] = int(rng.integers(-1, 9)) if choice == 0 else BAD_VALUES[int(rng.integers(len(BAD_VALUES)))]
+    elif choice == 2 and key == "moves":
+        h["moves"] = int(rng.integers(-1, 120))
+    elif choice == 3 and isinstance(value, list) and value:
+        value.pop(int(rng.integers(len(value))))  # a seat missing
+    elif choice == 4:
+        h[key] = BAD_VALUES[int(rng.integers(len(BAD_VALUES)))]
+    else:
+        h.pop(key, None)
 
 
 def _mutate_rng(state: dict[str, Any], rng: np.random.Generator) -> None:
@@ -138,6 +162,7 @@ def _mutate_rng(state: dict[str, Any], rng: np.random.Generator) -> None:
 
 
 MUTATIONS = (
+    "history",
     "card_value",
     "card_add",
     "card_remove",

@@ -23,6 +23,7 @@ from typing import Any
 
 from llama_env.agent import names as agent_names
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
+from llama_env.observation import OBS_VERSIONS
 from llama_env.rewards import REWARD_MODES
 
 __all__ = [
@@ -82,6 +83,9 @@ class TrainConfig:
     past_every: int = _f(200_000, "add a snapshot of the current policy to the 'past' pool every this many steps")
     past_pool: int = _f(8, "how many past snapshots the 'past' pool keeps (the newest)")
     reward: str = _f("game", f"reward mode: one of {', '.join(REWARD_MODES)} (see llama_env.rewards)")
+    obs_version: int = _f(
+        0, "the policy's observation: 0 (Llama-v0's 52 entries) or 1 (with the public history of the round, Llama-v1)"
+    )
     # --- the run
     total_timesteps: int = _f(2_000_000, "learner env steps to train for (resuming continues the count)")
     n_envs: int = _f(128, "games stepped side by side in the batched vec env")
@@ -145,6 +149,10 @@ class TrainConfig:
                     raise ValueError(
                         f"config key {key!r} is an option of backend 'rllib' (this run uses {self.backend!r})"
                     )
+        if self.obs_version not in OBS_VERSIONS:
+            raise ValueError(
+                f"config key 'obs_version' must be one of {', '.join(map(str, OBS_VERSIONS))}, got {self.obs_version!r}"
+            )
         if self.num_env_runners < 0:
             raise ValueError(f"config key 'num_env_runners' must be >= 0, got {self.num_env_runners}")
         if self.reward not in REWARD_MODES:

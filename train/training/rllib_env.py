@@ -29,7 +29,7 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from agents.ppo import Actor
-from llama_env.agent import Agent, resolve
+from llama_env.agent import Agent, resolve, seat_member
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
@@ -39,7 +39,7 @@ from llama_env.engine import (
     LlamaGame,
     RoundResult,
 )
-from llama_env.observation import OBS_SIZE, action_mask, encode, observation_bounds
+from llama_env.observation import action_mask, check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener
 
@@ -65,6 +65,7 @@ class ActorAgent:
         self.actor = actor
         self.name = name
         self.rng = np.random.default_rng(seed)
+        self.obs_version = actor.obs_version
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
@@ -74,7 +75,8 @@ class ActorAgent:
 
 class LlamaMultiAgentEnv(MultiAgentEnv):
     """Self-play L.L.A.M.A. for RLlib; ``config`` keys: ``players`` (table sizes),
-    ``opponents`` (kind -> weight), ``reward``, ``end_score``, ``hand_size``, ``seed``."""
+    ``opponents`` (kind -> weight), ``reward``, ``end_score``, ``hand_size``, ``seed``,
+    ``obs_version`` (0 or 1)."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
@@ -88,6 +90,8 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         self.reward_mode = validate_reward_mode(config.get("reward", "game"))
         self.end_score = int(config.get("end_score", DEFAULT_END_SCORE))
         self.hand_size = int(config.get("hand_size", DEFAULT_HAND_SIZE))
+        self.obs_version = check_obs_version(config.get("obs_version", 0))
+        self._encode = encoder(self.obs_version)[0]
         worker = int(getattr(config, "worker_index", 0)) * 1000 + int(getattr(config, "vector_index", 0))
         self._rng = np.random.default_rng([int(config.get("seed", 0)), worker])
         self._baselines: dict[str, Agent] = {
@@ -97,10 +101,10 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
 
         self.possible_agents = [agent_id(s) for s in range(MAX_PLAYERS)]
         self.agents = []
-        low, high = observation_bounds(self.end_score)
+        low, high = observation_bounds(self.end_score, self.obs_version)
         space = gym.spaces.Dict(
             {
-                "observation": gym.spaces.Box(low, high, (OBS_SIZE,), np.float32),
+                "observation": gym.spaces.Box(low, high, (obs_size(self.obs_version),), np.float32),
                 "action_mask": gym.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
             }
         )
@@ -139,7 +143,7 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
             elif kind in ("self", "past"):
                 self.learning.add(seat)
             else:
-                seats[seat] = self._baselines[kind]
+                seats[seat] = seat_member(self._baselines[kind], rng)
         game = LlamaGame(n, end_score=self.end_score, hand_size=self.hand_size, rng=int(rng.integers(2**63)))
         self.table = Table(game, seats, listener=self._counter)
         self.agents = [agent_id(s) for s in sorted(self.learning)]
@@ -188,7 +192,7 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
     def _obs(self, seat: int) -> dict[str, np.ndarray]:
         game = self._table().game
         legal = game.legal_actions() if game.current_player == seat and not game.game_over else []
-        return {"observation": encode(game, seat), "action_mask": action_mask(legal).copy()}
+        return {"observation": self._encode(game, seat), "action_mask": action_mask(legal).copy()}
 
     def _observe(self) -> dict[str, dict[str, np.ndarray]]:
         seat = self._table().game.current_player

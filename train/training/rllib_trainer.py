@@ -134,6 +134,7 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
                 "opponents": dict(config.opponents),
                 "reward": config.reward,
                 "seed": env_seed,
+                "obs_version": config.obs_version,
             },
             disable_env_checking=True,  # its checker sends random, unmasked actions
         )

@@ -152,6 +152,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
         opponents=config.opponents,
         reward=config.reward,
         seed=env_seed,
+        obs_version=config.obs_version,
     )
     opp_rng = np.random.default_rng([env_seed, 7])
 

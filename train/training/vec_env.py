@@ -33,9 +33,9 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from llama_env.agent import Agent, resolve
+from llama_env.agent import Agent, resolve, seat_member
 from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, NUM_ACTIONS, validate_rule_options
-from llama_env.observation import OBS_SIZE, encode, encode_many, observation_bounds
+from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import rewards_for, validate_reward_mode
 from llama_env.table import Table, advance_all, deal_table
 
@@ -53,9 +53,10 @@ class PolicyAgent:
     it in one ``act_batch`` call. Its function can be swapped (``"self"`` is refreshed
     at every rollout) without touching the games it sits in."""
 
-    def __init__(self, name: str, fn: PolicyFn | None = None) -> None:
+    def __init__(self, name: str, fn: PolicyFn | None = None, obs_version: int = 0) -> None:
         self.name = name
         self.fn = fn
+        self.obs_version = obs_version  # the learner's observations: the table driver encodes them so
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         if self.fn is None:
@@ -83,6 +84,9 @@ class BatchedLlamaVecEnv(VecEnv):
         seat: the learner's seat, ``"random"`` (default) or a fixed int (for tests).
         end_score, hand_size: rule options.
         agents: optional prebuilt agent objects by name (else built by name from the registry).
+        obs_version: the learner's observations (and its ``self``/``past`` copies'): 0
+            (``Llama-v0``'s 52 entries) or 1 (with the public history, ``Llama-v1``).
+            Registered agents read the version they ask for (``obs_version`` attribute).
     """
 
     render_mode = None
@@ -99,6 +103,7 @@ class BatchedLlamaVecEnv(VecEnv):
         end_score: int = DEFAULT_END_SCORE,
         hand_size: int = DEFAULT_HAND_SIZE,
         agents: Mapping[str, Agent] | None = None,
+        obs_version: int = 0,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -123,20 +128,23 @@ class BatchedLlamaVecEnv(VecEnv):
         for i, k in enumerate(self.kinds):
             if k not in POLICY_KINDS and k not in self._agents:
                 self._agents[k] = resolve(k, seed=seed + 1000 + i)
-        self._self = PolicyAgent("self")
+        self.obs_version = check_obs_version(obs_version)
+        self._encode, self._encode_many = encoder(self.obs_version)
+        self._self = PolicyAgent("self", obs_version=self.obs_version)
         self._past: list[PolicyAgent] = []
 
-        low, high = observation_bounds(self.end_score)
+        low, high = observation_bounds(self.end_score, self.obs_version)
+        size = obs_size(self.obs_version)
         super().__init__(
             num_envs,
-            spaces.Box(low=low, high=high, shape=(OBS_SIZE,), dtype=np.float32),
+            spaces.Box(low=low, high=high, shape=(size,), dtype=np.float32),
             spaces.Discrete(NUM_ACTIONS),
         )
         self._seed_generators(seed)
         self.tables: list[Table] = []
         self.seats = np.zeros(num_envs, dtype=np.int64)
         self.seat_kinds: list[list[str | None]] = [[] for _ in range(num_envs)]
-        self._obs = np.zeros((num_envs, OBS_SIZE), dtype=np.float32)
+        self._obs = np.zeros((num_envs, size), dtype=np.float32)
         self._masks = np.zeros((num_envs, NUM_ACTIONS), dtype=bool)
         self._pending = np.zeros(num_envs, dtype=np.float64)
         self._ep_ret = np.zeros(num_envs, dtype=np.float64)
@@ -162,7 +170,7 @@ class BatchedLlamaVecEnv(VecEnv):
     def set_past_policies(self, fns: Sequence[PolicyFn]) -> None:
         """The pool that ``"past"`` opponents draw from (each new game draws one per seat;
         games under way keep the opponents they started with)."""
-        self._past = [PolicyAgent(f"past#{i}", fn) for i, fn in enumerate(fns)]
+        self._past = [PolicyAgent(f"past#{i}", fn, self.obs_version) for i, fn in enumerate(fns)]
 
     def _agent(self, kind: str) -> Agent:
         if kind == "self":
@@ -214,7 +222,7 @@ class BatchedLlamaVecEnv(VecEnv):
                 dones[i] = True
                 seat = int(self.seats[i])
                 info = infos[i]
-                info["terminal_observation"] = encode(g, seat)
+                info["terminal_observation"] = self._encode(g, seat)
                 info["scores"] = list(g.scores)
                 info["seat"] = seat
                 info["num_players"] = g.num_players
@@ -291,7 +299,10 @@ class BatchedLlamaVecEnv(VecEnv):
             kinds[(seat + 1 + j) % n] = kind
         self.seats[i] = seat
         self.seat_kinds[i] = kinds
-        opponents = [self._agent(kinds[(seat + 1 + j) % n]) for j in range(n - 1)]  # type: ignore[arg-type]
+        opponents = [
+            seat_member(self._agent(kinds[(seat + 1 + j) % n]), rng)  # type: ignore[arg-type]
+            for j in range(n - 1)
+        ]
         names = [kind or "learner" for kind in kinds]
         return deal_table(
             self.game_rngs[i],
@@ -305,7 +316,7 @@ class BatchedLlamaVecEnv(VecEnv):
 
     def _observe(self) -> None:
         games = [t.game for t in self.tables]
-        self._obs[:] = encode_many(games, self.seats.tolist())
+        self._obs[:] = self._encode_many(games, self.seats.tolist())
         masks = self._masks
         masks[:] = False
         for i, g in enumerate(games):

@@ -1,0 +1,128 @@
+"""Observation version 1 through every door: Llama-v1, the AEC env, the table driver
+(each agent gets the version it reads), the PPO agent, the training vec env, the config."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+import llama_env
+from agents.ppo import Actor, PPOAgent
+from llama_env.agent import seat_member
+from llama_env.engine import LlamaGame
+from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, encode, encode_v1
+from llama_env.table import Table
+from train.training.config import TrainConfig
+from train.training.vec_env import BatchedLlamaVecEnv
+
+
+def test_llama_v1_is_llama_v0_with_the_history_appended():
+    v0 = gym.make("Llama-v0", num_players=4, opponents="heuristic")
+    v1 = gym.make("Llama-v1", num_players=4, opponents="heuristic")
+    assert v0.observation_space.shape == (OBS_SIZE,) and v1.observation_space.shape == (OBS_SIZE_V1,)
+    (a, info_a), (b, info_b) = v0.reset(seed=3), v1.reset(seed=3)
+    for _ in range(40):
+        np.testing.assert_array_equal(a, b[:OBS_SIZE])
+        assert v1.observation_space.contains(b)
+        np.testing.assert_array_equal(b, encode_v1(v1.unwrapped.table.game, v1.unwrapped.seat))
+        action = int(np.flatnonzero(info_a["action_mask"])[0])
+        a, ra, done, _, info_a = v0.step(action)
+        b, rb, done_b, _, info_b = v1.step(action)
+        assert (ra, done) == (rb, done_b)
+        if done:
+            break
+
+
+def test_aec_env_takes_obs_version():
+    env = llama_env.env(num_players=3, obs_version=1)
+    env.reset(seed=0)
+    obs = env.last()[0]["observation"]
+    assert obs.shape == (OBS_SIZE_V1,) and env.observation_space("player_0")["observation"].shape == (OBS_SIZE_V1,)
+    for bad in (2, -1, True, "1", 1.0):
+        with pytest.raises(ValueError, match="obs_version must be one of 0, 1"):
+            llama_env.env(num_players=3, obs_version=bad)
+        with pytest.raises(ValueError, match="obs_version must be one of 0, 1"):
+            gym.make("Llama-v0", obs_version=bad)
+
+
+class Recorder:
+    def __init__(self, version: int) -> None:
+        self.obs_version = version
+        self.sizes: set[int] = set()
+
+    def act(self, observation, action_mask):
+        self.sizes.add(len(observation))
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_the_table_driver_encodes_the_version_each_agent_reads():
+    old, new, plain = Recorder(0), Recorder(1), agents.make("heuristic")
+    table = Table(LlamaGame(3, rng=1), [old, new, plain])
+    table.play()
+    assert old.sizes == {OBS_SIZE} and new.sizes == {OBS_SIZE_V1}
+    with pytest.raises(ValueError, match="seat 1: agent .*obs_version must be one of 0, 1, got 7"):
+        Table(LlamaGame(3, rng=1), [old, Recorder(7), plain])
+
+
+def v1_actor(seed: int = 0) -> Actor:
+    rng = np.random.default_rng(seed)
+    shapes = [(16, OBS_SIZE_V1), (9, 16)]
+    return Actor([(rng.normal(size=s), rng.normal(size=s[0])) for s in shapes], "tanh")
+
+
+def test_a_ppo_agent_reads_the_version_its_network_was_built_for(tmp_path):
+    from agents.ppo import save_actor
+
+    save_actor(v1_actor(), tmp_path / "model.npz")
+    agent = agents.make("ppo", path=str(tmp_path))
+    assert agent.obs_version == 1 and agents.make("ppo").obs_version == 0
+    g = LlamaGame(2, rng=0)
+    mask = np.zeros(9, dtype=np.int8)
+    mask[g.legal_actions()] = 1
+    assert agent.act(encode_v1(g, g.current_player), mask) in g.legal_actions()
+    with pytest.raises(ValueError, match="reads version-1 observations of 175 values, got 52"):
+        agent.act(encode(g, g.current_player), mask)
+    table = Table(LlamaGame(2, rng=0), [agent, agents.make("ppo")])  # each gets its own version
+    table.play()
+    assert table.game.game_over
+
+
+def test_vec_env_encodes_the_learners_version_for_it_and_its_copies():
+    env = BatchedLlamaVecEnv(6, players=[2, 4], opponents={"heuristic": 1, "self": 1}, seed=2, obs_version=1)
+    seen = []
+    env.set_policy("self", lambda obs, masks: (seen.append(obs.shape[1]), masks.argmax(axis=1))[1])
+    obs = env.reset()
+    assert obs.shape == (6, OBS_SIZE_V1) and env.observation_space.shape == (OBS_SIZE_V1,)
+    for _ in range(30):
+        for i, g in enumerate(env.games):
+            np.testing.assert_array_equal(obs[i], encode_v1(g, int(env.seats[i])))
+        obs, *_ = env.step(np.array([np.flatnonzero(m)[0] for m in env.action_masks()]))
+    assert seen and set(seen) == {OBS_SIZE_V1}
+
+
+def test_a_population_seats_one_consistent_member_per_game():
+    pop = agents.make("perturbed", seed=4, size=8)
+    other = agents.make("perturbed", seed=5, size=8)
+    assert len(pop.members) == 8 and pop.members[0].params() != other.members[0].params()
+    assert len({tuple(m.params().values()) for m in pop.members}) == 8
+    rng = np.random.default_rng(0)
+    assert {id(seat_member(pop, rng)) for _ in range(200)} == {id(m) for m in pop.members}
+    assert seat_member(agents.make("heuristic"), rng).__class__.__name__ == "HeuristicAgent"
+    pop.reset(11)
+    first = pop.current
+    pop.reset(11)
+    assert pop.current is first
+    assert agents.make("perturbed", spread=0).members[0].params() == agents.make("heuristic").params()
+
+
+def test_config_takes_obs_version():
+    assert TrainConfig(obs_version=1).validate().obs_version == 1
+    with pytest.raises(ValueError, match="config key 'obs_version' must be one of 0, 1, got 3"):
+        TrainConfig(obs_version=3).validate()
+
+
+def test_ppo_agent_from_an_in_memory_v1_actor():
+    agent = PPOAgent.from_actor(v1_actor(1))
+    assert agent.obs_version == 1
