@@ -338,36 +338,43 @@ _LAST = {(n, r): b"".join(_ONE if i == r else _ZERO for i in range(MAX_PLAYERS))
 _NOBODY = _ZERO * MAX_PLAYERS
 
 
+_row_cache: dict[tuple[int, ...], bytes] = {}
+
+
+def _row(key: tuple[int, ...]) -> bytes:
+    """Seven per-value counts / 8 (one seat's plays or draws by top card), memoised."""
+    block = _row_cache.get(key)
+    if block is None:
+        if len(_row_cache) >= _CACHE_LIMIT:
+            _row_cache.clear()
+        block = _row_cache[key] = b"".join([_BY_8[k] for k in key])
+    return block
+
+
 def _history_bytes(game: LlamaGame, seat: int) -> bytes:
     n = game.num_players
     others = _OTHERS[n][seat]
     played, drew_on, quit_on, quit_at = game.history_view()
     pad, pad7 = _PAD[n - 1], _PAD7[n - 1]
-    parts: list[bytes] = []
-    add = parts.append
-    for o in others:
-        b = o * 8
-        parts.extend([_BY_8[played[b + c]] for c in _CODES])
-    add(pad7)
-    for o in others:
-        b = o * 8
-        add(_BY_10[sum(drew_on[b + 1 : b + 8])])
-    add(pad)
-    for o in others:
-        b = o * 8
-        parts.extend([_BY_8[drew_on[b + c]] for c in _CODES])
-    add(pad7)
-    for o in others:
-        add(_TOP[quit_on[o]] if quit_on[o] else _NO_QUIT)
-    add(pad7)
-    for o in others:
-        add(_BY_MOVES[quit_at[o]])
-    add(pad)
+    drew_rows = [tuple(drew_on[o * 8 + 1 : o * 8 + 8]) for o in others]
     last = game.last_player
-    add(_NOBODY if last is None else _LAST[n, (last - seat) % n])
-    add(_pack(min(game.round, MAX_ROUND) / ROUND_SCALE))
-    add(_BY_MOVES[game.round_moves])
-    return b"".join(parts)
+    return b"".join(
+        [
+            *[_row(tuple(played[o * 8 + 1 : o * 8 + 8])) for o in others],
+            pad7,
+            *[_BY_10[sum(r)] for r in drew_rows],
+            pad,
+            *[_row(r) for r in drew_rows],
+            pad7,
+            *[_TOP[quit_on[o]] if quit_on[o] else _NO_QUIT for o in others],
+            pad7,
+            *[_BY_MOVES[quit_at[o]] for o in others],
+            pad,
+            _NOBODY if last is None else _LAST[n, (last - seat) % n],
+            _pack(min(game.round, MAX_ROUND) / ROUND_SCALE),
+            _BY_MOVES[game.round_moves],
+        ]
+    )
 
 
 def encode_v1(game: LlamaGame, seat: int) -> np.ndarray:
