@@ -36,7 +36,7 @@ from llama_env.engine import (
     reseed,
     validate_rule_options,
 )
-from llama_env.observation import action_mask, check_obs_version, encoder, obs_size, observation_bounds
+from llama_env.observation import action_mask, check_obs_version, encoder, is_shared_mask, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
@@ -47,8 +47,7 @@ __all__ = ["env", "raw_env", "LlamaAECEnv", "ILLEGAL_ACTION_REWARD", "MaskedDisc
 ILLEGAL_ACTION_REWARD = -1.0
 RENDER_MODES = ("ansi", "human", "rgb_array")
 
-_ZERO_MASK = np.zeros(NUM_ACTIONS, dtype=np.int8)
-_ZERO_MASK.flags.writeable = False
+_ZERO_MASK = action_mask(())  # shared and read-only, like every mask the env returns
 _MASK_BITS = bytes([0, 1])
 
 
@@ -69,28 +68,39 @@ class MaskedDiscrete(spaces.Discrete):
     def __init__(self, n: int, seed: int | np.random.Generator | None = None, start: int = 0) -> None:
         super().__init__(n, seed=seed, start=start)
         self._legal_by_mask: dict[bytes, np.ndarray] = {}
+        self._legal_by_id: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._floats: list[float] = []
         self._next = 0
         self._floats_from: np.random.Generator | None = None
 
     def sample(self, mask: Any = None, probability: Any = None) -> Any:
-        if probability is None and type(mask) is np.ndarray and mask.dtype == np.int8 and mask.shape == (self.n,):
-            key = mask.tobytes()
-            legal = self._legal_by_mask.get(key)
-            if legal is None and not key.translate(None, _MASK_BITS):  # a mask of 0s and 1s
-                legal = self._legal_by_mask[key] = self.start + np.flatnonzero(mask).astype(self.dtype)
-            if legal is not None:
-                if not len(legal):
-                    return self.start
-                gen = self.np_random
-                if self._next >= len(self._floats) or gen is not self._floats_from:
-                    self._floats = gen.random(self._BLOCK).tolist()
-                    self._floats_from = gen
-                    self._next = 0
-                u = self._floats[self._next]
-                self._next += 1
-                return legal[int(u * len(legal))]
-        return super().sample(mask, probability)
+        legal = None
+        if probability is None:
+            # The env's own masks are shared, read-only and never freed
+            # (llama_env.observation.action_mask): the same object always holds the same
+            # legal set, so it is looked up by identity first.
+            known = self._legal_by_id.get(id(mask))
+            if known is not None and known[0] is mask:
+                legal = known[1]
+            elif type(mask) is np.ndarray and mask.dtype == np.int8 and mask.shape == (self.n,):
+                key = mask.tobytes()
+                legal = self._legal_by_mask.get(key)
+                if legal is None and not key.translate(None, _MASK_BITS):  # a mask of 0s and 1s
+                    legal = self._legal_by_mask[key] = self.start + np.flatnonzero(mask).astype(self.dtype)
+                if legal is not None and is_shared_mask(mask):
+                    self._legal_by_id[id(mask)] = (mask, legal)
+        if legal is None:
+            return super().sample(mask, probability)
+        if not len(legal):
+            return self.start
+        gen = self.np_random
+        if self._next >= len(self._floats) or gen is not self._floats_from:
+            self._floats = gen.random(self._BLOCK).tolist()
+            self._floats_from = gen
+            self._next = 0
+        u = self._floats[self._next]
+        self._next += 1
+        return legal[int(u * len(legal))]
 
 
 class LlamaAECEnv(AECEnv):
@@ -249,7 +259,11 @@ class LlamaAECEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        result = table.apply(action)  # raises IllegalActionError with the game untouched
+        self._step_live(agent, table.apply(action))  # apply raises IllegalActionError, the game untouched
+
+    def _step_live(self, agent: str, result: RoundResult | None) -> None:
+        """The bookkeeping after a live agent's move was applied (``result``: the round's
+        result if the move ended one)."""
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_dirty:
             self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -259,7 +273,7 @@ class LlamaAECEnv(AECEnv):
             self._round_just_ended = False
         if result is not None:
             self._on_round_end(result)
-        self.agent_selection = self.possible_agents[table.game.current_player]
+        self.agent_selection = self.possible_agents[self.game.current_player]
         if self.render_mode == "human":
             self.render()
 
@@ -394,22 +408,31 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
         if self._has_reset and not self._illegal._terminated:
             agent = raw.agent_selection
             if raw.terminations[agent] or raw.truncations[agent]:
-                fast = action is None  # the dead agent's step at the end of a game
-                a = None
+                if action is None:  # the dead agent's step at the end of a game
+                    raw._was_dead_step(None)
+                    self._done_fast()
+                    return
             else:
                 a = action if type(action) is int else action_index(action)
-                fast = a is not None and 0 <= a < NUM_ACTIONS
-            if fast:
-                try:
-                    raw.step(a)  # refuses an illegal action with the game untouched
-                except IllegalActionError:
-                    pass  # the chain ends the game with the penalty, as PettingZoo's wrapper does
-                else:
-                    self._has_updated = True
-                    self._illegal._prev_obs = None  # as the chain's step would leave it
-                    self._illegal._prev_info = None
-                    return
+                if a is not None and 0 <= a < NUM_ACTIONS:
+                    try:
+                        result = raw.table.apply(a)  # type: ignore[union-attr]  # the game untouched if illegal
+                    except IllegalActionError:
+                        pass  # the chain ends the game with the penalty, as PettingZoo's wrapper does
+                    else:
+                        raw._step_live(agent, result)
+                        self._done_fast()
+                        return
         super().step(action)
+
+    def _done_fast(self) -> None:
+        """What the chain's step leaves in the wrappers, after a fast step."""
+        self._has_updated = True
+        self._illegal._prev_obs = None
+        self._illegal._prev_info = None
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._raw.action_spaces[agent]
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:

@@ -78,6 +78,7 @@ __all__ = [
     "Decoded",
     "observation_bounds",
     "action_mask",
+    "is_shared_mask",
 ]
 
 MAX_OTHERS = MAX_PLAYERS - 1
@@ -419,7 +420,17 @@ def action_mask(legal: Sequence[int]) -> np.ndarray:
         m[list(key)] = 1
         m.flags.writeable = False
         _MASKS[key] = m
+        _SHARED[id(m)] = m
     return m
+
+
+_SHARED: dict[int, np.ndarray] = {}
+
+
+def is_shared_mask(mask: object) -> bool:
+    """Whether ``mask`` is one of the shared, read-only masks :func:`action_mask` returns
+    (they live as long as the process, so their contents never change)."""
+    return _SHARED.get(id(mask)) is mask
 
 
 # --------------------------------------------------------------------------- reading
