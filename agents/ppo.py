@@ -56,6 +56,7 @@ class Actor:
             for w, b in layers
         ]
         self.activation = activation
+        self._obs_version: int | None = None
 
     @property
     def obs_size(self) -> int:
@@ -65,8 +66,11 @@ class Actor:
     @property
     def obs_version(self) -> int:
         """The observation version it was trained on: 0 (52 entries) or 1 (with the
-        public history), from the width of its first layer."""
-        return obs_version_of(np.zeros(self.obs_size))
+        public history), from the width of its first layer. The table driver reads it at
+        every decision, so it is worked out once."""
+        if self._obs_version is None:
+            self._obs_version = obs_version_of(self.layers[0][0].T)  # (out, in): the last axis is the input
+        return self._obs_version
 
     def logits(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Masked logits (illegal actions at -inf), shape ``(B, 9)``."""

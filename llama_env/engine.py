@@ -600,9 +600,7 @@ class LlamaGame:
         else:
             self.quit[p] = True
             self._quit_on[p] = self.discard_pile[-1]
-            n = self.num_players  # the number of this move in the round (see round_moves), inlined
-            self._quit_at[p] = len(self.discard_pile) + DECK_SIZE - n * self.hand_size - 1 - len(self.draw_pile)
-            self._quit_at[p] += n - self._in_round
+            self._quit_at[p] = self.round_moves + 1  # this move's number in the round
             self._in_round -= 1
             if self._in_round == 0:
                 return self._end_round(None)
@@ -836,7 +834,7 @@ class LlamaGame:
 
         history = d.get("history")
         if history is not None:
-            history = _check_history(history, n, hand_size, hands, draw_pile, discard_pile, quit_, game_over)
+            history = _check_history(history, n, hand_size, hands, draw_pile, discard_pile, quit_)
 
         if "rng_state" in d and d["rng_state"] is not None:
             gen = _rng_from_state(d["rng_state"])
@@ -919,7 +917,6 @@ def _check_history(
     draw_pile: list[int],
     discard_pile: list[int],
     quit_: list[bool],
-    game_over: bool,
 ) -> dict[str, Any]:
     """The ``history`` of a snapshot, checked against the rest of it (``ValueError``
     naming the first contradiction)."""
@@ -980,7 +977,6 @@ def _check_history(
             f"snapshot history 'moves' is {moves}, but {sum(by_value)} plays, {drawn} draws and "
             f"{sum(quit_)} quits were made this round"
         )
-    del game_over  # a finished game keeps its last round's record: the same checks hold
     return {"moves": moves, "played": played, "drew_on": drew_on, "quit_on": quit_on, "quit_at": quit_at}
 
 

@@ -37,6 +37,23 @@ def evaluate_vs(actor: Actor, opponent: str, players: int, games: int, seed: int
     return stats.win_share, (stats.ci_high - stats.ci_low) / 2
 
 
+def evaluation_row(actor: Actor, config: TrainConfig, steps: int) -> dict[str, Any]:
+    """One periodic evaluation (a line of ``eval.jsonl``): the argmax policy against
+    ``config.eval_opponent`` at each table size of ``config.eval_players``."""
+    row: dict[str, Any] = {"timesteps": steps, "opponent": config.eval_opponent}
+    for n in config.eval_players:
+        share, half = evaluate_vs(actor, config.eval_opponent, n, config.eval_games, seed=config.seed)
+        row[f"win_share_{n}p"] = share
+        row[f"ci95_{n}p"] = half
+    return row
+
+
+def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
+    """The progress bar's line for an evaluation row."""
+    txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
+    return f"[eval @ {row['timesteps']:,}] win share vs {config.eval_opponent}: {txt}"
+
+
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"about {seconds:.0f} s"
@@ -160,16 +177,11 @@ class TrainingHooks(BaseCallback):
 
     def run_eval(self) -> None:
         config = self.config
-        actor = actor_from_policy(self.model.policy)
-        row: dict[str, Any] = {"timesteps": self.model.num_timesteps, "opponent": config.eval_opponent}
+        row = evaluation_row(actor_from_policy(self.model.policy), config, self.model.num_timesteps)
         for n in config.eval_players:
-            share, half = evaluate_vs(actor, config.eval_opponent, n, config.eval_games, seed=config.seed)
-            row[f"win_share_{n}p"] = share
-            row[f"ci95_{n}p"] = half
-            self.logger.record(f"eval/win_share_vs_{config.eval_opponent}_{n}p", share)
+            self.logger.record(f"eval/win_share_vs_{config.eval_opponent}_{n}p", row[f"win_share_{n}p"])
             self.logger.record(f"eval/fair_share_{n}p", 1.0 / n)
         self.evals.append(row)
         self.run.append_eval(row)
         if self.bar is not None:
-            txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
-            self.bar.write(f"[eval @ {self.model.num_timesteps:,}] win share vs {config.eval_opponent}: {txt}")
+            self.bar.write(evaluation_message(config, row))

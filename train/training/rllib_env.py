@@ -28,7 +28,7 @@ import gymnasium as gym
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from agents.ppo import Actor
+from agents.ppo import Actor, PPOAgent
 from llama_env.agent import Agent, resolve, seat_member
 from llama_env.engine import (
     DEFAULT_END_SCORE,
@@ -43,7 +43,7 @@ from llama_env.observation import action_mask, check_obs_version, encoder, obs_s
 from llama_env.rewards import rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener
 
-__all__ = ["LlamaMultiAgentEnv", "ActorAgent", "SHARED_POLICY", "agent_id", "policy_mapping"]
+__all__ = ["LlamaMultiAgentEnv", "SHARED_POLICY", "agent_id", "policy_mapping"]
 
 SHARED_POLICY = "shared"
 ILLEGAL_ACTION_REWARD = -1.0
@@ -56,21 +56,6 @@ def agent_id(seat: int) -> str:
 def policy_mapping(agent: Any, episode: Any = None, **kwargs: Any) -> str:
     """Every learning seat plays (and trains) the one shared policy."""
     return SHARED_POLICY
-
-
-class ActorAgent:
-    """A numpy policy snapshot seated as a fixed opponent (a ``"past"`` opponent)."""
-
-    def __init__(self, actor: Actor, seed: int, name: str = "past") -> None:
-        self.actor = actor
-        self.name = name
-        self.rng = np.random.default_rng(seed)
-        self.obs_version = actor.obs_version
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
-        mask = np.asarray(action_mask, dtype=bool).reshape(1, -1)
-        return int(self.actor.act_batch(obs, mask, deterministic=False, rng=self.rng)[0])
 
 
 class LlamaMultiAgentEnv(MultiAgentEnv):
@@ -133,19 +118,22 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         n = self.players[int(rng.integers(len(self.players)))]
         trainee = int(rng.integers(n))
         seats: list[Agent | None] = [None] * n
+        names = [f"player_{s}" for s in range(n)]  # the learning seats keep their ids
         self.learning = {trainee}
         for k in range(1, n):
             seat = (trainee + k) % n
             kind = self.kinds[int(rng.choice(len(self.kinds), p=self.kind_p))]
             if kind == "past" and self._past:
                 actor = self._past[int(rng.integers(len(self._past)))]
-                seats[seat] = ActorAgent(actor, int(rng.integers(2**31)))
+                seats[seat] = PPOAgent.from_actor(actor, deterministic=False, seed=int(rng.integers(2**31)))
+                names[seat] = "past"
             elif kind in ("self", "past"):
                 self.learning.add(seat)
             else:
                 seats[seat] = seat_member(self._baselines[kind], rng)
+                names[seat] = kind
         game = LlamaGame(n, end_score=self.end_score, hand_size=self.hand_size, rng=int(rng.integers(2**63)))
-        self.table = Table(game, seats, listener=self._counter)
+        self.table = Table(game, seats, names=names, listener=self._counter)
         self.agents = [agent_id(s) for s in sorted(self.learning)]
         self._pending = dict.fromkeys(self.learning, 0.0)
         self._acted = set()

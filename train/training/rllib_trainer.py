@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.ppo import Actor, save_actor
-from train.training.callbacks import evaluate_vs
+from train.training.callbacks import evaluation_message, evaluation_row, next_multiple
 from train.training.config import TrainConfig
 from train.training.resume import check_fixed, run_of
 from train.training.run_dir import RunDir, RunDirError, write_json_atomic
@@ -274,9 +274,9 @@ def _loop(
     steps = start_steps
     evals: list[dict[str, Any]] = []
     past: list[Actor] = []
-    next_ckpt = _next(steps, config.checkpoint_every)
-    next_eval = _next(steps, config.eval_every)
-    next_past = _next(steps, config.past_every)
+    next_ckpt = next_multiple(steps, config.checkpoint_every)
+    next_eval = next_multiple(steps, config.eval_every)
+    next_past = next_multiple(steps, config.past_every)
     bar = None
     budget = config.total_timesteps - steps
     if config.progress_bar and budget > 0:
@@ -299,13 +299,13 @@ def _loop(
                 del past[: -config.past_pool]
                 snapshots = list(past)
                 _foreach_env(algo, lambda env, s=snapshots: env.set_past_policies(s))
-                next_past = _next(steps, config.past_every)
+                next_past = next_multiple(steps, config.past_every)
             if config.checkpoint_every and steps >= next_ckpt:
                 _save_checkpoint(algo, run, steps)
-                next_ckpt = _next(steps, config.checkpoint_every)
+                next_ckpt = next_multiple(steps, config.checkpoint_every)
             if config.eval_every and steps >= next_eval:
                 evals.append(_evaluate(algo, config, run, steps, bar))
-                next_eval = _next(steps, config.eval_every)
+                next_eval = next_multiple(steps, config.eval_every)
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
@@ -355,16 +355,10 @@ def _loop(
 
 
 def _evaluate(algo: Any, config: TrainConfig, run: RunDir, steps: int, bar: Any) -> dict[str, Any]:
-    actor = export_actor(algo, config)
-    row: dict[str, Any] = {"timesteps": steps, "opponent": config.eval_opponent}
-    for n in config.eval_players:
-        share, half = evaluate_vs(actor, config.eval_opponent, n, config.eval_games, seed=config.seed)
-        row[f"win_share_{n}p"] = share
-        row[f"ci95_{n}p"] = half
+    row = evaluation_row(export_actor(algo, config), config, steps)
     run.append_eval(row)
     if bar is not None:
-        txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
-        bar.write(f"[eval @ {steps:,}] win share vs {config.eval_opponent}: {txt}")
+        bar.write(evaluation_message(config, row))
     return row
 
 
@@ -396,7 +390,3 @@ def _foreach_env(algo: Any, fn: Any) -> list[Any]:
     """``fn(env)`` on every sub-env of every env runner, local and remote; the results."""
     per_runner = algo.env_runner_group.foreach_env_runner(lambda runner: [fn(e) for e in _sub_envs(runner)])
     return [x for results in per_runner for x in results]
-
-
-def _next(n: int, every: int) -> int:
-    return (n // every + 1) * every if every else 0
