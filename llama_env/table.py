@@ -32,7 +32,7 @@ import numpy as np
 
 from llama_env.agent import Agent, agent_label, reset_agent
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, action_index
-from llama_env.observation import action_mask, check_obs_version, encode, encoder
+from llama_env.observation import OBS_VERSIONS, action_mask, check_obs_version, encoder
 
 __all__ = ["Table", "TableListener", "advance_all", "deal_table"]
 
@@ -172,10 +172,7 @@ class Table:
             agent = agents[seat]
             if agent is None:
                 break
-            action = agent.act(
-                encode(game, seat) if not getattr(agent, "obs_version", 0) else _observe(agent, game, seat),
-                action_mask(game.legal_actions()),
-            )
+            action = agent.act(_observe(agent, game, seat), action_mask(game.legal_actions()))
             # what _apply does, inlined: this loop is the hot path of evaluation
             if listener is None:
                 try:
@@ -233,10 +230,15 @@ class Table:
         return f"Table({self.game!r}, seats={self.names})"
 
 
+_ENCODE = {version: encoder(version)[0] for version in OBS_VERSIONS}
+
+
 def _observe(agent: Agent, game: LlamaGame, seat: int) -> np.ndarray:
     """What ``agent`` sees at ``seat``: the observation in the version it reads (its
     ``obs_version`` attribute; 0, the 52-entry vector, when it has none)."""
-    return encoder(getattr(agent, "obs_version", 0))[0](game, seat)
+    version = getattr(agent, "obs_version", 0)
+    encode_one = _ENCODE.get(version)
+    return (encode_one or encoder(version)[0])(game, seat)  # encoder() names an unknown version
 
 
 def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:
