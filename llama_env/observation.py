@@ -224,8 +224,9 @@ def observation_bounds(end_score: int, version: int = 0) -> tuple[np.ndarray, np
 # The encoder is on the hot path of every environment (one call per decision), so it
 # assembles the vector from pre-packed float32 byte strings, one per field value, and
 # makes ONE numpy array at the end: per-element numpy writes, or a 52-float Python list
-# converted by np.array, cost several times more. Blocks that repeat (a hand, the
-# per-round score block) are memoised in small bounded caches.
+# converted by np.array, cost several times more. The blocks that repeat (a hand, the
+# discard counts, what the others show, the per-round score block) are memoised in
+# small bounded caches, keyed by the content they encode.
 # tests/property checks it against a plain reference encoder.
 
 _pack = struct.Struct("=f").pack  # native order, so np.frombuffer(..., float32) reads it
@@ -247,6 +248,8 @@ _CODES = range(1, NUM_CARD_VALUES + 1)
 _CACHE_LIMIT = 1 << 16
 _hand_cache: dict[tuple[int, ...], bytes] = {}
 _tail_cache: dict[tuple[int, ...], bytes] = {}
+_discard_cache: dict[tuple[int, ...], bytes] = {}
+_others_cache: dict[tuple[int, ...], bytes] = {}
 _by_end: dict[int, list[bytes]] = {}
 _NUM_PLAYERS = {
     n: b"".join(_ONE if k == n else _ZERO for k in range(MIN_PLAYERS, MAX_PLAYERS + 1))
@@ -260,6 +263,34 @@ def _hand_block(key: tuple[int, ...]) -> bytes:
         _hand_cache.clear()
     block = _hand_cache[key] = (
         b"".join(_BY_8[k] for k in key[1:]) + _BY_10[sum(key)] + _pack(hand_penalty(key) / MAX_PENALTY)
+    )
+    return block
+
+
+def _discard_block(key: tuple[int, ...]) -> bytes:
+    """``discarded`` for the discard pile's per-code counts (index 0 unused)."""
+    if len(_discard_cache) >= _CACHE_LIMIT:
+        _discard_cache.clear()
+    block = _discard_cache[key] = b"".join([_BY_8[key[c]] for c in _CODES])
+    return block
+
+
+def _others_block(key: tuple[int, ...]) -> bytes:
+    """``opp_present``, ``opp_in_round`` and ``opp_hand_size`` for the key
+    ``(seat, *quit, *hand_sizes)``: what the others show, from ``seat``'s left."""
+    if len(_others_cache) >= _CACHE_LIMIT:
+        _others_cache.clear()
+    n = (len(key) - 1) // 2
+    others = _OTHERS[n][key[0]]
+    pad = _PAD[n - 1]
+    block = _others_cache[key] = b"".join(
+        [
+            _PRESENT[n],
+            *[_ZERO if key[1 + o] else _ONE for o in others],
+            pad,
+            *[_BY_10[key[1 + n + o]] for o in others],
+            pad,
+        ]
     )
     return block
 
@@ -288,28 +319,22 @@ def _tail_block(key: tuple[int, ...]) -> bytes:
 
 
 def _encode_bytes(game: LlamaGame, seat: int) -> bytes:
-    n = game.num_players
-    others = _OTHERS[n][seat]
-    quit_ = game.quit
-    sizes = game.hand_sizes
-    pad = _PAD[n - 1]
+    # four blocks looked up by their content (each key is a small tuple of ints, far
+    # cheaper to hash than the block is to build), and four single fields
     hand = tuple(game.hand_view(seat))
-    discard = game.discard_counts
+    discard = tuple(game.discard_counts)
+    others = (seat, *game.quit, *game.hand_sizes)
     tail = (seat, game.end_score, *game.scores)
     return b"".join(
-        [
+        (
             _hand_cache.get(hand) or _hand_block(hand),
             _TOP[game.top_card],
-            *[_BY_8[discard[c]] for c in _CODES],
+            _discard_cache.get(discard) or _discard_block(discard),
             _BY_DECK[len(game.draw_pile)],
             _ONE if game.may_draw(seat) else _ZERO,
-            _PRESENT[n],
-            *[_ZERO if quit_[o] else _ONE for o in others],
-            pad,
-            *[_BY_10[sizes[o]] for o in others],
-            pad,
+            _others_cache.get(others) or _others_block(others),
             _tail_cache.get(tail) or _tail_block(tail),
-        ]
+        )
     )
 
 
