@@ -67,40 +67,48 @@ class MaskedDiscrete(spaces.Discrete):
 
     def __init__(self, n: int, seed: int | np.random.Generator | None = None, start: int = 0) -> None:
         super().__init__(n, seed=seed, start=start)
-        self._legal_by_mask: dict[bytes, np.ndarray] = {}
-        self._legal_by_id: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._legal_by_mask: dict[bytes, tuple[np.int64, ...]] = {}
+        self._legal_by_id: dict[int, tuple[np.ndarray, tuple[np.int64, ...]]] = {}
         self._floats: list[float] = []
-        self._next = 0
+        self._next = self._BLOCK
         self._floats_from: np.random.Generator | None = None
 
     def sample(self, mask: Any = None, probability: Any = None) -> Any:
-        legal = None
         if probability is None:
             # The env's own masks are shared, read-only and never freed
             # (llama_env.observation.action_mask): the same object always holds the same
             # legal set, so it is looked up by identity first.
             known = self._legal_by_id.get(id(mask))
-            if known is not None and known[0] is mask:
-                legal = known[1]
-            elif type(mask) is np.ndarray and mask.dtype == np.int8 and mask.shape == (self.n,):
-                key = mask.tobytes()
-                legal = self._legal_by_mask.get(key)
-                if legal is None and not key.translate(None, _MASK_BITS):  # a mask of 0s and 1s
-                    legal = self._legal_by_mask[key] = self.start + np.flatnonzero(mask).astype(self.dtype)
-                if legal is not None and is_shared_mask(mask):
-                    self._legal_by_id[id(mask)] = (mask, legal)
+            legal = known[1] if known is not None and known[0] is mask else self._legal_of(mask)
+            if legal is not None:
+                if not legal:
+                    return self.start
+                gen = self._np_random
+                if gen is None:
+                    gen = self.np_random  # Gymnasium seeds the space on first use
+                i = self._next
+                if i >= self._BLOCK or gen is not self._floats_from:
+                    self._floats = gen.random(self._BLOCK).tolist()
+                    self._floats_from = gen
+                    i = 0
+                self._next = i + 1
+                return legal[int(self._floats[i] * len(legal))]
+        return super().sample(mask, probability)
+
+    def _legal_of(self, mask: Any) -> tuple[np.int64, ...] | None:
+        """The legal actions (``np.int64``, as Gymnasium samples them) of a valid mask,
+        or ``None`` for anything that is not an ``int8`` mask of 0s and 1s."""
+        if type(mask) is not np.ndarray or mask.dtype != np.int8 or mask.shape != (self.n,):
+            return None
+        key = mask.tobytes()
+        legal = self._legal_by_mask.get(key)
         if legal is None:
-            return super().sample(mask, probability)
-        if not len(legal):
-            return self.start
-        gen = self.np_random
-        if self._next >= len(self._floats) or gen is not self._floats_from:
-            self._floats = gen.random(self._BLOCK).tolist()
-            self._floats_from = gen
-            self._next = 0
-        u = self._floats[self._next]
-        self._next += 1
-        return legal[int(u * len(legal))]
+            if key.translate(None, _MASK_BITS):  # not a mask of 0s and 1s
+                return None
+            legal = self._legal_by_mask[key] = tuple(self.start + np.flatnonzero(mask).astype(self.dtype))
+        if is_shared_mask(mask):
+            self._legal_by_id[id(mask)] = (mask, legal)
+        return legal
 
 
 class LlamaAECEnv(AECEnv):
@@ -185,8 +193,7 @@ class LlamaAECEnv(AECEnv):
         self._rng: np.random.Generator | None = None
         self.table: Table | None = None
         self.last_round: RoundResult | None = None
-        self._round_just_ended = False
-        self._rewards_dirty = False
+        self._round_just_ended = False  # the rewards and infos are the last round's
 
     @property
     def game(self) -> LlamaGame:
@@ -233,10 +240,9 @@ class LlamaAECEnv(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.game.current_player]
+        self.agent_selection = self.possible_agents[game.current_player]
         self.last_round = None
         self._round_just_ended = False
-        self._rewards_dirty = False
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         table = self.table
@@ -265,15 +271,13 @@ class LlamaAECEnv(AECEnv):
         """The bookkeeping after a live agent's move was applied (``result``: the round's
         result if the move ended one)."""
         self._cumulative_rewards[agent] = 0.0
-        if self._rewards_dirty:
+        if self._round_just_ended:  # the last round's rewards and infos were seen: clear them
             self.rewards = dict.fromkeys(self.agents, 0.0)
-            self._rewards_dirty = False
-        if self._round_just_ended:
             self.infos = {a: {} for a in self.agents}
             self._round_just_ended = False
         if result is not None:
             self._on_round_end(result)
-        self.agent_selection = self.possible_agents[self.game.current_player]
+        self.agent_selection = self.possible_agents[self.table.game.current_player]  # type: ignore[union-attr]
         if self.render_mode == "human":
             self.render()
 
@@ -288,12 +292,10 @@ class LlamaAECEnv(AECEnv):
         values = rewards_for(result, self.reward_mode)
         agents = self.agents
         self.rewards = dict(zip(agents, values, strict=True))
-        self._rewards_dirty = True
         cumulative = self._cumulative_rewards
         for agent, value in zip(agents, values, strict=True):
             cumulative[agent] += value
-        info = {"round_result": result}
-        self.infos = {a: dict(info) for a in agents}
+        self.infos = {a: {"round_result": result} for a in agents}
         if result.game_over:
             self.terminations = dict.fromkeys(agents, True)
 
@@ -424,6 +426,17 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
                         self._done_fast()
                         return
         super().step(action)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        # what the chain's reset does (PettingZoo's OrderEnforcingWrapper and
+        # TerminateIllegalWrapper set their flags; AssertOutOfBoundsWrapper has no reset)
+        self._has_reset = True
+        self._has_updated = True
+        illegal = self._illegal
+        illegal._terminated = False
+        illegal._prev_obs = None
+        illegal._prev_info = None
+        self._raw.reset(seed=seed, options=options)
 
     def _done_fast(self) -> None:
         """What the chain's step leaves in the wrappers, after a fast step."""

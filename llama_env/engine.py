@@ -673,18 +673,21 @@ class LlamaGame:
         deck = list(_DECK)
         self._rng.shuffle(deck)  # the same shuffle as rng.permutation of the deck array, cheaper
         n, h = self.num_players, self.hand_size
-        self._hands = []
-        for p in range(n):
+        hands = []
+        for start in range(0, n * h, h):
             counts = [0] * (NUM_CARD_VALUES + 1)
-            for c in deck[p * h : (p + 1) * h]:
+            for c in deck[start : start + h]:
                 counts[c] += 1
-            self._hands.append(counts)
+            hands.append(counts)
+        self._hands = hands
         self._sizes = [h] * n
-        self.draw_pile = deck[n * h :]
-        top = self.draw_pile.pop()
+        del deck[: n * h]  # what is left is the draw pile
+        top = deck.pop()
+        self.draw_pile = deck
         self.discard_pile = [top]
-        self._discard_counts = [0] * (NUM_CARD_VALUES + 1)
-        self._discard_counts[top] = 1
+        discard_counts = [0] * (NUM_CARD_VALUES + 1)
+        discard_counts[top] = 1
+        self._discard_counts = discard_counts
         self.quit = [False] * n
         self._in_round = n
         self.starter = starter
