@@ -407,15 +407,18 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def step(self, action: Any) -> None:
         raw = self._raw
-        if self._has_reset and not self._illegal._terminated:
+        illegal = self._illegal
+        if self._has_reset and not illegal._terminated:
             agent = raw.agent_selection
             if raw.terminations[agent] or raw.truncations[agent]:
                 if action is None:  # the dead agent's step at the end of a game
                     raw._was_dead_step(None)
-                    self._done_fast()
+                    self._has_updated = True
+                    illegal._prev_obs = illegal._prev_info = None
                     return
             else:
-                a = action if type(action) is int else action_index(action)
+                t = type(action)
+                a = action if t is int else int(action) if t is np.int64 else action_index(action)
                 if a is not None and 0 <= a < NUM_ACTIONS:
                     try:
                         result = raw.table.apply(a)  # type: ignore[union-attr]  # the game untouched if illegal
@@ -423,7 +426,9 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
                         pass  # the chain ends the game with the penalty, as PettingZoo's wrapper does
                     else:
                         raw._step_live(agent, result)
-                        self._done_fast()
+                        # what the chain's step leaves in the wrappers
+                        self._has_updated = True
+                        illegal._prev_obs = illegal._prev_info = None
                         return
         super().step(action)
 
@@ -437,12 +442,6 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
         illegal._prev_obs = None
         illegal._prev_info = None
         self._raw.reset(seed=seed, options=options)
-
-    def _done_fast(self) -> None:
-        """What the chain's step leaves in the wrappers, after a fast step."""
-        self._has_updated = True
-        self._illegal._prev_obs = None
-        self._illegal._prev_info = None
 
     def action_space(self, agent: str) -> spaces.Space:
         return self._raw.action_spaces[agent]
