@@ -230,6 +230,8 @@ def observation_bounds(end_score: int, version: int = 0) -> tuple[np.ndarray, np
 # tests/property checks it against a plain reference encoder.
 
 _pack = struct.Struct("=f").pack  # native order, so np.frombuffer(..., float32) reads it
+_frombuffer = np.frombuffer
+_FLOAT32 = np.dtype(np.float32)  # passed positionally: a keyword and the scalar type cost 0.4 us a call
 _ZERO, _ONE = _pack(0.0), _pack(1.0)
 _BY_8 = tuple(_pack(k / COPIES_PER_VALUE) for k in range(DECK_SIZE + 1))
 _BY_10 = tuple(_pack(k / HAND_SIZE_SCALE) for k in range(DECK_SIZE + 1))
@@ -343,7 +345,7 @@ def encode(game: LlamaGame, seat: int) -> np.ndarray:
 
     A new, writable ``float32`` array of shape ``(OBS_SIZE,)`` laid out as :data:`FIELDS`.
     """
-    return np.frombuffer(bytearray(_encode_bytes(game, seat)), dtype=np.float32)
+    return _frombuffer(bytearray(_encode_bytes(game, seat)), _FLOAT32)
 
 
 def encode_many(games: Sequence[LlamaGame], seats: Sequence[int] | None = None) -> np.ndarray:
@@ -352,7 +354,7 @@ def encode_many(games: Sequence[LlamaGame], seats: Sequence[int] | None = None) 
     if seats is None:
         seats = [g.current_player for g in games]
     data = b"".join([_encode_bytes(g, s) for g, s in zip(games, seats, strict=True)])
-    return np.frombuffer(bytearray(data), dtype=np.float32).reshape(len(games), OBS_SIZE)
+    return _frombuffer(bytearray(data), _FLOAT32).reshape(len(games), OBS_SIZE)
 
 
 # --------------------------------------------------------------------------- version 1
@@ -407,7 +409,7 @@ def encode_v1(game: LlamaGame, seat: int) -> np.ndarray:
     """The version-1 observation of ``seat``: :func:`encode` followed by the public
     history of the round (:data:`HISTORY_FIELDS`). A new ``float32`` array of shape
     ``(OBS_SIZE_V1,)`` laid out as :data:`FIELDS_V1`."""
-    return np.frombuffer(bytearray(_encode_bytes(game, seat) + _history_bytes(game, seat)), dtype=np.float32)
+    return _frombuffer(bytearray(_encode_bytes(game, seat) + _history_bytes(game, seat)), _FLOAT32)
 
 
 def encode_many_v1(games: Sequence[LlamaGame], seats: Sequence[int] | None = None) -> np.ndarray:
@@ -415,7 +417,7 @@ def encode_many_v1(games: Sequence[LlamaGame], seats: Sequence[int] | None = Non
     if seats is None:
         seats = [g.current_player for g in games]
     data = b"".join([_encode_bytes(g, s) + _history_bytes(g, s) for g, s in zip(games, seats, strict=True)])
-    return np.frombuffer(bytearray(data), dtype=np.float32).reshape(len(games), OBS_SIZE_V1)
+    return _frombuffer(bytearray(data), _FLOAT32).reshape(len(games), OBS_SIZE_V1)
 
 
 _ENCODERS = {0: (encode, encode_many), 1: (encode_v1, encode_many_v1)}
