@@ -346,10 +346,10 @@ class LlamaGame:
         "hand_size",
         "scores",
         "_hands",
-        "_sizes",
+        "hand_sizes",
         "draw_pile",
         "discard_pile",
-        "_discard_counts",
+        "discard_counts",
         "quit",
         "_in_round",
         "current_player",
@@ -365,12 +365,15 @@ class LlamaGame:
     hand_size: int
     scores: list[int]
     _hands: list[list[int]]
-    _sizes: list[int]
+    hand_sizes: list[int]
+    """How many cards each seat holds (live: read it, never modify it)."""
     draw_pile: list[int]
     """The face-down pile; the next card drawn is the last element."""
     discard_pile: list[int]
     """The face-up pile; the top card is the last element."""
-    _discard_counts: list[int]
+    discard_counts: list[int]
+    """Cards per code in the discard pile this round (index 0 unused; live: read it,
+    never modify it). Kept as the pile grows, so reading it costs nothing."""
     quit: list[bool]
     """Whether each seat has quit the current round."""
     _in_round: int
@@ -443,18 +446,7 @@ class LlamaGame:
 
     def hand_size_of(self, seat: int) -> int:
         """How many cards ``seat`` holds."""
-        return self._sizes[seat]
-
-    @property
-    def hand_sizes(self) -> Sequence[int]:
-        """How many cards each seat holds (live, read-only by contract)."""
-        return self._sizes
-
-    @property
-    def discard_counts(self) -> Sequence[int]:
-        """Cards per code in the discard pile this round (index 0 unused; live,
-        read-only by contract). Kept as the pile grows, so reading it costs nothing."""
-        return self._discard_counts
+        return self.hand_sizes[seat]
 
     # -- the public record of the round: what everyone saw each player do since the deal
 
@@ -585,18 +577,18 @@ class LlamaGame:
         if a <= Action.PLAY_LLAMA:
             card = a + 1
             self._hands[p][card] -= 1
-            self._sizes[p] -= 1
+            self.hand_sizes[p] -= 1
             self.discard_pile.append(card)
-            self._discard_counts[card] += 1
+            self.discard_counts[card] += 1
             self._played[p * 8 + card] += 1
             self.last_player = p
-            if self._sizes[p] == 0:
+            if self.hand_sizes[p] == 0:
                 return self._end_round(p)
         elif a == Action.DRAW:
             self._drew_on[p * 8 + self.discard_pile[-1]] += 1
             card = self.draw_pile.pop()
             self._hands[p][card] += 1
-            self._sizes[p] += 1
+            self.hand_sizes[p] += 1
         else:
             self.quit[p] = True
             self._quit_on[p] = self.discard_pile[-1]
@@ -680,14 +672,14 @@ class LlamaGame:
                 counts[c] += 1
             hands.append(counts)
         self._hands = hands
-        self._sizes = [h] * n
+        self.hand_sizes = [h] * n
         del deck[: n * h]  # what is left is the draw pile
         top = deck.pop()
         self.draw_pile = deck
         self.discard_pile = [top]
         discard_counts = [0] * (NUM_CARD_VALUES + 1)
         discard_counts[top] = 1
-        self._discard_counts = discard_counts
+        self.discard_counts = discard_counts
         self.quit = [False] * n
         self._in_round = n
         self.starter = starter
@@ -854,12 +846,12 @@ class LlamaGame:
             for card in h:
                 per_code[card] += 1
             g._hands.append(per_code)
-        g._sizes = [len(h) for h in hands]
+        g.hand_sizes = [len(h) for h in hands]
         g.draw_pile = draw_pile
         g.discard_pile = discard_pile
-        g._discard_counts = [0] * (NUM_CARD_VALUES + 1)
+        g.discard_counts = [0] * (NUM_CARD_VALUES + 1)
         for card in discard_pile:
-            g._discard_counts[card] += 1
+            g.discard_counts[card] += 1
         g.quit = list(quit_)
         g._in_round = quit_.count(False)
         g.current_player = current
@@ -885,10 +877,10 @@ class LlamaGame:
         g.num_players, g.end_score, g.hand_size = self.num_players, self.end_score, self.hand_size
         g.scores = list(self.scores)
         g._hands = [list(h) for h in self._hands]
-        g._sizes = list(self._sizes)
+        g.hand_sizes = list(self.hand_sizes)
         g.draw_pile = list(self.draw_pile)
         g.discard_pile = list(self.discard_pile)
-        g._discard_counts = list(self._discard_counts)
+        g.discard_counts = list(self.discard_counts)
         g.quit = list(self.quit)
         g._in_round = self._in_round
         g.current_player = self.current_player

@@ -330,7 +330,7 @@ def _encode_bytes(game: LlamaGame, seat: int) -> bytes:
     return b"".join(
         (
             _hand_cache.get(hand) or _hand_block(hand),
-            _TOP[game.top_card],
+            _TOP[game.discard_pile[-1]],
             _discard_cache.get(discard) or _discard_block(discard),
             _BY_DECK[len(game.draw_pile)],
             _ONE if game.may_draw(seat) else _ZERO,
