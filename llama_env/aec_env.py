@@ -33,7 +33,6 @@ from llama_env.engine import (
     RoundResult,
     action_index,
     check_flag,
-    reseed,
     validate_rule_options,
 )
 from llama_env.observation import action_mask, check_obs_version, encoder, is_shared_mask, obs_size, observation_bounds
@@ -219,10 +218,9 @@ class LlamaAECEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game. ``seed`` reseeds the generator behind every deal; without it
         the generator carries on from the previous game."""
-        if self._rng is None:
+        if self._rng is None or seed is not None:
+            # a new generator: numpy builds one faster than it sets a seeded state into one
             self._rng = np.random.default_rng(seed)
-        elif seed is not None:
-            reseed(self._rng, seed)  # as default_rng(seed) would start, without building a generator
         game = LlamaGame(
             self.num_players,
             end_score=self.end_score,

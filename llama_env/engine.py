@@ -46,7 +46,6 @@ __all__ = [
     "validate_rule_options",
     "check_flag",
     "action_index",
-    "reseed",
 ]
 
 
@@ -242,34 +241,6 @@ def action_index(action: object) -> int | None:
     if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
         return int(action.reshape(()))
     return None
-
-
-_PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645  # PCG64's 128-bit multiplier
-_MASK128 = (1 << 128) - 1
-
-
-def reseed(rng: np.random.Generator, seed: int) -> np.random.Generator:
-    """Put ``rng`` in the state ``np.random.default_rng(seed)`` starts in, and return it.
-
-    ``default_rng(seed)`` builds a new generator, which costs more than a whole short
-    game; the envs reseed the one they have instead (a test checks the states agree).
-    The seed goes through ``SeedSequence`` exactly as in ``PCG64(seed)``, which then
-    seeds PCG's state and increment the way PCG's ``srandom`` does. A generator that is
-    not a PCG64 one is replaced by ``default_rng(seed)``.
-    """
-    if type(rng.bit_generator) is not np.random.PCG64:
-        return np.random.default_rng(seed)
-    hi_s, lo_s, hi_i, lo_i = np.random.SeedSequence(seed).generate_state(4, np.uint64).tolist()
-    inc = ((((hi_i << 64) | lo_i) << 1) | 1) & _MASK128
-    state = (inc + ((hi_s << 64) | lo_s)) & _MASK128  # a step from state 0 gives inc; add the seed
-    state = (state * _PCG_MULT + inc) & _MASK128  # and step again
-    rng.bit_generator.state = {
-        "bit_generator": "PCG64",
-        "state": {"state": state, "inc": inc},
-        "has_uint32": 0,
-        "uinteger": 0,
-    }
-    return rng
 
 
 # --------------------------------------------------------------------------- results
