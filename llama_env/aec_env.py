@@ -289,10 +289,11 @@ class LlamaAECEnv(AECEnv):
         self._round_just_ended = True
         values = rewards_for(result, self.reward_mode)
         agents = self.agents
-        self.rewards = dict(zip(agents, values, strict=True))
-        cumulative = self._cumulative_rewards
-        for agent, value in zip(agents, values, strict=True):
-            cumulative[agent] += value
+        if any(values):  # else the rewards stay as they are: all 0 (cleared by the step before)
+            self.rewards = dict(zip(agents, values, strict=True))
+            cumulative = self._cumulative_rewards
+            for agent, value in zip(agents, values, strict=True):
+                cumulative[agent] += value
         self.infos = {a: {"round_result": result} for a in agents}
         if result.game_over:
             self.terminations = dict.fromkeys(agents, True)
