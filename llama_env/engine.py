@@ -547,11 +547,15 @@ class LlamaGame:
         any action once the game is over.
         """
         a = action if type(action) is int else action_index(action)
-        if a is None or not self.is_legal(a):
+        if a is None or self.game_over or not 0 <= a < NUM_ACTIONS:
             raise self.illegal_action_error(action)
+        # each branch checks its own rule (as is_legal does), so a move is checked once
         p = self.current_player
         if a <= _PLAY_LLAMA:
             card = a + 1
+            top = self.discard_pile[-1]
+            if not self._hands[p][card] or not (card == top or card == top % NUM_CARD_VALUES + 1):  # rule 4
+                raise self.illegal_action_error(action)
             self._hands[p][card] -= 1
             self.hand_sizes[p] -= 1
             self.discard_pile.append(card)
@@ -561,6 +565,8 @@ class LlamaGame:
             if self.hand_sizes[p] == 0:
                 return self._end_round(p)
         elif a == _DRAW:
+            if not (self.draw_pile and self._in_round > 1):  # rule 5
+                raise self.illegal_action_error(action)
             self._drew_on[p * 8 + self.discard_pile[-1]] += 1
             card = self.draw_pile.pop()
             self._hands[p][card] += 1
