@@ -279,6 +279,34 @@ class LlamaAECEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def _was_dead_step(self, action: Any) -> None:
+        """PettingZoo's ``AECEnv._was_dead_step`` (the step of a dead agent), shortened
+        for the way agents die here: all together, when the game ends (or the
+        illegal-move wrapper ends it). It leaves the same state: the agent gone from
+        ``agents`` and every dict, the next dead agent selected (the first one to leave,
+        once none is left), the rewards cleared. Anything else goes to PettingZoo's."""
+        agents = self.agents
+        terminations, truncations = self.terminations, self.truncations
+        if action is not None or not all([terminations[a] or truncations[a] for a in agents]):
+            super()._was_dead_step(action)
+            return
+        agent = self.agent_selection
+        del terminations[agent], truncations[agent], self.rewards[agent], self._cumulative_rewards[agent]
+        del self.infos[agent]
+        agents.remove(agent)
+        skip = getattr(self, "_skip_agent_selection", None)
+        if agents:
+            if skip is None:
+                self._skip_agent_selection = agent
+            self.agent_selection = agents[0]
+        else:
+            if skip is not None:
+                self.agent_selection = skip
+            self._skip_agent_selection = None
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
