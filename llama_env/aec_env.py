@@ -152,6 +152,8 @@ class LlamaAECEnv(AECEnv):
     * v0: first release. ``obs_version=1`` adds the public history to the observation.
     """
 
+    _skip_agent_selection: str | None  # PettingZoo's, kept by the dead-agent step
+
     metadata = {"name": "llama_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 2}
 
     def __init__(
