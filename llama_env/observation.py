@@ -259,33 +259,36 @@ _NUM_PLAYERS = {
 }
 
 
+def _remember(cache: dict[tuple[int, ...], bytes], key: tuple[int, ...], block: bytes) -> bytes:
+    """Store ``block`` under ``key`` in one of the encoder's caches (emptied when full,
+    which keeps memory bounded) and return it."""
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = block
+    return block
+
+
 def _hand_block(key: tuple[int, ...]) -> bytes:
     """``hand``, ``hand_size`` and ``hand_penalty`` for per-code counts (index 0 unused)."""
-    if len(_hand_cache) >= _CACHE_LIMIT:
-        _hand_cache.clear()
-    block = _hand_cache[key] = (
-        b"".join(_BY_8[k] for k in key[1:]) + _BY_10[sum(key)] + _pack(hand_penalty(key) / MAX_PENALTY)
+    return _remember(
+        _hand_cache,
+        key,
+        b"".join(_BY_8[k] for k in key[1:]) + _BY_10[sum(key)] + _pack(hand_penalty(key) / MAX_PENALTY),
     )
-    return block
 
 
 def _discard_block(key: tuple[int, ...]) -> bytes:
     """``discarded`` for the discard pile's per-code counts (index 0 unused)."""
-    if len(_discard_cache) >= _CACHE_LIMIT:
-        _discard_cache.clear()
-    block = _discard_cache[key] = b"".join([_BY_8[key[c]] for c in _CODES])
-    return block
+    return _remember(_discard_cache, key, b"".join([_BY_8[key[c]] for c in _CODES]))
 
 
 def _others_block(key: tuple[int, ...]) -> bytes:
     """``opp_present``, ``opp_in_round`` and ``opp_hand_size`` for the key
     ``(seat, *quit, *hand_sizes)``: what the others show, from ``seat``'s left."""
-    if len(_others_cache) >= _CACHE_LIMIT:
-        _others_cache.clear()
     n = (len(key) - 1) // 2
     others = _OTHERS[n][key[0]]
     pad = _PAD[n - 1]
-    block = _others_cache[key] = b"".join(
+    block = b"".join(
         [
             _PRESENT[n],
             *[_ZERO if key[1 + o] else _ONE for o in others],
@@ -294,21 +297,19 @@ def _others_block(key: tuple[int, ...]) -> bytes:
             pad,
         ]
     )
-    return block
+    return _remember(_others_cache, key, block)
 
 
 def _tail_block(key: tuple[int, ...]) -> bytes:
     """``opp_score``, ``my_score``, ``num_players`` and ``end_score`` for the key
     ``(seat, end_score, *scores)``: fixed for a round."""
-    if len(_tail_cache) >= _CACHE_LIMIT:
-        _tail_cache.clear()
     seat, end, *scores = key
     n = len(scores)
     by_end = _by_end.get(end)
     top = max(scores)
     if by_end is None or top >= len(by_end):  # score / end for every score up to the highest seen
         by_end = _by_end[end] = [_pack(k / end) for k in range(max(end + MAX_PENALTY, top + 1))]
-    block = _tail_cache[key] = b"".join(
+    block = b"".join(
         [
             *[by_end[scores[o]] for o in _OTHERS[n][seat]],
             _PAD[n - 1],
@@ -317,7 +318,7 @@ def _tail_block(key: tuple[int, ...]) -> bytes:
             _pack(end / END_SCORE_SCALE),
         ]
     )
-    return block
+    return _remember(_tail_cache, key, block)
 
 
 def _encode_bytes(game: LlamaGame, seat: int) -> bytes:
@@ -373,9 +374,7 @@ def _row(key: tuple[int, ...]) -> bytes:
     """Seven per-value counts / 8 (one seat's plays or draws by top card), memoised."""
     block = _row_cache.get(key)
     if block is None:
-        if len(_row_cache) >= _CACHE_LIMIT:
-            _row_cache.clear()
-        block = _row_cache[key] = b"".join([_BY_8[k] for k in key])
+        block = _remember(_row_cache, key, b"".join([_BY_8[k] for k in key]))
     return block
 
 
