@@ -152,8 +152,6 @@ class LlamaAECEnv(AECEnv):
     * v0: first release. ``obs_version=1`` adds the public history to the observation.
     """
 
-    _skip_agent_selection: str | None  # PettingZoo's, kept by the dead-agent step
-
     metadata = {"name": "llama_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 2}
 
     def __init__(
@@ -281,34 +279,6 @@ class LlamaAECEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _was_dead_step(self, action: Any) -> None:
-        """PettingZoo's ``AECEnv._was_dead_step`` (the step of a dead agent), shortened
-        for the way agents die here: all together, when the game ends (or the
-        illegal-move wrapper ends it). It leaves the same state: the agent gone from
-        ``agents`` and every dict, the next dead agent selected (the first one to leave,
-        once none is left), the rewards cleared. Anything else goes to PettingZoo's."""
-        agents = self.agents
-        terminations, truncations = self.terminations, self.truncations
-        if action is not None or not all([terminations[a] or truncations[a] for a in agents]):
-            super()._was_dead_step(action)
-            return
-        agent = self.agent_selection
-        del terminations[agent], truncations[agent], self.rewards[agent], self._cumulative_rewards[agent]
-        del self.infos[agent]
-        agents.remove(agent)
-        skip = getattr(self, "_skip_agent_selection", None)
-        if agents:
-            if skip is None:
-                self._skip_agent_selection = agent
-            self.agent_selection = agents[0]
-        else:
-            if skip is not None:
-                self.agent_selection = skip
-            self._skip_agent_selection = None
-        rewards = self.rewards
-        for a in rewards:
-            rewards[a] = 0
-
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
@@ -425,8 +395,9 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
     A fast path is taken only where the wrapper chain would do exactly the same:
     ``step`` of a legal action by a live agent after ``reset`` (the chain would check it
     is in bounds and legal, then step the raw env), ``last`` after ``reset`` (the chain
-    observes the raw env), and ``agent_iter`` (the same order checks as PettingZoo's
-    iterator). Everything else goes through the chain.
+    observes the raw env), ``reset`` (the chain sets its flags and resets the raw env),
+    and ``agent_iter`` (the same order checks as PettingZoo's iterator). Everything else
+    goes through the chain.
     """
 
     def __init__(self, env: _AssertOutOfBounds) -> None:
@@ -446,8 +417,7 @@ class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
                     illegal._prev_obs = illegal._prev_info = None
                     return
             else:
-                t = type(action)
-                a = action if t is int else int(action) if t is np.int64 else action_index(action)
+                a = action if type(action) is int else action_index(action)
                 if a is not None and 0 <= a < NUM_ACTIONS:
                     try:
                         result = raw.table.apply(a)  # type: ignore[union-attr]  # the game untouched if illegal

@@ -478,7 +478,7 @@ class LlamaGame:
     def may_draw(self, seat: int) -> bool:
         """Rule 5 for ``seat``: whether it could draw on its turn now (it is still in
         the round, the draw pile has cards and someone else is still in)."""
-        return not self.quit[seat] and bool(self.draw_pile) and self._in_round > 1  # can_draw, inlined
+        return not self.quit[seat] and can_draw(len(self.draw_pile), self._in_round)
 
     def penalty(self, seat: int) -> int:
         """The points ``seat`` would take if the round ended now (rule 9)."""

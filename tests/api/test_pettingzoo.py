@@ -286,38 +286,3 @@ def test_human_render_prints(capsys):
     e.reset(seed=0)
     assert e.render() is None
     assert "top card" in capsys.readouterr().out
-
-
-def _trace(num_players: int, pettingzoos_dead_step: bool) -> list[tuple]:
-    """What the documented loop sees after every step, over a few games."""
-    from pettingzoo import AECEnv
-
-    e = llama_env.env(num_players=num_players)
-    raw = e.unwrapped
-    if pettingzoos_dead_step:
-        raw._was_dead_step = partial(AECEnv._was_dead_step, raw)
-    for i, a in enumerate(e.possible_agents):
-        e.action_space(a).seed(i)
-    out = []
-    for k in range(40):
-        e.reset(seed=k)
-        for agent in e.agent_iter():
-            obs, _, terminated, truncated, _ = e.last()
-            e.step(None if terminated or truncated else e.action_space(agent).sample(obs["action_mask"]))
-            out.append(
-                (
-                    agent,
-                    raw.agent_selection,
-                    list(raw.agents),
-                    dict(raw.rewards),
-                    dict(raw._cumulative_rewards),
-                    dict(raw.terminations),
-                    getattr(raw, "_skip_agent_selection", None),
-                )
-            )
-    return out
-
-
-@pytest.mark.parametrize("n", [2, 4, 6])
-def test_the_shortened_dead_step_leaves_what_pettingzoos_leaves(n):
-    assert _trace(n, pettingzoos_dead_step=False) == _trace(n, pettingzoos_dead_step=True)
