@@ -221,12 +221,9 @@ class LlamaAECEnv(AECEnv):
         if self._rng is None or seed is not None:
             # a new generator: numpy builds one faster than it sets a seeded state into one
             self._rng = np.random.default_rng(seed)
-        game = LlamaGame(
-            self.num_players,
-            end_score=self.end_score,
-            hand_size=self.hand_size,
-            rng=self._rng,
-            random_first_player=self.random_first_player,
+        # the options were checked in __init__
+        game = LlamaGame.unchecked(
+            self.num_players, self.end_score, self.hand_size, self._rng, self.random_first_player
         )
         if self.table is None:
             self.game = game

@@ -377,16 +377,32 @@ class LlamaGame:
     ) -> None:
         validate_rule_options(num_players, end_score, hand_size)
         check_flag("random_first_player", random_first_player)
-        self.num_players = int(num_players)
-        self.end_score = int(end_score)
-        self.hand_size = int(hand_size)
-        self._rng = _make_rng(rng)
-        self.scores = [0] * self.num_players
+        self._start(int(num_players), int(end_score), int(hand_size), _make_rng(rng), random_first_player)
+
+    @classmethod
+    def unchecked(
+        cls, num_players: int, end_score: int, hand_size: int, rng: np.random.Generator, random_first_player: bool
+    ) -> LlamaGame:
+        """A new game from options that were already validated (as ``__init__``'s
+        checks pass them: plain ints, a ``Generator``, a bool), without checking them
+        again: for environments that start many games with the options they checked
+        once."""
+        game = cls.__new__(cls)
+        game._start(num_players, end_score, hand_size, rng, random_first_player)
+        return game
+
+    def _start(
+        self, num_players: int, end_score: int, hand_size: int, rng: np.random.Generator, random_first_player: bool
+    ) -> None:
+        self.num_players = num_players
+        self.end_score = end_score
+        self.hand_size = hand_size
+        self._rng = rng
+        self.scores = [0] * num_players
         self.round = 1
         self.game_over = False
-        self.last_result: RoundResult | None = None
-        first = int(self._rng.integers(self.num_players)) if random_first_player else 0
-        self._deal(first)
+        self.last_result = None
+        self._deal(int(rng.integers(num_players)) if random_first_player else 0)
 
     # ------------------------------------------------------------------ queries
 
@@ -578,7 +594,11 @@ class LlamaGame:
             self._in_round -= 1
             if self._in_round == 0:
                 return self._end_round(None)
-        self.current_player = self._next_active(p)
+        # rule 7, as _next_active (inlined: this runs at every move)
+        nxt = p + 1 if p + 1 < self.num_players else 0
+        if self.quit[nxt]:
+            nxt = self._next_active(nxt)
+        self.current_player = nxt
         return None
 
     def illegal_action_error(self, action: object, who: str | None = None) -> IllegalActionError:

@@ -542,3 +542,12 @@ def test_playthrough_regression():
         (2, None, (22, 14, 18, 14), (40, 17, 29, 14)),
     ]
     assert winners(g.scores) == [3]
+
+
+@pytest.mark.parametrize("random_first_player", [False, True])
+def test_unchecked_constructor_starts_the_same_game(random_first_player):
+    # the envs' reset skips re-validating options they checked once; the game must not differ
+    for seed in range(5):
+        a = LlamaGame(3, end_score=30, hand_size=5, rng=seed, random_first_player=random_first_player)
+        b = LlamaGame.unchecked(3, 30, 5, np.random.default_rng(seed), random_first_player)
+        assert a.to_dict() == b.to_dict()
