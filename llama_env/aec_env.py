@@ -33,6 +33,7 @@ from llama_env.engine import (
     RoundResult,
     action_index,
     check_flag,
+    seeded_generator,
     validate_rule_options,
 )
 from llama_env.observation import action_mask, check_obs_version, encoder, is_shared_mask, obs_size, observation_bounds
@@ -216,11 +217,11 @@ class LlamaAECEnv(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game. ``seed`` reseeds the generator behind every deal; without it
-        the generator carries on from the previous game."""
+        """Start a new game. ``seed`` gives the deals a new generator,
+        :func:`llama_env.engine.seeded_generator` ``(seed)``; without it the generator
+        carries on from the previous game."""
         if self._rng is None or seed is not None:
-            # a new generator: numpy builds one faster than it sets a seeded state into one
-            self._rng = np.random.default_rng(seed)
+            self._rng = seeded_generator(seed)
         # the options were checked in __init__
         game = LlamaGame.unchecked(
             self.num_players, self.end_score, self.hand_size, self._rng, self.random_first_player

@@ -15,6 +15,7 @@ playing, scoring -- a handful of list look-ups.
 
 from __future__ import annotations
 
+import hashlib
 import operator
 from collections.abc import Sequence
 from enum import IntEnum
@@ -282,6 +283,49 @@ class RoundResult(NamedTuple):
     def score_changes(self) -> tuple[int, ...]:
         """Net change of each seat's score in this round."""
         return tuple(p - r for p, r in zip(self.penalties, self.returned, strict=True))
+
+
+# --------------------------------------------------------------------------- seeding
+
+
+class _HashedSeed(np.random.bit_generator.ISpawnableSeedSequence):
+    """A seed sequence whose state words are a BLAKE2b hash of an integer seed (a
+    request for more words than the hash holds, and ``spawn``, go to numpy's
+    ``SeedSequence`` of the same seed)."""
+
+    __slots__ = ("_words", "_seed")
+
+    def __init__(self, seed: int) -> None:
+        self._seed = seed
+        self._words = hashlib.blake2b(
+            seed.to_bytes(max(8, (seed.bit_length() + 7) // 8), "little"), digest_size=32
+        ).digest()
+
+    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        if n_words * dtype.itemsize > len(self._words):
+            return np.random.SeedSequence(self._seed).generate_state(n_words, dtype)
+        return np.frombuffer(self._words, dtype=dtype, count=n_words).copy()
+
+    def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
+        return np.random.SeedSequence(self._seed).spawn(n_children)
+
+
+def seeded_generator(seed: int | None) -> np.random.Generator:
+    """A ``PCG64`` generator for an integer ``seed`` (``None``: fresh entropy).
+
+    Reproducible, and distinct seeds give unrelated streams: the generator's state is a
+    BLAKE2b hash of the seed. It is three times cheaper to build than
+    ``np.random.default_rng(seed)`` (3 vs 10 us: numpy's ``SeedSequence`` hashing is
+    most of a new game's cost when an env is reset with a new seed for every short
+    heads-up game), and deals differently from it. Anything but a non-negative ``int``
+    goes to ``np.random.default_rng``, with its checks.
+    """
+    if type(seed) is int and seed >= 0:
+        # numpy's bit generators take any ISeedSequence (its documented extension
+        # point); its type stubs name only SeedSequence
+        return np.random.Generator(np.random.PCG64(_HashedSeed(seed)))  # type: ignore[arg-type]
+    return np.random.default_rng(seed)
 
 
 # --------------------------------------------------------------------------- game
