@@ -25,8 +25,9 @@ Only decisions count (OpenSpiel's chance nodes, the deal, do not; neither do our
 Each cell is measured ``--repeats`` times in short windows, the rows interleaved so that
 a change of load on the machine hits every row alike, and the median is printed. A
 ratio ours / OpenSpiel is taken for each repeat from the two windows measured back to
-back, and the median of those ratios is printed with their range: on a shared host the
-rates drift by tens of percent within a minute, the back-to-back ratios much less.
+back, and the median of those ratios is printed with their range and the number of
+repeats in which ours was the faster: on a shared host the rates drift by tens of
+percent within a minute, the back-to-back ratios much less.
 """
 
 from __future__ import annotations
@@ -263,8 +264,9 @@ def main(argv: list[str] | None = None) -> None:
             cells = []
             for n in args.players:
                 ratios = [a / b for a, b in zip(runs[(ours, n)], runs[(theirs, n)], strict=True)]
-                cells.append(f"{np.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}]")
-            print(f"{'aec / OpenSpiel, ' + label:<40}" + "".join(f"{c:>22}" for c in cells))
+                ahead = sum(r > 1.0 for r in ratios)
+                cells.append(f"{np.median(ratios):.2f}x [{min(ratios):.2f}-{max(ratios):.2f}] {ahead}/{len(ratios)}")
+            print(f"{'aec / OpenSpiel, ' + label:<40}" + "".join(f"{c:>28}" for c in cells))
 
 
 if __name__ == "__main__":
