@@ -41,6 +41,7 @@ from collections.abc import Callable
 import numpy as np
 
 from agents.heuristic import HeuristicAgent
+from llama_env.agent import Agent, resolve
 from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, LlamaGame, RoundResult
 from llama_env.observation import ObsView, action_mask, encode, encode_v1
 from train.evaluation.stats import mean_ci
@@ -247,6 +248,7 @@ def searcher(
     policy: HeuristicAgent,
     rng: np.random.Generator,
     tracker: BeliefTracker | None,
+    base: Agent,
 ) -> Callable[[LlamaGame], int]:
     def determinize(game: LlamaGame, seat: int) -> LlamaGame:
         if tracker is not None:
@@ -262,7 +264,8 @@ def searcher(
     def move(game: LlamaGame) -> int:
         legal = game.legal_actions()
         if info == "none" or _DRAW not in legal or any(a < _DRAW for a in legal):
-            return heuristic_move(policy, game)
+            seat = game.current_player
+            return int(base.act(encode(game, seat), action_mask(legal)))
         seat = game.current_player
         total = {_DRAW: 0.0, _QUIT: 0.0}
         for _ in range(samples):
@@ -310,9 +313,11 @@ def main() -> None:
     ap.add_argument("--draw-weight", type=float, default=0.25)
     ap.add_argument("--value-games", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--base", default="heuristic", help="the agent that makes the searcher's other moves (`ppo`...)")
     args = ap.parse_args()
 
     policy = HeuristicAgent()
+    base = resolve(args.base, seed=args.seed)
     t0 = time.perf_counter()
     value = ValueTable(args.players, args.value_games, policy)
     t1 = time.perf_counter()
@@ -326,7 +331,7 @@ def main() -> None:
         tracker = (
             BeliefTracker(me, args.particles, args.mismatch, args.repair, policy, rng) if args.info == "track" else None
         )
-        move = searcher(args.info, args.samples, args.draw_weight, value, policy, rng, tracker)
+        move = searcher(args.info, args.samples, args.draw_weight, value, policy, rng, tracker, base)
         if tracker is not None:
             tracker.new_round(game)
         while not game.game_over:
@@ -350,7 +355,8 @@ def main() -> None:
         shares.append(_win_shares(game.scores)[me])
     mean, lo, hi = mean_ci(np.array(shares))
     print(
-        f"{args.players} players, info={args.info}, {args.samples} samples, {args.games} games, seed {args.seed}: "
+        f"{args.players} players, base {args.base}, info={args.info}, {args.samples} samples, "
+        f"{args.games} games, seed {args.seed}: "
         f"win share {mean:.3f} [{lo:.3f}, {hi:.3f}] (fair {1 / args.players:.3f}); "
         f"value table {t1 - t0:.0f} s, games {time.perf_counter() - t1:.0f} s"
         + (f"; {resets} tracker restarts" if args.info == "track" else "")
