@@ -311,16 +311,18 @@ class _HashedSeed(np.random.bit_generator.ISpawnableSeedSequence):
         return np.random.SeedSequence(self._seed).spawn(n_children)
 
 
-def seeded_generator(seed: int | None) -> np.random.Generator:
+def seeded_generator(seed: int | np.integer[Any] | None) -> np.random.Generator:
     """A ``PCG64`` generator for an integer ``seed`` (``None``: fresh entropy).
 
     Reproducible, and distinct seeds give unrelated streams: the generator's state is a
     BLAKE2b hash of the seed. It is three times cheaper to build than
     ``np.random.default_rng(seed)`` (3 vs 10 us: numpy's ``SeedSequence`` hashing is
     most of a new game's cost when an env is reset with a new seed for every short
-    heads-up game), and deals differently from it. Anything but a non-negative ``int``
-    goes to ``np.random.default_rng``, with its checks.
+    heads-up game), and deals differently from it. Anything but a non-negative integer
+    (Python or numpy) goes to ``np.random.default_rng``, with its checks.
     """
+    if type(seed) is not int and isinstance(seed, np.integer):
+        seed = int(seed)  # np.int64(5) deals as 5 does
     if type(seed) is int and seed >= 0:
         # numpy's bit generators take any ISeedSequence (its documented extension
         # point); its type stubs name only SeedSequence

@@ -559,6 +559,7 @@ def test_seeded_generator_is_reproducible_and_distinct_per_seed():
     draws = {seed: seeded_generator(seed).random(4).tolist() for seed in (0, 1, 2, 2**40, 2**70 + 3)}
     assert len({tuple(v) for v in draws.values()}) == len(draws)  # distinct seeds, distinct streams
     assert all(seeded_generator(seed).random(4).tolist() == v for seed, v in draws.items())
+    assert seeded_generator(np.int64(2)).random(4).tolist() == draws[2]  # a numpy integer is the same seed
     assert seeded_generator(None).random() != seeded_generator(None).random()  # fresh entropy
     assert len(seeded_generator(3).spawn(2)) == 2
     with pytest.raises(ValueError, match="non-negative"):
