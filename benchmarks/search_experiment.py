@@ -249,6 +249,7 @@ def searcher(
     rng: np.random.Generator,
     tracker: BeliefTracker | None,
     base: Agent,
+    every: bool = False,
 ) -> Callable[[LlamaGame], int]:
     def determinize(game: LlamaGame, seat: int) -> LlamaGame:
         if tracker is not None:
@@ -263,16 +264,16 @@ def searcher(
 
     def move(game: LlamaGame) -> int:
         legal = game.legal_actions()
-        if info == "none" or _DRAW not in legal or any(a < _DRAW for a in legal):
-            seat = game.current_player
-            return int(base.act(encode(game, seat), action_mask(legal)))
         seat = game.current_player
-        total = {_DRAW: 0.0, _QUIT: 0.0}
+        searched = len(legal) > 1 if every else _DRAW in legal and all(a >= _DRAW for a in legal)
+        if info == "none" or not searched:
+            return int(base.act(encode(game, seat), action_mask(legal)))
+        total = dict.fromkeys(legal, 0.0)
         for _ in range(samples):
             world = determinize(game, seat)
             for a in total:
                 total[a] += value(play_round(policy, world.copy(), a), seat)
-        return _DRAW if total[_DRAW] > total[_QUIT] else _QUIT
+        return max(sorted(total, reverse=True), key=total.__getitem__)  # a tie goes to the higher action: quit
 
     return move
 
@@ -313,6 +314,7 @@ def main() -> None:
     ap.add_argument("--draw-weight", type=float, default=0.25)
     ap.add_argument("--value-games", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--every", action="store_true", help="search every move with a choice, not only draw-or-quit")
     ap.add_argument("--base", default="heuristic", help="the agent that makes the searcher's other moves (`ppo`...)")
     args = ap.parse_args()
 
@@ -331,7 +333,7 @@ def main() -> None:
         tracker = (
             BeliefTracker(me, args.particles, args.mismatch, args.repair, policy, rng) if args.info == "track" else None
         )
-        move = searcher(args.info, args.samples, args.draw_weight, value, policy, rng, tracker, base)
+        move = searcher(args.info, args.samples, args.draw_weight, value, policy, rng, tracker, base, args.every)
         if tracker is not None:
             tracker.new_round(game)
         while not game.game_over:
@@ -356,7 +358,8 @@ def main() -> None:
     mean, lo, hi = mean_ci(np.array(shares))
     print(
         f"{args.players} players, base {args.base}, info={args.info}, {args.samples} samples, "
-        f"{args.games} games, seed {args.seed}: "
+        + ("every move searched, " if args.every else "")
+        + f"{args.games} games, seed {args.seed}: "
         f"win share {mean:.3f} [{lo:.3f}, {hi:.3f}] (fair {1 / args.players:.3f}); "
         f"value table {t1 - t0:.0f} s, games {time.perf_counter() - t1:.0f} s"
         + (f"; {resets} tracker restarts" if args.info == "track" else "")
