@@ -43,7 +43,9 @@ import numpy as np
 from agents.heuristic import HeuristicAgent
 from llama_env.agent import Agent, resolve
 from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, LlamaGame, RoundResult
-from llama_env.observation import ObsView, action_mask, encode, encode_v1
+from llama_env.observation import ObsView, encode_v1
+from llama_env.rewards import game_rewards
+from llama_env.table import Table, TableListener
 from train.evaluation.stats import mean_ci
 
 _DRAW, _QUIT = int(Action.DRAW), int(Action.QUIT)
@@ -51,16 +53,18 @@ _NV = NUM_CARD_VALUES
 _D_MAX, _D_STEP, _M_STEP, _M_BINS = 30, 3, 5, 9
 
 
-def heuristic_move(policy: HeuristicAgent, game: LlamaGame) -> int:
-    seat = game.current_player
-    return policy.act(encode(game, seat), action_mask(game.legal_actions()))
+def draw_or_quit(legal: list[int]) -> bool:
+    """Whether the choice is the one the heuristic's tuning is about: nothing playable, a draw allowed."""
+    return _DRAW in legal and all(a >= _DRAW for a in legal)
 
 
-def play_round(policy: HeuristicAgent, game: LlamaGame, first: int) -> RoundResult:
-    """Apply ``first`` for the player to act, then play ``heuristic`` everywhere until the round ends."""
-    result = game.step(first)
+def play_round(agents: list[Agent], game: LlamaGame, first: int) -> RoundResult:
+    """Apply ``first`` for the player to act, then let ``agents`` (one per seat) play
+    until the round ends."""
+    table = Table(game, agents)
+    result = table.apply(first)
     while result is None:
-        result = game.step(heuristic_move(policy, game))
+        result = table.play_turn()
     return result
 
 
@@ -74,11 +78,8 @@ class ValueTable:
         for g in range(games):
             game = LlamaGame(players, rng=10_000_000 + g)  # deals no evaluation below uses
             starts = [list(game.scores)]
-            while not game.game_over:
-                result = game.step(heuristic_move(policy, game))
-                if result is not None and not result.game_over:
-                    starts.append(list(game.scores))
-            share = _win_shares(game.scores)
+            starts += [list(r.scores) for r in Table(game, [policy] * players).play() if not r.game_over]
+            share = game_rewards(game.scores)
             for scores in starts:
                 for seat in range(players):
                     i, j = self._bin(scores, seat)
@@ -94,15 +95,9 @@ class ValueTable:
 
     def __call__(self, result: RoundResult, seat: int) -> float:
         if result.game_over:
-            return _win_shares(result.scores)[seat]
+            return game_rewards(result.scores)[seat]
         i, j = self._bin(result.scores, seat)
         return float(self.table[i][j])
-
-
-def _win_shares(scores: list[int] | tuple[int, ...]) -> list[float]:
-    best = min(scores)
-    k = list(scores).count(best)
-    return [1.0 / k if s == best else 0.0 for s in scores]
 
 
 def sample_from_record(
@@ -144,14 +139,19 @@ def sample_from_record(
     return LlamaGame.from_dict(snapshot, rng=rng)
 
 
-class BeliefTracker:
+class BeliefTracker(TableListener):
     """Particles of what one seat cannot see (the others' hands, the draw pile's order),
     kept consistent with every public move of the round: each particle is a whole game,
     stepped with the real moves, and weighted by how likely each other seat's move is
     under ``heuristic`` holding the particle's hand (1 if it is the heuristic's move,
     ``mismatch`` if not, 0 if the move is impossible with that hand). When the seat
     itself draws, the card it saw is moved to the top of each particle's draw pile
-    (weighted by that card's share of the pile): the pile's order is exchangeable."""
+    (weighted by that card's share of the pile): the pile's order is exchangeable.
+
+    It hears the moves as the real table's listener. A move is taken in once the table
+    has applied it (at the next move, or when a world is sampled), so that a restart
+    samples from the state after it; the move that ends a round is dropped with the
+    round's particles."""
 
     def __init__(
         self,
@@ -173,6 +173,22 @@ class BeliefTracker:
         self.worlds: list[LlamaGame] = []
         self.weights = np.zeros(0)
         self.resets = 0
+        self._pending: tuple[Table, int, int, int | None] | None = None
+
+    def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        self._take_in()
+        self._pending = (table, seat, action, drawn if seat == self.seat else None)  # others' draws are private
+
+    def on_round_end(self, table: Table, result: RoundResult) -> None:
+        self._pending = None
+        if not result.game_over:
+            self.new_round(table.game)
+
+    def _take_in(self) -> None:
+        if self._pending is not None:
+            table, seat, action, drawn = self._pending
+            self._pending = None
+            self.observe(table.game, seat, action, drawn)
 
     def new_round(self, game: LlamaGame) -> None:
         """At a deal: the others' hands and the pile drawn uniformly from the unseen cards."""
@@ -201,7 +217,7 @@ class BeliefTracker:
                         w[i] = 0.0
                         continue
                     w[i] *= self.repair
-                if heuristic_move(self.policy, world) != action:
+                if Table(world, [self.policy] * world.num_players).ask() != action:  # what heuristic would play
                     w[i] *= self.mismatch
             world.step(action)
         total = w.sum()
@@ -234,6 +250,7 @@ class BeliefTracker:
 
     def sample(self) -> LlamaGame:
         """One world drawn by weight, its draw pile reshuffled (the order is exchangeable)."""
+        self._take_in()
         k = int(self.rng.choice(len(self.worlds), p=self.weights / self.weights.sum()))
         world = self.worlds[k].copy()
         self.rng.shuffle(world.draw_pile)
@@ -248,9 +265,10 @@ def searcher(
     policy: HeuristicAgent,
     rng: np.random.Generator,
     tracker: BeliefTracker | None,
-    base: Agent,
-    every: bool = False,
 ) -> Callable[[LlamaGame], int]:
+    """The search: ``search(game)`` is the move of the player to act with the highest
+    mean value over ``samples`` worlds."""
+
     def determinize(game: LlamaGame, seat: int) -> LlamaGame:
         if tracker is not None:
             return tracker.sample()
@@ -262,20 +280,17 @@ def searcher(
             rng.shuffle(g.draw_pile)
         return g
 
-    def move(game: LlamaGame) -> int:
-        legal = game.legal_actions()
+    def search(game: LlamaGame) -> int:
         seat = game.current_player
-        searched = len(legal) > 1 if every else _DRAW in legal and all(a >= _DRAW for a in legal)
-        if info == "none" or not searched:
-            return int(base.act(encode(game, seat), action_mask(legal)))
-        total = dict.fromkeys(legal, 0.0)
+        everyone: list[Agent] = [policy] * game.num_players
+        total = dict.fromkeys(game.legal_actions(), 0.0)
         for _ in range(samples):
             world = determinize(game, seat)
             for a in total:
-                total[a] += value(play_round(policy, world.copy(), a), seat)
+                total[a] += value(play_round(everyone, world.copy(), a), seat)
         return max(sorted(total, reverse=True), key=total.__getitem__)  # a tie goes to the higher action: quit
 
-    return move
+    return search
 
 
 def hand_error(world: LlamaGame, game: LlamaGame, seat: int) -> float:
@@ -333,28 +348,24 @@ def main() -> None:
         tracker = (
             BeliefTracker(me, args.particles, args.mismatch, args.repair, policy, rng) if args.info == "track" else None
         )
-        move = searcher(args.info, args.samples, args.draw_weight, value, policy, rng, tracker, base, args.every)
+        search = searcher(args.info, args.samples, args.draw_weight, value, policy, rng, tracker)
+        agents: list[Agent] = [policy] * args.players
+        agents[me] = base  # the searcher's moves that are not searched
+        table = Table(game, agents, listener=tracker)
         if tracker is not None:
             tracker.new_round(game)
         while not game.game_over:
-            seat = game.current_player
             legal = game.legal_actions()
-            if tracker is not None and seat == me and _DRAW in legal and all(a >= _DRAW for a in legal):
-                for k, e in belief_errors(game, tracker, rng).items():  # at each searched decision
-                    errors[k].append(e)
-            action = move(game) if seat == me else heuristic_move(policy, game)
-            before = game.hand_counts(me)
-            result = game.step(action)
-            if tracker is None or game.game_over:
+            mine = args.info != "none" and game.current_player == me
+            if not (mine and (draw_or_quit(legal) or (args.every and len(legal) > 1))):
+                table.play_turn()
                 continue
-            if result is not None:
-                tracker.new_round(game)
-            else:
-                after = game.hand_counts(me)
-                drawn = next((c for c in range(1, _NV + 1) if after[c] > before[c]), None)
-                tracker.observe(game, seat, action, drawn if seat == me else None)
+            if tracker is not None and draw_or_quit(legal):
+                for k, e in belief_errors(game, tracker, rng).items():
+                    errors[k].append(e)
+            table.apply(search(game))
         resets += tracker.resets if tracker is not None else 0
-        shares.append(_win_shares(game.scores)[me])
+        shares.append(game_rewards(game.scores)[me])
     mean, lo, hi = mean_ci(np.array(shares))
     print(
         f"{args.players} players, base {args.base}, info={args.info}, {args.samples} samples, "
