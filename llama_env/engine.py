@@ -321,12 +321,10 @@ def seeded_generator(seed: int | np.integer[Any] | None) -> np.random.Generator:
     heads-up game), and deals differently from it. Anything but a non-negative integer
     (Python or numpy) goes to ``np.random.default_rng``, with its checks.
     """
-    if type(seed) is not int and isinstance(seed, np.integer):
-        seed = int(seed)  # np.int64(5) deals as 5 does
-    if type(seed) is int and seed >= 0:
-        # numpy's bit generators take any ISeedSequence (its documented extension
-        # point); its type stubs name only SeedSequence
-        return np.random.Generator(np.random.PCG64(_HashedSeed(seed)))  # type: ignore[arg-type]
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        # int(): np.int64(5) deals as 5 does. numpy's bit generators take any
+        # ISeedSequence (its documented extension point); its stubs name only SeedSequence
+        return np.random.Generator(np.random.PCG64(_HashedSeed(int(seed))))  # type: ignore[arg-type]
     return np.random.default_rng(seed)
 
 
