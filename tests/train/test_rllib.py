@@ -7,6 +7,7 @@ are skipped only where it is knowingly absent: ``LLAMA_RL_NO_RLLIB=1``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -297,3 +298,92 @@ def test_rllib_without_the_extra_names_the_extra():
     proc = subprocess.run([sys.executable, "-c", script, "unused"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert "pip install 'llama-rl[rllib]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------- the env runner, no Ray running
+
+
+def make_runner(opponents: dict[str, float], players=(2, 3, 4), n_envs: int = 6, seed: int = 0):
+    from ray.tune.registry import register_env
+
+    from train.training.config import TrainConfig
+    from train.training.rllib_runner import LlamaEnvRunner
+    from train.training.rllib_trainer import ENV_NAME, build_algorithm_config
+
+    register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
+    config = TrainConfig(
+        backend="rllib", players=players, opponents=opponents, n_envs=n_envs, n_steps=8, batch_size=16, net_arch=(8,)
+    )
+    return LlamaEnvRunner(config=build_algorithm_config(config, seed))
+
+
+def chunks_by_seat(episodes) -> dict[tuple[str, str], list]:
+    seats: dict[tuple[str, str], list] = {}
+    for e in episodes:
+        seats.setdefault((e.multi_agent_episode_id, e.agent_id), []).append(e)
+    return seats
+
+
+@pytest.mark.parametrize("mix", [{"self": 1.0}, {"heuristic": 1.0, "self": 1.0}])
+def test_runner_returns_each_learning_seats_moves_with_their_outcomes(mix):
+    """Every chunk is one seat's consecutive moves: observations one longer than actions,
+    legal actions only, log-probabilities of the masked logits stored, the shared module;
+    a sample returns exactly the steps asked for, and a seat's chunks join up."""
+    runner = make_runner(mix)
+    history: list = []
+    for _ in range(4):
+        episodes = runner.sample(num_timesteps=60, explore=True)
+        assert sum(len(e) for e in episodes) == 60
+        history += episodes
+        for e in episodes:
+            assert e.module_id == "shared" and e.agent_id.startswith("player_")
+            obs = e.get_observations()
+            actions = e.get_actions()
+            assert len(obs["observation"]) == len(actions) + 1 == len(e.get_rewards()) + 1
+            masks = obs["action_mask"][:-1]
+            assert masks[np.arange(len(actions)), actions].all()  # every move legal
+            logits = e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS)
+            logp = torch.log_softmax(torch.from_numpy(logits), dim=1).numpy()[np.arange(len(actions)), actions]
+            np.testing.assert_allclose(e.get_extra_model_outputs(Columns.ACTION_LOGP), logp, rtol=1e-4, atol=1e-5)
+    for chunks in chunks_by_seat(history).values():
+        for a, b in itertools.pairwise(chunks):
+            assert not a.is_done and b.t_started == a.t_started + len(a)
+            np.testing.assert_array_equal(a.get_observations(-1)["observation"], b.get_observations(0)["observation"])
+    assert any(e.is_terminated for e in history)
+    if "self" in mix and len(mix) == 1:  # every seat learns: each game's seats all report
+        games = {e.multi_agent_episode_id for e in history if e.is_terminated}
+        seats = {g: {a for (gg, a) in chunks_by_seat(history) if gg == g} for g in games}
+        assert all(len(s) >= 2 for s in seats.values())
+
+
+def test_runner_pays_each_finished_game_its_win_shares():
+    """Over a game's chunks, each learning seat's rewards add up to its share of the win,
+    as the env pays it (reward "game")."""
+    runner = make_runner({"heuristic": 1.0, "self": 1.0}, players=(2, 3))
+    history: list = []
+    for _ in range(6):
+        history += runner.sample(num_timesteps=50, explore=True)
+    finished = {e.multi_agent_episode_id for e in history if e.is_terminated}
+    totals = {
+        key: sum(float(np.sum(c.get_rewards())) for c in chunks) for key, chunks in chunks_by_seat(history).items()
+    }
+    per_game: dict[str, float] = {}
+    for (game, _), total in totals.items():
+        if game in finished:
+            per_game[game] = per_game.get(game, 0.0) + total
+            assert -1e-6 <= total <= 1 + 1e-6
+    assert len(per_game) >= 5
+    # a game's learning seats share at most one win; a win only when one of them won
+    assert all(total <= 1 + 1e-6 for total in per_game.values())
+    assert any(total > 0 for total in per_game.values())
+
+
+def test_runner_counts_the_learner_decisions_it_sampled():
+    """The count the trainer reads (the shared module's steps) is the moves made, which
+    the returned steps trail by at most the moves carried on into the next sample."""
+    runner = make_runner({"self": 1.0})
+    returned = sum(len(e) for _ in range(3) for e in runner.sample(num_timesteps=40, explore=True))
+    metrics = runner.get_metrics()
+    carried = sum(len(s.actions) for g in runner._games for s in g.seats.values())
+    assert returned == 120 and metrics["num_module_steps_sampled"]["shared"] == returned + carried
+    assert metrics["num_episodes"] >= 1 and metrics["episode_len_mean"] > 0

@@ -38,6 +38,7 @@ from llama_env.engine import (
     IllegalActionError,
     LlamaGame,
     RoundResult,
+    seeded_generator,
 )
 from llama_env.observation import action_mask, check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import rewards_for, validate_reward_mode
@@ -75,6 +76,8 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         self.reward_mode = validate_reward_mode(config.get("reward", "game"))
         self.end_score = int(config.get("end_score", DEFAULT_END_SCORE))
         self.hand_size = int(config.get("hand_size", DEFAULT_HAND_SIZE))
+        for n in set(self.players):  # the rules' checks, once: reset() starts games unchecked
+            LlamaGame(n, end_score=self.end_score, hand_size=self.hand_size)
         self.obs_version = check_obs_version(config.get("obs_version", 0))
         self._encode = encoder(self.obs_version)[0]
         worker = int(getattr(config, "worker_index", 0)) * 1000 + int(getattr(config, "vector_index", 0))
@@ -120,9 +123,12 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         seats: list[Agent | None] = [None] * n
         names = [f"player_{s}" for s in range(n)]  # the learning seats keep their ids
         self.learning = {trainee}
+        picks = (
+            rng.choice(len(self.kinds), size=n - 1, p=self.kind_p).tolist() if len(self.kinds) > 1 else [0] * (n - 1)
+        )
         for k in range(1, n):
             seat = (trainee + k) % n
-            kind = self.kinds[int(rng.choice(len(self.kinds), p=self.kind_p))]
+            kind = self.kinds[picks[k - 1]]
             if kind == "past" and self._past:
                 actor = self._past[int(rng.integers(len(self._past)))]
                 seats[seat] = PPOAgent.from_actor(actor, deterministic=False, seed=int(rng.integers(2**31)))
@@ -132,7 +138,7 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
             else:
                 seats[seat] = seat_member(self._baselines[kind], rng)
                 names[seat] = kind
-        game = LlamaGame(n, end_score=self.end_score, hand_size=self.hand_size, rng=int(rng.integers(2**63)))
+        game = LlamaGame.unchecked(n, self.end_score, self.hand_size, seeded_generator(int(rng.integers(2**63))), False)
         self.table = Table(game, seats, names=names, listener=self._counter)
         self.agents = [agent_id(s) for s in sorted(self.learning)]
         self._pending = dict.fromkeys(self.learning, 0.0)

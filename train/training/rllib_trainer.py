@@ -114,6 +114,7 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
 
     from train.training.rllib_env import SHARED_POLICY, policy_mapping
     from train.training.rllib_module import MaskedPPOModule
+    from train.training.rllib_runner import LlamaEnvRunner
 
     batch = config.n_steps * config.n_envs
     module = RLModuleSpec(
@@ -143,6 +144,7 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
             num_envs_per_env_runner=max(1, config.n_envs // max(1, config.num_env_runners)),
             rollout_fragment_length="auto",
             num_cpus_per_env_runner=1,
+            env_runner_cls=LlamaEnvRunner,
         )
         .learners(num_learners=0)
         .multi_agent(policies={SHARED_POLICY}, policy_mapping_fn=policy_mapping, policies_to_train=[SHARED_POLICY])
