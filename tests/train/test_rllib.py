@@ -387,3 +387,56 @@ def test_runner_counts_the_learner_decisions_it_sampled():
     carried = sum(len(s.actions) for g in runner._games for s in g.seats.values())
     assert returned == 120 and metrics["num_module_steps_sampled"]["shared"] == returned + carried
     assert metrics["num_episodes"] >= 1 and metrics["episode_len_mean"] > 0
+
+
+def test_train_batch_matches_rllibs_own_pipeline_on_the_runners_episodes():
+    """The one-piece train batch (rllib_batch) holds what RLlib's default PPO learner
+    pipeline makes of the same episodes on its real (unmasked) rows: the same
+    observations, actions, log-probabilities and value targets; advantages are the same
+    up to the normalisation (RLlib's statistics also count its phantom rows)."""
+    import copy
+
+    from ray.rllib.connectors.learner import AddOneTsToEpisodesAndTruncate, GeneralAdvantageEstimation
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.evaluation.postprocessing import Postprocessing
+
+    from train.training.rllib_batch import EpisodesToTrainBatch
+
+    runner = make_runner({"heuristic": 1.0, "self": 1.0}, players=(2, 3, 4))
+    runner.sample(num_timesteps=48, explore=True)
+    episodes = runner.sample(num_timesteps=96, explore=True)  # cut chunks, finished ones and continuations
+    assert any(e.is_terminated for e in episodes) and any(not e.is_done for e in episodes)
+    spec = RLModuleSpec(
+        module_class=MaskedPPOModule,
+        observation_space=SPACE,
+        action_space=gym.spaces.Discrete(9),
+        model_config={"fcnet_hiddens": [8], "fcnet_activation": "tanh", "head_fcnet_hiddens": []},
+    )
+    module = MultiRLModuleSpec(rl_module_specs={"shared": spec}).build()
+    gamma, lam = 0.99, 0.95
+    mine = EpisodesToTrainBatch(gamma=gamma, lambda_=lam)(rl_module=module, batch={}, episodes=episodes)["shared"]
+
+    config = runner.config.copy(copy_frozen=False)
+    config.add_default_connectors_to_learner_pipeline = True
+    config._learner_connector = None
+    env = runner._llama_envs[0]
+    pipeline = config.build_learner_connector(
+        input_observation_space=gym.spaces.Dict(env.observation_spaces),
+        input_action_space=gym.spaces.Dict(env.action_spaces),
+    )
+    pipeline.prepend(AddOneTsToEpisodesAndTruncate())
+    pipeline.append(GeneralAdvantageEstimation(gamma=gamma, lambda_=lam))
+    theirs = pipeline(rl_module=module, batch={}, episodes=copy.deepcopy(episodes), explore=False, shared_data={})
+    theirs = theirs["shared"]
+    real = theirs[Columns.LOSS_MASK].numpy().astype(bool)
+    assert real.sum() == len(mine[Columns.ACTIONS]) == 96
+    for key in ("observation", "action_mask"):
+        np.testing.assert_array_equal(mine[Columns.OBS][key].numpy(), theirs[Columns.OBS][key].numpy()[real])
+    for column in (Columns.ACTIONS, Columns.ACTION_LOGP, Columns.ACTION_DIST_INPUTS):
+        np.testing.assert_allclose(mine[column].numpy(), theirs[column].numpy()[real], rtol=1e-6)
+    targets = theirs[Postprocessing.VALUE_TARGETS].numpy()[real]
+    np.testing.assert_allclose(mine[Postprocessing.VALUE_TARGETS].numpy(), targets, rtol=1e-5, atol=1e-6)
+    values = module["shared"].compute_values({Columns.OBS: mine[Columns.OBS]}).detach().numpy()
+    raw = targets - values
+    expected = (raw - raw.mean()) / max(1e-4, raw.std())
+    np.testing.assert_allclose(mine[Postprocessing.ADVANTAGES].numpy(), expected, rtol=1e-4, atol=1e-5)

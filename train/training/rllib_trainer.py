@@ -23,6 +23,7 @@ with no Ray or torch installed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -167,10 +168,19 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
             num_epochs=config.n_epochs,
             use_kl_loss=bool(config.target_kl),
             kl_target=config.target_kl or 0.01,
+            # the runner's episode chunks go to PPO's batch in one piece (rllib_batch)
+            learner_connector=functools.partial(_train_batch_connector, config.gamma, config.gae_lambda),
+            add_default_connectors_to_learner_pipeline=False,
         )
         .debugging(seed=config.seed, log_level="ERROR")
         .reporting(metrics_num_episodes_for_smoothing=100)
     )
+
+
+def _train_batch_connector(gamma: float, lambda_: float, observation_space: Any, action_space: Any) -> Any:
+    from train.training.rllib_batch import EpisodesToTrainBatch
+
+    return EpisodesToTrainBatch(observation_space, action_space, gamma=gamma, lambda_=lambda_)
 
 
 def _module(algo: Any) -> Any:
