@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -314,7 +315,9 @@ def make_runner(opponents: dict[str, float], players=(2, 3, 4), n_envs: int = 6,
     config = TrainConfig(
         backend="rllib", players=players, opponents=opponents, n_envs=n_envs, n_steps=8, batch_size=16, net_arch=(8,)
     )
-    return LlamaEnvRunner(config=build_algorithm_config(config, seed))
+    with warnings.catch_warnings():  # every runner registers RLlib's env name with gymnasium again
+        warnings.filterwarnings("ignore", message=".*Overriding environment rllib-multi-agent-env-v0")
+        return LlamaEnvRunner(config=build_algorithm_config(config, seed))
 
 
 def chunks_by_seat(episodes) -> dict[tuple[str, str], list]:
@@ -376,6 +379,13 @@ def test_runner_pays_each_finished_game_its_win_shares():
     # a game's learning seats share at most one win; a win only when one of them won
     assert all(total <= 1 + 1e-6 for total in per_game.values())
     assert any(total > 0 for total in per_game.values())
+
+
+def test_runner_samples_whole_games_when_asked_for_episodes():
+    runner = make_runner({"heuristic": 1.0, "self": 1.0}, n_envs=4)
+    episodes = runner.sample(num_episodes=5, explore=False)
+    assert episodes and all(e.is_terminated and e.t_started == 0 for e in episodes)
+    assert len({e.multi_agent_episode_id for e in episodes}) >= 5
 
 
 def test_runner_counts_the_learner_decisions_it_sampled():
