@@ -360,25 +360,44 @@ def test_runner_returns_each_learning_seats_moves_with_their_outcomes(mix):
 
 
 def test_runner_pays_each_finished_game_its_win_shares():
-    """Over a game's chunks, each learning seat's rewards add up to its share of the win,
-    as the env pays it (reward "game")."""
-    runner = make_runner({"heuristic": 1.0, "self": 1.0}, players=(2, 3))
+    """Over a game's chunks, each learning seat's rewards add up to its share of the win
+    in that game's final scores, and its observations are the ones the env showed it."""
+    runner = make_runner({"heuristic": 1.0, "self": 1.0}, players=(2, 3), n_envs=1)
+    env = runner._llama_envs[0]
+    tables, shown = [], []
+    real_reset, real_obs = env.reset, env._obs
+
+    def reset(**kwargs):
+        shown.append({})
+        out = real_reset(**kwargs)
+        tables.append(env.table)
+        return out
+
+    def obs(seat):
+        o = real_obs(seat)
+        shown[-1].setdefault(f"player_{seat}", []).append(o["observation"])
+        return o
+
+    env.reset, env._obs = reset, obs
     history: list = []
-    for _ in range(6):
-        history += runner.sample(num_timesteps=50, explore=True)
-    finished = {e.multi_agent_episode_id for e in history if e.is_terminated}
-    totals = {
-        key: sum(float(np.sum(c.get_rewards())) for c in chunks) for key, chunks in chunks_by_seat(history).items()
-    }
-    per_game: dict[str, float] = {}
-    for (game, _), total in totals.items():
-        if game in finished:
-            per_game[game] = per_game.get(game, 0.0) + total
-            assert -1e-6 <= total <= 1 + 1e-6
-    assert len(per_game) >= 5
-    # a game's learning seats share at most one win; a win only when one of them won
-    assert all(total <= 1 + 1e-6 for total in per_game.values())
-    assert any(total > 0 for total in per_game.values())
+    for _ in range(8):
+        history += runner.sample(num_timesteps=40, explore=True)
+    games = list(dict.fromkeys(e.multi_agent_episode_id for e in history))  # in the order they were dealt
+    chunks = chunks_by_seat(history)
+    finished = [g for g in games if any(e.is_terminated for e in history if e.multi_agent_episode_id == g)]
+    assert len(finished) >= 5
+    for k, game in enumerate(games[: len(finished)]):
+        table = tables[k]
+        assert table.game.game_over
+        shares = game_rewards(table.game.scores)
+        for (g, aid), seat_chunks in chunks.items():
+            if g != game:
+                continue
+            seat = int(aid.rsplit("_", 1)[1])
+            assert sum(float(np.sum(c.get_rewards())) for c in seat_chunks) == pytest.approx(shares[seat])
+            seen = np.concatenate([c.get_observations()["observation"][:-1] for c in seat_chunks])
+            seen = np.concatenate([seen, seat_chunks[-1].get_observations(-1)["observation"][None]])
+            np.testing.assert_array_equal(seen, np.array(shown[k][aid]))
 
 
 def test_runner_samples_whole_games_when_asked_for_episodes():
