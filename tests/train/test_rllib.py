@@ -400,6 +400,18 @@ def test_runner_pays_each_finished_game_its_win_shares():
             np.testing.assert_array_equal(seen, np.array(shown[k][aid]))
 
 
+def test_runner_deals_each_env_its_own_games():
+    """RLlib builds a vector's envs from one EnvContext: without a stream of its own each
+    env would deal the very same games (it did: the runner seeds them on the first deal)."""
+    deals = []
+    for seed in (0, 0, 1):
+        runner = make_runner({"heuristic": 1.0}, players=(2, 3, 4), n_envs=8, seed=seed)
+        runner.sample(num_timesteps=8, explore=True)
+        deals.append([json.dumps(env.table.game.to_dict(), sort_keys=True) for env in runner._llama_envs])
+    assert len(set(deals[0])) == 8  # eight envs, eight different games
+    assert deals[0] == deals[1] and deals[0] != deals[2]  # reproducible from the env seed
+
+
 def test_runner_samples_whole_games_when_asked_for_episodes():
     runner = make_runner({"heuristic": 1.0, "self": 1.0}, n_envs=4)
     episodes = runner.sample(num_episodes=5, explore=False)

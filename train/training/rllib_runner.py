@@ -111,11 +111,12 @@ class _Game:
         return completed
 
 
-def _deal(env: LlamaMultiAgentEnv) -> _Game:
+def _deal(env: LlamaMultiAgentEnv, seed: int | None = None) -> _Game:
     """A new game on ``env`` (dealt again if it ended before any learning seat's turn,
-    which only a one-card hand can do)."""
+    which only a one-card hand can do); ``seed`` reseeds the env's generator first."""
     while True:
-        obs, _ = env.reset()
+        obs, _ = env.reset(seed=seed)
+        seed = None
         if obs:
             return _Game(obs)
 
@@ -150,6 +151,7 @@ class LlamaEnvRunner(MultiAgentEnvRunner):
     def __init__(self, config: Any, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self._games: list[_Game] = []
+        self._seeded = False
         self._done_games: list[tuple[int, float, float, dict[str, float], dict[str, int]]] = []
         # the local runner holds no env when remote runners sample
         self._llama_envs: list[LlamaMultiAgentEnv] = [e.unwrapped for e in getattr(self.env, "envs", None) or []]
@@ -208,7 +210,16 @@ class LlamaEnvRunner(MultiAgentEnvRunner):
         return episodes
 
     def _reset_games(self) -> None:
-        self._games = [_deal(env) for env in self._llama_envs]
+        seeds: list[int | None] = [None] * len(self._llama_envs)
+        if not self._seeded:
+            # RLlib builds every env of a vector from one EnvContext, so they would all
+            # draw the same games: the first deal gives each env a stream of its own,
+            # from the run's env seed (which a resumed session changes) and the runner
+            seed = int(self.config.env_config.get("seed", 0))
+            state = np.random.SeedSequence([seed, self.worker_index or 0]).generate_state(len(seeds), np.uint64)
+            seeds = [int(x) for x in state]
+            self._seeded = True
+        self._games = [_deal(env, s) for env, s in zip(self._llama_envs, seeds, strict=True)]
         self._needs_initial_reset = False
 
     def _act(
