@@ -17,8 +17,10 @@ module, its weights' sync, checkpoints, metrics), and replaces only ``_sample``:
   actions, rewards, log-probabilities and action-distribution inputs, per seat;
 * a chunk that ends mid-game is cut as RLlib cuts one: its last observation bootstraps
   the value. A seat that has moved but not yet seen the outcome keeps that move for the
-  next chunk (its reward is not known yet); so a sample returns at least the steps asked
-  for, all of them with known rewards.
+  next chunk (its reward is not known yet), and so do the moves beyond the steps asked
+  for: a sample returns exactly that many steps, all with known rewards;
+* RLlib builds every env of a vector from one context, so on the first deal the runner
+  gives each env its own stream of games, from the run's env seed and its worker index.
 
 Self-play is unchanged: every learning seat of a game learns. Metrics (steps sampled per
 agent and module, episode returns and lengths) are logged under RLlib's names, once per
