@@ -412,6 +412,17 @@ def test_runner_deals_each_env_its_own_games():
     assert deals[0] == deals[1] and deals[0] != deals[2]  # reproducible from the env seed
 
 
+def test_runner_random_actions_are_uniform_over_the_legal_ones():
+    runner = make_runner({"heuristic": 1.0}, n_envs=4)
+    for e in runner.sample(num_timesteps=40, random_actions=True):
+        masks = e.get_observations()["action_mask"][:-1]
+        actions = e.get_actions()
+        assert masks[np.arange(len(actions)), actions].all()
+        np.testing.assert_allclose(
+            e.get_extra_model_outputs(Columns.ACTION_LOGP), -np.log(masks.sum(axis=1)), rtol=1e-5
+        )
+
+
 def test_runner_samples_whole_games_when_asked_for_episodes():
     runner = make_runner({"heuristic": 1.0, "self": 1.0}, n_envs=4)
     episodes = runner.sample(num_episodes=5, explore=False)
