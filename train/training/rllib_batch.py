@@ -59,10 +59,11 @@ class EpisodesToTrainBatch(ConnectorV2):
         self.lambda_ = lambda_
 
     def __call__(self, *, rl_module: Any, batch: dict[str, Any], episodes: list[Any], **kwargs: Any) -> dict[str, Any]:
-        eps = list(self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False))
-        lens = np.array([len(e) for e in eps], dtype=np.int64)
-        if not len(eps) or lens.sum() == 0:
+        # chunks without a step (RLlib's own runners can make them) carry nothing to train on
+        eps = [e for e in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False) if len(e)]
+        if not eps:
             return batch
+        lens = np.array([len(e) for e in eps], dtype=np.int64)
         obs = [_data(e.observations) for e in eps]
         # rows of the concatenated observations: each chunk's len + 1 states
         ends = np.cumsum(lens + 1)
