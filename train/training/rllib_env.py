@@ -39,6 +39,7 @@ from llama_env.engine import (
     LlamaGame,
     RoundResult,
     seeded_generator,
+    validate_rule_options,
 )
 from llama_env.observation import action_mask, check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import rewards_for, validate_reward_mode
@@ -77,7 +78,7 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         self.end_score = int(config.get("end_score", DEFAULT_END_SCORE))
         self.hand_size = int(config.get("hand_size", DEFAULT_HAND_SIZE))
         for n in set(self.players):  # the rules' checks, once: reset() starts games unchecked
-            LlamaGame(n, end_score=self.end_score, hand_size=self.hand_size)
+            validate_rule_options(n, self.end_score, self.hand_size)
         self.obs_version = check_obs_version(config.get("obs_version", 0))
         self._encode = encoder(self.obs_version)[0]
         worker = int(getattr(config, "worker_index", 0)) * 1000 + int(getattr(config, "vector_index", 0))
