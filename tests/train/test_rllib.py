@@ -441,6 +441,25 @@ def test_runner_counts_the_learner_decisions_it_sampled():
     assert metrics["num_episodes"] >= 1 and metrics["episode_len_mean"] > 0
 
 
+def test_runner_reports_whole_games_in_its_episode_metrics():
+    """A game cut into chunks over several samples counts all its moves and rewards in
+    RLlib's episode length and return, not its last chunk's."""
+    runner = make_runner({"heuristic": 1.0, "self": 1.0}, players=(4,), n_envs=2)
+    history: list = []
+    for _ in range(12):
+        history += runner.sample(num_timesteps=6, explore=True)
+    finished = {e.multi_agent_episode_id for e in history if e.is_terminated}
+    per_game = {g: [e for e in history if e.multi_agent_episode_id == g] for g in finished}
+    assert any(any(not e.is_done for e in eps) for eps in per_game.values())  # some games were cut
+    lengths = sorted(sum(len(e) for e in eps) for eps in per_game.values())
+    returns = sorted(round(sum(float(np.sum(e.get_rewards())) for e in eps), 6) for eps in per_game.values())
+    assert finished and len(runner._done_games) == len(finished)
+    assert sorted(length for length, *_ in runner._done_games) == lengths
+    assert sorted(round(ret, 6) for _, ret, *_ in runner._done_games) == returns
+    metrics = runner.get_metrics()
+    assert float(metrics["episode_len_mean"]) == pytest.approx(float(np.mean(lengths)))
+
+
 def test_train_batch_matches_rllibs_own_pipeline_on_the_runners_episodes():
     """The one-piece train batch (rllib_batch) holds what RLlib's default PPO learner
     pipeline makes of the same episodes on its real (unmasked) rows: the same

@@ -244,7 +244,7 @@ class LlamaEnvRunner(MultiAgentEnvRunner):
 
     def _finish(self, game: _Game) -> list[SingleAgentEpisode]:
         """A finished game: each learning seat's last chunk, ending in the game's end."""
-        steps = {aid: len(s.actions) for aid, s in game.seats.items()}
+        steps = {aid: s.t_started + len(s.actions) for aid, s in game.seats.items()}  # over all its chunks
         returns = dict(game.returns)
         self._done_games.append(
             (sum(steps.values()), sum(returns.values()), time.perf_counter() - game.started, returns, steps)
