@@ -132,6 +132,8 @@ class LlamaAECEnv(AECEnv):
     ## Rewards
     ``reward="game"`` (default): 1/k to each of the k winners when the game ends.
     ``reward="round"``: minus the points taken plus the marker returned, every round.
+    ``reward="shaped"``: the game reward plus the change of each agent's lead over the
+    table every round; a game's rewards sum to the game reward (:mod:`llama_env.rewards`).
 
     ## Episode end
     When a round ends with a score of at least ``end_score``: every agent terminates.

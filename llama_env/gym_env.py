@@ -59,6 +59,8 @@ class LlamaEnv(gym.Env):
     ``reward="game"`` (default): at the end of the game 1/k if the learner is one of k
     winners, else 0, so the expected return is the learner's win share.
     ``reward="round"``: minus the points taken plus the marker returned, every round.
+    ``reward="shaped"``: the game reward plus the change of the learner's lead over the
+    table every round; a game's rewards sum to the game reward (:mod:`llama_env.rewards`).
 
     ## Episode end
     One episode is one whole game: it terminates when a round ends with a score of at
@@ -76,7 +78,7 @@ class LlamaEnv(gym.Env):
       once per seat. Default ``"random"``.
     * ``seat``: the learner's seat, an int, or ``"random"`` to draw it each episode
       (default 0).
-    * ``reward``: ``"game"`` or ``"round"``.
+    * ``reward``: ``"game"``, ``"round"`` or ``"shaped"``.
     * ``end_score``, ``hand_size``, ``random_first_player``: rule options.
     * ``render_mode``: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (the picture of
       :mod:`llama_env.render_svg` from the learner's seat, an ``(H, W, 3)`` uint8 array;

@@ -575,3 +575,36 @@ def test_a_game_on_a_seeded_generator_snapshots_and_copies_like_any_other():
     for g in (game, twin):
         random_playout(g, 1)
     assert game.to_dict() == twin.to_dict()  # the same later deals from the restored generator state
+
+
+def test_shaped_reward_is_the_change_of_the_lead_over_the_table():
+    g = make_game(num_players=3, hands=[[2], [7], [1, 1]], top=2, scores=[15, 0, 3])
+    result = g.step(PLAY[2])  # score changes -10, +10, +1
+    # seat 0: others' mean change 5.5 minus its -10; seat 1: -4.5 - 10; seat 2: 0 - 1
+    assert rewards_for(result, "shaped") == pytest.approx([0.155, -0.145, -0.01])
+
+
+def test_shaped_reward_pays_the_win_share_minus_the_last_lead_at_the_end():
+    g = make_game(num_players=3, hands=[[2], [7], [1, 1]], top=2, scores=[15, 35, 4])
+    result = g.step(PLAY[2])
+    assert result.scores == (5, 45, 5) and result.game_over
+    # the round's lead change, then + win share - final lead (others' mean minus own)
+    expected = [0.155 + 0.5 - 0.01 * 20, -0.145 + 0.0 - 0.01 * -40, -0.01 + 0.5 - 0.01 * 20]
+    assert rewards_for(result, "shaped") == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("players", [2, 4, 6])
+def test_shaped_rewards_sum_to_the_game_reward_over_a_game(players):
+    for seed in range(10):
+        g = LlamaGame(players, rng=seed)
+        rng = np.random.default_rng(seed)
+        total = [0.0] * players
+        rounds = 0
+        while not g.game_over:
+            legal = g.legal_actions()
+            result = g.step(legal[int(rng.integers(len(legal)))])
+            if result is not None:
+                rounds += 1
+                total = [t + r for t, r in zip(total, rewards_for(result, "shaped"), strict=True)]
+        assert rounds > 1  # the shaping terms did not all vanish in one round
+        assert total == pytest.approx(game_rewards(g.scores), abs=1e-12)

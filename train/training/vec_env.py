@@ -79,7 +79,7 @@ class BatchedLlamaVecEnv(VecEnv):
         players: table sizes to draw from (uniformly) for each new game, e.g. ``(2, 3, 4, 5, 6)``.
         opponents: opponent kind -> weight; each opponent seat of a new game draws its kind
             independently. Kinds are registered agent names, ``"self"`` or ``"past"``.
-        reward: ``"game"`` or ``"round"`` (see :mod:`llama_env.rewards`).
+        reward: ``"game"``, ``"round"`` or ``"shaped"`` (see :mod:`llama_env.rewards`).
         seed: seeds every game's deal generator and the draws of table size, seat and opponents.
         seat: the learner's seat, ``"random"`` (default) or a fixed int (for tests).
         end_score, hand_size: rule options.
