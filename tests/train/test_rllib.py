@@ -511,3 +511,159 @@ def test_train_batch_matches_rllibs_own_pipeline_on_the_runners_episodes():
     raw = targets - values
     expected = (raw - raw.mean()) / max(1e-4, raw.std())
     np.testing.assert_allclose(mine[Postprocessing.ADVANTAGES].numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- the privileged critic
+
+
+def test_hidden_state_holds_the_others_hands_and_the_draw_pile():
+    from train.training.rllib_env import HIDDEN_SIZE, hidden_state
+
+    rng = np.random.default_rng(3)
+    for n in (2, 4, 6):
+        g = LlamaGame(n, rng=n)
+        for _ in range(int(rng.integers(0, 12))):  # somewhere into the round
+            if g.game_over:
+                break
+            legal = g.legal_actions()
+            g.step(legal[int(rng.integers(len(legal)))])
+        seat = int(rng.integers(n))
+        h = hidden_state(g, seat)
+        assert h.shape == (HIDDEN_SIZE,) and h.dtype == np.float32
+        hands = h[:35].reshape(5, 7) * 8
+        for k in range(1, n):
+            assert hands[k - 1].tolist() == g.hand_counts((seat + k) % n)[1:]
+        assert not hands[n - 1 :].any()  # absent seats
+        pile = np.bincount(g.draw_pile, minlength=8)[1:]
+        assert (h[35:42] * 8).tolist() == pile.tolist()
+        nxt = h[42:]
+        assert nxt.sum() == (1 if g.draw_pile else 0) and (not g.draw_pile or nxt[g.draw_pile[-1] - 1] == 1)
+
+
+def test_privileged_env_adds_the_critic_input_and_keeps_the_observation():
+    from train.training.rllib_env import HIDDEN_SIZE, hidden_state
+
+    plain = LlamaMultiAgentEnv({"players": [4], "opponents": {"heuristic": 1.0}, "seed": 5})
+    env = LlamaMultiAgentEnv({"players": [4], "opponents": {"heuristic": 1.0}, "seed": 5, "privileged_critic": True})
+    space = env.observation_spaces["player_0"]
+    assert space["critic"].shape == (OBS_SIZE + HIDDEN_SIZE,) and "critic" not in plain.observation_spaces["player_0"]
+    obs, _ = env.reset(seed=1)
+    ref, _ = plain.reset(seed=1)
+    for _ in range(30):
+        (aid, o), (_, r) = next(iter(obs.items())), next(iter(ref.items()))
+        np.testing.assert_array_equal(o["observation"], r["observation"])  # the policy's input is unchanged
+        seat = int(aid.rsplit("_", 1)[1])
+        np.testing.assert_array_equal(
+            o["critic"], np.concatenate([o["observation"], hidden_state(env.table.game, seat)])
+        )
+        assert space.contains(o)
+        action = int(np.flatnonzero(o["action_mask"])[0])
+        obs, _, done, _, _ = env.step({aid: action})
+        ref, _, _, _, _ = plain.step({aid: action})
+        if done["__all__"]:
+            break
+
+
+def build_privileged_module(hidden=(16, 16)) -> MaskedPPOModule:
+    from train.training.rllib_env import HIDDEN_SIZE
+
+    critic = gym.spaces.Box(0.0, 10.0, (OBS_SIZE + HIDDEN_SIZE,), np.float32)
+    spec = RLModuleSpec(
+        module_class=MaskedPPOModule,
+        observation_space=gym.spaces.Dict({**SPACE.spaces, "critic": critic}),
+        action_space=gym.spaces.Discrete(9),
+        model_config={
+            "fcnet_hiddens": list(hidden),
+            "fcnet_activation": "tanh",
+            "head_fcnet_hiddens": [],
+            "vf_share_layers": False,
+            "critic_input_size": OBS_SIZE + HIDDEN_SIZE,
+        },
+    )
+    return spec.build()
+
+
+def test_privileged_critic_values_read_the_hidden_state_and_the_policy_does_not():
+    from train.training.rllib_env import HIDDEN_SIZE
+
+    module = build_privileged_module()
+    obs, masks = real_batch(32, seed=2)
+    rng = np.random.default_rng(0)
+    hidden = [rng.random((len(obs), HIDDEN_SIZE), dtype=np.float32) for _ in range(2)]
+    out = []
+    for h in hidden:
+        batch = {
+            Columns.OBS: {
+                "observation": torch.from_numpy(obs),
+                "action_mask": torch.from_numpy(masks),
+                "critic": torch.from_numpy(np.concatenate([obs, h], axis=1)),
+            }
+        }
+        with torch.no_grad():
+            train = module.forward_train(dict(batch))
+            out.append(
+                (
+                    module.forward_inference(dict(batch))[Columns.ACTION_DIST_INPUTS].numpy(),
+                    train[Columns.ACTION_DIST_INPUTS].numpy(),
+                    module.compute_values(dict(batch)).numpy(),
+                    module.compute_values(dict(batch), embeddings=train[Columns.EMBEDDINGS]).numpy(),
+                )
+            )
+    (act0, train0, v0, e0), (act1, train1, v1, _) = out
+    np.testing.assert_array_equal(act0, act1)  # the policy ignores what it may not see
+    np.testing.assert_array_equal(train0, act0)
+    np.testing.assert_allclose(e0, v0, rtol=1e-6)  # the loss's values are the connector's
+    assert not np.allclose(v0, v1)  # the value reads the hidden state
+    assert (act0[masks == 0] < -1e30).all()
+    actor = actor_from_module(module, "tanh")
+    np.testing.assert_allclose(actor.logits(obs, masks.astype(bool))[masks > 0], act0[masks > 0], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="obs\\['critic'\\]"):
+        module.compute_values({Columns.OBS: {"observation": torch.from_numpy(obs)}})
+
+
+def test_privileged_critic_needs_its_own_network():
+    spec = RLModuleSpec(
+        module_class=MaskedPPOModule,
+        observation_space=SPACE,
+        action_space=gym.spaces.Discrete(9),
+        model_config={"fcnet_hiddens": [8], "critic_input_size": OBS_SIZE + 10},
+    )
+    with pytest.raises(ValueError, match="vf_share_layers"):
+        spec.build()
+
+
+def test_privileged_critic_is_an_rllib_option():
+    from train.training.config import TrainConfig
+
+    with pytest.raises(ValueError, match="'privileged_critic' is an option of backend 'rllib'"):
+        TrainConfig(privileged_critic=True).validate()
+
+
+def test_rllib_run_with_a_privileged_critic_trains_and_resumes(tmp_path, capsys):
+    from ray.rllib.core.rl_module import RLModule
+
+    from train.training.rllib_env import HIDDEN_SIZE
+
+    common = ["--final-eval-games", "0", "--no-progress-bar"]
+    args = [
+        "train",
+        "--backend",
+        "rllib",
+        "--privileged-critic",
+        "--players",
+        "2,4",
+        "--opponents",
+        "heuristic:1,self:1",
+    ]
+    args += ["--total-timesteps", "1024", "--n-envs", "8", "--n-steps", "64", "--batch-size", "256", "--n-epochs", "1"]
+    args += ["--net-arch", "16", "--eval-every", "0", "--checkpoint-every", "0", "--run-dir", str(tmp_path)]
+    assert main([*args, "--run-name", "p", *common]) == 0, capsys.readouterr().err
+    run = tmp_path / "p"
+    assert main(["train", "--resume", str(run), "--total-timesteps", "2048", *common]) == 0, capsys.readouterr().err
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["num_timesteps"] >= 2048 and summary["illegal_actions"] == 0
+    newest = max((run / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))
+    module = RLModule.from_checkpoint(str(newest / "learner_group" / "learner" / "rl_module" / "shared"))
+    linear = [m for m in module.encoder.critic_encoder.modules() if isinstance(m, torch.nn.Linear)]
+    assert linear[0].in_features == OBS_SIZE + HIDDEN_SIZE  # restored with its privileged input
+    assert agents.make("ppo", path=str(run)).actor.obs_size == OBS_SIZE  # the agent reads the observation only

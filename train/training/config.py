@@ -67,6 +67,11 @@ class TrainConfig:
     )
     num_env_runners: int = _f(0, "rllib: remote env runner processes (0 = sample in the trainer's process)")
     address: str = _f("", "rllib: the address of a running Ray cluster (default: RAY_ADDRESS, else a local Ray)")
+    privileged_critic: bool = _f(
+        False,
+        "rllib: the value network (a training baseline, never used to act) also sees the others' hands and the "
+        "draw pile; the policy still sees only its observation",
+    )
     # --- the table and the opponents
     players: tuple[int, ...] = _f(
         (2, 3, 4, 5, 6),
@@ -144,7 +149,7 @@ class TrainConfig:
         if self.backend not in BACKENDS:
             raise ValueError(f"config key 'backend' must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         if self.backend != "rllib":
-            for key in ("num_env_runners", "address"):
+            for key in ("num_env_runners", "address", "privileged_critic"):
                 if getattr(self, key) != field_defaults()[key]:
                     raise ValueError(
                         f"config key {key!r} is an option of backend 'rllib' (this run uses {self.backend!r})"

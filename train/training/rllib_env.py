@@ -14,6 +14,11 @@ for the learning seat that must act; rewards come from :func:`llama_env.rewards.
 and are paid to each learning seat with its next observation (and at the end of the
 game, when every learning seat that acted gets its final observation and reward).
 
+With ``privileged_critic`` the observation dict has a third entry, ``"critic"``: the
+observation followed by :func:`hidden_state` (the others' hands, the draw pile), what the
+value network reads in training (:mod:`train.training.rllib_module`). The policy, and so
+the exported agent, still reads ``"observation"`` alone.
+
 An action the rules forbid (the masked module never sends one) ends the game with
 reward -1 for that seat, as PettingZoo's classic wrapper does, and is counted in
 ``illegal_actions`` (reported per episode in the infos).
@@ -31,10 +36,12 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from agents.ppo import Actor, PPOAgent
 from llama_env.agent import Agent, resolve, seat_member
 from llama_env.engine import (
+    COPIES_PER_VALUE,
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
     MAX_PLAYERS,
     NUM_ACTIONS,
+    NUM_CARD_VALUES,
     IllegalActionError,
     LlamaGame,
     RoundResult,
@@ -45,10 +52,33 @@ from llama_env.observation import action_mask, check_obs_version, encoder, obs_s
 from llama_env.rewards import rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener
 
-__all__ = ["LlamaMultiAgentEnv", "SHARED_POLICY", "agent_id", "policy_mapping"]
+__all__ = ["LlamaMultiAgentEnv", "SHARED_POLICY", "agent_id", "policy_mapping", "hidden_state", "HIDDEN_SIZE"]
 
 SHARED_POLICY = "shared"
 ILLEGAL_ACTION_REWARD = -1.0
+
+
+HIDDEN_SIZE = (MAX_PLAYERS - 1) * NUM_CARD_VALUES + 2 * NUM_CARD_VALUES
+"""Entries of :func:`hidden_state`."""
+
+
+def hidden_state(game: LlamaGame, seat: int) -> np.ndarray:
+    """What ``seat`` cannot see, for a privileged critic (never for a policy): each other
+    seat's hand per value 1..6, llama (count / 8, in turn order from the seat's left, zeros
+    for absent seats), the draw pile per value (count / 8) and its next card (one-hot,
+    zeros when the pile is empty)."""
+    out = np.zeros(HIDDEN_SIZE, dtype=np.float32)
+    n = game.num_players
+    for k in range(1, n):
+        counts = game.hand_view((seat + k) % n)
+        out[(k - 1) * NUM_CARD_VALUES : k * NUM_CARD_VALUES] = counts[1:]
+    pile = (MAX_PLAYERS - 1) * NUM_CARD_VALUES
+    for code in game.draw_pile:
+        out[pile + code - 1] += 1
+    out[: pile + NUM_CARD_VALUES] /= COPIES_PER_VALUE
+    if game.draw_pile:
+        out[pile + NUM_CARD_VALUES + game.draw_pile[-1] - 1] = 1.0
+    return out
 
 
 def agent_id(seat: int) -> str:
@@ -63,7 +93,7 @@ def policy_mapping(agent: Any, episode: Any = None, **kwargs: Any) -> str:
 class LlamaMultiAgentEnv(MultiAgentEnv):
     """Self-play L.L.A.M.A. for RLlib; ``config`` keys: ``players`` (table sizes),
     ``opponents`` (kind -> weight), ``reward``, ``end_score``, ``hand_size``, ``seed``,
-    ``obs_version`` (0 or 1)."""
+    ``obs_version`` (0 or 1), ``privileged_critic`` (bool: add the ``"critic"`` entry)."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
@@ -91,12 +121,16 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         self.possible_agents = [agent_id(s) for s in range(MAX_PLAYERS)]
         self.agents = []
         low, high = observation_bounds(self.end_score, self.obs_version)
-        space = gym.spaces.Dict(
-            {
-                "observation": gym.spaces.Box(low, high, (obs_size(self.obs_version),), np.float32),
-                "action_mask": gym.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
-            }
-        )
+        spaces: dict[str, gym.Space[Any]] = {
+            "observation": gym.spaces.Box(low, high, (obs_size(self.obs_version),), np.float32),
+            "action_mask": gym.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+        }
+        self.privileged_critic = bool(config.get("privileged_critic", False))
+        if self.privileged_critic:
+            low = np.concatenate([low, np.zeros(HIDDEN_SIZE, np.float32)])
+            high = np.concatenate([high, np.ones(HIDDEN_SIZE, np.float32)])
+            spaces["critic"] = gym.spaces.Box(low, high, (low.size,), np.float32)
+        space = gym.spaces.Dict(spaces)
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces = {a: gym.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.table: Table | None = None
@@ -187,7 +221,11 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
     def _obs(self, seat: int) -> dict[str, np.ndarray]:
         game = self._table().game
         legal = game.legal_actions() if game.current_player == seat and not game.game_over else []
-        return {"observation": self._encode(game, seat), "action_mask": action_mask(legal).copy()}
+        observation = self._encode(game, seat)
+        obs = {"observation": observation, "action_mask": action_mask(legal).copy()}
+        if self.privileged_critic:
+            obs["critic"] = np.concatenate([observation, hidden_state(game, seat)])
+        return obs
 
     def _observe(self) -> dict[str, dict[str, np.ndarray]]:
         seat = self._table().game.current_player

@@ -116,7 +116,8 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from train.training.rllib_env import SHARED_POLICY, policy_mapping
+    from llama_env.observation import obs_size
+    from train.training.rllib_env import HIDDEN_SIZE, SHARED_POLICY, policy_mapping
     from train.training.rllib_module import MaskedPPOModule
     from train.training.rllib_runner import LlamaEnvRunner
 
@@ -128,6 +129,7 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
             "fcnet_activation": config.activation,
             "head_fcnet_hiddens": [],
             "vf_share_layers": False,
+            **({"critic_input_size": obs_size(config.obs_version) + HIDDEN_SIZE} if config.privileged_critic else {}),
         },
     )
     return (
@@ -140,6 +142,7 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
                 "reward": config.reward,
                 "seed": env_seed,
                 "obs_version": config.obs_version,
+                "privileged_critic": config.privileged_critic,
             },
             disable_env_checking=True,  # its checker sends random, unmasked actions
         )
