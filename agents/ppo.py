@@ -1,8 +1,11 @@
 """The PPO agent: a MaskablePPO policy trained by ``llama-rl train`` (see docs/training.md).
 
-``agents.make("ppo")`` loads the shipped model ``agents/models/ppo_llama.zip``;
+``agents.make("ppo")`` plays the shipped models: ``agents/models/ppo_llama_2p.npz`` at a
+2-player table (a heads-up specialist that reads observation version 1) and
+``agents/models/ppo_llama.zip`` at 3 to 6 players. ``agents.make("ppo_v0")`` is the first
+shipped agent, ``ppo_llama.zip`` at every table size.
 ``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or a
-checkpoint), and ``path="runs/<run>"`` the run directory's ``model.zip``.
+checkpoint), and ``path="runs/<run>"`` the run directory's model, for every table size.
 
 Only the actor is kept: the zip's policy weights are read with torch on the CPU and the
 action head's logits of the illegal actions are masked out, so a move is one small
@@ -22,8 +25,8 @@ import numpy as np
 
 from agents.base import BaseAgent, check_observation, mask_list
 from llama_env.agent import register
-from llama_env.engine import NUM_ACTIONS, check_flag
-from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, obs_version_of
+from llama_env.engine import MIN_PLAYERS, NUM_ACTIONS, check_flag
+from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, SLICES, obs_version_of
 
 __all__ = [
     "PPOAgent",
@@ -33,10 +36,15 @@ __all__ = [
     "model_file",
     "actor_from_policy",
     "DEFAULT_MODEL",
+    "HEADS_UP_MODEL",
     "MODEL_NAMES",
+    "PPOv0Agent",
 ]
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama.zip"
+"""The first shipped model: every table size (observation version 0)."""
+HEADS_UP_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama_2p.npz"
+"""The shipped heads-up specialist (observation version 1), played at 2-player tables."""
 
 
 class Actor:
@@ -267,9 +275,13 @@ def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
         raise ValueError(f"its action layer has {width} outputs; this game has {NUM_ACTIONS} actions")
 
 
+_TABLE_SIZE = SLICES["num_players"]
+
+
 @register("ppo")
 class PPOAgent(BaseAgent):
-    """A trained MaskablePPO policy (default: the shipped model); argmax over legal actions."""
+    """A trained MaskablePPO policy (default: the shipped models, a heads-up specialist at
+    2 players); argmax over legal actions."""
 
     name = "ppo"
 
@@ -280,6 +292,9 @@ class PPOAgent(BaseAgent):
         self.deterministic = check_flag("PPOAgent deterministic", deterministic)
         self.path: Path | None = model_file(path) if path is not None else DEFAULT_MODEL
         self.actor = load_actor(self.path)
+        """The model played at every table size without a specialist."""
+        self.specialists: dict[int, Actor] = {2: load_actor(HEADS_UP_MODEL)} if path is None else {}
+        """Table size -> the model played there instead of :attr:`actor`."""
 
     @classmethod
     def from_actor(cls, actor: Actor, deterministic: bool = True, seed: int | None = None) -> PPOAgent:
@@ -289,18 +304,26 @@ class PPOAgent(BaseAgent):
         agent.path = None
         agent.deterministic = bool(deterministic)
         agent.actor = actor
+        agent.specialists = {}
         return agent
 
     @property
     def obs_version(self) -> int:
-        """The observation version the model reads (the table driver encodes it so)."""
-        return self.actor.obs_version
+        """The observation version the agent reads (the table driver encodes it so): the
+        newest its models read (a version-1 vector starts with the version-0 one)."""
+        return max([self.actor.obs_version, *(a.obs_version for a in self.specialists.values())])
+
+    @property
+    def obs_size(self) -> int:
+        """The length of the observations the agent reads (it also takes the shorter ones
+        of :attr:`actor`'s version, and then plays :attr:`actor` alone)."""
+        return max([self.actor.obs_size, *(a.obs_size for a in self.specialists.values())])
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
-        if np.shape(observation)[0] != self.actor.obs_size:
+        if np.shape(observation)[0] not in (self.obs_size, self.actor.obs_size):
             raise ValueError(
-                f"this PPO model reads version-{self.obs_version} observations of {self.actor.obs_size} values, "
+                f"this PPO agent reads version-{self.obs_version} observations of {self.obs_size} values, "
                 f"got {np.shape(observation)[0]} (use an env with obs_version={self.obs_version}, e.g. "
                 f"{'Llama-v1' if self.obs_version else 'Llama-v0'})"
             )
@@ -308,21 +331,53 @@ class PPOAgent(BaseAgent):
         if not mask.any():
             raise ValueError("PPOAgent.act: the action mask has no legal action")
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
-        return int(self.actor.act_batch(obs, mask, self.deterministic, self.rng)[0])
+        return int(self._act(obs, mask)[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """Actions for many observations at once (one forward pass)."""
+        """Actions for many observations at once (one forward pass per model)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks).astype(bool)
-        size = self.actor.obs_size
-        if obs.ndim != 2 or obs.shape[1] != size or masks.shape != (len(obs), NUM_ACTIONS):
+        size = self.obs_size
+        if obs.ndim != 2 or obs.shape[1] not in (size, self.actor.obs_size) or masks.shape != (len(obs), NUM_ACTIONS):
             raise ValueError(
                 f"PPOAgent.act_batch takes observations (B, {size}) and masks (B, {NUM_ACTIONS}), "
                 f"got {obs.shape} and {masks.shape}"
             )
         if not masks.any(axis=1).all():
             raise ValueError("PPOAgent.act_batch: an action mask has no legal action")
-        return self.actor.act_batch(obs, masks, self.deterministic, self.rng)
+        return self._act(obs, masks)
+
+    def _act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Each row played by the model for its table size (read from the observation's
+        one-hot ``num_players``), on the part of the observation that model reads. A
+        specialist needs its observation version; given an older, shorter observation
+        (``Llama-v0``'s, say), :attr:`actor` plays every table size."""
+        usable = {n: a for n, a in self.specialists.items() if a.obs_size <= obs.shape[1]}
+        if not usable:
+            return self.actor.act_batch(obs[:, : self.actor.obs_size], masks, self.deterministic, self.rng)
+        sizes = obs[:, _TABLE_SIZE].argmax(axis=1) + MIN_PLAYERS
+        out = np.empty(len(obs), dtype=np.int64)
+        rest = np.ones(len(obs), dtype=bool)
+        for n, actor in usable.items():
+            rows = sizes == n
+            if rows.any():
+                out[rows] = actor.act_batch(obs[rows, : actor.obs_size], masks[rows], self.deterministic, self.rng)
+                rest &= ~rows
+        if rest.any():
+            out[rest] = self.actor.act_batch(
+                obs[rest, : self.actor.obs_size], masks[rest], self.deterministic, self.rng
+            )
+        return out
 
     def __repr__(self) -> str:
         return f"PPOAgent(path={str(self.path)!r}, deterministic={self.deterministic})"
+
+
+@register("ppo_v0")
+class PPOv0Agent(PPOAgent):
+    """The first shipped PPO agent: one model (observation version 0) at every table size."""
+
+    name = "ppo_v0"
+
+    def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
+        super().__init__(str(DEFAULT_MODEL), deterministic, seed)

@@ -77,14 +77,14 @@ def test_a_ppo_agent_reads_the_version_its_network_was_built_for(tmp_path):
 
     save_actor(v1_actor(), tmp_path / "model.npz")
     agent = agents.make("ppo", path=str(tmp_path))
-    assert agent.obs_version == 1 and agents.make("ppo").obs_version == 0
+    assert agent.obs_version == 1 and agents.make("ppo_v0").obs_version == 0
     g = LlamaGame(2, rng=0)
     mask = np.zeros(9, dtype=np.int8)
     mask[g.legal_actions()] = 1
     assert agent.act(encode_v1(g, g.current_player), mask) in g.legal_actions()
     with pytest.raises(ValueError, match="reads version-1 observations of 175 values, got 52"):
         agent.act(encode(g, g.current_player), mask)
-    table = Table(LlamaGame(2, rng=0), [agent, agents.make("ppo")])  # each gets its own version
+    table = Table(LlamaGame(2, rng=0), [agent, agents.make("ppo_v0")])  # each gets its own version
     table.play()
     assert table.game.game_over
 
@@ -126,3 +126,45 @@ def test_config_takes_obs_version():
 def test_ppo_agent_from_an_in_memory_v1_actor():
     agent = PPOAgent.from_actor(v1_actor(1))
     assert agent.obs_version == 1
+
+
+def decisions(players: int, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``count`` real decisions at tables of ``players`` (random play): their version-0
+    and version-1 observations and their masks."""
+    rng = np.random.default_rng(seed)
+    obs0, obs1, masks = [], [], []
+    while len(masks) < count:
+        g = LlamaGame(players, rng=int(rng.integers(2**31)))
+        while not g.game_over and len(masks) < count:
+            legal = g.legal_actions()
+            obs0.append(encode(g, g.current_player))
+            obs1.append(encode_v1(g, g.current_player))
+            masks.append(np.isin(np.arange(9), legal))
+            g.step(legal[int(rng.integers(len(legal)))])
+    return np.stack(obs0), np.stack(obs1), np.stack(masks)
+
+
+def test_the_shipped_ppo_plays_its_heads_up_specialist_at_two_players_only():
+    from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL, load_actor
+
+    ppo, v0 = agents.make("ppo"), agents.make("ppo_v0")
+    specialist, general = load_actor(HEADS_UP_MODEL), load_actor(DEFAULT_MODEL)
+    assert ppo.obs_version == 1 and specialist.obs_version == 1 and general.obs_version == 0
+    differ = 0
+    for players in (2, 3, 4, 6):
+        obs0, obs1, masks = decisions(players, 60, seed=players)
+        chosen = [ppo.act(o, m) for o, m in zip(obs1, masks, strict=True)]
+        model = specialist if players == 2 else general
+        expected = model.act_batch(obs1[:, : model.obs_size], masks)
+        assert chosen == expected.tolist()
+        assert ppo.act_batch(obs1, masks).tolist() == chosen
+        # a version-0 observation: the general model at every size, as ppo_v0 plays
+        assert ppo.act_batch(obs0, masks).tolist() == v0.act_batch(obs0, masks).tolist()
+        assert [ppo.act(o, m) for o, m in zip(obs0, masks, strict=True)] == v0.act_batch(obs0, masks).tolist()
+        if players == 2:
+            differ += int((general.act_batch(obs0, masks) != expected).sum())
+    assert differ > 0  # the two models disagree heads-up, so the routing is seen
+    parts = [decisions(n, 20, seed=10 + n) for n in (2, 5)]
+    obs1 = np.concatenate([p[1] for p in parts])
+    masks = np.concatenate([p[2] for p in parts])
+    assert ppo.act_batch(obs1, masks).tolist() == [ppo.act(o, m) for o, m in zip(obs1, masks, strict=True)]

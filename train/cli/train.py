@@ -145,12 +145,11 @@ def _run(args: argparse.Namespace) -> int:
 def print_final_comparison(model_path: str, games: int, seed: int = 0) -> None:
     """The main job's last word: the new agent next to the shipped one."""
     from llama_env.agent import AgentLike, make
-    from train.evaluation.report import compare_agents, format_comparison, shipped_model
+    from train.evaluation.report import compare_agents, format_comparison, has_shipped_models
 
     contenders: dict[str, AgentLike] = {"new agent": make("ppo", path=model_path)}
-    shipped = shipped_model()
-    if shipped is not None:
-        contenders["shipped ppo"] = make("ppo", path=str(shipped))
+    if has_shipped_models():
+        contenders["shipped ppo"] = make("ppo")
     print(f"\nEvaluating against the baselines ({games} games per row)...", flush=True)
     print(format_comparison(compare_agents(contenders, games=games, seed=seed)))
 

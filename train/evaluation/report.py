@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from llama_env.agent import AgentLike
 from train.evaluation.evaluate import evaluate
 
-__all__ = ["ComparisonRow", "compare_agents", "format_comparison", "shipped_model"]
+__all__ = ["ComparisonRow", "compare_agents", "format_comparison", "has_shipped_models"]
 
 
 @dataclass(frozen=True)
@@ -69,8 +68,8 @@ def format_comparison(rows: Sequence[ComparisonRow]) -> str:
     return "\n".join(lines)
 
 
-def shipped_model() -> Path | None:
-    """The shipped model file, if this checkout has it."""
-    from agents.ppo import DEFAULT_MODEL
+def has_shipped_models() -> bool:
+    """Whether this checkout has the models ``agents.make("ppo")`` plays."""
+    from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL
 
-    return DEFAULT_MODEL if DEFAULT_MODEL.exists() else None
+    return DEFAULT_MODEL.exists() and HEADS_UP_MODEL.exists()
