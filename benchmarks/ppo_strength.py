@@ -1,6 +1,6 @@
 """Strength of a PPO model against every baseline at 2, 4 and 6 players.
 
-    python benchmarks/ppo_strength.py [--model agents/models/ppo_llama.zip] [--games 4000]
+    python benchmarks/ppo_strength.py [--model ppo] [--games 4000]
                                       [--players 2,4,6]
                                       [--opponents heuristic,greedy,cautious,random,perturbed:seed=12345]
                                       [--seed 0] [--workers 2] [--json out.json]
@@ -9,7 +9,8 @@ Each row is one :func:`train.evaluation.evaluate` call: the PPO agent (argmax ov
 actions) and ``players - 1`` copies of one baseline, ``--games`` games with the seating
 rotated from game to game. Prints a markdown table of the PPO agent's win share with
 its 95% interval beside the fair share ``1 / players``. ``--model`` is a model file, a
-run directory or a registered agent spec (``ppo``, ``ppo_v0``). The default opponents
+run directory or a registered agent spec: ``ppo`` (the default, the shipped agent) or
+``ppo_v0`` (the first shipped agent). The default opponents
 include ``perturbed:seed=12345``: heuristics with perturbed parameters from a population
 no training run here used (training uses the default seed).
 """
@@ -21,14 +22,14 @@ import json
 import time
 from pathlib import Path
 
-from agents.ppo import DEFAULT_MODEL, PPOAgent
+from agents.ppo import PPOAgent
 from llama_env.agent import Agent, resolve
 from train.evaluation import evaluate
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default=str(DEFAULT_MODEL))
+    ap.add_argument("--model", default="ppo")
     ap.add_argument("--games", type=int, default=4000)
     ap.add_argument("--players", default="2,4,6")
     ap.add_argument("--opponents", default="heuristic,greedy,cautious,random,perturbed:seed=12345")
