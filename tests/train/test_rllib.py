@@ -659,6 +659,9 @@ def test_rllib_run_with_a_privileged_critic_trains_and_resumes(tmp_path, capsys)
     args += ["--net-arch", "16", "--eval-every", "0", "--checkpoint-every", "0", "--run-dir", str(tmp_path)]
     assert main([*args, "--run-name", "p", *common]) == 0, capsys.readouterr().err
     run = tmp_path / "p"
+    capsys.readouterr()
+    assert main(["train", "--resume", str(run), "--no-privileged-critic", *common]) == 2  # its critic's input is fixed
+    assert "'privileged_critic' cannot change when resuming" in capsys.readouterr().err
     assert main(["train", "--resume", str(run), "--total-timesteps", "2048", *common]) == 0, capsys.readouterr().err
     summary = json.loads((run / "summary.json").read_text())
     assert summary["num_timesteps"] >= 2048 and summary["illegal_actions"] == 0

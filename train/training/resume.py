@@ -16,7 +16,7 @@ from train.training.run_dir import RunDir
 
 __all__ = ["FIXED_ON_RESUME", "run_of", "find_checkpoint", "resume_config", "check_fixed"]
 
-FIXED_ON_RESUME = ("net_arch", "activation", "reward", "obs_version")
+FIXED_ON_RESUME = ("net_arch", "activation", "reward", "obs_version", "privileged_critic")
 """Settings a resumed run cannot change: the network's shape and what it learned to value."""
 _RUN_IDENTITY = ("run_dir", "run_name", "resume")
 
