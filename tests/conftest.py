@@ -8,6 +8,7 @@ about (hands, top card, draw pile, scores, ...) and it puts every remaining card
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -133,6 +134,22 @@ def random_playout(game: LlamaGame, seed: int, max_steps: int = 100_000) -> int:
         if steps > max_steps:
             raise AssertionError(f"game did not end within {max_steps} steps")
     return steps
+
+
+def random_decisions(count: int, seed: int = 0, players: int | None = None) -> Iterator[tuple[LlamaGame, list[int]]]:
+    """``count`` decisions of uniformly random play: each yields the game (live: read it
+    before the next one) and its legal actions. Each new game draws its table size from
+    2..6 unless ``players`` fixes it."""
+    rng = np.random.default_rng(seed)
+    made = 0
+    while made < count:
+        n = players if players is not None else int(rng.integers(2, 7))
+        game = LlamaGame(n, rng=int(rng.integers(2**31)))
+        while not game.game_over and made < count:
+            legal = game.legal_actions()
+            yield game, legal
+            made += 1
+            game.step(legal[int(rng.integers(len(legal)))])
 
 
 @pytest.fixture

@@ -6,13 +6,14 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import random_decisions
 
 import agents
 import llama_env
 from agents.ppo import Actor, PPOAgent
 from llama_env.agent import seat_member
 from llama_env.engine import LlamaGame
-from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, encode, encode_v1
+from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, action_mask, encode, encode_v1
 from llama_env.table import Table
 from train.training.config import TrainConfig
 from train.training.vec_env import BatchedLlamaVecEnv
@@ -129,18 +130,13 @@ def test_ppo_agent_from_an_in_memory_v1_actor():
 
 
 def decisions(players: int, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``count`` real decisions at tables of ``players`` (random play): their version-0
-    and version-1 observations and their masks."""
-    rng = np.random.default_rng(seed)
-    obs0, obs1, masks = [], [], []
-    while len(masks) < count:
-        g = LlamaGame(players, rng=int(rng.integers(2**31)))
-        while not g.game_over and len(masks) < count:
-            legal = g.legal_actions()
-            obs0.append(encode(g, g.current_player))
-            obs1.append(encode_v1(g, g.current_player))
-            masks.append(np.isin(np.arange(9), legal))
-            g.step(legal[int(rng.integers(len(legal)))])
+    """``count`` real decisions at tables of ``players``: their version-0 and version-1
+    observations and their masks."""
+    rows = [
+        (encode(g, g.current_player), encode_v1(g, g.current_player), action_mask(legal).astype(bool))
+        for g, legal in random_decisions(count, seed, players)
+    ]
+    obs0, obs1, masks = zip(*rows, strict=True)
     return np.stack(obs0), np.stack(obs1), np.stack(masks)
 
 

@@ -21,6 +21,7 @@ if os.environ.get("LLAMA_RL_NO_RLLIB") == "1":
 
 import gymnasium as gym  # noqa: E402
 import torch  # noqa: E402
+from conftest import random_decisions  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
 
@@ -51,16 +52,8 @@ def build_module(hidden=(16, 16), activation="tanh") -> MaskedPPOModule:
 
 
 def real_batch(n: int = 64, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    obs, masks = [], []
-    while len(obs) < n:
-        g = LlamaGame(int(rng.integers(2, 7)), rng=int(rng.integers(2**31)))
-        while not g.game_over and len(obs) < n:
-            obs.append(encode(g, g.current_player))
-            masks.append(action_mask(g.legal_actions()))
-            legal = g.legal_actions()
-            g.step(legal[int(rng.integers(len(legal)))])
-    return np.array(obs, np.float32), np.array(masks, np.int8)
+    rows = [(encode(g, g.current_player), action_mask(legal)) for g, legal in random_decisions(n, seed)]
+    return np.array([o for o, _ in rows], np.float32), np.array([m for _, m in rows], np.int8)
 
 
 # --------------------------------------------------------------------------- the module, no Ray running
