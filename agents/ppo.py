@@ -337,10 +337,11 @@ class PPOAgent(BaseAgent):
         """Actions for many observations at once (one forward pass per model)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks).astype(bool)
-        size = self.obs_size
-        if obs.ndim != 2 or obs.shape[1] not in (size, self.actor.obs_size) or masks.shape != (len(obs), NUM_ACTIONS):
+        sizes = sorted({self.obs_size, self.actor.obs_size}, reverse=True)
+        if obs.ndim != 2 or obs.shape[1] not in sizes or masks.shape != (len(obs), NUM_ACTIONS):
+            shapes = " or ".join(f"(B, {n})" for n in sizes)
             raise ValueError(
-                f"PPOAgent.act_batch takes observations (B, {size}) and masks (B, {NUM_ACTIONS}), "
+                f"PPOAgent.act_batch takes observations {shapes} and masks (B, {NUM_ACTIONS}), "
                 f"got {obs.shape} and {masks.shape}"
             )
         if not masks.any(axis=1).all():

@@ -73,8 +73,7 @@ def hidden_state(game: LlamaGame, seat: int) -> np.ndarray:
         counts = game.hand_view((seat + k) % n)
         out[(k - 1) * NUM_CARD_VALUES : k * NUM_CARD_VALUES] = counts[1:]
     pile = (MAX_PLAYERS - 1) * NUM_CARD_VALUES
-    for code in game.draw_pile:
-        out[pile + code - 1] += 1
+    out[pile : pile + NUM_CARD_VALUES] = np.bincount(game.draw_pile, minlength=NUM_CARD_VALUES + 1)[1:]
     out[: pile + NUM_CARD_VALUES] /= COPIES_PER_VALUE
     if game.draw_pile:
         out[pile + NUM_CARD_VALUES + game.draw_pile[-1] - 1] = 1.0

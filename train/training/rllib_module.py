@@ -83,9 +83,9 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         mask, inner = self._split(batch)
         if not self.privileged:
             return self._masked(super()._forward_train(inner, **kwargs), mask)
-        actor = self.encoder.actor_encoder(inner)[ENCODER_OUT]
-        out = {Columns.ACTION_DIST_INPUTS: self.pi(actor), Columns.EMBEDDINGS: self._critic_embeddings(batch)}
-        return self._masked(out, mask)
+        out = self._forward(batch)  # the actor alone, as in acting
+        out[Columns.EMBEDDINGS] = self._critic_embeddings(batch)
+        return out
 
     def _critic_embeddings(self, batch: dict[str, Any]) -> Any:
         obs = batch[Columns.OBS]
