@@ -141,6 +141,32 @@ def test_resume_restores_the_runs_config_and_records_what_ran(tmp_path, capsys):
     assert code == 2 and "config key 'net_arch' cannot change when resuming" in err and "(32, 32)" in err
 
 
+def test_resuming_a_model_outside_any_run_starts_a_new_run_and_never_writes_beside_it(tmp_path, capsys):
+    root = str(tmp_path)
+    assert main(["train", "--preset", "smoke", "--run-dir", root, "--run-name", "a", "--final-eval-games", "0"]) == 0
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    source = downloads / "theirs.zip"
+    source.write_bytes((tmp_path / "a" / "model.zip").read_bytes())
+    (downloads / "model.zip").write_bytes(b"a different model, not to be overwritten")
+    argv = ["train", "--preset", "smoke", "--resume", str(source), "--total-timesteps", "3072"]
+    code = main([*argv, "--run-dir", root, "--run-name", "b", "--final-eval-games", "0"])
+    assert code == 0, capsys.readouterr().err
+    assert sorted(p.name for p in downloads.iterdir()) == ["model.zip", "theirs.zip"]
+    assert (downloads / "model.zip").read_bytes() == b"a different model, not to be overwritten"
+    run = tmp_path / "b"
+    assert json.loads((run / "config.json").read_text())["resume"] == str(source)
+    sessions = [json.loads(line) for line in (run / "sessions.jsonl").read_text().splitlines()]
+    assert [(s["started_at_step"], s["ended_at_step"]) for s in sessions] == [(2048, 3072)]
+    assert MaskablePPO.load(run / "model.zip", device="cpu").num_timesteps == 3072
+    code = main([*argv, "--run-dir", root, "--run-name", "b", "--final-eval-games", "0"])
+    assert code == 2 and "run directory" in capsys.readouterr().err  # a new run never lands on an old one
+    code = main([*argv, "--backend", "rllib", "--run-dir", root, "--run-name", "c", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"no RLlib checkpoint in {source}" in err, err
+    assert not (tmp_path / "c").exists() and sorted(p.name for p in downloads.iterdir()) == ["model.zip", "theirs.zip"]
+
+
 def test_python_resume_with_a_different_network_is_refused(tmp_path):
     train(smoke(tmp_path, "p"))
     with pytest.raises(ValueError, match="'net_arch' cannot change when resuming"):

@@ -14,7 +14,7 @@ from typing import Any
 from train.training.config import TrainConfig, config_from_dict
 from train.training.run_dir import RunDir
 
-__all__ = ["FIXED_ON_RESUME", "run_of", "find_checkpoint", "resume_config", "check_fixed"]
+__all__ = ["FIXED_ON_RESUME", "run_of", "session_run", "find_checkpoint", "resume_config", "check_fixed"]
 
 FIXED_ON_RESUME = ("net_arch", "activation", "reward", "obs_version", "privileged_critic")
 """Settings a resumed run cannot change: the network's shape and what it learned to value."""
@@ -29,6 +29,30 @@ def run_of(path: str | Path) -> RunDir:
     if p.is_file():
         return RunDir(p.parent.parent if p.parent.name == "checkpoints" else p.parent)
     raise ValueError(f"config key 'resume': {str(path)!r} is neither a run directory nor a checkpoint")
+
+
+def _bare_model(path: str | Path) -> bool:
+    """A model file that lies outside any run directory."""
+    return Path(path).is_file() and not run_of(path).is_run()
+
+
+def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
+    """The run directory a training session writes, and whether the run starts there.
+
+    A new run goes to ``config.run_path()``. Resuming a run (its directory, or a
+    checkpoint in it) continues it in place, refusing a change of a setting in
+    :data:`FIXED_ON_RESUME`. Resuming a model file that lies outside any run (a
+    downloaded or copied ``model.zip``) starts a new run at ``config.run_path()`` from its
+    weights and step count: the folder the file lies in is never written to."""
+    if not config.resume:
+        return RunDir(config.run_path()), True
+    if _bare_model(config.resume):
+        return RunDir(config.run_path()), True
+    run = run_of(config.resume)
+    recorded = run.recorded_config()
+    if recorded is not None:
+        check_fixed(config_from_dict({k: v for k, v in recorded.items() if k != "resume"}), config, run)
+    return run, False
 
 
 def find_checkpoint(path: str | Path) -> Path:
@@ -51,10 +75,15 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     """The config that continues the run at ``resume``: the run's recorded config (what
     its last session ran), with ``overrides`` (the settings given explicitly) on top.
 
+    A model file outside any run has no recorded config: the overrides alone make it,
+    ``run_dir`` and ``run_name`` included (the new run :func:`session_run` starts).
+
     Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
     key and both values. A run without a recorded config uses ``overrides`` alone."""
-    overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
+    if _bare_model(resume):  # a new run, named by the overrides
+        return TrainConfig(**{**(overrides or {}), "resume": str(resume)}).validate()
     run = run_of(resume)
+    overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
     recorded = run.recorded_config()
     if recorded is None:
         return TrainConfig(**overrides, resume=str(resume)).validate()

@@ -40,7 +40,7 @@ from typing import Any
 from agents.ppo import Actor, save_actor
 from train.training.callbacks import evaluation_message, evaluation_row, next_multiple
 from train.training.config import TrainConfig
-from train.training.resume import check_fixed, run_of
+from train.training.resume import session_run
 from train.training.run_dir import RunDir, RunDirError, write_json_atomic
 from train.training.trainer import TrainResult
 
@@ -244,14 +244,14 @@ def train_rllib(config: TrainConfig) -> TrainResult:
 
     _quiet_ray()
     config.validate()
-    if config.resume:
-        run = run_of(config.resume)
-        recorded = run.recorded_config()
-        if recorded is not None:
-            check_fixed(TrainConfig(**{k: v for k, v in recorded.items() if k != "resume"}), config, run)
-    else:
-        run = RunDir(config.run_path())
-    run.create(fresh=not config.resume)
+    run, fresh = session_run(config)
+    if config.resume and (fresh or not _checkpoints(run)):
+        where = config.resume if fresh else run.path
+        raise ValueError(
+            f"config key 'resume': no RLlib checkpoint in {where} (the rllib backend continues a run "
+            "directory it wrote, or a checkpoint in one)"
+        )
+    run.create(fresh=fresh)
     with run.lock(), ray_session(run, config.address):
         return _train_rllib_locked(config, run)
 
@@ -265,9 +265,7 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir) -> TrainResult:
 
     torch.set_num_threads(config.torch_threads)
     register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
-    resume_from = _checkpoints(run)[-1] if config.resume and _checkpoints(run) else None
-    if config.resume and resume_from is None:
-        raise ValueError(f"config key 'resume': no RLlib checkpoint in {run.path}")
+    resume_from = _checkpoints(run)[-1] if config.resume else None
     config_file = run.next_resume_config_path() if resume_from is not None else run.config_path
     write_json_atomic(config_file, config.to_dict())
     start_steps = int(resume_from.name[len(RLLIB_CHECKPOINT_PREFIX) :]) if resume_from is not None else 0

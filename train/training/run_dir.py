@@ -167,6 +167,10 @@ class RunDir:
             skipped.append((candidate, problem))
         return None, skipped
 
+    def is_run(self) -> bool:
+        """Whether a trainer wrote here: a recorded config, a session or a checkpoint."""
+        return bool(self.config_files()) or self.sessions_path.exists() or self.checkpoints_dir.is_dir()
+
     def config_files(self) -> list[Path]:
         """``config.json`` then each ``config.resume_<k>.json``, oldest first."""
         resumes = []

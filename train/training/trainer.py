@@ -37,8 +37,8 @@ import numpy as np
 
 from agents.ppo import Actor, actor_from_policy, load_actor
 from train.training.callbacks import TrainingHooks, actor_policy
-from train.training.config import TrainConfig, config_from_dict
-from train.training.resume import FIXED_ON_RESUME, check_fixed, find_checkpoint, resume_config, run_of
+from train.training.config import TrainConfig
+from train.training.resume import FIXED_ON_RESUME, find_checkpoint, resume_config, run_of, session_run
 from train.training.run_dir import RunDir, RunDirError, atomic_write, write_json_atomic
 from train.training.vec_env import BatchedLlamaVecEnv
 
@@ -119,14 +119,8 @@ def train(config: TrainConfig) -> TrainResult:
     from sb3_contrib import MaskablePPO
 
     config.validate()
-    if config.resume:
-        run = run_of(config.resume)
-        recorded = run.recorded_config()
-        if recorded is not None:
-            check_fixed(config_from_dict({k: v for k, v in recorded.items() if k != "resume"}), config, run)
-    else:
-        run = RunDir(config.run_path())
-    run.create(fresh=not config.resume)
+    run, fresh = session_run(config)
+    run.create(fresh=fresh)
     with run.lock():
         resume_from = find_checkpoint(config.resume) if config.resume else None
         return _train_locked(config, run, resume_from, torch, MaskablePPO)
@@ -135,7 +129,7 @@ def train(config: TrainConfig) -> TrainResult:
 def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
     torch.set_num_threads(config.torch_threads)
     torch.manual_seed(config.seed)
-    config_file = run.next_resume_config_path() if resume_from is not None else run.config_path
+    config_file = run.next_resume_config_path() if run.config_files() else run.config_path
     try:
         write_json_atomic(config_file, config.to_dict())  # exactly what this session runs
     except OSError as exc:
