@@ -9,6 +9,8 @@ The searcher plays like ``heuristic`` except when nothing is playable and it may
 there it samples ``--samples`` determinizations of what it cannot see, plays each one
 out to the end of the round twice (after a draw and after a quit; everybody, itself
 included, then plays ``heuristic``) and picks the move with the higher mean value.
+``--base ppo`` makes the searcher's unsearched moves PPO's; ``--rollout-base`` its moves
+in the rollouts too.
 
 The value of a round's end is the searcher's chance to win the game from the scores:
 looked up in a table of (my score - the best other score, the highest score) fitted on
@@ -265,9 +267,11 @@ def searcher(
     policy: HeuristicAgent,
     rng: np.random.Generator,
     tracker: BeliefTracker | None,
+    me: Agent | None = None,
 ) -> Callable[[LlamaGame], int]:
     """The search: ``search(game)`` is the move of the player to act with the highest
-    mean value over ``samples`` worlds."""
+    mean value over ``samples`` worlds. In the rollouts every seat plays ``policy``, the
+    searcher itself ``me`` when given."""
 
     def determinize(game: LlamaGame, seat: int) -> LlamaGame:
         if tracker is not None:
@@ -283,6 +287,8 @@ def searcher(
     def search(game: LlamaGame) -> int:
         seat = game.current_player
         everyone: list[Agent] = [policy] * game.num_players
+        if me is not None:
+            everyone[seat] = me
         total = dict.fromkeys(game.legal_actions(), 0.0)
         for _ in range(samples):
             world = determinize(game, seat)
@@ -331,6 +337,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--every", action="store_true", help="search every move with a choice, not only draw-or-quit")
     ap.add_argument("--base", default="heuristic", help="the agent that makes the searcher's other moves (`ppo`...)")
+    ap.add_argument("--rollout-base", action="store_true", help="the searcher's rollout moves are --base's")
     args = ap.parse_args()
 
     policy = HeuristicAgent()
@@ -348,7 +355,9 @@ def main() -> None:
         tracker = (
             BeliefTracker(me, args.particles, args.mismatch, args.repair, policy, rng) if args.info == "track" else None
         )
-        search = searcher(args.info, args.samples, args.draw_weight, value, policy, rng, tracker)
+        search = searcher(
+            args.info, args.samples, args.draw_weight, value, policy, rng, tracker, base if args.rollout_base else None
+        )
         agents: list[Agent] = [policy] * args.players
         agents[me] = base  # the searcher's moves that are not searched
         table = Table(game, agents, listener=tracker)
@@ -368,7 +377,9 @@ def main() -> None:
         shares.append(game_rewards(game.scores)[me])
     mean, lo, hi = mean_ci(np.array(shares))
     print(
-        f"{args.players} players, base {args.base}, info={args.info}, {args.samples} samples, "
+        f"{args.players} players, base {args.base}"
+        + (" (also in the rollouts)" if args.rollout_base else "")
+        + f", info={args.info}, {args.samples} samples, "
         + ("every move searched, " if args.every else "")
         + f"{args.games} games, seed {args.seed}: "
         f"win share {mean:.3f} [{lo:.3f}, {hi:.3f}] (fair {1 / args.players:.3f}); "
