@@ -2,8 +2,9 @@
 
 ``agents.make("ppo")`` plays the shipped models: ``agents/models/ppo_llama_2p.npz`` at a
 2-player table (a heads-up specialist that reads observation version 1) and
-``agents/models/ppo_llama.zip`` at 3 to 6 players. ``agents.make("ppo_v0")`` is the first
-shipped agent, ``ppo_llama.zip`` at every table size.
+``agents/models/ppo_llama.zip`` at 3 to 6 players. The earlier agents stay: ``ppo_v1``
+plays the first heads-up specialist (``ppo_llama_2p_v1.npz``) with the same general model,
+and ``ppo_v0``, the first shipped agent, ``ppo_llama.zip`` at every table size.
 ``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or a
 checkpoint), and ``path="runs/<run>"`` the run directory's model, for every table size.
 
@@ -37,14 +38,18 @@ __all__ = [
     "actor_from_policy",
     "DEFAULT_MODEL",
     "HEADS_UP_MODEL",
+    "HEADS_UP_MODEL_V1",
     "MODEL_NAMES",
     "PPOv0Agent",
+    "PPOv1Agent",
 ]
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama.zip"
 """The first shipped model: every table size (observation version 0)."""
 HEADS_UP_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama_2p.npz"
 """The shipped heads-up specialist (observation version 1), played at 2-player tables."""
+HEADS_UP_MODEL_V1 = Path(__file__).resolve().parent / "models" / "ppo_llama_2p_v1.npz"
+"""The first heads-up specialist (observation version 1), played by ``ppo_v1``."""
 
 
 class Actor:
@@ -284,6 +289,8 @@ class PPOAgent(BaseAgent):
     2 players); argmax over legal actions."""
 
     name = "ppo"
+    heads_up_model = HEADS_UP_MODEL
+    """The specialist played at 2-player tables when no ``path`` is given."""
 
     def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None) -> None:
         super().__init__(seed)
@@ -293,7 +300,7 @@ class PPOAgent(BaseAgent):
         self.path: Path | None = model_file(path) if path is not None else DEFAULT_MODEL
         self.actor = load_actor(self.path)
         """The model played at every table size without a specialist."""
-        self.specialists: dict[int, Actor] = {2: load_actor(HEADS_UP_MODEL)} if path is None else {}
+        self.specialists: dict[int, Actor] = {2: load_actor(self.heads_up_model)} if path is None else {}
         """Table size -> the model played there instead of :attr:`actor`."""
 
     @classmethod
@@ -371,6 +378,8 @@ class PPOAgent(BaseAgent):
         return out
 
     def __repr__(self) -> str:
+        if type(self) is not PPOAgent or self.specialists:  # a shipped agent: its name says which models
+            return f"{type(self).__name__}(deterministic={self.deterministic})"
         return f"PPOAgent(path={str(self.path)!r}, deterministic={self.deterministic})"
 
 
@@ -382,3 +391,15 @@ class PPOv0Agent(PPOAgent):
 
     def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
         super().__init__(str(DEFAULT_MODEL), deterministic, seed)
+
+
+@register("ppo_v1")
+class PPOv1Agent(PPOAgent):
+    """The second shipped PPO agent: the first heads-up specialist at 2 players, the
+    general model at 3 to 6."""
+
+    name = "ppo_v1"
+    heads_up_model = HEADS_UP_MODEL_V1
+
+    def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
+        super().__init__(None, deterministic, seed)

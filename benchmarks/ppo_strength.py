@@ -9,8 +9,9 @@ Each row is one :func:`train.evaluation.evaluate` call: the PPO agent (argmax ov
 actions) and ``players - 1`` copies of one baseline, ``--games`` games with the seating
 rotated from game to game. Prints a markdown table of the PPO agent's win share with
 its 95% interval beside the fair share ``1 / players``. ``--model`` is a model file, a
-run directory or a registered agent spec: ``ppo`` (the default, the shipped agent) or
-``ppo_v0`` (the first shipped agent). The default opponents
+run directory or a registered agent spec: ``ppo`` (the default, the shipped agent),
+``ppo_v1`` (the previous one, the first heads-up specialist) or ``ppo_v0`` (the first
+shipped agent). The default opponents
 include ``perturbed:seed=12345``: heuristics with perturbed parameters from a population
 no training run here used (training uses the default seed).
 """

@@ -164,3 +164,17 @@ def test_the_shipped_ppo_plays_its_heads_up_specialist_at_two_players_only():
     obs1 = np.concatenate([p[1] for p in parts])
     masks = np.concatenate([p[2] for p in parts])
     assert ppo.act_batch(obs1, masks).tolist() == [ppo.act(o, m) for o, m in zip(obs1, masks, strict=True)]
+
+
+def test_ppo_v1_plays_the_first_heads_up_specialist_with_the_same_general_model():
+    from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL, HEADS_UP_MODEL_V1, load_actor
+
+    ppo, v1 = agents.make("ppo"), agents.make("ppo_v1")
+    first, general = load_actor(HEADS_UP_MODEL_V1), load_actor(DEFAULT_MODEL)
+    assert v1.obs_version == 1 and repr(v1) == "PPOv1Agent(deterministic=True)"
+    _, obs1, masks = decisions(2, 200, seed=5)
+    assert v1.act_batch(obs1, masks).tolist() == first.act_batch(obs1, masks).tolist()
+    assert (load_actor(HEADS_UP_MODEL).act_batch(obs1, masks) != first.act_batch(obs1, masks)).any()
+    assert (ppo.act_batch(obs1, masks) != v1.act_batch(obs1, masks)).any()  # two different heads-up players
+    _, obs1, masks = decisions(4, 60, seed=6)
+    assert v1.act_batch(obs1, masks).tolist() == general.act_batch(obs1[:, : general.obs_size], masks).tolist()
