@@ -44,9 +44,7 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     :data:`FIXED_ON_RESUME`. Resuming a model file that lies outside any run (a
     downloaded or copied ``model.zip``) starts a new run at ``config.run_path()`` from its
     weights and step count: the folder the file lies in is never written to."""
-    if not config.resume:
-        return RunDir(config.run_path()), True
-    if _bare_model(config.resume):
+    if not config.resume or _bare_model(config.resume):
         return RunDir(config.run_path()), True
     run = run_of(config.resume)
     recorded = run.recorded_config()
