@@ -245,18 +245,21 @@ def train_rllib(config: TrainConfig) -> TrainResult:
     _quiet_ray()
     config.validate()
     run, fresh = session_run(config)
-    if config.resume and (fresh or not _checkpoints(run)):
-        where = config.resume if fresh else run.path
-        raise ValueError(
-            f"config key 'resume': no RLlib checkpoint in {where} (the rllib backend continues a run "
-            "directory it wrote, or a checkpoint in one)"
-        )
+    resume_from: Path | None = None
+    if config.resume:
+        found = [] if fresh else _checkpoints(run)
+        if not found:
+            raise ValueError(
+                f"config key 'resume': no RLlib checkpoint in {config.resume if fresh else run.path} (the rllib "
+                "backend continues a run directory it wrote, or a checkpoint in one)"
+            )
+        resume_from = found[-1]
     run.create(fresh=fresh)
     with run.lock(), ray_session(run, config.address):
-        return _train_rllib_locked(config, run)
+        return _train_rllib_locked(config, run, resume_from)
 
 
-def _train_rllib_locked(config: TrainConfig, run: RunDir) -> TrainResult:
+def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | None) -> TrainResult:
     import numpy as np
     import torch
     from ray.tune.registry import register_env
@@ -265,7 +268,6 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir) -> TrainResult:
 
     torch.set_num_threads(config.torch_threads)
     register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
-    resume_from = _checkpoints(run)[-1] if config.resume else None
     config_file = run.next_resume_config_path() if resume_from is not None else run.config_path
     write_json_atomic(config_file, config.to_dict())
     start_steps = int(resume_from.name[len(RLLIB_CHECKPOINT_PREFIX) :]) if resume_from is not None else 0
