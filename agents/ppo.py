@@ -40,16 +40,28 @@ __all__ = [
     "HEADS_UP_MODEL",
     "HEADS_UP_MODEL_V1",
     "MODEL_NAMES",
+    "MODELS_DIR",
+    "SHIPPED",
     "PPOv0Agent",
     "PPOv1Agent",
 ]
 
-DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama.zip"
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+"""Where the shipped model files live."""
+DEFAULT_MODEL = MODELS_DIR / "ppo_llama.zip"
 """The first shipped model: every table size (observation version 0)."""
-HEADS_UP_MODEL = Path(__file__).resolve().parent / "models" / "ppo_llama_2p.npz"
+HEADS_UP_MODEL = MODELS_DIR / "ppo_llama_2p.npz"
 """The shipped heads-up specialist (observation version 1), played at 2-player tables."""
-HEADS_UP_MODEL_V1 = Path(__file__).resolve().parent / "models" / "ppo_llama_2p_v1.npz"
+HEADS_UP_MODEL_V1 = MODELS_DIR / "ppo_llama_2p_v1.npz"
 """The first heads-up specialist (observation version 1), played by ``ppo_v1``."""
+
+SHIPPED: dict[str, dict[int, Path]] = {
+    "ppo": {2: HEADS_UP_MODEL},
+    "ppo_v1": {2: HEADS_UP_MODEL_V1},
+    "ppo_v0": {},
+}
+"""Each shipped agent's specialists: table size -> the model file it plays there;
+:data:`DEFAULT_MODEL` plays every other table size."""
 
 
 class Actor:
@@ -289,8 +301,6 @@ class PPOAgent(BaseAgent):
     2 players); argmax over legal actions."""
 
     name = "ppo"
-    heads_up_model = HEADS_UP_MODEL
-    """The specialist played at 2-player tables when no ``path`` is given."""
 
     def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None) -> None:
         super().__init__(seed)
@@ -300,7 +310,8 @@ class PPOAgent(BaseAgent):
         self.path: Path | None = model_file(path) if path is not None else DEFAULT_MODEL
         self.actor = load_actor(self.path)
         """The model played at every table size without a specialist."""
-        self.specialists: dict[int, Actor] = {2: load_actor(self.heads_up_model)} if path is None else {}
+        shipped = SHIPPED.get(self.name, {}) if path is None else {}
+        self.specialists: dict[int, Actor] = {n: load_actor(f) for n, f in shipped.items()}
         """Table size -> the model played there instead of :attr:`actor`."""
 
     @classmethod
@@ -399,7 +410,6 @@ class PPOv1Agent(PPOAgent):
     general model at 3 to 6."""
 
     name = "ppo_v1"
-    heads_up_model = HEADS_UP_MODEL_V1
 
     def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
         super().__init__(None, deterministic, seed)
