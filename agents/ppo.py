@@ -1,10 +1,13 @@
 """The PPO agent: a MaskablePPO policy trained by ``llama-rl train`` (see docs/training.md).
 
-``agents.make("ppo")`` plays the shipped models: ``agents/models/ppo_llama_2p.npz`` at a
-2-player table (a heads-up specialist that reads observation version 1) and
-``agents/models/ppo_llama.zip`` at 3 to 6 players. The earlier agents stay: ``ppo_v1``
-plays the first heads-up specialist (``ppo_llama_2p_v1.npz``) with the same general model,
-and ``ppo_v0``, the first shipped agent, ``ppo_llama.zip`` at every table size.
+``agents.make("ppo")`` plays the shipped models: specialists that read observation
+version 1 at 2-, 4- and 6-player tables (``agents/models/ppo_llama_2p.npz``,
+``ppo_llama_4p.npz``, ``ppo_llama_6p.npz``), and the general model
+``agents/models/ppo_llama.zip`` at 3 and 5 players (:data:`SHIPPED` says which file plays
+where). The earlier agents stay: ``ppo_v2``
+plays the same heads-up specialist with the general model at 3 to 6 players, ``ppo_v1``
+the first heads-up specialist (``ppo_llama_2p_v1.npz``) with the general model, and
+``ppo_v0``, the first shipped agent, ``ppo_llama.zip`` at every table size.
 ``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or a
 checkpoint), and ``path="runs/<run>"`` the run directory's model, for every table size.
 
@@ -39,11 +42,14 @@ __all__ = [
     "DEFAULT_MODEL",
     "HEADS_UP_MODEL",
     "HEADS_UP_MODEL_V1",
+    "FOUR_PLAYER_MODEL",
+    "SIX_PLAYER_MODEL",
     "MODEL_NAMES",
     "MODELS_DIR",
     "SHIPPED",
     "PPOv0Agent",
     "PPOv1Agent",
+    "PPOv2Agent",
 ]
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -54,9 +60,14 @@ HEADS_UP_MODEL = MODELS_DIR / "ppo_llama_2p.npz"
 """The shipped heads-up specialist (observation version 1), played at 2-player tables."""
 HEADS_UP_MODEL_V1 = MODELS_DIR / "ppo_llama_2p_v1.npz"
 """The first heads-up specialist (observation version 1), played by ``ppo_v1``."""
+FOUR_PLAYER_MODEL = MODELS_DIR / "ppo_llama_4p.npz"
+"""The shipped 4-player specialist (observation version 1), played at 4-player tables."""
+SIX_PLAYER_MODEL = MODELS_DIR / "ppo_llama_6p.npz"
+"""The shipped 6-player specialist (observation version 1), played at 6-player tables."""
 
 SHIPPED: dict[str, dict[int, Path]] = {
-    "ppo": {2: HEADS_UP_MODEL},
+    "ppo": {2: HEADS_UP_MODEL, 4: FOUR_PLAYER_MODEL, 6: SIX_PLAYER_MODEL},
+    "ppo_v2": {2: HEADS_UP_MODEL},
     "ppo_v1": {2: HEADS_UP_MODEL_V1},
     "ppo_v0": {},
 }
@@ -297,8 +308,8 @@ _TABLE_SIZE = SLICES["num_players"]
 
 @register("ppo")
 class PPOAgent(BaseAgent):
-    """A trained MaskablePPO policy (default: the shipped models, a heads-up specialist at
-    2 players); argmax over legal actions."""
+    """A trained MaskablePPO policy (default: the shipped models, specialists at 2, 4 and 6
+    players, the general model at 3 and 5); argmax over legal actions."""
 
     name = "ppo"
 
@@ -410,6 +421,17 @@ class PPOv1Agent(PPOAgent):
     general model at 3 to 6."""
 
     name = "ppo_v1"
+
+    def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
+        super().__init__(None, deterministic, seed)
+
+
+@register("ppo_v2")
+class PPOv2Agent(PPOAgent):
+    """The third shipped PPO agent: the heads-up specialist ``ppo`` plays at 2 players, the
+    general model at 3 to 6."""
+
+    name = "ppo_v2"
 
     def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
         super().__init__(None, deterministic, seed)

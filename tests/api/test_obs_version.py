@@ -140,30 +140,46 @@ def decisions(players: int, count: int, seed: int = 0) -> tuple[np.ndarray, np.n
     return np.stack(obs0), np.stack(obs1), np.stack(masks)
 
 
-def test_the_shipped_ppo_plays_its_heads_up_specialist_at_two_players_only():
-    from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL, load_actor
+def test_the_shipped_ppo_plays_its_specialists_at_their_table_sizes_and_the_general_model_elsewhere():
+    from agents.ppo import DEFAULT_MODEL, FOUR_PLAYER_MODEL, HEADS_UP_MODEL, SHIPPED, SIX_PLAYER_MODEL, load_actor
 
+    assert SHIPPED["ppo"] == {2: HEADS_UP_MODEL, 4: FOUR_PLAYER_MODEL, 6: SIX_PLAYER_MODEL}
     ppo, v0 = agents.make("ppo"), agents.make("ppo_v0")
-    specialist, general = load_actor(HEADS_UP_MODEL), load_actor(DEFAULT_MODEL)
-    assert ppo.obs_version == 1 and specialist.obs_version == 1 and general.obs_version == 0
-    differ = 0
-    for players in (2, 3, 4, 6):
+    specialists = {n: load_actor(f) for n, f in SHIPPED["ppo"].items()}
+    general = load_actor(DEFAULT_MODEL)
+    assert ppo.obs_version == 1 and general.obs_version == 0
+    assert all(a.obs_version == 1 for a in specialists.values())
+    for players in (2, 3, 4, 5, 6):
         obs0, obs1, masks = decisions(players, 60, seed=players)
         chosen = [ppo.act(o, m) for o, m in zip(obs1, masks, strict=True)]
-        model = specialist if players == 2 else general
+        model = specialists.get(players, general)
         expected = model.act_batch(obs1[:, : model.obs_size], masks)
         assert chosen == expected.tolist()
         assert ppo.act_batch(obs1, masks).tolist() == chosen
         # a version-0 observation: the general model at every size, as ppo_v0 plays
         assert ppo.act_batch(obs0, masks).tolist() == v0.act_batch(obs0, masks).tolist()
         assert [ppo.act(o, m) for o, m in zip(obs0, masks, strict=True)] == v0.act_batch(obs0, masks).tolist()
-        if players == 2:
-            differ += int((general.act_batch(obs0, masks) != expected).sum())
-    assert differ > 0  # the two models disagree heads-up, so the routing is seen
-    parts = [decisions(n, 20, seed=10 + n) for n in (2, 5)]
+        if players in specialists:  # the specialist and the general model disagree, so the routing is seen
+            assert (general.act_batch(obs0, masks) != expected).any()
+    parts = [decisions(n, 20, seed=10 + n) for n in (2, 5, 6)]
     obs1 = np.concatenate([p[1] for p in parts])
     masks = np.concatenate([p[2] for p in parts])
     assert ppo.act_batch(obs1, masks).tolist() == [ppo.act(o, m) for o, m in zip(obs1, masks, strict=True)]
+
+
+def test_ppo_v2_plays_the_heads_up_specialist_and_the_general_model_at_three_to_six_players():
+    from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL, load_actor
+
+    ppo, v2 = agents.make("ppo"), agents.make("ppo_v2")
+    assert v2.obs_version == 1 and repr(v2) == "PPOv2Agent(deterministic=True)"
+    _, obs1, masks = decisions(2, 100, seed=7)
+    assert v2.act_batch(obs1, masks).tolist() == load_actor(HEADS_UP_MODEL).act_batch(obs1, masks).tolist()
+    assert v2.act_batch(obs1, masks).tolist() == ppo.act_batch(obs1, masks).tolist()
+    general = load_actor(DEFAULT_MODEL)
+    for players in (4, 6):
+        _, obs1, masks = decisions(players, 60, seed=8)
+        assert v2.act_batch(obs1, masks).tolist() == general.act_batch(obs1[:, : general.obs_size], masks).tolist()
+        assert (ppo.act_batch(obs1, masks) != v2.act_batch(obs1, masks)).any()  # ppo plays its specialist here
 
 
 def test_ppo_v1_plays_the_first_heads_up_specialist_with_the_same_general_model():

@@ -70,6 +70,6 @@ def format_comparison(rows: Sequence[ComparisonRow]) -> str:
 
 def has_shipped_models() -> bool:
     """Whether this checkout has the models ``agents.make("ppo")`` plays."""
-    from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL
+    from agents.ppo import DEFAULT_MODEL, SHIPPED
 
-    return DEFAULT_MODEL.exists() and HEADS_UP_MODEL.exists()
+    return DEFAULT_MODEL.exists() and all(f.exists() for f in SHIPPED["ppo"].values())
