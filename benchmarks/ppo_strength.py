@@ -10,8 +10,8 @@ actions) and ``players - 1`` copies of one baseline, ``--games`` games with the 
 rotated from game to game. Prints a markdown table of the PPO agent's win share with
 its 95% interval beside the fair share ``1 / players``. ``--model`` is a model file, a
 run directory or a registered agent spec: ``ppo`` (the default, the shipped agent),
-``ppo_v1`` (the previous one, the first heads-up specialist) or ``ppo_v0`` (the first
-shipped agent). The default opponents
+``ppo_v2`` (the previous one: no 4- and 6-player specialists), ``ppo_v1`` (the first
+heads-up specialist) or ``ppo_v0`` (the first shipped agent). The default opponents
 include ``perturbed:seed=12345``: heuristics with perturbed parameters from a population
 no training run here used (training uses the default seed).
 """
