@@ -4,10 +4,10 @@
 version 1 at 2-, 4- and 6-player tables (``agents/models/ppo_llama_2p.npz``,
 ``ppo_llama_4p.npz``, ``ppo_llama_6p.npz``), and the general model
 ``agents/models/ppo_llama.zip`` at 3 and 5 players (:data:`SHIPPED` says which file plays
-where). The earlier agents stay: ``ppo_v2``
-plays the same heads-up specialist with the general model at 3 to 6 players, ``ppo_v1``
-the first heads-up specialist (``ppo_llama_2p_v1.npz``) with the general model, and
-``ppo_v0``, the first shipped agent, ``ppo_llama.zip`` at every table size.
+where). The earlier agents stay: ``ppo_v2`` plays the same heads-up specialist with the
+general model at 3 to 6 players, ``ppo_v1`` the first heads-up specialist
+(``ppo_llama_2p_v1.npz``) with the general model, and ``ppo_v0``, the first shipped agent,
+``ppo_llama.zip`` at every table size.
 ``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or a
 checkpoint), and ``path="runs/<run>"`` the run directory's model, for every table size.
 
