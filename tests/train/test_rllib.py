@@ -279,6 +279,38 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "i" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
 
 
+def test_sigterm_saves_an_rllib_run_although_ray_installs_its_own_handler(tmp_path):
+    """ray.init replaces SIGTERM's handler with one that dies at once; the trainer puts
+    ``llama-rl train``'s back, so SIGTERM saves a checkpoint as Ctrl-C does."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, signal, sys\n"
+        "from ray.rllib.algorithms.algorithm import Algorithm\n"
+        "from train.cli import main\n"
+        "real, calls = Algorithm.train, [0]\n"
+        "def train_then_terminate(self):\n"
+        "    calls[0] += 1\n"
+        "    if calls[0] == 2:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return real(self)\n"
+        "Algorithm.train = train_then_terminate\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", "100000"]
+    argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
+    argv += ["--eval-every", "0", "--run-dir", str(tmp_path), "--run-name", "t", "--final-eval-games", "0"]
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *argv, "--no-progress-bar"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 130, (proc.stdout, proc.stderr[-3000:])
+    assert "terminated (SIGTERM)" in proc.stderr and "interrupted at" in proc.stdout
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert summary["interrupted"] and 0 < summary["num_timesteps"] < 100_000
+    assert (tmp_path / "t" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
+
+
 def test_rllib_without_the_extra_names_the_extra():
     import subprocess
     import sys

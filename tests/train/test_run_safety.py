@@ -225,3 +225,36 @@ def test_losing_the_run_directory_mid_run_keeps_what_was_saved(tmp_path, monkeyp
     rescue.unlink()
     files_are_whole(tmp_path / "ro")
     assert not (tmp_path / "ro" / ".lock").exists()
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_it_resumes(tmp_path):
+    """``kill``, ``timeout`` and job schedulers stop a process with SIGTERM: the run saves a
+    checkpoint as on Ctrl-C instead of dying with everything since the last one."""
+    import signal
+    import time
+
+    run = tmp_path / "term"
+    args = ["train", "--preset", "smoke", "--total-timesteps", "50000000", "--eval-every", "0"]
+    args += ["--run-dir", str(tmp_path), "--run-name", "term", "--final-eval-games", "0", "--no-progress-bar"]
+    script = "import sys\nfrom train.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list((run / "checkpoints").glob("ppo_*.zip")):  # it is training
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run never saved a checkpoint"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, (out, err)
+    assert "terminated (SIGTERM)" in err and f"llama-rl train --resume {run}" in out
+    files_are_whole(run)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["interrupted"] and 0 < summary["num_timesteps"] < 50_000_000
+    assert (run / f"checkpoints/ppo_{summary['num_timesteps']}.zip").is_file()
+    code = main(["train", "--resume", str(run), "--total-timesteps", str(summary["num_timesteps"] + 2048)])
+    assert code == 0 and json.loads((run / "summary.json").read_text())["num_timesteps"] > summary["num_timesteps"]

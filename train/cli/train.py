@@ -16,7 +16,11 @@ the flags given.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import MISSING, fields
 from typing import Any
 
@@ -24,6 +28,27 @@ from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubP
 from train.training.config import PARSERS, PRESETS, TrainConfig, field_types
 
 __all__ = ["add_parser", "add_arguments", "config_from_args", "print_final_comparison"]
+
+
+@contextlib.contextmanager
+def _terminate_as_ctrl_c() -> Iterator[None]:
+    """While a run trains, SIGTERM (``kill``, ``timeout``, a job scheduler stopping the job)
+    stops it as Ctrl-C does: the trainer saves a checkpoint and the run can be resumed.
+    Without this the process died at once and lost everything since the last periodic
+    checkpoint."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        print("\nterminated (SIGTERM): stopping as on Ctrl-C", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def _flag_type(name: str, typ: Any) -> Callable[[str], Any]:
@@ -116,7 +141,8 @@ def _run(args: argparse.Namespace) -> int:
             from train.training.trainer import train
 
         try:
-            result = train(config)
+            with _terminate_as_ctrl_c():
+                result = train(config)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         except RunDirError as exc:

@@ -30,7 +30,9 @@ import functools
 import hashlib
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -82,6 +84,10 @@ def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Itera
         yield
         return
     link: Path | None = None
+    # ray.init replaces SIGTERM's handler with its own (it logs and dies), so a handler the
+    # caller installed (``llama-rl train`` stops on SIGTERM as on Ctrl-C) is put back after it
+    main = threading.current_thread() is threading.main_thread()
+    on_term = signal.getsignal(signal.SIGTERM) if main else None
     try:
         if address:
             ray.init(address=address, log_to_driver=False, configure_logging=False, runtime_env={"env_vars": env_vars})
@@ -101,6 +107,8 @@ def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Itera
                 _temp_dir=str(link),
                 runtime_env={"env_vars": env_vars},
             )
+        if callable(on_term):
+            signal.signal(signal.SIGTERM, on_term)
         yield
     finally:
         if ray.is_initialized():
