@@ -405,33 +405,32 @@ class PPOAgent(BaseAgent):
         return f"PPOAgent(path={str(self.path)!r}, deterministic={self.deterministic})"
 
 
+class _EarlierShippedAgent(PPOAgent):
+    """An earlier shipped agent: the models :data:`SHIPPED` lists under its ``name``, the
+    general model at every other table size; it takes no ``path``."""
+
+    def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
+        super().__init__(None, deterministic, seed)
+
+
 @register("ppo_v0")
-class PPOv0Agent(PPOAgent):
+class PPOv0Agent(_EarlierShippedAgent):
     """The first shipped PPO agent: one model (observation version 0) at every table size."""
 
     name = "ppo_v0"
 
-    def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
-        super().__init__(str(DEFAULT_MODEL), deterministic, seed)
-
 
 @register("ppo_v1")
-class PPOv1Agent(PPOAgent):
+class PPOv1Agent(_EarlierShippedAgent):
     """The second shipped PPO agent: the first heads-up specialist at 2 players, the
     general model at 3 to 6."""
 
     name = "ppo_v1"
 
-    def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
-        super().__init__(None, deterministic, seed)
-
 
 @register("ppo_v2")
-class PPOv2Agent(PPOAgent):
+class PPOv2Agent(_EarlierShippedAgent):
     """The third shipped PPO agent: the heads-up specialist ``ppo`` plays at 2 players, the
     general model at 3 to 6."""
 
     name = "ppo_v2"
-
-    def __init__(self, deterministic: bool = True, seed: int | None = None) -> None:
-        super().__init__(None, deterministic, seed)
