@@ -19,36 +19,28 @@ import argparse
 import contextlib
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any
 
 from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, missing_dependency
 from train.training.config import PARSERS, PRESETS, TrainConfig, field_types
+from train.training.run_dir import signal_handler
 
 __all__ = ["add_parser", "add_arguments", "config_from_args", "print_final_comparison"]
 
 
-@contextlib.contextmanager
-def _terminate_as_ctrl_c() -> Iterator[None]:
+def _terminate_as_ctrl_c() -> contextlib.AbstractContextManager[None]:
     """While a run trains, SIGTERM (``kill``, ``timeout``, a job scheduler stopping the job)
     stops it as Ctrl-C does: the trainer saves a checkpoint and the run can be resumed.
     Without this the process died at once and lost everything since the last periodic
     checkpoint."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
 
     def handler(signum: int, frame: Any) -> None:
         print("\nterminated (SIGTERM): stopping as on Ctrl-C", file=sys.stderr, flush=True)
         raise KeyboardInterrupt
 
-    old = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
+    return signal_handler(signal.SIGTERM, handler)
 
 
 def _flag_type(name: str, typ: Any) -> Callable[[str], Any]:

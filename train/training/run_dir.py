@@ -22,16 +22,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import tempfile
+import threading
 import time
 import warnings
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
-__all__ = ["RunDir", "RunDirError", "atomic_write", "write_json_atomic", "checkpoint_problem"]
+__all__ = ["RunDir", "RunDirError", "atomic_write", "write_json_atomic", "checkpoint_problem", "signal_handler"]
 
 CHECKPOINT_GLOB = "ppo_*.zip"
 
@@ -39,6 +42,20 @@ CHECKPOINT_GLOB = "ppo_*.zip"
 class RunDirError(OSError):
     """The run directory cannot be written, or is in use: the message says what, where,
     and what was kept."""
+
+
+@contextlib.contextmanager
+def signal_handler(signum: int, handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """``handler`` for signal ``signum`` inside the block, the previous one after it.
+    Python handles signals in the main thread only; elsewhere the block runs unchanged."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signum, old)
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:

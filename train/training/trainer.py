@@ -26,9 +26,7 @@ import json
 import signal
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +37,7 @@ from agents.ppo import Actor, actor_from_policy, load_actor
 from train.training.callbacks import TrainingHooks, actor_policy
 from train.training.config import TrainConfig
 from train.training.resume import FIXED_ON_RESUME, find_checkpoint, resume_config, run_of, session_run
-from train.training.run_dir import RunDir, RunDirError, atomic_write, write_json_atomic
+from train.training.run_dir import RunDir, RunDirError, atomic_write, signal_handler, write_json_atomic
 from train.training.vec_env import BatchedLlamaVecEnv
 
 __all__ = ["train", "TrainResult", "find_checkpoint", "resume_config", "run_of", "FIXED_ON_RESUME"]
@@ -67,13 +65,9 @@ class TrainResult:
         return self.steps_this_session / self.wall_s if self.wall_s > 0 else 0.0
 
 
-@contextlib.contextmanager
-def _saving_despite_ctrl_c() -> Iterator[None]:
+def _saving_despite_ctrl_c() -> contextlib.AbstractContextManager[None]:
     """While the final files are written, hold back one more Ctrl-C (saying so); a
     further one stops at once (the atomic writes leave the previous files whole)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     presses = [0]
 
     def handler(signum: int, frame: Any) -> None:
@@ -82,11 +76,7 @@ def _saving_despite_ctrl_c() -> Iterator[None]:
             raise KeyboardInterrupt
         print("\nstill saving the checkpoint (a few seconds); Ctrl-C again stops without it", file=sys.stderr)
 
-    old = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
+    return signal_handler(signal.SIGINT, handler)
 
 
 def save_model(model: Any, path: Path) -> None:
