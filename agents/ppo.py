@@ -9,7 +9,8 @@ general model at 3 to 6 players, ``ppo_v1`` the first heads-up specialist
 (``ppo_llama_2p_v1.npz``) with the general model, and ``ppo_v0``, the first shipped agent,
 ``ppo_llama.zip`` at every table size.
 ``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or a
-checkpoint), and ``path="runs/<run>"`` the run directory's model, for every table size.
+checkpoint: an SB3 ``.zip`` or an RLlib ``checkpoints/rllib_<steps>`` folder), and
+``path="runs/<run>"`` the run directory's model, for every table size.
 
 Only the actor is kept: the zip's policy weights are read with torch on the CPU and the
 action head's logits of the illegal actions are masked out, so a move is one small
@@ -21,6 +22,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import pickle
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -157,15 +159,25 @@ MODEL_NAMES = ("model.zip", "model.npz")
 actor exported by the RLlib trainer)."""
 
 
+RLLIB_MODULE_STATE = Path("learner_group", "learner", "rl_module", "shared", "module_state.pkl")
+"""Where an RLlib checkpoint (``runs/<run>/checkpoints/rllib_<steps>/``) keeps the
+weights of the policy the RLlib trainer learns (its one module, ``shared``)."""
+
+
 def model_file(path: str | Path) -> Path:
-    """The model behind ``path``: the file itself, or a run directory's model (of either
-    trainer)."""
+    """The model behind ``path``: the file itself, a run directory's model (of either
+    trainer), or an RLlib checkpoint's module state."""
     p = Path(path)
     if p.is_dir():
         for name in MODEL_NAMES:
             if (p / name).is_file():
                 return p / name
-        raise ValueError(f"no PPO model in the run directory {p}: it has no {' or '.join(MODEL_NAMES)}")
+        if (p / RLLIB_MODULE_STATE).is_file():
+            return p / RLLIB_MODULE_STATE
+        raise ValueError(
+            f"no PPO model in {p}: it is not a run directory (it has no {' or '.join(MODEL_NAMES)}) "
+            f"nor an RLlib checkpoint (it has no {RLLIB_MODULE_STATE.as_posix()})"
+        )
     if not p.exists():
         raise ValueError(f"no PPO model at {p}: the file does not exist")
     return p
@@ -205,10 +217,80 @@ def _load_npz(file: Path) -> Actor:
     return Actor(layers, activation)
 
 
+class _ArraysOnly(pickle.Unpickler):
+    """Unpickles a dict of numpy arrays and nothing else: a module state file is a pickle,
+    and a pickle may name any callable; this one may name only what rebuilds arrays."""
+
+    _ALLOWED = {
+        ("collections", "OrderedDict"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("numpy.core.numeric", "_frombuffer"),
+        ("numpy._core.numeric", "_frombuffer"),
+    }
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in self._ALLOWED:
+            raise ValueError(f"it holds a {module}.{name}, not only numpy arrays (refused: a pickle may run code)")
+        return super().find_class(module, name)
+
+
+def _rllib_activation(state_file: Path) -> str:
+    """The activation of the run an RLlib checkpoint belongs to: ``state_file`` lies at
+    ``<run>/checkpoints/rllib_<steps>/`` + :data:`RLLIB_MODULE_STATE`, the activation in
+    ``<run>/config.json`` (it cannot change when a run is resumed)."""
+    checkpoint = state_file
+    for _ in RLLIB_MODULE_STATE.parts:
+        checkpoint = checkpoint.parent
+    config = checkpoint.parent.parent / "config.json"
+    try:
+        activation = json.loads(config.read_text()).get("activation")
+    except (OSError, ValueError, AttributeError):
+        raise ValueError(
+            f"its activation is recorded in its run's config.json, and {config} cannot be read "
+            "(load the run directory's model.npz, or keep the checkpoint inside its run)"
+        ) from None
+    if activation not in ("tanh", "relu"):
+        raise ValueError(f"{config} records the activation {activation!r}; expected 'tanh' or 'relu'")
+    return str(activation)
+
+
+def _load_rllib_state(file: Path) -> Actor:
+    """The actor of an RLlib checkpoint: its actor encoder's linear layers, then the
+    policy head (what the trainer exports as ``model.npz``), with no Ray or torch."""
+    with open(file, "rb") as fh:
+        state = _ArraysOnly(fh).load()
+    if not isinstance(state, dict):
+        raise ValueError("its module state is not a dict of weights")
+
+    def linear(prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        indices = sorted(
+            int(k[len(prefix) : -len(".weight")])
+            for k in state
+            if k.startswith(prefix) and k.endswith(".weight") and k[len(prefix) : -len(".weight")].isdigit()
+        )
+        return [(np.asarray(state[f"{prefix}{i}.weight"]), np.asarray(state[f"{prefix}{i}.bias"])) for i in indices]
+
+    try:
+        encoder, head = linear("encoder.actor_encoder.net.mlp."), linear("pi.net.mlp.")
+    except KeyError as exc:
+        raise ValueError(f"its module state has a weight without its bias ({exc})") from None
+    if not encoder or not head:
+        raise ValueError("its module state has no actor encoder (encoder.actor_encoder) or no policy head (pi)")
+    layers = encoder + head
+    _check_layers(layers)
+    return Actor(layers, _rllib_activation(file))
+
+
 def load_actor(path: str | Path) -> Actor:
     """Read the actor from a MaskablePPO ``.zip`` (``policy.pth`` state dict) without
-    building the whole algorithm, or from an exported ``.npz``: fast, CPU only. ``path``
-    may be a run directory (its model, of either trainer).
+    building the whole algorithm, from an exported ``.npz``, or from an RLlib checkpoint's
+    module state: fast, CPU only. ``path`` may be a run directory (its model, of either
+    trainer) or an RLlib checkpoint directory.
 
     Raises ``ValueError`` naming the file for anything that is not a readable model of
     this game's shapes (empty, truncated or corrupt file, missing entries, garbage
@@ -216,9 +298,9 @@ def load_actor(path: str | Path) -> Actor:
     ``.zip``.
     """
     file = model_file(path)
-    if file.suffix == ".npz":
+    if file.suffix in (".npz", ".pkl"):
         try:
-            return _load_npz(file)
+            return _load_npz(file) if file.suffix == ".npz" else _load_rllib_state(file)
         except ValueError as exc:
             raise ValueError(f"cannot load a PPO model from {file}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
@@ -316,7 +398,9 @@ class PPOAgent(BaseAgent):
     def __init__(self, path: str | None = None, deterministic: bool = True, seed: int | None = None) -> None:
         super().__init__(seed)
         if path is not None and not isinstance(path, (str, Path)):
-            raise ValueError(f"PPOAgent path must be a model .zip or a run directory, got {path!r}")
+            raise ValueError(
+                f"PPOAgent path must be a model file, a run directory or an RLlib checkpoint, got {path!r}"
+            )
         self.deterministic = check_flag("PPOAgent deterministic", deterministic)
         self.path: Path | None = model_file(path) if path is not None else DEFAULT_MODEL
         self.actor = load_actor(self.path)

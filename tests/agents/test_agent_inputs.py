@@ -4,17 +4,20 @@ parameters, and PPO model files that are not whole models."""
 from __future__ import annotations
 
 import io
+import json
 import os
+import pickle
 import shutil
 import zipfile
+from collections import OrderedDict
 
 import numpy as np
 import pytest
 
 import agents
-from agents.ppo import DEFAULT_MODEL
+from agents.ppo import DEFAULT_MODEL, FOUR_PLAYER_MODEL, RLLIB_MODULE_STATE, load_actor
 from llama_env.engine import LlamaGame
-from llama_env.observation import action_mask, encode
+from llama_env.observation import action_mask, encode, encode_v1
 from train.cli import main
 
 BUILTIN = ["random", "greedy", "cautious", "heuristic", "perturbed", "ppo", "ppo_v0", "ppo_v1", "ppo_v2"]
@@ -55,7 +58,7 @@ def test_observations_of_the_wrong_shape_are_refused(name, shape):
         ("cautious", {"threshold": 2.5}, ValueError, "threshold must be an integer"),
         ("greedy", {"prefer": "most"}, ValueError, "prefer must be 'points' or 'same'"),
         ("ppo", {"deterministic": "yes"}, TypeError, "deterministic must be True or False"),
-        ("ppo", {"path": 3}, ValueError, "path must be a model .zip or a run directory"),
+        ("ppo", {"path": 3}, ValueError, "path must be a model file, a run directory or an RLlib checkpoint"),
     ],
 )
 def test_bad_parameters_name_the_parameter(name, params, error, fragment):
@@ -137,7 +140,7 @@ def test_broken_model_files_on_the_command_line(case, tmp_path, capsys):
 def test_a_run_directory_loads_its_model(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    with pytest.raises(ValueError, match="no PPO model in the run directory .* it has no model.zip"):
+    with pytest.raises(ValueError, match="no PPO model in .* not a run directory .* has no model.zip .* nor an RLlib"):
         agents.make("ppo", path=str(run))
     shutil.copy(DEFAULT_MODEL, run / "model.zip")
     from_dir = agents.make("ppo", path=str(run))
@@ -145,3 +148,72 @@ def test_a_run_directory_loads_its_model(tmp_path):
     assert from_dir.act(OBS, MASK) == shipped.act(OBS, MASK)
     with pytest.raises(ValueError, match="does not exist"):
         agents.make("ppo", path=str(tmp_path / "nope.zip"))
+
+
+def _rllib_checkpoint(tmp_path, state, activation="tanh"):
+    """A run directory with one RLlib checkpoint holding ``state`` as its module state."""
+    run = tmp_path / "run"
+    checkpoint = run / "checkpoints" / "rllib_4096"
+    (checkpoint / RLLIB_MODULE_STATE).parent.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({"activation": activation}))
+    (checkpoint / RLLIB_MODULE_STATE).write_bytes(pickle.dumps(state))
+    return run, checkpoint
+
+
+def _module_state(actor):
+    """What RLlib saves for the trainer's module: actor and critic encoders, two heads."""
+    state = OrderedDict()
+    *hidden, (w_pi, b_pi) = [(wt.T.copy(), b.copy()) for wt, b in actor.layers]
+    for i, (w, b) in enumerate(hidden):
+        for enc in ("actor", "critic"):
+            state[f"encoder.{enc}_encoder.net.mlp.{2 * i}.weight"] = w
+            state[f"encoder.{enc}_encoder.net.mlp.{2 * i}.bias"] = b
+    state["pi.log_std_clip_param_const"] = np.array([20.0], dtype=np.float32)
+    state["pi.net.mlp.0.weight"], state["pi.net.mlp.0.bias"] = w_pi, b_pi
+    state["vf.net.mlp.0.weight"] = np.zeros((1, w_pi.shape[1]), dtype=np.float32)
+    state["vf.net.mlp.0.bias"] = np.zeros(1, dtype=np.float32)
+    return state
+
+
+def test_an_rllib_checkpoint_loads_its_policy(tmp_path):
+    shipped = load_actor(FOUR_PLAYER_MODEL)
+    _, checkpoint = _rllib_checkpoint(tmp_path, _module_state(shipped))
+    agent = agents.make("ppo", path=str(checkpoint))
+    assert agent.actor.activation == "tanh" and len(agent.actor.layers) == len(shipped.layers)
+    games = [LlamaGame(4, rng=seed) for seed in range(20)]
+    obs = np.stack([encode_v1(g, 0) for g in games])
+    masks = np.stack([action_mask(g.legal_actions()) for g in games])
+    assert np.array_equal(agent.actor.logits(obs, masks), shipped.logits(obs, masks))
+
+
+class _Boom:
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        (lambda s: s.update(evil=_Boom()), "it holds a posix.system, not only numpy arrays"),
+        (lambda s: s.pop("pi.net.mlp.0.bias"), "a weight without its bias"),
+        (lambda s: [s.pop(k) for k in list(s) if k.startswith("encoder.actor")], "no actor encoder"),
+        (lambda s: s.update({"pi.net.mlp.0.weight": s["pi.net.mlp.0.weight"][:5]}), "layer 2 has weights of shape"),
+    ],
+)
+def test_a_broken_rllib_checkpoint_names_the_problem(change, fragment, tmp_path):
+    state = _module_state(load_actor(FOUR_PLAYER_MODEL))
+    change(state)
+    _, checkpoint = _rllib_checkpoint(tmp_path, state)
+    with pytest.raises(ValueError, match=f"cannot load a PPO model from {checkpoint / RLLIB_MODULE_STATE}") as info:
+        agents.make("ppo", path=str(checkpoint))
+    assert fragment in str(info.value)
+
+
+def test_an_rllib_checkpoint_outside_its_run_says_where_the_activation_is(tmp_path):
+    run, checkpoint = _rllib_checkpoint(tmp_path, _module_state(load_actor(FOUR_PLAYER_MODEL)))
+    (run / "config.json").unlink()
+    with pytest.raises(ValueError, match="activation is recorded in its run's config.json"):
+        agents.make("ppo", path=str(checkpoint))
+    (run / "config.json").write_text(json.dumps({"activation": "gelu"}))
+    with pytest.raises(ValueError, match="records the activation 'gelu'"):
+        agents.make("ppo", path=str(checkpoint))

@@ -236,9 +236,10 @@ def test_exported_agent_plays_like_the_rllib_module(rllib_run):
     obs, masks = real_batch(200, seed=5)
     batch = {Columns.OBS: {"observation": torch.from_numpy(obs), "action_mask": torch.from_numpy(masks)}}
     logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].detach().numpy()
-    agent = agents.make("ppo", path=str(run))  # the run directory: its model.npz, no torch needed
-    chosen = [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
-    assert chosen == logits.argmax(axis=1).tolist()
+    for path in (run, newest):  # the run directory's model.npz, and the checkpoint itself: no torch needed
+        agent = agents.make("ppo", path=str(path))
+        chosen = [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
+        assert chosen == logits.argmax(axis=1).tolist(), path
 
 
 def test_rllib_run_resumes(rllib_run, capsys):
