@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import warnings
 from pathlib import Path
 
@@ -256,9 +257,13 @@ def test_rllib_run_resumes(rllib_run, capsys):
 
 
 def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
+    """Ctrl-C saves a checkpoint and the model; a second Ctrl-C while they are written is
+    held back, as on the SB3 trainer."""
     from ray.rllib.algorithms.algorithm import Algorithm
 
-    real = Algorithm.train
+    from train.training import rllib_trainer
+
+    real, real_save = Algorithm.train, rllib_trainer._save_checkpoint
     calls = {"k": 0}
 
     def train_then_interrupt(self):
@@ -267,13 +272,19 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
             raise KeyboardInterrupt
         return real(self)
 
+    def save_after_another_ctrl_c(algo, run, steps):
+        signal.raise_signal(signal.SIGINT)  # the user presses Ctrl-C again while it saves
+        return real_save(algo, run, steps)
+
     monkeypatch.setattr(Algorithm, "train", train_then_interrupt)
+    monkeypatch.setattr(rllib_trainer, "_save_checkpoint", save_after_another_ctrl_c)
     argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", "100000"]
     argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
     argv += ["--eval-every", "0", "--run-dir", str(tmp_path), "--run-name", "i", "--final-eval-games", "0"]
     code = main([*argv, "--no-progress-bar"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 130 and "interrupted at" in out and f"llama-rl train --resume {tmp_path / 'i'}" in out
+    assert "still saving the checkpoint" in err
     summary = json.loads((tmp_path / "i" / "summary.json").read_text())
     assert summary["interrupted"] and 0 < summary["num_timesteps"] < 100_000
     assert (tmp_path / "i" / "model.npz").is_file()

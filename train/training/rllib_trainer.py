@@ -43,7 +43,7 @@ from agents.ppo import Actor, save_actor
 from train.training.callbacks import evaluation_message, evaluation_row, next_multiple
 from train.training.config import TrainConfig
 from train.training.resume import session_run
-from train.training.run_dir import RunDir, RunDirError, write_json_atomic
+from train.training.run_dir import RunDir, RunDirError, saving_despite_ctrl_c, write_json_atomic
 from train.training.trainer import TrainResult
 
 __all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config"]
@@ -345,28 +345,29 @@ def _loop(
     wall = time.perf_counter() - t0
     illegal = sum(_foreach_env(algo, lambda env: int(env.illegal_total)))
     sampled_all = sum(_foreach_env(algo, lambda env: int(env.decisions)))
-    _save_checkpoint(algo, run, steps)
-    save_actor(export_actor(algo, config), run.path / "model.npz")
-    summary = {
-        "backend": "rllib",
-        "num_timesteps": steps,
-        "steps_this_session": steps - start_steps,
-        "all_seats_decisions_sampled": sampled_all,
-        "illegal_actions": illegal,
-        "wall_s": wall,
-        "interrupted": interrupted,
-    }
-    write_json_atomic(run.summary_path, summary)
-    run.append_jsonl(
-        run.sessions_path,
-        {
-            "started_at_step": start_steps,
-            "ended_at_step": steps,
-            "config": config_file.name,
-            "resumed_from": str(resume_from) if resume_from is not None else None,
+    with saving_despite_ctrl_c():
+        _save_checkpoint(algo, run, steps)
+        save_actor(export_actor(algo, config), run.path / "model.npz")
+        summary = {
+            "backend": "rllib",
+            "num_timesteps": steps,
+            "steps_this_session": steps - start_steps,
+            "all_seats_decisions_sampled": sampled_all,
+            "illegal_actions": illegal,
+            "wall_s": wall,
             "interrupted": interrupted,
-        },
-    )
+        }
+        write_json_atomic(run.summary_path, summary)
+        run.append_jsonl(
+            run.sessions_path,
+            {
+                "started_at_step": start_steps,
+                "ended_at_step": steps,
+                "config": config_file.name,
+                "resumed_from": str(resume_from) if resume_from is not None else None,
+                "interrupted": interrupted,
+            },
+        )
     return TrainResult(
         run_dir=run.path,
         model_path=run.path / "model.npz",

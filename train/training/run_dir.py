@@ -24,6 +24,7 @@ import json
 import os
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -34,7 +35,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-__all__ = ["RunDir", "RunDirError", "atomic_write", "write_json_atomic", "checkpoint_problem", "signal_handler"]
+__all__ = [
+    "RunDir",
+    "RunDirError",
+    "atomic_write",
+    "write_json_atomic",
+    "checkpoint_problem",
+    "signal_handler",
+    "saving_despite_ctrl_c",
+]
 
 CHECKPOINT_GLOB = "ppo_*.zip"
 
@@ -56,6 +65,20 @@ def signal_handler(signum: int, handler: Callable[[int, FrameType | None], None]
         yield
     finally:
         signal.signal(signum, old)
+
+
+def saving_despite_ctrl_c() -> contextlib.AbstractContextManager[None]:
+    """While a trainer writes its final files, hold back one more Ctrl-C (saying so); a
+    further one stops at once (the atomic writes leave the previous files whole)."""
+    presses = [0]
+
+    def handler(signum: int, frame: Any) -> None:
+        presses[0] += 1
+        if presses[0] > 1:
+            raise KeyboardInterrupt
+        print("\nstill saving the checkpoint (a few seconds); Ctrl-C again stops without it", file=sys.stderr)
+
+    return signal_handler(signal.SIGINT, handler)
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:

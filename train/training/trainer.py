@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -37,7 +35,7 @@ from agents.ppo import Actor, actor_from_policy, load_actor
 from train.training.callbacks import TrainingHooks, actor_policy
 from train.training.config import TrainConfig
 from train.training.resume import FIXED_ON_RESUME, find_checkpoint, resume_config, run_of, session_run
-from train.training.run_dir import RunDir, RunDirError, atomic_write, signal_handler, write_json_atomic
+from train.training.run_dir import RunDir, RunDirError, atomic_write, saving_despite_ctrl_c, write_json_atomic
 from train.training.vec_env import BatchedLlamaVecEnv
 
 __all__ = ["train", "TrainResult", "find_checkpoint", "resume_config", "run_of", "FIXED_ON_RESUME"]
@@ -63,20 +61,6 @@ class TrainResult:
     @property
     def steps_per_s(self) -> float:
         return self.steps_this_session / self.wall_s if self.wall_s > 0 else 0.0
-
-
-def _saving_despite_ctrl_c() -> contextlib.AbstractContextManager[None]:
-    """While the final files are written, hold back one more Ctrl-C (saying so); a
-    further one stops at once (the atomic writes leave the previous files whole)."""
-    presses = [0]
-
-    def handler(signum: int, frame: Any) -> None:
-        presses[0] += 1
-        if presses[0] > 1:
-            raise KeyboardInterrupt
-        print("\nstill saving the checkpoint (a few seconds); Ctrl-C again stops without it", file=sys.stderr)
-
-    return signal_handler(signal.SIGINT, handler)
 
 
 def save_model(model: Any, path: Path) -> None:
@@ -227,7 +211,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
             f"{model.num_timesteps} steps: {kept}{where}"
         ) from None
     try:
-        with _saving_despite_ctrl_c():
+        with saving_despite_ctrl_c():
             save_checkpoint()
             save_model(model, run.model_path)
             env_s = env.env_time - env_t0
