@@ -159,9 +159,12 @@ MODEL_NAMES = ("model.zip", "model.npz")
 actor exported by the RLlib trainer)."""
 
 
-RLLIB_MODULE_STATE = Path("learner_group", "learner", "rl_module", "shared", "module_state.pkl")
+RLLIB_POLICY = "shared"
+"""The id of the one policy (RLlib module) the RLlib trainer learns for every seat."""
+
+RLLIB_MODULE_STATE = Path("learner_group", "learner", "rl_module", RLLIB_POLICY, "module_state.pkl")
 """Where an RLlib checkpoint (``runs/<run>/checkpoints/rllib_<steps>/``) keeps the
-weights of the policy the RLlib trainer learns (its one module, ``shared``)."""
+weights of that policy."""
 
 
 def model_file(path: str | Path) -> Path:

@@ -209,6 +209,15 @@ def test_a_broken_rllib_checkpoint_names_the_problem(change, fragment, tmp_path)
     assert fragment in str(info.value)
 
 
+@pytest.mark.parametrize(("damage", "fragment"), [(b"", "EOFError"), (b"\x80\x05garbage", "UnpicklingError")])
+def test_an_unreadable_rllib_module_state_names_the_file(damage, fragment, tmp_path):
+    _, checkpoint = _rllib_checkpoint(tmp_path, {})
+    (checkpoint / RLLIB_MODULE_STATE).write_bytes(damage)
+    with pytest.raises(ValueError, match=f"cannot load a PPO model from {checkpoint / RLLIB_MODULE_STATE}") as info:
+        agents.make("ppo", path=str(checkpoint))
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
 def test_an_rllib_checkpoint_outside_its_run_says_where_the_activation_is(tmp_path):
     run, checkpoint = _rllib_checkpoint(tmp_path, _module_state(load_actor(FOUR_PLAYER_MODEL)))
     (run / "config.json").unlink()

@@ -33,7 +33,7 @@ import gymnasium as gym
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from agents.ppo import Actor, PPOAgent
+from agents.ppo import RLLIB_POLICY, Actor, PPOAgent
 from llama_env.agent import Agent, resolve, seat_member
 from llama_env.engine import (
     COPIES_PER_VALUE,
@@ -54,7 +54,7 @@ from llama_env.table import Table, TableListener
 
 __all__ = ["LlamaMultiAgentEnv", "SHARED_POLICY", "agent_id", "policy_mapping", "hidden_state", "HIDDEN_SIZE"]
 
-SHARED_POLICY = "shared"
+SHARED_POLICY = RLLIB_POLICY  # where agents.ppo finds it in a checkpoint
 ILLEGAL_ACTION_REWARD = -1.0
 
 
