@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import signal
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -289,6 +290,34 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
     assert summary["interrupted"] and 0 < summary["num_timesteps"] < 100_000
     assert (tmp_path / "i" / "model.npz").is_file()
     assert (tmp_path / "i" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
+
+
+def test_an_rllib_run_that_cannot_write_its_final_files_says_so_and_keeps_the_policy(tmp_path, monkeypatch, capsys):
+    """A full disk at the final save: one error line naming the run directory and the
+    cause, and the policy exported to the temporary directory, never a traceback."""
+    from train.training import rllib_trainer
+
+    def disk_full(algo, run, steps):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(rllib_trainer, "_save_checkpoint", disk_full)
+    name = f"full-{os.getpid()}-{tmp_path.name}"
+    argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", "256"]
+    argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
+    argv += ["--eval-every", "0", "--checkpoint-every", "0", "--run-dir", str(tmp_path), "--run-name", name]
+    code = main([*argv, "--final-eval-games", "0", "--no-progress-bar"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err, err
+    assert f"cannot write the final files of {tmp_path / name} ([Errno 28] No space left on device)" in err
+    rescued = Path(err.split("the current policy was saved to ")[1].split(" instead")[0])
+    try:
+        assert rescued.parent == Path(tempfile.gettempdir()) and rescued.name.startswith(f"llama-rl-rescue-{name}-")
+        obs, masks = real_batch(20, seed=2)
+        agent = agents.make("ppo", path=str(rescued))
+        assert all(masks[i, agent.act(o, m)] for i, (o, m) in enumerate(zip(obs, masks, strict=True)))
+    finally:
+        rescued.unlink(missing_ok=True)
+    assert not (tmp_path / name / "model.npz").exists() and not (tmp_path / name / ".lock").exists()
 
 
 def test_sigterm_saves_an_rllib_run_although_ray_installs_its_own_handler(tmp_path):

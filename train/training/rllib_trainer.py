@@ -337,37 +337,20 @@ def _loop(
         print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
     except OSError as exc:
         raise RunDirError(
-            f"cannot write to the run directory {run.path} ({exc}); training stopped at {steps} steps"
+            f"cannot write to the run directory {run.path} ({exc}); training stopped at {steps} steps: "
+            f"checkpoints saved before are kept{_rescued(algo, config, run, steps)}"
         ) from None
     finally:
         if bar is not None:
             bar.close()
     wall = time.perf_counter() - t0
-    illegal = sum(_foreach_env(algo, lambda env: int(env.illegal_total)))
-    sampled_all = sum(_foreach_env(algo, lambda env: int(env.decisions)))
-    with saving_despite_ctrl_c():
-        _save_checkpoint(algo, run, steps)
-        save_actor(export_actor(algo, config), run.path / "model.npz")
-        summary = {
-            "backend": "rllib",
-            "num_timesteps": steps,
-            "steps_this_session": steps - start_steps,
-            "all_seats_decisions_sampled": sampled_all,
-            "illegal_actions": illegal,
-            "wall_s": wall,
-            "interrupted": interrupted,
-        }
-        write_json_atomic(run.summary_path, summary)
-        run.append_jsonl(
-            run.sessions_path,
-            {
-                "started_at_step": start_steps,
-                "ended_at_step": steps,
-                "config": config_file.name,
-                "resumed_from": str(resume_from) if resume_from is not None else None,
-                "interrupted": interrupted,
-            },
-        )
+    try:
+        with saving_despite_ctrl_c():
+            _save_final(algo, config, run, steps, start_steps, wall, interrupted, resume_from, config_file)
+    except OSError as exc:
+        raise RunDirError(
+            f"cannot write the final files of {run.path} ({exc}){_rescued(algo, config, run, steps)}"
+        ) from None
     return TrainResult(
         run_dir=run.path,
         model_path=run.path / "model.npz",
@@ -378,6 +361,52 @@ def _loop(
         learn_s=wall,
         interrupted=interrupted,
         evals=evals,
+    )
+
+
+def _rescued(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> str:
+    """Export the policy somewhere writable when the run directory is not; says where."""
+    target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{run.path.name}-{steps}.npz"
+    try:
+        save_actor(export_actor(algo, config), target)
+    except OSError:
+        return ""
+    return f"; the current policy was saved to {target} instead"
+
+
+def _save_final(
+    algo: Any,
+    config: TrainConfig,
+    run: RunDir,
+    steps: int,
+    start_steps: int,
+    wall: float,
+    interrupted: bool,
+    resume_from: Path | None,
+    config_file: Path,
+) -> None:
+    """The session's last checkpoint, ``model.npz``, the summary and the session's record."""
+    _save_checkpoint(algo, run, steps)
+    save_actor(export_actor(algo, config), run.path / "model.npz")
+    summary = {
+        "backend": "rllib",
+        "num_timesteps": steps,
+        "steps_this_session": steps - start_steps,
+        "all_seats_decisions_sampled": sum(_foreach_env(algo, lambda env: int(env.decisions))),
+        "illegal_actions": sum(_foreach_env(algo, lambda env: int(env.illegal_total))),
+        "wall_s": wall,
+        "interrupted": interrupted,
+    }
+    write_json_atomic(run.summary_path, summary)
+    run.append_jsonl(
+        run.sessions_path,
+        {
+            "started_at_step": start_steps,
+            "ended_at_step": steps,
+            "config": config_file.name,
+            "resumed_from": str(resume_from) if resume_from is not None else None,
+            "interrupted": interrupted,
+        },
     )
 
 
