@@ -346,7 +346,28 @@ def _loop(
     wall = time.perf_counter() - t0
     try:
         with saving_despite_ctrl_c():
-            _save_final(algo, config, run, steps, start_steps, wall, interrupted, resume_from, config_file)
+            _save_checkpoint(algo, run, steps)
+            save_actor(export_actor(algo, config), run.path / "model.npz")
+            summary = {
+                "backend": "rllib",
+                "num_timesteps": steps,
+                "steps_this_session": steps - start_steps,
+                "all_seats_decisions_sampled": sum(_foreach_env(algo, lambda env: int(env.decisions))),
+                "illegal_actions": sum(_foreach_env(algo, lambda env: int(env.illegal_total))),
+                "wall_s": wall,
+                "interrupted": interrupted,
+            }
+            write_json_atomic(run.summary_path, summary)
+            run.append_jsonl(
+                run.sessions_path,
+                {
+                    "started_at_step": start_steps,
+                    "ended_at_step": steps,
+                    "config": config_file.name,
+                    "resumed_from": str(resume_from) if resume_from is not None else None,
+                    "interrupted": interrupted,
+                },
+            )
     except OSError as exc:
         raise RunDirError(
             f"cannot write the final files of {run.path} ({exc}){_rescued(algo, config, run, steps)}"
@@ -372,42 +393,6 @@ def _rescued(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> str:
     except OSError:
         return ""
     return f"; the current policy was saved to {target} instead"
-
-
-def _save_final(
-    algo: Any,
-    config: TrainConfig,
-    run: RunDir,
-    steps: int,
-    start_steps: int,
-    wall: float,
-    interrupted: bool,
-    resume_from: Path | None,
-    config_file: Path,
-) -> None:
-    """The session's last checkpoint, ``model.npz``, the summary and the session's record."""
-    _save_checkpoint(algo, run, steps)
-    save_actor(export_actor(algo, config), run.path / "model.npz")
-    summary = {
-        "backend": "rllib",
-        "num_timesteps": steps,
-        "steps_this_session": steps - start_steps,
-        "all_seats_decisions_sampled": sum(_foreach_env(algo, lambda env: int(env.decisions))),
-        "illegal_actions": sum(_foreach_env(algo, lambda env: int(env.illegal_total))),
-        "wall_s": wall,
-        "interrupted": interrupted,
-    }
-    write_json_atomic(run.summary_path, summary)
-    run.append_jsonl(
-        run.sessions_path,
-        {
-            "started_at_step": start_steps,
-            "ended_at_step": steps,
-            "config": config_file.name,
-            "resumed_from": str(resume_from) if resume_from is not None else None,
-            "interrupted": interrupted,
-        },
-    )
 
 
 def _evaluate(algo: Any, config: TrainConfig, run: RunDir, steps: int, bar: Any) -> dict[str, Any]:
