@@ -387,7 +387,7 @@ def _loop(
 
 def _rescued(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> str:
     """Export the policy somewhere writable when the run directory is not; says where."""
-    target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{run.path.name}-{steps}.npz"
+    target = run.rescue_path(steps, ".npz")
     try:
         save_actor(export_actor(algo, config), target)
     except OSError:

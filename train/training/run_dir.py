@@ -182,6 +182,11 @@ class RunDir:
     def checkpoint_path(self, steps: int) -> Path:
         return self.checkpoints_dir / f"ppo_{steps}.zip"
 
+    def rescue_path(self, steps: int, suffix: str) -> Path:
+        """Where a trainer saves its model (``suffix``: ``.zip`` or ``.npz``) when this run
+        directory cannot be written: the temporary directory, named by run and steps."""
+        return Path(tempfile.gettempdir()) / f"llama-rl-rescue-{self.path.name}-{steps}{suffix}"
+
     # ------------------------------------------------------------------ reading
 
     def checkpoints(self) -> list[Path]:

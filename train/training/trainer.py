@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +74,7 @@ def save_model(model: Any, path: Path) -> None:
 
 def _rescue(model: Any, run: RunDir) -> Path | None:
     """Save the model somewhere writable when the run directory is not."""
-    target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{run.path.name}-{model.num_timesteps}.zip"
+    target = run.rescue_path(model.num_timesteps, ".zip")
     try:
         save_model(model, target)
     except OSError:
