@@ -257,6 +257,14 @@ def test_rllib_run_resumes(rllib_run, capsys):
     assert ran["backend"] == "rllib" and ran["net_arch"] == [16, 16] and ran["n_envs"] == 16
 
 
+def tiny_run(tmp_path: Path, name: str, total: int, *extra: str) -> list[str]:
+    """``llama-rl train`` arguments for a tiny heads-up RLlib run against ``random``."""
+    argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", str(total)]
+    argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
+    argv += ["--eval-every", "0", "--run-dir", str(tmp_path), "--run-name", name, "--final-eval-games", "0"]
+    return [*argv, *extra, "--no-progress-bar"]
+
+
 def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
     """Ctrl-C saves a checkpoint and the model; a second Ctrl-C while they are written is
     held back, as on the SB3 trainer."""
@@ -279,10 +287,7 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(Algorithm, "train", train_then_interrupt)
     monkeypatch.setattr(rllib_trainer, "_save_checkpoint", save_after_another_ctrl_c)
-    argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", "100000"]
-    argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
-    argv += ["--eval-every", "0", "--run-dir", str(tmp_path), "--run-name", "i", "--final-eval-games", "0"]
-    code = main([*argv, "--no-progress-bar"])
+    code = main(tiny_run(tmp_path, "i", 100_000))
     out, err = capsys.readouterr()
     assert code == 130 and "interrupted at" in out and f"llama-rl train --resume {tmp_path / 'i'}" in out
     assert "still saving the checkpoint" in err
@@ -302,10 +307,7 @@ def test_an_rllib_run_that_cannot_write_its_final_files_says_so_and_keeps_the_po
 
     monkeypatch.setattr(rllib_trainer, "_save_checkpoint", disk_full)
     name = f"full-{os.getpid()}-{tmp_path.name}"
-    argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", "256"]
-    argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
-    argv += ["--eval-every", "0", "--checkpoint-every", "0", "--run-dir", str(tmp_path), "--run-name", name]
-    code = main([*argv, "--final-eval-games", "0", "--no-progress-bar"])
+    code = main(tiny_run(tmp_path, name, 256, "--checkpoint-every", "0"))
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err, err
     assert f"cannot write the final files of {tmp_path / name} ([Errno 28] No space left on device)" in err
@@ -339,11 +341,8 @@ def test_sigterm_saves_an_rllib_run_although_ray_installs_its_own_handler(tmp_pa
         "Algorithm.train = train_then_terminate\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
-    argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", "100000"]
-    argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
-    argv += ["--eval-every", "0", "--run-dir", str(tmp_path), "--run-name", "t", "--final-eval-games", "0"]
     proc = subprocess.run(
-        [sys.executable, "-c", script, *argv, "--no-progress-bar"], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script, *tiny_run(tmp_path, "t", 100_000)], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 130, (proc.stdout, proc.stderr[-3000:])
     assert "terminated (SIGTERM)" in proc.stderr and "interrupted at" in proc.stdout
