@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -139,6 +140,18 @@ def test_resume_restores_the_runs_config_and_records_what_ran(tmp_path, capsys):
     code = main(["train", "--resume", str(run), "--net-arch", "64,64", "--final-eval-games", "0"])
     err = capsys.readouterr().err
     assert code == 2 and "config key 'net_arch' cannot change when resuming" in err and "(32, 32)" in err
+
+
+def test_a_copied_run_resumes_as_itself_and_leaves_the_original_alone(tmp_path, capsys):
+    root = str(tmp_path)
+    assert main(["train", "--preset", "smoke", "--run-dir", root, "--run-name", "c", "--final-eval-games", "0"]) == 0
+    shutil.copytree(tmp_path / "c", tmp_path / "copy")
+    code = main(["train", "--resume", str(tmp_path / "copy"), "--total-timesteps", "3072", "--final-eval-games", "0"])
+    assert code == 0, capsys.readouterr().err
+    ran = json.loads((tmp_path / "copy" / "config.resume_1.json").read_text())
+    assert (ran["run_dir"], ran["run_name"]) == (root, "copy")  # not the original's name
+    assert not (tmp_path / "c" / "config.resume_1.json").exists()
+    assert len((tmp_path / "c" / "sessions.jsonl").read_text().splitlines()) == 1
 
 
 def test_resuming_a_model_outside_any_run_starts_a_new_run_and_never_writes_beside_it(tmp_path, capsys):

@@ -74,7 +74,9 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     its last session ran), with ``overrides`` (the settings given explicitly) on top.
 
     A model file outside any run has no recorded config: the overrides alone make it,
-    ``run_dir`` and ``run_name`` included (the new run :func:`session_run` starts).
+    ``run_dir`` and ``run_name`` included (the new run :func:`session_run` starts). A run
+    directory's ``run_dir`` and ``run_name`` are where it lies now (a copied run records
+    the copy).
 
     Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
     key and both values. A run without a recorded config uses ``overrides`` alone."""
@@ -82,11 +84,14 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
         return TrainConfig(**{**(overrides or {}), "resume": str(resume)}).validate()
     run = run_of(resume)
     overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
+    # The run continues where it lies now: a copied or moved run records its own place,
+    # not the one its first session wrote in.
+    here = {"run_dir": str(run.path.parent), "run_name": run.path.name, "resume": str(resume)}
     recorded = run.recorded_config()
     if recorded is None:
-        return TrainConfig(**overrides, resume=str(resume)).validate()
-    base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"})  # its run_dir, run_name too
-    candidate = TrainConfig(**{**base.to_dict(), **overrides, "resume": str(resume)}).validate()
+        return TrainConfig(**{**overrides, **here}).validate()
+    base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"})
+    candidate = TrainConfig(**{**base.to_dict(), **overrides, **here}).validate()
     check_fixed(base, candidate, run)
     return candidate
 
