@@ -13,6 +13,7 @@ import agents
 from agents.ppo import DEFAULT_MODEL, PPOAgent
 from llama_env.gym_env import LlamaEnv
 from train.cli import main
+from train.cli.train import next_commands
 from train.evaluation import evaluate
 from train.training import train
 from train.training.config import PRESETS, TrainConfig, parse_opponents, parse_players
@@ -267,3 +268,20 @@ def test_bad_flag_values_are_usage_errors(capsys, flag, value, fragment):
     assert code == 2
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("players", "eval_seats", "play_size"),
+    [((2, 3, 4, 5, 6), 2, 3), ((4,), 4, 4), ((2,), 2, 2), ((2, 4, 4), 2, 3)],
+    ids=["general", "4p-specialist", "heads-up-specialist", "mixed"],
+)
+def test_the_next_commands_fit_the_table_the_run_trained_at(smoke_run, capsys, players, eval_seats, play_size):
+    lines = next_commands(str(smoke_run), players, 2048).splitlines()
+    eval_argv = lines[0].split("#")[0].split()[1:]
+    agents = eval_argv[eval_argv.index("--agents") + 1].split(",")
+    assert agents == [f"ppo:path={smoke_run}", *["heuristic"] * (eval_seats - 1)]
+    assert f"play --players {play_size} --opponents ppo:path={smoke_run}" in lines[1]
+    assert f"train --resume {smoke_run} --total-timesteps 4096" in lines[2]
+    games = eval_argv.index("--games") + 1
+    assert main([*eval_argv[:games], "4", *eval_argv[games + 1 :]]) == 0  # the printed command runs
+    assert f"ppo:path={smoke_run}" in capsys.readouterr().out

@@ -19,7 +19,7 @@ import argparse
 import contextlib
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, fields
 from typing import Any
 
@@ -150,14 +150,24 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if games:
         print_final_comparison(str(result.model_path), games, seed=config.seed)
-    run = result.run_dir
-    print(
-        "\nnext:\n"
-        f"  llama-rl eval --agents ppo:path={run},heuristic --games 2000 --duplicate   # heads-up, deals replayed\n"
-        f"  llama-rl play --players 3 --opponents ppo:path={run}                       # play against it\n"
-        f"  llama-rl train --resume {run} --total-timesteps {2 * result.num_timesteps}   # train it further"
-    )
+    print("\nnext:\n" + next_commands(str(result.run_dir), config.players, result.num_timesteps))
     return 0
+
+
+def next_commands(run: str, players: Sequence[int], steps: int) -> str:
+    """What to do with a finished run: measure it, play it, train it on. A run trained at
+    one table size (a specialist) is measured and played there; a run over several sizes
+    heads-up and at a 3-player table."""
+    sizes = set(players)
+    special = next(iter(sizes)) if len(sizes) == 1 else None
+    n_eval, n_play = (special, special) if special else (2, 3)
+    agents = ",".join([f"ppo:path={run}", *["heuristic"] * (n_eval - 1)])
+    table = "heads-up" if n_eval == 2 else f"{n_eval} players"
+    return (
+        f"  llama-rl eval --agents {agents} --games 2000 --duplicate   # {table}, deals replayed\n"
+        f"  llama-rl play --players {n_play} --opponents ppo:path={run}   # play against it\n"
+        f"  llama-rl train --resume {run} --total-timesteps {2 * steps}   # train it further"
+    )
 
 
 def print_final_comparison(model_path: str, games: int, seed: int = 0) -> None:
