@@ -79,7 +79,8 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     the copy).
 
     Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
-    key and both values. A run without a recorded config uses ``overrides`` alone."""
+    key and both values. A run without a recorded config uses ``overrides`` alone (and
+    its place)."""
     if _bare_model(resume):  # a new run, named by the overrides
         return TrainConfig(**{**(overrides or {}), "resume": str(resume)}).validate()
     run = run_of(resume)
