@@ -387,12 +387,7 @@ def _loop(
 
 def _rescued(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> str:
     """Export the policy somewhere writable when the run directory is not; says where."""
-    target = run.rescue_path(steps, ".npz")
-    try:
-        save_actor(export_actor(algo, config), target)
-    except OSError:
-        return ""
-    return f"; the current policy was saved to {target} instead"
+    return run.rescue(lambda path: save_actor(export_actor(algo, config), path), steps, ".npz", "policy")
 
 
 def _evaluate(algo: Any, config: TrainConfig, run: RunDir, steps: int, bar: Any) -> dict[str, Any]:

@@ -182,10 +182,16 @@ class RunDir:
     def checkpoint_path(self, steps: int) -> Path:
         return self.checkpoints_dir / f"ppo_{steps}.zip"
 
-    def rescue_path(self, steps: int, suffix: str) -> Path:
-        """Where a trainer saves its model (``suffix``: ``.zip`` or ``.npz``) when this run
-        directory cannot be written: the temporary directory, named by run and steps."""
-        return Path(tempfile.gettempdir()) / f"llama-rl-rescue-{self.path.name}-{steps}{suffix}"
+    def rescue(self, save: Callable[[Path], object], steps: int, suffix: str, what: str) -> str:
+        """Save a trainer's ``what`` (``save(path)``, a ``suffix`` file) to the temporary
+        directory, named by run and steps, when this run directory cannot be written; the
+        clause that ends its error message and says where (empty when that fails too)."""
+        target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{self.path.name}-{steps}{suffix}"
+        try:
+            save(target)
+        except OSError:
+            return ""
+        return f"; the current {what} was saved to {target} instead"
 
     # ------------------------------------------------------------------ reading
 

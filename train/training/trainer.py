@@ -72,14 +72,9 @@ def save_model(model: Any, path: Path) -> None:
     atomic_write(path, write)
 
 
-def _rescue(model: Any, run: RunDir) -> Path | None:
-    """Save the model somewhere writable when the run directory is not."""
-    target = run.rescue_path(model.num_timesteps, ".zip")
-    try:
-        save_model(model, target)
-    except OSError:
-        return None
-    return target
+def _rescue(model: Any, run: RunDir) -> str:
+    """Save the model somewhere writable when the run directory is not; says where."""
+    return run.rescue(lambda path: save_model(model, path), model.num_timesteps, ".zip", "model")
 
 
 def train(config: TrainConfig) -> TrainResult:
@@ -202,9 +197,8 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
-        rescue = _rescue(model, run)
         kept = f"the last checkpoint kept is {saved[-1]}" if saved else "checkpoints saved before are kept"
-        where = f"; the current model was saved to {rescue} instead" if rescue else ""
+        where = _rescue(model, run)
         raise RunDirError(
             f"cannot write to the run directory {run.path} ({write_error}); training stopped at "
             f"{model.num_timesteps} steps: {kept}{where}"
@@ -234,11 +228,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
                 },
             )
     except OSError as exc:
-        rescue = _rescue(model, run)
-        raise RunDirError(
-            f"cannot write the final files of {run.path} ({exc})"
-            + (f"; the current model was saved to {rescue} instead" if rescue else "")
-        ) from None
+        raise RunDirError(f"cannot write the final files of {run.path} ({exc}){_rescue(model, run)}") from None
     return TrainResult(
         run_dir=run.path,
         model_path=run.model_path,
