@@ -103,12 +103,19 @@ class ValueTable:
 
 
 def sample_from_record(
-    game: LlamaGame, seat: int, rng: np.random.Generator, draw_weight: float, use_record: bool
+    game: LlamaGame,
+    seat: int,
+    rng: np.random.Generator,
+    draw_weight: float,
+    use_record: bool,
+    keep_history: bool = False,
 ) -> LlamaGame:
-    """A game consistent with what ``seat`` observes (its version-1 observation only)."""
+    """A game consistent with what ``seat`` observes (its version-1 observation only).
+    ``keep_history`` keeps the round's public record in the world (for a version-1
+    policy playing in it); without it the world's record starts empty."""
     o = ObsView(encode_v1(game, seat))
     n = o.num_players
-    pool = [COPIES_PER_VALUE - o.hand[v] - o.discarded[v] for v in range(_NV)]
+    pool = unseen_cards(o)
     hands: list[list[int]] = [[] for _ in range(n - 1)]
     quit_on = o.opp_quit_on
     order = sorted(range(n - 1), key=lambda i: 0 if quit_on[i] else 1)  # hard constraints first
@@ -129,15 +136,38 @@ def sample_from_record(
             v = int(rng.choice(_NV, p=w / w.sum()))
             pool[v] -= 1
             hands[i].append(v + 1)
+    return world_with_hands(game, seat, hands, pool, rng, keep_history)
+
+
+def unseen_cards(o: ObsView) -> list[int]:
+    """Cards of each value (index 0 for 1) that the observer cannot see: in the others'
+    hands or the draw pile."""
+    return [COPIES_PER_VALUE - o.hand[v] - o.discarded[v] for v in range(_NV)]
+
+
+def world_with_hands(
+    game: LlamaGame,
+    seat: int,
+    hands: list[list[int]],
+    pool: list[int],
+    rng: np.random.Generator,
+    keep_history: bool = False,
+) -> LlamaGame:
+    """``game`` with the others' hands replaced by ``hands`` (in seat order after
+    ``seat``) and the draw pile by the rest of ``pool`` (cards per value), shuffled; its
+    public fields (the discard pile, scores, who quit...) stay, and the next deals come
+    from ``rng``."""
     deck = [v + 1 for v in range(_NV) for _ in range(pool[v])]
     rng.shuffle(deck)
-    snapshot = game.to_dict()  # its public fields (the discard pile, scores, who quit...) stay
-    rel = [(seat + 1 + i) % n for i in range(n - 1)]
+    snapshot = game.to_dict()
+    n = game.num_players
     all_hands: list[list[int]] = [[] for _ in range(n)]
     all_hands[seat] = game.hand(seat)
-    for i, p in enumerate(rel):
-        all_hands[p] = hands[i]
-    snapshot.update(hands=all_hands, draw_pile=deck, history=None, rng_state=None)
+    for i, hand in enumerate(hands):
+        all_hands[(seat + 1 + i) % n] = hand
+    snapshot.update(hands=all_hands, draw_pile=deck, rng_state=None)
+    if not keep_history:
+        snapshot.update(history=None)
     return LlamaGame.from_dict(snapshot, rng=rng)
 
 

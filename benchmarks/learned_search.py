@@ -1,0 +1,338 @@
+"""Issue 12's search route with learned parts: a one-move search on top of the shipped
+PPO specialist, its leaves valued by a value network, its worlds drawn from a belief
+network.
+
+    python benchmarks/learned_search.py [--players 4] [--games 4000] [--info record]
+                                        [--worlds 16] [--below 0.9] [--seed 0]
+                                        [--train-games 48000] [--cache runs/learned_search]
+
+One seat (rotated from game to game) is the searcher, every other seat ``heuristic``.
+
+1. **Data** (cached in ``--cache``): ``--train-games`` games of the shipped ``ppo`` agent
+   at one seat against ``heuristic``, on deals no evaluation uses. At each of its
+   decisions: its version-1 observation, the others' true hands, and its win share at
+   the game's end.
+2. **Two networks** (cached; 256-256, ReLU, Adam, 1,024 per batch, learning rate 1e-3
+   decaying to 0): a *value network* from the observation to the chance to win (binary
+   cross-entropy, 2 epochs: more overfits, every game gives about 45 correlated
+   observations), and a *belief network* from the observation to what each other seat
+   holds, as the share of each value in its hand (cross-entropy, 3 epochs).
+3. **The search.** The searcher plays the specialist's move, except where the
+   specialist's top probability is below ``--below`` (``--below 1.01``: every move with
+   a choice). There it draws ``--worlds`` worlds (the others' hands, the draw pile's
+   order) and tries every legal move in each: the rest of the round is played (the
+   specialist for itself, ``heuristic`` for the others), then the others until its next
+   decision, where the value network values the world (the actual win share if the
+   game ended). It plays the move of the highest mean value, the same worlds for every
+   move.
+
+``--info`` says where the worlds come from:
+
+* ``record``: the version-1 record, as ``search_experiment.py`` draws them (a seat that
+  drew or quit on top ``t`` is taken to lack ``t`` and ``t + 1``);
+* ``belief``: the belief network, card by card (each card's value in proportion to the
+  network's share for that seat, among the values still unseen);
+* ``hands``: the others' true hands, the draw pile reshuffled: the bound for this search;
+* ``none``: no search, the specialist alone (the baseline, same deals).
+
+Prints the win share with its 95% interval, how often the search changed the
+specialist's move, and, with ``--hand-error``, how many cards of each other hand a world
+from the record, the belief network or the unseen cards drawn uniformly gets wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from search_experiment import hand_error, sample_from_record, unseen_cards, world_with_hands
+
+from agents.heuristic import HeuristicAgent
+from agents.ppo import SHIPPED, Actor, load_actor
+from llama_env.engine import NUM_CARD_VALUES, LlamaGame
+from llama_env.observation import ObsView, action_mask, encode_v1
+from llama_env.rewards import game_rewards
+from llama_env.table import Table
+from train.evaluation.stats import mean_ci
+
+_NV = NUM_CARD_VALUES
+_TRAIN_SEED = 20_000_000  # deals of the training data: far from every evaluation's
+_INFOS = ("none", "record", "belief", "hands")
+
+
+class Rec:
+    """The specialist at a table, remembering what it saw and what the others held."""
+
+    obs_version = 1
+
+    def __init__(self, actor: Actor, game: LlamaGame) -> None:
+        self.actor = actor
+        self.game = game
+        self.seat = 0
+        self.obs: list[np.ndarray] = []
+        self.hands: list[np.ndarray] = []
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        n = self.game.num_players
+        self.obs.append(np.asarray(observation, dtype=np.float32))
+        others = [self.game.hand_counts((self.seat + 1 + i) % n)[1:] for i in range(n - 1)]
+        self.hands.append(np.array(others, dtype=np.int8))
+        masks = np.asarray(action_mask, dtype=bool).reshape(1, -1)
+        return int(self.actor.act_batch(np.asarray(observation, dtype=np.float32)[None], masks)[0])
+
+
+def collect(actor: Actor, players: int, games: int) -> dict[str, np.ndarray]:
+    """Step 1: observations, the others' hands and the final win share, per decision."""
+    heuristic = HeuristicAgent()
+    rec = Rec(actor, LlamaGame(players))
+    wins: list[float] = []
+    game_of: list[int] = []
+    for g in range(games):
+        seat = g % players
+        game = LlamaGame(players, rng=_TRAIN_SEED + g)
+        rec.game, rec.seat = game, seat
+        before = len(rec.obs)
+        seats: list[Any] = [heuristic] * players
+        seats[seat] = rec
+        Table(game, seats).play()
+        wins += [game_rewards(game.scores)[seat]] * (len(rec.obs) - before)
+        game_of += [g] * (len(rec.obs) - before)
+    return {
+        "obs": np.stack(rec.obs),
+        "hands": np.stack(rec.hands),
+        "win": np.array(wins, dtype=np.float32),
+        "game": np.array(game_of, dtype=np.int32),
+    }
+
+
+def fit(data: dict[str, np.ndarray], kind: str, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Step 2: the value (``kind="value"``) or belief network, as (weight, bias) layers
+    for ``x @ w + b``. One game in 20 is held out and its loss printed."""
+    import torch  # the training extra; only this step needs it
+
+    torch.manual_seed(seed)
+    x = torch.from_numpy(data["obs"])
+    held = torch.from_numpy(data["game"] % 20 == 0)
+    others = data["hands"].shape[1]
+    if kind == "value":
+        y = torch.from_numpy(data["win"])
+        out, epochs = 1, 2
+
+        def loss_of(logits: Any, target: Any) -> Any:
+            return torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], target)
+    else:
+        y = torch.from_numpy(data["hands"].astype(np.float32))
+        out, epochs = others * _NV, 3
+
+        def loss_of(logits: Any, target: Any) -> Any:
+            logp = torch.log_softmax(logits.view(-1, others, _NV), dim=2)
+            return -(target * logp).sum() / target.sum()
+
+    net = torch.nn.Sequential(
+        torch.nn.Linear(x.shape[1], 256), torch.nn.ReLU(), torch.nn.Linear(256, 256), torch.nn.ReLU(),
+        torch.nn.Linear(256, out),
+    )  # fmt: skip
+    xt, yt = x[~held], y[~held]
+    steps = epochs * (len(xt) // 1024 + 1)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    for epoch in range(epochs):
+        for idx in torch.randperm(len(xt)).split(1024):
+            loss = loss_of(net(xt[idx]), yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        with torch.no_grad():
+            print(f"  {kind} network, epoch {epoch + 1}: held-out loss {loss_of(net(x[held]), y[held]).item():.4f}")
+    linear = [m for m in net if isinstance(m, torch.nn.Linear)]
+    return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear]
+
+
+def forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarray:
+    for k, (w, b) in enumerate(layers):
+        x = x @ w + b
+        if k < len(layers) - 1:
+            x = np.maximum(x, 0.0)
+    return x
+
+
+def networks(args: argparse.Namespace, actor: Actor) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """Steps 1 and 2, or their results from ``--cache``."""
+    cache = Path(args.cache) / f"{args.players}p_{args.train_games}"
+    nets: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for kind in ("value", "belief"):
+        file = cache / f"{kind}.npz"
+        if file.exists():
+            with np.load(file) as d:
+                nets[kind] = [(d[f"w{k}"], d[f"b{k}"]) for k in range(len(d.files) // 2)]
+    if len(nets) == 2:
+        print(f"networks from {cache}")
+        return nets
+    t = time.perf_counter()
+    data = collect(actor, args.players, args.train_games)
+    print(f"{len(data['obs'])} decisions of {args.train_games} games collected in {time.perf_counter() - t:.0f} s")
+    cache.mkdir(parents=True, exist_ok=True)
+    for kind in ("value", "belief"):
+        t = time.perf_counter()
+        nets[kind] = fit(data, kind, args.seed)
+        arrays = {f"{p}{k}": a for k, (w, b) in enumerate(nets[kind]) for p, a in (("w", w), ("b", b))}
+        np.savez(cache / f"{kind}.npz", **arrays)  # type: ignore[arg-type]
+        print(f"  {kind} network fitted in {time.perf_counter() - t:.0f} s, saved to {cache}")
+    return nets
+
+
+def sample_from_belief(
+    game: LlamaGame, seat: int, belief: list[tuple[np.ndarray, np.ndarray]], rng: np.random.Generator
+) -> LlamaGame:
+    """A world whose other hands are drawn card by card from the belief network's shares."""
+    obs = encode_v1(game, seat)
+    o = ObsView(obs)
+    n = o.num_players
+    logits = forward(belief, obs[None].astype(np.float32)).reshape(n - 1, _NV)
+    share = np.exp(logits - logits.max(axis=1, keepdims=True))
+    pool = unseen_cards(o)
+    hands: list[list[int]] = [[] for _ in range(n - 1)]
+    for i in rng.permutation(n - 1):
+        for _ in range(o.opp_hand_size[i]):
+            w = share[i] * (np.array(pool) > 0)
+            if w.sum() <= 0:
+                w = np.array(pool, dtype=np.float64)
+            v = int(rng.choice(_NV, p=w / w.sum()))
+            pool[v] -= 1
+            hands[i].append(v + 1)
+    return world_with_hands(game, seat, hands, pool, rng, keep_history=True)
+
+
+class Searcher:
+    """Step 3: the specialist's move, or where it is unsure, the searched one."""
+
+    def __init__(
+        self,
+        actor: Actor,
+        nets: dict[str, list[tuple[np.ndarray, np.ndarray]]],
+        info: str,
+        worlds: int,
+        below: float,
+        rng: np.random.Generator,
+    ) -> None:
+        self.actor, self.nets, self.info, self.worlds, self.below, self.rng = actor, nets, info, worlds, below, rng
+        self.heuristic = HeuristicAgent()
+        self.searched = self.changed = 0
+
+    def policy(self, game: LlamaGame, seat: int) -> tuple[int, float]:
+        legal = game.legal_actions()
+        logits = self.actor.logits(encode_v1(game, seat)[None], action_mask(legal)[None].astype(bool))[0]
+        p = np.exp(logits[legal] - logits[legal].max())
+        return legal[int(np.argmax(p))], float(p.max() / p.sum())
+
+    def world(self, game: LlamaGame, seat: int) -> LlamaGame:
+        if self.info == "record":
+            return sample_from_record(game, seat, self.rng, 0.25, True, keep_history=True)
+        if self.info == "belief":
+            return sample_from_belief(game, seat, self.nets["belief"], self.rng)
+        world = game.to_dict()  # "hands": the truth but the pile's order and the next deals
+        self.rng.shuffle(world["draw_pile"])
+        return LlamaGame.from_dict({**world, "rng_state": None}, rng=self.rng)
+
+    def move(self, game: LlamaGame, seat: int) -> int:
+        best, confidence = self.policy(game, seat)
+        legal = game.legal_actions()
+        if self.info == "none" or len(legal) == 1 or confidence >= self.below:
+            return best
+        self.searched += 1
+        value = np.zeros((self.worlds, len(legal)))
+        leaves: list[np.ndarray] = []
+        where: list[tuple[int, int]] = []
+        seats: list[Any] = [self.heuristic] * game.num_players
+        seats[seat] = None
+        for k in range(self.worlds):
+            world = {**self.world(game, seat).to_dict(), "rng_state": None}
+            deals = int(self.rng.integers(2**31))  # the same next deals after every move
+            for j, action in enumerate(legal):
+                sim = LlamaGame.from_dict(world, rng=deals)
+                table = Table(sim, seats)
+                round_ = sim.round
+                table.apply(action)
+                table.advance()
+                while not sim.game_over and sim.round == round_:  # the rest of the round
+                    table.apply(self.policy(sim, seat)[0])
+                    table.advance()
+                if sim.game_over:
+                    value[k, j] = game_rewards(sim.scores)[seat]
+                else:
+                    leaves.append(encode_v1(sim, seat))
+                    where.append((k, j))
+        if leaves:
+            v = 1.0 / (1.0 + np.exp(-forward(self.nets["value"], np.stack(leaves))[:, 0]))
+            for (k, j), x in zip(where, v, strict=True):
+                value[k, j] = x
+        pick = legal[int(np.argmax(value.mean(axis=0)))]
+        self.changed += pick != best
+        return pick
+
+
+def hand_errors(game: LlamaGame, seat: int, searcher: Searcher, rng: np.random.Generator) -> dict[str, float]:
+    """Cards per other hand that one world of each kind gets wrong."""
+    return {
+        "uniform": hand_error(sample_from_record(game, seat, rng, 1.0, False), game, seat),
+        "record": hand_error(sample_from_record(game, seat, rng, 0.25, True), game, seat),
+        "belief": hand_error(sample_from_belief(game, seat, searcher.nets["belief"], rng), game, seat),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--games", type=int, default=4000)
+    ap.add_argument("--info", choices=_INFOS, default="record")
+    ap.add_argument("--worlds", type=int, default=16)
+    ap.add_argument("--below", type=float, default=0.9, help="search where the policy's top probability is below this")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--train-games", type=int, default=48_000)
+    ap.add_argument("--cache", default="runs/learned_search")
+    ap.add_argument("--hand-error", action="store_true", help="also measure the worlds' hand errors")
+    args = ap.parse_args()
+    if args.players not in SHIPPED["ppo"]:
+        ap.error(f"--players must be a table size with a shipped specialist: {sorted(SHIPPED['ppo'])}")
+    actor = load_actor(SHIPPED["ppo"][args.players])
+    nets = networks(args, actor)
+    rng = np.random.default_rng(args.seed + 1)
+    searcher = Searcher(actor, nets, args.info, args.worlds, args.below, rng)
+    heuristic = HeuristicAgent()
+    shares: list[float] = []
+    errors: dict[str, list[float]] = {"uniform": [], "record": [], "belief": []}
+    t = time.perf_counter()
+    for g in range(args.games):
+        me = g % args.players
+        game = LlamaGame(args.players, rng=args.seed * 1_000_003 + g)
+        seats: list[Any] = [heuristic] * args.players
+        seats[me] = None
+        table = Table(game, seats)
+        table.advance()
+        while not game.game_over:
+            if args.hand_error:
+                for k, e in hand_errors(game, me, searcher, rng).items():
+                    errors[k].append(e)
+            table.apply(searcher.move(game, me))
+            table.advance()
+        shares.append(game_rewards(game.scores)[me])
+    mean, lo, hi = mean_ci(np.array(shares))
+    print(
+        f"{args.players} players, info={args.info}, {args.worlds} worlds where the policy is below {args.below}, "
+        f"{args.games} games, seed {args.seed}: win share {mean:.3f} [{lo:.3f}, {hi:.3f}] (fair "
+        f"{1 / args.players:.3f}); searched {searcher.searched} moves, changed {searcher.changed}; "
+        f"{time.perf_counter() - t:.0f} s"
+    )
+    if args.hand_error:
+        print(
+            "cards per other hand that a world gets wrong, at the searcher's decisions: "
+            + ", ".join(f"{k} {np.mean(v):.2f}" for k, v in errors.items())
+        )
+
+
+if __name__ == "__main__":
+    main()
