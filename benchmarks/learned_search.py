@@ -51,11 +51,11 @@ import numpy as np
 from search_experiment import hand_error, sample_from_record, unseen_cards, world_with_hands
 
 from agents.heuristic import HeuristicAgent
-from agents.ppo import SHIPPED, Actor, load_actor
+from agents.ppo import SHIPPED, Actor, PPOAgent, load_actor
 from llama_env.engine import NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import ObsView, action_mask, encode_v1
 from llama_env.rewards import game_rewards
-from llama_env.table import Table
+from llama_env.table import Table, TableListener
 from train.evaluation.stats import mean_ci
 
 _NV = NUM_CARD_VALUES
@@ -63,46 +63,45 @@ _TRAIN_SEED = 20_000_000  # deals of the training data: far from every evaluatio
 _INFOS = ("none", "record", "belief", "hands")
 
 
-class Rec:
-    """The specialist at a table, remembering what it saw and what the others held."""
+class Recorder(TableListener):
+    """Hears one seat's moves at a table: what it saw, and what the others held."""
 
-    obs_version = 1
-
-    def __init__(self, actor: Actor, game: LlamaGame) -> None:
-        self.actor = actor
-        self.game = game
-        self.seat = 0
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
         self.obs: list[np.ndarray] = []
         self.hands: list[np.ndarray] = []
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        n = self.game.num_players
-        self.obs.append(np.asarray(observation, dtype=np.float32))
-        others = [self.game.hand_counts((self.seat + 1 + i) % n)[1:] for i in range(n - 1)]
-        self.hands.append(np.array(others, dtype=np.int8))
-        masks = np.asarray(action_mask, dtype=bool).reshape(1, -1)
-        return int(self.actor.act_batch(np.asarray(observation, dtype=np.float32)[None], masks)[0])
+    def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        if seat == self.seat:
+            game = table.game
+            n = game.num_players
+            self.obs.append(encode_v1(game, seat))
+            others = [game.hand_counts((seat + 1 + i) % n)[1:] for i in range(n - 1)]
+            self.hands.append(np.array(others, dtype=np.int8))
 
 
 def collect(actor: Actor, players: int, games: int) -> dict[str, np.ndarray]:
     """Step 1: observations, the others' hands and the final win share, per decision."""
     heuristic = HeuristicAgent()
-    rec = Rec(actor, LlamaGame(players))
+    ppo = PPOAgent.from_actor(actor)
+    obs: list[np.ndarray] = []
+    hands: list[np.ndarray] = []
     wins: list[float] = []
     game_of: list[int] = []
     for g in range(games):
         seat = g % players
         game = LlamaGame(players, rng=_TRAIN_SEED + g)
-        rec.game, rec.seat = game, seat
-        before = len(rec.obs)
         seats: list[Any] = [heuristic] * players
-        seats[seat] = rec
-        Table(game, seats).play()
-        wins += [game_rewards(game.scores)[seat]] * (len(rec.obs) - before)
-        game_of += [g] * (len(rec.obs) - before)
+        seats[seat] = ppo
+        recorder = Recorder(seat)
+        Table(game, seats, listener=recorder).play()
+        obs += recorder.obs
+        hands += recorder.hands
+        wins += [game_rewards(game.scores)[seat]] * len(recorder.obs)
+        game_of += [g] * len(recorder.obs)
     return {
-        "obs": np.stack(rec.obs),
-        "hands": np.stack(rec.hands),
+        "obs": np.stack(obs),
+        "hands": np.stack(hands),
         "win": np.array(wins, dtype=np.float32),
         "game": np.array(game_of, dtype=np.int32),
     }
