@@ -4,6 +4,7 @@ network.
 
     python benchmarks/learned_search.py [--players 4] [--games 4000] [--info record]
                                         [--worlds 16] [--below 0.9] [--seed 0]
+                                        [--deals script|eval]
                                         [--train-games 48000] [--cache runs/learned_search]
 
 One seat (rotated from game to game) is the searcher, every other seat ``heuristic``.
@@ -56,6 +57,7 @@ from llama_env.engine import NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import ObsView, action_mask, encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
+from train.evaluation.runner import KEY_DEAL
 from train.evaluation.stats import mean_ci
 
 _NV = NUM_CARD_VALUES
@@ -283,6 +285,14 @@ def hand_errors(game: LlamaGame, seat: int, searcher: Searcher, rng: np.random.G
     }
 
 
+def deal(deals: str, seed: int, g: int) -> np.random.Generator | int:
+    """Game ``g``'s generator: this script's own deals, or those of ``llama-rl eval`` (which
+    seats its first agent at ``g % players``, as here)."""
+    if deals == "eval":
+        return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_DEAL, g)))
+    return seed * 1_000_003 + g
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--players", type=int, default=4)
@@ -294,6 +304,12 @@ def main() -> None:
     ap.add_argument("--train-games", type=int, default=48_000)
     ap.add_argument("--cache", default="runs/learned_search")
     ap.add_argument("--hand-error", action="store_true", help="also measure the worlds' hand errors")
+    ap.add_argument(
+        "--deals",
+        choices=("script", "eval"),
+        default="script",
+        help="eval: the deals and seats of `llama-rl eval --agents ppo,heuristic,... --seed <seed>`",
+    )
     args = ap.parse_args()
     if args.players not in SHIPPED["ppo"]:
         ap.error(f"--players must be a table size with a shipped specialist: {sorted(SHIPPED['ppo'])}")
@@ -307,7 +323,7 @@ def main() -> None:
     t = time.perf_counter()
     for g in range(args.games):
         me = g % args.players
-        game = LlamaGame(args.players, rng=args.seed * 1_000_003 + g)
+        game = LlamaGame(args.players, rng=deal(args.deals, args.seed, g))
         seats: list[Any] = [heuristic] * args.players
         seats[me] = None
         table = Table(game, seats)
@@ -322,7 +338,7 @@ def main() -> None:
     mean, lo, hi = mean_ci(np.array(shares))
     print(
         f"{args.players} players, info={args.info}, {args.worlds} worlds where the policy is below {args.below}, "
-        f"{args.games} games, seed {args.seed}: win share {mean:.3f} [{lo:.3f}, {hi:.3f}] (fair "
+        f"{args.games} games, seed {args.seed} ({args.deals} deals): win share {mean:.3f} [{lo:.3f}, {hi:.3f}] (fair "
         f"{1 / args.players:.3f}); searched {searcher.searched} moves, changed {searcher.changed}; "
         f"{time.perf_counter() - t:.0f} s"
     )
