@@ -4,10 +4,12 @@ network.
 
     python benchmarks/learned_search.py [--players 4] [--games 4000] [--info record]
                                         [--worlds 16] [--below 0.9] [--seed 0]
-                                        [--deals script|eval]
+                                        [--deals script|eval] [--opponent heuristic]
                                         [--train-games 48000] [--cache runs/learned_search]
 
-One seat (rotated from game to game) is the searcher, every other seat ``heuristic``.
+One seat (rotated from game to game) is the searcher, every other seat ``heuristic`` (or
+``--opponent``, an agent spec such as ``perturbed:seed=12345``, reset each game as
+``llama-rl eval`` resets it; the search still models the others as ``heuristic``).
 
 1. **Data** (cached in ``--cache``): ``--train-games`` games of the shipped ``ppo`` agent
    at one seat against ``heuristic``, on deals no evaluation uses. At each of its
@@ -53,11 +55,12 @@ from search_experiment import hand_error, sample_from_record, unseen_cards, worl
 
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, PPOAgent, load_actor
+from llama_env.agent import reset_agent, resolve
 from llama_env.engine import NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import ObsView, action_mask, encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
-from train.evaluation.runner import KEY_DEAL
+from train.evaluation.runner import KEY_AGENT, KEY_DEAL, seed_int
 from train.evaluation.stats import mean_ci
 
 _NV = NUM_CARD_VALUES
@@ -304,6 +307,7 @@ def main() -> None:
     ap.add_argument("--train-games", type=int, default=48_000)
     ap.add_argument("--cache", default="runs/learned_search")
     ap.add_argument("--hand-error", action="store_true", help="also measure the worlds' hand errors")
+    ap.add_argument("--opponent", default="heuristic", help="the agent at every other seat (an agent spec)")
     ap.add_argument(
         "--deals",
         choices=("script", "eval"),
@@ -317,15 +321,17 @@ def main() -> None:
     nets = networks(args, actor)
     rng = np.random.default_rng(args.seed + 1)
     searcher = Searcher(actor, nets, args.info, args.worlds, args.below, rng)
-    heuristic = HeuristicAgent()
+    opponents = [resolve(args.opponent) for _ in range(args.players - 1)]
     shares: list[float] = []
     errors: dict[str, list[float]] = {"uniform": [], "record": [], "belief": []}
     t = time.perf_counter()
     for g in range(args.games):
         me = g % args.players
         game = LlamaGame(args.players, rng=deal(args.deals, args.seed, g))
-        seats: list[Any] = [heuristic] * args.players
-        seats[me] = None
+        seats: list[Any] = [None] * args.players
+        for i, opponent in enumerate(opponents, start=1):  # agent i of llama-rl eval's list
+            reset_agent(opponent, seed_int(args.seed, KEY_AGENT, g, i))
+            seats[(me + i) % args.players] = opponent
         table = Table(game, seats)
         table.advance()
         while not game.game_over:
@@ -337,7 +343,8 @@ def main() -> None:
         shares.append(game_rewards(game.scores)[me])
     mean, lo, hi = mean_ci(np.array(shares))
     print(
-        f"{args.players} players, info={args.info}, {args.worlds} worlds where the policy is below {args.below}, "
+        f"{args.players} players against {args.opponent}, info={args.info}, "
+        f"{args.worlds} worlds where the policy is below {args.below}, "
         f"{args.games} games, seed {args.seed} ({args.deals} deals): win share {mean:.3f} [{lo:.3f}, {hi:.3f}] (fair "
         f"{1 / args.players:.3f}); searched {searcher.searched} moves, changed {searcher.changed}; "
         f"{time.perf_counter() - t:.0f} s"
