@@ -38,6 +38,12 @@ One seat (rotated from game to game) is the searcher, every other seat ``heurist
 * ``hands``: the others' true hands, the draw pile reshuffled: the bound for this search;
 * ``none``: no search, the specialist alone (the baseline, same deals).
 
+Except with ``hands``, a world keeps only what the searcher's seat observes: the public
+state, its own hand and the round's record; every hidden card is drawn again
+(tests/property/test_search_worlds.py holds the worlds to that). The script reads that
+public state from the game itself; an agent would have to rebuild it from its
+observation.
+
 Prints the win share with its 95% interval, how often the search changed the
 specialist's move, and, with ``--hand-error``, how many cards of each other hand a world
 from the record, the belief network or the unseen cards drawn uniformly gets wrong.
