@@ -260,10 +260,11 @@ class Searcher:
         seats: list[Any] = [self.heuristic] * game.num_players
         seats[seat] = None
         for k in range(self.worlds):
-            world = {**self.world(game, seat).to_dict(), "rng_state": None}
+            hidden = self.world(game, seat).to_dict()
             deals = int(self.rng.integers(2**31))  # the same next deals after every move
+            world = LlamaGame.from_dict({**hidden, "rng_state": None}, rng=deals)
             for j, action in enumerate(legal):
-                sim = LlamaGame.from_dict(world, rng=deals)
+                sim = world.copy()
                 table = Table(sim, seats)
                 round_ = sim.round
                 table.apply(action)
