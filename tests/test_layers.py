@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINE_MODULES = ("engine", "observation", "rewards", "render", "agent", "table")
+ENGINE_MODULES = ("engine", "observation", "rewards", "render", "agent", "table", "worlds")
 ALLOWED_THIRD_PARTY = {"numpy"}
 ENV_THIRD_PARTY = {"numpy", "gymnasium", "pettingzoo", "resvg_py", "PIL"}  # the last two: the web extra, lazily
 LLAMA_ENV_MODULES = sorted(p.stem for p in (ROOT / "llama_env").glob("*.py"))

@@ -1,0 +1,92 @@
+"""A world rebuilt from an observation (llama_env.worlds) is a game the observer cannot
+tell from the real one: it encodes back to the same observation and has the same legal
+moves, whatever hidden cards it is dealt; and it deals exactly the cards the observer
+cannot see. A search agent that looked ahead in a world that differed would be misled."""
+
+import numpy as np
+import pytest
+
+from agents.heuristic import HeuristicAgent
+from agents.random_agent import RandomAgent
+from llama_env.engine import NUM_CARD_VALUES, LlamaGame, can_play_on
+from llama_env.observation import encode, encode_v1
+from llama_env.table import Table
+from llama_env.worlds import deal_world, discard_order, public_state
+
+
+def _decisions(players: int, games: int, agent, hand_size: int = 6):
+    """Every decision of real games (before the move is made), with the seat to act."""
+    for g in range(games):
+        game = LlamaGame(players, rng=g, hand_size=hand_size)
+        table = Table(game, [agent] * players)
+        while not game.game_over:
+            yield game, game.current_player
+            table.play_turn()
+
+
+def _shuffled_hands(unseen, sizes, rng):
+    cards = [v + 1 for v in range(NUM_CARD_VALUES) for _ in range(unseen[v])]
+    rng.shuffle(cards)
+    hands, k = [], 0
+    for size in sizes:
+        hands.append(cards[k : k + size])
+        k += size
+    return hands
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("agent", [HeuristicAgent(), RandomAgent(seed=1)], ids=["heuristic", "random"])
+def test_a_world_encodes_back_to_the_observation_it_was_rebuilt_from(players, agent):
+    rng = np.random.default_rng(players)
+    seen = 0
+    for game, seat in _decisions(players, 8, agent):
+        obs = encode_v1(game, seat)
+        state = public_state(obs)
+        truth = [game.hand((seat + 1 + i) % players) for i in range(players - 1)]
+        hidden = sorted(game.draw_pile + [c for hand in truth for c in hand])
+        world_of_truth = deal_world(state, truth, rng)
+        assert sorted(c for v, k in enumerate(state.unseen, 1) for c in [v] * k) == hidden
+        for hands in (truth, _shuffled_hands(state.unseen, state.hand_sizes, rng)):
+            world = deal_world(state, hands, rng)
+            np.testing.assert_array_equal(encode_v1(world, 0), obs)
+            assert world.legal_actions() == game.legal_actions()
+            assert [world.hand(p) for p in range(1, players)] == [sorted(h) for h in hands]
+        for other in range(1, players):  # dealt the truth, the others see what they saw (version 0)
+            np.testing.assert_array_equal(encode(world_of_truth, other), encode(game, (seat + other) % players))
+        seen += 1
+    assert seen > 100
+
+
+def test_the_discard_pile_is_rebuilt_in_an_order_rule_4_allows():
+    # 3 twos, 2 threes, 1 four, a llama at the bottom and a one: llama, 1, 2, 2, 2, 3, 3, 4
+    pile = discard_order([1, 3, 2, 1, 0, 0, 1], top=4, bottoms=[7])
+    assert pile == [7, 1, 2, 2, 2, 3, 3, 4]
+    # round the cycle twice: every value twice, the top a 3 (bottom 4)
+    pile = discard_order([2, 2, 2, 2, 2, 2, 2], top=3, bottoms=[4])
+    assert len(pile) == 14 and pile[0] == 4 and pile[-1] == 3
+    assert all(can_play_on(card, below) for below, card in zip(pile[:-1], pile[1:], strict=True))
+    with pytest.raises(ValueError, match="no discard pile holds"):
+        discard_order([1, 0, 1, 0, 0, 0, 0], top=3, bottoms=[1])  # a 1 then a 3: the 2 is missing
+
+
+def test_a_version_0_observation_or_another_hand_size_is_refused():
+    game = LlamaGame(4, rng=0)
+    with pytest.raises(ValueError, match="version-1 observation"):
+        public_state(encode(game, 0))
+    refused = 0
+    for game, seat in _decisions(4, 2, HeuristicAgent(), hand_size=4):
+        with pytest.raises(ValueError, match="hand_size=6"):
+            public_state(encode_v1(game, seat))
+        refused += 1
+        public_state(encode_v1(game, seat), hand_size=4)  # told the rule option, it fits
+    assert refused > 10
+
+
+def test_hands_that_do_not_fit_are_refused():
+    game = LlamaGame(4, rng=0)
+    state = public_state(encode_v1(game, game.current_player))
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="must hold"):
+        deal_world(state, [[1] * 6, [2] * 6], rng)
+    with pytest.raises(ValueError, match="more cards of a value than are unseen"):
+        deal_world(state, [[7] * 6, [7] * 6, [7] * 6], rng)
