@@ -20,7 +20,7 @@ from llama_env.engine import LlamaGame
 from llama_env.observation import action_mask, encode, encode_v1
 from train.cli import main
 
-BUILTIN = ["random", "greedy", "cautious", "heuristic", "perturbed", "ppo", "ppo_v0", "ppo_v1", "ppo_v2"]
+BUILTIN = ["random", "greedy", "cautious", "heuristic", "perturbed", "ppo", "ppo_v0", "ppo_v1", "ppo_v2", "search"]
 GAME = LlamaGame(3, rng=0)
 OBS = encode(GAME, 0)
 MASK = action_mask(GAME.legal_actions())

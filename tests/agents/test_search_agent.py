@@ -1,0 +1,120 @@
+"""The search agent: the ppo agent's moves wherever it does not search, a search that
+overrules them where the specialist is unsure, reproducible from its seed, and network
+files that are refused with a message when they are not whole."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents.heuristic import HeuristicAgent
+from agents.search import NETWORKS, SearchAgent, load_networks, save_networks
+from llama_env.engine import LlamaGame
+from llama_env.observation import action_mask, encode, encode_v1
+from llama_env.table import Table
+
+
+@pytest.fixture(scope="module")
+def ppo():
+    return agents.make("ppo")
+
+
+def _moves(agent, players: int, games: int, seed: int = 0) -> list[int]:
+    """The moves of ``agent`` at seat 0 against ``heuristic``."""
+    recorder = _Recorder(agent)
+    for g in range(games):
+        agent.reset(seed + g)
+        Table(LlamaGame(players, rng=100 + g), [recorder] + [HeuristicAgent()] * (players - 1)).play()
+    return recorder.moves
+
+
+class _Recorder:
+    def __init__(self, agent) -> None:
+        self.agent, self.moves = agent, []
+        self.obs_version = agent.obs_version
+
+    def act(self, observation, mask):
+        move = self.agent.act(observation, mask)
+        self.moves.append(move)
+        return move
+
+
+def test_where_it_never_searches_it_plays_as_ppo(ppo):
+    never = SearchAgent(below=0.0)
+    assert _moves(never, 4, 3) == _moves(ppo, 4, 3)
+    assert never.searched == 0
+
+
+@pytest.mark.parametrize("players", [2, 3, 6])
+def test_without_networks_for_the_table_size_it_plays_as_ppo(ppo, players):
+    search = SearchAgent(below=1.01)
+    assert players not in NETWORKS
+    assert _moves(search, players, 2) == _moves(ppo, players, 2)
+    assert search.searched == 0
+
+
+def test_a_version_0_observation_gets_the_ppo_agents_move(ppo):
+    game = LlamaGame(4, rng=3)
+    obs, mask = encode(game, game.current_player), action_mask(game.legal_actions())
+    assert SearchAgent(below=1.01).act(obs, mask) == ppo.act(obs, mask)
+
+
+def test_it_searches_where_the_specialist_is_unsure_and_sometimes_overrules_it():
+    search = SearchAgent(worlds=4, below=1.01)  # every move with a choice
+    _moves(search, 4, 2)
+    assert search.searched > 10
+    assert 0 < search.changed < search.searched
+
+
+def test_the_same_seed_plays_the_same_moves():
+    a, b = SearchAgent(worlds=4, below=1.01), SearchAgent(worlds=4, below=1.01)
+    assert _moves(a, 4, 2, seed=7) == _moves(b, 4, 2, seed=7)
+    assert a.searched == b.searched > 0
+
+
+def test_an_end_score_the_networks_were_not_fitted_on_plays_as_ppo(ppo):
+    game = LlamaGame(4, rng=5, end_score=20)
+    search = SearchAgent(below=1.01)
+    table = Table(game, [None] + [HeuristicAgent()] * 3)
+    table.advance()
+    while not game.game_over:
+        obs, mask = encode_v1(game, 0), action_mask(game.legal_actions())
+        move = search.act(obs, mask)
+        assert move == ppo.act(obs, mask)
+        table.apply(move)
+        table.advance()
+    assert search.searched == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "fragment"),
+    [
+        ({"worlds": 0}, "worlds must be >= 1"),
+        ({"worlds": 2.5}, "worlds must be an integer"),
+        ({"below": "high"}, "below must be a finite number"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+    ],
+)
+def test_bad_parameters_name_the_parameter(params, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        agents.make("search", **params)
+
+
+def test_network_files_that_are_not_whole_are_refused_naming_the_file(tmp_path):
+    value, belief = load_networks(NETWORKS[4], 4)
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(NETWORKS[4].read_bytes()[:1000])
+    with pytest.raises(ValueError, match="cannot load the search networks from .*truncated.npz"):
+        load_networks(truncated, 4)
+    no_belief = tmp_path / "no_belief.npz"
+    save_networks(no_belief, value, [])
+    with pytest.raises(ValueError, match="it has no belief network"):
+        load_networks(no_belief, 4)
+    with pytest.raises(ValueError, match="the belief network gives 21 outputs, a 6-player table needs 35"):
+        load_networks(NETWORKS[4], 6)
+    nan = tmp_path / "nan.npz"
+    save_networks(nan, [(np.full_like(w, np.nan), b) for w, b in value], belief)
+    with pytest.raises(ValueError, match="holds NaN"):
+        load_networks(nan, 4)
+    assert not list(tmp_path.glob(".*.tmp"))  # nothing half written left behind
