@@ -6,6 +6,7 @@ network.
                                         [--worlds 16] [--below 0.9] [--seed 0]
                                         [--deals script|eval] [--opponent heuristic]
                                         [--train-games 48000] [--cache runs/learned_search]
+                                        [--export agents/models/search_4p.npz]
 
 One seat (rotated from game to game) is the searcher, every other seat ``heuristic`` (or
 ``--opponent``, an agent spec such as ``perturbed:seed=12345``, reset each game as
@@ -41,8 +42,11 @@ One seat (rotated from game to game) is the searcher, every other seat ``heurist
 Except with ``hands``, a world keeps only what the searcher's seat observes: the public
 state, its own hand and the round's record; every hidden card is drawn again
 (tests/property/test_search_worlds.py holds the worlds to that). The script reads that
-public state from the game itself; an agent would have to rebuild it from its
-observation.
+public state from the game itself. ``agents.make("search")`` is the ``belief`` search as
+an agent: it rebuilds the public state from its observation (:mod:`llama_env.worlds`)
+and plays the networks that ``--export`` writes (its shipped
+``agents/models/search_4p.npz``: ``--games 0 --export agents/models/search_4p.npz``, with
+the networks of the default ``--train-games`` and ``--seed``).
 
 Prints the win share with its 95% interval, how often the search changed the
 specialist's move, and, with ``--hand-error``, how many cards of each other hand a world
@@ -57,15 +61,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from search_experiment import hand_error, sample_from_record, unseen_cards, world_with_hands
+from search_experiment import hand_error, sample_from_record, world_with_hands
 
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, PPOAgent, load_actor
+from agents.search import belief_hands, mlp, save_networks
 from llama_env.agent import reset_agent, resolve
 from llama_env.engine import NUM_CARD_VALUES, LlamaGame
-from llama_env.observation import ObsView, action_mask, encode_v1
+from llama_env.observation import action_mask, encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
+from llama_env.worlds import public_state
 from train.evaluation.runner import KEY_AGENT, KEY_DEAL, seed_int
 from train.evaluation.stats import mean_ci
 
@@ -162,14 +168,6 @@ def fit(data: dict[str, np.ndarray], kind: str, seed: int) -> list[tuple[np.ndar
     return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear]
 
 
-def forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> np.ndarray:
-    for k, (w, b) in enumerate(layers):
-        x = x @ w + b
-        if k < len(layers) - 1:
-            x = np.maximum(x, 0.0)
-    return x
-
-
 def networks(args: argparse.Namespace, actor: Actor) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
     """Steps 1 and 2, or their results from ``--cache``."""
     cache = Path(args.cache) / f"{args.players}p_{args.train_games}"
@@ -198,22 +196,14 @@ def networks(args: argparse.Namespace, actor: Actor) -> dict[str, list[tuple[np.
 def sample_from_belief(
     game: LlamaGame, seat: int, belief: list[tuple[np.ndarray, np.ndarray]], rng: np.random.Generator
 ) -> LlamaGame:
-    """A world whose other hands are drawn card by card from the belief network's shares."""
+    """A world whose other hands are drawn card by card from the belief network's shares
+    (as the ``search`` agent draws them), the seats as in ``game``."""
     obs = encode_v1(game, seat)
-    o = ObsView(obs)
-    n = o.num_players
-    logits = forward(belief, obs[None].astype(np.float32)).reshape(n - 1, _NV)
-    share = np.exp(logits - logits.max(axis=1, keepdims=True))
-    pool = unseen_cards(o)
-    hands: list[list[int]] = [[] for _ in range(n - 1)]
-    for i in rng.permutation(n - 1):
-        for _ in range(o.opp_hand_size[i]):
-            w = share[i] * (np.array(pool) > 0)
-            if w.sum() <= 0:
-                w = np.array(pool, dtype=np.float64)
-            v = int(rng.choice(_NV, p=w / w.sum()))
-            pool[v] -= 1
-            hands[i].append(v + 1)
+    state = public_state(obs)
+    hands = belief_hands(obs, state, belief, rng)
+    pool = list(state.unseen)
+    for card in (c for hand in hands for c in hand):
+        pool[card - 1] -= 1
     return world_with_hands(game, seat, hands, pool, rng, keep_history=True)
 
 
@@ -278,7 +268,7 @@ class Searcher:
                     leaves.append(encode_v1(sim, seat))
                     where.append((k, j))
         if leaves:
-            v = 1.0 / (1.0 + np.exp(-forward(self.nets["value"], np.stack(leaves))[:, 0]))
+            v = 1.0 / (1.0 + np.exp(-mlp(self.nets["value"], np.stack(leaves))[:, 0]))
             for (k, j), x in zip(where, v, strict=True):
                 value[k, j] = x
         pick = legal[int(np.argmax(value.mean(axis=0)))]
@@ -313,6 +303,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--train-games", type=int, default=48_000)
     ap.add_argument("--cache", default="runs/learned_search")
+    ap.add_argument("--export", metavar="FILE", help="also write the networks to FILE, as the search agent reads them")
     ap.add_argument("--hand-error", action="store_true", help="also measure the worlds' hand errors")
     ap.add_argument("--opponent", default="heuristic", help="the agent at every other seat (an agent spec)")
     ap.add_argument(
@@ -326,6 +317,11 @@ def main() -> None:
         ap.error(f"--players must be a table size with a shipped specialist: {sorted(SHIPPED['ppo'])}")
     actor = load_actor(SHIPPED["ppo"][args.players])
     nets = networks(args, actor)
+    if args.export:
+        save_networks(args.export, nets["value"], nets["belief"])
+        print(f"networks written to {args.export}")
+    if not args.games:
+        return
     rng = np.random.default_rng(args.seed + 1)
     searcher = Searcher(actor, nets, args.info, args.worlds, args.below, rng)
     opponents = [resolve(args.opponent) for _ in range(args.players - 1)]
