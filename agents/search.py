@@ -20,22 +20,32 @@ dealt 6 cards a hand (and given a version-0 observation), the agent plays exactl
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from agents.base import BaseAgent, check_observation, legal_actions, number
 from agents.heuristic import HeuristicAgent
 from agents.ppo import MODELS_DIR, Actor, PPOAgent
-from llama_env.agent import register
-from llama_env.engine import DEFAULT_END_SCORE, NUM_CARD_VALUES
+from llama_env.agent import Agent, register
+from llama_env.engine import DEFAULT_END_SCORE, NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import OBS_SIZE_V1, ObsView, action_mask, encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table
 from llama_env.worlds import PublicState, deal_world, public_state
 
-__all__ = ["SearchAgent", "NETWORKS", "Layers", "load_networks", "save_networks", "mlp", "belief_hands"]
+__all__ = [
+    "SearchAgent",
+    "NETWORKS",
+    "Layers",
+    "load_networks",
+    "save_networks",
+    "mlp",
+    "belief_hands",
+    "policy_move",
+    "searched_move",
+]
 
 Layers = list[tuple[np.ndarray, np.ndarray]]
 """A ReLU network as ``(weight, bias)`` layers for ``x @ weight + bias``."""
@@ -163,7 +173,7 @@ class SearchAgent(BaseAgent):
         actor = self.ppo.specialists.get(o.num_players)
         if actor is None or o.num_players not in self.networks or len(legal) == 1:
             return self.ppo.act(observation, action_mask)
-        best, confidence = _policy(actor, np.asarray(observation, dtype=np.float32), legal)
+        best, confidence = policy_move(actor, np.asarray(observation, dtype=np.float32), legal)
         if confidence >= self.below or o.end_score != DEFAULT_END_SCORE:
             return best
         try:
@@ -176,40 +186,56 @@ class SearchAgent(BaseAgent):
         return pick
 
     def _search(self, observation: np.ndarray, state: PublicState, legal: list[int], actor: Actor) -> int:
-        n = len(state.hand_sizes) + 1
-        value_net, belief_net = self.networks[n]
-        value = np.zeros((self.worlds, len(legal)))
-        leaves: list[np.ndarray] = []
-        where: list[tuple[int, int]] = []
-        seats: list[Any] = [None] + [self.opponent] * (n - 1)
-        for k in range(self.worlds):
-            world = deal_world(state, belief_hands(observation, state, belief_net, self.rng), self.rng)
-            for j, action in enumerate(legal):  # every move from the same world, the same later deals
-                sim = world.copy()
-                table = Table(sim, seats)
-                round_ = sim.round
-                table.apply(action)
-                table.advance()
-                while not sim.game_over and sim.round == round_:  # the rest of the round
-                    table.apply(_policy(actor, encode_v1(sim, 0), sim.legal_actions())[0])
-                    table.advance()
-                if sim.game_over:
-                    value[k, j] = game_rewards(sim.scores)[0]
-                else:
-                    leaves.append(encode_v1(sim, 0))
-                    where.append((k, j))
-        if leaves:
-            win = 1.0 / (1.0 + np.exp(-mlp(value_net, np.stack(leaves))[:, 0]))
-            for (k, j), v in zip(where, win, strict=True):
-                value[k, j] = v
-        return legal[int(np.argmax(value.mean(axis=0)))]
+        value_net, belief_net = self.networks[len(state.hand_sizes) + 1]
+        worlds = (
+            deal_world(state, belief_hands(observation, state, belief_net, self.rng), self.rng)
+            for _ in range(self.worlds)
+        )
+        return searched_move(worlds, 0, legal, actor, self.opponent, value_net)
 
     def __repr__(self) -> str:
         return f"SearchAgent(worlds={self.worlds}, below={self.below:g})"
 
 
-def _policy(actor: Actor, observation: np.ndarray, legal: list[int]) -> tuple[int, float]:
+def policy_move(actor: Actor, observation: np.ndarray, legal: list[int]) -> tuple[int, float]:
     """The actor's move among ``legal`` and its probability under the actor's softmax."""
     logits = actor.logits(observation[None], action_mask(legal)[None].astype(bool))[0][legal]
     p = np.exp(logits - logits.max())
     return legal[int(np.argmax(p))], float(p.max() / p.sum())
+
+
+def searched_move(
+    worlds: Iterable[LlamaGame], seat: int, legal: list[int], actor: Actor, opponent: Agent, value_net: Layers
+) -> int:
+    """The move of ``legal`` with the highest mean value over ``worlds`` (games where
+    ``seat`` is to act): in each world every move is tried, the rest of the round played
+    (``actor`` for ``seat``, ``opponent`` for the others), then the others until ``seat``'s
+    next decision, which ``value_net`` values (the win share itself if the game ended).
+    Every move is tried on a copy of the same world, so they meet the same cards and the
+    same later deals."""
+    values: list[np.ndarray] = []
+    leaves: list[np.ndarray] = []
+    where: list[tuple[int, int]] = []
+    for k, world in enumerate(worlds):
+        seats: list[Agent | None] = [opponent] * world.num_players
+        seats[seat] = None
+        values.append(np.zeros(len(legal)))
+        for j, action in enumerate(legal):
+            sim = world.copy()
+            table = Table(sim, seats)
+            round_ = sim.round
+            table.apply(action)
+            table.advance()
+            while not sim.game_over and sim.round == round_:  # the rest of the round
+                table.apply(policy_move(actor, encode_v1(sim, seat), sim.legal_actions())[0])
+                table.advance()
+            if sim.game_over:
+                values[k][j] = game_rewards(sim.scores)[seat]
+            else:
+                leaves.append(encode_v1(sim, seat))
+                where.append((k, j))
+    if leaves:
+        win = 1.0 / (1.0 + np.exp(-mlp(value_net, np.stack(leaves))[:, 0]))
+        for (k, j), v in zip(where, win, strict=True):
+            values[k][j] = v
+    return legal[int(np.argmax(np.mean(values, axis=0)))]

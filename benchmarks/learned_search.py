@@ -65,10 +65,10 @@ from search_experiment import hand_error, sample_from_record, world_with_hands
 
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, PPOAgent, load_actor
-from agents.search import belief_hands, mlp, save_networks
+from agents.search import belief_hands, policy_move, save_networks, searched_move
 from llama_env.agent import reset_agent, resolve
 from llama_env.engine import NUM_CARD_VALUES, LlamaGame
-from llama_env.observation import action_mask, encode_v1
+from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from llama_env.worlds import public_state
@@ -224,10 +224,7 @@ class Searcher:
         self.searched = self.changed = 0
 
     def policy(self, game: LlamaGame, seat: int) -> tuple[int, float]:
-        legal = game.legal_actions()
-        logits = self.actor.logits(encode_v1(game, seat)[None], action_mask(legal)[None].astype(bool))[0]
-        p = np.exp(logits[legal] - logits[legal].max())
-        return legal[int(np.argmax(p))], float(p.max() / p.sum())
+        return policy_move(self.actor, encode_v1(game, seat), game.legal_actions())
 
     def world(self, game: LlamaGame, seat: int) -> LlamaGame:
         if self.info == "record":
@@ -244,34 +241,13 @@ class Searcher:
         if self.info == "none" or len(legal) == 1 or confidence >= self.below:
             return best
         self.searched += 1
-        value = np.zeros((self.worlds, len(legal)))
-        leaves: list[np.ndarray] = []
-        where: list[tuple[int, int]] = []
-        seats: list[Any] = [self.heuristic] * game.num_players
-        seats[seat] = None
-        for k in range(self.worlds):
-            hidden = self.world(game, seat).to_dict()
-            deals = int(self.rng.integers(2**31))  # the same next deals after every move
-            world = LlamaGame.from_dict({**hidden, "rng_state": None}, rng=deals)
-            for j, action in enumerate(legal):
-                sim = world.copy()
-                table = Table(sim, seats)
-                round_ = sim.round
-                table.apply(action)
-                table.advance()
-                while not sim.game_over and sim.round == round_:  # the rest of the round
-                    table.apply(self.policy(sim, seat)[0])
-                    table.advance()
-                if sim.game_over:
-                    value[k, j] = game_rewards(sim.scores)[seat]
-                else:
-                    leaves.append(encode_v1(sim, seat))
-                    where.append((k, j))
-        if leaves:
-            v = 1.0 / (1.0 + np.exp(-mlp(self.nets["value"], np.stack(leaves))[:, 0]))
-            for (k, j), x in zip(where, v, strict=True):
-                value[k, j] = x
-        pick = legal[int(np.argmax(value.mean(axis=0)))]
+        worlds = (  # each with its own next deals, the same after every move
+            LlamaGame.from_dict(
+                {**self.world(game, seat).to_dict(), "rng_state": None}, rng=int(self.rng.integers(2**31))
+            )
+            for _ in range(self.worlds)
+        )
+        pick = searched_move(worlds, seat, legal, self.actor, self.heuristic, self.nets["value"])
         self.changed += pick != best
         return pick
 
