@@ -173,15 +173,16 @@ class SearchAgent(BaseAgent):
         actor = self.ppo.specialists.get(o.num_players)
         if actor is None or o.num_players not in self.networks or len(legal) == 1:
             return self.ppo.act(observation, action_mask)
-        best, confidence = policy_move(actor, np.asarray(observation, dtype=np.float32), legal)
+        obs = np.asarray(observation, dtype=np.float32)
+        best, confidence = policy_move(actor, obs, legal)
         if confidence >= self.below or o.end_score != DEFAULT_END_SCORE:
             return best
         try:
-            state = public_state(observation)
+            state = public_state(obs)
         except ValueError:  # not a round dealt with the default hand size: no world to search in
             return best
         self.searched += 1
-        pick = self._search(np.asarray(observation, dtype=np.float32), state, legal, actor)
+        pick = self._search(obs, state, legal, actor)
         self.changed += pick != best
         return pick
 

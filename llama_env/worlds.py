@@ -98,10 +98,9 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
     if any(on_pile[v] < opp_total[v] for v in range(_NV)) or not bottoms:
         raise ValueError("the observation's discard pile holds fewer cards than the others played")
     pile = discard_order(on_pile, o.top_card, bottoms)
-    played_now = [pile[1:].count(v + 1) for v in range(_NV)]
-    my_played = [played_now[v] - opp_total[v] for v in range(_NV)]
-    if min(my_played) < 0:  # the chosen bottom leaves the others' plays unexplained
-        raise ValueError("the observation's discard pile contradicts the others' plays")
+    # what lies on the pile above its bottom card and the others did not play: never
+    # negative, since the bottom is one of ``bottoms``
+    my_played = [on_pile[v] - (v + 1 == pile[0]) - opp_total[v] for v in range(_NV)]
     drawn = DECK_SIZE - n * hand_size - 1 - o.draw_pile
     my_draws = drawn - sum(o.opp_draws)
     if my_draws < 0 or o.hand_size != hand_size + my_draws - sum(my_played):
@@ -141,14 +140,12 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
     return PublicState(snapshot, unseen, o.opp_hand_size)
 
 
-def deal_world(
-    state: PublicState, hands: Sequence[Sequence[int]], rng: np.random.Generator, deals: int | None = None
-) -> LlamaGame:
+def deal_world(state: PublicState, hands: Sequence[Sequence[int]], rng: np.random.Generator) -> LlamaGame:
     """A whole game from ``state``: the other seats hold ``hands`` (card codes, in turn
     order from the observer's left), the draw pile the rest of the unseen cards,
-    shuffled by ``rng``. Later rounds are dealt from a generator seeded with ``deals``
-    (default: drawn from ``rng``). Raises ``ValueError`` when the hands do not fit
-    (wrong sizes, or more cards of a value than are unseen)."""
+    shuffled by ``rng``; later rounds are dealt from a generator seeded from ``rng``.
+    Raises ``ValueError`` when the hands do not fit (wrong sizes, or more cards of a
+    value than are unseen)."""
     if [len(h) for h in hands] != list(state.hand_sizes):
         raise ValueError(f"the other hands must hold {list(state.hand_sizes)} cards, got {[len(h) for h in hands]}")
     rest = list(state.unseen)
@@ -160,4 +157,4 @@ def deal_world(
     deck = [v + 1 for v in range(_NV) for _ in range(rest[v])]
     rng.shuffle(deck)
     snapshot = {**state.snapshot, "hands": [state.snapshot["hands"][0], *[list(h) for h in hands]], "draw_pile": deck}
-    return LlamaGame.from_dict(snapshot, rng=int(rng.integers(2**63)) if deals is None else deals)
+    return LlamaGame.from_dict(snapshot, rng=int(rng.integers(2**63)))
