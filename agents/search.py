@@ -30,7 +30,7 @@ from agents.heuristic import HeuristicAgent
 from agents.ppo import MODELS_DIR, Actor, PPOAgent
 from llama_env.agent import Agent, register
 from llama_env.engine import DEFAULT_END_SCORE, NUM_CARD_VALUES, LlamaGame
-from llama_env.observation import OBS_SIZE_V1, ObsView, action_mask, encode_v1
+from llama_env.observation import OBS_SIZE_V1, ObsView, action_mask, encode_many_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table
 from llama_env.worlds import PublicState, deal_world, public_state
@@ -135,7 +135,9 @@ def belief_hands(
             w = share[i] * (pool > 0)
             if w.sum() <= 0:
                 w = pool.copy()
-            v = int(rng.choice(_NV, p=w / w.sum()))
+            # what rng.choice(p=w / w.sum()) draws, from the same uniform, without its checks
+            cdf = np.cumsum(w / w.sum())
+            v = int(np.searchsorted(cdf / cdf[-1], rng.random(), side="right"))
             pool[v] -= 1
             hands[i].append(v + 1)
     return hands
@@ -214,29 +216,33 @@ def searched_move(
     next decision, which ``value_net`` values (the win share itself if the game ended).
     Every move is tried on a copy of the same world, so they meet the same cards and the
     same later deals."""
-    values: list[np.ndarray] = []
-    leaves: list[np.ndarray] = []
-    where: list[tuple[int, int]] = []
+    sims: list[tuple[int, int, LlamaGame, Table]] = []
+    round_ = 0
     for k, world in enumerate(worlds):
+        round_ = world.round
         seats: list[Agent | None] = [opponent] * world.num_players
         seats[seat] = None
-        values.append(np.zeros(len(legal)))
         for j, action in enumerate(legal):
             sim = world.copy()
             table = Table(sim, seats)
-            round_ = sim.round
             table.apply(action)
             table.advance()
-            while not sim.game_over and sim.round == round_:  # the rest of the round
-                table.apply(policy_move(actor, encode_v1(sim, seat), sim.legal_actions())[0])
-                table.advance()
-            if sim.game_over:
-                values[k][j] = game_rewards(sim.scores)[seat]
-            else:
-                leaves.append(encode_v1(sim, seat))
-                where.append((k, j))
+            sims.append((k, j, sim, table))
+    values = np.zeros((len(sims) // len(legal), len(legal)))
+    live = sims
+    while live := [s for s in live if not s[2].game_over and s[2].round == round_]:  # the rest of the round
+        # the actor's moves in every world at once: one forward pass, the argmax of the masked logits
+        masks = np.stack([action_mask(s[2].legal_actions()) for s in live]).astype(bool)
+        moves = actor.logits(encode_many_v1([s[2] for s in live], [seat] * len(live)), masks).argmax(axis=1)
+        for (_, _, _, table), move in zip(live, moves.tolist(), strict=True):
+            table.apply(move)
+            table.advance()
+    leaves = [s for s in sims if not s[2].game_over]
+    for k, j, sim, _ in sims:
+        if sim.game_over:
+            values[k, j] = game_rewards(sim.scores)[seat]
     if leaves:
-        win = 1.0 / (1.0 + np.exp(-mlp(value_net, np.stack(leaves))[:, 0]))
-        for (k, j), v in zip(where, win, strict=True):
-            values[k][j] = v
-    return legal[int(np.argmax(np.mean(values, axis=0)))]
+        obs = encode_many_v1([s[2] for s in leaves], [seat] * len(leaves))
+        win = 1.0 / (1.0 + np.exp(-mlp(value_net, obs)[:, 0]))
+        values[[s[0] for s in leaves], [s[1] for s in leaves]] = win
+    return legal[int(np.argmax(values.mean(axis=0)))]
