@@ -137,6 +137,23 @@ def test_unpicklable_agents_fall_back_to_this_process():
     np.testing.assert_array_equal(r.scores, ref.scores)
 
 
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_evaluation_workers_keep_numpy_to_one_blas_thread():
+    # the workers fill the cores; a BLAS that also spread over them doubled the search agent's time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from train.evaluation.runner import _one_blas_thread
+
+    with ProcessPoolExecutor(1, initializer=_one_blas_thread) as pool:
+        threads = pool.submit(_blas_threads).result()
+    assert threads and all(n == 1 for n in threads)
+
+
 def test_rotation_moves_every_agent_through_every_seat():
     from train.evaluation import play_games  # noqa: F401 - the driver is public
 

@@ -193,9 +193,21 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(payload: bytes) -> None:
+    _one_blas_thread()
     specs, names, seed, end_score, hand_size, record_dir = pickle.loads(payload)
     _WORKER["agents"] = [resolve(s) for s in specs]
     _WORKER["args"] = (names, seed, end_score, hand_size, record_dir)
+
+
+def _one_blas_thread() -> None:
+    """Keep a worker's numpy to one BLAS thread: the workers already fill the cores, and
+    a batched forward pass (the search agent's) that spreads over every core as well
+    doubles the time of a game on a busy machine."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency of the train extra; only speed is lost
+        return
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def _run_chunk(tasks: list[GameTask]) -> list[GameRecord]:
