@@ -228,6 +228,8 @@ def searched_move(
             table.apply(action)
             table.advance()
             sims.append((k, j, sim, table))
+    if not sims:
+        raise ValueError("searched_move needs at least one world and one legal move")
     values = np.zeros((len(sims) // len(legal), len(legal)))
     live = sims
     while live := [s for s in live if not s[2].game_over and s[2].round == round_]:  # the rest of the round

@@ -9,7 +9,7 @@ import pytest
 
 import agents
 from agents.heuristic import HeuristicAgent
-from agents.search import NETWORKS, SearchAgent, load_networks, save_networks
+from agents.search import NETWORKS, SearchAgent, load_networks, save_networks, searched_move
 from llama_env.engine import LlamaGame
 from llama_env.observation import action_mask, encode, encode_v1
 from llama_env.table import Table
@@ -71,6 +71,13 @@ def test_the_same_seed_plays_the_same_moves():
     a, b = SearchAgent(worlds=4, below=1.01), SearchAgent(worlds=4, below=1.01)
     assert _moves(a, 4, 2, seed=7) == _moves(b, 4, 2, seed=7)
     assert a.searched == b.searched > 0
+
+
+def test_a_search_without_worlds_is_refused():
+    search = SearchAgent()
+    actor, value_net = search.ppo.specialists[4], search.networks[4][0]
+    with pytest.raises(ValueError, match="at least one world"):
+        searched_move([], 0, [0, 7], actor, HeuristicAgent(), value_net)
 
 
 def test_an_end_score_the_networks_were_not_fitted_on_plays_as_ppo(ppo):
