@@ -233,9 +233,9 @@ def searched_move(
     values = np.zeros((len(sims) // len(legal), len(legal)))
     live = sims
     while live := [s for s in live if not s[2].game_over and s[2].round == round_]:  # the rest of the round
-        # the actor's moves in every world at once: one forward pass, the argmax of the masked logits
-        masks = np.stack([action_mask(s[2].legal_actions()) for s in live]).astype(bool)
-        moves = actor.logits(encode_many_v1([s[2] for s in live], [seat] * len(live)), masks).argmax(axis=1)
+        # the actor's moves in every world at once: one forward pass
+        masks = np.stack([action_mask(s[2].legal_actions()) for s in live])
+        moves = actor.act_batch(encode_many_v1([s[2] for s in live], [seat] * len(live)), masks)
         for (_, _, _, table), move in zip(live, moves.tolist(), strict=True):
             table.apply(move)
             table.advance()
