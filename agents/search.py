@@ -1,7 +1,7 @@
 """The search agent: the shipped PPO specialist, with a one-move search where it is unsure.
 
 ``agents.make("search")`` plays the ``ppo`` agent's move, except where its specialist's
-top probability is below ``below`` (about 2 moves a game at 4 players). There it imagines
+top probability is below ``below`` (about 3 moves a game at 4 players). There it imagines
 ``worlds`` games that its observation cannot tell from the real one
 (:mod:`llama_env.worlds`), the other hands drawn card by card from a *belief network*
 (observation -> the share of each value in each other hand), and tries every legal move
@@ -152,7 +152,7 @@ class SearchAgent(BaseAgent):
     name = "search"
     obs_version = 1
 
-    def __init__(self, worlds: int = 48, below: float = 0.9, seed: int | None = None) -> None:
+    def __init__(self, worlds: int = 48, below: float = 0.95, seed: int | None = None) -> None:
         super().__init__(seed)
         self.worlds = int(number("SearchAgent", "worlds", worlds, integer=True, minimum=1))
         self.below = number("SearchAgent", "below", below, minimum=0.0)

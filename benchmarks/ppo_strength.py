@@ -12,7 +12,7 @@ its 95% interval beside the fair share ``1 / players``. ``--model`` is a model f
 run directory or a registered agent spec: ``ppo`` (the default, the shipped agent),
 ``ppo_v2`` (the previous one: no 4- and 6-player specialists), ``ppo_v1`` (the first
 heads-up specialist), ``ppo_v0`` (the first shipped agent) or ``search`` (``ppo`` with
-the learned search at 4 players: ``--model search --players 4``, about 12 minutes a row
+the learned search at 4 players: ``--model search --players 4``, about 10 minutes a row
 on two cores). The default opponents
 include ``perturbed:seed=12345``: heuristics with perturbed parameters from a population
 no training run here used (training uses the default seed).
