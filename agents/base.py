@@ -73,12 +73,25 @@ def number(owner: str, name: str, value: object, *, integer: bool = False, minim
     ok_type = (
         isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float, np.integer, np.floating))
     )
-    if isinstance(value, (bool, np.bool_)) or not ok_type or not np.isfinite(float(value)):  # type: ignore[arg-type]
+    if isinstance(value, (bool, np.bool_)) or not ok_type:
         kind = "an integer" if integer else "a finite number"
-        raise ValueError(f"{owner} {name} must be {kind}, got {value!r}")
+        raise ValueError(f"{owner} {name} must be {kind}, got {_short(value)}")
+    try:
+        as_float = float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an int beyond float range: no parameter means it
+        raise ValueError(f"{owner} {name} must be a number within float range, got {_short(value)}") from None
+    if not np.isfinite(as_float):
+        raise ValueError(f"{owner} {name} must be a finite number, got {value!r}")
     if minimum is not None and value < minimum:  # type: ignore[operator]
-        raise ValueError(f"{owner} {name} must be >= {minimum:g}, got {value!r}")
-    return float(value)  # type: ignore[arg-type]
+        raise ValueError(f"{owner} {name} must be >= {minimum:g}, got {_short(value)}")
+    return as_float
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` for an error message, an integer of many digits by its size."""
+    if isinstance(value, int) and abs(value).bit_length() > 128:
+        return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
+    return repr(value)
 
 
 def mask_list(action_mask: np.ndarray | list[int]) -> list[int]:

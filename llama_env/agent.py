@@ -335,7 +335,7 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
             spec.build()
         except ValueError:
             raise
-        except (OSError, TypeError) as exc:
+        except (OSError, TypeError, ArithmeticError) as exc:  # OverflowError: a number beyond float range
             raise ValueError(f"cannot build agent {spec.label!r}: {exc}") from exc
     return spec
 

@@ -66,6 +66,57 @@ def test_bad_parameters_name_the_parameter(name, params, error, fragment):
         agents.make(name, **params)
 
 
+HUGE = 10**400  # an int that float() cannot hold: OverflowError
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("cautious", "threshold"),
+        ("heuristic", "quit_base"),
+        ("heuristic", "danger_hand"),
+        ("perturbed", "spread"),
+        ("perturbed", "size"),
+        ("search", "below"),
+        ("search", "worlds"),
+    ],
+)
+def test_a_parameter_beyond_float_range_is_a_value_error(name, key):
+    """An int too large for a float reached ``float()`` and raised ``OverflowError``."""
+    with pytest.raises(ValueError, match=f"{key} must be a number within float range, got an integer of about 401"):
+        agents.make(name, **{key: HUGE})
+    with pytest.raises(ValueError, match=f"{key} must be a number within float range"):
+        agents.parse_agent_spec(f"{name}:{key}={HUGE}")
+    with pytest.raises(ValueError, match=rf"{key} must be (a finite number|an integer), got '1e999'"):
+        agents.parse_agent_spec(f"{name}:{key}=1e999")
+
+
+def test_an_overflow_in_any_agents_constructor_is_a_value_error_in_a_spec():
+    """The registry's spec check turns an ``OverflowError`` of a third-party agent's own
+    number check into the ``ValueError`` the command line reports."""
+    from llama_env import agent as registry
+
+    class Overflowing:
+        def __init__(self, x: float = 1.0) -> None:
+            self.x = float(x)
+
+        def act(self, observation, action_mask):
+            return 0
+
+    registry.register("overflowing_test_agent")(Overflowing)
+    try:
+        with pytest.raises(ValueError, match="cannot build agent 'overflowing_test_agent:x=1"):
+            agents.parse_agent_spec(f"overflowing_test_agent:x={HUGE}")
+    finally:
+        del registry._REGISTRY["overflowing_test_agent"], registry._DOCS["overflowing_test_agent"]
+
+
+def test_a_parameter_beyond_float_range_on_the_command_line(capsys):
+    code = main(["eval", "--agents", f"cautious:threshold={HUGE},random", "--games", "2", "--workers", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "threshold must be a number within float range" in err
+
+
 def test_make_needs_a_name():
     with pytest.raises(TypeError, match="an agent name must be a string"):
         agents.make(["random"])
