@@ -98,10 +98,21 @@ def mask_list(action_mask: np.ndarray | list[int]) -> list[int]:
     """An action mask as a plain list of its 9 entries.
 
     Raises ``ValueError`` for a mask of another shape: an agent never guesses an action
-    outside ``Discrete(9)``.
+    outside ``Discrete(9)``; ``TypeError`` for something that is no sequence of entries
+    (``None``, a number, a string).
     """
-    m = action_mask.tolist() if type(action_mask) is np.ndarray else list(action_mask)
-    if len(m) != 9 or type(m[0]) is list:
+    if type(action_mask) is np.ndarray:
+        m = action_mask.tolist()
+    elif isinstance(action_mask, (list, tuple)):
+        m = list(action_mask)
+    elif isinstance(action_mask, (str, bytes, dict)) or not hasattr(action_mask, "__len__"):
+        raise TypeError(
+            "an action mask is a sequence of 9 entries (the env's int8 'action_mask'), got "
+            f"{action_mask!r:.60} ({type(action_mask).__name__})"
+        )
+    else:
+        m = list(action_mask)
+    if type(m) is not list or len(m) != 9 or type(m[0]) is list:
         raise ValueError(f"an action mask has 9 entries, got shape {np.shape(action_mask)}")
     return m
 

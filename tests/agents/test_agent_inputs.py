@@ -35,6 +35,19 @@ def test_masks_of_the_wrong_length_are_refused(name, length):
         agents.make(name).act(OBS, mask)
 
 
+def test_builtin_is_every_registered_agent():
+    assert sorted(BUILTIN) == agents.names()
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("mask", [None, 3, "111111111", {"action_mask": MASK}], ids=repr)
+def test_a_mask_that_is_no_sequence_is_a_type_error_naming_the_mask(name, mask):
+    """``act(obs, None)`` once died deep in numpy or with "'NoneType' object is not
+    iterable"; a string of nine characters passed as nine truthy entries."""
+    with pytest.raises(TypeError, match="an action mask is a sequence of 9 entries"):
+        agents.make(name).act(OBS, mask)
+
+
 @pytest.mark.parametrize("name", BUILTIN)
 @pytest.mark.parametrize("shape", [(51,), (53,), (174,), (4, 13), (1, 52)])
 def test_observations_of_the_wrong_shape_are_refused(name, shape):
