@@ -18,18 +18,10 @@ import numpy as np
 
 from llama_env.agent import AgentLike
 from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS
+from train.evaluation.ratings import Rater, Rating
 from train.evaluation.runner import KEY_TABLES, GameRecord, GameTask, agent_display_names, check_rules, play_games
 
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
-
-
-@dataclass
-class Rating:
-    """An openskill rating: ``mu`` and ``sigma``; ``ordinal`` = mu - 3 sigma ranks them."""
-
-    mu: float
-    sigma: float
-    ordinal: float
 
 
 @dataclass
@@ -175,8 +167,7 @@ def tournament(
 
     Seeds, workers and ``record_dir`` behave as in :func:`evaluate`.
     """
-    from openskill.models import PlackettLuce
-
+    rater = Rater(range(len(agents)))  # first, as before: a missing openskill fails at once
     m = len(agents)
     if isinstance(num_players, bool) or not isinstance(num_players, int):
         raise ValueError(f"num_players must be an integer, got {num_players!r}")
@@ -198,17 +189,12 @@ def tournament(
         record_dir=record_dir,
     )
 
-    model = PlackettLuce()
-    ratings = [model.rating(name=n) for n in names]
     wins = np.zeros(m)
     played = np.zeros(m, dtype=np.int64)
     ahead = np.zeros((m, m))
     met = np.zeros((m, m), dtype=np.int64)
     for r in records:
-        teams = [[ratings[i]] for i in r.seat_agents]
-        new = model.rate(teams, ranks=[float(s) for s in r.scores])
-        for i, team in zip(r.seat_agents, new, strict=True):
-            ratings[i] = team[0]
+        rater.rate(r.seat_agents, r.scores)
         for seat, (i, share) in enumerate(zip(r.seat_agents, r.win_shares, strict=True)):
             wins[i] += share
             played[i] += 1
@@ -224,7 +210,7 @@ def tournament(
         num_players=num_players,
         num_games=num_games,
         seed=seed,
-        ratings=[Rating(float(r.mu), float(r.sigma), float(r.ordinal())) for r in ratings],
+        ratings=list(rater.ratings().values()),
         win_share=[float(wins[i] / played[i]) if played[i] else math.nan for i in range(m)],
         games_played=[int(x) for x in played],
         pairwise=pairwise,
