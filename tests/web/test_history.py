@@ -1,0 +1,479 @@
+"""The web app's game history: finished games are saved whole and read back in order,
+ratings rank who wins, bad input is refused, and a damaged, foreign or killed-mid-write
+file either recovers or is refused in one clear line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openskill.models import PlackettLuce
+
+import llama_env.agent as agent_registry
+from llama_env.engine import LlamaGame
+from llama_env.record import GameRecording
+from llama_env.table import Table, TableListener
+from train.evaluation.ratings import Rater
+from train.play import history as history_module
+from train.play.history import (
+    MAX_LABEL,
+    MAX_NAME,
+    MAX_RECORD_BYTES,
+    SCHEMA_VERSION,
+    History,
+    HistoryError,
+    UnknownGameError,
+    default_path,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+T0 = 1_700_000_000.0
+
+
+class _Moves(TableListener):
+    def __init__(self) -> None:
+        self.moves: list[tuple[int, int]] = []
+
+    def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        self.moves.append((seat, action))
+
+
+def play_record(seed: int, players: list[str], *, names: list[str] | None = None, labels: list[str] | None = None):
+    """A real finished game among the agents ``players`` (registered names), recorded
+    as the web app records it: returns (record JSON, final scores)."""
+    agents = [agent_registry.make(p) for p in players]
+    for seat, a in enumerate(agents):
+        agent_registry.reset_agent(a, seed * 10 + seat)
+    game = LlamaGame(len(players), rng=seed)
+    start = game.to_dict()
+    moves = _Moves()
+    Table(game, agents, listener=moves).play()
+    assert game.game_over
+    rec = GameRecording(
+        names or [f"player_{p}" for p in range(len(players))], labels or list(players), start, moves.moves
+    )
+    return rec.to_json(), list(game.scores)
+
+
+@pytest.fixture(scope="module")
+def games():
+    """Six finished games, 2 to 4 players; seat 0 is "Ann", a person (played by the
+    heuristic), the others are agents."""
+    out = []
+    for seed in range(6):
+        n = 2 + seed % 3
+        players = ["heuristic"] + ["random" if p % 2 else "heuristic" for p in range(1, n)]
+        labels = ["person"] + players[1:]
+        names = ["Ann"] + [f"player_{p}" for p in range(1, n)]
+        out.append(play_record(seed, players, names=names, labels=labels))
+    return out
+
+
+@pytest.fixture
+def hist(tmp_path):
+    with History(tmp_path / "data" / "history.sqlite3") as h:
+        yield h
+
+
+def person_first(record: dict) -> list[bool]:
+    return [p == 0 for p in range(len(record["names"]))]
+
+
+# --------------------------------------------------------------------------- where it lives
+
+
+def test_default_path_follows_the_platform(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_path() == tmp_path / "xdg" / "llama-rl" / "history.sqlite3"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/dir")  # not absolute: ignored, as the XDG spec says
+    monkeypatch.setattr(history_module.sys, "platform", "linux")
+    assert default_path() == tmp_path / ".local" / "share" / "llama-rl" / "history.sqlite3"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert default_path() == tmp_path / ".local" / "share" / "llama-rl" / "history.sqlite3"
+    monkeypatch.setattr(history_module.sys, "platform", "darwin")
+    assert default_path() == tmp_path / "Library" / "Application Support" / "llama-rl" / "history.sqlite3"
+    monkeypatch.setattr(history_module.sys, "platform", "win32")
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "Local"))
+    assert default_path() == tmp_path / "Local" / "llama-rl" / "history.sqlite3"
+    assert not (tmp_path / "Local").exists(), "default_path creates nothing"
+
+
+def test_opening_creates_the_folders_and_a_versioned_wal_file(tmp_path):
+    path = tmp_path / "a" / "b" / "history.sqlite3"
+    with History(path) as h:
+        assert h.count() == 0 and h.games() == [] and h.ratings() == []
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------- saving and reading
+
+
+def test_saved_games_read_back_newest_first_with_scores_and_winners(hist, games):
+    ids = [hist.save(record, people=person_first(record), finished=T0 + 60 * k) for k, (record, _) in enumerate(games)]
+    assert ids == sorted(ids) and len(set(ids)) == len(games)
+    assert hist.count() == len(games)
+    listed = hist.games()
+    assert [g["id"] for g in listed] == ids[::-1]
+    for g, (record, scores) in zip(listed, games[::-1], strict=True):
+        assert g["players"] == len(scores) == len(g["seats"])
+        assert g["end_score"] == record["start"]["end_score"]
+        best = min(scores)
+        assert [s["score"] for s in g["seats"]] == scores
+        assert [s["winner"] for s in g["seats"]] == [s == best for s in scores]
+        assert g["seats"][0] == {"name": "Ann", "kind": "person", "score": scores[0], "winner": scores[0] == best}
+        assert [s["name"] for s in g["seats"][1:]] == record["agents"][1:]
+        assert {s["kind"] for s in g["seats"][1:]} == {"agent"}
+        # the record comes back as saved and replays to the same end
+        back = hist.record(g["id"])
+        assert back == record
+        assert GameRecording.from_json(back).replay().scores == scores
+    assert listed[-1]["finished"] == "2023-11-14T22:13:20Z"  # T0, in UTC
+
+
+def test_finishing_time_orders_the_list_not_the_id(hist, games):
+    late = hist.save(games[0][0], people=person_first(games[0][0]), finished=T0 + 100)
+    early = hist.save(games[1][0], people=person_first(games[1][0]), finished=T0)
+    assert [g["id"] for g in hist.games()] == [late, early]
+
+
+def test_paging_is_bounded(hist, games):
+    record = games[0][0]
+    ids = [hist.save(record, people=person_first(record), finished=T0 + k) for k in range(7)]
+    assert [g["id"] for g in hist.games(limit=3)] == ids[::-1][:3]
+    assert [g["id"] for g in hist.games(limit=3, offset=3)] == ids[::-1][3:6]
+    assert [g["id"] for g in hist.games(limit=200, offset=6)] == [ids[0]]
+    assert hist.games(offset=7) == []
+    for bad in ({"limit": 0}, {"limit": 201}, {"limit": True}, {"offset": -1}, {"limit": "5"}):
+        with pytest.raises(ValueError):
+            hist.games(**bad)
+
+
+def test_a_missing_game_is_a_key_error_that_names_it(hist):
+    with pytest.raises(UnknownGameError) as info:
+        hist.record(42)
+    assert isinstance(info.value, KeyError) and str(info.value) == "no saved game has id 42"
+    with pytest.raises(ValueError, match="integer"):
+        hist.record("42")  # type: ignore[arg-type]
+
+
+def test_the_saved_record_is_a_copy_of_what_was_given(hist, games):
+    record = json.loads(json.dumps(games[0][0]))
+    game_id = hist.save(record, people=person_first(record), finished=T0)
+    record["names"][0] = "Bob"
+    assert hist.record(game_id)["names"][0] == "Ann"
+
+
+def _bad_inputs(record: dict) -> list[tuple[dict, dict, str]]:
+    n = len(record["names"])
+    unfinished = dict(record, moves=record["moves"][:5])
+    long_name = dict(record, names=["x" * (MAX_NAME + 1)] + record["names"][1:])
+    long_label = dict(record, agents=record["agents"][:-1] + ["y" * (MAX_LABEL + 1)])
+    blank = dict(record, names=["  "] + record["names"][1:])
+    newline = dict(record, names=["Ann\nBob"] + record["names"][1:])
+    huge = dict(record, padding="z" * MAX_RECORD_BYTES)
+    illegal = dict(record, moves=[[1 - record["moves"][0][0], 0]] + record["moves"][1:])
+    people = [True] + [False] * (n - 1)
+    return [
+        (unfinished, {"people": people}, "not over"),
+        (long_name, {"people": people}, f"at most {MAX_NAME}"),
+        (long_label, {"people": people}, f"at most {MAX_LABEL}"),
+        (blank, {"people": people}, "not blank"),
+        (newline, {"people": people}, "printable"),
+        (huge, {"people": people}, "larger than"),
+        (illegal, {"people": people}, "seat"),
+        ({"format": "something else"}, {"people": people}, "not a game record"),
+        (dict(record, moves=float("nan")), {"people": people}, "JSON"),
+        (record, {"people": people[:-1]}, f"list {n} booleans"),
+        (record, {"people": [1] + people[1:]}, "booleans"),
+        (record, {"people": people, "finished": -1.0}, "unix seconds"),
+        (record, {"people": people, "finished": float("inf")}, "unix seconds"),
+        (record, {"people": people, "finished": True}, "unix seconds"),
+    ]
+
+
+def test_bad_input_is_refused_and_stores_nothing(hist, games):
+    record = games[2][0]
+    for bad, kwargs, message in _bad_inputs(record):
+        with pytest.raises(ValueError, match=message) as info:
+            hist.save(bad, **kwargs)
+        assert not isinstance(info.value, HistoryError), "bad input is not a bad file"
+    assert hist.count() == 0
+    hist.save(record, people=person_first(record))  # and the good one still goes in
+
+
+def test_threads_share_one_history(hist, games):
+    record = games[0][0]
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for j in range(5):
+                hist.save(record, people=person_first(record), finished=T0 + k * 10 + j)
+                hist.games(limit=5)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert hist.count() == 20
+    assert len({g["id"] for g in hist.games(limit=200)}) == 20
+
+
+def test_a_closed_history_says_so(tmp_path):
+    h = History(tmp_path / "h.sqlite3")
+    h.close()
+    h.close()
+    with pytest.raises(HistoryError, match="closed"):
+        h.count()
+
+
+# --------------------------------------------------------------------------- ratings
+
+
+def two_player_results(count: int) -> list[tuple[dict, list[int]]]:
+    """Real 2-player games between random agents, without ties."""
+    out = []
+    seed = 100
+    while len(out) < count:
+        record, scores = play_record(seed, ["random", "random"])
+        seed += 1
+        if scores[0] != scores[1]:
+            out.append((record, scores))
+    return out
+
+
+def test_an_agent_that_always_wins_is_rated_above_one_that_always_loses(hist):
+    for k, (record, scores) in enumerate(two_player_results(6)):
+        winner = 0 if scores[0] < scores[1] else 1
+        labels = ["champ", "chump"] if winner == 0 else ["chump", "champ"]
+        hist.save(dict(record, agents=labels), people=[False, False], finished=T0 + k)
+    champ, chump = hist.ratings()
+    assert (champ["name"], chump["name"]) == ("champ", "chump")
+    assert champ["ordinal"] > chump["ordinal"] and champ["mu"] > 25 > chump["mu"]
+    assert champ["ordinal"] == pytest.approx(champ["mu"] - 3 * champ["sigma"])
+    assert (champ["games"], champ["wins"], champ["win_share"]) == (6, 6, 1.0)
+    assert (chump["games"], chump["wins"], chump["win_share"]) == (6, 0, 0.0)
+
+
+def test_ratings_are_openskill_over_the_games_in_finishing_order(hist, games):
+    # saved out of order: the ratings follow the finishing time
+    order = [3, 0, 5, 1, 4, 2]
+    for k in order:
+        record = games[k][0]
+        hist.save(record, people=person_first(record), finished=T0 + k)
+    model = PlackettLuce()
+    current: dict[tuple[str, str], Any] = {}
+    played: dict[tuple[str, str], int] = {}
+    for record, scores in games:  # finishing order is the fixture's order
+        seated = [("person", "Ann")] + [("agent", label) for label in record["agents"][1:]]
+        for key in set(seated):
+            played[key] = played.get(key, 0) + 1
+        # every seat rated from the rating its participant came with; then the mean
+        teams = [
+            [model.rating(mu=current[k].mu, sigma=current[k].sigma) if k in current else model.rating()] for k in seated
+        ]
+        new = model.rate(teams, ranks=[float(s) for s in scores])
+        for key in set(seated):
+            mine = [team[0] for k, team in zip(seated, new, strict=True) if k == key]
+            current[key] = model.rating(
+                mu=sum(r.mu for r in mine) / len(mine), sigma=sum(r.sigma for r in mine) / len(mine)
+            )
+    rows = hist.ratings()
+    assert [r["ordinal"] for r in rows] == sorted((r["ordinal"] for r in rows), reverse=True)
+    assert {(r["kind"], r["name"]) for r in rows} == set(current)
+    for r in rows:
+        want = current[(r["kind"], r["name"])]
+        assert r["mu"] == pytest.approx(want.mu) and r["sigma"] == pytest.approx(want.sigma)
+        assert r["games"] == played[(r["kind"], r["name"])]
+    # the shares of the win add up to one per game; wins count shared wins
+    assert sum(r["win_share"] * r["games"] for r in rows) == pytest.approx(len(games))
+    assert sum(r["wins"] for r in rows) >= len(games)
+
+
+def test_a_person_and_an_agent_with_one_name_are_two_participants(hist):
+    record, scores = two_player_results(1)[0]
+    record = dict(record, names=["heuristic", "player_1"], agents=["person", "heuristic"])
+    hist.save(record, people=[True, False], finished=T0)
+    rows = hist.ratings()
+    assert sorted((r["kind"], r["name"]) for r in rows) == [("agent", "heuristic"), ("person", "heuristic")]
+    assert all(r["games"] == 1 for r in rows)
+    assert sorted(r["wins"] for r in rows) == [0, 1]
+
+
+def test_one_agent_at_several_seats_plays_one_game_and_ties_share_the_win(hist):
+    # the first real 3-player game whose lowest score is shared; seats 1 and 2 are
+    # both the agent "random"
+    for seed in range(1000):  # pragma: no branch - about one game in a hundred ties
+        names, labels = ["Ann", "player_1", "player_2"], ["person", "random", "random"]
+        record, scores = play_record(seed, ["heuristic", "random", "random"], names=names, labels=labels)
+        if scores.count(min(scores)) > 1:
+            break
+    won = [s == min(scores) for s in scores]
+    k = sum(won)
+    hist.save(record, people=[True, False, False], finished=T0)
+    (game,) = hist.games()
+    assert [s["winner"] for s in game["seats"]] == won
+    rows = {(r["kind"], r["name"]): r for r in hist.ratings()}
+    assert set(rows) == {("person", "Ann"), ("agent", "random")}
+    ann, agent = rows["person", "Ann"], rows["agent", "random"]
+    assert ann["games"] == agent["games"] == 1
+    assert (ann["wins"], agent["wins"]) == (int(won[0]), int(won[1] or won[2]))
+    assert ann["win_share"] == pytest.approx(won[0] / k)
+    assert agent["win_share"] == pytest.approx((won[1] + won[2]) / k)
+    assert ann["win_share"] + agent["win_share"] == pytest.approx(1.0)
+
+
+def test_the_rater_rates_as_openskill_when_every_seat_is_someone_else():
+    rater: Rater[str] = Rater(["a", "b", "c"])
+    rater.rate(["b", "a"], [10, 3])
+    model = PlackettLuce()
+    (b,), (a,) = model.rate([[model.rating()], [model.rating()]], ranks=[10.0, 3.0])
+    got = rater.ratings()
+    assert list(got) == ["a", "b", "c"]
+    assert (got["a"].mu, got["b"].mu, got["c"].mu) == (a.mu, b.mu, 25.0)
+    with pytest.raises(ValueError, match="one score per seat"):
+        rater.rate(["a"], [1, 2])
+
+
+# --------------------------------------------------------------------------- bad files
+
+
+def check_one_line(exc: HistoryError, path: Path, *words: str) -> None:
+    text = str(exc)
+    assert "\n" not in text and str(path) in text
+    for word in words:
+        assert word in text, text
+    # no sqlite traceback chained under it
+    assert exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__)
+
+
+def test_a_file_of_garbage_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "history.sqlite3"
+    path.write_bytes(bytes(range(256)) * 40)
+    with pytest.raises(HistoryError) as info:
+        History(path)
+    check_one_line(info.value, path, "is not a LLAMA-RL game history", "not a database", "--history PATH")
+    assert isinstance(info.value, ValueError)
+
+
+def test_a_truncated_database_is_refused_in_one_line(tmp_path, games):
+    path = tmp_path / "history.sqlite3"
+    with History(path) as h:
+        for k in range(30):
+            record = games[k % len(games)][0]
+            h.save(record, people=person_first(record), finished=T0 + k)
+    size = path.stat().st_size
+    assert size >= 8 * 4096 and not Path(f"{path}-wal").exists()
+    with open(path, "r+b") as f:
+        f.truncate(size // 2)
+    with pytest.raises(HistoryError) as info:
+        History(path)
+    check_one_line(info.value, path, "damaged", "move it away")
+
+
+def test_a_newer_schema_and_another_programs_database_are_refused(tmp_path, games):
+    newer = tmp_path / "newer.sqlite3"
+    History(newer).close()
+    con = sqlite3.connect(newer)
+    con.execute("PRAGMA user_version = 99")
+    con.close()
+    with pytest.raises(HistoryError) as info:
+        History(newer)
+    check_one_line(info.value, newer, "newer llama-rl", "schema 99", "upgrade")
+
+    other = tmp_path / "other.sqlite3"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE notes (text TEXT)")
+    con.commit()
+    con.close()
+    with pytest.raises(HistoryError) as info:
+        History(other)
+    check_one_line(info.value, other, "not a LLAMA-RL game history", "another program")
+
+
+def test_a_path_that_cannot_be_a_file_is_refused_in_one_line(tmp_path):
+    folder = tmp_path / "a folder"
+    folder.mkdir()
+    with pytest.raises(HistoryError) as info:
+        History(folder)
+    check_one_line(info.value, folder, "cannot open")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(HistoryError) as info:
+        History(blocker / "history.sqlite3")
+    check_one_line(info.value, blocker / "history.sqlite3", "cannot create the folder")
+
+
+SAVER = """
+import json, sys
+from train.play.history import History
+record = json.loads(open(sys.argv[2]).read())
+people = [p == 0 for p in range(len(record["names"]))]
+with History(sys.argv[1]) as h:
+    k = 0
+    while True:
+        print(h.save(record, people=people, finished=1.7e9 + k), flush=True)
+        k += 1
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+def test_a_process_killed_while_saving_loses_no_saved_game(tmp_path, games):
+    path = tmp_path / "history.sqlite3"
+    record = games[4][0]
+    (tmp_path / "record.json").write_text(json.dumps(record))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SAVER, str(path), str(tmp_path / "record.json")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    saved = []
+    try:
+        assert proc.stdout is not None
+        while len(saved) < 25:
+            line = proc.stdout.readline()
+            assert line, f"the saver stopped: {proc.stderr.read() if proc.stderr else ''}"
+            saved.append(int(line))
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        con.close()
+    with History(path) as h:
+        count = h.count()
+        assert count >= len(saved)
+        listed = h.games(limit=200)
+        assert len(listed) == count
+        assert set(saved) <= {g["id"] for g in listed}
+        for g in listed:  # every game whole: all its seats and its record
+            assert len(g["seats"]) == g["players"] == len(record["names"])
+            assert h.record(g["id"]) == record
+        new = h.save(record, people=person_first(record))
+        assert new > max(saved) and h.count() == count + 1

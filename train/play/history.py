@@ -1,0 +1,446 @@
+"""The web app's game history: finished games kept in one SQLite file, listed newest
+first, replayable, and rated with openskill.
+
+``llama-rl serve`` saves every finished game here (:meth:`History.save`); the page lists
+them (:meth:`History.games`), replays one (:meth:`History.record`) and shows who is
+strongest (:meth:`History.ratings`). Plain Python and the standard library's
+``sqlite3``; ratings need ``openskill`` (the ``web`` and ``train`` extras).
+
+The file (:func:`default_path` unless the user names one) is a SQLite database:
+
+* ``games``: ``id``, ``finished`` (UTC unix seconds), ``players``, ``end_score`` and
+  ``record``, the game record as JSON (:class:`llama_env.record.GameRecording`);
+* ``seats``: per game and seat, the participant's ``name``, its ``kind`` (``person``,
+  rated by the name the person gave, or ``agent``, rated by its agent label), the final
+  ``score`` and ``winner`` (lowest score wins; ties share the win).
+
+Safety: the schema version is ``PRAGMA user_version`` (and ``application_id`` marks the
+file as ours); opening runs ``PRAGMA quick_check`` and refuses, in one line naming the
+file and what to do, a file that is not a database, is damaged, belongs to another
+program or was written by a newer llama-rl (:class:`HistoryError`). The journal is
+write-ahead (WAL) with ``synchronous=FULL``, and each save is one transaction: a process
+killed at any moment leaves every game it saved whole and none half saved.
+
+Threads: one connection is shared (``check_same_thread=False``) and every call holds
+the history's lock, so the server's worker threads may call one ``History`` freely;
+their calls run one at a time, each short. Several processes may open one file: SQLite
+locks it, and a writer waits up to :data:`BUSY_TIMEOUT_S` for another.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from llama_env.engine import winners
+from llama_env.record import GameRecording
+
+__all__ = [
+    "History",
+    "HistoryError",
+    "UnknownGameError",
+    "default_path",
+    "SCHEMA_VERSION",
+    "MAX_NAME",
+    "MAX_LABEL",
+    "MAX_RECORD_BYTES",
+    "MAX_LIMIT",
+]
+
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` of the files this module writes."""
+APPLICATION_ID = 0x4C4C4D41  # "LLMA": PRAGMA application_id of a LLAMA-RL history
+MAX_NAME = 40
+"""Longest player name stored, in characters."""
+MAX_LABEL = 100
+"""Longest agent label stored, in characters."""
+MAX_RECORD_BYTES = 1_000_000
+"""Largest game record stored (its JSON, UTF-8); a real game needs a few kilobytes."""
+MAX_LIMIT = 200
+"""Most games one :meth:`History.games` call returns."""
+BUSY_TIMEOUT_S = 10.0
+"""How long a write waits for another process that holds the file."""
+_LAST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z, the last moment datetime can show
+_ADVICE = "move it away or start with --history PATH"
+
+_SCHEMA = """
+CREATE TABLE games (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    finished REAL NOT NULL,
+    players INTEGER NOT NULL,
+    end_score INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX games_by_finished ON games (finished, id);
+CREATE TABLE seats (
+    game INTEGER NOT NULL REFERENCES games (id) ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('person', 'agent')),
+    score INTEGER NOT NULL,
+    winner INTEGER NOT NULL CHECK (winner IN (0, 1)),
+    PRIMARY KEY (game, seat)
+) WITHOUT ROWID;
+CREATE INDEX seats_by_participant ON seats (kind, name);
+"""
+
+
+class HistoryError(ValueError):
+    """The history file cannot be used (not a database, damaged, another program's,
+    newer than this llama-rl, or a disk error): the message is one line that names the
+    file and what to do."""
+
+
+class UnknownGameError(KeyError):
+    """No saved game has this id (a ``KeyError`` whose message reads as a sentence)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown game"
+
+
+def default_path() -> Path:
+    """Where the history lives unless the user names a file: ``llama-rl/history.sqlite3``
+    in the user's data directory, ``$XDG_DATA_HOME`` (if set to an absolute path, on any
+    system), else ``%LOCALAPPDATA%`` on Windows, ``~/Library/Application Support`` on
+    macOS and ``~/.local/share`` elsewhere. Nothing is created here; :class:`History`
+    creates the folders when it opens the file."""
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        base = Path(xdg)
+    elif sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA", "")
+        base = Path(local) if local else Path.home() / "AppData" / "Local"
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    else:
+        base = Path.home() / ".local" / "share"
+    return base / "llama-rl" / "history.sqlite3"
+
+
+def _one_line(text: object, limit: int = 200) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _check_text(value: str, what: str, longest: int) -> None:
+    if not value.strip() or not value.isprintable():
+        raise ValueError(f"{what} must be printable text that is not blank, got {value!r}")
+    if len(value) > longest:
+        raise ValueError(f"{what} is {len(value)} characters long; at most {longest} are stored: {value[:20]!r}...")
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class History:
+    """The saved games in the SQLite file at ``path`` (created with its folders if
+    missing; see the module docstring for the file's layout and guarantees).
+
+    Raises :class:`HistoryError` when the file cannot serve as a history. Use it as a
+    context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HistoryError(
+                f"cannot create the folder for the game history {self.path} ({_one_line(exc.strerror or exc)}): "
+                "check the path or start with --history PATH"
+            ) from None
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise HistoryError(
+                f"cannot open {self.path} as a game history ({_one_line(exc)}): check the path or start with "
+                "--history PATH"
+            ) from None
+        try:
+            self._prepare(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._open_error(exc) from None
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    # ------------------------------------------------------------------ opening
+
+    def _open_error(self, exc: sqlite3.Error) -> HistoryError:
+        message = _one_line(exc)
+        if "not a database" in message:
+            return HistoryError(f"{self.path} is not a LLAMA-RL game history ({message}): {_ADVICE}")
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            return HistoryError(f"{self.path} is damaged ({message}): {_ADVICE}")
+        return HistoryError(
+            f"cannot open {self.path} as a game history ({message}): check the path or start with --history PATH"
+        )
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Check the file and bring it to the current schema (see the module docstring)."""
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            raise HistoryError(f"{self.path} is damaged ({_one_line(problems[0] if problems else '?')}): {_ADVICE}")
+        conn.execute("PRAGMA trusted_schema = OFF")  # a planted trigger or view cannot call functions
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        with self._transaction(conn):
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            owner = conn.execute("PRAGMA application_id").fetchone()[0]
+            if version == 0 and owner == 0:
+                if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    raise HistoryError(
+                        f"{self.path} is not a LLAMA-RL game history (a database of another program): {_ADVICE}"
+                    )
+                for statement in _SCHEMA.split(";"):  # not executescript: that would commit first
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif owner != APPLICATION_ID:
+                raise HistoryError(
+                    f"{self.path} is not a LLAMA-RL game history (a database of another program): {_ADVICE}"
+                )
+            elif version > SCHEMA_VERSION:
+                raise HistoryError(
+                    f"{self.path} was written by a newer llama-rl (history schema {version}; this one reads "
+                    f"{SCHEMA_VERSION}): upgrade llama-rl or start with --history PATH"
+                )
+            elif version < 1:
+                raise HistoryError(f"{self.path} has no history schema (user_version {version}): {_ADVICE}")
+
+    @staticmethod
+    @contextmanager
+    def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+        """One write transaction: taken at once (``BEGIN IMMEDIATE``, so a reader never
+        has to upgrade its lock), committed whole or rolled back."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def _connection(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """The connection, held under the lock; a SQLite failure becomes a one-line
+        :class:`HistoryError`."""
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise HistoryError(f"the game history {self.path} is closed")
+            try:
+                yield conn
+            except sqlite3.Error as exc:
+                raise HistoryError(f"cannot {doing} {self.path} ({_one_line(exc)})") from None
+
+    # ------------------------------------------------------------------ writing
+
+    def save(self, record: dict[str, Any], *, people: Sequence[bool], finished: float | None = None) -> int:
+        """Store one finished game; return its id.
+
+        Args:
+            record: a game record (:meth:`GameRecording.to_json`) of a game that is over;
+                it is checked and replayed, and refused (``ValueError``) if it does not
+                replay to the end, or is larger than :data:`MAX_RECORD_BYTES`.
+            people: per seat, whether a person sat there (rated by the seat's name, at
+                most :data:`MAX_NAME` characters) or an agent (rated by its label,
+                ``record["agents"][seat]``, at most :data:`MAX_LABEL`).
+            finished: when the game ended, UTC unix seconds (default: now).
+        """
+        try:
+            text = json.dumps(record, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"a game record must be JSON data: {exc}") from None
+        if len(text.encode()) > MAX_RECORD_BYTES:
+            raise ValueError(f"the game record is larger than {MAX_RECORD_BYTES} bytes of JSON")
+        rec = GameRecording.from_json(json.loads(text))  # a copy the caller cannot change
+        n = len(rec.names)
+        if (
+            isinstance(people, (str, bytes))
+            or not isinstance(people, Sequence)
+            or len(people) != n
+            or not all(type(x) is bool for x in people)
+        ):
+            raise ValueError(f"people must list {n} booleans (one per seat: a person sat there?), got {people!r}")
+        for seat in range(n):
+            _check_text(rec.names[seat], f"seat {seat}'s name", MAX_NAME)
+            _check_text(rec.agents[seat], f"seat {seat}'s agent label", MAX_LABEL)
+        if finished is None:
+            finished = time.time()
+        elif isinstance(finished, bool) or not isinstance(finished, (int, float)):
+            raise ValueError(f"finished must be UTC unix seconds (a number), got {finished!r}")
+        finished = float(finished)
+        if not (math.isfinite(finished) and 0.0 <= finished <= _LAST_TIME):
+            raise ValueError(f"finished must be UTC unix seconds from 0 to {_LAST_TIME:.0f}, got {finished!r}")
+        game = rec.replay()
+        if not game.game_over:
+            raise ValueError(
+                f"the game is not over (round {game.round}, scores {game.scores}, end score {game.end_score}): "
+                "only finished games are saved"
+            )
+        won = set(winners(game.scores))
+        seats = [
+            (
+                seat,
+                rec.names[seat] if people[seat] else rec.agents[seat],
+                "person" if people[seat] else "agent",
+                int(game.scores[seat]),
+                int(seat in won),
+            )
+            for seat in range(n)
+        ]
+        stored = json.dumps(rec.to_json(), ensure_ascii=False, separators=(",", ":"))
+        with self._connection("save a game to") as conn, self._transaction(conn):
+            cursor = conn.execute(
+                "INSERT INTO games (finished, players, end_score, record) VALUES (?, ?, ?, ?)",
+                (finished, n, game.end_score, stored),
+            )
+            game_id = cursor.lastrowid
+            if game_id is None:  # pragma: no cover - sqlite always sets it after an INSERT
+                raise HistoryError(f"cannot save a game to {self.path} (no id given)")
+            conn.executemany(
+                "INSERT INTO seats (game, seat, name, kind, score, winner) VALUES (?, ?, ?, ?, ?, ?)",
+                [(game_id, *row) for row in seats],
+            )
+        return game_id
+
+    # ------------------------------------------------------------------ reading
+
+    def count(self) -> int:
+        """How many games are saved."""
+        with self._connection("read") as conn:
+            return int(conn.execute("SELECT count(*) FROM games").fetchone()[0])
+
+    def games(self, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
+        """The saved games, newest first (by finishing time, then id): ``limit`` of them
+        (1..:data:`MAX_LIMIT`) after skipping ``offset``. Each is ``{"id", "finished"``
+        (ISO 8601, UTC), ``"players", "end_score", "seats"}``, the seats in order as
+        ``{"name", "kind", "score", "winner"}``."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"offset must be an integer >= 0, got {offset!r}")
+        with self._connection("read") as conn:
+            conn.execute("BEGIN")  # one snapshot for both queries
+            try:
+                rows = conn.execute(
+                    "SELECT id, finished, players, end_score FROM games ORDER BY finished DESC, id DESC "
+                    "LIMIT ? OFFSET ?",
+                    (limit, offset),
+                ).fetchall()
+                ids = [row[0] for row in rows]
+                seat_rows = conn.execute(
+                    f"SELECT game, name, kind, score, winner FROM seats WHERE game IN ({','.join('?' * len(ids))}) "
+                    "ORDER BY game, seat",
+                    ids,
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+        seats: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+        for game_id, name, kind, score, winner in seat_rows:
+            seats[game_id].append({"name": name, "kind": kind, "score": score, "winner": bool(winner)})
+        return [
+            {"id": i, "finished": _iso(t), "players": players, "end_score": end_score, "seats": seats[i]}
+            for i, t, players, end_score in rows
+        ]
+
+    def record(self, game_id: int) -> dict[str, Any]:
+        """The record of saved game ``game_id``, as saved (replay it with
+        :meth:`GameRecording.from_json`); :class:`UnknownGameError` if there is none."""
+        if isinstance(game_id, bool) or not isinstance(game_id, int):
+            raise ValueError(f"a game id is an integer, got {game_id!r}")
+        with self._connection("read") as conn:
+            row = conn.execute("SELECT record FROM games WHERE id = ?", (game_id,)).fetchone()
+        if row is None:
+            raise UnknownGameError(f"no saved game has id {game_id}")
+        data: dict[str, Any] = json.loads(row[0])
+        return data
+
+    def ratings(self) -> list[dict[str, Any]]:
+        """Every participant of the saved games, strongest first: ``{"kind", "name",
+        "games", "wins", "win_share", "mu", "sigma", "ordinal"}``.
+
+        A participant is a kind and a name (the person "heuristic" is not the agent
+        "heuristic"). ``wins`` counts the games it won or shared; ``win_share`` is its
+        mean share of the win (1/k for k tied winners, so the shares of one game add up
+        to 1). The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over
+        all games in finishing order, ranked by final score (lower is better, ties
+        equal), computed afresh on each call: one pass over the file; see
+        :class:`train.evaluation.ratings.Rater` for a participant at several seats.
+        """
+        from train.evaluation.ratings import Rater
+
+        with self._connection("read") as conn:
+            rows = conn.execute(
+                "SELECT s.game, s.kind, s.name, s.score, s.winner FROM seats AS s JOIN games AS g ON g.id = s.game "
+                "ORDER BY g.finished, g.id, s.seat"
+            ).fetchall()
+        rater: Rater[tuple[str, str]] = Rater()
+        games: dict[tuple[str, str], int] = {}
+        wins: dict[tuple[str, str], int] = {}
+        shares: dict[tuple[str, str], float] = {}
+        for _, game_rows in itertools.groupby(rows, key=lambda row: row[0]):
+            seats = [((kind, name), score, bool(winner)) for _, kind, name, score, winner in game_rows]
+            rater.rate([key for key, _, _ in seats], [score for _, score, _ in seats])
+            k = sum(won for _, _, won in seats)
+            for key in {key for key, _, _ in seats}:  # one game, even at several seats
+                games[key] = games.get(key, 0) + 1
+                wins[key] = wins.get(key, 0) + any(won for other, _, won in seats if other == key)
+            for key, _, won in seats:
+                shares[key] = shares.get(key, 0.0) + (1.0 / k if won else 0.0)
+        out: list[dict[str, Any]] = [
+            {
+                "kind": kind,
+                "name": name,
+                "games": games[(kind, name)],
+                "wins": wins[(kind, name)],
+                "win_share": shares[(kind, name)] / games[(kind, name)],
+                "mu": r.mu,
+                "sigma": r.sigma,
+                "ordinal": r.ordinal,
+            }
+            for (kind, name), r in rater.ratings().items()
+        ]
+        out.sort(key=lambda row: (-row["ordinal"], row["kind"], row["name"]))
+        return out
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self) -> None:
+        """Close the file (a second call does nothing)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"History({str(self.path)!r}{', closed' if self._conn is None else ''})"
