@@ -21,7 +21,7 @@ natural units (card counts, points), and only the fields its decision needs.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -349,6 +349,9 @@ class PerturbedHeuristic(BaseAgent):
     """
 
     name = "perturbed"
+    request_limits: ClassVar[dict[str, tuple[float, float]]] = {"size": (1, 256), "spread": (0.0, 10.0)}
+    """What a web page may ask for (:func:`llama_env.agent.request_limits`): ``size``
+    heuristics are built at once."""
 
     def __init__(self, seed: int | None = None, spread: float = 1.0, size: int = 32) -> None:
         super().__init__(seed)

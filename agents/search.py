@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -151,6 +152,9 @@ class SearchAgent(BaseAgent):
 
     name = "search"
     obs_version = 1
+    request_limits: ClassVar[dict[str, tuple[float, float]]] = {"worlds": (1, 96), "below": (0.0, 1.0)}
+    """What a web page may ask for (:func:`llama_env.agent.request_limits`): the cost of a
+    move grows with the worlds and with ``below``."""
 
     def __init__(self, worlds: int = 48, below: float = 0.95, seed: int | None = None) -> None:
         super().__init__(seed)

@@ -37,6 +37,7 @@ __all__ = [
     "agent_label",
     "parse_agent_spec",
     "parse_agent_list",
+    "request_limits",
 ]
 
 ENTRY_POINT_GROUP = "llama_rl.agents"
@@ -165,6 +166,20 @@ def make(name: str, **params: Any) -> Agent:
                 f"its parameters: {', '.join(allowed) or '(none)'}"
             )
     return factory(**params)
+
+
+def request_limits(name: str) -> dict[str, tuple[float, float]]:
+    """The bounds that the agent registered as ``name`` sets on its numeric parameters
+    when they come from an untrusted request (a web page): the ``request_limits``
+    mapping of its class or factory, ``{parameter: (low, high)}``, empty if it declares
+    none. Parameters that make an agent slower or larger (a search's worlds, a
+    population's size) declare them. An unknown name is a ``ValueError``."""
+    if name not in _REGISTRY:
+        _load_plugins()
+        if name not in _REGISTRY:
+            raise _unknown(name)
+    limits = getattr(_REGISTRY[name], "request_limits", None)
+    return dict(limits) if isinstance(limits, Mapping) else {}
 
 
 _RESET_TAKES_SEED: dict[object, bool] = {}

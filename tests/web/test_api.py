@@ -1,11 +1,11 @@
-"""The browser's HTTP API: the person sees only what their seat may know, every bad
-request is a 4xx that changes nothing, games are isolated, bounded and expire, and a
-record replays a game exactly."""
+"""The browser's HTTP API: each person sees only what their seat may know, every bad
+request is a 4xx that changes nothing, games are isolated, bounded and expire, people
+share a table through their own links, finished games go to the history, and a record
+replays a game exactly. (The hostile cases are in test_security.py.)"""
 
 from __future__ import annotations
 
 import json
-import re
 import warnings
 
 import numpy as np
@@ -15,103 +15,141 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from train.play.history import History
 from train.play.session import GameRecording, SessionStore
 from train.play.web import create_app
 
-
-@pytest.fixture
-def app():
-    return create_app(SessionStore(max_games=20, idle_seconds=600))
+BASE = "http://127.0.0.1:8000"
 
 
-@pytest.fixture
-def client(app):
+def make_client(store: SessionStore | None = None, **kwargs) -> TestClient:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        yield TestClient(app)
+        return TestClient(
+            create_app(store if store is not None else SessionStore(max_games=20, idle_seconds=600), **kwargs),
+            base_url=BASE,
+        )
 
 
-def seat_groups(svg: str) -> dict[int, str]:
-    return {int(m.group(1)): m.group(2) for m in re.finditer(r'<g class="seat" data-seat="(\d+)">(.*?)</g></g>', svg)}
+@pytest.fixture
+def store():
+    return SessionStore(max_games=20, idle_seconds=600)
 
 
-def faces(fragment: str) -> list[int]:
-    return [int(c) for c in re.findall(r'data-card="(\d)"', fragment)]
+@pytest.fixture
+def client(store):
+    return make_client(store)
 
 
-def check_hidden(state: dict, truth, human: int) -> None:
+def seats(*kinds: str) -> list[dict[str, str]]:
+    """``seats("Ann", "@heuristic")``: a person's name, or ``@`` and an agent spec."""
+    return [{"agent": k[1:]} if k.startswith("@") else {"person": k} for k in kinds]
+
+
+def create(client, *kinds, **body):
+    r = client.post("/api/games", json={"seats": seats(*kinds), **body})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def as_(token: str) -> dict[str, str]:
+    return {"X-Llama-Token": token}
+
+
+def check_hidden(state: dict, game, viewer: int) -> None:
     """Nothing in ``state`` reveals another hand or the draw pile's order."""
-    game = truth.game
-    text = json.dumps(state)
-    assert isinstance(state["draw_pile"], int)
-    for p, seat in enumerate(state["seats"]):
-        assert ("hand" in seat) == (p == human), f"seat {p}'s hand was sent"
-    assert state["hand"] == game.hand(human)
-    groups = seat_groups(state["svg"])
-    for p, fragment in groups.items():
-        if p != human and not game.game_over:
-            assert faces(fragment) == [], f"the picture shows seat {p}'s cards"
+    over = game.game_over
+    tables = [state["table"]] + [e["table"] for e in state["events"]]
+    for table in tables:
+        for p, seat in enumerate(table["seats"]):
+            if p != viewer and not table["game_over"]:
+                assert "hand" not in seat, f"seat {p}'s hand was sent"
+    assert state["hand"] == game.hand(viewer)
     for event in state["events"]:
         if event["type"] == "move" and "drawn" in event:
-            assert event["seat"] == human, "someone else's drawn card was sent"
-        if event["type"] == "move" and not game.game_over:
-            for p, fragment in seat_groups(event["svg"]).items():
-                assert p == human or faces(fragment) == []
-    # the draw pile's order is never sent: no run of 6 of its next cards appears anywhere
+            assert event["seat"] == viewer, "someone else's drawn card was sent"
     pile = game.draw_pile
-    if len(pile) >= 6:
-        assert json.dumps(pile[-6:])[1:-1] not in text.replace(" ", "")
+    if len(pile) >= 6 and not over:  # the pile's order is never sent: no run of its next 6 cards
+        assert json.dumps(pile[-6:])[1:-1] not in json.dumps(state).replace(" ", "")
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_whole_games_never_show_hidden_cards(client, app, seed):
+def test_whole_games_never_show_hidden_cards(client, store, seed):
     rng = np.random.default_rng(seed)
     n = 2 + seed % 3
     human = seed % n
-    r = client.post("/api/games", json={"players": n, "seat": human, "opponents": "heuristic", "seed": seed})
-    assert r.status_code == 201
-    state = r.json()
-    truth = app.state.store.get(state["id"])
+    kinds = ["@heuristic"] * n
+    kinds[human] = "Ann"
+    state = create(client, *kinds, seed=seed)
+    token = state["token"]
+    truth = store.get(state["id"])
     rounds = 0
     while True:
-        check_hidden(state, truth, human)
+        check_hidden(state, truth.game, human)
         for event in state["events"]:
             if event["type"] == "round":
                 rounds += 1
                 assert len(event["hands"]) == n  # shown at scoring, as the rules show them
         if state["game_over"]:
             break
+        assert state["your_turn"] and state["seat"] == human
         legal = state["legal"]
         action = legal[int(rng.integers(len(legal)))]
-        state = client.post(f"/api/games/{state['id']}/move", json={"action": action}).json()
-    assert rounds >= 1 and state["standings"][0]["winner"]
+        state = client.post(f"/api/games/{state['id']}/move", json={"action": action}, headers=as_(token)).json()
+    assert rounds >= 1 and state["standings"][0]["winner"] and state["result"].startswith("Game over")
+
+
+def test_events_arrive_once_each_with_since(client):
+    state = create(client, "Ann", "@heuristic", "@random", seed=5)
+    token, gid = state["token"], state["id"]
+    seen = [e["text"] for e in state["events"]]
+    assert seen[0].startswith("Round 1 begins: You start on")
+    seq = state["seq"]
+    for _ in range(6):
+        state = client.post(
+            f"/api/games/{gid}/move", json={"action": state["legal"][0], "since": seq}, headers=as_(token)
+        )
+        state = state.json()
+        seen += [e["text"] for e in state["events"]]
+        seq = state["seq"]
+        if state["game_over"]:
+            break
+    again = client.get(f"/api/games/{gid}", params={"since": seq}, headers=as_(token)).json()
+    assert again["events"] == [] and again["seq"] == seq
+    everything = client.get(f"/api/games/{gid}", headers=as_(token)).json()
+    assert [e["text"] for e in everything["events"]] == seen  # the whole game so far, in order
 
 
 BAD_CREATE = [
     ([1, 2], "must be a JSON object"),
-    ({"players": 7}, "'players' must be an integer 2..6"),
-    ({"players": "3"}, "'players' must be an integer"),
-    ({"players": 3, "seat": 3}, "'seat' must be an integer 0..2"),
-    ({"opponents": ["heuristic"]}, "list of 2"),
-    ({"opponents": "wizard"}, "unknown agent 'wizard'"),
-    ({"opponents": 5}, "must be an agent name"),
-    ({"mode": "spectate"}, "'mode' must be 'play' or 'watch'"),
-    ({"seed": -1}, "'seed' must be a non-negative integer"),
-    ({"hand_size": 30, "players": 6}, "hand_size must be between"),
-    ({"colour": "red"}, "unknown field 'colour'"),
-    ({"opponents": "cautious:threshold=x"}, "threshold must be an integer"),
+    ({"seats": seats("Ann")}, "'seats' must list 2..6"),
+    ({"seats": seats("Ann", *["@random"] * 6)}, "'seats' must list 2..6"),
+    ({"seats": "heuristic"}, "'seats' must list"),
+    ({"seats": [{"person": "Ann"}, {"robot": "x"}]}, "seat 1 must be"),
+    ({"seats": [{"person": "Ann"}, {"agent": "random", "person": "x"}]}, "seat 1 must be"),
+    ({"seats": seats("Ann", "@wizard")}, "unknown agent 'wizard'"),
+    ({"seats": [{"person": "Ann"}, {"agent": 5}]}, "must be an agent name"),
+    ({"seats": [{"person": ""}, {"agent": "random"}]}, "non-empty name"),
+    ({"seats": [{"person": "A" * 41}, {"agent": "random"}]}, "longer than 40"),
+    ({"seats": seats("Ann", "@random"), "seed": -1}, "'seed' must be a non-negative integer"),
+    ({"seats": seats("Ann", "@random"), "seed": 1.5}, "'seed' must be a non-negative integer"),
+    ({"seats": seats("Ann", *["@random"] * 5), "hand_size": 30}, "hand_size must be between"),
+    ({"seats": seats("Ann", "@random"), "end_score": True}, "'end_score' must be an integer"),
+    ({"seats": seats("Ann", "@random"), "colour": "red"}, "unknown field 'colour'"),
+    ({"seats": seats("Ann", "@cautious:threshold=x")}, "threshold must be an integer"),
 ]
 
 
 @pytest.mark.parametrize(("body", "fragment"), BAD_CREATE, ids=[f for _, f in BAD_CREATE])
-def test_a_bad_new_game_is_a_400_naming_the_problem(client, body, fragment):
+def test_a_bad_new_game_is_a_400_naming_the_problem(client, store, body, fragment):
     r = client.post("/api/games", json=body)
-    assert r.status_code == 400 and fragment in r.json()["error"]
+    assert r.status_code == 400 and fragment in r.json()["error"], r.json()
+    assert len(store) == 0
 
 
 def test_bad_moves_change_nothing(client):
-    state = client.post("/api/games", json={"players": 2, "seed": 3}).json()
-    gid = state["id"]
+    state = create(client, "Ann", "@heuristic", seed=3)
+    gid, token = state["id"], state["token"]
     illegal = next(a for a in range(9) if a not in state["legal"])
     for body, status, fragment in [
         ({"action": illegal}, 409, "is illegal"),
@@ -119,97 +157,198 @@ def test_bad_moves_change_nothing(client):
         ({"action": True}, 400, "must be an integer"),
         ({"action": "8"}, 400, "must be an integer"),
         ({"act": 8}, 400, '{"action": 0..8}'),
+        ({"action": 7, "since": "x"}, 400, "'since' must be an integer"),
     ]:
-        r = client.post(f"/api/games/{gid}/move", json=body)
+        r = client.post(f"/api/games/{gid}/move", json=body, headers=as_(token))
         assert r.status_code == status and fragment in r.json()["error"], (body, r.json())
-        assert client.get(f"/api/games/{gid}").json()["seats"] == state["seats"]
-    r = client.post(f"/api/games/{gid}/move", content=b"{not json")
+        assert client.get(f"/api/games/{gid}", headers=as_(token)).json()["table"] == state["table"]
+    r = client.post(
+        f"/api/games/{gid}/move", content=b"{not json", headers={**as_(token), "content-type": "application/json"}
+    )
     assert r.status_code == 400 and "not JSON" in r.json()["error"]
-    assert client.post(f"/api/games/{gid}/step", json={"moves": 1}).status_code == 409
-    assert client.get(f"/api/games/{gid}/record").status_code == 409  # not before the game ends
+    assert client.post(f"/api/games/{gid}/step", json={"moves": 1}, headers=as_(token)).status_code == 409
+    assert client.get(f"/api/games/{gid}/record", headers=as_(token)).status_code == 409  # not before the end
 
 
 def test_games_are_isolated_and_ids_unguessable(client):
-    a = client.post("/api/games", json={"players": 2, "seed": 1}).json()
-    b = client.post("/api/games", json={"players": 2, "seed": 1}).json()
-    assert a["id"] != b["id"] and len(a["id"]) >= 20
-    client.post(f"/api/games/{a['id']}/move", json={"action": a["legal"][-1]})
-    assert client.get(f"/api/games/{b['id']}").json()["seats"] == b["seats"]
-    assert client.get("/api/games/" + "x" * 24).status_code == 404
+    a = create(client, "Ann", "@random", seed=1)
+    b = create(client, "Ann", "@random", seed=1)
+    assert a["id"] != b["id"] and len(a["id"]) >= 20 and a["token"] != b["token"]
+    client.post(f"/api/games/{a['id']}/move", json={"action": a["legal"][-1]}, headers=as_(a["token"]))
+    assert client.get(f"/api/games/{b['id']}", headers=as_(b["token"])).json()["table"] == b["table"]
+    assert client.get(f"/api/games/{b['id']}", headers=as_(a["token"])).status_code == 403  # a's token is not b's
+    assert client.get("/api/games/" + "x" * 24, headers=as_(a["token"])).status_code == 404
+
+
+def test_a_seed_repeats_a_game_on_one_server_only(client):
+    a = create(client, "Ann", "@random", seed=7)
+    b = create(client, "Ann", "@random", seed=7)
+    assert a["hand"] == b["hand"] and a["table"]["top_card"] == b["table"]["top_card"]
+    other = make_client()  # another server: another secret, another deal
+    hands = {tuple(create(other, "Ann", "@random", seed=7)["hand"]) for _ in range(1)}
+    hands |= {tuple(create(make_client(), "Ann", "@random", seed=7)["hand"]) for _ in range(3)}
+    assert len(hands | {tuple(a["hand"])}) > 1
+
+
+def test_people_at_one_table_each_see_and_move_only_their_seat(client, store):
+    state = create(client, "Ann", "@heuristic", "Bob", seed=2)
+    links = {link["seat"]: link["token"] for link in state["links"]}
+    assert set(links) == {0, 2} and state["seat"] == 0 and state["token"] == links[0]
+    gid = state["id"]
+    truth = store.get(gid).game
+    moved = {0: 0, 2: 0}
+    for _ in range(200):
+        if truth.game_over:
+            break
+        for seat in (0, 2):
+            view = client.get(f"/api/games/{gid}", headers=as_(links[seat])).json()
+            assert view["seat"] == seat
+            check_hidden(view, truth, seat)
+            other = 2 - seat
+            if not view["your_turn"] and truth.current_player == other:
+                r = client.post(f"/api/games/{gid}/move", json={"action": 7}, headers=as_(links[seat]))
+                assert r.status_code == 409 and "not yours" in r.json()["error"]
+            if view["your_turn"]:
+                r = client.post(f"/api/games/{gid}/move", json={"action": view["legal"][-1]}, headers=as_(links[seat]))
+                assert r.status_code == 200
+                moved[seat] += 1
+    assert moved[0] > 0 and moved[2] > 0
+    names = [s["name"] for s in state["table"]["seats"]]
+    assert names == ["Ann", "heuristic", "Bob"]
 
 
 def test_the_store_is_bounded_and_forgets_idle_games():
     store = SessionStore(max_games=3, idle_seconds=600)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        client = TestClient(create_app(store))
-    ids = [client.post("/api/games", json={"players": 2}).json()["id"] for _ in range(3)]
-    full = client.post("/api/games", json={"players": 2})
-    assert full.status_code == 503 and "3 live games" in full.json()["error"]
+    client = make_client(store)
+    ids = [create(client, "Ann", "@random")["id"] for _ in range(3)]
+    full = client.post("/api/games", json={"seats": seats("Ann", "@random")})
+    assert full.status_code == 429 and "3 live games" in full.json()["error"]
     store.idle_seconds = 0.0  # every game is now idle too long: the next new game finds room
-    assert client.post("/api/games", json={"players": 2}).status_code == 201
+    assert client.post("/api/games", json={"seats": seats("Ann", "@random")}).status_code == 201
     store.idle_seconds = 600.0
     assert len(store) == 1 and client.get(f"/api/games/{ids[0]}").status_code == 404
 
 
 def test_a_full_store_makes_room_by_forgetting_the_oldest_finished_game():
     store = SessionStore(max_games=3, idle_seconds=600)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        client = TestClient(create_app(store))
-    watch = {"mode": "watch", "players": 2, "agents": "heuristic"}
-    ids = [client.post("/api/games", json=watch).json()["id"] for _ in range(3)]
-    for game_id in ids[:2]:  # two games end; the first one is then used again
-        assert client.post(f"/api/games/{game_id}/step", json={"moves": 1000}).json()["game_over"]
-    client.get(f"/api/games/{ids[0]}")
-    assert client.post("/api/games", json=watch).status_code == 201
-    assert client.get(f"/api/games/{ids[1]}").status_code == 404  # the least recently used finished game
-    assert (
-        client.get(f"/api/games/{ids[0]}").status_code == 200 and client.get(f"/api/games/{ids[2]}").status_code == 200
-    )
+    client = make_client(store)
+    games = [create(client, "@heuristic", "@heuristic") for _ in range(3)]
+    for g in games[:2]:  # two games end; the first one is then used again
+        while not g["game_over"]:
+            g = client.post(f"/api/games/{g['id']}/step", json={"moves": 200}, headers=as_(g["token"])).json()
+    client.get(f"/api/games/{games[0]['id']}", headers=as_(games[0]["token"]))
+    assert client.post("/api/games", json={"seats": seats("@random", "@random")}).status_code == 201
+    assert client.get(f"/api/games/{games[1]['id']}").status_code == 404  # the least recently used finished game
+    for g in (games[0], games[2]):
+        assert client.get(f"/api/games/{g['id']}", headers=as_(g["token"])).status_code == 200
+
+
+def finish(client, state):
+    while not state["game_over"]:
+        state = client.post(f"/api/games/{state['id']}/step", json={"moves": 200}, headers=as_(state["token"]))
+        state = state.json()
+    return state
 
 
 def test_watch_and_replay_a_record_exactly(client):
-    watched = client.post("/api/games", json={"mode": "watch", "players": 4, "agents": "heuristic", "seed": 9}).json()
-    assert all("hand" in seat for seat in watched["seats"])
-    done = client.post(f"/api/games/{watched['id']}/step", json={"moves": 1000}).json()
-    assert done["game_over"]
-    record = client.get(f"/api/games/{watched['id']}/record").json()
+    watched = create(client, *["@heuristic"] * 4, seed=9)
+    token = watched["token"]
+    assert watched["mode"] == "watch" and all("hand" in seat for seat in watched["table"]["seats"])
+    assert client.get(f"/api/games/{watched['id']}/record", headers=as_(token)).status_code == 409
+    done = finish(client, dict(watched, token=token))
+    record = client.get(f"/api/games/{watched['id']}/record", headers=as_(token)).json()
     GameRecording.from_json(record)  # a valid record
     replayed = client.post("/api/replays", json=record).json()
-    assert replayed["moves_left"] == len(record["moves"])
-    end = client.post(f"/api/games/{replayed['id']}/step", json={"moves": 1000}).json()
+    assert replayed["moves_left"] == len(record["moves"]) and replayed["mode"] == "replay"
+    end = finish(client, replayed)
     assert end["standings"] == done["standings"] and end["moves_left"] == 0
     broken = dict(record, moves=[[0, 99], *record["moves"]])
-    bad = client.post("/api/replays", json=broken).json()
-    r = client.post(f"/api/games/{bad['id']}/step", json={"moves": 5})
-    assert r.status_code == 422 and "illegal move" in r.json()["error"]
+    r = client.post("/api/replays", json=broken)  # the whole record is checked when it arrives
+    assert r.status_code == 400 and "cannot replay" in r.json()["error"]
     for body, fragment in [({"format": "x"}, "not a game record"), (dict(record, version=9), "version 9")]:
         r = client.post("/api/replays", json=body)
         assert r.status_code == 400 and fragment in r.json()["error"]
 
 
+def test_a_replay_shows_seats_not_you(client):
+    state = create(client, "You", "@random", seed=4, end_score=10)
+    while not state["game_over"]:
+        state = client.post(
+            f"/api/games/{state['id']}/move", json={"action": state["legal"][-1]}, headers=as_(state["token"])
+        ).json() | {"token": state["token"]}
+    record = client.get(f"/api/games/{state['id']}/record", headers=as_(state["token"])).json()
+    assert record["names"][0] == "You"
+    replayed = finish(client, client.post("/api/replays", json=record).json())
+    assert replayed["table"]["seats"][0]["name"] == "seat 0"
+    assert not any(text.startswith("You ") for text in (e["text"] for e in replayed["events"]))
+
+
+def test_finished_games_go_to_the_history_with_ratings(tmp_path):
+    history = History(tmp_path / "history.sqlite3")
+    client = make_client(history=history)
+    for seed in range(3):
+        finish(client, create(client, "@heuristic", "@random", seed=seed))
+    person = create(client, "Ann", "@random", seed=1, end_score=10)
+    while not person["game_over"]:
+        r = client.post(
+            f"/api/games/{person['id']}/move", json={"action": person["legal"][-1]}, headers=as_(person["token"])
+        )
+        person = r.json() | {"token": person["token"]}
+    assert isinstance(person["history_id"], int)
+    index = client.get("/api/history").json()
+    assert index["count"] == 4 and len(index["games"]) == 4
+    assert {(r["kind"], r["name"]) for r in index["ratings"]} == {
+        ("agent", "heuristic"),
+        ("agent", "random"),
+        ("person", "Ann"),
+    }
+    saved = client.get(f"/api/history/{person['history_id']}").json()
+    assert GameRecording.from_json(saved).names[0] == "Ann"
+    replay = client.post(f"/api/history/{person['history_id']}/replay", json={})
+    assert replay.status_code == 201 and replay.json()["moves_left"] == len(saved["moves"])
+    for path in ("/api/history/999", "/api/history/x", "/api/history/-1"):
+        assert client.get(path).status_code == 404
+    assert client.get("/api/history", params={"limit": 0}).status_code == 400
+    assert make_client().get("/api/history").status_code == 404  # a server without a history says so
+
+
 def test_the_page_and_its_assets_are_served(client):
     page = client.get("/")
     assert page.status_code == 200 and "<title>L.L.A.M.A." in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
     for asset in ("/static/app.js", "/static/style.css"):
         assert client.get(asset).status_code == 200
     agents = client.get("/api/agents").json()
-    assert {"heuristic", "random", "ppo"} <= {a["name"] for a in agents}
+    assert {"heuristic", "random", "ppo", "search"} <= {a["name"] for a in agents}
+
+
+def test_watch_in_the_terminal(capsys):
+    from train.cli import main
+
+    assert main(["watch", "--players", "3", "--agents", "heuristic", "--seed", "4", "--delay", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "Round 1: player_0 starts" in out and "Game over" in out
+    assert main(["watch", "--agents", "heuristic", "--players", "3", "--delay", "-1"]) == 2
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def test_llama_rl_serve_listens_on_localhost_and_says_where(tmp_path):
-    import socket
     import subprocess
     import sys
     import time
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = _free_port()
+    db = tmp_path / "h.sqlite3"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "train.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--history", str(db)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -224,16 +363,34 @@ def test_llama_rl_serve_listens_on_localhost_and_says_where(tmp_path):
             except OSError:
                 assert time.time() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else "timeout"
                 time.sleep(0.2)
+        # a second server on the same port: one line, exit 2
+        taken = subprocess.run(
+            [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--no-history"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert taken.returncode == 2 and taken.stdout == ""
+        assert taken.stderr.strip().count("\n") == 0 and f"cannot serve on 127.0.0.1:{port}" in taken.stderr
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=20)
-    assert f"http://127.0.0.1:{port}/" in out
+    assert f"http://127.0.0.1:{port}/" in out and str(db) in out and db.exists()
 
 
-def test_watch_in_the_terminal(capsys):
+def test_llama_rl_serve_refuses_a_corrupt_history_in_one_line(tmp_path):
     from train.cli import main
 
-    assert main(["watch", "--players", "3", "--agents", "heuristic", "--seed", "4", "--delay", "0"]) == 0
-    out = capsys.readouterr().out
-    assert "Round 1: player_0 starts" in out and "Game over" in out
-    assert main(["watch", "--agents", "heuristic", "--players", "3", "--delay", "-1"]) == 2
+    db = tmp_path / "broken.sqlite3"
+    db.write_bytes(b"this is not a database" * 100)
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["serve", "--port", str(_free_port()), "--history", str(db)])
+    assert code == 2 and err.getvalue().strip().count("\n") == 0 and str(db) in err.getvalue()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["serve", "--port", str(_free_port()), "--allow-models", str(tmp_path / "nope")]) == 2
+    assert "not a directory" in err.getvalue()

@@ -1,40 +1,77 @@
-"""``llama-rl serve``: play and watch games in the browser."""
+"""``llama-rl serve``: play, watch and replay games in the browser."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from train.cli.common import CommandError, HelpFormatter, SubParsers, int_in, missing_dependency
 
 __all__ = ["add_parser"]
 
+_WILDCARDS = ("0.0.0.0", "::", "")
+
 
 def _run(args: argparse.Namespace) -> int:
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.yes_public:
-        print(
-            f"note: serving on {args.host} makes the page reachable from other machines on that network",
-            flush=True,
-        )
     with missing_dependency("llama-rl serve", extra="web"):
-        from train.play.web import serve
+        from train.play.history import History, HistoryError, default_path
+        from train.play.web import LOCAL_HOSTS, bind, serve
 
+        model_dirs = []
+        for d in args.allow_models:
+            path = Path(d).expanduser()
+            if not path.is_dir():
+                raise CommandError(f"--allow-models {d}: not a directory")
+            model_dirs.append(path)
+        hosts = [*LOCAL_HOSTS, *args.allow_host]
+        if args.host not in _WILDCARDS:
+            hosts.append(args.host)
         try:
-            serve(args.host, args.port, max_games=args.max_games, idle_minutes=args.idle_minutes)
+            sock = bind(args.host, args.port)
         except OSError as exc:
-            raise CommandError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", code=1) from None
+            raise CommandError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}") from None
+        history = None
+        try:
+            if not args.no_history:
+                history = History(Path(args.history).expanduser() if args.history else default_path())
+        except HistoryError as exc:
+            sock.close()
+            raise CommandError(str(exc)) from None
+        if args.host not in LOCAL_HOSTS:
+            print(
+                f"note: serving on {args.host} makes the page reachable from other machines on that network"
+                + (" (add --allow-host NAME for each name they use to reach it)" if args.host in _WILDCARDS else ""),
+                flush=True,
+            )
+        shown = "127.0.0.1" if args.host in _WILDCARDS else args.host
+        shown = f"[{shown}]" if ":" in shown else shown
+        saved = f"games are saved in {history.path}" if history is not None else "no history is kept"
+        print(f"LLAMA-RL is served at http://{shown}:{args.port}/  ({saved}; Ctrl-C stops it)", flush=True)
+        serve(
+            sock,
+            hosts=hosts,
+            max_games=args.max_games,
+            idle_minutes=args.idle_minutes,
+            history=history,
+            model_dirs=model_dirs,
+        )
     return 0
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
         "serve",
-        help="play and watch games in the browser (a local web app)",
+        help="play, watch and replay games in the browser (a local web app)",
         description=(
-            "Start a local web app: play against agents by clicking, watch agents play each other, or replay a "
-            "game record (saved by the page, or by eval/tournament --record). It listens on 127.0.0.1 only "
-            "unless --host says otherwise. Needs the 'web' extra (pip install 'llama-rl[web]')."
+            "Start a local web app: play against agents by clicking, with friends at one table (one private "
+            "link per person), watch agents play each other, replay a game record, and see the history and "
+            "ratings of every game played in it. It listens on 127.0.0.1 only unless --host says otherwise. "
+            "Needs the 'web' extra (pip install 'llama-rl[web]')."
         ),
-        epilog="examples:\n  llama-rl serve\n  llama-rl serve --port 8080",
+        epilog=(
+            "examples:\n  llama-rl serve\n  llama-rl serve --port 8080\n"
+            "  llama-rl serve --allow-models runs        # opponents may be ppo:path=<run under runs/>"
+        ),
         formatter_class=HelpFormatter,
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
@@ -51,6 +88,25 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         default=30,
         help="forget a game idle this long (default 30)",
     )
-    p.add_argument("--yes-public", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--history",
+        metavar="FILE",
+        help="the SQLite file of finished games and ratings (default: history.sqlite3 in your data directory)",
+    )
+    p.add_argument("--no-history", action="store_true", help="save no games")
+    p.add_argument(
+        "--allow-models",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="let the page name models under DIR (ppo:path=...); by default agents from the page load no files",
+    )
+    p.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="also answer requests addressed to NAME (a host name or address other machines use to reach it)",
+    )
     p.set_defaults(func=_run, command_parser=p)
     return p

@@ -1,30 +1,47 @@
-"""Games for the browser: sessions on the table driver, what the browser may see, game
+"""Games for the browser: sessions on the table driver, what each viewer may see, game
 records and their replay, and a bounded store of live games.
 
 Everything here is plain Python, tested without a web server; :mod:`train.play.web`
 puts HTTP in front of it.
 
-What the browser receives is built by :meth:`GameSession.view` and the events of
-:class:`_Events`: in a game with a person, only what that person's seat may know (their
-own hand and their own drawn cards, the top card, the draw pile's size -- never its
-order --, every seat's score, hand size and whether it quit); the hands of the others
-only when the rules show them, at the scoring of a round. In a watched or replayed game
-there is no person, and every hand is shown (the draw pile's order never is).
+**Who sees what.** A game has seats for people and seats for agents. Each person holds
+a secret *token* for their seat (the page that created the game holds them all, to hand
+out as links); a watched or replayed game has one *owner* token. What a viewer receives
+is built by :meth:`GameSession.view`: a person sees their own hand and their own drawn
+cards, the top card, the draw pile's size (never its order), every seat's score, hand
+size and whether it quit, and the others' hands only when the rules show them, at the
+scoring of a round. The owner of a watched or replayed game sees every hand (the draw
+pile's order never). A game's record (the start with the generator's state, so every
+later deal) is given out only once the game is over.
+
+**Seeds.** A seed chosen in a request is mixed with the store's secret before it deals,
+so the same seed repeats a game on this server but tells the person nothing about the
+others' hands.
+
+**Bounds.** Names are at most :data:`NAME_LENGTH` characters, agent specs at most
+:data:`SPEC_LENGTH`; agents take no file paths unless the server allows model
+directories; numeric agent parameters are finite and inside the ``request_limits`` an
+agent class declares; a request steps at most :data:`MAX_STEP` moves, and a response
+carries at most :data:`MAX_EVENTS` events (it says when it left older ones out).
 """
 
 from __future__ import annotations
 
 import copy
+import math
+import os
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentSpec, agent_label, parse_agent_spec, reset_agent
+from llama_env.agent import Agent, AgentSpec, parse_agent_spec, request_limits, reset_agent
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
@@ -39,21 +56,40 @@ from llama_env.engine import (
     winners,
 )
 from llama_env.record import RECORD_FORMAT, GameRecording
-from llama_env.render_svg import table_svg
 from llama_env.table import Table, TableListener
+from train.evaluation.runner import agent_display_names
 
 __all__ = [
     "GameSession",
     "SessionStore",
     "SessionError",
     "GameRecording",
+    "AgentPolicy",
     "new_game",
     "replay",
     "RECORD_FORMAT",
+    "card_text",
     "move_text",
+    "MAX_EVENTS",
+    "MAX_STEP",
+    "NAME_LENGTH",
+    "SPEC_LENGTH",
 ]
 
-MAX_EVENTS = 500
+MAX_EVENTS = 200
+"""Events in one response at most (a response that leaves older ones out says so)."""
+KEEP_FRAMES = 2000
+"""Moves a game keeps for viewers who fall behind (a whole game is a few hundred)."""
+MAX_STEP = 200
+"""Moves one step request may ask for."""
+NAME_LENGTH = 40
+"""Longest name of a person or a seat in a record."""
+SPEC_LENGTH = 100
+"""Longest agent spec (or agent label in a record)."""
+MAX_RECORD_MOVES = 20_000
+"""Moves in a replayed record at most (a long game has a few hundred)."""
+PARAMETER_BOUND = 1e9
+"""No numeric agent parameter from a request is larger than this in size."""
 
 
 class SessionError(ValueError):
@@ -64,58 +100,76 @@ class SessionError(ValueError):
         self.status = status
 
 
+def card_text(card: int) -> str:
+    """A card in words: ``a 5``, ``a llama``."""
+    return "a llama" if card == 7 else f"a {card}"
+
+
 def move_text(name: str, action: int, drawn: int | None = None, *, own: bool = False) -> str:
-    """A move in words: ``player_2 plays 5``, ``You draw a llama``."""
+    """A move in words: ``Ann plays 5``, ``You draw a llama``."""
     who = "You" if own else name
     a = Action(action)
     if a == Action.DRAW:
         if own and drawn is not None:
-            return f"You draw {'a llama' if drawn == 7 else f'a {drawn}'}"
+            return f"You draw {card_text(drawn)}"
         return f"{who} draw{'' if own else 's'}"
     if a == Action.QUIT:
         return f"{who} quit{'' if own else 's'} the round"
     card = int(a) + 1
-    verb = "play" if own else "plays"
-    return f"{who} {verb} {'a llama' if card == 7 else card}"
+    return f"{who} {'play' if own else 'plays'} {'a llama' if card == 7 else card}"
 
 
-class _Events(TableListener):
-    """Turns what the table driver reports into events for one viewer, and records the
-    game's moves."""
+def _names_text(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+# --------------------------------------------------------------------------- frames
+
+
+@dataclass
+class _Frame:
+    """One change of the table: the events it brought and the whole state after it
+    (every hand included: :meth:`GameSession.view` filters for each viewer)."""
+
+    seq: int
+    events: list[dict[str, Any]]
+    state: dict[str, Any]
+
+
+def _snapshot(game: LlamaGame) -> dict[str, Any]:
+    g = game
+    return {
+        "round": g.round,
+        "top_card": g.top_card,
+        "draw_pile": len(g.draw_pile),
+        "current_player": g.current_player,
+        "starter": g.starter,
+        "game_over": g.game_over,
+        "scores": list(g.scores),
+        "quit": list(g.quit),
+        "hands": [g.hand(p) for p in range(g.num_players)],
+        "legal": [] if g.game_over else g.legal_actions(),
+    }
+
+
+class _Recorder(TableListener):
+    """Hears the table driver and turns each move into a frame; records the moves."""
 
     def __init__(self, session: GameSession) -> None:
         self.session = session
-        self.pending: list[dict[str, Any]] = []
-        self._moved: dict[str, Any] | None = None
+        self._events: list[dict[str, Any]] = []
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
-        s = self.session
-        s.recording.moves.append((seat, action))
-        own = seat == s.human
-        self._moved = {
-            "type": "move",
-            "seat": seat,
-            "name": s.names[seat],
-            "action": action,
-            "text": move_text(s.names[seat], action, drawn, own=own),
-        }
-        if drawn is not None and (own or s.human is None):
-            self._moved["drawn"] = drawn  # a drawn card is shown to its owner (or a spectator) only
-
-    def after_move(self) -> None:
-        """Called once the move is applied: the event gets the picture of the table."""
-        event = self._moved
-        if event is not None:
-            event["svg"] = self.session.svg()
-            self.pending.append(event)
-            self._moved = None
+        self.session.recording.moves.append((seat, action))
+        event: dict[str, Any] = {"type": "move", "seat": seat, "action": action}
+        if drawn is not None:
+            event["drawn"] = drawn
+        self._events.append(event)
 
     def on_round_end(self, table: Table, result: RoundResult) -> None:
-        s = self.session
-        if self._moved is not None:
-            self.after_move()
+        g = self.session.game
         best = min(result.scores)
-        self.pending.append(
+        self._events.append(
             {
                 "type": "round",
                 "round": result.round,
@@ -126,18 +180,27 @@ class _Events(TableListener):
                 "hands": [list(h) for h in result.hands],  # the rules show every hand at scoring
                 "game_over": result.game_over,
                 "winners": [p for p, v in enumerate(result.scores) if v == best] if result.game_over else [],
-                "text": (
-                    f"Round {result.round} over: "
-                    + (f"{s.names[result.went_out]} went out." if result.went_out is not None else "everybody quit.")
-                ),
-                "svg": s.svg(),
             }
         )
+        if not result.game_over:
+            self._events.append({"type": "start", "round": g.round, "starter": g.starter, "top_card": g.top_card})
+
+    def flush(self) -> None:
+        """Close the frame of the move just applied."""
+        if self._events:
+            self.session._push(self._events)
+            self._events = []
+
+
+# --------------------------------------------------------------------------- sessions
+
+Viewer = int | None
+"""A person's seat, or ``None``: the owner of a watched or replayed game (sees every hand)."""
 
 
 class GameSession:
-    """One game in the browser: ``human`` is the person's seat (``None`` when agents sit
-    everywhere or a record is replayed)."""
+    """One game in the browser. ``people`` are the seats whose moves come from persons
+    (none when agents sit everywhere or a record is replayed)."""
 
     def __init__(
         self,
@@ -146,105 +209,196 @@ class GameSession:
         *,
         names: Sequence[str],
         labels: Sequence[str],
-        human: int | None,
         mode: str,
     ) -> None:
         self.id = secrets.token_urlsafe(18)
         self.mode = mode
-        self.human = human
         self.names = list(names)
         self.labels = list(labels)
+        self.people = [p for p, a in enumerate(agents) if a is None] if mode == "play" else []
+        self.tokens: dict[str, Viewer] = (
+            {secrets.token_urlsafe(24): p for p in self.people} if self.people else {secrets.token_urlsafe(24): None}
+        )
         self.recording = GameRecording(self.names, self.labels, game.to_dict())
-        self.events = _Events(self)
-        self.table = Table(game, agents, names=self.names, listener=self.events)
+        self.recorder = _Recorder(self)
+        self.table = Table(game, agents, names=self.names, listener=self.recorder)
         self.lock = threading.Lock()
+        """Held while the game changes; a second change meanwhile is refused, not queued."""
         self.touched = time.monotonic()
+        self.history_id: int | None = None
+        self.on_over: Callable[[GameSession], None] | None = None
         self._replay: list[tuple[int, int]] = []
+        self._frames: list[_Frame] = []
+        self._first_seq = 0
+        g = game
+        self._push([{"type": "start", "round": g.round, "starter": g.starter, "top_card": g.top_card}])
 
     @property
     def game(self) -> LlamaGame:
         return self.table.game
 
-    # ------------------------------------------------------------------ what the viewer sees
+    @property
+    def seq(self) -> int:
+        """The number of the latest frame (the page asks for what came after it)."""
+        return self._frames[-1].seq
 
-    def svg(self) -> str:
-        g = self.game
-        legal = []
-        if self.human is not None and g.current_player == self.human and not g.game_over:
-            legal = [a + 1 for a in g.legal_actions() if a <= Action.PLAY_LLAMA]
-        return table_svg(g, self.human, names=self.names, reveal=self.human is None or g.game_over, legal_cards=legal)
+    def _push(self, events: list[dict[str, Any]]) -> None:
+        seq = self._frames[-1].seq + 1 if self._frames else 0
+        self._frames.append(_Frame(seq, events, _snapshot(self.game)))
+        if len(self._frames) > KEEP_FRAMES:
+            del self._frames[: len(self._frames) - KEEP_FRAMES]
 
-    def view(self) -> dict[str, Any]:
-        """The state the browser may see (see the module docstring)."""
-        g = self.game
+    # ------------------------------------------------------------------ access
+
+    def viewer(self, token: object) -> Viewer:
+        """The viewer a token belongs to; a missing or wrong token is a 403."""
+        if isinstance(token, str):
+            for known, viewer in self.tokens.items():
+                if secrets.compare_digest(known.encode(), token.encode("utf-8", "replace")):
+                    return viewer
+        raise SessionError("this game needs the token of its link (the X-Llama-Token header)", 403)
+
+    def links(self) -> list[dict[str, Any]]:
+        """Every token with the seat it opens (for the page that created the game)."""
+        return [
+            {"seat": v, "name": self.names[v] if v is not None else None, "token": t} for t, v in self.tokens.items()
+        ]
+
+    # ------------------------------------------------------------------ what a viewer sees
+
+    def _table(self, state: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+        everything = viewer is None or state["game_over"]
         seats = []
-        for p in range(g.num_players):
+        for p in range(len(self.names)):
             seat: dict[str, Any] = {
                 "name": self.names[p],
                 "agent": self.labels[p],
-                "score": g.scores[p],
-                "quit": g.quit[p],
-                "hand_size": g.hand_size_of(p),
+                "person": p in self.people,
+                "you": p == viewer,
+                "score": state["scores"][p],
+                "quit": state["quit"][p],
+                "hand_size": len(state["hands"][p]),
             }
-            if p == self.human or self.human is None:
-                seat["hand"] = g.hand(p)
+            if everything or p == viewer:
+                seat["hand"] = state["hands"][p]
             seats.append(seat)
-        your_turn = self.human is not None and g.current_player == self.human and not g.game_over
-        state: dict[str, Any] = {
+        return {
+            "round": state["round"],
+            "top_card": state["top_card"],
+            "draw_pile": state["draw_pile"],
+            "current_player": state["current_player"],
+            "starter": state["starter"],
+            "game_over": state["game_over"],
+            "seats": seats,
+        }
+
+    def _event(self, raw: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+        names = self.names
+        kind = raw["type"]
+        if kind == "move":
+            seat = raw["seat"]
+            own = seat == viewer
+            shown = own or (viewer is None and not self.people)
+            event = {k: v for k, v in raw.items() if k != "drawn" or shown}
+            event["name"] = names[seat]
+            event["text"] = move_text(names[seat], raw["action"], raw.get("drawn") if own else None, own=own)
+            if shown and "drawn" in raw and not own:
+                event["text"] += f" ({card_text(raw['drawn'])})"
+            return event
+        event = dict(raw)
+        if kind == "start":
+            starter = "You start" if raw["starter"] == viewer else f"{names[raw['starter']]} starts"
+            event["text"] = f"Round {raw['round']} begins: {starter} on {card_text(raw['top_card'])}."
+        else:
+            out = raw["went_out"]
+            ended = f"{'You' if out == viewer else names[out]} went out." if out is not None else "everybody quit."
+            event["text"] = f"Round {raw['round']} over: {ended}"
+            if raw["game_over"]:
+                event["text"] += " " + self._result_text(raw["scores"], viewer)
+        return event
+
+    def _result_text(self, scores: Sequence[int], viewer: Viewer) -> str:
+        best = winners(list(scores))
+        who = ["you" if p == viewer else self.names[p] for p in best]
+        if len(best) > 1:
+            return f"Game over: a shared win for {_names_text(who)}, with {scores[best[0]]} each."
+        return f"Game over: {'You win' if best[0] == viewer else who[0] + ' wins'} with {scores[best[0]]}."
+
+    def view(self, viewer: Viewer, since: int | None = None) -> dict[str, Any]:
+        """What ``viewer`` may see now, with the events after frame ``since`` (all
+        kept ones when ``None``; at most :data:`MAX_EVENTS`, the latest)."""
+        frames = list(self._frames)  # a copy: the thread that moves may append and trim meanwhile
+        last = frames[-1]
+        state = last.state
+        start = self._first_seq if since is None else since + 1
+        first_kept = frames[0].seq
+        events: list[dict[str, Any]] = []
+        truncated = start < first_kept
+        for frame in frames[max(0, start - first_kept) :]:
+            table = self._table(frame.state, viewer)
+            for raw in frame.events:
+                event = self._event(raw, viewer)
+                event["table"] = table
+                events.append(event)
+        if len(events) > MAX_EVENTS:
+            events, truncated = events[-MAX_EVENTS:], True
+        game_over = state["game_over"]
+        your_turn = viewer is not None and state["current_player"] == viewer and not game_over
+        out: dict[str, Any] = {
             "id": self.id,
             "mode": self.mode,
-            "human": self.human,
-            "num_players": g.num_players,
-            "end_score": g.end_score,
-            "round": g.round,
-            "top_card": g.top_card,
-            "draw_pile": len(g.draw_pile),
-            "current_player": g.current_player,
-            "game_over": g.game_over,
+            "seat": viewer,
+            "num_players": len(self.names),
+            "end_score": self.game.end_score,
+            "hand_size": self.game.hand_size,
+            "seq": last.seq,
+            "events": events,
+            "truncated": truncated,
+            "table": self._table(state, viewer),
+            "game_over": game_over,
             "your_turn": your_turn,
-            "legal": g.legal_actions() if your_turn else [],
-            "seats": seats,
-            "svg": self.svg(),
+            "legal": state["legal"] if your_turn else [],
             "moves_left": len(self._replay),
+            "history_id": self.history_id,
         }
-        if self.human is not None:
-            state["hand"] = g.hand(self.human)
-            state["penalty"] = g.penalty(self.human)
-        if g.game_over:
-            best = min(g.scores)
-            order = sorted(range(g.num_players), key=lambda p: (g.scores[p], p))
-            state["standings"] = [
-                {"seat": p, "name": self.names[p], "score": g.scores[p], "winner": g.scores[p] == best} for p in order
+        if viewer is not None:
+            hand = state["hands"][viewer]
+            out["hand"] = hand
+            out["penalty"] = _penalty(hand)
+        if game_over:
+            scores = state["scores"]
+            best = min(scores)
+            order = sorted(range(len(scores)), key=lambda p: (scores[p], p))
+            out["standings"] = [
+                {"seat": p, "name": self.names[p], "score": scores[p], "winner": scores[p] == best} for p in order
             ]
-        return state
-
-    def take_events(self) -> list[dict[str, Any]]:
-        out, self.events.pending = self.events.pending[-MAX_EVENTS:], []
+            out["result"] = self._result_text(scores, viewer)
         return out
 
     # ------------------------------------------------------------------ moves
 
-    def move(self, action: object) -> None:
-        """The person's move, validated by the driver's one rule, then the agents' replies."""
-        if self.mode != "play":
+    def move(self, viewer: Viewer, action: object) -> None:
+        """A person's move, validated by the driver's one rule, then the agents'
+        replies until a person must act."""
+        if self.mode != "play" or viewer is None:
             raise SessionError(f"this game is being {self.mode}ed: it takes no moves", 409)
         g = self.game
         if g.game_over:
             raise SessionError("the game is over", 409)
-        if g.current_player != self.human:
+        if g.current_player != viewer:
             raise SessionError(f"it is {self.names[g.current_player]}'s turn, not yours", 409)
         if action_index(action) is None:
-            raise SessionError(f"an action must be an integer 0..8, got {action!r}", 400)
+            raise SessionError(f"an action must be an integer 0..8, got {_short(action)}", 400)
         try:
             self.table.apply(action)
         except IllegalActionError as exc:
             raise SessionError(str(exc), 409) from None
-        self.events.after_move()
+        self.recorder.flush()
         self._advance()
 
-    def step(self, moves: int = 1) -> None:
-        """Watched or replayed games: the next ``moves`` moves."""
-        if self.mode == "play":
+    def step(self, viewer: Viewer, moves: int = 1) -> None:
+        """Watched or replayed games: the next ``moves`` moves (owner only)."""
+        if self.mode == "play" or viewer is not None:
             raise SessionError("step is for watched and replayed games; play with moves", 409)
         for _ in range(moves):
             g = self.game
@@ -253,65 +407,157 @@ class GameSession:
             if self.mode == "replay":
                 if not self._replay:
                     break
-                seat, action = self._replay.pop(0)
-                if seat != g.current_player:
-                    raise SessionError(f"the record has seat {seat} move when seat {g.current_player} is to act", 422)
-                try:
-                    self.table.apply(action)
-                except IllegalActionError as exc:
-                    raise SessionError(f"the record holds an illegal move: {exc}", 422) from None
+                _, action = self._replay.pop(0)
+                self.table.apply(action)  # the record was replayed whole when it arrived
             else:
                 self.table.play_turn()
-            self.events.after_move()
+            self.recorder.flush()
+        self._finish()
 
     def _advance(self) -> None:
-        """Let the agents move until the person must act (each move an event)."""
-        g = self.game
-        while not g.game_over and self.table.waiting_for_agent:
+        """Let the agents move until a person must act (each move a frame)."""
+        while self.table.waiting_for_agent:
             self.table.play_turn()
-            self.events.after_move()
+            self.recorder.flush()
+        self._finish()
+
+    def _finish(self) -> None:
+        if self.game.game_over and self.on_over is not None and self.history_id is None:
+            callback, self.on_over = self.on_over, None
+            callback(self)
+
+
+def _penalty(hand: Sequence[int]) -> int:
+    return sum(10 if c == 7 else c for c in set(hand))
+
+
+def _short(value: object, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # --------------------------------------------------------------------------- making games
 
 
-def _specs(value: Any, count: int, what: str) -> list[AgentSpec]:
-    items = [value] * count if isinstance(value, str) else value
-    if not isinstance(items, list) or len(items) != count:
-        raise SessionError(f"'{what}' must be an agent name, or a list of {count} of them")
-    out = []
-    for item in items:
-        if not isinstance(item, str):
-            raise SessionError(f"'{what}' holds {item!r}, which is not an agent name")
+@dataclass(frozen=True)
+class AgentPolicy:
+    """Which agents a request may seat: registered agents by name, with numeric
+    parameters finite and inside the limits their class declares; file paths
+    (``ppo:path=...``) only under ``model_dirs``, checked without touching the disk
+    outside them."""
+
+    model_dirs: tuple[Path, ...] = ()
+
+    def spec(self, text: object, what: str) -> AgentSpec:
+        if not isinstance(text, str):
+            raise SessionError(f"{what} must be an agent name, got {_short(text)}")
+        if len(text) > SPEC_LENGTH:
+            raise SessionError(f"{what}: an agent spec is at most {SPEC_LENGTH} characters")
         try:
-            out.append(parse_agent_spec(item, check=False))
+            spec = parse_agent_spec(text, check=False)
+            limits = request_limits(spec.name)
         except (TypeError, ValueError) as exc:
-            raise SessionError(f"'{what}': {exc}") from None
-    return out
+            raise SessionError(f"{what}: {exc}") from None
+        for key, value in spec.params.items():
+            if _is_path(key):
+                self._check_path(value, f"{what} ({spec.name}:{key}=...)")
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                low, high = limits.get(key, (-PARAMETER_BOUND, PARAMETER_BOUND))
+                if not (low <= value <= high) or (isinstance(value, float) and not math.isfinite(value)):
+                    raise SessionError(f"{what}: {spec.name}'s {key} must be within {low:g}..{high:g} here")
+        return spec
+
+    def _check_path(self, value: object, what: str) -> None:
+        refusal = (
+            f"{what}: agents from the web load no files by path"
+            if not self.model_dirs
+            else f"{what}: a model path must lie under a directory the server allows"
+        )
+        if not isinstance(value, str) or not value or "\x00" in value:
+            raise SessionError(refusal)
+        for root in self.model_dirs:
+            candidate = os.path.normpath(os.path.join(root, value))  # lexical: no disk access
+            if os.path.commonpath([candidate, str(root)]) == str(root):
+                real = os.path.realpath(candidate)  # a link inside must not lead out
+                if os.path.commonpath([real, str(root)]) == str(root):
+                    return
+        raise SessionError(refusal)
+
+    def resolve_paths(self, spec: AgentSpec) -> AgentSpec:
+        """The spec with its (checked) paths made absolute under their directory."""
+        if not any(_is_path(k) for k in spec.params):
+            return spec
+        params = dict(spec.params)
+        for key, value in spec.params.items():
+            if _is_path(key):
+                for root in self.model_dirs:
+                    candidate = os.path.normpath(os.path.join(root, value))
+                    if os.path.commonpath([candidate, str(root)]) == str(root):
+                        params[key] = candidate
+                        break
+        return AgentSpec(spec.name, params)
+
+
+def _is_path(key: str) -> bool:
+    return key == "path" or key.endswith(("_path", "_dir", "_file"))
 
 
 def _int(body: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
     value = body.get(key, default)
     if type(value) is not int or not low <= value <= high:
-        raise SessionError(f"'{key}' must be an integer {low}..{high}, got {value!r}")
+        raise SessionError(f"'{key}' must be an integer {low}..{high}, got {_short(value)}")
     return value
 
 
-def new_game(body: Any, build: Any = None) -> GameSession:
-    """A session from a request body: ``mode`` ``"play"`` (default) or ``"watch"``,
-    ``players`` (2..6), ``seat`` (the person's, when playing), ``opponents`` (one name
-    for every other seat, or a list in seat order) or ``agents`` (watching: one per
-    seat), ``seed`` (optional), ``end_score`` and ``hand_size``. ``build(spec, seed)``
-    makes an agent (default: the registry). Bad input is a :class:`SessionError`."""
+def _name(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SessionError(f"{what} must be a non-empty name, got {_short(value)}")
+    name = " ".join(value.split())
+    if not name.isprintable():
+        raise SessionError(f"{what} holds a control character")
+    if len(name) > NAME_LENGTH:
+        raise SessionError(f"{what} is longer than {NAME_LENGTH} characters")
+    return name
+
+
+def _seeds(seed: int | None, secret: bytes, count: int) -> list[int]:
+    """``count`` seeds: from ``seed`` mixed with the server's ``secret`` (a seed repeats
+    a game on this server, and tells nothing of its deals), or fresh ones."""
+    if seed is None:
+        sequence = np.random.SeedSequence()
+    else:
+        sequence = np.random.SeedSequence([seed, *np.frombuffer(secret, dtype=np.uint32).tolist()])
+    return [int(s) for s in sequence.generate_state(count, np.uint64)]
+
+
+def new_game(
+    body: Any,
+    *,
+    policy: AgentPolicy | None = None,
+    secret: bytes = b"\0" * 16,
+    build: Callable[[AgentSpec, int], Agent] | None = None,
+) -> GameSession:
+    """A session from a request body::
+
+        {"seats": [{"person": "Ann"}, {"agent": "heuristic"}, ...],   # 2..6 seats
+         "seed": 7, "end_score": 40, "hand_size": 6}                    # optional
+
+    A game with a person in any seat is played (``mode`` ``"play"``); one with agents
+    everywhere is watched. ``build(spec, seed)`` makes an agent (default: the
+    registry). Bad input is a :class:`SessionError`.
+    """
+    policy = policy or AgentPolicy()
     if not isinstance(body, dict):
         raise SessionError("the request body must be a JSON object")
-    unknown = sorted(set(body) - {"mode", "players", "seat", "opponents", "agents", "seed", "end_score", "hand_size"})
+    unknown = sorted(str(k) for k in set(body) - {"seats", "seed", "end_score", "hand_size"})
     if unknown:
-        raise SessionError(f"unknown field {unknown[0]!r}")
-    mode = body.get("mode", "play")
-    if mode not in ("play", "watch"):
-        raise SessionError(f"'mode' must be 'play' or 'watch', got {mode!r}")
-    n = _int(body, "players", 3, MIN_PLAYERS, MAX_PLAYERS)
+        raise SessionError(f"unknown field {_short(unknown[0])} (known: seats, seed, end_score, hand_size)")
+    seats = body.get("seats")
+    if not isinstance(seats, list) or not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
+        raise SessionError(
+            f'\'seats\' must list {MIN_PLAYERS}..{MAX_PLAYERS} seats, each {{"person": name}} or {{"agent": spec}}'
+        )
+    n = len(seats)
     end_score = _int(body, "end_score", DEFAULT_END_SCORE, 1, 1000)
     hand_size = _int(body, "hand_size", DEFAULT_HAND_SIZE, 1, 55)
     try:
@@ -320,49 +566,64 @@ def new_game(body: Any, build: Any = None) -> GameSession:
         raise SessionError(str(exc)) from None
     seed = body.get("seed")
     if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
-        raise SessionError(f"'seed' must be a non-negative integer, got {seed!r}")
-    seeds = np.random.SeedSequence(seed).generate_state(n + 1, np.uint64).tolist()
-    seat_specs: list[AgentSpec | None]
-    if mode == "play":
-        human: int | None = _int(body, "seat", 0, 0, n - 1)
-        specs = _specs(body.get("opponents", "heuristic"), n - 1, "opponents")
-        others = [p for p in range(n) if p != human]
-        seat_specs = [None] * n
-        for p, spec in zip(others, specs, strict=True):
-            seat_specs[p] = spec
-    else:
-        human = None
-        seat_specs = [*_specs(body.get("agents", "heuristic"), n, "agents")]
+        raise SessionError(f"'seed' must be a non-negative integer, got {_short(seed)}")
+    specs: list[AgentSpec | None] = []
+    names: list[str] = []
+    for p, seat in enumerate(seats):
+        if not isinstance(seat, dict) or len(seat) != 1 or next(iter(seat)) not in ("person", "agent"):
+            raise SessionError(f'seat {p} must be {{"person": name}} or {{"agent": spec}}, got {_short(seat)}')
+        if "person" in seat:
+            specs.append(None)
+            names.append(_name(seat["person"], f"seat {p}'s name"))
+        else:
+            specs.append(policy.spec(seat["agent"], f"seat {p}"))
+            names.append("")
+    # an agent is known by its spec; a name used twice gets #1, #2
+    names = agent_display_names([name if spec is None else spec.label for name, spec in zip(names, specs, strict=True)])
+    seeds = _seeds(seed, secret, n + 1)
     agents: list[Agent | None] = []
-    for p, seat_spec in enumerate(seat_specs):
-        if seat_spec is None:
+    for p, spec in enumerate(specs):
+        if spec is None:
             agents.append(None)
             continue
         try:
-            agent = build(seat_spec, int(seeds[p + 1])) if build is not None else seat_spec.build(int(seeds[p + 1]))
+            full = policy.resolve_paths(spec)
+            agent = build(full, seeds[p + 1]) if build is not None else full.build(seeds[p + 1])
         except (TypeError, ValueError, OSError) as exc:
-            raise SessionError(f"agent {seat_spec.label!r}: {exc}") from None
-        reset_agent(agent, int(seeds[p + 1]))
+            raise SessionError(f"seat {p}, agent {spec.label!r}: {exc}") from None
+        reset_agent(agent, seeds[p + 1])
         agents.append(agent)
-    names = ["You" if p == human else f"player_{p}" for p in range(n)]
-    labels = ["person" if a is None else agent_label(seat_specs[p] or a) for p, a in enumerate(agents)]
-    game = LlamaGame(n, end_score=end_score, hand_size=hand_size, rng=int(seeds[0]))
-    session = GameSession(game, agents, names=names, labels=labels, human=human, mode=mode)
-    if mode == "play":
-        session._advance()  # the agents before the person's first turn
+    labels = ["person" if spec is None else spec.label for spec in specs]
+    game = LlamaGame(n, end_score=end_score, hand_size=hand_size, rng=seeds[0])
+    mode = "play" if any(a is None for a in agents) else "watch"
+    return GameSession(game, agents, names=names, labels=labels, mode=mode)
+
+
+def start(session: GameSession) -> GameSession:
+    """Let the agents move before the first person's turn."""
+    if session.mode == "play":
+        session._advance()
     return session
 
 
 def replay(record: Any) -> GameSession:
-    """A session that replays a game record move by move (see :class:`GameRecording`)."""
+    """A session that replays a game record move by move (see :class:`GameRecording`).
+    The whole record is checked first: a record the rules refuse is a 400."""
     try:
         rec = GameRecording.from_json(record)
-    except ValueError as exc:
+        if len(rec.moves) > MAX_RECORD_MOVES:
+            raise ValueError(f"it holds {len(rec.moves)} moves; at most {MAX_RECORD_MOVES} are replayed")
+        for key, items, limit in (("names", rec.names, NAME_LENGTH), ("agents", rec.agents, SPEC_LENGTH)):
+            if any(len(x) > limit for x in items):
+                raise ValueError(f"its '{key}' hold a string longer than {limit} characters")
+        rec.replay()
+    except (ValueError, IllegalActionError) as exc:
         raise SessionError(f"cannot replay this record: {exc}") from None
     game = LlamaGame.from_dict(copy.deepcopy(rec.start))
-    session = GameSession(
-        game, [None] * game.num_players, names=rec.names, labels=rec.agents, human=None, mode="replay"
-    )
+    names = [
+        f"seat {p}" if name == "You" else " ".join(name.split()) or f"seat {p}" for p, name in enumerate(rec.names)
+    ]
+    session = GameSession(game, [None] * game.num_players, names=names, labels=rec.agents, mode="replay")
     session._replay = list(rec.moves)
     return session
 
@@ -370,17 +631,18 @@ def replay(record: Any) -> GameSession:
 # --------------------------------------------------------------------------- the store
 
 
+@dataclass
 class SessionStore:
     """Live games, bounded: at most ``max_games`` at once, each forgotten after
     ``idle_seconds`` without a request; when the store is full, a new game replaces the
-    least recently used game that is over (if none is over, it is refused). Ids are
-    unguessable (``secrets``)."""
+    least recently used game that is over (if none is over, it is refused). Ids and
+    tokens are unguessable (``secrets``); ``secret`` mixes into chosen seeds."""
 
-    def __init__(self, max_games: int = 200, idle_seconds: float = 1800.0) -> None:
-        self.max_games = max_games
-        self.idle_seconds = idle_seconds
-        self._games: OrderedDict[str, GameSession] = OrderedDict()
-        self._lock = threading.Lock()
+    max_games: int = 200
+    idle_seconds: float = 1800.0
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(16))
+    _games: OrderedDict[str, GameSession] = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __len__(self) -> int:
         return len(self._games)
@@ -395,7 +657,7 @@ class SessionStore:
                     del self._games[finished]
             if len(self._games) >= self.max_games:
                 raise SessionError(
-                    f"the server holds {self.max_games} live games already; try again when one ends or expires", 503
+                    f"the server holds {self.max_games} live games already; try again when one ends or expires", 429
                 )
             self._games[session.id] = session
             return session
@@ -417,8 +679,3 @@ class SessionStore:
             if now - oldest.touched < self.idle_seconds:
                 break
             self._games.popitem(last=False)
-
-
-def standings_text(scores: Sequence[int], names: Sequence[str]) -> str:
-    best = winners(list(scores))
-    return ", ".join(f"{names[p]} {scores[p]}" + (" (wins)" if p in best else "") for p in range(len(scores)))

@@ -1,160 +1,432 @@
-"""``llama-rl serve``: play and watch L.L.A.M.A. in the browser.
+"""``llama-rl serve``: play, watch and replay L.L.A.M.A. in the browser.
 
-A small Starlette app over :mod:`train.play.session`: a page (plain HTML, CSS and
+A small Starlette app over :mod:`train.play.session` (the games) and
+:mod:`train.play.history` (finished games and ratings): a page (plain HTML, CSS and
 JavaScript served as package data, no build step) and a JSON API.
 
-    POST /api/games              {"mode": "play"|"watch", "players": 3, "seat": 0,
-                                  "opponents": "heuristic" | [...], "agents": [...], "seed": 7}
-    GET  /api/games/{id}         the state the browser may see
-    POST /api/games/{id}/move    {"action": 0..8}: your move, then the agents' replies
-    POST /api/games/{id}/step    {"moves": 1}: the next moves of a watched or replayed game
-    GET  /api/games/{id}/record  the game record (JSON): the start and every move
-    POST /api/replays            a game record: a new game that replays it
-    GET  /api/agents             the registered agents
+    POST /api/games                  {"seats": [{"person": "Ann"}, {"agent": "heuristic"}, ...],
+                                      "seed": 7, "end_score": 40, "hand_size": 6}
+                                     -> the creator's view, its "token" and every seat's "links"
+    GET  /api/games/{id}?since=N     what the token's viewer may see, with the events after N
+    POST /api/games/{id}/move        {"action": 0..8, "since": N}: a person's move, then the agents'
+    POST /api/games/{id}/step        {"moves": 1..200, "since": N}: a watched or replayed game goes on
+    GET  /api/games/{id}/record      the game record, once the game is over
+    POST /api/replays                a game record: a new game that replays it
+    GET  /api/history?limit=&offset= saved games, and the ratings of people and agents
+    GET  /api/history/{n}            a saved game's record
+    POST /api/history/{n}/replay     a saved game, replayed
+    GET  /api/agents                 the registered agents
 
-Every request is validated: a bad one gets a 4xx with ``{"error": message}`` and changes
-nothing. Games are isolated behind unguessable ids, bounded in number, and forgotten
-when idle (:class:`train.play.session.SessionStore`). The server binds to 127.0.0.1
-unless told otherwise. Needs the ``web`` extra (Starlette, uvicorn).
+**Safety.** A server on 127.0.0.1 can be reached by every page the user has open, so
+:class:`Guard` answers only requests whose ``Host`` is an address it serves (the
+defence against DNS rebinding) and, on the API, whose ``Origin`` (when sent) is its own
+and whose ``Sec-Fetch-Site`` (when sent) is not another site's; a POST to the API must be
+``application/json`` (which a page of another origin cannot send without asking first).
+Every request about a game carries the token of one of its seats in the
+``X-Llama-Token`` header: only the page that created the game holds them. Agents' moves
+and every other piece of CPU or disk work run on worker threads, never on the event loop,
+so one slow game leaves the others' requests fast. Bad input is a 4xx with
+``{"error": message}`` that changes nothing. The page is served with a content security
+policy that runs no inline script, and it writes every name and message as text.
+
+Needs the ``web`` extra (Starlette, uvicorn).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+import logging
+import socket
+import sqlite3
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from llama_env.agent import describe
-from train.play.session import GameSession, SessionError, SessionStore, new_game, replay
+from train.play.history import History, HistoryError
+from train.play.session import (
+    MAX_STEP,
+    AgentPolicy,
+    GameSession,
+    SessionError,
+    SessionStore,
+    new_game,
+    replay,
+    start,
+)
 
-__all__ = ["create_app", "serve", "STATIC", "MAX_BODY"]
+__all__ = ["create_app", "serve", "bind", "Guard", "STATIC", "MAX_BODY", "LOCAL_HOSTS"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 2_000_000
 """Largest request body accepted (a game record of a long game is well under this)."""
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""The host names a server on this machine answers to."""
+TOKEN_HEADER = "x-llama-token"
+log = logging.getLogger("llama_rl.serve")
+
+T = TypeVar("T")
+
+_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    ),
+]
 
 
 def _error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+    return JSONResponse({"error": message}, status_code=status, headers={"cache-control": "no-store"})
+
+
+def _hostname(host: str) -> str:
+    """The name in a ``Host`` header: ``[::1]:8000`` -> ``::1``, ``localhost:80`` -> ``localhost``."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+class Guard:
+    """The ASGI middleware in front of the app: refuses requests for a host it does not
+    serve, API requests from another origin or site, API POSTs that are not JSON or are
+    too large, and adds the security headers to every response. Anything the app lets
+    escape becomes a 500 with a one-line log entry, never a traceback to the client."""
+
+    def __init__(self, app: ASGIApp, hosts: Iterable[str]) -> None:
+        self.app = app
+        self.hosts = frozenset(h.lower().strip("[]") for h in hosts)
+
+    def _refusal(self, scope: Scope) -> tuple[str, int] | None:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        host = headers.get("host", "")
+        if _hostname(host) not in self.hosts:
+            served = ", ".join(sorted(self.hosts))
+            return f"this server answers for {served} only (llama-rl serve --allow-host adds a name)", 403
+        if not scope["path"].startswith("/api/"):
+            return None
+        origin = headers.get("origin")
+        if origin is not None and origin.lower() != f"http://{host.lower()}":
+            return "requests from another origin are refused", 403
+        if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            return "requests from another site are refused", 403
+        if scope["method"] == "POST":
+            kind = headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind != "application/json":
+                return "the API takes JSON: send Content-Type: application/json", 415
+            length = headers.get("content-length")
+            if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+                return f"the request body is larger than {MAX_BODY} bytes", 413
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + _HEADERS
+            await send(message)
+
+        if refusal is not None:
+            await _error(*refusal)(scope, receive, send_with_headers)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send_with_headers(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:  # the last net: one line in the log, a plain 500 to the client
+            log.error("%s %s failed: %s: %s", scope["method"], scope["path"], type(exc).__name__, exc)
+            if not started:
+                await _error("the server failed on this request", 500)(scope, receive, send_with_headers)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 async def _body(request: Request) -> Any:
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise SessionError(f"the request body is larger than {MAX_BODY} bytes", 413)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise SessionError(f"the request body is larger than {MAX_BODY} bytes", 413)
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     if not raw:
         return {}
     try:
-        return json.loads(raw)
-    except ValueError:
-        raise SessionError("the request body is not JSON") from None
+        value = json.loads(raw, parse_constant=_reject_constant)
+        json.dumps(value, ensure_ascii=False).encode()  # lone surrogates ("\ud800") cannot be sent back
+    except RecursionError:
+        raise SessionError("the request body is nested too deeply") from None
+    except UnicodeEncodeError:
+        raise SessionError("the request body holds text that is not valid Unicode") from None
+    except ValueError as exc:
+        raise SessionError(f"the request body is not JSON: {str(exc)[:80]}") from None
+    return value
 
 
-def _state(session: GameSession) -> dict[str, Any]:
-    state = session.view()
-    state["events"] = session.take_events()
-    return state
+def _query_int(request: Request, key: str, low: int, high: int, default: int | None) -> int | None:
+    text = request.query_params.get(key)
+    if text is None:
+        return default
+    if not text.lstrip("-").isdigit() or len(text) > 12 or not low <= int(text) <= high:
+        raise SessionError(f"'{key}' must be an integer {low}..{high}, got {text[:20]!r}")
+    return int(text)
+
+
+def _field_int(body: dict[str, Any], key: str, low: int, high: int, default: int | None) -> int | None:
+    value = body.get(key, default)
+    if value is None:
+        return None
+    if type(value) is not int or not low <= value <= high:
+        raise SessionError(f"'{key}' must be an integer {low}..{high}, got {str(value)[:20]!r}")
+    return value
+
+
+class _App:
+    """The handlers, with what they share: the live games, the history, the agent
+    policy, and the limits on worker threads (one for games, one for the history)."""
+
+    def __init__(self, store: SessionStore, history: History | None, policy: AgentPolicy, workers: int) -> None:
+        self.store = store
+        self.history = history
+        self.policy = policy
+        self.games = anyio.CapacityLimiter(workers)
+        self.disk = anyio.CapacityLimiter(4)
+
+    async def work(self, func: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
+        return await anyio.to_thread.run_sync(func, limiter=limiter or self.games)
+
+    # ------------------------------------------------------------------ helpers
+
+    def session(self, request: Request) -> tuple[GameSession, int | None]:
+        game_id = request.path_params["game_id"]
+        session = self.store.get(game_id if len(game_id) <= 64 else "")
+        return session, session.viewer(request.headers.get(TOKEN_HEADER))
+
+    def changing(self, session: GameSession, change: Callable[[], None]) -> None:
+        """Run ``change`` on a worker thread's behalf; a game already changing refuses."""
+        if not session.lock.acquire(blocking=False):
+            raise SessionError("this game is busy with another request; try again", 409)
+        try:
+            change()
+        finally:
+            session.lock.release()
+
+    def saved(self, session: GameSession) -> None:
+        """Save a finished game to the history (called on the thread that finished it)."""
+        if self.history is None or session.mode == "replay":
+            return
+        people = [p in session.people for p in range(len(session.names))]
+        try:
+            session.history_id = self.history.save(session.recording.to_json(), people=people)
+        except (HistoryError, sqlite3.Error, ValueError) as exc:
+            log.error("could not save game %s to the history: %s", session.id, exc)
+
+    def added(self, session: GameSession) -> JSONResponse:
+        session.on_over = self.saved
+        start(session)
+        self.store.add(session)
+        viewer = next(iter(session.tokens.values()))
+        state = session.view(viewer)
+        state["token"] = next(iter(session.tokens))
+        state["links"] = session.links()
+        return JSONResponse(state, status_code=201)
+
+    # ------------------------------------------------------------------ games
+
+    async def create(self, request: Request) -> Response:
+        body = await _body(request)
+        return await self.work(lambda: self.added(new_game(body, policy=self.policy, secret=self.store.secret)))
+
+    async def get(self, request: Request) -> Response:
+        since = _query_int(request, "since", -1, 10**9, None)
+        session, viewer = self.session(request)
+        return JSONResponse(session.view(viewer, since), headers={"cache-control": "no-store"})
+
+    async def move(self, request: Request) -> Response:
+        body = await _body(request)
+        if not isinstance(body, dict) or "action" not in body:
+            raise SessionError('the request body must be {"action": 0..8}')
+        since = _field_int(body, "since", -1, 10**9, None)
+        session, viewer = self.session(request)
+        await self.work(partial(self.changing, session, partial(session.move, viewer, body["action"])))
+        return JSONResponse(session.view(viewer, since))
+
+    async def step(self, request: Request) -> Response:
+        body = await _body(request)
+        if not isinstance(body, dict):
+            raise SessionError('the request body must be {"moves": 1..200}')
+        moves = _field_int(body, "moves", 1, MAX_STEP, 1)
+        since = _field_int(body, "since", -1, 10**9, None)
+        session, viewer = self.session(request)
+        await self.work(partial(self.changing, session, partial(session.step, viewer, moves or 1)))
+        return JSONResponse(session.view(viewer, since))
+
+    async def record(self, request: Request) -> Response:
+        session, _ = self.session(request)
+        if not session.game.game_over and session.mode != "replay":
+            raise SessionError("a game's record is given out when the game is over (it shows every deal)", 409)
+        return JSONResponse(session.recording.to_json())
+
+    async def replay(self, request: Request) -> Response:
+        body = await _body(request)
+        return await self.work(lambda: self.added(replay(body)))
+
+    # ------------------------------------------------------------------ history
+
+    def _history(self) -> History:
+        if self.history is None:
+            raise SessionError("this server keeps no history (it was started with --no-history)", 404)
+        return self.history
+
+    async def history_index(self, request: Request) -> Response:
+        limit = _query_int(request, "limit", 1, 200, 50) or 50
+        offset = _query_int(request, "offset", 0, 10**9, 0) or 0
+        history = self._history()
+
+        def read() -> dict[str, Any]:
+            return {"count": history.count(), "games": history.games(limit, offset), "ratings": history.ratings()}
+
+        return JSONResponse(await self.work(read, self.disk), headers={"cache-control": "no-store"})
+
+    def _saved_record(self, request: Request) -> Any:
+        text = request.path_params["number"]
+        if not text.isdigit() or len(text) > 12:
+            raise SessionError("no such saved game", 404)
+        try:
+            return self._history().record(int(text))
+        except LookupError:
+            raise SessionError("no such saved game", 404) from None
+
+    async def history_record(self, request: Request) -> Response:
+        return JSONResponse(await self.work(partial(self._saved_record, request), self.disk))
+
+    async def history_replay(self, request: Request) -> Response:
+        record = await self.work(partial(self._saved_record, request), self.disk)
+        return await self.work(lambda: self.added(replay(record)))
+
+    async def agents(self, request: Request) -> Response:
+        return JSONResponse([{"name": n, "doc": d} for n, d in describe().items()])
 
 
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def _guarded(handler: Callable[[Request, SessionStore], Awaitable[Response]], store: SessionStore) -> Handler:
+def _guarded(handler: Handler) -> Handler:
     async def endpoint(request: Request) -> Response:
         try:
-            return await handler(request, store)
+            return await handler(request)
         except SessionError as exc:
             return _error(str(exc), exc.status)
+        except (HistoryError, sqlite3.Error) as exc:
+            log.error("the history failed: %s", exc)
+            return _error(f"the game history cannot be read: {exc}", 503)
 
     return endpoint
-
-
-async def _create(request: Request, store: SessionStore) -> Response:
-    body = await _body(request)
-    session = store.add(new_game(body))
-    with session.lock:
-        return JSONResponse(_state(session), status_code=201)
-
-
-async def _get(request: Request, store: SessionStore) -> Response:
-    session = store.get(request.path_params["game_id"])
-    with session.lock:
-        return JSONResponse(_state(session))
-
-
-async def _move(request: Request, store: SessionStore) -> Response:
-    body = await _body(request)
-    session = store.get(request.path_params["game_id"])
-    if not isinstance(body, dict) or "action" not in body:
-        raise SessionError('the request body must be {"action": 0..8}')
-    with session.lock:
-        session.move(body["action"])
-        return JSONResponse(_state(session))
-
-
-async def _step(request: Request, store: SessionStore) -> Response:
-    body = await _body(request)
-    session = store.get(request.path_params["game_id"])
-    moves = body.get("moves", 1) if isinstance(body, dict) else None
-    if type(moves) is not int or not 1 <= moves <= 1000:
-        raise SessionError(f"'moves' must be an integer 1..1000, got {moves!r}")
-    with session.lock:
-        session.step(moves)
-        return JSONResponse(_state(session))
-
-
-async def _record(request: Request, store: SessionStore) -> Response:
-    session = store.get(request.path_params["game_id"])
-    if session.mode == "play" and not session.game.game_over:
-        raise SessionError("the record of your game is available when it ends (it shows every hand)", 409)
-    with session.lock:
-        return JSONResponse(session.recording.to_json())
-
-
-async def _replay(request: Request, store: SessionStore) -> Response:
-    session = store.add(replay(await _body(request)))
-    with session.lock:
-        return JSONResponse(_state(session), status_code=201)
-
-
-async def _agents(request: Request, store: SessionStore) -> Response:
-    return JSONResponse([{"name": n, "doc": d} for n, d in describe().items()])
 
 
 async def _index(request: Request) -> Response:
     return FileResponse(STATIC / "index.html")
 
 
-def create_app(store: SessionStore | None = None) -> Starlette:
-    """The web app; ``store`` holds its live games (a fresh bounded store by default)."""
+def create_app(
+    store: SessionStore | None = None,
+    *,
+    history: History | None = None,
+    hosts: Sequence[str] = LOCAL_HOSTS,
+    model_dirs: Sequence[str | Path] = (),
+    workers: int = 8,
+) -> ASGIApp:
+    """The web app behind its :class:`Guard`.
+
+    Args:
+        store: the live games (a fresh bounded store by default).
+        history: where finished games are saved (``None``: nowhere).
+        hosts: the host names it answers to (the ``Host`` header's name).
+        model_dirs: directories whose models a request may name (``ppo:path=...``,
+            relative to one of them); none by default: no file is named from the web.
+        workers: games that compute at once on worker threads.
+    """
     store = store if store is not None else SessionStore()
+    roots = tuple(Path(d).resolve() for d in model_dirs)
+    app = _App(store, history, AgentPolicy(roots), workers)
+    g = _guarded
     routes = [
         Route("/", _index),
-        Route("/api/agents", _guarded(_agents, store)),
-        Route("/api/games", _guarded(_create, store), methods=["POST"]),
-        Route("/api/games/{game_id}", _guarded(_get, store)),
-        Route("/api/games/{game_id}/move", _guarded(_move, store), methods=["POST"]),
-        Route("/api/games/{game_id}/step", _guarded(_step, store), methods=["POST"]),
-        Route("/api/games/{game_id}/record", _guarded(_record, store)),
-        Route("/api/replays", _guarded(_replay, store), methods=["POST"]),
+        Route("/api/agents", g(app.agents)),
+        Route("/api/games", g(app.create), methods=["POST"]),
+        Route("/api/games/{game_id}", g(app.get)),
+        Route("/api/games/{game_id}/move", g(app.move), methods=["POST"]),
+        Route("/api/games/{game_id}/step", g(app.step), methods=["POST"]),
+        Route("/api/games/{game_id}/record", g(app.record)),
+        Route("/api/replays", g(app.replay), methods=["POST"]),
+        Route("/api/history", g(app.history_index)),
+        Route("/api/history/{number}", g(app.history_record)),
+        Route("/api/history/{number}/replay", g(app.history_replay), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes)
-    app.state.store = store
-    return app
+    starlette = Starlette(routes=routes)
+    starlette.state.store = store
+    starlette.state.history = history
+    return Guard(starlette, hosts)
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = 200, idle_minutes: float = 30) -> None:
-    """Run the app with uvicorn until interrupted."""
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (an ``OSError`` when it is taken)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(
+    sock: socket.socket,
+    *,
+    hosts: Sequence[str] = LOCAL_HOSTS,
+    max_games: int = 200,
+    idle_minutes: float = 30,
+    history: History | None = None,
+    model_dirs: Sequence[str | Path] = (),
+) -> None:
+    """Run the app with uvicorn on a bound socket (:func:`bind`) until interrupted."""
     import uvicorn
 
-    app = create_app(SessionStore(max_games=max_games, idle_seconds=idle_minutes * 60))
-    print(f"LLAMA-RL is served at http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    app = create_app(
+        SessionStore(max_games=max_games, idle_seconds=idle_minutes * 60),
+        history=history,
+        hosts=hosts,
+        model_dirs=model_dirs,
+    )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, limit_concurrency=512)
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,85 +1,111 @@
-// LLAMA-RL in the browser: one page for playing, watching and replaying games.
-// The server sends the state the page may show (your hand, never the others' or the
-// order of the draw pile) and the moves since the last request, each with a picture
-// of the table after it; the page shows them one by one at a pace a person can follow.
+// LLAMA-RL in the browser: one page for playing (alone or with friends), watching and
+// replaying games, and the history of finished games with ratings.
+//
+// The server sends what this page's seat may see (its own hand, never the others' or
+// the order of the draw pile) and the events since the last request, each with the
+// table after it; the page shows them one by one at a pace a person can follow. Every
+// request about a game carries the token of the page's seat (from the link's #fragment,
+// which never reaches a server). Names and messages are written as text, never as HTML.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const CARD = (c) => (c === 7 ? "L" : String(c));
+const CARD_NAME = (c) => (c === 7 ? "a llama" : `a ${c}`);
 let game = null;          // the last state from the server
+let token = null;         // this page's seat token
 let queue = [];           // events still to show
 let animating = false;
 let autoplay = null;
+let poller = null;
+let historyOffset = 0;
 window.llamaIdle = true;  // for tests: nothing is being shown or fetched
 
+// An element with text children (strings become text nodes, never markup).
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
 async function api(method, path, body) {
-  const response = await fetch(path, {
-    method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json();
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (token) headers["X-Llama-Token"] = token;
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = null;
+  try { data = await response.json(); } catch (err) { data = {}; }
   if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
   return data;
 }
 
 function delay() {
-  const speed = Number($("speed").value || 4);
-  return Math.round(1400 / speed);
+  return Math.round(1400 / Number($("speed").value || 4));
+}
+
+function show(section) {
+  for (const id of ["setup", "game", "history"]) $(id).classList.toggle("hidden", id !== section);
 }
 
 // ------------------------------------------------------------------ setup
 
-let agentNames = ["heuristic", "random", "greedy", "cautious", "ppo"];
-
-function seatControls() {
+function seatRows() {
   const n = Number($("players").value);
-  const mode = $("mode").value;
-  $("seat-label").classList.toggle("hidden", mode !== "play");
-  const seat = $("seat");
-  const keep = Number(seat.value || 0);
-  seat.innerHTML = "";
-  for (let p = 0; p < n; p++) seat.add(new Option(`seat ${p}${p === 0 ? " (starts)" : ""}`, String(p)));
-  seat.value = String(Math.min(keep, n - 1));
-  const box = $("seat-agents");
-  box.innerHTML = "";
+  const box = $("seat-rows");
+  const old = [...box.querySelectorAll(".seat-row")].map((row) => ({
+    kind: row.querySelector("select").value, text: row.querySelector("input").value,
+  }));
+  box.replaceChildren();
   for (let p = 0; p < n; p++) {
-    if (mode === "play" && p === Number(seat.value)) continue;
-    const label = document.createElement("label");
-    label.textContent = `seat ${p}`;
-    const input = document.createElement("input");
-    input.setAttribute("list", "agent-list");
-    input.className = "agent";
-    input.dataset.seat = String(p);
-    input.value = "heuristic";
-    input.size = 14;
-    label.appendChild(input);
-    box.appendChild(label);
+    const keep = old[p] || { kind: p === 0 ? "person" : "agent", text: "" };
+    const kind = el("select", { "aria-label": `seat ${p}` },
+      el("option", { value: "person", text: "Person" }), el("option", { value: "agent", text: "Agent" }));
+    kind.value = keep.kind;
+    const input = el("input", { class: "seat-input", size: "16", maxlength: "100" });
+    const fit = () => {
+      const person = kind.value === "person";
+      input.setAttribute("list", person ? "" : "agent-list");
+      input.placeholder = person ? "name" : "agent";
+      if (!input.value || input.dataset.auto === "1") {
+        input.value = person ? (p === 0 ? (localStorage.getItem("llama-name") || "You") : `Guest ${p}`) : "heuristic";
+        input.dataset.auto = "1";
+      }
+    };
+    input.addEventListener("input", () => { input.dataset.auto = "0"; });
+    kind.addEventListener("change", () => { input.dataset.auto = "1"; fit(); });
+    input.value = keep.text;
+    fit();
+    box.append(el("div", { class: "row seat-row", "data-seat": String(p) }, el("span", { class: "seat-no", text: `seat ${p}` }), kind, input));
   }
 }
 
 async function loadAgents() {
-  try {
-    const agents = await api("GET", "/api/agents");
-    agentNames = agents.map((a) => a.name);
-  } catch (err) { /* keep the defaults */ }
-  const list = document.createElement("datalist");
-  list.id = "agent-list";
-  for (const name of agentNames) list.appendChild(new Option(name, name));
-  document.body.appendChild(list);
+  let names = ["heuristic", "random", "greedy", "cautious", "ppo", "search"];
+  try { names = (await api("GET", "/api/agents")).map((a) => a.name); } catch (err) { /* keep the defaults */ }
+  $("agent-list").replaceChildren(...names.map((n) => el("option", { value: n })));
 }
 
 async function start() {
   $("setup-error").textContent = "";
-  const mode = $("mode").value;
-  const players = Number($("players").value);
-  const agents = [...document.querySelectorAll("#seat-agents input.agent")].map((i) => i.value.trim());
-  const body = { mode, players };
-  if (mode === "play") { body.seat = Number($("seat").value); body.opponents = agents; } else { body.agents = agents; }
+  const seats = [...document.querySelectorAll("#seat-rows .seat-row")].map((row) => {
+    const text = row.querySelector("input").value.trim();
+    return row.querySelector("select").value === "person" ? { person: text } : { agent: text };
+  });
+  if (seats[0].person) localStorage.setItem("llama-name", seats[0].person);
+  const body = { seats };
   if ($("seed").value !== "") body.seed = Number($("seed").value);
   if ($("end-score").value !== "") body.end_score = Number($("end-score").value);
   try {
-    begin(await api("POST", "/api/games", body));
+    token = null;
+    const state = await api("POST", "/api/games", body);
+    token = state.token;
+    history.replaceState(null, "", `#game=${state.id}&token=${token}`);
+    begin(state);
   } catch (err) {
     $("setup-error").textContent = err.message;
   }
@@ -91,42 +117,73 @@ async function replayFile(event) {
   $("setup-error").textContent = "";
   try {
     const record = JSON.parse(await file.text());
-    begin(await api("POST", "/api/replays", record));
+    token = null;
+    const state = await api("POST", "/api/replays", record);
+    token = state.token;
+    begin(state);
   } catch (err) {
     $("setup-error").textContent = err.message;
   }
   event.target.value = "";
 }
 
+function link(id, seatToken) {
+  return `${location.origin}${location.pathname}#game=${id}&token=${seatToken}`;
+}
+
 function begin(state) {
   stopAutoplay();
+  stopPolling();
   queue = [];
-  $("log").innerHTML = "";
+  game = null;
+  $("log").replaceChildren();
   $("round-result").classList.add("hidden");
   $("standings").classList.add("hidden");
   $("download").classList.add("hidden");
-  $("setup").classList.add("hidden");
-  $("game").classList.remove("hidden");
-  $("play-controls").classList.toggle("hidden", state.mode !== "play");
+  $("game-error").textContent = "";
+  show("game");
+  $("you").classList.toggle("hidden", state.mode !== "play");
   $("watch-controls").classList.toggle("hidden", state.mode === "play");
+  const others = (state.links || []).filter((l) => l.seat !== state.seat);
+  $("invites").classList.toggle("hidden", state.mode !== "play" || others.length === 0);
+  $("invite-list").replaceChildren(...others.map((l) => {
+    const input = el("input", { readonly: "", value: link(state.id, l.token), class: "invite", "data-seat": String(l.seat) });
+    const copy = el("button", { text: "Copy", onclick: () => { input.select(); navigator.clipboard?.writeText(input.value); } });
+    return el("li", {}, el("span", { text: `seat ${l.seat} (${l.name}) ` }), input, copy);
+  }));
   receive(state);
+}
+
+async function openLink() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (!params.get("game") || !params.get("token")) return false;
+  token = params.get("token");
+  try {
+    begin(await api("GET", `/api/games/${encodeURIComponent(params.get("game"))}`));
+  } catch (err) {
+    token = null;
+    show("setup");
+    $("setup-error").textContent = `That game link does not work any more: ${err.message}`;
+  }
+  return true;
 }
 
 // ------------------------------------------------------------------ showing
 
 function receive(state) {
+  const first = game === null;
   game = state;
   window.llamaState = state;  // for tests and the curious: what the server sent
+  if (state.truncated && !first) log("(earlier moves left out)", "note");
   queue.push(...state.events);
   if (!animating) showNext();
 }
 
 function log(text, cls) {
-  const li = document.createElement("li");
-  li.textContent = text;
+  const li = el("li", { text });
   if (cls) li.className = cls;
-  $("log").appendChild(li);
-  $("log-panel").scrollTop = $("log-panel").scrollHeight;
+  $("log").append(li);
+  li.scrollIntoView({ block: "nearest" });
 }
 
 function showNext() {
@@ -134,31 +191,74 @@ function showNext() {
     animating = false;
     render();
     window.llamaIdle = true;
+    schedulePoll();
     return;
   }
   animating = true;
   window.llamaIdle = false;
   disableInput();
   const event = queue.shift();
-  $("table").innerHTML = event.svg;
-  if (event.type === "round") {
-    log(event.text, "round");
-    showRound(event);
-  } else {
-    log(event.text);
-  }
+  drawTable(event.table, false);
+  log(event.text, event.type === "move" ? "" : event.type);
+  if (event.type === "round") showRound(event);
   setTimeout(showNext, queue.length ? delay() : Math.min(delay(), 250));
 }
 
+function cardFace(card, small) {
+  return el("span", { class: `card face c${card}${small ? " small" : ""}`, text: CARD(card), "aria-label": CARD_NAME(card) });
+}
+
+function drawTable(table, live) {
+  const seats = table.seats.map((seat, p) => {
+    const tags = [];
+    if (seat.you) tags.push("you");
+    if (p === table.starter) tags.push("started");
+    if (seat.quit) tags.push("quit");
+    const box = el("div", {
+      class: `seat${p === table.current_player && !table.game_over ? " to-act" : ""}${seat.quit ? " out" : ""}`,
+      "data-seat": String(p),
+    },
+    el("div", { class: "who" }, el("b", { text: seat.name }), el("span", { class: "kind", text: seat.person ? "person" : "agent" })),
+    el("div", { class: "nums", text: `score ${seat.score} · ${seat.hand_size} card${seat.hand_size === 1 ? "" : "s"}` }),
+    el("div", { class: "tags", text: tags.join(" · ") }));
+    if (seat.hand && !seat.you) box.append(el("div", { class: "mini-hand" }, ...seat.hand.map((c) => cardFace(c, true))));
+    return box;
+  });
+  $("seats").replaceChildren(...seats);
+  $("pile").replaceChildren(cardFace(table.top_card, false));
+  $("info").replaceChildren(
+    el("div", { text: `Round ${table.round}` }),
+    el("div", { class: "draw-count", text: `draw ${table.draw_pile}` }),
+  );
+  if (game && game.mode === "play") {
+    const me = table.seats[game.seat];
+    drawHand(me && me.hand ? me.hand : [], live ? new Set(game.legal) : new Set());
+  }
+}
+
+function drawHand(hand, legal) {
+  const buttons = hand.map((card) => {
+    const b = el("button", { class: `card c${card}`, text: CARD(card), "data-action": String(card - 1), "aria-label": card === 7 ? "play a llama" : `play ${card}` });
+    b.disabled = !legal.has(card - 1);
+    if (!b.disabled) b.classList.add("legal");
+    b.addEventListener("click", () => move(card - 1));
+    return b;
+  });
+  $("hand").replaceChildren(...buttons);
+  $("draw").disabled = !legal.has(7);
+  $("quit").disabled = !legal.has(8);
+}
+
 function showRound(event) {
-  const names = game.seats.map((s) => s.name);
+  const names = event.table.seats.map((s) => s.name);
   const rows = event.scores.map((score, p) => {
     const change = event.penalties[p] ? `+${event.penalties[p]}` : event.returned[p] ? `−${event.returned[p]}` : "+0";
-    const hand = event.hands[p].map(CARD).join(" ") || "—";
-    return `<tr><td>${names[p]}</td><td>${hand}</td><td>${change}</td><td>${score}</td></tr>`;
+    const hand = event.hands[p].length ? el("span", { class: "mini-hand" }, ...event.hands[p].map((c) => cardFace(c, true))) : "—";
+    return el("tr", { class: event.winners.includes(p) ? "winner" : "" },
+      el("td", { text: names[p] }), el("td", {}, hand), el("td", { text: change }), el("td", { text: String(score) }));
   });
-  $("round-result").innerHTML =
-    `<h3>${event.text}</h3><table><tr><th>player</th><th>cards</th><th>points</th><th>score</th></tr>${rows.join("")}</table>`;
+  const head = el("tr", {}, ...["player", "cards", "points", "score"].map((h) => el("th", { text: h })));
+  $("round-body").replaceChildren(el("h3", { text: event.text }), el("table", {}, head, ...rows));
   $("round-result").classList.remove("hidden");
 }
 
@@ -168,26 +268,11 @@ function disableInput() {
 
 function render() {
   if (!game) return;
-  $("table").innerHTML = game.svg;
-  $("game-error").textContent = "";
+  drawTable(game.table, true);
   if (game.mode === "play") {
-    const legal = new Set(game.legal);
-    const hand = $("hand");
-    hand.innerHTML = "";
-    for (const card of game.hand) {
-      const b = document.createElement("button");
-      b.className = `card c${card}`;
-      b.textContent = CARD(card);
-      b.dataset.action = String(card - 1);
-      b.disabled = !legal.has(card - 1);
-      if (!b.disabled) b.classList.add("legal");
-      b.setAttribute("aria-label", card === 7 ? "play a llama" : `play ${card}`);
-      b.addEventListener("click", () => move(card - 1));
-      hand.appendChild(b);
-    }
-    $("draw").disabled = !legal.has(7);
-    $("quit").disabled = !legal.has(8);
-    $("turn").textContent = game.game_over ? "The game is over." : game.your_turn ? "Your turn." : "Waiting…";
+    const waiting = game.table.seats[game.table.current_player].name;
+    $("turn").textContent = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : `Waiting for ${waiting}…`;
+    $("turn").classList.toggle("mine", game.your_turn);
     $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
   } else {
     const done = game.game_over || (game.mode === "replay" && game.moves_left === 0);
@@ -196,17 +281,15 @@ function render() {
     if (done) stopAutoplay();
   }
   if (game.game_over) showStandings();
-  const recordable = game.game_over || game.mode !== "play";
+  const recordable = game.game_over || game.mode === "replay";
   $("download").classList.toggle("hidden", !recordable);
-  if (recordable) $("download").href = `/api/games/${game.id}/record`;
 }
 
 function showStandings() {
-  const rows = game.standings.map(
-    (s, i) => `<tr class="${s.winner ? "winner" : ""}"><td>${i + 1}</td><td>${s.name}</td><td>${s.score}</td></tr>`,
-  );
-  $("standings").innerHTML =
-    `<h3>Final standings</h3><table><tr><th>#</th><th>player</th><th>score</th></tr>${rows.join("")}</table>`;
+  const rows = game.standings.map((s, i) => el("tr", { class: s.winner ? "winner" : "" },
+    el("td", { text: String(i + 1) }), el("td", { text: s.name }), el("td", { text: String(s.score) })));
+  const head = el("tr", {}, ...["#", "player", "score"].map((h) => el("th", { text: h })));
+  $("standings").replaceChildren(el("h3", { text: "Final standings" }), el("p", { text: game.result }), el("table", {}, head, ...rows));
   $("standings").classList.remove("hidden");
 }
 
@@ -216,26 +299,53 @@ async function move(action) {
   if (animating || !game || !game.your_turn) return;
   window.llamaIdle = false;
   disableInput();
+  stopPolling();
+  $("game-error").textContent = "";
   $("round-result").classList.add("hidden");
   try {
-    receive(await api("POST", `/api/games/${game.id}/move`, { action }));
+    receive(await api("POST", `/api/games/${game.id}/move`, { action, since: game.seq }));
   } catch (err) {
     $("game-error").textContent = err.message;
     render();
     window.llamaIdle = true;
+    schedulePoll();
   }
 }
 
 async function step() {
   if (!game || game.game_over) return;
   window.llamaIdle = false;
+  $("game-error").textContent = "";
   try {
-    receive(await api("POST", `/api/games/${game.id}/step`, { moves: 1 }));
+    receive(await api("POST", `/api/games/${game.id}/step`, { moves: 1, since: game.seq }));
   } catch (err) {
     $("game-error").textContent = err.message;
     stopAutoplay();
     window.llamaIdle = true;
   }
+}
+
+// Another person's move reaches this page by polling, while it waits for its turn.
+function schedulePoll() {
+  stopPolling();
+  if (!game || game.mode !== "play" || game.game_over || game.your_turn) return;
+  poller = setTimeout(async () => {
+    poller = null;
+    if (animating || !game) return;
+    try {
+      const state = await api("GET", `/api/games/${game.id}?since=${game.seq}`);
+      if (state.events.length || state.seq !== game.seq) { window.llamaIdle = false; receive(state); return; }
+    } catch (err) {
+      $("game-error").textContent = err.message;
+      return;
+    }
+    schedulePoll();
+  }, 600);
+}
+
+function stopPolling() {
+  if (poller !== null) clearTimeout(poller);
+  poller = null;
 }
 
 function playAuto() {
@@ -255,11 +365,68 @@ function stopAutoplay() {
   if (game && !animating) $("play").disabled = game.game_over;
 }
 
+async function download() {
+  try {
+    const record = await api("GET", `/api/games/${game.id}/record`);
+    const url = URL.createObjectURL(new Blob([JSON.stringify(record)], { type: "application/json" }));
+    const a = el("a", { href: url, download: "llama-game.json" });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  } catch (err) {
+    $("game-error").textContent = err.message;
+  }
+}
+
+// ------------------------------------------------------------------ history
+
+async function showHistory(more) {
+  stopAutoplay();
+  stopPolling();
+  show("history");
+  $("history-error").textContent = "";
+  historyOffset = more ? historyOffset + 50 : 0;
+  try {
+    const data = await fetch(`/api/history?limit=50&offset=${historyOffset}`).then(async (r) => {
+      const body = await r.json();
+      if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+      return body;
+    });
+    $("history-count").textContent = `${data.count} game${data.count === 1 ? "" : "s"} saved.`;
+    const rhead = el("tr", {}, ...["", "name", "", "games", "wins", "win share", "rating", "mu ± σ"].map((h) => el("th", { text: h })));
+    $("ratings").replaceChildren(rhead, ...data.ratings.map((r, i) => el("tr", {},
+      el("td", { text: String(i + 1) }), el("td", { text: r.name }), el("td", { class: "kind", text: r.kind }),
+      el("td", { text: String(r.games) }), el("td", { text: String(r.wins) }),
+      el("td", { text: r.win_share.toFixed(3) }), el("td", { text: r.ordinal.toFixed(1) }),
+      el("td", { text: `${r.mu.toFixed(1)} ± ${r.sigma.toFixed(1)}` }))));
+    const ghead = el("tr", {}, ...["finished", "players (score)", ""].map((h) => el("th", { text: h })));
+    const rows = data.games.map((g) => el("tr", {},
+      el("td", { text: new Date(g.finished).toLocaleString() }),
+      el("td", {}, ...g.seats.map((s, p) => el("span", { class: s.winner ? "winner" : "" }, `${p ? ", " : ""}${s.name} (${s.score})`))),
+      el("td", {}, el("button", { text: "Replay", class: "replay", "data-game": String(g.id), onclick: () => replaySaved(g.id) }))));
+    if (more) $("games").append(...rows); else $("games").replaceChildren(ghead, ...rows);
+    $("history-more").classList.toggle("hidden", historyOffset + data.games.length >= data.count);
+  } catch (err) {
+    $("history-error").textContent = err.message;
+  }
+}
+
+async function replaySaved(id) {
+  try {
+    token = null;
+    const state = await api("POST", `/api/history/${id}/replay`, {});
+    token = state.token;
+    history.replaceState(null, "", location.pathname);
+    begin(state);
+  } catch (err) {
+    $("history-error").textContent = err.message;
+  }
+}
+
 // ------------------------------------------------------------------ wiring
 
-$("mode").addEventListener("change", seatControls);
-$("players").addEventListener("change", seatControls);
-$("seat").addEventListener("change", seatControls);
+$("players").addEventListener("change", seatRows);
 $("start").addEventListener("click", start);
 $("replay-file").addEventListener("change", replayFile);
 $("draw").addEventListener("click", () => move(7));
@@ -267,10 +434,20 @@ $("quit").addEventListener("click", () => move(8));
 $("step").addEventListener("click", step);
 $("play").addEventListener("click", playAuto);
 $("pause").addEventListener("click", stopAutoplay);
-$("new-game").addEventListener("click", () => {
+$("round-ok").addEventListener("click", () => $("round-result").classList.add("hidden"));
+$("download").addEventListener("click", download);
+$("history-more").addEventListener("click", () => showHistory(true));
+$("nav-history").addEventListener("click", () => showHistory(false));
+const newGame = () => {
   stopAutoplay();
-  $("game").classList.add("hidden");
-  $("setup").classList.remove("hidden");
-});
-seatControls();
+  stopPolling();
+  token = null;
+  game = null;
+  history.replaceState(null, "", location.pathname);
+  show("setup");
+};
+$("new-game").addEventListener("click", newGame);
+$("nav-new").addEventListener("click", newGame);
+seatRows();
 loadAgents();
+openLink();

@@ -1,0 +1,509 @@
+"""The web server against a hostile page or request, one test class per class of defect:
+other origins and hosts (DNS rebinding), file paths in agent specs, stalling the server
+with costly work, amplification, markup from data (the API side; the page side runs
+in Chromium in test_browser.py), hidden information in running games, and a fuzz over
+every endpoint that must never answer 5xx."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from llama_env.agent import Agent
+from llama_env.engine import LlamaGame
+from llama_env.record import GameRecording
+from llama_env.table import Table
+from train.play.session import MAX_EVENTS, SessionStore
+from train.play.web import create_app
+
+BASE = "http://127.0.0.1:8000"
+MODELS = Path(__file__).resolve().parents[2] / "agents" / "models"
+
+
+def client_for(app, base: str = BASE, **headers) -> TestClient:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TestClient(app, base_url=base, headers=headers, raise_server_exceptions=False)
+
+
+@pytest.fixture
+def store():
+    return SessionStore(max_games=50, idle_seconds=600)
+
+
+@pytest.fixture
+def app(store):
+    return create_app(store)
+
+
+@pytest.fixture
+def client(app):
+    return client_for(app)
+
+
+def new(client, seats, **body):
+    r = client.post("/api/games", json={"seats": seats, **body})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+PLAY = [{"person": "Ann"}, {"agent": "random"}]
+WATCH = [{"agent": "random"}, {"agent": "random"}]
+
+
+def finished_record(names=("player_0", "player_1"), seed=0) -> dict:
+    agents: list[Agent] = []
+    from llama_env.agent import make
+
+    agents = [make("random", seed=seed), make("random", seed=seed + 1)]
+    game = LlamaGame(2, rng=seed)
+    recording = GameRecording(list(names), ["random", "random"], game.to_dict())
+
+    class Listen:
+        def on_move(self, table, seat, action, drawn):
+            recording.moves.append((seat, action))
+
+        def on_round_end(self, table, result):
+            pass
+
+    Table(game, agents, listener=Listen()).play()  # type: ignore[arg-type]
+    return recording.to_json()
+
+
+class TestOtherOriginsCannotDriveIt:
+    def test_a_foreign_host_is_refused_everywhere(self, app):
+        rebinding = client_for(app, "http://attacker.example:8000")
+        for path in ("/", "/static/app.js", "/api/agents", "/api/history"):
+            r = rebinding.get(path)
+            assert r.status_code == 403 and "answers for" in r.json()["error"], path
+        assert rebinding.post("/api/games", json={"seats": PLAY}).status_code == 403
+
+    @pytest.mark.parametrize("host", ["127.0.0.1:8000", "localhost:8000", "LOCALHOST", "[::1]:8000", "127.0.0.1"])
+    def test_the_local_names_are_served(self, app, host):
+        assert client_for(app, f"http://{host}").get("/api/agents").status_code == 200
+
+    def test_a_named_host_can_be_allowed(self, store):
+        app = create_app(store, hosts=["127.0.0.1", "llama.lan"])
+        assert client_for(app, "http://llama.lan:8000").get("/").status_code == 200
+        assert client_for(app, "http://other.lan:8000").get("/").status_code == 403
+
+    @pytest.mark.parametrize(
+        "origin", ["http://evil.example", "null", "http://127.0.0.1:9999", "https://127.0.0.1:8000"]
+    )
+    def test_another_origin_cannot_use_the_api(self, client, origin):
+        game = new(client, PLAY)
+        token = {"X-Llama-Token": game["token"]}
+        for method, path, body in [
+            ("POST", "/api/games", {"seats": PLAY}),
+            ("POST", f"/api/games/{game['id']}/move", {"action": game["legal"][0]}),
+            ("GET", f"/api/games/{game['id']}", None),
+            ("GET", "/api/agents", None),
+            ("POST", "/api/replays", finished_record()),
+        ]:
+            r = client.request(method, path, json=body, headers={"Origin": origin, **token})
+            assert r.status_code == 403 and "another origin" in r.json()["error"], (method, path)
+        # the same requests from the page's own origin go through
+        r = client.get(f"/api/games/{game['id']}", headers={"Origin": BASE, **token})
+        assert r.status_code == 200
+
+    @pytest.mark.parametrize("site", ["cross-site", "same-site"])
+    def test_fetch_metadata_from_another_site_is_refused(self, client, site):
+        r = client.post("/api/games", json={"seats": PLAY}, headers={"Sec-Fetch-Site": site})
+        assert r.status_code == 403 and "another site" in r.json()["error"]
+        assert client.get("/", headers={"Sec-Fetch-Site": site}).status_code == 200  # a link to the page is fine
+
+    @pytest.mark.parametrize(
+        "content_type", [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]
+    )
+    def test_the_api_takes_json_only(self, client, store, content_type):
+        headers = {} if content_type is None else {"Content-Type": content_type}
+        r = client.post("/api/games", content=json.dumps({"seats": PLAY}), headers=headers)
+        assert r.status_code == 415 and "application/json" in r.json()["error"]
+        assert len(store) == 0
+
+    def test_changing_a_game_needs_its_token(self, client):
+        game = new(client, PLAY)
+        other = new(client, PLAY)
+        url = f"/api/games/{game['id']}"
+        for headers in ({}, {"X-Llama-Token": ""}, {"X-Llama-Token": other["token"]}, {"X-Llama-Token": "x" * 5000}):
+            assert client.post(f"{url}/move", json={"action": game["legal"][0]}, headers=headers).status_code == 403
+            assert client.get(url, headers=headers).status_code == 403
+            assert client.get(f"{url}/record", headers=headers).status_code == 403
+        watch = new(client, WATCH)
+        r = client.post(f"/api/games/{watch['id']}/step", json={"moves": 5}, headers={"X-Llama-Token": game["token"]})
+        assert r.status_code == 403
+
+    def test_the_page_runs_no_inline_script_and_cannot_be_framed(self, client):
+        page = client.get("/")
+        policy = page.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+        assert page.headers["x-frame-options"] == "DENY" and page.headers["x-content-type-options"] == "nosniff"
+        assert not re.findall(r"<script(?![^>]*\bsrc=)", page.text), "an inline script"
+        assert not re.findall(r"<[^>]+\son[a-z]+\s*=", page.text), "an inline event handler"
+
+
+class TestNoFileSystemFromTheWeb:
+    @pytest.mark.parametrize("path", ["/etc/passwd", "/nonexistent/model.zip", "/tmp", "../../etc", "agents/models"])
+    def test_a_path_in_an_agent_spec_is_refused_without_a_hint(self, client, store, path):
+        r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": f"ppo:path={path}"}]})
+        # one message for every path: existing or not, file or folder, readable or not
+        assert r.status_code == 400
+        assert r.json()["error"] == "seat 1 (ppo:path=...): agents from the web load no files by path"
+        assert len(store) == 0
+
+    def test_allowed_model_directories_only(self, tmp_path, store):
+        models = tmp_path / "models"
+        models.mkdir()
+        shutil.copy(MODELS / "ppo_llama_2p.npz", models / "mine.npz")
+        outside = tmp_path / "outside.npz"
+        shutil.copy(MODELS / "ppo_llama_2p.npz", outside)
+        (models / "link.npz").symlink_to(outside)
+        client = client_for(create_app(store, model_dirs=[models]))
+        ok = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "ppo:path=mine.npz"}]})
+        assert ok.status_code == 201, ok.text
+        assert ok.json()["table"]["seats"][1]["name"] == "ppo:path=mine.npz"  # the absolute path is not echoed
+        refused = "seat 1 (ppo:path=...): a model path must lie under a directory the server allows"
+        for path in ("../outside.npz", str(outside), "link.npz", "/etc/passwd", "sub/../../outside.npz"):
+            r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": f"ppo:path={path}"}]})
+            assert r.status_code == 400 and r.json()["error"] == refused, path
+
+
+class TestNoRequestCanStallTheServer:
+    @pytest.mark.parametrize(
+        ("spec", "fragment"),
+        [
+            ("search:worlds=100000", "worlds must be within 1..96"),
+            ("perturbed:size=1000000", "size must be within 1..256"),
+            ("heuristic:go_out_bonus=1e300", "within"),
+            ("cautious:threshold=" + "9" * 60, "within"),
+        ],
+    )
+    def test_costly_agent_parameters_are_bounded(self, client, store, spec, fragment):
+        r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": spec}]})
+        assert r.status_code == 400 and fragment in r.json()["error"], r.json()
+        assert len(store) == 0
+
+    def test_one_request_asks_for_a_bounded_amount_of_work(self, client):
+        game = new(client, WATCH)
+        r = client.post(f"/api/games/{game['id']}/step", json={"moves": 201}, headers={"X-Llama-Token": game["token"]})
+        assert r.status_code == 400 and "1..200" in r.json()["error"]
+        assert client.post("/api/games", content=b"[" * 3_000_000, headers={"content-type": "application/json"})
+        r = client.post("/api/replays", content=b" " * 2_000_001, headers={"content-type": "application/json"})
+        assert r.status_code == 413
+
+    def test_a_busy_game_refuses_a_second_change_instead_of_queueing(self, client, store):
+        game = new(client, WATCH)
+        session = store.get(game["id"])
+        with session.lock:  # as if another request were computing its moves
+            r = client.post(f"/api/games/{game['id']}/step", json={}, headers={"X-Llama-Token": game["token"]})
+        assert r.status_code == 409 and "busy" in r.json()["error"]
+
+    def test_a_slow_game_leaves_other_requests_fast(self, tmp_path):
+        """A server in its own process with an agent that burns 0.4 s of pure-Python CPU a
+        move; while one request steps that game for seconds, another client's requests
+        stay fast (p99 < 100 ms)."""
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        script = textwrap.dedent(
+            f"""
+            import time, uvicorn
+            from llama_env.agent import register
+
+            @register("busy")
+            class Busy:
+                def act(self, observation, mask):
+                    end = time.perf_counter() + 0.4
+                    while time.perf_counter() < end:
+                        sum(range(1000))
+                    return int(mask.nonzero()[0][0])
+
+            from train.play.web import create_app
+            uvicorn.run(create_app(), host="127.0.0.1", port={port}, log_level="warning")
+            """
+        )
+        server = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 30
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    assert time.time() < deadline and server.poll() is None, "the server did not start"
+                    time.sleep(0.1)
+
+            def call(method, path, body=None, token=None):
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                headers = {"Content-Type": "application/json"}
+                if token:
+                    headers["X-Llama-Token"] = token
+                conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+                response = conn.getresponse()
+                data = json.loads(response.read())
+                conn.close()
+                return response.status, data
+
+            _, slow = call("POST", "/api/games", {"seats": [{"agent": "busy"}, {"agent": "busy"}]})
+            _, mine = call("POST", "/api/games", {"seats": [{"person": "Ann"}, {"agent": "random"}]})
+            result: dict = {}
+            stepper = threading.Thread(
+                target=lambda: result.update(
+                    step=call("POST", f"/api/games/{slow['id']}/step", {"moves": 8}, slow["token"])
+                )
+            )
+            stepper.start()
+            time.sleep(0.3)
+            latencies = []
+            while stepper.is_alive() and len(latencies) < 60:
+                t0 = time.perf_counter()
+                status, state = call("GET", f"/api/games/{mine['id']}", token=mine["token"])
+                latencies.append(time.perf_counter() - t0)
+                assert status == 200
+                if state["your_turn"]:
+                    t0 = time.perf_counter()
+                    status, _ = call(
+                        "POST", f"/api/games/{mine['id']}/move", {"action": state["legal"][0]}, mine["token"]
+                    )
+                    latencies.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                status, _ = call("GET", "/api/agents")
+                latencies.append(time.perf_counter() - t0)
+            during = stepper.is_alive()
+            stepper.join(timeout=60)
+            assert result["step"][0] == 200 and len(result["step"][1]["events"]) >= 8
+            assert during and len(latencies) >= 20, "the slow game ended before the others were measured"
+            p99 = float(np.percentile(np.array(latencies) * 1000, 99))
+            assert p99 < 100, f"p99 {p99:.0f} ms while a slow game computes"
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+
+
+class TestNoAmplification:
+    def test_a_response_carries_bounded_events_and_says_when_it_cut(self, client):
+        game = new(client, [{"agent": "random"}] * 6, end_score=1000)
+        token = {"X-Llama-Token": game["token"]}
+        for _ in range(3):
+            state = client.post(f"/api/games/{game['id']}/step", json={"moves": 200}, headers=token).json()
+        everything = client.get(f"/api/games/{game['id']}", headers=token)
+        assert len(everything.json()["events"]) == MAX_EVENTS and everything.json()["truncated"] is True
+        assert len(everything.content) < 1_000_000
+        latest = client.get(f"/api/games/{game['id']}", params={"since": state["seq"] - 1}, headers=token).json()
+        assert latest["truncated"] is False and 1 <= len(latest["events"]) <= 3
+
+    def test_names_and_specs_have_a_length_limit(self, client):
+        r = client.post("/api/games", json={"seats": [{"person": "x" * 41}, {"agent": "random"}]})
+        assert r.status_code == 400 and "longer than 40" in r.json()["error"]
+        r = client.post("/api/games", json={"seats": [{"person": "x"}, {"agent": "random:" + "a=1:" * 40}]})
+        assert r.status_code == 400 and "at most 100 characters" in r.json()["error"]
+        record = finished_record(names=("y" * 1000, "z"))
+        r = client.post("/api/replays", json=record)
+        assert r.status_code == 400 and "longer than 40" in r.json()["error"]
+
+
+class TestMarkupStaysText:
+    def test_names_come_back_as_plain_json_strings(self, client):
+        evil = '<img src=x onerror="alert(1)">'
+        record = finished_record(names=(evil, "<b>b</b>"))
+        state = client.post("/api/replays", json=record).json()
+        assert state["table"]["seats"][0]["name"] == evil  # data, for the page to write as text
+        assert client.get("/").headers["content-security-policy"].startswith("default-src 'self'")
+
+
+class TestRunningGamesKeepTheirSecrets:
+    def test_a_watched_game_gives_no_record_until_it_ends(self, client):
+        game = new(client, WATCH)
+        token = {"X-Llama-Token": game["token"]}
+        client.post(f"/api/games/{game['id']}/step", json={"moves": 3}, headers=token)
+        r = client.get(f"/api/games/{game['id']}/record", headers=token)
+        assert r.status_code == 409 and "when the game is over" in r.json()["error"]
+        text = client.get(f"/api/games/{game['id']}", headers=token).text
+        assert "rng" not in text and 'draw_pile": [' not in text
+
+    def test_a_chosen_seed_does_not_reveal_the_deal(self, client, store):
+        game = new(client, PLAY, seed=123)
+        session = store.get(game["id"])
+        plain = LlamaGame(2, rng=123)  # what the person could compute from the seed alone
+        assert plain.to_dict()["hands"] != session.recording.start["hands"]
+
+
+# ------------------------------------------------------------------ the fuzz
+
+
+def endpoints(client) -> list[tuple[str, str, dict]]:
+    play = new(client, PLAY)
+    watch = new(client, WATCH)
+    p, w = {"X-Llama-Token": play["token"]}, {"X-Llama-Token": watch["token"]}
+    return [
+        ("POST", "/api/games", {}),
+        ("GET", f"/api/games/{play['id']}", p),
+        ("POST", f"/api/games/{play['id']}/move", p),
+        ("POST", f"/api/games/{watch['id']}/step", w),
+        ("GET", f"/api/games/{watch['id']}/record", w),
+        ("POST", "/api/replays", {}),
+        ("GET", "/api/history", {}),
+        ("GET", "/api/history/1", {}),
+        ("POST", "/api/history/1/replay", {}),
+        ("GET", "/api/agents", {}),
+        ("GET", "/", {}),
+    ]
+
+
+HOSTILE_BODIES = [
+    b"",
+    b"null",
+    b"true",
+    b"[]",
+    b'"x"',
+    b"1e999",
+    b"-1e999",
+    b"NaN",
+    b'{"action": Infinity}',
+    b'{"action": 1e999}',
+    b'{"action": ' + b"9" * 5000 + b"}",
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+    b'{"action": 7, "since": true}',
+    b'{"moves": 1e308}',
+    b'{"moves": -1}',
+    b'{"seats": [{"person": "\\ud800"}, {"agent": "random"}]}',
+    b'{"seats": [{"person": "a\\u0000b"}, {"agent": "random"}]}',
+    b'{"seats": [{"person": "Ann"}, {"agent": "cautious:threshold=1e999"}]}',
+    b'{"seats": [{"person": "Ann"}, {"agent": "heuristic:x=' + b"9" * 400 + b'"}]}',
+    b'{"seats": [{"person": "Ann"}, {"agent": "search:worlds=1e999"}]}',
+    b'{"seats": [{"person": "Ann"}, {"agent": "ppo:deterministic=nan"}]}',
+    b'{"seats": [{"person": "Ann"}, {"agent": ":::"}]}',
+    b'{"seats": [{"person": "Ann"}, {"agent": "random"}], "seed": 1e400}',
+    b"\xff\xfe\x00garbage",
+    b'{"format": "llama-rl-game", "version": true}',
+]
+
+
+def hostile_records() -> list[dict]:
+    good = finished_record()
+    out = []
+    for key, value in [
+        ("moves", [[True, 7]]),
+        ("moves", [[0, 1.0]]),
+        ("moves", [[0, 10**30]]),
+        ("moves", "x"),
+        ("names", [1, 2]),
+        ("agents", None),
+        ("start", []),
+    ]:
+        out.append(dict(good, **{key: value}))
+    start = good["start"]
+    for key in start:
+        for value in (True, 1.5, -1, 10**30, "x", None, [], {}, [[True]]):
+            optional = value is None and key in ("history", "last_player")  # the format allows these
+            if json.dumps(value) != json.dumps(start[key]) and not optional:
+                out.append(dict(good, start=dict(start, **{key: value})))
+    deep_history = dict(start)
+    if "history" in start:
+        deep_history["history"] = [[0, 0]] * 50_000
+        out.append(dict(good, start=deep_history))
+    rng_state = start.get("rng_state")
+    if isinstance(rng_state, dict):
+        for value in (True, 1.5, "x", None):
+            broken = json.loads(json.dumps(rng_state))
+            broken["state"] = {k: value for k in broken.get("state", {"state": 0})}
+            out.append(dict(good, start=dict(start, rng_state=broken)))
+    return out
+
+
+def test_hostile_bodies_never_get_a_5xx(client):
+    for method, path, headers in endpoints(client):
+        for body in HOSTILE_BODIES:
+            r = client.request(
+                method,
+                path,
+                content=body if method == "POST" else None,
+                headers={**headers, "content-type": "application/json"},
+            )
+            assert r.status_code < 500, (method, path, body[:60], r.text)
+
+
+def test_hostile_records_are_a_400(client):
+    good = finished_record()
+    failures = []
+    for record in hostile_records():
+        r = client.post("/api/replays", json=record)
+        if r.status_code == 400:
+            continue
+        changed = {k: v for k, v in record.items() if json.dumps(v) != json.dumps(good[k])}
+        if isinstance(changed.get("start"), dict):
+            changed["start"] = {
+                k: v for k, v in record["start"].items() if json.dumps(v) != json.dumps(good["start"].get(k))
+            }
+        failures.append((str(changed)[:150], r.status_code))
+    assert not failures, failures
+
+
+def test_hostile_queries_and_paths_never_get_a_5xx(client):
+    game = new(client, PLAY)
+    token = {"X-Llama-Token": game["token"]}
+    for path in [
+        f"/api/games/{game['id']}?since=-5",
+        f"/api/games/{game['id']}?since=99999999999999999999",
+        f"/api/games/{game['id']}?since=1e3",
+        f"/api/games/{game['id']}?since=%00",
+        "/api/games/" + "a" * 10_000,
+        "/api/history?limit=-1",
+        "/api/history?limit=1&offset=" + "9" * 50,
+        "/api/history/" + "9" * 40,
+        "/static/../pyproject.toml",
+        "/static/%2e%2e/%2e%2e/pyproject.toml",
+        "/api/nothing",
+    ]:
+        r = client.get(path, headers=token)
+        assert r.status_code < 500, (path, r.text)
+        assert "[project]" not in r.text
+    assert client.delete(f"/api/games/{game['id']}", headers=token).status_code == 405
+    assert client.put("/api/games", json={}, headers=token).status_code == 405
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=12,
+)
+FIELDS = st.dictionaries(
+    st.sampled_from(["seats", "seed", "end_score", "hand_size", "action", "since", "moves", "format", "version"]),
+    JSON,
+    max_size=4,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(body=FIELDS | JSON, which=st.integers(0, 10))
+def test_fuzzed_json_never_gets_a_5xx(body, which):
+    client = client_for(create_app(SessionStore(max_games=1000)))
+    method, path, headers = endpoints(client)[which]
+    r = client.request(method, path, json=body if method == "POST" else None, headers=headers)
+    assert r.status_code < 500, (method, path, body, r.text)
+
+
+def test_nothing_in_the_log_on_bad_input(client, caplog):
+    with caplog.at_level("WARNING"):
+        test_hostile_bodies_never_get_a_5xx(client)
+    assert not [r for r in caplog.records if r.levelno >= 30], [r.getMessage() for r in caplog.records]
