@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import operator
+import reprlib
 from collections.abc import Sequence
 from enum import IntEnum
 from typing import Any, NamedTuple
@@ -793,13 +794,13 @@ class LlamaGame:
             raise ValueError(f"snapshot scores must be non-negative, got {scores}")
         hands_raw = d["hands"]
         if not isinstance(hands_raw, list) or len(hands_raw) != n:
-            raise ValueError(f"snapshot 'hands' must be a list of {n} hands, got {hands_raw!r}")
+            raise ValueError(f"snapshot 'hands' must be a list of {n} hands, got {brief(hands_raw)}")
         hands = [_card_list(h, f"hands[{p}]") for p, h in enumerate(hands_raw)]
         draw_pile = _card_list(d["draw_pile"], "draw_pile")
         discard_pile = _card_list(d["discard_pile"], "discard_pile")
         quit_ = d["quit"]
         if not isinstance(quit_, list) or len(quit_) != n or not all(isinstance(q, bool) for q in quit_):
-            raise ValueError(f"snapshot 'quit' must be a list of {n} booleans, got {quit_!r}")
+            raise ValueError(f"snapshot 'quit' must be a list of {n} booleans, got {brief(quit_)}")
         current = _int_field(d, "current_player")
         if not 0 <= current < n:
             raise ValueError(f"snapshot current_player must be a seat 0..{n - 1}, got {current}")
@@ -808,7 +809,7 @@ class LlamaGame:
             raise ValueError(f"snapshot round must be at least 1, got {round_}")
         game_over = d["game_over"]
         if not isinstance(game_over, bool):
-            raise ValueError(f"snapshot game_over must be a bool, got {game_over!r}")
+            raise ValueError(f"snapshot game_over must be a bool, got {brief(game_over)}")
 
         counts = [0] * (NUM_CARD_VALUES + 1)
         for pile in (*hands, draw_pile, discard_pile):
@@ -962,24 +963,24 @@ def _check_history(
     """The ``history`` of a snapshot, checked against the rest of it (``ValueError``
     naming the first contradiction)."""
     keys = ("moves", "played", "drew_on", "quit_on", "quit_at")
-    if not isinstance(h, dict) or sorted(h) != sorted(keys):
-        raise ValueError(f"snapshot 'history' must be a dict with the keys {', '.join(keys)}, got {h!r}")
+    if not isinstance(h, dict) or len(h) != len(keys) or set(h) != set(keys):
+        raise ValueError(f"snapshot 'history' must be a dict with the keys {', '.join(keys)}, got {brief(h)}")
 
     def count(x: Any, what: str) -> int:
         if isinstance(x, bool) or not isinstance(x, int) or x < 0:
-            raise ValueError(f"snapshot history {what} must be a non-negative integer, got {x!r}")
+            raise ValueError(f"snapshot history {what} must be a non-negative integer, got {brief(x)}")
         return x
 
     def per_seat(key: str, width: int | None) -> list[Any]:
         rows = h[key]
         if not isinstance(rows, list) or len(rows) != n:
-            raise ValueError(f"snapshot history '{key}' must list {n} seats, got {rows!r}")
+            raise ValueError(f"snapshot history '{key}' must list {n} seats, got {brief(rows)}")
         if width is None:
             return [count(x, f"'{key}'[{p}]") for p, x in enumerate(rows)]
         out = []
         for p, row in enumerate(rows):
             if not isinstance(row, list) or len(row) != width:
-                raise ValueError(f"snapshot history '{key}'[{p}] must list {width} counts, got {row!r}")
+                raise ValueError(f"snapshot history '{key}'[{p}] must list {width} counts, got {brief(row)}")
             out.append([count(x, f"'{key}'[{p}]") for x in row])
         return out
 
@@ -1015,7 +1016,7 @@ def _check_history(
             raise ValueError(f"snapshot history quit_on[{p}] or quit_at[{p}] is out of range")
     if moves != sum(by_value) + drawn + sum(quit_):
         raise ValueError(
-            f"snapshot history 'moves' is {moves}, but {sum(by_value)} plays, {drawn} draws and "
+            f"snapshot history 'moves' is {brief(moves)}, but {sum(by_value)} plays, {drawn} draws and "
             f"{sum(quit_)} quits were made this round"
         )
     return {"moves": moves, "played": played, "drew_on": drew_on, "quit_on": quit_on, "quit_at": quit_at}
@@ -1037,7 +1038,7 @@ _REQUIRED_KEYS = (
 def _int_field(d: dict[str, Any], key: str, default: int | None = None) -> int:
     value = d.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"snapshot {key} must be an integer, got {value!r}")
+        raise ValueError(f"snapshot {key} must be an integer, got {brief(value)}")
     return int(value)
 
 
@@ -1048,21 +1049,47 @@ def _int_list(d: dict[str, Any], key: str, length: int) -> list[int]:
         or len(value) != length
         or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
     ):
-        raise ValueError(f"snapshot {key} must be a list of {length} integers, got {value!r}")
+        raise ValueError(f"snapshot {key} must be a list of {length} integers, got {brief(value)}")
     return [int(v) for v in value]
 
 
 def _card_list(value: Any, what: str) -> list[int]:
     if not isinstance(value, list):
-        raise ValueError(f"snapshot {what} must be a list of card codes 1..7, got {value!r}")
+        raise ValueError(f"snapshot {what} must be a list of card codes 1..7, got {brief(value)}")
+    if len(value) > DECK_SIZE:
+        raise ValueError(f"snapshot {what} holds {len(value)} cards, more than the {DECK_SIZE} of the deck")
     for c in value:
         if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 1 <= c <= NUM_CARD_VALUES:
-            raise ValueError(f"snapshot {what} holds {c!r}, which is not a card code 1..7")
+            raise ValueError(f"snapshot {what} holds {brief(c)}, which is not a card code 1..7")
     return [int(c) for c in value]
 
 
 def _card_name(card: int) -> str:
     return "a llama" if card == Card.LLAMA else f"a {card}"
+
+
+class _Brief(reprlib.Repr):
+    """``repr`` cut short: a few levels, items and characters, and an integer of many
+    digits by its size (``repr`` of one beyond 4300 digits raises)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxlist, self.maxtuple, self.maxdict = 3, 10, 10, 6
+        self.maxstring = self.maxother = 60
+
+    def repr_int(self, x: int, level: int) -> str:
+        bits = abs(x).bit_length()
+        return repr(x) if bits <= 200 else f"<an integer of {bits} bits>"
+
+
+_BRIEF = _Brief()
+
+
+def brief(value: Any) -> str:
+    """``repr(value)`` bounded in depth and length, for error messages about input data:
+    a hostile snapshot nested 50,000 deep or a million entries long is named in a line,
+    never with a ``RecursionError`` or a long wait."""
+    return _BRIEF.repr(value)
 
 
 def _jsonable(state: Any) -> Any:
@@ -1088,11 +1115,11 @@ _BIT_GENERATORS: dict[str, type[np.random.BitGenerator]] = {
 
 def _rng_from_state(state: Any) -> np.random.Generator:
     if not isinstance(state, dict):
-        raise ValueError(f"snapshot rng_state must be a numpy bit generator state (a dict), got {state!r}")
+        raise ValueError(f"snapshot rng_state must be a numpy bit generator state (a dict), got {brief(state)}")
     name = state.get("bit_generator")
     bit_gen_cls = _BIT_GENERATORS.get(name) if isinstance(name, str) else None
     if bit_gen_cls is None:
-        raise ValueError(f"snapshot rng_state names bit generator {name!r}; allowed: {', '.join(_BIT_GENERATORS)}")
+        raise ValueError(f"snapshot rng_state names bit generator {brief(name)}; allowed: {', '.join(_BIT_GENERATORS)}")
     bit_gen = bit_gen_cls(0)  # seeded, so no entropy is drawn; the state is replaced next
     try:
         bit_gen.state = state

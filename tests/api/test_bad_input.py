@@ -352,6 +352,55 @@ def test_the_uncorrupted_snapshot_is_accepted():
     assert LlamaGame.from_dict(finished).game_over  # a finished game (possibly with empty hands) is fine
 
 
+def _nested(depth):
+    """A list nested ``depth`` deep: ``[[[...]]]``."""
+    inner: list = []
+    for _ in range(depth):
+        inner = [inner]
+    return inner
+
+
+def _with_history(**changes):
+    d = LlamaGame(3, rng=0).to_dict()
+    d["history"] = {**d["history"], **changes}
+    return d
+
+
+HOSTILE = {
+    "history 50,000 deep": lambda: {**_corrupt(), "history": _nested(50_000)},
+    "history moves 50,000 deep": lambda: _with_history(moves=_nested(50_000)),
+    "history played 50,000 deep": lambda: _with_history(played=_nested(50_000)),
+    "history quit_at seat 50,000 deep": lambda: _with_history(quit_at=[0, 0, _nested(50_000)]),
+    "history played a million long": lambda: _with_history(played=[0] * 1_000_000),
+    "history drew_on rows a million long": lambda: _with_history(drew_on=[[0] * 1_000_000] * 3),
+    "history moves of 20,000 digits": lambda: _with_history(moves=10**20_000),
+    "history with 200,000 keys": lambda: _with_history(**{str(k): 0 for k in range(200_000)}),
+    "history keys that do not sort": lambda: {**_corrupt(), "history": {1: 0, "moves": 0, 2: 0, 3: 0, 4: 0}},
+    "hands 50,000 deep": lambda: _corrupt(hands=_nested(50_000)),
+    "a card 50,000 deep": lambda: _corrupt(hands=[[1, _nested(50_000)], [3, 4], [5, 6]]),
+    "a hand of a million cards": lambda: _corrupt(hands=[[1] * 1_000_000, [3, 4], [5, 6]]),
+    "scores 50,000 deep": lambda: _corrupt(scores=_nested(50_000)),
+    "rng_state 50,000 deep": lambda: _corrupt(rng_state=_nested(50_000)),
+    "rng_state.state 50,000 deep": lambda: _corrupt(rng_state=_rng_state(state=_nested(50_000))),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_deep_or_long_snapshot_fields_are_a_value_error_in_a_line(case):
+    """The history of a snapshot is two levels deep (seats, then counts per value) and
+    every list in it has a fixed length; a snapshot nested 50,000 deep once raised
+    ``RecursionError`` while its error message took the ``repr`` of it, and a long one
+    spent its time writing a message megabytes long."""
+    import time
+
+    d = HOSTILE[case]()
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="snapshot") as info:
+        LlamaGame.from_dict(d)
+    assert time.perf_counter() - start < 1.0
+    assert len(str(info.value)) < 400 and "\n" not in str(info.value)
+
+
 # --------------------------------------------------------------------------- one rule everywhere
 
 EVERY_INPUT = [
