@@ -1122,7 +1122,41 @@ def _rng_from_state(state: Any) -> np.random.Generator:
         raise ValueError(f"snapshot rng_state names bit generator {brief(name)}; allowed: {', '.join(_BIT_GENERATORS)}")
     bit_gen = bit_gen_cls(0)  # seeded, so no entropy is drawn; the state is replaced next
     try:
+        _check_state_fields(state, bit_gen.state, "rng_state")
+    except ValueError as exc:
+        raise ValueError(f"snapshot rng_state is not a valid {name} state: {exc}") from None
+    try:
         bit_gen.state = state
     except (KeyError, TypeError, ValueError, OverflowError, IndexError, AttributeError) as exc:
         raise ValueError(f"snapshot rng_state is not a valid {name} state: {type(exc).__name__}: {exc}") from None
     return np.random.Generator(bit_gen)
+
+
+def _check_state_fields(given: Any, like: Any, where: str) -> None:
+    """Each field of a bit generator state holds what numpy keeps there (``like``, a
+    fresh generator's state): an integer (never a bool, a float or a string, which numpy
+    would silently take as 1, truncate or refuse obscurely) or a list of as many integers
+    as its array. The walk follows ``like``, so it is as deep as numpy's state (two
+    levels), whatever ``given`` nests."""
+    if isinstance(like, dict):
+        if not isinstance(given, dict):
+            raise ValueError(f"{where} must be a dict with the keys {', '.join(like)}, got {brief(given)}")
+        missing = [k for k in like if k not in given]
+        if missing:
+            raise ValueError(f"{where} has no {', '.join(map(repr, missing))}")
+        for key, value in like.items():
+            _check_state_fields(given[key], value, f"{where}.{key}")
+    elif isinstance(like, np.ndarray):
+        if isinstance(given, np.ndarray):
+            ok = given.dtype.kind in "iu" and given.shape == like.shape
+        else:
+            ok = isinstance(given, list) and len(given) == like.size and all(_is_int(v) for v in given)
+        if not ok:
+            raise ValueError(f"{where} must be a list of {like.size} integers, got {brief(given)}")
+    elif isinstance(like, int) and not _is_int(given):
+        raise ValueError(f"{where} must be an integer, got {brief(given)}")
+
+
+def _is_int(value: Any) -> bool:
+    """An integer of the snapshot format: ``int`` or a numpy integer, never a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)

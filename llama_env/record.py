@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from llama_env.engine import LlamaGame
+from llama_env.engine import LlamaGame, brief
 
 __all__ = ["GameRecording", "RECORD_FORMAT", "RECORD_VERSION"]
 
@@ -47,8 +47,9 @@ class GameRecording:
         """A record read back; a ``ValueError`` names what is wrong with it."""
         if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
             raise ValueError(f'not a game record: expected an object with "format": "{RECORD_FORMAT}"')
-        if data.get("version") != RECORD_VERSION:
-            raise ValueError(f"game record version {data.get('version')!r} is not supported (this is {RECORD_VERSION})")
+        version = data.get("version")
+        if type(version) is not int or version != RECORD_VERSION:  # not true or 1.0, which equal 1
+            raise ValueError(f"game record version {brief(version)} is not supported (this is {RECORD_VERSION})")
         start = data.get("start")
         if not isinstance(start, dict):
             raise ValueError("game record 'start' must be a game snapshot (an object)")

@@ -401,6 +401,53 @@ def test_deep_or_long_snapshot_fields_are_a_value_error_in_a_line(case):
     assert len(str(info.value)) < 400 and "\n" not in str(info.value)
 
 
+BAD_INTEGERS = [True, False, 1.0, 2.5, "3", None, [1]]
+
+
+@pytest.mark.parametrize("value", BAD_INTEGERS, ids=repr)
+@pytest.mark.parametrize(
+    ("bit_generator", "field"),
+    [
+        ("PCG64", ("state", "state")),
+        ("PCG64", ("state", "inc")),
+        ("PCG64", ("has_uint32",)),
+        ("PCG64", ("uinteger",)),
+        ("PCG64DXSM", ("uinteger",)),
+        ("Philox", ("buffer_pos",)),
+        ("Philox", ("state", "counter", 0)),
+        ("SFC64", ("state", "state", 3)),
+        ("MT19937", ("state", "pos")),
+        ("MT19937", ("state", "key", 5)),
+    ],
+    ids=str,
+)
+def test_a_generator_field_that_is_no_integer_is_refused(bit_generator, field, value):
+    """numpy takes ``True`` as 1 and ``2.5`` as 2 in a bit generator's state; a snapshot
+    that holds them was restored as if it were whole."""
+    g = LlamaGame(3, rng=np.random.Generator(getattr(np.random, bit_generator)(0)))
+    d = g.to_dict()
+    assert LlamaGame.from_dict(copy.deepcopy(d)).to_dict() == d  # guard: the state as saved is accepted
+    *path, last = field
+    place = d["rng_state"]
+    for key in path:
+        place = place[key]
+    place[last] = value
+    name = ".".join(str(k) for k in field if isinstance(k, str))
+    with pytest.raises(ValueError, match=rf"not a valid {bit_generator} state: rng_state\.{name} must be"):
+        LlamaGame.from_dict(d)
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1", [1], _nested(50_000)], ids=["true", "1.0", "'1'", "[1]", "deep"])
+def test_a_game_record_version_that_is_no_integer_is_refused(version):
+    """``True == 1 == 1.0``: a record with ``"version": true`` once passed as version 1."""
+    from llama_env.record import GameRecording
+
+    record = GameRecording(["a", "b", "c"], ["random"] * 3, LlamaGame(3, rng=0).to_dict()).to_json()
+    assert GameRecording.from_json(record).start == record["start"]  # guard: the record is accepted as written
+    with pytest.raises(ValueError, match="game record version .* is not supported"):
+        GameRecording.from_json({**record, "version": version})
+
+
 # --------------------------------------------------------------------------- one rule everywhere
 
 EVERY_INPUT = [
