@@ -88,6 +88,8 @@ SPEC_LENGTH = 100
 """Longest agent spec (or agent label in a record)."""
 MAX_RECORD_MOVES = 20_000
 """Moves in a replayed record at most (a long game has a few hundred)."""
+SLOW_MOVE = 0.02
+"""Seconds an agent's move takes on average in a game the server computes apart."""
 PARAMETER_BOUND = 1e9
 """No numeric agent parameter from a request is larger than this in size."""
 
@@ -226,6 +228,8 @@ class GameSession:
         """Held while the game changes; a second change meanwhile is refused, not queued."""
         self.touched = time.monotonic()
         self.history_id: int | None = None
+        self.agent_seconds = 0.0
+        self.agent_moves = 0
         self.on_over: Callable[[GameSession], None] | None = None
         self._replay: list[tuple[int, int]] = []
         self._frames: list[_Frame] = []
@@ -409,17 +413,29 @@ class GameSession:
                     break
                 _, action = self._replay.pop(0)
                 self.table.apply(action)  # the record was replayed whole when it arrived
+                self.recorder.flush()
             else:
-                self.table.play_turn()
-            self.recorder.flush()
+                self._agent_turn()
         self._finish()
 
     def _advance(self) -> None:
         """Let the agents move until a person must act (each move a frame)."""
         while self.table.waiting_for_agent:
-            self.table.play_turn()
-            self.recorder.flush()
+            self._agent_turn()
         self._finish()
+
+    def _agent_turn(self) -> None:
+        t0 = time.perf_counter()
+        self.table.play_turn()
+        self.agent_seconds += time.perf_counter() - t0
+        self.agent_moves += 1
+        self.recorder.flush()
+
+    @property
+    def slow(self) -> bool:
+        """Whether its agents have taken more than :data:`SLOW_MOVE` a move on average
+        (the server computes such games apart, so that they delay no other game)."""
+        return self.agent_moves > 0 and self.agent_seconds > SLOW_MOVE * self.agent_moves
 
     def _finish(self) -> None:
         if self.game.game_over and self.on_over is not None and self.history_id is None:

@@ -215,6 +215,9 @@ class _App:
         self.history = history
         self.policy = policy
         self.games = anyio.CapacityLimiter(workers)
+        self.slow_games = anyio.CapacityLimiter(1)
+        """Games whose agents are slow (:attr:`GameSession.slow`) compute in a lane of their own."""
+        self.views = anyio.CapacityLimiter(4)
         self.disk = anyio.CapacityLimiter(4)
 
     async def work(self, func: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
@@ -226,6 +229,9 @@ class _App:
         game_id = request.path_params["game_id"]
         session = self.store.get(game_id if len(game_id) <= 64 else "")
         return session, session.viewer(request.headers.get(TOKEN_HEADER))
+
+    def lane(self, session: GameSession) -> anyio.CapacityLimiter:
+        return self.slow_games if session.slow else self.games
 
     def changing(self, session: GameSession, change: Callable[[], None]) -> None:
         """Run ``change`` on a worker thread's behalf; a game already changing refuses."""
@@ -265,7 +271,8 @@ class _App:
     async def get(self, request: Request) -> Response:
         since = _query_int(request, "since", -1, 10**9, None)
         session, viewer = self.session(request)
-        return JSONResponse(session.view(viewer, since), headers={"cache-control": "no-store"})
+        view = partial(session.view, viewer, since)
+        return await self.work(lambda: JSONResponse(view(), headers={"cache-control": "no-store"}), self.views)
 
     async def move(self, request: Request) -> Response:
         body = await _body(request)
@@ -273,8 +280,10 @@ class _App:
             raise SessionError('the request body must be {"action": 0..8}')
         since = _field_int(body, "since", -1, 10**9, None)
         session, viewer = self.session(request)
-        await self.work(partial(self.changing, session, partial(session.move, viewer, body["action"])))
-        return JSONResponse(session.view(viewer, since))
+        change = partial(session.move, viewer, body["action"])
+        return await self.work(
+            lambda: self.changing(session, change) or JSONResponse(session.view(viewer, since)), self.lane(session)
+        )
 
     async def step(self, request: Request) -> Response:
         body = await _body(request)
@@ -283,8 +292,10 @@ class _App:
         moves = _field_int(body, "moves", 1, MAX_STEP, 1)
         since = _field_int(body, "since", -1, 10**9, None)
         session, viewer = self.session(request)
-        await self.work(partial(self.changing, session, partial(session.step, viewer, moves or 1)))
-        return JSONResponse(session.view(viewer, since))
+        change = partial(session.step, viewer, moves or 1)
+        return await self.work(
+            lambda: self.changing(session, change) or JSONResponse(session.view(viewer, since)), self.lane(session)
+        )
 
     async def record(self, request: Request) -> Response:
         session, _ = self.session(request)
@@ -359,7 +370,7 @@ def create_app(
     history: History | None = None,
     hosts: Sequence[str] = LOCAL_HOSTS,
     model_dirs: Sequence[str | Path] = (),
-    workers: int = 8,
+    workers: int = 2,
 ) -> ASGIApp:
     """The web app behind its :class:`Guard`.
 
