@@ -271,3 +271,93 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_it_resumes(tmp_path):
     assert (run / f"checkpoints/ppo_{summary['num_timesteps']}.zip").is_file()
     code = main(["train", "--resume", str(run), "--total-timesteps", str(summary["num_timesteps"] + 2048)])
     assert code == 0 and json.loads((run / "summary.json").read_text())["num_timesteps"] > summary["num_timesteps"]
+
+
+# --------------------------------------------------------------------------- a bad --resume, races, leftovers
+
+
+def _fake_run(root: Path, name: str) -> Path:
+    """A run directory as a trainer leaves it (its config, a checkpoints folder), without
+    training: for the checks that must fail before any training starts."""
+    run = root / name
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps(smoke(root, name).to_dict()))
+    return run
+
+
+BAD_FILES = {
+    "empty": b"",
+    "garbage": b"\x00\xffnot a zip at all" * 100,
+    "half a zip": b"PK\x03\x04 half a zip",
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+def test_resuming_a_corrupt_file_is_one_line_and_leaves_nothing_behind(tmp_path, capsys, case):
+    """A bad --resume FILE once died in SB3's loader with a traceback, after it had made
+    the new run's directory and written its config.json there: the next try then found
+    "run directory ... already exists"."""
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    bad = downloads / "model.zip"
+    bad.write_bytes(BAD_FILES[case])
+    argv = ["train", "--preset", "smoke", "--resume", str(bad), "--run-dir", str(tmp_path / "runs")]
+    code = main([*argv, "--run-name", "n", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"llama-rl: error: config key 'resume': {bad} is not a usable checkpoint")
+    assert not (tmp_path / "runs").exists() and sorted(p.name for p in downloads.iterdir()) == ["model.zip"]
+    # the same inside a run: nothing added to the run, no lock left
+    run = _fake_run(tmp_path, "r")
+    checkpoint = run / "checkpoints" / "ppo_1024.zip"
+    checkpoint.write_bytes(BAD_FILES[case])
+    code = main(["train", "--resume", str(checkpoint), "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"{checkpoint} is not a usable checkpoint" in err, err
+    assert sorted(p.name for p in run.rglob("*")) == ["checkpoints", "config.json", "ppo_1024.zip"]
+
+
+def test_a_model_that_sb3_cannot_load_is_one_line_and_leaves_no_run(tmp_path, capsys):
+    """A zip whole enough for the checks (data with a step count, policy.pth) that SB3
+    still cannot load: a ValueError naming the file, and the new run's folder removed."""
+    import zipfile
+
+    fake = tmp_path / "fake.zip"
+    with zipfile.ZipFile(fake, "w") as zf:
+        zf.writestr("data", json.dumps({"num_timesteps": 1024}))
+        zf.writestr("policy.pth", b"not torch")
+    argv = ["train", "--preset", "smoke", "--resume", str(fake), "--run-dir", str(tmp_path / "runs")]
+    code = main([*argv, "--run-name", "n", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"config key 'resume': cannot load {fake}" in err, err
+    assert not (tmp_path / "runs" / "n").exists()
+
+
+@pytest.mark.parametrize("steps", [True, 1024.0, "1024", None])
+def test_a_checkpoint_whose_step_count_is_no_integer_is_not_whole(tmp_path, steps):
+    """``"num_timesteps": true`` passed as a step count (a bool is an int in Python)."""
+    import zipfile
+
+    path = tmp_path / "ppo_1024.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("data", json.dumps({"num_timesteps": steps}))
+        zf.writestr("policy.pth", b"weights")
+    assert checkpoint_problem(path) == "its data has no step count"
+
+
+def test_resuming_the_checkpoints_folder_resumes_its_run_and_makes_no_stray_folder(tmp_path, capsys):
+    """``--resume <run>/checkpoints`` once made ``<run>/checkpoints/checkpoints`` and then
+    found no checkpoint in it."""
+    run = _fake_run(tmp_path, "r")
+    code = main(["train", "--resume", str(run / "checkpoints"), "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"no usable checkpoint in {run}" in err, err
+    assert sorted(p.name for p in run.rglob("*")) == ["checkpoints", "config.json"]
+    train(smoke(tmp_path, "whole"))
+    whole = tmp_path / "whole"
+    code = main(
+        ["train", "--resume", str(whole / "checkpoints"), "--total-timesteps", "2560", "--final-eval-games", "0"]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert json.loads((whole / "summary.json").read_text())["num_timesteps"] == 2560
+    assert (whole / "config.resume_1.json").is_file() and not (whole / "checkpoints" / "checkpoints").exists()

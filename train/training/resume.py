@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from train.training.config import TrainConfig, config_from_dict
-from train.training.run_dir import RunDir
+from train.training.run_dir import RunDir, checkpoint_problem
 
 __all__ = ["FIXED_ON_RESUME", "run_of", "session_run", "find_checkpoint", "resume_config", "check_fixed"]
 
@@ -22,9 +22,13 @@ _RUN_IDENTITY = ("run_dir", "run_name", "resume")
 
 
 def run_of(path: str | Path) -> RunDir:
-    """The run a ``--resume`` path names: a run directory, or a checkpoint in one."""
+    """The run a ``--resume`` path names: a run directory, its ``checkpoints`` folder, or
+    a checkpoint in one."""
     p = Path(path)
     if p.is_dir():
+        parent = RunDir(p.parent)
+        if p == parent.checkpoints_dir and (parent.config_files() or parent.sessions_path.exists()):
+            return parent
         return RunDir(p)
     if p.is_file():
         return RunDir(p.parent.parent if p.parent.name == "checkpoints" else p.parent)
@@ -56,9 +60,13 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
 def find_checkpoint(path: str | Path) -> Path:
     """The checkpoint to resume from: the given zip, or a run directory's newest whole
     checkpoint (else its ``model.zip``). Checkpoints that are empty or corrupt are
-    skipped with a warning naming them."""
+    skipped with a warning naming them; a given zip that is not whole is a ``ValueError``
+    naming it."""
     p = Path(path)
     if p.is_file():
+        problem = checkpoint_problem(p)
+        if problem is not None:
+            raise ValueError(f"config key 'resume': {p} is not a usable checkpoint ({problem.splitlines()[0]})")
         return p
     run = run_of(p)
     found, skipped = run.newest_valid_checkpoint()

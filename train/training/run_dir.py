@@ -122,7 +122,7 @@ def checkpoint_problem(path: Path) -> str | None:
             if bad is not None:
                 return f"its entry {bad} is corrupt (bad CRC)"
             data = json.loads(zf.read("data").decode())
-        if not isinstance(data, dict) or not isinstance(data.get("num_timesteps"), int):
+        if not isinstance(data, dict) or type(data.get("num_timesteps")) is not int:  # not true, not 1.5
             return "its data has no step count"
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, UnicodeDecodeError) as exc:
         return f"{type(exc).__name__}: {exc}"
@@ -263,6 +263,16 @@ class RunDir:
             probe.unlink()
         except OSError as exc:
             raise RunDirError(f"cannot write the run directory {self.path}: {_reason(exc)}") from None
+
+    def remove_if_empty(self) -> None:
+        """Remove the directory (``checkpoints/`` and the lock included) if nothing else
+        was written there: a new run that failed before it trained leaves no folder to
+        block the next try. Only the holder of the lock calls it."""
+        with contextlib.suppress(OSError):
+            self.checkpoints_dir.rmdir()
+            if [p.name for p in self.path.iterdir()] == [self.lock_path.name]:
+                self.lock_path.unlink()
+                self.path.rmdir()
 
     def next_resume_config_path(self) -> Path:
         return self.path / f"config.resume_{len(self.config_files())}.json"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,21 +89,26 @@ def train(config: TrainConfig) -> TrainResult:
 
     config.validate()
     run, fresh = session_run(config)
+    if config.resume:
+        find_checkpoint(config.resume)  # a --resume that cannot be used is refused before anything is made
     run.create(fresh=fresh)
     with run.lock():
-        resume_from = find_checkpoint(config.resume) if config.resume else None
-        return _train_locked(config, run, resume_from, torch, MaskablePPO)
+        try:
+            resume_from = None
+            if config.resume:  # again, now that no other trainer writes the run: its newest checkpoint
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the skipped ones were reported above
+                    resume_from = find_checkpoint(config.resume)
+            return _train_locked(config, run, resume_from, torch, MaskablePPO)
+        except BaseException:
+            if fresh:  # a new run that failed before it wrote anything leaves no folder to block the next try
+                run.remove_if_empty()
+            raise
 
 
 def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
     torch.set_num_threads(config.torch_threads)
     torch.manual_seed(config.seed)
-    config_file = run.next_resume_config_path() if run.config_files() else run.config_path
-    try:
-        write_json_atomic(config_file, config.to_dict())  # exactly what this session runs
-    except OSError as exc:
-        raise RunDirError(f"cannot write {config_file}: {exc}") from None
-
     env_seed = config.seed
     if resume_from is not None:
         # fresh games for the resumed part, still determined by (seed, step count)
@@ -140,7 +146,13 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
     )
     if resume_from is not None:
         # the loaded algorithm takes this session's settings before it builds its buffers
-        model = ppo_cls.load(resume_from, env=env, device="cpu", custom_objects={"learning_rate": lr}, **hyper)
+        try:
+            model = ppo_cls.load(resume_from, env=env, device="cpu", custom_objects={"learning_rate": lr}, **hyper)
+        except Exception as exc:  # noqa: BLE001 - a zip whole but not SB3's raises many types
+            first = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise ValueError(
+                f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {type(exc).__name__}: {first}"
+            ) from None
     else:
         act_fn = torch.nn.ReLU if config.activation == "relu" else torch.nn.Tanh
         arch = list(config.net_arch)
@@ -153,6 +165,12 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
             **hyper,
         )
     env.set_policy("self", actor_policy(actor_from_policy(model.policy), opp_rng))
+    # recorded once the model is there: a session that could not start leaves no config
+    config_file = run.next_resume_config_path() if run.config_files() else run.config_path
+    try:
+        write_json_atomic(config_file, config.to_dict())  # exactly what this session runs
+    except OSError as exc:
+        raise RunDirError(f"cannot write {config_file}: {exc}") from None
 
     # the past league: snapshots of earlier checkpoints of this run
     past: list[Actor] = []
