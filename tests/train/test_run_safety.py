@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -361,3 +362,102 @@ def test_resuming_the_checkpoints_folder_resumes_its_run_and_makes_no_stray_fold
     assert code == 0, capsys.readouterr().err
     assert json.loads((whole / "summary.json").read_text())["num_timesteps"] == 2560
     assert (whole / "config.resume_1.json").is_file() and not (whole / "checkpoints" / "checkpoints").exists()
+
+
+def test_temporary_files_of_a_killed_write_are_removed_at_the_next_start(tmp_path):
+    """A trainer killed (SIGKILL, power loss) while writing leaves ``.<name>.<random>.tmp``
+    beside the file; the next trainer to take the lock removes them, and only them."""
+    run = RunDir(tmp_path / "k")
+    run.create(fresh=True)
+    left = [
+        run.checkpoints_dir / ".ppo_4096.zip.3f9a1c.tmp",
+        run.path / ".model.zip.77aa01.tmp",
+        run.path / ".summary.json.0b1c2d.tmp",
+    ]
+    for p in left:
+        p.write_bytes(b"PK\x03\x04 half")
+    (run.checkpoints_dir / ".rllib_4096.tmp").mkdir()  # the RLlib backend's checkpoint folder
+    (run.checkpoints_dir / ".rllib_4096.tmp" / "state.pkl").write_bytes(b"half")
+    kept = [run.path / "notes.tmp", run.path / ".hidden", run.checkpoints_dir / "ppo_1024.zip"]
+    for p in kept:
+        p.write_bytes(b"mine")
+    with run.lock():
+        assert not any(p.exists() for p in left) and not (run.checkpoints_dir / ".rllib_4096.tmp").exists()
+    assert all(p.read_bytes() == b"mine" for p in kept)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002], ids=oct)
+def test_run_files_follow_the_umask(tmp_path, umask):
+    """Files were written through ``mkstemp`` and kept its 0600: a run could not be read
+    by the group or by a web server that shows it."""
+    from train.training.run_dir import write_json_atomic
+
+    old = os.umask(umask)
+    try:
+        run = RunDir(tmp_path / "u")
+        run.create(fresh=True)
+        write_json_atomic(run.summary_path, {"a": 1})
+        with run.lock():
+            lock_mode = run.lock_path.stat().st_mode & 0o777
+        run.append_jsonl(run.sessions_path, {"b": 2})
+    finally:
+        os.umask(old)
+    expected = 0o666 & ~umask
+    assert (run.summary_path.stat().st_mode & 0o777) == expected
+    assert (run.sessions_path.stat().st_mode & 0o777) == expected
+    assert lock_mode == expected
+
+
+def _race_for_the_lock(path: str, barrier, results) -> None:
+    run = RunDir(path)
+    barrier.wait()
+    try:
+        run.create(fresh=False)
+        with run.lock():
+            fd = os.open(os.path.join(path, "holder"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)  # two holders: fails
+            time.sleep(0.1)
+            os.close(fd)
+            os.unlink(os.path.join(path, "holder"))
+            results.put("held")
+    except RunDirError as exc:
+        results.put(str(exc))
+    except Exception as exc:  # noqa: BLE001 - reported to the test
+        results.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_trainers_racing_for_one_run_get_the_lock_message(tmp_path):
+    """Two trainers started at once on one run: the second once got "cannot write the
+    run directory" (both wrote and removed one probe file) or, reading the first's lock
+    before it was written, took it over as stale; now one holds it and the others are
+    told the run is in use."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    path = str(tmp_path / "race")
+    messages: list[str] = []
+    for _ in range(8):
+        barrier, results = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_race_for_the_lock, args=(path, barrier, results)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        got = [results.get(timeout=30) for _ in procs]
+        for p in procs:
+            p.join()
+        assert got.count("held") >= 1, got
+        messages += [m for m in got if m != "held"]
+    assert all("is in use by another trainer" in m for m in messages), messages
+    assert not RunDir(path).lock_path.exists()
+
+
+def test_a_lock_being_written_is_not_taken_over(tmp_path):
+    """A lock file that is there but not yet readable and only just made belongs to a
+    trainer that is starting: the run is in use. An old unreadable one is stale."""
+    run = RunDir(tmp_path / "w")
+    run.create(fresh=True)
+    run.lock_path.write_text("")
+    with pytest.raises(RunDirError, match="is in use by another trainer"), run.lock():
+        pass
+    os.utime(run.lock_path, (time.time() - 60, time.time() - 60))
+    with pytest.warns(RuntimeWarning, match="taking over a stale lock"), run.lock():
+        pass
+    assert not run.lock_path.exists()

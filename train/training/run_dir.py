@@ -10,9 +10,13 @@ Nothing saved is ever lost:
 
 * every file is written to a temporary file in the same directory and moved into place
   with ``os.replace``, so a file is either the old one or the new one, never half
-  written (a crash, a full disk or a second Ctrl-C leaves the previous version);
+  written (a crash, a full disk or a second Ctrl-C leaves the previous version); the
+  temporary files a killed trainer leaves (``.<name>.<random>.tmp``) are removed by
+  the next one to take the lock. Files are made as ``open`` makes them: mode 0666 less
+  the umask;
 * a trainer holds ``.lock`` while it writes, so two trainers never write one run; a
-  lock left by a process that no longer exists is taken over with a warning;
+  lock appears whole at once (a hard link to a written file), and one left by a process
+  that no longer exists is taken over with a warning;
 * resuming checks each checkpoint before using it and falls back to the newest one
   that is whole (:meth:`RunDir.newest_valid_checkpoint`).
 """
@@ -22,6 +26,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
+import shutil
 import signal
 import socket
 import sys
@@ -46,6 +52,11 @@ __all__ = [
 ]
 
 CHECKPOINT_GLOB = "ppo_*.zip"
+TEMP_GLOB = ".*.tmp"
+"""Temporary files (and the RLlib backend's temporary checkpoint folders) of writes in progress."""
+_LOCK_BEING_WRITTEN_S = 10.0
+"""An unreadable lock younger than this is taken to be a starting trainer's (the fallback
+for file systems without hard links writes it in place); an older one as left behind."""
 
 
 class RunDirError(OSError):
@@ -86,15 +97,27 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
 
     A crash, an error or Ctrl-C while writing leaves ``path`` as it was, never a partial
     file."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = _new_file(path.parent, f".{path.name}.", ".tmp")
     try:
         write(tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _new_file(directory: Path, prefix: str, suffix: str) -> Path:
+    """A new empty file of a random name in ``directory``, made as ``open`` makes files
+    (mode 0666 less the umask; ``tempfile.mkstemp`` would make every run file 0600)."""
+    for _ in range(100):
+        path = directory / f"{prefix}{secrets.token_hex(6)}{suffix}"
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return path
+    raise FileExistsError(f"no free temporary name {prefix}*{suffix} in {directory}")  # pragma: no cover
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -258,9 +281,8 @@ class RunDir:
             raise ValueError(f"config key 'run_name': run directory {self.path} already exists and is not empty")
         try:
             self.checkpoints_dir.mkdir(parents=True, exist_ok=True)
-            probe = self.path / ".write_test"
-            probe.write_bytes(b"")
-            probe.unlink()
+            # a probe of its own: two trainers starting at once must not remove each other's
+            _new_file(self.path, ".write_test.", "").unlink(missing_ok=True)
         except OSError as exc:
             raise RunDirError(f"cannot write the run directory {self.path}: {_reason(exc)}") from None
 
@@ -291,35 +313,67 @@ class RunDir:
         """Hold ``.lock`` while a trainer writes this run.
 
         Another live trainer's lock is an error; a lock whose process is gone (killed,
-        crashed) on this machine is stale and taken over with a warning."""
-        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
-        for _ in range(2):
+        crashed) on this machine is stale and taken over with a warning. Once it holds
+        the lock, the trainer removes the temporary files that killed writes left."""
+        me = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()})
+        for _ in range(3):
             try:
-                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                self._break_stale_lock()
-                continue
+                if self._create_lock(me):
+                    break
             except OSError as exc:
                 raise RunDirError(f"cannot lock the run directory {self.path}: {_reason(exc)}") from None
-            with os.fdopen(fd, "w") as fh:
-                json.dump(me, fh)
-            break
-        else:  # pragma: no cover - the stale lock came back between two attempts
+            self._break_stale_lock()
+        else:  # pragma: no cover - the stale lock came back between attempts
             raise RunDirError(f"cannot lock the run directory {self.path}: another trainer took it")
         try:
+            self._remove_temp_files()
             yield
         finally:
             with contextlib.suppress(OSError):
-                held = json.loads(self.lock_path.read_text(encoding="utf-8"))
-                if held.get("pid") == me["pid"] and held.get("host") == me["host"]:
+                if self.lock_path.read_text(encoding="utf-8") == me:
                     self.lock_path.unlink()
 
-    def _break_stale_lock(self) -> None:
+    def _create_lock(self, content: str) -> bool:
+        """Make ``.lock`` holding ``content``, whole from the moment it exists (a hard link
+        to a file written first), so no other trainer ever reads it half written; False
+        if a lock is there."""
+        tmp = _new_file(self.path, ".lock.", "")  # not .tmp: another trainer's clean-up leaves it alone
         try:
-            held = json.loads(self.lock_path.read_text(encoding="utf-8"))
+            tmp.write_text(content, encoding="utf-8")
+            try:
+                os.link(tmp, self.lock_path)
+            except FileExistsError:
+                return False
+            except OSError:  # a file system without hard links: make it in place
+                try:
+                    fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+                except FileExistsError:
+                    return False
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(content)
+            return True
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _break_stale_lock(self) -> None:
+        """Take away a lock whose trainer is gone; a ``RunDirError`` when it is alive."""
+        try:
+            raw = self.lock_path.read_bytes()
+            age = time.time() - self.lock_path.stat().st_mtime
+        except FileNotFoundError:
+            return  # released meanwhile: try again
+        except OSError:
+            raw, age = b"", _LOCK_BEING_WRITTEN_S
+        try:
+            held = json.loads(raw)
             pid, host = int(held["pid"]), str(held["host"])
-        except (OSError, ValueError, KeyError, TypeError):
-            held, pid, host = {}, -1, socket.gethostname()  # unreadable: treat as left behind
+        except (ValueError, KeyError, TypeError):
+            if age < _LOCK_BEING_WRITTEN_S:
+                raise RunDirError(
+                    f"run directory {self.path} is in use by another trainer (its lock {self.lock_path} is being "
+                    "written); wait for it to finish, or train into another run"
+                ) from None
+            held, pid, host = {}, -1, socket.gethostname()  # unreadable and old: treat as left behind
         if host != socket.gethostname():
             raise RunDirError(
                 f"run directory {self.path} is locked by process {pid} on {host}; if no trainer runs "
@@ -332,13 +386,39 @@ class RunDir:
                 f"run directory {self.path} is in use by another trainer (process {pid}, since {when}); "
                 "wait for it to finish, or train into another run"
             )
+        # Move the lock aside, then make sure it is the one judged stale: another trainer
+        # may have broken it and taken a lock of its own since it was read.
+        aside = self.path / f".lock.stale.{secrets.token_hex(6)}"
+        try:
+            os.rename(self.lock_path, aside)
+        except FileNotFoundError:
+            return  # another trainer took it away first: try again
+        try:
+            if aside.read_bytes() != raw:
+                with contextlib.suppress(OSError):
+                    os.link(aside, self.lock_path)  # give it back
+                raise RunDirError(
+                    f"run directory {self.path} is in use by another trainer (it took over the lock just now); "
+                    "wait for it to finish, or train into another run"
+                )
+        finally:
+            aside.unlink(missing_ok=True)
         warnings.warn(
             f"run directory {self.path}: taking over a stale lock left by process {pid}, which no longer runs",
             RuntimeWarning,
             stacklevel=4,
         )
-        with contextlib.suppress(FileNotFoundError):
-            self.lock_path.unlink()
+
+    def _remove_temp_files(self) -> None:
+        """Remove what writes killed half way left (only the lock's holder writes here, so
+        none of them is in progress)."""
+        for d in (self.path, self.checkpoints_dir):
+            for p in d.glob(TEMP_GLOB):
+                with contextlib.suppress(OSError):
+                    if p.is_dir() and not p.is_symlink():
+                        shutil.rmtree(p)
+                    else:
+                        p.unlink()
 
 
 def _reason(exc: OSError) -> str:
