@@ -217,6 +217,14 @@ def test_people_at_one_table_each_see_and_move_only_their_seat(client, store):
     assert names == ["Ann", "heuristic", "Bob"]
 
 
+def finish(client, state):
+    """Step a watched or replayed game to its end (a step is at most 200 moves)."""
+    token = state["token"]
+    while not state["game_over"]:
+        state = client.post(f"/api/games/{state['id']}/step", json={"moves": 200}, headers=as_(token)).json()
+    return state
+
+
 def test_the_store_is_bounded_and_forgets_idle_games():
     store = SessionStore(max_games=3, idle_seconds=600)
     client = make_client(store)
@@ -234,20 +242,12 @@ def test_a_full_store_makes_room_by_forgetting_the_oldest_finished_game():
     client = make_client(store)
     games = [create(client, "@heuristic", "@heuristic") for _ in range(3)]
     for g in games[:2]:  # two games end; the first one is then used again
-        while not g["game_over"]:
-            g = client.post(f"/api/games/{g['id']}/step", json={"moves": 200}, headers=as_(g["token"])).json()
+        finish(client, g)
     client.get(f"/api/games/{games[0]['id']}", headers=as_(games[0]["token"]))
     assert client.post("/api/games", json={"seats": seats("@random", "@random")}).status_code == 201
     assert client.get(f"/api/games/{games[1]['id']}").status_code == 404  # the least recently used finished game
     for g in (games[0], games[2]):
         assert client.get(f"/api/games/{g['id']}", headers=as_(g["token"])).status_code == 200
-
-
-def finish(client, state):
-    while not state["game_over"]:
-        state = client.post(f"/api/games/{state['id']}/step", json={"moves": 200}, headers=as_(state["token"]))
-        state = state.json()
-    return state
 
 
 def test_watch_and_replay_a_record_exactly(client):

@@ -233,14 +233,18 @@ class _App:
     def lane(self, session: GameSession) -> anyio.CapacityLimiter:
         return self.slow_games if session.slow else self.games
 
-    def changing(self, session: GameSession, change: Callable[[], None]) -> None:
-        """Run ``change`` on a worker thread's behalf; a game already changing refuses."""
+    def changed(
+        self, session: GameSession, change: Callable[[], None], viewer: int | None, since: int | None
+    ) -> Response:
+        """On a worker thread: ``change`` the game (a game already changing refuses, it
+        does not queue), then the viewer's view of it."""
         if not session.lock.acquire(blocking=False):
             raise SessionError("this game is busy with another request; try again", 409)
         try:
             change()
         finally:
             session.lock.release()
+        return JSONResponse(session.view(viewer, since))
 
     def saved(self, session: GameSession) -> None:
         """Save a finished game to the history (called on the thread that finished it)."""
@@ -281,9 +285,7 @@ class _App:
         since = _field_int(body, "since", -1, 10**9, None)
         session, viewer = self.session(request)
         change = partial(session.move, viewer, body["action"])
-        return await self.work(
-            lambda: self.changing(session, change) or JSONResponse(session.view(viewer, since)), self.lane(session)
-        )
+        return await self.work(partial(self.changed, session, change, viewer, since), self.lane(session))
 
     async def step(self, request: Request) -> Response:
         body = await _body(request)
@@ -293,9 +295,7 @@ class _App:
         since = _field_int(body, "since", -1, 10**9, None)
         session, viewer = self.session(request)
         change = partial(session.step, viewer, moves or 1)
-        return await self.work(
-            lambda: self.changing(session, change) or JSONResponse(session.view(viewer, since)), self.lane(session)
-        )
+        return await self.work(partial(self.changed, session, change, viewer, since), self.lane(session))
 
     async def record(self, request: Request) -> Response:
         session, _ = self.session(request)
