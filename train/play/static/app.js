@@ -33,15 +33,25 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-async function api(method, path, body) {
+// A request with this page's seat token; `text` is a body already written as JSON. A game
+// record travels as the text it came in: JSON.parse would round the generator's 128-bit
+// state in it to a float, and the server would refuse the record.
+async function send(method, path, text) {
   const headers = {};
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (text !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers["X-Llama-Token"] = token;
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  let data = null;
-  try { data = await response.json(); } catch (err) { data = {}; }
-  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
-  return data;
+  const response = await fetch(path, { method, headers, body: text });
+  if (!response.ok) {
+    let data = {};
+    try { data = await response.json(); } catch (err) { /* not JSON */ }
+    throw new Error(data.error || `HTTP ${response.status}`);
+  }
+  return response;
+}
+
+async function api(method, path, body) {
+  const response = await send(method, path, body === undefined ? undefined : JSON.stringify(body));
+  try { return await response.json(); } catch (err) { return {}; }
 }
 
 function delay() {
@@ -116,9 +126,9 @@ async function replayFile(event) {
   if (!file) return;
   $("setup-error").textContent = "";
   try {
-    const record = JSON.parse(await file.text());
+    const text = await file.text();
     token = null;
-    const state = await api("POST", "/api/replays", record);
+    const state = await (await send("POST", "/api/replays", text)).json();
     token = state.token;
     begin(state);
   } catch (err) {
@@ -183,7 +193,8 @@ function log(text, cls) {
   const li = el("li", { text });
   if (cls) li.className = cls;
   $("log").append(li);
-  li.scrollIntoView({ block: "nearest" });
+  const panel = $("log").closest(".log-panel");  // scrolled inside: the page must not jump away from the hand
+  panel.scrollTop = panel.scrollHeight;
 }
 
 function showNext() {
@@ -353,6 +364,7 @@ function playAuto() {
   const tick = async () => {
     if (!game || game.game_over || (game.mode === "replay" && game.moves_left === 0)) { stopAutoplay(); render(); return; }
     if (!animating) await step();
+    if (autoplay === null) return;  // paused while the step was on its way
     autoplay = setTimeout(tick, delay());
   };
   autoplay = setTimeout(tick, 0);
@@ -367,8 +379,8 @@ function stopAutoplay() {
 
 async function download() {
   try {
-    const record = await api("GET", `/api/games/${game.id}/record`);
-    const url = URL.createObjectURL(new Blob([JSON.stringify(record)], { type: "application/json" }));
+    const record = await (await send("GET", `/api/games/${game.id}/record`)).text();
+    const url = URL.createObjectURL(new Blob([record], { type: "application/json" }));
     const a = el("a", { href: url, download: "llama-game.json" });
     document.body.append(a);
     a.click();
