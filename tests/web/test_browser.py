@@ -1,61 +1,101 @@
-"""A whole 3-player game against ``heuristic``, played by clicking in a real headless
-Chromium (Debian's chromium and chromium-driver; nothing is downloaded).
+"""The page of ``llama-rl serve`` in a real headless Chromium (Debian's chromium and
+chromium-driver; Selenium runs offline and downloads nothing).
 
-It checks that the screen follows every move, that an illegal card cannot be played,
-and that round results and the final standings appear, and it saves a screenshot.
+* A whole game by clicking, on a 1280x720 screen and on a 390x844 phone: after every
+  move the screen is the server's state, only legal cards can be played, nothing needs
+  sideways scrolling, the controls fit a laptop screen without scrolling and are touch
+  sized on the phone; then the history page rates the finished game and replays it.
+* Two friends in two browsers, each with only their own hand and their own moves.
+* Names from data are text, never markup (a replayed record with HTML in its names).
+* Watching agents shows every hand; an unknown agent shows the server's error.
+
+``LLAMA_RL_SCREENSHOTS=docs/img`` writes the docs' pictures (play-desktop.png,
+play-phone.png) instead of throwaway ones.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import shutil
-import socket
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
 from selenium import webdriver
+from selenium.common.exceptions import ElementClickInterceptedException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from train.play.web import create_app
+import llama_env.agent as agent_registry
+from llama_env.engine import LlamaGame
+from llama_env.record import GameRecording
+from llama_env.table import Table, TableListener
+from train.play.history import History
+from train.play.session import GameSession, SessionError, SessionStore, new_game
+from train.play.web import bind, create_app
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-SCREENSHOT = os.environ.get("LLAMA_RL_SCREENSHOT")  # set to also write the README's picture
+SCREENSHOTS = os.environ.get("LLAMA_RL_SCREENSHOTS")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@dataclass(frozen=True)
+class Screen:
+    name: str
+    width: int
+    height: int
+    phone: bool
 
 
-@pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    config = uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
+DESKTOP = Screen("desktop", 1280, 720, phone=False)
+PHONE = Screen("phone", 390, 844, phone=True)
+TOUCH = 44
+"""Smallest touch target, in CSS pixels (Apple's and Google's guidelines)."""
+
+
+# --------------------------------------------------------------------------- server and browsers
+
+
+@dataclass(frozen=True)
+class Site:
+    url: str
+    store: SessionStore
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site]:
+    """The app with a history file of its own, served by uvicorn on a thread. The
+    store's secret is fixed, so a seed deals the same game every run."""
+    store = SessionStore(secret=bytes(16))
+    history = History(tmp_path / "history.sqlite3")
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(store, history=history), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     for _ in range(200):
-        if srv.started:
+        if server.started:
             break
         time.sleep(0.05)
-    assert srv.started, "the server did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
+    assert server.started, "the server did not start"
+    yield Site(f"http://127.0.0.1:{port}", store)
+    server.should_exit = True
     thread.join(timeout=10)
+    sock.close()
+    history.close()
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def chromium(profile: Path) -> webdriver.Chrome:
     assert os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER), (
-        "the browser test needs Debian's chromium and chromium-driver (.ci/run installs them)"
+        "the browser tests need Debian's chromium and chromium-driver (.ci/run installs them)"
     )
     os.environ["SE_OFFLINE"] = "true"  # Selenium must never fetch a driver or a browser
     options = webdriver.ChromeOptions()
@@ -70,119 +110,425 @@ def browser(tmp_path_factory):
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
-        "--window-size=1300,1400",
-        f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+        "--hide-scrollbars",
+        "--window-size=1300,900",
+        f"--user-data-dir={profile}",
     ):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_script_timeout(30)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chrome]:
+    driver = chromium(tmp_path_factory.mktemp("chromium"))
     yield driver
     driver.quit()
 
 
-def idle(driver) -> dict:
-    WebDriverWait(driver, 30, poll_frequency=0.05).until(
-        lambda d: d.execute_script("return window.llamaIdle === true && window.llamaState !== undefined")
+def open_page(driver: webdriver.Chrome, url: str, screen: Screen) -> None:
+    """``url`` in a viewport of exactly ``screen`` (a window's size would include the
+    browser's own bars), as a phone's browser lays it out when ``screen.phone``."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": screen.width, "height": screen.height, "deviceScaleFactor": 1, "mobile": screen.phone},
+    )
+    driver.get(url)
+    assert driver.execute_script("return [innerWidth, innerHeight]") == [screen.width, screen.height]
+
+
+# --------------------------------------------------------------------------- reading the page
+
+
+def idle(driver: webdriver.Chrome, until: str = "true", timeout: float = 30) -> dict[str, Any]:
+    """The state the page shows once it has shown everything it received (and
+    ``until``, a JavaScript condition, holds)."""
+    WebDriverWait(driver, timeout, poll_frequency=0.05).until(
+        lambda d: d.execute_script(f"return window.llamaIdle === true && window.llamaState !== undefined && ({until})")
     )
     return driver.execute_script("return window.llamaState")
-
-
-def screen(driver) -> dict:
-    """What the page shows now."""
-    svg = driver.find_element(By.CSS_SELECTOR, "#table svg").get_attribute("outerHTML")
-    return {
-        "round": int(re.search(r">Round (\d+)", svg).group(1)),
-        "draw": int(re.search(r">draw (\d+)<", svg).group(1)),
-        "hand": [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#hand button")],
-        "enabled": [
-            b.get_attribute("data-action") for b in driver.find_elements(By.CSS_SELECTOR, "#hand button:enabled")
-        ],
-        "log": len(driver.find_elements(By.CSS_SELECTOR, "#log li")),
-    }
 
 
 def card_text(card: int) -> str:
     return "L" if card == 7 else str(card)
 
 
-def test_a_whole_game_by_clicking(server, browser, tmp_path):
-    driver = browser
-    driver.get(server)
-    Select(driver.find_element(By.ID, "players")).select_by_visible_text("3")
-    driver.find_element(By.ID, "seed").send_keys("11")
-    end = driver.find_element(By.ID, "end-score")
-    end.clear()
-    end.send_keys("25")
-    driver.execute_script("document.getElementById('speed').value = 10")
-    driver.find_element(By.ID, "start").click()
+def hand_shown(driver: webdriver.Chrome) -> list[str]:
+    return [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#hand button")]
 
-    log_seen = 0
-    tried_illegal = rounds_shown = clicks = 0
-    while True:
-        state = idle(driver)
-        shown = screen(driver)
-        # the screen follows every move: each event became a log line, and the picture and
-        # the hand are the server's state
-        log_seen += len(state["events"])
-        assert shown["log"] == log_seen
-        assert shown["round"] == state["round"] and shown["draw"] == state["draw_pile"]
-        if state["game_over"]:
-            break
-        assert state["your_turn"]
-        assert shown["hand"] == [card_text(c) for c in state["hand"]]
-        assert {int(a) for a in shown["enabled"]} == {c - 1 for c in state["hand"]} & set(state["legal"])
-        if any(e["type"] == "round" for e in state["events"]):
-            rounds_shown += 1
-            result = driver.find_element(By.ID, "round-result")
-            assert result.is_displayed() and "Round" in result.text
-            assert len(result.find_elements(By.CSS_SELECTOR, "tr")) == 1 + 3
-        disabled = driver.find_elements(By.CSS_SELECTOR, "#hand button:disabled")
-        if disabled:  # an illegal card cannot be played: clicking it does nothing
-            driver.execute_script("arguments[0].click()", disabled[0])
-            time.sleep(0.2)
-            assert screen(driver)["log"] == log_seen
-            assert driver.execute_script("return window.llamaState")["id"] == state["id"]
-            tried_illegal += 1
-        plays = driver.find_elements(By.CSS_SELECTOR, "#hand button:enabled")
-        if plays:
-            plays[0].click()
-        elif driver.find_element(By.ID, "draw").is_enabled() and clicks % 3:
-            driver.find_element(By.ID, "draw").click()
+
+def enabled_cards(driver: webdriver.Chrome) -> set[int]:
+    return {int(b.get_attribute("data-action")) for b in driver.find_elements(By.CSS_SELECTOR, "#hand button:enabled")}
+
+
+def log_lines(driver: webdriver.Chrome) -> list[str]:
+    return driver.execute_script("return [...document.querySelectorAll('#log li')].map((li) => li.textContent)")
+
+
+def shown(driver: webdriver.Chrome, element_id: str) -> bool:
+    return driver.find_element(By.ID, element_id).is_displayed()
+
+
+LAYOUT = """
+const overlay = arguments[0];
+const targets = [...document.querySelectorAll('#hand button'), document.getElementById('draw'),
+                 document.getElementById('quit')];
+if (overlay) targets.push(document.getElementById('round-result'), document.getElementById('round-ok'));
+return {
+  width: innerWidth, height: innerHeight, scrollWidth: document.documentElement.scrollWidth,
+  targets: targets.map((e) => {
+    const r = e.getBoundingClientRect();  // where it is in the viewport, scrolled as the page left it
+    return {what: e.id || 'card ' + e.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom,
+            width: r.width, height: r.height};
+  }),
+};
+"""
+
+
+BROKEN_WORDS = r"""
+const broken = [];
+for (const e of document.querySelectorAll(arguments[0])) {
+  const text = e.textContent.trim();
+  if (!text || /\s/.test(text) || e.children.length) continue;
+  const range = document.createRange();
+  range.selectNodeContents(e);
+  if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) broken.push(text);
+}
+return broken;
+"""
+"""The texts of one word that the page breaks over two lines (a table squeezed too far)."""
+
+
+def check_layout(driver: webdriver.Chrome, screen: Screen, *, overlay: bool) -> None:
+    """Nothing scrolls sideways; on a laptop's screen the cards, Draw, Quit (and the
+    round's result) are in view without scrolling; on a phone they may be further down,
+    but each is a touch target."""
+    page = driver.execute_script(LAYOUT, overlay)
+    assert [page["width"], page["height"]] == [screen.width, screen.height]
+    assert page["scrollWidth"] <= page["width"], f"the page scrolls sideways: {page['scrollWidth']} px wide"
+    for t in page["targets"]:
+        assert t["left"] >= 0 and t["right"] <= page["width"], f"{t['what']} sticks out sideways: {t}"
+        if screen.phone:
+            assert t["width"] >= TOUCH and t["height"] >= TOUCH, f"{t['what']} is too small to tap: {t}"
         else:
-            driver.find_element(By.ID, "quit").click()
-        clicks += 1
-        assert clicks < 400, "the game did not end"
-    standings = driver.find_element(By.ID, "standings")
-    assert standings.is_displayed() and "Final standings" in standings.text
-    assert len(standings.find_elements(By.CSS_SELECTOR, "tr")) == 1 + 3
-    assert rounds_shown >= 1 and tried_illegal >= 1
-    path = Path(SCREENSHOT) if SCREENSHOT else tmp_path / "play.png"
+            assert t["top"] >= 0 and t["bottom"] <= page["height"], f"{t['what']} needs scrolling: {t}"
+
+
+def set_up(driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int, end_score: int) -> None:
+    """Fill the new-game form: one (``person``/``agent``, name or spec) per seat."""
+    Select(driver.find_element(By.ID, "players")).select_by_visible_text(str(len(seats)))
+    rows = driver.find_elements(By.CSS_SELECTOR, "#seat-rows .seat-row")
+    assert len(rows) == len(seats)
+    for row, (kind, text) in zip(rows, seats, strict=True):
+        Select(row.find_element(By.TAG_NAME, "select")).select_by_value(kind)
+        box = row.find_element(By.TAG_NAME, "input")
+        box.clear()
+        box.send_keys(text)
+    for field, value in (("seed", seed), ("end-score", end_score)):
+        box = driver.find_element(By.ID, field)
+        box.clear()
+        box.send_keys(str(value))
+    driver.execute_script("document.getElementById('speed').value = 10")
+
+
+def play_something(driver: webdriver.Chrome, turn: int) -> None:
+    """A legal move by clicking: the first playable card, else draw (two turns in three),
+    else quit."""
+    cards = driver.find_elements(By.CSS_SELECTOR, "#hand button:enabled")
+    draw = driver.find_element(By.ID, "draw")
+    if cards:
+        cards[0].click()
+    elif draw.is_enabled() and turn % 3:
+        draw.click()
+    else:
+        driver.find_element(By.ID, "quit").click()
+
+
+def dismiss_round(driver: webdriver.Chrome) -> None:
+    driver.find_element(By.ID, "round-ok").click()
+    assert not shown(driver, "round-result")
+
+
+def screenshot(driver: webdriver.Chrome, name: str, tmp_path: Path) -> None:
+    path = Path(SCREENSHOTS) / name if SCREENSHOTS else tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
 
 
-def test_watching_agents_and_a_bad_request_in_the_browser(server, browser):
+# --------------------------------------------------------------------------- 1. a whole game, then its history
+
+
+@pytest.mark.parametrize("screen", [DESKTOP, PHONE], ids=lambda s: s.name)
+def test_a_whole_game_by_clicking_then_its_history(site, browser, screen, tmp_path):
     driver = browser
-    driver.get(server)
-    Select(driver.find_element(By.ID, "mode")).select_by_value("watch")
-    inputs = driver.find_elements(By.CSS_SELECTOR, "#seat-agents input.agent")
-    assert len(inputs) == 3  # a watched game has an agent in every seat
-    inputs[1].clear()
-    inputs[1].send_keys("nosuchagent")
+    open_page(driver, site.url, screen)
+    set_up(driver, [("person", "Ann"), ("agent", "heuristic"), ("agent", "random")], seed=7, end_score=20)
     driver.find_element(By.ID, "start").click()
-    WebDriverWait(driver, 10).until(lambda d: "unknown agent" in d.find_element(By.ID, "setup-error").text)
-    inputs[1].clear()
-    inputs[1].send_keys("random")
-    driver.find_element(By.ID, "start").click()
-    idle(driver)
-    driver.execute_script("document.getElementById('speed').value = 10")
+
+    log_seen = turns = rounds = 0
+    tried_disabled = forced = False
+    pictured = False
+    while True:
+        state = idle(driver)
+        # the screen follows every move: each event is one more line in the log
+        log_seen += len(state["events"])
+        assert len(log_lines(driver)) == log_seen
+        assert driver.find_element(By.ID, "game-error").text == "", "an old error stays on screen"
+        round_over = any(e["type"] == "round" for e in state["events"])
+        check_layout(driver, screen, overlay=round_over)
+        # the hand is the server's, and exactly the legal cards can be clicked
+        assert hand_shown(driver) == [card_text(c) for c in state["hand"]]
+        if round_over:
+            rounds += 1
+            result = driver.find_element(By.ID, "round-result")
+            assert result.is_displayed() and "Round" in result.text
+            assert len(result.find_elements(By.CSS_SELECTOR, "tr")) == 1 + 3
+        if state["game_over"]:
+            break
+        assert state["your_turn"] and state["seat"] == 0
+        assert enabled_cards(driver) == {c - 1 for c in state["hand"]} & set(state["legal"])
+        assert driver.find_element(By.ID, "draw").is_enabled() == (7 in state["legal"])
+        assert driver.find_element(By.ID, "quit").is_enabled() == (8 in state["legal"])
+        if round_over:
+            dismiss_round(driver)
+        disabled = driver.find_elements(By.CSS_SELECTOR, "#hand button:disabled")
+        if disabled and not tried_disabled:
+            # a real click on a card that cannot be played does nothing
+            ActionChains(driver).move_to_element(disabled[0]).click().perform()
+            time.sleep(0.3)
+            assert driver.execute_script("return window.llamaIdle && window.llamaState.seq") == state["seq"]
+            assert len(log_lines(driver)) == log_seen
+            tried_disabled = True
+        elif disabled and not forced:
+            # a card forced past its disabled state: the server refuses it and the page says why
+            driver.execute_script("arguments[0].disabled = false; arguments[0].click()", disabled[0])
+            assert idle(driver)["seq"] == state["seq"]
+            assert "illegal" in driver.find_element(By.ID, "game-error").text.lower()
+            assert len(log_lines(driver)) == log_seen
+            assert hand_shown(driver) == [card_text(c) for c in state["hand"]]
+            forced = True
+        if not pictured and turns >= 4 and len(state["hand"]) >= 4 and enabled_cards(driver):
+            screenshot(driver, f"play-{screen.name}.png", tmp_path)
+            pictured = True
+        play_something(driver, turns)
+        turns += 1
+        assert turns < 300, "the game did not end"
+
+    standings = driver.find_element(By.ID, "standings")
+    assert "Final standings" in standings.text and state["result"] in standings.text
+    assert [r.text.split()[1] for r in standings.find_elements(By.CSS_SELECTOR, "tr")[1:]] == [
+        s["name"] for s in state["standings"]
+    ]
+    assert rounds >= 2 and tried_disabled and forced and pictured
+    if not screen.phone:
+        assert standings.is_displayed() and standings.rect["y"] + standings.rect["height"] <= screen.height
+
+    # 5. the history: the finished game is listed and rated, and replays
+    driver.find_element(By.ID, "nav-history").click()
+    WebDriverWait(driver, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#games tr")) == 2)
+    ratings = {
+        tuple(td.text for td in row.find_elements(By.TAG_NAME, "td")[1:3])
+        for row in driver.find_elements(By.CSS_SELECTOR, "#ratings tr")[1:]
+    }
+    assert {("Ann", "person"), ("heuristic", "agent"), ("random", "agent")} == ratings
+    game_row = driver.find_elements(By.CSS_SELECTOR, "#games tr")[1]
+    for s in state["standings"]:
+        assert f"{s['name']} ({s['score']})" in game_row.text
+    assert driver.execute_script("return document.documentElement.scrollWidth <= innerWidth")
+    assert driver.execute_script(BROKEN_WORDS, "#history td, #history th, #history button") == []
+    game_row.find_element(By.CSS_SELECTOR, "button.replay").click()
+    replaying = idle(driver, "window.llamaState.mode === 'replay'")
+    assert shown(driver, "watch-controls") and not shown(driver, "you")
+    assert [s["name"] for s in replaying["table"]["seats"]] == ["Ann", "heuristic", "random"]
+    assert all("hand" in s for s in replaying["table"]["seats"])
     driver.find_element(By.ID, "step").click()
-    state = idle(driver)
-    assert len(state["events"]) == 1 and len(driver.find_elements(By.CSS_SELECTOR, "#log li")) == 1
-    assert all("hand" in seat for seat in state["seats"])  # a spectator of agents sees every hand
+    after = idle(driver, f"window.llamaState.seq > {replaying['seq']}")
+    assert len(log_lines(driver)) == len(replaying["events"]) + len(after["events"])
+
+
+# --------------------------------------------------------------------------- 2. friends
+
+
+def synced(driver: webdriver.Chrome, session: GameSession) -> dict[str, Any]:
+    """The page's state once it has caught up with the game (a waiting page polls)."""
+    return idle(driver, f"window.llamaState.seq === {session.seq}", timeout=15)
+
+
+def check_private_view(driver: webdriver.Chrome, state: dict[str, Any], session: GameSession, seat: int) -> None:
+    """The page shows its seat's hand, the server's, and holds no other hand."""
+    game = session.game
+    assert state["seat"] == seat and state["hand"] == game.hand(seat)
+    assert hand_shown(driver) == [card_text(c) for c in game.hand(seat)]
+    for table in [state["table"]] + [e["table"] for e in state["events"]]:
+        for p, s in enumerate(table["seats"]):
+            assert ("hand" in s) == (p == seat), f"seat {seat}'s page holds seat {p}'s hand"
+    assert not driver.find_elements(By.CSS_SELECTOR, "#seats .mini-hand")
+    # every seat's score and hand size as the server has them
+    nums = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#seats .seat .nums")]
+    sizes = [len(game.hand(p)) for p in range(game.num_players)]
+    assert nums == [f"score {s} · {n} card{'' if n == 1 else 's'}" for s, n in zip(game.scores, sizes, strict=True)]
+
+
+def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, browser, tmp_path):
+    a = browser
+    open_page(a, site.url, DESKTOP)
+    set_up(a, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=5, end_score=20)
+    a.find_element(By.ID, "start").click()
+    first = idle(a)
+    session = site.store.get(first["id"])
+    invites = a.find_elements(By.CSS_SELECTOR, "#invites input.invite")
+    assert shown(a, "invites") and [i.get_attribute("data-seat") for i in invites] == ["1"]
+    link = invites[0].get_attribute("value")
+    assert link.startswith(site.url) and session.viewer(link.rsplit("token=", 1)[1]) == 1
+
+    b = chromium(tmp_path / "chromium-b")  # a second browser: nothing shared with the first
+    try:
+        open_page(b, link, PHONE)
+        pages = {0: a, 1: b}
+        moves = 0
+        round_ended = False
+        while moves < 10 and not round_ended:
+            states = {seat: synced(page, session) for seat, page in pages.items()}
+            for seat, page in pages.items():
+                check_private_view(page, states[seat], session, seat)
+            mover = session.game.current_player
+            assert mover in pages, "the agent moves within a person's request"
+            other = 1 - mover
+            assert states[mover]["your_turn"] and not states[other]["your_turn"]
+            # the waiting page accepts no move
+            assert not enabled_cards(pages[other])
+            assert not pages[other].find_element(By.ID, "draw").is_enabled()
+            assert not pages[other].find_element(By.ID, "quit").is_enabled()
+            assert pages[other].find_element(By.ID, "turn").text == f"Waiting for {['Ann', 'Bob'][mover]}…"
+            if any(e["type"] == "round" for e in states[mover]["events"]):
+                dismiss_round(pages[mover])
+            before = len(log_lines(pages[other]))
+            play_something(pages[mover], moves)
+            moves += 1
+            moved = idle(pages[mover], f"window.llamaState.seq > {states[mover]['seq']}")
+            # the other page hears of the move by polling, and shows it too
+            synced(pages[other], session)
+            assert len(log_lines(pages[other])) == len(log_lines(pages[mover])) > before
+            round_ended = any(e["type"] == "round" for e in moved["events"])
+        if round_ended:  # both see the round's result, every hand shown as the rules say
+            for page in pages.values():
+                synced(page, session)
+                assert shown(page, "round-result")
+                assert len(page.find_elements(By.CSS_SELECTOR, "#round-result tr")) == 1 + 3
+    finally:
+        b.quit()
+
+
+# --------------------------------------------------------------------------- 3. names are text
+
+
+class _Moves(TableListener):
+    def __init__(self) -> None:
+        self.moves: list[tuple[int, int]] = []
+
+    def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        self.moves.append((seat, action))
+
+
+IMG = '<img src=x onerror="window.pwned=1">'
+BOLD = "<b>bold</b>"
+
+
+def markup_record(seed: int) -> dict[str, Any]:
+    """A one-round game of random agents whose names are markup (and 'You')."""
+    agents = [agent_registry.make("random") for _ in range(3)]
+    for seat, agent in enumerate(agents):
+        agent_registry.reset_agent(agent, seed * 10 + seat)
+    game = LlamaGame(3, end_score=1, rng=seed)
+    start = game.to_dict()
+    moves = _Moves()
+    Table(game, agents, listener=moves).play()
+    return GameRecording(["You", IMG, BOLD], ["random"] * 3, start, moves.moves).to_json()
+
+
+def test_names_from_a_record_are_shown_as_text_never_as_markup(site, browser, tmp_path):
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(markup_record(seed=4)), encoding="utf-8")
+    driver.execute_script("document.getElementById('speed').value = 10")
+    driver.find_element(By.ID, "replay-file").send_keys(str(path))
+    state = idle(driver, "window.llamaState.mode === 'replay'")
+    for _ in range(3):
+        driver.find_element(By.ID, "step").click()
+        state = idle(driver, f"window.llamaState.seq > {state['seq']}")
     driver.find_element(By.ID, "play").click()
-    WebDriverWait(driver, 120, poll_frequency=0.2).until(
-        lambda d: d.execute_script("return window.llamaState.game_over && window.llamaIdle")
+    state = idle(driver, "window.llamaState.game_over", timeout=60)
+
+    assert driver.execute_script("return typeof window.pwned") == "undefined"
+    for where in ("#seats", "#log", "#standings", "#round-result"):
+        assert not driver.find_elements(By.CSS_SELECTOR, f"{where} img, {where} b:not(.seat b)"), where
+    names = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#seats .seat .who b")]
+    assert names == ["seat 0", IMG, BOLD]  # 'You' in a record is a seat, not the spectator
+    log = "\n".join(log_lines(driver))
+    assert IMG in log and BOLD in log and "seat 0" in log
+    assert not any(line.startswith("You") for line in log_lines(driver))
+    standings = driver.find_element(By.ID, "standings").text
+    assert IMG in standings and BOLD in standings
+    assert IMG in driver.find_element(By.ID, "round-result").text
+
+
+# --------------------------------------------------------------------------- 4. watching agents
+
+
+def test_watching_agents_shows_every_hand_and_a_bad_agent_the_servers_error(site, browser):
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    seats = [("agent", "heuristic"), ("agent", "nosuchagent"), ("agent", "random")]
+    set_up(driver, seats, seed=3, end_score=15)
+    driver.find_element(By.ID, "start").click()
+    with pytest.raises(SessionError) as refused:
+        new_game({"seats": [{k: v} for k, v in seats], "seed": 3, "end_score": 15})
+    WebDriverWait(driver, 10).until(lambda d: d.find_element(By.ID, "setup-error").text == str(refused.value))
+    assert shown(driver, "setup") and driver.execute_script("return window.llamaState") is None
+
+    box = driver.find_elements(By.CSS_SELECTOR, "#seat-rows input")[1]
+    box.clear()
+    box.send_keys("greedy")
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver, "window.llamaState.mode === 'watch'")
+    assert driver.find_element(By.ID, "setup-error").text == ""
+    assert shown(driver, "watch-controls") and not shown(driver, "you") and not shown(driver, "invites")
+    for _ in range(3):
+        driver.find_element(By.ID, "step").click()
+        state = idle(driver, f"window.llamaState.seq > {state['seq']}")
+        hands = [s["hand"] for s in state["table"]["seats"]]  # a spectator of agents sees every hand
+        minis = driver.find_elements(By.CSS_SELECTOR, "#seats .mini-hand")
+        assert [[c.text for c in m.find_elements(By.CSS_SELECTOR, ".card")] for m in minis] == [
+            [card_text(c) for c in h] for h in hands
+        ]
+    # Play runs on by itself until paused (the round's result may be in the way)
+    driver.find_element(By.ID, "play").click()
+    WebDriverWait(driver, 10, poll_frequency=0.05).until(
+        lambda d: d.execute_script("return window.llamaState.seq") >= state["seq"] + 4
     )
-    assert driver.find_element(By.ID, "standings").is_displayed()
-    assert driver.find_element(By.ID, "download").is_displayed()
+    for _ in range(3):
+        if shown(driver, "round-result"):
+            dismiss_round(driver)
+        try:
+            driver.find_element(By.ID, "pause").click()
+            break
+        except ElementClickInterceptedException:
+            continue
+    still(driver)
+    # a pause while a step is on its way to the server stops the play too
+    driver.execute_script(
+        "document.getElementById('play').click();setTimeout(() => document.getElementById('pause').click(), 5)"
+    )
+    still(driver)
+    assert driver.find_element(By.ID, "play").is_enabled()
+
+
+def still(driver: webdriver.Chrome) -> None:
+    """The watched game stays where it is."""
+    seq = idle(driver)["seq"]
+    time.sleep(0.6)
+    after = idle(driver)
+    assert after["seq"] == seq and not after["game_over"], "the game went on after Pause"
