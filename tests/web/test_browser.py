@@ -366,9 +366,10 @@ def check_private_view(driver: webdriver.Chrome, state: dict[str, Any], session:
             assert ("hand" in s) == (p == seat), f"seat {seat}'s page holds seat {p}'s hand"
     assert not driver.find_elements(By.CSS_SELECTOR, "#seats .mini-hand")
     # every seat's score and hand size as the server has them
-    nums = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#seats .seat .nums")]
+    nums = [e.text.split("\n") for e in driver.find_elements(By.CSS_SELECTOR, "#seats .seat .nums")]
     sizes = [len(game.hand(p)) for p in range(game.num_players)]
-    assert nums == [f"score {s} · {n} card{'' if n == 1 else 's'}" for s, n in zip(game.scores, sizes, strict=True)]
+    expected = [[f"score {s}", f"{n} card{'' if n == 1 else 's'}"] for s, n in zip(game.scores, sizes, strict=True)]
+    assert [[part.strip() for part in shown] for shown in nums] == expected
 
 
 def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, browser, tmp_path):

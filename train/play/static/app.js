@@ -230,7 +230,8 @@ function drawTable(table, live) {
       "data-seat": String(p),
     },
     el("div", { class: "who" }, el("b", { text: seat.name }), el("span", { class: "kind", text: seat.person ? "person" : "agent" })),
-    el("div", { class: "nums", text: `score ${seat.score} · ${seat.hand_size} card${seat.hand_size === 1 ? "" : "s"}` }),
+    el("div", { class: "nums" }, el("span", { text: `score ${seat.score}` }),
+      el("span", { text: `${seat.hand_size} card${seat.hand_size === 1 ? "" : "s"}` })),
     el("div", { class: "tags", text: tags.join(" · ") }));
     if (seat.hand && !seat.you) box.append(el("div", { class: "mini-hand" }, ...seat.hand.map((c) => cardFace(c, true))));
     return box;
@@ -326,6 +327,7 @@ async function move(action) {
 async function step() {
   if (!game || game.game_over) return;
   window.llamaIdle = false;
+  $("round-result").classList.add("hidden");  // a watched game goes on: the result gives way
   $("game-error").textContent = "";
   try {
     receive(await api("POST", `/api/games/${game.id}/step`, { moves: 1, since: game.seq }));
