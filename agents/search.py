@@ -155,6 +155,8 @@ class SearchAgent(BaseAgent):
     request_limits: ClassVar[dict[str, tuple[float, float]]] = {"worlds": (1, 96), "below": (0.0, 1.0)}
     """What a web page may ask for (:func:`llama_env.agent.request_limits`): the cost of a
     move grows with the worlds and with ``below``."""
+    costly = True
+    """Its searched moves take tenths of a second (:func:`llama_env.agent.costly`)."""
 
     def __init__(self, worlds: int = 48, below: float = 0.95, seed: int | None = None) -> None:
         super().__init__(seed)

@@ -38,6 +38,7 @@ __all__ = [
     "parse_agent_spec",
     "parse_agent_list",
     "request_limits",
+    "costly",
 ]
 
 ENTRY_POINT_GROUP = "llama_rl.agents"
@@ -174,12 +175,23 @@ def request_limits(name: str) -> dict[str, tuple[float, float]]:
     mapping of its class or factory, ``{parameter: (low, high)}``, empty if it declares
     none. Parameters that make an agent slower or larger (a search's worlds, a
     population's size) declare them. An unknown name is a ``ValueError``."""
+    limits = getattr(_factory(name), "request_limits", None)
+    return dict(limits) if isinstance(limits, Mapping) else {}
+
+
+def costly(name: str) -> bool:
+    """Whether the agent registered as ``name`` says its moves are costly (its class or
+    factory has ``costly = True``: tenths of a second a move, as a search): a server runs
+    such agents apart from its other games. An unknown name is a ``ValueError``."""
+    return getattr(_factory(name), "costly", False) is True
+
+
+def _factory(name: str) -> Factory:
     if name not in _REGISTRY:
         _load_plugins()
         if name not in _REGISTRY:
             raise _unknown(name)
-    limits = getattr(_REGISTRY[name], "request_limits", None)
-    return dict(limits) if isinstance(limits, Mapping) else {}
+    return _REGISTRY[name]
 
 
 _RESET_TAKES_SEED: dict[object, bool] = {}

@@ -28,6 +28,7 @@ carries at most :data:`MAX_EVENTS` events (it says when it left older ones out).
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 import secrets
@@ -37,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -128,30 +129,44 @@ def _names_text(names: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- frames
 
 
-@dataclass
-class _Frame:
-    """One change of the table: the events it brought and the whole state after it
-    (every hand included: :meth:`GameSession.view` filters for each viewer)."""
+class _State(NamedTuple):
+    """The whole table after a move (every hand: :meth:`GameSession.view` filters them)."""
 
-    seq: int
-    events: list[dict[str, Any]]
-    state: dict[str, Any]
+    round: int
+    top_card: int
+    draw_pile: int
+    current_player: int
+    starter: int
+    game_over: bool
+    scores: tuple[int, ...]
+    quit: tuple[bool, ...]
+    hands: tuple[tuple[int, ...], ...]
+    legal: tuple[int, ...]
 
 
-def _snapshot(game: LlamaGame) -> dict[str, Any]:
+_Frame = tuple[int, tuple[tuple[tuple[str, Any], ...], ...], tuple[Any, ...]]
+"""One change of the table: its number, the events it brought (each as the items of its
+dict), and the :class:`_State` after it, all as plain tuples. A server keeps thousands
+of frames, and plain tuples of numbers and strings are the one kind of container the
+garbage collector stops tracking (a dict, a named tuple or a tuple holding either stays
+tracked for ever): scanning them made the slowest responses under load several times
+slower."""
+
+
+def _snapshot(game: LlamaGame) -> tuple[Any, ...]:
     g = game
-    return {
-        "round": g.round,
-        "top_card": g.top_card,
-        "draw_pile": len(g.draw_pile),
-        "current_player": g.current_player,
-        "starter": g.starter,
-        "game_over": g.game_over,
-        "scores": list(g.scores),
-        "quit": list(g.quit),
-        "hands": [g.hand(p) for p in range(g.num_players)],
-        "legal": [] if g.game_over else g.legal_actions(),
-    }
+    return (
+        g.round,
+        g.top_card,
+        len(g.draw_pile),
+        g.current_player,
+        g.starter,
+        g.game_over,
+        tuple(g.scores),
+        tuple(g.quit),
+        tuple(tuple(g.hand(p)) for p in range(g.num_players)),
+        () if g.game_over else tuple(g.legal_actions()),
+    )
 
 
 class _Recorder(TableListener):
@@ -162,7 +177,7 @@ class _Recorder(TableListener):
         self._events: list[dict[str, Any]] = []
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
-        self.session.recording.moves.append((seat, action))
+        self.session.moves.append((seat, action))
         event: dict[str, Any] = {"type": "move", "seat": seat, "action": action}
         if drawn is not None:
             event["drawn"] = drawn
@@ -176,21 +191,25 @@ class _Recorder(TableListener):
                 "type": "round",
                 "round": result.round,
                 "went_out": result.went_out,
-                "penalties": list(result.penalties),
-                "returned": list(result.returned),
-                "scores": list(result.scores),
-                "hands": [list(h) for h in result.hands],  # the rules show every hand at scoring
+                "penalties": tuple(result.penalties),
+                "returned": tuple(result.returned),
+                "scores": tuple(result.scores),
+                "hands": tuple(tuple(h) for h in result.hands),  # the rules show every hand at scoring
                 "game_over": result.game_over,
-                "winners": [p for p, v in enumerate(result.scores) if v == best] if result.game_over else [],
+                "winners": tuple(p for p, v in enumerate(result.scores) if v == best) if result.game_over else (),
             }
         )
         if not result.game_over:
-            self._events.append({"type": "start", "round": g.round, "starter": g.starter, "top_card": g.top_card})
+            self.on_start(g)
+
+    def on_start(self, game: LlamaGame) -> None:
+        """A round is dealt: who starts, on what card."""
+        self._events.append({"type": "start", "round": game.round, "starter": game.starter, "top_card": game.top_card})
 
     def flush(self) -> None:
         """Close the frame of the move just applied."""
         if self._events:
-            self.session._push(self._events)
+            self.session._push(tuple(tuple(event.items()) for event in self._events))  # see _Frame
             self._events = []
 
 
@@ -221,7 +240,9 @@ class GameSession:
         self.tokens: dict[str, Viewer] = (
             {secrets.token_urlsafe(24): p for p in self.people} if self.people else {secrets.token_urlsafe(24): None}
         )
-        self.recording = GameRecording(self.names, self.labels, game.to_dict())
+        self._start = json.dumps(game.to_dict())  # a string: see _Frame on what the collector tracks
+        self.moves: list[tuple[int, int]] = []
+        """(seat, action) of every move so far."""
         self.recorder = _Recorder(self)
         self.table = Table(game, agents, names=self.names, listener=self.recorder)
         self.lock = threading.Lock()
@@ -235,20 +256,26 @@ class GameSession:
         self._frames: list[_Frame] = []
         self._first_seq = 0
         g = game
-        self._push([{"type": "start", "round": g.round, "starter": g.starter, "top_card": g.top_card}])
+        self.recorder.on_start(g)
+        self.recorder.flush()
 
     @property
     def game(self) -> LlamaGame:
         return self.table.game
 
     @property
+    def recording(self) -> GameRecording:
+        """The game's record so far (the start, with the generator's state, and every move)."""
+        return GameRecording(self.names, self.labels, json.loads(self._start), list(self.moves))
+
+    @property
     def seq(self) -> int:
         """The number of the latest frame (the page asks for what came after it)."""
-        return self._frames[-1].seq
+        return self._frames[-1][0]
 
-    def _push(self, events: list[dict[str, Any]]) -> None:
-        seq = self._frames[-1].seq + 1 if self._frames else 0
-        self._frames.append(_Frame(seq, events, _snapshot(self.game)))
+    def _push(self, events: tuple[tuple[tuple[str, Any], ...], ...]) -> None:
+        seq = self._frames[-1][0] + 1 if self._frames else 0
+        self._frames.append((seq, events, _snapshot(self.game)))
         if len(self._frames) > KEEP_FRAMES:
             del self._frames[: len(self._frames) - KEEP_FRAMES]
 
@@ -270,8 +297,8 @@ class GameSession:
 
     # ------------------------------------------------------------------ what a viewer sees
 
-    def _table(self, state: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
-        everything = viewer is None or state["game_over"]
+    def _table(self, state: _State, viewer: Viewer) -> dict[str, Any]:
+        everything = viewer is None or state.game_over
         seats = []
         for p in range(len(self.names)):
             seat: dict[str, Any] = {
@@ -279,20 +306,20 @@ class GameSession:
                 "agent": self.labels[p],
                 "person": p in self.people,
                 "you": p == viewer,
-                "score": state["scores"][p],
-                "quit": state["quit"][p],
-                "hand_size": len(state["hands"][p]),
+                "score": state.scores[p],
+                "quit": state.quit[p],
+                "hand_size": len(state.hands[p]),
             }
             if everything or p == viewer:
-                seat["hand"] = state["hands"][p]
+                seat["hand"] = list(state.hands[p])
             seats.append(seat)
         return {
-            "round": state["round"],
-            "top_card": state["top_card"],
-            "draw_pile": state["draw_pile"],
-            "current_player": state["current_player"],
-            "starter": state["starter"],
-            "game_over": state["game_over"],
+            "round": state.round,
+            "top_card": state.top_card,
+            "draw_pile": state.draw_pile,
+            "current_player": state.current_player,
+            "starter": state.starter,
+            "game_over": state.game_over,
             "seats": seats,
         }
 
@@ -332,22 +359,22 @@ class GameSession:
         """What ``viewer`` may see now, with the events after frame ``since`` (all
         kept ones when ``None``; at most :data:`MAX_EVENTS`, the latest)."""
         frames = list(self._frames)  # a copy: the thread that moves may append and trim meanwhile
-        last = frames[-1]
-        state = last.state
-        start = self._first_seq if since is None else since + 1
-        first_kept = frames[0].seq
+        last_seq, _, last_state = frames[-1]
+        state = _State._make(last_state)
+        first_kept = frames[0][0]
+        wanted = self._first_seq if since is None else since + 1
+        start = max(wanted, first_kept, last_seq + 1 - MAX_EVENTS)  # each frame holds an event or more
         events: list[dict[str, Any]] = []
-        truncated = start < first_kept
-        for frame in frames[max(0, start - first_kept) :]:
-            table = self._table(frame.state, viewer)
-            for raw in frame.events:
-                event = self._event(raw, viewer)
+        for _, raw_events, frame_state in frames[start - first_kept :]:
+            table = self._table(_State._make(frame_state), viewer)
+            for raw in raw_events:
+                event = self._event(dict(raw), viewer)
                 event["table"] = table
                 events.append(event)
-        if len(events) > MAX_EVENTS:
-            events, truncated = events[-MAX_EVENTS:], True
-        game_over = state["game_over"]
-        your_turn = viewer is not None and state["current_player"] == viewer and not game_over
+        truncated = start > wanted or len(events) > MAX_EVENTS
+        events = events[-MAX_EVENTS:]
+        game_over = state.game_over
+        your_turn = viewer is not None and state.current_player == viewer and not game_over
         out: dict[str, Any] = {
             "id": self.id,
             "mode": self.mode,
@@ -355,22 +382,22 @@ class GameSession:
             "num_players": len(self.names),
             "end_score": self.game.end_score,
             "hand_size": self.game.hand_size,
-            "seq": last.seq,
+            "seq": last_seq,
             "events": events,
             "truncated": truncated,
             "table": self._table(state, viewer),
             "game_over": game_over,
             "your_turn": your_turn,
-            "legal": state["legal"] if your_turn else [],
+            "legal": list(state.legal) if your_turn else [],
             "moves_left": len(self._replay),
             "history_id": self.history_id,
         }
         if viewer is not None:
-            hand = state["hands"][viewer]
-            out["hand"] = hand
+            hand = state.hands[viewer]
+            out["hand"] = list(hand)
             out["penalty"] = _penalty(hand)
         if game_over:
-            scores = state["scores"]
+            scores = state.scores
             best = min(scores)
             order = sorted(range(len(scores)), key=lambda p: (scores[p], p))
             out["standings"] = [
@@ -438,7 +465,14 @@ class GameSession:
         return self.agent_moves > 0 and self.agent_seconds > SLOW_MOVE * self.agent_moves
 
     def _finish(self) -> None:
-        if self.game.game_over and self.on_over is not None and self.history_id is None:
+        if not self.game.game_over:
+            return
+        for agent in self.table.agents:  # a finished game needs its agents no more
+            close = getattr(agent, "close", None)
+            if callable(close):
+                close()
+        self.table.agents = [None] * len(self.names)
+        if self.on_over is not None and self.history_id is None:
             callback, self.on_over = self.on_over, None
             callback(self)
 

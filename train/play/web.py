@@ -34,11 +34,13 @@ Needs the ``web`` extra (Starlette, uvicorn).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import logging
 import socket
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -52,7 +54,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from llama_env.agent import describe
+from llama_env.agent import Agent, AgentSpec, costly, describe
+from train.play.agent_host import AgentHost
 from train.play.history import History, HistoryError
 from train.play.session import (
     MAX_STEP,
@@ -217,6 +220,7 @@ class _App:
         self.games = anyio.CapacityLimiter(workers)
         self.slow_games = anyio.CapacityLimiter(1)
         """Games whose agents are slow (:attr:`GameSession.slow`) compute in a lane of their own."""
+        self.agents_apart = AgentHost()
         self.views = anyio.CapacityLimiter(4)
         self.disk = anyio.CapacityLimiter(4)
 
@@ -224,6 +228,12 @@ class _App:
         return await anyio.to_thread.run_sync(func, limiter=limiter or self.games)
 
     # ------------------------------------------------------------------ helpers
+
+    def build(self, spec: AgentSpec, seed: int) -> Agent:
+        """An agent for a seat: a costly one in the child process of :mod:`train.play.agent_host`."""
+        if costly(spec.name):
+            return self.agents_apart.agent(spec, seed)
+        return spec.build(seed)
 
     def session(self, request: Request) -> tuple[GameSession, int | None]:
         game_id = request.path_params["game_id"]
@@ -270,7 +280,9 @@ class _App:
 
     async def create(self, request: Request) -> Response:
         body = await _body(request)
-        return await self.work(lambda: self.added(new_game(body, policy=self.policy, secret=self.store.secret)))
+        return await self.work(
+            lambda: self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build))
+        )
 
     async def get(self, request: Request) -> Response:
         since = _query_int(request, "since", -1, 10**9, None)
@@ -370,7 +382,7 @@ def create_app(
     history: History | None = None,
     hosts: Sequence[str] = LOCAL_HOSTS,
     model_dirs: Sequence[str | Path] = (),
-    workers: int = 2,
+    workers: int = 4,
 ) -> ASGIApp:
     """The web app behind its :class:`Guard`.
 
@@ -400,7 +412,13 @@ def create_app(
         Route("/api/history/{number}/replay", g(app.history_replay), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    starlette = Starlette(routes=routes)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        yield
+        app.agents_apart.close()
+
+    starlette = Starlette(routes=routes, lifespan=lifespan)
     starlette.state.store = store
     starlette.state.history = history
     return Guard(starlette, hosts)
@@ -439,5 +457,10 @@ def serve(
         hosts=hosts,
         model_dirs=model_dirs,
     )
+    # The objects of start-up (modules, the agents' tables) live as long as the server:
+    # keep them out of every collection, and collect less often. A full collection
+    # scanned them all, many times a second under load: it was the slowest responses.
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 50)
     config = uvicorn.Config(app, log_level="warning", access_log=False, limit_concurrency=512)
     uvicorn.Server(config).run(sockets=[sock])

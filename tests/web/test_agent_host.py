@@ -1,0 +1,100 @@
+"""Costly agents in a child process: the same decisions as in the server's own process,
+clear errors, a child that dies is replaced, and the web app seats a search there."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from llama_env.agent import AgentSpec, costly, make, parse_agent_spec
+from llama_env.engine import LlamaGame
+from llama_env.table import Table
+from train.play.agent_host import AgentHost, RemoteAgent
+from train.play.session import SessionStore
+from train.play.web import create_app
+
+
+@pytest.fixture(scope="module")
+def host():
+    h = AgentHost()
+    yield h
+    h.close()
+
+
+def moves_of(agents, seed: int) -> list[tuple[int, int]]:
+    game = LlamaGame(len(agents), rng=seed)
+    moves: list[tuple[int, int]] = []
+
+    class Listen:
+        def on_move(self, table, seat, action, drawn):
+            moves.append((seat, action))
+
+        def on_round_end(self, table, result):
+            pass
+
+    Table(game, agents, listener=Listen()).play()  # type: ignore[arg-type]
+    return moves
+
+
+def test_a_hosted_agent_decides_as_the_same_agent_at_home(host):
+    for seed in range(3):
+        spec = parse_agent_spec("heuristic")
+        home = [spec.build(seed), make("random", seed=seed + 10), make("greedy", seed=seed + 20)]
+        apart = [host.agent(spec, seed), make("random", seed=seed + 10), make("greedy", seed=seed + 20)]
+        assert isinstance(apart[0], RemoteAgent) and apart[0].obs_version == 0
+        assert moves_of(apart, seed) == moves_of(home, seed)
+
+
+def test_a_hosted_search_reads_the_version_1_observation_and_plays_as_at_home(host):
+    assert costly("search") and not costly("heuristic")
+    spec = AgentSpec("search", {"worlds": 4})
+    remote = host.agent(spec, 3)
+    assert remote.obs_version == 1
+    home = spec.build(3)
+    game = LlamaGame(4, rng=5)
+    table = Table(game, [remote, make("heuristic", seed=1), make("heuristic", seed=2), make("heuristic", seed=3)])
+    for _ in range(12):
+        if game.game_over:
+            break
+        if game.current_player == 0:
+            observation_game = LlamaGame.from_dict(game.to_dict())
+            expected = Table(observation_game, [home, None, None, None]).ask()
+            assert table.ask() == expected
+        table.play_turn()
+
+
+def test_bad_specs_and_a_dead_child_are_clear_errors(host):
+    with pytest.raises(ValueError, match="threshold"):
+        host.agent(AgentSpec("cautious", {"threshold": "x"}), 0)
+    agent = host.agent(AgentSpec("random"), 0)
+    host._process.kill()  # type: ignore[union-attr]
+    host._process.join()  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="no longer known"):
+        agent.reset(1)  # a new child serves, and the old child's agents are gone with it
+    again = host.agent(AgentSpec("random"), 0)
+    again.reset(2)
+    assert host._process.is_alive()  # type: ignore[union-attr]
+
+
+def test_the_web_app_seats_a_search_apart_and_forgets_it_at_the_end():
+    store = SessionStore()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(store), base_url="http://127.0.0.1")
+    with client:
+        r = client.post("/api/games", json={"seats": [{"agent": "search:worlds=4"}, {"agent": "random"}]})
+        assert r.status_code == 201, r.text
+        game = r.json()
+        session = store.get(game["id"])
+        assert isinstance(session.table.agents[0], RemoteAgent)
+        state = game
+        while not state["game_over"]:
+            state = client.post(
+                f"/api/games/{game['id']}/step", json={"moves": 200}, headers={"X-Llama-Token": game["token"]}
+            ).json()
+        assert session.table.agents == [None, None]

@@ -1,0 +1,147 @@
+"""Costly agents play in a child process of lower priority.
+
+A search agent spends tenths of a second of pure Python on a move. In the server's
+process that time holds the interpreter lock, so every other game's requests wait
+behind it, threads or not. Agents that declare themselves costly
+(:func:`llama_env.agent.costly`) are therefore built and asked for their moves in one
+child process: the server's thread waits on a pipe (holding no lock) while the child
+computes, and the child runs at a lower priority (``nice``), so that on a busy machine
+the operating system serves the other games first.
+
+:class:`AgentHost` starts the child on first use; :class:`RemoteAgent` stands in for an
+agent of the table driver: it answers ``act`` and ``reset`` by asking the child, and
+its decisions are exactly those of the same agent built in the server.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections import OrderedDict
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from llama_env.agent import Agent, AgentSpec, reset_agent
+
+__all__ = ["AgentHost", "RemoteAgent", "NICENESS"]
+
+NICENESS = 10
+"""How much lower the child's priority is than the server's (Unix ``nice``)."""
+MAX_AGENTS = 256
+"""Agents the child keeps at most; the least recently used go first."""
+
+
+class AgentHost:
+    """One child process that builds and runs costly agents (see the module docstring).
+    Its calls are one at a time: costly games take turns, as in the server's slow lane."""
+
+    def __init__(self, niceness: int = NICENESS, max_agents: int = MAX_AGENTS) -> None:
+        self.niceness = niceness
+        self.max_agents = max_agents
+        self._conn: Connection | None = None
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._lock = threading.Lock()
+        self._keys = 0
+
+    def _start(self) -> Connection:
+        if self._conn is None or self._process is None or not self._process.is_alive():
+            context = multiprocessing.get_context("spawn")
+            parent, child = context.Pipe()
+            process = context.Process(
+                target=_main, args=(child, self.niceness, self.max_agents), name="llama-rl agents", daemon=True
+            )
+            process.start()
+            child.close()
+            self._conn, self._process = parent, process
+        return self._conn
+
+    def call(self, *message: Any) -> Any:
+        with self._lock:
+            conn = self._start()
+            try:
+                conn.send(message)
+                ok, value = conn.recv()
+            except (EOFError, OSError) as exc:
+                self.close()
+                raise RuntimeError(f"the process of costly agents stopped: {exc}") from None
+        if not ok:
+            raise ValueError(value)
+        return value
+
+    def agent(self, spec: AgentSpec, seed: int | None) -> RemoteAgent:
+        """Build ``spec`` in the child (a ``ValueError`` names what is wrong with it)."""
+        with self._lock:
+            self._keys += 1
+            key = self._keys
+        obs_version = self.call("build", key, spec.name, dict(spec.params), seed)
+        return RemoteAgent(self, key, int(obs_version), spec.label)
+
+    def close(self) -> None:
+        """Stop the child (a later call starts another)."""
+        conn, process = self._conn, self._process
+        self._conn = self._process = None
+        if conn is not None:
+            conn.close()
+        if process is not None:
+            process.terminate()
+            process.join(timeout=5)
+
+
+class RemoteAgent:
+    """An agent that lives in the :class:`AgentHost`'s child process."""
+
+    def __init__(self, host: AgentHost, key: int, obs_version: int, name: str) -> None:
+        self.host = host
+        self.key = key
+        self.obs_version = obs_version
+        self.name = name
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.host.call("act", self.key, observation, action_mask))
+
+    def reset(self, seed: int | None = None) -> None:
+        self.host.call("reset", self.key, seed)
+
+    def close(self) -> None:
+        """Let the child forget this agent."""
+        self.host.call("drop", self.key)
+
+
+def _main(conn: Connection, niceness: int, max_agents: int) -> None:
+    """The child: build, ask and forget agents as the server says, until the pipe closes."""
+    if niceness and hasattr(os, "nice"):
+        os.nice(niceness)
+    agents: OrderedDict[int, Agent] = OrderedDict()
+    while True:
+        try:
+            kind, key, *args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            value: Any = None
+            if kind == "build":
+                name, params, seed = args
+                agents[key] = AgentSpec(name, params).build(seed)
+                while len(agents) > max_agents:
+                    agents.popitem(last=False)
+                value = getattr(agents[key], "obs_version", 0)
+            elif kind == "drop":
+                agents.pop(key, None)
+            else:
+                agent = agents.get(key)
+                if agent is None:
+                    raise ValueError(
+                        f"costly agent {key} is no longer known: its process restarted, or more than {max_agents} "
+                        "were kept at once"
+                    )
+                agents.move_to_end(key)
+                if kind == "act":
+                    value = int(agent.act(*args))
+                else:
+                    reset_agent(agent, args[0])
+            conn.send((True, value))
+        except Exception as exc:  # the server reports it; the child serves on
+            conn.send((False, f"{type(exc).__name__}: {exc}"))
