@@ -20,6 +20,7 @@ forward pass and never illegal.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import json
 import pickle
@@ -337,6 +338,18 @@ def load_actor(path: str | Path) -> Actor:
     return actor
 
 
+@functools.lru_cache(maxsize=None)
+def shipped_actor(file: Path) -> Actor:
+    """A model shipped with the package, read once per process and shared by every agent
+    that plays it (its weights are read-only: an agent never changes them). A user's
+    model file is read again each time (:func:`load_actor`): it may have changed."""
+    actor = load_actor(file)
+    for w, b in actor.layers:
+        w.setflags(write=False)
+        b.setflags(write=False)
+    return actor
+
+
 def _actor_from_state(state: Any, data: Any) -> Actor:
     if not isinstance(state, dict) or not isinstance(data, dict):
         raise ValueError("its policy weights or data are not what MaskablePPO saves")
@@ -406,10 +419,10 @@ class PPOAgent(BaseAgent):
             )
         self.deterministic = check_flag("PPOAgent deterministic", deterministic)
         self.path: Path | None = model_file(path) if path is not None else DEFAULT_MODEL
-        self.actor = load_actor(self.path)
+        self.actor = load_actor(self.path) if path is not None else shipped_actor(self.path)
         """The model played at every table size without a specialist."""
         shipped = SHIPPED.get(self.name, {}) if path is None else {}
-        self.specialists: dict[int, Actor] = {n: load_actor(f) for n, f in shipped.items()}
+        self.specialists: dict[int, Actor] = {n: shipped_actor(f) for n, f in shipped.items()}
         """Table size -> the model played there instead of :attr:`actor`."""
 
     @classmethod
