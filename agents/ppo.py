@@ -338,7 +338,7 @@ def load_actor(path: str | Path) -> Actor:
     return actor
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def shipped_actor(file: Path) -> Actor:
     """A model shipped with the package, read once per process and shared by every agent
     that plays it (its weights are read-only: an agent never changes them). A user's
