@@ -28,7 +28,7 @@ from llama_env.agent import Agent, AgentSpec, reset_agent
 
 __all__ = ["AgentHost", "RemoteAgent", "NICENESS"]
 
-NICENESS = 10
+NICENESS = 19
 """How much lower the child's priority is than the server's (Unix ``nice``)."""
 MAX_AGENTS = 256
 """Agents the child keeps at most; the least recently used go first."""
