@@ -156,3 +156,24 @@ def random_decisions(count: int, seed: int = 0, players: int | None = None) -> I
 def state_builder():
     """The :func:`make_state` builder as a fixture, for tests that prefer fixtures."""
     return make_state
+
+
+# --------------------------------------------------------------------------- the web app
+
+
+@pytest.fixture
+def store() -> Any:
+    """A fresh store of live web games."""
+    from train.play.session import SessionStore
+
+    return SessionStore(max_games=50, idle_seconds=600)
+
+
+@pytest.fixture
+def client(store: Any) -> Any:
+    """A client of a web app over ``store``, at an address the app serves."""
+    from webclient import client_for
+
+    from train.play.web import create_app
+
+    return client_for(create_app(store))

@@ -6,39 +6,19 @@ replays a game exactly. (The hostile cases are in test_security.py.)"""
 from __future__ import annotations
 
 import json
-import warnings
 
 import numpy as np
 import pytest
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
+from starlette.testclient import TestClient
+from webclient import client_for
 
 from train.play.history import History
 from train.play.session import GameRecording, SessionStore
 from train.play.web import create_app
 
-BASE = "http://127.0.0.1:8000"
-
 
 def make_client(store: SessionStore | None = None, **kwargs) -> TestClient:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return TestClient(
-            create_app(store if store is not None else SessionStore(max_games=20, idle_seconds=600), **kwargs),
-            base_url=BASE,
-        )
-
-
-@pytest.fixture
-def store():
-    return SessionStore(max_games=20, idle_seconds=600)
-
-
-@pytest.fixture
-def client(store):
-    return make_client(store)
+    return client_for(create_app(store if store is not None else SessionStore(), **kwargs))
 
 
 def seats(*kinds: str) -> list[dict[str, str]]:

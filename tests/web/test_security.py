@@ -16,17 +16,13 @@ import sys
 import textwrap
 import threading
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
+from webclient import BASE, client_for
 
 from llama_env.agent import Agent
 from llama_env.engine import LlamaGame
@@ -35,29 +31,12 @@ from llama_env.table import Table
 from train.play.session import MAX_EVENTS, SessionStore
 from train.play.web import create_app
 
-BASE = "http://127.0.0.1:8000"
 MODELS = Path(__file__).resolve().parents[2] / "agents" / "models"
-
-
-def client_for(app, base: str = BASE, **headers) -> TestClient:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return TestClient(app, base_url=base, headers=headers, raise_server_exceptions=False)
-
-
-@pytest.fixture
-def store():
-    return SessionStore(max_games=50, idle_seconds=600)
 
 
 @pytest.fixture
 def app(store):
     return create_app(store)
-
-
-@pytest.fixture
-def client(app):
-    return client_for(app)
 
 
 def new(client, seats, **body):
