@@ -82,7 +82,7 @@ function seatRows() {
       input.setAttribute("list", person ? "" : "agent-list");
       input.placeholder = person ? "name" : "agent";
       if (!input.value || input.dataset.auto === "1") {
-        input.value = person ? (p === 0 ? (localStorage.getItem("llama-name") || "You") : `Guest ${p}`) : "heuristic";
+        input.value = person ? (p === 0 ? (localStorage.getItem("llama-name") || "Guest") : `Guest ${p}`) : "heuristic";
         input.dataset.auto = "1";
       }
     };
@@ -417,7 +417,7 @@ async function showHistory(more) {
     const ghead = el("tr", {}, ...["finished", "players (score)", ""].map((h) => el("th", { text: h })));
     const rows = data.games.map((g) => el("tr", {},
       el("td", { text: new Date(g.finished).toLocaleString() }),
-      el("td", {}, ...g.seats.map((s, p) => el("span", { class: s.winner ? "winner" : "" }, `${p ? ", " : ""}${s.name} (${s.score})`))),
+      el("td", {}, ...g.seats.flatMap((s, p) => [p ? ", " : "", el("span", { class: s.winner ? "winner" : "" }, `${s.name} (${s.score})`)])),
       el("td", {}, el("button", { text: "Replay", class: "replay", "data-game": String(g.id), onclick: () => replaySaved(g.id) }))));
     if (more) $("games").append(...rows); else $("games").replaceChildren(ghead, ...rows);
     $("history-more").classList.toggle("hidden", historyOffset + data.games.length >= data.count);
