@@ -60,7 +60,7 @@ def _best_points_play(plays: list[int], hand: list[int]) -> int:
     return best
 
 
-@register("greedy")
+@register("greedy", group="baseline")
 class GreedyAgent(BaseAgent):
     """Plays whenever it can, else draws; quits only when it must.
 
@@ -98,7 +98,7 @@ def _same_first(plays: list[int], top: int) -> int:
     return top - 1 if (top - 1) in plays else plays[0]
 
 
-@register("cautious")
+@register("cautious", group="baseline")
 class CautiousAgent(BaseAgent):
     """Quits as soon as its hand penalty is at most ``threshold``, else plays or draws.
 
@@ -148,7 +148,7 @@ HEURISTIC_DEFAULTS: dict[str, float] = {
 ``benchmarks/tune_heuristic.py`` for the evidence)."""
 
 
-@register("heuristic")
+@register("heuristic", group="baseline")
 class HeuristicAgent(BaseAgent):
     """The strongest rule-based baseline: card counting, danger reading, tuned thresholds.
 
@@ -336,7 +336,7 @@ def perturbed_params(rng: np.random.Generator, spread: float = 1.0) -> dict[str,
     }
 
 
-@register("perturbed")
+@register("perturbed", group="baseline")
 class PerturbedHeuristic(BaseAgent):
     """The heuristic with perturbed parameters, a different player each game: a population.
 

@@ -404,10 +404,10 @@ def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
 _TABLE_SIZE = SLICES["num_players"]
 
 
-@register("ppo")
+@register("ppo", group="policy")
 class PPOAgent(BaseAgent):
-    """A trained MaskablePPO policy (default: the shipped models, specialists at 2, 4 and 6
-    players, the general model at 3 and 5); argmax over legal actions."""
+    """Specialists at 2, 4 and 6 players, the general model at 3 and 5 (or any model:
+    path=...); argmax over the legal actions."""
 
     name = "ppo"
 
@@ -513,14 +513,14 @@ class _EarlierShippedAgent(PPOAgent):
         super().__init__(None, deterministic, seed)
 
 
-@register("ppo_v0")
+@register("ppo_v0", group="history")
 class PPOv0Agent(_EarlierShippedAgent):
     """The first shipped PPO agent: one model (observation version 0) at every table size."""
 
     name = "ppo_v0"
 
 
-@register("ppo_v1")
+@register("ppo_v1", group="history")
 class PPOv1Agent(_EarlierShippedAgent):
     """The second shipped PPO agent: the first heads-up specialist at 2 players, the
     general model at 3 to 6."""
@@ -528,7 +528,7 @@ class PPOv1Agent(_EarlierShippedAgent):
     name = "ppo_v1"
 
 
-@register("ppo_v2")
+@register("ppo_v2", group="history")
 class PPOv2Agent(_EarlierShippedAgent):
     """The third shipped PPO agent: the heads-up specialist ``ppo`` plays at 2 players, the
     general model at 3 to 6."""

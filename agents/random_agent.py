@@ -8,7 +8,7 @@ from agents.base import BaseAgent, check_observation, legal_actions
 from llama_env.agent import register
 
 
-@register("random")
+@register("random", group="baseline")
 class RandomAgent(BaseAgent):
     """Uniform over the legal actions."""
 

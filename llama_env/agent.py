@@ -31,6 +31,8 @@ __all__ = [
     "make",
     "names",
     "describe",
+    "grouped",
+    "GROUPS",
     "resolve",
     "reset_agent",
     "seat_member",
@@ -79,23 +81,40 @@ AgentLike: TypeAlias = "Agent | str | AgentSpec"
 Factory = Callable[..., Agent]
 _REGISTRY: dict[str, Factory] = {}
 _DOCS: dict[str, str] = {}
+_GROUPS: dict[str, str] = {}
 _plugins_loaded = False
 
 
-def register(name: str, doc: str = "") -> Callable[[Factory], Factory]:
+GROUPS = {
+    "strongest": "The strongest agent",
+    "policy": "The trained policy alone, at a policy's speed",
+    "baseline": "Baselines",
+    "history": "Earlier trained agents, kept for comparison",
+    "other": "Other agents",
+}
+"""How ``llama-rl agents`` sorts the registered agents, in this order, with these titles."""
+
+
+def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factory], Factory]:
     """Class decorator (or factory wrapper) that makes ``make(name)`` build it.
 
     ``doc`` is the one-line description ``llama-rl agents`` shows; by default the first
-    paragraph of the factory's docstring.
+    paragraph of the factory's docstring. ``group`` is one of :data:`GROUPS`:
+    ``"strongest"`` and ``"policy"`` for the agents a user should reach for first,
+    ``"baseline"``, ``"history"`` for earlier models kept loadable, ``"other"`` (the
+    default, e.g. a plugin's agents).
     """
     if not isinstance(name, str) or not name or ":" in name or "," in name or "=" in name:
         raise ValueError(f"an agent name must be a non-empty string without ':', ',' or '=', got {name!r}")
+    if group not in GROUPS:
+        raise ValueError(f"an agent's group must be one of {', '.join(GROUPS)}, got {group!r}")
 
     def deco(factory: Factory) -> Factory:
         if name in _REGISTRY and _REGISTRY[name] is not factory:
             raise ValueError(f"an agent named {name!r} is already registered")
         _REGISTRY[name] = factory
         _DOCS[name] = _plain(doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split()))
+        _GROUPS[name] = group
         return factory
 
     return deco
@@ -134,6 +153,14 @@ def names() -> list[str]:
 def describe() -> dict[str, str]:
     """Each registered name with its one-line description."""
     return {n: _DOCS[n] for n in _known()}
+
+
+def grouped() -> dict[str, dict[str, str]]:
+    """The registered agents by group (:data:`GROUPS`, in its order; empty groups left
+    out), each name with its one-line description."""
+    described = describe()
+    out = {g: {n: d for n, d in described.items() if _GROUPS.get(n, "other") == g} for g in GROUPS}
+    return {g: agents for g, agents in out.items() if agents}
 
 
 def _unknown(name: object) -> ValueError:

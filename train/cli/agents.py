@@ -6,20 +6,24 @@ import argparse
 import sys
 from typing import TextIO
 
-from llama_env.agent import describe
+from llama_env.agent import GROUPS, describe, grouped
 from train.cli.common import HelpFormatter, SubParsers
 
 __all__ = ["list_agents", "add_parser"]
 
 
 def list_agents(out: TextIO | None = None) -> dict[str, str]:
-    """Print every registered agent with its one-line description; return them."""
+    """Print every registered agent with its one-line description, by group
+    (:data:`llama_env.agent.GROUPS`): the strongest agent first, then the policy alone,
+    the baselines and the earlier models; return them all."""
     out = out if out is not None else sys.stdout
-    described = describe()
-    width = max((len(n) for n in described), default=0)
-    for name, doc in described.items():
-        print(f"{name:<{width}}  {doc}".rstrip(), file=out)
-    return described
+    groups = grouped()
+    width = max((len(n) for agents in groups.values() for n in agents), default=0)
+    for k, (group, agents) in enumerate(groups.items()):
+        print(("\n" if k else "") + GROUPS[group] + ":", file=out)
+        for name, doc in agents.items():
+            print(f"  {name:<{width}}  {doc}".rstrip(), file=out)
+    return describe()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -31,7 +35,10 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
         "agents",
         help="list the registered agents",
-        description="List every registered agent with its one-line description.",
+        description=(
+            "List every registered agent with its one-line description: the strongest agent first, then "
+            "the trained policy alone, the baselines, and the earlier models kept for comparison."
+        ),
         epilog="example:\n  llama-rl agents",
         formatter_class=HelpFormatter,
     )
