@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 TORCH ?= default
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: setup setup-dev torch train test test-slow bench lint
+.PHONY: setup setup-dev torch train test test-slow bench lint docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,12 +36,18 @@ setup-dev: $(BIN)/python torch
 train: setup
 	$(BIN)/llama-rl train
 
-# The default test run: the linters and the type checker, then the tests (slow training
-# tests excluded; run them with `make test-slow`).
+# The default test run: the linters and the type checker, the documentation site (a
+# broken link or an unreadable docstring fails it), then the tests (slow training tests
+# excluded; run them with `make test-slow`).
 test: setup-dev
 	$(BIN)/ruff check llama_env agents train benchmarks tests
 	$(BIN)/mypy
+	$(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest -n 2 -q
+
+# The documentation site, served at http://127.0.0.1:8001/ while you edit it
+docs: setup-dev
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
 
 test-slow: setup-dev
 	$(BIN)/python -m pytest -m slow -q
