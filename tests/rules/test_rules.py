@@ -1,4 +1,4 @@
-"""Scripted tests, one group per numbered rule of SPEC.md section 1.
+"""Scripted tests, one group per numbered rule of docs/rules.md.
 
 Each situation is written by hand with ``make_state`` / ``LlamaGame.from_dict`` and the
 expected outcome is spelled out literally, so a test reads like the rulebook.
