@@ -10,20 +10,20 @@ Speed: the loop PettingZoo documents (``agent_iter()``, ``last()``, pick from th
 three standard wrappers and their behaviour, but its outer wrapper answers the calls
 made at every decision (``agent_iter``, ``last``, ``step`` of a legal action, the masked
 ``action_space(agent).sample(mask)``) straight from the raw env, and leaves everything
-else, every illegal or odd action included, to the wrapper chain.
+else, every illegal or odd action included, to the wrapper chain. That needs PettingZoo's
+private fields, so it lives in :mod:`llama_env._pettingzoo`, with the checks of what it
+assumes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
-from pettingzoo.utils.env_logger import EnvLogger
 
+from llama_env._pettingzoo import wrap
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
@@ -31,7 +31,6 @@ from llama_env.engine import (
     IllegalActionError,
     LlamaGame,
     RoundResult,
-    action_index,
     check_flag,
     seeded_generator,
     validate_rule_options,
@@ -58,9 +57,10 @@ class MaskedDiscrete(spaces.Discrete):
     Gymnasium's implementation of it costs more than a whole game step here. This one
     checks the mask as Gymnasium does (an ``int8`` array of shape ``(n,)`` holding only 0s
     and 1s; all zeros gives ``start``) and picks uniformly among the 1s, using uniform
-    floats that it draws from ``self.np_random`` in blocks. A seeded space (``seed()``)
-    therefore samples reproducibly, though not the same numbers as Gymnasium's own
-    ``sample``; anything but such a mask goes to Gymnasium's ``sample``.
+    floats that it draws from ``self.np_random`` in blocks. A seeded space (``seed()``,
+    which drops the block drawn from the generator it replaces) therefore samples
+    reproducibly, though not the same numbers as Gymnasium's own ``sample``; anything but
+    such a mask goes to Gymnasium's ``sample``.
     """
 
     _BLOCK = 512
@@ -71,7 +71,12 @@ class MaskedDiscrete(spaces.Discrete):
         self._legal_by_id: dict[int, tuple[np.ndarray, tuple[np.int64, ...]]] = {}
         self._floats: list[float] = []
         self._next = self._BLOCK
-        self._floats_from: np.random.Generator | None = None
+
+    def seed(self, seed: int | None = None) -> Any:
+        # Gymnasium replaces the generator only here (and in __init__, before any block):
+        # the floats drawn from the old one go with it
+        self._next = self._BLOCK
+        return super().seed(seed)
 
     def sample(self, mask: Any = None, probability: Any = None) -> Any:
         if probability is None:
@@ -83,13 +88,9 @@ class MaskedDiscrete(spaces.Discrete):
             if legal is not None:
                 if not legal:
                     return self.start
-                gen = self._np_random
-                if gen is None:
-                    gen = self.np_random  # Gymnasium seeds the space on first use
                 i = self._next
-                if i >= self._BLOCK or gen is not self._floats_from:
-                    self._floats = gen.random(self._BLOCK).tolist()
-                    self._floats_from = gen
+                if i >= self._BLOCK:
+                    self._floats = self.np_random.random(self._BLOCK).tolist()  # seeded on first use
                     i = 0
                 self._next = i + 1
                 return legal[int(self._floats[i] * len(legal))]
@@ -265,6 +266,17 @@ class LlamaAECEnv(AECEnv):
             return
         self._step_live(agent, table.apply(action))  # apply raises IllegalActionError, the game untouched
 
+    def step_legal(self, agent: str, action: int) -> bool:
+        """``step(action)`` for the live agent to act if ``action`` (an index) is legal, and
+        ``True``; ``False``, the game untouched, if it is not. The wrappers' fast path
+        (:mod:`llama_env._pettingzoo`)."""
+        try:
+            result = self.table.apply(action)  # type: ignore[union-attr]  # reset() was called
+        except IllegalActionError:
+            return False
+        self._step_live(agent, result)
+        return True
+
     def _step_live(self, agent: str, result: RoundResult | None) -> None:
         """The bookkeeping after a live agent's move was applied (``result``: the round's
         result if the move ended one)."""
@@ -335,146 +347,4 @@ def env(num_players: int = 4, render_mode: str | None = None, **kwargs: Any) -> 
     """The AEC env in PettingZoo's standard classic wrappers (illegal action: the game
     ends with reward -1 for the offender; out-of-bounds action: assertion; calls out of
     order: error)."""
-    raw = raw_env(num_players, render_mode, **kwargs)
-    return _LlamaOrderEnforcing(_AssertOutOfBounds(_TerminateIllegal(raw, illegal_reward=ILLEGAL_ACTION_REWARD)))
-
-
-# PettingZoo's wrappers reach every attribute of the wrapped env through a chain of
-# ``__getattr__`` calls, which cost more than the game itself. These subclasses keep the
-# wrappers' behaviour and forward the attributes read at every decision straight to the
-# raw env; the outer one also answers the per-decision calls directly.
-
-_HOT = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards")
-
-
-def _forward(name: str, guarded: bool) -> property:
-    def get(self: Any) -> Any:
-        if guarded and not self._has_reset:
-            # let OrderEnforcingWrapper.__getattr__ raise its usual error
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self._raw, name)
-
-    def set_(self: Any, value: Any) -> None:
-        setattr(self._raw, name, value)
-
-    return property(get, set_)
-
-
-class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    def __init__(self, env: LlamaAECEnv, illegal_reward: float) -> None:
-        self._raw = env
-        super().__init__(env, illegal_reward)
-
-
-class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
-    def __init__(self, env: _TerminateIllegal) -> None:
-        self._raw = env._raw
-        super().__init__(env)
-
-    def step(self, action: Any) -> None:
-        # PettingZoo's check asks the space whether it contains the action, which answers
-        # a bool with numpy's "truth value of an array" error; the engine's one rule
-        # (llama_env.engine.action_index) decides what an action is here.
-        raw = self._raw
-        agent = raw.agent_selection
-        dead = raw.terminations[agent] or raw.truncations[agent]
-        if not (action is None and dead):
-            a = action_index(action)
-            if a is None or not 0 <= a < NUM_ACTIONS:
-                raise AssertionError(
-                    f"action {action!r} ({type(action).__name__}) is not in the action space Discrete({NUM_ACTIONS}): "
-                    f"an action is an integer 0..{NUM_ACTIONS - 1}"
-                    + ("; a dead agent's action is None" if dead else "")
-                )
-        self.env.step(action)
-
-
-class _LlamaOrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's ``OrderEnforcingWrapper`` over the other two, with fast paths.
-
-    A fast path is taken only where the wrapper chain would do exactly the same:
-    ``step`` of a legal action by a live agent after ``reset`` (the chain would check it
-    is in bounds and legal, then step the raw env), ``last`` after ``reset`` (the chain
-    observes the raw env), ``reset`` (the chain sets its flags and resets the raw env),
-    and ``agent_iter`` (the same order checks as PettingZoo's iterator). Everything else
-    goes through the chain.
-    """
-
-    def __init__(self, env: _AssertOutOfBounds) -> None:
-        self._raw: LlamaAECEnv = env._raw
-        self._illegal: _TerminateIllegal = env.env
-        super().__init__(env)
-
-    def step(self, action: Any) -> None:
-        raw = self._raw
-        illegal = self._illegal
-        if self._has_reset and not illegal._terminated:
-            agent = raw.agent_selection
-            if raw.terminations[agent] or raw.truncations[agent]:
-                if action is None:  # the dead agent's step at the end of a game
-                    raw._was_dead_step(None)
-                    self._has_updated = True
-                    illegal._prev_obs = illegal._prev_info = None
-                    return
-            else:
-                a = action if type(action) is int else action_index(action)
-                if a is not None and 0 <= a < NUM_ACTIONS:
-                    try:
-                        result = raw.table.apply(a)  # type: ignore[union-attr]  # the game untouched if illegal
-                    except IllegalActionError:
-                        pass  # the chain ends the game with the penalty, as PettingZoo's wrapper does
-                    else:
-                        raw._step_live(agent, result)
-                        # what the chain's step leaves in the wrappers
-                        self._has_updated = True
-                        illegal._prev_obs = illegal._prev_info = None
-                        return
-        super().step(action)
-
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        # what the chain's reset does (PettingZoo's OrderEnforcingWrapper and
-        # TerminateIllegalWrapper set their flags; AssertOutOfBoundsWrapper has no reset)
-        self._has_reset = True
-        self._has_updated = True
-        illegal = self._illegal
-        illegal._terminated = False
-        illegal._prev_obs = None
-        illegal._prev_info = None
-        self._raw.reset(seed=seed, options=options)
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._raw.action_spaces[agent]
-
-    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if not self._has_reset:
-            EnvLogger.error_observe_before_reset()
-        raw = self._raw
-        agent = raw.agent_selection
-        return (
-            raw.observe(agent) if observe else None,
-            raw._cumulative_rewards[agent],
-            raw.terminations[agent],
-            raw.truncations[agent],
-            raw.infos[agent],
-        )
-
-    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
-        if not self._has_reset:
-            EnvLogger.error_agent_iter_before_reset()
-        return self._agents(max_iter)
-
-    def _agents(self, max_iter: int) -> Iterator[str]:
-        raw = self._raw
-        while raw.agents and max_iter > 0:
-            max_iter -= 1
-            if not self._has_updated:
-                raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
-            self._has_updated = False
-            yield raw.agent_selection
-
-
-for _name in _HOT:
-    setattr(_TerminateIllegal, _name, _forward(_name, guarded=False))
-    setattr(_AssertOutOfBounds, _name, _forward(_name, guarded=False))
-    setattr(_LlamaOrderEnforcing, _name, _forward(_name, guarded=_name != "_cumulative_rewards"))
-del _name
+    return wrap(raw_env(num_players, render_mode, **kwargs), ILLEGAL_ACTION_REWARD)

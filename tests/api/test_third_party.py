@@ -1,0 +1,104 @@
+"""Other people's internals (STYLE principle 19): each lives in one module, and these tests
+fail by name, with the installed version, when an upgrade no longer behaves as that module
+assumes.
+
+* PettingZoo: :mod:`llama_env._pettingzoo` (the fast wrapper chain of ``llama_env.env()``);
+* Ray RLlib: :mod:`train.training._rllib` (the env runner's own ``_sample``).
+
+The pins in ``pyproject.toml`` name the minor versions the modules were checked against.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pettingzoo
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+
+import llama_env
+from llama_env import _pettingzoo
+from llama_env.aec_env import MaskedDiscrete
+from llama_env.observation import action_mask
+
+PYPROJECT = (Path(__file__).parents[2] / "pyproject.toml").read_text()
+
+
+def pinned_minor(package: str) -> str:
+    """The minor version ``pyproject.toml`` pins ``package`` to (``>=X.Y,<X.Y+1``)."""
+    m = re.search(rf'"{re.escape(package)}(?:\[\w+\])?>=(\d+)\.(\d+)(?:\.\d+)?,<(\d+)\.(\d+)"', PYPROJECT)
+    assert m, f"pyproject.toml pins no minor version of {package}"
+    major, minor, major_below, minor_below = map(int, m.groups())
+    assert (major_below, minor_below) == (major, minor + 1), f"{package}'s range spans more than one minor version"
+    return f"{major}.{minor}"
+
+
+# --------------------------------------------------------------------------- PettingZoo
+
+
+def test_pettingzoo_behaves_as_the_fast_wrappers_assume():
+    problems = _pettingzoo.broken_assumptions(llama_env.raw_env)
+    assert not problems, (
+        f"PettingZoo {pettingzoo.__version__} no longer behaves as llama_env/_pettingzoo.py assumes "
+        f"(checked against {_pettingzoo.CHECKED_VERSION}): " + "; ".join(problems)
+    )
+
+
+def test_pettingzoo_pin_is_the_checked_version():
+    assert pinned_minor("pettingzoo") == _pettingzoo.CHECKED_VERSION
+    assert pettingzoo.__version__.startswith(_pettingzoo.CHECKED_VERSION + ".")
+
+
+def test_the_pettingzoo_check_names_a_new_override(monkeypatch):
+    """A method PettingZoo adds to a wrapper would be skipped by the fast paths."""
+    monkeypatch.setattr(wrappers.OrderEnforcingWrapper, "last", lambda self, observe=True: None, raising=False)
+    problems = _pettingzoo.broken_assumptions(llama_env.raw_env)
+    assert any(p.startswith("1: OrderEnforcingWrapper now defines ['last']") for p in problems), problems
+
+
+def test_the_pettingzoo_check_names_a_flag_that_moved(monkeypatch):
+    """A wrapper that kept its order flag elsewhere would leave the fast step's write unread."""
+
+    def step(self, action):
+        wrappers.BaseWrapper.step(self, action)  # no _has_updated
+
+    monkeypatch.setattr(wrappers.OrderEnforcingWrapper, "step", step)
+    problems = _pettingzoo.broken_assumptions(llama_env.raw_env)
+    assert any(p.startswith("3/4: step does not set _has_updated") for p in problems), problems
+
+
+def test_the_pettingzoo_check_compares_whole_games(monkeypatch):
+    """Where the flags hold but the fast chain plays differently, the scripted game says where."""
+    real = _pettingzoo.wrap
+    monkeypatch.setattr(_pettingzoo, "wrap", lambda raw, reward: real(raw, reward / 2))
+    problems = _pettingzoo.broken_assumptions(llama_env.raw_env)
+    assert len(problems) == 1 and problems[0].startswith("6: the fast chain and PettingZoo's differ"), problems
+
+
+def test_the_fast_chain_warns_after_the_end_as_pettingzoos_does():
+    """A step once every agent has stepped out warns (PettingZoo's wrapper) instead of the
+    KeyError the fast path gave before it was compared with PettingZoo's chain."""
+    e = llama_env.env(2)
+    e.reset(seed=1)
+    for _ in e.agent_iter():
+        obs, _, terminated, truncated, _ = e.last()
+        e.step(None if terminated or truncated else int(obs["action_mask"].argmax()))
+    EnvLogger.flush()
+    e.step(None)
+    assert any("step() called after all agents are terminated" in m for m in EnvLogger.mqueue)
+
+
+def test_masked_discrete_reads_no_private_field_of_gymnasium():
+    """MaskedDiscrete follows ``seed()`` (the only way Gymnasium replaces a space's
+    generator) instead of reading ``Space._np_random`` at every sample."""
+    mask = action_mask((0, 3, 7))
+    space = MaskedDiscrete(9)
+    space.seed(5)
+    first = [int(space.sample(mask)) for _ in range(40)]
+    space.seed(5)
+    assert [int(space.sample(mask)) for _ in range(40)] == first
+    space.seed(6)
+    assert [int(space.sample(mask)) for _ in range(40)] != first
+    assert set(first) <= {0, 3, 7} and type(space.sample(mask)) is np.int64
