@@ -33,7 +33,7 @@ import numpy as np
 from agents.base import BaseAgent, check_observation, mask_list
 from llama_env.agent import register
 from llama_env.engine import MIN_PLAYERS, NUM_ACTIONS, check_flag
-from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, SLICES, obs_version_of
+from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, SLICES, guess_obs_version
 
 __all__ = [
     "PPOAgent",
@@ -108,7 +108,7 @@ class Actor:
         public history), from the width of its first layer. The table driver reads it at
         every decision, so it is worked out once."""
         if self._obs_version is None:
-            self._obs_version = obs_version_of(self.layers[0][0].T)  # (out, in): the last axis is the input
+            self._obs_version = guess_obs_version(self.layers[0][0].T)  # (out, in): the last axis is the input
         return self._obs_version
 
     def logits(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -179,7 +179,7 @@ class SearchAgent(BaseAgent):
         legal = legal_actions(action_mask)
         if np.shape(observation) != (OBS_SIZE_V1,):  # version 0: no history to search with
             return self.ppo.act(observation, action_mask)
-        o = ObsView(observation)
+        o = ObsView(observation, 1)
         actor = self.ppo.specialists.get(o.num_players)
         if actor is None or o.num_players not in self.networks or len(legal) == 1:
             return self.ppo.act(observation, action_mask)

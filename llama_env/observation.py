@@ -1,37 +1,50 @@
-"""The observation vector, declared once.
+"""The observation vector: each version declared once, as a spec.
 
 One flat ``float32`` vector of the same size at every table size (other seats padded
-to :data:`MAX_PLAYERS` - 1), so one policy can play any table. Each field is named in
-:data:`FIELDS` with its size and the scale it is divided by. Three readers sit on that
-one declaration, for three kinds of user:
+to :data:`MAX_PLAYERS` - 1), so one policy can play any table. A version is an
+:class:`ObsSpec`: a tuple of :class:`Field` s, each with its name, its :class:`Unit`
+(how a natural value, a card count or a seat, becomes floats and back), what it reads
+from the game and its doc. Everything else follows from that one declaration:
 
-* :class:`ObsView`: one observation in natural units (card counts, points), read field
-  by field on demand. This is how agents read observations: fast enough for the hot
-  path of evaluation (one ``tolist()``, then plain list reads).
-* :func:`decode`: the same, eagerly, as a frozen :class:`Decoded` record (notebooks,
-  tests, printing).
-* :func:`view`: the scaled fields as numpy views by name, for batched or network code.
+* the layout: :attr:`ObsSpec.size`, :attr:`ObsSpec.slices` (:data:`OBS_SIZE`,
+  :data:`SLICES`, ... are the specs' numbers under their historic names);
+* the bounds of the Box spaces (:meth:`ObsSpec.bounds`, :func:`observation_bounds`);
+* :class:`ObsView`: one observation in natural units, field by field on demand, with a
+  property per field made from its unit. This is how agents read observations: fast
+  enough for the hot path of evaluation (one ``tolist()``, then plain list reads);
+* :func:`decode`: every field at once, as a frozen :class:`Decoded` record whose
+  attributes are the fields (notebooks, tests, printing);
+* :func:`view`: the scaled fields as numpy views by name, for batched or network code;
+* the encoder: :meth:`ObsSpec.encode_reference` writes any spec out field by field. The
+  environments use the hand-tuned :func:`encode` / :func:`encode_v1` (one call per
+  decision), which tests hold equal to the spec's on thousands of random states.
 
 Seats are relative to the observer: field ``opp_*`` entry 0 is the player to my left
 (the next to act after me), entry 1 the one after, and so on.
 
 Only public information and the observer's own hand go in: never another player's
-cards nor the order of the draw pile.
+cards nor the order of the draw pile (:data:`HIDDEN`, the privileged critic's extra
+input, is the one exception, and no policy reads it).
 
-Two versions. Version 0 (:data:`FIELDS`, :data:`OBS_SIZE` = 52 entries) is the
-contract of ``Llama-v0``. Version 1 (:data:`FIELDS_V1`, :data:`OBS_SIZE_V1` entries) is
-version 0 followed by :data:`HISTORY_FIELDS`: what each other player did this round
-(cards played by value, draws and the top card each was made on, when and on what it
-quit), who played last, the round and how far it has gone. It is what ``Llama-v1`` and
-``llama_env.env(obs_version=1)`` return. The first 52 entries of a version-1 vector are
+Two versions. Version 0 (:data:`OBS_V0`, 52 entries) is the contract of ``Llama-v0``.
+Version 1 (:data:`OBS_V1`) extends it with :data:`HISTORY_FIELDS`: what each other player
+did this round (cards played by value, draws and the top card each was made on, when and
+on what it quit), who played last, the round and how far it has gone. It is what
+``Llama-v1`` and ``llama_env.env(obs_version=1)`` return. A version-1 vector starts with
 the version-0 vector, so every reader of version 0 reads version 1 too.
+
+The version travels explicitly (``obs_version`` of the envs, the table driver and the
+agents; the ``version`` argument here). Only where a bare vector arrives from outside,
+an agent's ``act`` or the first layer of a model file, is it told by its length
+(:func:`guess_obs_version`).
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, make_dataclass
+from dataclasses import field as _field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,7 +64,17 @@ if TYPE_CHECKING:
     from llama_env.engine import LlamaGame
 
 __all__ = [
+    "Unit",
+    "Count",
+    "Score",
+    "Flag",
+    "OneHot",
     "Field",
+    "ObsSpec",
+    "OBS_V0",
+    "OBS_V1",
+    "SPECS",
+    "obs_spec",
     "FIELDS",
     "OBS_SIZE",
     "SLICES",
@@ -61,7 +84,8 @@ __all__ = [
     "SLICES_V1",
     "OBS_VERSIONS",
     "obs_size",
-    "obs_version_of",
+    "check_obs_version",
+    "guess_obs_version",
     "encoder",
     "encode_v1",
     "encode_many_v1",
@@ -77,6 +101,9 @@ __all__ = [
     "decode",
     "Decoded",
     "observation_bounds",
+    "HIDDEN",
+    "HIDDEN_SIZE",
+    "hidden_state",
     "action_mask",
     "is_shared_mask",
 ]
@@ -90,133 +117,421 @@ ROUND_SCALE = 10.0
 MAX_ROUND_MOVES = 2 * DECK_SIZE + MAX_PLAYERS  # every card played and drawn, every player quits
 MAX_ROUND = 1000  # the round field is capped here (real games last a few rounds)
 
+Reader = Callable[["ObsView"], Any]
+"""Reads one field of an :class:`ObsView` in natural units."""
+
+
+# --------------------------------------------------------------------------- units
+
+
+class Unit:
+    """How one natural value (a count, a flag, a card code) is written as ``width``
+    floats and read back. ``per_value`` units hold one entry per card value 1..6, llama."""
+
+    width: int = 1
+
+    def entries(self, value: Any, end_score: int) -> list[float]:  # pragma: no cover - abstract
+        """The floats of ``value`` in a game with this ``end_score``."""
+        raise NotImplementedError
+
+    def high(self, end_score: int) -> float:
+        """The largest entry (every entry is at least 0)."""
+        return 1.0
+
+    def reader(self, start: int, per_other: bool) -> Reader:  # pragma: no cover - abstract
+        """A function reading the value at ``start`` of an :class:`ObsView` (one per
+        other seat, for the ``num_players - 1`` seats present, when ``per_other``)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Count(Unit):
+    """A count divided by ``scale``; read back rounded. ``most`` is its largest value."""
+
+    scale: float
+    most: int
+    per_value: bool = False
+
+    @property
+    def width(self) -> int:  # type: ignore[override]
+        return NUM_CARD_VALUES if self.per_value else 1
+
+    def entries(self, value: Any, end_score: int) -> list[float]:
+        s = self.scale
+        return [k / s for k in value] if self.per_value else [value / s]
+
+    def high(self, end_score: int) -> float:
+        return self.most / self.scale
+
+    def reader(self, start: int, per_other: bool) -> Reader:
+        i, s, w = start, self.scale, self.width
+        if not per_other:
+            if w == 1:
+                return lambda o: int(o._v[i] * s + 0.5)
+            return lambda o: tuple([int(x * s + 0.5) for x in o._v[i : i + w]])
+        if w == 1:
+            return lambda o: tuple([int(x * s + 0.5) for x in o._v[i : i + o.num_players - 1]])
+        return lambda o: tuple(
+            tuple([int(x * s + 0.5) for x in o._v[i + k * w : i + (k + 1) * w]]) for k in range(o.num_players - 1)
+        )
+
+
+@dataclass(frozen=True)
+class Score(Unit):
+    """Points divided by the game's ``end_score`` (read from the ``end_score`` field);
+    at most a hand's worth past the end."""
+
+    def entries(self, value: Any, end_score: int) -> list[float]:
+        return [value / end_score]
+
+    def high(self, end_score: int) -> float:
+        return (end_score - 1 + MAX_PENALTY) / end_score
+
+    def reader(self, start: int, per_other: bool) -> Reader:
+        i = start
+        if not per_other:
+            return lambda o: int(o._v[i] * o.end_score + 0.5)
+
+        def read(o: ObsView) -> tuple[int, ...]:
+            end = o.end_score
+            return tuple([int(x * end + 0.5) for x in o._v[i : i + o.num_players - 1]])
+
+        return read
+
+
+@dataclass(frozen=True)
+class Flag(Unit):
+    """A yes/no as 1/0."""
+
+    def entries(self, value: Any, end_score: int) -> list[float]:
+        return [1.0 if value else 0.0]
+
+    def reader(self, start: int, per_other: bool) -> Reader:
+        i = start
+        if not per_other:
+            return lambda o: o._v[i] > 0.5
+        return lambda o: tuple([x > 0.5 for x in o._v[i : i + o.num_players - 1]])
+
+
+_ALWAYS = object()  # OneHot.empty of a value that is always set
+
+
+@dataclass(frozen=True)
+class OneHot(Unit):
+    """One of ``count`` values ``first, first + 1, ...`` as a one-hot block; ``empty``
+    (say ``None`` or 0) is the value written as all zeros, if the value may be unset."""
+
+    first: int
+    count: int
+    empty: Any = _ALWAYS
+
+    @property
+    def width(self) -> int:  # type: ignore[override]
+        return self.count
+
+    def entries(self, value: Any, end_score: int) -> list[float]:
+        return [1.0 if value == self.first + k else 0.0 for k in range(self.count)]
+
+    def reader(self, start: int, per_other: bool) -> Reader:
+        first, c, empty = self.first, self.count, self.empty
+
+        if empty is _ALWAYS:  # the largest entry, so that a noisy vector still reads
+
+            def one(v: list[float], i: int) -> Any:
+                b = v[i : i + c]
+                return b.index(max(b)) + first
+
+        else:
+
+            def one(v: list[float], i: int) -> Any:
+                b = v[i : i + c]
+                return b.index(1.0) + first if 1.0 in b else empty
+
+        i = start
+        if not per_other:
+            return lambda o: one(o._v, i)
+        return lambda o: tuple([one(o._v, i + k * c) for k in range(o.num_players - 1)])
+
+
+# --------------------------------------------------------------------------- specs
+
 
 @dataclass(frozen=True)
 class Field:
-    """One named block of the observation vector."""
+    """One named block of the observation vector.
+
+    ``get(game, seat)`` is its value in natural units as ``seat`` sees it; a
+    ``per_other`` field has one value per other seat, in turn order from the observer's
+    left and padded with zeros to :data:`MAX_OTHERS`, and ``get`` is called with each
+    other seat."""
 
     name: str
-    size: int
-    scale: float | None
-    """Natural units are divided by this; ``None`` for one-hot and 0/1 fields and for the
-    scores, which are divided by the game's ``end_score``."""
+    unit: Unit
+    get: Callable[[LlamaGame, int], Any] = _field(repr=False, compare=False)
     doc: str
+    per_other: bool = False
 
+    @property
+    def size(self) -> int:
+        return self.unit.width * (MAX_OTHERS if self.per_other else 1)
+
+
+@dataclass(frozen=True)
+class ObsSpec:
+    """One observation layout: its fields in order, and what follows from them."""
+
+    version: int | None
+    """The observation version (``None`` for a layout no policy reads: :data:`HIDDEN`)."""
+    fields: tuple[Field, ...]
+    slices: dict[str, slice] = _field(init=False, repr=False, compare=False)
+    """Each field's entries, by name."""
+    size: int = _field(init=False, repr=False, compare=False)
+    """Entries in all."""
+
+    def __post_init__(self) -> None:
+        slices: dict[str, slice] = {}
+        offset = 0
+        for f in self.fields:
+            if f.name in slices:
+                raise ValueError(f"field {f.name!r} is declared twice")
+            slices[f.name] = slice(offset, offset + f.size)
+            offset += f.size
+        object.__setattr__(self, "slices", slices)
+        object.__setattr__(self, "size", offset)
+
+    def extend(self, version: int, fields: tuple[Field, ...]) -> ObsSpec:
+        """A new version: this one's vector followed by ``fields``."""
+        return ObsSpec(version, self.fields + fields)
+
+    def bounds(self, end_score: int) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of every entry for a game with this ``end_score``."""
+        high = np.ones(self.size, dtype=np.float32)
+        for f in self.fields:
+            high[self.slices[f.name]] = f.unit.high(end_score)
+        return np.zeros(self.size, dtype=np.float32), high
+
+    def encode_reference(self, game: LlamaGame, seat: int) -> np.ndarray:
+        """The vector of ``seat`` written out field by field: the slow, obvious encoder
+        that the fast ones must match exactly."""
+        n, end = game.num_players, game.end_score
+        others = [(seat + 1 + k) % n for k in range(n - 1)]
+        out: list[float] = []
+        for f in self.fields:
+            if f.per_other:
+                for o in others:
+                    out += f.unit.entries(f.get(game, o), end)
+                out += [0.0] * (f.unit.width * (MAX_OTHERS - len(others)))
+            else:
+                out += f.unit.entries(f.get(game, seat), end)
+        return np.array(out, dtype=np.float32)
+
+    def view(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """The fields of an observation (or a batch of them) by name: numpy views, still
+        scaled."""
+        return {name: obs[..., s] for name, s in self.slices.items()}
+
+
+def _last_player(game: LlamaGame, seat: int) -> int | None:
+    last = game.last_player
+    return None if last is None else (last - seat) % game.num_players
+
+
+_HAND8 = Count(COPIES_PER_VALUE, COPIES_PER_VALUE, per_value=True)
+_DECK10 = Count(HAND_SIZE_SCALE, DECK_SIZE)
+_MOVES = Count(MOVES_SCALE, MAX_ROUND_MOVES)
+_CARD = OneHot(1, NUM_CARD_VALUES)
 
 FIELDS: tuple[Field, ...] = (
-    Field("hand", NUM_CARD_VALUES, COPIES_PER_VALUE, "my cards per value 1..6, llama; count / 8"),
-    Field("hand_size", 1, HAND_SIZE_SCALE, "how many cards I hold / 10"),
-    Field("hand_penalty", 1, MAX_PENALTY, "points my hand would cost now (distinct values) / 31"),
-    Field("top_card", NUM_CARD_VALUES, None, "one-hot top card of the discard pile (1..6, llama)"),
-    Field("discarded", NUM_CARD_VALUES, COPIES_PER_VALUE, "cards of each value in the discard pile this round / 8"),
-    Field("draw_pile", 1, DECK_SIZE, "cards left in the draw pile / 56"),
-    Field("can_draw", 1, None, "1 if drawing is allowed for me now (pile not empty, someone else still in)"),
-    Field("opp_present", MAX_OTHERS, None, "1 for each other seat at the table, in turn order from my left"),
-    Field("opp_in_round", MAX_OTHERS, None, "1 if that player has not quit this round"),
-    Field("opp_hand_size", MAX_OTHERS, HAND_SIZE_SCALE, "that player's hand size / 10"),
-    Field("opp_score", MAX_OTHERS, None, "that player's score / end_score"),
-    Field("my_score", 1, None, "my score / end_score"),
-    Field("num_players", MAX_PLAYERS - MIN_PLAYERS + 1, None, "one-hot table size 2..6"),
-    Field("end_score", 1, END_SCORE_SCALE, "the end_score rule option / 100"),
+    Field("hand", _HAND8, lambda g, s: g.hand_view(s)[1:], "my cards per value 1..6, llama; count / 8"),
+    Field("hand_size", _DECK10, lambda g, s: g.hand_size_of(s), "how many cards I hold / 10"),
+    Field(
+        "hand_penalty",
+        Count(MAX_PENALTY, MAX_PENALTY),
+        lambda g, s: g.penalty(s),
+        "points my hand would cost now (distinct values) / 31",
+    ),
+    Field("top_card", _CARD, lambda g, s: g.top_card, "one-hot top card of the discard pile (1..6, llama)"),
+    Field(
+        "discarded",
+        _HAND8,
+        lambda g, s: g.discard_counts[1:],
+        "cards of each value in the discard pile this round / 8",
+    ),
+    Field("draw_pile", Count(DECK_SIZE, DECK_SIZE), lambda g, s: len(g.draw_pile), "cards left in the draw pile / 56"),
+    Field(
+        "can_draw",
+        Flag(),
+        lambda g, s: g.may_draw(s),
+        "1 if drawing is allowed for me now (pile not empty, someone else still in)",
+    ),
+    Field(
+        "opp_present",
+        Flag(),
+        lambda g, o: True,
+        "1 for each other seat at the table, in turn order from my left",
+        per_other=True,
+    ),
+    Field(
+        "opp_in_round", Flag(), lambda g, o: not g.quit[o], "1 if that player has not quit this round", per_other=True
+    ),
+    Field("opp_hand_size", _DECK10, lambda g, o: g.hand_size_of(o), "that player's hand size / 10", per_other=True),
+    Field("opp_score", Score(), lambda g, o: g.scores[o], "that player's score / end_score", per_other=True),
+    Field("my_score", Score(), lambda g, s: g.scores[s], "my score / end_score"),
+    Field(
+        "num_players",
+        OneHot(MIN_PLAYERS, MAX_PLAYERS - MIN_PLAYERS + 1),
+        lambda g, s: g.num_players,
+        "one-hot table size 2..6",
+    ),
+    Field(
+        "end_score",
+        Count(END_SCORE_SCALE, MAX_END_SCORE),
+        lambda g, s: g.end_score,
+        "the end_score rule option / 100",
+    ),
 )
+"""The fields of version 0."""
 
 HISTORY_FIELDS: tuple[Field, ...] = (
     Field(
         "opp_played",
-        MAX_OTHERS * NUM_CARD_VALUES,
-        COPIES_PER_VALUE,
+        _HAND8,
+        lambda g, o: g.played_counts(o)[1:],
         "per other seat (7 values each), the cards of each value it played this round / 8",
+        per_other=True,
     ),
-    Field("opp_draws", MAX_OTHERS, HAND_SIZE_SCALE, "per other seat, the cards it drew this round / 10"),
+    Field(
+        "opp_draws",
+        _DECK10,
+        lambda g, o: sum(g.drew_on_counts(o)),
+        "per other seat, the cards it drew this round / 10",
+        per_other=True,
+    ),
     Field(
         "opp_drew_on",
-        MAX_OTHERS * NUM_CARD_VALUES,
-        COPIES_PER_VALUE,
+        Count(COPIES_PER_VALUE, DECK_SIZE, per_value=True),
+        lambda g, o: g.drew_on_counts(o)[1:],
         "per other seat (7 values each), its draws this round made while that value was on top / 8",
+        per_other=True,
     ),
     Field(
         "opp_quit_on",
-        MAX_OTHERS * NUM_CARD_VALUES,
-        None,
+        OneHot(1, NUM_CARD_VALUES, empty=0),
+        lambda g, o: g.quit_on[o],
         "per other seat (7 values each), one-hot top card when it quit this round (0s while in)",
+        per_other=True,
     ),
     Field(
-        "opp_quit_at", MAX_OTHERS, MOVES_SCALE, "per other seat, the move of this round it quit with / 50 (0 while in)"
+        "opp_quit_at",
+        _MOVES,
+        lambda g, o: g.quit_at[o],
+        "per other seat, the move of this round it quit with / 50 (0 while in)",
+        per_other=True,
     ),
     Field(
         "last_player",
-        MAX_PLAYERS,
-        None,
+        OneHot(0, MAX_PLAYERS, empty=None),
+        _last_player,
         "one-hot who played the last card this round: 0 = me, 1.. = the others from my left (0s: nobody)",
     ),
-    Field("round", 1, ROUND_SCALE, "the round number / 10 (capped at 1000)"),
-    Field("round_moves", 1, MOVES_SCALE, "moves made this round / 50"),
+    Field(
+        "round",
+        Count(ROUND_SCALE, MAX_ROUND),
+        lambda g, s: min(g.round, MAX_ROUND),
+        "the round number / 10 (capped at 1000)",
+    ),
+    Field("round_moves", _MOVES, lambda g, s: g.round_moves, "moves made this round / 50"),
 )
 """The public history of the round: the fields version 1 adds after :data:`FIELDS`."""
 
-FIELDS_V1: tuple[Field, ...] = FIELDS + HISTORY_FIELDS
+OBS_V0 = ObsSpec(0, FIELDS)
+"""Version 0: ``Llama-v0``'s 52 entries."""
+OBS_V1 = OBS_V0.extend(1, HISTORY_FIELDS)
+"""Version 1: version 0 followed by the public history of the round."""
+SPECS: dict[int, ObsSpec] = {0: OBS_V0, 1: OBS_V1}
+"""Every observation version's spec, by version. Each extends the one before."""
+
+FIELDS_V1 = OBS_V1.fields
+SLICES, OBS_SIZE = OBS_V0.slices, OBS_V0.size
+SLICES_V1, OBS_SIZE_V1 = OBS_V1.slices, OBS_V1.size
+OBS_VERSIONS = tuple(SPECS)
+
+HIDDEN = ObsSpec(
+    None,
+    (
+        Field(
+            "opp_hand",
+            _HAND8,
+            lambda g, o: g.hand_view(o)[1:],
+            "per other seat (7 values each), its cards of each value / 8",
+            per_other=True,
+        ),
+        Field(
+            "draw_pile",
+            _HAND8,
+            lambda g, s: np.bincount(g.draw_pile, minlength=NUM_CARD_VALUES + 1)[1:].tolist(),
+            "the draw pile's cards of each value / 8",
+        ),
+        Field(
+            "next_card",
+            OneHot(1, NUM_CARD_VALUES, empty=0),
+            lambda g, s: g.draw_pile[-1] if g.draw_pile else 0,
+            "one-hot the draw pile's next card (0s when it is empty)",
+        ),
+    ),
+)
+"""What a seat cannot see, for a privileged critic (never for a policy): the other
+seats' hands, the draw pile by value and its next card."""
+HIDDEN_SIZE = HIDDEN.size
+"""Entries of :func:`hidden_state`."""
 
 
-def _slices(fields: tuple[Field, ...]) -> tuple[dict[str, slice], int]:
-    out: dict[str, slice] = {}
-    offset = 0
-    for f in fields:
-        out[f.name] = slice(offset, offset + f.size)
-        offset += f.size
-    return out, offset
+def hidden_state(game: LlamaGame, seat: int) -> np.ndarray:
+    """:data:`HIDDEN` for ``seat``: each other seat's hand per value 1..6, llama (count / 8,
+    in turn order from the seat's left, zeros for absent seats), the draw pile per value
+    (count / 8) and its next card (one-hot, zeros when the pile is empty)."""
+    return HIDDEN.encode_reference(game, seat)
 
 
-SLICES, OBS_SIZE = _slices(FIELDS)
-SLICES_V1, OBS_SIZE_V1 = _slices(FIELDS_V1)
-OBS_VERSIONS = (0, 1)
-_SIZES = {0: OBS_SIZE, 1: OBS_SIZE_V1}
+def obs_spec(version: int) -> ObsSpec:
+    """The spec of observation ``version`` (``ValueError`` for an unknown one)."""
+    return SPECS[check_obs_version(version)]
 
 
 def obs_size(version: int) -> int:
     """The length of an observation of ``version`` (0: 52; 1: :data:`OBS_SIZE_V1`)."""
-    return _SIZES[check_obs_version(version)]
+    return obs_spec(version).size
 
 
 def check_obs_version(version: object) -> int:
     """``version`` if it is a known observation version, else ``ValueError``."""
-    if isinstance(version, bool) or not isinstance(version, (int, np.integer)) or int(version) not in _SIZES:
+    if isinstance(version, bool) or not isinstance(version, (int, np.integer)) or int(version) not in SPECS:
         raise ValueError(f"obs_version must be one of {', '.join(map(str, OBS_VERSIONS))}, got {version!r}")
     return int(version)
 
 
-def obs_version_of(observation: Any) -> int:
-    """The version of an observation vector (or of a batch of them), from its length."""
+_VERSION_OF_SIZE = {spec.size: v for v, spec in SPECS.items()}
+
+
+def _sizes_text() -> str:
+    return " or ".join(f"{spec.size} (version {v})" for v, spec in SPECS.items())
+
+
+def guess_obs_version(observation: Any) -> int:
+    """The version of an observation vector (or of a batch of them, or of weights whose
+    last axis reads one) told by its length: only for a vector that arrives from outside
+    without its version (an agent's ``act``, the first layer of a model file). Where the
+    version is known, pass it."""
     size = np.shape(observation)[-1] if np.ndim(observation) else -1
-    for version, n in _SIZES.items():
-        if size == n:
-            return version
-    raise ValueError(
-        f"an observation is a vector of {OBS_SIZE} (version 0) or {OBS_SIZE_V1} (version 1) values, "
-        f"got shape {np.shape(observation)}"
-    )
-
-
-_S = {name: s.start for name, s in SLICES.items()}
+    version = _VERSION_OF_SIZE.get(size)
+    if version is None:
+        raise ValueError(f"an observation is a vector of {_sizes_text()} values, got shape {np.shape(observation)}")
+    return version
 
 
 def observation_bounds(end_score: int, version: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds of every entry for a game with this ``end_score``."""
-    size = obs_size(version)
-    low = np.zeros(size, dtype=np.float32)
-    high = np.ones(size, dtype=np.float32)
-    if version == 1:
-        high[SLICES_V1["opp_draws"]] = DECK_SIZE / HAND_SIZE_SCALE
-        high[SLICES_V1["opp_drew_on"]] = DECK_SIZE / COPIES_PER_VALUE
-        high[SLICES_V1["opp_quit_at"]] = MAX_ROUND_MOVES / MOVES_SCALE
-        high[SLICES_V1["round_moves"]] = MAX_ROUND_MOVES / MOVES_SCALE
-        high[SLICES_V1["round"]] = MAX_ROUND / ROUND_SCALE
-    high[SLICES["hand_size"]] = DECK_SIZE / HAND_SIZE_SCALE
-    high[SLICES["opp_hand_size"]] = DECK_SIZE / HAND_SIZE_SCALE
-    max_score = (end_score - 1 + MAX_PENALTY) / end_score
-    high[SLICES["opp_score"]] = max_score
-    high[SLICES["my_score"]] = max_score
-    high[SLICES["end_score"]] = MAX_END_SCORE / END_SCORE_SCALE
-    return low, high
+    return obs_spec(version).bounds(end_score)
 
 
 # --------------------------------------------------------------------------- encode
@@ -227,7 +542,8 @@ def observation_bounds(end_score: int, version: int = 0) -> tuple[np.ndarray, np
 # converted by np.array, cost several times more. The blocks that repeat (a hand, the
 # discard counts, what the others show, the per-round score block) are memoised in
 # small bounded caches, keyed by the content they encode.
-# tests/property checks it against a plain reference encoder.
+# Tests hold it equal to the spec's ObsSpec.encode_reference on thousands of random
+# states, and to the golden hashes of tests/property/test_obs_spec.py.
 
 _pack = struct.Struct("=f").pack  # native order, so np.frombuffer(..., float32) reads it
 _frombuffer = np.frombuffer
@@ -371,23 +687,24 @@ _row_cache: dict[tuple[int, ...], bytes] = {}
 
 
 def _row(key: tuple[int, ...]) -> bytes:
-    """Seven per-value counts / 8 (one seat's plays or draws by top card), memoised."""
+    """Seven per-value counts / 8 (one seat's plays or draws by top card) for its counts
+    per card code (index 0 unused), memoised."""
     block = _row_cache.get(key)
     if block is None:
-        block = _remember(_row_cache, key, b"".join([_BY_8[k] for k in key]))
+        block = _remember(_row_cache, key, b"".join([_BY_8[k] for k in key[1:]]))
     return block
 
 
 def _history_bytes(game: LlamaGame, seat: int) -> bytes:
     n = game.num_players
     others = _OTHERS[n][seat]
-    played, drew_on, quit_on, quit_at = game.history_view()
+    played, drew_on, quit_on, quit_at = game.played_counts, game.drew_on_counts, game.quit_on, game.quit_at
     pad, pad7 = _PAD[n - 1], _PAD7[n - 1]
-    drew_rows = [tuple(drew_on[o * 8 + 1 : o * 8 + 8]) for o in others]
+    drew_rows = [tuple(drew_on(o)) for o in others]
     last = game.last_player
     return b"".join(
         [
-            *[_row(tuple(played[o * 8 + 1 : o * 8 + 8])) for o in others],
+            *[_row(tuple(played(o))) for o in others],
             pad7,
             *[_BY_10[sum(r)] for r in drew_rows],
             pad,
@@ -419,12 +736,25 @@ def encode_many_v1(games: Sequence[LlamaGame], seats: Sequence[int] | None = Non
     return _frombuffer(bytearray(data), _FLOAT32).reshape(len(games), OBS_SIZE_V1)
 
 
-_ENCODERS = {0: (encode, encode_many), 1: (encode_v1, encode_many_v1)}
+_FAST = {0: (encode, encode_many), 1: (encode_v1, encode_many_v1)}
+"""The hand-tuned encoders of the specs in :data:`SPECS` (tests hold each equal to its
+spec's :meth:`ObsSpec.encode_reference`)."""
 
 
 def encoder(version: int) -> tuple[Any, Any]:
-    """``(encode, encode_many)`` of observation ``version``."""
-    return _ENCODERS[check_obs_version(version)]
+    """``(encode, encode_many)`` of observation ``version``: the fast pair where there is
+    one, else the spec's own encoder (a new version works before it is tuned)."""
+    spec = obs_spec(version)
+    fast = _FAST.get(int(version))
+    if fast is not None:
+        return fast
+
+    def many(games: Sequence[LlamaGame], seats: Sequence[int] | None = None) -> np.ndarray:
+        chosen = [g.current_player for g in games] if seats is None else seats
+        rows = [spec.encode_reference(g, s) for g, s in zip(games, chosen, strict=True)]
+        return np.stack(rows) if rows else np.zeros((0, spec.size), np.float32)
+
+    return spec.encode_reference, many
 
 
 # --------------------------------------------------------------------------- masks
@@ -462,55 +792,64 @@ def is_shared_mask(mask: object) -> bool:
 # --------------------------------------------------------------------------- reading
 
 
-def view(obs: np.ndarray) -> dict[str, np.ndarray]:
-    """The fields of an observation (or a batch of them) by name: numpy views, still
-    scaled. A version-1 observation also has the fields of :data:`HISTORY_FIELDS`."""
-    slices = SLICES_V1 if obs_version_of(obs) == 1 else SLICES
-    return {name: obs[..., s] for name, s in slices.items()}
+def view(obs: np.ndarray, version: int | None = None) -> dict[str, np.ndarray]:
+    """The fields of an observation (or a batch of them) of ``version`` by name: numpy
+    views, still scaled. Without a version it is told by the length (a vector from
+    outside); a version-1 observation also has the fields of :data:`HISTORY_FIELDS`."""
+    return obs_spec(guess_obs_version(obs) if version is None else version).view(obs)
 
 
-_HAND, _HSIZE, _PEN, _TOPC = _S["hand"], _S["hand_size"], _S["hand_penalty"], _S["top_card"]
-_DISC, _DRAW, _CAN, _PRES = _S["discarded"], _S["draw_pile"], _S["can_draw"], _S["opp_present"]
-_IN, _OHS, _OSC, _MYSC = _S["opp_in_round"], _S["opp_hand_size"], _S["opp_score"], _S["my_score"]
-_NP, _END = _S["num_players"], _S["end_score"]
+_S = {name: s.start for name, s in SLICES.items()}
+_HAND, _DISC, _IN, _OHS = _S["hand"], _S["discarded"], _S["opp_in_round"], _S["opp_hand_size"]
 _NV = NUM_CARD_VALUES
+_SIZES = {v: spec.size for v, spec in SPECS.items()}
 
 
 class ObsView:
     """One observation read by field name, in natural units: the way agents read.
 
-    ``ObsView(observation)`` costs one ``tolist()``; each attribute is then decoded
-    from the list when it is read, so an agent pays only for the fields it uses. The
-    attribute names are the names of :data:`FIELDS`; per-value tuples are indexed by
-    value (index 0 = value 1, index 6 = llama), per-opponent tuples by seat relative to
-    me (index 0 = the player to my left) and have ``num_players - 1`` entries.
+    ``ObsView(observation, version)`` costs one ``tolist()``; each attribute is then
+    decoded from the list when it is read, so an agent pays only for the fields it uses.
+    There is one attribute per field of the version's spec (:data:`FIELDS`, then
+    :data:`HISTORY_FIELDS`), made from the field's unit: counts are ints, flags bools,
+    one-hot blocks the value they mark; per-value tuples are indexed by value (index 0 =
+    value 1, index 6 = llama), per-opponent tuples by seat relative to me (index 0 = the
+    player to my left) and have ``num_players - 1`` entries. Without ``version`` it is
+    told by the length (an agent's ``act`` gets a bare vector).
+
     :meth:`count`, :meth:`hand_counts`, :meth:`discarded_count` and
     :meth:`discard_counts` index by card code instead.
     """
 
-    __slots__ = ("_v", "_n")
+    __slots__ = ("_v", "_n", "version")
 
-    def __init__(self, observation: np.ndarray | Sequence[float]) -> None:
+    if TYPE_CHECKING:  # the fields' attributes are made from the specs below
+
+        def __getattr__(self, name: str) -> Any: ...
+
+    def __init__(self, observation: np.ndarray | Sequence[float], version: int | None = None) -> None:
         v = observation.tolist() if type(observation) is np.ndarray else list(observation)
-        if (len(v) != OBS_SIZE and len(v) != OBS_SIZE_V1) or type(v[0]) is list:
+        n = len(v)
+        if version is None:
+            version = _VERSION_OF_SIZE.get(n)
+        elif _SIZES.get(version) != n:
+            version = None
+        if version is None or type(v[0]) is list:
             raise ValueError(
-                f"an observation is a flat vector of {OBS_SIZE} (version 0) or {OBS_SIZE_V1} (version 1) values, "
-                f"got shape {np.shape(observation)}"
+                f"an observation is a flat vector of {_sizes_text()} values, got shape {np.shape(observation)}"
             )
         self._v: list[float] = v
         self._n = 0  # players at the table, read on first use
-
-    @property
-    def version(self) -> int:
+        self.version: int = version
         """The observation's version: 0, or 1 with the public history."""
-        return 1 if len(self._v) == OBS_SIZE_V1 else 0
 
-    # -- my hand
     @property
-    def hand(self) -> tuple[int, ...]:
-        """My cards per value (index 0 = value 1 .. index 6 = llama)."""
-        return tuple([int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_HAND : _HAND + _NV]])
+    def num_players(self) -> int:
+        if not self._n:
+            self._n = _read_num_players(self)
+        return int(self._n)
 
+    # -- by card code: the convention of the engine's LlamaGame.hand_counts
     def count(self, card: int) -> int:
         """How many cards of code ``card`` (1..7) I hold."""
         return int(self._v[_HAND + card - 1] * COPIES_PER_VALUE + 0.5)
@@ -519,27 +858,6 @@ class ObsView:
         """My cards per card CODE, index 0 unused: the convention of the engine's
         ``LlamaGame.hand_counts``, handy for rules code (``counts[top]``)."""
         return [0, *[int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_HAND : _HAND + _NV]]]
-
-    @property
-    def hand_size(self) -> int:
-        return int(self._v[_HSIZE] * HAND_SIZE_SCALE + 0.5)
-
-    @property
-    def hand_penalty(self) -> int:
-        """Points my hand would cost if the round ended now."""
-        return int(self._v[_PEN] * MAX_PENALTY + 0.5)
-
-    # -- the piles
-    @property
-    def top_card(self) -> int:
-        """The card code (1..7) on top of the discard pile."""
-        top = self._v[_TOPC : _TOPC + _NV]
-        return top.index(max(top)) + 1
-
-    @property
-    def discarded(self) -> tuple[int, ...]:
-        """Cards of each value in the discard pile this round (index 0 = value 1)."""
-        return tuple([int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_DISC : _DISC + _NV]])
 
     def discarded_count(self, card: int) -> int:
         """Cards of code ``card`` (1..7) in the discard pile this round."""
@@ -550,38 +868,6 @@ class ObsView:
         return [0, *[int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_DISC : _DISC + _NV]]]
 
     @property
-    def draw_pile(self) -> int:
-        return int(self._v[_DRAW] * DECK_SIZE + 0.5)
-
-    @property
-    def can_draw(self) -> bool:
-        return self._v[_CAN] > 0.5
-
-    # -- the table
-    @property
-    def num_players(self) -> int:
-        if not self._n:
-            one_hot = self._v[_NP : _NP + MAX_PLAYERS - MIN_PLAYERS + 1]
-            self._n = one_hot.index(max(one_hot)) + MIN_PLAYERS
-        return self._n
-
-    @property
-    def end_score(self) -> int:
-        return int(self._v[_END] * END_SCORE_SCALE + 0.5)
-
-    @property
-    def my_score(self) -> int:
-        return int(self._v[_MYSC] * self.end_score + 0.5)
-
-    @property
-    def opp_in_round(self) -> tuple[bool, ...]:
-        return tuple([x > 0.5 for x in self._v[_IN : _IN + self.num_players - 1]])
-
-    @property
-    def opp_hand_size(self) -> tuple[int, ...]:
-        return tuple([int(x * HAND_SIZE_SCALE + 0.5) for x in self._v[_OHS : _OHS + self.num_players - 1]])
-
-    @property
     def min_opp_hand_in_round(self) -> int | None:
         """The fewest cards held by an opponent still in the round (``None`` when all
         the others have quit): how close the round is to being ended by someone else."""
@@ -589,144 +875,63 @@ class ObsView:
         sizes = [v[_OHS + i] for i in range(self.num_players - 1) if v[_IN + i] > 0.5]
         return int(min(sizes) * HAND_SIZE_SCALE + 0.5) if sizes else None
 
-    @property
-    def opp_score(self) -> tuple[int, ...]:
-        end = self.end_score
-        return tuple([int(x * end + 0.5) for x in self._v[_OSC : _OSC + self.num_players - 1]])
-
-    # -- version 1: the public history of the round
-    def _history(self, name: str) -> int:
-        if len(self._v) != OBS_SIZE_V1:
-            raise ValueError(f"{name!r} is a field of version-1 observations (Llama-v1); this one is version 0")
-        return SLICES_V1[name].start
-
-    def _per_value(self, name: str) -> tuple[tuple[int, ...], ...]:
-        start, v = self._history(name), self._v
-        return tuple(
-            tuple([int(x * COPIES_PER_VALUE + 0.5) for x in v[start + o * _NV : start + (o + 1) * _NV]])
-            for o in range(self.num_players - 1)
-        )
-
-    @property
-    def opp_played(self) -> tuple[tuple[int, ...], ...]:
-        """Per other seat (from my left), the cards it played this round per value
-        (index 0 = value 1 .. 6 = llama)."""
-        return self._per_value("opp_played")
-
-    @property
-    def opp_drew_on(self) -> tuple[tuple[int, ...], ...]:
-        """Per other seat, its draws this round per value of the top card at the time."""
-        return self._per_value("opp_drew_on")
-
-    @property
-    def opp_draws(self) -> tuple[int, ...]:
-        """Per other seat, the cards it drew this round."""
-        start, v = self._history("opp_draws"), self._v
-        return tuple([int(x * HAND_SIZE_SCALE + 0.5) for x in v[start : start + self.num_players - 1]])
-
-    @property
-    def opp_quit_on(self) -> tuple[int, ...]:
-        """Per other seat, the top card's code (1..7) when it quit this round; 0 while in."""
-        start, v = self._history("opp_quit_on"), self._v
-        out = []
-        for o in range(self.num_players - 1):
-            block = v[start + o * _NV : start + (o + 1) * _NV]
-            out.append(block.index(1.0) + 1 if 1.0 in block else 0)
-        return tuple(out)
-
-    @property
-    def opp_quit_at(self) -> tuple[int, ...]:
-        """Per other seat, the number of the move of this round it quit with; 0 while in."""
-        start, v = self._history("opp_quit_at"), self._v
-        return tuple([int(x * MOVES_SCALE + 0.5) for x in v[start : start + self.num_players - 1]])
-
-    @property
-    def last_player(self) -> int | None:
-        """Who played the last card this round: 0 = me, 1.. = the others from my left;
-        ``None`` when nobody has played yet."""
-        start, v = self._history("last_player"), self._v
-        block = v[start : start + MAX_PLAYERS]
-        return block.index(1.0) if 1.0 in block else None
-
-    @property
-    def round(self) -> int:
-        return int(self._v[self._history("round")] * ROUND_SCALE + 0.5)
-
-    @property
-    def round_moves(self) -> int:
-        """Moves made this round so far."""
-        return int(self._v[self._history("round_moves")] * MOVES_SCALE + 0.5)
-
     def __repr__(self) -> str:
         return f"ObsView({decode(self)!r})"
 
 
-@dataclass(frozen=True)
-class Decoded:
-    """An observation in natural units, all fields at once (see :class:`ObsView`)."""
+def _field_property(f: Field, start: int, since: int) -> property:
+    """The attribute of field ``f`` (at ``start``, first in version ``since``)."""
+    read = f.unit.reader(start, f.per_other)
+    if since == 0:  # in every version: no check on the hot path
+        return property(read, doc=f.doc)
 
-    hand: tuple[int, ...]
-    """Cards per value, index 0 = value 1 .. index 6 = llama."""
-    hand_size: int
-    hand_penalty: int
-    top_card: int
-    """Card code 1..7."""
-    discarded: tuple[int, ...]
-    """Cards of each value in the discard pile this round (index 0 = value 1)."""
-    draw_pile: int
-    can_draw: bool
-    num_players: int
-    end_score: int
-    my_score: int
-    opp_in_round: tuple[bool, ...]
-    """For the other seats in turn order from my left (length num_players - 1)."""
-    opp_hand_size: tuple[int, ...]
-    opp_score: tuple[int, ...]
-    history: DecodedHistory | None = None
-    """The public history of the round (version-1 observations); ``None`` for version 0."""
+    def checked(o: ObsView) -> Any:
+        if o.version < since:
+            raise ValueError(
+                f"{f.name!r} is a field of version-{since} observations (Llama-v{since}); "
+                f"this one is version {o.version}"
+            )
+        return read(o)
+
+    return property(checked, doc=f.doc)
 
 
-@dataclass(frozen=True)
-class DecodedHistory:
-    """The fields a version-1 observation adds, in natural units (see :class:`ObsView`)."""
-
-    opp_played: tuple[tuple[int, ...], ...]
-    opp_draws: tuple[int, ...]
-    opp_drew_on: tuple[tuple[int, ...], ...]
-    opp_quit_on: tuple[int, ...]
-    opp_quit_at: tuple[int, ...]
-    last_player: int | None
-    round: int
-    round_moves: int
+def _since(name: str) -> int:
+    return min(v for v, spec in SPECS.items() if name in spec.slices)
 
 
-def decode(obs: np.ndarray | ObsView | Any) -> Decoded:
-    """Every field of one observation in natural units (read through :class:`ObsView`)."""
-    o = obs if isinstance(obs, ObsView) else ObsView(np.asarray(obs, dtype=np.float64))
-    return Decoded(
-        hand=o.hand,
-        hand_size=o.hand_size,
-        hand_penalty=o.hand_penalty,
-        top_card=o.top_card,
-        discarded=o.discarded,
-        draw_pile=o.draw_pile,
-        can_draw=o.can_draw,
-        num_players=o.num_players,
-        end_score=o.end_score,
-        my_score=o.my_score,
-        opp_in_round=o.opp_in_round,
-        opp_hand_size=o.opp_hand_size,
-        opp_score=o.opp_score,
-        history=None
-        if o.version == 0
-        else DecodedHistory(
-            opp_played=o.opp_played,
-            opp_draws=o.opp_draws,
-            opp_drew_on=o.opp_drew_on,
-            opp_quit_on=o.opp_quit_on,
-            opp_quit_at=o.opp_quit_at,
-            last_player=o.last_player,
-            round=o.round,
-            round_moves=o.round_moves,
-        ),
-    )
+_NEWEST = SPECS[max(SPECS)]
+for _f in _NEWEST.fields:
+    if _f.name not in ObsView.__dict__:
+        setattr(ObsView, _f.name, _field_property(_f, _NEWEST.slices[_f.name].start, _since(_f.name)))
+_read_num_players = next(f for f in FIELDS if f.name == "num_players").unit.reader(SLICES["num_players"].start, False)
+
+
+def _record(name: str, fields: tuple[Field, ...], doc: str, extra: list[Any] | None = None) -> type:
+    cls = make_dataclass(name, [(f.name, Any) for f in fields] + (extra or []), frozen=True)
+    cls.__module__ = __name__
+    cls.__doc__ = doc
+    return cls
+
+
+DecodedHistory = _record(
+    "DecodedHistory",
+    HISTORY_FIELDS,
+    "The fields a version-1 observation adds, in natural units (see :class:`ObsView`).",
+)
+Decoded = _record(
+    "Decoded",
+    FIELDS,
+    "An observation in natural units, all fields at once (see :class:`ObsView`); ``history``"
+    " holds the fields version 1 adds (``None`` for version 0).",
+    [("history", Any, _field(default=None))],
+)
+
+
+def decode(obs: np.ndarray | ObsView | Any, version: int | None = None) -> Any:
+    """Every field of one observation of ``version`` in natural units, as a
+    :class:`Decoded` record (read through :class:`ObsView`; without a version it is told
+    by the length)."""
+    o = obs if isinstance(obs, ObsView) else ObsView(np.asarray(obs, dtype=np.float64), version)
+    history = None if o.version == 0 else DecodedHistory(**{f.name: getattr(o, f.name) for f in HISTORY_FIELDS})
+    return Decoded(**{f.name: getattr(o, f.name) for f in FIELDS}, history=history)

@@ -87,7 +87,7 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
         raise ValueError(
             f"a world is rebuilt from a version-1 observation ({OBS_SIZE_V1} values), got shape {np.shape(observation)}"
         )
-    o = ObsView(observation)
+    o = ObsView(observation, 1)
     n = o.num_players
     others = n - 1
     on_pile = list(o.discarded)

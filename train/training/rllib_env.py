@@ -36,19 +36,25 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from agents.ppo import RLLIB_POLICY, Actor, PPOAgent
 from llama_env.agent import Agent, resolve, seat_member
 from llama_env.engine import (
-    COPIES_PER_VALUE,
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
     MAX_PLAYERS,
     NUM_ACTIONS,
-    NUM_CARD_VALUES,
     IllegalActionError,
     LlamaGame,
     RoundResult,
     seeded_generator,
     validate_rule_options,
 )
-from llama_env.observation import action_mask, check_obs_version, encoder, obs_size, observation_bounds
+from llama_env.observation import (
+    HIDDEN_SIZE,
+    action_mask,
+    check_obs_version,
+    encoder,
+    hidden_state,
+    obs_size,
+    observation_bounds,
+)
 from llama_env.rewards import rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener
 
@@ -56,28 +62,6 @@ __all__ = ["LlamaMultiAgentEnv", "SHARED_POLICY", "agent_id", "policy_mapping", 
 
 SHARED_POLICY = RLLIB_POLICY  # where agents.ppo finds it in a checkpoint
 ILLEGAL_ACTION_REWARD = -1.0
-
-
-HIDDEN_SIZE = (MAX_PLAYERS - 1) * NUM_CARD_VALUES + 2 * NUM_CARD_VALUES
-"""Entries of :func:`hidden_state`."""
-
-
-def hidden_state(game: LlamaGame, seat: int) -> np.ndarray:
-    """What ``seat`` cannot see, for a privileged critic (never for a policy): each other
-    seat's hand per value 1..6, llama (count / 8, in turn order from the seat's left, zeros
-    for absent seats), the draw pile per value (count / 8) and its next card (one-hot,
-    zeros when the pile is empty)."""
-    out = np.zeros(HIDDEN_SIZE, dtype=np.float32)
-    n = game.num_players
-    for k in range(1, n):
-        counts = game.hand_view((seat + k) % n)
-        out[(k - 1) * NUM_CARD_VALUES : k * NUM_CARD_VALUES] = counts[1:]
-    pile = (MAX_PLAYERS - 1) * NUM_CARD_VALUES
-    out[pile : pile + NUM_CARD_VALUES] = np.bincount(game.draw_pile, minlength=NUM_CARD_VALUES + 1)[1:]
-    out[: pile + NUM_CARD_VALUES] /= COPIES_PER_VALUE
-    if game.draw_pile:
-        out[pile + NUM_CARD_VALUES + game.draw_pile[-1] - 1] = 1.0
-    return out
 
 
 def agent_id(seat: int) -> str:
