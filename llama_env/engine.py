@@ -514,12 +514,6 @@ class LlamaGame:
         (0: still in)."""
         return self._quit_at
 
-    def history_view(self) -> tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]]:
-        """The round's record live, for hot paths such as the observation encoder:
-        ``(played, drew_on, quit_on, quit_at)``, where ``played`` and ``drew_on`` are flat
-        (seat ``p``'s count for code ``c`` at ``p * 8 + c``). Read it, never modify it."""
-        return self._played, self._drew_on, self._quit_on, self._quit_at
-
     def history(self) -> dict[str, Any]:
         """The public record of this round as plain data (the ``history`` key of
         :meth:`to_dict`): ``moves``, and per seat ``played`` and ``drew_on`` (per value,
