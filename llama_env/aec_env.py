@@ -200,7 +200,7 @@ class LlamaAECEnv(AECEnv):
 
     @property
     def game(self) -> LlamaGame:
-        """The engine (SPEC section 4: ``env.unwrapped.game``)."""
+        """The engine (``env.unwrapped.game``; see docs/env.md, the two environments)."""
         return self._table().game
 
     @game.setter

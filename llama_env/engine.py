@@ -3,10 +3,10 @@
 Pure game logic: it imports only the standard library and numpy, knows nothing about
 reinforcement learning, and can be snapshotted to a JSON-friendly dict and restored.
 
-Every rule of ``SPEC.md`` section 1 is a small module-level function below whose
-docstring states the rule; :class:`LlamaGame` strings them together.  Randomness enters
-through one door: the shuffle at each deal, drawn from the ``np.random.Generator`` the
-game is given.  Applying an action is deterministic.
+Every rule of ``docs/rules.md`` is a small module-level function below whose
+docstring states the rule and cites its number there; :class:`LlamaGame` strings them
+together.  Randomness enters through one door: the shuffle at each deal, drawn from
+the ``np.random.Generator`` the game is given.  Applying an action is deterministic.
 
 Hands are held internally as counts per card code (``hand[c]`` is how many cards of
 code ``c`` the seat holds, index 0 unused) because that makes the hot paths -- legality,
@@ -52,7 +52,7 @@ __all__ = [
 
 
 class Card(IntEnum):
-    """Card codes shared by every part of LLAMA-RL (SPEC section 2)."""
+    """Card codes shared by every part of LLAMA-RL (``docs/env.md``, Actions)."""
 
     ONE = 1
     TWO = 2
@@ -352,8 +352,8 @@ class LlamaGame:
 
     The first round is dealt on construction. :meth:`step` applies one action for
     :attr:`current_player`; when a round ends it is scored, and unless the game is over
-    the next round is dealt at once. The rules are in ``SPEC.md``; each is a function of
-    this module.
+    the next round is dealt at once. The rules are in ``docs/rules.md``; each is a function
+    of this module.
     """
 
     __slots__ = (
@@ -740,10 +740,10 @@ class LlamaGame:
     # ------------------------------------------------------------------ snapshots
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole state as plain JSON-serialisable data (SPEC section 3).
+        """The whole state as plain JSON-serialisable data (``docs/env.md``, the snapshot).
 
-        Beyond the keys the SPEC requires it holds the rule options, the round's starter
-        and last player to play a card (rule 11) and the generator's state, so that
+        Beyond the keys every snapshot must have it holds the rule options, the round's
+        starter and last player to play a card (rule 11) and the generator's state, so that
         ``LlamaGame.from_dict(g.to_dict())`` also deals the same future rounds.
         """
         return {
@@ -768,7 +768,7 @@ class LlamaGame:
     def from_dict(cls, d: dict[str, Any], rng: np.random.Generator | int | None = None) -> LlamaGame:
         """Rebuild a game from :meth:`to_dict` output (or a hand-written state).
 
-        Keys beyond the SPEC's minimum are optional: ``end_score`` and ``hand_size``
+        Keys beyond the required ones are optional: ``end_score`` and ``hand_size``
         default to the standard rules, ``starter`` to the current player, ``last_player``
         to nobody, and the generator to ``rng`` (or fresh entropy) when ``rng_state`` is
         absent. An impossible state raises ``ValueError`` saying what is wrong.

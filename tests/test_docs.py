@@ -1,14 +1,18 @@
-"""The docs hold what the code cites: every numbered rule, every file.
+"""The docs hold what the code cites: every numbered rule, every file, the contract.
 
 The engine's docstrings and the rules tests cite the rules by number ("rule 4"); each of
-those numbers must be a rule of docs/rules.md. And no Markdown or Python file of the
-repository may cite a file the repository does not hold.
+those numbers must be a rule of docs/rules.md. docs/env.md's tables match the code and
+its examples run. And no Markdown or Python file of the repository may cite a file the
+repository does not hold (a Markdown link, or a backticked path to a .md, .py, .ipynb,
+.toml, .json or .png file), least of all the SPEC.md the rules once lived in.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "docs" / "rules.md"
@@ -42,3 +46,146 @@ def test_every_cited_rule_is_in_docs_rules_md() -> None:
     assert cited, "no rule citations found: the pattern no longer matches the code"
     missing = {n: where for n, where in cited.items() if n not in _numbered_rules()}
     assert not missing, f"rules cited but not in docs/rules.md: {missing}"
+
+
+# ------------------------------------------------------------- the contract, docs/env.md
+
+ENV = (ROOT / "docs" / "env.md").read_text(encoding="utf-8")
+
+
+def _python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("index", range(len(_python_blocks(ENV))))
+def test_env_md_example_runs(index: int) -> None:
+    code = _python_blocks(ENV)[index]
+    exec(compile(code, f"docs/env.md example {index}", "exec"), {"__name__": "__docs__"})
+
+
+def test_observation_table_matches_fields() -> None:
+    from llama_env.observation import FIELDS, OBS_SIZE, SLICES
+
+    rows = re.findall(r"^\| `(\w+)` \| (\d+)\.\.(\d+) \| (\d+) \| (.+?) \|$", ENV, flags=re.M)
+    table = {name: (int(a), int(b), int(size), doc) for name, a, b, size, doc in rows if name in SLICES}
+    assert list(table) == [f.name for f in FIELDS]
+    for f in FIELDS:
+        start, stop, size, doc = table[f.name]
+        assert (start, stop + 1, size) == (SLICES[f.name].start, SLICES[f.name].stop, f.size), f.name
+        assert doc == f.doc, f.name
+    assert f"one float32 vector of {OBS_SIZE} entries" in ENV
+
+
+def test_history_table_matches_the_version_1_fields() -> None:
+    from llama_env.observation import HISTORY_FIELDS, OBS_SIZE_V1, SLICES_V1
+
+    section = ENV.split("## Observation, version 1")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| `(\w+)` \| (\d+)\.\.(\d+) \| (\d+) \| (.+?) \|$", section, flags=re.M)
+    assert [r[0] for r in rows] == [f.name for f in HISTORY_FIELDS]
+    for (name, a, b, size, doc), f in zip(rows, HISTORY_FIELDS, strict=True):
+        assert (int(a), int(b) + 1, int(size)) == (SLICES_V1[name].start, SLICES_V1[name].stop, f.size), name
+        assert doc == f.doc, name
+    assert f"{OBS_SIZE_V1} entries in all" in section
+
+
+def test_llama_v0_arguments_table_matches_the_env() -> None:
+    import inspect
+
+    from llama_env.gym_env import LlamaEnv
+
+    section = ENV.split('`gym.make("Llama-v0", ...)` takes these keyword arguments')[1].split("\n\n")[1]
+    rows = re.findall(r"^\| (`[^|]+`) \| (`[^|]+`) \|", section, flags=re.M)
+    params = inspect.signature(LlamaEnv).parameters
+    documented = {}
+    for names, defaults in rows:
+        for name, default in zip(re.findall(r"`(\w+)`", names), re.findall(r"`([^`]+)`", defaults), strict=True):
+            documented[name] = default
+    assert set(documented) == set(params)
+    for name, default in documented.items():
+        assert repr(params[name].default) == default.replace('"', "'"), name
+
+
+# ------------------------------------------------------------- no citation of a missing file
+
+SKIP_DIRS = {".venv", ".git", "build", "node_modules", "llama_rl.egg-info", "runs"}
+CHECKED_SUFFIXES = (".md", ".py", ".ipynb", ".toml", ".json", ".png")
+LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+TICKED = re.compile(r"`+([\w./-]+\.(?:md|py|ipynb|toml|json|png))`+")
+
+
+def _repo_files() -> list[Path]:
+    return [
+        p
+        for p in sorted(ROOT.rglob("*"))
+        if p.suffix in (".md", ".py") and p.is_file() and not SKIP_DIRS.intersection(p.relative_to(ROOT).parts)
+    ]
+
+
+def _names_in_repo() -> set[str]:
+    return {p.name for p in ROOT.rglob("*") if p.is_file() and not SKIP_DIRS.intersection(p.relative_to(ROOT).parts)}
+
+
+def _exists(target: str, citing: Path) -> bool:
+    return (ROOT / target).exists() or (citing.parent / target).exists()
+
+
+def _is_placeholder(target: str) -> bool:
+    """Paths that name what a user's run makes, or a pattern, rather than a file of ours."""
+    return (
+        any(c in target for c in "<>*{}")
+        or "..." in target
+        or target.startswith(("runs/", "~", "/", "$"))
+        or "://" in target
+        or target.startswith(("mailto:", "#"))
+    )
+
+
+def _missing_citations() -> list[str]:
+    names = _names_in_repo()
+    missing = []
+    for path in _repo_files():
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT)
+        for m in LINK.finditer(text) if path.suffix == ".md" else ():
+            target = m.group(1).split("#")[0]
+            if target and not _is_placeholder(m.group(1)) and not _exists(target, path):
+                missing.append(f"{where}:{text.count(chr(10), 0, m.start()) + 1}: link to {target}")
+        for m in TICKED.finditer(text):
+            target = m.group(1)
+            if _is_placeholder(target) or not target.endswith(CHECKED_SUFFIXES):
+                continue
+            if "/" in target:
+                ok = _exists(target, path)
+            else:  # a bare file name: some file of the repository has it (run outputs such as config.json aside)
+                ok = target.endswith(".json") or target in names
+            if not ok:
+                missing.append(f"{where}:{text.count(chr(10), 0, m.start()) + 1}: cites {target}")
+    return missing
+
+
+def test_no_file_cites_a_file_the_repository_lacks() -> None:
+    missing = _missing_citations()
+    assert not missing, "citations of files that are not in the repository:\n" + "\n".join(missing)
+
+
+def test_nothing_cites_spec_md() -> None:
+    """The rules once lived in a SPEC.md outside the repository; they are docs/rules.md now."""
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in _repo_files()
+        if p != Path(__file__).resolve()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bSPEC(\.md|'s|\b section)", line)
+    ]
+    assert not hits, f"these cite SPEC.md, which the repository does not hold: {hits}"
+
+
+def test_the_citation_check_catches_a_missing_file(tmp_path: Path) -> None:
+    """The checker itself: a link and a backticked path to files that do not exist are caught."""
+    doc = ROOT / "docs" / "rules.md"
+    assert _exists("docs/rules.md", doc) and _exists("env.md", doc)
+    assert not _exists("docs/nowhere.md", doc)
+    assert LINK.search("see [x](nowhere.md#a)").group(1) == "nowhere.md#a"
+    missing = "llama_env/" + "nowhere.py"  # split, so that this file does not cite it
+    assert TICKED.search(f"see ``{missing}``").group(1) == missing
+    assert _is_placeholder("runs/<name>/config.json") and not _is_placeholder("docs/rules.md")

@@ -1,4 +1,4 @@
-"""PettingZoo AEC conformance and the env's own promises (SPEC section 4)."""
+"""PettingZoo AEC conformance and the env's own promises (docs/env.md, the two environments)."""
 
 from __future__ import annotations
 
