@@ -10,11 +10,13 @@ The pins in ``pyproject.toml`` name the minor versions the modules were checked 
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pettingzoo
+import pytest
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
@@ -102,3 +104,66 @@ def test_masked_discrete_reads_no_private_field_of_gymnasium():
     space.seed(6)
     assert [int(space.sample(mask)) for _ in range(40)] != first
     assert set(first) <= {0, 3, 7} and type(space.sample(mask)) is np.int64
+
+
+# --------------------------------------------------------------------------- Ray RLlib
+
+needs_rllib = pytest.mark.skipif(
+    os.environ.get("LLAMA_RL_NO_RLLIB") == "1", reason="LLAMA_RL_NO_RLLIB=1: the rllib extra is knowingly absent"
+)
+
+
+@needs_rllib
+def test_ray_behaves_as_the_env_runner_assumes():
+    import ray
+
+    from train.training import _rllib
+    from train.training.rllib_runner import LlamaEnvRunner
+
+    problems = _rllib.broken_assumptions(LlamaEnvRunner)
+    assert not problems, (
+        f"Ray {ray.__version__} no longer behaves as train/training/_rllib.py assumes "
+        f"(checked against {_rllib.CHECKED_VERSION}): " + "; ".join(problems)
+    )
+
+
+@needs_rllib
+def test_ray_pin_is_the_checked_version():
+    import ray
+
+    from train.training import _rllib
+
+    assert pinned_minor("ray") == _rllib.CHECKED_VERSION
+    assert ray.__version__.startswith(_rllib.CHECKED_VERSION + ".")
+
+
+@needs_rllib
+def test_the_ray_check_names_a_changed_sample(monkeypatch):
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+    from train.training import _rllib
+
+    def _sample(self, *, num_timesteps=None, num_episodes=None, explore, random_actions=False):
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(MultiAgentEnvRunner, "_sample", _sample)
+    problems = _rllib.broken_assumptions()
+    assert any(p.startswith("1: MultiAgentEnvRunner._sample takes") for p in problems), problems
+
+
+@needs_rllib
+def test_the_ray_check_names_a_private_name_that_rllib_uses_too():
+    """A runner method that happens to share a name with one of RLlib's would replace it silently."""
+    from train.training import _rllib
+    from train.training.rllib_runner import LlamaEnvRunner
+
+    class Clashing(LlamaEnvRunner):
+        def _reset_envs(self, episodes, shared_data, explore):
+            pass
+
+        def __init__(self, config, **kwargs):
+            super().__init__(config, **kwargs)
+            self._cached_to_module = {}
+
+    problems = _rllib.broken_assumptions(Clashing)
+    assert problems == ["4: Clashing's private names ['_cached_to_module', '_reset_envs'] are RLlib's runner's too"]

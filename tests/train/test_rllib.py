@@ -488,6 +488,34 @@ def test_runner_random_actions_are_uniform_over_the_legal_ones():
         )
 
 
+def test_rllibs_sample_goes_through_the_runners_own_sampling():
+    """What train/training/_rllib.py assumes of a running RLlib (1, 2): its public
+    ``sample`` reaches the runner's ``sample_episodes`` through the private ``_sample`` and
+    returns its episodes, and making the env again asks for new games."""
+    import ray
+
+    runner = make_runner({"heuristic": 1.0}, n_envs=2)
+    calls = []
+    real = runner.sample_episodes
+
+    def spy(**kwargs):
+        calls.append(kwargs)
+        return real(**kwargs)
+
+    runner.sample_episodes = spy
+    episodes = runner.sample(num_timesteps=10, explore=False)
+    broken = f"Ray {ray.__version__}: MultiAgentEnvRunner.sample no longer calls _sample as _rllib.py assumes"
+    assert calls == [
+        {"num_timesteps": 10, "num_episodes": None, "explore": False, "random_actions": False, "force_reset": False}
+    ], broken
+    assert sum(len(e) for e in episodes) == 10, broken
+    assert not runner.needs_reset
+    with warnings.catch_warnings():  # RLlib registers its env name with gymnasium again
+        warnings.filterwarnings("ignore", message=".*Overriding environment rllib-multi-agent-env-v0")
+        runner.make_env()
+    assert runner.needs_reset, f"Ray {ray.__version__}: make_env no longer sets _needs_initial_reset"
+
+
 def test_runner_samples_whole_games_when_asked_for_episodes():
     runner = make_runner({"heuristic": 1.0, "self": 1.0}, n_envs=4)
     episodes = runner.sample(num_episodes=5, explore=False)

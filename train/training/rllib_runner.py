@@ -5,7 +5,9 @@ RLlib's :class:`MultiAgentEnvRunner` records every step of every game into a
 connector pipelines), and on two cores that bookkeeping, not the game, took about three
 quarters of the sampling time. :class:`LlamaEnvRunner` keeps everything else of it (the
 same :class:`~train.training.rllib_env.LlamaMultiAgentEnv` games in its vector env, the
-module, its weights' sync, checkpoints, metrics), and replaces only ``_sample``:
+module, its weights' sync, checkpoints, metrics), and replaces only the sampling itself
+(RLlib's private ``_sample``, overridden in :mod:`train.training._rllib`, the one place
+that knows RLlib's internals):
 
 * every env waits for one action (the env only ever asks the learning seat whose turn
   it is), so one batched forward pass of the module serves all envs, and the action is
@@ -37,7 +39,6 @@ from typing import Any
 import numpy as np
 import torch
 from ray.rllib.core.columns import Columns
-from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.utils.metrics import (
     NUM_AGENT_STEPS_SAMPLED,
@@ -50,6 +51,7 @@ from ray.rllib.utils.metrics import (
     NUM_MODULE_STEPS_SAMPLED_LIFETIME,
 )
 
+from train.training._rllib import OwnSampling
 from train.training.rllib_env import SHARED_POLICY, LlamaMultiAgentEnv
 
 __all__ = ["LlamaEnvRunner"]
@@ -147,8 +149,8 @@ def _episode(game_id: str, aid: str, seat: _Seat, n: int, terminated: bool) -> S
     return SingleAgentEpisode(f"{game_id}-{aid}", **fields)
 
 
-class LlamaEnvRunner(MultiAgentEnvRunner):
-    """RLlib's multi-agent env runner with a batched ``_sample`` for the Llama env (see the module docstring)."""
+class LlamaEnvRunner(OwnSampling):
+    """RLlib's multi-agent env runner with a batched sampling for the Llama env (see the module docstring)."""
 
     def __init__(self, config: Any, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
@@ -160,21 +162,21 @@ class LlamaEnvRunner(MultiAgentEnvRunner):
 
     # ------------------------------------------------------------------ sampling
 
-    def _sample(  # type: ignore[override]
+    def sample_episodes(
         self,
         *,
-        num_timesteps: int | None = None,
-        num_episodes: int | None = None,
+        num_timesteps: int | None,
+        num_episodes: int | None,
         explore: bool,
-        random_actions: bool = False,
-        force_reset: bool = False,
+        random_actions: bool,
+        force_reset: bool,
     ) -> list[SingleAgentEpisode]:
         if not self._llama_envs:
             raise ValueError(f"{self} has no env to sample from")
-        if force_reset or num_episodes is not None or self._needs_initial_reset:
+        if force_reset or num_episodes is not None or self.needs_reset:
             self._reset_games()
         if num_episodes is not None:
-            self._needs_initial_reset = True
+            self.needs_reset = True
         module = self.module[SHARED_POLICY]  # type: ignore[index]
         done: list[SingleAgentEpisode] = []
         finished = 0
@@ -222,7 +224,7 @@ class LlamaEnvRunner(MultiAgentEnvRunner):
             seeds = [int(x) for x in state]
             self._seeded = True
         self._games = [_deal(env, s) for env, s in zip(self._llama_envs, seeds, strict=True)]
-        self._needs_initial_reset = False
+        self.needs_reset = False
 
     def _act(
         self, module: Any, observations: list[dict[str, np.ndarray]], explore: bool, random_actions: bool
@@ -288,6 +290,6 @@ class LlamaEnvRunner(MultiAgentEnvRunner):
         # last window's worth of games can change them (logging each costs 0.3 ms)
         window = -(-self.config.metrics_num_episodes_for_smoothing // (self.config.num_env_runners or 1))
         for length, ret, seconds, returns, steps in self._done_games[-window:]:
-            self._log_episode_metrics(length, ret, seconds, returns, {SHARED_POLICY: ret}, steps)
+            self.log_episode(length, ret, seconds, returns, {SHARED_POLICY: ret}, steps)
         self._done_games.clear()
         return self.metrics.reduce()

@@ -1,0 +1,170 @@
+"""The one place that knows RLlib's internals: the env runner's own sampling.
+
+:class:`train.training.rllib_runner.LlamaEnvRunner` samples its games its own way (four
+times faster than RLlib's per-step bookkeeping; see that module). RLlib offers no public
+hook for it: the public ``MultiAgentEnvRunner.sample`` does the work around sampling
+(the weights' pull, timers, the ``explore`` default, the step count of
+``truncate_episodes``, the ``on_sample_end`` callbacks) and calls the private ``_sample``
+for the sampling itself. Overriding ``sample`` would drop that work, so
+:class:`OwnSampling` overrides ``_sample`` and hands the call to a method of ours,
+:meth:`OwnSampling.sample_episodes`, and names the two other private things the runner
+needs. Nothing else in the project touches an RLlib name that starts with ``_``, except
+the RLModule methods RLlib's documentation tells a custom module to override
+(``_forward``, ``_forward_train``, in :mod:`train.training.rllib_module`), checked here
+too.
+
+What it assumes of RLlib, checked against **ray 2.60** (``pyproject.toml`` pins the minor
+version); :func:`broken_assumptions` checks each, and ``tests/api/test_third_party.py``
+fails, naming the Ray version and the assumption, when an upgrade breaks one
+(``tests/train/test_rllib.py`` checks 1 and 2 on a running runner):
+
+1. ``MultiAgentEnvRunner.sample`` calls ``self._sample`` and returns its episodes;
+   ``_sample`` takes the keyword-only ``num_timesteps``, ``num_episodes``, ``explore``,
+   ``random_actions`` and ``force_reset``;
+2. RLlib sets ``_needs_initial_reset`` when it makes the env (``make_env``): the next
+   sample must deal new games (:attr:`OwnSampling.needs_reset`);
+3. ``_log_episode_metrics(length, ret, sec, agents, modules, agent_steps)`` logs one
+   finished episode under RLlib's names (:meth:`OwnSampling.log_episode`);
+4. no private name of a runner built on :class:`OwnSampling` (its methods, its
+   ``self._x =`` attributes) is one RLlib's runner already uses, but the two above;
+5. RLModule's documented hooks ``_forward(batch, **kwargs)`` and
+   ``_forward_train(batch, **kwargs)`` are still the ones RLlib calls.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Any
+
+from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+__all__ = ["CHECKED_VERSION", "OwnSampling", "broken_assumptions"]
+
+CHECKED_VERSION = "2.60"
+"""The Ray minor version the assumptions were checked against."""
+
+_OVERRIDDEN = {"_sample", "_needs_initial_reset"}  # the private names OwnSampling means to touch
+_SAMPLE_PARAMETERS = ("num_timesteps", "num_episodes", "explore", "random_actions", "force_reset")
+_EPISODE_METRICS_PARAMETERS = ("length", "ret", "sec", "agents", "modules", "agent_steps")
+
+
+class OwnSampling(MultiAgentEnvRunner):
+    """RLlib's multi-agent env runner, whose sampling a subclass does in :meth:`sample_episodes`."""
+
+    def _sample(
+        self,
+        *,
+        num_timesteps: int | None = None,
+        num_episodes: int | None = None,
+        explore: bool,
+        random_actions: bool = False,
+        force_reset: bool = False,
+    ) -> list[Any]:
+        return self.sample_episodes(
+            num_timesteps=num_timesteps,
+            num_episodes=num_episodes,
+            explore=explore,
+            random_actions=random_actions,
+            force_reset=force_reset,
+        )
+
+    def sample_episodes(
+        self,
+        *,
+        num_timesteps: int | None,
+        num_episodes: int | None,
+        explore: bool,
+        random_actions: bool,
+        force_reset: bool,
+    ) -> list[Any]:
+        """``num_timesteps`` steps or ``num_episodes`` whole episodes (one of them is
+        ``None``), as RLlib's ``sample`` asks for them."""
+        raise NotImplementedError
+
+    @property
+    def needs_reset(self) -> bool:
+        """Whether the next sample must deal new games (RLlib sets it when it makes the env)."""
+        return bool(self._needs_initial_reset)
+
+    @needs_reset.setter
+    def needs_reset(self, value: bool) -> None:
+        self._needs_initial_reset = value
+
+    def log_episode(
+        self,
+        length: int,
+        ret: float,
+        seconds: float,
+        agent_returns: dict[str, float],
+        module_returns: dict[str, float],
+        agent_steps: dict[str, int],
+    ) -> None:
+        """One finished episode's metrics, under RLlib's names and its smoothing window."""
+        self._log_episode_metrics(length, ret, seconds, agent_returns, module_returns, agent_steps)
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def broken_assumptions(runner: type[OwnSampling] | None = None) -> list[str]:
+    """Each assumption of this module (see its docstring) that the installed Ray breaks,
+    in words; empty when all hold. ``runner``: a runner class built on :class:`OwnSampling`
+    whose private names to check (4)."""
+    problems: list[str] = []
+    base = MultiAgentEnvRunner
+    sample = getattr(base, "_sample", None)
+    if sample is None:
+        problems.append("1: MultiAgentEnvRunner has no _sample")
+    else:
+        params = inspect.signature(sample).parameters
+        found = tuple(name for name in params if name != "self")
+        if found != _SAMPLE_PARAMETERS or any(params[n].kind is not inspect.Parameter.KEYWORD_ONLY for n in found):
+            problems.append(f"1: MultiAgentEnvRunner._sample takes {inspect.signature(sample)}")
+    if "self._sample(" not in _source(base.sample):
+        problems.append("1: MultiAgentEnvRunner.sample no longer calls self._sample")
+    if "self._needs_initial_reset = True" not in _source(base.make_env):
+        problems.append("2: MultiAgentEnvRunner.make_env no longer sets _needs_initial_reset")
+    if sample is not None and "self._needs_initial_reset" not in _source(sample):
+        problems.append("2: MultiAgentEnvRunner._sample no longer reads _needs_initial_reset")
+    log = getattr(base, "_log_episode_metrics", None)
+    if log is None:
+        problems.append("3: MultiAgentEnvRunner has no _log_episode_metrics")
+    else:
+        found = tuple(name for name in inspect.signature(log).parameters if name != "self")
+        if found != _EPISODE_METRICS_PARAMETERS:
+            problems.append(f"3: MultiAgentEnvRunner._log_episode_metrics takes {inspect.signature(log)}")
+    if runner is not None:
+        clash = sorted((_private_names(runner, stop=base) & _private_names(base)) - _OVERRIDDEN)
+        if clash:
+            problems.append(f"4: {runner.__name__}'s private names {clash} are RLlib's runner's too")
+    for hook in ("_forward", "_forward_train"):
+        method = getattr(RLModule, hook, None)
+        if method is None or list(inspect.signature(method).parameters)[:2] != ["self", "batch"]:
+            problems.append(f"5: RLModule.{hook}(batch, **kwargs) is gone")
+        elif f"self.{hook}(" not in _source(RLModule):
+            problems.append(f"5: RLModule no longer calls self.{hook}")
+    return problems
+
+
+def _source(obj: Any) -> str:
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):
+        return ""
+
+
+_ASSIGNED = re.compile(r"self\.(_[A-Za-z0-9]\w*)\s*(?::[^=\n]+)?=(?!=)")
+
+
+def _private_names(cls: type, stop: type | None = None) -> set[str]:
+    """The private names (not dunders) that ``cls`` and its bases, up to ``stop``
+    (excluded), define or assign to ``self``."""
+    names: set[str] = set()
+    for c in cls.__mro__:
+        if c is stop or c is object:
+            break
+        names |= {n for n in vars(c) if n.startswith("_") and not n.startswith("__") and n != "_abc_impl"}
+        names |= set(_ASSIGNED.findall(_source(c)))
+    return names
