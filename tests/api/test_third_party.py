@@ -71,6 +71,26 @@ def test_the_pettingzoo_check_names_a_flag_that_moved(monkeypatch):
     assert any(p.startswith("3/4: step does not set _has_updated") for p in problems), problems
 
 
+def test_the_pettingzoo_check_names_a_field_that_is_gone(monkeypatch):
+    """A wrapper that no longer keeps ``_terminated`` (renamed, say) fails the check, not the game."""
+    cls = wrappers.TerminateIllegalWrapper
+    init, reset = cls.__init__, cls.reset
+
+    def init_without(self, env, illegal_reward):
+        init(self, env, illegal_reward)
+        del self._terminated
+
+    def reset_without(self, seed=None, options=None):
+        reset(self, seed=seed, options=options)
+        del self._terminated
+
+    monkeypatch.setattr(cls, "__init__", init_without)
+    monkeypatch.setattr(cls, "reset", reset_without)
+    problems = _pettingzoo.broken_assumptions(llama_env.raw_env)
+    assert len(problems) == 1 and problems[0].startswith("2-5: checking them raised AttributeError"), problems
+    assert "_terminated" in problems[0]
+
+
 def test_the_pettingzoo_check_compares_whole_games(monkeypatch):
     """Where the flags hold but the fast chain plays differently, the scripted game says where."""
     real = _pettingzoo.wrap
