@@ -211,7 +211,8 @@ def _field_int(body: dict[str, Any], key: str, low: int, high: int, default: int
 
 class _App:
     """The handlers, with what they share: the live games, the history, the agent
-    policy, and the limits on worker threads (one for games, one for the history)."""
+    policy, the process of costly agents, and the limits on worker threads: ``workers``
+    for games that change, one lane for slow games, some for views and for the history."""
 
     def __init__(self, store: SessionStore, history: History | None, policy: AgentPolicy, workers: int) -> None:
         self.store = store
