@@ -823,7 +823,7 @@ class LlamaGame:
             if not can_play_on(card, below):
                 raise ValueError(
                     f"snapshot discard_pile breaks the play rule at position {i}: "
-                    f"{_card_name(card)} cannot lie on {_card_name(below)} (rule 4)"
+                    f"{card_name(card)} cannot lie on {card_name(below)} (rule 4)"
                 )
         undealt = DECK_SIZE - n * hand_size - 1
         if len(draw_pile) > undealt:
@@ -1058,7 +1058,8 @@ def _card_list(value: Any, what: str) -> list[int]:
     return [int(c) for c in value]
 
 
-def _card_name(card: int) -> str:
+def card_name(card: int) -> str:
+    """A card in words, for messages: ``a 5``, ``a llama``."""
     return "a llama" if card == Card.LLAMA else f"a {card}"
 
 

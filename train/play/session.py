@@ -38,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
@@ -53,6 +53,8 @@ from llama_env.engine import (
     LlamaGame,
     RoundResult,
     action_index,
+    brief,
+    card_name,
     validate_rule_options,
     winners,
 )
@@ -69,9 +71,9 @@ __all__ = [
     "new_game",
     "replay",
     "RECORD_FORMAT",
-    "card_text",
     "move_text",
     "MAX_EVENTS",
+    "int_field",
     "MAX_STEP",
     "NAME_LENGTH",
     "SPEC_LENGTH",
@@ -103,18 +105,13 @@ class SessionError(ValueError):
         self.status = status
 
 
-def card_text(card: int) -> str:
-    """A card in words: ``a 5``, ``a llama``."""
-    return "a llama" if card == 7 else f"a {card}"
-
-
 def move_text(name: str, action: int, drawn: int | None = None, *, own: bool = False) -> str:
     """A move in words: ``Ann plays 5``, ``You draw a llama``."""
     who = "You" if own else name
     a = Action(action)
     if a == Action.DRAW:
         if own and drawn is not None:
-            return f"You draw {card_text(drawn)}"
+            return f"You draw {card_name(drawn)}"
         return f"{who} draw{'' if own else 's'}"
     if a == Action.QUIT:
         return f"{who} quit{'' if own else 's'} the round"
@@ -141,6 +138,7 @@ class _State(NamedTuple):
     scores: tuple[int, ...]
     quit: tuple[bool, ...]
     hands: tuple[tuple[int, ...], ...]
+    penalties: tuple[int, ...]
     legal: tuple[int, ...]
 
 
@@ -165,6 +163,7 @@ def _snapshot(game: LlamaGame) -> tuple[Any, ...]:
         tuple(g.scores),
         tuple(g.quit),
         tuple(tuple(g.hand(p)) for p in range(g.num_players)),
+        tuple(g.penalty(p) for p in range(g.num_players)),
         () if g.game_over else tuple(g.legal_actions()),
     )
 
@@ -254,7 +253,6 @@ class GameSession:
         self.on_over: Callable[[GameSession], None] | None = None
         self._replay: list[tuple[int, int]] = []
         self._frames: list[_Frame] = []
-        self._first_seq = 0
         g = game
         self.recorder.on_start(g)
         self.recorder.flush()
@@ -334,12 +332,12 @@ class GameSession:
             event["name"] = names[seat]
             event["text"] = move_text(names[seat], raw["action"], raw.get("drawn") if own else None, own=own)
             if shown and "drawn" in raw and not own:
-                event["text"] += f" ({card_text(raw['drawn'])})"
+                event["text"] += f" ({card_name(raw['drawn'])})"
             return event
         event = dict(raw)
         if kind == "start":
             starter = "You start" if raw["starter"] == viewer else f"{names[raw['starter']]} starts"
-            event["text"] = f"Round {raw['round']} begins: {starter} on {card_text(raw['top_card'])}."
+            event["text"] = f"Round {raw['round']} begins: {starter} on {card_name(raw['top_card'])}."
         else:
             out = raw["went_out"]
             ended = f"{'You' if out == viewer else names[out]} went out." if out is not None else "everybody quit."
@@ -362,7 +360,7 @@ class GameSession:
         last_seq, _, last_state = frames[-1]
         state = _State._make(last_state)
         first_kept = frames[0][0]
-        wanted = self._first_seq if since is None else since + 1
+        wanted = 0 if since is None else since + 1
         start = max(wanted, first_kept, last_seq + 1 - MAX_EVENTS)  # each frame holds an event or more
         events: list[dict[str, Any]] = []
         for _, raw_events, frame_state in frames[start - first_kept :]:
@@ -395,7 +393,7 @@ class GameSession:
         if viewer is not None:
             hand = state.hands[viewer]
             out["hand"] = list(hand)
-            out["penalty"] = _penalty(hand)
+            out["penalty"] = state.penalties[viewer]
         if game_over:
             scores = state.scores
             best = min(scores)
@@ -419,7 +417,7 @@ class GameSession:
         if g.current_player != viewer:
             raise SessionError(f"it is {self.names[g.current_player]}'s turn, not yours", 409)
         if action_index(action) is None:
-            raise SessionError(f"an action must be an integer 0..8, got {_short(action)}", 400)
+            raise SessionError(f"an action must be an integer 0..8, got {brief(action)}", 400)
         try:
             self.table.apply(action)
         except IllegalActionError as exc:
@@ -472,18 +470,9 @@ class GameSession:
             if callable(close):
                 close()
         self.table.agents = [None] * len(self.names)
-        if self.on_over is not None and self.history_id is None:
+        if self.on_over is not None:
             callback, self.on_over = self.on_over, None
             callback(self)
-
-
-def _penalty(hand: Sequence[int]) -> int:
-    return sum(10 if c == 7 else c for c in set(hand))
-
-
-def _short(value: object, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # --------------------------------------------------------------------------- making games
@@ -500,7 +489,7 @@ class AgentPolicy:
 
     def spec(self, text: object, what: str) -> AgentSpec:
         if not isinstance(text, str):
-            raise SessionError(f"{what} must be an agent name, got {_short(text)}")
+            raise SessionError(f"{what} must be an agent name, got {brief(text)}")
         if len(text) > SPEC_LENGTH:
             raise SessionError(f"{what}: an agent spec is at most {SPEC_LENGTH} characters")
         try:
@@ -517,51 +506,60 @@ class AgentPolicy:
                     raise SessionError(f"{what}: {spec.name}'s {key} must be within {low:g}..{high:g} here")
         return spec
 
-    def _check_path(self, value: object, what: str) -> None:
-        refusal = (
-            f"{what}: agents from the web load no files by path"
-            if not self.model_dirs
-            else f"{what}: a model path must lie under a directory the server allows"
-        )
+    def _under_root(self, value: object) -> str | None:
+        """``value`` as a path under one of :attr:`model_dirs` (checked lexically, then
+        with links resolved), or ``None``; nothing outside them is looked at."""
         if not isinstance(value, str) or not value or "\x00" in value:
-            raise SessionError(refusal)
+            return None
         for root in self.model_dirs:
             candidate = os.path.normpath(os.path.join(root, value))  # lexical: no disk access
             if os.path.commonpath([candidate, str(root)]) == str(root):
                 real = os.path.realpath(candidate)  # a link inside must not lead out
                 if os.path.commonpath([real, str(root)]) == str(root):
-                    return
-        raise SessionError(refusal)
+                    return candidate
+        return None
+
+    def _check_path(self, value: object, what: str) -> None:
+        if self._under_root(value) is None:
+            raise SessionError(
+                f"{what}: agents from the web load no files by path"
+                if not self.model_dirs
+                else f"{what}: a model path must lie under a directory the server allows"
+            )
 
     def resolve_paths(self, spec: AgentSpec) -> AgentSpec:
         """The spec with its (checked) paths made absolute under their directory."""
         if not any(_is_path(k) for k in spec.params):
             return spec
-        params = dict(spec.params)
-        for key, value in spec.params.items():
-            if _is_path(key):
-                for root in self.model_dirs:
-                    candidate = os.path.normpath(os.path.join(root, value))
-                    if os.path.commonpath([candidate, str(root)]) == str(root):
-                        params[key] = candidate
-                        break
-        return AgentSpec(spec.name, params)
+        return AgentSpec(spec.name, {k: self._under_root(v) if _is_path(k) else v for k, v in spec.params.items()})
 
 
 def _is_path(key: str) -> bool:
     return key == "path" or key.endswith(("_path", "_dir", "_file"))
 
 
-def _int(body: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
+@overload
+def int_field(body: dict[str, Any], key: str, low: int, high: int, default: int) -> int: ...
+
+
+@overload
+def int_field(body: dict[str, Any], key: str, low: int, high: int, default: None = None) -> int | None: ...
+
+
+def int_field(body: dict[str, Any], key: str, low: int, high: int, default: int | None = None) -> int | None:
+    """``body[key]``, an integer ``low..high`` (not a bool or a float), or ``default`` when
+    it is absent; anything else is a 400 naming the field."""
     value = body.get(key, default)
+    if value is None:
+        return None
     if type(value) is not int or not low <= value <= high:
-        raise SessionError(f"'{key}' must be an integer {low}..{high}, got {_short(value)}")
+        raise SessionError(f"'{key}' must be an integer {low}..{high}, got {brief(value)}")
     return value
 
 
 def _name(value: object, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise SessionError(f"{what} must be a non-empty name, got {_short(value)}")
+        raise SessionError(f"{what} must be a non-empty name, got {brief(value)}")
     name = " ".join(value.split())
     if not name.isprintable():
         raise SessionError(f"{what} holds a control character")
@@ -601,27 +599,27 @@ def new_game(
         raise SessionError("the request body must be a JSON object")
     unknown = sorted(str(k) for k in set(body) - {"seats", "seed", "end_score", "hand_size"})
     if unknown:
-        raise SessionError(f"unknown field {_short(unknown[0])} (known: seats, seed, end_score, hand_size)")
+        raise SessionError(f"unknown field {brief(unknown[0])} (known: seats, seed, end_score, hand_size)")
     seats = body.get("seats")
     if not isinstance(seats, list) or not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
         raise SessionError(
             f'\'seats\' must list {MIN_PLAYERS}..{MAX_PLAYERS} seats, each {{"person": name}} or {{"agent": spec}}'
         )
     n = len(seats)
-    end_score = _int(body, "end_score", DEFAULT_END_SCORE, 1, 1000)
-    hand_size = _int(body, "hand_size", DEFAULT_HAND_SIZE, 1, 55)
+    end_score = int_field(body, "end_score", 1, 1000, DEFAULT_END_SCORE)
+    hand_size = int_field(body, "hand_size", 1, 55, DEFAULT_HAND_SIZE)
     try:
         validate_rule_options(n, end_score, hand_size)
     except ValueError as exc:
         raise SessionError(str(exc)) from None
     seed = body.get("seed")
     if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
-        raise SessionError(f"'seed' must be a non-negative integer, got {_short(seed)}")
+        raise SessionError(f"'seed' must be a non-negative integer, got {brief(seed)}")
     specs: list[AgentSpec | None] = []
     names: list[str] = []
     for p, seat in enumerate(seats):
         if not isinstance(seat, dict) or len(seat) != 1 or next(iter(seat)) not in ("person", "agent"):
-            raise SessionError(f'seat {p} must be {{"person": name}} or {{"agent": spec}}, got {_short(seat)}')
+            raise SessionError(f'seat {p} must be {{"person": name}} or {{"agent": spec}}, got {brief(seat)}')
         if "person" in seat:
             specs.append(None)
             names.append(_name(seat["person"], f"seat {p}'s name"))

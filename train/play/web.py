@@ -43,7 +43,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import anyio
 import anyio.to_thread
@@ -63,6 +63,7 @@ from train.play.session import (
     GameSession,
     SessionError,
     SessionStore,
+    int_field,
     new_game,
     replay,
     start,
@@ -191,22 +192,20 @@ async def _body(request: Request) -> Any:
     return value
 
 
-def _query_int(request: Request, key: str, low: int, high: int, default: int | None) -> int | None:
+@overload
+def _query_int(request: Request, key: str, low: int, high: int, default: int) -> int: ...
+
+
+@overload
+def _query_int(request: Request, key: str, low: int, high: int, default: None = None) -> int | None: ...
+
+
+def _query_int(request: Request, key: str, low: int, high: int, default: int | None = None) -> int | None:
+    """A query parameter read as :func:`train.play.session.int_field` reads a body's."""
     text = request.query_params.get(key)
-    if text is None:
-        return default
-    if not text.lstrip("-").isdigit() or len(text) > 12 or not low <= int(text) <= high:
+    if text is not None and (not text.lstrip("-").isdigit() or len(text) > 12):
         raise SessionError(f"'{key}' must be an integer {low}..{high}, got {text[:20]!r}")
-    return int(text)
-
-
-def _field_int(body: dict[str, Any], key: str, low: int, high: int, default: int | None) -> int | None:
-    value = body.get(key, default)
-    if value is None:
-        return None
-    if type(value) is not int or not low <= value <= high:
-        raise SessionError(f"'{key}' must be an integer {low}..{high}, got {str(value)[:20]!r}")
-    return value
+    return int_field({} if text is None else {key: int(text)}, key, low, high, default)
 
 
 class _App:
@@ -286,7 +285,7 @@ class _App:
         )
 
     async def get(self, request: Request) -> Response:
-        since = _query_int(request, "since", -1, 10**9, None)
+        since = _query_int(request, "since", -1, 10**9)
         session, viewer = self.session(request)
         view = partial(session.view, viewer, since)
         return await self.work(lambda: JSONResponse(view(), headers={"cache-control": "no-store"}), self.views)
@@ -295,7 +294,7 @@ class _App:
         body = await _body(request)
         if not isinstance(body, dict) or "action" not in body:
             raise SessionError('the request body must be {"action": 0..8}')
-        since = _field_int(body, "since", -1, 10**9, None)
+        since = int_field(body, "since", -1, 10**9)
         session, viewer = self.session(request)
         change = partial(session.move, viewer, body["action"])
         return await self.work(partial(self.changed, session, change, viewer, since), self.lane(session))
@@ -304,17 +303,17 @@ class _App:
         body = await _body(request)
         if not isinstance(body, dict):
             raise SessionError('the request body must be {"moves": 1..200}')
-        moves = _field_int(body, "moves", 1, MAX_STEP, 1)
-        since = _field_int(body, "since", -1, 10**9, None)
+        moves = int_field(body, "moves", 1, MAX_STEP, 1)
+        since = int_field(body, "since", -1, 10**9)
         session, viewer = self.session(request)
-        change = partial(session.step, viewer, moves or 1)
+        change = partial(session.step, viewer, moves)
         return await self.work(partial(self.changed, session, change, viewer, since), self.lane(session))
 
     async def record(self, request: Request) -> Response:
         session, _ = self.session(request)
         if not session.game.game_over and session.mode != "replay":
             raise SessionError("a game's record is given out when the game is over (it shows every deal)", 409)
-        return JSONResponse(session.recording.to_json())
+        return await self.work(lambda: JSONResponse(session.recording.to_json()), self.views)
 
     async def replay(self, request: Request) -> Response:
         body = await _body(request)
@@ -328,8 +327,8 @@ class _App:
         return self.history
 
     async def history_index(self, request: Request) -> Response:
-        limit = _query_int(request, "limit", 1, 200, 50) or 50
-        offset = _query_int(request, "offset", 0, 10**9, 0) or 0
+        limit = _query_int(request, "limit", 1, 200, 50)
+        offset = _query_int(request, "offset", 0, 10**9, 0)
         history = self._history()
 
         def read() -> dict[str, Any]:
