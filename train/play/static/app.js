@@ -402,11 +402,7 @@ async function showHistory(more) {
   $("history-error").textContent = "";
   historyOffset = more ? historyOffset + 50 : 0;
   try {
-    const data = await fetch(`/api/history?limit=50&offset=${historyOffset}`).then(async (r) => {
-      const body = await r.json();
-      if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
-      return body;
-    });
+    const data = await api("GET", `/api/history?limit=50&offset=${historyOffset}`);
     $("history-count").textContent = `${data.count} game${data.count === 1 ? "" : "s"} saved.`;
     const rhead = el("tr", {}, ...["", "name", "", "games", "wins", "win share", "rating", "mu ± σ"].map((h) => el("th", { text: h })));
     $("ratings").replaceChildren(rhead, ...data.ratings.map((r, i) => el("tr", {},
