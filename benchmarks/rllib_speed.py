@@ -26,12 +26,13 @@ from typing import Any
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
-from train.training.config import PRESETS, TrainConfig  # noqa: E402
+from train.training.config import TrainConfig  # noqa: E402
+from train.training.presets import PRESETS  # noqa: E402
 
 
 def bench_config(steps: int, run_dir: str, name: str, **changes: Any) -> TrainConfig:
     values = {
-        **PRESETS["bench"],
+        **{k: PRESETS["ship"][k] for k in ("players", "opponents", "n_envs", "n_steps", "batch_size", "n_epochs")},
         "total_timesteps": steps,
         "past_every": max(steps // 4, 1),
         "eval_every": 0,

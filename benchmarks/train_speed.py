@@ -20,7 +20,11 @@ import tempfile
 import time
 
 from train.training import train
-from train.training.config import PRESETS, TrainConfig
+from train.training.config import TrainConfig
+from train.training.presets import PRESETS
+
+BENCH = {k: PRESETS["ship"][k] for k in ("players", "opponents", "n_envs", "n_steps", "batch_size", "n_epochs")}
+"""The shipped run's table, network and PPO settings: what this script times by default."""
 
 
 def sb3_baseline(steps: int, threads: int) -> float:
@@ -44,7 +48,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=300_000)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--preset", default="bench", choices=sorted(PRESETS))
+    ap.add_argument("--preset", default=None, choices=sorted(PRESETS), help="time a preset (default: ship's settings)")
     ap.add_argument("--opponents", default=None, help="override the preset's opponent mix")
     ap.add_argument("--players", default=None, help="override the preset's table sizes")
     ap.add_argument("--sb3-baseline", action="store_true")
@@ -52,12 +56,13 @@ def main() -> None:
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
+        base = PRESETS[args.preset] if args.preset else BENCH
         values = {
-            **PRESETS[args.preset],
+            **base,
             "total_timesteps": args.steps,
             "torch_threads": args.threads,
-            "opponents": args.opponents or PRESETS[args.preset].get("opponents", "heuristic"),
-            "players": args.players or PRESETS[args.preset].get("players", "4"),
+            "opponents": args.opponents or base.get("opponents", "heuristic"),
+            "players": args.players or base.get("players", "4"),
             "past_every": max(args.steps // 4, 1),
             "eval_every": 0,
             "checkpoint_every": 0,
@@ -65,6 +70,7 @@ def main() -> None:
             "tensorboard": False,
             "run_dir": tmp,
             "run_name": "bench",
+            "resume": "",
         }
         cfg = TrainConfig(**values)
         r = train(cfg)

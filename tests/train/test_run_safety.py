@@ -17,7 +17,7 @@ from sb3_contrib import MaskablePPO
 
 from train.cli import main
 from train.training import TrainConfig, train
-from train.training.config import PRESETS
+from train.training.presets import PRESETS
 from train.training.run_dir import RunDir, RunDirError, checkpoint_problem
 from train.training.trainer import resume_config
 from train.training.vec_env import BatchedLlamaVecEnv

@@ -16,7 +16,8 @@ from train.cli import main
 from train.cli.train import next_commands
 from train.evaluation import evaluate
 from train.training import train
-from train.training.config import PRESETS, TrainConfig, parse_opponents, parse_players
+from train.training.config import TrainConfig, parse_opponents, parse_players
+from train.training.presets import PRESETS
 from train.training.vec_env import BatchedLlamaVecEnv
 
 SMOKE = ["train", "--preset", "smoke", "--final-eval-games", "0"]

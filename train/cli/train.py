@@ -24,7 +24,8 @@ from dataclasses import MISSING, fields
 from typing import Any
 
 from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, missing_dependency
-from train.training.config import PARSERS, PRESETS, TrainConfig, field_types
+from train.training.config import PARSERS, TrainConfig, field_types
+from train.training.presets import PRESETS
 from train.training.run_dir import signal_handler
 
 __all__ = ["add_parser", "add_arguments", "config_from_args", "print_final_comparison"]

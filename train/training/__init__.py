@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from train.training.config import PRESETS, TrainConfig, config_from_dict
+from train.training.config import TrainConfig, config_from_dict
+from train.training.presets import PRESETS
 from train.training.resume import resume_config
 
 if TYPE_CHECKING:
