@@ -7,7 +7,7 @@ public history of the round) with Gymnasium.
 
 from llama_env.aec_env import LlamaAECEnv, env, raw_env
 from llama_env.agent import Agent, AgentSpec
-from llama_env.engine import Action, Card, IllegalActionError, LlamaGame, RoundResult
+from llama_env.engine import Action, Card, IllegalActionError, LlamaGame, RoundResult, Rules
 from llama_env.gym_env import LlamaEnv
 from llama_env.observation import FIELDS, FIELDS_V1, OBS_SIZE, OBS_SIZE_V1, ObsView, decode, encode, encode_v1, view
 from llama_env.rewards import REWARD_MODES
@@ -31,6 +31,7 @@ __all__ = [
     "ObsView",
     "REWARD_MODES",
     "RoundResult",
+    "Rules",
     "Table",
     "TableListener",
     "decode",

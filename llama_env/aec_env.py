@@ -25,15 +25,14 @@ from pettingzoo import AECEnv
 
 from llama_env._pettingzoo import wrap
 from llama_env.engine import (
-    DEFAULT_END_SCORE,
-    DEFAULT_HAND_SIZE,
     NUM_ACTIONS,
+    RULE_DEFAULT,
     IllegalActionError,
     LlamaGame,
     RoundResult,
+    Rules,
     check_flag,
     seeded_generator,
-    validate_rule_options,
 )
 from llama_env.observation import action_mask, check_obs_version, encoder, is_shared_mask, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
@@ -148,8 +147,10 @@ class LlamaAECEnv(AECEnv):
     ``num_players`` (2..6, default 4), ``render_mode`` (``None``, ``"ansi"``,
     ``"human"``, ``"rgb_array"``: the picture of :mod:`llama_env.render_svg` as the acting
     seat sees it, an ``(H, W, 3)`` uint8 array; needs the ``web`` extra), ``reward``
-    (``"game"`` or ``"round"``), ``end_score`` (default 40), ``hand_size`` (default 6),
-    ``random_first_player`` (default ``False``: seat 0 starts the first round),
+    (``"game"``, ``"round"`` or ``"shaped"``), ``end_score`` (default 40), ``hand_size``
+    (default 6), ``rules`` (a :class:`~llama_env.engine.Rules` instead of ``num_players``,
+    ``end_score`` and ``hand_size``; giving both is a ``ValueError``; the env's
+    :attr:`rules` holds them either way), ``random_first_player`` (default ``False``: seat 0 starts the first round),
     ``obs_version`` (0, default, or 1; see Observation space).
 
     ## Version history
@@ -160,31 +161,30 @@ class LlamaAECEnv(AECEnv):
 
     def __init__(
         self,
-        num_players: int = 4,
+        num_players: int = RULE_DEFAULT,
         render_mode: str | None = None,
         *,
         reward: str = DEFAULT_REWARD,
-        end_score: int = DEFAULT_END_SCORE,
-        hand_size: int = DEFAULT_HAND_SIZE,
+        end_score: int = RULE_DEFAULT,
+        hand_size: int = RULE_DEFAULT,
+        rules: Rules | None = None,
         random_first_player: bool = False,
         obs_version: int = 0,
     ) -> None:
         super().__init__()
-        validate_rule_options(num_players, end_score, hand_size)
+        self.rules = Rules.given(rules, num_players=num_players, end_score=end_score, hand_size=hand_size)
+        """The table size and rule options of every game."""
         self.obs_version = check_obs_version(obs_version)
         self._encode = encoder(self.obs_version)[0]
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
         self.reward_mode = validate_reward_mode(reward)
-        self.num_players = int(num_players)
-        self.end_score = int(end_score)
-        self.hand_size = int(hand_size)
         self.random_first_player = check_flag("random_first_player", random_first_player)
         self.render_mode = render_mode
 
-        self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
+        self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        low, high = observation_bounds(self.end_score, self.obs_version)
+        low, high = observation_bounds(self.rules.end_score, self.obs_version)
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(low=low, high=high, shape=(obs_size(self.obs_version),), dtype=np.float32),
@@ -197,6 +197,11 @@ class LlamaAECEnv(AECEnv):
         self.table: Table | None = None
         self.last_round: RoundResult | None = None
         self._round_just_ended = False  # the rewards and infos are the last round's
+
+    @property
+    def num_players(self) -> int:
+        """Players at the table (``rules.num_players``)."""
+        return self.rules.num_players
 
     @property
     def game(self) -> LlamaGame:
@@ -226,9 +231,7 @@ class LlamaAECEnv(AECEnv):
         if self._rng is None or seed is not None:
             self._rng = seeded_generator(seed)
         # the options were checked in __init__
-        game = LlamaGame.unchecked(
-            self.num_players, self.end_score, self.hand_size, self._rng, self.random_first_player
-        )
+        game = LlamaGame.unchecked(self.rules, self._rng, self.random_first_player)
         if self.table is None:
             self.game = game
         else:
@@ -338,12 +341,12 @@ class LlamaAECEnv(AECEnv):
         pass
 
 
-def raw_env(num_players: int = 4, render_mode: str | None = None, **kwargs: Any) -> LlamaAECEnv:
+def raw_env(num_players: int = RULE_DEFAULT, render_mode: str | None = None, **kwargs: Any) -> LlamaAECEnv:
     """The unwrapped AEC env: an illegal action raises ``IllegalActionError``."""
     return LlamaAECEnv(num_players, render_mode, **kwargs)
 
 
-def env(num_players: int = 4, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
+def env(num_players: int = RULE_DEFAULT, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
     """The AEC env in PettingZoo's standard classic wrappers (illegal action: the game
     ends with reward -1 for the offender; out-of-bounds action: assertion; calls out of
     order: error)."""

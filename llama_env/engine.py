@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import operator
 import reprlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import Field, dataclass, field, fields, replace
 from enum import IntEnum
 from typing import Any, NamedTuple
 
@@ -45,6 +46,11 @@ __all__ = [
     "marker_to_return",
     "can_draw",
     "winners",
+    "Rules",
+    "DEFAULT_RULES",
+    "RULE_DEFAULT",
+    "rule_option_fields",
+    "max_hand_size",
     "validate_rule_options",
     "check_flag",
     "action_index",
@@ -214,20 +220,178 @@ def check_flag(name: str, value: object) -> bool:
 
 
 def validate_rule_options(num_players: Any, end_score: Any, hand_size: Any) -> None:
-    """Raise a ``ValueError`` naming the option when a rule option is out of range."""
-    for name, value in (("num_players", num_players), ("end_score", end_score), ("hand_size", hand_size)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ValueError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {num_players}")
-    if not 1 <= end_score <= MAX_END_SCORE:
-        raise ValueError(f"end_score must be between 1 and {MAX_END_SCORE}, got {end_score}")
-    max_hand = (DECK_SIZE - 1) // num_players
-    if not 1 <= hand_size <= max_hand:
-        raise ValueError(
-            f"hand_size must be between 1 and {max_hand} for {num_players} players "
-            f"(the deal needs {num_players} x hand_size + 1 <= {DECK_SIZE} cards), got {hand_size}"
+    """Raise a ``ValueError`` naming the option when a rule option is out of range
+    (what making a :class:`Rules` checks; prefer making one and passing it on)."""
+    Rules(num_players, end_score, hand_size)
+
+
+def _option(default: int, help: str, low: int, high: int | None, flag_help: str) -> Any:  # noqa: A002
+    """A rule option of :class:`Rules`: its default, its help for the API docs and for a
+    command-line flag, and its range (``high=None``: bounded by the table size)."""
+    return field(default=default, metadata={"help": help, "low": low, "high": high, "flag_help": flag_help})
+
+
+class _RuleDefault:
+    """The value of a rule option left out of a call: it comes from ``rules=`` or, without
+    them, from the standard rules (:data:`RULE_DEFAULT`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RULE_DEFAULT"
+
+    def __reduce__(self) -> str:
+        return "RULE_DEFAULT"  # one object, also after pickling
+
+
+RULE_DEFAULT: Any = _RuleDefault()
+"""The default of the keyword rule options (``num_players=``, ``end_score=``...) of the
+engine and the envs: an option not given. Unlike ``None``, which is refused as any
+non-integer is, it lets :meth:`Rules.given` tell an option given beside ``rules=``."""
+
+
+def max_hand_size(num_players: int) -> int:
+    """Rule 2 bounds the deal: ``num_players`` x ``hand_size`` cards and one to turn up
+    come from the 56-card deck."""
+    return (DECK_SIZE - 1) // num_players
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules a game is played by: the table size and the rule options, one
+    immutable, validated value.
+
+    Made once where a game's settings come in (an env's arguments, a command's flags, a
+    training config, a web request) and carried from there to every game: the engine
+    (:attr:`LlamaGame.rules`), the table driver, both envs, evaluation, training,
+    terminal and web play all take a ``Rules``. Making one checks every field (a
+    ``ValueError`` naming the option and its range; a bool is refused); numpy integers
+    become plain ints. ``Rules(3, end_score=30)`` is three players with the standard hand.
+
+    The fields after ``num_players`` are the *rule options*
+    (:func:`rule_option_fields`): each command-line tool, the training config and the
+    web API offer exactly these, built from the field's metadata, so a new option is a
+    new field here (with its range and help) and the engine code that reads it; see
+    docs/architecture.md.
+    """
+
+    num_players: int = 4
+    end_score: int = _option(
+        DEFAULT_END_SCORE,
+        "the game ends after a round in which a score reaches this (rule 12)",
+        1,
+        MAX_END_SCORE,
+        "the game ends after a round in which a score reaches N",
+    )
+    hand_size: int = _option(
+        DEFAULT_HAND_SIZE,
+        f"cards dealt to each player (rule 2); at most ({DECK_SIZE} - 1) // players",
+        1,
+        None,
+        "cards dealt to each player",
+    )
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise ValueError(f"{f.name} must be an integer, got {value!r} ({type(value).__name__})")
+            object.__setattr__(self, f.name, int(value))
+        n = self.num_players
+        if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+            raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {n}")
+        for f in rule_option_fields():
+            low, high, value = f.metadata["low"], f.metadata["high"], getattr(self, f.name)
+            if high is None:  # the one option the table bounds
+                high = max_hand_size(n)
+                if not low <= value <= high:
+                    raise ValueError(
+                        f"{f.name} must be between {low} and {high} for {n} players "
+                        f"(the deal needs {n} x {f.name} + 1 <= {DECK_SIZE} cards), got {value}"
+                    )
+            elif not low <= value <= high:
+                raise ValueError(f"{f.name} must be between {low} and {high}, got {value}")
+
+    @classmethod
+    def given(cls, rules: Rules | None = None, **options: Any) -> Rules:
+        """The rules from either ``rules`` or keyword options (``num_players=...``,
+        ``end_score=...``; :data:`RULE_DEFAULT` or absent: the standard value), never
+        both: how an env or a game takes its rules, ``Env(num_players=3, end_score=30)``
+        or ``Env(rules=Rules(3, end_score=30))``."""
+        named = {k: v for k, v in options.items() if v is not RULE_DEFAULT}
+        if rules is None:
+            return cls(**named)
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a llama_env.Rules, got {rules!r} ({type(rules).__name__})")
+        if named:
+            raise ValueError(
+                f"give the rules either as rules=Rules(...) or as {', '.join(f'{k}=...' for k in named)}, not both "
+                f"(rules={rules!r})"
+            )
+        return rules
+
+    @classmethod
+    def for_table(cls, num_players: int, rules: Rules | None = None) -> Rules:
+        """The rules of a table of ``num_players`` seats (as many as the agents given):
+        ``rules`` when they are for that many players, the standard rules at that size
+        when ``rules`` is ``None``; a ``ValueError`` when the two disagree."""
+        if rules is None:
+            return cls(num_players)
+        if not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a llama_env.Rules, got {rules!r} ({type(rules).__name__})")
+        if rules.num_players != num_players:
+            raise ValueError(
+                f"the rules are for {rules.num_players} players ({rules.brief()}), but the table has "
+                f"{num_players} seats"
+            )
+        return rules
+
+    @classmethod
+    def options_at(cls, sizes: Iterable[int], **options: Any) -> dict[int, Rules]:
+        """The rules at each table size of ``sizes`` with the same ``options`` (a
+        training run's table mix): every size is checked, so an option that no size
+        allows is refused before the first game."""
+        return {int(n): cls(int(n), **options) for n in sorted(set(sizes))}
+
+    def at(self, num_players: int) -> Rules:
+        """The same options at another table size (checked again: the largest hand
+        depends on the table)."""
+        return self if num_players == self.num_players else replace(self, num_players=num_players)
+
+    def options(self) -> dict[str, int]:
+        """The rule options (every field but the table size) by name."""
+        return {f.name: getattr(self, f.name) for f in rule_option_fields()}
+
+    def to_dict(self) -> dict[str, int]:
+        """Every field by name (what :meth:`from_dict` reads)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """Rules from plain data (a record, a request); an unknown key is a ``ValueError``."""
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(str(k) for k in data if k not in known)
+        if unknown:
+            raise ValueError(f"unknown rule option {unknown[0]!r} (known: {', '.join(known)})")
+        return cls(**data)
+
+    def brief(self) -> str:
+        """``"4 players, end score 40, hand size 6"``."""
+        return f"{self.num_players} players, " + ", ".join(
+            f"{k.replace('_', ' ')} {v}" for k, v in self.options().items()
         )
+
+
+def rule_option_fields() -> tuple[Field[Any], ...]:
+    """The rule options: :class:`Rules`'s fields after the table size, each with
+    ``help``, ``flag_help``, ``low`` and ``high`` (``None``: bounded by the table) in
+    its metadata."""
+    return _RULE_OPTIONS
+
+
+_RULE_OPTIONS: tuple[Field[Any], ...] = tuple(f for f in fields(Rules) if f.name != "num_players")
+DEFAULT_RULES = Rules()
+"""The standard rules: 4 players, end score 40, hand size 6."""
 
 
 def action_index(action: object) -> int | None:
@@ -344,11 +508,13 @@ class LlamaGame:
     """One whole game of L.L.A.M.A. for 2 to 6 players.
 
     Args:
-        num_players: players at the table, 2..6.
+        num_players: players at the table, 2..6 (default 4).
         end_score: the game ends after a round in which a score reaches this (default 40).
         hand_size: cards dealt to each player (default 6).
         rng: the ``np.random.Generator`` that shuffles every deal (or a seed).
         random_first_player: pick the first round's starter at random instead of seat 0.
+        rules: the table size and rule options as one :class:`Rules`, instead of
+            ``num_players``, ``end_score`` and ``hand_size`` (giving both is a ``ValueError``).
 
     The first round is dealt on construction. :meth:`step` applies one action for
     :attr:`current_player`; when a round ends it is scored, and unless the game is over
@@ -362,6 +528,7 @@ class LlamaGame:
         "_drew_on",
         "_quit_on",
         "_quit_at",
+        "rules",
         "num_players",
         "end_score",
         "hand_size",
@@ -381,7 +548,11 @@ class LlamaGame:
         "last_result",
         "_rng",
     )
+    rules: Rules
+    """The table size and rule options the game is played by."""
     num_players: int
+    """``rules.num_players``, kept as a plain attribute for the hot paths (as are
+    ``end_score`` and ``hand_size``)."""
     end_score: int
     hand_size: int
     scores: list[int]
@@ -413,35 +584,34 @@ class LlamaGame:
 
     def __init__(
         self,
-        num_players: int = 4,
+        num_players: int = RULE_DEFAULT,
         *,
-        end_score: int = DEFAULT_END_SCORE,
-        hand_size: int = DEFAULT_HAND_SIZE,
+        end_score: int = RULE_DEFAULT,
+        hand_size: int = RULE_DEFAULT,
         rng: np.random.Generator | int | None = None,
         random_first_player: bool = False,
+        rules: Rules | None = None,
     ) -> None:
-        validate_rule_options(num_players, end_score, hand_size)
+        rules = Rules.given(rules, num_players=num_players, end_score=end_score, hand_size=hand_size)
         check_flag("random_first_player", random_first_player)
-        self._start(int(num_players), int(end_score), int(hand_size), _make_rng(rng), random_first_player)
+        self._start(rules, _make_rng(rng), random_first_player)
 
     @classmethod
-    def unchecked(
-        cls, num_players: int, end_score: int, hand_size: int, rng: np.random.Generator, random_first_player: bool
-    ) -> LlamaGame:
-        """A new game from options that were already validated (as ``__init__``'s
-        checks pass them: plain ints, a ``Generator``, a bool), without checking them
-        again: for environments that start many games with the options they checked
-        once."""
+    def unchecked(cls, rules: Rules, rng: np.random.Generator, random_first_player: bool) -> LlamaGame:
+        """A new game by ``rules`` (valid by construction) from a ``Generator`` and a
+        bool that were already checked, without checking them again: for environments
+        that start many games with the options they checked once."""
         game = cls.__new__(cls)
-        game._start(num_players, end_score, hand_size, rng, random_first_player)
+        game._start(rules, rng, random_first_player)
         return game
 
-    def _start(
-        self, num_players: int, end_score: int, hand_size: int, rng: np.random.Generator, random_first_player: bool
-    ) -> None:
-        self.num_players = num_players
-        self.end_score = end_score
-        self.hand_size = hand_size
+    def _set_rules(self, rules: Rules) -> None:
+        self.rules = rules
+        self.num_players, self.end_score, self.hand_size = rules.num_players, rules.end_score, rules.hand_size
+
+    def _start(self, rules: Rules, rng: np.random.Generator, random_first_player: bool) -> None:
+        self._set_rules(rules)
+        num_players = rules.num_players
         self._rng = rng
         self.scores = [0] * num_players
         self.round = 1
@@ -756,8 +926,7 @@ class LlamaGame:
             "current_player": self.current_player,
             "round": self.round,
             "game_over": self.game_over,
-            "end_score": self.end_score,
-            "hand_size": self.hand_size,
+            **self.rules.options(),
             "starter": self.starter,
             "last_player": self.last_player,
             "history": self.history() if self._history_known else None,
@@ -768,10 +937,11 @@ class LlamaGame:
     def from_dict(cls, d: dict[str, Any], rng: np.random.Generator | int | None = None) -> LlamaGame:
         """Rebuild a game from :meth:`to_dict` output (or a hand-written state).
 
-        Keys beyond the required ones are optional: ``end_score`` and ``hand_size``
-        default to the standard rules, ``starter`` to the current player, ``last_player``
-        to nobody, and the generator to ``rng`` (or fresh entropy) when ``rng_state`` is
-        absent. An impossible state raises ``ValueError`` saying what is wrong.
+        Keys beyond the required ones are optional: the rule options (``end_score``,
+        ``hand_size``: :func:`rule_option_fields`) default to the standard rules,
+        ``starter`` to the current player, ``last_player`` to nobody, and the generator to
+        ``rng`` (or fresh entropy) when ``rng_state`` is absent. An impossible state raises
+        ``ValueError`` saying what is wrong.
         """
         if not isinstance(d, dict):
             raise ValueError(f"a game snapshot must be a dict, got {type(d).__name__}")
@@ -779,9 +949,8 @@ class LlamaGame:
         if missing:
             raise ValueError(f"snapshot is missing required keys: {', '.join(missing)}")
         n = _int_field(d, "num_players")
-        end_score = _int_field(d, "end_score", DEFAULT_END_SCORE)
-        hand_size = _int_field(d, "hand_size", DEFAULT_HAND_SIZE)
-        validate_rule_options(n, end_score, hand_size)
+        rules = Rules(n, **{key: _int_field(d, key, default) for key, default in DEFAULT_RULES.options().items()})
+        end_score, hand_size = rules.end_score, rules.hand_size
 
         scores = _int_list(d, "scores", n)
         if any(s < 0 for s in scores):
@@ -878,7 +1047,7 @@ class LlamaGame:
             gen = _make_rng(rng)
 
         g = cls.__new__(cls)
-        g.num_players, g.end_score, g.hand_size = n, end_score, hand_size
+        g._set_rules(rules)
         g._rng = gen
         g.scores = scores
         g._hands = []
@@ -915,7 +1084,7 @@ class LlamaGame:
     def copy(self) -> LlamaGame:
         """An independent copy, generator state included (for search and what-ifs)."""
         g = LlamaGame.__new__(LlamaGame)
-        g.num_players, g.end_score, g.hand_size = self.num_players, self.end_score, self.hand_size
+        g._set_rules(self.rules)
         g.scores = list(self.scores)
         g._hands = [list(h) for h in self._hands]
         g.hand_sizes = list(self.hand_sizes)

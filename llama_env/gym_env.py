@@ -15,16 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from llama_env.agent import Agent, AgentLike, resolve
-from llama_env.engine import (
-    DEFAULT_END_SCORE,
-    DEFAULT_HAND_SIZE,
-    NUM_ACTIONS,
-    IllegalActionError,
-    LlamaGame,
-    RoundResult,
-    check_flag,
-    validate_rule_options,
-)
+from llama_env.engine import NUM_ACTIONS, RULE_DEFAULT, IllegalActionError, LlamaGame, RoundResult, Rules, check_flag
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
@@ -79,7 +70,11 @@ class LlamaEnv(gym.Env):
     * ``seat``: the learner's seat, an int, or ``"random"`` to draw it each episode
       (default 0).
     * ``reward``: ``"game"``, ``"round"`` or ``"shaped"``.
-    * ``end_score``, ``hand_size``, ``random_first_player``: rule options.
+    * ``end_score`` (default 40), ``hand_size`` (default 6): rule options.
+    * ``rules``: a :class:`~llama_env.engine.Rules`, the table size and rule options in one
+      value, instead of ``num_players``, ``end_score`` and ``hand_size`` (giving both is a
+      ``ValueError``). The env's :attr:`rules` holds them either way.
+    * ``random_first_player``: the first round's starter drawn at random (default seat 0).
     * ``render_mode``: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (the picture of
       :mod:`llama_env.render_svg` from the learner's seat, an ``(H, W, 3)`` uint8 array;
       needs the ``web`` extra).
@@ -96,24 +91,23 @@ class LlamaEnv(gym.Env):
 
     def __init__(
         self,
-        num_players: int = 4,
+        num_players: int = RULE_DEFAULT,
         opponents: AgentLike | Sequence[AgentLike] = "random",
         seat: int | str = 0,
         reward: str = DEFAULT_REWARD,
         *,
-        end_score: int = DEFAULT_END_SCORE,
-        hand_size: int = DEFAULT_HAND_SIZE,
+        end_score: int = RULE_DEFAULT,
+        hand_size: int = RULE_DEFAULT,
+        rules: Rules | None = None,
         random_first_player: bool = False,
         render_mode: str | None = None,
         illegal_action: str = "raise",
         obs_version: int = 0,
     ) -> None:
-        validate_rule_options(num_players, end_score, hand_size)
+        self.rules = Rules.given(rules, num_players=num_players, end_score=end_score, hand_size=hand_size)
+        """The table size and rule options of every game."""
         self.obs_version = check_obs_version(obs_version)
         self._encode = encoder(self.obs_version)[0]
-        self.num_players = int(num_players)
-        self.end_score = int(end_score)
-        self.hand_size = int(hand_size)
         self.random_first_player = check_flag("random_first_player", random_first_player)
         self.reward_mode = validate_reward_mode(reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -122,15 +116,16 @@ class LlamaEnv(gym.Env):
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")
         self.illegal_action = illegal_action
+        n = self.rules.num_players
         if seat == "random":
             self.fixed_seat: int | None = None
-        elif isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < self.num_players:
+        elif isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < n:
             self.fixed_seat = int(seat)
         else:
-            raise ValueError(f"seat must be 'random' or a seat 0..{self.num_players - 1}, got {seat!r}")
-        self.opponents = _build_opponents(opponents, self.num_players)
+            raise ValueError(f"seat must be 'random' or a seat 0..{n - 1}, got {seat!r}")
+        self.opponents = _build_opponents(opponents, n)
 
-        low, high = observation_bounds(self.end_score, self.obs_version)
+        low, high = observation_bounds(self.rules.end_score, self.obs_version)
         self.observation_space = spaces.Box(low=low, high=high, shape=(obs_size(self.obs_version),), dtype=np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.table: Table | None = None
@@ -138,6 +133,11 @@ class LlamaEnv(gym.Env):
         self._log = _RoundLog() if render_mode is not None else None
         self._pending_reward = 0.0
         self._ended = False
+
+    @property
+    def num_players(self) -> int:
+        """Players at the table (``rules.num_players``)."""
+        return self.rules.num_players
 
     @property
     def game(self) -> LlamaGame | None:
@@ -149,14 +149,12 @@ class LlamaEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         rng = self.np_random
-        self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.num_players))
+        self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.rules.num_players))
         self.table = deal_table(
             rng,
             self.seat,
             self.opponents,
-            num_players=self.num_players,
-            end_score=self.end_score,
-            hand_size=self.hand_size,
+            rules=self.rules,
             random_first_player=self.random_first_player,
             listener=self._log,
         )

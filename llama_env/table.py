@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from llama_env.agent import Agent, agent_label, reset_agent
-from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, action_index
+from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, action_index
 from llama_env.observation import OBS_VERSIONS, action_mask, check_obs_version, encoder
 
 __all__ = ["Table", "TableListener", "advance_all", "deal_table"]
@@ -297,22 +297,20 @@ def deal_table(
     seat: int,
     opponents: Sequence[Agent],
     *,
-    num_players: int,
-    end_score: int,
-    hand_size: int,
+    rules: Rules,
     random_first_player: bool = False,
     names: Sequence[str] | None = None,
     listener: TableListener | None = None,
 ) -> Table:
-    """A new game with an outside seat at ``seat`` and ``opponents`` at the others, in
-    turn order from that seat's left.
+    """A new game by ``rules`` with an outside seat at ``seat`` and ``opponents`` at the
+    others, in turn order from that seat's left.
 
     Each opponent is first reset with a seed drawn from ``rng`` (so a seeded env replays
     the opponents' choices too), then the game is dealt from ``rng``. ``Llama-v0`` and
     the batched VecEnv start every game through here, which is why the same generator
     gives both the same game. ``names`` labels the seats in messages (see :class:`Table`).
     """
-    n = num_players
+    n = rules.num_players
     if len(opponents) != n - 1:
         raise ValueError(f"a table of {n} players needs {n - 1} opponents, got {len(opponents)}")
     agents: list[Agent | None] = [None] * n
@@ -320,5 +318,5 @@ def deal_table(
         agents[(seat + 1 + i) % n] = agent
     for agent in opponents:
         reset_agent(agent, int(rng.integers(2**31)))
-    game = LlamaGame(n, end_score=end_score, hand_size=hand_size, rng=rng, random_first_player=random_first_player)
+    game = LlamaGame(rules=rules, rng=rng, random_first_player=random_first_player)
     return Table(game, agents, names=names, listener=listener)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, DEFAULT_HAND_SIZE, NUM_CARD_VALUES, LlamaGame
+from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, DEFAULT_HAND_SIZE, NUM_CARD_VALUES, LlamaGame, Rules
 from llama_env.observation import OBS_SIZE_V1, ObsView
 
 __all__ = ["PublicState", "public_state", "deal_world", "discard_order"]
@@ -88,6 +88,7 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
             f"a world is rebuilt from a version-1 observation ({OBS_SIZE_V1} values), got shape {np.shape(observation)}"
         )
     o = ObsView(observation, 1)
+    rules = Rules(o.num_players, end_score=o.end_score, hand_size=hand_size)  # checks hand_size for the table
     n = o.num_players
     others = n - 1
     on_pile = list(o.discarded)
@@ -123,8 +124,7 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
         "current_player": 0,
         "round": max(1, o.round),
         "game_over": False,
-        "end_score": o.end_score,
-        "hand_size": hand_size,
+        **rules.options(),
         "starter": 0,
         "last_player": last,
         "history": {

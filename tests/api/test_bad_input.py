@@ -10,7 +10,7 @@ import pytest
 from conftest import make_game, make_state
 
 import llama_env
-from llama_env.engine import Action, IllegalActionError, LlamaGame
+from llama_env.engine import Action, IllegalActionError, LlamaGame, Rules
 from llama_env.gym_env import LlamaEnv
 
 BAD_ACTIONS = [-1, 9, 100, "3", 3.0, None, True, False, [3], np.float32(3), np.array([1, 2])]
@@ -154,7 +154,9 @@ def _call(factory, kwargs):
 
 
 @pytest.mark.parametrize(("kwargs", "match"), BAD_OPTIONS)
-@pytest.mark.parametrize("factory", [LlamaGame, llama_env.raw_env, llama_env.env, LlamaEnv], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "factory", [Rules, LlamaGame, llama_env.raw_env, llama_env.env, LlamaEnv], ids=lambda f: f.__name__
+)
 def test_bad_rule_options_raise_value_error_naming_the_option(factory, kwargs, match):
     with pytest.raises(ValueError, match=match):
         _call(factory, kwargs)

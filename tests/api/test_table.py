@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import make_game
 
-from llama_env.engine import Action, IllegalActionError, LlamaGame
+from llama_env.engine import Action, IllegalActionError, LlamaGame, Rules
 from llama_env.observation import OBS_SIZE, encode
 from llama_env.table import Table, TableListener, advance_all, deal_table
 
@@ -184,13 +184,13 @@ def test_deal_table_reseeds_opponents_then_deals_from_the_same_generator():
 
     a, b = [Seeded(), Seeded()], [Seeded(), Seeded()]
     rng = np.random.default_rng(3)
-    t1 = deal_table(copy.deepcopy(rng), 1, a, num_players=3, end_score=40, hand_size=6)
-    t2 = deal_table(copy.deepcopy(rng), 1, b, num_players=3, end_score=40, hand_size=6)
+    t1 = deal_table(copy.deepcopy(rng), 1, a, rules=Rules(3))
+    t2 = deal_table(copy.deepcopy(rng), 1, b, rules=Rules(3))
     assert t1.game.to_dict() == t2.game.to_dict()
     assert [x.seed for x in a] == [x.seed for x in b] and a[0].seed != a[1].seed
     assert t1.agents == [a[1], None, a[0]]  # opponents in turn order from the outside seat's left
     with pytest.raises(ValueError, match="needs 2 opponents, got 1"):
-        deal_table(rng, 0, a[:1], num_players=3, end_score=40, hand_size=6)
+        deal_table(rng, 0, a[:1], rules=Rules(3))
 
 
 @pytest.mark.parametrize(

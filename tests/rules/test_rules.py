@@ -16,6 +16,7 @@ from llama_env.engine import (
     Action,
     IllegalActionError,
     LlamaGame,
+    Rules,
     can_draw,
     can_play_on,
     card_points,
@@ -549,7 +550,7 @@ def test_unchecked_constructor_starts_the_same_game(random_first_player):
     # the envs' reset skips re-validating options they checked once; the game must not differ
     for seed in range(5):
         a = LlamaGame(3, end_score=30, hand_size=5, rng=seed, random_first_player=random_first_player)
-        b = LlamaGame.unchecked(3, 30, 5, np.random.default_rng(seed), random_first_player)
+        b = LlamaGame.unchecked(Rules(3, end_score=30, hand_size=5), np.random.default_rng(seed), random_first_player)
         assert a.to_dict() == b.to_dict()
 
 
