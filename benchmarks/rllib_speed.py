@@ -26,7 +26,7 @@ from typing import Any
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
-from train.training.config import TrainConfig  # noqa: E402
+from train.training.config import TrainConfig, config_from_dict  # noqa: E402
 from train.training.presets import PRESETS  # noqa: E402
 
 
@@ -38,19 +38,18 @@ def bench_config(steps: int, run_dir: str, name: str, **changes: Any) -> TrainCo
         "eval_every": 0,
         "checkpoint_every": 0,
         "progress_bar": False,
-        "tensorboard": False,
         "run_dir": run_dir,
         "run_name": name,
         **changes,
     }
-    return TrainConfig(**values)
+    return config_from_dict(values)
 
 
 def sb3(steps: int, run_dir: str) -> tuple[float, float, float]:
     """(learner decisions/s, all seats' decisions/s, setup s) of the SB3 trainer."""
     from llama_env.table import Table, TableListener
     from train.training import train
-    from train.training.vec_env import BatchedLlamaVecEnv
+    from train.training.sb3.vec_env import BatchedLlamaVecEnv
 
     moves = [0]
 
@@ -69,7 +68,7 @@ def sb3(steps: int, run_dir: str) -> tuple[float, float, float]:
     BatchedLlamaVecEnv._new_table = counted  # type: ignore[method-assign]
     try:
         t0 = time.perf_counter()
-        result = train(bench_config(steps, run_dir, "sb3"))
+        result = train(bench_config(steps, run_dir, "sb3", tensorboard=False))
         total = time.perf_counter() - t0
     finally:
         BatchedLlamaVecEnv._new_table = real  # type: ignore[method-assign]
@@ -78,7 +77,7 @@ def sb3(steps: int, run_dir: str) -> tuple[float, float, float]:
 
 def rllib(steps: int, run_dir: str, runners: int) -> tuple[float, float, float]:
     """(learner decisions/s, all seats' decisions/s, setup s) of the RLlib trainer."""
-    from train.training.rllib_trainer import train_rllib
+    from train.training.rllib.trainer import train_rllib
 
     t0 = time.perf_counter()
     cfg = bench_config(steps, run_dir, f"rllib{runners}", backend="rllib", num_env_runners=runners)

@@ -67,7 +67,7 @@ def main() -> None:
             "eval_every": 0,
             "checkpoint_every": 0,
             "progress_bar": False,
-            "tensorboard": False,
+            "options": {"tensorboard": False},
             "run_dir": tmp,
             "run_name": "bench",
             "resume": "",

@@ -23,10 +23,10 @@ import llama_env
 from agents.heuristic import CautiousAgent, GreedyAgent, HeuristicAgent
 from agents.ppo import PPOAgent
 from agents.random_agent import RandomAgent
-from llama_env.engine import LlamaGame
+from llama_env.engine import LlamaGame, Rules
 from train.evaluation import evaluate, tournament
 from train.play.terminal import PlayConfig, play
-from train.training.vec_env import BatchedLlamaVecEnv, PolicyAgent
+from train.training.sb3.vec_env import BatchedLlamaVecEnv, PolicyAgent
 
 DRIVER = "llama_env.table"
 
@@ -97,7 +97,7 @@ def _tournament(_: Counter) -> None:
 def _terminal(_: Counter) -> None:
     moves = io.StringIO("\n".join(["q"] * 400) + "\n")
     out = io.StringIO()
-    play(PlayConfig(num_players=3, opponents=("heuristic", "random"), seed=1), moves, out)
+    play(PlayConfig(rules=Rules(3), opponents=("heuristic", "random"), seed=1), moves, out)
     assert "Game over" in out.getvalue()
 
 

@@ -16,7 +16,7 @@ from llama_env.engine import LlamaGame
 from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, action_mask, encode, encode_v1
 from llama_env.table import Table
 from train.training.config import TrainConfig
-from train.training.vec_env import BatchedLlamaVecEnv
+from train.training.sb3.vec_env import BatchedLlamaVecEnv
 
 
 def test_llama_v1_is_llama_v0_with_the_history_appended():

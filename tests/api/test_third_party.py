@@ -3,7 +3,7 @@ fail by name, with the installed version, when an upgrade no longer behaves as t
 assumes.
 
 * PettingZoo: :mod:`llama_env._pettingzoo` (the fast wrapper chain of ``llama_env.env()``);
-* Ray RLlib: :mod:`train.training._rllib` (the env runner's own ``_sample``).
+* Ray RLlib: :mod:`train.training.rllib._internals` (the env runner's own ``_sample``).
 
 The pins in ``pyproject.toml`` name the minor versions the modules were checked against.
 """
@@ -137,8 +137,8 @@ needs_rllib = pytest.mark.skipif(
 def test_ray_behaves_as_the_env_runner_assumes():
     import ray
 
-    from train.training import _rllib
-    from train.training.rllib_runner import LlamaEnvRunner
+    from train.training.rllib import _internals as _rllib
+    from train.training.rllib.runner import LlamaEnvRunner
 
     problems = _rllib.broken_assumptions(LlamaEnvRunner)
     assert not problems, (
@@ -151,7 +151,7 @@ def test_ray_behaves_as_the_env_runner_assumes():
 def test_ray_pin_is_the_checked_version():
     import ray
 
-    from train.training import _rllib
+    from train.training.rllib import _internals as _rllib
 
     assert pinned_minor("ray") == _rllib.CHECKED_VERSION
     assert ray.__version__.startswith(_rllib.CHECKED_VERSION + ".")
@@ -161,7 +161,7 @@ def test_ray_pin_is_the_checked_version():
 def test_the_ray_check_names_a_changed_sample(monkeypatch):
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 
-    from train.training import _rllib
+    from train.training.rllib import _internals as _rllib
 
     def _sample(self, *, num_timesteps=None, num_episodes=None, explore, random_actions=False):
         raise AssertionError("not called")
@@ -174,8 +174,8 @@ def test_the_ray_check_names_a_changed_sample(monkeypatch):
 @needs_rllib
 def test_the_ray_check_names_a_private_name_that_rllib_uses_too():
     """A runner method that happens to share a name with one of RLlib's would replace it silently."""
-    from train.training import _rllib
-    from train.training.rllib_runner import LlamaEnvRunner
+    from train.training.rllib import _internals as _rllib
+    from train.training.rllib.runner import LlamaEnvRunner
 
     class Clashing(LlamaEnvRunner):
         def _reset_envs(self, episodes, shared_data, explore):

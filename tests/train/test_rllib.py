@@ -32,8 +32,8 @@ from llama_env.engine import IllegalActionError, LlamaGame  # noqa: E402
 from llama_env.observation import OBS_SIZE, action_mask, encode  # noqa: E402
 from llama_env.rewards import game_rewards  # noqa: E402
 from train.cli import main  # noqa: E402
-from train.training.rllib_env import LlamaMultiAgentEnv  # noqa: E402
-from train.training.rllib_module import MaskedPPOModule, actor_from_module  # noqa: E402
+from train.training.rllib.env import LlamaMultiAgentEnv  # noqa: E402
+from train.training.rllib.module import MaskedPPOModule, actor_from_module  # noqa: E402
 
 SPACE = gym.spaces.Dict(
     {
@@ -150,7 +150,7 @@ def test_env_hooks_skip_the_local_runner_that_holds_no_env():
     illegal-action count must reach the remote runners' envs and not fail on it."""
     from types import SimpleNamespace
 
-    from train.training.rllib_trainer import _sub_envs
+    from train.training.rllib.trainer import _sub_envs
 
     env = LlamaMultiAgentEnv({"players": [2], "opponents": {"self": 1.0}, "seed": 0})
     vector = SimpleNamespace(unwrapped=SimpleNamespace(envs=[env, env]))
@@ -270,7 +270,7 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
     held back, as on the SB3 trainer."""
     from ray.rllib.algorithms.algorithm import Algorithm
 
-    from train.training import rllib_trainer
+    from train.training.rllib import trainer as rllib_trainer
 
     real, real_save = Algorithm.train, rllib_trainer._save_checkpoint
     calls = {"k": 0}
@@ -300,7 +300,7 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
 def test_an_rllib_run_that_cannot_write_its_final_files_says_so_and_keeps_the_policy(tmp_path, monkeypatch, capsys):
     """A full disk at the final save: one error line naming the run directory and the
     cause, and the policy exported to the temporary directory, never a traceback."""
-    from train.training import rllib_trainer
+    from train.training.rllib import trainer as rllib_trainer
 
     def disk_full(algo, run, steps):
         raise OSError(28, "No space left on device")
@@ -373,8 +373,8 @@ def make_runner(opponents: dict[str, float], players=(2, 3, 4), n_envs: int = 6,
     from ray.tune.registry import register_env
 
     from train.training.config import TrainConfig
-    from train.training.rllib_runner import LlamaEnvRunner
-    from train.training.rllib_trainer import ENV_NAME, build_algorithm_config
+    from train.training.rllib.runner import LlamaEnvRunner
+    from train.training.rllib.trainer import ENV_NAME, build_algorithm_config
 
     register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
     config = TrainConfig(
@@ -564,7 +564,7 @@ def test_train_batch_matches_rllibs_own_pipeline_on_the_runners_episodes():
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.evaluation.postprocessing import Postprocessing
 
-    from train.training.rllib_batch import EpisodesToTrainBatch
+    from train.training.rllib.batch import EpisodesToTrainBatch
 
     runner = make_runner({"heuristic": 1.0, "self": 1.0}, players=(2, 3, 4))
     runner.sample(num_timesteps=48, explore=True)
@@ -610,7 +610,7 @@ def test_train_batch_matches_rllibs_own_pipeline_on_the_runners_episodes():
 
 
 def test_hidden_state_holds_the_others_hands_and_the_draw_pile():
-    from train.training.rllib_env import HIDDEN_SIZE, hidden_state
+    from train.training.rllib.env import HIDDEN_SIZE, hidden_state
 
     rng = np.random.default_rng(3)
     for n in (2, 4, 6):
@@ -634,7 +634,7 @@ def test_hidden_state_holds_the_others_hands_and_the_draw_pile():
 
 
 def test_privileged_env_adds_the_critic_input_and_keeps_the_observation():
-    from train.training.rllib_env import HIDDEN_SIZE, hidden_state
+    from train.training.rllib.env import HIDDEN_SIZE, hidden_state
 
     plain = LlamaMultiAgentEnv({"players": [4], "opponents": {"heuristic": 1.0}, "seed": 5})
     env = LlamaMultiAgentEnv({"players": [4], "opponents": {"heuristic": 1.0}, "seed": 5, "privileged_critic": True})
@@ -658,7 +658,7 @@ def test_privileged_env_adds_the_critic_input_and_keeps_the_observation():
 
 
 def build_privileged_module(hidden=(16, 16)) -> MaskedPPOModule:
-    from train.training.rllib_env import HIDDEN_SIZE
+    from train.training.rllib.env import HIDDEN_SIZE
 
     critic = gym.spaces.Box(0.0, 10.0, (OBS_SIZE + HIDDEN_SIZE,), np.float32)
     spec = RLModuleSpec(
@@ -677,7 +677,7 @@ def build_privileged_module(hidden=(16, 16)) -> MaskedPPOModule:
 
 
 def test_privileged_critic_values_read_the_hidden_state_and_the_policy_does_not():
-    from train.training.rllib_env import HIDDEN_SIZE
+    from train.training.rllib.env import HIDDEN_SIZE
 
     module = build_privileged_module()
     obs, masks = real_batch(32, seed=2)
@@ -729,13 +729,13 @@ def test_privileged_critic_is_an_rllib_option():
     from train.training.config import TrainConfig
 
     with pytest.raises(ValueError, match="'privileged_critic' is an option of backend 'rllib'"):
-        TrainConfig(privileged_critic=True).validate()
+        TrainConfig(options={"privileged_critic": True})
 
 
 def test_rllib_run_with_a_privileged_critic_trains_and_resumes(tmp_path, capsys):
     from ray.rllib.core.rl_module import RLModule
 
-    from train.training.rllib_env import HIDDEN_SIZE
+    from train.training.rllib.env import HIDDEN_SIZE
 
     common = ["--final-eval-games", "0", "--no-progress-bar"]
     args = [
@@ -763,3 +763,21 @@ def test_rllib_run_with_a_privileged_critic_trains_and_resumes(tmp_path, capsys)
     linear = [m for m in module.encoder.critic_encoder.modules() if isinstance(m, torch.nn.Linear)]
     assert linear[0].in_features == OBS_SIZE + HIDDEN_SIZE  # restored with its privileged input
     assert agents.make("ppo", path=str(run)).actor.obs_size == OBS_SIZE  # the agent reads the observation only
+
+
+def test_the_rllib_env_plays_the_rules_of_the_config():
+    from llama_env.engine import Rules
+    from train.training.config import TrainConfig
+    from train.training.rllib.trainer import build_algorithm_config
+
+    env = LlamaMultiAgentEnv(
+        {"players": [2, 6], "opponents": {"heuristic": 1.0}, "rules": {"end_score": 30, "hand_size": 5}}
+    )
+    for seed in range(6):
+        env.reset(seed=seed)
+        game = env.table.game
+        assert game.rules == Rules(game.num_players, 30, 5)
+    config = TrainConfig(backend="rllib", players=(2, 6), end_score=30, hand_size=5).validate()
+    assert build_algorithm_config(config, 0).env_config["rules"] == {"end_score": 30, "hand_size": 5}
+    with pytest.raises(ValueError, match="hand_size must be between 1 and 9 for 6 players"):
+        LlamaMultiAgentEnv({"players": [2, 6], "rules": {"hand_size": 12}})

@@ -19,10 +19,10 @@ from train.cli import main
 from train.training import TrainConfig, train
 from train.training.presets import PRESETS
 from train.training.run_dir import RunDir, RunDirError, checkpoint_problem
-from train.training.trainer import resume_config
-from train.training.vec_env import BatchedLlamaVecEnv
+from train.training.resume import resume_config
+from train.training.sb3.vec_env import BatchedLlamaVecEnv
 
-QUICK = {**PRESETS["smoke"], "eval_every": 0, "tensorboard": False}
+QUICK = {**PRESETS["smoke"], "eval_every": 0, "options": {"tensorboard": False}}
 
 
 def smoke(tmp_path: Path, name: str, **changes) -> TrainConfig:
@@ -217,7 +217,7 @@ def test_an_unwritable_parent_is_a_clear_error(capsys):
 
 
 def test_losing_the_run_directory_mid_run_keeps_what_was_saved(tmp_path, monkeypatch):
-    import train.training.trainer as trainer
+    import train.training.sb3.trainer as trainer
 
     real = trainer.save_model
     calls = {"k": 0}

@@ -18,7 +18,7 @@ from train.evaluation import evaluate
 from train.training import train
 from train.training.config import TrainConfig, parse_opponents, parse_players
 from train.training.presets import PRESETS
-from train.training.vec_env import BatchedLlamaVecEnv
+from train.training.sb3.vec_env import BatchedLlamaVecEnv
 
 SMOKE = ["train", "--preset", "smoke", "--final-eval-games", "0"]
 
@@ -174,7 +174,7 @@ def test_same_seed_same_model(tmp_path):
     """A seeded run is reproducible: the same config trains the same weights."""
     from agents.ppo import load_actor
 
-    base = {**PRESETS["smoke"], "run_dir": str(tmp_path), "eval_every": 0, "tensorboard": False}
+    base = {**PRESETS["smoke"], "run_dir": str(tmp_path), "eval_every": 0, "options": {"tensorboard": False}}
     base["opponents"] = "heuristic:1,self:1,past:1"
     paths = [train(TrainConfig(**{**base, "run_name": name})).model_path for name in ("a", "b")]
     a, b = (load_actor(p) for p in paths)
@@ -226,7 +226,7 @@ def test_training_beats_random_heads_up(tmp_path):
         run_dir=str(tmp_path),
         run_name="slow",
         progress_bar=False,
-        tensorboard=False,
+        options={"tensorboard": False},
     )
     result = train(cfg)
     stats = evaluate([agents.make("ppo", path=str(result.model_path)), "random"], 400, seed=0, workers=1)[0]
@@ -251,7 +251,7 @@ def test_config_is_typed_and_parsed_once_at_the_edge():
     args = parser.parse_args(["--players", "2,6", "--net-arch", "16", "--opponents", "random", "--no-tensorboard"])
     from_cli = config_from_args(args)
     assert from_cli.players == (2, 6) and from_cli.net_arch == (16,) and from_cli.opponents == {"random": 1.0}
-    assert from_cli.tensorboard is False
+    assert from_cli.options.tensorboard is False
 
 
 @pytest.mark.parametrize(
@@ -286,3 +286,16 @@ def test_the_next_commands_fit_the_table_the_run_trained_at(smoke_run, capsys, p
     games = eval_argv.index("--games") + 1
     assert main([*eval_argv[:games], "4", *eval_argv[games + 1 :]]) == 0  # the printed command runs
     assert f"ppo:path={smoke_run}" in capsys.readouterr().out
+
+
+def test_the_next_commands_keep_the_rules_the_run_trained_on(smoke_run, capsys):
+    from train.cli.train import rule_flags
+
+    config = TrainConfig(end_score=30, hand_size=5)
+    assert rule_flags(config) == " --end-score 30 --hand-size 5" and rule_flags(TrainConfig()) == ""
+    lines = next_commands(str(smoke_run), (2,), 2048, rule_flags(config)).splitlines()
+    assert lines[1].split("#")[0].rstrip().endswith("--end-score 30 --hand-size 5")  # play them
+    eval_argv = lines[0].split("#")[0].split()[1:]
+    games = eval_argv.index("--games") + 1
+    assert main([*eval_argv[:games], "4", *eval_argv[games + 1 :]]) == 0
+    assert "end_score 30" in capsys.readouterr().out

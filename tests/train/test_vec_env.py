@@ -13,7 +13,7 @@ from llama_env.engine import NUM_ACTIONS, IllegalActionError
 from llama_env.gym_env import LlamaEnv
 from llama_env.observation import OBS_SIZE, encode
 from llama_env.rewards import game_rewards
-from train.training.vec_env import BatchedLlamaVecEnv
+from train.training.sb3.vec_env import BatchedLlamaVecEnv
 
 
 class FirstLegal:

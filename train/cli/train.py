@@ -1,7 +1,9 @@
 """``llama-rl train``: the command-line face of :func:`train.training.train`.
 
-Every field of :class:`train.training.TrainConfig` is a flag (``--n-envs 256``), built
-from the field's type and doc: ``bool`` fields get ``--x/--no-x``, numbers their type,
+Every config key is a flag (``--n-envs 256``): the fields of
+:class:`train.training.TrainConfig` and each backend's own options
+(:func:`train.training.config.flag_fields`), built from the field's type and doc:
+``bool`` fields get ``--x/--no-x``, numbers their type,
 and the structured fields (``--players 2-6``, ``--opponents heuristic:0.6,self:0.4``,
 ``--net-arch 128,128``) the parser of :data:`train.training.config.PARSERS`, so a
 string is parsed once, here. Precedence: the dataclass defaults, then ``--preset``, then
@@ -20,11 +22,10 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import MISSING, fields
 from typing import Any
 
 from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, missing_dependency
-from train.training.config import PARSERS, TrainConfig, field_types
+from train.training.config import PARSERS, TrainConfig, config_from_dict, flag_fields
 from train.training.presets import PRESETS
 from train.training.run_dir import signal_handler
 
@@ -68,25 +69,22 @@ def _show_default(value: Any) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """One flag per :class:`TrainConfig` field, plus ``--preset``."""
+    """One flag per config key (core fields, then each backend's options), plus ``--preset``."""
     p.add_argument(
         "--preset",
         choices=sorted(PRESETS),
         default=None,
         help="start from a named preset (flags given override it): " + ", ".join(sorted(PRESETS)),
     )
-    types = field_types()
-    for f in fields(TrainConfig):
+    for f in flag_fields():
         flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default_factory is MISSING else f.default_factory()
-        helptext = f"{f.metadata.get('help', '')} (default: {_show_default(default)})"
-        typ = types[f.name]
-        if typ is bool:
+        helptext = f"{f.help} (default: {_show_default(f.default)})"
+        if f.type is bool:
             p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=helptext)
         else:
-            metavar = f.metadata.get("metavar", f.name.upper())
+            metavar = f.metavar or f.name.upper()
             p.add_argument(
-                flag, dest=f.name, type=_flag_type(f.name, typ), default=None, metavar=metavar, help=helptext
+                flag, dest=f.name, type=_flag_type(f.name, f.type), default=None, metavar=metavar, help=helptext
             )
 
 
@@ -95,11 +93,11 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
     With ``--resume`` (given, or from the preset) the run's own recorded config takes
     the place of the defaults: only the preset's values and the flags given change it
-    (see :func:`train.training.trainer.resume_config`)."""
+    (see :func:`train.training.resume.resume_config`)."""
     values: dict[str, Any] = {}
     if getattr(args, "preset", None):
         values.update(PRESETS[args.preset])
-    for f in fields(TrainConfig):
+    for f in flag_fields():
         v = getattr(args, f.name, None)
         if v is not None:
             values[f.name] = v
@@ -107,7 +105,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         from train.training.resume import resume_config
 
         return resume_config(values["resume"], values)
-    return TrainConfig(**values).validate()
+    return config_from_dict(values)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -122,16 +120,11 @@ def _run(args: argparse.Namespace) -> int:
     games = args.final_eval_games
     if games < 0:
         raise CommandError(f"--final-eval-games must be >= 0, got {games}")
-    rllib = config.backend == "rllib"
-    with missing_dependency(
-        "llama-rl train" + (" --backend rllib" if rllib else ""), extra="rllib" if rllib else "train"
-    ):
+    backend = config.backend_spec()
+    command = "llama-rl train" + ("" if backend.name == "sb3" else f" --backend {backend.name}")
+    with missing_dependency(command, extra=backend.extra):
+        from train.training import train
         from train.training.run_dir import RunDirError
-
-        if rllib:
-            from train.training.rllib_trainer import train_rllib as train
-        else:
-            from train.training.trainer import train
 
         try:
             with _terminate_as_ctrl_c():
@@ -140,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
         except RunDirError as exc:
             raise CommandError(str(exc), code=1) from None
-    split = "" if rllib else f" (env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)"
+    split = f" (env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)" if result.env_s else ""
     print(
         f"run {result.run_dir}: {result.num_timesteps} steps, model {result.model_path}; "
         f"{result.steps_this_session} steps in {result.wall_s:.1f} s = {result.steps_per_s:.0f} steps/s{split}"
@@ -151,22 +144,32 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if games:
         print_final_comparison(str(result.model_path), games, seed=config.seed)
-    print("\nnext:\n" + next_commands(str(result.run_dir), config.players, result.num_timesteps))
+    print("\nnext:\n" + next_commands(str(result.run_dir), config.players, result.num_timesteps, rule_flags(config)))
     return 0
 
 
-def next_commands(run: str, players: Sequence[int], steps: int) -> str:
+def rule_flags(config: TrainConfig) -> str:
+    """The flags of the rule options a run changed (``" --end-score 30"``), so that the
+    commands that measure and play it use its rules; empty for the standard rules."""
+    from llama_env.engine import DEFAULT_RULES
+
+    standard = DEFAULT_RULES.options()
+    changed = {name: value for name, value in config.rule_options().items() if value != standard[name]}
+    return "".join(f" --{name.replace('_', '-')} {value}" for name, value in changed.items())
+
+
+def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "") -> str:
     """What to do with a finished run: measure it, play it, train it on. A run trained at
     one table size (a specialist) is measured and played there; a run over several sizes
-    heads-up and at a 3-player table."""
+    heads-up and at a 3-player table. ``rules``: the run's rule flags (:func:`rule_flags`)."""
     sizes = set(players)
     special = next(iter(sizes)) if len(sizes) == 1 else None
     n_eval, n_play = (special, special) if special else (2, 3)
     agents = ",".join([f"ppo:path={run}", *["heuristic"] * (n_eval - 1)])
     table = "heads-up" if n_eval == 2 else f"{n_eval} players"
     return (
-        f"  llama-rl eval --agents {agents} --games 2000 --duplicate   # {table}, deals replayed\n"
-        f"  llama-rl play --players {n_play} --opponents ppo:path={run}   # play against it\n"
+        f"  llama-rl eval --agents {agents} --games 2000 --duplicate{rules}   # {table}, deals replayed\n"
+        f"  llama-rl play --players {n_play} --opponents ppo:path={run}{rules}   # play against it\n"
         f"  llama-rl train --resume {run} --total-timesteps {2 * steps}   # train it further"
     )
 
@@ -185,14 +188,17 @@ def print_final_comparison(model_path: str, games: int, seed: int = 0) -> None:
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     """Add the ``train`` subcommand to ``llama-rl``'s subparsers."""
+    from train.training.backend import backends
+
+    listed = "; ".join(f"{b.name}: {b.summary}" for b in backends().values())
     p: argparse.ArgumentParser = sub.add_parser(
         "train",
-        help="train a MaskablePPO agent with self-play (see docs/training.md)",
+        help="train a PPO agent with self-play (see docs/training.md)",
         description=(
-            "Train a MaskablePPO agent on the batched L.L.A.M.A. vec env against a mix of "
-            "baselines, itself and past checkpoints. Writes runs/<run>/ with config.json, "
-            "TensorBoard logs, checkpoints and model.zip; Ctrl-C saves a checkpoint. "
-            "Needs the 'train' extra (pip install 'llama-rl[train]')."
+            "Train a PPO agent against a mix of baselines, itself and past checkpoints, on a "
+            f"backend ({listed}). Writes runs/<run>/ with config.json, checkpoints, eval.jsonl "
+            "and the model; Ctrl-C saves a checkpoint. Needs the backend's extra "
+            "(pip install 'llama-rl[train]', or [rllib])."
         ),
         epilog=(
             "examples:\n"

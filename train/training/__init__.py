@@ -1,28 +1,48 @@
-"""Training: the typed config, the batched VecEnv, the MaskablePPO trainer, its
-callbacks and its run directory.
+"""Training: a small core and one folder per backend behind one interface.
 
-``from train.training import TrainConfig, train`` is the whole API of a run. The trainer
-needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); it is imported only
-when ``train`` or ``TrainResult`` is first used, so the config can be read without it.
+``from train.training import TrainConfig, train`` is the whole API of a run:
+``train(TrainConfig(players=4, total_timesteps=2_000_000))`` trains with the config's
+``backend`` (``"sb3"`` by default: MaskablePPO on the batched vec env; ``"rllib"``:
+multi-agent PPO on Ray RLlib) and returns a :class:`TrainResult`.
+
+The core: :mod:`~train.training.config` (the typed config and its checks),
+:mod:`~train.training.presets`, :mod:`~train.training.run_dir` (where a run's files go,
+written so that nothing saved is lost), :mod:`~train.training.resume`,
+:mod:`~train.training.seats` (who sits where, for every backend),
+:mod:`~train.training.evaluation` (evaluation during training) and
+:mod:`~train.training.result`. The backends: :mod:`train.training.sb3` and
+:mod:`train.training.rllib`, listed in :data:`train.training.backend.BUILTIN`; each
+imports its heavy dependencies only when a run starts, so configs can be built and
+checked without them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+from train.training.backend import Backend, backend_named, backends, register_backend
 from train.training.config import TrainConfig, config_from_dict
 from train.training.presets import PRESETS
+from train.training.result import TrainResult
 from train.training.resume import resume_config
 
-if TYPE_CHECKING:
-    from train.training.trainer import TrainResult, train
+__all__ = [
+    "PRESETS",
+    "Backend",
+    "TrainConfig",
+    "TrainResult",
+    "backend_named",
+    "backends",
+    "config_from_dict",
+    "register_backend",
+    "resume_config",
+    "train",
+]
 
-__all__ = ["PRESETS", "TrainConfig", "TrainResult", "config_from_dict", "resume_config", "train"]
 
+def train(config: TrainConfig) -> TrainResult:
+    """Run (or resume) a training run on ``config.backend``.
 
-def __getattr__(name: str) -> Any:
-    if name in ("train", "TrainResult"):
-        from train.training import trainer
-
-        return getattr(trainer, name)
-    raise AttributeError(f"module 'train.training' has no attribute {name!r}")
+    Raises ``ValueError`` for a bad config (naming the key) and
+    :class:`train.training.run_dir.RunDirError` when the run directory cannot be
+    written or is in use; what was saved before is kept."""
+    config.validate()
+    return config.backend_spec().run(config)

@@ -1,5 +1,10 @@
 """The training configuration: one typed dataclass whose field docs become ``--help``.
 
+The core settings are fields of :class:`TrainConfig`; a backend's own settings are the
+fields of its options dataclass (:attr:`train.training.backend.Backend.options`), held
+in ``TrainConfig.options``. Written out (``config.json``, ``to_dict``) and read in
+(``config_from_dict``, the command line) both are one flat mapping of keys.
+
 CleanRL style: every knob of a run is a field of :class:`TrainConfig`, with a real type
 (``players`` is a tuple of table sizes, ``opponents`` a mapping of kind to weight,
 ``net_arch`` a tuple of layer sizes). Strings from a command line, lists from a
@@ -23,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from llama_env.agent import names as agent_names
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
 from llama_env.observation import OBS_VERSIONS
 from llama_env.rewards import REWARD_MODES
+from train.training.backend import Backend, backend_named, backends
 
 __all__ = [
     "TrainConfig",
@@ -38,11 +44,12 @@ __all__ = [
     "config_from_dict",
     "field_types",
     "field_defaults",
-    "BACKENDS",
+    "flag_fields",
+    "FlagField",
+    "check_option_types",
 ]
 
 OPPONENT_SPECIALS = ("self", "past")
-BACKENDS = ("sb3", "rllib")
 """Opponent kinds that are not registered agents: the current policy and past snapshots."""
 ACTIVATIONS = ("tanh", "relu")
 
@@ -54,6 +61,12 @@ def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - mirrors argpa
     return field(default=default, metadata={"help": help, **kw})
 
 
+def _rule(name: str) -> Any:
+    """A config field for the rule option ``name``: its default and help from :class:`Rules`."""
+    (option,) = [f for f in rule_option_fields() if f.name == name]
+    return _f(option.default, f"rule option: {option.metadata['help']}", metavar="N")
+
+
 @dataclass
 class TrainConfig:
     """A PPO self-play training run: MaskablePPO on the batched L.L.A.M.A. vec env, or
@@ -63,14 +76,12 @@ class TrainConfig:
     backend: str = _f(
         "sb3",
         "trainer: sb3 (MaskablePPO on the batched vec env, one process) or rllib (multi-agent PPO on Ray RLlib, "
-        "needs the rllib extra)",
+        "needs the rllib extra); see train.training.backend",
     )
-    num_env_runners: int = _f(0, "rllib: remote env runner processes (0 = sample in the trainer's process)")
-    address: str = _f("", "rllib: the address of a running Ray cluster (default: RAY_ADDRESS, else a local Ray)")
-    privileged_critic: bool = _f(
-        False,
-        "rllib: the value network (a training baseline, never used to act) also sees the others' hands and the "
-        "draw pile; the policy still sees only its observation",
+    options: Any = _f(
+        None,
+        "the backend's own settings: an instance of its options dataclass (a mapping is converted); "
+        "each is also a flag and a config key of its own",
     )
     # --- the table and the opponents
     players: tuple[int, ...] = _f(
@@ -87,6 +98,9 @@ class TrainConfig:
     )
     past_every: int = _f(200_000, "add a snapshot of the current policy to the 'past' pool every this many steps")
     past_pool: int = _f(8, "how many past snapshots the 'past' pool keeps (the newest)")
+    # the rule options, one field each, as llama_env.engine.Rules declares them
+    end_score: int = _rule("end_score")
+    hand_size: int = _rule("hand_size")
     reward: str = _f("game", f"reward mode: one of {', '.join(REWARD_MODES)} (see llama_env.rewards)")
     obs_version: int = _f(
         0, "the policy's observation: 0 (Llama-v0's 52 entries) or 1 (with the public history of the round, Llama-v1)"
@@ -122,44 +136,67 @@ class TrainConfig:
     eval_opponent: str = _f("heuristic", "the registered baseline evaluated against during training")
     checkpoint_every: int = _f(250_000, "save a checkpoint every this many steps (0 = only at the end)")
     run_dir: str = _f("runs", "parent folder of the run directories")
-    run_name: str = _f("", "run directory name (default llama__maskableppo__<seed>__<unix time>)")
+    run_name: str = _f(
+        "", "run directory name (default llama__<algorithm>__<seed>__<unix time>, the algorithm named by the backend)"
+    )
     resume: str = _f("", "a checkpoint .zip (or a run directory) to continue from; its step count continues")
     progress_bar: bool = _f(True, "show a progress bar")
-    tensorboard: bool = _f(True, "write TensorBoard logs into the run directory")
-    verbose: int = _f(0, "SB3 verbosity (0 silent, 1 rollout tables)")
 
     def __post_init__(self) -> None:
         # The Python edge: TrainConfig(players=4), players=[2, 4] or players="2-6" all
         # become the typed value here, once.
         for key, parse in PARSERS.items():
             setattr(self, key, parse(getattr(self, key)))
+        if isinstance(self.backend, str):
+            self.options = _options_for(self.backend, self.options)
+
+    def backend_spec(self) -> Backend:
+        """The :class:`~train.training.backend.Backend` this config trains with."""
+        return backend_named(self.backend)
 
     def default_run_name(self) -> str:
-        return f"llama__maskableppo__{self.seed}__{int(time.time())}"
+        return f"llama__{self.backend_spec().algorithm}__{self.seed}__{int(time.time())}"
+
+    def value(self, key: str) -> Any:
+        """The typed value of a config key: a core field, or an option of the backend
+        (``None`` when the backend has no such option)."""
+        return getattr(self, key) if key in field_types() else getattr(self.options, key, None)
+
+    def rules_at(self, num_players: int) -> Rules:
+        """The rules of this run's games at one table size."""
+        return Rules(num_players, **self.rule_options())
+
+    def rule_options(self) -> dict[str, int]:
+        """The rule options of this run's games (every field of :func:`rule_option_fields`)."""
+        return {f.name: getattr(self, f.name) for f in rule_option_fields()}
 
     def validate(self) -> TrainConfig:
         """Raise ``ValueError`` naming the first bad field and its allowed values; return self."""
-        for f in fields(self):
-            _check_type(f.name, getattr(self, f.name), field_types()[f.name])
+        for key, typ in field_types().items():
+            _check_type(key, getattr(self, key), typ)
         _check_players(self.players, "players")
         _check_players(self.eval_players, "eval_players")
         _check_opponents(self.opponents)
         if not self.net_arch or any(x < 1 for x in self.net_arch):
             raise ValueError(f"config key 'net_arch' must be positive layer sizes, got {self.net_arch!r}")
-        if self.backend not in BACKENDS:
-            raise ValueError(f"config key 'backend' must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        if self.backend != "rllib":
-            for key in ("num_env_runners", "address", "privileged_critic"):
-                if getattr(self, key) != field_defaults()[key]:
-                    raise ValueError(
-                        f"config key {key!r} is an option of backend 'rllib' (this run uses {self.backend!r})"
-                    )
+        backend = self.backend_spec()
+        self.options = _options_for(self.backend, self.options)
+        check_option_types(self.options)
+        for key in backend.ignores:
+            if getattr(self, key) != field_defaults()[key]:
+                raise ValueError(
+                    f"config key {key!r} is not used by backend {self.backend!r}; leave it at its default "
+                    f"({field_defaults()[key]!r}) or pick another backend"
+                )
+        for n in sorted({*self.players, *self.eval_players}):
+            try:
+                self.rules_at(n)
+            except ValueError as exc:
+                raise ValueError(f"config: the rule options at {n} players: {exc}") from None
         if self.obs_version not in OBS_VERSIONS:
             raise ValueError(
                 f"config key 'obs_version' must be one of {', '.join(map(str, OBS_VERSIONS))}, got {self.obs_version!r}"
             )
-        if self.num_env_runners < 0:
-            raise ValueError(f"config key 'num_env_runners' must be >= 0, got {self.num_env_runners}")
         if self.reward not in REWARD_MODES:
             raise ValueError(f"config key 'reward' must be one of {', '.join(REWARD_MODES)}, got {self.reward!r}")
         if self.activation not in ACTIVATIONS:
@@ -170,7 +207,7 @@ class TrainConfig:
         for key in positive:
             if getattr(self, key) < 1:
                 raise ValueError(f"config key {key!r} must be >= 1, got {getattr(self, key)}")
-        for key in ("past_every", "eval_every", "eval_games", "checkpoint_every", "verbose"):
+        for key in ("past_every", "eval_every", "eval_games", "checkpoint_every"):
             if getattr(self, key) < 0:
                 raise ValueError(f"config key {key!r} must be >= 0, got {getattr(self, key)}")
         for key in ("learning_rate", "clip_range", "max_grad_norm"):
@@ -194,12 +231,15 @@ class TrainConfig:
                 f"config key 'eval_opponent' must be a registered agent ({', '.join(agent_names())}), "
                 f"got {self.eval_opponent!r}"
             )
+        backend.check(self)
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-friendly data (tuples as lists)."""
-        out = dataclasses.asdict(self)
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+        """Plain JSON-friendly data, one flat mapping (tuples as lists; the backend's
+        options as keys of their own)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "options"}
+        out.update(dataclasses.asdict(self.options))
+        return {k: list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v for k, v in out.items()}
 
     def run_path(self) -> Path:
         return Path(self.run_dir) / (self.run_name or self.default_run_name())
@@ -207,14 +247,81 @@ class TrainConfig:
 
 @functools.cache
 def field_defaults() -> dict[str, Any]:
-    """Each config field's default value."""
-    return TrainConfig().to_dict()
+    """Each core config field's default value."""
+    return {k: v for k, v in TrainConfig().to_dict().items() if k in field_types()}
 
 
 @functools.cache
 def field_types() -> dict[str, Any]:
-    """Each config field's type (the real types, not their string annotations)."""
-    return typing.get_type_hints(TrainConfig)
+    """Each core config field's type (the real types, not their string annotations)."""
+    return {k: v for k, v in typing.get_type_hints(TrainConfig).items() if k != "options"}
+
+
+@dataclass(frozen=True)
+class FlagField:
+    """A config key as the command line offers it."""
+
+    name: str
+    type: Any
+    default: Any
+    help: str
+    metavar: str | None
+    backend: str | None
+    """The backend whose option it is (``None``: a core key)."""
+
+
+def flag_fields() -> list[FlagField]:
+    """Every config key: the core fields, then each backend's options."""
+    out = []
+    types = field_types()
+    for f in fields(TrainConfig):
+        if f.name in types:
+            default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+            out.append(FlagField(f.name, types[f.name], default, f.metadata["help"], f.metadata.get("metavar"), None))
+    for name, backend in backends().items():
+        hints = typing.get_type_hints(backend.options)
+        for f in fields(backend.options):
+            out.append(
+                FlagField(
+                    f.name, hints[f.name], f.default, f"{name}: {f.metadata['help']}", f.metadata.get("metavar"), name
+                )
+            )
+    return out
+
+
+def check_option_types(options: Any) -> None:
+    """A ``ValueError`` naming the first field of a backend's options whose value has the wrong type."""
+    hints = typing.get_type_hints(type(options))
+    for f in fields(options):
+        _check_type(f.name, getattr(options, f.name), hints[f.name])
+
+
+def _options_for(backend_name: str, given: Any) -> Any:
+    """``given`` (``None``, a mapping or the options object) as ``backend_name``'s options."""
+    cls = backend_named(backend_name).options
+    if given is None:
+        return cls()
+    if isinstance(given, cls):
+        return given
+    if isinstance(given, Mapping):
+        known = [f.name for f in fields(cls)]
+        for key in given:
+            if key not in known:
+                owner = _owner(key)
+                where = f"an option of backend {owner!r}" if owner else "not an option"
+                raise ValueError(
+                    f"config key {key!r} is {where} (this run uses {backend_name!r}, whose options are: "
+                    f"{', '.join(known) or 'none'})"
+                )
+        return cls(**given)
+    raise ValueError(f"config key 'options' must be a mapping or {cls.__name__}, got {given!r}")
+
+
+def _owner(key: str) -> str | None:
+    for name, backend in backends().items():
+        if key in {f.name for f in fields(backend.options)}:
+            return name
+    return None
 
 
 def _check_type(key: str, value: Any, typ: Any) -> None:
@@ -340,10 +447,26 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
 
 
 def config_from_dict(d: Mapping[str, Any]) -> TrainConfig:
-    """A validated config from plain data (a run's ``config.json``, a preset): lists and
-    strings become the typed values; unknown keys are an error."""
-    allowed = {f.name for f in fields(TrainConfig)}
-    bad = [k for k in d if k not in allowed]
-    if bad:
-        raise ValueError(f"unknown config key {bad[0]!r}; allowed keys: {', '.join(sorted(allowed))}")
-    return TrainConfig(**d).validate()
+    """A validated config from one flat mapping (a run's ``config.json``, a preset, the
+    command line's values): lists and strings become the typed values; the backend's
+    options are keys of their own. Another backend's option is refused when it is set,
+    dropped when it holds that backend's default (``config.json`` files written before
+    the backends had options of their own list every backend's); unknown keys are an
+    error."""
+    core = set(field_types())
+    backend = d.get("backend", field_defaults()["backend"])
+    values: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in d.items():
+        if key in core:
+            values[key] = value
+            continue
+        owner = _owner(key)
+        if owner is None:
+            allowed = sorted(core | {f.name for b in backends().values() for f in fields(b.options)})
+            raise ValueError(f"unknown config key {key!r}; allowed keys: {', '.join(allowed)}")
+        if owner == backend:
+            options[key] = value
+        elif value != {f.name: f.default for f in fields(backends()[owner].options)}[key]:
+            raise ValueError(f"config key {key!r} is an option of backend {owner!r} (this run uses {backend!r})")
+    return TrainConfig(**values, options=options).validate()

@@ -56,3 +56,63 @@ PRESETS["ship-finetune"] = {
     "opponents": {"heuristic": 0.85, "greedy": 0.025, "cautious": 0.025, "random": 0.02, "self": 0.04, "past": 0.04},
     "total_timesteps": 26_000_000,
 }
+
+
+def _specialist(name: str, players: int, opponents: dict[str, float], steps: int, **settings: Any) -> dict[str, Any]:
+    """Phase 1 of a shipped specialist, trained in ``runs/<name>``: one table size on
+    RLlib, observation version 1, the command of docs/training.md ("Reproduce every
+    shipped agent") as values."""
+    return {
+        "run_name": name,
+        "backend": "rllib",
+        "players": (players,),
+        "opponents": opponents,
+        "obs_version": 1,
+        "total_timesteps": steps,
+        "batch_size": 2048,
+        "n_epochs": 8,
+        "learning_rate": 1e-3,
+        "eval_games": 400,
+        "eval_players": (players,),
+        "past_every": 0,
+        **settings,
+    }
+
+
+def _more(name: str, steps: int, **settings: Any) -> dict[str, Any]:
+    """Phase 2 of a specialist: its run continued, in place, to ``steps`` steps."""
+    return {"resume": f"runs/{name}", "total_timesteps": steps, **settings}
+
+
+# The PPO specialists (docs/training.md, "Reproduce every shipped agent"): each is made by
+# its preset, then the same run continued by its "-more" preset, with exactly the values
+# of the two commands that made the shipped file (tests/train/test_reproduce.py holds them
+# equal); only the run's folder is named after the preset.
+_BIG = {"net_arch": (256, 256), "gamma": 1.0}  # a wider network, no discount
+_TABLE = {"n_envs": 256, "n_steps": 32, "eval_every": 2_000_000, "checkpoint_every": 2_000_000}
+_HEADS_UP = {"n_envs": 128, "n_steps": 64, "checkpoint_every": 1_000_000}
+PRESETS.update(
+    {
+        # agents/models/ppo_llama_2p.npz, played by ppo and ppo_v2 at 2 players
+        "specialist-2p": _specialist(
+            "specialist-2p", 2, {"heuristic": 0.8, "self": 0.2}, 12_000_000, **_BIG, **_HEADS_UP,
+            eval_every=3_000_000,
+        ),
+        "specialist-2p-more": _more("specialist-2p", 18_000_000, eval_every=3_000_000),
+        # agents/models/ppo_llama_4p.npz, played by ppo and search at 4 players
+        "specialist-4p": _specialist(
+            "specialist-4p", 4, {"heuristic": 0.5, "perturbed": 0.2, "self": 0.3}, 12_000_000, **_BIG, **_TABLE
+        ),
+        "specialist-4p-more": _more("specialist-4p", 22_000_000),
+        # agents/models/ppo_llama_6p.npz, played by ppo at 6 players
+        "specialist-6p": _specialist(
+            "specialist-6p", 6, {"heuristic": 0.6, "perturbed": 0.2, "self": 0.2}, 12_000_000, **_BIG, **_TABLE
+        ),
+        "specialist-6p-more": _more("specialist-6p", 20_000_000),
+        # agents/models/ppo_llama_2p_v1.npz, the first heads-up specialist (ppo_v1): 128-128, discounted
+        "specialist-2p-v1": _specialist(
+            "specialist-2p-v1", 2, {"heuristic": 0.8, "self": 0.2}, 3_000_000, **_HEADS_UP, eval_every=1_000_000
+        ),
+        "specialist-2p-v1-more": _more("specialist-2p-v1", 12_000_000),
+    }
+)  # fmt: skip

@@ -16,8 +16,9 @@ from train.training.run_dir import RunDir, checkpoint_problem
 
 __all__ = ["FIXED_ON_RESUME", "run_of", "session_run", "find_checkpoint", "resume_config", "check_fixed"]
 
-FIXED_ON_RESUME = ("net_arch", "activation", "reward", "obs_version", "privileged_critic")
-"""Settings a resumed run cannot change: the network's shape and what it learned to value."""
+FIXED_ON_RESUME = ("backend", "net_arch", "activation", "reward", "obs_version")
+"""Settings a resumed run cannot change: its trainer, the network's shape and what it
+learned to value (a backend adds its own: :attr:`train.training.backend.Backend.fixed_on_resume`)."""
 _RUN_IDENTITY = ("run_dir", "run_name", "resume")
 
 
@@ -90,7 +91,7 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     key and both values. A run without a recorded config uses ``overrides`` alone (and
     its place)."""
     if _bare_model(resume):  # a new run, named by the overrides
-        return TrainConfig(**{**(overrides or {}), "resume": str(resume)}).validate()
+        return config_from_dict({**(overrides or {}), "resume": str(resume)})
     run = run_of(resume)
     overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
     # The run continues where it lies now: a copied or moved run records its own place,
@@ -98,16 +99,17 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     here = {"run_dir": str(run.path.parent), "run_name": run.path.name, "resume": str(resume)}
     recorded = run.recorded_config()
     if recorded is None:
-        return TrainConfig(**{**overrides, **here}).validate()
+        return config_from_dict({**overrides, **here})
     base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"})
-    candidate = TrainConfig(**{**base.to_dict(), **overrides, **here}).validate()
+    candidate = config_from_dict({**base.to_dict(), **overrides, **here})
     check_fixed(base, candidate, run)
     return candidate
 
 
 def check_fixed(recorded: TrainConfig, config: TrainConfig, run: RunDir) -> None:
-    for key in FIXED_ON_RESUME:
-        then, now = getattr(recorded, key), getattr(config, key)
+    """A ``ValueError`` naming the first setting the run cannot change that ``config`` changes."""
+    for key in FIXED_ON_RESUME + recorded.backend_spec().fixed_on_resume:
+        then, now = recorded.value(key), config.value(key)
         if then != now:
             raise ValueError(
                 f"config key {key!r} cannot change when resuming {run.path}: the run was trained with "

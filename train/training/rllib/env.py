@@ -1,9 +1,10 @@
 """L.L.A.M.A. as an RLlib ``MultiAgentEnv`` for self-play training on Ray.
 
-One episode is one game, driven by the table driver (:mod:`llama_env.table`). Each game
-draws its table size from ``players`` and, for every seat but one, a kind from the
-``opponents`` mix; the remaining seat, and every seat whose kind is ``"self"``, is a
-*learning seat*: an RLlib agent (``player_<seat>``), and all learning seats map to one
+One episode is one game, driven by the table driver (:mod:`llama_env.table`). Each game's
+seating is drawn by :class:`train.training.seats.OpponentMix`, the routine both training
+backends use: a table size from ``players``, the learner's seat, and for every other
+seat a kind from the ``opponents`` mix. The learner's seat, and every seat whose kind is
+``"self"``, is a *learning seat*: an RLlib agent (``player_<seat>``), and all learning seats map to one
 shared policy (self-play). Every other seat is a fixed opponent played inside the env by
 the driver: a registered agent (``"heuristic"``...) or a ``"past"`` snapshot of the
 policy (numpy actors that the trainer sends to the env runners; ``"self"`` until there
@@ -16,7 +17,7 @@ game, when every learning seat that acted gets its final observation and reward)
 
 With ``privileged_critic`` the observation dict has a third entry, ``"critic"``: the
 observation followed by :func:`hidden_state` (the others' hands, the draw pile), what the
-value network reads in training (:mod:`train.training.rllib_module`). The policy, and so
+value network reads in training (:mod:`train.training.rllib.module`). The policy, and so
 the exported agent, still reads ``"observation"`` alone.
 
 An action the rules forbid (the masked module never sends one) ends the game with
@@ -36,15 +37,13 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from agents.ppo import RLLIB_POLICY, Actor, PPOAgent
 from llama_env.agent import Agent, resolve, seat_member
 from llama_env.engine import (
-    DEFAULT_END_SCORE,
-    DEFAULT_HAND_SIZE,
     MAX_PLAYERS,
     NUM_ACTIONS,
     IllegalActionError,
     LlamaGame,
     RoundResult,
+    Rules,
     seeded_generator,
-    validate_rule_options,
 )
 from llama_env.observation import (
     HIDDEN_SIZE,
@@ -57,6 +56,7 @@ from llama_env.observation import (
 )
 from llama_env.rewards import rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener
+from train.training.seats import POLICY_KINDS, OpponentMix, past_index
 
 __all__ = ["LlamaMultiAgentEnv", "SHARED_POLICY", "agent_id", "policy_mapping", "hidden_state", "HIDDEN_SIZE"]
 
@@ -75,8 +75,9 @@ def policy_mapping(agent: Any, episode: Any = None, **kwargs: Any) -> str:
 
 class LlamaMultiAgentEnv(MultiAgentEnv):
     """Self-play L.L.A.M.A. for RLlib; ``config`` keys: ``players`` (table sizes),
-    ``opponents`` (kind -> weight), ``reward``, ``end_score``, ``hand_size``, ``seed``,
-    ``obs_version`` (0 or 1), ``privileged_critic`` (bool: add the ``"critic"`` entry)."""
+    ``opponents`` (kind -> weight), ``reward``, ``rules`` (the rule options by name, as
+    :meth:`Rules.options` gives them), ``seed``, ``obs_version`` (0 or 1),
+    ``privileged_critic`` (bool: add the ``"critic"`` entry)."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
@@ -84,26 +85,22 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         players: Sequence[int] = tuple(config.get("players", (2, 3, 4, 5, 6)))
         self.players = [int(p) for p in players]
         mix: Mapping[str, float] = config.get("opponents", {"self": 1.0})
-        self.kinds = [k for k, w in mix.items() if w > 0]
-        weights = np.array([mix[k] for k in self.kinds], dtype=np.float64)
-        self.kind_p = weights / weights.sum()
+        self.mix = OpponentMix(mix, self.players)
         self.reward_mode = validate_reward_mode(config.get("reward", "game"))
-        self.end_score = int(config.get("end_score", DEFAULT_END_SCORE))
-        self.hand_size = int(config.get("hand_size", DEFAULT_HAND_SIZE))
-        for n in set(self.players):  # the rules' checks, once: reset() starts games unchecked
-            validate_rule_options(n, self.end_score, self.hand_size)
+        # the rules' checks, once per table size: reset() starts games unchecked
+        self.rules = Rules.options_at(self.players, **dict(config.get("rules", {})))
         self.obs_version = check_obs_version(config.get("obs_version", 0))
         self._encode = encoder(self.obs_version)[0]
         worker = int(getattr(config, "worker_index", 0)) * 1000 + int(getattr(config, "vector_index", 0))
         self._rng = np.random.default_rng([int(config.get("seed", 0)), worker])
         self._baselines: dict[str, Agent] = {
-            k: resolve(k, seed=int(self._rng.integers(2**31))) for k in self.kinds if k not in ("self", "past")
+            k: resolve(k, seed=int(self._rng.integers(2**31))) for k in self.mix.baselines
         }
         self._past: list[Actor] = []
 
         self.possible_agents = [agent_id(s) for s in range(MAX_PLAYERS)]
         self.agents = []
-        low, high = observation_bounds(self.end_score, self.obs_version)
+        low, high = observation_bounds(max(r.end_score for r in self.rules.values()), self.obs_version)
         spaces: dict[str, gym.Space[Any]] = {
             "observation": gym.spaces.Box(low, high, (obs_size(self.obs_version),), np.float32),
             "action_mask": gym.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
@@ -136,27 +133,25 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         rng = self._rng
-        n = self.players[int(rng.integers(len(self.players)))]
-        trainee = int(rng.integers(n))
+        seating = self.mix.draw(rng, len(self._past))
+        n, trainee = seating.num_players, seating.learner
         seats: list[Agent | None] = [None] * n
         names = [f"player_{s}" for s in range(n)]  # the learning seats keep their ids
         self.learning = {trainee}
-        picks = (
-            rng.choice(len(self.kinds), size=n - 1, p=self.kind_p).tolist() if len(self.kinds) > 1 else [0] * (n - 1)
-        )
-        for k in range(1, n):
-            seat = (trainee + k) % n
-            kind = self.kinds[picks[k - 1]]
-            if kind == "past" and self._past:
-                actor = self._past[int(rng.integers(len(self._past)))]
+        for j in range(1, n):  # in turn order from the learner's left
+            seat = (trainee + j) % n
+            kind = seating.kinds[seat] or ""
+            i = past_index(kind)
+            if i is not None:
+                actor = self._past[i]
                 seats[seat] = PPOAgent.from_actor(actor, deterministic=False, seed=int(rng.integers(2**31)))
                 names[seat] = "past"
-            elif kind in ("self", "past"):
+            elif kind in POLICY_KINDS:  # "self": another learning seat of the shared policy
                 self.learning.add(seat)
             else:
                 seats[seat] = seat_member(self._baselines[kind], rng)
                 names[seat] = kind
-        game = LlamaGame.unchecked(n, self.end_score, self.hand_size, seeded_generator(int(rng.integers(2**63))), False)
+        game = LlamaGame.unchecked(self.rules[n], seeded_generator(int(rng.integers(2**63))), False)
         self.table = Table(game, seats, names=names, listener=self._counter)
         self.agents = [agent_id(s) for s in sorted(self.learning)]
         self._pending = dict.fromkeys(self.learning, 0.0)

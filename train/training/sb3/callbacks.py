@@ -1,6 +1,7 @@
-"""What happens during training besides PPO itself: the SB3 callback that refreshes the
-self-play opponent, grows the past league, saves checkpoints, runs the periodic
-evaluation and logs speed."""
+"""What happens during sb3 training besides PPO itself: the SB3 callback that refreshes
+the self-play opponent, grows the past league, saves checkpoints, runs the periodic
+evaluation (:mod:`train.training.evaluation`, shared with the other backends) and logs
+speed."""
 
 from __future__ import annotations
 
@@ -11,47 +12,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.ppo import Actor, PPOAgent, actor_from_policy
-from train.evaluation.evaluate import evaluate
+from agents.ppo import Actor, actor_from_policy
+from train.training.evaluation import evaluation_message, evaluation_row, next_multiple
 
 if TYPE_CHECKING:
     from train.training.config import TrainConfig
     from train.training.run_dir import RunDir
-    from train.training.vec_env import BatchedLlamaVecEnv, PolicyFn
+    from train.training.sb3.vec_env import BatchedLlamaVecEnv, PolicyFn
 
-__all__ = ["TrainingHooks", "evaluate_vs", "actor_policy"]
+__all__ = ["TrainingHooks", "actor_policy"]
 
 
 def actor_policy(actor: Actor, rng: np.random.Generator) -> PolicyFn:
     """A batched sampling policy (for ``"self"`` and ``"past"`` opponents) from an actor."""
     return lambda obs, masks: actor.act_batch(obs, masks, deterministic=False, rng=rng)
-
-
-def evaluate_vs(actor: Actor, opponent: str, players: int, games: int, seed: int = 0) -> tuple[float, float]:
-    """Win share (and 95% half-width) of ``actor`` (argmax) against ``players - 1`` copies
-    of ``opponent``, measured by :func:`train.evaluation.evaluate` (seats rotated, in this
-    process)."""
-    agent = PPOAgent.from_actor(actor)
-    result = evaluate([agent] + [opponent] * (players - 1), games, seed=seed + 777, workers=1)
-    stats = result.agents[0]
-    return stats.win_share, (stats.ci_high - stats.ci_low) / 2
-
-
-def evaluation_row(actor: Actor, config: TrainConfig, steps: int) -> dict[str, Any]:
-    """One periodic evaluation (a line of ``eval.jsonl``): the argmax policy against
-    ``config.eval_opponent`` at each table size of ``config.eval_players``."""
-    row: dict[str, Any] = {"timesteps": steps, "opponent": config.eval_opponent}
-    for n in config.eval_players:
-        share, half = evaluate_vs(actor, config.eval_opponent, n, config.eval_games, seed=config.seed)
-        row[f"win_share_{n}p"] = share
-        row[f"ci95_{n}p"] = half
-    return row
-
-
-def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
-    """The progress bar's line for an evaluation row."""
-    txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
-    return f"[eval @ {row['timesteps']:,}] win share vs {config.eval_opponent}: {txt}"
 
 
 def _duration(seconds: float) -> str:
@@ -60,10 +34,6 @@ def _duration(seconds: float) -> str:
     if seconds < 5400:
         return f"about {seconds / 60:.0f} min"
     return f"about {seconds / 3600:.1f} h"
-
-
-def next_multiple(n: int, every: int) -> int:
-    return (n // every + 1) * every if every else 0
 
 
 class TrainingHooks(BaseCallback):

@@ -16,11 +16,11 @@ seat per game, one episode per game, rewards of rounds that end during the oppon
 moves credited to the learner's next step, auto-reset with
 ``info["terminal_observation"]``). A test checks that both envs give the same games.
 
-Each game draws its table size from ``players`` and, for every opponent seat, an
-opponent kind from the ``opponents`` mix (a dict of name -> weight). The kind
-``"self"`` is the policy registered with :meth:`BatchedLlamaVecEnv.set_policy`;
-``"past"`` picks one of the past policies registered with
-:meth:`BatchedLlamaVecEnv.set_past_policies` (falling back to ``"self"`` while there is none).
+Each game's seating (its table size, the learner's seat, every other seat's opponent
+kind) is drawn by :class:`train.training.seats.OpponentMix`, the routine both training
+backends use. The kind ``"self"`` is the policy registered with
+:meth:`BatchedLlamaVecEnv.set_policy`; ``"past"`` one of the past policies registered
+with :meth:`BatchedLlamaVecEnv.set_past_policies` (``"self"`` while there is none).
 """
 
 from __future__ import annotations
@@ -34,18 +34,16 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from llama_env.agent import Agent, resolve, seat_member
-from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, NUM_ACTIONS, validate_rule_options
+from llama_env.engine import NUM_ACTIONS, Rules
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import rewards_for, validate_reward_mode
 from llama_env.table import Table, advance_all, deal_table
+from train.training.seats import POLICY_KINDS, OpponentMix, past_index
 
 __all__ = ["BatchedLlamaVecEnv", "PolicyFn", "PolicyAgent", "POLICY_KINDS"]
 
 PolicyFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A batched policy: ``(observations (B, OBS_SIZE) float32, masks (B, 9) bool) -> actions (B,)``."""
-
-POLICY_KINDS = ("self", "past")
-"""Opponent kinds played by a network rather than a registered agent."""
 
 
 class PolicyAgent:
@@ -82,7 +80,8 @@ class BatchedLlamaVecEnv(VecEnv):
         reward: ``"game"``, ``"round"`` or ``"shaped"`` (see :mod:`llama_env.rewards`).
         seed: seeds every game's deal generator and the draws of table size, seat and opponents.
         seat: the learner's seat, ``"random"`` (default) or a fixed int (for tests).
-        end_score, hand_size: rule options.
+        rules: the rule options of every game (default: the game's own); its table size
+            is replaced by each game's, from ``players``.
         agents: optional prebuilt agent objects by name (else built by name from the registry).
         obs_version: the learner's observations (and its ``self``/``past`` copies'): 0
             (``Llama-v0``'s 52 entries) or 1 (with the public history, ``Llama-v1``).
@@ -100,8 +99,7 @@ class BatchedLlamaVecEnv(VecEnv):
         seed: int = 0,
         *,
         seat: int | str = "random",
-        end_score: int = DEFAULT_END_SCORE,
-        hand_size: int = DEFAULT_HAND_SIZE,
+        rules: Rules | None = None,
         agents: Mapping[str, Agent] | None = None,
         obs_version: int = 0,
     ) -> None:
@@ -110,22 +108,19 @@ class BatchedLlamaVecEnv(VecEnv):
         self.players = [players] if isinstance(players, int) else [int(p) for p in players]
         if not self.players:
             raise ValueError("players must name at least one table size 2..6")
-        for p in self.players:
-            validate_rule_options(p, end_score, hand_size)
+        if rules is not None and not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a llama_env.engine.Rules, got {rules!r}")
+        self.rules = Rules.options_at(self.players, **(rules or Rules()).options())
+        """The rules of each table size's games."""
         if isinstance(opponents, str):
             opponents = {opponents: 1.0}
-        if not opponents or any(w < 0 for w in opponents.values()) or sum(opponents.values()) <= 0:
-            raise ValueError(f"opponents must map kinds to non-negative weights with a positive sum, got {opponents!r}")
         self.reward_mode = validate_reward_mode(reward)
         if not (seat == "random" or (isinstance(seat, int) and 0 <= seat < min(self.players))):
             raise ValueError(f"seat must be 'random' or a seat valid at every table size, got {seat!r}")
         self.fixed_seat = None if seat == "random" else int(seat)
-        self.end_score, self.hand_size = int(end_score), int(hand_size)
-        self.kinds = [k for k, w in opponents.items() if w > 0]
-        weights = np.array([opponents[k] for k in self.kinds], dtype=np.float64)
-        self.kind_p = weights / weights.sum()
+        self.mix = OpponentMix(opponents, self.players, self.fixed_seat)
         self._agents: dict[str, Agent] = dict(agents or {})
-        for i, k in enumerate(self.kinds):
+        for i, k in enumerate(self.mix.kinds):
             if k not in POLICY_KINDS and k not in self._agents:
                 self._agents[k] = resolve(k, seed=seed + 1000 + i)
         self.obs_version = check_obs_version(obs_version)
@@ -133,7 +128,7 @@ class BatchedLlamaVecEnv(VecEnv):
         self._self = PolicyAgent("self", obs_version=self.obs_version)
         self._past: list[PolicyAgent] = []
 
-        low, high = observation_bounds(self.end_score, self.obs_version)
+        low, high = observation_bounds(max(r.end_score for r in self.rules.values()), self.obs_version)
         size = obs_size(self.obs_version)
         super().__init__(
             num_envs,
@@ -175,9 +170,8 @@ class BatchedLlamaVecEnv(VecEnv):
     def _agent(self, kind: str) -> Agent:
         if kind == "self":
             return self._self
-        if kind.startswith("past#"):
-            return self._past[int(kind[5:])]
-        return self._agents[kind]
+        i = past_index(kind)
+        return self._agents[kind] if i is None else self._past[i]
 
     # ------------------------------------------------------------------ VecEnv API
 
@@ -285,33 +279,16 @@ class BatchedLlamaVecEnv(VecEnv):
         self.game_rngs = [np.random.default_rng(s) for s in ss.spawn(self.num_envs)]
 
     def _new_table(self, i: int) -> Table:
-        """Slot ``i``'s next game: its table size, learner seat and opponent kinds drawn
-        from the env's own generator, then dealt as ``Llama-v0`` deals (deal_table)."""
+        """Slot ``i``'s next game: its seating drawn from the env's own generator
+        (:meth:`OpponentMix.draw`), then dealt as ``Llama-v0`` deals (deal_table)."""
         rng = self._meta_rng
-        n = self.players[int(rng.integers(len(self.players)))] if len(self.players) > 1 else self.players[0]
-        seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
-        kinds: list[str | None] = [None] * n
-        picks = rng.choice(len(self.kinds), size=n - 1, p=self.kind_p) if len(self.kinds) > 1 else [0] * (n - 1)
-        for j, k in enumerate(picks):
-            kind = self.kinds[int(k)]
-            if kind == "past":
-                kind = f"past#{int(rng.integers(len(self._past)))}" if self._past else "self"
-            kinds[(seat + 1 + j) % n] = kind
-        self.seats[i] = seat
-        self.seat_kinds[i] = kinds
-        opponents = [
-            seat_member(self._agent(kinds[(seat + 1 + j) % n]), rng)  # type: ignore[arg-type]
-            for j in range(n - 1)
-        ]
-        names = [kind or "learner" for kind in kinds]
+        seating = self.mix.draw(rng, len(self._past))
+        self.seats[i] = seating.learner
+        self.seat_kinds[i] = list(seating.kinds)
+        opponents = [seat_member(self._agent(kind), rng) for kind in seating.opponents()]
+        names = [kind or "learner" for kind in seating.kinds]
         return deal_table(
-            self.game_rngs[i],
-            seat,
-            opponents,
-            num_players=n,
-            end_score=self.end_score,
-            hand_size=self.hand_size,
-            names=names,
+            self.game_rngs[i], seating.learner, opponents, rules=self.rules[seating.num_players], names=names
         )
 
     def _observe(self) -> None:

@@ -1,4 +1,4 @@
-"""The learner side of :mod:`train.training.rllib_runner`: episode chunks to PPO's train batch.
+"""The learner side of :mod:`train.training.rllib.runner`: episode chunks to PPO's train batch.
 
 RLlib's default learner pipeline for PPO appends one phantom step to every episode (for
 the bootstrap value, masked out of the loss), then gathers the batch column by column and
@@ -30,7 +30,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.evaluation.postprocessing import Postprocessing
 from ray.rllib.utils.postprocessing.value_predictions import compute_value_targets
 
-from train.training.rllib_env import SHARED_POLICY
+from train.training.rllib.env import SHARED_POLICY
 
 __all__ = ["EpisodesToTrainBatch"]
 

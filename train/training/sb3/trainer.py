@@ -1,7 +1,8 @@
-"""MaskablePPO self-play training on the batched vec env: ``train(config) -> TrainResult``.
+"""MaskablePPO self-play training on the batched vec env: ``train_sb3(config) -> TrainResult``
+(the sb3 backend's ``run``; call it through :func:`train.training.train`).
 
 The learner holds one seat of every game in
-:class:`train.training.vec_env.BatchedLlamaVecEnv`; the other seats are drawn from the
+:class:`train.training.sb3.vec_env.BatchedLlamaVecEnv`; the other seats are drawn from the
 configured opponent mix: baselines by name, the current policy (``"self"``) and a
 league of past snapshots of this run (``"past"``). Policy opponents act through
 :class:`agents.ppo.Actor` (numpy) in one forward pass per batch; the ``"self"`` copy is
@@ -25,42 +26,21 @@ import contextlib
 import json
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.ppo import Actor, actor_from_policy, load_actor
-from train.training.callbacks import TrainingHooks, actor_policy
 from train.training.config import TrainConfig
-from train.training.resume import FIXED_ON_RESUME, find_checkpoint, resume_config, run_of, session_run
+from train.training.result import TrainResult
+from train.training.resume import find_checkpoint, session_run
 from train.training.run_dir import RunDir, RunDirError, atomic_write, saving_despite_ctrl_c, write_json_atomic
-from train.training.vec_env import BatchedLlamaVecEnv
+from train.training.sb3 import Sb3Options
+from train.training.sb3.callbacks import TrainingHooks, actor_policy
+from train.training.sb3.vec_env import BatchedLlamaVecEnv
 
-__all__ = ["train", "TrainResult", "find_checkpoint", "resume_config", "run_of", "FIXED_ON_RESUME"]
-
-
-@dataclass
-class TrainResult:
-    """What a run produced and how fast it went."""
-
-    run_dir: Path
-    model_path: Path
-    num_timesteps: int
-    steps_this_session: int
-    wall_s: float
-    """Seconds of ``learn`` (rollouts and updates; evaluations and saving excluded)."""
-    env_s: float
-    """Seconds in the vec env (rules, encoding, all opponents' moves)."""
-    learn_s: float
-    """Seconds in the rollout's policy inference and the PPO updates (wall - env)."""
-    interrupted: bool
-    evals: list[dict[str, Any]]
-
-    @property
-    def steps_per_s(self) -> float:
-        return self.steps_this_session / self.wall_s if self.wall_s > 0 else 0.0
+__all__ = ["train_sb3", "save_model"]
 
 
 def save_model(model: Any, path: Path) -> None:
@@ -78,7 +58,7 @@ def _rescue(model: Any, run: RunDir) -> str:
     return run.rescue(lambda path: save_model(model, path), model.num_timesteps, ".zip", "model")
 
 
-def train(config: TrainConfig) -> TrainResult:
+def train_sb3(config: TrainConfig) -> TrainResult:
     """Run (or resume) a training run as configured; see the module docstring.
 
     Raises ``ValueError`` for a bad config (naming the key) and
@@ -114,6 +94,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
         # fresh games for the resumed part, still determined by (seed, step count)
         start = _saved_timesteps(resume_from)
         env_seed = int(np.random.SeedSequence([config.seed, start]).generate_state(1)[0])
+    options: Sb3Options = config.options
     env = BatchedLlamaVecEnv(
         config.n_envs,
         players=config.players,
@@ -121,6 +102,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
         reward=config.reward,
         seed=env_seed,
         obs_version=config.obs_version,
+        rules=config.rules_at(min(config.players)),
     )
     opp_rng = np.random.default_rng([env_seed, 7])
 
@@ -128,7 +110,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
     if config.anneal_lr:
         base = config.learning_rate
         lr = lambda frac: base * max(frac, 0.05)  # noqa: E731 - SB3 takes a schedule callable
-    tb_dir = str(run.tensorboard_dir) if config.tensorboard else None
+    tb_dir = str(run.tensorboard_dir) if options.tensorboard else None
     hyper: dict[str, Any] = dict(
         learning_rate=lr,
         n_steps=config.n_steps,
@@ -142,7 +124,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
         max_grad_norm=config.max_grad_norm,
         target_kl=config.target_kl or None,
         tensorboard_log=tb_dir,
-        verbose=config.verbose,
+        verbose=options.verbose,
     )
     if resume_from is not None:
         # the loaded algorithm takes this session's settings before it builds its buffers
@@ -257,6 +239,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
         learn_s=wall - env_s,
         interrupted=interrupted,
         evals=evals,
+        backend="sb3",
     )
 
 

@@ -4,9 +4,9 @@ RLlib's :class:`MultiAgentEnvRunner` records every step of every game into a
 ``MultiAgentEpisode`` (its lookback buffers, validation, per-step metrics and its two
 connector pipelines), and on two cores that bookkeeping, not the game, took about three
 quarters of the sampling time. :class:`LlamaEnvRunner` keeps everything else of it (the
-same :class:`~train.training.rllib_env.LlamaMultiAgentEnv` games in its vector env, the
+same :class:`~train.training.rllib.env.LlamaMultiAgentEnv` games in its vector env, the
 module, its weights' sync, checkpoints, metrics), and replaces only the sampling itself
-(RLlib's private ``_sample``, overridden in :mod:`train.training._rllib`, the one place
+(RLlib's private ``_sample``, overridden in :mod:`train.training.rllib._internals`, the one place
 that knows RLlib's internals):
 
 * every env waits for one action (the env only ever asks the learning seat whose turn
@@ -51,8 +51,8 @@ from ray.rllib.utils.metrics import (
     NUM_MODULE_STEPS_SAMPLED_LIFETIME,
 )
 
-from train.training._rllib import OwnSampling
-from train.training.rllib_env import SHARED_POLICY, LlamaMultiAgentEnv
+from train.training.rllib._internals import OwnSampling
+from train.training.rllib.env import SHARED_POLICY, LlamaMultiAgentEnv
 
 __all__ = ["LlamaEnvRunner"]
 

@@ -1,6 +1,6 @@
 """The one place that knows RLlib's internals: the env runner's own sampling.
 
-:class:`train.training.rllib_runner.LlamaEnvRunner` samples its games its own way (four
+:class:`train.training.rllib.runner.LlamaEnvRunner` samples its games its own way (four
 times faster than RLlib's per-step bookkeeping; see that module). RLlib offers no public
 hook for it: the public ``MultiAgentEnvRunner.sample`` does the work around sampling
 (the weights' pull, timers, the ``explore`` default, the step count of
@@ -10,7 +10,7 @@ for the sampling itself. Overriding ``sample`` would drop that work, so
 :meth:`OwnSampling.sample_episodes`, and names the two other private things the runner
 needs. Nothing else in the project touches an RLlib name that starts with ``_``, except
 the RLModule methods RLlib's documentation tells a custom module to override
-(``_forward``, ``_forward_train``, in :mod:`train.training.rllib_module`), checked here
+(``_forward``, ``_forward_train``, in :mod:`train.training.rllib.module`), checked here
 too.
 
 What it assumes of RLlib, checked against **ray 2.60** (``pyproject.toml`` pins the minor

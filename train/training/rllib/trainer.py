@@ -1,12 +1,12 @@
-"""Training on Ray RLlib: ``llama-rl train --backend rllib``.
+"""Training on Ray RLlib: ``llama-rl train --backend rllib`` (the rllib backend's ``run``).
 
 Multi-agent PPO on RLlib's current API stack (RLModule, Learner, EnvRunner) over
-:class:`train.training.rllib_env.LlamaMultiAgentEnv`: one shared policy learns from every
+:class:`train.training.rllib.env.LlamaMultiAgentEnv`: one shared policy learns from every
 learning seat (self-play), fixed opponents (registered agents and ``"past"`` snapshots)
 play inside the env through the table driver, table sizes mix as ``players`` says, and
-the module (:class:`train.training.rllib_module.MaskedPPOModule`) masks illegal actions.
-Sampling goes through :class:`train.training.rllib_runner.LlamaEnvRunner` and the train
-batch through :class:`train.training.rllib_batch.EpisodesToTrainBatch`, which drop
+the module (:class:`train.training.rllib.module.MaskedPPOModule`) masks illegal actions.
+Sampling goes through :class:`train.training.rllib.runner.LlamaEnvRunner` and the train
+batch through :class:`train.training.rllib.batch.EpisodesToTrainBatch`, which drop
 RLlib's per-step bookkeeping (on two cores it made sampling four times slower).
 
 By default the command starts a local Ray itself and shuts it down at the end: one
@@ -15,7 +15,7 @@ a short link in the system's temporary directory, because Ray's socket paths mus
 short), nothing written to the home directory. ``address`` (or ``RAY_ADDRESS``) joins an
 existing cluster instead; see docs/training.md.
 
-The run directory is the SB3 trainer's (:mod:`train.training.run_dir`): ``config.json``,
+The run directory is every backend's (:mod:`train.training.run_dir`): ``config.json``,
 ``progress.jsonl`` (one line of RLlib's metrics per iteration), ``eval.jsonl``,
 ``checkpoints/rllib_<steps>/`` (RLlib checkpoints, each written to a temporary folder
 and renamed into place), ``summary.json``, ``sessions.jsonl``, and ``model.npz``: the
@@ -40,11 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from agents.ppo import Actor, save_actor
-from train.training.callbacks import evaluation_message, evaluation_row, next_multiple
 from train.training.config import TrainConfig
+from train.training.evaluation import evaluation_message, evaluation_row, next_multiple
+from train.training.result import TrainResult
 from train.training.resume import session_run
+from train.training.rllib import RllibOptions
 from train.training.run_dir import RunDir, RunDirError, saving_despite_ctrl_c, write_json_atomic
-from train.training.trainer import TrainResult
 
 __all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config"]
 
@@ -125,10 +126,11 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from llama_env.observation import obs_size
-    from train.training.rllib_env import HIDDEN_SIZE, SHARED_POLICY, policy_mapping
-    from train.training.rllib_module import MaskedPPOModule
-    from train.training.rllib_runner import LlamaEnvRunner
+    from train.training.rllib.env import HIDDEN_SIZE, SHARED_POLICY, policy_mapping
+    from train.training.rllib.module import MaskedPPOModule
+    from train.training.rllib.runner import LlamaEnvRunner
 
+    options: RllibOptions = config.options
     batch = config.n_steps * config.n_envs
     module = RLModuleSpec(
         module_class=MaskedPPOModule,
@@ -137,7 +139,7 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
             "fcnet_activation": config.activation,
             "head_fcnet_hiddens": [],
             "vf_share_layers": False,
-            **({"critic_input_size": obs_size(config.obs_version) + HIDDEN_SIZE} if config.privileged_critic else {}),
+            **({"critic_input_size": obs_size(config.obs_version) + HIDDEN_SIZE} if options.privileged_critic else {}),
         },
     )
     return (
@@ -150,13 +152,14 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
                 "reward": config.reward,
                 "seed": env_seed,
                 "obs_version": config.obs_version,
-                "privileged_critic": config.privileged_critic,
+                "rules": config.rule_options(),
+                "privileged_critic": options.privileged_critic,
             },
             disable_env_checking=True,  # its checker sends random, unmasked actions
         )
         .env_runners(
-            num_env_runners=config.num_env_runners,
-            num_envs_per_env_runner=max(1, config.n_envs // max(1, config.num_env_runners)),
+            num_env_runners=options.num_env_runners,
+            num_envs_per_env_runner=max(1, config.n_envs // max(1, options.num_env_runners)),
             rollout_fragment_length="auto",
             num_cpus_per_env_runner=1,
             env_runner_cls=LlamaEnvRunner,
@@ -192,19 +195,19 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
 
 
 def _train_batch_connector(gamma: float, lambda_: float, observation_space: Any, action_space: Any) -> Any:
-    from train.training.rllib_batch import EpisodesToTrainBatch
+    from train.training.rllib.batch import EpisodesToTrainBatch
 
     return EpisodesToTrainBatch(observation_space, action_space, gamma=gamma, lambda_=lambda_)
 
 
 def _module(algo: Any) -> Any:
-    from train.training.rllib_env import SHARED_POLICY
+    from train.training.rllib.env import SHARED_POLICY
 
     return algo.get_module(SHARED_POLICY)
 
 
 def export_actor(algo: Any, config: TrainConfig) -> Actor:
-    from train.training.rllib_module import actor_from_module
+    from train.training.rllib.module import actor_from_module
 
     return actor_from_module(_module(algo), config.activation)
 
@@ -237,7 +240,7 @@ def _save_checkpoint(algo: Any, run: RunDir, steps: int) -> Path:
 
 def _learner_steps(result: dict[str, Any]) -> int:
     """Decisions the learning seats made in this iteration (what the policy trains on)."""
-    from train.training.rllib_env import SHARED_POLICY
+    from train.training.rllib.env import SHARED_POLICY
 
     steps = result.get("env_runners", {}).get("num_module_steps_sampled", {})
     return int(steps.get(SHARED_POLICY, 0)) if isinstance(steps, dict) else 0
@@ -263,7 +266,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
             )
         resume_from = found[-1]
     run.create(fresh=fresh)
-    with run.lock(), ray_session(run, config.address):
+    with run.lock(), ray_session(run, config.options.address):
         return _train_rllib_locked(config, run, resume_from)
 
 
@@ -272,7 +275,7 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
     import torch
     from ray.tune.registry import register_env
 
-    from train.training.rllib_env import LlamaMultiAgentEnv
+    from train.training.rllib.env import LlamaMultiAgentEnv
 
     torch.set_num_threads(config.torch_threads)
     register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
@@ -382,6 +385,7 @@ def _loop(
         learn_s=wall,
         interrupted=interrupted,
         evals=evals,
+        backend="rllib",
     )
 
 

@@ -1,0 +1,48 @@
+"""Evaluation during training, for every backend: the policy (as a numpy
+:class:`agents.ppo.Actor`) against ``config.eval_opponent`` at each size of
+``config.eval_players``, on the run's rules; one row of ``eval.jsonl`` per evaluation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agents.ppo import Actor, PPOAgent
+from llama_env.engine import Rules
+from train.evaluation.evaluate import evaluate
+
+if TYPE_CHECKING:
+    from train.training.config import TrainConfig
+
+__all__ = ["evaluate_vs", "evaluation_row", "evaluation_message", "next_multiple"]
+
+
+def evaluate_vs(actor: Actor, opponent: str, rules: Rules, games: int, seed: int = 0) -> tuple[float, float]:
+    """Win share (and 95% half-width) of ``actor`` (argmax) against ``rules.num_players - 1``
+    copies of ``opponent``, measured by :func:`train.evaluation.evaluate` (seats rotated,
+    in this process)."""
+    agent = PPOAgent.from_actor(actor)
+    result = evaluate([agent] + [opponent] * (rules.num_players - 1), games, seed=seed + 777, workers=1, rules=rules)
+    stats = result.agents[0]
+    return stats.win_share, (stats.ci_high - stats.ci_low) / 2
+
+
+def evaluation_row(actor: Actor, config: TrainConfig, steps: int) -> dict[str, Any]:
+    """One periodic evaluation (a line of ``eval.jsonl``): the argmax policy against
+    ``config.eval_opponent`` at each table size of ``config.eval_players``."""
+    row: dict[str, Any] = {"timesteps": steps, "opponent": config.eval_opponent}
+    for n in config.eval_players:
+        share, half = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed=config.seed)
+        row[f"win_share_{n}p"] = share
+        row[f"ci95_{n}p"] = half
+    return row
+
+
+def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
+    """The progress bar's line for an evaluation row."""
+    txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
+    return f"[eval @ {row['timesteps']:,}] win share vs {config.eval_opponent}: {txt}"
+
+
+def next_multiple(n: int, every: int) -> int:
+    """The next step count after ``n`` at which something done ``every`` steps is due (0: never)."""
+    return (n // every + 1) * every if every else 0

@@ -1,0 +1,36 @@
+"""What a training run returns, whichever backend trained it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TrainResult"]
+
+
+@dataclass
+class TrainResult:
+    """What a run produced and how fast it went."""
+
+    run_dir: Path
+    model_path: Path
+    """The trained policy: ``model.zip`` (sb3) or ``model.npz`` (rllib); ``agents.make("ppo", path=...)``
+    plays either."""
+    num_timesteps: int
+    """Learner steps of the whole run (resumed sessions included)."""
+    steps_this_session: int
+    wall_s: float
+    """Seconds of training (rollouts and updates; evaluations and saving excluded where the backend can tell)."""
+    env_s: float
+    """Seconds in the environment (rules, encoding, the opponents' moves); 0 where the backend cannot tell."""
+    learn_s: float
+    """Seconds of policy inference and updates (wall - env)."""
+    interrupted: bool
+    evals: list[dict[str, Any]]
+    """The periodic evaluations (the rows of ``eval.jsonl``)."""
+    backend: str = "sb3"
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.steps_this_session / self.wall_s if self.wall_s > 0 else 0.0

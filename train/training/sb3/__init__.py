@@ -1,0 +1,39 @@
+"""The sb3 backend: MaskablePPO (sb3-contrib) on the batched vec env, in one process.
+
+The learner holds one seat of every game in
+:class:`train.training.sb3.vec_env.BatchedLlamaVecEnv`; the trainer is
+:func:`train.training.sb3.trainer.train_sb3`, the per-rollout work (self-play copy,
+past league, checkpoints, evaluations, speed) :mod:`train.training.sb3.callbacks`.
+Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib), imported only when a
+run starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from train.training.backend import Backend, imported_when_run
+
+__all__ = ["BACKEND", "Sb3Options"]
+
+
+@dataclass(frozen=True)
+class Sb3Options:
+    """The sb3 backend's own settings."""
+
+    tensorboard: bool = field(default=True, metadata={"help": "write TensorBoard logs into the run directory"})
+    verbose: int = field(default=0, metadata={"help": "SB3 verbosity (0 silent, 1 rollout tables)"})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.verbose, int) and not isinstance(self.verbose, bool) and self.verbose not in (0, 1, 2):
+            raise ValueError(f"config key 'verbose' must be 0, 1 or 2, got {self.verbose}")
+
+
+BACKEND = Backend(
+    name="sb3",
+    summary="MaskablePPO on the batched vec env, one process",
+    extra="train",
+    algorithm="maskableppo",
+    run=imported_when_run("train.training.sb3.trainer", "train_sb3"),
+    options=Sb3Options,
+)
