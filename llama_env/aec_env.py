@@ -25,8 +25,10 @@ from pettingzoo import AECEnv
 
 from llama_env._pettingzoo import wrap
 from llama_env.engine import (
+    DEFAULT_END_SCORE,
+    DEFAULT_HAND_SIZE,
+    DEFAULT_NUM_PLAYERS,
     NUM_ACTIONS,
-    RULE_DEFAULT,
     IllegalActionError,
     LlamaGame,
     RoundResult,
@@ -161,12 +163,12 @@ class LlamaAECEnv(AECEnv):
 
     def __init__(
         self,
-        num_players: int = RULE_DEFAULT,
+        num_players: int = DEFAULT_NUM_PLAYERS,
         render_mode: str | None = None,
         *,
         reward: str = DEFAULT_REWARD,
-        end_score: int = RULE_DEFAULT,
-        hand_size: int = RULE_DEFAULT,
+        end_score: int = DEFAULT_END_SCORE,
+        hand_size: int = DEFAULT_HAND_SIZE,
         rules: Rules | None = None,
         random_first_player: bool = False,
         obs_version: int = 0,
@@ -341,12 +343,12 @@ class LlamaAECEnv(AECEnv):
         pass
 
 
-def raw_env(num_players: int = RULE_DEFAULT, render_mode: str | None = None, **kwargs: Any) -> LlamaAECEnv:
+def raw_env(num_players: int = DEFAULT_NUM_PLAYERS, render_mode: str | None = None, **kwargs: Any) -> LlamaAECEnv:
     """The unwrapped AEC env: an illegal action raises ``IllegalActionError``."""
     return LlamaAECEnv(num_players, render_mode, **kwargs)
 
 
-def env(num_players: int = RULE_DEFAULT, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
+def env(num_players: int = DEFAULT_NUM_PLAYERS, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
     """The AEC env in PettingZoo's standard classic wrappers (illegal action: the game
     ends with reward -1 for the offender; out-of-bounds action: assertion; calls out of
     order: error)."""

@@ -37,6 +37,7 @@ __all__ = [
     "DECK_SIZE",
     "MIN_PLAYERS",
     "MAX_PLAYERS",
+    "DEFAULT_NUM_PLAYERS",
     "DEFAULT_END_SCORE",
     "DEFAULT_HAND_SIZE",
     "card_points",
@@ -48,7 +49,6 @@ __all__ = [
     "winners",
     "Rules",
     "DEFAULT_RULES",
-    "RULE_DEFAULT",
     "rule_option_fields",
     "max_hand_size",
     "validate_rule_options",
@@ -99,8 +99,20 @@ COPIES_PER_VALUE = 8
 DECK_SIZE = NUM_CARD_VALUES * COPIES_PER_VALUE
 MIN_PLAYERS = 2
 MAX_PLAYERS = 6
-DEFAULT_END_SCORE = 40
-DEFAULT_HAND_SIZE = 6
+
+
+class _StandardValue(int):
+    """A rule option's standard value as the default of a keyword argument (the engine's,
+    the envs'): equal to the number and shown as it, but an object of its own, so that
+    :meth:`Rules.given` tells an option left out from one given, and refuses ``rules=``
+    beside a given one (passing these constants themselves counts as leaving it out)."""
+
+    __slots__ = ()
+
+
+DEFAULT_NUM_PLAYERS: int = _StandardValue(4)
+DEFAULT_END_SCORE: int = _StandardValue(40)
+DEFAULT_HAND_SIZE: int = _StandardValue(6)
 MAX_END_SCORE = 1000
 LLAMA_POINTS = 10
 
@@ -231,25 +243,6 @@ def _option(default: int, help: str, low: int, high: int | None, flag_help: str)
     return field(default=default, metadata={"help": help, "low": low, "high": high, "flag_help": flag_help})
 
 
-class _RuleDefault:
-    """The value of a rule option left out of a call: it comes from ``rules=`` or, without
-    them, from the standard rules (:data:`RULE_DEFAULT`)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "RULE_DEFAULT"
-
-    def __reduce__(self) -> str:
-        return "RULE_DEFAULT"  # one object, also after pickling
-
-
-RULE_DEFAULT: Any = _RuleDefault()
-"""The default of the keyword rule options (``num_players=``, ``end_score=``...) of the
-engine and the envs: an option not given. Unlike ``None``, which is refused as any
-non-integer is, it lets :meth:`Rules.given` tell an option given beside ``rules=``."""
-
-
 def max_hand_size(num_players: int) -> int:
     """Rule 2 bounds the deal: ``num_players`` x ``hand_size`` cards and one to turn up
     come from the 56-card deck."""
@@ -275,7 +268,7 @@ class Rules:
     docs/architecture.md.
     """
 
-    num_players: int = 4
+    num_players: int = DEFAULT_NUM_PLAYERS
     end_score: int = _option(
         DEFAULT_END_SCORE,
         "the game ends after a round in which a score reaches this (rule 12)",
@@ -295,11 +288,11 @@ class Rules:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-                raise ValueError(f"{f.name} must be an integer, got {value!r} ({type(value).__name__})")
+                raise ValueError(f"{f.name} must be an integer, got {brief(value)} ({type(value).__name__})")
             object.__setattr__(self, f.name, int(value))
         n = self.num_players
         if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {n}")
+            raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {brief(n)}")
         for f in rule_option_fields():
             low, high, value = f.metadata["low"], f.metadata["high"], getattr(self, f.name)
             if high is None:  # the one option the table bounds
@@ -307,18 +300,19 @@ class Rules:
                 if not low <= value <= high:
                     raise ValueError(
                         f"{f.name} must be between {low} and {high} for {n} players "
-                        f"(the deal needs {n} x {f.name} + 1 <= {DECK_SIZE} cards), got {value}"
+                        f"(the deal needs {n} x {f.name} + 1 <= {DECK_SIZE} cards), got {brief(value)}"
                     )
             elif not low <= value <= high:
-                raise ValueError(f"{f.name} must be between {low} and {high}, got {value}")
+                raise ValueError(f"{f.name} must be between {low} and {high}, got {brief(value)}")
 
     @classmethod
     def given(cls, rules: Rules | None = None, **options: Any) -> Rules:
         """The rules from either ``rules`` or keyword options (``num_players=...``,
-        ``end_score=...``; :data:`RULE_DEFAULT` or absent: the standard value), never
-        both: how an env or a game takes its rules, ``Env(num_players=3, end_score=30)``
-        or ``Env(rules=Rules(3, end_score=30))``."""
-        named = {k: v for k, v in options.items() if v is not RULE_DEFAULT}
+        ``end_score=...``), never both: how an env or a game takes its rules,
+        ``Env(num_players=3, end_score=30)`` or ``Env(rules=Rules(3, end_score=30))``.
+        An option whose value is its standard default (:data:`DEFAULT_END_SCORE`...,
+        the keyword's default) counts as left out."""
+        named = {k: v for k, v in options.items() if not isinstance(v, _StandardValue)}
         if rules is None:
             return cls(**named)
         if not isinstance(rules, Rules):
@@ -584,10 +578,10 @@ class LlamaGame:
 
     def __init__(
         self,
-        num_players: int = RULE_DEFAULT,
+        num_players: int = DEFAULT_NUM_PLAYERS,
         *,
-        end_score: int = RULE_DEFAULT,
-        hand_size: int = RULE_DEFAULT,
+        end_score: int = DEFAULT_END_SCORE,
+        hand_size: int = DEFAULT_HAND_SIZE,
         rng: np.random.Generator | int | None = None,
         random_first_player: bool = False,
         rules: Rules | None = None,

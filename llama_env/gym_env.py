@@ -15,7 +15,17 @@ import numpy as np
 from gymnasium import spaces
 
 from llama_env.agent import Agent, AgentLike, resolve
-from llama_env.engine import NUM_ACTIONS, RULE_DEFAULT, IllegalActionError, LlamaGame, RoundResult, Rules, check_flag
+from llama_env.engine import (
+    DEFAULT_END_SCORE,
+    DEFAULT_HAND_SIZE,
+    DEFAULT_NUM_PLAYERS,
+    NUM_ACTIONS,
+    IllegalActionError,
+    LlamaGame,
+    RoundResult,
+    Rules,
+    check_flag,
+)
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
@@ -91,13 +101,13 @@ class LlamaEnv(gym.Env):
 
     def __init__(
         self,
-        num_players: int = RULE_DEFAULT,
+        num_players: int = DEFAULT_NUM_PLAYERS,
         opponents: AgentLike | Sequence[AgentLike] = "random",
         seat: int | str = 0,
         reward: str = DEFAULT_REWARD,
         *,
-        end_score: int = RULE_DEFAULT,
-        hand_size: int = RULE_DEFAULT,
+        end_score: int = DEFAULT_END_SCORE,
+        hand_size: int = DEFAULT_HAND_SIZE,
         rules: Rules | None = None,
         random_first_player: bool = False,
         render_mode: str | None = None,
