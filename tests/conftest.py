@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, LlamaGame
+from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, LlamaGame, rule_option_fields
 
 ALL_CODES = tuple(range(1, NUM_CARD_VALUES + 1))
 
@@ -27,6 +27,12 @@ def card_counts(d: dict[str, Any]) -> Counter:
     c.update(d["draw_pile"])
     c.update(d["discard_pile"])
     return c
+
+
+def other_rule_options() -> dict[str, int]:
+    """A value for every rule option (:func:`rule_option_fields`) other than its default,
+    in its range at every table size: what tests give to see an option reach a game."""
+    return {f.name: f.default - 1 if f.default > f.metadata["low"] else f.default + 1 for f in rule_option_fields()}
 
 
 def full_deck_counts() -> Counter:

@@ -13,11 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_game
+from conftest import make_game, other_rule_options
 
 from llama_env.agent import AgentSpec, parse_agent_list, parse_agent_spec
-from llama_env.engine import Action
+from llama_env.engine import Action, Rules, rule_option_fields
 from train.cli import main
+from train.cli.common import rule_flag
 from train.play.terminal import EXIT_FINISHED, EXIT_LEFT, MoveError, PlayConfig, parse_move, play
 
 
@@ -239,6 +240,71 @@ def test_usage_errors_exit_2_with_a_message_and_no_traceback(capsys, argv, fragm
     assert "Traceback" not in err and "Traceback" not in out
 
 
+# --------------------------------------------------------------------------- rule options
+
+# Each command that plays games, with the arguments it needs besides the rule options;
+# the table it sets is of RULE_TABLE players.
+RULE_TABLE = 3
+GAME_COMMANDS = {
+    "eval": ["eval", "--agents", "random", "--players", "3", "--games", "2", "--workers", "1"],
+    "tournament": [
+        "tournament",
+        "--agents",
+        "random,greedy,cautious",
+        "--players",
+        "3",
+        "--games",
+        "2",
+        "--workers",
+        "1",
+    ],
+    "play": ["play", "--players", "3", "--opponents", "random", "--seed", "1"],
+    "watch": ["watch", "--agents", "random", "--players", "3", "--seed", "1", "--delay", "0"],
+}
+
+
+def test_every_rule_option_has_a_test_value():
+    for n in range(2, 7):
+        rules = Rules(n, **other_rule_options())
+        assert all(getattr(rules, f.name) != f.default for f in rule_option_fields())
+
+
+@pytest.mark.parametrize("command", GAME_COMMANDS)
+def test_every_rule_option_is_a_flag_of_every_game_command(capsys, command):
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0
+    for f in rule_option_fields():
+        assert rule_flag(f.name) in out, f"llama-rl {command} has no flag for the rule option {f.name}"
+        assert " ".join(f.metadata["flag_help"].split()) in " ".join(out.split())
+
+
+@pytest.mark.parametrize("command", GAME_COMMANDS)
+def test_every_rule_option_given_as_a_flag_reaches_the_games(capsys, monkeypatch, command):
+    import llama_env.table
+
+    seen: list[Rules] = []
+    init = llama_env.table.Table.__init__
+
+    def spy(self, game, *args, **kwargs):
+        seen.append(game.rules)
+        init(self, game, *args, **kwargs)
+
+    monkeypatch.setattr(llama_env.table.Table, "__init__", spy)
+    monkeypatch.setattr(sys, "stdin", _script(*(["q"] * 500)))
+    options = other_rule_options()
+    flags = [word for name, value in options.items() for word in (rule_flag(name), str(value))]
+    code, _, err = run(capsys, *GAME_COMMANDS[command], *flags)
+    assert code == 0, err
+    assert seen and set(seen) == {Rules(RULE_TABLE, **options)}
+
+
+@pytest.mark.parametrize("command", GAME_COMMANDS)
+def test_a_rule_option_the_table_refuses_is_a_usage_error(capsys, command):
+    code, _, err = run(capsys, *GAME_COMMANDS[command], "--hand-size", "19")
+    assert code == 2
+    assert "hand_size must be between 1 and 18 for 3 players" in err and "Traceback" not in err
+
+
 # --------------------------------------------------------------------------- play
 
 
@@ -249,7 +315,7 @@ def _script(*lines: str) -> io.StringIO:
 def test_play_reprompts_on_bad_input_and_reaches_round_and_game_summaries():
     moves = ["banana", "play 9", "a12", "4", "draw", "L", "1", "2", "3", "5", "6", "quit"] * 400
     out = io.StringIO()
-    code = play(PlayConfig(num_players=3, opponents=("random",), seed=5, end_score=15), _script(*moves), out)
+    code = play(PlayConfig(rules=Rules(3, end_score=15), opponents=("random",), seed=5), _script(*moves), out)
     text = out.getvalue()
     assert code == EXIT_FINISHED
     assert "I don't understand 'banana'" in text
@@ -264,7 +330,7 @@ def test_play_reprompts_on_bad_input_and_reaches_round_and_game_summaries():
 
 def test_play_shows_the_table_as_the_person_sees_it():
     out = io.StringIO()
-    play(PlayConfig(num_players=4, opponents=("random",), seed=1), _script("exit"), out)
+    play(PlayConfig(rules=Rules(4), opponents=("random",), seed=1), _script("exit"), out)
     text = out.getvalue()
     assert "Round 1 | top card:" in text and "draw pile:" in text
     assert "player_0 (you)" in text
@@ -277,28 +343,28 @@ def test_play_is_reproducible_with_a_seed():
     runs = []
     for _ in range(2):
         out = io.StringIO()
-        play(PlayConfig(num_players=3, opponents=("greedy", "random"), seed=11, end_score=12), _script(*moves), out)
+        play(PlayConfig(rules=Rules(3, end_score=12), opponents=("greedy", "random"), seed=11), _script(*moves), out)
         runs.append(out.getvalue())
     assert runs[0] == runs[1]
 
 
 def test_play_ends_cleanly_at_end_of_input():
     out = io.StringIO()
-    code = play(PlayConfig(num_players=2, opponents=("random",), seed=0), io.StringIO("banana\n"), out)
+    code = play(PlayConfig(rules=Rules(2), opponents=("random",), seed=0), io.StringIO("banana\n"), out)
     assert code == EXIT_LEFT
     assert "End of input" in out.getvalue()
 
 
 def test_play_exit_leaves_the_game():
     out = io.StringIO()
-    code = play(PlayConfig(num_players=2, opponents=("random",), seed=0), _script("exit"), out)
+    code = play(PlayConfig(rules=Rules(2), opponents=("random",), seed=0), _script("exit"), out)
     assert code == EXIT_LEFT
     assert "You left the game" in out.getvalue()
 
 
 def test_play_other_seat_and_announced_opponents():
     out = io.StringIO()
-    play(PlayConfig(num_players=3, opponents=("random", "greedy"), seat=2, seed=4), _script("exit"), out)
+    play(PlayConfig(rules=Rules(3), opponents=("random", "greedy"), seat=2, seed=4), _script("exit"), out)
     text = out.getvalue()
     assert "you are player_2" in text
     assert "player_0: random" in text and "player_1: greedy" in text

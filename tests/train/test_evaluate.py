@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agents.base import BaseAgent
-from llama_env.engine import IllegalActionError
+from llama_env.engine import IllegalActionError, Rules
 from train.evaluation import agent_display_names, evaluate, mean_ci, tournament
 
 
@@ -187,14 +187,55 @@ def test_masked_action_raises_naming_the_agent():
         ({"agents": ["random"] * 7}, "2..6 agents"),
         ({"num_games": 0}, "num_games"),
         ({"workers": 0}, "workers"),
-        ({"end_score": 0}, "end_score"),
+        ({"rules": Rules(3)}, r"the rules are for 3 players .* but the table has 2 seats"),
+        ({"rules": {"end_score": 20}}, "rules must be a llama_env.Rules"),
         ({"agents": ["nope", "random"]}, "unknown agent"),
     ],
 )
 def test_bad_arguments(kwargs, match):
     args = {"agents": ["random", "random"], "num_games": 2, "workers": 1, **kwargs}
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         evaluate(args.pop("agents"), args.pop("num_games"), **args)
+
+
+class RuleSpy(BaseAgent):
+    """Records the end score and its own hand size at its first decision of every game."""
+
+    name = "spy"
+
+    def __init__(self, seed=None):
+        super().__init__(seed)
+        self.seen: set[tuple[int, int]] = set()
+        self.first = True
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.first = True
+
+    def act(self, observation, action_mask):
+        from llama_env.observation import ObsView
+
+        o = ObsView(observation, 0)
+        if self.first:
+            self.seen.add((o.end_score, o.hand_size))
+            self.first = False
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_the_rules_reach_every_game_and_the_result():
+    rules = Rules(3, end_score=15, hand_size=4)
+    spy = RuleSpy()
+    r = evaluate([spy, "random", "random"], 6, seed=0, workers=1, rules=rules)
+    assert r.rules == rules and r.num_players == 3
+    assert spy.seen == {(15, 4)}  # in every game: its hand before its first move
+    assert all(r.scores.max(axis=1) >= 15)
+    data = r.to_dict()
+    assert (data["num_players"], data["end_score"], data["hand_size"]) == (3, 15, 4)
+    assert "end_score 15" in r.to_table()
+    t = tournament(["random", "greedy", "cautious"], 3, 6, seed=0, workers=1, rules=rules)
+    assert t.rules == rules and (t.to_dict()["end_score"], t.to_dict()["hand_size"]) == (15, 4)
+    with pytest.raises(ValueError, match="the rules are for 3 players"):
+        tournament(["random", "greedy", "cautious"], 2, 6, rules=rules)
 
 
 def test_heuristic_beats_random_clearly():

@@ -9,9 +9,11 @@ import json
 
 import numpy as np
 import pytest
+from conftest import other_rule_options
 from starlette.testclient import TestClient
 from webclient import client_for
 
+from llama_env.engine import Rules, rule_option_fields
 from train.play.history import History
 from train.play.session import GameRecording, SessionStore
 from train.play.web import create_app
@@ -124,6 +126,23 @@ BAD_CREATE = [
 def test_a_bad_new_game_is_a_400_naming_the_problem(client, store, body, fragment):
     r = client.post("/api/games", json=body)
     assert r.status_code == 400 and fragment in r.json()["error"], r.json()
+    assert len(store) == 0
+
+
+def test_every_rule_option_is_a_field_of_a_new_game_and_reaches_it(client, store):
+    options = other_rule_options()
+    state = create(client, "Ann", "@random", "@random", seed=1, **options)
+    assert store.get(state["id"]).game.rules == Rules(3, **options)
+    assert {name: state[name] for name in options} == options  # the view names each option
+    r = client.post("/api/games", json={"seats": seats("Ann", "@random"), "rules": options})
+    assert r.status_code == 400 and all(name in r.json()["error"] for name in options)  # the known fields
+
+
+@pytest.mark.parametrize("field", [f.name for f in rule_option_fields()])
+def test_a_rule_option_field_takes_only_an_integer_in_its_range(client, store, field):
+    for bad in (True, "5", 5.0, -(10**30)):
+        r = client.post("/api/games", json={"seats": seats("Ann", "@random"), field: bad})
+        assert r.status_code == 400 and f"'{field}' must be an integer" in r.json()["error"], r.json()
     assert len(store) == 0
 
 

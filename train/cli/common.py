@@ -11,14 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from llama_env.agent import AgentSpec, parse_agent_list
-from llama_env.engine import (
-    DEFAULT_END_SCORE,
-    DEFAULT_HAND_SIZE,
-    MAX_END_SCORE,
-    MAX_PLAYERS,
-    MIN_PLAYERS,
-    validate_rule_options,
-)
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
 
 __all__ = [
     "PROG",
@@ -32,9 +25,10 @@ __all__ = [
     "seed_type",
     "progress_wanted",
     "agent_specs",
-    "check_rules",
     "seat_agents",
     "add_rule_options",
+    "rule_flag",
+    "rules_from_args",
     "add_run_options",
     "missing_dependency",
     "SubParsers",
@@ -94,8 +88,6 @@ def int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
 players_type = int_in(MIN_PLAYERS, MAX_PLAYERS, "the number of players")
 games_type = int_in(1, None, "the number of games")
 workers_type = int_in(1, None, "the number of workers")
-end_score_type = int_in(1, MAX_END_SCORE, "the end score")
-hand_size_type = int_in(1, None, "the hand size")
 seed_type = int_in(0, None, "the seed")
 
 
@@ -114,13 +106,6 @@ def agent_specs(text: str, option: str) -> list[AgentSpec]:
         return parse_agent_list(text)
     except ValueError as exc:
         raise CommandError(f"{option}: {exc}") from None
-
-
-def check_rules(num_players: int, end_score: int, hand_size: int) -> None:
-    try:
-        validate_rule_options(num_players, end_score, hand_size)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
 
 
 def seat_agents(specs: list[AgentSpec], players: int | None, option: str) -> tuple[AgentSpec, ...]:
@@ -150,21 +135,35 @@ AGENT_SYNTAX = (
 )
 
 
+def rule_flag(name: str) -> str:
+    """The command-line flag of the rule option ``name``: ``end_score`` -> ``--end-score``."""
+    return "--" + name.replace("_", "-")
+
+
 def add_rule_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--end-score",
-        type=end_score_type,
-        default=DEFAULT_END_SCORE,
-        metavar="N",
-        help=f"the game ends after a round in which a score reaches N (default {DEFAULT_END_SCORE})",
-    )
-    p.add_argument(
-        "--hand-size",
-        type=hand_size_type,
-        default=DEFAULT_HAND_SIZE,
-        metavar="N",
-        help=f"cards dealt to each player (default {DEFAULT_HAND_SIZE})",
-    )
+    """A flag for every rule option of :class:`~llama_env.engine.Rules`
+    (:func:`~llama_env.engine.rule_option_fields`), its range, default and help taken from
+    the option's declaration; :func:`rules_from_args` reads them back."""
+    for f in rule_option_fields():
+        low, high = f.metadata["low"], f.metadata["high"]
+        p.add_argument(
+            rule_flag(f.name),
+            dest=f.name,
+            type=int_in(low, high, "the " + f.name.replace("_", " ")),
+            default=f.default,
+            metavar="N",
+            help=f"{f.metadata['flag_help']} (default {f.default})",
+        )
+
+
+def rules_from_args(args: argparse.Namespace, num_players: int) -> Rules:
+    """The rules a command's games are played by: its table size and the rule options
+    that :func:`add_rule_options` added; a combination the rules refuse (a hand too large
+    for the table) is a :class:`CommandError` naming the option."""
+    try:
+        return Rules(num_players, **{f.name: getattr(args, f.name) for f in rule_option_fields()})
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:

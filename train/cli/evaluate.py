@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from llama_env.agent import AgentSpec
-from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE
+from llama_env.engine import Rules
 from train.cli.common import (
     AGENT_SYNTAX,
     CommandError,
@@ -17,10 +17,10 @@ from train.cli.common import (
     add_rule_options,
     add_run_options,
     agent_specs,
-    check_rules,
     missing_dependency,
     players_type,
     progress_wanted,
+    rules_from_args,
     seat_agents,
 )
 from train.evaluation.evaluate import EvalResult, evaluate
@@ -42,8 +42,8 @@ class EvalCommand:
     """Replay each deal with the agents rotated through the seats (less luck)."""
     rotate: bool = True
     """Rotate the seating from game to game so no agent keeps the first seat."""
-    end_score: int = DEFAULT_END_SCORE
-    hand_size: int = DEFAULT_HAND_SIZE
+    rules: Rules | None = None
+    """The rules of every game, for ``len(agents)`` players; ``None``: the standard rules."""
     progress: bool = False
     record: str | None = None
     """A folder to write every game to as a game record (replayed by ``llama-rl serve``)."""
@@ -64,8 +64,7 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
             workers=cmd.workers,
             duplicate=cmd.duplicate,
             rotate=cmd.rotate,
-            end_score=cmd.end_score,
-            hand_size=cmd.hand_size,
+            rules=cmd.rules,
             progress=cmd.progress,
             record_dir=cmd.record,
         )
@@ -75,7 +74,7 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
 
 def _run(args: argparse.Namespace) -> int:
     seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
-    check_rules(len(seats), args.end_score, args.hand_size)
+    rules = rules_from_args(args, len(seats))
     cmd = EvalCommand(
         agents=seats,
         games=args.games,
@@ -83,8 +82,7 @@ def _run(args: argparse.Namespace) -> int:
         workers=args.workers,
         duplicate=args.duplicate,
         rotate=args.rotate,
-        end_score=args.end_score,
-        hand_size=args.hand_size,
+        rules=rules,
         progress=progress_wanted(args),
         record=args.record,
     )

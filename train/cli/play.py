@@ -13,9 +13,9 @@ from train.cli.common import (
     SubParsers,
     add_rule_options,
     agent_specs,
-    check_rules,
     int_in,
     players_type,
+    rules_from_args,
     seed_type,
 )
 from train.play.terminal import PlayConfig, play
@@ -30,7 +30,7 @@ def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | N
 
 def _run(args: argparse.Namespace) -> int:
     opponents = agent_specs(args.opponents, "--opponents")
-    check_rules(args.players, args.end_score, args.hand_size)
+    rules = rules_from_args(args, args.players)
     others = args.players - 1
     if len(opponents) not in (1, others):
         raise CommandError(
@@ -39,14 +39,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     if not 0 <= args.seat < args.players:
         raise CommandError(f"--seat must be between 0 and {others} for {args.players} players, got {args.seat}")
-    config = PlayConfig(
-        num_players=args.players,
-        opponents=tuple(opponents),
-        seat=args.seat,
-        seed=args.seed,
-        end_score=args.end_score,
-        hand_size=args.hand_size,
-    )
+    config = PlayConfig(rules=rules, opponents=tuple(opponents), seat=args.seat, seed=args.seed)
     return run_play(config)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from llama_env.agent import AgentSpec
-from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE
+from llama_env.engine import DEFAULT_RULES, Rules
 from train.cli.common import (
     AGENT_SYNTAX,
     CommandError,
@@ -18,10 +18,10 @@ from train.cli.common import (
     add_rule_options,
     add_run_options,
     agent_specs,
-    check_rules,
     missing_dependency,
     players_type,
     progress_wanted,
+    rules_from_args,
 )
 from train.evaluation.tournament import TournamentResult, tournament
 
@@ -30,19 +30,22 @@ __all__ = ["TournamentCommand", "run_tournament", "add_parser"]
 
 @dataclass(frozen=True)
 class TournamentCommand:
-    """``llama-rl tournament``: a pool of agents meeting at tables of ``num_players``."""
+    """``llama-rl tournament``: a pool of agents meeting at tables of ``rules.num_players``."""
 
     agents: tuple[AgentSpec, ...]
-    """The pool of agents (at least two)."""
-    num_players: int = 4
+    """The pool of agents (at least ``rules.num_players``)."""
+    rules: Rules = DEFAULT_RULES
+    """The rules of every game, the table size included."""
     games: int = 1000
     seed: int = 0
     workers: int | None = None
-    end_score: int = DEFAULT_END_SCORE
-    hand_size: int = DEFAULT_HAND_SIZE
     progress: bool = False
     record: str | None = None
     """A folder to write every game to as a game record (replayed by ``llama-rl serve``)."""
+
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
 
 
 def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> TournamentResult:
@@ -55,8 +58,7 @@ def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> Tournam
             cmd.games,
             seed=cmd.seed,
             workers=cmd.workers,
-            end_score=cmd.end_score,
-            hand_size=cmd.hand_size,
+            rules=cmd.rules,
             progress=cmd.progress,
             record_dir=cmd.record,
         )
@@ -76,15 +78,12 @@ def _run(args: argparse.Namespace) -> int:
             f"--agents: a tournament at {players}-player tables needs a pool of at least "
             f"{players} agents, got {len(pool)} (lower --players or name more agents)"
         )
-    check_rules(players, args.end_score, args.hand_size)
     cmd = TournamentCommand(
         agents=tuple(pool),
-        num_players=players,
+        rules=rules_from_args(args, players),
         games=args.games,
         seed=args.seed,
         workers=args.workers,
-        end_score=args.end_score,
-        hand_size=args.hand_size,
         progress=progress_wanted(args),
         record=args.record,
     )

@@ -12,8 +12,8 @@ from train.cli.common import (
     SubParsers,
     add_rule_options,
     agent_specs,
-    check_rules,
     players_type,
+    rules_from_args,
     seat_agents,
     seed_type,
 )
@@ -34,8 +34,7 @@ def _delay(text: str) -> float:
 
 def _run(args: argparse.Namespace) -> int:
     seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
-    check_rules(len(seats), args.end_score, args.hand_size)
-    config = WatchConfig(seats, seed=args.seed, end_score=args.end_score, hand_size=args.hand_size, delay=args.delay)
+    config = WatchConfig(seats, rules=rules_from_args(args, len(seats)), seed=args.seed, delay=args.delay)
     try:
         return watch(config, sys.stdout)
     except ValueError as exc:

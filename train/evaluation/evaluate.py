@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from llama_env.agent import AgentLike
-from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS
-from train.evaluation.runner import GameTask, agent_display_names, check_rules, play_games
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
+from train.evaluation.runner import GameTask, agent_display_names, check_num_games, play_games
 from train.evaluation.stats import AgentStats, aggregate
 
 __all__ = ["EvalResult", "evaluate"]
@@ -29,20 +29,20 @@ class EvalResult:
     """What :func:`evaluate` measured; per agent in the order of the agents list.
 
     ``print(result)`` shows :meth:`to_table`; :meth:`to_dict` and :meth:`to_dataframe`
-    serve notebooks. The per-game arrays are kept (``shares``, ``scores``, ``outs``,
-    ``rounds``, ``decisions``, shape ``(games, agents)`` or ``(games,)``; ``actions``, shape
-    ``(games, agents, 3)``: plays, draws, quits; ``quit_penalty``, shape ``(games, agents)``:
-    summed hand penalty at the quits) for further analysis.
+    serve notebooks. ``rules`` are the rules every game was played by (``num_players``
+    reads ``rules.num_players``; :meth:`to_dict` writes each option by name). The
+    per-game arrays are kept (``shares``, ``scores``, ``outs``, ``rounds``, ``decisions``,
+    shape ``(games, agents)`` or ``(games,)``; ``actions``, shape ``(games, agents, 3)``:
+    plays, draws, quits; ``quit_penalty``, shape ``(games, agents)``: summed hand penalty
+    at the quits) for further analysis.
     """
 
     names: list[str]
-    num_players: int
+    rules: Rules
     num_games: int
     seed: int
     duplicate: bool
     rotate: bool
-    end_score: int
-    hand_size: int
     agents: list[AgentStats]
     rounds_per_game: float
     shares: np.ndarray = field(repr=False)
@@ -60,6 +60,10 @@ class EvalResult:
         return self.agents[key]
 
     @property
+    def num_players(self) -> int:
+        return self.rules.num_players
+
+    @property
     def win_shares(self) -> list[float]:
         return [a.win_share for a in self.agents]
 
@@ -71,8 +75,7 @@ class EvalResult:
             "seed": self.seed,
             "duplicate": self.duplicate,
             "rotate": self.rotate,
-            "end_score": self.end_score,
-            "hand_size": self.hand_size,
+            **self.rules.options(),
             "rounds_per_game": self.rounds_per_game,
             "agents": [vars(a).copy() for a in self.agents],
         }
@@ -88,7 +91,7 @@ class EvalResult:
         mode = "duplicate deals" if self.duplicate else ("rotated seats" if self.rotate else "fixed seats")
         head = (
             f"{self.num_games} games, {self.num_players} players, {mode}, seed {self.seed}, "
-            f"end_score {self.end_score}; {self.rounds_per_game:.2f} rounds/game"
+            f"end_score {self.rules.end_score}; {self.rounds_per_game:.2f} rounds/game"
         )
         w = max(5, *(len(n) for n in self.names))
         lines = [
@@ -114,8 +117,7 @@ def evaluate(
     workers: int | None = None,
     duplicate: bool = False,
     rotate: bool = True,
-    end_score: int = DEFAULT_END_SCORE,
-    hand_size: int = DEFAULT_HAND_SIZE,
+    rules: Rules | None = None,
     progress: bool = False,
     record_dir: str | Path | None = None,
 ) -> EvalResult:
@@ -135,7 +137,9 @@ def evaluate(
         rotate: game ``i`` shifts the seating by ``i mod n`` (agent ``j`` sits at seat
             ``(j + i) mod n``), so no agent keeps the first seat. Ignored (always on)
             with ``duplicate``.
-        end_score, hand_size: rule options.
+        rules: the rules every game is played by; their ``num_players`` must be the
+            number of agents (a ``ValueError`` otherwise). Default: the standard rules
+            at that table size, ``Rules(len(agents))``.
         progress: show a tqdm progress bar.
         record_dir: also write every game there as a game record (``game_<index>.json``),
             which ``llama-rl serve`` replays.
@@ -143,7 +147,8 @@ def evaluate(
     n = len(agents)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise ValueError(f"evaluate needs {MIN_PLAYERS}..{MAX_PLAYERS} agents (one per seat), got {n}")
-    check_rules(num_games, end_score, hand_size, n)
+    rules = Rules.for_table(n, rules)
+    check_num_games(num_games)
     if duplicate:
         num_games = math.ceil(num_games / n) * n
     tasks = []
@@ -157,19 +162,16 @@ def evaluate(
         tasks,
         seed=seed,
         workers=workers,
-        end_score=end_score,
-        hand_size=hand_size,
+        rules=rules,
         progress=progress,
         record_dir=record_dir,
     )
     return EvalResult(
         names=names,
-        num_players=n,
+        rules=rules,
         num_games=num_games,
         seed=seed,
         duplicate=duplicate,
         rotate=rotate or duplicate,
-        end_score=end_score,
-        hand_size=hand_size,
         **aggregate(records, names, duplicate, n),
     )

@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 
 from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve
-from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, validate_rule_options
+from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
 
-__all__ = ["GameRecord", "GameTask", "play_games", "agent_display_names", "check_rules"]
+__all__ = ["GameRecord", "GameTask", "play_games", "agent_display_names", "check_num_games"]
 
 # Spawn keys of the SeedSequence tree under the user's seed (one namespace each, so a
 # deal seed can never equal an agent seed or a table draw).
@@ -147,20 +147,16 @@ def play_one(
     names: Sequence[str],
     task: GameTask,
     seed: int,
-    end_score: int,
-    hand_size: int,
+    rules: Rules,
     record_dir: str | None = None,
 ) -> GameRecord:
-    """Play the game of ``task`` on the table driver and record it (with ``record_dir``,
-    also as ``game_<index>.json``, a game record that the web app replays)."""
-    n = len(task.seat_agents)
+    """Play the game of ``task`` by ``rules`` on the table driver and record it (with
+    ``record_dir``, also as ``game_<index>.json``, a game record that the web app replays)."""
+    n = rules.num_players
     for i in task.seat_agents:
         reset_agent(agents[i], seed_int(seed, KEY_AGENT, task.index, i))
     game = LlamaGame(
-        n,
-        end_score=end_score,
-        hand_size=hand_size,
-        rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_DEAL, task.deal_key))),
+        rules=rules, rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_DEAL, task.deal_key)))
     )
     rec = _Recorder(n, record=record_dir is not None)
     start = game.to_dict() if record_dir is not None else None
@@ -194,9 +190,9 @@ _WORKER: dict[str, Any] = {}
 
 def _init_worker(payload: bytes) -> None:
     _one_blas_thread()
-    specs, names, seed, end_score, hand_size, record_dir = pickle.loads(payload)
+    specs, names, seed, rules, record_dir = pickle.loads(payload)
     _WORKER["agents"] = [resolve(s) for s in specs]
-    _WORKER["args"] = (names, seed, end_score, hand_size, record_dir)
+    _WORKER["args"] = (names, seed, rules, record_dir)
 
 
 def _one_blas_thread() -> None:
@@ -212,8 +208,8 @@ def _one_blas_thread() -> None:
 
 def _run_chunk(tasks: list[GameTask]) -> list[GameRecord]:
     agents = _WORKER["agents"]
-    names, seed, end_score, hand_size, record_dir = _WORKER["args"]
-    return [play_one(agents, names, t, seed, end_score, hand_size, record_dir) for t in tasks]
+    names, seed, rules, record_dir = _WORKER["args"]
+    return [play_one(agents, names, t, seed, rules, record_dir) for t in tasks]
 
 
 def play_games(
@@ -222,13 +218,12 @@ def play_games(
     *,
     seed: int,
     workers: int | None,
-    end_score: int,
-    hand_size: int,
+    rules: Rules,
     progress: bool | str = False,
     record_dir: str | Path | None = None,
 ) -> list[GameRecord]:
-    """Play ``tasks`` (game index, deal key, seat assignment) and return their records in
-    task order. The lower-level runner behind :func:`evaluate` and :func:`tournament`.
+    """Play ``tasks`` (game index, deal key, seat assignment) by ``rules`` and return their
+    records in task order. The lower-level runner behind :func:`evaluate` and :func:`tournament`.
     With ``record_dir`` every game is also written there as a game record
     (:class:`llama_env.record.GameRecording`), ``game_<index>.json``."""
     names = agent_display_names(agents)
@@ -245,7 +240,7 @@ def play_games(
     payload = None
     if workers > 1 and len(chunks) > 1:
         try:
-            payload = pickle.dumps((list(agents), names, seed, end_score, hand_size, record))
+            payload = pickle.dumps((list(agents), names, seed, rules, record))
         except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
             warnings.warn(
                 f"an agent cannot be pickled ({type(exc).__name__}: {exc}); evaluating in this process (workers=1)",
@@ -258,7 +253,7 @@ def play_games(
         if payload is None:
             objs = [resolve(a) for a in agents]
             for c in chunks:
-                records.extend(play_one(objs, names, t, seed, end_score, hand_size, record) for t in c)
+                records.extend(play_one(objs, names, t, seed, rules, record) for t in c)
                 if bar is not None:
                     bar.update(len(c))
         else:
@@ -294,8 +289,8 @@ def _progress_bar(progress: bool | str, total: int) -> Any:
     return tqdm(total=total, desc=progress if isinstance(progress, str) else "games", unit="game")
 
 
-def check_rules(num_games: object, end_score: object, hand_size: object, table: int) -> None:
-    """A ``ValueError`` naming the problem when the number of games or a rule option is bad."""
+def check_num_games(num_games: object) -> int:
+    """``num_games`` checked: a positive integer (not a bool), else a ``ValueError``."""
     if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
         raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-    validate_rule_options(table, end_score, hand_size)
+    return num_games

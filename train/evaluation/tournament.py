@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from llama_env.agent import AgentLike
-from llama_env.engine import DEFAULT_END_SCORE, DEFAULT_HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.ratings import Rater, Rating
-from train.evaluation.runner import KEY_TABLES, GameRecord, GameTask, agent_display_names, check_rules, play_games
+from train.evaluation.runner import KEY_TABLES, GameRecord, GameTask, agent_display_names, check_num_games, play_games
 
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 
@@ -32,11 +32,12 @@ class TournamentResult:
     ``pairwise[i][j]`` = share of the games where agents i and j both sat in which i
     finished ahead of j (ties 0.5; NaN if they never met), ``pair_games[i][j]`` = how
     many such games, ``win_share`` = mean share of the win over the games each agent
-    played (ties 1/k), ``games_played``.
+    played (ties 1/k), ``games_played``, and the ``rules`` every game was played by
+    (``num_players`` is the table size, ``rules.num_players``).
     """
 
     names: list[str]
-    num_players: int
+    rules: Rules
     num_games: int
     seed: int
     ratings: list[Rating]
@@ -45,6 +46,10 @@ class TournamentResult:
     pairwise: np.ndarray
     pair_games: np.ndarray
     records: list[GameRecord] = field(repr=False)
+
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
 
     def ranking(self) -> list[int]:
         """Agent positions, best rating (ordinal) first."""
@@ -91,6 +96,7 @@ class TournamentResult:
             "num_players": self.num_players,
             "num_games": self.num_games,
             "seed": self.seed,
+            **self.rules.options(),
             "agents": [
                 {
                     "name": n,
@@ -155,8 +161,7 @@ def tournament(
     *,
     seed: int = 0,
     workers: int | None = None,
-    end_score: int = DEFAULT_END_SCORE,
-    hand_size: int = DEFAULT_HAND_SIZE,
+    rules: Rules | None = None,
     progress: bool = False,
     record_dir: str | Path | None = None,
 ) -> TournamentResult:
@@ -165,7 +170,9 @@ def tournament(
     them with openskill's Plackett-Luce model (games applied in index order, ranked by
     final score, lower better, ties equal) and count pairwise results.
 
-    Seeds, workers and ``record_dir`` behave as in :func:`evaluate`.
+    ``rules``: the rules every game is played by, for ``num_players`` players (a
+    ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers and
+    ``record_dir`` behave as in :func:`evaluate`.
     """
     rater = Rater(range(len(agents)))  # first, as before: a missing openskill fails at once
     m = len(agents)
@@ -175,7 +182,8 @@ def tournament(
         raise ValueError(f"num_players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players}")
     if m < num_players:
         raise ValueError(f"a tournament at {num_players}-player tables needs at least {num_players} agents, got {m}")
-    check_rules(num_games, end_score, hand_size, num_players)
+    rules = Rules.for_table(num_players, rules)
+    check_num_games(num_games)
     names = agent_display_names(agents)
     tasks = [GameTask(g, g, t) for g, t in enumerate(_tables(m, num_players, num_games, seed))]
     records = play_games(
@@ -183,8 +191,7 @@ def tournament(
         tasks,
         seed=seed,
         workers=workers,
-        end_score=end_score,
-        hand_size=hand_size,
+        rules=rules,
         progress=progress,
         record_dir=record_dir,
     )
@@ -207,7 +214,7 @@ def tournament(
         pairwise = np.where(met > 0, ahead / np.maximum(met, 1), np.nan)
     return TournamentResult(
         names=names,
-        num_players=num_players,
+        rules=rules,
         num_games=num_games,
         seed=seed,
         ratings=list(rater.ratings().values()),

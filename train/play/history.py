@@ -296,7 +296,7 @@ class History:
         game = rec.replay()
         if not game.game_over:
             raise ValueError(
-                f"the game is not over (round {game.round}, scores {game.scores}, end score {game.end_score}): "
+                f"the game is not over (round {game.round}, scores {game.scores}, {game.rules.brief()}): "
                 "only finished games are saved"
             )
         won = set(winners(game.scores))
@@ -314,7 +314,7 @@ class History:
         with self._connection("save a game to") as conn, self._transaction(conn):
             cursor = conn.execute(
                 "INSERT INTO games (finished, players, end_score, record) VALUES (?, ?, ?, ?)",
-                (finished, n, game.end_score, stored),
+                (finished, n, game.rules.end_score, stored),
             )
             game_id = cursor.lastrowid
             if game_id is None:  # pragma: no cover - sqlite always sets it after an INSERT

@@ -44,18 +44,18 @@ import numpy as np
 
 from llama_env.agent import Agent, AgentSpec, parse_agent_spec, request_limits, reset_agent
 from llama_env.engine import (
-    DEFAULT_END_SCORE,
-    DEFAULT_HAND_SIZE,
+    DEFAULT_RULES,
     MAX_PLAYERS,
     MIN_PLAYERS,
     Action,
     IllegalActionError,
     LlamaGame,
     RoundResult,
+    Rules,
     action_index,
     brief,
     card_name,
-    validate_rule_options,
+    rule_option_fields,
     winners,
 )
 from llama_env.record import RECORD_FORMAT, GameRecording
@@ -378,8 +378,7 @@ class GameSession:
             "mode": self.mode,
             "seat": viewer,
             "num_players": len(self.names),
-            "end_score": self.game.end_score,
-            "hand_size": self.game.hand_size,
+            **self.game.rules.options(),
             "seq": last_seq,
             "events": events,
             "truncated": truncated,
@@ -539,22 +538,41 @@ def _is_path(key: str) -> bool:
 
 
 @overload
-def int_field(body: dict[str, Any], key: str, low: int, high: int, default: int) -> int: ...
+def int_field(body: dict[str, Any], key: str, low: int, high: int | None, default: int) -> int: ...
 
 
 @overload
-def int_field(body: dict[str, Any], key: str, low: int, high: int, default: None = None) -> int | None: ...
+def int_field(body: dict[str, Any], key: str, low: int, high: int | None, default: None = None) -> int | None: ...
 
 
-def int_field(body: dict[str, Any], key: str, low: int, high: int, default: int | None = None) -> int | None:
-    """``body[key]``, an integer ``low..high`` (not a bool or a float), or ``default`` when
-    it is absent; anything else is a 400 naming the field."""
+def int_field(body: dict[str, Any], key: str, low: int, high: int | None, default: int | None = None) -> int | None:
+    """``body[key]``, an integer ``low..high`` (not a bool or a float; ``high=None``: no
+    upper bound), or ``default`` when it is absent; anything else is a 400 naming the field."""
     value = body.get(key, default)
     if value is None:
         return None
-    if type(value) is not int or not low <= value <= high:
-        raise SessionError(f"'{key}' must be an integer {low}..{high}, got {brief(value)}")
+    if type(value) is not int or not low <= value <= (value if high is None else high):
+        bound = f"{low}.." if high is None else f"{low}..{high}"
+        raise SessionError(f"'{key}' must be an integer {bound}, got {brief(value)}")
     return value
+
+
+_GAME_FIELDS = ("seats", "seed", *(f.name for f in rule_option_fields()))
+"""The fields of a new game's body: the seats, the seed and the rule options by their
+:class:`Rules` names."""
+
+
+def _rules(body: dict[str, Any], num_players: int) -> Rules:
+    """The rules of a new game from its body's rule option fields (each an integer in its
+    declared range, the default when absent); a combination the rules refuse is a 400."""
+    options = {
+        f.name: int_field(body, f.name, f.metadata["low"], f.metadata["high"], getattr(DEFAULT_RULES, f.name))
+        for f in rule_option_fields()
+    }
+    try:
+        return Rules(num_players, **options)
+    except ValueError as exc:
+        raise SessionError(str(exc)) from None
 
 
 def _name(value: object, what: str) -> str:
@@ -590,6 +608,9 @@ def new_game(
         {"seats": [{"person": "Ann"}, {"agent": "heuristic"}, ...],   # 2..6 seats
          "seed": 7, "end_score": 40, "hand_size": 6}                    # optional
 
+    The optional rule fields are the rule options of :class:`Rules`
+    (:func:`~llama_env.engine.rule_option_fields`), by name.
+
     A game with a person in any seat is played (``mode`` ``"play"``); one with agents
     everywhere is watched. ``build(spec, seed)`` makes an agent (default: the
     registry). Bad input is a :class:`SessionError`.
@@ -597,21 +618,16 @@ def new_game(
     policy = policy or AgentPolicy()
     if not isinstance(body, dict):
         raise SessionError("the request body must be a JSON object")
-    unknown = sorted(str(k) for k in set(body) - {"seats", "seed", "end_score", "hand_size"})
+    unknown = sorted(str(k) for k in set(body) - set(_GAME_FIELDS))
     if unknown:
-        raise SessionError(f"unknown field {brief(unknown[0])} (known: seats, seed, end_score, hand_size)")
+        raise SessionError(f"unknown field {brief(unknown[0])} (known: {', '.join(_GAME_FIELDS)})")
     seats = body.get("seats")
     if not isinstance(seats, list) or not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
         raise SessionError(
             f'\'seats\' must list {MIN_PLAYERS}..{MAX_PLAYERS} seats, each {{"person": name}} or {{"agent": spec}}'
         )
     n = len(seats)
-    end_score = int_field(body, "end_score", 1, 1000, DEFAULT_END_SCORE)
-    hand_size = int_field(body, "hand_size", 1, 55, DEFAULT_HAND_SIZE)
-    try:
-        validate_rule_options(n, end_score, hand_size)
-    except ValueError as exc:
-        raise SessionError(str(exc)) from None
+    rules = _rules(body, n)
     seed = body.get("seed")
     if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
         raise SessionError(f"'seed' must be a non-negative integer, got {brief(seed)}")
@@ -642,7 +658,7 @@ def new_game(
         reset_agent(agent, seeds[p + 1])
         agents.append(agent)
     labels = ["person" if spec is None else spec.label for spec in specs]
-    game = LlamaGame(n, end_score=end_score, hand_size=hand_size, rng=seeds[0])
+    game = LlamaGame(rules=rules, rng=seeds[0])
     mode = "play" if any(a is None for a in agents) else "watch"
     return GameSession(game, agents, names=names, labels=labels, mode=mode)
 

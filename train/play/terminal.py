@@ -28,15 +28,13 @@ import numpy as np
 
 from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve
 from llama_env.engine import (
-    DEFAULT_END_SCORE,
-    DEFAULT_HAND_SIZE,
     NUM_ACTIONS,
     Action,
     LlamaGame,
     RoundResult,
+    Rules,
     can_play_on,
     playable_on,
-    validate_rule_options,
 )
 from llama_env.render import card_str, render_round_summary, render_table
 from llama_env.table import Table, TableListener
@@ -67,8 +65,9 @@ _HELP, _EXIT = -1, -2  # parse_move's answers that are not actions
 class PlayConfig:
     """One terminal game: a person at ``seat`` against ``opponents``."""
 
-    num_players: int = 3
-    """Players at the table, 2..6 (the person included)."""
+    rules: Rules = Rules(3)
+    """The rules of the game: the players at the table (the person included) and the
+    rule options. Default: three players, standard options."""
     opponents: Sequence[AgentLike] = ("heuristic",)
     """One agent for every other seat in seat order, or a single one that fills them
     all: agent objects, :class:`AgentSpec` or spec strings (``"cautious:threshold=4"``)."""
@@ -76,14 +75,18 @@ class PlayConfig:
     """The person's seat, 0..num_players-1 (seat 0 starts the first round)."""
     seed: int | None = None
     """Seed of the deals and the agents' choices; ``None`` for a fresh game each time."""
-    end_score: int = DEFAULT_END_SCORE
-    hand_size: int = DEFAULT_HAND_SIZE
     names: Sequence[str] | None = field(default=None)
     """Seat names shown on the table; ``player_0``.. by default."""
 
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
+
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the bad option."""
-        validate_rule_options(self.num_players, self.end_score, self.hand_size)
+        """Raise ``ValueError`` naming the bad option (``TypeError`` for rules that are
+        not a :class:`Rules`)."""
+        if not isinstance(self.rules, Rules):
+            raise TypeError(f"rules must be a llama_env.Rules, got {self.rules!r}")
         if isinstance(self.seat, bool) or not isinstance(self.seat, int) or not 0 <= self.seat < self.num_players:
             raise ValueError(
                 f"seat must be between 0 and {self.num_players - 1} for {self.num_players} players, got {self.seat!r}"
@@ -259,7 +262,7 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
         if seeds[p + 1] is not None:
             reset_agent(agent, seeds[p + 1])  # an agent object is seeded too
         seats[p] = agent
-    game = LlamaGame(n, end_score=config.end_score, hand_size=config.hand_size, rng=seeds[0])
+    game = LlamaGame(rules=config.rules, rng=seeds[0])
 
     def say(line: str = "") -> None:
         stdout.write(line + "\n")
@@ -269,7 +272,7 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
     say(f"L.L.A.M.A. with {n} players: you are {names[me]}.")
     for p, spec in zip(others, opp_specs, strict=True):
         say(f"  {names[p]}: {agent_label(spec)}")
-    say(f"The game ends after a round in which someone reaches {config.end_score} points; the lowest score wins.")
+    say(f"The game ends after a round in which someone reaches {game.end_score} points; the lowest score wins.")
     say("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.")
     say()
     say(f"Round {game.round}: {names[game.current_player]} starts.")
@@ -292,14 +295,19 @@ class WatchConfig:
 
     agents: Sequence[AgentLike] = ("heuristic", "heuristic", "heuristic")
     """One agent per seat, in seat order (2..6 of them)."""
+    rules: Rules | None = None
+    """The rules of the game, for ``len(agents)`` players; ``None``: the standard rules."""
     seed: int | None = None
-    end_score: int = DEFAULT_END_SCORE
-    hand_size: int = DEFAULT_HAND_SIZE
     delay: float = 0.5
     """Seconds to wait before each move is shown (0 shows the game at once)."""
 
+    def table_rules(self) -> Rules:
+        """The rules of the game: :attr:`rules`, or the standard rules at ``len(agents)``
+        players (a ``ValueError`` when ``rules`` are for another table size)."""
+        return Rules.for_table(len(self.agents), self.rules)
+
     def validate(self) -> None:
-        validate_rule_options(len(self.agents), self.end_score, self.hand_size)
+        self.table_rules()
         if isinstance(self.delay, bool) or not isinstance(self.delay, (int, float)) or not 0 <= self.delay <= 60:
             raise ValueError(f"delay must be 0..60 seconds, got {self.delay!r}")
 
@@ -317,7 +325,7 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
         if seeds[p + 1] is not None:
             reset_agent(agent, seeds[p + 1])
         seats.append(agent)
-    game = LlamaGame(n, end_score=config.end_score, hand_size=config.hand_size, rng=seeds[0])
+    game = LlamaGame(rules=config.table_rules(), rng=seeds[0])
 
     def say(line: str = "") -> None:
         stdout.write(line + "\n")
