@@ -101,7 +101,7 @@ def main() -> None:
         for n in args.runners:
             rows.append((f"RLlib PPO, {n} env runner{'s' if n != 1 else ''}", *rllib(args.steps, tmp, n)))
     base = rows[0][1]
-    print(f"{args.steps:,} learner decisions per trainer, {os.cpu_count()} cores, the bench preset")
+    print(f"{args.steps:,} learner decisions per trainer, {os.cpu_count()} cores, the ship preset's settings")
     print(f"{'trainer':<34} {'learner dec/s':>14} {'all seats dec/s':>16} {'x SB3':>6} {'setup s':>8}")
     for name, learner, everyone, setup in rows:
         print(f"{name:<34} {learner:>14,.0f} {everyone:>16,.0f} {learner / base:>6.2f} {setup:>8.1f}")

@@ -18,8 +18,8 @@ from sb3_contrib import MaskablePPO
 from train.cli import main
 from train.training import TrainConfig, train
 from train.training.presets import PRESETS
-from train.training.run_dir import RunDir, RunDirError, checkpoint_problem
 from train.training.resume import resume_config
+from train.training.run_dir import RunDir, RunDirError, checkpoint_problem
 from train.training.sb3.vec_env import BatchedLlamaVecEnv
 
 QUICK = {**PRESETS["smoke"], "eval_every": 0, "options": {"tensorboard": False}}

@@ -1,0 +1,778 @@
+"""Many games at once: N games of one table size held in numpy arrays and stepped together.
+
+:class:`BatchGame` plays the rules of ``docs/rules.md`` exactly as :class:`~llama_env.engine.LlamaGame`
+does, for ``num_games`` games at a time, with array operations over all of them (no Python
+loop over games in :meth:`BatchGame.step`): what evaluation, vectorised training and search
+rollouts need. The API follows Pgx: the fields :attr:`BatchGame.current_player`,
+:attr:`BatchGame.legal_action_mask` and :attr:`BatchGame.terminated`, one
+:meth:`BatchGame.step` for all games, finished games started anew (``auto_reset``).
+
+Exactness is the contract: a game loaded with :meth:`BatchGame.from_snapshots` and stepped
+in the batch passes through the same states as the engine stepped with the same actions
+(:meth:`BatchGame.snapshot` is the engine's ``to_dict`` format), its observations are the
+vectors of :func:`llama_env.observation.encode` / :func:`~llama_env.observation.encode_v1`,
+its rewards the ``"game"`` reward of ``llama_env.rewards``. The one difference is the
+shuffle (rule 2): the batch deals every round from its own generator, so a deal is as random
+as the engine's but not the same cards.
+
+How the state is held (per game; ``P`` seats): hands as counts per value ``(P, 7)``; the draw
+pile as an array of 56 card codes and its length (the next card drawn is the last one, as in
+the snapshot); the discard pile likewise, with its top card and its counts per value kept
+beside it; the seats that quit as the bits of one small integer, so that rule 7's next
+seat is one table look-up; the round's public record (cards played and draws per value and
+seat, when and on what each seat quit) as the engine keeps it. About 700 bytes a game at six
+players.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from llama_env.engine import (
+    COPIES_PER_VALUE,
+    DECK_SIZE,
+    DEFAULT_END_SCORE,
+    DEFAULT_HAND_SIZE,
+    DEFAULT_NUM_PLAYERS,
+    LLAMA_POINTS,
+    NUM_ACTIONS,
+    NUM_CARD_VALUES,
+    IllegalActionError,
+    LlamaGame,
+    Rules,
+    brief,
+    check_flag,
+    seeded_generator,
+)
+from llama_env.observation import (
+    MAX_ROUND,
+    Count,
+    Flag,
+    ObsSpec,
+    OneHot,
+    Score,
+    Unit,
+    check_obs_version,
+    obs_spec,
+)
+
+__all__ = ["BatchGame"]
+
+_V = NUM_CARD_VALUES  # 7 values: 1..6 and the llama (code 7 = index 6)
+_POINTS = np.array([1, 2, 3, 4, 5, 6, LLAMA_POINTS], dtype=np.int64)  # rule 9, per value index
+_POINTS32 = _POINTS.astype(np.float32)
+_MAX_INT = 2**31 - 1  # the largest score or round number a batch holds
+
+# The deal (rule 2) sorts 56 random 64-bit keys per game whose lowest 3 bits are replaced
+# by the card codes: the codes then come out in a uniformly random order (two keys equal
+# in their other 61 bits, about one deal in 10^15, keep the codes' order).
+_KEY_CARDS = np.repeat(np.arange(1, _V + 1, dtype=np.uint64), COPIES_PER_VALUE)
+_KEY_HIGH = ~np.uint64(7)
+_KEY_LOW = np.uint64(7)
+
+# One row of int8 per seat of every game: what the seat holds and its public record.
+_HAND = 0  # 7 columns: cards per value
+_SIZE = 7  # cards held
+_PLAYED = 8  # 7 columns: cards per value played this round
+_DREW = 15  # 7 columns: draws this round by the top card's value
+_QUIT_ON = 22  # the top card's code when the seat quit (0: still in)
+_QUIT_AT = 23  # the move of the round it quit with (0: still in)
+_DRAWS = 24  # cards drawn this round
+_SEAT_COLUMNS = 25
+
+
+def _penalties(hands: np.ndarray) -> np.ndarray:
+    """Rule 9 for hands given as counts per value (last axis): the sum of the distinct
+    values held, a llama 10 (as float32 sums, exact for these small integers, which numpy
+    adds several times faster than integers)."""
+    return ((hands > 0).astype(np.float32) @ _POINTS32).astype(np.int64)
+
+
+def _next_seat_table(n: int) -> np.ndarray:
+    """Rule 7 as a table: entry ``seat << n | quit bits`` is the next seat to the left that
+    has not quit (the seat itself when it is the only one left)."""
+    table = np.zeros(n << n, dtype=np.int64)
+    for seat in range(n):
+        for bits in range(1 << n):
+            nxt = (seat + 1) % n
+            while bits >> nxt & 1 and nxt != seat:
+                nxt = (nxt + 1) % n
+            table[seat << n | bits] = nxt
+    return table
+
+
+def _others_table(n: int) -> np.ndarray:
+    """``[seat]`` -> the other seats in turn order from that seat's left (the observation's
+    ``opp_*`` order)."""
+    return np.array([[(s + 1 + k) % n for k in range(n - 1)] for s in range(n)], dtype=np.int64)
+
+
+def _quit_table(n: int) -> np.ndarray:
+    """``[quit bits]`` -> which seats have quit, as ``n`` booleans."""
+    return (np.arange(1 << n)[:, None] >> np.arange(n) & 1).astype(bool)
+
+
+def _others_in_table(n: int) -> np.ndarray:
+    """``[seat << n | quit bits]`` -> whether each other seat, in turn order from that
+    seat's left, is still in the round."""
+    others = _others_table(n)
+    return np.array([[not bits >> o & 1 for o in others[seat]] for seat in range(n) for bits in range(1 << n)])
+
+
+class BatchGame:
+    """``num_games`` games of L.L.A.M.A. at one table size, stepped together.
+
+    Args:
+        num_games: how many games the batch holds (at least 1).
+        num_players: players at every table, 2..6 (default 4).
+        seed: an int, a ``np.random.Generator`` or ``None`` (fresh entropy): the one
+            generator that shuffles every deal of every game (rule 2).
+        end_score, hand_size: the rule options, or ``rules=Rules(...)`` instead of them and
+            ``num_players`` (giving both is a ``ValueError``, as for the engine).
+        auto_reset: start a new game wherever one ends (default ``True``).
+
+    Every game starts as the engine's does: scores 0, round 1, seat 0 begins (rule 11).
+
+    Fields (read them, never write them; each step makes new arrays, so one kept from
+    before a step still says what it said):
+
+    * :attr:`current_player` ``(N,)``: the seat to act in each game;
+    * :attr:`legal_action_mask` ``(N, 9)`` bool: its legal actions (rules 3-6; all
+      ``False`` in a game that is over);
+    * :attr:`terminated` ``(N,)`` bool: the game ended in the last step (with
+      ``auto_reset`` it has already been replaced by a new game, whose observation and mask
+      the fields show, as in Pgx), or it is over and waits (without ``auto_reset``).
+
+    :meth:`step` takes one action per game and returns each seat's reward; :meth:`observation`
+    gives what each game's current player sees; :meth:`snapshot` and :meth:`from_snapshots`
+    move single games between the batch and the engine.
+    """
+
+    current_player: np.ndarray
+    """The seat to act in each game, ``(N,)`` int64."""
+    legal_action_mask: np.ndarray
+    """``(N, 9)`` bool: the legal actions of each game's current player."""
+    terminated: np.ndarray
+    """``(N,)`` bool: the game ended in the last step, or is over (see the class doc)."""
+    num_games: int
+    """N, the games in the batch."""
+    num_players: int
+    """Seats at every table."""
+    rules: Rules
+    """The table size and rule options of every game of the batch."""
+    auto_reset: bool
+    """Whether a game that ends starts anew at once."""
+
+    def __init__(
+        self,
+        num_games: int,
+        num_players: int = DEFAULT_NUM_PLAYERS,
+        *,
+        seed: int | np.random.Generator | None = None,
+        end_score: int = DEFAULT_END_SCORE,
+        hand_size: int = DEFAULT_HAND_SIZE,
+        rules: Rules | None = None,
+        auto_reset: bool = True,
+    ) -> None:
+        rules = Rules.given(rules, num_players=num_players, end_score=end_score, hand_size=hand_size)
+        self._setup(num_games, rules, seed, auto_reset)
+        self._new_games(self._ar)
+        self._publish(np.zeros(self.num_games, dtype=bool))
+
+    def _setup(self, num_games: object, rules: Rules, seed: object, auto_reset: object) -> None:
+        """Check the arguments and allocate the state (every game still to be dealt)."""
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a positive integer, got {brief(num_games)}")
+        self.auto_reset = check_flag("auto_reset", auto_reset)
+        if isinstance(seed, np.random.Generator):
+            self._rng = seed
+        elif seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
+            self._rng = seeded_generator(seed)
+        else:
+            raise TypeError(f"seed must be a non-negative int, a numpy Generator or None, got {brief(seed)}")
+        self._key = int(self._rng.integers(2**63))  # of the generators that snapshots name
+        self.rules = rules
+        n = self.num_games = int(num_games)
+        p = self.num_players = rules.num_players
+        self._end = rules.end_score
+        self._hand_size = rules.hand_size
+        self._undealt = DECK_SIZE - p * rules.hand_size - 1  # the draw pile of a fresh deal
+        self._ar = np.arange(n)
+        self._next = _next_seat_table(p)
+        self._others = _others_table(p)
+        self._quit_of = _quit_table(p)
+        self._others_in = _others_in_table(p)
+
+        self._seats = np.zeros((n, p, _SEAT_COLUMNS), dtype=np.int8)
+        self._seat_flat = self._seats.reshape(-1)
+        self._seat_rows = self._seats.reshape(n * p, _SEAT_COLUMNS)
+        self._scores = np.zeros((n, p), dtype=np.int64)
+        self._draw = np.zeros((n, DECK_SIZE), dtype=np.int8)  # the next card drawn is the last
+        self._draw_len = np.zeros(n, dtype=np.int64)
+        self._discard = np.zeros((n, DECK_SIZE), dtype=np.int8)  # the top card is the last
+        self._discard_len = np.zeros(n, dtype=np.int64)
+        self._discard_counts = np.zeros((n, _V), dtype=np.int8)
+        self._top = np.zeros(n, dtype=np.int64)
+        self._quit_bits = np.zeros(n, dtype=np.int64)
+        self._in_round = np.zeros(n, dtype=np.int64)
+        self._cp = np.zeros(n, dtype=np.int64)
+        self._starter = np.zeros(n, dtype=np.int64)
+        self._last = np.full(n, -1, dtype=np.int64)  # -1: nobody played this round
+        self._round = np.ones(n, dtype=np.int64)
+        self._over = np.zeros(n, dtype=bool)
+        self._history_known = np.ones(n, dtype=bool)
+        self._deals = np.zeros(n, dtype=np.int64)  # deals the batch made, for the snapshots' generators
+        self._loaded_rng: dict[int, Any] = {}  # game -> the generator state its snapshot named, until a deal
+        self._plans: dict[int, _Plan] = {}
+        self._me = np.zeros((n, _SEAT_COLUMNS), dtype=np.int8)  # the current seats' rows
+
+    # ------------------------------------------------------------------ fields
+
+    @property
+    def scores(self) -> np.ndarray:
+        """``(N, players)``: each seat's points (a copy)."""
+        return self._scores.copy()
+
+    @property
+    def round(self) -> np.ndarray:
+        """``(N,)``: each game's round number, 1 for the first (a copy)."""
+        return self._round.copy()
+
+    @property
+    def game_over(self) -> np.ndarray:
+        """``(N,)`` bool: the games that are over and wait (only ever ``True`` without
+        ``auto_reset``, or for finished games loaded from snapshots until the next step)."""
+        return self._over.copy()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held in the batch's arrays: the state, the public fields and the tables
+        (about 400 bytes a game at four players, 530 at six)."""
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray) and v.base is None)
+
+    def _publish(self, ended: np.ndarray) -> None:
+        """Make the public fields anew from the state after a step, a reset or a load."""
+        me = self._me = np.take(self._seat_rows, self._ar * self.num_players + self._cp, axis=0)
+        mask = np.zeros((self.num_games, NUM_ACTIONS), dtype=bool)
+        flat, at, held = mask.reshape(-1), self._ar * NUM_ACTIONS, me.reshape(-1)
+        for card in (self._top - 1, self._top % _V):  # rule 4: the top card's value, and the next
+            flat[at + card] = np.take(held, self._ar * _SEAT_COLUMNS + (_HAND + card)) > 0
+        np.logical_and(self._draw_len > 0, self._in_round > 1, out=mask[:, _V])  # rule 5
+        mask[:, _V + 1] = True  # rule 6
+        if self._over.any():
+            mask[self._over] = False
+        self.legal_action_mask = mask
+        self.current_player = self._cp.copy()
+        self.terminated = ended | self._over
+
+    # ------------------------------------------------------------------ stepping
+
+    def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        """Apply one action per game, each for that game's :attr:`current_player`.
+
+        ``actions`` is an integer array of shape ``(N,)`` holding ``Action`` values. A game
+        that is over when the step begins ignores its action (with ``auto_reset`` it
+        starts anew instead). Returns the rewards, ``(N, players)`` float32: the
+        ``"game"`` reward of ``llama_env.rewards`` (``1/k`` to each of the ``k`` seats tied
+        on the lowest score in a game that ended in this step, rule 12; 0 elsewhere).
+
+        A round that ends (rule 8) is scored (rules 9 and 10); if no score reached the end
+        (rule 12) the next round is dealt at once (rules 2 and 11), otherwise the game is
+        over, and with ``auto_reset`` a new game starts.
+
+        Raises ``ValueError`` (the batch untouched) for actions of another shape or a
+        non-integer dtype, and :class:`~llama_env.engine.IllegalActionError` (a
+        ``ValueError``) naming the first game whose action is illegal, its seat and the
+        legal actions.
+        """
+        a = self._checked_actions(actions)
+        n = self.num_games
+        rewards = np.zeros((n, self.num_players), dtype=np.float32)
+        ended = np.zeros(n, dtype=bool)
+        if self._over.any():
+            waiting = np.flatnonzero(self._over)
+            live = np.flatnonzero(~self._over)
+            if self.auto_reset:
+                self._new_games(waiting)
+            if live.size:
+                self._apply(live, a[live], rewards, ended)
+        else:
+            self._apply(None, a, rewards, ended)
+        self._publish(ended)
+        return rewards
+
+    def _checked_actions(self, actions: object) -> np.ndarray:
+        a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+        n = self.num_games
+        if a.shape != (n,):
+            raise ValueError(f"actions must have shape ({n},): one per game, got shape {a.shape}")
+        if a.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array (Action values 0..8), got dtype {a.dtype}")
+        a = a.astype(np.int64, copy=False)
+        ok = (a >= 0) & (a < NUM_ACTIONS)
+        ok &= np.take(self.legal_action_mask.reshape(-1), self._ar * NUM_ACTIONS + np.where(ok, a, 0))
+        ok |= self._over
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            raise self._illegal(int(bad[0]), int(a[bad[0]]), bad.size - 1)
+        return a
+
+    def _illegal(self, i: int, action: int, others: int) -> IllegalActionError:
+        """The engine's own error for ``action`` in game ``i``, naming the game."""
+        game = LlamaGame.from_dict(self.snapshot(i))
+        error = game.illegal_action_error(action, who=f"game {i}, seat {game.current_player}")
+        if others:
+            error.args = (f"{error.args[0]} (and {others} more game(s) with an illegal action)",)
+        return error
+
+    def _apply(self, g: np.ndarray | None, a: np.ndarray, rewards: np.ndarray, ended: np.ndarray) -> None:
+        """One legal action ``a`` in each game ``g`` (``None``: all), rules 3-8, then the
+        end of the rounds that ended."""
+        nseat = self.num_players
+        gi = self._ar if g is None else g
+        sel: slice | np.ndarray = slice(None) if g is None else g
+        p = self._cp[gi]
+        play = a < _V
+        draw = a == _V
+        quit_ = a == _V + 1
+        top = self._top[gi]
+        draw_len = self._draw_len[gi]
+        discard_len = self._discard_len[gi]
+        in_round = self._in_round[gi]
+        moves = discard_len - 1 + (self._undealt - draw_len) + (nseat - in_round)  # before this move
+        row = (gi * nseat + p) * _SEAT_COLUMNS
+        # the value index of the card that leaves or enters the hand (anything when none does)
+        drawn = np.take(self._draw.reshape(-1), gi * DECK_SIZE + draw_len - 1, mode="wrap")
+        card = np.where(play, a, drawn - 1)
+        delta = draw.view(np.int8) - play.view(np.int8)
+        seats = self._seat_flat
+        np.add.at(seats, row + (_HAND + card), delta)
+        np.add.at(seats, row + _SIZE, delta)
+        np.add.at(seats, row + (_PLAYED + card), play.view(np.int8))
+        np.add.at(seats, row + (_DREW - 1 + top), draw.view(np.int8))
+        np.add.at(seats, row + _DRAWS, draw.view(np.int8))
+        np.add.at(seats, row + _QUIT_ON, (quit_ * top).astype(np.int8))
+        np.add.at(seats, row + _QUIT_AT, (quit_ * (moves + 1)).astype(np.int8))
+        # rule 4: the card played goes on the discard pile (written past the pile otherwise)
+        self._discard.reshape(-1)[gi * DECK_SIZE + discard_len] = a + 1
+        self._discard_len[sel] = discard_len + play
+        np.add.at(self._discard_counts.reshape(-1), gi * _V + card, play.view(np.int8))
+        self._top[sel] = np.where(play, a + 1, top)
+        self._last[sel] = np.where(play, p, self._last[gi])
+        # rule 5: a draw takes the draw pile's last card
+        self._draw_len[sel] = draw_len - draw
+        # rule 6: a seat that quits is out of the round
+        bits = self._quit_bits[gi] | (quit_ << p)
+        self._quit_bits[sel] = bits
+        in_round = in_round - quit_
+        self._in_round[sel] = in_round
+        # rule 7: the next seat to the left that is still in
+        self._cp[sel] = np.take(self._next, p << nseat | bits)
+        # rule 8: the round ends when a hand is empty or nobody is left in it
+        went_out = play & (np.take(seats, row + _SIZE) == 0)
+        done = went_out | (in_round == 0)
+        if done.any():
+            k = np.flatnonzero(done)
+            self._end_rounds(gi[k], np.where(went_out[k], p[k], -1), p[k], rewards, ended)
+
+    def _end_rounds(
+        self, g: np.ndarray, went_out: np.ndarray, mover: np.ndarray, rewards: np.ndarray, ended: np.ndarray
+    ) -> None:
+        """Rules 9-12 for the games ``g`` whose round just ended: score it, then deal the
+        next round, or end the game (``went_out``: the seat that went out, or -1)."""
+        penalties = _penalties(self._seats[g, :, _HAND : _HAND + _V])  # rule 9
+        scores = self._scores[g]
+        out = np.flatnonzero(went_out >= 0)
+        seat = went_out[out]
+        penalties[out, seat] = 0
+        kept = scores[out, seat]
+        scores[out, seat] -= np.where(kept >= 10, 10, np.where(kept >= 1, 1, 0))  # rule 10
+        scores += penalties
+        self._scores[g] = scores
+        self._cp[g] = mover  # a finished game leaves the turn with the seat that moved last
+        over = scores.max(axis=1) >= self._end  # rule 12
+        last = self._last[g]
+        starters = np.where(last >= 0, last, (self._starter[g] + 1) % self.num_players)  # rule 11
+        self._round[g] += 1
+        if over.any():
+            fin = g[over]
+            final = scores[over]
+            won = final == final.min(axis=1, keepdims=True)
+            rewards[fin] = won / won.sum(axis=1, keepdims=True)
+            ended[fin] = True
+            self._round[fin] -= 1  # a finished game keeps the number of its last round
+            if not self.auto_reset:
+                self._over[fin] = True
+                g, starters = g[~over], starters[~over]
+            else:  # new games: scores 0, round 1, seat 0 begins (rule 11)
+                self._scores[fin] = 0
+                self._round[fin] = 1
+                starters[over] = 0
+        if g.size:
+            self._deal(g, starters)
+
+    # ------------------------------------------------------------------ dealing
+
+    def _new_games(self, g: np.ndarray) -> None:
+        """Start new games in ``g``: scores 0, round 1, seat 0 begins (rule 11)."""
+        self._scores[g] = 0
+        self._round[g] = 1
+        self._over[g] = False
+        self._deal(g, np.zeros(g.size, dtype=np.int64))
+
+    def _deal(self, g: np.ndarray, starters: np.ndarray) -> None:
+        """Rule 2 for the games ``g``: shuffle the 56 cards, deal ``hand_size`` to each
+        seat, turn the next card up; the rest is the draw pile (its last card drawn first,
+        as the engine deals)."""
+        k, nseat, h = g.size, self.num_players, self._hand_size
+        keys = self._rng.bit_generator.random_raw((k, DECK_SIZE))
+        keys &= _KEY_HIGH
+        keys |= _KEY_CARDS
+        keys.sort(axis=1)
+        decks = (keys & _KEY_LOW).astype(np.int8)
+        dealt = nseat * h
+        per_seat = np.repeat(np.arange(k * nseat) * (_V + 1), h) + decks[:, :dealt].reshape(-1)
+        counts = np.bincount(per_seat, minlength=k * nseat * (_V + 1)).reshape(k, nseat, _V + 1)
+        rows = np.zeros((k, nseat, _SEAT_COLUMNS), dtype=np.int8)
+        rows[:, :, _HAND : _HAND + _V] = counts[:, :, 1:]
+        rows[:, :, _SIZE] = h
+        self._seats[g] = rows
+        self._draw[g, : self._undealt] = decks[:, dealt : DECK_SIZE - 1]
+        self._draw_len[g] = self._undealt
+        top = decks[:, DECK_SIZE - 1].astype(np.int64)
+        self._discard[g, 0] = top
+        self._discard_len[g] = 1
+        self._top[g] = top
+        discarded = np.zeros((k, _V), dtype=np.int8)
+        discarded[np.arange(k), top - 1] = 1
+        self._discard_counts[g] = discarded
+        self._quit_bits[g] = 0
+        self._in_round[g] = nseat
+        self._starter[g] = starters
+        self._cp[g] = starters
+        self._last[g] = -1
+        self._history_known[g] = True
+        self._deals[g] += 1
+        if self._loaded_rng:
+            for i in g.tolist():
+                self._loaded_rng.pop(i, None)
+
+    def reset(self, games: np.ndarray | Sequence[int] | None = None) -> None:
+        """Start new games: all of them, or those at the indices (or the ``True`` entries
+        of a boolean mask) ``games``. For batches without ``auto_reset``."""
+        if games is None:
+            g = self._ar
+        else:
+            sel = np.asarray(games)
+            if sel.dtype == bool and sel.shape == (self.num_games,):
+                g = np.flatnonzero(sel)
+            elif sel.ndim == 1 and sel.dtype.kind in "iu" and ((sel >= 0) & (sel < self.num_games)).all():
+                g = np.unique(sel.astype(np.int64))
+            else:
+                raise ValueError(
+                    f"games must be game indices 0..{self.num_games - 1} or a boolean mask of shape "
+                    f"({self.num_games},), got {brief(games)}"
+                )
+        self._new_games(g)
+        self._publish(np.zeros(self.num_games, dtype=bool))
+
+    # ------------------------------------------------------------------ observing
+
+    def observation(self, version: int = 0, seats: np.ndarray | None = None) -> np.ndarray:
+        """What each game's current player sees (or the seat ``seats[i]`` of game ``i``):
+        ``(N, 52)`` float32 for ``version`` 0, ``(N, 175)`` for version 1, row ``i`` equal
+        to ``encode(game_i, seat)`` / ``encode_v1(game_i, seat)`` of ``llama_env.observation``.
+        Only public information and the seat's own hand go in."""
+        version = check_obs_version(version)
+        plan = self._plans.get(version)
+        if plan is None:
+            plan = self._plans[version] = _Plan(obs_spec(version), self)
+        if seats is None:
+            seen = _Seen(self, self._cp, self._me)
+        else:
+            seat = np.asarray(seats)
+            if seat.shape != (self.num_games,) or seat.dtype.kind not in "iu":
+                raise ValueError(f"seats must be an integer array of shape ({self.num_games},), got {brief(seats)}")
+            if ((seat < 0) | (seat >= self.num_players)).any():
+                raise ValueError(f"seats must be seats 0..{self.num_players - 1}, got {brief(seats)}")
+            seat = seat.astype(np.int64)
+            seen = _Seen(self, seat, np.take(self._seat_rows, self._ar * self.num_players + seat, axis=0))
+        return plan.write(seen)
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot(self, i: int) -> dict[str, Any]:
+        """Game ``i`` in the engine's snapshot format (:meth:`LlamaGame.to_dict`):
+        ``LlamaGame.from_dict(batch.snapshot(i))`` is that game, and plays on as the batch
+        would until its next deal. The generator state it names is the one the snapshot it
+        was loaded from named, until the batch deals that game; after that, a state derived
+        from the batch's seed, the game and its deals (the batch deals from its own)."""
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_games:
+            raise ValueError(f"game must be an index 0..{self.num_games - 1}, got {brief(i)}")
+        i = int(i)
+        seats = self._seats[i]
+        hands = [[c + 1 for c, k in enumerate(counts) for _ in range(k)] for counts in seats[:, :_V].tolist()]
+        quit_ = self._quit_of[self._quit_bits[i]].tolist()
+        last = int(self._last[i])
+        draw_len, discard_len = int(self._draw_len[i]), int(self._discard_len[i])
+        history = None
+        if self._history_known[i]:
+            history = {
+                "moves": discard_len - 1 + self._undealt - draw_len + sum(quit_),
+                "played": seats[:, _PLAYED : _PLAYED + _V].tolist(),
+                "drew_on": seats[:, _DREW : _DREW + _V].tolist(),
+                "quit_on": seats[:, _QUIT_ON].tolist(),
+                "quit_at": seats[:, _QUIT_AT].tolist(),
+            }
+        return {
+            "num_players": self.num_players,
+            "scores": self._scores[i].tolist(),
+            "hands": hands,
+            "draw_pile": self._draw[i, :draw_len].tolist(),
+            "discard_pile": self._discard[i, :discard_len].tolist(),
+            "quit": quit_,
+            "current_player": int(self._cp[i]),
+            "round": int(self._round[i]),
+            "game_over": bool(self._over[i]),
+            **self.rules.options(),
+            "starter": int(self._starter[i]),
+            "last_player": None if last < 0 else last,
+            "history": history,
+            "rng_state": self._rng_state(i),
+        }
+
+    def _rng_state(self, i: int) -> Any:
+        state = self._loaded_rng.get(i)
+        if state is not None:
+            return copy.deepcopy(state)
+        return seeded_generator(self._key << 128 | i << 64 | int(self._deals[i])).bit_generator.state
+
+    @classmethod
+    def from_snapshots(
+        cls,
+        snapshots: Sequence[dict[str, Any]],
+        *,
+        seed: int | np.random.Generator | None = None,
+        auto_reset: bool = True,
+    ) -> BatchGame:
+        """A batch of the games ``snapshots`` describe (:meth:`LlamaGame.to_dict`
+        output, or anything ``LlamaGame.from_dict`` accepts), in that order. Each is
+        checked as ``from_dict`` checks it; all must share the table size and rule options.
+        A ``ValueError`` names the first snapshot that is refused. ``seed`` seeds the
+        generator of the batch's deals. Finished games stay over until a step (with
+        ``auto_reset``) or :meth:`reset` starts them anew."""
+        if not isinstance(snapshots, (list, tuple)) or not snapshots:
+            raise ValueError(f"snapshots must be a non-empty list of game snapshots, got {brief(snapshots)}")
+        canon: list[dict[str, Any]] = []
+        named_rng: list[bool] = []
+        rules = None
+        for i, d in enumerate(snapshots):
+            try:
+                game = LlamaGame.from_dict(d, rng=0)
+            except ValueError as exc:
+                raise ValueError(f"snapshot {i}: {exc}") from None
+            if rules is None:
+                rules = game.rules
+            elif game.rules != rules:
+                raise ValueError(
+                    f"snapshot {i} is for {game.rules.brief()}, snapshot 0 for {rules.brief()}: "
+                    "one batch holds games of one table size and rule options"
+                )
+            c = game.to_dict()
+            if c["round"] > _MAX_INT or max(c["scores"]) > _MAX_INT:
+                raise ValueError(f"snapshot {i}: a round or score beyond {_MAX_INT} is more than a batch holds")
+            canon.append(c)
+            named_rng.append(d.get("rng_state") is not None)
+        batch = cls.__new__(cls)
+        batch._setup(len(canon), game.rules, seed, auto_reset)
+        for i, c in enumerate(canon):
+            batch._load(i, c, named_rng[i])
+        batch._publish(np.zeros(batch.num_games, dtype=bool))
+        return batch
+
+    def _load(self, i: int, d: dict[str, Any], keep_rng: bool) -> None:
+        """Write the checked, canonical snapshot ``d`` into game ``i``."""
+        seats = self._seats[i]
+        for seat, hand in enumerate(d["hands"]):
+            seats[seat, _HAND : _HAND + _V] = np.bincount(np.asarray(hand, dtype=np.int64), minlength=_V + 1)[1:]
+            seats[seat, _SIZE] = len(hand)
+        draw, discard = d["draw_pile"], d["discard_pile"]
+        self._draw[i, : len(draw)] = draw
+        self._draw_len[i] = len(draw)
+        self._discard[i, : len(discard)] = discard
+        self._discard_len[i] = len(discard)
+        self._top[i] = discard[-1]
+        self._discard_counts[i] = np.bincount(np.asarray(discard, dtype=np.int64), minlength=_V + 1)[1:]
+        self._quit_bits[i] = sum(1 << s for s, q in enumerate(d["quit"]) if q)
+        self._in_round[i] = d["quit"].count(False)
+        self._cp[i] = d["current_player"]
+        self._starter[i] = d["starter"]
+        self._last[i] = -1 if d["last_player"] is None else d["last_player"]
+        self._scores[i] = d["scores"]
+        self._round[i] = d["round"]
+        self._over[i] = d["game_over"]
+        history = d["history"]
+        self._history_known[i] = history is not None
+        if history is not None:
+            seats[:, _PLAYED : _PLAYED + _V] = history["played"]
+            seats[:, _DREW : _DREW + _V] = history["drew_on"]
+            seats[:, _QUIT_ON] = history["quit_on"]
+            seats[:, _QUIT_AT] = history["quit_at"]
+            seats[:, _DRAWS] = [sum(row) for row in history["drew_on"]]
+        if keep_rng:
+            self._loaded_rng[i] = d["rng_state"]
+
+    def __repr__(self) -> str:
+        return f"BatchGame(num_games={self.num_games}, rules={self.rules!r}, auto_reset={self.auto_reset})"
+
+
+# --------------------------------------------------------------------------- the observation
+
+
+class _Seen:
+    """What the observed seats see, for the fields' readers: ``seat`` ``(N,)``, its rows
+    of the seat table ``me`` ``(N, columns)``, and the other seats in turn order from each
+    seat's left (gathered on first use)."""
+
+    def __init__(self, batch: BatchGame, seat: np.ndarray, me: np.ndarray) -> None:
+        self.b = batch
+        self.seat = seat
+        self.me = me
+        self.n = batch.num_games
+        self._others_flat: np.ndarray | None = None
+        self._their_rows: np.ndarray | None = None
+
+    @property
+    def others_flat(self) -> np.ndarray:
+        """``(N, players - 1)``: the other seats' indices into ``(games x seats)`` arrays."""
+        if self._others_flat is None:
+            b = self.b
+            self._others_flat = np.take(b._others, self.seat, axis=0) + (b._ar * b.num_players)[:, None]
+        return self._others_flat
+
+    def theirs(self, column: int, width: int = 1) -> np.ndarray:
+        """The other seats' entries of the seat table, ``(N, players - 1)`` or ``(N,
+        players - 1, width)``."""
+        if width == 1 and self._their_rows is None:
+            return np.take(self.b._seat_flat, self.others_flat * _SEAT_COLUMNS + column)
+        if self._their_rows is None:
+            rows = np.take(self.b._seat_rows, self.others_flat.reshape(-1), axis=0)
+            self._their_rows = rows.reshape(self.n, -1, _SEAT_COLUMNS)
+        block = self._their_rows[:, :, column : column + width]
+        return block[:, :, 0] if width == 1 else block
+
+    def their_scores(self) -> np.ndarray:
+        return np.take(self.b._scores, self.others_flat)
+
+    def my_score(self) -> np.ndarray:
+        return np.take(self.b._scores, self.b._ar * self.b.num_players + self.seat)
+
+    def mine_quit(self) -> np.ndarray:
+        return (self.b._quit_bits >> self.seat & 1).astype(bool)
+
+    def theirs_in(self) -> np.ndarray:
+        b = self.b
+        return np.take(b._others_in, self.seat << b.num_players | b._quit_bits, axis=0)
+
+    def round_moves(self) -> np.ndarray:
+        b = self.b
+        return b._discard_len - 1 + (b._undealt - b._draw_len) + (b.num_players - b._in_round)
+
+
+Reader = Callable[[_Seen], np.ndarray]
+
+_READERS: dict[str, Reader] = {
+    # version 0 (observation.FIELDS): natural values, as each field's get() reads the engine
+    "hand": lambda s: s.me[:, _HAND : _HAND + _V],
+    "hand_size": lambda s: s.me[:, _SIZE],
+    "hand_penalty": lambda s: _penalties(s.me[:, _HAND : _HAND + _V]),
+    "top_card": lambda s: s.b._top,
+    "discarded": lambda s: s.b._discard_counts,
+    "draw_pile": lambda s: s.b._draw_len,
+    "can_draw": lambda s: ~s.mine_quit() & (s.b._draw_len > 0) & (s.b._in_round > 1),
+    "opp_present": lambda s: np.ones((s.n, s.b.num_players - 1), dtype=bool),
+    "opp_in_round": lambda s: s.theirs_in(),
+    "opp_hand_size": lambda s: s.theirs(_SIZE),
+    "opp_score": lambda s: s.their_scores(),
+    "my_score": lambda s: s.my_score(),
+    "num_players": lambda s: np.full(s.n, s.b.num_players),
+    "end_score": lambda s: np.full(s.n, s.b._end),
+    # version 1 (observation.HISTORY_FIELDS); a one-hot value that is unset reads first - 1
+    "opp_played": lambda s: s.theirs(_PLAYED, _V),
+    "opp_draws": lambda s: s.theirs(_DRAWS),
+    "opp_drew_on": lambda s: s.theirs(_DREW, _V),
+    "opp_quit_on": lambda s: s.theirs(_QUIT_ON),
+    "opp_quit_at": lambda s: s.theirs(_QUIT_AT),
+    "last_player": lambda s: np.where(s.b._last < 0, -1, (s.b._last - s.seat) % s.b.num_players),
+    "round": lambda s: np.minimum(s.b._round, MAX_ROUND),
+    "round_moves": lambda s: s.round_moves(),
+}
+"""Each observation field's natural value in every game, by the field's name: the batched
+``Field.get``. A field the specs gain must be added here (a test holds the two equal)."""
+
+_CONSTANT = frozenset({"opp_present", "num_players", "end_score"})
+"""Fields whose value is the same in every state of a batch: written once per batch."""
+
+Writer = Callable[[np.ndarray, np.ndarray], None]
+
+
+def _writer(unit: Unit, end_score: int) -> Writer:
+    """A function writing the unit's ``entries`` for an array of natural values (one row
+    per game) into an ``(N, count)`` block of the observation: the same float32 bits as the
+    scalar encoders write."""
+    if isinstance(unit, Count):
+        scale = np.float32(unit.scale)
+        exact = np.array([k / unit.scale for k in range(unit.most + 1)], dtype=np.float32)
+        if np.array_equal(np.arange(unit.most + 1, dtype=np.float32) / scale, exact):  # float32 division suffices
+
+            def count(v: np.ndarray, out: np.ndarray) -> None:
+                np.divide(v.reshape(out.shape), scale, out=out, dtype=np.float32)
+
+            return count
+        return lambda v, out: out.__setitem__(Ellipsis, np.take(exact, v).reshape(out.shape))
+    if isinstance(unit, Score):
+        return lambda v, out: out.__setitem__(Ellipsis, (v / end_score).reshape(out.shape))
+    if isinstance(unit, Flag):
+        return lambda v, out: out.__setitem__(Ellipsis, v.reshape(out.shape))
+    if isinstance(unit, OneHot):
+        if isinstance(unit.empty, int) and unit.empty != unit.first - 1:
+            raise NotImplementedError(f"a one-hot unit whose unset value is {unit.empty}, not first - 1")
+        rows = np.vstack([np.eye(unit.count, dtype=np.float32), np.zeros(unit.count, dtype=np.float32)])
+        first = unit.first
+        # the unset value, first - 1, reads the last row: zeros
+        return lambda v, out: out.__setitem__(Ellipsis, np.take(rows, v - first, axis=0).reshape(out.shape))
+    raise NotImplementedError(f"the batch has no writer for the unit {unit!r}")
+
+
+class _Plan:
+    """How to write one observation spec for one batch: the constant fields once, into a
+    template row, then per call each other field's block."""
+
+    def __init__(self, spec: ObsSpec, batch: BatchGame) -> None:
+        self.size = spec.size
+        self.blocks: list[tuple[int, int, Reader, Writer]] = []
+        template = np.zeros((1, spec.size), dtype=np.float32)
+        probe = _Seen(batch, batch._cp[:1], batch._me[:1])
+        probe.n = 1
+        for f in spec.fields:
+            read = _READERS.get(f.name)
+            if read is None:
+                raise NotImplementedError(f"the batch cannot read the observation field {f.name!r}: add it to _READERS")
+            start = spec.slices[f.name].start
+            count = f.unit.width * (batch.num_players - 1 if f.per_other else 1)
+            write = _writer(f.unit, batch._end)
+            if f.name in _CONSTANT:
+                write(read(probe), template[:, start : start + count])
+            else:
+                self.blocks.append((start, count, read, write))
+        self.template = template
+
+    def write(self, seen: _Seen) -> np.ndarray:
+        out = np.repeat(self.template, seen.n, axis=0)
+        for start, count, read, write in self.blocks:
+            write(read(seen), out[:, start : start + count])
+        return out
