@@ -66,6 +66,8 @@ _V = NUM_CARD_VALUES  # 7 values: 1..6 and the llama (code 7 = index 6)
 _POINTS = np.array([1, 2, 3, 4, 5, 6, LLAMA_POINTS], dtype=np.int64)  # rule 9, per value index
 _POINTS32 = _POINTS.astype(np.float32)
 _MAX_INT = 2**31 - 1  # the largest score or round number a batch holds
+_OPTIONS = frozenset({"end_score", "hand_size"})
+"""The rule options the batch plays by (a new option of ``Rules`` must be read here too)."""
 
 # The deal (rule 2) sorts 56 random 64-bit keys per game whose lowest 3 bits are replaced
 # by the card codes: the codes then come out in a uniformly random order (two keys equal
@@ -89,7 +91,8 @@ def _penalties(hands: np.ndarray) -> np.ndarray:
     """Rule 9 for hands given as counts per value (last axis): the sum of the distinct
     values held, a llama 10 (as float32 sums, exact for these small integers, which numpy
     adds several times faster than integers)."""
-    return ((hands > 0).astype(np.float32) @ _POINTS32).astype(np.int64)
+    held = (hands > 0).astype(np.float32).reshape(-1, _V)
+    return (held @ _POINTS32).astype(np.int64).reshape(hands.shape[:-1])
 
 
 def _next_seat_table(n: int) -> np.ndarray:
@@ -195,6 +198,9 @@ class BatchGame:
         else:
             raise TypeError(f"seed must be a non-negative int, a numpy Generator or None, got {brief(seed)}")
         self._key = int(self._rng.integers(2**63))  # of the generators that snapshots name
+        unknown = sorted(set(rules.options()) - _OPTIONS)
+        if unknown:
+            raise NotImplementedError(f"the batched engine does not play the rule option {unknown[0]!r} yet")
         self.rules = rules
         n = self.num_games = int(num_games)
         p = self.num_players = rules.num_players
@@ -229,6 +235,8 @@ class BatchGame:
         self._loaded_rng: dict[int, Any] = {}  # game -> the generator state its snapshot named, until a deal
         self._plans: dict[int, _Plan] = {}
         self._me = np.zeros((n, _SEAT_COLUMNS), dtype=np.int8)  # the current seats' rows
+        # for counting the dealt cards per seat: (game x seat) * 8 for each card dealt
+        self._deal_rows = np.repeat(np.arange(n * p, dtype=np.int32) * (_V + 1), rules.hand_size)
 
     # ------------------------------------------------------------------ fields
 
@@ -334,57 +342,58 @@ class BatchGame:
         end of the rounds that ended."""
         nseat = self.num_players
         gi = self._ar if g is None else g
-        sel: slice | np.ndarray = slice(None) if g is None else g
         p = self._cp[gi]
-        play = a < _V
-        draw = a == _V
-        quit_ = a == _V + 1
-        top = self._top[gi]
-        draw_len = self._draw_len[gi]
-        discard_len = self._discard_len[gi]
-        in_round = self._in_round[gi]
-        moves = discard_len - 1 + (self._undealt - draw_len) + (nseat - in_round)  # before this move
-        row = (gi * nseat + p) * _SEAT_COLUMNS
-        # the value index of the card that leaves or enters the hand (anything when none does)
-        drawn = np.take(self._draw.reshape(-1), gi * DECK_SIZE + draw_len - 1, mode="wrap")
-        card = np.where(play, a, drawn - 1)
-        delta = draw.view(np.int8) - play.view(np.int8)
+        row = (gi * nseat + p) * _SEAT_COLUMNS  # the mover's row of the seat table, flat
         seats = self._seat_flat
-        np.add.at(seats, row + (_HAND + card), delta)
-        np.add.at(seats, row + _SIZE, delta)
-        np.add.at(seats, row + (_PLAYED + card), play.view(np.int8))
-        np.add.at(seats, row + (_DREW - 1 + top), draw.view(np.int8))
-        np.add.at(seats, row + _DRAWS, draw.view(np.int8))
-        np.add.at(seats, row + _QUIT_ON, (quit_ * top).astype(np.int8))
-        np.add.at(seats, row + _QUIT_AT, (quit_ * (moves + 1)).astype(np.int8))
-        # rule 4: the card played goes on the discard pile (written past the pile otherwise)
-        self._discard.reshape(-1)[gi * DECK_SIZE + discard_len] = a + 1
-        self._discard_len[sel] = discard_len + play
-        np.add.at(self._discard_counts.reshape(-1), gi * _V + card, play.view(np.int8))
-        self._top[sel] = np.where(play, a + 1, top)
-        self._last[sel] = np.where(play, p, self._last[gi])
+        top = self._top[gi]
+        # rule 4: a card played leaves the hand for the discard pile
+        k = np.flatnonzero(a < _V)
+        gk, rk, card = gi[k], row[k], a[k]
+        seats[rk + (_HAND + card)] -= 1
+        seats[rk + _SIZE] -= 1
+        seats[rk + (_PLAYED + card)] += 1
+        pile = self._discard_len[gk]
+        self._discard.reshape(-1)[gk * DECK_SIZE + pile] = card + 1
+        self._discard_len[gk] = pile + 1
+        self._discard_counts.reshape(-1)[gk * _V + card] += 1
+        self._top[gk] = card + 1
+        self._last[gk] = p[k]
+        went_out = k[seats[rk + _SIZE] == 0]
         # rule 5: a draw takes the draw pile's last card
-        self._draw_len[sel] = draw_len - draw
+        k = np.flatnonzero(a == _V)
+        gk, rk = gi[k], row[k]
+        left = self._draw_len[gk] - 1
+        self._draw_len[gk] = left
+        seats[rk + (_HAND - 1 + np.take(self._draw.reshape(-1), gk * DECK_SIZE + left))] += 1
+        seats[rk + _SIZE] += 1
+        seats[rk + (_DREW - 1 + top[k])] += 1
+        seats[rk + _DRAWS] += 1
         # rule 6: a seat that quits is out of the round
-        bits = self._quit_bits[gi] | (quit_ << p)
-        self._quit_bits[sel] = bits
-        in_round = in_round - quit_
-        self._in_round[sel] = in_round
+        k = np.flatnonzero(a == _V + 1)
+        gk, rk = gi[k], row[k]
+        in_round = self._in_round[gk]
+        moves = self._discard_len[gk] - 1 + (self._undealt - self._draw_len[gk]) + (nseat - in_round)
+        seats[rk + _QUIT_ON] = top[k]
+        seats[rk + _QUIT_AT] = moves + 1  # this move's number in the round
+        self._quit_bits[gk] |= 1 << p[k]
+        self._in_round[gk] = in_round - 1
+        all_quit = k[in_round == 1]
         # rule 7: the next seat to the left that is still in
-        self._cp[sel] = np.take(self._next, p << nseat | bits)
+        self._cp[gi] = np.take(self._next, p << nseat | self._quit_bits[gi])
         # rule 8: the round ends when a hand is empty or nobody is left in it
-        went_out = play & (np.take(seats, row + _SIZE) == 0)
-        done = went_out | (in_round == 0)
-        if done.any():
-            k = np.flatnonzero(done)
-            self._end_rounds(gi[k], np.where(went_out[k], p[k], -1), p[k], rewards, ended)
+        if went_out.size or all_quit.size:
+            done = np.concatenate([went_out, all_quit])
+            seat = np.concatenate([p[went_out], np.full(all_quit.size, -1)])
+            order = np.argsort(done)  # in game order, whatever ended each round
+            done, seat = done[order], seat[order]
+            self._end_rounds(gi[done], seat, p[done], rewards, ended)
 
     def _end_rounds(
         self, g: np.ndarray, went_out: np.ndarray, mover: np.ndarray, rewards: np.ndarray, ended: np.ndarray
     ) -> None:
         """Rules 9-12 for the games ``g`` whose round just ended: score it, then deal the
         next round, or end the game (``went_out``: the seat that went out, or -1)."""
-        penalties = _penalties(self._seats[g, :, _HAND : _HAND + _V])  # rule 9
+        penalties = _penalties(np.take(self._seats, g, axis=0)[:, :, _HAND : _HAND + _V])  # rule 9
         scores = self._scores[g]
         out = np.flatnonzero(went_out >= 0)
         seat = went_out[out]
@@ -435,7 +444,7 @@ class BatchGame:
         keys.sort(axis=1)
         decks = (keys & _KEY_LOW).astype(np.int8)
         dealt = nseat * h
-        per_seat = np.repeat(np.arange(k * nseat) * (_V + 1), h) + decks[:, :dealt].reshape(-1)
+        per_seat = self._deal_rows[: k * dealt] + decks[:, :dealt].reshape(-1)
         counts = np.bincount(per_seat, minlength=k * nseat * (_V + 1)).reshape(k, nseat, _V + 1)
         rows = np.zeros((k, nseat, _SEAT_COLUMNS), dtype=np.int8)
         rows[:, :, _HAND : _HAND + _V] = counts[:, :, 1:]

@@ -486,6 +486,14 @@ def test_the_state_of_4096_games_is_under_20_mb():
     assert held < 20e6, held
 
 
+def test_the_batch_plays_every_rule_option():
+    """A rule option added to ``Rules`` must be played by the batch as well: this fails,
+    naming it, until ``llama_env/batch.py`` reads it (and lists it in ``_OPTIONS``)."""
+    from llama_env import batch
+
+    assert set(Rules().options()) == batch._OPTIONS
+
+
 def test_the_batch_imports_only_numpy_and_the_engine_modules():
     """Principle 1: like the engine, the batch knows nothing about RL libraries."""
     tree = ast.parse((ROOT / "llama_env" / "batch.py").read_text(encoding="utf-8"))
