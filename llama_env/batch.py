@@ -15,13 +15,19 @@ its rewards the ``"game"`` reward of ``llama_env.rewards``. The one difference i
 shuffle (rule 2): the batch deals every round from its own generator, so a deal is as random
 as the engine's but not the same cards.
 
-How the state is held (per game; ``P`` seats): hands as counts per value ``(P, 7)``; the draw
-pile as an array of 56 card codes and its length (the next card drawn is the last one, as in
-the snapshot); the discard pile likewise, with its top card and its counts per value kept
-beside it; the seats that quit as the bits of one small integer, so that rule 7's next
-seat is one table look-up; the round's public record (cards played and draws per value and
-seat, when and on what each seat quit) as the engine keeps it. About 700 bytes a game at six
-players.
+How the state is held (per game; ``P`` seats): one row of small integers per seat with its
+cards per value, its hand size and its public record of the round (cards played and draws
+per value, draws, when and on what it quit: what the engine keeps); the draw pile as an
+array of 56 card codes and its length (the next card drawn is the last one, as in the
+snapshot); the discard pile likewise, with its top card and its counts per value kept
+beside it; the seats that quit as the bits of one integer, so that rule 7's next seat is
+one table look-up. With the public fields and the tables, about 500 bytes a game at four
+players and 600 at six (:attr:`BatchGame.nbytes`).
+
+The step applies each kind of action's rules to the games that chose it with array
+operations (no Python loop runs over the games), and the observation is written field by
+field from the specs of ``llama_env.observation``: a field is declared once there and read
+here by its name.
 """
 
 from __future__ import annotations
@@ -134,8 +140,11 @@ class BatchGame:
         num_players: players at every table, 2..6 (default 4).
         seed: an int, a ``np.random.Generator`` or ``None`` (fresh entropy): the one
             generator that shuffles every deal of every game (rule 2).
-        end_score, hand_size: the rule options, or ``rules=Rules(...)`` instead of them and
-            ``num_players`` (giving both is a ``ValueError``, as for the engine).
+        end_score: the game ends after a round in which a score reaches this (default 40).
+        hand_size: cards dealt to each player (default 6).
+        rules: the table size and rule options as one :class:`~llama_env.engine.Rules`,
+            instead of ``num_players``, ``end_score`` and ``hand_size`` (giving both is a
+            ``ValueError``, as for the engine).
         auto_reset: start a new game wherever one ends (default ``True``).
 
     Every game starts as the engine's does: scores 0, round 1, seat 0 begins (rule 11).
@@ -259,7 +268,7 @@ class BatchGame:
     @property
     def nbytes(self) -> int:
         """Bytes held in the batch's arrays: the state, the public fields and the tables
-        (about 400 bytes a game at four players, 530 at six)."""
+        (about 500 bytes a game at four players, 600 at six)."""
         return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray) and v.base is None)
 
     def _publish(self, ended: np.ndarray) -> None:
