@@ -329,13 +329,13 @@ class BatchGame:
             raise ValueError(f"actions must have shape ({n},): one per game, got shape {a.shape}")
         if a.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array (Action values 0..8), got dtype {a.dtype}")
-        a = a.astype(np.int64, copy=False)
-        ok = (a >= 0) & (a < NUM_ACTIONS)
+        given, a = a, a.astype(np.int64, copy=False)
+        ok = (given >= 0) & (given < NUM_ACTIONS)
         ok &= np.take(self.legal_action_mask.reshape(-1), self._ar * NUM_ACTIONS + np.where(ok, a, 0))
         ok |= self._over
         if not ok.all():
             bad = np.flatnonzero(~ok)
-            raise self._illegal(int(bad[0]), int(a[bad[0]]), bad.size - 1)
+            raise self._illegal(int(bad[0]), int(given[bad[0]]), bad.size - 1)
         return a
 
     def _illegal(self, i: int, action: int, others: int) -> IllegalActionError:

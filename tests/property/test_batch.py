@@ -391,12 +391,12 @@ def test_actions_of_the_wrong_shape_or_dtype_are_refused(actions, message):
     _same(batch, twin)
 
 
-@pytest.mark.parametrize("bad", [NUM_ACTIONS, -1, 1000])
+@pytest.mark.parametrize("bad", [NUM_ACTIONS, -1, 1000, 2**64 - 1])
 def test_an_illegal_action_in_one_game_names_that_game(bad):
     batch, twin = _twins()
-    actions = _first_legal(batch)
+    actions = _first_legal(batch).astype(np.uint64 if bad > 2**63 else np.int64)
     actions[11] = bad
-    with pytest.raises(IllegalActionError, match=r"^game 11, seat 0: .*legal now: .*8 \(QUIT\)"):
+    with pytest.raises(IllegalActionError, match=rf"^game 11, seat 0: action {bad} is out of range.*8 \(QUIT\)"):
         batch.step(actions)
     _same(batch, twin)
 
