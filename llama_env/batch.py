@@ -44,13 +44,13 @@ from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
     DEFAULT_NUM_PLAYERS,
-    LLAMA_POINTS,
     NUM_ACTIONS,
     NUM_CARD_VALUES,
     IllegalActionError,
     LlamaGame,
     Rules,
     brief,
+    card_points,
     check_flag,
     seeded_generator,
 )
@@ -69,7 +69,7 @@ from llama_env.observation import (
 __all__ = ["BatchGame"]
 
 _V = NUM_CARD_VALUES  # 7 values: 1..6 and the llama (code 7 = index 6)
-_POINTS = np.array([1, 2, 3, 4, 5, 6, LLAMA_POINTS], dtype=np.int64)  # rule 9, per value index
+_POINTS = np.array([card_points(c) for c in range(1, _V + 1)], dtype=np.int64)  # rule 9, per value index
 _POINTS32 = _POINTS.astype(np.float32)
 _MAX_INT = 2**31 - 1  # the largest score or round number a batch holds
 _OPTIONS = frozenset({"end_score", "hand_size"})
