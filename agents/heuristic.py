@@ -144,8 +144,8 @@ HEURISTIC_DEFAULTS: dict[str, float] = {
     "urgency_points": 1.0,
     "chain_bonus": 0.0,
 }
-"""The tuned parameters of :class:`HeuristicAgent` (see ``docs/agents.md`` and
-``benchmarks/tune_heuristic.py`` for the evidence)."""
+"""The tuned parameters of :class:`HeuristicAgent`, as ``llama-rl tune-heuristic``
+(:mod:`train.fit.heuristic`) prints them; ``docs/agents.md`` has the evidence."""
 
 
 @register("heuristic", group="baseline")

@@ -11,11 +11,11 @@ for the others), then the others move until its next decision, which a *value ne
 ended). It plays the move with the highest mean value over the same worlds.
 
 The two networks (``agents/models/search_<n>p.npz``, :data:`NETWORKS`) were fitted on
-48,000 games of the specialist against ``heuristic`` by ``benchmarks/learned_search.py``
-(see docs/training.md). At table sizes without them, at rule options they were not
-fitted on (``end_score`` other than 40) and for observations that do not fit a round
-dealt 6 cards a hand (and given a version-0 observation), the agent plays exactly as
-``ppo``.
+48,000 games of the specialist against ``heuristic`` by ``llama-rl fit-search``
+(:mod:`train.fit.search_nets`; docs/training.md, "Reproduce every shipped agent"). At
+table sizes without them, at rule options they were not fitted on (``end_score`` other
+than 40) and for observations that do not fit a round dealt 6 cards a hand (and given a
+version-0 observation), the agent plays exactly as ``ppo``.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ __all__ = [
     "save_networks",
     "mlp",
     "belief_hands",
+    "belief_world",
     "policy_move",
     "searched_move",
 ]
@@ -144,6 +145,14 @@ def belief_hands(
     return hands
 
 
+def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rng: np.random.Generator) -> LlamaGame:
+    """One world the search looks ahead in: ``state`` (the public game behind
+    ``observation``, :func:`llama_env.worlds.public_state`) with the other hands drawn
+    by :func:`belief_hands` and the rest of the unseen cards shuffled into the draw pile
+    (:func:`llama_env.worlds.deal_world`). The observer is seat 0 and to act."""
+    return deal_world(state, belief_hands(observation, state, belief, rng), rng)
+
+
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
     """ppo with a one-move search at 4 players where its specialist is unsure, ppo at the
@@ -198,10 +207,7 @@ class SearchAgent(BaseAgent):
 
     def _search(self, observation: np.ndarray, state: PublicState, legal: list[int], actor: Actor) -> int:
         value_net, belief_net = self.networks[len(state.hand_sizes) + 1]
-        worlds = (
-            deal_world(state, belief_hands(observation, state, belief_net, self.rng), self.rng)
-            for _ in range(self.worlds)
-        )
+        worlds = (belief_world(observation, state, belief_net, self.rng) for _ in range(self.worlds))
         return searched_move(worlds, 0, legal, actor, self.opponent, value_net)
 
     def __repr__(self) -> str:

@@ -1,29 +1,19 @@
-"""The worlds the search experiments draw (benchmarks/search_experiment.py and
-learned_search.py) look exactly like the real game from the searcher's seat: a world
-that looked different would mislead the search, or leak what the seat cannot see."""
-
-import importlib
-import sys
-from pathlib import Path
+"""The worlds the search agent looks ahead in (``agents.search.belief_world``: the other
+hands drawn from its belief network, dealt into the public game that
+``llama_env.worlds`` rebuilds from its observation) look exactly like the real game from
+its seat, whatever the network says: a world that looked different would mislead the
+search, and one that copied the hidden cards would leak what the seat cannot see.
+tests/property/test_worlds.py holds the dealing itself to the same, for hands given."""
 
 import numpy as np
 import pytest
 
 from agents.heuristic import HeuristicAgent
+from agents.search import belief_world
 from llama_env.engine import NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import encode_v1
 from llama_env.table import Table
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def scripts():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        yield importlib.import_module("search_experiment"), importlib.import_module("learned_search")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+from llama_env.worlds import public_state
 
 
 def _decisions(players: int, games: int):
@@ -37,42 +27,45 @@ def _decisions(players: int, games: int):
             table.play_turn()
 
 
+def _hidden(game: LlamaGame) -> list[int]:
+    """What seat 0 cannot see: the other hands and the draw pile, as sorted card codes."""
+    return sorted(game.draw_pile + [c for p in range(1, game.num_players) for c in game.hand(p)])
+
+
 @pytest.mark.parametrize("players", [2, 4, 6])
-def test_worlds_look_like_the_game_from_the_seat(scripts, players):
-    search_experiment, learned_search = scripts
+def test_belief_worlds_look_like_the_game_from_the_seat(players):
     rng = np.random.default_rng(0)
-    belief = [  # random weights: the sampler must keep the world consistent whatever the network says
-        (rng.normal(size=(encode_v1(LlamaGame(players), 0).size, 8)), rng.normal(size=8)),
+    width = encode_v1(LlamaGame(players), 0).size
+    belief = [  # random weights: the worlds must stay consistent whatever the network says
+        (rng.normal(size=(width, 8)), rng.normal(size=8)),
         (rng.normal(size=(8, (players - 1) * NUM_CARD_VALUES)), rng.normal(size=(players - 1) * NUM_CARD_VALUES)),
     ]
-    differ = 0
-    seen = 0
+    differ = seen = 0
     for game in _decisions(players, 6):
         mine = encode_v1(game, 0)
-        worlds = [
-            search_experiment.sample_from_record(game, 0, rng, 0.25, True, keep_history=True),
-            search_experiment.sample_from_record(game, 0, rng, 1.0, False, keep_history=True),
-            learned_search.sample_from_belief(game, 0, belief, rng),
-        ]
-        for world in worlds:
+        state = public_state(mine)
+        for _ in range(3):
+            world = belief_world(mine, state, belief, rng)
             np.testing.assert_array_equal(encode_v1(world, 0), mine)
+            assert world.current_player == 0
             assert world.legal_actions() == game.legal_actions()
-            assert sorted(world.draw_pile + [c for p in range(1, players) for c in world.hand(p)]) == sorted(
-                game.draw_pile + [c for p in range(1, players) for c in game.hand(p)]
-            )
+            assert _hidden(world) == _hidden(game)
             differ += any(world.hand(p) != game.hand(p) for p in range(1, players))
             seen += 1
+    assert seen > 50
     assert differ > seen // 2  # the hidden cards are drawn again, not copied from the game
 
 
-def test_without_keep_history_the_world_forgets_the_record(scripts):
-    search_experiment, _ = scripts
-    rng = np.random.default_rng(1)
-    for game in _decisions(4, 2):
-        if game.round_moves:
-            world = search_experiment.sample_from_record(game, 0, rng, 0.25, True)
-            assert game.to_dict()["history"] is not None
-            assert world.to_dict()["history"] is None
-            assert encode_v1(world, 0)[:52].tolist() == encode_v1(game, 0)[:52].tolist()
-            return
-    pytest.fail("no decision after the first move of a round")
+def test_a_confident_belief_deals_what_it_believes():
+    """A network that puts every other hand's weight on one value deals that value
+    wherever the unseen cards allow it: the draws follow the network."""
+    players, llama = 2, NUM_CARD_VALUES
+    game = next(_decisions(players, 1))
+    mine = encode_v1(game, 0)
+    state = public_state(mine)
+    bias = np.full(NUM_CARD_VALUES, -50.0)
+    bias[llama - 1] = 50.0
+    belief = [(np.zeros((mine.size, NUM_CARD_VALUES)), bias)]
+    world = belief_world(mine, state, belief, np.random.default_rng(0))
+    llamas = min(state.unseen[llama - 1], state.hand_sizes[0])
+    assert world.hand(1).count(llama) == llamas

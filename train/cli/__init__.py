@@ -11,6 +11,8 @@ notebooks) can call directly.
     llama-rl serve
     llama-rl agents
     llama-rl train ...
+    llama-rl fit-search --out search_4p.npz
+    llama-rl tune-heuristic
 
 Exit codes: 0 success; 1 a game of ``play`` left unfinished (``exit`` or end of input),
 or a missing optional package; 2 a usage error (bad option, unknown agent, wrong number
@@ -24,7 +26,7 @@ import argparse
 import os
 import sys
 
-from train.cli import agents, evaluate, play, serve, tournament, train, watch
+from train.cli import agents, evaluate, fit_search, play, serve, tournament, train, tune_heuristic, watch
 from train.cli.agents import list_agents
 from train.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
 from train.cli.evaluate import EvalCommand, run_eval
@@ -44,8 +46,8 @@ __all__ = [
     "run_tournament",
 ]
 
-_COMMANDS = (evaluate, tournament, play, watch, serve, agents, train)
-COMMAND_NAMES = ("eval", "tournament", "play", "watch", "serve", "agents", "train")
+_COMMANDS = (evaluate, tournament, play, watch, serve, agents, train, fit_search, tune_heuristic)
+COMMAND_NAMES = ("eval", "tournament", "play", "watch", "serve", "agents", "train", "fit-search", "tune-heuristic")
 """The subcommands, in the order ``--help`` lists them."""
 
 
@@ -62,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  llama-rl play --players 3 --opponents heuristic\n"
             "  llama-rl serve                       # play and watch in the browser\n"
             "  llama-rl train\n"
+            "  llama-rl fit-search --out search_4p.npz   # the search agent's networks\n"
             "\nRun `llama-rl COMMAND --help` for the options of a command."
         ),
         formatter_class=HelpFormatter,

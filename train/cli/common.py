@@ -30,6 +30,8 @@ __all__ = [
     "rule_flag",
     "rules_from_args",
     "add_run_options",
+    "add_command",
+    "add_count",
     "missing_dependency",
     "SubParsers",
 ]
@@ -200,3 +202,31 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
                     textwrap.fill(" ".join(para.split()), width, initial_indent=indent, subsequent_indent=indent)
                 )
         return "\n\n".join(paragraphs)
+
+
+def add_command(
+    sub: SubParsers, name: str, run: Callable[[argparse.Namespace], int], doc: str
+) -> argparse.ArgumentParser:
+    """Add the subcommand ``name``, which ``run(args)`` carries out, its help written once
+    in ``doc`` (its module's docstring, three parts): a first paragraph naming the command
+    in double backticks, a colon and what it does (its line in ``llama-rl --help``); the
+    description; and a last paragraph of ``examples:``. Its own ``--help`` shows all three."""
+    first, *middle, last = doc.strip().split("\n\n")
+    if not last.startswith("examples:") or not middle or f"``{PROG} {name}``: " not in first:
+        raise ValueError(f"the help of {name!r} needs a summary, a description and examples: {doc[:60]!r}")
+    p: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=" ".join(first.split(": ", 1)[1].split()).rstrip("."),
+        description="\n\n".join(middle),
+        epilog=last,
+        formatter_class=HelpFormatter,
+    )
+    p.set_defaults(func=run, command_parser=p)
+    return p
+
+
+def add_count(p: argparse.ArgumentParser, flag: str, default: int | None, what: str, doc: str, low: int = 1) -> None:
+    """An integer option of at least ``low`` (``what`` names it in errors), its default
+    shown after ``doc`` (``None``: ``doc`` says what leaving it out does)."""
+    shown = "" if default is None else f" (default {default})"
+    p.add_argument(flag, type=int_in(low, None, what), default=default, metavar="N", help=doc + shown)

@@ -1,0 +1,139 @@
+"""The commands that make what ships besides the PPO models (train/fit/): the search
+agent's networks and the heuristic's tuned parameters. Small runs here; the full ones
+reproduce the shipped files (docs/training.md, "Reproduce every shipped agent")."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import train.fit.heuristic as tuning
+from agents.heuristic import HEURISTIC_DEFAULTS
+from agents.ppo import SHIPPED, load_actor
+from agents.search import NETWORKS, SearchAgent, load_networks
+from llama_env.observation import ObsView
+from train.cli import main
+from train.fit.heuristic import START, TuneConfig, format_defaults, tune
+from train.fit.search_nets import SearchNetsConfig, collect, fit_search_networks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(argv)
+    return code, out.getvalue()
+
+
+# --------------------------------------------------------------------------- the search agent's networks
+
+
+@pytest.fixture(scope="module")
+def specialist():
+    return load_actor(SHIPPED["ppo"][4])
+
+
+def test_the_data_is_what_the_specialist_saw_and_what_the_others_held(specialist):
+    data = collect(specialist, 4, 8, seed=0)
+    assert len(data.obs) == len(data.hands) == len(data.win) == len(data.game) > 8 * 20
+    for obs, hands in zip(data.obs[::37], data.hands[::37], strict=True):
+        assert list(hands.sum(axis=1)) == list(ObsView(obs, 1).opp_hand_size)
+    assert set(data.game.tolist()) == set(range(8))
+    assert set(np.unique(data.win)) <= {0.0, 1 / 3, 0.5, 1.0}
+    again = collect(specialist, 4, 8, seed=0)
+    np.testing.assert_array_equal(again.obs, data.obs)  # the deals follow the seed
+    assert not np.array_equal(collect(specialist, 4, 8, seed=1).obs[:50], data.obs[:50])
+
+
+def test_fitted_networks_are_read_by_the_search_agent(tmp_path, monkeypatch):
+    out = tmp_path / "search_4p.npz"
+    lines: list[str] = []
+    result = fit_search_networks(SearchNetsConfig(games=12, hidden=(8,)), out, log=lines.append)
+    assert out.is_file() and result.path == out and result.decisions > 100
+    assert [len(v) for v in result.held_out_loss.values()] == [2, 3]
+    assert lines[-1] == f"networks written to {out}"
+    value, belief = load_networks(out, 4)
+    assert [w.shape for w, _ in value] == [(175, 8), (8, 1)]
+    monkeypatch.setitem(NETWORKS, 4, out)
+    SearchAgent(worlds=2, seed=0)  # loads them
+
+
+def test_the_same_settings_fit_the_same_networks(tmp_path):
+    for name in ("a.npz", "b.npz"):
+        fit_search_networks(SearchNetsConfig(games=6, hidden=(4,)), tmp_path / name, log=lambda line: None)
+    with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
+        assert a.files == b.files
+        for key in a.files:
+            np.testing.assert_array_equal(a[key], b[key])
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (SearchNetsConfig(players=3), "no shipped ppo specialist plays 3 players"),
+        (SearchNetsConfig(games=0), "games must be >= 1"),
+        (SearchNetsConfig(held_out=1), "held_out must be >= 2"),
+        (SearchNetsConfig(hidden=()), "hidden must be positive layer sizes"),
+    ],
+)
+def test_a_bad_config_is_refused_naming_the_field(config, message):
+    with pytest.raises(ValueError, match=message):
+        config.validate()
+
+
+def test_a_version_0_model_is_refused_before_any_game(tmp_path):
+    config = SearchNetsConfig(model=str(ROOT / "agents" / "models" / "ppo_llama.zip"))
+    with pytest.raises(ValueError, match="reads version-0 observations"):
+        fit_search_networks(config, tmp_path / "x.npz")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--out", "x.txt"], "--out must name a .npz file, got 'x.txt'"),
+        (["--out", "nowhere/x.npz"], "the folder 'nowhere' does not exist"),
+        (["--model", "nowhere.npz", "--out", "x.npz"], "--model 'nowhere.npz': no such file or directory"),
+        (["--players", "5", "--out", "x.npz"], "no shipped ppo specialist plays 5 players"),
+        (["--games", "0", "--out", "x.npz"], "the number of games must be at least 1"),
+    ],
+)
+def test_fit_search_names_bad_input(argv, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, output = _cli(["fit-search", *argv])
+    assert code == 2 and message in output and "Traceback" not in output
+    assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- the heuristic's parameters
+
+
+def test_the_printed_form_is_the_one_agents_heuristic_py_holds():
+    source = (ROOT / "agents" / "heuristic.py").read_text(encoding="utf-8")
+    assert format_defaults(HEURISTIC_DEFAULTS) in source
+    namespace: dict[str, object] = {}
+    exec(format_defaults(START), namespace)  # it is Python, to paste
+    assert namespace["HEURISTIC_DEFAULTS"] == START
+
+
+def test_the_descent_keeps_the_best_value_and_the_types_of_start(monkeypatch):
+    monkeypatch.setattr(tuning, "GRID", {"strand_cost": [2, 16], "danger_hand": [1, 2]})
+    lines: list[str] = []
+    best = tune(TuneConfig(games=8, passes=1, workers=1), log=lines.append)
+    assert set(best) == set(START)
+    assert all(type(best[k]) is type(START[k]) for k in START)  # 16 -> 16.0, danger_hand stays an int
+    assert {k: v for k, v in best.items() if k not in tuning.GRID} == {
+        k: START[k] for k in START if k not in tuning.GRID
+    }
+    assert lines[0].startswith("start: objective ") and len(lines) == 3
+
+
+def test_tune_heuristic_validates_its_options():
+    with pytest.raises(ValueError, match="start must be 'start' or 'current'"):
+        TuneConfig(start="middle").validate()
+    code, output = _cli(["tune-heuristic", "--passes", "0"])
+    assert code == 2 and "the number of passes must be at least 1" in output

@@ -1,0 +1,88 @@
+"""``llama-rl fit-search``: make the search agent's value and belief networks from games of
+a PPO specialist.
+
+Play --games games of a PPO specialist (observation version 1) at one seat against
+heuristic at the others, on deals no evaluation uses, and record its decisions: what it
+saw, the others' hands and whether it won. Then fit the search agent's two networks on
+them (256-256, ReLU): a value network (the observation -> the chance to win) and a
+belief network (the observation -> the share of each card value in each other hand), and
+write both to --out as agents.make("search") reads them.
+
+The defaults made the shipped agents/models/search_4p.npz (about 3 minutes of games and
+1.5 of fitting on one core). Needs the 'train' extra (PyTorch).
+
+examples:
+  llama-rl fit-search --out search_4p.npz           # the shipped networks again
+  llama-rl fit-search --games 2000 --out small.npz   # a quick look
+  llama-rl fit-search --players 6 --model runs/my_6p --out search_6p.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from train.cli.common import (
+    CommandError,
+    SubParsers,
+    add_command,
+    add_count,
+    missing_dependency,
+    players_type,
+    seed_type,
+)
+from train.fit.search_nets import FitResult, SearchNetsConfig, fit_search_networks
+
+__all__ = ["add_parser", "run_fit_search"]
+
+_DEFAULTS = SearchNetsConfig()
+
+
+def run_fit_search(config: SearchNetsConfig, out: str | Path) -> FitResult:
+    """Fit the networks of ``config`` into ``out`` (a ``.npz`` file in a folder that
+    exists), reporting progress on stdout; bad input is a :class:`CommandError`."""
+    path = Path(out)
+    if path.suffix != ".npz":
+        raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
+    if not path.parent.is_dir():
+        raise CommandError(f"--out {str(out)!r}: the folder {str(path.parent)!r} does not exist")
+    if config.model is not None and not Path(config.model).exists():
+        raise CommandError(f"--model {config.model!r}: no such file or directory")
+    try:
+        config.validate()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    with missing_dependency("llama-rl fit-search"):
+        import torch  # noqa: F401 - fail before minutes of data, not after them
+
+        try:
+            return fit_search_networks(config, path, log=lambda line: print(line, flush=True))
+        except ValueError as exc:  # a model that cannot be read, or one that reads version 0
+            raise CommandError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = SearchNetsConfig(players=args.players, games=args.games, seed=args.seed, model=args.model)
+    run_fit_search(config, args.out)
+    return 0
+
+
+def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
+    d = _DEFAULTS
+    p = add_command(sub, "fit-search", _run, __doc__)
+    p.add_argument("--out", required=True, metavar="FILE", help="the .npz file to write")
+    p.add_argument(
+        "--players", type=players_type, default=d.players, metavar="N",
+        help=f"the table size the networks serve (default {d.players})",
+    )  # fmt: skip
+    add_count(p, "--games", d.games, "the number of games", "games of data")
+    p.add_argument(
+        "--seed", type=seed_type, default=d.seed, help=f"seeds the data's deals and the fitting (default {d.seed})"
+    )
+    p.add_argument(
+        "--model",
+        metavar="PATH",
+        help="the specialist whose games are the data (a model file or run directory, observation version 1; "
+        "default: the shipped ppo specialist of --players)",
+    )
+    return p

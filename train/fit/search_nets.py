@@ -1,0 +1,250 @@
+"""The search agent's two networks, made from games of a PPO specialist.
+
+``agents.make("search")`` (:mod:`agents.search`) reads a *value network* (its
+version-1 observation -> its chance to win the game) to value the worlds it looks
+ahead in, and a *belief network* (the observation -> the share of each card value in
+each other hand) to deal those worlds. Both come from here, in two steps:
+
+1. **Data**: ``games`` games of the specialist at one seat (rotated from game to game)
+   against ``heuristic`` at every other, on deals no evaluation uses. At each of the
+   specialist's decisions: its version-1 observation, the others' true hands and its
+   win share at the game's end (about 45 decisions a 4-player game).
+2. **Two networks** (256-256, ReLU, Adam, 1,024 per batch, the learning rate 1e-3
+   decaying to 0 on a cosine): the value network by binary cross-entropy for 2 epochs
+   (more overfits: a game's observations are correlated), the belief network by
+   cross-entropy against each hand's shares for 3. One game in 20 is held out and its
+   loss reported after each epoch.
+
+The defaults are those of the shipped ``agents/models/search_4p.npz``:
+``llama-rl fit-search --players 4 --out agents/models/search_4p.npz`` writes it again,
+array for array (docs/training.md, "Reproduce every shipped agent"). The fitting needs
+PyTorch (the ``train`` extra); the data and the search itself do not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.heuristic import HeuristicAgent
+from agents.ppo import SHIPPED, Actor, PPOAgent, load_actor
+from agents.search import Layers, save_networks
+from llama_env.agent import Agent
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame
+from llama_env.observation import encode_v1
+from llama_env.rewards import game_rewards
+from llama_env.table import Table, TableListener
+
+__all__ = ["DATA_DEALS", "SearchNetsConfig", "SearchData", "FitResult", "collect", "fit_network", "fit_search_networks"]
+
+DATA_DEALS = 20_000_000
+"""Game ``g`` of seed ``s`` is dealt from ``DATA_DEALS + s * 1_000_003 + g``: far from the
+deals of every evaluation (``llama-rl eval`` derives its deals from seed sequences, the
+benchmarks from ``seed * 1_000_003 + g``)."""
+
+_NV = NUM_CARD_VALUES
+
+
+@dataclass(frozen=True)
+class SearchNetsConfig:
+    """What the networks are fitted on and how; the defaults made the shipped file."""
+
+    players: int = 4
+    """The table size the networks serve (the search agent uses them at that size only)."""
+    games: int = 48_000
+    """Games of data."""
+    seed: int = 0
+    """Seeds the data's deals and the fitting (initial weights, batch order)."""
+    model: str | None = None
+    """The specialist whose games are the data and whose moves the search plays in its
+    rollouts: a model file or run directory with observation version 1; ``None`` = the
+    shipped ``ppo`` specialist of :attr:`players`."""
+    hidden: tuple[int, ...] = (256, 256)
+    """Hidden layer sizes of both networks."""
+    batch_size: int = 1024
+    learning_rate: float = 1e-3
+    value_epochs: int = 2
+    belief_epochs: int = 3
+    held_out: int = 20
+    """One game in this many is held out of the fitting, to report its loss."""
+
+    def validate(self) -> SearchNetsConfig:
+        """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
+        if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
+            raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
+        if self.model is None and self.players not in SHIPPED["ppo"]:
+            raise ValueError(
+                f"no shipped ppo specialist plays {self.players} players (it has "
+                f"{', '.join(map(str, sorted(SHIPPED['ppo'])))}); give the specialist's model file (--model)"
+            )
+        for key in ("games", "batch_size", "value_epochs", "belief_epochs"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+        if self.held_out < 2:
+            raise ValueError(f"held_out must be >= 2 (one game in held_out is held out), got {self.held_out}")
+        if self.seed < 0:
+            raise ValueError(f"seed must be >= 0, got {self.seed}")
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"hidden must be positive layer sizes, got {self.hidden}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        return self
+
+    def model_path(self) -> Path:
+        """The specialist's file."""
+        return Path(self.model) if self.model is not None else SHIPPED["ppo"][self.players]
+
+
+@dataclass(frozen=True)
+class SearchData:
+    """One row per decision of the specialist."""
+
+    obs: np.ndarray
+    """Its version-1 observations, ``(N, obs size)`` float32."""
+    hands: np.ndarray
+    """The others' hands, ``(N, players - 1, 7)`` int8 card counts, in turn order from its left."""
+    win: np.ndarray
+    """Its win share at the end of the game, ``(N,)`` float32."""
+    game: np.ndarray
+    """The game each decision belongs to, ``(N,)`` int32 (a game is held out whole)."""
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """What :func:`fit_search_networks` made, and what it cost."""
+
+    path: Path
+    decisions: int
+    held_out_loss: dict[str, list[float]]
+    """Network kind -> the held-out loss after each epoch."""
+    data_s: float
+    fit_s: dict[str, float]
+
+
+class _Recorder(TableListener):
+    """Hears one seat's moves at a table: what it saw, and what the others held."""
+
+    def __init__(self, seat: int) -> None:
+        self.seat = seat
+        self.obs: list[np.ndarray] = []
+        self.hands: list[np.ndarray] = []
+
+    def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        if seat == self.seat:
+            game = table.game
+            n = game.num_players
+            self.obs.append(encode_v1(game, seat))
+            others = [game.hand_counts((seat + 1 + i) % n)[1:] for i in range(n - 1)]
+            self.hands.append(np.array(others, dtype=np.int8))
+
+
+def collect(actor: Actor, players: int, games: int, seed: int = 0) -> SearchData:
+    """Step 1: the decisions of ``actor`` in ``games`` games against ``heuristic``."""
+    heuristic = HeuristicAgent()
+    ppo = PPOAgent.from_actor(actor)
+    obs: list[np.ndarray] = []
+    hands: list[np.ndarray] = []
+    wins: list[float] = []
+    game_of: list[int] = []
+    for g in range(games):
+        seat = g % players
+        game = LlamaGame(players, rng=DATA_DEALS + seed * 1_000_003 + g)
+        seats: list[Agent] = [heuristic] * players
+        seats[seat] = ppo
+        recorder = _Recorder(seat)
+        Table(game, seats, listener=recorder).play()
+        obs += recorder.obs
+        hands += recorder.hands
+        wins += [game_rewards(game.scores)[seat]] * len(recorder.obs)
+        game_of += [g] * len(recorder.obs)
+    return SearchData(
+        obs=np.stack(obs),
+        hands=np.stack(hands),
+        win=np.array(wins, dtype=np.float32),
+        game=np.array(game_of, dtype=np.int32),
+    )
+
+
+def fit_network(
+    data: SearchData, kind: str, config: SearchNetsConfig, log: Callable[[str], None] = print
+) -> tuple[Layers, list[float]]:
+    """Step 2: the value (``kind="value"``) or belief (``kind="belief"``) network as
+    :data:`agents.search.Layers`, and its held-out loss after each epoch."""
+    import torch  # the training extra: only the fitting needs it
+
+    if kind not in ("value", "belief"):
+        raise ValueError(f"kind must be 'value' or 'belief', got {kind!r}")
+    torch.manual_seed(config.seed)
+    x = torch.from_numpy(data.obs)
+    held = torch.from_numpy(data.game % config.held_out == 0)
+    others = data.hands.shape[1]
+    if kind == "value":
+        y = torch.from_numpy(data.win)
+        out, epochs = 1, config.value_epochs
+
+        def loss_of(logits: Any, target: Any) -> Any:
+            return torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], target)
+    else:
+        y = torch.from_numpy(data.hands.astype(np.float32))
+        out, epochs = others * _NV, config.belief_epochs
+
+        def loss_of(logits: Any, target: Any) -> Any:
+            logp = torch.log_softmax(logits.view(-1, others, _NV), dim=2)
+            return -(target * logp).sum() / target.sum()
+
+    sizes = [x.shape[1], *config.hidden]
+    layers: list[Any] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+    net = torch.nn.Sequential(*layers, torch.nn.Linear(sizes[-1], out))
+    xt, yt = x[~held], y[~held]
+    steps = epochs * (len(xt) // config.batch_size + 1)
+    opt = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    losses: list[float] = []
+    for epoch in range(epochs):
+        for idx in torch.randperm(len(xt)).split(config.batch_size):
+            loss = loss_of(net(xt[idx]), yt[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        with torch.no_grad():
+            losses.append(float(loss_of(net(x[held]), y[held]).item()) if bool(held.any()) else float("nan"))
+        log(f"  {kind} network, epoch {epoch + 1}: held-out loss {losses[-1]:.4f}")
+    linear = [m for m in net if isinstance(m, torch.nn.Linear)]
+    return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear], losses
+
+
+def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable[[str], None] = print) -> FitResult:
+    """Both steps, then the networks written to ``out`` as the search agent reads them
+    (:func:`agents.search.save_networks`). Raises ``ValueError`` for a bad config or a
+    specialist that does not read version-1 observations."""
+    config.validate()
+    actor = load_actor(config.model_path())
+    if actor.obs_version != 1:
+        raise ValueError(
+            f"{config.model_path()} reads version-{actor.obs_version} observations; the search needs a "
+            "specialist trained with obs_version 1"
+        )
+    t = time.perf_counter()
+    data = collect(actor, config.players, config.games, config.seed)
+    data_s = time.perf_counter() - t
+    log(f"{len(data.obs)} decisions of {config.games} games collected in {data_s:.0f} s")
+    nets: dict[str, Layers] = {}
+    losses: dict[str, list[float]] = {}
+    fit_s: dict[str, float] = {}
+    for kind in ("value", "belief"):
+        t = time.perf_counter()
+        nets[kind], losses[kind] = fit_network(data, kind, config, log)
+        fit_s[kind] = time.perf_counter() - t
+        log(f"  {kind} network fitted in {fit_s[kind]:.0f} s")
+    path = Path(out)
+    save_networks(path, nets["value"], nets["belief"])
+    log(f"networks written to {path}")
+    return FitResult(path, len(data.obs), losses, data_s, fit_s)
