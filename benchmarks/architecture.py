@@ -3,86 +3,24 @@ arrows that point up.
 
     python benchmarks/architecture.py [--modules] [--root PATH]
 
-A *part* is a top-level package (``llama_env``, ``agents``) or a sub-package or module of
-``train`` (``train.evaluation``, ``train.cli``, ...). Every import statement counts,
-also one inside a function and ``importlib.import_module("...")`` with a literal name
-(a lazy import is still a dependency). The layers, bottom
-first, are ``llama_env`` < ``agents`` < ``train``: an arrow from a lower layer to a
-higher one is reported as an upward arrow. ``--modules`` prints the module-level graph
-too. The exit status is 1 when there is an upward arrow or a circle between modules.
+The graph, its parts and its layers are those tests/test_layers.py holds the code to
+(``tests/import_graph.py``, read from there): a *part* is a top-level package
+(``llama_env``, ``agents``) or a sub-package or module of ``train`` (``train.evaluation``,
+``train.cli``, ...), every import statement counts (a lazy one too), and an arrow from a
+lower layer (``llama_env`` < ``agents`` < ``train``) to a higher one is reported as an
+upward arrow. ``--modules`` prints the module-level graph too. The exit status is 1 when
+there is an upward arrow or a circle between modules.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-PACKAGES = ("llama_env", "agents", "train")
-LAYER = {"llama_env": 0, "agents": 1, "train": 2}
-
-
-def module_name(root: Path, path: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def collect(root: Path) -> dict[str, Path]:
-    """Every module of the three packages, by dotted name."""
-    out = {}
-    for pkg in PACKAGES:
-        for path in sorted((root / pkg).rglob("*.py")):
-            out[module_name(root, path)] = path
-    return out
-
-
-def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The project modules ``name`` imports (absolute and relative imports, any depth)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    is_pkg = path.name == "__init__.py"
-    found: set[str] = set()
-
-    def add(target: str) -> None:
-        # the longest project module that the dotted name starts with
-        while target and target not in modules:
-            target = target.rpartition(".")[0]
-        if target and target != name:
-            found.add(target)
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                add(alias.name)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".")
-                base = base if is_pkg else base[:-1]
-                base = base[: len(base) - (node.level - 1)]
-                prefix = ".".join(base + ([node.module] if node.module else []))
-            else:
-                prefix = node.module or ""
-            for alias in node.names:
-                add(f"{prefix}.{alias.name}")
-        elif (
-            isinstance(node, ast.Call)
-            and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            add(node.args[0].value)  # importlib.import_module("pkg.mod"): a dependency too
-    return found
-
-
-def part_of(module: str) -> str:
-    bits = module.split(".")
-    if bits[0] == "train" and len(bits) > 1:
-        return f"train.{bits[1]}"
-    return bits[0]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the graph is the layers test's
+from import_graph import LAYER, collect, find_cycles, graph_of, part_of  # noqa: E402
 
 
 def code_lines(path: Path) -> int:
@@ -92,44 +30,6 @@ def code_lines(path: Path) -> int:
     )
 
 
-def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-    counter = [0]
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    sys.setrecursionlimit(10_000)
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1], help="the checkout to read")
@@ -137,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     modules = collect(args.root)
-    graph = {m: imports_of(m, path, modules) for m, path in modules.items()}
+    graph = graph_of(args.root)
 
     lines: dict[str, int] = defaultdict(int)
     files: dict[str, int] = defaultdict(int)

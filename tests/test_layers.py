@@ -1,10 +1,12 @@
-"""The layers hold (STYLE principles 1 and 14).
+"""The layers hold (STYLE principles 1, 14 and 18).
 
 * The engine knows nothing about RL: the engine-level modules of ``llama_env`` import
   only the standard library, numpy and each other, and work with gymnasium and
   pettingzoo blocked.
 * Arrows point down: no module of ``llama_env`` imports ``agents`` or ``train``;
-  ``agents`` imports only ``llama_env``; there is no import circle anywhere.
+  ``agents`` imports only ``llama_env``; there is no import circle anywhere (the graph:
+  tests/import_graph.py).
+* ``benchmarks/`` only measures (principle 18): nothing outside it imports or loads it.
 * The bottom layer still builds agents by name: the ``agents`` package fills the
   registry through an entry point, so ``gym.make("Llama-v0", opponents="heuristic")``
   works after ``import llama_env`` alone.
@@ -13,13 +15,14 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import import_graph
 import pytest
+from import_graph import BENCHMARKS, benchmark_uses, find_cycles, graph_of, python_sources, upward_arrows
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_MODULES = ("engine", "observation", "rewards", "render", "agent", "table", "worlds")
@@ -151,29 +154,66 @@ def test_agents_import_only_llama_env(path):
     assert up == [], f"agents/{path.name} imports {up}"
 
 
-def _architecture():
-    spec = importlib.util.spec_from_file_location("architecture", ROOT / "benchmarks" / "architecture.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_no_import_circle_and_no_upward_arrow():
-    arch = _architecture()
-    modules = arch.collect(ROOT)
-    graph = {m: arch.imports_of(m, p, modules) for m, p in modules.items()}
-    assert arch.find_cycles(graph) == []
-    up = [
-        (m, t)
-        for m, targets in graph.items()
-        for t in targets
-        if arch.LAYER[m.split(".")[0]] < arch.LAYER[t.split(".")[0]]
-    ]
-    assert up == []
+    graph = graph_of(ROOT)
+    assert find_cycles(graph) == []
+    assert upward_arrows(graph) == []
     # guard: the checker sees an upward arrow and a circle when there is one
     graph["llama_env.engine"] = {"agents.base"}
     graph["agents.base"] = {"llama_env.engine"}
-    assert arch.find_cycles(graph) == [["agents.base", "llama_env.engine"]]
+    assert find_cycles(graph) == [["agents.base", "llama_env.engine"]]
+    assert upward_arrows(graph) == [("llama_env.engine", "agents.base")]
+
+
+# --------------------------------------------------------------------------- benchmarks/ only measures
+
+BENCHMARK_SCRIPTS = {p.stem for p in (ROOT / BENCHMARKS).glob("*.py")}
+
+
+def test_nothing_outside_benchmarks_imports_or_loads_a_benchmark():
+    """STYLE principle 18: benchmarks/ measures, and the product, the tests and the
+    notebooks use none of it (a shipped artifact made by a benchmark script, or a test
+    that passes only while a benchmark keeps its internals, is the failure this prevents)."""
+    assert BENCHMARK_SCRIPTS, "no benchmark scripts found: the check would pass vacuously"
+    checker = Path(import_graph.__file__).resolve()
+    sources = [(p, text) for p, text in python_sources(ROOT) if p.resolve() != checker]
+    assert any(p.suffix == ".ipynb" for p, _ in sources) and len(sources) > 100
+    uses = {
+        str(p.relative_to(ROOT)): found
+        for p, text in sources
+        if (found := benchmark_uses(text, BENCHMARK_SCRIPTS, str(p)))
+    }
+    assert uses == {}, f"benchmarks/ is imported or loaded from outside it: {uses}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import benchmarks.env_speed",
+        "from env_speed import main",
+        "from benchmarks import env_speed",
+        'import sys\nsys.path.insert(0, str(ROOT / "benchmarks"))',
+        'spec = importlib.util.spec_from_file_location("arch", ROOT / "benchmarks" / "architecture.py")',
+        'runpy.run_path("benchmarks/env_speed.py")',
+        'exec(open("../benchmarks/env_speed.py").read())',
+        'BENCH = ROOT / "benchmarks"\nsys.path.append(str(BENCH))',
+        'code = (ROOT / "benchmarks" / "env_speed.py").read_text()',
+    ],
+)
+def test_the_benchmark_check_catches_an_import_or_a_load(source):
+    """Guard: each way of reaching a benchmark script is caught."""
+    assert benchmark_uses(source, {"env_speed", "architecture"}) != []
+
+
+def test_the_benchmark_check_lets_prose_cite_a_benchmark_and_a_program_run_one():
+    """A docstring or a message may cite the script that measures a number, and a docs
+    test may run a documented benchmark command as the user would (its ``--help``)."""
+    source = (
+        '"""Measured by benchmarks/env_speed.py."""\n'
+        'HELP = "python benchmarks/env_speed.py measures it"\n'
+        'subprocess.run([sys.executable, str(ROOT / "benchmarks/env_speed.py"), "--help"])\n'
+    )
+    assert benchmark_uses(source, {"env_speed"}) == []
 
 
 def test_llama_env_alone_builds_agents_by_name():
