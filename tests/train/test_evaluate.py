@@ -303,3 +303,24 @@ def test_dataframes():
     t = tournament(["greedy", "random", "cautious"], 2, 12, seed=0, workers=1)
     assert t.to_dataframe().index[0] in t.names
     assert t.pairwise_dataframe().shape == (3, 3)
+
+
+def test_the_comparison_after_training_plays_the_runs_rules(monkeypatch: pytest.MonkeyPatch):
+    """``llama-rl train`` ends with compare_agents on the run's rules: each row plays them
+    at its own table size, not the standard rules."""
+    from train.evaluation import report
+
+    seen = []
+    real = report.evaluate
+
+    def spy(agents, num_games, **kwargs):
+        result = real(agents, num_games, **kwargs)
+        seen.append(result.rules)
+        return result
+
+    monkeypatch.setattr(report, "evaluate", spy)
+    rows = report.compare_agents({"r": "random"}, games=4, players=(2, 4), rules=Rules(2, end_score=20, hand_size=4))
+    assert [(r.players, r.opponent) for r in rows] == [(2, "random"), (2, "heuristic"), (4, "random"), (4, "heuristic")]
+    assert seen == [Rules(n, end_score=20, hand_size=4) for n in (2, 2, 4, 4)]
+    report.compare_agents({"r": "random"}, games=2, players=(3,), opponents=("random",))
+    assert seen[-1] == Rules(3)

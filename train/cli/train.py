@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from llama_env.engine import Rules
 from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, missing_dependency
 from train.training.config import PARSERS, TrainConfig, config_from_dict, flag_fields
 from train.training.presets import PRESETS
@@ -143,7 +144,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"continue it with: llama-rl train --resume {result.run_dir}")
         return EXIT_INTERRUPTED
     if games:
-        print_final_comparison(str(result.model_path), games, seed=config.seed)
+        print_final_comparison(str(result.model_path), games, seed=config.seed, rules=config.rules_at(2))
     print("\nnext:\n" + next_commands(str(result.run_dir), config.players, result.num_timesteps, rule_flags(config)))
     return 0
 
@@ -174,8 +175,9 @@ def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "")
     )
 
 
-def print_final_comparison(model_path: str, games: int, seed: int = 0) -> None:
-    """The main job's last word: the new agent next to the shipped one."""
+def print_final_comparison(model_path: str, games: int, seed: int = 0, rules: Rules | None = None) -> None:
+    """The main job's last word: the new agent next to the shipped one, on the run's
+    ``rules`` (their table size is each row's)."""
     from llama_env.agent import AgentLike, make
     from train.evaluation.report import compare_agents, format_comparison, has_shipped_models
 
@@ -183,7 +185,7 @@ def print_final_comparison(model_path: str, games: int, seed: int = 0) -> None:
     if has_shipped_models():
         contenders["shipped ppo"] = make("ppo")
     print(f"\nEvaluating against the baselines ({games} games per row)...", flush=True)
-    print(format_comparison(compare_agents(contenders, games=games, seed=seed)))
+    print(format_comparison(compare_agents(contenders, games=games, seed=seed, rules=rules)))
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llama_env.agent import AgentLike
+from llama_env.engine import Rules
 from train.evaluation.evaluate import evaluate
 
 __all__ = ["ComparisonRow", "compare_agents", "format_comparison", "has_shipped_models"]
@@ -34,14 +35,18 @@ def compare_agents(
     games: int = 1000,
     seed: int = 0,
     workers: int | None = None,
+    rules: Rules | None = None,
 ) -> list[ComparisonRow]:
     """Win share (95% CI) of each contender against ``n - 1`` copies of each opponent at
-    each table size ``n``."""
+    each table size ``n``, on ``rules`` (the standard rules by default; the table size is
+    each row's)."""
     rows = []
     for label, agent in contenders.items():
         for n in players:
             for opp in opponents:
-                r = evaluate([agent] + [opp] * (n - 1), games, seed=seed, workers=workers)
+                r = evaluate(
+                    [agent] + [opp] * (n - 1), games, seed=seed, workers=workers, rules=rules.at(n) if rules else None
+                )
                 a = r.agents[0]
                 rows.append(ComparisonRow(label, n, opp, a.win_share, a.ci_low, a.ci_high, r.num_games))
     return rows
