@@ -18,7 +18,17 @@ import numpy as np
 from llama_env.agent import Agent, AgentLike, BatchAgent
 from llama_env.observation import OBS_SIZE, OBS_SIZE_V1
 
-__all__ = ["Agent", "AgentLike", "BatchAgent", "BaseAgent", "legal_actions", "mask_list", "check_observation", "number"]
+__all__ = [
+    "Agent",
+    "AgentLike",
+    "BatchAgent",
+    "BaseAgent",
+    "legal_actions",
+    "mask_list",
+    "check_observation",
+    "check_batch",
+    "number",
+]
 
 _OBS_SHAPE = (OBS_SIZE,)
 _OBS_SHAPE_V1 = (OBS_SIZE_V1,)
@@ -65,6 +75,28 @@ def check_observation(observation: Any) -> None:
             f"an observation is a flat vector of {OBS_SIZE} (version 0) or {OBS_SIZE_V1} (version 1) values, "
             f"got shape {shape}"
         )
+
+
+def check_batch(observations: Any, action_masks: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The arguments of an ``act_batch`` checked: ``observations`` a ``(B, 52)`` or ``(B,
+    175)`` array, ``action_masks`` ``(B, 9)`` with at least one legal action in every row.
+    Returns the observations and the masks as booleans; raises ``ValueError`` naming the
+    shape, or the first row without a legal action."""
+    obs = np.asarray(observations)
+    masks = np.asarray(action_masks)
+    if obs.ndim != 2 or obs.shape[1] not in (OBS_SIZE, OBS_SIZE_V1):
+        raise ValueError(
+            f"act_batch takes observations of shape (B, {OBS_SIZE}) or (B, {OBS_SIZE_V1}), got shape {obs.shape}"
+        )
+    if masks.shape != (len(obs), 9):
+        raise ValueError(
+            f"act_batch takes action masks of shape ({len(obs)}, 9), one per observation, got {masks.shape}"
+        )
+    legal = masks if masks.dtype == bool else masks != 0
+    empty = ~legal.any(axis=1)
+    if empty.any():
+        raise ValueError(f"the action mask of row {int(np.argmax(empty))} has no legal action")
+    return obs, legal
 
 
 def number(owner: str, name: str, value: object, *, integer: bool = False, minimum: float | None = None) -> float:

@@ -266,6 +266,17 @@ class BatchGame:
         return self._over.copy()
 
     @property
+    def hand_sizes(self) -> np.ndarray:
+        """``(N, players)``: the cards each seat holds (a copy)."""
+        return self._seats[:, :, _SIZE].astype(np.int64)
+
+    @property
+    def penalties(self) -> np.ndarray:
+        """``(N, players)``: what each seat's hand would cost now (rule 9: the distinct
+        values held, a llama 10), as ``LlamaGame.penalty``."""
+        return _penalties(self._seats[:, :, _HAND : _HAND + _V])
+
+    @property
     def nbytes(self) -> int:
         """Bytes held in the batch's arrays: the state, the public fields and the tables
         (about 500 bytes a game at four players, 600 at six)."""
@@ -288,32 +299,37 @@ class BatchGame:
 
     # ------------------------------------------------------------------ stepping
 
-    def step(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+    def step(self, actions: np.ndarray | Sequence[int], where: np.ndarray | None = None) -> np.ndarray:
         """Apply one action per game, each for that game's :attr:`current_player`.
 
         ``actions`` is an integer array of shape ``(N,)`` holding ``Action`` values. A game
         that is over when the step begins ignores its action (with ``auto_reset`` it
-        starts anew instead). Returns the rewards, ``(N, players)`` float32: the
-        ``"game"`` reward of ``llama_env.rewards`` (``1/k`` to each of the ``k`` seats tied
-        on the lowest score in a game that ended in this step, rule 12; 0 elsewhere).
+        starts anew instead). ``where``, a boolean array of shape ``(N,)``, limits the step
+        to the games it marks: the others keep their state exactly (their actions are not
+        read, a finished one is not started anew), as when a table waits for a player
+        from outside in some games only. Returns the rewards, ``(N, players)`` float32:
+        the ``"game"`` reward of ``llama_env.rewards`` (``1/k`` to each of the ``k`` seats
+        tied on the lowest score in a game that ended in this step, rule 12; 0 elsewhere).
 
         A round that ends (rule 8) is scored (rules 9 and 10); if no score reached the end
         (rule 12) the next round is dealt at once (rules 2 and 11), otherwise the game is
         over, and with ``auto_reset`` a new game starts.
 
-        Raises ``ValueError`` (the batch untouched) for actions of another shape or a
-        non-integer dtype, and :class:`~llama_env.engine.IllegalActionError` (a
+        Raises ``ValueError`` (the batch untouched) for actions or ``where`` of another
+        shape or dtype, and :class:`~llama_env.engine.IllegalActionError` (a
         ``ValueError``) naming the first game whose action is illegal, its seat and the
         legal actions.
         """
-        a = self._checked_actions(actions)
+        moving = self._checked_where(where)
+        a = self._checked_actions(actions, moving)
         n = self.num_games
         rewards = np.zeros((n, self.num_players), dtype=np.float32)
         ended = np.zeros(n, dtype=bool)
-        if self._over.any():
-            waiting = np.flatnonzero(self._over)
-            live = np.flatnonzero(~self._over)
-            if self.auto_reset:
+        if moving is not None or self._over.any():
+            still = ~self._over if moving is None else ~self._over & moving
+            waiting = np.flatnonzero(self._over if moving is None else self._over & moving)
+            live = np.flatnonzero(still)
+            if self.auto_reset and waiting.size:
                 self._new_games(waiting)
             if live.size:
                 self._apply(live, a[live], rewards, ended)
@@ -322,7 +338,18 @@ class BatchGame:
         self._publish(ended)
         return rewards
 
-    def _checked_actions(self, actions: object) -> np.ndarray:
+    def _checked_where(self, where: object) -> np.ndarray | None:
+        if where is None:
+            return None
+        w = where if isinstance(where, np.ndarray) else np.asarray(where)
+        if w.shape != (self.num_games,) or w.dtype != bool:
+            raise ValueError(
+                f"where must be a boolean array of shape ({self.num_games},): the games that move, "
+                f"got {brief(where)} of shape {w.shape} ({w.dtype})"
+            )
+        return None if w.all() else w
+
+    def _checked_actions(self, actions: object, moving: np.ndarray | None = None) -> np.ndarray:
         a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
         n = self.num_games
         if a.shape != (n,):
@@ -333,6 +360,8 @@ class BatchGame:
         ok = (given >= 0) & (given < NUM_ACTIONS)
         ok &= np.take(self.legal_action_mask.reshape(-1), self._ar * NUM_ACTIONS + np.where(ok, a, 0))
         ok |= self._over
+        if moving is not None:
+            ok |= ~moving
         if not ok.all():
             bad = np.flatnonzero(~ok)
             raise self._illegal(int(bad[0]), int(given[bad[0]]), bad.size - 1)

@@ -97,6 +97,7 @@ __all__ = [
     "encode",
     "encode_many",
     "ObsView",
+    "BatchView",
     "view",
     "decode",
     "Decoded",
@@ -143,6 +144,13 @@ class Unit:
         other seat, for the ``num_players - 1`` seats present, when ``per_other``)."""
         raise NotImplementedError
 
+    def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """The natural values of a block of entries ``(..., width)`` (the last axis dropped
+        when ``width`` is 1), as :meth:`reader` reads each one; ``end_score`` holds each
+        row's end score (``(B,)``, broadcast over the other axes). What :class:`BatchView`
+        reads with."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class Count(Unit):
@@ -175,6 +183,10 @@ class Count(Unit):
             tuple([int(x * s + 0.5) for x in o._v[i + k * w : i + (k + 1) * w]]) for k in range(o.num_players - 1)
         )
 
+    def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
+        v = (block.astype(np.float64) * self.scale + 0.5).astype(np.int64)  # int() of each: truncated
+        return v if self.per_value else v[..., 0]
+
 
 @dataclass(frozen=True)
 class Score(Unit):
@@ -198,6 +210,10 @@ class Score(Unit):
 
         return read
 
+    def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
+        end = end_score.reshape(end_score.shape + (1,) * (block.ndim - 2))
+        return (block[..., 0].astype(np.float64) * end + 0.5).astype(np.int64)
+
 
 @dataclass(frozen=True)
 class Flag(Unit):
@@ -211,6 +227,9 @@ class Flag(Unit):
         if not per_other:
             return lambda o: o._v[i] > 0.5
         return lambda o: tuple([x > 0.5 for x in o._v[i : i + o.num_players - 1]])
+
+    def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
+        return block[..., 0] > 0.5
 
 
 _ALWAYS = object()  # OneHot.empty of a value that is always set
@@ -251,6 +270,14 @@ class OneHot(Unit):
         if not per_other:
             return lambda o: one(o._v, i)
         return lambda o: tuple([one(o._v, i + k * c) for k in range(o.num_players - 1)])
+
+    def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
+        """The value each block marks; an unset block (of a value that may be unset)
+        reads ``first - 1``, an integer standing for :attr:`empty`."""
+        if self.empty is _ALWAYS:
+            return np.argmax(block, axis=-1) + self.first  # the first largest entry, as the reader
+        one = block == 1.0
+        return np.where(one.any(axis=-1), np.argmax(one, axis=-1) + self.first, self.first - 1)
 
 
 # --------------------------------------------------------------------------- specs
@@ -905,6 +932,78 @@ for _f in _NEWEST.fields:
     if _f.name not in ObsView.__dict__:
         setattr(ObsView, _f.name, _field_property(_f, _NEWEST.slices[_f.name].start, _since(_f.name)))
 _read_num_players = next(f for f in FIELDS if f.name == "num_players").unit.reader(SLICES["num_players"].start, False)
+
+
+class BatchView:
+    """Many observations ``(B, size)`` read by field name in natural units: :class:`ObsView`
+    for a batch, the way batched agents (``act_batch``) read.
+
+    One attribute per field of the version's spec, an array with one row per observation,
+    each entry what :class:`ObsView` reads there: counts ``int64``, flags ``bool``, one-hot
+    blocks the value they mark (``int64``; a block that may be unset reads ``first - 1``:
+    0 for ``opp_quit_on``, -1 for ``last_player``). Per-value fields are ``(B, 7)``,
+    indexed by value (index 0 = value 1, index 6 = llama); per-opponent fields keep all
+    :data:`MAX_OTHERS` columns, the seats beyond a row's table reading as their zero
+    padding does (``opp_present`` says which are real). A field is decoded when it is read.
+    Without ``version`` it is told by the length.
+    """
+
+    __slots__ = ("_obs", "_end", "version")
+
+    if TYPE_CHECKING:  # the fields' attributes are made from the specs below
+
+        def __getattr__(self, name: str) -> Any: ...
+
+    def __init__(self, observations: np.ndarray, version: int | None = None) -> None:
+        obs = np.asarray(observations)
+        size = obs.shape[-1] if obs.ndim == 2 else -1
+        if version is None:
+            version = _VERSION_OF_SIZE.get(size)
+        elif _SIZES.get(version) != size:
+            version = None
+        if version is None or obs.dtype.kind not in "fiub":
+            raise ValueError(
+                f"observations are a (B, size) array of rows of {_sizes_text()} values, "
+                f"got shape {obs.shape} ({obs.dtype})"
+            )
+        self._obs = obs
+        self._end: np.ndarray | None = None
+        self.version: int = version
+        """The observations' version."""
+
+    def __len__(self) -> int:
+        return len(self._obs)
+
+    @property
+    def end_score_rows(self) -> np.ndarray:
+        """Each row's end score, ``(B,)`` (what ``Score`` fields are scaled by)."""
+        if self._end is None:
+            self._end = _END_SCORE_FIELD.unit.values(self._obs[:, _END_SCORE_SLICE], _NO_END)
+        return self._end
+
+
+def _batch_property(f: Field, start: int, since: int) -> property:
+    """The :class:`BatchView` attribute of field ``f`` (at ``start``, first in version ``since``)."""
+    w, unit = f.unit.width, f.unit
+    stop = start + f.size
+
+    def read(b: BatchView) -> np.ndarray:
+        if b.version < since:
+            raise ValueError(
+                f"{f.name!r} is a field of version-{since} observations (Llama-v{since}); these are version {b.version}"
+            )
+        block = b._obs[:, start:stop]
+        block = block.reshape(len(block), MAX_OTHERS, w) if f.per_other else block.reshape(len(block), w)
+        return unit.values(block, b.end_score_rows if isinstance(unit, Score) else _NO_END)
+
+    return property(read, doc=f.doc)
+
+
+_END_SCORE_FIELD = next(f for f in FIELDS if f.name == "end_score")
+_END_SCORE_SLICE = SLICES["end_score"]
+_NO_END = np.zeros(0, dtype=np.int64)  # what units that need no end score are given
+for _f in _NEWEST.fields:
+    setattr(BatchView, _f.name, _batch_property(_f, _NEWEST.slices[_f.name].start, _since(_f.name)))
 
 
 def _record(name: str, fields: tuple[Field, ...], doc: str, extra: list[Any] | None = None) -> type:

@@ -12,7 +12,11 @@ the PettingZoo env). Every game loop of LLAMA-RL goes through it:
 * :func:`advance_all` advances many tables together, answering all decisions that wait
   on one agent with one ``act_batch`` call when the agent has it (the batched VecEnv);
 * :func:`deal_table` starts a game with one outside seat the way ``Llama-v0`` does, so
-  the Gymnasium env and the VecEnv deal identical games from identical generators.
+  the Gymnasium env and the VecEnv deal identical games from identical generators;
+* :class:`BatchTable` drives the N games of a :class:`~llama_env.batch.BatchGame` at
+  once: each agent answers all the games waiting on it in one ``act_batch`` call per
+  step, and :meth:`BatchTable.apply` moves the outside seats (batched evaluation and
+  training).
 
 Validation is one rule everywhere: an answer must be an action by
 :func:`llama_env.engine.action_index` (an integer, not a bool, float or string), in
@@ -20,21 +24,32 @@ range, and legal; otherwise :class:`~llama_env.engine.IllegalActionError` names 
 agent, the seat, what is wrong and the legal actions, and the game is left untouched.
 
 A :class:`TableListener` hears every move (after it is validated, just before it is
-applied, so it still sees the state the mover saw) and every round's result. The driver
-itself keeps no other state, so a table can be driven by any mix of the calls above.
+applied, so it still sees the state the mover saw) and every round's result; a
+:class:`BatchTableListener` hears every step of a batch the same way. The driver itself
+keeps no other state, so a table can be driven by any mix of the calls above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from llama_env.agent import Agent, agent_label, reset_agent
-from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, action_index
+from llama_env.batch import BatchGame
+from llama_env.engine import NUM_ACTIONS, Action, IllegalActionError, LlamaGame, RoundResult, Rules, action_index, brief
 from llama_env.observation import OBS_VERSIONS, action_mask, check_obs_version, encoder
 
-__all__ = ["Table", "TableListener", "advance_all", "deal_table"]
+__all__ = [
+    "Table",
+    "TableListener",
+    "advance_all",
+    "deal_table",
+    "BatchTable",
+    "BatchTableListener",
+    "BatchResult",
+]
 
 _DRAW = int(Action.DRAW)
 
@@ -320,3 +335,334 @@ def deal_table(
         reset_agent(agent, int(rng.integers(2**31)))
     game = LlamaGame(rules=rules, rng=rng, random_first_player=random_first_player)
     return Table(game, agents, names=names, listener=listener)
+
+
+# --------------------------------------------------------------------------- many games at once
+
+
+class BatchTableListener:
+    """Hears what happens at a :class:`BatchTable`. Subclass it and override what you need.
+
+    ``on_step`` is called once per step of the batch, after the step's moves have been
+    validated and just before they are applied: ``table.batch`` is still the state the
+    movers saw. ``games`` are the indices of the games that move (ascending), ``seats``
+    and ``actions`` the seat that moves in each and its action, all ``(K,)`` int64.
+    """
+
+    def on_step(self, table: BatchTable, games: np.ndarray, seats: np.ndarray, actions: np.ndarray) -> None:
+        """The validated moves of one step, about to be applied."""
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What :meth:`BatchTable.advance` or :meth:`BatchTable.apply` did."""
+
+    rewards: np.ndarray
+    """``(N, players)`` float32: each seat's ``"game"`` reward, summed over the steps
+    taken (nonzero only in the games that ended)."""
+    ended: np.ndarray
+    """``(N,)`` bool: the games that ended in these steps (with ``auto_reset`` already
+    replaced by new games, without it over and waiting for :meth:`BatchTable.reset`)."""
+    steps: int
+    """Steps of the batch taken."""
+
+
+class BatchTable:
+    """The games of a :class:`~llama_env.batch.BatchGame` and who sits at each seat of each.
+
+    Args:
+        batch: the games to drive (N of them, ``P`` seats each).
+        agents: the players, each an agent or ``None`` for an outside player whose moves
+            come through :meth:`apply` (a learner). An agent's ``act_batch(observations,
+            masks)`` answers all the games waiting on it at once; one without it is asked
+            with ``act`` game by game (correct, slower).
+        seating: ``(N, P)`` integers, ``seating[i, s]`` the position in ``agents`` of the
+            player at seat ``s`` of game ``i``, so that games may seat different players;
+            default: seat ``s`` of every game is ``agents[s]`` (``agents`` then has ``P``
+            entries). One agent object may sit in many games and seats: it is asked once
+            per step for all of them.
+        names: a label per entry of ``agents`` for messages (default: the agent's label,
+            ``outside`` for ``None``).
+        listener: a :class:`BatchTableListener` that hears every step.
+
+    Each agent sees the observation version it reads (its ``obs_version`` attribute, 0 by
+    default), from :meth:`BatchGame.observation`. Answers are validated by the one rule of
+    :class:`Table`: one integer action per game, legal in that game; otherwise an
+    :class:`~llama_env.engine.IllegalActionError` names the agent, the game, the seat, what
+    is wrong and the legal actions (a wrong shape is a ``ValueError`` naming the agent), and
+    no game has moved.
+    """
+
+    __slots__ = ("batch", "agents", "names", "listener", "_seats", "_player", "_asks", "_versions", "_ar_seats")
+
+    def __init__(
+        self,
+        batch: BatchGame,
+        agents: Sequence[Agent | None],
+        seating: np.ndarray | Sequence[Sequence[int]] | None = None,
+        *,
+        names: Sequence[str] | None = None,
+        listener: BatchTableListener | None = None,
+    ) -> None:
+        if not isinstance(batch, BatchGame):
+            raise TypeError(f"a BatchTable drives a llama_env.batch.BatchGame, got {brief(batch)}")
+        players = list(agents)
+        if not players:
+            raise ValueError("a BatchTable needs at least one player (an agent, or None for an outside seat)")
+        versions = []
+        for k, agent in enumerate(players):
+            if agent is not None and not callable(getattr(agent, "act", None)):
+                raise TypeError(f"player {k}: an agent must have act(observation, action_mask) -> int, got {agent!r}")
+            version = getattr(agent, "obs_version", 0) if agent is not None else 0
+            try:
+                versions.append(check_obs_version(version))
+            except ValueError as exc:
+                raise ValueError(f"player {k}: agent {agent!r}: {exc}") from None
+        if names is not None and len(names) != len(players):
+            raise ValueError(f"names must label all {len(players)} players, got {len(names)}")
+        self.batch = batch
+        self.agents = players
+        """The players; a seat's entry of the seating indexes this list."""
+        self.names = (
+            list(names) if names is not None else [agent_label(a) if a is not None else "outside" for a in players]
+        )
+        self.listener = listener
+        # who answers for each player: the first position of the same agent object, so one
+        # object is asked once per step however many positions it holds; -1 for outside
+        first: dict[int, int] = {}
+        self._asks = np.array([-1 if a is None else first.setdefault(id(a), k) for k, a in enumerate(players)])
+        self._versions = versions
+        n, p = batch.num_games, batch.num_players
+        self._ar_seats = np.arange(n) * p
+        if seating is None:
+            if len(players) != p:
+                raise ValueError(
+                    f"without a seating, agents are one per seat: a table of {p} players needs {p}, got {len(players)}"
+                )
+            self._seats = np.tile(np.arange(p, dtype=np.int64), n)
+        else:
+            self._seats = self._checked_seating(seating, n).reshape(-1).copy()
+        self._player = self._seats  # (N * P,) flat: the player at each seat of each game
+
+    # ------------------------------------------------------------------ seating
+
+    @property
+    def seating(self) -> np.ndarray:
+        """``(N, P)``: the position in :attr:`agents` of the player at each seat (a copy)."""
+        return self._seats.reshape(self.batch.num_games, self.batch.num_players).copy()
+
+    def seat(self, games: np.ndarray | Sequence[int], seating: np.ndarray | Sequence[Sequence[int]]) -> None:
+        """Seat new players in ``games`` (indices): ``seating`` has a row of ``P`` player
+        positions per game. Their games go on as they are (see :meth:`reset`)."""
+        g = self._checked_games(games)
+        rows = self._checked_seating(seating, g.size)
+        p = self.batch.num_players
+        self._seats.reshape(-1, p)[g] = rows
+
+    def reset(
+        self,
+        games: np.ndarray | Sequence[int] | None = None,
+        seating: np.ndarray | Sequence[Sequence[int]] | None = None,
+    ) -> None:
+        """Start new games (all, or those at the indices ``games``) and, with ``seating``
+        (a row per game), seat new players in them: how a table without ``auto_reset``
+        plays on with the games it needs."""
+        g = np.arange(self.batch.num_games) if games is None else self._checked_games(games)
+        if seating is not None:
+            self.seat(g, seating)
+        self.batch.reset(g)
+
+    def _checked_games(self, games: object) -> np.ndarray:
+        g = np.asarray(games)
+        n = self.batch.num_games
+        if g.ndim != 1 or g.dtype.kind not in "iu" or ((g < 0) | (g >= n)).any():
+            raise ValueError(f"games must be game indices 0..{n - 1}, got {brief(games)}")
+        return g.astype(np.int64)
+
+    def _checked_seating(self, seating: object, rows: int) -> np.ndarray:
+        p, k = self.batch.num_players, len(self.agents)
+        a = np.asarray(seating)
+        if a.shape != (rows, p) or a.dtype.kind not in "iu":
+            raise ValueError(
+                f"seating must be an integer array of shape ({rows}, {p}): a player position per seat, "
+                f"got {brief(seating)} of shape {a.shape}"
+            )
+        bad = (a < 0) | (a >= k)
+        if bad.any():
+            row, seat = (int(x) for x in np.argwhere(bad)[0])
+            raise ValueError(f"seating row {row}, seat {seat}: {int(a[row, seat])} is not a player position 0..{k - 1}")
+        return a.astype(np.int64)
+
+    # ------------------------------------------------------------------ queries
+
+    def _to_act(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each game's seat to act and the position of the player there."""
+        cp = self.batch.current_player
+        return cp, self._player[self._ar_seats + cp]
+
+    @property
+    def waiting_for_outside(self) -> np.ndarray:
+        """``(N,)`` bool: the games that go on and whose seat to act is an outside player's."""
+        _, who = self._to_act()
+        return (self._asks[who] < 0) & ~self.batch.game_over
+
+    @property
+    def waiting_for_agent(self) -> np.ndarray:
+        """``(N,)`` bool: the games that go on and whose seat to act has an agent."""
+        _, who = self._to_act()
+        return (self._asks[who] >= 0) & ~self.batch.game_over
+
+    # ------------------------------------------------------------------ moves
+
+    def advance(self, steps: int | None = None) -> BatchResult:
+        """Let the agents move in every game until an outside seat must act or the game
+        ends, at most ``steps`` steps of the batch (default: as many as that takes).
+
+        Each step asks every agent with a game waiting on it once, for all those games,
+        validates the answers and steps the batch in those games (the others wait). A
+        game that ends moves no further in this call: with ``auto_reset`` the new game
+        that replaced it waits for the next call, so its rewards never mix with the old
+        one's (reseat it first with :meth:`seat` if you like).
+        """
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
+            raise ValueError(f"steps must be a non-negative integer or None, got {brief(steps)}")
+        batch = self.batch
+        n = batch.num_games
+        total = np.zeros((n, batch.num_players), dtype=np.float32)
+        ended = np.zeros(n, dtype=bool)
+        taken = 0
+        while steps is None or taken < steps:
+            cp, who = self._to_act()
+            asks = self._asks[who]
+            acting = (asks >= 0) & ~batch.game_over & ~ended
+            games = np.flatnonzero(acting)
+            if not games.size:
+                break
+            actions = self._answers(games, asks[games], who)
+            self._step(games, cp, actions, None if games.size == n else acting, total, ended)
+            taken += 1
+        return BatchResult(total, ended, taken)
+
+    def apply(self, actions: np.ndarray | Sequence[int]) -> BatchResult:
+        """Apply the outside players' moves: ``actions`` ``(N,)`` integers, read in the
+        games waiting for an outside seat (:attr:`waiting_for_outside`) and ignored in the
+        others, which wait. Raises ``ValueError`` for another shape or dtype and
+        :class:`~llama_env.engine.IllegalActionError` naming the first game whose move is
+        illegal and its seat; no game has moved then."""
+        batch = self.batch
+        n = batch.num_games
+        a = np.asarray(actions)
+        if a.shape != (n,) or a.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be an integer array of shape ({n},), one per game, got {brief(actions)} "
+                f"of shape {a.shape} ({a.dtype})"
+            )
+        total = np.zeros((n, batch.num_players), dtype=np.float32)
+        ended = np.zeros(n, dtype=bool)
+        moving = self.waiting_for_outside
+        games = np.flatnonzero(moving)
+        if not games.size:
+            return BatchResult(total, ended, 0)
+        cp, _ = self._to_act()
+        moves = a[games].astype(np.int64)
+        self._check(moves, batch.legal_action_mask[games], games, -1)
+        full = np.zeros(n, dtype=np.int64)
+        full[games] = moves
+        self._step(games, cp, full, None if games.size == n else moving, total, ended)
+        return BatchResult(total, ended, 1)
+
+    # ------------------------------------------------------------------ internals
+
+    def _step(
+        self,
+        games: np.ndarray,
+        cp: np.ndarray,
+        actions: np.ndarray,
+        where: np.ndarray | None,
+        total: np.ndarray,
+        ended: np.ndarray,
+    ) -> None:
+        """Tell the listener, then step the batch in ``games`` (``where``; ``None``: all)."""
+        if self.listener is not None:
+            self.listener.on_step(self, games, cp[games], actions[games])
+        batch = self.batch
+        total += batch.step(actions, where)
+        ended[games] |= batch.terminated[games]
+
+    def _answers(self, games: np.ndarray, asks: np.ndarray, who: np.ndarray) -> np.ndarray:
+        """Every acting agent's validated answers, ``(N,)`` (0 in the games not asked)."""
+        batch = self.batch
+        n = batch.num_games
+        actions = np.zeros(n, dtype=np.int64)
+        masks = batch.legal_action_mask
+        seen: dict[int, np.ndarray] = {}
+        first = int(asks[0])
+        if (asks == first).all():
+            groups: list[tuple[int, np.ndarray]] = [(first, games)]
+        else:
+            order = np.argsort(asks, kind="stable")  # game order kept within each agent
+            keys, starts = np.unique(asks[order], return_index=True)
+            bounds = [*starts.tolist(), order.size]
+            groups = [(int(k), games[order[bounds[j] : bounds[j + 1]]]) for j, k in enumerate(keys.tolist())]
+        for k, rows in groups:
+            version = self._versions[k]
+            obs = seen.get(version)
+            if obs is None:
+                obs = seen[version] = batch.observation(version)
+            every = rows.size == n
+            answers = self._ask(k, obs if every else obs[rows], masks if every else masks[rows], rows)
+            actions[rows] = answers
+        return actions
+
+    def _ask(self, k: int, obs: np.ndarray, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
+        """Agent ``k``'s answers for ``games``, validated: one ``act_batch`` call, or one
+        ``act`` per game for an agent without it."""
+        agent = self.agents[k]
+        assert agent is not None  # only agents are asked
+        batch_act: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(agent, "act_batch", None)
+        if callable(batch_act):
+            answers = np.asarray(batch_act(obs, masks))
+            if answers.shape != (games.size,):
+                raise ValueError(
+                    f"agent {self.names[k]!r}: act_batch must return one action per observation, shape "
+                    f"({games.size},), got shape {answers.shape}"
+                )
+            if answers.dtype.kind not in "iu":
+                raise self._illegal(k, int(games[0]), answers[0].item(), games.size - 1)
+        else:
+            out = []
+            for r in range(games.size):
+                answer = agent.act(obs[r], action_mask(np.flatnonzero(masks[r]).tolist()))
+                a = action_index(answer)
+                if a is None:
+                    raise self._illegal(k, int(games[r]), answer)
+                out.append(a)
+            answers = np.array(out, dtype=np.int64)
+        self._check(answers, masks, games, k)
+        return answers.astype(np.int64, copy=False)
+
+    def _check(self, answers: np.ndarray, masks: np.ndarray, games: np.ndarray, k: int) -> None:
+        """The one rule for integer ``answers`` of player ``k`` (-1: an outside seat) in
+        ``games``: each in range and legal by its row of ``masks``."""
+        ok = (answers >= 0) & (answers < NUM_ACTIONS)
+        ok &= masks[np.arange(answers.size), np.where(ok, answers, 0)]
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            raise self._illegal(k, int(games[bad[0]]), answers[bad[0]].item(), bad.size - 1)
+
+    def _illegal(self, k: int, game: int, action: object, others: int = 0) -> IllegalActionError:
+        """The engine's error for ``action`` in ``game``, naming the agent (player ``k``;
+        -1: an outside seat), the game and the seat."""
+        state = LlamaGame.from_dict(self.batch.snapshot(game))
+        seat = state.current_player
+        agent = k >= 0 and self.agents[k] is not None
+        who = f"agent {self.names[k]!r} at seat {seat} of game {game}" if agent else f"game {game}, seat {seat}"
+        err = state.illegal_action_error(action, who=who)
+        if agent:
+            err.agent = self.names[k]
+        if others:
+            err.args = (f"{err.args[0]} (and {others} more game(s) with an illegal answer)",)
+        return err
+
+    def __repr__(self) -> str:
+        return f"BatchTable({self.batch!r}, players={self.names})"

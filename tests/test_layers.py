@@ -25,7 +25,7 @@ import pytest
 from import_graph import BENCHMARKS, benchmark_uses, find_cycles, graph_of, python_sources, upward_arrows
 
 ROOT = Path(__file__).resolve().parent.parent
-ENGINE_MODULES = ("engine", "observation", "rewards", "render", "agent", "table", "worlds")
+ENGINE_MODULES = ("engine", "observation", "rewards", "render", "agent", "table", "worlds", "batch")
 ALLOWED_THIRD_PARTY = {"numpy"}
 ENV_THIRD_PARTY = {"numpy", "gymnasium", "pettingzoo", "resvg_py", "PIL"}  # the last two: the web extra, lazily
 LLAMA_ENV_MODULES = sorted(p.stem for p in (ROOT / "llama_env").glob("*.py"))

@@ -1,8 +1,9 @@
 """Every path that drives a game goes through the table driver (STYLE principle 13).
 
-The engine's ``LlamaGame.step`` and every agent's ``act`` / ``act_batch`` are wrapped
-by spies that record which module called them; each product path then plays games,
-and the only caller allowed is :mod:`llama_env.table`. A second game loop anywhere
+The engine's ``LlamaGame.step``, the batched engine's ``BatchGame.step`` and every
+agent's ``act`` / ``act_batch`` are wrapped by spies that record which module called
+them; each product path then plays games, and the only caller allowed is
+:mod:`llama_env.table`. A second game loop anywhere
 (asking an agent or applying a move itself) shows up here as another caller.
 """
 
@@ -20,9 +21,10 @@ import pytest
 
 import agents
 import llama_env
-from agents.heuristic import CautiousAgent, GreedyAgent, HeuristicAgent
+from agents.heuristic import CautiousAgent, GreedyAgent, HeuristicAgent, PerturbedHeuristic
 from agents.ppo import PPOAgent
 from agents.random_agent import RandomAgent
+from llama_env.batch import BatchGame
 from llama_env.engine import LlamaGame, Rules
 from train.evaluation import evaluate, tournament
 from train.play.terminal import PlayConfig, play
@@ -46,9 +48,10 @@ def callers(monkeypatch: pytest.MonkeyPatch) -> Counter:
         monkeypatch.setattr(cls, name, wrapper)
 
     spy(LlamaGame, "step")
-    for cls in (RandomAgent, GreedyAgent, CautiousAgent, HeuristicAgent, PPOAgent):
+    spy(BatchGame, "step")
+    for cls in (RandomAgent, GreedyAgent, CautiousAgent, HeuristicAgent, PerturbedHeuristic, PPOAgent):
         spy(cls, "act")
-    spy(PPOAgent, "act_batch")
+        spy(cls, "act_batch")
     spy(PolicyAgent, "act_batch")
     return seen
 
@@ -104,7 +107,7 @@ def _terminal(_: Counter) -> None:
 PATHS: dict[str, tuple[Callable[[Counter], None], tuple[str, ...]]] = {
     "Llama-v0": (_gym, ("step", "act")),
     "AEC env": (_aec, ("step",)),
-    "batched VecEnv": (_vec_env, ("step", "act", "act_batch")),
+    "batched VecEnv": (_vec_env, ("step", "act_batch")),
     "evaluate": (_evaluate, ("step", "act")),
     "tournament": (_tournament, ("step", "act")),
     "terminal play": (_terminal, ("step", "act")),

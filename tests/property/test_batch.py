@@ -185,6 +185,41 @@ def test_the_batch_steps_as_the_engine_from_random_states(n):
     assert all(seen[phase] >= 10 for phase in phases) and seen["last card, 10+ points"], seen
 
 
+@pytest.mark.parametrize("n", [3, 5])
+@pytest.mark.parametrize("auto_reset", [False, True])
+def test_where_steps_only_the_games_it_marks(n, auto_reset):
+    """``step(actions, where)`` moves the marked games as the engine moves them and leaves
+    the others exactly as they were (a finished one is not started anew, an illegal action
+    there is not read); ``hand_sizes`` and ``penalties`` read as the engine's."""
+    snaps = [d for rules, d in _random_states(n, 750, seed=40 + n) if rules == Rules(n, end_score=5)]
+    rng = np.random.default_rng(n)
+    batch = BatchGame.from_snapshots(snaps, seed=1, auto_reset=auto_reset)
+    for _ in range(20):
+        games = [LlamaGame.from_dict(batch.snapshot(i)) for i in range(len(snaps))]
+        assert batch.hand_sizes.tolist() == [[g.hand_size_of(s) for s in range(n)] for g in games]
+        assert batch.penalties.tolist() == [[g.penalty(s) for s in range(n)] for g in games]
+        where = rng.random(len(snaps)) < 0.5
+        actions = np.full(len(snaps), 99)  # illegal everywhere it is not read
+        for i, g in enumerate(games):
+            if where[i] and not g.game_over:
+                actions[i] = _pick(g, rng, 0.3)
+        rewards = batch.step(actions, where)
+        for i, g in enumerate(games):
+            if not where[i]:
+                assert batch.snapshot(i) == g.to_dict() and not rewards[i].any()
+            elif not g.game_over:
+                result = g.step(int(actions[i]))
+                if result is None:
+                    assert batch.snapshot(i) == g.to_dict()
+    with pytest.raises(ValueError, match=r"where must be a boolean array of shape \(150,\)"):
+        batch.step(actions, where.astype(int))
+    with pytest.raises(ValueError, match=r"where must be a boolean array of shape \(150,\)"):
+        batch.step(actions, where[:3])
+    live = np.flatnonzero(~batch.game_over)
+    with pytest.raises(IllegalActionError, match=rf"^game {live[0]}, seat"):
+        batch.step(np.full(len(snaps), 99), ~batch.game_over)
+
+
 @pytest.mark.parametrize("auto_reset", [False, True])
 @pytest.mark.parametrize("score", [0, 1, 9, 10, 11, 35])
 def test_going_out_at_each_marker_threshold(score, auto_reset):

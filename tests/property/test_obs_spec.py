@@ -23,6 +23,7 @@ from llama_env.observation import (
     OBS_V0,
     OBS_V1,
     SPECS,
+    BatchView,
     Field,
     Flag,
     ObsView,
@@ -127,6 +128,35 @@ def test_every_field_reads_back_what_it_wrote_and_stays_in_its_bounds():
                 f.name: _natural(f, g, seat) for f in HISTORY_FIELDS
             }
             assert decode(encoder(0)[0](g, seat), 0).history is None
+
+
+def test_the_batch_view_reads_every_row_as_obs_view():
+    """BatchView (what batched agents read) decodes each row as ObsView decodes it: the
+    per-opponent columns of the seats at the table equal ObsView's tuple, the padding
+    beyond them reads as zeros, and an unset one-hot value reads first - 1."""
+    games = _states(step=5)
+    for version, spec in SPECS.items():
+        obs = encoder(version)[1](games, [g.current_player for g in games])
+        batch = BatchView(obs)
+        assert batch.version == version and len(batch) == len(games)
+        for f in spec.fields:
+            values = getattr(batch, f.name)
+            for row, o in zip(values.tolist(), obs, strict=True):
+                one = ObsView(o, version)
+                expected = getattr(one, f.name)
+                if f.per_other:
+                    others = one.num_players - 1
+                    got = tuple(tuple(v) if isinstance(v, list) else v for v in row[:others])
+                    assert not any(np.ravel(row[others:])), (f.name, row)
+                else:
+                    got = tuple(row) if isinstance(row, list) else row
+                    if expected is None:
+                        expected = f.unit.first - 1  # type: ignore[attr-defined]
+                assert got == expected, (version, f.name, got, expected)
+    with pytest.raises(ValueError, match="'round' is a field of version-1 observations"):
+        _ = BatchView(encoder(0)[1](games[:2])).round
+    with pytest.raises(ValueError, match=r"got shape \(52,\)"):
+        BatchView(encoder(0)[0](games[0], 0))
 
 
 def test_each_version_extends_the_one_before_and_derives_its_layout():
