@@ -49,7 +49,7 @@ def sb3(steps: int, run_dir: str) -> tuple[float, float, float]:
     """(learner decisions/s, all seats' decisions/s, setup s) of the SB3 trainer."""
     from llama_env.table import Table, TableListener
     from train.training import train
-    from train.training.sb3.vec_env import BatchedLlamaVecEnv
+    from train.training.sb3.vec_env import ScalarLlamaVecEnv
 
     moves = [0]
 
@@ -58,20 +58,21 @@ def sb3(steps: int, run_dir: str) -> tuple[float, float, float]:
             moves[0] += 1
 
     counter = Count()
-    real = BatchedLlamaVecEnv._new_table
+    real = ScalarLlamaVecEnv._new_table
 
-    def counted(self: BatchedLlamaVecEnv, i: int) -> Table:
+    def counted(self: ScalarLlamaVecEnv, i: int) -> Table:
         table = real(self, i)
         table.listener = counter
         return table
 
-    BatchedLlamaVecEnv._new_table = counted  # type: ignore[method-assign]
+    ScalarLlamaVecEnv._new_table = counted  # type: ignore[method-assign]
     try:
         t0 = time.perf_counter()
-        result = train(bench_config(steps, run_dir, "sb3", tensorboard=False))
+        # the engine that "auto" picks at these settings (256 games over five table sizes)
+        result = train(bench_config(steps, run_dir, "sb3", tensorboard=False, engine="scalar"))
         total = time.perf_counter() - t0
     finally:
-        BatchedLlamaVecEnv._new_table = real  # type: ignore[method-assign]
+        ScalarLlamaVecEnv._new_table = real  # type: ignore[method-assign]
     return result.steps_per_s, moves[0] / result.wall_s, total - result.wall_s
 
 

@@ -1,12 +1,15 @@
 """Training throughput: learner env steps per second of MaskablePPO on the batched vec env.
 
-    python benchmarks/train_speed.py [--steps 300000] [--threads 2] [--preset bench]
-                                     [--opponents MIX] [--players SIZES] [--sb3-baseline]
+    python benchmarks/train_speed.py [--steps 300000] [--threads 2] [--preset NAME]
+                                     [--opponents MIX] [--players SIZES] [--n-envs N]
+                                     [--engine batch,scalar] [--sb3-baseline]
 
 Runs :func:`train.training.train` for ``--steps`` learner steps (rollouts AND PPO updates,
-TensorBoard and checkpoints off) and prints the steps per second, with the split
-between the vec env (rules, observation encoding, every opponent's move, batched
-policy opponents) and learning (rollout inference + gradient updates).
+TensorBoard and checkpoints off) on each vec env of ``--engine`` (default both, side by
+side: the batched engine and the previous, scalar one) and prints the steps per second,
+with the split between the vec env (rules, observation encoding, every opponent's move,
+batched policy opponents) and learning (rollout inference + gradient updates), and the
+ratio of the first engine's rate to the others'.
 
 ``--sb3-baseline`` also times the textbook setup for comparison: MaskablePPO with its
 defaults (n_steps 2048, batch 64, 10 epochs) on a DummyVecEnv of 8 ``Llama-v0`` envs
@@ -51,39 +54,51 @@ def main() -> None:
     ap.add_argument("--preset", default=None, choices=sorted(PRESETS), help="time a preset (default: ship's settings)")
     ap.add_argument("--opponents", default=None, help="override the preset's opponent mix")
     ap.add_argument("--players", default=None, help="override the preset's table sizes")
+    ap.add_argument("--n-envs", type=int, default=None, help="override the preset's games side by side")
+    ap.add_argument(
+        "--engine", default="batch,scalar", help="the vec envs to time, in this order (default: batch,scalar)"
+    )
     ap.add_argument("--sb3-baseline", action="store_true")
     ap.add_argument("--baseline-steps", type=int, default=20_000)
     args = ap.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp:
-        base = PRESETS[args.preset] if args.preset else BENCH
-        values = {
-            **base,
-            "total_timesteps": args.steps,
-            "torch_threads": args.threads,
-            "opponents": args.opponents or base.get("opponents", "heuristic"),
-            "players": args.players or base.get("players", "4"),
-            "past_every": max(args.steps // 4, 1),
-            "eval_every": 0,
-            "checkpoint_every": 0,
-            "progress_bar": False,
-            "options": {"tensorboard": False},
-            "run_dir": tmp,
-            "run_name": "bench",
-            "resume": "",
-        }
-        cfg = TrainConfig(**values)
-        r = train(cfg)
-    print(
-        f"batched MaskablePPO: n_envs={cfg.n_envs} n_steps={cfg.n_steps} batch={cfg.batch_size} "
-        f"epochs={cfg.n_epochs} net={cfg.net_arch} threads={cfg.torch_threads} players={cfg.players} "
-        f"opponents={cfg.opponents}"
-    )
-    print(
-        f"  {r.steps_this_session} steps in {r.wall_s:.1f} s = {r.steps_per_s:,.0f} env steps/s "
-        f"(env {r.env_s:.1f} s = {100 * r.env_s / r.wall_s:.0f}%, learning {r.learn_s:.1f} s "
-        f"= {100 * r.learn_s / r.wall_s:.0f}%)"
-    )
+    engines = [e for e in args.engine.split(",") if e]
+    rates = []
+    for engine in engines:
+        with tempfile.TemporaryDirectory() as tmp:
+            base = PRESETS[args.preset] if args.preset else BENCH
+            values = {
+                **base,
+                "total_timesteps": args.steps,
+                "torch_threads": args.threads,
+                "opponents": args.opponents or base.get("opponents", "heuristic"),
+                "players": args.players or base.get("players", "4"),
+                "n_envs": args.n_envs or base.get("n_envs", 128),
+                "past_every": max(args.steps // 4, 1),
+                "eval_every": 0,
+                "checkpoint_every": 0,
+                "progress_bar": False,
+                "options": {"tensorboard": False, "engine": engine},
+                "run_dir": tmp,
+                "run_name": "bench",
+                "resume": "",
+            }
+            cfg = TrainConfig(**values)
+            r = train(cfg)
+        rates.append(r.steps_per_s)
+        print(
+            f"{engine} vec env, MaskablePPO: n_envs={cfg.n_envs} n_steps={cfg.n_steps} batch={cfg.batch_size} "
+            f"epochs={cfg.n_epochs} net={cfg.net_arch} threads={cfg.torch_threads} players={cfg.players} "
+            f"opponents={cfg.opponents}"
+        )
+        print(
+            f"  {r.steps_this_session} steps in {r.wall_s:.1f} s = {r.steps_per_s:,.0f} env steps/s "
+            f"(env {r.env_s:.1f} s = {100 * r.env_s / r.wall_s:.0f}%, learning {r.learn_s:.1f} s "
+            f"= {100 * r.learn_s / r.wall_s:.0f}%)",
+            flush=True,
+        )
+    for engine, rate in zip(engines[1:], rates[1:], strict=True):
+        print(f"{engines[0]} / {engine}: {rates[0] / rate:.2f}x the steps/s")
     if args.sb3_baseline:
         n = args.baseline_steps
         sps = sb3_baseline(n, args.threads)

@@ -16,9 +16,16 @@ of its potential, and when the game ends its win share minus its last potential.
 seat's rewards over a whole game add up to exactly its ``"game"`` reward (every
 potential starts at 0), so the return still measures winning, but a round that
 widens or narrows the lead is credited when it happens instead of at the game's end.
+
+:func:`rewards_for` gives the rewards of one round's result; :func:`batch_rewards` the
+same numbers for many games of a batch (:class:`llama_env.batch.BatchGame`) at once, from
+their scores around a step: every mode is a function of the score changes and, at a
+game's end, of the final scores.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from llama_env.engine import RoundResult, winners
 
@@ -80,3 +87,35 @@ def rewards_for(result: RoundResult, mode: str) -> list[float]:
     if result.game_over:
         return game_rewards(result.scores)
     return [0.0] * len(result.scores)
+
+
+def batch_rewards(mode: str, before: np.ndarray, after: np.ndarray, over: np.ndarray) -> np.ndarray:
+    """Every seat's reward under ``mode`` in many games over one step (or several): the
+    scores ``before`` and ``after`` it, ``(N, players)``, and which games ended in it,
+    ``over`` ``(N,)`` (their ``after`` being the final scores). Row ``i`` is
+    :func:`rewards_for` of the round that ended in game ``i`` (the same floats), zeros
+    where none did; over several rounds, their sum (up to rounding in ``"shaped"``).
+    ``(N, players)`` float64."""
+    after = np.asarray(after)
+    over = np.asarray(over, dtype=bool)
+    changes = after - np.asarray(before)
+    if mode == "round":
+        return -changes.astype(np.float64)
+    out = _batch_potentials(changes) if mode == "shaped" else np.zeros(changes.shape, dtype=np.float64)
+    if over.any():
+        final = after[over]
+        share = _batch_game_rewards(final)
+        out[over] = out[over] + share - _batch_potentials(final) if mode == "shaped" else share
+    return out
+
+
+def _batch_game_rewards(scores: np.ndarray) -> np.ndarray:
+    """:func:`game_rewards` of every row."""
+    won = scores == scores.min(axis=1, keepdims=True)
+    return np.where(won, 1.0 / won.sum(axis=1, keepdims=True), 0.0)
+
+
+def _batch_potentials(scores: np.ndarray) -> np.ndarray:
+    """:func:`lead_potentials` of every row."""
+    total, others = scores.sum(axis=1, keepdims=True), scores.shape[1] - 1
+    return SHAPING_PER_POINT * ((total - scores) / others - scores)

@@ -28,7 +28,7 @@ from llama_env.batch import BatchGame
 from llama_env.engine import LlamaGame, Rules
 from train.evaluation import evaluate, tournament
 from train.play.terminal import PlayConfig, play
-from train.training.sb3.vec_env import BatchedLlamaVecEnv, PolicyAgent
+from train.training.sb3.vec_env import BatchedLlamaVecEnv, LlamaVecEnv, PolicyAgent, ScalarLlamaVecEnv
 
 DRIVER = "llama_env.table"
 
@@ -80,8 +80,8 @@ def _aec(_: Counter) -> None:
         env.step(None if term or trunc else env.action_space(agent).sample(obs["action_mask"]))
 
 
-def _vec_env(_: Counter) -> None:
-    env = BatchedLlamaVecEnv(8, players=[2, 4], opponents={"heuristic": 1, "self": 1, "past": 1, "ppo": 1}, seed=0)
+def _vec_env(_: Counter, cls: type[LlamaVecEnv] = BatchedLlamaVecEnv) -> None:
+    env = cls(8, players=[2, 4], opponents={"heuristic": 1, "self": 1, "past": 1, "ppo": 1}, seed=0)
     env.set_policy("self", lambda obs, masks: np.array([np.flatnonzero(m)[0] for m in masks]))
     env.set_past_policies([lambda obs, masks: np.array([np.flatnonzero(m)[-1] for m in masks])])
     env.reset()
@@ -108,6 +108,7 @@ PATHS: dict[str, tuple[Callable[[Counter], None], tuple[str, ...]]] = {
     "Llama-v0": (_gym, ("step", "act")),
     "AEC env": (_aec, ("step",)),
     "batched VecEnv": (_vec_env, ("step", "act_batch")),
+    "scalar VecEnv": (lambda seen: _vec_env(seen, ScalarLlamaVecEnv), ("step", "act_batch")),
     "evaluate": (_evaluate, ("step", "act")),
     "tournament": (_tournament, ("step", "act")),
     "terminal play": (_terminal, ("step", "act")),

@@ -25,7 +25,7 @@ from llama_env.engine import (
     playable_on,
     winners,
 )
-from llama_env.rewards import game_rewards, rewards_for
+from llama_env.rewards import batch_rewards, game_rewards, rewards_for
 
 PLAY = {c: c - 1 for c in range(1, 8)}  # card code -> action
 DRAW, QUIT = int(Action.DRAW), int(Action.QUIT)
@@ -609,3 +609,18 @@ def test_shaped_rewards_sum_to_the_game_reward_over_a_game(players):
                 total = [t + r for t, r in zip(total, rewards_for(result, "shaped"), strict=True)]
         assert rounds > 1  # the shaping terms did not all vanish in one round
         assert total == pytest.approx(game_rewards(g.scores), abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["game", "round", "shaped"])
+def test_batch_rewards_are_the_rewards_of_each_round(mode):
+    """The batched form (from the scores around a step) gives rewards_for's floats."""
+    for players in (2, 3, 6):
+        g = LlamaGame(players, rng=players)
+        rng = np.random.default_rng(players)
+        while not g.game_over:
+            before = list(g.scores)
+            legal = g.legal_actions()
+            result = g.step(legal[int(rng.integers(len(legal)))])
+            got = batch_rewards(mode, np.array([before]), np.array([list(g.scores)]), np.array([g.game_over]))
+            expected = [0.0] * players if result is None else rewards_for(result, mode)
+            assert got.dtype == np.float64 and got.tolist() == [expected]

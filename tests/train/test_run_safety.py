@@ -20,7 +20,7 @@ from train.training import TrainConfig, train
 from train.training.presets import PRESETS
 from train.training.resume import resume_config
 from train.training.run_dir import RunDir, RunDirError, checkpoint_problem
-from train.training.sb3.vec_env import BatchedLlamaVecEnv
+from train.training.sb3.vec_env import VEC_ENVS
 
 QUICK = {**PRESETS["smoke"], "eval_every": 0, "options": {"tensorboard": False}}
 
@@ -45,16 +45,16 @@ def interrupt_at(monkeypatch):
     """Raise KeyboardInterrupt at the n-th VecEnv step (as Ctrl-C would)."""
 
     def arm(n: int) -> None:
-        real = BatchedLlamaVecEnv.step_wait
         calls = {"k": 0}
+        for cls in VEC_ENVS.values():  # whichever the run's engine picks
 
-        def step_wait(self):
-            calls["k"] += 1
-            if calls["k"] == n:
-                raise KeyboardInterrupt
-            return real(self)
+            def step_wait(self, real=cls.step_wait):
+                calls["k"] += 1
+                if calls["k"] == n:
+                    raise KeyboardInterrupt
+                return real(self)
 
-        monkeypatch.setattr(BatchedLlamaVecEnv, "step_wait", step_wait)
+            monkeypatch.setattr(cls, "step_wait", step_wait)
 
     return arm
 

@@ -18,7 +18,7 @@ from train.evaluation import evaluate
 from train.training import train
 from train.training.config import TrainConfig, parse_opponents, parse_players
 from train.training.presets import PRESETS
-from train.training.sb3.vec_env import BatchedLlamaVecEnv
+from train.training.sb3.vec_env import VEC_ENVS, BatchedLlamaVecEnv
 
 SMOKE = ["train", "--preset", "smoke", "--final-eval-games", "0"]
 
@@ -153,15 +153,15 @@ def test_saved_model_loads_as_an_agent_and_plays_legal_moves(smoke_run):
 
 def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
     calls = {"n": 0}
-    real = BatchedLlamaVecEnv.step_wait
+    for cls in VEC_ENVS.values():  # whichever the run's engine picks
 
-    def interrupting(self):
-        calls["n"] += 1
-        if calls["n"] == 40:
-            raise KeyboardInterrupt
-        return real(self)
+        def interrupting(self, real=cls.step_wait):
+            calls["n"] += 1
+            if calls["n"] == 40:
+                raise KeyboardInterrupt
+            return real(self)
 
-    monkeypatch.setattr(BatchedLlamaVecEnv, "step_wait", interrupting)
+        monkeypatch.setattr(cls, "step_wait", interrupting)
     cfg = TrainConfig(**{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "int", "eval_every": 0})
     result = train(cfg)
     assert result.interrupted

@@ -1,5 +1,14 @@
-"""The batched training vec env applies the same rules, observations and rewards as
-the Gymnasium env, and gives MaskablePPO correct masks."""
+"""The training vec envs apply the rules, observations and rewards of the Gymnasium env,
+and give MaskablePPO correct masks.
+
+Both vec envs (the batched one on ``llama_env.batch`` and the scalar one on the engine)
+are held to what can fail in either: the masks are the learner's legal actions and the
+observations its encoding, every seat kind and table size is played, episodes end and
+their rewards add up in every reward mode, a seed replays the same games, bad moves and
+bad arguments are refused. The scalar env deals as ``Llama-v0`` deals, so it must replay
+the gym env exactly on the same generator; the batched env deals from its batch's own
+generator, so it is held to the scalar env's statistics instead.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +18,19 @@ import numpy as np
 import pytest
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 
-from llama_env.engine import NUM_ACTIONS, IllegalActionError
+from llama_env.engine import NUM_ACTIONS, IllegalActionError, Rules
 from llama_env.gym_env import LlamaEnv
-from llama_env.observation import OBS_SIZE, encode
+from llama_env.observation import OBS_SIZE, decode, encode
 from llama_env.rewards import game_rewards
-from train.training.sb3.vec_env import BatchedLlamaVecEnv
+from train.training.sb3.vec_env import (
+    BatchedLlamaVecEnv,
+    LlamaVecEnv,
+    ScalarLlamaVecEnv,
+    table_shares,
+    vec_env_class,
+)
+
+ENVS = [BatchedLlamaVecEnv, ScalarLlamaVecEnv]
 
 
 class FirstLegal:
@@ -37,17 +54,18 @@ def pick(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
     return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
 
 
-def make_env(**kw) -> BatchedLlamaVecEnv:
+def make_env(cls: type[LlamaVecEnv], **kw) -> LlamaVecEnv:
     args = dict(num_envs=12, players=[2, 3, 4, 5, 6], opponents={"random": 1, "self": 1, "past": 1}, seed=3)
     args.update(kw)
-    env = BatchedLlamaVecEnv(**args)
+    env = cls(**args)
     env.set_policy("self", random_policy(1))
     env.set_past_policies([random_policy(2), random_policy(3)])
     return env
 
 
-def test_masks_are_the_learners_legal_actions_and_obs_its_encoding():
-    env = make_env()
+@pytest.mark.parametrize("cls", ENVS)
+def test_masks_are_the_learners_legal_actions_and_obs_its_encoding(cls):
+    env = make_env(cls)
     assert is_masking_supported(env)
     obs = env.reset()
     rng = np.random.default_rng(0)
@@ -63,8 +81,9 @@ def test_masks_are_the_learners_legal_actions_and_obs_its_encoding():
         assert obs.shape == (env.num_envs, OBS_SIZE) and rews.shape == dones.shape == (env.num_envs,)
 
 
-def test_every_seat_kind_and_table_size_gets_played():
-    env = make_env(num_envs=40)
+@pytest.mark.parametrize("cls", ENVS)
+def test_every_seat_kind_and_table_size_gets_played(cls):
+    env = make_env(cls, num_envs=40)
     env.reset()
     sizes = {g.num_players for g in env.games}
     kinds = {k for ks in env.seat_kinds for k in ks if k is not None}
@@ -72,11 +91,13 @@ def test_every_seat_kind_and_table_size_gets_played():
     assert {"random", "self", "past#0", "past#1"} <= kinds
     for i in range(env.num_envs):
         assert env.seat_kinds[i][int(env.seats[i])] is None  # the learner's own seat
+        assert len(env.seat_kinds[i]) == env.games[i].num_players
 
 
-@pytest.mark.parametrize("reward", ["game", "round"])
-def test_episodes_end_and_rewards_add_up(reward):
-    env = make_env(reward=reward, num_envs=8)
+@pytest.mark.parametrize("cls", ENVS)
+@pytest.mark.parametrize("reward", ["game", "round", "shaped"])
+def test_episodes_end_and_rewards_add_up(cls, reward):
+    env = make_env(cls, reward=reward, num_envs=8)
     env.reset()
     rng = np.random.default_rng(1)
     totals = np.zeros(env.num_envs)
@@ -87,14 +108,16 @@ def test_episodes_end_and_rewards_add_up(reward):
         for i in np.flatnonzero(dones):
             info = infos[i]
             seat = info["seat"]
+            final = decode(info["terminal_observation"])
             assert info["terminal_observation"].shape == (OBS_SIZE,)
+            assert final.my_score == info["scores"][seat] and final.num_players == info["num_players"]
             assert max(info["scores"]) >= 40
             assert info["episode"]["r"] == pytest.approx(totals[i], abs=1e-4)
             assert info["win_share"] == game_rewards(info["scores"])[seat]
-            if reward == "game":
-                assert totals[i] == pytest.approx(info["win_share"])
-            else:  # minus the points taken plus the markers returned = minus the final score
+            if reward == "round":  # minus the points taken plus the markers returned = minus the final score
                 assert totals[i] == pytest.approx(-info["scores"][seat])
+            else:  # the shaping adds up to nothing over a game
+                assert totals[i] == pytest.approx(info["win_share"], abs=1e-5)
             totals[i] = 0.0
             finished += 1
         if finished >= 20:
@@ -102,11 +125,32 @@ def test_episodes_end_and_rewards_add_up(reward):
     assert finished >= 20
 
 
+@pytest.mark.parametrize("cls", ENVS)
+def test_games_that_end_before_the_learners_first_turn(cls):
+    """With one card each a round, even a game, can end before the learner moves: the
+    step after it reports the end (the learner's action ignored), as Llama-v0 does."""
+    env = cls(16, players=[2, 3], opponents="random", seed=5, rules=Rules(end_score=1, hand_size=1))
+    env.reset()
+    rng = np.random.default_rng(2)
+    ended = 0
+    for _ in range(200):
+        _, rews, dones, infos = env.step(pick_or_any(rng, env.action_masks()))
+        for i in np.flatnonzero(dones):
+            assert rews[i] == pytest.approx(infos[i]["win_share"])
+            ended += 1
+    assert ended > 100
+
+
+def pick_or_any(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """A legal action, or 0 where a game is over (no legal action: the env ignores it)."""
+    return np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks])
+
+
 @pytest.mark.parametrize("reward", ["game", "round"])
-def test_matches_the_gym_env_on_the_same_seed(reward):
+def test_the_scalar_env_matches_the_gym_env_on_the_same_seed(reward):
     """One slot, a fixed seat and a deterministic opponent: the gym env dealt from an
     identically seeded generator gives the same observations, masks, rewards and ends."""
-    vec = BatchedLlamaVecEnv(
+    vec = ScalarLlamaVecEnv(
         1, players=3, opponents={"first": 1.0}, reward=reward, seed=11, seat=1, agents={"first": FirstLegal()}
     )
     gym_env = LlamaEnv(num_players=3, opponents=FirstLegal(), seat=1, reward=reward)
@@ -133,18 +177,83 @@ def test_matches_the_gym_env_on_the_same_seed(reward):
     assert episodes == 3
 
 
-def test_same_seed_same_games():
-    a, b = make_env(seed=9), make_env(seed=9)
+def _statistics(cls: type[LlamaVecEnv], players: int, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The win shares and the lengths (learner steps) of the games a fixed learner
+    (``greedy``) finishes against the heuristic."""
+    import agents
+
+    env = cls(200, players=players, opponents="heuristic", seed=17)
+    learner = agents.make("greedy")
+    obs = env.reset()
+    wins, lengths = [], []
+    for _ in range(steps):
+        obs, _, dones, infos = env.step(learner.act_batch(obs, env.action_masks()))
+        for i in np.flatnonzero(dones):
+            wins.append(infos[i]["win_share"])
+            lengths.append(infos[i]["episode"]["l"])
+    return np.array(wins), np.array(lengths, dtype=np.float64)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_batched_env_plays_the_scalar_envs_games(players):
+    """Other deals, the same game: a fixed learner's win share and game length agree
+    between the two envs within their sampling error."""
+    batched, scalar = (_statistics(cls, players, 400) for cls in ENVS)
+    for b, s in zip(batched, scalar, strict=True):  # win shares, then lengths
+        assert min(b.size, s.size) > 800
+        error = np.sqrt(b.var() / b.size + s.var() / s.size)
+        assert abs(b.mean() - s.mean()) < 4 * error, (b.mean(), s.mean(), error)
+
+
+@pytest.mark.parametrize("cls", ENVS)
+def test_same_seed_same_games(cls):
+    a, b = make_env(cls, seed=9), make_env(cls, seed=9)
     oa, ob = a.reset(), b.reset()
     np.testing.assert_array_equal(oa, ob)
     assert [g.to_dict() for g in a.games] == [g.to_dict() for g in b.games]
-    c = make_env(seed=10)
+    rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
+    for _ in range(50):
+        sa, sb = a.step(pick(rng_a, a.action_masks())), b.step(pick(rng_b, b.action_masks()))
+        for x, y in zip(sa[:3], sb[:3], strict=True):
+            np.testing.assert_array_equal(x, y)
+    assert [g.to_dict() for g in a.games] == [g.to_dict() for g in b.games]
+    c = make_env(cls, seed=10)
     c.reset()
     assert [g.to_dict() for g in a.games] != [g.to_dict() for g in c.games]
 
 
-def test_illegal_learner_action_raises():
-    env = make_env(num_envs=2)
+def test_a_new_past_pool_leaves_the_games_under_way_their_opponents():
+    """The batched env renumbers its players when the pool changes: a game that drew a
+    snapshot keeps playing that one; new games draw from the new pool."""
+    calls: list[str] = []
+
+    def policy(name: str):
+        def fn(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            calls.append(name)
+            return masks.argmax(axis=1)
+
+        return fn
+
+    env = BatchedLlamaVecEnv(24, players=[2, 4], opponents={"past": 1}, seed=1)
+    env.set_policy("self", policy("self"))
+    env.set_past_policies([policy("old")])
+    env.reset()
+    env.set_past_policies([policy("new0"), policy("new1")])
+    calls.clear()
+    ended = np.zeros(env.num_envs, dtype=bool)
+    for _ in range(400):
+        _, _, dones, _ = env.step(env.action_masks().argmax(axis=1))
+        ended |= dones
+        if ended.all():
+            break
+    assert ended.all()
+    assert {"old", "new0", "new1"} <= set(calls)
+    assert {k for ks in env.seat_kinds for k in ks if k} <= {"past#0", "past#1"}
+
+
+@pytest.mark.parametrize("cls", ENVS)
+def test_illegal_learner_action_raises(cls):
+    env = make_env(cls, num_envs=5)
     env.reset()
     masks = env.action_masks()
     assert (~masks).any(axis=1).all()  # a fresh deal never makes all 9 actions legal
@@ -153,22 +262,25 @@ def test_illegal_learner_action_raises():
         env.step(bad)
 
 
-def test_illegal_opponent_action_is_an_error():
+@pytest.mark.parametrize("cls", ENVS)
+def test_illegal_opponent_action_is_an_error(cls):
     class Cheat:
         def act(self, observation, action_mask):
             return int(np.flatnonzero(np.asarray(action_mask) == 0)[0])
 
-    env = BatchedLlamaVecEnv(4, players=2, opponents="cheat", agents={"cheat": Cheat()}, seed=0, seat=1)
-    with pytest.raises(IllegalActionError, match="agent 'cheat' at seat 0: action .* is illegal"):
+    env = cls(4, players=2, opponents="cheat", agents={"cheat": Cheat()}, seed=0, seat=1)
+    with pytest.raises(IllegalActionError, match="agent 'cheat' at seat 0.*: action .* is illegal"):
         env.reset()
 
 
-def test_policy_opponent_needs_a_policy():
-    env = BatchedLlamaVecEnv(4, players=2, opponents="self", seed=0, seat=1)
+@pytest.mark.parametrize("cls", ENVS)
+def test_policy_opponent_needs_a_policy(cls):
+    env = cls(4, players=2, opponents="self", seed=0, seat=1)
     with pytest.raises(RuntimeError, match="set_policy"):
         env.reset()
 
 
+@pytest.mark.parametrize("cls", ENVS)
 @pytest.mark.parametrize(
     "kw, match",
     [
@@ -179,8 +291,32 @@ def test_policy_opponent_needs_a_policy():
         ({"seat": 3, "players": [2, 4]}, "seat"),
     ],
 )
-def test_bad_arguments_name_the_problem(kw, match):
+def test_bad_arguments_name_the_problem(cls, kw, match):
     args = dict(num_envs=2, players=2, opponents="random")
     args.update(kw)
     with pytest.raises(ValueError, match=match):
-        BatchedLlamaVecEnv(**args)
+        cls(**args)
+
+
+def test_the_batched_env_needs_a_game_per_table_size():
+    with pytest.raises(ValueError, match=r"num_envs \(2\) must be at least the number of table sizes \(3"):
+        BatchedLlamaVecEnv(2, players=[2, 4, 6], opponents="random")
+
+
+def test_table_shares_follow_the_weights():
+    assert table_shares([2, 2, 3, 4, 4, 5, 6], 256) == {2: 73, 3: 37, 4: 73, 5: 37, 6: 36}
+    assert table_shares([2, 3, 4, 5, 6], 5) == {2: 1, 3: 1, 4: 1, 5: 1, 6: 1}
+    assert table_shares([2, 2, 2, 2, 2, 2, 6], 2) == {2: 1, 6: 1}
+    assert table_shares([4], 7) == {4: 7}
+    for n in range(5, 60):
+        assert sum(table_shares([2, 2, 3, 4, 4, 5, 6], n).values()) == n
+
+
+def test_auto_picks_the_batch_with_many_games_per_table_size():
+    assert vec_env_class("auto", (2,), 256) is BatchedLlamaVecEnv
+    assert vec_env_class("auto", (2,), 128) is ScalarLlamaVecEnv
+    assert vec_env_class("auto", (2, 2, 3, 4, 4, 5, 6), 256) is ScalarLlamaVecEnv  # the ship preset
+    assert vec_env_class("auto", (2, 3, 4, 5, 6), 1280) is BatchedLlamaVecEnv
+    assert vec_env_class("scalar", (2,), 4096) is ScalarLlamaVecEnv
+    with pytest.raises(ValueError, match="config key 'engine' must be auto or one of batch, scalar"):
+        vec_env_class("fast", (2,), 4)

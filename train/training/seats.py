@@ -68,10 +68,15 @@ class OpponentMix:
         """The kinds that are registered agents."""
         return [k for k in self.kinds if k not in POLICY_KINDS]
 
-    def draw(self, rng: np.random.Generator, past_pool: int) -> Seating:
-        """One game's seating; ``past_pool`` is the size of the pool ``"past"`` draws from."""
+    def draw(self, rng: np.random.Generator, past_pool: int, num_players: int | None = None) -> Seating:
+        """One game's seating; ``past_pool`` is the size of the pool ``"past"`` draws from.
+        ``num_players`` fixes the table size instead of drawing it (a trainer whose games
+        keep their size, one batch per size, draws only the seats)."""
         players = self.players
-        n = players[int(rng.integers(len(players)))] if len(players) > 1 else players[0]
+        if num_players is not None:
+            n = num_players
+        else:
+            n = players[int(rng.integers(len(players)))] if len(players) > 1 else players[0]
         seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
         kinds: list[str | None] = [None] * n
         picks = rng.choice(len(self.kinds), size=n - 1, p=self.p) if len(self.kinds) > 1 else [0] * (n - 1)

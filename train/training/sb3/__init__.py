@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 
 from train.training.backend import Backend, imported_when_run
 
-__all__ = ["BACKEND", "Sb3Options"]
+__all__ = ["BACKEND", "Sb3Options", "ENGINES"]
+
+ENGINES = ("auto", "batch", "scalar")
+"""``auto`` and the vec envs of :data:`train.training.sb3.vec_env.VEC_ENVS` by name (written
+here too: the options are checked without importing the vec env's dependencies)."""
 
 
 @dataclass(frozen=True)
@@ -23,8 +27,18 @@ class Sb3Options:
 
     tensorboard: bool = field(default=True, metadata={"help": "write TensorBoard logs into the run directory"})
     verbose: int = field(default=0, metadata={"help": "SB3 verbosity (0 silent, 1 rollout tables)"})
+    engine: str = field(
+        default="auto",
+        metadata={
+            "help": "the vec env's games: batch (llama_env.batch: numpy arrays, one batch per table size; "
+            "the faster with hundreds of games per size), scalar (one engine per game, dealt as Llama-v0 "
+            "deals; the faster with fewer) or auto (batch from 256 games per table size on average)"
+        },
+    )
 
     def __post_init__(self) -> None:
+        if isinstance(self.engine, str) and self.engine not in ENGINES:
+            raise ValueError(f"config key 'engine' must be one of {', '.join(ENGINES)}, got {self.engine!r}")
         if isinstance(self.verbose, int) and not isinstance(self.verbose, bool) and self.verbose not in (0, 1, 2):
             raise ValueError(f"config key 'verbose' must be 0, 1 or 2, got {self.verbose}")
 

@@ -18,7 +18,7 @@ from train.training.evaluation import evaluation_message, evaluation_row, next_m
 if TYPE_CHECKING:
     from train.training.config import TrainConfig
     from train.training.run_dir import RunDir
-    from train.training.sb3.vec_env import BatchedLlamaVecEnv, PolicyFn
+    from train.training.sb3.vec_env import LlamaVecEnv, PolicyFn
 
 __all__ = ["TrainingHooks", "actor_policy"]
 
@@ -42,7 +42,7 @@ class TrainingHooks(BaseCallback):
     def __init__(
         self,
         config: TrainConfig,
-        env: BatchedLlamaVecEnv,
+        env: LlamaVecEnv,
         run: RunDir,
         past: list[Actor],
         opp_rng: np.random.Generator,

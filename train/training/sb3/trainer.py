@@ -38,7 +38,7 @@ from train.training.resume import find_checkpoint, session_run
 from train.training.run_dir import RunDir, RunDirError, atomic_write, saving_despite_ctrl_c, write_json_atomic
 from train.training.sb3 import Sb3Options
 from train.training.sb3.callbacks import TrainingHooks, actor_policy
-from train.training.sb3.vec_env import BatchedLlamaVecEnv
+from train.training.sb3.vec_env import vec_env_class
 
 __all__ = ["train_sb3", "save_model"]
 
@@ -87,7 +87,16 @@ def train_sb3(config: TrainConfig) -> TrainResult:
 
 
 def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
+    from threadpoolctl import threadpool_limits
+
     torch.set_num_threads(config.torch_threads)
+    # numpy's BLAS too (the opponents' forward passes): more threads than the config's
+    # make a small matrix product ten times slower on a busy machine
+    with threadpool_limits(limits=config.torch_threads, user_api="blas"):
+        return _train_limited(config, run, resume_from, torch, ppo_cls)
+
+
+def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
     torch.manual_seed(config.seed)
     env_seed = config.seed
     if resume_from is not None:
@@ -95,7 +104,7 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
         start = _saved_timesteps(resume_from)
         env_seed = int(np.random.SeedSequence([config.seed, start]).generate_state(1)[0])
     options: Sb3Options = config.options
-    env = BatchedLlamaVecEnv(
+    env = vec_env_class(options.engine, config.players, config.n_envs)(
         config.n_envs,
         players=config.players,
         opponents=config.opponents,
