@@ -54,6 +54,8 @@ _CODES = range(1, _NV + 1)
 _PLAYS = range(_DRAW)
 _PTS_BY_VALUE = np.array(_PTS[1:], dtype=np.int64)  # rule 9 by value index 0..6 (code - 1)
 _VALUE_CODES = np.arange(1, _NV + 1)
+_NONE = np.iinfo(np.int64).max  # the minimum over no seat: larger than any count or score
+_OTHER_SEATS = np.arange(MAX_OTHERS)
 
 
 def _batch_inputs(observations: np.ndarray, action_masks: np.ndarray) -> tuple[BatchView, np.ndarray, np.ndarray]:
@@ -352,9 +354,9 @@ class HeuristicAgent(BaseAgent):
         rows = np.arange(len(plays))
         hand = v.hand  # (B, 7) by value index: hand[:, c - 1] is the scalar hand[c]
         top = v.top_card
-        seated = np.arange(MAX_OTHERS) < (v.num_players - 1)[:, None]  # the others at each row's table
+        seated = (v.num_players - 1)[:, None] > _OTHER_SEATS  # the others at each row's table
         in_round = v.opp_in_round & seated
-        fewest = np.where(in_round, v.opp_hand_size, np.iinfo(np.int64).max).min(axis=1)
+        fewest = np.where(in_round, v.opp_hand_size, _NONE).min(axis=1)
         danger = in_round.any(axis=1) & (fewest <= self.danger_hand)
         # which card: _choose_play for every legal play at once
         urgency = np.where(danger, 2.0, 1.0)
@@ -383,7 +385,7 @@ class HeuristicAgent(BaseAgent):
             threshold = threshold + self.quit_per_pile * v.draw_pile / 10.0
         if self.quit_per_quitter:
             threshold = threshold + self.quit_per_quitter * (seated & ~v.opp_in_round).sum(axis=1)
-        lowest = np.where(seated, v.opp_score, np.iinfo(np.int64).max).min(axis=1)
+        lowest = np.where(seated, v.opp_score, _NONE).min(axis=1)
         quit = (my_score + penalty + self.lead_margin < lowest + 0.5) | (penalty <= threshold + 1e-9)
         no_play = np.where(legal[:, _DRAW], np.where(quit, _QUIT, _DRAW), _QUIT)
         return np.where(plays.any(axis=1), play, no_play).astype(np.int64)

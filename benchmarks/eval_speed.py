@@ -1,16 +1,24 @@
-"""How fast evaluate() plays: 10,000 four-player games of four ``heuristic`` agents.
+"""How fast evaluate() plays: the batched engine and the game-by-game path, side by side.
 
-    .venv/bin/python benchmarks/eval_speed.py [--games 10000] [--workers N] [--agent heuristic]
+    .venv/bin/python benchmarks/eval_speed.py [--games 100000] [--workers N]
+        [--agents heuristic,random,random,random] [--repeats 3] [--seed 0]
 
-Prints the wall time, games/s, decisions (agent moves) per second in all, and the
-per-core rate (decisions per second of one process), measured separately in this
-process on a slice of the games so it does not depend on how busy the other cores are.
+Plays the same evaluation (one agent per seat, seats rotated) with ``batched=True``
+(``llama_env.table.BatchTable`` over ``llama_env.batch.BatchGame``, issue 30's target:
+100,000 four-player games of ``heuristic`` against three ``random`` in 4 s on two cores)
+and ``batched=False`` (one ``Table`` per game), alternating, ``--repeats`` times each,
+every run a whole ``evaluate`` call (worker processes started, agents built, results
+aggregated). Prints each run's wall time, the best and the median of each path, their
+ratio, games/s and decisions/s, and both paths' win shares with 95% intervals (the batch
+deals from its own generator, so its numbers differ from the other path's within them).
+``--scalar-games`` plays fewer games game by game, the times scaled to ``--games``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import time
 
 from train.evaluation import evaluate
@@ -18,38 +26,46 @@ from train.evaluation import evaluate
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--games", type=int, default=10_000)
+    p.add_argument("--games", type=int, default=100_000)
+    p.add_argument("--scalar-games", type=int, default=None, help="games of the game-by-game path (default: --games)")
     p.add_argument("--workers", type=int, default=None, help="default: all cores")
-    p.add_argument("--agent", default="heuristic")
-    p.add_argument("--players", type=int, default=4)
+    p.add_argument("--agents", default="heuristic,random,random,random", help="one agent per seat")
+    p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
 
-    table = [args.agent] * args.players
+    table = args.agents.split(",")
     workers = args.workers or os.cpu_count() or 1
-
-    t0 = time.perf_counter()
-    result = evaluate(table, args.games, seed=args.seed, workers=workers)
-    wall = time.perf_counter() - t0
-    decisions = _decisions(result)
-
-    one = max(200, args.games // 20)
-    t1 = time.perf_counter()
-    single = evaluate(table, one, seed=args.seed + 1, workers=1)
-    single_wall = time.perf_counter() - t1
-    single_decisions = _decisions(single)
-
-    print(f"{args.games} games of {args.players} x {args.agent}, {workers} workers, load {os.getloadavg()[0]:.2f}")
-    print(f"total: {wall:.2f} s, {args.games / wall:,.0f} games/s, {decisions / wall:,.0f} decisions/s")
-    print(f"{result.rounds_per_game:.2f} rounds/game, {decisions / args.games:.1f} decisions/game")
+    scalar_games = args.scalar_games or args.games
     print(
-        f"one core ({one} games in this process): {single_wall:.2f} s, {one / single_wall:,.0f} games/s, "
-        f"{single_decisions / single_wall:,.0f} decisions/s, {1e6 * single_wall / single_decisions:.1f} us/decision"
+        f"{args.games} games of {','.join(table)} (game by game: {scalar_games}), {workers} workers, "
+        f"load {os.getloadavg()[0]:.2f}"
     )
-
-
-def _decisions(result) -> int:
-    return int(result.decisions.sum())
+    times: dict[bool, list[float]] = {True: [], False: []}
+    last = {}
+    for r in range(args.repeats):
+        for batched in (True, False):
+            games = args.games if batched else scalar_games
+            t0 = time.perf_counter()
+            result = evaluate(table, games, seed=args.seed + r, workers=workers, batched=batched)
+            wall = (time.perf_counter() - t0) * args.games / games
+            times[batched].append(wall)
+            last[batched] = result
+            print(f"  {'batched' if batched else 'game by game':>12}, run {r + 1}: {wall:6.2f} s")
+    for batched in (True, False):
+        t, res = times[batched], last[batched]
+        best, median = min(t), statistics.median(t)
+        decisions = int(res.decisions.sum()) * args.games / res.num_games
+        a = res.agents[0]
+        print(
+            f"{'batched' if batched else 'game by game':>12}: best {best:.2f} s, median {median:.2f} s "
+            f"({args.games / best:,.0f} games/s, {decisions / best:,.0f} decisions/s); "
+            f"{a.name} {a.win_share:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}] over {res.num_games} games"
+        )
+    print(
+        f"batched / game by game: {min(times[False]) / min(times[True]):.1f}x (best), "
+        f"{statistics.median(times[False]) / statistics.median(times[True]):.1f}x (median)"
+    )
 
 
 if __name__ == "__main__":

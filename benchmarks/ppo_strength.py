@@ -7,7 +7,8 @@
 
 Each row is one :func:`train.evaluation.evaluate` call: the PPO agent (argmax over legal
 actions) and ``players - 1`` copies of one baseline, ``--games`` games with the seating
-rotated from game to game. Prints a markdown table of the PPO agent's win share with
+rotated from game to game, played game by game (``batched=False``), so that every model
+meets the same deals. Prints a markdown table of the PPO agent's win share with
 its 95% interval beside the fair share ``1 / players``. ``--model`` is a model file, a
 run directory or a registered agent spec: ``ppo`` (the default, the shipped agent),
 ``ppo_v2`` (the previous one: no 4- and 6-player specialists), ``ppo_v1`` (the first
@@ -49,7 +50,8 @@ def main() -> None:
     for n in [int(x) for x in args.players.split(",")]:
         for opp in args.opponents.split(","):
             t0 = time.perf_counter()
-            r = evaluate([agent] + [opp] * (n - 1), args.games, seed=args.seed, workers=args.workers)
+            # game by game: every model meets the same deals of --seed (search has no act_batch)
+            r = evaluate([agent] + [opp] * (n - 1), args.games, seed=args.seed, workers=args.workers, batched=False)
             s = r.agents[0]
             dt = time.perf_counter() - t0
             rows.append(

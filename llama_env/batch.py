@@ -265,16 +265,24 @@ class BatchGame:
         ``auto_reset``, or for finished games loaded from snapshots until the next step)."""
         return self._over.copy()
 
-    @property
-    def hand_sizes(self) -> np.ndarray:
-        """``(N, players)``: the cards each seat holds (a copy)."""
-        return self._seats[:, :, _SIZE].astype(np.int64)
+    def hand_sizes(self, games: np.ndarray | None = None) -> np.ndarray:
+        """``(N, players)``: the cards each seat holds (or ``(K, players)`` for the game
+        indices ``games``)."""
+        rows = self._seats[:, :, _SIZE] if games is None else self._seats[self._checked_games(games), :, _SIZE]
+        return rows.astype(np.int64)
 
-    @property
-    def penalties(self) -> np.ndarray:
+    def penalties(self, games: np.ndarray | None = None) -> np.ndarray:
         """``(N, players)``: what each seat's hand would cost now (rule 9: the distinct
-        values held, a llama 10), as ``LlamaGame.penalty``."""
-        return _penalties(self._seats[:, :, _HAND : _HAND + _V])
+        values held, a llama 10), as ``LlamaGame.penalty`` (or ``(K, players)`` for the
+        game indices ``games``)."""
+        seats = self._seats if games is None else self._seats[self._checked_games(games)]
+        return _penalties(seats[:, :, _HAND : _HAND + _V])
+
+    def _checked_games(self, games: object) -> np.ndarray:
+        g = np.asarray(games)
+        if g.ndim != 1 or g.dtype.kind not in "iu" or ((g < 0) | (g >= self.num_games)).any():
+            raise ValueError(f"games must be game indices 0..{self.num_games - 1}, got {brief(games)}")
+        return g.astype(np.int64, copy=False)
 
     @property
     def nbytes(self) -> int:
@@ -529,26 +537,34 @@ class BatchGame:
 
     # ------------------------------------------------------------------ observing
 
-    def observation(self, version: int = 0, seats: np.ndarray | None = None) -> np.ndarray:
+    def observation(
+        self, version: int = 0, seats: np.ndarray | None = None, games: np.ndarray | None = None
+    ) -> np.ndarray:
         """What each game's current player sees (or the seat ``seats[i]`` of game ``i``):
         ``(N, 52)`` float32 for ``version`` 0, ``(N, 175)`` for version 1, row ``i`` equal
         to ``encode(game_i, seat)`` / ``encode_v1(game_i, seat)`` of ``llama_env.observation``.
-        Only public information and the seat's own hand go in."""
+        Only public information and the seat's own hand go in. With ``games`` (``(K,)``
+        game indices) only those games are observed, row ``k`` for game ``games[k]`` (and
+        ``seats``, if given, has shape ``(K,)``): the cost follows the rows asked for."""
         version = check_obs_version(version)
         plan = self._plans.get(version)
         if plan is None:
             plan = self._plans[version] = _Plan(obs_spec(version), self)
+        g = None if games is None else self._checked_games(games)
+        rows = self.num_games if g is None else g.size
         if seats is None:
-            seen = _Seen(self, self._cp, self._me)
+            seat = self._cp if g is None else self._cp[g]
+            me = self._me if g is None else self._me[g]
         else:
             seat = np.asarray(seats)
-            if seat.shape != (self.num_games,) or seat.dtype.kind not in "iu":
-                raise ValueError(f"seats must be an integer array of shape ({self.num_games},), got {brief(seats)}")
+            if seat.shape != (rows,) or seat.dtype.kind not in "iu":
+                raise ValueError(f"seats must be an integer array of shape ({rows},), got {brief(seats)}")
             if ((seat < 0) | (seat >= self.num_players)).any():
                 raise ValueError(f"seats must be seats 0..{self.num_players - 1}, got {brief(seats)}")
             seat = seat.astype(np.int64)
-            seen = _Seen(self, seat, np.take(self._seat_rows, self._ar * self.num_players + seat, axis=0))
-        return plan.write(seen)
+            at = self._ar if g is None else g
+            me = np.take(self._seat_rows, at * self.num_players + seat, axis=0)
+        return plan.write(_Seen(self, seat, me, g))
 
     # ------------------------------------------------------------------ snapshots
 
@@ -681,34 +697,41 @@ class BatchGame:
 
 
 class _Seen:
-    """What the observed seats see, for the fields' readers: ``seat`` ``(N,)``, its rows
-    of the seat table ``me`` ``(N, columns)``, and the other seats in turn order from each
-    seat's left (gathered on first use)."""
+    """What the observed seats see, for the fields' readers: the observed games ``g``
+    (``None``: all of them), their ``seat`` ``(n,)``, its rows of the seat table ``me``
+    ``(n, columns)``, and the other seats in turn order from each seat's left (gathered
+    on first use). :meth:`at` takes a per-game array's rows of the observed games."""
 
-    def __init__(self, batch: BatchGame, seat: np.ndarray, me: np.ndarray) -> None:
+    def __init__(self, batch: BatchGame, seat: np.ndarray, me: np.ndarray, games: np.ndarray | None = None) -> None:
         self.b = batch
         self.seat = seat
         self.me = me
-        self.n = batch.num_games
+        self.g = games
+        self.n = batch.num_games if games is None else games.size
+        self.games = batch._ar if games is None else games
         self._others_flat: np.ndarray | None = None
         self._their_rows: np.ndarray | None = None
 
+    def at(self, array: np.ndarray) -> np.ndarray:
+        """The rows of a per-game array ``(N, ...)`` for the observed games."""
+        return array if self.g is None else array[self.g]
+
     @property
     def others_flat(self) -> np.ndarray:
-        """``(N, players - 1)``: the other seats' indices into ``(games x seats)`` arrays."""
+        """``(n, players - 1)``: the other seats' indices into ``(games x seats)`` arrays."""
         if self._others_flat is None:
             b = self.b
-            self._others_flat = np.take(b._others, self.seat, axis=0) + (b._ar * b.num_players)[:, None]
+            self._others_flat = np.take(b._others, self.seat, axis=0) + (self.games * b.num_players)[:, None]
         return self._others_flat
 
     def theirs(self, column: int, width: int = 1) -> np.ndarray:
-        """The other seats' entries of the seat table, ``(N, players - 1)`` or ``(N,
+        """The other seats' entries of the seat table, ``(n, players - 1)`` or ``(n,
         players - 1, width)``."""
         if width == 1 and self._their_rows is None:
             return np.take(self.b._seat_flat, self.others_flat * _SEAT_COLUMNS + column)
         if self._their_rows is None:
             rows = np.take(self.b._seat_rows, self.others_flat.reshape(-1), axis=0)
-            self._their_rows = rows.reshape(self.n, -1, _SEAT_COLUMNS)
+            self._their_rows = rows.reshape(self.n, self.b.num_players - 1, _SEAT_COLUMNS)
         block = self._their_rows[:, :, column : column + width]
         return block[:, :, 0] if width == 1 else block
 
@@ -716,18 +739,18 @@ class _Seen:
         return np.take(self.b._scores, self.others_flat)
 
     def my_score(self) -> np.ndarray:
-        return np.take(self.b._scores, self.b._ar * self.b.num_players + self.seat)
+        return np.take(self.b._scores, self.games * self.b.num_players + self.seat)
 
     def mine_quit(self) -> np.ndarray:
-        return (self.b._quit_bits >> self.seat & 1).astype(bool)
+        return (self.at(self.b._quit_bits) >> self.seat & 1).astype(bool)
 
     def theirs_in(self) -> np.ndarray:
         b = self.b
-        return np.take(b._others_in, self.seat << b.num_players | b._quit_bits, axis=0)
+        return np.take(b._others_in, self.seat << b.num_players | self.at(b._quit_bits), axis=0)
 
     def round_moves(self) -> np.ndarray:
-        b = self.b
-        return b._discard_len - 1 + (b._undealt - b._draw_len) + (b.num_players - b._in_round)
+        b, at = self.b, self.at
+        return at(b._discard_len) - 1 + (b._undealt - at(b._draw_len)) + (b.num_players - at(b._in_round))
 
 
 Reader = Callable[[_Seen], np.ndarray]
@@ -737,10 +760,10 @@ _READERS: dict[str, Reader] = {
     "hand": lambda s: s.me[:, _HAND : _HAND + _V],
     "hand_size": lambda s: s.me[:, _SIZE],
     "hand_penalty": lambda s: _penalties(s.me[:, _HAND : _HAND + _V]),
-    "top_card": lambda s: s.b._top,
-    "discarded": lambda s: s.b._discard_counts,
-    "draw_pile": lambda s: s.b._draw_len,
-    "can_draw": lambda s: ~s.mine_quit() & (s.b._draw_len > 0) & (s.b._in_round > 1),
+    "top_card": lambda s: s.at(s.b._top),
+    "discarded": lambda s: s.at(s.b._discard_counts),
+    "draw_pile": lambda s: s.at(s.b._draw_len),
+    "can_draw": lambda s: ~s.mine_quit() & (s.at(s.b._draw_len) > 0) & (s.at(s.b._in_round) > 1),
     "opp_present": lambda s: np.ones((s.n, s.b.num_players - 1), dtype=bool),
     "opp_in_round": lambda s: s.theirs_in(),
     "opp_hand_size": lambda s: s.theirs(_SIZE),
@@ -754,8 +777,8 @@ _READERS: dict[str, Reader] = {
     "opp_drew_on": lambda s: s.theirs(_DREW, _V),
     "opp_quit_on": lambda s: s.theirs(_QUIT_ON),
     "opp_quit_at": lambda s: s.theirs(_QUIT_AT),
-    "last_player": lambda s: np.where(s.b._last < 0, -1, (s.b._last - s.seat) % s.b.num_players),
-    "round": lambda s: np.minimum(s.b._round, MAX_ROUND),
+    "last_player": lambda s: np.where(s.at(s.b._last) < 0, -1, (s.at(s.b._last) - s.seat) % s.b.num_players),
+    "round": lambda s: np.minimum(s.at(s.b._round), MAX_ROUND),
     "round_moves": lambda s: s.round_moves(),
 }
 """Each observation field's natural value in every game, by the field's name: the batched
@@ -803,8 +826,7 @@ class _Plan:
         self.size = spec.size
         self.blocks: list[tuple[int, int, Reader, Writer]] = []
         template = np.zeros((1, spec.size), dtype=np.float32)
-        probe = _Seen(batch, batch._cp[:1], batch._me[:1])
-        probe.n = 1
+        probe = _Seen(batch, batch._cp[:1], batch._me[:1], np.zeros(1, dtype=np.int64))
         for f in spec.fields:
             read = _READERS.get(f.name)
             if read is None:

@@ -538,7 +538,7 @@ class BatchTable:
             games = np.flatnonzero(acting)
             if not games.size:
                 break
-            actions = self._answers(games, asks[games], who)
+            actions = self._answers(games, asks[games])
             self._step(games, cp, actions, None if games.size == n else acting, total, ended)
             taken += 1
         return BatchResult(total, ended, taken)
@@ -589,29 +589,34 @@ class BatchTable:
         total += batch.step(actions, where)
         ended[games] |= batch.terminated[games]
 
-    def _answers(self, games: np.ndarray, asks: np.ndarray, who: np.ndarray) -> np.ndarray:
-        """Every acting agent's validated answers, ``(N,)`` (0 in the games not asked)."""
+    def _answers(self, games: np.ndarray, asks: np.ndarray) -> np.ndarray:
+        """Every acting agent's validated answers, ``(N,)`` (0 in the games not asked):
+        the observations of the games asked (``games``, ascending), one array per version,
+        and each agent's rows of them."""
         batch = self.batch
         n = batch.num_games
-        actions = np.zeros(n, dtype=np.int64)
-        masks = batch.legal_action_mask
-        seen: dict[int, np.ndarray] = {}
+        every = games.size == n
+        masks = batch.legal_action_mask if every else batch.legal_action_mask[games]
         first = int(asks[0])
         if (asks == first).all():
-            groups: list[tuple[int, np.ndarray]] = [(first, games)]
+            groups: list[tuple[int, np.ndarray | None]] = [(first, None)]
         else:
             order = np.argsort(asks, kind="stable")  # game order kept within each agent
             keys, starts = np.unique(asks[order], return_index=True)
             bounds = [*starts.tolist(), order.size]
-            groups = [(int(k), games[order[bounds[j] : bounds[j + 1]]]) for j, k in enumerate(keys.tolist())]
-        for k, rows in groups:
+            groups = [(int(k), order[bounds[j] : bounds[j + 1]]) for j, k in enumerate(keys.tolist())]
+        seen: dict[int, np.ndarray] = {}
+        actions = np.zeros(n, dtype=np.int64)
+        for k, at in groups:
             version = self._versions[k]
             obs = seen.get(version)
             if obs is None:
-                obs = seen[version] = batch.observation(version)
-            every = rows.size == n
-            answers = self._ask(k, obs if every else obs[rows], masks if every else masks[rows], rows)
-            actions[rows] = answers
+                obs = seen[version] = batch.observation(version) if every else batch.observation(version, games=games)
+            if at is None:
+                actions[games] = self._ask(k, obs, masks, games)
+            else:
+                rows = games[at]
+                actions[rows] = self._ask(k, obs[at], masks[at], rows)
         return actions
 
     def _ask(self, k: int, obs: np.ndarray, masks: np.ndarray, games: np.ndarray) -> np.ndarray:

@@ -90,11 +90,19 @@ def _vec_env(_: Counter, cls: type[LlamaVecEnv] = BatchedLlamaVecEnv) -> None:
 
 
 def _evaluate(_: Counter) -> None:
-    evaluate(["heuristic", "random", agents.make("cautious")], 6, seed=0, workers=1)
+    assert evaluate(["heuristic", "random", agents.make("cautious")], 6, seed=0, workers=1).batched
+
+
+def _evaluate_game_by_game(_: Counter) -> None:
+    evaluate(["heuristic", "random", agents.make("cautious")], 6, seed=0, workers=1, batched=False)
 
 
 def _tournament(_: Counter) -> None:
-    tournament(["heuristic", "greedy", "random", "ppo"], 2, 6, seed=0, workers=1)
+    assert tournament(["heuristic", "greedy", "random", "ppo", "perturbed"], 2, 6, seed=0, workers=1).batched
+
+
+def _tournament_game_by_game(_: Counter) -> None:
+    tournament(["heuristic", "greedy", "random", "ppo"], 2, 6, seed=0, workers=1, batched=False)
 
 
 def _terminal(_: Counter) -> None:
@@ -109,8 +117,10 @@ PATHS: dict[str, tuple[Callable[[Counter], None], tuple[str, ...]]] = {
     "AEC env": (_aec, ("step",)),
     "batched VecEnv": (_vec_env, ("step", "act_batch")),
     "scalar VecEnv": (lambda seen: _vec_env(seen, ScalarLlamaVecEnv), ("step", "act_batch")),
-    "evaluate": (_evaluate, ("step", "act")),
-    "tournament": (_tournament, ("step", "act")),
+    "evaluate (batched)": (_evaluate, ("step", "act_batch")),
+    "evaluate (game by game)": (_evaluate_game_by_game, ("step", "act")),
+    "tournament (batched)": (_tournament, ("step", "act_batch")),
+    "tournament (game by game)": (_tournament_game_by_game, ("step", "act")),
     "terminal play": (_terminal, ("step", "act")),
 }
 
@@ -120,6 +130,18 @@ def test_every_game_driving_path_goes_through_the_driver(path: str, callers: Cou
     run, expected = PATHS[path]
     run(callers)
     _only_the_driver(callers, *expected)
+
+
+def test_the_spy_catches_a_second_batched_loop(callers: Counter) -> None:
+    """Guard: a batch stepped outside the driver is reported too."""
+    from llama_env.batch import BatchGame
+
+    batch = BatchGame(8, 3, seed=0)
+    bot = RandomAgent(seed=0)
+    for _ in range(5):
+        batch.step(bot.act_batch(batch.observation(0), batch.legal_action_mask))
+    with pytest.raises(AssertionError, match="called from outside the table driver"):
+        _only_the_driver(callers, "step")
 
 
 def test_the_spy_catches_a_second_loop(callers: Counter) -> None:

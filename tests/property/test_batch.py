@@ -185,6 +185,25 @@ def test_the_batch_steps_as_the_engine_from_random_states(n):
     assert all(seen[phase] >= 10 for phase in phases) and seen["last card, 10+ points"], seen
 
 
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_observing_some_games_gives_their_rows(n):
+    """``observation(version, seats, games)`` is the full observation's rows of ``games``
+    (any order, repeats allowed), for the players to act or for given seats."""
+    snaps = [d for rules, d in _random_states(n, 500, seed=70 + n) if rules == Rules(n)]
+    batch = BatchGame.from_snapshots(snaps, seed=0)
+    rng = np.random.default_rng(n)
+    games = rng.integers(len(snaps), size=40)
+    seats = rng.integers(n, size=len(snaps))
+    for v in VERSIONS:
+        np.testing.assert_array_equal(batch.observation(v, games=games), batch.observation(v)[games])
+        np.testing.assert_array_equal(batch.observation(v, seats[games], games), batch.observation(v, seats)[games])
+        assert batch.observation(v, games=np.zeros(0, dtype=int)).shape == (0, SPECS[v].size)
+    with pytest.raises(ValueError, match=rf"games must be game indices 0..{len(snaps) - 1}"):
+        batch.observation(0, games=[len(snaps)])
+    with pytest.raises(ValueError, match=r"seats must be an integer array of shape \(40,\)"):
+        batch.observation(0, seats, games)
+
+
 @pytest.mark.parametrize("n", [3, 5])
 @pytest.mark.parametrize("auto_reset", [False, True])
 def test_where_steps_only_the_games_it_marks(n, auto_reset):
@@ -196,8 +215,11 @@ def test_where_steps_only_the_games_it_marks(n, auto_reset):
     batch = BatchGame.from_snapshots(snaps, seed=1, auto_reset=auto_reset)
     for _ in range(20):
         games = [LlamaGame.from_dict(batch.snapshot(i)) for i in range(len(snaps))]
-        assert batch.hand_sizes.tolist() == [[g.hand_size_of(s) for s in range(n)] for g in games]
-        assert batch.penalties.tolist() == [[g.penalty(s) for s in range(n)] for g in games]
+        assert batch.hand_sizes().tolist() == [[g.hand_size_of(s) for s in range(n)] for g in games]
+        assert batch.penalties().tolist() == [[g.penalty(s) for s in range(n)] for g in games]
+        some = rng.integers(len(games), size=7)
+        assert batch.penalties(some).tolist() == [[games[i].penalty(s) for s in range(n)] for i in some]
+        assert batch.hand_sizes(some).tolist() == [[games[i].hand_size_of(s) for s in range(n)] for i in some]
         where = rng.random(len(snaps)) < 0.5
         actions = np.full(len(snaps), 99)  # illegal everywhere it is not read
         for i, g in enumerate(games):

@@ -284,12 +284,18 @@ def test_every_rule_option_given_as_a_flag_reaches_the_games(capsys, monkeypatch
 
     seen: list[Rules] = []
     init = llama_env.table.Table.__init__
+    init_batch = llama_env.table.BatchTable.__init__
 
     def spy(self, game, *args, **kwargs):
         seen.append(game.rules)
         init(self, game, *args, **kwargs)
 
+    def spy_batch(self, batch, *args, **kwargs):  # eval and tournament play on the batched engine
+        seen.append(batch.rules)
+        init_batch(self, batch, *args, **kwargs)
+
     monkeypatch.setattr(llama_env.table.Table, "__init__", spy)
+    monkeypatch.setattr(llama_env.table.BatchTable, "__init__", spy_batch)
     monkeypatch.setattr(sys, "stdin", _script(*(["q"] * 500)))
     options = other_rule_options()
     flags = [word for name, value in options.items() for word in (rule_flag(name), str(value))]
@@ -541,7 +547,7 @@ def test_eval_and_tournament_record_games_that_replay_exactly(tmp_path, capsys):
         )
         == 0
     )
-    result = evaluate(["heuristic", "random", "cautious"], 3, seed=0, workers=1)
+    result = evaluate(["heuristic", "random", "cautious"], 3, seed=0, workers=1, batched=False)  # as recorded
     files = sorted(out.glob("game_*.json"))
     assert len(files) == 3
     for k, path in enumerate(files):

@@ -781,3 +781,18 @@ def test_the_rllib_env_plays_the_rules_of_the_config():
     assert build_algorithm_config(config, 0).env_config["rules"] == {"end_score": 30, "hand_size": 5}
     with pytest.raises(ValueError, match="hand_size must be between 1 and 9 for 6 players"):
         LlamaMultiAgentEnv({"players": [2, 6], "rules": {"hand_size": 12}})
+
+
+def test_an_rllib_run_stops_when_its_evaluation_beats_the_target(tmp_path, capsys):
+    """stop_win_share stops RLlib training too, at the first evaluation above it."""
+    args = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--eval-opponent", "random"]
+    args += ["--total-timesteps", "20000", "--n-envs", "16", "--n-steps", "64", "--batch-size", "256"]
+    args += ["--n-epochs", "1", "--net-arch", "16,16", "--checkpoint-every", "0", "--past-every", "0"]
+    args += ["--eval-every", "1024", "--eval-games", "40", "--eval-players", "2", "--stop-win-share", "0.05"]
+    code = main([*args, "--run-dir", str(tmp_path), "--run-name", "s", "--no-progress-bar"])
+    assert code == 0
+    assert "stopped early" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    rows = [json.loads(line) for line in (tmp_path / "s" / "eval.jsonl").read_text().splitlines()]
+    assert summary["stopped_early"] and summary["num_timesteps"] < 20000
+    assert [r["ci_low_2p"] >= 0.05 for r in rows] == [False] * (len(rows) - 1) + [True]

@@ -16,7 +16,7 @@ from train.cli import main
 from train.cli.train import next_commands
 from train.evaluation import evaluate
 from train.training import train
-from train.training.config import TrainConfig, parse_opponents, parse_players
+from train.training.config import TrainConfig, config_from_dict, parse_opponents, parse_players
 from train.training.presets import PRESETS
 from train.training.sb3.vec_env import VEC_ENVS, BatchedLlamaVecEnv
 
@@ -51,8 +51,8 @@ def test_config_parsers():
     assert TrainConfig(players=[2, 6]).validate().players == (2, 6)
     assert TrainConfig(net_arch="64,32").net_arch == (64, 32)
     assert parse_opponents("heuristic:0.5,self:0.3,past") == {"heuristic": 0.5, "self": 0.3, "past": 1.0}
-    for name, values in PRESETS.items():
-        TrainConfig(**values).validate()
+    for name, values in PRESETS.items():  # flat mappings of config keys, as config.json and the CLI give them
+        config_from_dict(values)
         assert name
 
 
@@ -71,6 +71,8 @@ def test_config_parsers():
         ({"n_steps": "64"}, "n_steps"),
         ({"activation": "gelu"}, "activation"),
         ({"eval_opponent": "wizard"}, "eval_opponent"),
+        ({"stop_win_share": 1.0}, "stop_win_share"),
+        ({"stop_win_share": 0.5, "eval_every": 0}, "stop_win_share"),
     ],
 )
 def test_bad_config_names_the_key(kw, key):
@@ -299,3 +301,72 @@ def test_the_next_commands_keep_the_rules_the_run_trained_on(smoke_run, capsys):
     games = eval_argv.index("--games") + 1
     assert main([*eval_argv[:games], "4", *eval_argv[games + 1 :]]) == 0
     assert "end_score 30" in capsys.readouterr().out
+
+
+def test_a_run_stops_when_its_evaluation_beats_the_target(tmp_path):
+    """stop_win_share ends training at the first evaluation whose interval lies above it."""
+    cfg = TrainConfig(
+        **{
+            **PRESETS["smoke"],
+            "players": 2,
+            "opponents": "random",
+            "total_timesteps": 8192,
+            "eval_every": 1024,
+            "eval_games": 40,
+            "eval_players": 2,
+            "stop_win_share": 0.05,
+            "run_dir": str(tmp_path),
+            "run_name": "stop",
+            "options": {"tensorboard": False},
+        }
+    )
+    result = train(cfg)
+    assert result.stopped_early and not result.interrupted and result.num_timesteps < cfg.total_timesteps
+    rows = [json.loads(line) for line in (tmp_path / "stop" / "eval.jsonl").read_text().splitlines()]
+    assert [r["ci_low_2p"] >= 0.05 for r in rows] == [False] * (len(rows) - 1) + [True]
+    assert result.num_timesteps - rows[-1]["timesteps"] < 16  # within a step of the evaluation
+    assert all(0 <= r["ci_low_2p"] <= r["win_share_2p"] and r["ci95_2p"] > 0 for r in rows)
+    assert json.loads((tmp_path / "stop" / "summary.json").read_text())["stopped_early"] is True
+
+
+def test_the_beat_heuristic_preset_runs_heads_up_on_the_batched_engine(tmp_path, capsys):
+    """The preset's config (as the command line builds it) trains heads-up against the
+    heuristic on the batched engine and stops on its evaluation; a short run of it, with
+    a target any policy reaches, stops at its first evaluation."""
+    import argparse
+
+    from train.cli.train import add_arguments, config_from_args
+    from train.training.sb3.vec_env import vec_env_class
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from_args(parser.parse_args(["--preset", "beat-heuristic"]))
+    assert cfg.players == (2,) and cfg.opponents == {"heuristic": 1.0} and cfg.eval_players == (2,)
+    assert cfg.eval_opponent == "heuristic" and cfg.stop_win_share == 0.5
+    assert vec_env_class(cfg.options.engine, cfg.players, cfg.n_envs) is BatchedLlamaVecEnv
+    rollout = cfg.n_envs * cfg.n_steps
+    code = main(
+        [
+            "train",
+            "--preset",
+            "beat-heuristic",
+            "--total-timesteps",
+            str(4 * rollout),
+            "--eval-every",
+            str(rollout),
+            "--eval-games",
+            "100",
+            "--stop-win-share",
+            "0.01",
+            "--run-dir",
+            str(tmp_path),
+            "--no-progress-bar",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "stopped early" in out and "the evaluation that stopped it, 100 games against heuristic: 2p" in out
+    assert "Evaluating against the baselines" not in out  # a run that stopped on its target measured itself
+    summary = json.loads((tmp_path / "beat-heuristic" / "summary.json").read_text())
+    assert summary["stopped_early"] and summary["num_timesteps"] < 4 * rollout
+    assert (tmp_path / "beat-heuristic" / "model.zip").is_file()

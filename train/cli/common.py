@@ -186,6 +186,14 @@ def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
         default=None,
         help="show a progress bar on stderr (default: when stderr is a terminal)",
     )
+    p.add_argument(
+        "--batch",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="play thousands of games at once on the batched engine, with its own deals (default: whenever "
+        "every agent can act on a batch and no game is recorded or dealt twice); --no-batch plays game by "
+        "game, each dealt from --seed and its number",
+    )
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):

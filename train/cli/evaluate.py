@@ -47,6 +47,8 @@ class EvalCommand:
     progress: bool = False
     record: str | None = None
     """A folder to write every game to as a game record (replayed by ``llama-rl serve``)."""
+    batched: bool | None = None
+    """Play on the batched engine: ``None`` whenever it can, ``False`` game by game."""
 
     @property
     def num_players(self) -> int:
@@ -67,6 +69,7 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
             rules=cmd.rules,
             progress=cmd.progress,
             record_dir=cmd.record,
+            batched=cmd.batched,
         )
     print(result.to_table(), file=out)
     return result
@@ -85,6 +88,7 @@ def _run(args: argparse.Namespace) -> int:
         rules=rules,
         progress=progress_wanted(args),
         record=args.record,
+        batched=args.batch,
     )
     try:
         run_eval(cmd)

@@ -42,6 +42,8 @@ class TournamentCommand:
     progress: bool = False
     record: str | None = None
     """A folder to write every game to as a game record (replayed by ``llama-rl serve``)."""
+    batched: bool | None = None
+    """Play on the batched engine: ``None`` whenever it can, ``False`` game by game."""
 
     @property
     def num_players(self) -> int:
@@ -61,6 +63,7 @@ def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> Tournam
             rules=cmd.rules,
             progress=cmd.progress,
             record_dir=cmd.record,
+            batched=cmd.batched,
         )
     print(result.to_table(), file=out)
     print(file=out)
@@ -86,6 +89,7 @@ def _run(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=progress_wanted(args),
         record=args.record,
+        batched=args.batch,
     )
     try:
         run_tournament(cmd)

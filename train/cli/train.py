@@ -119,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:  # the run to resume cannot be read
         raise CommandError(str(exc), code=1) from None
     games = args.final_eval_games
-    if games < 0:
+    if games is not None and games < 0:
         raise CommandError(f"--final-eval-games must be >= 0, got {games}")
     backend = config.backend_spec()
     command = "llama-rl train" + ("" if backend.name == "sb3" else f" --backend {backend.name}")
@@ -139,10 +139,20 @@ def _run(args: argparse.Namespace) -> int:
         f"run {result.run_dir}: {result.num_timesteps} steps, model {result.model_path}; "
         f"{result.steps_this_session} steps in {result.wall_s:.1f} s = {result.steps_per_s:.0f} steps/s{split}"
         + (" [interrupted: checkpoint saved]" if result.interrupted else "")
+        + (f" [stopped early: the evaluation beat {config.stop_win_share:g}]" if result.stopped_early else "")
     )
     if result.interrupted:
         print(f"continue it with: llama-rl train --resume {result.run_dir}")
         return EXIT_INTERRUPTED
+    if result.stopped_early:
+        last = result.evals[-1]
+        shares = ", ".join(
+            f"{n}p {last[f'win_share_{n}p']:.3f} (interval from {last[f'ci_low_{n}p']:.3f})"
+            for n in config.eval_players
+        )
+        print(f"the evaluation that stopped it, {config.eval_games} games against {config.eval_opponent}: {shares}")
+    if games is None:  # a run that stopped on its target has measured itself
+        games = 0 if result.stopped_early else 1000
     if games:
         print_final_comparison(str(result.model_path), games, seed=config.seed, rules=config.rules_at(2))
     print("\nnext:\n" + next_commands(str(result.run_dir), config.players, result.num_timesteps, rule_flags(config)))
@@ -216,10 +226,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--final-eval-games",
         type=int,
-        default=1000,
+        default=None,
         metavar="N",
         help="after training, play the new agent and the shipped one against random and heuristic "
-        "at 2 and 4 players, N games each, and print the table (0 = skip; default: 1000)",
+        "at 2 and 4 players, N games each, and print the table (0 = skip; default: 1000, or 0 for a run "
+        "that stopped early on --stop-win-share, whose last evaluation is its measurement)",
     )
     p.set_defaults(func=_run, command_parser=p)
     return p

@@ -1,9 +1,10 @@
 """Evaluate agents at one table: win shares with confidence intervals, scores and how
 each agent plays (:func:`evaluate`).
 
-The games are played by :func:`train.evaluation.runner.play_games` on the table driver;
-seeds, workers and reproducibility are described there, the statistics in
-:mod:`train.evaluation.stats`.
+The games are played on the table driver: on the batched engine when every agent can
+act on a batch (:mod:`train.evaluation.batched`), else game by game
+(:func:`train.evaluation.runner.play_games`); seeds, workers and reproducibility are
+described there, the statistics in :mod:`train.evaluation.stats`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import numpy as np
 
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
-from train.evaluation.runner import GameTask, agent_display_names, check_num_games, play_games
+from train.evaluation.batched import play_either
+from train.evaluation.runner import agent_display_names, check_num_games
 from train.evaluation.stats import AgentStats, aggregate
 
 __all__ = ["EvalResult", "evaluate"]
@@ -52,6 +54,9 @@ class EvalResult:
     decisions: np.ndarray = field(repr=False)
     actions: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0, 3)))
     quit_penalty: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
+    batched: bool = False
+    """Whether the games were played on the batched engine (their own deals) rather than
+    game by game (the deals of ``seed`` and the game index)."""
 
     def __getitem__(self, key: int | str) -> AgentStats:
         """Stats by list position or display name."""
@@ -120,6 +125,7 @@ def evaluate(
     rules: Rules | None = None,
     progress: bool = False,
     record_dir: str | Path | None = None,
+    batched: bool | None = None,
 ) -> EvalResult:
     """Play ``num_games`` games with ``agents`` at one table and measure each of them.
 
@@ -143,6 +149,11 @@ def evaluate(
         progress: show a tqdm progress bar.
         record_dir: also write every game there as a game record (``game_<index>.json``),
             which ``llama-rl serve`` replays.
+        batched: play on the batched engine (:mod:`train.evaluation.batched`): ``None``
+            (the default) whenever it can (every agent has ``act_batch``, no duplicate
+            deals, no records), ``True`` to insist (a ``ValueError`` says why it cannot),
+            ``False`` to play game by game. The batch deals its own cards, so its numbers
+            differ from the game-by-game path's for the same seed, within the intervals.
     """
     n = len(agents)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
@@ -151,20 +162,22 @@ def evaluate(
     check_num_games(num_games)
     if duplicate:
         num_games = math.ceil(num_games / n) * n
-    tasks = []
-    for i in range(num_games):
-        shift = i % n if (rotate or duplicate) else 0
-        seat_agents = tuple((s - shift) % n for s in range(n))
-        tasks.append(GameTask(i, i // n if duplicate else i, seat_agents))
+    index = np.arange(num_games)
+    shift = index % n if (rotate or duplicate) else np.zeros(num_games, dtype=np.int64)
+    seat_agents = (np.arange(n)[None, :] - shift[:, None]) % n  # agent j sits at seat (j + shift) mod n
+    deal_keys = index // n if duplicate else index
     names = agent_display_names(agents)
-    records = play_games(
+    games, was_batched = play_either(
         agents,
-        tasks,
+        seat_agents,
+        deal_keys,
         seed=seed,
         workers=workers,
         rules=rules,
         progress=progress,
         record_dir=record_dir,
+        duplicate=duplicate,
+        batched=batched,
     )
     return EvalResult(
         names=names,
@@ -173,5 +186,6 @@ def evaluate(
         seed=seed,
         duplicate=duplicate,
         rotate=rotate or duplicate,
-        **aggregate(records, names, duplicate, n),
+        **aggregate(games, names, duplicate, n),
+        batched=was_batched,
     )

@@ -1,7 +1,8 @@
 """The table ``llama-rl train`` prints at the end: the new agent next to the shipped one.
 
 Each agent plays against ``players - 1`` copies of each baseline, seats rotated, through
-:func:`train.evaluation.evaluate`; the same seed gives both agents the same deals.
+:func:`train.evaluation.evaluate`, game by game: the same seed gives both agents the same
+deals (the batched engine's deals would depend on how the agents play).
 """
 
 from __future__ import annotations
@@ -45,7 +46,12 @@ def compare_agents(
         for n in players:
             for opp in opponents:
                 r = evaluate(
-                    [agent] + [opp] * (n - 1), games, seed=seed, workers=workers, rules=rules.at(n) if rules else None
+                    [agent] + [opp] * (n - 1),
+                    games,
+                    seed=seed,
+                    workers=workers,
+                    rules=rules.at(n) if rules else None,
+                    batched=False,
                 )
                 a = r.agents[0]
                 rows.append(ComparisonRow(label, n, opp, a.win_share, a.ci_low, a.ci_high, r.num_games))

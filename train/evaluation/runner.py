@@ -25,11 +25,11 @@ import math
 import os
 import pickle
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -38,13 +38,15 @@ from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult,
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
 
-__all__ = ["GameRecord", "GameTask", "play_games", "agent_display_names", "check_num_games"]
+__all__ = ["GameRecord", "GameColumns", "GameTask", "play_games", "agent_display_names", "check_num_games"]
 
 # Spawn keys of the SeedSequence tree under the user's seed (one namespace each, so a
-# deal seed can never equal an agent seed or a table draw).
-KEY_DEAL, KEY_AGENT, KEY_TABLES = 0, 1, 2
+# deal seed can never equal an agent seed, a table draw or a batch's generator).
+KEY_DEAL, KEY_AGENT, KEY_TABLES, KEY_BATCH = 0, 1, 2, 3
 
 _DRAW = int(Action.DRAW)
+C = TypeVar("C")
+R = TypeVar("R")
 
 
 def agent_display_names(agents: Sequence[AgentLike]) -> list[str]:
@@ -92,6 +94,78 @@ class GameRecord:
         best = min(self.scores)
         k = self.scores.count(best)
         return tuple(1.0 / k if s == best else 0.0 for s in self.scores)
+
+
+@dataclass(frozen=True)
+class GameColumns:
+    """Finished games as arrays, one row per game, a column per :class:`GameRecord`
+    field: how the statistics read them (and how the batched runner returns them, where a
+    record object per game would cost more than the game)."""
+
+    index: np.ndarray
+    """``(G,)`` the games' indices."""
+    seat_agents: np.ndarray
+    """``(G, P)`` the position in the agents list of the agent at each seat."""
+    scores: np.ndarray
+    """``(G, P)`` final scores by seat."""
+    went_out: np.ndarray
+    """``(G, P)`` rounds each seat ended by playing its last card."""
+    rounds: np.ndarray
+    """``(G,)`` rounds each game lasted."""
+    decisions: np.ndarray
+    """``(G,)`` actions taken in each game."""
+    actions: np.ndarray
+    """``(G, P, 3)`` how many times each seat played, drew and quit."""
+    quit_penalty: np.ndarray
+    """``(G, P)`` each seat's summed hand penalty at the moments it quit."""
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def win_shares(self) -> np.ndarray:
+        """``(G, P)``: each seat's share of the win, 1/k for each of the k tied lowest
+        scores (:attr:`GameRecord.win_shares` for every game)."""
+        best = self.scores == self.scores.min(axis=1, keepdims=True)
+        return best / best.sum(axis=1, keepdims=True)
+
+    @classmethod
+    def of(cls, records: Sequence[GameRecord], num_players: int) -> GameColumns:
+        """The columns of ``records`` (games at tables of ``num_players``)."""
+        p = num_players
+        return cls(
+            index=np.array([r.index for r in records], dtype=np.int64),
+            seat_agents=np.array([r.seat_agents for r in records], dtype=np.int64).reshape(-1, p),
+            scores=np.array([r.scores for r in records], dtype=np.int64).reshape(-1, p),
+            went_out=np.array([r.went_out for r in records], dtype=np.int64).reshape(-1, p),
+            rounds=np.array([r.rounds for r in records], dtype=np.int64),
+            decisions=np.array([r.decisions for r in records], dtype=np.int64),
+            actions=np.array([r.actions for r in records], dtype=np.int64).reshape(-1, p, 3),
+            quit_penalty=np.array([r.quit_penalty for r in records], dtype=np.int64).reshape(-1, p),
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[GameColumns]) -> GameColumns:
+        """The rows of ``parts``, one after the other."""
+        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)))
+
+    def records(self) -> list[GameRecord]:
+        """One :class:`GameRecord` per row, in row order."""
+        columns = zip(
+            self.index.tolist(),
+            self.seat_agents.tolist(),
+            self.scores.tolist(),
+            self.went_out.tolist(),
+            self.rounds.tolist(),
+            self.decisions.tolist(),
+            self.actions.tolist(),
+            self.quit_penalty.tolist(),
+            strict=True,
+        )
+        return [
+            GameRecord(i, tuple(seats), tuple(score), tuple(out), rounds, decided, tuple(map(tuple, acts)), tuple(q))
+            for i, seats, score, out, rounds, decided, acts, q in columns
+        ]
 
 
 @dataclass(frozen=True)
@@ -187,6 +261,10 @@ def play_one(
 # Per-worker state: the agents built once by the pool initializer.
 _WORKER: dict[str, Any] = {}
 
+RunArgs = tuple[list[str], int, Rules, "str | None"]
+"""What every chunk of games is played with besides the agents: display names, seed,
+rules, the folder for game records (or ``None``)."""
+
 
 def _init_worker(payload: bytes) -> None:
     _one_blas_thread()
@@ -206,10 +284,62 @@ def _one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
-def _run_chunk(tasks: list[GameTask]) -> list[GameRecord]:
-    agents = _WORKER["agents"]
-    names, seed, rules, record_dir = _WORKER["args"]
+def _run_job(job: tuple[Callable[[list[Agent], RunArgs, Any], Any], Any]) -> Any:
+    work, chunk = job
+    return work(_WORKER["agents"], _WORKER["args"], chunk)
+
+
+def _play_chunk(agents: list[Agent], args: RunArgs, tasks: list[GameTask]) -> list[GameRecord]:
+    names, seed, rules, record_dir = args
     return [play_one(agents, names, t, seed, rules, record_dir) for t in tasks]
+
+
+def run_chunks(
+    agents: Sequence[AgentLike],
+    chunks: Sequence[C],
+    work: Callable[[list[Agent], RunArgs, C], R],
+    *,
+    args: RunArgs,
+    workers: int | None,
+    sizes: Sequence[int],
+    progress: bool | str = False,
+) -> list[R]:
+    """``work(agents, args, chunk)`` for every chunk, in chunk order: in this process, or
+    spread over worker processes that build the agents once each (``work`` must be a
+    module-level function). An agent that cannot be pickled keeps it in this process, with
+    a warning. ``sizes`` (games per chunk) move the progress bar."""
+    workers = num_workers(workers)
+    payload = None
+    if workers > 1 and len(chunks) > 1:
+        try:
+            payload = pickle.dumps((list(agents), *args))
+        except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
+            warnings.warn(
+                f"an agent cannot be pickled ({type(exc).__name__}: {exc}); evaluating in this process (workers=1)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+    bar = _progress_bar(progress, sum(sizes))
+    out: list[R] = []
+    try:
+        if payload is None:
+            objs = [resolve(a) for a in agents]
+            for c, size in zip(chunks, sizes, strict=True):
+                out.append(work(objs, args, c))
+                if bar is not None:
+                    bar.update(size)
+        else:
+            with ProcessPoolExecutor(
+                max_workers=min(workers, len(chunks)), initializer=_init_worker, initargs=(payload,)
+            ) as pool:
+                for size, result in zip(sizes, pool.map(_run_job, [(work, c) for c in chunks]), strict=True):
+                    out.append(result)
+                    if bar is not None:
+                        bar.update(size)
+    finally:
+        if bar is not None:
+            bar.close()
+    return out
 
 
 def play_games(
@@ -234,40 +364,18 @@ def play_games(
         except OSError as exc:
             raise ValueError(f"cannot write game records to {record_dir}: {exc.strerror or exc}") from None
         record = str(record_dir)
-    workers = num_workers(workers)
-    chunk = max(1, min(256, math.ceil(len(tasks) / (workers * 8))))
+    chunk = max(1, min(256, math.ceil(len(tasks) / (num_workers(workers) * 8))))
     chunks = [list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)]
-    payload = None
-    if workers > 1 and len(chunks) > 1:
-        try:
-            payload = pickle.dumps((list(agents), names, seed, rules, record))
-        except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
-            warnings.warn(
-                f"an agent cannot be pickled ({type(exc).__name__}: {exc}); evaluating in this process (workers=1)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-    bar = _progress_bar(progress, len(tasks))
-    records: list[GameRecord] = []
-    try:
-        if payload is None:
-            objs = [resolve(a) for a in agents]
-            for c in chunks:
-                records.extend(play_one(objs, names, t, seed, rules, record) for t in c)
-                if bar is not None:
-                    bar.update(len(c))
-        else:
-            with ProcessPoolExecutor(
-                max_workers=min(workers, len(chunks)), initializer=_init_worker, initargs=(payload,)
-            ) as pool:
-                for c, recs in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
-                    records.extend(recs)
-                    if bar is not None:
-                        bar.update(len(c))
-    finally:
-        if bar is not None:
-            bar.close()
-    return records
+    done = run_chunks(
+        agents,
+        chunks,
+        _play_chunk,
+        args=(names, seed, rules, record),
+        workers=workers,
+        sizes=[len(c) for c in chunks],
+        progress=progress,
+    )
+    return [r for records in done for r in records]
 
 
 def num_workers(workers: int | None) -> int:

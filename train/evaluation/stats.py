@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from train.evaluation.runner import GameRecord
+from train.evaluation.runner import GameColumns
 
 __all__ = ["Z95", "mean_ci", "AgentStats", "aggregate"]
 
@@ -72,27 +72,23 @@ class AgentStats:
     """Mean hand penalty (points) it held when it quit."""
 
 
-def aggregate(records: Sequence[GameRecord], names: Sequence[str], duplicate: bool, group_size: int) -> dict[str, Any]:
-    """Per-agent statistics and the per-game arrays of an evaluation's records (agents
-    by list position; ``group_size`` games form a deal group when ``duplicate``)."""
-    g, m = len(records), len(names)
+def aggregate(games: GameColumns, names: Sequence[str], duplicate: bool, group_size: int) -> dict[str, Any]:
+    """Per-agent statistics and the per-game arrays of an evaluation's games (agents by
+    list position; ``group_size`` games form a deal group when ``duplicate``)."""
+    g, m = len(games), len(names)
+    at = (np.arange(g)[:, None], games.seat_agents)  # each seat's column: its agent's
     shares = np.zeros((g, m))
+    shares[at] = games.win_shares
     scores = np.zeros((g, m))
+    scores[at] = games.scores
     outs = np.zeros((g, m))
-    rounds = np.zeros(g)
-    decisions = np.zeros(g, dtype=np.int64)
+    outs[at] = games.went_out
+    rounds = games.rounds.astype(np.float64)
+    decisions = games.decisions.astype(np.int64)
     actions = np.zeros((g, m, 3), dtype=np.int64)
+    actions[at] = games.actions
     quit_pen = np.zeros((g, m))
-    for k, r in enumerate(records):
-        ws = r.win_shares
-        for seat, i in enumerate(r.seat_agents):
-            shares[k, i] = ws[seat]
-            scores[k, i] = r.scores[seat]
-            outs[k, i] = r.went_out[seat]
-            actions[k, i] = r.actions[seat]
-            quit_pen[k, i] = r.quit_penalty[seat]
-        rounds[k] = r.rounds
-        decisions[k] = r.decisions
+    quit_pen[at] = games.quit_penalty
     total_rounds = float(rounds.sum())
     stats = []
     per_agent_actions = actions.sum(axis=0)

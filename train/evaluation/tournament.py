@@ -1,8 +1,8 @@
 """Tournaments: a pool of agents meeting at tables of one size, rated with openskill
 and compared pairwise (:func:`tournament`).
 
-The games are played by :func:`train.evaluation.runner.play_games`; seeds and workers
-behave as in :func:`train.evaluation.evaluate`.
+The games are played as :func:`train.evaluation.evaluate` plays them (on the batched
+engine when every agent can act on a batch); seeds and workers behave as there.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import numpy as np
 
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
+from train.evaluation.batched import play_either
 from train.evaluation.ratings import Rater, Rating
-from train.evaluation.runner import KEY_TABLES, GameRecord, GameTask, agent_display_names, check_num_games, play_games
+from train.evaluation.runner import KEY_TABLES, GameRecord, agent_display_names, check_num_games
 
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 
@@ -46,6 +47,8 @@ class TournamentResult:
     pairwise: np.ndarray
     pair_games: np.ndarray
     records: list[GameRecord] = field(repr=False)
+    batched: bool = False
+    """Whether the games were played on the batched engine (see :func:`tournament`)."""
 
     @property
     def num_players(self) -> int:
@@ -164,6 +167,7 @@ def tournament(
     rules: Rules | None = None,
     progress: bool = False,
     record_dir: str | Path | None = None,
+    batched: bool | None = None,
 ) -> TournamentResult:
     """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
     least ``num_players`` of them; see :func:`_tables` for how tables are drawn), rate
@@ -171,8 +175,8 @@ def tournament(
     final score, lower better, ties equal) and count pairwise results.
 
     ``rules``: the rules every game is played by, for ``num_players`` players (a
-    ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers and
-    ``record_dir`` behave as in :func:`evaluate`.
+    ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
+    ``record_dir`` and ``batched`` behave as in :func:`evaluate`.
     """
     rater = Rater(range(len(agents)))  # first, as before: a missing openskill fails at once
     m = len(agents)
@@ -185,16 +189,20 @@ def tournament(
     rules = Rules.for_table(num_players, rules)
     check_num_games(num_games)
     names = agent_display_names(agents)
-    tasks = [GameTask(g, g, t) for g, t in enumerate(_tables(m, num_players, num_games, seed))]
-    records = play_games(
+    seat_agents = np.array(_tables(m, num_players, num_games, seed), dtype=np.int64).reshape(-1, num_players)
+    games, was_batched = play_either(
         agents,
-        tasks,
+        seat_agents,
+        np.arange(num_games),
         seed=seed,
         workers=workers,
         rules=rules,
         progress=progress,
         record_dir=record_dir,
+        duplicate=False,
+        batched=batched,
     )
+    records = games.records()
 
     wins = np.zeros(m)
     played = np.zeros(m, dtype=np.int64)
@@ -223,4 +231,5 @@ def tournament(
         pairwise=pairwise,
         pair_games=met,
         records=records,
+        batched=was_batched,
     )

@@ -134,6 +134,11 @@ class TrainConfig:
     eval_games: int = _f(400, "games per evaluation and table size")
     eval_players: tuple[int, ...] = _f((2, 4), "table sizes of the periodic evaluation", metavar="SIZES")
     eval_opponent: str = _f("heuristic", "the registered baseline evaluated against during training")
+    stop_win_share: float = _f(
+        0.0,
+        "stop training early once a periodic evaluation beats this win share: the lower end of its confidence "
+        "interval (ci_low in eval.jsonl) at or above it at every size of eval_players (0 = train to total_timesteps)",
+    )
     checkpoint_every: int = _f(250_000, "save a checkpoint every this many steps (0 = only at the end)")
     run_dir: str = _f("runs", "parent folder of the run directories")
     run_name: str = _f(
@@ -216,6 +221,12 @@ class TrainConfig:
         for key in ("gamma", "gae_lambda"):
             if not 0 < getattr(self, key) <= 1:
                 raise ValueError(f"config key {key!r} must be in (0, 1], got {getattr(self, key)}")
+        if not 0 <= self.stop_win_share < 1:
+            raise ValueError(f"config key 'stop_win_share' must be in [0, 1), got {self.stop_win_share!r}")
+        if self.stop_win_share and not (self.eval_every and self.eval_games):
+            raise ValueError(
+                "config key 'stop_win_share' needs the periodic evaluation it reads: set eval_every and eval_games"
+            )
         for key in ("ent_coef", "vf_coef", "target_kl"):
             if not getattr(self, key) >= 0:
                 raise ValueError(f"config key {key!r} must be >= 0, got {getattr(self, key)}")

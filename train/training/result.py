@@ -30,6 +30,9 @@ class TrainResult:
     evals: list[dict[str, Any]]
     """The periodic evaluations (the rows of ``eval.jsonl``)."""
     backend: str = "sb3"
+    stopped_early: bool = False
+    """Whether training stopped before ``total_timesteps`` because an evaluation reached
+    ``stop_win_share`` (:func:`train.training.evaluation.target_reached`)."""
 
     @property
     def steps_per_s(self) -> float:

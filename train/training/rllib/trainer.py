@@ -41,7 +41,7 @@ from typing import Any
 
 from agents.ppo import Actor, save_actor
 from train.training.config import TrainConfig
-from train.training.evaluation import evaluation_message, evaluation_row, next_multiple
+from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
 from train.training.result import TrainResult
 from train.training.resume import session_run
 from train.training.rllib import RllibOptions
@@ -314,9 +314,10 @@ def _loop(
         print(f"training {budget:,} steps on RLlib (to {config.total_timesteps:,}) in {run.path}", flush=True)
         bar = tqdm(total=budget, unit="step", unit_scale=True, smoothing=0, dynamic_ncols=True)
     interrupted = False
+    stopped_early = False
     t0 = time.perf_counter()
     try:
-        while steps < config.total_timesteps:
+        while steps < config.total_timesteps and not stopped_early:
             result = algo.train()
             done = _learner_steps(result)
             if bar is not None:
@@ -335,6 +336,7 @@ def _loop(
             if config.eval_every and steps >= next_eval:
                 evals.append(_evaluate(algo, config, run, steps, bar))
                 next_eval = next_multiple(steps, config.eval_every)
+                stopped_early = target_reached(config, evals[-1])
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
@@ -359,6 +361,7 @@ def _loop(
                 "illegal_actions": sum(_foreach_env(algo, lambda env: int(env.illegal_total))),
                 "wall_s": wall,
                 "interrupted": interrupted,
+                "stopped_early": stopped_early,
             }
             write_json_atomic(run.summary_path, summary)
             run.append_jsonl(
@@ -386,6 +389,7 @@ def _loop(
         interrupted=interrupted,
         evals=evals,
         backend="rllib",
+        stopped_early=stopped_early,
     )
 
 

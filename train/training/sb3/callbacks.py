@@ -13,7 +13,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.ppo import Actor, actor_from_policy
-from train.training.evaluation import evaluation_message, evaluation_row, next_multiple
+from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
 
 if TYPE_CHECKING:
     from train.training.config import TrainConfig
@@ -68,6 +68,8 @@ class TrainingHooks(BaseCallback):
         self.wins: list[float] = []
         self.write_error: OSError | None = None
         """Set when the run directory could not be written; training then stops."""
+        self.stopped_early = False
+        """Set when an evaluation reached ``config.stop_win_share``; training then stops."""
         self.learn_seconds = 0.0
         """Seconds from the first to the last step of ``learn`` (what the bar's rate covers)."""
         self.bar: Any = None
@@ -143,7 +145,7 @@ class TrainingHooks(BaseCallback):
         except OSError as exc:  # the run directory cannot be written: stop, keep what is saved
             self.write_error = exc
             return False
-        return True
+        return not self.stopped_early
 
     def run_eval(self) -> None:
         config = self.config
@@ -153,5 +155,6 @@ class TrainingHooks(BaseCallback):
             self.logger.record(f"eval/fair_share_{n}p", 1.0 / n)
         self.evals.append(row)
         self.run.append_eval(row)
+        self.stopped_early = target_reached(config, row)
         if self.bar is not None:
             self.bar.write(evaluation_message(config, row))

@@ -224,6 +224,7 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
                 "env_s": env_s,
                 "learn_s": wall - env_s,
                 "interrupted": interrupted,
+                "stopped_early": hooks.stopped_early,
             }
             write_json_atomic(run.summary_path, summary)
             run.append_jsonl(
@@ -249,6 +250,7 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
         interrupted=interrupted,
         evals=evals,
         backend="sb3",
+        stopped_early=hooks.stopped_early,
     )
 
 

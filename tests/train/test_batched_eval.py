@@ -1,0 +1,161 @@
+"""Evaluation on the batched engine (``train.evaluation.batched``).
+
+The batch deals its own cards, so its games are not the game-by-game path's: the two must
+agree in distribution. A few thousand games of each, at three tables, are compared
+statistic by statistic (win shares, scores, rounds, how each agent plays and how often it
+goes out) with a two-sample z-test that fails for a real difference and passes noise.
+Then: exactly the asked games are played, seeded runs repeat exactly whatever the number
+of workers, each game's counts add up, populations seat a member per game, and what the
+batch cannot play (duplicate deals, game records, an agent without act_batch) goes game
+by game.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+import agents
+from llama_env.engine import Rules
+from train.cli import main
+from train.evaluation import batched as batched_module
+from train.evaluation import evaluate, tournament
+from train.evaluation.evaluate import EvalResult
+
+TABLES = [
+    (["heuristic", "random", "random", "random"], 3000, Rules(4)),
+    (["cautious:threshold=2", "greedy"], 2000, Rules(2, end_score=20)),
+    (["heuristic", "perturbed:seed=4:size=6", "greedy"], 1500, Rules(3, end_score=25, hand_size=5)),
+]
+
+
+def _z(a: np.ndarray, b: np.ndarray) -> float:
+    """The two-sample z statistic of the means of per-game values ``a`` and ``b``."""
+    se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+    return 0.0 if se == 0 else abs(float(a.mean() - b.mean())) / se
+
+
+def _per_game(r: EvalResult, i: int) -> dict[str, np.ndarray]:
+    acts = r.actions[:, i, :].astype(float)
+    taken = acts.sum(axis=1)
+    return {
+        "win share": r.shares[:, i],
+        "score": r.scores[:, i],
+        "go-outs per round": r.outs[:, i] / r.rounds,
+        "plays per decision": acts[:, 0] / taken,
+        "draws per decision": acts[:, 1] / taken,
+        "quits per decision": acts[:, 2] / taken,
+        "rounds": r.rounds,
+    }
+
+
+@pytest.mark.parametrize(("table", "games", "rules"), TABLES, ids=lambda x: str(x))
+def test_batched_and_game_by_game_evaluation_agree_in_distribution(table, games, rules):
+    fast = evaluate(table, games, seed=1, workers=1, rules=rules)
+    slow = evaluate(table, games, seed=2, workers=1, batched=False, rules=rules)
+    assert fast.batched and not slow.batched
+    assert fast.num_games == slow.num_games == games
+    worst = []
+    for i in range(len(table)):
+        a, b = _per_game(fast, i), _per_game(slow, i)
+        for stat in a:
+            worst.append((_z(a[stat], b[stat]), fast.names[i], stat))
+        # the hand penalty held at a quit, over all quits
+        qa, qb = fast.quit_penalty[:, i].sum(), slow.quit_penalty[:, i].sum()
+        na, nb = fast.actions[:, i, 2].sum(), slow.actions[:, i, 2].sum()
+        assert abs(qa / na - qb / nb) < 0.15 * max(qb / nb, 1.0), (fast.names[i], qa / na, qb / nb)
+    # about 50 statistics per table: a z of 4.5 is noise once in ~10,000 tables
+    assert max(worst)[0] < 4.5, sorted(worst)[-3:]
+    # and both intervals cover each other's win share for the first agent, or nearly
+    assert abs(fast.agents[0].win_share - slow.agents[0].win_share) < 0.04
+
+
+def test_a_batched_evaluation_repeats_exactly_with_any_number_of_workers(monkeypatch):
+    """Several chunks, each refilling its slots as games end: the same seed gives the same
+    games whatever the workers; another seed other games."""
+    monkeypatch.setattr(batched_module, "CHUNK_GAMES", 200)
+    monkeypatch.setattr(batched_module, "SLOTS", 64)
+    assert batched_module.chunk_bounds(500) == [0, 125, 250, 375, 500]  # 3 chunks made 4
+    table, rules = ["heuristic", "random", "perturbed:size=3"], Rules(3, end_score=20)
+    one = evaluate(table, 500, seed=5, workers=1, rules=rules)
+    two = evaluate(table, 500, seed=5, workers=2, rules=rules)
+    other = evaluate(table, 500, seed=6, workers=1, rules=rules)
+    assert one.batched and two.batched
+    for field in ("shares", "scores", "outs", "rounds", "decisions", "actions", "quit_penalty"):
+        np.testing.assert_array_equal(getattr(one, field), getattr(two, field), err_msg=field)
+    assert not np.array_equal(one.scores, other.scores)
+
+
+def test_every_asked_game_is_played_once_and_its_counts_add_up(monkeypatch):
+    monkeypatch.setattr(batched_module, "SLOTS", 50)
+    r = evaluate(["heuristic", "random", "cautious"], 333, seed=0, workers=1)
+    assert r.batched and r.num_games == 333 and r.scores.shape == (333, 3)
+    assert (r.scores.max(axis=1) >= r.rules.end_score).all()  # every game was played to its end
+    assert (r.actions.sum(axis=(1, 2)) == r.decisions).all()
+    assert (r.rounds >= 1).all() and (r.outs.sum(axis=1) <= r.rounds).all()
+    np.testing.assert_allclose(r.shares.sum(axis=1), 1.0)
+    assert (r.quit_penalty <= 31 * r.actions[:, :, 2]).all()
+    # seats rotate from game to game, as game by game
+    t = tournament(["heuristic", "random", "greedy", "cautious"], 3, 200, seed=0, workers=1)
+    assert t.batched and len(t.records) == 200 and [g.index for g in t.records] == list(range(200))
+    assert all(sum(sum(a) for a in g.actions) == g.decisions for g in t.records)
+
+
+def test_a_population_seats_a_member_per_game():
+    """``perturbed`` at a batched table plays its members: the same table with only its
+    first member seated plays differently."""
+    population = agents.make("perturbed", seed=3, size=4)
+    assert batched_module.can_act_on_batches(population)
+    mixed = evaluate([population, "heuristic"], 300, seed=0, workers=1)
+    first = evaluate([population.members[0], "heuristic"], 300, seed=0, workers=1)
+    assert mixed.batched and first.batched
+    assert not np.array_equal(mixed.scores, first.scores)
+
+
+class NoBatch:
+    """An agent with act alone."""
+
+    name = "nobatch"
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(np.flatnonzero(action_mask)[0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({"duplicate": True}, "duplicate deals"),
+        ({"record_dir": "RECORDS"}, "game records"),
+        ({"agents": [NoBatch(), "random"]}, "agent 'nobatch' has no act_batch"),
+    ],
+)
+def test_what_the_batch_cannot_play_goes_game_by_game(tmp_path, kwargs, reason):
+    args: dict[str, Any] = {"agents": ["greedy", "random"], **kwargs}
+    if args.get("record_dir"):
+        args["record_dir"] = tmp_path / "records"
+    table = args.pop("agents")
+    r = evaluate(table, 8, seed=0, workers=1, **args)
+    assert not r.batched
+    with pytest.raises(ValueError, match=f"cannot be played on the batched engine: {reason}"):
+        evaluate(table, 8, seed=0, workers=1, batched=True, **args)
+
+
+def test_batched_must_be_a_flag():
+    with pytest.raises(ValueError, match="batched must be True, False or None"):
+        evaluate(["greedy", "random"], 4, workers=1, batched="yes")  # type: ignore[arg-type]
+
+
+def test_llama_rl_eval_plays_batched_and_no_batch_plays_game_by_game(capsys):
+    args = ["eval", "--agents", "heuristic,random,random", "--games", "300", "--workers", "1", "--no-progress"]
+    assert main(args) == 0
+    batched_out = capsys.readouterr().out
+    assert main([*args, "--no-batch"]) == 0
+    scalar_out = capsys.readouterr().out
+    assert str(evaluate(["heuristic", "random", "random"], 300, seed=0, workers=1)) + "\n" == batched_out
+    expected = evaluate(["heuristic", "random", "random"], 300, seed=0, workers=1, batched=False)
+    assert str(expected) + "\n" == scalar_out
+    assert main([*args, "--batch", "--duplicate"]) == 2
+    assert "cannot be played on the batched engine: duplicate deals" in capsys.readouterr().err
