@@ -347,10 +347,21 @@ class HeuristicAgent(BaseAgent):
         return penalty <= threshold + 1e-9
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """``act`` for every row, ``(B,)`` int64: both of its decisions (which card to
-        play, whether to draw or quit) are computed for all rows, each with the scalar
+        """``act`` for every row, ``(B,)`` int64. As ``act``, a lone play is played and a
+        row that can neither play nor draw quits; for the rows with a choice to make (two
+        plays, or draw or quit) both of its decisions are computed, each with the scalar
         code's operations in its order, and each row takes the one its mask calls for."""
-        v, legal, plays = _batch_inputs(observations, action_masks)
+        obs, legal = check_batch(observations, action_masks)
+        plays = legal[:, :_DRAW]
+        count = plays.sum(axis=1)
+        out = np.where(count > 0, np.argmax(plays, axis=1), _QUIT)
+        choice = np.flatnonzero((count > 1) | ((count == 0) & legal[:, _DRAW]))
+        if choice.size:
+            out[choice] = self._decide(BatchView(obs[choice]), legal[choice], plays[choice])
+        return out.astype(np.int64)
+
+    def _decide(self, v: BatchView, legal: np.ndarray, plays: np.ndarray) -> np.ndarray:
+        """The card to play, or whether to draw or quit, for rows that have that choice."""
         rows = np.arange(len(plays))
         hand = v.hand  # (B, 7) by value index: hand[:, c - 1] is the scalar hand[c]
         top = v.top_card
@@ -388,7 +399,7 @@ class HeuristicAgent(BaseAgent):
         lowest = np.where(seated, v.opp_score, _NONE).min(axis=1)
         quit = (my_score + penalty + self.lead_margin < lowest + 0.5) | (penalty <= threshold + 1e-9)
         no_play = np.where(legal[:, _DRAW], np.where(quit, _QUIT, _DRAW), _QUIT)
-        return np.where(plays.any(axis=1), play, no_play).astype(np.int64)
+        return np.where(plays.any(axis=1), play, no_play)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v:g}" for k, v in self.params().items())

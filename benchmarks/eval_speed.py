@@ -8,9 +8,11 @@ Plays the same evaluation (one agent per seat, seats rotated) with ``batched=Tru
 100,000 four-player games of ``heuristic`` against three ``random`` in 4 s on two cores)
 and ``batched=False`` (one ``Table`` per game), alternating, ``--repeats`` times each,
 every run a whole ``evaluate`` call (worker processes started, agents built, results
-aggregated). Prints each run's wall time, the best and the median of each path, their
-ratio, games/s and decisions/s, and both paths' win shares with 95% intervals (the batch
-deals from its own generator, so its numbers differ from the other path's within them).
+aggregated). Prints each run's wall time and CPU time (this process and its workers: on a
+shared machine the CPU seconds say what the work costs, the wall time also what the other
+jobs took), the best and the median of each path, their ratio, games/s and decisions/s,
+and both paths' win shares with 95% intervals (the batch deals from its own generator, so
+its numbers differ from the other path's within them).
 ``--scalar-games`` plays fewer games game by game, the times scaled to ``--games``.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import time
 
@@ -42,16 +45,22 @@ def main(argv: list[str] | None = None) -> None:
         f"load {os.getloadavg()[0]:.2f}"
     )
     times: dict[bool, list[float]] = {True: [], False: []}
+    cpus: dict[bool, list[float]] = {True: [], False: []}
     last = {}
     for r in range(args.repeats):
         for batched in (True, False):
             games = args.games if batched else scalar_games
-            t0 = time.perf_counter()
+            c0, t0 = _cpu(), time.perf_counter()
             result = evaluate(table, games, seed=args.seed + r, workers=workers, batched=batched)
             wall = (time.perf_counter() - t0) * args.games / games
+            cpu = (_cpu() - c0) * args.games / games
             times[batched].append(wall)
+            cpus[batched].append(cpu)
             last[batched] = result
-            print(f"  {'batched' if batched else 'game by game':>12}, run {r + 1}: {wall:6.2f} s")
+            print(
+                f"  {'batched' if batched else 'game by game':>12}, run {r + 1}: {wall:6.2f} s, "
+                f"{cpu:6.2f} CPU s, load {os.getloadavg()[0]:.2f}"
+            )
     for batched in (True, False):
         t, res = times[batched], last[batched]
         best, median = min(t), statistics.median(t)
@@ -59,13 +68,20 @@ def main(argv: list[str] | None = None) -> None:
         a = res.agents[0]
         print(
             f"{'batched' if batched else 'game by game':>12}: best {best:.2f} s, median {median:.2f} s "
-            f"({args.games / best:,.0f} games/s, {decisions / best:,.0f} decisions/s); "
+            f"({args.games / best:,.0f} games/s, {decisions / best:,.0f} decisions/s), "
+            f"CPU best {min(cpus[batched]):.2f} s, median {statistics.median(cpus[batched]):.2f} s; "
             f"{a.name} {a.win_share:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}] over {res.num_games} games"
         )
     print(
         f"batched / game by game: {min(times[False]) / min(times[True]):.1f}x (best), "
         f"{statistics.median(times[False]) / statistics.median(times[True]):.1f}x (median)"
     )
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (the workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 if __name__ == "__main__":
