@@ -91,6 +91,11 @@ _QUIT_ON = 22  # the top card's code when the seat quit (0: still in)
 _QUIT_AT = 23  # the move of the round it quit with (0: still in)
 _DRAWS = 24  # cards drawn this round
 _SEAT_COLUMNS = 25
+_PER_GAME = (
+    *("_seats", "_scores", "_draw", "_draw_len", "_discard", "_discard_len", "_discard_counts", "_top"),
+    *("_quit_bits", "_in_round", "_cp", "_starter", "_last", "_round", "_over", "_history_known", "_deals"),
+)
+"""The state arrays with a row per game (what :meth:`BatchGame.from_worlds` copies)."""
 
 
 def _penalties(hands: np.ndarray) -> np.ndarray:
@@ -99,6 +104,18 @@ def _penalties(hands: np.ndarray) -> np.ndarray:
     adds several times faster than integers)."""
     held = (hands > 0).astype(np.float32).reshape(-1, _V)
     return (held @ _POINTS32).astype(np.int64).reshape(hands.shape[:-1])
+
+
+def _codes(cards: np.ndarray) -> bool:
+    """Whether every entry is a card code, 1..7."""
+    return bool(((cards >= 1) & (cards <= _V)).all())
+
+
+def _value_counts(codes: np.ndarray) -> np.ndarray:
+    """``(N, 7)``: the cards of each value among each row of card codes (0: no card)."""
+    rows = codes.shape[0]
+    at = codes.astype(np.int64) + (_V + 1) * np.arange(rows)[:, None]
+    return np.bincount(at.reshape(-1), minlength=rows * (_V + 1)).reshape(rows, _V + 1)[:, 1:]
 
 
 def _next_seat_table(n: int) -> np.ndarray:
@@ -655,6 +672,75 @@ class BatchGame:
         for i, c in enumerate(canon):
             batch._load(i, c, named_rng[i])
         batch._publish(np.zeros(batch.num_games, dtype=bool))
+        return batch
+
+    @classmethod
+    def from_worlds(
+        cls,
+        snapshots: Sequence[dict[str, Any]],
+        of: np.ndarray | Sequence[int],
+        hands: np.ndarray,
+        draw_piles: Sequence[Sequence[int]] | np.ndarray,
+        *,
+        seed: int | np.random.Generator | None = None,
+        auto_reset: bool = True,
+    ) -> BatchGame:
+        """A batch of *worlds*: game ``i`` is the game ``snapshots[of[i]]`` describes with
+        its cards dealt anew, its seats holding ``hands[i]`` (``(players, 7)`` cards of each
+        value, index 0 = value 1) and its draw pile ``draw_piles[i]`` (card codes, the last
+        drawn first). Everything else (scores, the discard pile, the round's public record,
+        whose turn it is, the generator state a snapshot names) is the snapshot's.
+
+        How a search loads many games that one seat cannot tell apart (``agents.search``):
+        the snapshots are checked once each, as :meth:`from_snapshots` checks them, the
+        worlds with array operations. A world must keep each seat's hand size, the draw
+        pile's length and the cards of each value the snapshot's hands and draw pile hold
+        between them, so that all the snapshot's record says stays true; a ``ValueError``
+        names the first world that does not, or ``of`` that names no snapshot."""
+        base = cls.from_snapshots(snapshots, seed=0, auto_reset=auto_reset)  # the snapshots checked
+        k, p = base.num_games, base.num_players
+        at = np.asarray(of)
+        if at.ndim != 1 or at.size == 0 or at.dtype.kind not in "iu" or ((at < 0) | (at >= k)).any():
+            raise ValueError(f"of must be a non-empty array of snapshot indices 0..{k - 1}, got {brief(of)}")
+        at = at.astype(np.int64)
+        n = at.size
+        held = np.asarray(hands)
+        if held.shape != (n, p, _V) or held.dtype.kind not in "iu" or (held < 0).any():
+            raise ValueError(
+                f"hands must be ({n}, {p}, {_V}) non-negative integers: cards of each value per seat, "
+                f"got {brief(hands)} of shape {held.shape}"
+            )
+        if len(draw_piles) != n:
+            raise ValueError(f"draw_piles must hold one draw pile per world ({n}), got {len(draw_piles)}")
+        piles = np.zeros((n, DECK_SIZE), dtype=np.int8)
+        lengths = base._draw_len[at].tolist()
+        for i, pile in enumerate(draw_piles):
+            codes = np.asarray(pile)
+            if codes.shape != (lengths[i],) or (codes.size and codes.dtype.kind not in "iu") or not _codes(codes):
+                raise ValueError(
+                    f"world {i}: its draw pile must be {lengths[i]} card codes 1..{_V}, as in snapshot "
+                    f"{int(at[i])}, got {brief(pile)}"
+                )
+            piles[i, : codes.size] = codes
+        then = base._seats[at][:, :, _HAND : _HAND + _V].astype(np.int64)
+        cards = held.sum(axis=1) + _value_counts(piles)
+        cards_then = then.sum(axis=1) + _value_counts(base._draw[at])
+        bad = (held.sum(axis=2) != then.sum(axis=2)).any(axis=1) | (cards != cards_then).any(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"world {i} does not deal the cards of snapshot {int(at[i])} anew: each hand must keep its size "
+                f"{then[i].sum(axis=1).tolist()}, and the hands and the draw pile must hold "
+                f"{cards_then[i].tolist()} cards of each value between them"
+            )
+        batch = cls.__new__(cls)
+        batch._setup(n, base.rules, seed, auto_reset)  # as from_snapshots would: the same deals
+        for name in _PER_GAME:
+            getattr(batch, name)[...] = getattr(base, name)[at]
+        batch._seats[:, :, _HAND : _HAND + _V] = held
+        batch._draw[...] = piles
+        batch._loaded_rng = {i: base._loaded_rng[g] for i, g in enumerate(at.tolist()) if g in base._loaded_rng}
+        batch._publish(np.zeros(n, dtype=bool))
         return batch
 
     def _load(self, i: int, d: dict[str, Any], keep_rng: bool) -> None:
