@@ -2,18 +2,21 @@
 
 * :func:`evaluate`: one table, win shares with 95% intervals, scores, behaviour;
 * :func:`tournament`: a pool of agents, openskill ratings and a pairwise matrix;
+* :mod:`train.evaluation.batched`: thousands of games at once on the batched engine, where
+  both play whenever every agent can act on a batch;
 * :mod:`train.evaluation.analysis`: tables for notebooks from game records;
 * :mod:`train.evaluation.report`: the new-agent-vs-shipped-agent table of ``llama-rl train``.
 """
 
 from train.evaluation.evaluate import EvalResult, evaluate
-from train.evaluation.runner import GameRecord, GameTask, agent_display_names, play_games
+from train.evaluation.runner import GameColumns, GameRecord, GameTask, agent_display_names, play_games
 from train.evaluation.stats import Z95, AgentStats, mean_ci
 from train.evaluation.tournament import Rating, TournamentResult, tournament
 
 __all__ = [
     "AgentStats",
     "EvalResult",
+    "GameColumns",
     "GameRecord",
     "GameTask",
     "Rating",
