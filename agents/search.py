@@ -10,6 +10,16 @@ for the others), then the others move until its next decision, which a *value ne
 (observation -> the chance to win the game) values (the actual result if the game
 ended). It plays the move with the highest mean value over the same worlds.
 
+The worlds are played out together, every world and every move (and, in
+:meth:`SearchAgent.act_batch`, every searched decision of the call) as one game of a
+:class:`llama_env.batch.BatchGame`, driven by :class:`llama_env.table.BatchTable`: one
+forward pass of the specialist and one array-wise ``heuristic`` decision per step for all
+of them. :func:`belief_world` and :func:`searched_move` are the same search one engine game
+at a time, the reference the batched one is tested against (and what the agent played
+before). The two differ in one thing: the batch deals the rounds after the searched one
+from its own generator, so the moves of a world meet the same cards until the round ends,
+not the same next deal.
+
 The two networks (``agents/models/search_<n>p.npz``, :data:`NETWORKS`) were fitted on
 48,000 games of the specialist against ``heuristic`` by ``llama-rl fit-search``
 (:mod:`train.fit.search_nets`; docs/training.md, "Reproduce every shipped agent"). At
@@ -20,20 +30,22 @@ version-0 observation), the agent plays exactly as ``ppo``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from agents.base import BaseAgent, check_observation, legal_actions, number
+from agents.base import BaseAgent, check_batch, check_observation, legal_actions, number
 from agents.heuristic import HeuristicAgent
 from agents.ppo import MODELS_DIR, Actor, PPOAgent
 from llama_env.agent import Agent, register
-from llama_env.engine import DEFAULT_END_SCORE, NUM_CARD_VALUES, LlamaGame
-from llama_env.observation import OBS_SIZE_V1, ObsView, action_mask, encode_many_v1
+from llama_env.batch import BatchGame
+from llama_env.engine import DEFAULT_END_SCORE, NUM_ACTIONS, NUM_CARD_VALUES, LlamaGame
+from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1
 from llama_env.rewards import game_rewards
-from llama_env.table import Table
+from llama_env.table import BatchTable, Table
 from llama_env.worlds import PublicState, deal_world, public_state
 
 __all__ = [
@@ -43,10 +55,16 @@ __all__ = [
     "load_networks",
     "save_networks",
     "mlp",
+    "Worlds",
+    "belief_deals",
+    "world_snapshots",
+    "batch_values",
+    "policy_confidence",
     "belief_hands",
     "belief_world",
     "policy_move",
     "searched_move",
+    "engine_values",
 ]
 
 Layers = list[tuple[np.ndarray, np.ndarray]]
@@ -126,7 +144,9 @@ def belief_hands(
 ) -> list[list[int]]:
     """The other hands of one world, card by card: each card's value drawn in proportion
     to the belief network's share of that value in that hand, among the unseen cards
-    left (the hands in a random order, so none always gets first pick)."""
+    left (the hands in a random order, so none always gets first pick). The agent draws
+    its worlds by :func:`belief_deals`, all at once and from the same distribution; this
+    one-world draw is the reference it is tested against."""
     others = len(state.hand_sizes)
     logits = mlp(belief, np.asarray(observation, dtype=np.float32)[None]).reshape(others, _NV)
     share = np.exp(logits - logits.max(axis=1, keepdims=True)).astype(np.float64)
@@ -149,17 +169,24 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
     """One world the search looks ahead in: ``state`` (the public game behind
     ``observation``, :func:`llama_env.worlds.public_state`) with the other hands drawn
     by :func:`belief_hands` and the rest of the unseen cards shuffled into the draw pile
-    (:func:`llama_env.worlds.deal_world`). The observer is seat 0 and to act."""
+    (:func:`llama_env.worlds.deal_world`). The observer is seat 0 and to act. The engine
+    search's world (:func:`searched_move`); the agent deals its worlds by
+    :func:`belief_deals` and :func:`world_snapshots`."""
     return deal_world(state, belief_hands(observation, state, belief, rng), rng)
 
 
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
     """ppo with a one-move search at 4 players where its specialist is unsure, ppo at the
-    other sizes: the strongest at every size, about 0.28 s a 4-player game on one core.
+    other sizes: the strongest at every size, about 0.25 s a 4-player game on one core
+    (0.05 s in a batched evaluation).
 
     The search draws worlds from a belief network, plays them out to the round's end and
-    values them with a value network; at other table sizes it plays as ppo."""
+    values them with a value network; at other table sizes it plays as ppo. ``act``
+    searches one decision; ``act_batch`` searches all the unsure decisions of its batch
+    together, their worlds played out in one :class:`~llama_env.batch.BatchGame`, which
+    is where batching pays: a single search takes as many steps of the batch as its
+    longest world, whatever the number of worlds."""
 
     name = "search"
     obs_version = 1
@@ -179,39 +206,242 @@ class SearchAgent(BaseAgent):
         """Table size -> (value network, belief network)."""
         self.opponent = HeuristicAgent()
         """How it expects the others to play, in its rollouts."""
+        self._opponent = _ReadsVersion1(self.opponent)
         self.searched = 0
         """Moves searched so far (with :attr:`changed`: how often the search overruled the policy)."""
         self.changed = 0
+        self._players = {n: PPOAgent.from_actor(a) for n, a in self.ppo.specialists.items()}
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
-        legal = legal_actions(action_mask)
-        if np.shape(observation) != (OBS_SIZE_V1,):  # version 0: no history to search with
-            return self.ppo.act(observation, action_mask)
-        o = ObsView(observation, 1)
-        actor = self.ppo.specialists.get(o.num_players)
-        if actor is None or o.num_players not in self.networks or len(legal) == 1:
-            return self.ppo.act(observation, action_mask)
-        obs = np.asarray(observation, dtype=np.float32)
-        best, confidence = policy_move(actor, obs, legal)
-        if confidence >= self.below or o.end_score != DEFAULT_END_SCORE:
-            return best
-        try:
-            state = public_state(obs)
-        except ValueError:  # not a round dealt with the default hand size: no world to search in
-            return best
-        self.searched += 1
-        pick = self._search(obs, state, legal, actor)
-        self.changed += pick != best
-        return pick
+        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        mask[0, legal_actions(action_mask)] = True
+        return int(self.act_batch(np.asarray(observation)[None], mask)[0])
 
-    def _search(self, observation: np.ndarray, state: PublicState, legal: list[int], actor: Actor) -> int:
-        value_net, belief_net = self.networks[len(state.hand_sizes) + 1]
-        worlds = (belief_world(observation, state, belief_net, self.rng) for _ in range(self.worlds))
-        return searched_move(worlds, 0, legal, actor, self.opponent, value_net)
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` for every row, ``(B,)`` int64: the ppo agent's moves, and one search
+        for all the rows where it searches (their worlds played out in one batch)."""
+        obs, masks = check_batch(observations, action_masks)
+        obs = np.asarray(obs, dtype=np.float32)
+        moves = self.ppo.act_batch(obs, masks)
+        if obs.shape[1] != OBS_SIZE_V1:  # version 0: no history to search with
+            return moves
+        view = BatchView(obs, 1)
+        players = view.num_players
+        searchable = (
+            np.isin(players, [n for n in self.networks if n in self.ppo.specialists])
+            & (masks.sum(axis=1) > 1)
+            & (view.end_score == DEFAULT_END_SCORE)
+        )
+        decisions: list[_Decision] = []
+        for n in np.unique(players[searchable]).tolist():
+            rows = np.flatnonzero(searchable & (players == n))
+            confidence = policy_confidence(self.ppo.specialists[n], obs[rows], masks[rows])
+            for r in rows[confidence < self.below].tolist():
+                try:
+                    state = public_state(obs[r])
+                except ValueError:  # not a round dealt with the default hand size: no world to search in
+                    continue
+                decisions.append(_Decision(r, n, np.flatnonzero(masks[r]).tolist(), obs[r], state))
+        if decisions:
+            picks = self._search(decisions)
+            for d, pick in zip(decisions, picks, strict=True):
+                self.searched += 1
+                self.changed += pick != moves[d.row]
+                moves[d.row] = pick
+        return moves
+
+    def _search(self, decisions: list[_Decision]) -> list[int]:
+        """The searched move of each decision: its worlds drawn, then the worlds of all
+        decisions at one table size played out in one batch."""
+        picks: dict[int, int] = {}
+        for n in sorted({d.players for d in decisions}):
+            mine = [d for d in decisions if d.players == n]
+            value_net, belief_net = self.networks[n]
+            searches = [
+                Worlds(d.state, *belief_deals(d.observation, d.state, belief_net, self.rng, self.worlds)) for d in mine
+            ]
+            values = batch_values(
+                searches, [d.legal for d in mine], self._players[n], self._opponent, value_net, self.rng
+            )
+            for d, v in zip(mine, values, strict=True):
+                picks[d.row] = d.legal[int(np.argmax(v.mean(axis=0)))]
+        return [picks[d.row] for d in decisions]
 
     def __repr__(self) -> str:
         return f"SearchAgent(worlds={self.worlds}, below={self.below:g})"
+
+
+class _ReadsVersion1:
+    """An agent that reads the first part of a version-1 observation (the version-0 vector
+    it starts with) as it is: at the rollouts' table, the others then see the observation
+    the specialist sees, and the batch writes one version a step instead of two."""
+
+    obs_version = 1
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.agent.act(observation, action_mask)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return np.asarray(self.agent.act_batch(observations, action_masks))  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return repr(self.agent)
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """A decision to search: its row in the batch, table size, legal moves, observation
+    and the public state behind it."""
+
+    row: int
+    players: int
+    legal: list[int]
+    observation: np.ndarray
+    state: PublicState
+
+
+def belief_deals(
+    observation: np.ndarray, state: PublicState, belief: Layers, rng: np.random.Generator, worlds: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The hidden cards of ``worlds`` worlds at once: the other hands as card counts
+    ``(worlds, others, 7)``, drawn card by card as :func:`belief_hands` draws them (each
+    card's value in proportion to the belief network's share of that value in that hand,
+    among the unseen cards left; each world's hands in its own random order), and the rest
+    of the unseen cards, shuffled, as each world's draw pile ``(worlds, cards)`` of card
+    codes (its last card drawn first)."""
+    others = len(state.hand_sizes)
+    logits = mlp(belief, np.asarray(observation, dtype=np.float32)[None]).reshape(others, _NV)
+    share = np.exp(logits - logits.max(axis=1, keepdims=True)).astype(np.float64)
+    sizes = np.asarray(state.hand_sizes, dtype=np.int64)
+    pool = np.tile(np.asarray(state.unseen, dtype=np.int64), (worlds, 1))
+    hands = np.zeros((worlds, others, _NV), dtype=np.int64)
+    order = np.argsort(rng.random((worlds, others)), axis=1)  # who draws first, in each world
+    at = np.arange(worlds)
+    for turn in range(others):
+        seat = order[:, turn]
+        wanted = sizes[seat]
+        for card in range(int(wanted.max(initial=0))):
+            w = share[seat] * (pool > 0)
+            w = np.where(w.sum(axis=1, keepdims=True) > 0, w, pool)
+            cdf = np.cumsum(w, axis=1)
+            u = rng.random(worlds) * cdf[:, -1]
+            value = np.minimum((cdf <= u[:, None]).sum(axis=1), _last_positive(w))
+            draw = at[card < wanted]
+            pool[draw, value[draw]] -= 1
+            hands[draw, seat[draw], value[draw]] += 1
+    rest = np.asarray(state.unseen, dtype=np.int64) - hands.sum(axis=1)
+    cards = int(rest[0].sum())
+    ends = np.cumsum(rest, axis=1)
+    deck = (ends[:, None, :] <= np.arange(cards)[None, :, None]).sum(axis=2) + 1  # the codes in order
+    piles = np.take_along_axis(deck, np.argsort(rng.random((worlds, cards)), axis=1), axis=1)
+    return hands, piles
+
+
+def _last_positive(w: np.ndarray) -> np.ndarray:
+    """Per row, the last column with a positive entry (where a draw at the cumulative
+    sum's very top, by rounding, must land)."""
+    return w.shape[1] - 1 - np.argmax(w[:, ::-1] > 0, axis=1)
+
+
+def world_snapshots(state: PublicState, hands: np.ndarray, piles: np.ndarray) -> list[dict[str, Any]]:
+    """The worlds of :func:`belief_deals`' hidden cards dealt into ``state``, as snapshots
+    (:meth:`LlamaGame.to_dict` format): the observer at seat 0 and to act, the other seats
+    holding ``hands`` in turn order from its left."""
+    codes = np.arange(1, _NV + 1)
+    mine = state.snapshot["hands"][0]
+    return [
+        {**state.snapshot, "hands": [mine, *(np.repeat(codes, h).tolist() for h in world)], "draw_pile": pile}
+        for world, pile in zip(hands, piles.tolist(), strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class Worlds:
+    """The worlds of one search: the public state behind the searcher's observation and
+    the hidden cards of each world (:func:`belief_deals`)."""
+
+    state: PublicState
+    hands: np.ndarray
+    """The other hands, ``(worlds, others, 7)`` card counts, in turn order from seat 0's left."""
+    piles: np.ndarray
+    """The draw piles, ``(worlds, cards)`` card codes, the last drawn first."""
+
+
+_OUTSIDE, _ME, _THEM = 0, 1, 2
+"""The players of :func:`batch_values`' table: seat 0 waiting (its move comes from the
+search), seat 0 played by the specialist, the others."""
+
+
+def batch_values(
+    searches: Sequence[Worlds],
+    legal: Sequence[list[int]],
+    player: Agent,
+    opponent: Agent,
+    value_net: Layers,
+    seed: int | np.random.Generator | None,
+) -> list[np.ndarray]:
+    """Each move's value in each world, ``(worlds, moves)`` per search: for every search
+    ``i``, every world of ``searches[i]`` and every move of ``legal[i]``, one game of one
+    :class:`~llama_env.batch.BatchGame` (:meth:`~llama_env.batch.BatchGame.from_worlds`);
+    each plays the move, then the rest of the round (``player`` for seat 0, ``opponent``
+    for the others), then the others until seat 0's next decision, which ``value_net``
+    values (the win share itself if the game ended). All of them are stepped together
+    through one :class:`~llama_env.table.BatchTable`; ``seed`` seeds the batch's deals of
+    the rounds after the searched one."""
+    if not searches or any(not len(w.hands) for w in searches) or any(not m for m in legal):
+        raise ValueError("batch_values needs at least one world and one legal move per search")
+    snapshots, of, hands, piles, first = [], [], [], [], []
+    for i, (worlds, moves) in enumerate(zip(searches, legal, strict=True)):
+        snapshots += world_snapshots(worlds.state, worlds.hands[:1], worlds.piles[:1])
+        mine = np.bincount(worlds.state.snapshot["hands"][0], minlength=_NV + 1)[1:]
+        every = np.concatenate([np.broadcast_to(mine, (len(worlds.hands), 1, _NV)), worlds.hands], axis=1)
+        of.append(np.full(len(every) * len(moves), i))
+        hands.append(np.repeat(every, len(moves), axis=0))  # world by world, each move in turn
+        piles += [pile for pile in worlds.piles for _ in moves]
+        first.append(np.tile(moves, len(every)))
+    batch = BatchGame.from_worlds(
+        snapshots, np.concatenate(of), np.concatenate(hands), piles, seed=seed, auto_reset=False
+    )
+    n, p = batch.num_games, batch.num_players
+    outside, playing = np.full((n, p), _THEM), np.full((n, p), _THEM)
+    outside[:, 0], playing[:, 0] = _OUTSIDE, _ME
+    table = BatchTable(batch, [None, player, opponent], outside)
+    first_round = batch.round
+    won = table.apply(np.concatenate(first)).rewards[:, 0]
+    rolling = ~batch.game_over & (batch.round == first_round)  # seat 0 plays the round out
+    table.seat(np.flatnonzero(rolling), playing[rolling])
+    while True:
+        result = table.advance(steps=1)
+        if not result.steps:
+            break
+        won += result.rewards[:, 0]
+        ended = rolling & (batch.game_over | (batch.round != first_round))
+        if ended.any():  # from here the others move until seat 0's next decision
+            table.seat(np.flatnonzero(ended), outside[ended])
+            rolling &= ~ended
+    values = won.astype(np.float64)
+    leaves = np.flatnonzero(~batch.game_over)
+    if leaves.size:
+        obs = batch.observation(1)[leaves]
+        values[leaves] = 1.0 / (1.0 + np.exp(-mlp(value_net, obs)[:, 0]))
+    out, at = [], 0
+    for worlds, moves in zip(searches, legal, strict=True):
+        size = len(worlds.hands) * len(moves)
+        out.append(values[at : at + size].reshape(len(worlds.hands), len(moves)))
+        at += size
+    return out
+
+
+def policy_confidence(actor: Actor, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The actor's top probability among the legal moves of each row (its softmax over
+    them), ``(B,)``: where it is below ``below`` the agent searches."""
+    logits = actor.logits(observations, masks)
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return p.max(axis=1) / p.sum(axis=1)
 
 
 def policy_move(actor: Actor, observation: np.ndarray, legal: list[int]) -> tuple[int, float]:
@@ -224,12 +454,22 @@ def policy_move(actor: Actor, observation: np.ndarray, legal: list[int]) -> tupl
 def searched_move(
     worlds: Iterable[LlamaGame], seat: int, legal: list[int], actor: Actor, opponent: Agent, value_net: Layers
 ) -> int:
-    """The move of ``legal`` with the highest mean value over ``worlds`` (games where
-    ``seat`` is to act): in each world every move is tried, the rest of the round played
-    (``actor`` for ``seat``, ``opponent`` for the others), then the others until ``seat``'s
-    next decision, which ``value_net`` values (the win share itself if the game ended).
-    Every move is tried on a copy of the same world, so they meet the same cards and the
-    same later deals."""
+    """The move of ``legal`` with the highest mean value over ``worlds`` by
+    :func:`engine_values`: the search one engine game at a time."""
+    values = engine_values(worlds, seat, legal, actor, opponent, value_net)
+    return legal[int(np.argmax(values.mean(axis=0)))]
+
+
+def engine_values(
+    worlds: Iterable[LlamaGame], seat: int, legal: list[int], actor: Actor, opponent: Agent, value_net: Layers
+) -> np.ndarray:
+    """Each move's value in each world, ``(worlds, moves)``, one engine game at a time
+    (games where ``seat`` is to act): in each world every move is tried, the rest of the
+    round played (``actor`` for ``seat``, ``opponent`` for the others), then the others
+    until ``seat``'s next decision, which ``value_net`` values (the win share itself if
+    the game ended). Every move is tried on a copy of the same world, so they meet the
+    same cards and the same later deals. What :func:`batch_values` computes in one batch
+    (which deals the later rounds its own way), and the reference it is tested against."""
     sims: list[tuple[int, int, LlamaGame, Table]] = []
     round_ = 0
     for k, world in enumerate(worlds):
@@ -261,4 +501,4 @@ def searched_move(
         obs = encode_many_v1([s[2] for s in leaves], [seat] * len(leaves))
         win = 1.0 / (1.0 + np.exp(-mlp(value_net, obs)[:, 0]))
         values[[s[0] for s in leaves], [s[1] for s in leaves]] = win
-    return legal[int(np.argmax(values.mean(axis=0)))]
+    return values

@@ -9,10 +9,22 @@ import pytest
 
 import agents
 from agents.heuristic import HeuristicAgent
-from agents.search import NETWORKS, SearchAgent, load_networks, save_networks, searched_move
+from agents.search import (
+    NETWORKS,
+    SearchAgent,
+    Worlds,
+    batch_values,
+    belief_deals,
+    engine_values,
+    load_networks,
+    save_networks,
+    searched_move,
+    world_snapshots,
+)
 from llama_env.engine import LlamaGame
 from llama_env.observation import action_mask, encode, encode_v1
 from llama_env.table import Table
+from llama_env.worlds import public_state
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +90,110 @@ def test_a_search_without_worlds_is_refused():
     actor, value_net = search.ppo.specialists[4], search.networks[4][0]
     with pytest.raises(ValueError, match="at least one world"):
         searched_move([], 0, [0, 7], actor, HeuristicAgent(), value_net)
+    with pytest.raises(ValueError, match="at least one world"):
+        batch_values([], [], agents.make("ppo"), HeuristicAgent(), value_net, 0)
+
+
+def _final_round_decisions(count: int):
+    """Seat 0's decisions with a choice in real 4-player games against ``heuristic``,
+    every score then set to 39: whatever happens, the round that is being played ends the
+    game (any penalty reaches 40), so a search's worlds need no later deal."""
+    search = SearchAgent(below=0.0)
+    for g in range(100):
+        game = LlamaGame(4, rng=500 + g)
+        table = Table(game, [None] + [HeuristicAgent()] * 3)
+        table.advance()
+        while not game.game_over:
+            if len(game.legal_actions()) > 1 and game.round_moves > 3:
+                d = game.to_dict()
+                final = LlamaGame.from_dict({**d, "scores": [39] * 4, "round": max(2, d["round"])})
+                yield final, encode_v1(final, 0)
+                count -= 1
+                if not count:
+                    return
+            table.apply(search.act(encode_v1(game, 0), action_mask(game.legal_actions())))
+            table.advance()
+
+
+def test_the_batched_search_values_every_world_as_the_engine_search_where_no_deal_follows():
+    """Where the searched round ends the game, the batch and the engine play the same
+    moves in the same worlds (the specialist's, the heuristic's, the round's end): the
+    values of every move in every world, and so the searched move, are the same."""
+    search = SearchAgent()
+    actor, (value_net, belief_net) = search.ppo.specialists[4], search.networks[4]
+    rng = np.random.default_rng(0)
+    checked = changed = 0
+    for game, obs in _final_round_decisions(12):
+        legal = game.legal_actions()
+        state = public_state(obs)
+        worlds = Worlds(state, *belief_deals(obs, state, belief_net, rng, 16))
+        engine = engine_values(
+            [LlamaGame.from_dict(w) for w in world_snapshots(state, worlds.hands, worlds.piles)],
+            0,
+            legal,
+            actor,
+            HeuristicAgent(),
+            value_net,
+        )
+        (batched,) = batch_values([worlds], [legal], search._players[4], search._opponent, value_net, rng)
+        np.testing.assert_allclose(batched, engine, rtol=1e-6)
+        assert np.isin(engine, [0.0, 1 / 3, 1 / 2, 1.0]).all()  # the games ended: no value network
+        checked += 1
+        changed += len(set(engine.mean(axis=0).round(6))) > 1  # the moves differ in value
+    assert checked == 12 and changed > 3
+
+
+def test_the_batched_search_finds_the_engine_searchs_values_where_later_deals_differ():
+    """In the middle of a game the batch deals the round after the searched one its own
+    way, so a world's values differ from the engine's, but not on average: over many
+    worlds the two searches' mean values of each move agree within their noise."""
+    search = SearchAgent()
+    actor, (value_net, belief_net) = search.ppo.specialists[4], search.networks[4]
+    rng = np.random.default_rng(1)
+    game = LlamaGame(4, rng=7)
+    table = Table(game, [None] + [HeuristicAgent()] * 3)
+    table.advance()
+    while len(game.legal_actions()) < 2 or game.round_moves < 4:
+        table.apply(max(game.legal_actions()[:-1], default=game.legal_actions()[0]))
+        table.advance()
+    obs, legal = encode_v1(game, 0), game.legal_actions()
+    state = public_state(obs)
+    worlds = Worlds(state, *belief_deals(obs, state, belief_net, rng, 200))
+    engine = engine_values(
+        [LlamaGame.from_dict(w, rng=k) for k, w in enumerate(world_snapshots(state, worlds.hands, worlds.piles))],
+        0,
+        legal,
+        actor,
+        HeuristicAgent(),
+        value_net,
+    )
+    (batched,) = batch_values([worlds], [legal], search._players[4], search._opponent, value_net, rng)
+    assert not np.allclose(batched, engine)  # the later deals differ
+    difference = (batched - engine).mean(axis=0)
+    noise = (batched - engine).std(axis=0) / np.sqrt(len(engine))
+    assert (np.abs(difference) < 4 * noise + 1e-3).all(), (difference, noise)
+
+
+def test_a_batch_of_decisions_is_answered_as_the_ppo_agent_where_none_is_searched(ppo):
+    rng = np.random.default_rng(3)
+    obs, masks = [], []
+    for g in range(6):
+        game = LlamaGame(4, rng=g)
+        table = Table(game, [None] + [HeuristicAgent()] * 3)
+        table.advance()
+        while not game.game_over:
+            obs.append(encode_v1(game, 0))
+            masks.append(action_mask(game.legal_actions()).astype(bool))
+            table.apply(int(rng.choice(game.legal_actions())))
+            table.advance()
+    obs, masks = np.stack(obs), np.stack(masks)
+    never = SearchAgent(below=0.0)
+    np.testing.assert_array_equal(never.act_batch(obs, masks), ppo.act_batch(obs, masks))
+    assert never.searched == 0
+    every = SearchAgent(worlds=2, below=1.01, seed=0)
+    picks = every.act_batch(obs[:40], masks[:40])
+    assert masks[np.arange(40), picks].all()
+    assert every.searched == int((masks[:40].sum(axis=1) > 1).sum())
 
 
 def test_an_end_score_the_networks_were_not_fitted_on_plays_as_ppo(ppo):

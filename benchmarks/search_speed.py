@@ -1,0 +1,171 @@
+"""The search agent's cost: its rollouts in one batch against one engine game at a time, in one run.
+
+    python benchmarks/search_speed.py [--games 200] [--batched-games 2000] [--rounds 2]
+                                      [--worlds 48] [--seed 0]
+
+Three agents play 4-player games against three ``heuristic`` on one CPU (the process pins
+itself to one core and keeps numpy to one thread):
+
+* ``engine``: the search as it was before its rollouts were batched, rebuilt from the
+  reference functions of ``agents.search`` (``belief_world`` draws a world at a time,
+  ``searched_move`` plays each world and move in its own engine game);
+* ``search``: ``agents.make("search")``, asked one move at a time (``llama-rl eval
+  --no-batch``, terminal and web play): each searched move plays its worlds in one
+  ``BatchGame``;
+* ``search, batched``: the same agent in ``evaluate``'s batched games (``llama-rl eval``'s
+  default), where one ``act_batch`` call searches every unsure decision of thousands of
+  games together.
+
+The first two play the same ``--games`` deals (``evaluate(..., batched=False)``, seed
+``--seed``) in alternating rounds; every move of the searching seat is timed, so the
+per-move p50/p99 of the searched moves come out too. The batched one plays
+``--batched-games`` games. Printed: per game wall and CPU seconds (CPU is the process's own
+time, steadier on a shared machine), the ratio to ``engine``, the searched moves and the
+per-move times, and each agent's win share (same deals for the first two: similar, not
+equal, since the batch deals the rounds after a searched one its own way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent, check_observation, legal_actions
+from agents.search import SearchAgent, belief_world, policy_move, searched_move
+from llama_env.engine import DEFAULT_END_SCORE
+from llama_env.observation import OBS_SIZE_V1, ObsView
+from llama_env.worlds import public_state
+from train.evaluation import evaluate
+
+
+class EngineSearch(SearchAgent):
+    """The search agent as it played before its rollouts were batched: its ``act`` of
+    commit 9195c1e, on the reference functions it kept."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        check_observation(observation)
+        legal = legal_actions(action_mask)
+        if np.shape(observation) != (OBS_SIZE_V1,):
+            return self.ppo.act(observation, action_mask)
+        o = ObsView(observation, 1)
+        actor = self.ppo.specialists.get(o.num_players)
+        if actor is None or o.num_players not in self.networks or len(legal) == 1:
+            return self.ppo.act(observation, action_mask)
+        obs = np.asarray(observation, dtype=np.float32)
+        best, confidence = policy_move(actor, obs, legal)
+        if confidence >= self.below or o.end_score != DEFAULT_END_SCORE:
+            return best
+        try:
+            state = public_state(obs)
+        except ValueError:
+            return best
+        self.searched += 1
+        value_net, belief_net = self.networks[len(state.hand_sizes) + 1]
+        worlds = (belief_world(obs, state, belief_net, self.rng) for _ in range(self.worlds))
+        pick = searched_move(worlds, 0, legal, actor, self.opponent, value_net)
+        self.changed += pick != best
+        return pick
+
+    act_batch = None  # type: ignore[assignment]  # one move at a time, as before
+
+
+class Timed(BaseAgent):
+    """An agent's moves, each timed (wall seconds), the searched ones apart."""
+
+    def __init__(self, agent: SearchAgent) -> None:
+        super().__init__()
+        self.agent = agent
+        self.obs_version = agent.obs_version
+        self.moves: list[float] = []
+        self.searched: list[float] = []
+
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        before = self.agent.searched
+        t = time.perf_counter()
+        move = self.agent.act(observation, action_mask)
+        took = time.perf_counter() - t
+        self.moves.append(took)
+        if self.agent.searched > before:
+            self.searched.append(took)
+        return move
+
+
+def _play(agent: Any, games: int, seed: int, batched: bool) -> tuple[float, float, float]:
+    """Wall and CPU seconds for ``games`` games against three ``heuristic`` (the deals of
+    ``seed``), and the agent's win share."""
+    table = [agent, "heuristic", "heuristic", "heuristic"]
+    c, t = time.process_time(), time.perf_counter()
+    result = evaluate(table, games, seed=seed, workers=1, batched=batched)
+    return time.perf_counter() - t, time.process_time() - c, float(result[0].win_share)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--games", type=int, default=200, help="games of each one-move-at-a-time agent")
+    p.add_argument("--batched-games", type=int, default=2000, help="games of the batched evaluation (0: none)")
+    p.add_argument("--rounds", type=int, default=2, help="alternations of the first two agents")
+    p.add_argument("--worlds", type=int, default=48)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1)
+    except ImportError:  # pragma: no cover - a dependency of the train extra
+        pass
+
+    agents = {
+        "engine": Timed(EngineSearch(worlds=args.worlds)),
+        "search": Timed(SearchAgent(worlds=args.worlds)),
+    }
+    totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in agents}
+    per = args.games // args.rounds
+    for r in range(args.rounds):
+        for name, agent in agents.items():
+            wall, cpu, win = _play(agent, per, args.seed + r, False)
+            totals[name][0] += wall
+            totals[name][1] += cpu
+            totals[name][2] += win / args.rounds
+            print(
+                f"round {r + 1} {name:>6}: {per} games, {wall / per:.3f} s/game wall, {cpu / per:.3f} CPU, "
+                f"load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+    games = per * args.rounds
+    base_wall, base_cpu = totals["engine"][0] / games, totals["engine"][1] / games
+    print(f"\n4 players, {games} games each against three heuristic, {args.worlds} worlds, seed {args.seed}")
+    print(
+        f"{'agent':<17}{'wall s/game':>12}{'CPU s/game':>12}{'x (CPU)':>9}{'win share':>11}"
+        f"{'searched/game':>15}{'move p50 ms':>13}{'p99 ms':>8}{'searched p50':>14}{'p99':>7}"
+    )
+    for name, agent in agents.items():
+        wall, cpu, win = totals[name][0] / games, totals[name][1] / games, totals[name][2]
+        moves, searched = np.array(agent.moves) * 1e3, np.array(agent.searched) * 1e3
+        print(
+            f"{name:<17}{wall:12.3f}{cpu:12.3f}{base_cpu / cpu:9.2f}{win:11.3f}{len(searched) / games:15.2f}"
+            f"{np.median(moves):13.1f}{np.percentile(moves, 99):8.1f}"
+            f"{statistics.median(searched):14.1f}{np.percentile(searched, 99):7.1f}"
+        )
+    if args.batched_games:
+        batched = SearchAgent(worlds=args.worlds)
+        wall, cpu, win = _play(batched, args.batched_games, args.seed, True)
+        n = args.batched_games
+        print(
+            f"{'search, batched':<17}{wall / n:12.3f}{cpu / n:12.3f}{base_cpu / (cpu / n):9.2f}{win:11.3f}"
+            f"{batched.searched / n:15.2f}   ({n} games at once)"
+        )
+    print(f"(engine: {base_wall:.3f} s/game wall; load {os.getloadavg()[0]:.1f} at the end)")
+
+
+if __name__ == "__main__":
+    main()
