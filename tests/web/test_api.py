@@ -393,3 +393,16 @@ def test_llama_rl_serve_refuses_a_corrupt_history_in_one_line(tmp_path):
     with contextlib.redirect_stderr(err):
         assert main(["serve", "--port", str(_free_port()), "--allow-models", str(tmp_path / "nope")]) == 2
     assert "not a directory" in err.getvalue()
+
+
+def test_a_null_field_means_its_default(client, store):
+    """JSON ``null`` for an optional integer field is the field left out (found by the
+    security fuzz: ``{"moves": null}`` on /step was a 500)."""
+    state = create(client, *["@heuristic"] * 3, seed=4, end_score=None, hand_size=None)
+    assert store.get(state["id"]).game.rules == Rules(3)
+    token = state["token"]
+    one = client.post(f"/api/games/{state['id']}/step", json={"moves": None, "since": None}, headers=as_(token))
+    assert one.status_code == 200, one.json()
+    again = create(client, *["@heuristic"] * 3, seed=4)
+    default = client.post(f"/api/games/{again['id']}/step", json={}, headers=as_(again["token"]))
+    assert one.json()["table"] == default.json()["table"] != state["table"]  # one move, as without the field

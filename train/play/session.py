@@ -547,10 +547,11 @@ def int_field(body: dict[str, Any], key: str, low: int, high: int | None, defaul
 
 def int_field(body: dict[str, Any], key: str, low: int, high: int | None, default: int | None = None) -> int | None:
     """``body[key]``, an integer ``low..high`` (not a bool or a float; ``high=None``: no
-    upper bound), or ``default`` when it is absent; anything else is a 400 naming the field."""
-    value = body.get(key, default)
+    upper bound), or ``default`` when it is absent or ``null``; anything else is a 400
+    naming the field."""
+    value = body.get(key)
     if value is None:
-        return None
+        return default
     if type(value) is not int or not low <= value <= (value if high is None else high):
         bound = f"{low}.." if high is None else f"{low}..{high}"
         raise SessionError(f"'{key}' must be an integer {bound}, got {brief(value)}")
