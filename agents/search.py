@@ -59,7 +59,7 @@ __all__ = [
     "belief_deals",
     "world_snapshots",
     "batch_values",
-    "policy_confidence",
+    "policy_moves",
     "belief_hands",
     "belief_world",
     "policy_move",
@@ -223,21 +223,20 @@ class SearchAgent(BaseAgent):
         for all the rows where it searches (their worlds played out in one batch)."""
         obs, masks = check_batch(observations, action_masks)
         obs = np.asarray(obs, dtype=np.float32)
-        moves = self.ppo.act_batch(obs, masks)
         if obs.shape[1] != OBS_SIZE_V1:  # version 0: no history to search with
-            return moves
+            return self.ppo.act_batch(obs, masks)
         view = BatchView(obs, 1)
         players = view.num_players
-        searchable = (
-            np.isin(players, [n for n in self.networks if n in self.ppo.specialists])
-            & (masks.sum(axis=1) > 1)
-            & (view.end_score == DEFAULT_END_SCORE)
-        )
+        mine = np.isin(players, [n for n in self.networks if n in self.ppo.specialists])
+        moves = np.empty(len(obs), dtype=np.int64)
+        if not mine.all():
+            moves[~mine] = self.ppo.act_batch(obs[~mine], masks[~mine])
+        choice = (masks.sum(axis=1) > 1) & (view.end_score == DEFAULT_END_SCORE)
         decisions: list[_Decision] = []
-        for n in np.unique(players[searchable]).tolist():
-            rows = np.flatnonzero(searchable & (players == n))
-            confidence = policy_confidence(self.ppo.specialists[n], obs[rows], masks[rows])
-            for r in rows[confidence < self.below].tolist():
+        for n in np.unique(players[mine]).tolist():
+            rows = np.flatnonzero(players == n)
+            moves[rows], confidence = policy_moves(self.ppo.specialists[n], obs[rows], masks[rows])
+            for r in rows[(confidence < self.below) & choice[rows]].tolist():
                 try:
                     state = public_state(obs[r])
                 except ValueError:  # not a round dealt with the default hand size: no world to search in
@@ -436,12 +435,13 @@ def batch_values(
     return out
 
 
-def policy_confidence(actor: Actor, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The actor's top probability among the legal moves of each row (its softmax over
-    them), ``(B,)``: where it is below ``below`` the agent searches."""
+def policy_moves(actor: Actor, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The actor's move in each row (the ``ppo`` agent's: the legal move of the highest
+    logit) and its probability under the actor's softmax over the legal moves, ``(B,)``
+    each: where that is below ``below`` the agent searches."""
     logits = actor.logits(observations, masks)
     p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return p.max(axis=1) / p.sum(axis=1)
+    return logits.argmax(axis=1), p.max(axis=1) / p.sum(axis=1)
 
 
 def policy_move(actor: Actor, observation: np.ndarray, legal: list[int]) -> tuple[int, float]:
