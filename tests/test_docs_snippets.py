@@ -202,6 +202,9 @@ PARSE_ONLY_LINES = {
     "llama-rl eval --agents ppo:path=runs/rllib-headsup,heuristic --games 4000 --seed 0": (
         "plays the model of a training run that the tests do not make"
     ),
+    "llama-rl eval --agents ppo:path=runs/beat-heuristic,heuristic --games 2000": (
+        "plays the model of a training run that the tests do not make"
+    ),
 }
 """Single command lines (as written, comments dropped) that are parsed, not run."""
 

@@ -61,6 +61,7 @@ PRESETS["beat-heuristic"] = {
     "n_epochs": 4,
     "learning_rate": 3e-3,
     "gamma": 1.0,
+    "gae_lambda": 0.8,
     "net_arch": (64, 64),
     "eval_every": 50_000,
     "eval_games": 1000,
