@@ -199,7 +199,7 @@ PARSE_ONLY_LINES = {
     "llama-rl eval --agents ppo:path=runs/ship/model.zip,heuristic --games 4000": (
         "plays the model of a training run that the tests do not make"
     ),
-    "llama-rl eval --agents ppo:path=runs/rllib-headsup,heuristic --games 4000 --seed 0": (
+    "llama-rl eval --agents ppo:path=runs/rllib-headsup,heuristic --games 4000 --seed 0 --no-batch": (
         "plays the model of a training run that the tests do not make"
     ),
     "llama-rl eval --agents ppo:path=runs/beat-heuristic,heuristic --games 2000": (
