@@ -70,7 +70,7 @@ __all__ = [
 Layers = list[tuple[np.ndarray, np.ndarray]]
 """A ReLU network as ``(weight, bias)`` layers for ``x @ weight + bias``."""
 
-NETWORKS: dict[int, Path] = {4: MODELS_DIR / "search_4p.npz"}
+NETWORKS: dict[int, Path] = {n: MODELS_DIR / f"search_{n}p.npz" for n in (2, 4, 6)}
 """Table size -> the file of the value and belief networks the search uses there."""
 
 _NV = NUM_CARD_VALUES
@@ -177,12 +177,13 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
 
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
-    """ppo with a one-move search at 4 players where its specialist is unsure, ppo at the
-    other sizes: the strongest at every size, about 0.25 s a 4-player game on one core
-    (0.05 s in a batched evaluation).
+    """ppo with a one-move search at 2, 4 and 6 players where its specialist is unsure, ppo
+    at 3 and 5: the strongest at every size, about 0.25 s a 4-player game on one core
+    (0.06 s in a batched evaluation).
 
     The search draws worlds from a belief network, plays them out to the round's end and
-    values them with a value network; at other table sizes it plays as ppo. ``act``
+    values them with a value network; at 3 and 5 players (no specialist to search with) it
+    plays as ppo. ``act``
     searches one decision; ``act_batch`` searches all the unsure decisions of its batch
     together, their worlds played out in one :class:`~llama_env.batch.BatchGame`, which
     is where batching pays: a single search takes as many steps of the batch as its

@@ -17,7 +17,9 @@ each other hand) to deal those worlds. Both come from here, in two steps:
 
 The defaults are those of the shipped ``agents/models/search_4p.npz``:
 ``llama-rl fit-search --players 4 --out agents/models/search_4p.npz`` writes it again,
-array for array (docs/training.md, "Reproduce every shipped agent"). The fitting needs
+array for array, and ``--players 2`` and ``--players 6`` with the same defaults made
+``search_2p.npz`` and ``search_6p.npz`` on the shipped specialists of those sizes
+(docs/training.md, "Reproduce every shipped agent"). The fitting needs
 PyTorch (the ``train`` extra); the data and the search itself do not.
 """
 
