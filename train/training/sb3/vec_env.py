@@ -202,6 +202,24 @@ class LlamaVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ VecEnv API
 
+    def reset(self) -> np.ndarray:
+        """New games in every slot, advanced to the learners' seats (rewards of rounds that
+        end before a learner's first move wait in the pending books)."""
+        t0 = time.perf_counter()
+        self._ep_ret[:] = 0
+        self._ep_len[:] = 0
+        self._pending[:] = 0
+        self._deal_all()
+        self._observe()
+        self.env_time += time.perf_counter() - t0
+        return self._obs.copy()
+
+    def _deal_all(self) -> None:  # pragma: no cover - each env deals its own
+        raise NotImplementedError
+
+    def _observe(self) -> None:  # pragma: no cover - each env observes its own
+        raise NotImplementedError
+
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(self.num_envs)
 
@@ -360,19 +378,12 @@ class BatchedLlamaVecEnv(LlamaVecEnv):
         super().set_past_policies(fns)
         self._reseat_players()
 
-    def reset(self) -> np.ndarray:
-        t0 = time.perf_counter()
-        self._ep_ret[:] = 0
-        self._ep_len[:] = 0
-        self._pending[:] = 0
+    def _deal_all(self) -> None:
         for grp, rng in zip(self._groups, self._deal_rngs, strict=True):
             count = grp.hi - grp.lo
             grp.batch = BatchGame(count, rules=self.rules[grp.num_players], seed=rng, auto_reset=False)
             grp.table = self._make_table(grp.batch, self._new_seatings(grp, np.arange(count)))
         self._advance()
-        self._observe()
-        self.env_time += time.perf_counter() - t0
-        return self._obs.copy()
 
     def step_wait(self) -> VecEnvStepReturn:
         t0 = time.perf_counter()
@@ -523,16 +534,9 @@ class ScalarLlamaVecEnv(LlamaVecEnv):
         """The engine of every slot's current game."""
         return [t.game for t in self.tables]
 
-    def reset(self) -> np.ndarray:
-        t0 = time.perf_counter()
+    def _deal_all(self) -> None:
         self.tables = [self._new_table(i) for i in range(self.num_envs)]
-        self._ep_ret[:] = 0
-        self._ep_len[:] = 0
-        self._pending[:] = 0
         self._advance(self.tables, list(range(self.num_envs)), self._pending)
-        self._observe()
-        self.env_time += time.perf_counter() - t0
-        return self._obs.copy()
 
     def step_wait(self) -> VecEnvStepReturn:
         t0 = time.perf_counter()
