@@ -324,3 +324,20 @@ def test_the_comparison_after_training_plays_the_runs_rules(monkeypatch: pytest.
     assert seen == [Rules(n, end_score=20, hand_size=4) for n in (2, 2, 4, 4)]
     report.compare_agents({"r": "random"}, games=2, players=(3,), opponents=("random",))
     assert seen[-1] == Rules(3)
+
+
+def test_the_comparison_after_training_keeps_to_the_table_sizes_the_rules_allow(monkeypatch, capsys):
+    """A run heads-up with 20 cards a hand cannot be compared at 4 players (the deal needs
+    81 cards): the comparison plays 2 players only instead of failing after training."""
+    from train.cli import train as train_cli
+    from train.evaluation import report
+
+    seen = []
+    monkeypatch.setattr(report, "has_shipped_models", lambda: False)
+    monkeypatch.setattr(report, "compare_agents", lambda contenders, **kw: seen.append(kw) or [])
+    monkeypatch.setattr(report, "format_comparison", lambda rows: "table")
+    monkeypatch.setattr("llama_env.agent.make", lambda name, **kw: "random")
+    train_cli.print_final_comparison("unused", 4, rules=Rules(2, hand_size=20))
+    assert seen[-1]["players"] == [2] and seen[-1]["rules"] == Rules(2, hand_size=20)
+    train_cli.print_final_comparison("unused", 4, rules=Rules(2))
+    assert seen[-1]["players"] == [2, 4]

@@ -194,8 +194,21 @@ def print_final_comparison(model_path: str, games: int, seed: int = 0, rules: Ru
     contenders: dict[str, AgentLike] = {"new agent": make("ppo", path=model_path)}
     if has_shipped_models():
         contenders["shipped ppo"] = make("ppo")
+    sizes = [n for n in (2, 4) if rules is None or _allowed(rules, n)]
+    if not sizes:
+        print(f"\nno comparison: the run's rules ({rules.brief() if rules else ''}) allow neither 2 nor 4 players")
+        return
     print(f"\nEvaluating against the baselines ({games} games per row)...", flush=True)
-    print(format_comparison(compare_agents(contenders, games=games, seed=seed, rules=rules)))
+    print(format_comparison(compare_agents(contenders, players=sizes, games=games, seed=seed, rules=rules)))
+
+
+def _allowed(rules: Rules, num_players: int) -> bool:
+    """Whether ``rules``' options hold at ``num_players`` (a large hand fits fewer seats)."""
+    try:
+        rules.at(num_players)
+    except ValueError:
+        return False
+    return True
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
