@@ -29,7 +29,7 @@ from llama_env.engine import LlamaGame
 from llama_env.record import GameRecording
 from llama_env.table import Table
 from train.play.session import MAX_EVENTS, SessionStore
-from train.play.web import create_app
+from train.play.web import SWITCH_INTERVAL, create_app
 
 MODELS = Path(__file__).resolve().parents[2] / "agents" / "models"
 
@@ -167,6 +167,18 @@ class TestNoFileSystemFromTheWeb:
 
 
 class TestNoRequestCanStallTheServer:
+    def test_the_app_shortens_the_lock_switch_interval_and_never_lengthens_it(self):
+        before = sys.getswitchinterval()
+        try:
+            sys.setswitchinterval(0.005)
+            create_app()
+            assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+            sys.setswitchinterval(0.0001)
+            create_app()
+            assert sys.getswitchinterval() == pytest.approx(0.0001)
+        finally:
+            sys.setswitchinterval(before)
+
     @pytest.mark.parametrize(
         ("spec", "fragment"),
         [
