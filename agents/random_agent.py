@@ -18,6 +18,10 @@ class RandomAgent(BaseAgent):
     """
 
     name = "random"
+    batch_from = 8
+    """Decisions from which a driver asks ``act_batch``
+    (:func:`llama_env.agent.batch_from`): its array code costs about 35 us a call, its act 5
+    us a row."""
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from llama_env.agent import Agent, agent_label, reset_agent
+from llama_env.agent import Agent, agent_label, batch_from, reset_agent
 from llama_env.batch import BatchGame
 from llama_env.engine import NUM_ACTIONS, Action, IllegalActionError, LlamaGame, RoundResult, Rules, action_index, brief
 from llama_env.observation import OBS_VERSIONS, action_mask, check_obs_version, encoder
@@ -262,8 +262,9 @@ def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:
 
     Each pass collects the tables whose seat to act has an agent and groups them by that
     agent object; an agent with ``act_batch(observations, masks)`` answers its whole
-    group in one call (``(B, OBS_SIZE)`` float32 and ``(B, 9)`` bool), any other agent
-    one decision at a time. Answers are validated and applied as in :meth:`Table.apply`.
+    group in one call (``(B, OBS_SIZE)`` float32 and ``(B, 9)`` bool), unless the group
+    is smaller than its :func:`~llama_env.agent.batch_from`; any other agent one decision
+    at a time. Answers are validated and applied as in :meth:`Table.apply`.
     Returns ``(table index, result)`` for every round that ended, in order.
     """
     ended: list[tuple[int, RoundResult]] = []
@@ -290,10 +291,11 @@ def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:
 
 def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object]:
     """One agent's answers to the decisions of ``games`` (at their seats to act): one
-    ``act_batch`` call when the agent has it, else one ``act`` per game."""
+    ``act_batch`` call when the agent has it (and they are at least its
+    :func:`~llama_env.agent.batch_from`), else one ``act`` per game."""
     one, many = encoder(getattr(agent, "obs_version", 0))
     batch = getattr(agent, "act_batch", None)
-    if not callable(batch):
+    if not callable(batch) or len(games) < batch_from(agent):
         return [agent.act(one(g, g.current_player), action_mask(g.legal_actions())) for g in games]
     masks = np.zeros((len(games), len(Action)), dtype=bool)
     for r, g in enumerate(games):
@@ -374,8 +376,9 @@ class BatchTable:
         batch: the games to drive (N of them, ``P`` seats each).
         agents: the players, each an agent or ``None`` for an outside player whose moves
             come through :meth:`apply` (a learner). An agent's ``act_batch(observations,
-            masks)`` answers all the games waiting on it at once; one without it is asked
-            with ``act`` game by game (correct, slower).
+            masks)`` answers all the games waiting on it at once (fewer than its
+            :func:`~llama_env.agent.batch_from` are asked through ``act``); one without
+            it is asked with ``act`` game by game (correct, slower).
         seating: ``(N, P)`` integers, ``seating[i, s]`` the position in ``agents`` of the
             player at seat ``s`` of game ``i``, so that games may seat different players;
             default: seat ``s`` of every game is ``agents[s]`` (``agents`` then has ``P``
@@ -621,11 +624,12 @@ class BatchTable:
 
     def _ask(self, k: int, obs: np.ndarray, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
         """Agent ``k``'s answers for ``games``, validated: one ``act_batch`` call, or one
-        ``act`` per game for an agent without it."""
+        ``act`` per game for an agent without it or for fewer games than its
+        :func:`~llama_env.agent.batch_from`."""
         agent = self.agents[k]
         assert agent is not None  # only agents are asked
         batch_act: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(agent, "act_batch", None)
-        if callable(batch_act):
+        if callable(batch_act) and games.size >= batch_from(agent):
             answers = np.asarray(batch_act(obs, masks))
             if answers.shape != (games.size,):
                 raise ValueError(

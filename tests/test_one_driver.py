@@ -89,8 +89,8 @@ def _vec_env(_: Counter, cls: type[LlamaVecEnv] = BatchedLlamaVecEnv) -> None:
         env.step(np.array([np.flatnonzero(m)[0] for m in env.action_masks()]))
 
 
-def _evaluate(_: Counter) -> None:
-    assert evaluate(["heuristic", "random", agents.make("cautious")], 6, seed=0, workers=1).batched
+def _evaluate(_: Counter) -> None:  # games enough that the agents' batch_from is reached
+    assert evaluate(["heuristic", "random", agents.make("cautious")], 96, seed=0, workers=1).batched
 
 
 def _evaluate_game_by_game(_: Counter) -> None:

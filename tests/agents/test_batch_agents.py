@@ -143,3 +143,18 @@ def test_the_defaults_are_what_the_batch_reads():
     assert HeuristicAgent().params() == HEURISTIC_DEFAULTS
     shy, bold = HeuristicAgent(quit_base=40.0), HeuristicAgent(quit_base=-40.0)
     assert (shy.act_batch(OBS0, MASKS) != bold.act_batch(OBS0, MASKS)).sum() > 100
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_batch_from_changes_no_result(batched, monkeypatch):
+    """The built-in agents' batch_from (few decisions asked through act) leaves every
+    game as it is when act_batch answers every decision: an evaluation's numbers match."""
+    from train.evaluation import evaluate
+
+    lineup = ["heuristic", "random", "greedy", "cautious", "perturbed"]
+    before = evaluate(lineup, 300, seed=4, workers=1, batched=batched).to_dict()
+    for cls in {type(agents.make(name)) for name in lineup}:
+        assert getattr(cls, "batch_from", 1) > 1
+        monkeypatch.setattr(cls, "batch_from", 1)
+    after = evaluate(lineup, 300, seed=4, workers=1, batched=batched).to_dict()
+    assert before == after and before["num_games"] == 300

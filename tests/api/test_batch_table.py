@@ -164,6 +164,29 @@ def test_agents_without_act_batch_are_asked_game_by_game_with_the_same_answers()
     assert one.calls > 40 * 10
 
 
+def test_fewer_games_than_batch_from_are_asked_through_act_with_the_same_moves():
+    """An agent's batch_from: steps with fewer of its games waiting ask act row by row,
+    the others one act_batch call; the games move exactly as with act_batch throughout."""
+    snaps = _snapshots(4, 40, seed=5)
+    some = Counting(HeuristicAgent())
+    some.batch_from = 12
+    a = BatchTable(BatchGame.from_snapshots(snaps, seed=3, auto_reset=False), [some] * 4)
+    b = BatchTable(BatchGame.from_snapshots(snaps, seed=3, auto_reset=False), [Counting(HeuristicAgent())] * 4)
+    while a.advance(steps=1).steps:
+        b.advance(steps=1)
+        assert all(a.batch.snapshot(i) == b.batch.snapshot(i) for i in range(40))
+    assert some.calls > 0 and some.rows and min(some.rows) >= 12
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "8"])
+def test_a_bad_batch_from_is_named(bad):
+    agent = Counting(HeuristicAgent())
+    agent.batch_from = bad
+    table = BatchTable(BatchGame(4, 2, seed=0), [agent, agent])
+    with pytest.raises(ValueError, match=r"agent 'counting heuristic': batch_from must be a positive integer"):
+        table.advance()
+
+
 def test_outside_seats_wait_and_apply_moves_them():
     """Seat 0 of every game is played from outside (a learner): advance stops where it is
     to act, apply moves exactly those games, and the rewards of a game's end reach the

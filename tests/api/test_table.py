@@ -165,6 +165,24 @@ def test_advance_all_answers_a_batch_agent_once_per_pass_and_matches_one_by_one(
     assert policy.calls == 0 and max(policy.batches) > 1  # act_batch, never act
 
 
+def test_advance_all_asks_groups_smaller_than_batch_from_through_act():
+    policy = Batched()
+    policy.batch_from = 5
+    tables = [Table(LlamaGame(3, rng=s), [None, policy, policy]) for s in range(8)]
+    twins = [Table(LlamaGame(3, rng=s), [None, FirstLegal(), FirstLegal()]) for s in range(8)]
+    for _ in range(20):
+        for t, u in zip(tables, twins, strict=True):
+            if not t.game.game_over:
+                a = t.game.legal_actions()[0]
+                t.apply(a)
+                u.apply(a)
+        advance_all(tables)
+        for u in twins:
+            u.advance()
+        assert [t.game.to_dict() for t in tables] == [u.game.to_dict() for u in twins]
+    assert policy.calls > 0 and policy.batches and min(policy.batches) >= 5
+
+
 def test_act_batch_must_answer_every_decision():
     class Short(Batched):
         def act_batch(self, observations, action_masks):
