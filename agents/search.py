@@ -40,7 +40,7 @@ import numpy as np
 from agents.base import BaseAgent, check_batch, check_observation, legal_actions, number
 from agents.heuristic import HeuristicAgent
 from agents.ppo import MODELS_DIR, Actor, PPOAgent
-from llama_env.agent import Agent, register
+from llama_env.agent import Agent, batch_from, register
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_END_SCORE, NUM_ACTIONS, NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1
@@ -281,6 +281,9 @@ class _ReadsVersion1:
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
+        self.batch_from = batch_from(agent)
+        """The wrapped agent's (:func:`llama_env.agent.batch_from`): a world's last steps,
+        when few games still move, ask the heuristic through ``act``."""
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return self.agent.act(observation, action_mask)
