@@ -197,10 +197,11 @@ class SearchAgent(BaseAgent):
     costly = True
     """Its searched moves take tenths of a second (:func:`llama_env.agent.costly`)."""
 
-    def __init__(self, worlds: int = 48, below: float = 0.95, seed: int | None = None) -> None:
+    def __init__(self, worlds: int = 48, below: float = 0.95, seed: int | None = None, horizon: int = 0) -> None:
         super().__init__(seed)
         self.worlds = int(number("SearchAgent", "worlds", worlds, integer=True, minimum=1))
         self.below = number("SearchAgent", "below", below, minimum=0.0)
+        self.horizon = int(number("SearchAgent", "horizon", horizon, integer=True, minimum=0))
         self.ppo = PPOAgent()
         """The policy it plays where it does not search, and in its rollouts."""
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
@@ -262,7 +263,13 @@ class SearchAgent(BaseAgent):
                 Worlds(d.state, *belief_deals(d.observation, d.state, belief_net, self.rng, self.worlds)) for d in mine
             ]
             values = batch_values(
-                searches, [d.legal for d in mine], self._players[n], self._opponent, value_net, self.rng
+                searches,
+                [d.legal for d in mine],
+                self._players[n],
+                self._opponent,
+                value_net,
+                self.rng,
+                max_steps=self.horizon or None,
             )
             for d, v in zip(mine, values, strict=True):
                 picks[d.row] = d.legal[int(np.argmax(v.mean(axis=0)))]
@@ -386,6 +393,7 @@ def batch_values(
     opponent: Agent,
     value_net: Layers,
     seed: int | np.random.Generator | None,
+    max_steps: int | None = None,
 ) -> list[np.ndarray]:
     """Each move's value in each world, ``(worlds, moves)`` per search: for every search
     ``i``, every world of ``searches[i]`` and every move of ``legal[i]``, one game of one
@@ -417,10 +425,12 @@ def batch_values(
     won = table.apply(np.concatenate(first)).rewards[:, 0]
     rolling = ~batch.game_over & (batch.round == first_round)  # seat 0 plays the round out
     table.seat(np.flatnonzero(rolling), playing[rolling])
-    while True:
+    taken = 0
+    while max_steps is None or taken < max_steps:
         result = table.advance(steps=1)
         if not result.steps:
             break
+        taken += 1
         won += result.rewards[:, 0]
         ended = rolling & (batch.game_over | (batch.round != first_round))
         if ended.any():  # from here the others move until seat 0's next decision
@@ -428,8 +438,8 @@ def batch_values(
             rolling &= ~ended
     values = won.astype(np.float64)
     leaves = np.flatnonzero(~batch.game_over)
-    if leaves.size:
-        obs = batch.observation(1)[leaves]
+    if leaves.size:  # seat 0's next decision, or where max_steps cut the world short
+        obs = batch.observation(1, seats=np.zeros(leaves.size, dtype=np.int64), games=leaves)
         values[leaves] = 1.0 / (1.0 + np.exp(-mlp(value_net, obs)[:, 0]))
     out, at = [], 0
     for worlds, moves in zip(searches, legal, strict=True):

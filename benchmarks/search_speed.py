@@ -1,7 +1,7 @@
 """The search agent's cost: its rollouts in one batch against one engine game at a time, in one run.
 
     python benchmarks/search_speed.py [--games 200] [--batched-games 2000] [--rounds 2]
-                                      [--worlds 48] [--seed 0]
+                                      [--worlds 48] [--horizon N] [--seed 0]
 
 Three agents play 4-player games against three ``heuristic`` on one CPU (the process pins
 itself to one core and keeps numpy to one thread):
@@ -113,8 +113,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--batched-games", type=int, default=2000, help="games of the batched evaluation (0: none)")
     p.add_argument("--rounds", type=int, default=2, help="alternations of the first two agents")
     p.add_argument("--worlds", type=int, default=48)
+    p.add_argument("--horizon", type=int, default=None, help="the search's horizon (default: the agent's)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    horizon = {} if args.horizon is None else {"horizon": args.horizon}
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     try:
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
 
     agents = {
         "engine": Timed(EngineSearch(worlds=args.worlds)),
-        "search": Timed(SearchAgent(worlds=args.worlds)),
+        "search": Timed(SearchAgent(worlds=args.worlds, **horizon)),
     }
     totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in agents}
     per = args.games // args.rounds
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{statistics.median(searched):14.1f}{np.percentile(searched, 99):7.1f}"
         )
     if args.batched_games:
-        batched = SearchAgent(worlds=args.worlds)
+        batched = SearchAgent(worlds=args.worlds, **horizon)
         wall, cpu, win = _play(batched, args.batched_games, args.seed, True)
         n = args.batched_games
         print(
