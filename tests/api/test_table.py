@@ -147,39 +147,37 @@ class Batched(FirstLegal):
         return np.array([int(np.flatnonzero(m)[0]) for m in action_masks])
 
 
-def test_advance_all_answers_a_batch_agent_once_per_pass_and_matches_one_by_one():
-    policy = Batched()
+def _drive_beside_twins(policy: Batched) -> list[tuple[int, object]]:
+    """Eight 3-player games with ``policy`` in two seats, advanced with ``advance_all``
+    beside twins with ``FirstLegal`` advanced one by one: every state must match.
+    Returns every round that ``advance_all`` reported ended."""
     tables = [Table(LlamaGame(3, rng=s), [None, policy, policy]) for s in range(8)]
     twins = [Table(LlamaGame(3, rng=s), [None, FirstLegal(), FirstLegal()]) for s in range(8)]
+    ended = []
     for _ in range(20):
         for t, u in zip(tables, twins, strict=True):
             if not t.game.game_over:
                 a = t.game.legal_actions()[0]
                 t.apply(a)
                 u.apply(a)
-        ended = advance_all(tables)
+        ended += advance_all(tables)
         for u in twins:
             u.advance()
         assert [t.game.to_dict() for t in tables] == [u.game.to_dict() for u in twins]
-        assert all(i in range(8) and r is not None for i, r in ended)
+    return ended
+
+
+def test_advance_all_answers_a_batch_agent_once_per_pass_and_matches_one_by_one():
+    policy = Batched()
+    ended = _drive_beside_twins(policy)
+    assert all(i in range(8) and r is not None for i, r in ended)
     assert policy.calls == 0 and max(policy.batches) > 1  # act_batch, never act
 
 
 def test_advance_all_asks_groups_smaller_than_batch_from_through_act():
     policy = Batched()
     policy.batch_from = 5
-    tables = [Table(LlamaGame(3, rng=s), [None, policy, policy]) for s in range(8)]
-    twins = [Table(LlamaGame(3, rng=s), [None, FirstLegal(), FirstLegal()]) for s in range(8)]
-    for _ in range(20):
-        for t, u in zip(tables, twins, strict=True):
-            if not t.game.game_over:
-                a = t.game.legal_actions()[0]
-                t.apply(a)
-                u.apply(a)
-        advance_all(tables)
-        for u in twins:
-            u.advance()
-        assert [t.game.to_dict() for t in tables] == [u.game.to_dict() for u in twins]
+    _drive_beside_twins(policy)
     assert policy.calls > 0 and policy.batches and min(policy.batches) >= 5
 
 
