@@ -187,7 +187,9 @@ class SearchAgent(BaseAgent):
     searches one decision; ``act_batch`` searches all the unsure decisions of its batch
     together, their worlds played out in one :class:`~llama_env.batch.BatchGame`, which
     is where batching pays: a single search takes as many steps of the batch as its
-    longest world, whatever the number of worlds."""
+    longest world, whatever the number of worlds. ``horizon`` (0, the default: none)
+    stops the play-outs after that many steps and values the worlds cut short with the
+    value network (an option under study; docs/research/2026-12-03-idle-host-trainer-batch-from-search-horizon.md)."""
 
     name = "search"
     obs_version = 1
@@ -402,7 +404,9 @@ def batch_values(
     for the others), then the others until seat 0's next decision, which ``value_net``
     values (the win share itself if the game ended). All of them are stepped together
     through one :class:`~llama_env.table.BatchTable`; ``seed`` seeds the batch's deals of
-    the rounds after the searched one."""
+    the rounds after the searched one. ``max_steps`` (``None``: no limit) stops the
+    play-out after that many steps of the batch; a world cut short is valued by
+    ``value_net`` from seat 0's observation where it stands."""
     if not searches or any(not len(w.hands) for w in searches) or any(not m for m in legal):
         raise ValueError("batch_values needs at least one world and one legal move per search")
     snapshots, of, hands, piles, first = [], [], [], [], []
