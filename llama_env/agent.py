@@ -283,7 +283,7 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
     return agent
 
 
-def batch_from(agent: object) -> int:
+def batch_from(agent: Agent) -> int:
     """The fewest decisions that ``agent`` answers with one ``act_batch`` call (its
     ``batch_from`` attribute, 1 without one; see :class:`BatchAgent`). Anything but a
     positive integer is a ``ValueError`` naming the agent."""
