@@ -39,7 +39,7 @@ import numpy as np
 
 from agents.base import BaseAgent, check_batch, check_observation, legal_actions, number
 from agents.heuristic import HeuristicAgent
-from agents.ppo import MODELS_DIR, Actor, PPOAgent
+from agents.ppo import MODELS_DIR, Actor, PPOAgent, load_actor, model_file
 from llama_env.agent import Agent, batch_from, register
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_END_SCORE, NUM_ACTIONS, NUM_CARD_VALUES, LlamaGame
@@ -50,6 +50,7 @@ from llama_env.worlds import PublicState, deal_world, public_state
 
 __all__ = [
     "SearchAgent",
+    "SearchedMoves",
     "NETWORKS",
     "Layers",
     "load_networks",
@@ -189,7 +190,10 @@ class SearchAgent(BaseAgent):
     is where batching pays: a single search takes as many steps of the batch as its
     longest world, whatever the number of worlds. ``horizon`` (0, the default: none)
     stops the play-outs after that many steps and values the worlds cut short with the
-    value network (an option under study; docs/research/2026-12-03-idle-host-trainer-batch-from-search-horizon.md)."""
+    value network (an option under study; docs/research/2026-12-03-idle-host-trainer-batch-from-search-horizon.md).
+    ``path`` (a model file or run directory, observation version 1) is searched on, and
+    played, instead of the shipped specialists at 2, 4 and 6 players: give one trained
+    at the table size you play (``llama-rl distill`` makes such models)."""
 
     name = "search"
     obs_version = 1
@@ -199,7 +203,14 @@ class SearchAgent(BaseAgent):
     costly = True
     """Its searched moves take tenths of a second (:func:`llama_env.agent.costly`)."""
 
-    def __init__(self, worlds: int = 48, below: float = 0.95, seed: int | None = None, horizon: int = 0) -> None:
+    def __init__(
+        self,
+        worlds: int = 48,
+        below: float = 0.95,
+        seed: int | None = None,
+        horizon: int = 0,
+        path: str | Path | None = None,
+    ) -> None:
         super().__init__(seed)
         self.worlds = int(number("SearchAgent", "worlds", worlds, integer=True, minimum=1))
         self.below = number("SearchAgent", "below", below, minimum=0.0)
@@ -208,6 +219,17 @@ class SearchAgent(BaseAgent):
         """The policy it plays where it does not search, and in its rollouts."""
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
         """Table size -> (value network, belief network)."""
+        self.path = None if path is None else model_file(path)
+        """The model searched on instead of the shipped specialists (``None``: those)."""
+        if self.path is not None:
+            actor = load_actor(self.path)
+            if actor.obs_version != 1:
+                raise ValueError(
+                    f"SearchAgent path {str(path)!r}: the model reads version-{actor.obs_version} observations; "
+                    "the search needs a model trained with obs_version 1"
+                )
+            for n in self.networks:
+                self.ppo.specialists[n] = actor
         self.opponent = HeuristicAgent()
         """How it expects the others to play, in its rollouts."""
         self._opponent = _ReadsVersion1(self.opponent)
@@ -225,10 +247,17 @@ class SearchAgent(BaseAgent):
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """:meth:`act` for every row, ``(B,)`` int64: the ppo agent's moves, and one search
         for all the rows where it searches (their worlds played out in one batch)."""
+        return self.decide(observations, action_masks).moves
+
+    def decide(self, observations: np.ndarray, action_masks: np.ndarray) -> SearchedMoves:
+        """What :meth:`act_batch` plays, with which rows it searched and each searched
+        row's mean value of every legal move over its worlds: a search's output whole, as
+        ``llama-rl distill`` (:mod:`train.fit.distill`) trains a policy on it."""
         obs, masks = check_batch(observations, action_masks)
         obs = np.asarray(obs, dtype=np.float32)
+        values = np.full((len(obs), NUM_ACTIONS), np.nan)
         if obs.shape[1] != OBS_SIZE_V1:  # version 0: no history to search with
-            return self.ppo.act_batch(obs, masks)
+            return SearchedMoves(self.ppo.act_batch(obs, masks), np.zeros(len(obs), dtype=bool), values)
         view = BatchView(obs, 1)
         players = view.num_players
         mine = np.isin(players, [n for n in self.networks if n in self.ppo.specialists])
@@ -246,18 +275,20 @@ class SearchAgent(BaseAgent):
                 except ValueError:  # not a round dealt with the default hand size: no world to search in
                     continue
                 decisions.append(_Decision(r, n, np.flatnonzero(masks[r]).tolist(), obs[r], state))
-        if decisions:
-            picks = self._search(decisions)
-            for d, pick in zip(decisions, picks, strict=True):
-                self.searched += 1
-                self.changed += pick != moves[d.row]
-                moves[d.row] = pick
-        return moves
+        searched = np.zeros(len(obs), dtype=bool)
+        for d, mean in zip(decisions, self._search(decisions) if decisions else [], strict=True):
+            pick = d.legal[int(np.argmax(mean))]
+            self.searched += 1
+            self.changed += pick != moves[d.row]
+            moves[d.row] = pick
+            searched[d.row] = True
+            values[d.row, d.legal] = mean
+        return SearchedMoves(moves, searched, values)
 
-    def _search(self, decisions: list[_Decision]) -> list[int]:
-        """The searched move of each decision: its worlds drawn, then the worlds of all
-        decisions at one table size played out in one batch."""
-        picks: dict[int, int] = {}
+    def _search(self, decisions: list[_Decision]) -> list[np.ndarray]:
+        """Each decision's mean value of each of its legal moves over its worlds: the worlds
+        drawn, then those of all decisions at one table size played out in one batch."""
+        means: dict[int, np.ndarray] = {}
         for n in sorted({d.players for d in decisions}):
             mine = [d for d in decisions if d.players == n]
             value_net, belief_net = self.networks[n]
@@ -274,11 +305,13 @@ class SearchAgent(BaseAgent):
                 max_steps=self.horizon or None,
             )
             for d, v in zip(mine, values, strict=True):
-                picks[d.row] = d.legal[int(np.argmax(v.mean(axis=0)))]
-        return [picks[d.row] for d in decisions]
+                means[d.row] = v.mean(axis=0)
+        return [means[d.row] for d in decisions]
 
     def __repr__(self) -> str:
-        return f"SearchAgent(worlds={self.worlds}, below={self.below:g})"
+        horizon = f", horizon={self.horizon}" if self.horizon else ""
+        path = f", path={str(self.path)!r}" if self.path is not None else ""
+        return f"SearchAgent(worlds={self.worlds}, below={self.below:g}{horizon}{path})"
 
 
 class _ReadsVersion1:
@@ -302,6 +335,20 @@ class _ReadsVersion1:
 
     def __repr__(self) -> str:
         return repr(self.agent)
+
+
+@dataclass(frozen=True)
+class SearchedMoves:
+    """:meth:`SearchAgent.decide`'s answer for a batch of ``B`` decisions."""
+
+    moves: np.ndarray
+    """``(B,)`` int64: the moves played (what :meth:`SearchAgent.act_batch` returns)."""
+    searched: np.ndarray
+    """``(B,)`` bool: the rows searched (the others play the ppo agent's move)."""
+    values: np.ndarray
+    """``(B, 9)`` float64: in a searched row, each legal move's mean value over the
+    worlds (the chance to win the game); NaN for the illegal moves and the rows not
+    searched. The move played is the legal move of the highest value."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import pytest
 
 import agents
 from agents.heuristic import HeuristicAgent
+from agents.ppo import DEFAULT_MODEL, SHIPPED
 from agents.search import (
     NETWORKS,
     SearchAgent,
@@ -196,6 +197,42 @@ def test_a_batch_of_decisions_is_answered_as_the_ppo_agent_where_none_is_searche
     picks = every.act_batch(obs[:40], masks[:40])
     assert masks[np.arange(40), picks].all()
     assert every.searched == int((masks[:40].sum(axis=1) > 1).sum())
+
+
+def test_decide_says_which_rows_it_searched_and_the_values_behind_each_move(ppo):
+    obs, masks = [], []
+    for g in range(3):
+        game = LlamaGame(4, rng=40 + g)
+        table = Table(game, [None] + [HeuristicAgent()] * 3)
+        table.advance()
+        while not game.game_over:
+            obs.append(encode_v1(game, 0))
+            masks.append(action_mask(game.legal_actions()).astype(bool))
+            table.apply(ppo.act(obs[-1], masks[-1]))
+            table.advance()
+    obs, masks = np.stack(obs), np.stack(masks)
+    out = SearchAgent(worlds=3, below=0.99, seed=1).decide(obs, masks)
+    np.testing.assert_array_equal(out.moves, SearchAgent(worlds=3, below=0.99, seed=1).act_batch(obs, masks))
+    assert 0 < out.searched.sum() < len(obs)
+    rest = ~out.searched
+    np.testing.assert_array_equal(out.moves[rest], ppo.act_batch(obs[rest], masks[rest]))
+    assert np.isnan(out.values[rest]).all()
+    searched = out.values[out.searched]
+    assert (np.isfinite(searched) == masks[out.searched]).all()  # a value for each legal move, NaN elsewhere
+    assert ((searched[np.isfinite(searched)] >= 0) & (searched[np.isfinite(searched)] <= 1)).all()
+    np.testing.assert_array_equal(out.moves[out.searched], np.nanargmax(searched, axis=1))
+
+
+def test_path_searches_on_another_model_and_refuses_one_that_cannot_search(tmp_path):
+    four = SHIPPED["ppo"][4]
+    on_file = SearchAgent(worlds=3, below=1.01, seed=2, path=str(four))
+    assert "ppo_llama_4p.npz" in repr(on_file)
+    assert all(on_file.ppo.specialists[n].layers[0][0].shape == (175, 256) for n in NETWORKS)
+    assert _moves(on_file, 4, 1, seed=3) == _moves(SearchAgent(worlds=3, below=1.01, seed=2), 4, 1, seed=3)
+    with pytest.raises(ValueError, match="reads version-0 observations"):
+        SearchAgent(path=str(DEFAULT_MODEL))
+    with pytest.raises(ValueError, match="no PPO model at .*nowhere.npz"):
+        SearchAgent(path=str(tmp_path / "nowhere.npz"))
 
 
 def test_an_end_score_the_networks_were_not_fitted_on_plays_as_ppo(ppo):
