@@ -13,10 +13,12 @@ import pytest
 
 import train.fit.heuristic as tuning
 from agents.heuristic import HEURISTIC_DEFAULTS
-from agents.ppo import SHIPPED, load_actor
+from agents.ppo import SHIPPED, PPOAgent, load_actor
 from agents.search import NETWORKS, SearchAgent, load_networks
-from llama_env.observation import ObsView
+from llama_env.engine import LlamaGame
+from llama_env.observation import ObsView, action_mask, encode_v1
 from train.cli import main
+from train.fit.distill import DistillConfig, collect_searched, distill, fit_policy
 from train.fit.heuristic import START, TuneConfig, format_defaults, tune
 from train.fit.search_nets import SearchNetsConfig, collect, fit_search_networks
 
@@ -105,6 +107,93 @@ def test_a_version_0_model_is_refused_before_any_game(tmp_path):
 def test_fit_search_names_bad_input(argv, message, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, output = _cli(["fit-search", *argv])
+    assert code == 2 and message in output and "Traceback" not in output
+    assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- the search distilled into a policy
+
+
+@pytest.fixture(scope="module")
+def searched_data(specialist):
+    search = SearchAgent(worlds=4, below=0.99, seed=0)
+    return collect_searched(search, specialist, 4, 6, seed=0, slots=6), search
+
+
+def test_the_distill_data_is_what_the_search_saw_and_chose(searched_data, specialist):
+    data, search = searched_data
+    n = len(data.obs)
+    assert n > 6 * 20 and data.obs.shape[1] == 175
+    assert (data.masks.sum(axis=1) > 1).all()  # only decisions with a choice
+    assert data.masks[np.arange(n), data.move].all()
+    np.testing.assert_allclose(data.prior.sum(axis=1), 1.0, rtol=1e-5)
+    assert (data.prior[~data.masks] == 0).all()
+    assert 0 < int(data.searched.sum()) == search.searched < n
+    # where the search did not run, the move is the specialist's own
+    kept = ~data.searched
+    np.testing.assert_array_equal(data.move[kept], specialist.act_batch(data.obs[kept], data.masks[kept]))
+    assert (data.move[data.searched] != data.prior[data.searched].argmax(axis=1)).sum() == search.changed
+
+
+def test_the_distilled_policy_learns_the_searched_moves(searched_data, specialist):
+    data, _ = searched_data
+    config = DistillConfig(epochs=30, batch_size=64, learning_rate=1e-3, searched_weight=20.0, held_out=10**6)
+    actor, agreement, before = fit_policy(data, specialist, config, log=lambda line: None)
+    rows = data.searched
+    start = (specialist.act_batch(data.obs[rows], data.masks[rows]) == data.move[rows]).mean()
+    after = (actor.act_batch(data.obs[rows], data.masks[rows]) == data.move[rows]).mean()
+    assert after > start and after > 0.9
+    assert len(agreement) == 30  # one per epoch (no searched decision held out: NaN)
+    assert [w.shape for w, _ in actor.layers] == [w.shape for w, _ in specialist.layers]
+
+
+def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
+    out = tmp_path / "distilled.npz"
+    code, output = _cli(["distill", "--players", "2", "--games", "4", "--epochs", "1", "--out", str(out)])
+    assert code == 0, output
+    assert f"written to {out}" in output
+    assert load_actor(out).obs_size == 175
+    ppo = PPOAgent(path=str(out))
+    search = SearchAgent(worlds=2, below=1.01, seed=0, path=str(out))
+    assert search.ppo.specialists[2] is not SearchAgent().ppo.specialists[2]
+    game = LlamaGame(2, rng=1)
+    obs, mask = encode_v1(game, 0), action_mask(game.legal_actions())
+    assert mask[search.act(obs, mask)] and mask[ppo.act(obs, mask)]
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (DistillConfig(players=3), r"players must be a table size with search networks \(2, 4, 6\), got 3"),
+        (DistillConfig(games=0), "games must be >= 1"),
+        (DistillConfig(below=1.5), r"below must be in \[0, 1\]"),
+        (DistillConfig(held_out=1), "held_out must be >= 2"),
+        (DistillConfig(learning_rate=0.0), "learning_rate and searched_weight must be > 0"),
+    ],
+)
+def test_a_bad_distill_config_is_refused_naming_the_field(config, message):
+    with pytest.raises(ValueError, match=message):
+        config.validate()
+
+
+def test_distill_refuses_a_version_0_model_before_any_game(tmp_path):
+    config = DistillConfig(model=str(ROOT / "agents" / "models" / "ppo_llama.zip"))
+    with pytest.raises(ValueError, match="reads version-0 observations"):
+        distill(config, tmp_path / "x.npz")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--out", "x.txt"], "--out must name a .npz file, got 'x.txt'"),
+        (["--model", "nowhere.npz", "--out", "x.npz"], "--model 'nowhere.npz': no such file or directory"),
+        (["--players", "5", "--out", "x.npz"], "players must be a table size with search networks"),
+        (["--horizon", "-1", "--out", "x.npz"], "the horizon must be at least 0"),
+    ],
+)
+def test_distill_names_bad_input(argv, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, output = _cli(["distill", *argv])
     assert code == 2 and message in output and "Traceback" not in output
     assert list(tmp_path.iterdir()) == []
 

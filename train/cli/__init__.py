@@ -12,6 +12,7 @@ notebooks) can call directly.
     llama-rl agents
     llama-rl train ...
     llama-rl fit-search --out search_4p.npz
+    llama-rl distill --out ppo_4p_distilled.npz
     llama-rl tune-heuristic
 
 Exit codes: 0 success; 1 a game of ``play`` left unfinished (``exit`` or end of input),
@@ -26,7 +27,7 @@ import argparse
 import os
 import sys
 
-from train.cli import agents, evaluate, fit_search, play, serve, tournament, train, tune_heuristic, watch
+from train.cli import agents, distill, evaluate, fit_search, play, serve, tournament, train, tune_heuristic, watch
 from train.cli.agents import list_agents
 from train.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
 from train.cli.evaluate import EvalCommand, run_eval
@@ -46,8 +47,10 @@ __all__ = [
     "run_tournament",
 ]
 
-_COMMANDS = (evaluate, tournament, play, watch, serve, agents, train, fit_search, tune_heuristic)
-COMMAND_NAMES = ("eval", "tournament", "play", "watch", "serve", "agents", "train", "fit-search", "tune-heuristic")
+_COMMANDS = (evaluate, tournament, play, watch, serve, agents, train, fit_search, distill, tune_heuristic)
+COMMAND_NAMES = (
+    "eval", "tournament", "play", "watch", "serve", "agents", "train", "fit-search", "distill", "tune-heuristic",
+)  # fmt: skip
 """The subcommands, in the order ``--help`` lists them."""
 
 

@@ -8,6 +8,7 @@ import contextlib
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from llama_env.agent import AgentSpec, parse_agent_list
@@ -33,6 +34,7 @@ __all__ = [
     "add_command",
     "add_count",
     "missing_dependency",
+    "npz_out",
     "SubParsers",
 ]
 
@@ -238,3 +240,16 @@ def add_count(p: argparse.ArgumentParser, flag: str, default: int | None, what: 
     shown after ``doc`` (``None``: ``doc`` says what leaving it out does)."""
     shown = "" if default is None else f" (default {default})"
     p.add_argument(flag, type=int_in(low, None, what), default=default, metavar="N", help=doc + shown)
+
+
+def npz_out(out: str | Path, model: str | None = None) -> Path:
+    """``--out`` as a path to a ``.npz`` file in a folder that exists, and ``--model``
+    (if given) an existing file or directory; anything else is a :class:`CommandError`."""
+    path = Path(out)
+    if path.suffix != ".npz":
+        raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
+    if not path.parent.is_dir():
+        raise CommandError(f"--out {str(out)!r}: the folder {str(path.parent)!r} does not exist")
+    if model is not None and not Path(model).exists():
+        raise CommandError(f"--model {model!r}: no such file or directory")
+    return path

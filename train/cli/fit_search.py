@@ -28,6 +28,7 @@ from train.cli.common import (
     add_command,
     add_count,
     missing_dependency,
+    npz_out,
     players_type,
     seed_type,
 )
@@ -41,13 +42,7 @@ _DEFAULTS = SearchNetsConfig()
 def run_fit_search(config: SearchNetsConfig, out: str | Path) -> FitResult:
     """Fit the networks of ``config`` into ``out`` (a ``.npz`` file in a folder that
     exists), reporting progress on stdout; bad input is a :class:`CommandError`."""
-    path = Path(out)
-    if path.suffix != ".npz":
-        raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
-    if not path.parent.is_dir():
-        raise CommandError(f"--out {str(out)!r}: the folder {str(path.parent)!r} does not exist")
-    if config.model is not None and not Path(config.model).exists():
-        raise CommandError(f"--model {config.model!r}: no such file or directory")
+    path = npz_out(out, config.model)
     try:
         config.validate()
     except ValueError as exc:

@@ -1,0 +1,95 @@
+"""``llama-rl distill``: train a PPO specialist to play the moves the search agent finds.
+
+Play --games games of the search agent (searching on --model, by default the shipped ppo
+specialist of --players) at one seat against heuristic at the others, thousands at once,
+on deals no evaluation uses, and record each of its decisions: what it saw and, where it
+searched, the move the search chose. Then train the specialist on them: towards the
+searched move where the search ran, towards its own probabilities elsewhere. The new
+actor goes to --out, a .npz file that `ppo:path=FILE` plays and `search:path=FILE`
+searches on (one step of expert iteration; repeat with --model FILE).
+
+Only table sizes with search networks (2, 4, 6). Needs the 'train' extra (PyTorch).
+
+examples:
+  llama-rl distill --players 4 --out ppo_4p_distilled.npz
+  llama-rl distill --players 4 --games 500 --out quick.npz      # a quick look
+  llama-rl eval --agents ppo:path=ppo_4p_distilled.npz,heuristic,heuristic,heuristic --games 4000
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from train.cli.common import (
+    CommandError,
+    SubParsers,
+    add_command,
+    add_count,
+    int_in,
+    missing_dependency,
+    npz_out,
+    players_type,
+    seed_type,
+)
+from train.fit.distill import DistillConfig, DistillResult, distill
+
+__all__ = ["add_parser", "run_distill"]
+
+_DEFAULTS = DistillConfig()
+
+
+def run_distill(config: DistillConfig, out: str | Path) -> DistillResult:
+    """Distil ``config`` into ``out`` (a ``.npz`` file in a folder that exists), reporting
+    progress on stdout; bad input is a :class:`CommandError`."""
+    path = npz_out(out, config.model)
+    try:
+        config.validate()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    with missing_dependency("llama-rl distill"):
+        import torch  # noqa: F401 - fail before minutes of games, not after them
+
+        try:
+            return distill(config, path, log=lambda line: print(line, flush=True))
+        except ValueError as exc:  # a model that cannot be read, or one that reads version 0
+            raise CommandError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = DistillConfig(
+        players=args.players,
+        games=args.games,
+        seed=args.seed,
+        model=args.model,
+        horizon=args.horizon,
+        epochs=args.epochs,
+    )
+    run_distill(config, args.out)
+    return 0
+
+
+def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
+    d = _DEFAULTS
+    p = add_command(sub, "distill", _run, __doc__)
+    p.add_argument("--out", required=True, metavar="FILE", help="the .npz file to write")
+    p.add_argument(
+        "--players", type=players_type, default=d.players, metavar="N",
+        help=f"the table size: 2, 4 or 6 (default {d.players})",
+    )  # fmt: skip
+    add_count(p, "--games", d.games, "the number of games", "games of the search agent")
+    p.add_argument(
+        "--seed", type=seed_type, default=d.seed, help=f"seeds the deals, the search and the fitting (default {d.seed})"
+    )
+    p.add_argument(
+        "--model",
+        metavar="PATH",
+        help="the specialist searched on and trained (a model file or run directory, observation version 1; "
+        "default: the shipped ppo specialist of --players)",
+    )
+    p.add_argument(
+        "--horizon", type=int_in(0, None, "the horizon"), default=d.horizon, metavar="N",
+        help=f"the search's play-outs stop after N steps (default {d.horizon}: at the round's end)",
+    )  # fmt: skip
+    add_count(p, "--epochs", d.epochs, "the number of epochs", "passes of the fitting over the decisions")
+    return p

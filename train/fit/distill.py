@@ -1,0 +1,290 @@
+"""Search distilled into a policy: a PPO specialist trained to play the search agent's moves.
+
+The search agent (:mod:`agents.search`) is stronger than the specialist it searches on,
+and slower. ``llama-rl distill`` moves what its search finds into the policy itself, one
+step of expert iteration, in two steps:
+
+1. **Data**: ``games`` games of ``search`` (with ``worlds``, ``below`` and ``horizon``) at
+   one seat (rotated from game to game) against ``heuristic`` at every other, played
+   thousands at once on the batched engine (:class:`llama_env.table.BatchTable`), on
+   deals no evaluation uses. At each of its decisions with more than one legal move: its
+   version-1 observation, the legal moves, the specialist's probabilities of them, and,
+   where it searched (:meth:`agents.search.SearchAgent.decide`), the move the search
+   chose.
+2. **The policy**: the specialist's actor (its weights, as the start) trained with Adam
+   on the cross-entropy against a target per decision: the searched move where the
+   search ran (weighted by ``searched_weight``), the specialist's own probabilities
+   elsewhere (so the policy keeps what the search did not look at). One decision in
+   ``held_out`` is held out; after each epoch the held-out searched decisions' agreement
+   with the search is reported, beside the specialist's.
+
+The result is an actor file (``.npz``, :func:`agents.ppo.save_actor`) that ``ppo:path=``
+plays and ``search`` can search on. Fitting needs PyTorch (the ``train`` extra).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.heuristic import HeuristicAgent
+from agents.ppo import SHIPPED, Actor, load_actor, save_actor
+from agents.search import NETWORKS, SearchAgent
+from llama_env.agent import Agent
+from llama_env.batch import BatchGame
+from llama_env.engine import NUM_ACTIONS
+from llama_env.table import BatchTable
+from train.fit.search_nets import DATA_DEALS
+
+__all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """What the policy is distilled from and how."""
+
+    players: int = 4
+    """The table size (one with search networks: 2, 4 or 6)."""
+    games: int = 20_000
+    """Games of the search agent."""
+    seed: int = 0
+    """Seeds the data's deals, the search and the fitting."""
+    model: str | None = None
+    """The specialist searched on and trained: a model file or run directory with
+    observation version 1; ``None`` = the shipped ``ppo`` specialist of :attr:`players`."""
+    worlds: int = 48
+    below: float = 0.95
+    horizon: int = 0
+    """The search agent's settings (:class:`agents.search.SearchAgent`)."""
+    slots: int = 8192
+    """Games played at once: the more, the more searches share each step of the play-outs."""
+    epochs: int = 4
+    batch_size: int = 1024
+    learning_rate: float = 1e-4
+    searched_weight: float = 4.0
+    """The weight of a searched decision's loss against a decision the search left alone."""
+    held_out: int = 20
+
+    def validate(self) -> DistillConfig:
+        """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
+        if self.players not in NETWORKS:
+            raise ValueError(
+                f"players must be a table size with search networks ({', '.join(map(str, sorted(NETWORKS)))}), "
+                f"got {self.players}"
+            )
+        for key in ("games", "worlds", "slots", "epochs", "batch_size"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+        if self.horizon < 0 or self.seed < 0:
+            raise ValueError(f"horizon and seed must be >= 0, got {self.horizon} and {self.seed}")
+        if not 0.0 <= self.below <= 1.0:
+            raise ValueError(f"below must be in [0, 1], got {self.below}")
+        if self.held_out < 2:
+            raise ValueError(f"held_out must be >= 2 (one decision in held_out is held out), got {self.held_out}")
+        if not self.learning_rate > 0 or not self.searched_weight > 0:
+            raise ValueError(
+                f"learning_rate and searched_weight must be > 0, got {self.learning_rate} and {self.searched_weight}"
+            )
+        return self
+
+    def model_path(self) -> Path:
+        """The specialist's file."""
+        return Path(self.model) if self.model is not None else SHIPPED["ppo"][self.players]
+
+
+@dataclass(frozen=True)
+class DistillData:
+    """One row per decision of the search agent with more than one legal move."""
+
+    obs: np.ndarray
+    """Version-1 observations, ``(N, obs size)`` float32."""
+    masks: np.ndarray
+    """Legal moves, ``(N, 9)`` bool."""
+    prior: np.ndarray
+    """The specialist's probabilities of the moves, ``(N, 9)`` float32 (0 where illegal)."""
+    searched: np.ndarray
+    """``(N,)`` bool: the decisions the search made."""
+    move: np.ndarray
+    """``(N,)`` int64: the move played (the search's where it searched)."""
+
+
+@dataclass(frozen=True)
+class DistillResult:
+    """What :func:`distill` made, and what it cost."""
+
+    path: Path
+    decisions: int
+    searched: int
+    agreement: list[float]
+    """The held-out searched decisions' share on which the policy plays the search's
+    move, after each epoch."""
+    prior_agreement: float
+    """The same share for the specialist it started from."""
+    data_s: float
+    fit_s: float
+
+
+def _probabilities(actor: Actor, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    logits = actor.logits(obs, masks)
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+class _Teacher:
+    """The search agent at the data's table: answers every batch (``batch_from`` 1) and
+    keeps what it saw and decided."""
+
+    obs_version = 1
+    batch_from = 1
+
+    def __init__(self, search: SearchAgent, actor: Actor) -> None:
+        self.search = search
+        self.actor = actor
+        self.rows: list[tuple[np.ndarray, ...]] = []
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        mask[0, np.flatnonzero(np.asarray(action_mask))] = True
+        return int(self.act_batch(np.asarray(observation, dtype=np.float32)[None], mask)[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(action_masks, dtype=bool)
+        out = self.search.decide(observations, masks)
+        choice = masks.sum(axis=1) > 1
+        if choice.any():
+            obs, legal = np.asarray(observations, dtype=np.float32)[choice], masks[choice]
+            prior = _probabilities(self.actor, obs, legal)
+            self.rows.append((obs, legal, prior, out.searched[choice], out.moves[choice]))
+        return out.moves
+
+    def __repr__(self) -> str:
+        return repr(self.search)
+
+
+def collect_searched(
+    search: SearchAgent, actor: Actor, players: int, games: int, seed: int = 0, slots: int = 8192
+) -> DistillData:
+    """Step 1: the decisions of ``search`` (searching on ``actor``) in ``games`` games
+    against ``heuristic``, ``slots`` at once; its seat rotates from game to game."""
+    gen = np.random.default_rng(np.random.SeedSequence(DATA_DEALS + seed))
+    teacher = _Teacher(search, actor)
+    players_at: list[Agent] = [teacher, HeuristicAgent()]
+    seating = np.ones((games, players), dtype=np.int64)
+    seating[np.arange(games), np.arange(games) % players] = 0
+    slots = min(slots, games)
+    batch = BatchGame(slots, players, seed=gen, auto_reset=False)
+    table = BatchTable(batch, players_at, seating[:slots])
+    busy = np.ones(slots, dtype=bool)
+    started = slots
+    while busy.any():
+        table.advance(steps=1)
+        done = np.flatnonzero(batch.game_over & busy)
+        if not done.size:
+            continue
+        more = min(done.size, games - started)
+        if more:
+            table.reset(done[:more], seating[started : started + more])
+            started += more
+        busy[done[more:]] = False
+    obs, masks, prior, searched, move = (np.concatenate(parts) for parts in zip(*teacher.rows, strict=True))
+    return DistillData(obs, masks, prior, searched, move)
+
+
+def fit_policy(
+    data: DistillData, actor: Actor, config: DistillConfig, log: Callable[[str], None] = print
+) -> tuple[Actor, list[float], float]:
+    """Step 2: ``actor`` trained towards the data's targets; the new actor, the held-out
+    searched decisions' agreement with the search after each epoch, and the starting
+    actor's agreement."""
+    import torch  # the training extra: only the fitting needs it
+
+    torch.manual_seed(config.seed)
+    n = len(data.obs)
+    held = np.arange(n) % config.held_out == 0
+    target = data.prior.copy()
+    rows = np.flatnonzero(data.searched)
+    target[rows] = 0.0
+    target[rows, data.move[rows]] = 1.0
+    weight = np.where(data.searched, config.searched_weight, 1.0).astype(np.float32)
+    act = torch.nn.Tanh if actor.activation == "tanh" else torch.nn.ReLU
+    modules: list[Any] = []
+    for k, (wt, b) in enumerate(actor.layers):
+        layer = torch.nn.Linear(*wt.shape)
+        with torch.no_grad():
+            layer.weight.copy_(torch.from_numpy(wt.T.copy()))
+            layer.bias.copy_(torch.from_numpy(b.copy()))
+        modules.append(layer)
+        if k < len(actor.layers) - 1:
+            modules.append(act())
+    net = torch.nn.Sequential(*modules)
+    x, y = torch.from_numpy(data.obs), torch.from_numpy(target)
+    m, w = torch.from_numpy(data.masks), torch.from_numpy(weight)
+    train = torch.from_numpy(np.flatnonzero(~held))
+    check = np.flatnonzero(held & data.searched)
+
+    def loss_of(idx: Any) -> Any:
+        logits = net(x[idx]).masked_fill(~m[idx], -1e9)
+        per_row = -(y[idx] * torch.log_softmax(logits, dim=1)).sum(dim=1)
+        return (per_row * w[idx]).sum() / w[idx].sum()
+
+    def agreement() -> float:
+        if not check.size:
+            return float("nan")
+        with torch.no_grad():
+            logits = net(x[check]).masked_fill(~m[check], -1e9)
+        return float((logits.argmax(dim=1).numpy() == data.move[check]).mean())
+
+    prior_agreement = agreement()
+    log(f"  held-out searched decisions: {check.size}; the specialist plays the search's move in {prior_agreement:.3f}")
+    steps = config.epochs * (len(train) // config.batch_size + 1)
+    opt = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    agreements: list[float] = []
+    for epoch in range(config.epochs):
+        for idx in train[torch.randperm(len(train))].split(config.batch_size):
+            loss = loss_of(idx)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        agreements.append(agreement())
+        log(f"  epoch {epoch + 1}: held-out agreement with the search {agreements[-1]:.3f}")
+    linear = [mod for mod in net if isinstance(mod, torch.nn.Linear)]
+    layers = [(mod.weight.detach().numpy().copy(), mod.bias.detach().numpy().copy()) for mod in linear]
+    return Actor(layers, actor.activation), agreements, prior_agreement
+
+
+def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] = print) -> DistillResult:
+    """Both steps, then the new actor written to ``out`` (:func:`agents.ppo.save_actor`).
+    Raises ``ValueError`` for a bad config or a specialist that does not read version-1
+    observations."""
+    config.validate()
+    actor = load_actor(config.model_path())
+    if actor.obs_version != 1:
+        raise ValueError(
+            f"{config.model_path()} reads version-{actor.obs_version} observations; the search needs a "
+            "specialist trained with obs_version 1"
+        )
+    search = SearchAgent(
+        worlds=config.worlds, below=config.below, seed=config.seed, horizon=config.horizon, path=config.model_path()
+    )
+    t = time.perf_counter()
+    data = collect_searched(search, actor, config.players, config.games, config.seed, config.slots)
+    data_s = time.perf_counter() - t
+    searched = int(data.searched.sum())
+    log(
+        f"{len(data.obs)} decisions of {config.games} games in {data_s:.0f} s, {searched} searched "
+        f"({search.changed} changed by the search)"
+    )
+    t = time.perf_counter()
+    new, agreements, prior_agreement = fit_policy(data, actor, config, log)
+    fit_s = time.perf_counter() - t
+    path = Path(out)
+    save_actor(new, path)
+    log(f"policy fitted in {fit_s:.0f} s and written to {path}")
+    return DistillResult(path, len(data.obs), searched, agreements, prior_agreement, data_s, fit_s)
