@@ -133,11 +133,17 @@ def test_the_distill_data_is_what_the_search_saw_and_chose(searched_data, specia
     kept = ~data.searched
     np.testing.assert_array_equal(data.move[kept], specialist.act_batch(data.obs[kept], data.masks[kept]))
     assert (data.move[data.searched] != data.prior[data.searched].argmax(axis=1)).sum() == search.changed
+    assert np.isnan(data.values[kept]).all()
+    assert (np.isfinite(data.values[data.searched]) == data.masks[data.searched]).all()
+    np.testing.assert_array_equal(np.nanargmax(data.values[data.searched], axis=1), data.move[data.searched])
 
 
-def test_the_distilled_policy_learns_the_searched_moves(searched_data, specialist):
+@pytest.mark.parametrize("temperature", [0.0, 0.005])
+def test_the_distilled_policy_learns_the_searched_moves(searched_data, specialist, temperature):
     data, _ = searched_data
-    config = DistillConfig(epochs=30, batch_size=64, learning_rate=1e-3, searched_weight=20.0, held_out=10**6)
+    config = DistillConfig(
+        epochs=30, batch_size=64, learning_rate=1e-3, searched_weight=20.0, held_out=10**6, temperature=temperature
+    )
     actor, agreement, before = fit_policy(data, specialist, config, log=lambda line: None)
     rows = data.searched
     start = (specialist.act_batch(data.obs[rows], data.masks[rows]) == data.move[rows]).mean()
@@ -168,6 +174,7 @@ def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
         (DistillConfig(games=0), "games must be >= 1"),
         (DistillConfig(below=1.5), r"below must be in \[0, 1\]"),
         (DistillConfig(held_out=1), "held_out must be >= 2"),
+        (DistillConfig(temperature=-0.1), "temperature must be >= 0"),
         (DistillConfig(learning_rate=0.0), "learning_rate and searched_weight must be > 0"),
     ],
 )

@@ -13,7 +13,8 @@ step of expert iteration, in two steps:
    chose.
 2. **The policy**: the specialist's actor (its weights, as the start) trained with Adam
    on the cross-entropy against a target per decision: the searched move where the
-   search ran (weighted by ``searched_weight``), the specialist's own probabilities
+   search ran (or, with a ``temperature``, its moves weighted by their values; the
+   decision weighted by ``searched_weight``), the specialist's own probabilities
    elsewhere (so the policy keeps what the search did not look at). One decision in
    ``held_out`` is held out; after each epoch the held-out searched decisions' agreement
    with the search is reported, beside the specialist's.
@@ -68,6 +69,9 @@ class DistillConfig:
     learning_rate: float = 1e-4
     searched_weight: float = 4.0
     """The weight of a searched decision's loss against a decision the search left alone."""
+    temperature: float = 0.0
+    """A searched decision's target: 0, the searched move alone; above 0, every legal
+    move in proportion to ``exp(value / temperature)`` (its mean value over the worlds)."""
     held_out: int = 20
 
     def validate(self) -> DistillConfig:
@@ -86,6 +90,8 @@ class DistillConfig:
             raise ValueError(f"below must be in [0, 1], got {self.below}")
         if self.held_out < 2:
             raise ValueError(f"held_out must be >= 2 (one decision in held_out is held out), got {self.held_out}")
+        if not self.temperature >= 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not self.learning_rate > 0 or not self.searched_weight > 0:
             raise ValueError(
                 f"learning_rate and searched_weight must be > 0, got {self.learning_rate} and {self.searched_weight}"
@@ -111,6 +117,9 @@ class DistillData:
     """``(N,)`` bool: the decisions the search made."""
     move: np.ndarray
     """``(N,)`` int64: the move played (the search's where it searched)."""
+    values: np.ndarray
+    """``(N, 9)`` float32: where it searched, each legal move's mean value over the
+    worlds (:attr:`agents.search.SearchedMoves.values`); NaN elsewhere."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +168,8 @@ class _Teacher:
         if choice.any():
             obs, legal = np.asarray(observations, dtype=np.float32)[choice], masks[choice]
             prior = _probabilities(self.actor, obs, legal)
-            self.rows.append((obs, legal, prior, out.searched[choice], out.moves[choice]))
+            values = out.values[choice].astype(np.float32)
+            self.rows.append((obs, legal, prior, out.searched[choice], out.moves[choice], values))
         return out.moves
 
     def __repr__(self) -> str:
@@ -191,8 +201,7 @@ def collect_searched(
             table.reset(done[:more], seating[started : started + more])
             started += more
         busy[done[more:]] = False
-    obs, masks, prior, searched, move = (np.concatenate(parts) for parts in zip(*teacher.rows, strict=True))
-    return DistillData(obs, masks, prior, searched, move)
+    return DistillData(*(np.concatenate(parts) for parts in zip(*teacher.rows, strict=True)))
 
 
 def fit_policy(
@@ -208,8 +217,13 @@ def fit_policy(
     held = np.arange(n) % config.held_out == 0
     target = data.prior.copy()
     rows = np.flatnonzero(data.searched)
-    target[rows] = 0.0
-    target[rows, data.move[rows]] = 1.0
+    if config.temperature > 0:
+        v = np.where(data.masks[rows], data.values[rows], -np.inf) / config.temperature
+        e = np.exp(v - v.max(axis=1, keepdims=True))
+        target[rows] = e / e.sum(axis=1, keepdims=True)
+    else:
+        target[rows] = 0.0
+        target[rows, data.move[rows]] = 1.0
     weight = np.where(data.searched, config.searched_weight, 1.0).astype(np.float32)
     act = torch.nn.Tanh if actor.activation == "tanh" else torch.nn.ReLU
     modules: list[Any] = []
