@@ -11,6 +11,7 @@ import agents
 from agents.heuristic import HeuristicAgent
 from agents.ppo import DEFAULT_MODEL, SHIPPED
 from agents.search import (
+    HORIZONS,
     NETWORKS,
     SearchAgent,
     Worlds,
@@ -86,6 +87,21 @@ def test_the_same_seed_plays_the_same_moves():
     a, b = SearchAgent(worlds=4, below=1.01), SearchAgent(worlds=4, below=1.01)
     assert _moves(a, 4, 2, seed=7) == _moves(b, 4, 2, seed=7)
     assert a.searched == b.searched > 0
+
+
+def test_the_default_horizon_is_the_table_sizes():
+    assert HORIZONS == {2: 0, 4: 40, 6: 0}
+    for players, horizon in HORIZONS.items():
+        default, fixed = (
+            SearchAgent(worlds=3, below=1.01, seed=4),
+            SearchAgent(worlds=3, below=1.01, seed=4, horizon=horizon),
+        )
+        assert _moves(default, players, 1, seed=5) == _moves(fixed, players, 1, seed=5)
+    short, full = (
+        SearchAgent(worlds=3, below=1.01, seed=4, horizon=1),
+        SearchAgent(worlds=3, below=1.01, seed=4, horizon=0),
+    )
+    assert _moves(short, 4, 2, seed=5) != _moves(full, 4, 2, seed=5)
 
 
 def test_a_search_without_worlds_is_refused():

@@ -60,13 +60,14 @@ class DistillConfig:
     observation version 1; ``None`` = the shipped ``ppo`` specialist of :attr:`players`."""
     worlds: int = 48
     below: float = 0.95
-    horizon: int = 0
-    """The search agent's settings (:class:`agents.search.SearchAgent`)."""
+    horizon: int | None = None
+    """The search agent's settings (:class:`agents.search.SearchAgent`; ``horizon``
+    ``None``: its default at the table size, :data:`agents.search.HORIZONS`)."""
     slots: int = 8192
     """Games played at once: the more, the more searches share each step of the play-outs."""
     epochs: int = 4
     batch_size: int = 1024
-    learning_rate: float = 1e-4
+    learning_rate: float = 1e-3
     searched_weight: float = 4.0
     """The weight of a searched decision's loss against a decision the search left alone."""
     temperature: float = 0.0
@@ -84,7 +85,7 @@ class DistillConfig:
         for key in ("games", "worlds", "slots", "epochs", "batch_size"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
-        if self.horizon < 0 or self.seed < 0:
+        if (self.horizon is not None and self.horizon < 0) or self.seed < 0:
             raise ValueError(f"horizon and seed must be >= 0, got {self.horizon} and {self.seed}")
         if not 0.0 <= self.below <= 1.0:
             raise ValueError(f"below must be in [0, 1], got {self.below}")
