@@ -31,7 +31,7 @@ version-0 observation), the agent plays exactly as ``ppo``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -52,7 +52,8 @@ __all__ = [
     "SearchAgent",
     "SearchedMoves",
     "NETWORKS",
-    "HORIZONS",
+    "SETTINGS",
+    "Settings",
     "Layers",
     "load_networks",
     "save_networks",
@@ -75,13 +76,32 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 NETWORKS: dict[int, Path] = {n: MODELS_DIR / f"search_{n}p.npz" for n in (2, 4, 6)}
 """Table size -> the file of the value and belief networks the search uses there."""
 
-HORIZONS: dict[int, int] = {2: 0, 4: 40, 6: 0}
-"""Table size -> the search's default horizon (0: none), the steps after which a world's
-play-out stops and the value network values it. At 4 players 40 steps keep the strength
-(0.312 against 0.311 without, 4,000 games against three ``heuristic``, seed 0) and bound
-a searched move's time (p99 79 ms against 109); at 2 and 6 players a horizon of 40 read
-0.713 against 0.718 and 0.227 against 0.231, so there the play-outs run to their end
-(docs/research/2026-12-03-distilled-search-and-horizon-by-table-size.md)."""
+
+@dataclass(frozen=True)
+class Settings:
+    """How the agent searches at one table size; each field is also a parameter of
+    :class:`SearchAgent`, which, given, holds at every size."""
+
+    worlds: int
+    """Worlds imagined per searched decision."""
+    below: float
+    """It searches where its specialist's top probability is below this."""
+    horizon: int
+    """Steps of the batch after which a world's play-out stops and the value network
+    values it where it stands (0: none, the play-out runs to seat 0's next decision)."""
+
+
+SETTINGS: dict[int, Settings] = {
+    2: Settings(worlds=96, below=0.99, horizon=0),
+    4: Settings(worlds=48, below=0.95, horizon=40),
+    6: Settings(worlds=48, below=0.95, horizon=0),
+}
+"""Table size -> the search's defaults there (4,000 games against ``heuristic``, seed 0;
+docs/research/2026-12-03-distilled-search-and-horizon-by-table-size.md). Heads-up 96 worlds
+searched below 0.99 read 0.735, against 0.703 with 48 below 0.95 (batched deals). At 4 players a horizon of 40 steps keeps
+the strength (0.312 against 0.311 without, on the target's deals) and bounds a searched
+move's time (p99 77 ms against 109); at 2 and 6 players it read 0.713 against 0.718 and
+0.227 against 0.231, so there the play-outs run to their end."""
 
 _NV = NUM_CARD_VALUES
 
@@ -197,9 +217,9 @@ class SearchAgent(BaseAgent):
     searches one decision; ``act_batch`` searches all the unsure decisions of its batch
     together, their worlds played out in one :class:`~llama_env.batch.BatchGame`, which
     is where batching pays: a single search takes as many steps of the batch as its
-    longest world, whatever the number of worlds. ``horizon`` stops the play-outs after
-    that many steps and values the worlds cut short with the value network (0: none;
-    default: :data:`HORIZONS`, 40 steps at 4 players).
+    longest world, whatever the number of worlds. ``worlds``, ``below`` and ``horizon``
+    (:class:`Settings`) default to the table size's (:data:`SETTINGS`); given, they hold at
+    every size.
     ``path`` (a model file or run directory, observation version 1) is searched on, and
     played, instead of the shipped specialists at 2, 4 and 6 players: give one trained
     at the table size you play (``llama-rl distill`` makes such models)."""
@@ -214,19 +234,24 @@ class SearchAgent(BaseAgent):
 
     def __init__(
         self,
-        worlds: int = 48,
-        below: float = 0.95,
+        worlds: int | None = None,
+        below: float | None = None,
         seed: int | None = None,
         horizon: int | None = None,
         path: str | Path | None = None,
     ) -> None:
         super().__init__(seed)
-        self.worlds = int(number("SearchAgent", "worlds", worlds, integer=True, minimum=1))
-        self.below = number("SearchAgent", "below", below, minimum=0.0)
-        self.horizon = (
-            None if horizon is None else int(number("SearchAgent", "horizon", horizon, integer=True, minimum=0))
-        )
-        """The play-outs' horizon at every table size (0: none), or ``None``: :data:`HORIZONS`."""
+        given: dict[str, Any] = {}
+        if worlds is not None:
+            given["worlds"] = int(number("SearchAgent", "worlds", worlds, integer=True, minimum=1))
+        if below is not None:
+            given["below"] = number("SearchAgent", "below", below, minimum=0.0)
+        if horizon is not None:
+            given["horizon"] = int(number("SearchAgent", "horizon", horizon, integer=True, minimum=0))
+        self.given = given
+        """The settings given, which hold at every table size over :data:`SETTINGS`."""
+        self.settings = {n: replace(d, **given) for n, d in SETTINGS.items()}
+        """Table size -> how it searches there."""
         self.ppo = PPOAgent()
         """The policy it plays where it does not search, and in its rollouts."""
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
@@ -281,7 +306,7 @@ class SearchAgent(BaseAgent):
         for n in np.unique(players[mine]).tolist():
             rows = np.flatnonzero(players == n)
             moves[rows], confidence = policy_moves(self.ppo.specialists[n], obs[rows], masks[rows])
-            for r in rows[(confidence < self.below) & choice[rows]].tolist():
+            for r in rows[(confidence < self.settings[n].below) & choice[rows]].tolist():
                 try:
                     state = public_state(obs[r])
                 except ValueError:  # not a round dealt with the default hand size: no world to search in
@@ -304,8 +329,10 @@ class SearchAgent(BaseAgent):
         for n in sorted({d.players for d in decisions}):
             mine = [d for d in decisions if d.players == n]
             value_net, belief_net = self.networks[n]
+            settings = self.settings[n]
             searches = [
-                Worlds(d.state, *belief_deals(d.observation, d.state, belief_net, self.rng, self.worlds)) for d in mine
+                Worlds(d.state, *belief_deals(d.observation, d.state, belief_net, self.rng, settings.worlds))
+                for d in mine
             ]
             values = batch_values(
                 searches,
@@ -314,16 +341,17 @@ class SearchAgent(BaseAgent):
                 self._opponent,
                 value_net,
                 self.rng,
-                max_steps=(HORIZONS.get(n, 0) if self.horizon is None else self.horizon) or None,
+                max_steps=settings.horizon or None,
             )
             for d, v in zip(mine, values, strict=True):
                 means[d.row] = v.mean(axis=0)
         return [means[d.row] for d in decisions]
 
     def __repr__(self) -> str:
-        horizon = f", horizon={self.horizon}" if self.horizon is not None else ""
-        path = f", path={str(self.path)!r}" if self.path is not None else ""
-        return f"SearchAgent(worlds={self.worlds}, below={self.below:g}{horizon}{path})"
+        given = [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.given.items()]
+        if self.path is not None:
+            given.append(f"path={str(self.path)!r}")
+        return f"SearchAgent({', '.join(given)})"
 
 
 class _ReadsVersion1:

@@ -11,8 +11,8 @@ import agents
 from agents.heuristic import HeuristicAgent
 from agents.ppo import DEFAULT_MODEL, SHIPPED
 from agents.search import (
-    HORIZONS,
     NETWORKS,
+    SETTINGS,
     SearchAgent,
     Worlds,
     batch_values,
@@ -89,18 +89,19 @@ def test_the_same_seed_plays_the_same_moves():
     assert a.searched == b.searched > 0
 
 
-def test_the_default_horizon_is_the_table_sizes():
-    assert HORIZONS == {2: 0, 4: 40, 6: 0}
-    for players, horizon in HORIZONS.items():
-        default, fixed = (
-            SearchAgent(worlds=3, below=1.01, seed=4),
-            SearchAgent(worlds=3, below=1.01, seed=4, horizon=horizon),
-        )
+def test_the_settings_default_to_the_table_sizes_and_given_ones_hold_at_every_size():
+    assert sorted(SETTINGS) == sorted(NETWORKS)
+    assert SETTINGS[4].horizon == 40 and SETTINGS[2].horizon == SETTINGS[6].horizon == 0
+    for players, settings in SETTINGS.items():
+        default = SearchAgent(below=1.01, seed=4, worlds=3)
+        fixed = SearchAgent(below=1.01, seed=4, worlds=3, horizon=settings.horizon)
         assert _moves(default, players, 1, seed=5) == _moves(fixed, players, 1, seed=5)
-    short, full = (
-        SearchAgent(worlds=3, below=1.01, seed=4, horizon=1),
-        SearchAgent(worlds=3, below=1.01, seed=4, horizon=0),
-    )
+    agent = SearchAgent(worlds=5, horizon=0)
+    assert {s.worlds for s in agent.settings.values()} == {5} and {s.horizon for s in agent.settings.values()} == {0}
+    assert [s.below for s in agent.settings.values()] == [s.below for s in SETTINGS.values()]
+    assert repr(agent) == "SearchAgent(worlds=5, horizon=0)" and repr(SearchAgent()) == "SearchAgent()"
+    short = SearchAgent(worlds=3, below=1.01, seed=4, horizon=1)
+    full = SearchAgent(worlds=3, below=1.01, seed=4, horizon=0)
     assert _moves(short, 4, 2, seed=5) != _moves(full, 4, 2, seed=5)
 
 

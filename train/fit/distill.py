@@ -58,11 +58,11 @@ class DistillConfig:
     model: str | None = None
     """The specialist searched on and trained: a model file or run directory with
     observation version 1; ``None`` = the shipped ``ppo`` specialist of :attr:`players`."""
-    worlds: int = 48
-    below: float = 0.95
+    worlds: int | None = None
+    below: float | None = None
     horizon: int | None = None
-    """The search agent's settings (:class:`agents.search.SearchAgent`; ``horizon``
-    ``None``: its default at the table size, :data:`agents.search.HORIZONS`)."""
+    """The search agent's settings (:class:`agents.search.Settings`; ``None``: its default
+    at the table size, :data:`agents.search.SETTINGS`)."""
     slots: int = 8192
     """Games played at once: the more, the more searches share each step of the play-outs."""
     epochs: int = 4
@@ -83,11 +83,12 @@ class DistillConfig:
                 f"got {self.players}"
             )
         for key in ("games", "worlds", "slots", "epochs", "batch_size"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
+            value = getattr(self, key)
+            if value is not None and value < 1:
+                raise ValueError(f"{key} must be >= 1, got {value}")
         if (self.horizon is not None and self.horizon < 0) or self.seed < 0:
             raise ValueError(f"horizon and seed must be >= 0, got {self.horizon} and {self.seed}")
-        if not 0.0 <= self.below <= 1.0:
+        if self.below is not None and not 0.0 <= self.below <= 1.0:
             raise ValueError(f"below must be in [0, 1], got {self.below}")
         if self.held_out < 2:
             raise ValueError(f"held_out must be >= 2 (one decision in held_out is held out), got {self.held_out}")
