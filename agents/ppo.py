@@ -4,7 +4,9 @@
 version 1 at 2-, 4- and 6-player tables (``agents/models/ppo_llama_2p.npz``,
 ``ppo_llama_4p.npz``, ``ppo_llama_6p.npz``), and the general model
 ``agents/models/ppo_llama.zip`` at 3 and 5 players (:data:`SHIPPED` says which file plays
-where). The earlier agents stay: ``ppo_v2`` plays the same heads-up specialist with the
+where); the 4-player specialist is PPO's with the search agent's moves distilled into it
+(``llama-rl distill``). The earlier agents stay: ``ppo_v3`` plays the same models but the
+4-player specialist as PPO left it (``ppo_llama_4p_v3.npz``), ``ppo_v2`` plays the same heads-up specialist with the
 general model at 3 to 6 players, ``ppo_v1`` the first heads-up specialist
 (``ppo_llama_2p_v1.npz``) with the general model, and ``ppo_v0``, the first shipped agent,
 ``ppo_llama.zip`` at every table size.
@@ -46,6 +48,7 @@ __all__ = [
     "HEADS_UP_MODEL",
     "HEADS_UP_MODEL_V1",
     "FOUR_PLAYER_MODEL",
+    "FOUR_PLAYER_MODEL_V3",
     "SIX_PLAYER_MODEL",
     "MODEL_NAMES",
     "MODELS_DIR",
@@ -53,6 +56,7 @@ __all__ = [
     "PPOv0Agent",
     "PPOv1Agent",
     "PPOv2Agent",
+    "PPOv3Agent",
 ]
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -64,12 +68,16 @@ HEADS_UP_MODEL = MODELS_DIR / "ppo_llama_2p.npz"
 HEADS_UP_MODEL_V1 = MODELS_DIR / "ppo_llama_2p_v1.npz"
 """The first heads-up specialist (observation version 1), played by ``ppo_v1``."""
 FOUR_PLAYER_MODEL = MODELS_DIR / "ppo_llama_4p.npz"
-"""The shipped 4-player specialist (observation version 1), played at 4-player tables."""
+"""The shipped 4-player specialist (observation version 1), played at 4-player tables: the
+PPO specialist of :data:`FOUR_PLAYER_MODEL_V3` after two rounds of ``llama-rl distill``."""
+FOUR_PLAYER_MODEL_V3 = MODELS_DIR / "ppo_llama_4p_v3.npz"
+"""The 4-player specialist trained by PPO alone (observation version 1), played by ``ppo_v3``."""
 SIX_PLAYER_MODEL = MODELS_DIR / "ppo_llama_6p.npz"
 """The shipped 6-player specialist (observation version 1), played at 6-player tables."""
 
 SHIPPED: dict[str, dict[int, Path]] = {
     "ppo": {2: HEADS_UP_MODEL, 4: FOUR_PLAYER_MODEL, 6: SIX_PLAYER_MODEL},
+    "ppo_v3": {2: HEADS_UP_MODEL, 4: FOUR_PLAYER_MODEL_V3, 6: SIX_PLAYER_MODEL},
     "ppo_v2": {2: HEADS_UP_MODEL},
     "ppo_v1": {2: HEADS_UP_MODEL_V1},
     "ppo_v0": {},
@@ -534,3 +542,11 @@ class PPOv2Agent(_EarlierShippedAgent):
     general model at 3 to 6."""
 
     name = "ppo_v2"
+
+
+@register("ppo_v3", group="history")
+class PPOv3Agent(_EarlierShippedAgent):
+    """The fourth shipped PPO agent: ``ppo``'s specialists with the 4-player one as PPO
+    trained it, before the search was distilled into it."""
+
+    name = "ppo_v3"

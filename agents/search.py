@@ -97,11 +97,12 @@ SETTINGS: dict[int, Settings] = {
     6: Settings(worlds=48, below=0.95, horizon=0),
 }
 """Table size -> the search's defaults there (4,000 games against ``heuristic``, seed 0;
-docs/research/2026-12-03-distilled-search-and-horizon-by-table-size.md). Heads-up 96 worlds
-searched below 0.99 read 0.735, against 0.703 with 48 below 0.95 (batched deals). At 4 players a horizon of 40 steps keeps
-the strength (0.312 against 0.311 without, on the target's deals) and bounds a searched
-move's time (p99 77 ms against 109); at 2 and 6 players it read 0.713 against 0.718 and
-0.227 against 0.231, so there the play-outs run to their end."""
+docs/research/2026-12-03-distilled-search-and-horizon-by-table-size.md). Heads-up 96
+worlds searched below 0.99 read 0.735, against 0.703 with 48 below 0.95 (batched deals).
+At 4 players a horizon of 40 steps keeps the strength (0.312 against 0.311 without, on
+the target's deals) and bounds a searched move's time (p99 77 ms against 109); at 2 and 6
+players it read 0.713 against 0.718 and 0.227 against 0.231, so there the play-outs run
+to their end."""
 
 _NV = NUM_CARD_VALUES
 

@@ -20,7 +20,19 @@ from llama_env.engine import LlamaGame
 from llama_env.observation import action_mask, encode, encode_v1
 from train.cli import main
 
-BUILTIN = ["random", "greedy", "cautious", "heuristic", "perturbed", "ppo", "ppo_v0", "ppo_v1", "ppo_v2", "search"]
+BUILTIN = [
+    "random",
+    "greedy",
+    "cautious",
+    "heuristic",
+    "perturbed",
+    "ppo",
+    "ppo_v0",
+    "ppo_v1",
+    "ppo_v2",
+    "ppo_v3",
+    "search",
+]
 GAME = LlamaGame(3, rng=0)
 OBS = encode(GAME, 0)
 MASK = action_mask(GAME.legal_actions())

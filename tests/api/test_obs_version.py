@@ -167,6 +167,21 @@ def test_the_shipped_ppo_plays_its_specialists_at_their_table_sizes_and_the_gene
     assert ppo.act_batch(obs1, masks).tolist() == [ppo.act(o, m) for o, m in zip(obs1, masks, strict=True)]
 
 
+def test_ppo_v3_plays_ppos_models_but_the_4_player_specialist_before_distillation():
+    from agents.ppo import FOUR_PLAYER_MODEL, FOUR_PLAYER_MODEL_V3, SHIPPED, load_actor
+
+    ppo, v3 = agents.make("ppo"), agents.make("ppo_v3")
+    assert SHIPPED["ppo_v3"] == {**SHIPPED["ppo"], 4: FOUR_PLAYER_MODEL_V3}
+    assert repr(v3) == "PPOv3Agent(deterministic=True)"
+    for players in (2, 3, 5, 6):
+        _, obs1, masks = decisions(players, 40, seed=20 + players)
+        assert v3.act_batch(obs1, masks).tolist() == ppo.act_batch(obs1, masks).tolist()
+    _, obs1, masks = decisions(4, 200, seed=24)
+    assert v3.act_batch(obs1, masks).tolist() == load_actor(FOUR_PLAYER_MODEL_V3).act_batch(obs1, masks).tolist()
+    assert ppo.act_batch(obs1, masks).tolist() == load_actor(FOUR_PLAYER_MODEL).act_batch(obs1, masks).tolist()
+    assert (ppo.act_batch(obs1, masks) != v3.act_batch(obs1, masks)).any()  # the distilled specialist moves otherwise
+
+
 def test_ppo_v2_plays_the_heads_up_specialist_and_the_general_model_at_three_to_six_players():
     from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL, load_actor
 

@@ -15,8 +15,9 @@ each other hand) to deal those worlds. Both come from here, in two steps:
    cross-entropy against each hand's shares for 3. One game in 20 is held out and its
    loss reported after each epoch.
 
-The defaults are those of the shipped ``agents/models/search_4p.npz``:
-``llama-rl fit-search --players 4 --out agents/models/search_4p.npz`` writes it again,
+The defaults are those of the shipped ``agents/models/search_4p.npz``, fitted on the games
+of the 4-player specialist before distillation: ``llama-rl fit-search --players 4 --model
+agents/models/ppo_llama_4p_v3.npz --out agents/models/search_4p.npz`` writes it again,
 array for array, and ``--players 2`` and ``--players 6`` with the same defaults made
 ``search_2p.npz`` and ``search_6p.npz`` on the shipped specialists of those sizes
 (docs/training.md, "Reproduce every shipped agent"). The fitting needs

@@ -124,7 +124,8 @@ PRESETS.update(
             eval_every=3_000_000,
         ),
         "specialist-2p-more": _more("specialist-2p", 18_000_000, eval_every=3_000_000),
-        # agents/models/ppo_llama_4p.npz, played by ppo and search at 4 players
+        # agents/models/ppo_llama_4p_v3.npz, played by ppo_v3 at 4 players (ppo's 4-player specialist
+        # is this one after two rounds of llama-rl distill)
         "specialist-4p": _specialist(
             "specialist-4p", 4, {"heuristic": 0.5, "perturbed": 0.2, "self": 0.3}, 12_000_000, **_BIG, **_TABLE
         ),
