@@ -546,7 +546,6 @@ class PPOv2Agent(_EarlierShippedAgent):
 
 @register("ppo_v3", group="history")
 class PPOv3Agent(_EarlierShippedAgent):
-    """The fourth shipped PPO agent: ``ppo``'s specialists with the 4-player one as PPO
-    trained it, before the search was distilled into it."""
+    """The fourth shipped PPO agent: ppo's models, the 4-player specialist as PPO left it."""
 
     name = "ppo_v3"

@@ -209,8 +209,8 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
     """ppo with a one-move search at 2, 4 and 6 players where its specialist is unsure, ppo
-    at 3 and 5: the strongest at every size, about 0.25 s a 4-player game on one core
-    (0.06 s in a batched evaluation).
+    at 3 and 5: the strongest at every size, about 0.18 s a 4-player game on one core
+    (0.05 s in a batched evaluation).
 
     The search draws worlds from a belief network, plays them out to the round's end and
     values them with a value network; at 3 and 5 players (no specialist to search with) it
