@@ -203,6 +203,8 @@ def collect_searched(
             table.reset(done[:more], seating[started : started + more])
             started += more
         busy[done[more:]] = False
+    if not teacher.rows:
+        raise ValueError(f"{games} game(s) gave the search no decision with a choice: play more games")
     return DistillData(*(np.concatenate(parts) for parts in zip(*teacher.rows, strict=True)))
 
 
