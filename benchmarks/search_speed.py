@@ -57,8 +57,9 @@ class EngineSearch(SearchAgent):
         if actor is None or o.num_players not in self.networks or len(legal) == 1:
             return self.ppo.act(observation, action_mask)
         obs = np.asarray(observation, dtype=np.float32)
+        settings = self.settings[o.num_players]
         best, confidence = policy_move(actor, obs, legal)
-        if confidence >= self.below or o.end_score != DEFAULT_END_SCORE:
+        if confidence >= settings.below or o.end_score != DEFAULT_END_SCORE:
             return best
         try:
             state = public_state(obs)
@@ -66,7 +67,7 @@ class EngineSearch(SearchAgent):
             return best
         self.searched += 1
         value_net, belief_net = self.networks[len(state.hand_sizes) + 1]
-        worlds = (belief_world(obs, state, belief_net, self.rng) for _ in range(self.worlds))
+        worlds = (belief_world(obs, state, belief_net, self.rng) for _ in range(settings.worlds))
         pick = searched_move(worlds, 0, legal, actor, self.opponent, value_net)
         self.changed += pick != best
         return pick
