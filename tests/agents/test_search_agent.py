@@ -31,7 +31,9 @@ from llama_env.worlds import public_state
 
 @pytest.fixture(scope="module")
 def ppo():
-    return agents.make("ppo")
+    """The policy the search plays where it does not search: ppo_v3's specialists, the
+    ones its networks were fitted on."""
+    return agents.make("ppo_v3")
 
 
 def _moves(agent, players: int, games: int, seed: int = 0) -> list[int]:
@@ -54,7 +56,7 @@ class _Recorder:
         return move
 
 
-def test_where_it_never_searches_it_plays_as_ppo(ppo):
+def test_where_it_never_searches_it_plays_as_its_policy(ppo):
     never = SearchAgent(below=0.0)
     assert _moves(never, 4, 3) == _moves(ppo, 4, 3)
     assert never.searched == 0
@@ -241,9 +243,9 @@ def test_decide_says_which_rows_it_searched_and_the_values_behind_each_move(ppo)
 
 
 def test_path_searches_on_another_model_and_refuses_one_that_cannot_search(tmp_path):
-    four = SHIPPED["ppo"][4]
+    four = SHIPPED["ppo_v3"][4]
     on_file = SearchAgent(worlds=3, below=1.01, seed=2, path=str(four))
-    assert "ppo_llama_4p.npz" in repr(on_file)
+    assert "ppo_llama_4p_v3.npz" in repr(on_file)
     assert all(on_file.ppo.specialists[n].layers[0][0].shape == (175, 256) for n in NETWORKS)
     assert _moves(on_file, 4, 1, seed=3) == _moves(SearchAgent(worlds=3, below=1.01, seed=2), 4, 1, seed=3)
     with pytest.raises(ValueError, match="reads version-0 observations"):

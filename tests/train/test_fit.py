@@ -116,7 +116,7 @@ def test_fit_search_names_bad_input(argv, message, tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def searched_data(specialist):
-    search = SearchAgent(worlds=4, below=0.99, seed=0)
+    search = SearchAgent(worlds=4, below=0.99, seed=0, path=SHIPPED["ppo"][4])  # searching on the specialist
     return collect_searched(search, specialist, 4, 6, seed=0, slots=6), search
 
 
