@@ -475,6 +475,50 @@ class BatchTable:
             self.seat(g, seating)
         self.batch.reset(g)
 
+    def play_games(
+        self, seating: np.ndarray | Sequence[Sequence[int]], on_end: Callable[[np.ndarray, np.ndarray], None]
+    ) -> None:
+        """Play one game per row of ``seating`` (``(G, P)`` player positions, ``G`` at least
+        the table's ``N`` games) through the table's games used as slots: the slots take
+        the first ``N`` rows, and each slot whose game ends starts the next row's game
+        (:meth:`reset`) until every row is played. The batch must not start new games by
+        itself (``auto_reset=False``) and its games must not have begun: they are the first
+        ``N`` rows' games.
+
+        ``on_end(slots, rows)`` is called whenever games end, before their slots start
+        anew: the slots (indices into the batch, whose scores and round still show the
+        finished games) and the row of ``seating`` each of them played.
+        """
+        batch = self.batch
+        if batch.auto_reset:
+            raise ValueError("play_games starts the next games itself: make the BatchGame with auto_reset=False")
+        a = np.asarray(seating)
+        if a.ndim != 2:
+            raise ValueError(
+                f"seating must be an integer array of shape (games, {batch.num_players}): a row of player "
+                f"positions per game, got {brief(seating)} of shape {a.shape}"
+            )
+        rows = self._checked_seating(a, a.shape[0])
+        n, g = batch.num_games, rows.shape[0]
+        if g < n:
+            raise ValueError(f"play_games needs at least a row of seating per game of the batch ({n}), got {g}")
+        self.seat(np.arange(n), rows[:n])
+        row_of = np.arange(n)
+        busy = np.ones(n, dtype=bool)
+        started = n
+        while busy.any():
+            self.advance(steps=1)
+            done = np.flatnonzero(batch.game_over & busy)
+            if not done.size:
+                continue
+            on_end(done, row_of[done])
+            more = min(done.size, g - started)
+            if more:
+                self.reset(done[:more], rows[started : started + more])
+                row_of[done[:more]] = np.arange(started, started + more)
+                started += more
+            busy[done[more:]] = False
+
     def _checked_games(self, games: object) -> np.ndarray:
         g = np.asarray(games)
         n = self.batch.num_games

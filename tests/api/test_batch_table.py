@@ -327,3 +327,40 @@ def test_the_observations_agents_see_are_the_engines():
         BatchTable(BatchGame.from_snapshots(snaps, seed=0, auto_reset=False), [agent] * 5).advance(steps=1)
         games = [LlamaGame.from_dict(d) for d in snaps]
         np.testing.assert_array_equal(agent.seen[0], encoder(version)[1](games))
+
+
+# --------------------------------------------------------------------------- play_games
+
+
+def test_play_games_plays_every_row_once_in_its_seating() -> None:
+    """More seatings than slots: each row is played exactly once, to its end, with the
+    players of its row; the slots are refilled as games end."""
+    rows = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]] * 5, dtype=np.int64)  # 15 games, 4 slots
+    table = BatchTable(BatchGame(4, 3, seed=3, auto_reset=False), [RandomAgent(), HeuristicAgent()], rows[:4])
+    seen: list[int] = []
+
+    def ended(slots: np.ndarray, played: np.ndarray) -> None:
+        assert table.batch.game_over[slots].all()
+        assert (table.batch.scores[slots] >= 40).any(axis=1).all()  # rule 12: the game ends at 40 points
+        np.testing.assert_array_equal(table.seating[slots], rows[played])
+        seen.extend(played.tolist())
+
+    table.play_games(rows, ended)
+    assert sorted(seen) == list(range(15))
+    assert table.batch.game_over.all()
+
+
+def test_play_games_refuses_what_it_cannot_play() -> None:
+    agents = [RandomAgent(), HeuristicAgent()]
+    rows = np.array([[0, 1]] * 3, dtype=np.int64)
+    auto = BatchTable(BatchGame(2, 2, seed=0), agents, rows[:2])
+    with pytest.raises(ValueError, match="auto_reset=False"):
+        auto.play_games(rows, lambda s, r: None)
+    table = BatchTable(BatchGame(4, 2, seed=0, auto_reset=False), agents, np.zeros((4, 2), dtype=np.int64))
+    with pytest.raises(ValueError, match=r"at least a row of seating per game of the batch \(4\), got 3"):
+        table.play_games(rows, lambda s, r: None)
+    with pytest.raises(ValueError, match="seating row 0, seat 1: 2 is not a player position"):
+        table.play_games(np.array([[0, 2]] * 4), lambda s, r: None)
+    with pytest.raises(ValueError, match="seating must be an integer array"):
+        table.play_games([0, 1, 1], lambda s, r: None)
+    assert not table.batch.game_over.any()

@@ -156,30 +156,19 @@ def _play_batch_chunk(agents: list[Agent], args: RunArgs, job: tuple[int, int, n
     batch = BatchGame(slots, rules=rules, seed=gen, auto_reset=False)
     heard = _Recorder(slots, p)
     table = BatchTable(batch, players, seating[:slots], names=labels, listener=heard)
-    game_of = np.arange(slots)  # the task each slot plays
-    busy = np.ones(slots, dtype=bool)
     scores = np.zeros((g, p), dtype=np.int64)
     rounds = np.zeros(g, dtype=np.int64)
     actions = np.zeros((g, p, 3), dtype=np.int64)
     quit_penalty = np.zeros((g, p), dtype=np.int64)
     outs = np.zeros((g, p), dtype=np.int64)
     decisions = np.zeros(g, dtype=np.int64)
-    started = slots
-    while busy.any():
-        table.advance(steps=1)
-        done = np.flatnonzero(batch.game_over & busy)
-        if not done.size:
-            continue
-        ended = game_of[done]
-        scores[ended] = batch.scores[done]
-        rounds[ended] = batch.round[done]
-        actions[ended], quit_penalty[ended], outs[ended], decisions[ended] = heard.take(done)
-        more = min(done.size, g - started)
-        if more:
-            table.reset(done[:more], seating[started : started + more])
-            game_of[done[:more]] = np.arange(started, started + more)
-            started += more
-        busy[done[more:]] = False
+
+    def ended(done: np.ndarray, rows: np.ndarray) -> None:
+        scores[rows] = batch.scores[done]
+        rounds[rows] = batch.round[done]
+        actions[rows], quit_penalty[rows], outs[rows], decisions[rows] = heard.take(done)
+
+    table.play_games(seating, ended)
     index = np.arange(start, start + g, dtype=np.int64)
     return GameColumns(index, seat_agents, scores, outs, rounds, decisions, actions, quit_penalty)
 

@@ -191,18 +191,7 @@ def collect_searched(
     slots = min(slots, games)
     batch = BatchGame(slots, players, seed=gen, auto_reset=False)
     table = BatchTable(batch, players_at, seating[:slots])
-    busy = np.ones(slots, dtype=bool)
-    started = slots
-    while busy.any():
-        table.advance(steps=1)
-        done = np.flatnonzero(batch.game_over & busy)
-        if not done.size:
-            continue
-        more = min(done.size, games - started)
-        if more:
-            table.reset(done[:more], seating[started : started + more])
-            started += more
-        busy[done[more:]] = False
+    table.play_games(seating, lambda done, rows: None)
     if not teacher.rows:
         raise ValueError(f"{games} game(s) gave the search no decision with a choice: play more games")
     return DistillData(*(np.concatenate(parts) for parts in zip(*teacher.rows, strict=True)))
