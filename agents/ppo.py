@@ -4,10 +4,11 @@
 version 1 at 2-, 4- and 6-player tables (``agents/models/ppo_llama_2p.npz``,
 ``ppo_llama_4p.npz``, ``ppo_llama_6p.npz``), and the general model
 ``agents/models/ppo_llama.zip`` at 3 and 5 players (:data:`SHIPPED` says which file plays
-where); the 4-player specialist is PPO's with the search agent's moves distilled into it
-(``llama-rl distill``). The earlier agents stay: ``ppo_v3`` plays the same models but the
-4-player specialist as PPO left it (``ppo_llama_4p_v3.npz``), ``ppo_v2`` plays the same heads-up specialist with the
-general model at 3 to 6 players, ``ppo_v1`` the first heads-up specialist
+where); each specialist is PPO's with the search agent's moves distilled into it
+(``llama-rl distill``). The earlier agents stay: ``ppo_v3`` plays the specialists as PPO
+left them (``ppo_llama_2p_v3.npz``, ``ppo_llama_4p_v3.npz``, ``ppo_llama_6p_v3.npz``),
+``ppo_v2`` the same heads-up specialist as ``ppo_v3`` with the general model at 3 to 6
+players, ``ppo_v1`` the first heads-up specialist
 (``ppo_llama_2p_v1.npz``) with the general model, and ``ppo_v0``, the first shipped agent,
 ``ppo_llama.zip`` at every table size.
 ``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or a
@@ -47,9 +48,11 @@ __all__ = [
     "DEFAULT_MODEL",
     "HEADS_UP_MODEL",
     "HEADS_UP_MODEL_V1",
+    "HEADS_UP_MODEL_V3",
     "FOUR_PLAYER_MODEL",
     "FOUR_PLAYER_MODEL_V3",
     "SIX_PLAYER_MODEL",
+    "SIX_PLAYER_MODEL_V3",
     "MODEL_NAMES",
     "MODELS_DIR",
     "SHIPPED",
@@ -64,7 +67,11 @@ MODELS_DIR = Path(__file__).resolve().parent / "models"
 DEFAULT_MODEL = MODELS_DIR / "ppo_llama.zip"
 """The first shipped model: every table size (observation version 0)."""
 HEADS_UP_MODEL = MODELS_DIR / "ppo_llama_2p.npz"
-"""The shipped heads-up specialist (observation version 1), played at 2-player tables."""
+"""The shipped heads-up specialist (observation version 1), played at 2-player tables: the
+PPO specialist of :data:`HEADS_UP_MODEL_V3` after one round of ``llama-rl distill``."""
+HEADS_UP_MODEL_V3 = MODELS_DIR / "ppo_llama_2p_v3.npz"
+"""The heads-up specialist trained by PPO alone (observation version 1), played by ``ppo_v3``
+and ``ppo_v2``."""
 HEADS_UP_MODEL_V1 = MODELS_DIR / "ppo_llama_2p_v1.npz"
 """The first heads-up specialist (observation version 1), played by ``ppo_v1``."""
 FOUR_PLAYER_MODEL = MODELS_DIR / "ppo_llama_4p.npz"
@@ -73,12 +80,15 @@ PPO specialist of :data:`FOUR_PLAYER_MODEL_V3` after two rounds of ``llama-rl di
 FOUR_PLAYER_MODEL_V3 = MODELS_DIR / "ppo_llama_4p_v3.npz"
 """The 4-player specialist trained by PPO alone (observation version 1), played by ``ppo_v3``."""
 SIX_PLAYER_MODEL = MODELS_DIR / "ppo_llama_6p.npz"
-"""The shipped 6-player specialist (observation version 1), played at 6-player tables."""
+"""The shipped 6-player specialist (observation version 1), played at 6-player tables: the
+PPO specialist of :data:`SIX_PLAYER_MODEL_V3` after ``llama-rl distill``."""
+SIX_PLAYER_MODEL_V3 = MODELS_DIR / "ppo_llama_6p_v3.npz"
+"""The 6-player specialist trained by PPO alone (observation version 1), played by ``ppo_v3``."""
 
 SHIPPED: dict[str, dict[int, Path]] = {
     "ppo": {2: HEADS_UP_MODEL, 4: FOUR_PLAYER_MODEL, 6: SIX_PLAYER_MODEL},
-    "ppo_v3": {2: HEADS_UP_MODEL, 4: FOUR_PLAYER_MODEL_V3, 6: SIX_PLAYER_MODEL},
-    "ppo_v2": {2: HEADS_UP_MODEL},
+    "ppo_v3": {2: HEADS_UP_MODEL_V3, 4: FOUR_PLAYER_MODEL_V3, 6: SIX_PLAYER_MODEL_V3},
+    "ppo_v2": {2: HEADS_UP_MODEL_V3},
     "ppo_v1": {2: HEADS_UP_MODEL_V1},
     "ppo_v0": {},
 }
@@ -538,14 +548,15 @@ class PPOv1Agent(_EarlierShippedAgent):
 
 @register("ppo_v2", group="history")
 class PPOv2Agent(_EarlierShippedAgent):
-    """The third shipped PPO agent: the heads-up specialist ``ppo`` plays at 2 players, the
-    general model at 3 to 6."""
+    """The third shipped PPO agent: ppo_v3's heads-up specialist at 2 players, the general
+    model at 3 to 6."""
 
     name = "ppo_v2"
 
 
 @register("ppo_v3", group="history")
 class PPOv3Agent(_EarlierShippedAgent):
-    """The fourth shipped PPO agent: ppo's models, the 4-player specialist as PPO left it."""
+    """The fourth shipped PPO agent: the specialists at 2, 4 and 6 players as PPO left them,
+    before llama-rl distill."""
 
     name = "ppo_v3"

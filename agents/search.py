@@ -39,7 +39,7 @@ import numpy as np
 
 from agents.base import BaseAgent, check_batch, check_observation, legal_actions, number
 from agents.heuristic import HeuristicAgent
-from agents.ppo import MODELS_DIR, Actor, PPOAgent, PPOv3Agent, load_actor, model_file
+from agents.ppo import MODELS_DIR, SHIPPED, Actor, PPOAgent, PPOv3Agent, load_actor, model_file
 from llama_env.agent import Agent, batch_from, register
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_END_SCORE, NUM_ACTIONS, NUM_CARD_VALUES, LlamaGame
@@ -52,6 +52,7 @@ __all__ = [
     "SearchAgent",
     "SearchedMoves",
     "NETWORKS",
+    "SEARCHED_ON",
     "SETTINGS",
     "Settings",
     "Layers",
@@ -75,6 +76,9 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 
 NETWORKS: dict[int, Path] = {n: MODELS_DIR / f"search_{n}p.npz" for n in (2, 4, 6)}
 """Table size -> the file of the value and belief networks the search uses there."""
+SEARCHED_ON: dict[int, Path] = SHIPPED[PPOv3Agent.name]
+"""Table size -> the specialist the search plays and searches on there, the one whose games
+its networks were fitted on (``ppo_v3``'s: PPO's, before ``llama-rl distill``)."""
 
 
 @dataclass(frozen=True)

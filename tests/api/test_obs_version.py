@@ -167,34 +167,42 @@ def test_the_shipped_ppo_plays_its_specialists_at_their_table_sizes_and_the_gene
     assert ppo.act_batch(obs1, masks).tolist() == [ppo.act(o, m) for o, m in zip(obs1, masks, strict=True)]
 
 
-def test_ppo_v3_plays_ppos_models_but_the_4_player_specialist_before_distillation():
-    from agents.ppo import FOUR_PLAYER_MODEL, FOUR_PLAYER_MODEL_V3, SHIPPED, load_actor
+def test_ppo_v3_plays_the_specialists_before_distillation_and_the_same_general_model():
+    from agents.ppo import (
+        FOUR_PLAYER_MODEL_V3,
+        HEADS_UP_MODEL_V3,
+        SHIPPED,
+        SIX_PLAYER_MODEL_V3,
+        load_actor,
+    )
 
     ppo, v3 = agents.make("ppo"), agents.make("ppo_v3")
-    assert SHIPPED["ppo_v3"] == {**SHIPPED["ppo"], 4: FOUR_PLAYER_MODEL_V3}
+    assert SHIPPED["ppo_v3"] == {2: HEADS_UP_MODEL_V3, 4: FOUR_PLAYER_MODEL_V3, 6: SIX_PLAYER_MODEL_V3}
     assert repr(v3) == "PPOv3Agent(deterministic=True)"
-    for players in (2, 3, 5, 6):
+    for players in (3, 5):  # no specialist: both play the general model
         _, obs1, masks = decisions(players, 40, seed=20 + players)
         assert v3.act_batch(obs1, masks).tolist() == ppo.act_batch(obs1, masks).tolist()
-    _, obs1, masks = decisions(4, 200, seed=24)
-    assert v3.act_batch(obs1, masks).tolist() == load_actor(FOUR_PLAYER_MODEL_V3).act_batch(obs1, masks).tolist()
-    assert ppo.act_batch(obs1, masks).tolist() == load_actor(FOUR_PLAYER_MODEL).act_batch(obs1, masks).tolist()
-    assert (ppo.act_batch(obs1, masks) != v3.act_batch(obs1, masks)).any()  # the distilled specialist moves otherwise
+    for players, before in SHIPPED["ppo_v3"].items():
+        _, obs1, masks = decisions(players, 200, seed=20 + players)
+        assert v3.act_batch(obs1, masks).tolist() == load_actor(before).act_batch(obs1, masks).tolist()
+        after = load_actor(SHIPPED["ppo"][players])
+        assert ppo.act_batch(obs1, masks).tolist() == after.act_batch(obs1, masks).tolist()
+        assert (ppo.act_batch(obs1, masks) != v3.act_batch(obs1, masks)).any()  # the distilled one moves otherwise
 
 
-def test_ppo_v2_plays_the_heads_up_specialist_and_the_general_model_at_three_to_six_players():
-    from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL, load_actor
+def test_ppo_v2_plays_ppo_v3s_heads_up_specialist_and_the_general_model_at_three_to_six_players():
+    from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL_V3, load_actor
 
-    ppo, v2 = agents.make("ppo"), agents.make("ppo_v2")
+    v3, v2 = agents.make("ppo_v3"), agents.make("ppo_v2")
     assert v2.obs_version == 1 and repr(v2) == "PPOv2Agent(deterministic=True)"
     _, obs1, masks = decisions(2, 100, seed=7)
-    assert v2.act_batch(obs1, masks).tolist() == load_actor(HEADS_UP_MODEL).act_batch(obs1, masks).tolist()
-    assert v2.act_batch(obs1, masks).tolist() == ppo.act_batch(obs1, masks).tolist()
+    assert v2.act_batch(obs1, masks).tolist() == load_actor(HEADS_UP_MODEL_V3).act_batch(obs1, masks).tolist()
+    assert v2.act_batch(obs1, masks).tolist() == v3.act_batch(obs1, masks).tolist()
     general = load_actor(DEFAULT_MODEL)
     for players in (4, 6):
         _, obs1, masks = decisions(players, 60, seed=8)
         assert v2.act_batch(obs1, masks).tolist() == general.act_batch(obs1[:, : general.obs_size], masks).tolist()
-        assert (ppo.act_batch(obs1, masks) != v2.act_batch(obs1, masks)).any()  # ppo plays its specialist here
+        assert (v3.act_batch(obs1, masks) != v2.act_batch(obs1, masks)).any()  # ppo_v3 plays its specialist here
 
 
 def test_ppo_v1_plays_the_first_heads_up_specialist_with_the_same_general_model():

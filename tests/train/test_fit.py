@@ -77,7 +77,7 @@ def test_the_same_settings_fit_the_same_networks(tmp_path):
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        (SearchNetsConfig(players=3), "no shipped ppo specialist plays 3 players"),
+        (SearchNetsConfig(players=3), "the search agent has no specialist at 3 players"),
         (SearchNetsConfig(games=0), "games must be >= 1"),
         (SearchNetsConfig(held_out=1), "held_out must be >= 2"),
         (SearchNetsConfig(hidden=()), "hidden must be positive layer sizes"),
@@ -100,7 +100,7 @@ def test_a_version_0_model_is_refused_before_any_game(tmp_path):
         (["--out", "x.txt"], "--out must name a .npz file, got 'x.txt'"),
         (["--out", "nowhere/x.npz"], "the folder 'nowhere' does not exist"),
         (["--model", "nowhere.npz", "--out", "x.npz"], "--model 'nowhere.npz': no such file or directory"),
-        (["--players", "5", "--out", "x.npz"], "no shipped ppo specialist plays 5 players"),
+        (["--players", "5", "--out", "x.npz"], "the search agent has no specialist at 5 players"),
         (["--games", "0", "--out", "x.npz"], "the number of games must be at least 1"),
     ],
 )

@@ -8,12 +8,13 @@ them (256-256, ReLU): a value network (the observation -> the chance to win) and
 belief network (the observation -> the share of each card value in each other hand), and
 write both to --out as agents.make("search") reads them.
 
-The defaults, with --model agents/models/ppo_llama_4p_v3.npz (the 4-player specialist
-before distillation), made the shipped agents/models/search_4p.npz (about 3 minutes of
-games and 1.5 of fitting on one core). Needs the 'train' extra (PyTorch).
+The defaults made the shipped agents/models/search_4p.npz (about 3 minutes of games and
+1.5 of fitting on one core), on the games of the specialist the search agent plays (PPO's,
+before llama-rl distill; ppo_v3's), and search_2p.npz and search_6p.npz with --players 2
+and 6. Needs the 'train' extra (PyTorch).
 
 examples:
-  llama-rl fit-search --model agents/models/ppo_llama_4p_v3.npz --out search_4p.npz   # the shipped ones
+  llama-rl fit-search --out search_4p.npz   # the shipped ones
   llama-rl fit-search --games 2000 --out small.npz   # a quick look
   llama-rl fit-search --players 6 --model runs/my_6p --out search_6p.npz
 """
@@ -79,6 +80,6 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--model",
         metavar="PATH",
         help="the specialist whose games are the data (a model file or run directory, observation version 1; "
-        "default: the shipped ppo specialist of --players)",
+        "default: the specialist the search agent plays at --players, ppo_v3's)",
     )
     return p

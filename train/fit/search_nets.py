@@ -15,12 +15,11 @@ each other hand) to deal those worlds. Both come from here, in two steps:
    cross-entropy against each hand's shares for 3. One game in 20 is held out and its
    loss reported after each epoch.
 
-The defaults are those of the shipped ``agents/models/search_4p.npz``, fitted on the games
-of the 4-player specialist before distillation: ``llama-rl fit-search --players 4 --model
-agents/models/ppo_llama_4p_v3.npz --out agents/models/search_4p.npz`` writes it again,
-array for array, and ``--players 2`` and ``--players 6`` with the same defaults made
-``search_2p.npz`` and ``search_6p.npz`` on the shipped specialists of those sizes
-(docs/training.md, "Reproduce every shipped agent"). The fitting needs
+The defaults are those of the shipped networks, fitted on the games of the specialists the
+search plays (:data:`agents.search.SEARCHED_ON`: PPO's, before distillation): ``llama-rl
+fit-search --players 4 --out agents/models/search_4p.npz`` writes that file again, array
+for array, and ``--players 2`` and ``--players 6`` made ``search_2p.npz`` and
+``search_6p.npz`` (docs/training.md, "Reproduce every shipped agent"). The fitting needs
 PyTorch (the ``train`` extra); the data and the search itself do not.
 """
 
@@ -35,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from agents.heuristic import HeuristicAgent
-from agents.ppo import SHIPPED, Actor, PPOAgent, load_actor
-from agents.search import Layers, save_networks
+from agents.ppo import Actor, PPOAgent, load_actor
+from agents.search import SEARCHED_ON, Layers, save_networks
 from llama_env.agent import Agent
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import encode_v1
@@ -66,7 +65,7 @@ class SearchNetsConfig:
     model: str | None = None
     """The specialist whose games are the data and whose moves the search plays in its
     rollouts: a model file or run directory with observation version 1; ``None`` = the
-    shipped ``ppo`` specialist of :attr:`players`."""
+    specialist the search agent plays at :attr:`players` (:data:`agents.search.SEARCHED_ON`)."""
     hidden: tuple[int, ...] = (256, 256)
     """Hidden layer sizes of both networks."""
     batch_size: int = 1024
@@ -80,10 +79,10 @@ class SearchNetsConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
         if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
             raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
-        if self.model is None and self.players not in SHIPPED["ppo"]:
+        if self.model is None and self.players not in SEARCHED_ON:
             raise ValueError(
-                f"no shipped ppo specialist plays {self.players} players (it has "
-                f"{', '.join(map(str, sorted(SHIPPED['ppo'])))}); give the specialist's model file (--model)"
+                f"the search agent has no specialist at {self.players} players (it has "
+                f"{', '.join(map(str, sorted(SEARCHED_ON)))}); give the specialist's model file (--model)"
             )
         for key in ("games", "batch_size", "value_epochs", "belief_epochs"):
             if getattr(self, key) < 1:
@@ -100,7 +99,7 @@ class SearchNetsConfig:
 
     def model_path(self) -> Path:
         """The specialist's file."""
-        return Path(self.model) if self.model is not None else SHIPPED["ppo"][self.players]
+        return Path(self.model) if self.model is not None else SEARCHED_ON[self.players]
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,8 @@ _TABLE = {"n_envs": 256, "n_steps": 32, "eval_every": 2_000_000, "checkpoint_eve
 _HEADS_UP = {"n_envs": 128, "n_steps": 64, "checkpoint_every": 1_000_000}
 PRESETS.update(
     {
-        # agents/models/ppo_llama_2p.npz, played by ppo and ppo_v2 at 2 players
+        # agents/models/ppo_llama_2p_v3.npz, played by ppo_v3 and ppo_v2 at 2 players (ppo's heads-up
+        # specialist is this one after a round of llama-rl distill)
         "specialist-2p": _specialist(
             "specialist-2p", 2, {"heuristic": 0.8, "self": 0.2}, 12_000_000, **_BIG, **_HEADS_UP,
             eval_every=3_000_000,
@@ -130,7 +131,8 @@ PRESETS.update(
             "specialist-4p", 4, {"heuristic": 0.5, "perturbed": 0.2, "self": 0.3}, 12_000_000, **_BIG, **_TABLE
         ),
         "specialist-4p-more": _more("specialist-4p", 22_000_000),
-        # agents/models/ppo_llama_6p.npz, played by ppo at 6 players
+        # agents/models/ppo_llama_6p_v3.npz, played by ppo_v3 at 6 players (ppo's 6-player specialist
+        # is this one after llama-rl distill)
         "specialist-6p": _specialist(
             "specialist-6p", 6, {"heuristic": 0.6, "perturbed": 0.2, "self": 0.2}, 12_000_000, **_BIG, **_TABLE
         ),
