@@ -614,7 +614,7 @@ VEC_ENVS: dict[str, type[LlamaVecEnv]] = {"batch": BatchedLlamaVecEnv, "scalar":
 BATCH_GAMES_PER_SIZE = 256
 """``"auto"`` picks the batched engine when the table sizes hold this many games each on
 average: below it a step of a batch, a fixed cost of some hundred microseconds however few
-games move in it, outweighs what it saves (docs/research/2026-12-03-batched-vec-env.md)."""
+games move in it, outweighs what it saves (docs/research/2026-12-03-batched-vec-env-and-beat-heuristic.md)."""
 
 
 def vec_env_class(engine: str, players: Sequence[int], num_envs: int) -> type[LlamaVecEnv]:
