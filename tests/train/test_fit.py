@@ -155,9 +155,12 @@ def test_the_distilled_policy_learns_the_searched_moves(searched_data, specialis
 
 def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
     out = tmp_path / "distilled.npz"
-    code, output = _cli(["distill", "--players", "2", "--games", "4", "--epochs", "1", "--out", str(out)])
+    code, output = _cli(
+        ["distill", "--players", "2", "--games", "4", "--epochs", "1", "--below", "0.99", "--out", str(out)]
+    )
     assert code == 0, output
     assert f"written to {out}" in output
+    assert "96 worlds, below 0.99, horizon 0" in output  # --below given, the rest the search's heads-up defaults
     assert load_actor(out).obs_size == 175
     ppo = PPOAgent(path=str(out))
     search = SearchAgent(worlds=2, below=1.01, seed=0, path=str(out))
@@ -196,6 +199,8 @@ def test_distill_refuses_a_version_0_model_before_any_game(tmp_path):
         (["--model", "nowhere.npz", "--out", "x.npz"], "--model 'nowhere.npz': no such file or directory"),
         (["--players", "5", "--out", "x.npz"], "players must be a table size with search networks"),
         (["--horizon", "-1", "--out", "x.npz"], "the horizon must be at least 0"),
+        (["--below", "1.5", "--out", "x.npz"], "below must be between 0.0 and 1.0, got 1.5"),
+        (["--below", "often", "--out", "x.npz"], "below must be a number, got 'often'"),
     ],
 )
 def test_distill_names_bad_input(argv, message, tmp_path, monkeypatch):

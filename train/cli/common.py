@@ -89,6 +89,22 @@ def int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
     return parse
 
 
+def float_in(low: float, high: float, what: str) -> Callable[[str], float]:
+    """An argparse type: a number in ``[low, high]`` with a message naming the range."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
+        if not low <= value <= high:  # NaN fails too
+            raise argparse.ArgumentTypeError(f"{what} must be between {low} and {high}, got {text}")
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
 players_type = int_in(MIN_PLAYERS, MAX_PLAYERS, "the number of players")
 games_type = int_in(1, None, "the number of games")
 workers_type = int_in(1, None, "the number of workers")

@@ -21,11 +21,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from agents.search import SETTINGS
 from train.cli.common import (
     CommandError,
     SubParsers,
     add_command,
     add_count,
+    float_in,
     int_in,
     missing_dependency,
     npz_out,
@@ -63,10 +65,16 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         model=args.model,
         horizon=args.horizon,
+        below=args.below,
         epochs=args.epochs,
     )
     run_distill(config, args.out)
     return 0
+
+
+def _by_size(field: str) -> str:
+    """The search agent's default ``field`` at each table size, for the help."""
+    return ", ".join(f"{getattr(s, field)} at {n} players" for n, s in sorted(SETTINGS.items()))
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
@@ -90,7 +98,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--horizon", type=int_in(0, None, "the horizon"), default=d.horizon, metavar="N",
         help="the search's play-outs stop after N steps, 0: at the round's end (default: the search agent's, "
-        "40 steps at 4 players, none at 2 and 6)",
+        f"{_by_size('horizon')})",
+    )  # fmt: skip
+    p.add_argument(
+        "--below", type=float_in(0.0, 1.0, "below"), default=d.below, metavar="P",
+        help="the search runs where the specialist's top probability is below P (default: the search "
+        f"agent's, {_by_size('below')})",
     )  # fmt: skip
     add_count(p, "--epochs", d.epochs, "the number of epochs", "passes of the fitting over the decisions")
     return p

@@ -280,6 +280,8 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     search = SearchAgent(
         worlds=config.worlds, below=config.below, seed=config.seed, horizon=config.horizon, path=config.model_path()
     )
+    used = search.settings[config.players]
+    log(f"searching on {config.model_path()}: {used.worlds} worlds, below {used.below}, horizon {used.horizon}")
     t = time.perf_counter()
     data = collect_searched(search, actor, config.players, config.games, config.seed, config.slots)
     data_s = time.perf_counter() - t
