@@ -39,7 +39,17 @@ import numpy as np
 
 from agents.base import BaseAgent, check_batch, check_observation, legal_actions, number
 from agents.heuristic import HeuristicAgent
-from agents.ppo import MODELS_DIR, SHIPPED, Actor, PPOAgent, PPOv3Agent, load_actor, model_file
+from agents.ppo import (
+    DEFAULT_MODEL,
+    MODELS_DIR,
+    SHIPPED,
+    Actor,
+    PPOAgent,
+    PPOv3Agent,
+    load_actor,
+    model_file,
+    shipped_actor,
+)
 from llama_env.agent import Agent, batch_from, register
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_END_SCORE, NUM_ACTIONS, NUM_CARD_VALUES, LlamaGame
@@ -53,6 +63,7 @@ __all__ = [
     "SearchedMoves",
     "NETWORKS",
     "SEARCHED_ON",
+    "FITTED_ON",
     "SETTINGS",
     "Settings",
     "Layers",
@@ -76,9 +87,18 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 
 NETWORKS: dict[int, Path] = {n: MODELS_DIR / f"search_{n}p.npz" for n in (2, 4, 6)}
 """Table size -> the file of the value and belief networks the search uses there."""
-SEARCHED_ON: dict[int, Path] = SHIPPED[PPOv3Agent.name]
-"""Table size -> the specialist the search plays and searches on there, the one whose games
-its networks were fitted on (``ppo_v3``'s: PPO's, before ``llama-rl distill``)."""
+FITTED_ON: dict[int, Path] = SHIPPED[PPOv3Agent.name]
+"""Table size -> the specialist whose games the networks of :data:`NETWORKS` were fitted on
+(``ppo_v3``'s: PPO's, before ``llama-rl distill``); ``llama-rl fit-search`` plays it by
+default, so its plain command remakes each shipped network file."""
+SEARCHED_ON: dict[int, Path] = {**FITTED_ON, 2: SHIPPED[PPOAgent.name][2]}
+"""Table size -> the specialist the search plays and searches on there. At 4 and 6 players
+the one its networks were fitted on (on ``ppo``'s distilled 4-player specialist it read
+0.296 against 0.312, 0.295 with networks refitted on that specialist's games); heads-up
+``ppo``'s distilled specialist, which read 0.740 against 0.713 on the target's deals
+(docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md): less sure of
+itself, it is searched about 17 times a game instead of 6, so a game costs about 2.5
+times as much."""
 
 
 @dataclass(frozen=True)
@@ -96,17 +116,21 @@ class Settings:
 
 
 SETTINGS: dict[int, Settings] = {
-    2: Settings(worlds=96, below=0.99, horizon=0),
+    2: Settings(worlds=96, below=0.9, horizon=0),
     4: Settings(worlds=48, below=0.95, horizon=40),
     6: Settings(worlds=48, below=0.95, horizon=0),
 }
 """Table size -> the search's defaults there (4,000 games against ``heuristic``, seed 0;
 docs/research/2026-12-03-distilled-search-and-horizon-by-table-size.md). Heads-up 96
-worlds searched below 0.99 read 0.735, against 0.703 with 48 below 0.95 (batched deals).
-At 4 players a horizon of 40 steps keeps the strength (0.312 against 0.311 without, on
-the target's deals) and bounds a searched move's time (p99 77 ms against 109); at 2 and 6
-players it read 0.713 against 0.718 and 0.227 against 0.231, so there the play-outs run
-to their end."""
+worlds read 0.727 against 0.703 with 48 (batched deals); the threshold 0.9 fits the
+distilled specialist of :data:`SEARCHED_ON`, which it searches about as often (8 moves a
+game) as 0.99 searched the PPO one (0.744 and 0.743 on the batched deals of seeds 1 and
+2, against 0.728 and 0.752 for the PPO one below 0.99;
+docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md). At 4 players a
+horizon of 40 steps keeps the strength (0.312 against 0.311 without, on the target's
+deals) and bounds a searched move's time (p99 77 ms against 109); at 2 and 6 players it
+read 0.713 against 0.718 and 0.227 against 0.231, so there the play-outs run to their
+end."""
 
 _NV = NUM_CARD_VALUES
 
@@ -257,10 +281,10 @@ class SearchAgent(BaseAgent):
         """The settings given, which hold at every table size over :data:`SETTINGS`."""
         self.settings = {n: replace(d, **given) for n, d in SETTINGS.items()}
         """Table size -> how it searches there."""
-        self.ppo: PPOAgent = PPOv3Agent()
+        self.ppo: PPOAgent = PPOAgent.from_actor(shipped_actor(DEFAULT_MODEL))
         """The policy it plays where it does not search, and in its rollouts: the
-        specialists its networks were fitted on (``ppo_v3``'s; on ``ppo``'s distilled
-        4-player specialist it read 0.296 against 0.312 on the target's deals)."""
+        specialists of :data:`SEARCHED_ON`, the general model at other table sizes."""
+        self.ppo.specialists = {n: shipped_actor(f) for n, f in SEARCHED_ON.items()}
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
         """Table size -> (value network, belief network)."""
         self.path = None if path is None else model_file(path)

@@ -9,9 +9,11 @@ import pytest
 
 import agents
 from agents.heuristic import HeuristicAgent
-from agents.ppo import DEFAULT_MODEL, SHIPPED
+from agents.ppo import DEFAULT_MODEL, SHIPPED, load_actor
 from agents.search import (
+    FITTED_ON,
     NETWORKS,
+    SEARCHED_ON,
     SETTINGS,
     SearchAgent,
     Worlds,
@@ -31,9 +33,21 @@ from llama_env.worlds import public_state
 
 @pytest.fixture(scope="module")
 def ppo():
-    """The policy the search plays where it does not search: ppo_v3's specialists, the
-    ones its networks were fitted on."""
-    return agents.make("ppo_v3")
+    """The policy the search plays where it does not search: ppo_v3's specialists at 4 and
+    6 players (the ones its networks were fitted on), ppo's distilled one heads-up."""
+    policy = agents.make("ppo_v3")
+    policy.specialists[2] = agents.make("ppo").specialists[2]
+    return policy
+
+
+def test_it_plays_the_declared_specialist_at_each_size_and_the_networks_name_theirs():
+    search = SearchAgent()
+    assert set(SEARCHED_ON) == set(FITTED_ON) == set(NETWORKS)
+    for n, file in SEARCHED_ON.items():
+        played, on_file = search.ppo.specialists[n].layers, load_actor(file).layers
+        assert all(np.array_equal(w, w2) for (w, _), (w2, _) in zip(played, on_file, strict=True))
+    assert SEARCHED_ON[2] == SHIPPED["ppo"][2] != FITTED_ON[2]
+    assert SEARCHED_ON[4] == FITTED_ON[4] == SHIPPED["ppo_v3"][4]
 
 
 def _moves(agent, players: int, games: int, seed: int = 0) -> list[int]:
@@ -59,6 +73,8 @@ class _Recorder:
 def test_where_it_never_searches_it_plays_as_its_policy(ppo):
     never = SearchAgent(below=0.0)
     assert _moves(never, 4, 3) == _moves(ppo, 4, 3)
+    assert _moves(never, 2, 3) == _moves(ppo, 2, 3)
+    assert _moves(never, 2, 3) != _moves(agents.make("ppo_v3"), 2, 3)  # heads-up the distilled one
     assert never.searched == 0
 
 

@@ -9,9 +9,8 @@ belief network (the observation -> the share of each card value in each other ha
 write both to --out as agents.make("search") reads them.
 
 The defaults made the shipped agents/models/search_4p.npz (about 3 minutes of games and
-1.5 of fitting on one core), on the games of the specialist the search agent plays (PPO's,
-before llama-rl distill; ppo_v3's), and search_2p.npz and search_6p.npz with --players 2
-and 6. Needs the 'train' extra (PyTorch).
+1.5 of fitting on one core), on the games of the PPO specialist before llama-rl distill
+(ppo_v3's), and search_2p.npz and search_6p.npz with --players 2 and 6. Needs the 'train' extra (PyTorch).
 
 examples:
   llama-rl fit-search --out search_4p.npz   # the shipped ones
@@ -80,6 +79,6 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--model",
         metavar="PATH",
         help="the specialist whose games are the data (a model file or run directory, observation version 1; "
-        "default: the specialist the search agent plays at --players, ppo_v3's)",
+        "default: ppo_v3's specialist at --players, the one the shipped networks were fitted on)",
     )
     return p

@@ -15,8 +15,8 @@ each other hand) to deal those worlds. Both come from here, in two steps:
    cross-entropy against each hand's shares for 3. One game in 20 is held out and its
    loss reported after each epoch.
 
-The defaults are those of the shipped networks, fitted on the games of the specialists the
-search plays (:data:`agents.search.SEARCHED_ON`: PPO's, before distillation): ``llama-rl
+The defaults are those of the shipped networks, fitted on the games of the PPO specialists
+before distillation (:data:`agents.search.FITTED_ON`, ``ppo_v3``'s): ``llama-rl
 fit-search --players 4 --out agents/models/search_4p.npz`` writes that file again, array
 for array, and ``--players 2`` and ``--players 6`` made ``search_2p.npz`` and
 ``search_6p.npz`` (docs/training.md, "Reproduce every shipped agent"). The fitting needs
@@ -35,7 +35,7 @@ import numpy as np
 
 from agents.heuristic import HeuristicAgent
 from agents.ppo import Actor, PPOAgent, load_actor
-from agents.search import SEARCHED_ON, Layers, save_networks
+from agents.search import FITTED_ON, Layers, save_networks
 from llama_env.agent import Agent
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import encode_v1
@@ -65,7 +65,8 @@ class SearchNetsConfig:
     model: str | None = None
     """The specialist whose games are the data and whose moves the search plays in its
     rollouts: a model file or run directory with observation version 1; ``None`` = the
-    specialist the search agent plays at :attr:`players` (:data:`agents.search.SEARCHED_ON`)."""
+    specialist the shipped networks at :attr:`players` were fitted on
+    (:data:`agents.search.FITTED_ON`)."""
     hidden: tuple[int, ...] = (256, 256)
     """Hidden layer sizes of both networks."""
     batch_size: int = 1024
@@ -79,10 +80,10 @@ class SearchNetsConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
         if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
             raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
-        if self.model is None and self.players not in SEARCHED_ON:
+        if self.model is None and self.players not in FITTED_ON:
             raise ValueError(
                 f"the search agent has no specialist at {self.players} players (it has "
-                f"{', '.join(map(str, sorted(SEARCHED_ON)))}); give the specialist's model file (--model)"
+                f"{', '.join(map(str, sorted(FITTED_ON)))}); give the specialist's model file (--model)"
             )
         for key in ("games", "batch_size", "value_epochs", "belief_epochs"):
             if getattr(self, key) < 1:
@@ -99,7 +100,7 @@ class SearchNetsConfig:
 
     def model_path(self) -> Path:
         """The specialist's file."""
-        return Path(self.model) if self.model is not None else SEARCHED_ON[self.players]
+        return Path(self.model) if self.model is not None else FITTED_ON[self.players]
 
 
 @dataclass(frozen=True)
