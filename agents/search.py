@@ -95,10 +95,11 @@ SEARCHED_ON: dict[int, Path] = {**FITTED_ON, 2: SHIPPED[PPOAgent.name][2]}
 """Table size -> the specialist the search plays and searches on there. At 4 and 6 players
 the one its networks were fitted on (on ``ppo``'s distilled 4-player specialist it read
 0.296 against 0.312, 0.295 with networks refitted on that specialist's games); heads-up
-``ppo``'s distilled specialist, which read 0.740 against 0.713 on the target's deals
-(docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md): less sure of
-itself, it is searched about 17 times a game instead of 6, so a game costs about 2.5
-times as much."""
+``ppo``'s distilled specialist, searched below 0.9 (:data:`SETTINGS`), which read 0.739
+against 0.713 on the target's deals at 1.1 to 1.4 times the cost a game
+(docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md). Less sure of
+itself than the PPO one, below 0.99 it was searched 17 times a game instead of 6, 2.5
+times the cost for no gain."""
 
 
 @dataclass(frozen=True)
