@@ -323,11 +323,8 @@ def load_actor(path: str | Path) -> Actor:
     if file.suffix in (".npz", ".pkl"):
         try:
             return _load_npz(file) if file.suffix == ".npz" else _load_rllib_state(file)
-        except ValueError as exc:
-            raise ValueError(f"cannot load a PPO model from {file}: {exc}") from None
         except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
-            first_line = (str(exc).strip().splitlines() or [""])[0][:160]
-            raise ValueError(f"cannot load a PPO model from {file}: {type(exc).__name__}: {first_line}") from None
+            raise _unreadable(file, exc) from None
     try:
         import torch
     except ImportError:
@@ -348,12 +345,19 @@ def load_actor(path: str | Path) -> Actor:
             data = json.loads(zf.read("data").decode())
             state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
         actor = _actor_from_state(state, data)
-    except ValueError as exc:
-        raise ValueError(f"cannot load a PPO model from {file}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - a bad zip or unpickling garbage raises many types
-        first_line = (str(exc).strip().splitlines() or [""])[0][:160]
-        raise ValueError(f"cannot load a PPO model from {file}: {type(exc).__name__}: {first_line}") from None
+        raise _unreadable(file, exc) from None
     return actor
+
+
+def _unreadable(file: Path, exc: Exception) -> ValueError:
+    """One line naming ``file``: our own ``ValueError`` as it is, anything else (a bad zip,
+    unpickling garbage, and ``ValueError`` subclasses such as ``UnicodeDecodeError``) with
+    its type, so the message never depends on which byte of the garbage failed first."""
+    if type(exc) is ValueError:
+        return ValueError(f"cannot load a PPO model from {file}: {exc}")
+    first_line = (str(exc).strip().splitlines() or [""])[0][:160]
+    return ValueError(f"cannot load a PPO model from {file}: {type(exc).__name__}: {first_line}")
 
 
 @functools.cache

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pickle
+import random
 import shutil
 import zipfile
 from collections import OrderedDict
@@ -179,13 +180,25 @@ def _wrong_shape(path):
     _rewrite(path, change)
 
 
+def _garbage(seed):
+    def change(name, data):
+        return random.Random(seed).randbytes(500) if name == "policy.pth" else data
+
+    return change
+
+
 BROKEN = {
     "empty": (lambda p: p.write_bytes(b""), "BadZipFile"),
     "truncated": (lambda p: p.write_bytes(DEFAULT_MODEL.read_bytes()[:5000]), ""),
     "random bytes": (lambda p: p.write_bytes(os.urandom(4000)), "BadZipFile"),
     "bad CRC": (_bad_crc, "corrupt (bad CRC)"),
     "no policy.pth": (lambda p: _rewrite(p, lambda n, d: None if n == "policy.pth" else d), "has no policy.pth"),
-    "garbage weights": (lambda p: _rewrite(p, lambda n, d: os.urandom(500) if n == "policy.pth" else d), "Error"),
+    # seeded garbage, one seed for each way torch.load fails on it (a UnicodeDecodeError is a
+    # ValueError too, and must still be named by its type)
+    **{
+        f"garbage weights ({kind})": (lambda p, seed=seed: _rewrite(p, _garbage(seed)), kind)
+        for kind, seed in [("UnpicklingError", 0), ("IndexError", 2), ("KeyError", 20), ("UnicodeDecodeError", 195)]
+    },
     "wrong shapes": (_wrong_shape, "action layer has 5 outputs"),
 }
 
