@@ -190,7 +190,7 @@ def _garbage(seed):
 BROKEN = {
     "empty": (lambda p: p.write_bytes(b""), "BadZipFile"),
     "truncated": (lambda p: p.write_bytes(DEFAULT_MODEL.read_bytes()[:5000]), ""),
-    "random bytes": (lambda p: p.write_bytes(os.urandom(4000)), "BadZipFile"),
+    "random bytes": (lambda p: p.write_bytes(random.Random(1).randbytes(4000)), "BadZipFile"),
     "bad CRC": (_bad_crc, "corrupt (bad CRC)"),
     "no policy.pth": (lambda p: _rewrite(p, lambda n, d: None if n == "policy.pth" else d), "has no policy.pth"),
     # seeded garbage, one seed for each way torch.load fails on it (a UnicodeDecodeError is a
