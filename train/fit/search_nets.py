@@ -150,10 +150,12 @@ def collect(actor: Actor, players: int, games: int, seed: int = 0) -> SearchData
     """Step 1: the decisions of ``actor`` in ``games`` games against ``heuristic``."""
     heuristic = HeuristicAgent()
     ppo = PPOAgent.from_actor(actor)
+    # one array per game, joined once at the end: a list of millions of one-row arrays
+    # held about twice the data's size on top of the joined copy
     obs: list[np.ndarray] = []
     hands: list[np.ndarray] = []
-    wins: list[float] = []
-    game_of: list[int] = []
+    wins: list[np.ndarray] = []
+    game_of: list[np.ndarray] = []
     for g in range(games):
         seat = g % players
         game = LlamaGame(players, rng=DATA_DEALS + seed * 1_000_003 + g)
@@ -161,15 +163,18 @@ def collect(actor: Actor, players: int, games: int, seed: int = 0) -> SearchData
         seats[seat] = ppo
         recorder = _Recorder(seat)
         Table(game, seats, listener=recorder).play()
-        obs += recorder.obs
-        hands += recorder.hands
-        wins += [game_rewards(game.scores)[seat]] * len(recorder.obs)
-        game_of += [g] * len(recorder.obs)
+        if not recorder.obs:
+            continue
+        k = len(recorder.obs)
+        obs.append(np.stack(recorder.obs))
+        hands.append(np.stack(recorder.hands))
+        wins.append(np.full(k, game_rewards(game.scores)[seat], dtype=np.float32))
+        game_of.append(np.full(k, g, dtype=np.int32))
     return SearchData(
-        obs=np.stack(obs),
-        hands=np.stack(hands),
-        win=np.array(wins, dtype=np.float32),
-        game=np.array(game_of, dtype=np.int32),
+        obs=np.concatenate(obs),
+        hands=np.concatenate(hands),
+        win=np.concatenate(wins),
+        game=np.concatenate(game_of),
     )
 
 
@@ -205,14 +210,15 @@ def fit_network(
     for a, b in zip(sizes[:-1], sizes[1:], strict=True):
         layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
     net = torch.nn.Sequential(*layers, torch.nn.Linear(sizes[-1], out))
-    xt, yt = x[~held], y[~held]
-    steps = epochs * (len(xt) // config.batch_size + 1)
+    train = torch.nonzero(~held)[:, 0]  # the rows fitted on, gathered a minibatch at a time (no copy of the data)
+    steps = epochs * (len(train) // config.batch_size + 1)
     opt = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
     losses: list[float] = []
     for epoch in range(epochs):
-        for idx in torch.randperm(len(xt)).split(config.batch_size):
-            loss = loss_of(net(xt[idx]), yt[idx])
+        for batch in torch.randperm(len(train)).split(config.batch_size):
+            idx = train[batch]
+            loss = loss_of(net(x[idx]), y[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
