@@ -1,7 +1,7 @@
-"""The search agent: the shipped PPO specialist, with a one-move search where it is unsure.
+"""The search agent: ``ppo``'s specialist, with a one-move search where it is unsure.
 
 ``agents.make("search")`` plays the ``ppo`` agent's move, except where its specialist's
-top probability is below ``below`` (about 3 moves a game at 4 players). There it imagines
+top probability is below ``below`` (about 4 moves a game at 4 players). There it imagines
 ``worlds`` games that its observation cannot tell from the real one
 (:mod:`llama_env.worlds`), the other hands drawn card by card from a *belief network*
 (observation -> the share of each value in each other hand), and tries every legal move
@@ -21,7 +21,7 @@ from its own generator, so the moves of a world meet the same cards until the ro
 not the same next deal.
 
 The two networks (``agents/models/search_<n>p.npz``, :data:`NETWORKS`) were fitted on
-48,000 games of the specialist against ``heuristic`` by ``llama-rl fit-search``
+48,000 games of the PPO specialist (``ppo_v3``'s) against ``heuristic`` by ``llama-rl fit-search``
 (:mod:`train.fit.search_nets`; docs/training.md, "Reproduce every shipped agent"). At
 table sizes without them, at rule options they were not fitted on (``end_score`` other
 than 40) and for observations that do not fit a round dealt 6 cards a hand (and given a
@@ -91,15 +91,17 @@ FITTED_ON: dict[int, Path] = SHIPPED[PPOv3Agent.name]
 """Table size -> the specialist whose games the networks of :data:`NETWORKS` were fitted on
 (``ppo_v3``'s: PPO's, before ``llama-rl distill``); ``llama-rl fit-search`` plays it by
 default, so its plain command remakes each shipped network file."""
-SEARCHED_ON: dict[int, Path] = {**FITTED_ON, 2: SHIPPED[PPOAgent.name][2]}
-"""Table size -> the specialist the search plays and searches on there. At 4 and 6 players
-the one its networks were fitted on (on ``ppo``'s distilled 4-player specialist it read
-0.296 against 0.312, 0.295 with networks refitted on that specialist's games); heads-up
-``ppo``'s distilled specialist, searched below 0.9 (:data:`SETTINGS`), which read 0.739
-against 0.713 on the target's deals at 1.1 to 1.4 times the cost a game
-(docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md). Less sure of
+SEARCHED_ON: dict[int, Path] = {**FITTED_ON, 2: SHIPPED[PPOAgent.name][2], 4: SHIPPED[PPOAgent.name][4]}
+"""Table size -> the specialist the search plays and searches on there: ``ppo``'s distilled
+specialists heads-up and at 4 players, the PPO one its networks were fitted on at 6.
+Heads-up, searched below 0.9 (:data:`SETTINGS`), the distilled one read 0.739 against
+0.713 on the target's deals at 1.1 to 1.4 times the cost a game
+(docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md); less sure of
 itself than the PPO one, below 0.99 it was searched 17 times a game instead of 6, 2.5
-times the cost for no gain."""
+times the cost for no gain. At 4 players, searched below 0.7, it reads 0.322 against
+0.312 on the target's deals and 0.320 and 0.319 against 0.308 and 0.318 on two other sets
+(docs/research/2026-12-04-4p-search-on-the-distilled-specialist.md); below the PPO
+one's 0.95 it had read 0.296. At 6 players below 0.8 it read what the PPO one reads."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ class Settings:
 
 SETTINGS: dict[int, Settings] = {
     2: Settings(worlds=96, below=0.9, horizon=0),
-    4: Settings(worlds=48, below=0.95, horizon=40),
+    4: Settings(worlds=48, below=0.7, horizon=40),
     6: Settings(worlds=48, below=0.95, horizon=0),
 }
 """Table size -> the search's defaults there (4,000 games against ``heuristic``, seed 0;
@@ -127,11 +129,13 @@ worlds read 0.727 against 0.703 with 48 (batched deals); the threshold 0.9 fits 
 distilled specialist of :data:`SEARCHED_ON`, which it searches about as often (8 moves a
 game) as 0.99 searched the PPO one (0.744 and 0.743 on the batched deals of seeds 1 and
 2, against 0.728 and 0.752 for the PPO one below 0.99;
-docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md). At 4 players a
-horizon of 40 steps keeps the strength (0.312 against 0.311 without, on the target's
-deals) and bounds a searched move's time (p99 77 ms against 109); at 2 and 6 players it
-read 0.713 against 0.718 and 0.227 against 0.231, so there the play-outs run to their
-end."""
+docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md). At 4 players the
+threshold 0.7 does the same for the distilled specialist there
+(docs/research/2026-12-04-4p-search-on-the-distilled-specialist.md), and a horizon of 40
+steps keeps the strength (0.312 against 0.311 without, on the target's deals, searching
+the PPO specialist) and bounds a searched move's time (p99 77 ms against 109); at 2 and 6
+players it read 0.713 against 0.718 and 0.227 against 0.231, so there the play-outs run
+to their end."""
 
 _NV = NUM_CARD_VALUES
 
@@ -238,8 +242,8 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
     """ppo with a one-move search at 2, 4 and 6 players where its specialist is unsure, ppo
-    at 3 and 5: the strongest at every size, about 0.18 s a 4-player game on one core
-    (0.05 s in a batched evaluation).
+    at 3 and 5: the strongest at every size, about 0.15 s a 4-player game on one core
+    (0.04 s in a batched evaluation).
 
     The search draws worlds from a belief network, plays them out to the round's end and
     values them with a value network; at 3 and 5 players (no specialist to search with) it
