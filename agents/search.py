@@ -1,4 +1,4 @@
-"""The search agent: ``ppo``'s specialist, with a one-move search where it is unsure.
+"""The search agent: a PPO specialist, with a one-move search where it is unsure.
 
 ``agents.make("search")`` plays the ``ppo`` agent's move, except where its specialist's
 top probability is below ``below`` (about 4 moves a game at 4 players). There it imagines
