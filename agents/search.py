@@ -91,7 +91,7 @@ FITTED_ON: dict[int, Path] = SHIPPED[PPOv3Agent.name]
 """Table size -> the specialist whose games the networks of :data:`NETWORKS` were fitted on
 (``ppo_v3``'s: PPO's, before ``llama-rl distill``); ``llama-rl fit-search`` plays it by
 default, so its plain command remakes each shipped network file."""
-SEARCHED_ON: dict[int, Path] = {**FITTED_ON, 2: SHIPPED[PPOAgent.name][2], 4: SHIPPED[PPOAgent.name][4]}
+SEARCHED_ON: dict[int, Path] = {**SHIPPED[PPOAgent.name], 6: FITTED_ON[6]}
 """Table size -> the specialist the search plays and searches on there: ``ppo``'s distilled
 specialists heads-up and at 4 players, the PPO one its networks were fitted on at 6.
 Heads-up, searched below 0.9 (:data:`SETTINGS`), the distilled one read 0.739 against
