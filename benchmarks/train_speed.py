@@ -2,14 +2,18 @@
 
     python benchmarks/train_speed.py [--steps 300000] [--threads 2] [--preset NAME]
                                      [--opponents MIX] [--players SIZES] [--n-envs N]
-                                     [--engine batch,scalar] [--sb3-baseline]
+                                     [--engine batch,scalar] [--env-workers 1,2]
+                                     [--sb3-baseline]
 
 Runs :func:`train.training.train` for ``--steps`` learner steps (rollouts AND PPO updates,
 TensorBoard and checkpoints off) on each vec env of ``--engine`` (default both, side by
 side: the batched engine and the previous, scalar one) and prints the steps per second,
 with the split between the vec env (rules, observation encoding, every opponent's move,
 batched policy opponents) and learning (rollout inference + gradient updates), and the
-ratio of the first engine's rate to the others'.
+ratio of the first run's rate to the others'. ``--env-workers`` times each vec env with
+each number of env worker processes (the sb3 option ``env_workers``; default 1: the games
+in the trainer's process); with more than one, "env" is the time the trainer waited for
+the workers.
 
 ``--sb3-baseline`` also times the textbook setup for comparison: MaskablePPO with its
 defaults (n_steps 2048, batch 64, 10 epochs) on a DummyVecEnv of 8 ``Llama-v0`` envs
@@ -58,13 +62,16 @@ def main() -> None:
     ap.add_argument(
         "--engine", default="batch,scalar", help="the vec envs to time, in this order (default: batch,scalar)"
     )
+    ap.add_argument(
+        "--env-workers", default="1", help="the env worker processes to time each vec env with (default: 1)"
+    )
     ap.add_argument("--sb3-baseline", action="store_true")
     ap.add_argument("--baseline-steps", type=int, default=20_000)
     args = ap.parse_args()
 
-    engines = [e for e in args.engine.split(",") if e]
+    runs = [(e, int(w)) for e in args.engine.split(",") if e for w in args.env_workers.split(",") if w]
     rates = []
-    for engine in engines:
+    for engine, workers in runs:
         with tempfile.TemporaryDirectory() as tmp:
             base = PRESETS[args.preset] if args.preset else BENCH
             values = {
@@ -78,7 +85,7 @@ def main() -> None:
                 "eval_every": 0,
                 "checkpoint_every": 0,
                 "progress_bar": False,
-                "options": {"tensorboard": False, "engine": engine},
+                "options": {"tensorboard": False, "engine": engine, "env_workers": workers},
                 "run_dir": tmp,
                 "run_name": "bench",
                 "resume": "",
@@ -87,7 +94,8 @@ def main() -> None:
             r = train(cfg)
         rates.append(r.steps_per_s)
         print(
-            f"{engine} vec env, MaskablePPO: n_envs={cfg.n_envs} n_steps={cfg.n_steps} batch={cfg.batch_size} "
+            f"{engine} vec env, {workers} env worker(s), MaskablePPO: n_envs={cfg.n_envs} n_steps={cfg.n_steps} "
+            f"batch={cfg.batch_size} "
             f"epochs={cfg.n_epochs} net={cfg.net_arch} threads={cfg.torch_threads} players={cfg.players} "
             f"opponents={cfg.opponents}"
         )
@@ -97,8 +105,9 @@ def main() -> None:
             f"= {100 * r.learn_s / r.wall_s:.0f}%)",
             flush=True,
         )
-    for engine, rate in zip(engines[1:], rates[1:], strict=True):
-        print(f"{engines[0]} / {engine}: {rates[0] / rate:.2f}x the steps/s")
+    name = [f"{e} x{w}" for e, w in runs]
+    for other, rate in zip(name[1:], rates[1:], strict=True):
+        print(f"{name[0]} / {other}: {rates[0] / rate:.2f}x the steps/s")
     if args.sb3_baseline:
         n = args.baseline_steps
         sps = sb3_baseline(n, args.threads)

@@ -75,7 +75,7 @@ class TrainConfig:
     # --- the trainer
     backend: str = _f(
         "sb3",
-        "trainer: sb3 (MaskablePPO on the batched vec env, one process) or rllib (multi-agent PPO on Ray RLlib, "
+        "trainer: sb3 (MaskablePPO on the batched vec env) or rllib (multi-agent PPO on Ray RLlib, "
         "needs the rllib extra); see train.training.backend",
     )
     options: Any = _f(
@@ -109,7 +109,9 @@ class TrainConfig:
     total_timesteps: int = _f(2_000_000, "learner env steps to train for (resuming continues the count)")
     n_envs: int = _f(128, "games stepped side by side in the batched vec env")
     seed: int = _f(0, "seeds the games, the opponents' draws and torch")
-    torch_threads: int = _f(1, "torch.set_num_threads for the run (1 is fastest for a small MLP on a busy machine)")
+    torch_threads: int = _f(
+        1, "torch.set_num_threads for the PPO updates (1 is fastest for a small MLP on a busy machine)"
+    )
     # --- the network and PPO
     net_arch: tuple[int, ...] = _f(
         (128, 128), "hidden layer sizes of the policy and value MLPs, e.g. '128,128'", metavar="SIZES"

@@ -1,7 +1,8 @@
-"""The sb3 backend: MaskablePPO (sb3-contrib) on the batched vec env, in one process.
+"""The sb3 backend: MaskablePPO (sb3-contrib) on the batched vec env.
 
-The learner holds one seat of every game in
-:class:`train.training.sb3.vec_env.BatchedLlamaVecEnv`; the trainer is
+The learner holds one seat of every game in the vec env of
+:mod:`train.training.sb3.vec_env` (in the trainer's process, or split between processes
+by :mod:`train.training.sb3.workers`: the option ``env_workers``); the trainer is
 :func:`train.training.sb3.trainer.train_sb3`, the per-rollout work (self-play copy,
 past league, checkpoints, evaluations, speed) :mod:`train.training.sb3.callbacks`.
 Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib), imported only when a
@@ -36,7 +37,18 @@ class Sb3Options:
         },
     )
 
+    env_workers: int = field(
+        default=1,
+        metadata={
+            "help": "processes that play the games (1: the trainer's own; 2 on two cores plays them on both "
+            "while the trainer waits; a seeded run replays for the same number)"
+        },
+    )
+
     def __post_init__(self) -> None:
+        workers = self.env_workers
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"config key 'env_workers' must be a positive int, got {workers!r}")
         if isinstance(self.engine, str) and self.engine not in ENGINES:
             raise ValueError(f"config key 'engine' must be one of {', '.join(ENGINES)}, got {self.engine!r}")
         if isinstance(self.verbose, int) and not isinstance(self.verbose, bool) and self.verbose not in (0, 1, 2):
@@ -45,7 +57,7 @@ class Sb3Options:
 
 BACKEND = Backend(
     name="sb3",
-    summary="MaskablePPO on the batched vec env, one process",
+    summary="MaskablePPO on the batched vec env",
     extra="train",
     algorithm="maskableppo",
     run=imported_when_run("train.training.sb3.trainer", "train_sb3"),

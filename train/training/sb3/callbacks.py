@@ -10,22 +10,20 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.ppo import Actor, actor_from_policy
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
+from train.training.sb3.vec_env import ActorPolicy
 
 if TYPE_CHECKING:
     from train.training.config import TrainConfig
     from train.training.run_dir import RunDir
-    from train.training.sb3.vec_env import LlamaVecEnv, PolicyFn
+    from train.training.sb3.vec_env import LlamaVecEnv
+    from train.training.sb3.workers import SplitVecEnv
 
-__all__ = ["TrainingHooks", "actor_policy"]
-
-
-def actor_policy(actor: Actor, rng: np.random.Generator) -> PolicyFn:
-    """A batched sampling policy (for ``"self"`` and ``"past"`` opponents) from an actor."""
-    return lambda obs, masks: actor.act_batch(obs, masks, deterministic=False, rng=rng)
+__all__ = ["TrainingHooks"]
 
 
 def _duration(seconds: float) -> str:
@@ -42,7 +40,7 @@ class TrainingHooks(BaseCallback):
     def __init__(
         self,
         config: TrainConfig,
-        env: LlamaVecEnv,
+        env: LlamaVecEnv | SplitVecEnv,
         run: RunDir,
         past: list[Actor],
         opp_rng: np.random.Generator,
@@ -102,11 +100,16 @@ class TrainingHooks(BaseCallback):
 
     def _on_rollout_start(self) -> None:
         self.t_roll = time.perf_counter()
+        # torch on one thread while the games move: a rollout's forward passes are a few
+        # hundred rows, and idle intra-op threads would spin on the cores the env
+        # workers need; the updates get the config's torch_threads back
+        torch.set_num_threads(1)
         # "self" plays a numpy copy of the current actor, refreshed at every rollout start
         # (the policy only changes between rollouts)
-        self.env.set_policy("self", actor_policy(actor_from_policy(self.model.policy), self.opp_rng))
+        self.env.set_policy("self", ActorPolicy(actor_from_policy(self.model.policy), self.opp_rng))
 
     def _on_rollout_end(self) -> None:
+        torch.set_num_threads(self.config.torch_threads)
         self.rollout_s += time.perf_counter() - self.t_roll
         wall = time.perf_counter() - self.t0
         done = self.model.num_timesteps - self.start_steps
@@ -133,7 +136,7 @@ class TrainingHooks(BaseCallback):
         if config.past_every and n >= self.next_past:
             self.past.append(actor_from_policy(self.model.policy))
             del self.past[: -config.past_pool]
-            self.env.set_past_policies([actor_policy(a, self.opp_rng) for a in self.past])
+            self.env.set_past_policies([ActorPolicy(a, self.opp_rng) for a in self.past])
             self.next_past = next_multiple(n, config.past_every)
         try:
             if config.checkpoint_every and n >= self.next_ckpt:

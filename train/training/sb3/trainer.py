@@ -37,8 +37,9 @@ from train.training.result import TrainResult
 from train.training.resume import find_checkpoint, session_run
 from train.training.run_dir import RunDir, RunDirError, atomic_write, saving_despite_ctrl_c, write_json_atomic
 from train.training.sb3 import Sb3Options
-from train.training.sb3.callbacks import TrainingHooks, actor_policy
-from train.training.sb3.vec_env import vec_env_class
+from train.training.sb3.callbacks import TrainingHooks
+from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv
+from train.training.sb3.workers import SplitVecEnv, make_vec_env
 
 __all__ = ["train_sb3", "save_model"]
 
@@ -90,9 +91,10 @@ def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, to
     from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(config.torch_threads)
-    # numpy's BLAS too (the opponents' forward passes): more threads than the config's
-    # make a small matrix product ten times slower on a busy machine
-    with threadpool_limits(limits=config.torch_threads, user_api="blas"):
+    # numpy's BLAS (the opponents' forward passes, a few hundred rows) to one thread: more
+    # make such a small matrix product ten times slower on a busy machine, and with env
+    # workers the other cores are theirs while the games move
+    with threadpool_limits(limits=1, user_api="blas"):
         return _train_limited(config, run, resume_from, torch, ppo_cls)
 
 
@@ -104,7 +106,9 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
         start = _saved_timesteps(resume_from)
         env_seed = int(np.random.SeedSequence([config.seed, start]).generate_state(1)[0])
     options: Sb3Options = config.options
-    env = vec_env_class(options.engine, config.players, config.n_envs)(
+    env = make_vec_env(
+        options.engine,
+        options.env_workers,
         config.n_envs,
         players=config.players,
         opponents=config.opponents,
@@ -114,7 +118,22 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
         rules=config.rules_at(min(config.players)),
     )
     opp_rng = np.random.default_rng([env_seed, 7])
+    try:
+        return _train_on(env, opp_rng, config, run, resume_from, torch, ppo_cls)
+    finally:
+        env.close()  # stops the env workers, if any
 
+
+def _train_on(
+    env: LlamaVecEnv | SplitVecEnv,
+    opp_rng: np.random.Generator,
+    config: TrainConfig,
+    run: RunDir,
+    resume_from: Path | None,
+    torch: Any,
+    ppo_cls: Any,
+) -> TrainResult:
+    options: Sb3Options = config.options
     lr: Any = config.learning_rate
     if config.anneal_lr:
         base = config.learning_rate
@@ -155,7 +174,7 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
             device="cpu",
             **hyper,
         )
-    env.set_policy("self", actor_policy(actor_from_policy(model.policy), opp_rng))
+    env.set_policy("self", ActorPolicy(actor_from_policy(model.policy), opp_rng))
     # recorded once the model is there: a session that could not start leaves no config
     config_file = run.next_resume_config_path() if run.config_files() else run.config_path
     try:
@@ -169,7 +188,7 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
         for path in run.checkpoints()[-config.past_pool :]:
             with contextlib.suppress(ValueError):  # a broken checkpoint was already reported
                 past.append(load_actor(path))
-        env.set_past_policies([actor_policy(a, opp_rng) for a in past])
+        env.set_past_policies([ActorPolicy(a, opp_rng) for a in past])
 
     saved: list[Path] = []
 

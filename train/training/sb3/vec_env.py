@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
@@ -54,6 +55,9 @@ from llama_env.rewards import batch_rewards, game_rewards, rewards_for, validate
 from llama_env.table import BatchTable, Table, advance_all, deal_table
 from train.training.seats import POLICY_KINDS, OpponentMix, past_index
 
+if TYPE_CHECKING:
+    from agents.ppo import Actor
+
 __all__ = [
     "LlamaVecEnv",
     "BatchedLlamaVecEnv",
@@ -61,6 +65,7 @@ __all__ = [
     "VEC_ENVS",
     "vec_env_class",
     "PolicyFn",
+    "ActorPolicy",
     "PolicyAgent",
     "POLICY_KINDS",
     "table_shares",
@@ -68,6 +73,19 @@ __all__ = [
 
 PolicyFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A batched policy: ``(observations (B, OBS_SIZE) float32, masks (B, 9) bool) -> actions (B,)``."""
+
+
+@dataclass(frozen=True)
+class ActorPolicy:
+    """The policy of a ``"self"`` or ``"past"`` opponent: ``actor``'s moves, sampled from
+    ``rng``. A :data:`PolicyFn` that pickles, so that env workers
+    (:mod:`train.training.sb3.workers`) can play it, each from its own generator."""
+
+    actor: Actor
+    rng: np.random.Generator
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.actor.act_batch(observations, masks, deterministic=False, rng=self.rng)
 
 
 class PolicyAgent:

@@ -1,0 +1,222 @@
+"""The vec env split between processes (the sb3 option ``env_workers``) plays exactly the
+games its shares would play alone, keeps every promise of the vec envs (masks, rewards,
+seeds, refusals), and a training run with it replays on the same seed.
+
+Each share of a :class:`SplitVecEnv` is a vec env of its own class, seeded by
+:func:`worker_seed`; so the split env must give, step for step, what those vec envs give
+side by side in one process. That one comparison holds the plumbing (actions out,
+observations, rewards, ends, infos and masks back, in slot order) to the single-process
+envs, which tests/train/test_vec_env.py holds to the rules.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from agents.ppo import DEFAULT_MODEL, load_actor
+from llama_env.engine import IllegalActionError, Rules
+from llama_env.observation import encode
+from train.training import train
+from train.training.config import TrainConfig
+from train.training.presets import PRESETS
+from train.training.sb3.vec_env import ActorPolicy, BatchedLlamaVecEnv, ScalarLlamaVecEnv
+from train.training.sb3.workers import SplitVecEnv, make_vec_env, worker_seed
+
+ENVS = [ScalarLlamaVecEnv, BatchedLlamaVecEnv]
+ARGS = dict(players=[2, 3, 4, 5, 6], opponents={"heuristic": 1, "random": 1, "self": 1, "past": 1})
+
+
+@pytest.fixture
+def split():
+    """Makes split envs and closes them (their workers) after the test."""
+    made: list[SplitVecEnv] = []
+
+    def make(cls, num_envs, workers=2, **kw):
+        env = SplitVecEnv(cls, num_envs, workers, **kw)
+        made.append(env)
+        return env
+
+    yield make
+    for env in made:
+        env.close()
+    assert all(not p.is_alive() for env in made for p in env._procs)
+
+
+def actor():
+    return load_actor(DEFAULT_MODEL)
+
+
+def pick(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+
+
+@pytest.mark.parametrize("cls", ENVS)
+def test_a_split_env_plays_its_shares_games_exactly(cls, split):
+    a = actor()
+    env = split(cls, 23, 3, seed=4, **ARGS)
+    assert env.shares == [8, 8, 7]
+    alone = [cls(n, seed=worker_seed(4, k), **ARGS) for k, n in enumerate(env.shares)]
+    env.set_policy("self", ActorPolicy(a, np.random.default_rng(99)))
+    env.set_past_policies([ActorPolicy(a, np.random.default_rng(98))])
+    for k, e in enumerate(alone):  # each share samples the policies from its own generator
+        rng = np.random.default_rng([worker_seed(4, k), 7])
+        e.set_policy("self", ActorPolicy(a, rng))
+        e.set_past_policies([ActorPolicy(a, rng)])
+    obs = env.reset()
+    np.testing.assert_array_equal(obs, np.concatenate([e.reset() for e in alone]))
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(150):
+        masks = env.action_masks()
+        np.testing.assert_array_equal(masks, np.concatenate([e.action_masks() for e in alone]))
+        actions = pick(rng, masks)
+        got = env.step(actions)
+        b = np.cumsum([0, *env.shares])
+        parts = [e.step(actions[b[k] : b[k + 1]]) for k, e in enumerate(alone)]
+        for i in range(3):
+            np.testing.assert_array_equal(got[i], np.concatenate([p[i] for p in parts]))
+        want_infos = [info for p in parts for info in p[3]]
+        assert len(got[3]) == len(want_infos) == 23
+        for x, y in zip(got[3], want_infos, strict=True):
+            assert x.keys() == y.keys()
+            for key in x:
+                if key == "episode":
+                    assert {k: v for k, v in x[key].items() if k != "t"} == {
+                        k: v for k, v in y[key].items() if k != "t"
+                    }
+                else:
+                    np.testing.assert_array_equal(x[key], y[key])
+        ended += int(got[2].sum())
+    assert ended > 20
+    assert [g.to_dict() for g in env.games] == [g.to_dict() for e in alone for g in e.games]
+    assert env.seats.tolist() == [s for e in alone for s in e.seats.tolist()]
+    assert env.seat_kinds == [k for e in alone for k in e.seat_kinds]
+    assert env.env_time > 0
+
+
+@pytest.mark.parametrize("cls", ENVS)
+def test_masks_and_observations_are_the_learners(cls, split):
+    env = split(cls, 10, **ARGS, seed=2)
+    env.set_policy("self", ActorPolicy(actor(), np.random.default_rng(0)))
+    obs = env.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        masks = np.stack(env.env_method("action_masks"))
+        for i, g in enumerate(env.games):
+            seat = int(env.seats[i])
+            assert g.current_player == seat and np.flatnonzero(masks[i]).tolist() == g.legal_actions()
+            np.testing.assert_array_equal(obs[i], encode(g, seat))
+        obs, *_ = env.step(pick(rng, masks))
+
+
+def test_the_same_seed_replays_and_reseeding_restarts(split):
+    a, b = (split(ScalarLlamaVecEnv, 9, seed=5, players=[2, 4], opponents="heuristic") for _ in range(2))
+    oa, ob = a.reset(), b.reset()
+    np.testing.assert_array_equal(oa, ob)
+    for _ in range(20):
+        actions = pick(np.random.default_rng(0), a.action_masks())
+        for x, y in zip(a.step(actions)[:3], b.step(actions)[:3], strict=True):
+            np.testing.assert_array_equal(x, y)
+    c = split(ScalarLlamaVecEnv, 9, seed=6, players=[2, 4], opponents="heuristic")
+    c.reset()
+    assert [g.to_dict() for g in a.games] != [g.to_dict() for g in c.games]
+    c.seed(5)
+    np.testing.assert_array_equal(c.reset(), oa)
+
+
+def test_errors_in_a_worker_reach_the_trainer_and_the_env_goes_on(split):
+    env = split(ScalarLlamaVecEnv, 6, 3, seed=0, players=2, opponents="random")
+    env.reset()
+    masks = env.action_masks()
+    bad = pick(np.random.default_rng(0), masks)
+    bad[5] = int(np.flatnonzero(~masks[5])[0])  # an illegal move in the last worker's share
+    with pytest.raises(IllegalActionError):
+        env.step(bad)
+    assert env.games  # every worker answered: the pipes are still in step
+
+
+def test_a_policy_opponent_needs_a_policy_that_pickles(split):
+    env = split(ScalarLlamaVecEnv, 4, seed=0, players=2, opponents="self", seat=1)
+    with pytest.raises(ValueError, match="does not pickle.*ActorPolicy"):
+        env.set_policy("self", lambda obs, masks: masks.argmax(axis=1))
+    with pytest.raises(RuntimeError, match="set_policy"):
+        env.reset()
+
+
+def test_a_dead_worker_is_named(split):
+    env = split(ScalarLlamaVecEnv, 4, seed=0, players=2, opponents="random")
+    env.reset()
+    os.kill(env._procs[0].pid, signal.SIGKILL)
+    env._procs[0].join()
+    with pytest.raises(RuntimeError, match="env worker 1 stopped"):
+        env.step(pick(np.random.default_rng(0), env.action_masks()))
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"num_envs": 1}, r"num_envs \(1\) must be at least the number of env workers \(2\)"),
+        ({"workers": 1}, "at least 2 workers"),
+        ({"players": [7]}, "num_players"),
+        ({"reward": "points"}, "reward"),
+    ],
+)
+def test_bad_arguments_name_the_problem(kw, match):
+    args = dict(num_envs=4, workers=2, players=2, opponents="random")
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        SplitVecEnv(ScalarLlamaVecEnv, args.pop("num_envs"), args.pop("workers"), **args)
+
+
+def test_make_vec_env_picks_the_engine_per_worker():
+    env = make_vec_env("auto", 2, 512, players=(2,), opponents="random", rules=Rules())
+    try:
+        assert isinstance(env, SplitVecEnv) and env.env_class is BatchedLlamaVecEnv  # 256 games a worker
+    finally:
+        env.close()
+    env = make_vec_env("auto", 4, 512, players=(2,), opponents="random")
+    try:
+        assert env.env_class is ScalarLlamaVecEnv  # 128 a worker: below the batch's break-even
+    finally:
+        env.close()
+    assert isinstance(make_vec_env("scalar", 1, 8, players=(2,), opponents="random"), ScalarLlamaVecEnv)
+    with pytest.raises(ValueError, match="config key 'env_workers' must be a positive int"):
+        TrainConfig(**{**PRESETS["smoke"], "options": {"env_workers": 0}})
+
+
+def test_a_run_with_env_workers_replays_on_the_same_seed(tmp_path):
+    base = {**PRESETS["smoke"], "run_dir": str(tmp_path), "eval_every": 0}
+    base["opponents"] = "heuristic:1,self:1,past:1"
+    base["options"] = {"tensorboard": False, "env_workers": 2}
+    results = [train(TrainConfig(**{**base, "run_name": name})) for name in ("a", "b")]
+    assert all(r.num_timesteps >= base["total_timesteps"] for r in results)
+    a, b = (load_actor(r.model_path) for r in results)
+    for (wa, ba), (wb, bb) in zip(a.layers, b.layers, strict=True):
+        np.testing.assert_array_equal(wa, wb)
+        np.testing.assert_array_equal(ba, bb)
+
+
+def test_ctrl_c_with_env_workers_saves_and_stops_them(tmp_path, monkeypatch):
+    import multiprocessing
+
+    calls = {"n": 0}
+
+    def interrupting(self, real=SplitVecEnv.step_wait):
+        calls["n"] += 1
+        if calls["n"] == 20:
+            raise KeyboardInterrupt
+        return real(self)
+
+    monkeypatch.setattr(SplitVecEnv, "step_wait", interrupting)
+    cfg = TrainConfig(
+        **{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "int", "eval_every": 0},
+        options={"tensorboard": False, "env_workers": 2},
+    )
+    result = train(cfg)
+    assert result.interrupted and 0 < result.num_timesteps < cfg.total_timesteps
+    assert (tmp_path / "int" / "checkpoints" / f"ppo_{result.num_timesteps}.zip").exists()
+    assert not multiprocessing.active_children()  # the trainer closed its env: no worker left

@@ -1,0 +1,327 @@
+"""One vec env's games in worker processes, so that they move on every core.
+
+A step of :class:`~train.training.sb3.vec_env.LlamaVecEnv` (the rules, the observations,
+every opponent's move) is Python on one core, and the trainer waits for it: at the
+``ship`` preset's settings it is half of a run's time. :class:`SplitVecEnv` splits the
+``num_envs`` games between ``workers`` processes, each holding a vec env of the same class
+over its share, and steps them all at once; the trainer's process only gathers their
+observations, rewards and masks.
+
+Each worker's games are seeded from the run's seed and the worker's number, so a seeded
+run replays the same games for the same number of workers (not the same games as one
+process plays: the seatings and deals are drawn from other generators). The ``"self"``
+and ``"past"`` opponents reach the workers as :class:`~train.training.sb3.vec_env.ActorPolicy`
+(the actor's weights), each worker sampling their moves from its own generator.
+
+The sb3 backend's option ``env_workers`` picks the number (1, the default: no workers,
+the games in the trainer's process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import pickle
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
+
+from llama_env.engine import NUM_ACTIONS, LlamaGame
+from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, PolicyFn, vec_env_class
+
+__all__ = ["SplitVecEnv", "make_vec_env", "worker_seed"]
+
+
+def make_vec_env(engine: str, env_workers: int, num_envs: int, **kwargs: Any) -> LlamaVecEnv | SplitVecEnv:
+    """The sb3 trainer's vec env: the games of ``engine`` (:func:`vec_env_class`; picked
+    from the games per worker) in the trainer's process (``env_workers=1``), or split
+    between ``env_workers`` worker processes. ``kwargs`` are the vec env's arguments."""
+    if env_workers == 1:
+        return vec_env_class(engine, kwargs.get("players", 4), num_envs)(num_envs, **kwargs)
+    per_worker = num_envs // max(env_workers, 1)
+    return SplitVecEnv(vec_env_class(engine, kwargs.get("players", 4), per_worker), num_envs, env_workers, **kwargs)
+
+
+def worker_seed(seed: int, worker: int) -> int:
+    """The seed of worker ``worker``'s games in a run seeded ``seed``."""
+    return int(np.random.SeedSequence([seed, worker]).generate_state(1)[0])
+
+
+def _sendable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling (its type and message reach the trainer), else a
+    ``RuntimeError`` that names it."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:  # noqa: BLE001 - whatever pickling raises, the text still goes
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+class _Share:
+    """One share of the games: its vec env, and the generator its ``"self"`` and
+    ``"past"`` opponents sample from; :meth:`handle` answers the trainer's requests, in the
+    trainer's process (the first share) or a worker's."""
+
+    def __init__(self, env_class: type[LlamaVecEnv], num_envs: int, seed: int, kwargs: dict[str, Any]) -> None:
+        self.env = env_class(num_envs, seed=seed, **kwargs)
+        self.rng = np.random.default_rng([seed, 7])
+
+    def _policy(self, fn: PolicyFn) -> PolicyFn:
+        """``fn`` as this share plays it: an actor's moves sampled from the share's generator."""
+        return replace(fn, rng=self.rng) if isinstance(fn, ActorPolicy) else fn
+
+    def handle(self, cmd: str, arg: Any) -> Any:
+        env = self.env
+        if cmd == "step":
+            return (*env.step(arg), env.action_masks())
+        if cmd == "reset":
+            return env.reset(), env.action_masks()
+        if cmd == "self":
+            return env.set_policy("self", self._policy(arg))
+        if cmd == "past":
+            return env.set_past_policies([self._policy(f) for f in arg])
+        if cmd == "seed":
+            env.seed(arg)
+            self.rng = np.random.default_rng([arg, 7])
+            return None
+        if cmd == "get":
+            return getattr(env, arg)
+        raise ValueError(f"unknown request {cmd!r}")
+
+
+def _serve(conn: Connection, env_class: type[LlamaVecEnv], num_envs: int, seed: int, kwargs: dict[str, Any]) -> None:
+    """A worker's life: build its share of the games, then answer the trainer's requests
+    until told to close (or the trainer is gone)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
+    try:
+        share = _Share(env_class, num_envs, seed, kwargs)
+    except Exception as exc:  # noqa: BLE001 - the trainer raises it
+        conn.send(("error", _sendable(exc)))
+        return
+    conn.send(("ok", None))
+    while True:
+        try:
+            cmd, arg = conn.recv()
+        except (EOFError, OSError):  # the trainer is gone
+            return
+        if cmd == "close":
+            conn.send(("ok", None))
+            return
+        try:
+            conn.send(("ok", share.handle(cmd, arg)))
+        except Exception as exc:  # noqa: BLE001 - the trainer raises it
+            conn.send(("error", _sendable(exc)))
+
+
+class SplitVecEnv(VecEnv):
+    """``num_envs`` games of vec env ``env_class`` in ``workers`` shares (the first ones
+    one game more when they do not divide evenly): the first share in this process, each
+    other in a worker process of its own; the other arguments are ``env_class``'s. Close
+    it (:meth:`close`) to stop the workers."""
+
+    render_mode = None
+
+    def __init__(
+        self, env_class: type[LlamaVecEnv], num_envs: int, workers: int, *, seed: int = 0, **kwargs: Any
+    ) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 2:
+            raise ValueError(f"SplitVecEnv needs at least 2 workers, got {workers!r}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < workers:
+            raise ValueError(f"num_envs ({num_envs!r}) must be at least the number of env workers ({workers})")
+        self.shares = [len(part) for part in np.array_split(np.arange(num_envs), workers)]
+        """Games per share, this process's first."""
+        self._bounds = np.cumsum([0, *self.shares])
+        self._conns: list[Connection] = []
+        self._procs: list[Any] = []
+        self._here = _Share(env_class, self.shares[0], worker_seed(seed, 0), kwargs)  # checks the arguments
+        # forked where that is safe (Linux: no re-import, the arguments inherited), else spawned
+        ctx: Any = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        try:
+            for k in range(1, workers):
+                mine, theirs = ctx.Pipe()
+                proc = ctx.Process(
+                    target=_serve, args=(theirs, env_class, self.shares[k], worker_seed(seed, k), kwargs), daemon=True
+                )
+                proc.start()
+                theirs.close()
+                self._conns.append(mine)
+                self._procs.append(proc)
+            self._gather([None])
+        except BaseException:
+            self.close()
+            raise
+        env = self._here.env
+        super().__init__(num_envs, env.observation_space, env.action_space)
+        self.env_class = env_class
+        self.obs_version = env.obs_version
+        self.players = env.players
+        self.reward_mode = env.reward_mode
+        self._masks = np.zeros((num_envs, NUM_ACTIONS), dtype=bool)
+        self._actions: np.ndarray | None = None
+        self.env_time = 0.0
+        """Seconds in :meth:`step_wait` and :meth:`reset`: this process's share of the
+        games, then the wait for the workers'."""
+
+    # ------------------------------------------------------------------ the shares
+
+    def _call(self, cmd: str, args: Sequence[Any]) -> list[Any]:
+        """Every share's answer to ``cmd`` with its argument of ``args``: the workers
+        start, this process answers for its share, then the workers' answers are
+        gathered. The first error is raised once all have answered."""
+        sent = []
+        for conn, arg in zip(self._conns, args[1:], strict=True):
+            try:
+                conn.send((cmd, arg))
+                sent.append(True)
+            except OSError:  # the worker is gone: _gather says so
+                sent.append(False)
+        here: Any = None
+        error: BaseException | None = None
+        try:
+            here = self._here.handle(cmd, args[0])
+        except Exception as exc:  # noqa: BLE001 - raised once the workers have answered
+            error = exc
+        answers = self._gather([here], sent)
+        if error is not None:
+            raise error
+        return answers
+
+    def _gather(self, answers: list[Any], sent: Sequence[bool] | None = None) -> list[Any]:
+        """``answers`` followed by every worker's (those ``sent`` a request); the first
+        worker error is raised (after all have answered)."""
+        error = None
+        for k, conn in enumerate(self._conns, start=1):
+            try:
+                if sent is not None and not sent[k - 1]:
+                    raise EOFError
+                status, value = conn.recv()
+            except (EOFError, OSError):
+                status = "error"
+                value = RuntimeError(f"env worker {k} stopped (exit code {self._procs[k - 1].exitcode})")
+            if status == "error" and error is None:
+                error = value
+            answers.append(value)
+        if error is not None:
+            raise error
+        return answers
+
+    def _each(self, cmd: str, arg: Any) -> list[Any]:
+        return self._call(cmd, [arg] * len(self.shares))
+
+    # ------------------------------------------------------------------ policies
+
+    def set_policy(self, name: str, fn: PolicyFn) -> None:
+        """:meth:`LlamaVecEnv.set_policy` in every share: ``fn`` must pickle (an
+        :class:`ActorPolicy` does; each share samples from its own generator)."""
+        if name != "self":
+            raise ValueError(f"set_policy sets the 'self' policy; use set_past_policies for 'past', got {name!r}")
+        self._each("self", self._picklable(fn))
+
+    def set_past_policies(self, fns: Sequence[PolicyFn]) -> None:
+        """:meth:`LlamaVecEnv.set_past_policies` in every share (each ``fn`` must pickle)."""
+        self._each("past", [self._picklable(f) for f in fns])
+
+    @staticmethod
+    def _picklable(fn: PolicyFn) -> PolicyFn:
+        try:
+            pickle.dumps(fn)
+        except Exception as exc:  # noqa: BLE001 - lambdas, closures, open handles...
+            raise ValueError(
+                f"a vec env with env workers sends its policies to them, and this one does not pickle ({exc}); "
+                "give an ActorPolicy (train.training.sb3.vec_env.ActorPolicy)"
+            ) from None
+        return fn
+
+    # ------------------------------------------------------------------ VecEnv API
+
+    def reset(self) -> np.ndarray:
+        t0 = time.perf_counter()
+        answers = self._each("reset", None)
+        self._masks[:] = np.concatenate([m for _, m in answers])
+        self.env_time += time.perf_counter() - t0
+        return np.concatenate([o for o, _ in answers])
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        actions = self._actions
+        if actions is None:
+            raise RuntimeError("step_wait() called without step_async()")
+        self._actions = None
+        t0 = time.perf_counter()
+        b = self._bounds
+        answers = self._call("step", [actions[b[k] : b[k + 1]] for k in range(len(self.shares))])
+        obs = np.concatenate([a[0] for a in answers])
+        rews = np.concatenate([a[1] for a in answers])
+        dones = np.concatenate([a[2] for a in answers])
+        infos = [info for a in answers for info in a[3]]
+        self._masks[:] = np.concatenate([a[4] for a in answers])
+        self.env_time += time.perf_counter() - t0
+        return obs, rews, dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions, shape ``(num_envs, 9)`` bool."""
+        return self._masks.copy()
+
+    @property
+    def games(self) -> list[LlamaGame]:
+        """Every slot's current game as an engine game (for inspection)."""
+        return [g for part in self._each("get", "games") for g in part]
+
+    @property
+    def seats(self) -> np.ndarray:
+        """The learner's seat in each slot's game."""
+        return np.concatenate(self._each("get", "seats"))
+
+    @property
+    def seat_kinds(self) -> list[list[str | None]]:
+        """Each slot's seating: the kind at every seat (``None`` at the learner's)."""
+        return [kinds for part in self._each("get", "seat_kinds") for kinds in part]
+
+    def close(self) -> None:
+        """Stop the workers (a second call does nothing)."""
+        for conn in self._conns:
+            with contextlib.suppress(OSError, ValueError):  # a worker already gone
+                conn.send(("close", None))
+        for proc in self._procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join()
+        for conn in self._conns:
+            conn.close()
+        self._conns, self._procs = [], []
+
+    def has_attr(self, attr_name: str) -> bool:
+        return hasattr(self, attr_name)
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
+        idx = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            return [self._masks[i].copy() for i in idx]
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result for _ in idx]
+
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        if seed is not None:
+            self._call("seed", [worker_seed(seed, k) for k in range(len(self.shares))])
+        return [seed] * self.num_envs
