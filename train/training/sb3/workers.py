@@ -1,20 +1,21 @@
-"""One vec env's games in worker processes, so that they move on every core.
+"""One vec env's games played in several processes at once, so that they move on every core.
 
 A step of :class:`~train.training.sb3.vec_env.LlamaVecEnv` (the rules, the observations,
 every opponent's move) is Python on one core, and the trainer waits for it: at the
 ``ship`` preset's settings it is half of a run's time. :class:`SplitVecEnv` splits the
-``num_envs`` games between ``workers`` processes, each holding a vec env of the same class
-over its share, and steps them all at once; the trainer's process only gathers their
-observations, rewards and masks.
+``num_envs`` games into shares, each a vec env of the same class: the first played in the
+trainer's process, each other in a worker process of its own, all at once; then it
+gathers their observations, rewards, ends, infos and masks in slot order.
 
-Each worker's games are seeded from the run's seed and the worker's number, so a seeded
-run replays the same games for the same number of workers (not the same games as one
-process plays: the seatings and deals are drawn from other generators). The ``"self"``
-and ``"past"`` opponents reach the workers as :class:`~train.training.sb3.vec_env.ActorPolicy`
-(the actor's weights), each worker sampling their moves from its own generator.
+Each share's games are seeded from the run's seed and the share's number
+(:func:`worker_seed`), so a seeded run replays the same games for the same number of
+shares (not the games one process plays: the seatings and deals come from other
+generators). The ``"self"`` and ``"past"`` opponents reach the workers as
+:class:`~train.training.sb3.vec_env.ActorPolicy` (the actor's weights), each share
+sampling their moves from its own generator.
 
-The sb3 backend's option ``env_workers`` picks the number (1, the default: no workers,
-the games in the trainer's process).
+The sb3 backend's option ``env_workers`` picks the number of shares (1, the default: no
+workers, every game in the trainer's process).
 """
 
 from __future__ import annotations
