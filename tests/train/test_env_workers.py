@@ -198,25 +198,3 @@ def test_a_run_with_env_workers_replays_on_the_same_seed(tmp_path):
     for (wa, ba), (wb, bb) in zip(a.layers, b.layers, strict=True):
         np.testing.assert_array_equal(wa, wb)
         np.testing.assert_array_equal(ba, bb)
-
-
-def test_ctrl_c_with_env_workers_saves_and_stops_them(tmp_path, monkeypatch):
-    import multiprocessing
-
-    calls = {"n": 0}
-
-    def interrupting(self, real=SplitVecEnv.step_wait):
-        calls["n"] += 1
-        if calls["n"] == 20:
-            raise KeyboardInterrupt
-        return real(self)
-
-    monkeypatch.setattr(SplitVecEnv, "step_wait", interrupting)
-    cfg = TrainConfig(
-        **{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "int", "eval_every": 0},
-        options={"tensorboard": False, "env_workers": 2},
-    )
-    result = train(cfg)
-    assert result.interrupted and 0 < result.num_timesteps < cfg.total_timesteps
-    assert (tmp_path / "int" / "checkpoints" / f"ppo_{result.num_timesteps}.zip").exists()
-    assert not multiprocessing.active_children()  # the trainer closed its env: no worker left

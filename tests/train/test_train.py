@@ -153,9 +153,14 @@ def test_saved_model_loads_as_an_agent_and_plays_legal_moves(smoke_run):
     assert play_games(sampler, 5, 1) > 0
 
 
-def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
+@pytest.mark.parametrize("env_workers", [1, 2])
+def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch, env_workers):
+    import multiprocessing
+
+    from train.training.sb3.workers import SplitVecEnv
+
     calls = {"n": 0}
-    for cls in VEC_ENVS.values():  # whichever the run's engine picks
+    for cls in [*VEC_ENVS.values(), SplitVecEnv]:  # whichever the run's engine picks
 
         def interrupting(self, real=cls.step_wait):
             calls["n"] += 1
@@ -164,12 +169,16 @@ def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch):
             return real(self)
 
         monkeypatch.setattr(cls, "step_wait", interrupting)
-    cfg = TrainConfig(**{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "int", "eval_every": 0})
+    cfg = TrainConfig(
+        **{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "int", "eval_every": 0},
+        options={"env_workers": env_workers},
+    )
     result = train(cfg)
     assert result.interrupted
     assert 0 < result.num_timesteps < cfg.total_timesteps
     assert (tmp_path / "int" / "checkpoints" / f"ppo_{result.num_timesteps}.zip").exists()
     assert (tmp_path / "int" / "model.zip").exists()
+    assert not multiprocessing.active_children()  # the trainer closed its env: no env worker left
 
 
 def test_same_seed_same_model(tmp_path):

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from agents.ppo import Actor
 
 __all__ = [
+    "OneVecEnv",
     "LlamaVecEnv",
     "BatchedLlamaVecEnv",
     "ScalarLlamaVecEnv",
@@ -111,7 +112,43 @@ class PolicyAgent:
         return f"PolicyAgent({self.name!r})"
 
 
-class LlamaVecEnv(VecEnv):
+class OneVecEnv(VecEnv):
+    """SB3's ``VecEnv`` plumbing for a vec env that is one object, not a list of envs:
+    attributes and methods are its own for every index, and the learners' masks
+    (``self._masks``, ``(num_envs, 9)`` bool) answer ``action_masks``."""
+
+    _masks: np.ndarray
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions, shape ``(num_envs, 9)`` bool."""
+        return self._masks.copy()
+
+    def close(self) -> None:
+        pass
+
+    def has_attr(self, attr_name: str) -> bool:
+        return hasattr(self, attr_name)
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
+        idx = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            return [self._masks[i].copy() for i in idx]
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result for _ in idx]
+
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+
+class LlamaVecEnv(OneVecEnv):
     """The interface of both vec envs, and what they share: the arguments, the opponents, the policies, the spaces,
     the episode books and SB3's ``VecEnv`` plumbing.
 
@@ -264,33 +301,8 @@ class LlamaVecEnv(VecEnv):
         self._ep_ret[i] = 0.0
         self._ep_len[i] = 0
 
-    def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, shape ``(num_envs, 9)`` bool."""
-        return self._masks.copy()
-
     def close(self) -> None:
         pass
-
-    def has_attr(self, attr_name: str) -> bool:
-        return hasattr(self, attr_name)
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
-
-    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        setattr(self, attr_name, value)
-
-    def env_method(
-        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
-    ) -> list[Any]:
-        idx = list(self._get_indices(indices))
-        if method_name == "action_masks":
-            return [self._masks[i].copy() for i in idx]
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
-        return [result for _ in idx]
-
-    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         if seed is not None:

@@ -32,10 +32,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from llama_env.engine import NUM_ACTIONS, LlamaGame
-from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, PolicyFn, vec_env_class
+from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, vec_env_class
 
 __all__ = ["SplitVecEnv", "make_vec_env", "worker_seed"]
 
@@ -121,7 +121,7 @@ def _serve(conn: Connection, env_class: type[LlamaVecEnv], num_envs: int, seed: 
             conn.send(("error", _sendable(exc)))
 
 
-class SplitVecEnv(VecEnv):
+class SplitVecEnv(OneVecEnv):
     """``num_envs`` games of vec env ``env_class`` in ``workers`` shares (the first ones
     one game more when they do not divide evenly): the first share in this process, each
     other in a worker process of its own; the other arguments are ``env_class``'s. Close
@@ -268,10 +268,6 @@ class SplitVecEnv(VecEnv):
         self.env_time += time.perf_counter() - t0
         return obs, rews, dones, infos
 
-    def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, shape ``(num_envs, 9)`` bool."""
-        return self._masks.copy()
-
     @property
     def games(self) -> list[LlamaGame]:
         """Every slot's current game as an engine game (for inspection)."""
@@ -300,27 +296,6 @@ class SplitVecEnv(VecEnv):
         for conn in self._conns:
             conn.close()
         self._conns, self._procs = [], []
-
-    def has_attr(self, attr_name: str) -> bool:
-        return hasattr(self, attr_name)
-
-    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
-
-    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        setattr(self, attr_name, value)
-
-    def env_method(
-        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
-    ) -> list[Any]:
-        idx = list(self._get_indices(indices))
-        if method_name == "action_masks":
-            return [self._masks[i].copy() for i in idx]
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
-        return [result for _ in idx]
-
-    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         if seed is not None:
