@@ -184,8 +184,9 @@ def test_make_vec_env_picks_the_engine_per_worker():
     finally:
         env.close()
     assert isinstance(make_vec_env("scalar", 1, 8, players=(2,), opponents="random"), ScalarLlamaVecEnv)
-    with pytest.raises(ValueError, match="config key 'env_workers' must be a positive int"):
-        TrainConfig(**{**PRESETS["smoke"], "options": {"env_workers": 0}})
+    for bad in (0, 257, True, 2.0):
+        with pytest.raises(ValueError, match="config key 'env_workers' must be an int from 1 to 256"):
+            TrainConfig(**{**PRESETS["smoke"], "options": {"env_workers": bad}})
 
 
 def test_a_run_with_env_workers_replays_on_the_same_seed(tmp_path):

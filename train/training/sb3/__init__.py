@@ -15,11 +15,15 @@ from dataclasses import dataclass, field
 
 from train.training.backend import Backend, imported_when_run
 
-__all__ = ["BACKEND", "Sb3Options", "ENGINES"]
+__all__ = ["BACKEND", "Sb3Options", "ENGINES", "MAX_ENV_WORKERS"]
 
 ENGINES = ("auto", "batch", "scalar")
 """``auto`` and the vec envs of :data:`train.training.sb3.vec_env.VEC_ENVS` by name (written
 here too: the options are checked without importing the vec env's dependencies)."""
+
+MAX_ENV_WORKERS = 256
+"""The most env worker processes a run may ask for (each holds a copy of the trainer's
+memory; far more than cores only costs)."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,8 @@ class Sb3Options:
 
     def __post_init__(self) -> None:
         workers = self.env_workers
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"config key 'env_workers' must be a positive int, got {workers!r}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_ENV_WORKERS:
+            raise ValueError(f"config key 'env_workers' must be an int from 1 to {MAX_ENV_WORKERS}, got {workers!r}")
         if isinstance(self.engine, str) and self.engine not in ENGINES:
             raise ValueError(f"config key 'engine' must be one of {', '.join(ENGINES)}, got {self.engine!r}")
         if isinstance(self.verbose, int) and not isinstance(self.verbose, bool) and self.verbose not in (0, 1, 2):
