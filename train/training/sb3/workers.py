@@ -41,9 +41,10 @@ __all__ = ["SplitVecEnv", "make_vec_env", "worker_seed"]
 
 
 def make_vec_env(engine: str, env_workers: int, num_envs: int, **kwargs: Any) -> LlamaVecEnv | SplitVecEnv:
-    """The sb3 trainer's vec env: the games of ``engine`` (:func:`vec_env_class`; picked
-    from the games per worker) in the trainer's process (``env_workers=1``), or split
-    between ``env_workers`` worker processes. ``kwargs`` are the vec env's arguments."""
+    """The sb3 trainer's vec env: the games of ``engine`` (:func:`vec_env_class`; ``auto``
+    picks by the games of one share) in the trainer's process (``env_workers=1``), or in
+    ``env_workers`` shares played at once (:class:`SplitVecEnv`). ``kwargs`` are the vec
+    env's arguments."""
     if env_workers == 1:
         return vec_env_class(engine, kwargs.get("players", 4), num_envs)(num_envs, **kwargs)
     per_worker = num_envs // max(env_workers, 1)
@@ -51,7 +52,7 @@ def make_vec_env(engine: str, env_workers: int, num_envs: int, **kwargs: Any) ->
 
 
 def worker_seed(seed: int, worker: int) -> int:
-    """The seed of worker ``worker``'s games in a run seeded ``seed``."""
+    """The seed of share ``worker``'s games (0: the trainer's own) in a run seeded ``seed``."""
     return int(np.random.SeedSequence([seed, worker]).generate_state(1)[0])
 
 
