@@ -95,9 +95,8 @@ def main() -> None:
         rates.append(r.steps_per_s)
         print(
             f"{engine} vec env, {workers} env worker(s), MaskablePPO: n_envs={cfg.n_envs} n_steps={cfg.n_steps} "
-            f"batch={cfg.batch_size} "
-            f"epochs={cfg.n_epochs} net={cfg.net_arch} threads={cfg.torch_threads} players={cfg.players} "
-            f"opponents={cfg.opponents}"
+            f"batch={cfg.batch_size} epochs={cfg.n_epochs} net={cfg.net_arch} threads={cfg.torch_threads} "
+            f"players={cfg.players} opponents={cfg.opponents}"
         )
         print(
             f"  {r.steps_this_session} steps in {r.wall_s:.1f} s = {r.steps_per_s:,.0f} env steps/s "

@@ -38,7 +38,7 @@ from train.training.resume import find_checkpoint, session_run
 from train.training.run_dir import RunDir, RunDirError, atomic_write, saving_despite_ctrl_c, write_json_atomic
 from train.training.sb3 import Sb3Options
 from train.training.sb3.callbacks import TrainingHooks
-from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv
+from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, policy_rng
 from train.training.sb3.workers import SplitVecEnv, make_vec_env
 
 __all__ = ["train_sb3", "save_model"]
@@ -117,7 +117,7 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
         obs_version=config.obs_version,
         rules=config.rules_at(min(config.players)),
     )
-    opp_rng = np.random.default_rng([env_seed, 7])
+    opp_rng = policy_rng(env_seed)
     try:
         return _train_on(env, opp_rng, config, run, resume_from, torch, ppo_cls)
     finally:

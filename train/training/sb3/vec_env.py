@@ -67,6 +67,7 @@ __all__ = [
     "vec_env_class",
     "PolicyFn",
     "ActorPolicy",
+    "policy_rng",
     "PolicyAgent",
     "POLICY_KINDS",
     "table_shares",
@@ -87,6 +88,12 @@ class ActorPolicy:
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return self.actor.act_batch(observations, masks, deterministic=False, rng=self.rng)
+
+
+def policy_rng(seed: int) -> np.random.Generator:
+    """The generator that the ``"self"`` and ``"past"`` opponents of games seeded ``seed``
+    sample their moves from (:class:`ActorPolicy`)."""
+    return np.random.default_rng([seed, 7])
 
 
 class PolicyAgent:
@@ -300,9 +307,6 @@ class LlamaVecEnv(OneVecEnv):
         }
         self._ep_ret[i] = 0.0
         self._ep_len[i] = 0
-
-    def close(self) -> None:
-        pass
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         if seed is not None:

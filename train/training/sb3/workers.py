@@ -35,7 +35,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from llama_env.engine import NUM_ACTIONS, LlamaGame
-from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, vec_env_class
+from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, policy_rng, vec_env_class
 
 __all__ = ["SplitVecEnv", "make_vec_env", "worker_seed"]
 
@@ -45,10 +45,10 @@ def make_vec_env(engine: str, env_workers: int, num_envs: int, **kwargs: Any) ->
     picks by the games of one share) in the trainer's process (``env_workers=1``), or in
     ``env_workers`` shares played at once (:class:`SplitVecEnv`). ``kwargs`` are the vec
     env's arguments."""
+    players = kwargs.get("players", 4)
     if env_workers == 1:
-        return vec_env_class(engine, kwargs.get("players", 4), num_envs)(num_envs, **kwargs)
-    per_worker = num_envs // max(env_workers, 1)
-    return SplitVecEnv(vec_env_class(engine, kwargs.get("players", 4), per_worker), num_envs, env_workers, **kwargs)
+        return vec_env_class(engine, players, num_envs)(num_envs, **kwargs)
+    return SplitVecEnv(vec_env_class(engine, players, num_envs // env_workers), num_envs, env_workers, **kwargs)
 
 
 def worker_seed(seed: int, worker: int) -> int:
@@ -73,7 +73,7 @@ class _Share:
 
     def __init__(self, env_class: type[LlamaVecEnv], num_envs: int, seed: int, kwargs: dict[str, Any]) -> None:
         self.env = env_class(num_envs, seed=seed, **kwargs)
-        self.rng = np.random.default_rng([seed, 7])
+        self.rng = policy_rng(seed)
 
     def _policy(self, fn: PolicyFn) -> PolicyFn:
         """``fn`` as this share plays it: an actor's moves sampled from the share's generator."""
@@ -91,7 +91,7 @@ class _Share:
             return env.set_past_policies([self._policy(f) for f in arg])
         if cmd == "seed":
             env.seed(arg)
-            self.rng = np.random.default_rng([arg, 7])
+            self.rng = policy_rng(arg)
             return None
         if cmd == "get":
             return getattr(env, arg)
@@ -162,9 +162,6 @@ class SplitVecEnv(OneVecEnv):
         env = self._here.env
         super().__init__(num_envs, env.observation_space, env.action_space)
         self.env_class = env_class
-        self.obs_version = env.obs_version
-        self.players = env.players
-        self.reward_mode = env.reward_mode
         self._masks = np.zeros((num_envs, NUM_ACTIONS), dtype=bool)
         self._actions: np.ndarray | None = None
         self.env_time = 0.0
