@@ -810,15 +810,20 @@ class _Seen:
             self._others_flat = np.take(b._others, self.seat, axis=0) + (self.games * b.num_players)[:, None]
         return self._others_flat
 
+    @property
+    def their_rows(self) -> np.ndarray:
+        """The other seats' rows of the seat table, ``(n, players - 1, columns)``."""
+        if self._their_rows is None:
+            rows = np.take(self.b._seat_rows, self.others_flat.reshape(-1), axis=0)
+            self._their_rows = rows.reshape(self.n, self.b.num_players - 1, _SEAT_COLUMNS)
+        return self._their_rows
+
     def theirs(self, column: int, width: int = 1) -> np.ndarray:
         """The other seats' entries of the seat table, ``(n, players - 1)`` or ``(n,
         players - 1, width)``."""
         if width == 1 and self._their_rows is None:
             return np.take(self.b._seat_flat, self.others_flat * _SEAT_COLUMNS + column)
-        if self._their_rows is None:
-            rows = np.take(self.b._seat_rows, self.others_flat.reshape(-1), axis=0)
-            self._their_rows = rows.reshape(self.n, self.b.num_players - 1, _SEAT_COLUMNS)
-        block = self._their_rows[:, :, column : column + width]
+        block = self.their_rows[:, :, column : column + width]
         return block[:, :, 0] if width == 1 else block
 
     def their_scores(self) -> np.ndarray:
@@ -841,10 +846,31 @@ class _Seen:
 
 Reader = Callable[[_Seen], np.ndarray]
 
+_SEAT_FIELDS: dict[str, tuple[bool, int, int]] = {
+    "hand": (False, _HAND, _V),
+    "hand_size": (False, _SIZE, 1),
+    "opp_hand_size": (True, _SIZE, 1),
+    "opp_played": (True, _PLAYED, _V),
+    "opp_draws": (True, _DRAWS, 1),
+    "opp_drew_on": (True, _DREW, _V),
+    "opp_quit_on": (True, _QUIT_ON, 1),
+    "opp_quit_at": (True, _QUIT_AT, 1),
+}
+"""The observation fields whose natural values are columns of the seat table as they
+stand, by name: (the other seats' or the observer's, first column, width). Their readers
+are made from this; :class:`_Plan` gathers those of them written as a count over a scale
+for all the seats in one take."""
+
+
+def _seat_reader(theirs: bool, column: int, width: int) -> Reader:
+    if theirs:
+        return lambda s: s.theirs(column, width)
+    return lambda s: s.me[:, column] if width == 1 else s.me[:, column : column + width]
+
+
 _READERS: dict[str, Reader] = {
+    **{name: _seat_reader(*where) for name, where in _SEAT_FIELDS.items()},
     # version 0 (observation.FIELDS): natural values, as each field's get() reads the engine
-    "hand": lambda s: s.me[:, _HAND : _HAND + _V],
-    "hand_size": lambda s: s.me[:, _SIZE],
     "hand_penalty": lambda s: _penalties(s.me[:, _HAND : _HAND + _V]),
     "top_card": lambda s: s.at(s.b._top),
     "discarded": lambda s: s.at(s.b._discard_counts),
@@ -852,17 +878,11 @@ _READERS: dict[str, Reader] = {
     "can_draw": lambda s: ~s.mine_quit() & (s.at(s.b._draw_len) > 0) & (s.at(s.b._in_round) > 1),
     "opp_present": lambda s: np.ones((s.n, s.b.num_players - 1), dtype=bool),
     "opp_in_round": lambda s: s.theirs_in(),
-    "opp_hand_size": lambda s: s.theirs(_SIZE),
     "opp_score": lambda s: s.their_scores(),
     "my_score": lambda s: s.my_score(),
     "num_players": lambda s: np.full(s.n, s.b.num_players),
     "end_score": lambda s: np.full(s.n, s.b._end),
     # version 1 (observation.HISTORY_FIELDS); a one-hot value that is unset reads first - 1
-    "opp_played": lambda s: s.theirs(_PLAYED, _V),
-    "opp_draws": lambda s: s.theirs(_DRAWS),
-    "opp_drew_on": lambda s: s.theirs(_DREW, _V),
-    "opp_quit_on": lambda s: s.theirs(_QUIT_ON),
-    "opp_quit_at": lambda s: s.theirs(_QUIT_AT),
     "last_player": lambda s: np.where(s.at(s.b._last) < 0, -1, (s.at(s.b._last) - s.seat) % s.b.num_players),
     "round": lambda s: np.minimum(s.at(s.b._round), MAX_ROUND),
     "round_moves": lambda s: s.round_moves(),
@@ -876,19 +896,32 @@ _CONSTANT = frozenset({"opp_present", "num_players", "end_score"})
 Writer = Callable[[np.ndarray, np.ndarray], None]
 
 
+def _exact(unit: Count) -> np.ndarray:
+    """The entries the scalar encoders write for the values ``0..most``: ``k / scale``
+    in double precision, rounded to float32."""
+    return np.array([k / unit.scale for k in range(unit.most + 1)], dtype=np.float32)
+
+
+def _divides(unit: Unit) -> bool:
+    """Whether a float32 division by the scale writes a count unit's exact entries."""
+    return isinstance(unit, Count) and np.array_equal(
+        np.arange(unit.most + 1, dtype=np.float32) / np.float32(unit.scale), _exact(unit)
+    )
+
+
 def _writer(unit: Unit, end_score: int) -> Writer:
     """A function writing the unit's ``entries`` for an array of natural values (one row
     per game) into an ``(N, count)`` block of the observation: the same float32 bits as the
     scalar encoders write."""
     if isinstance(unit, Count):
         scale = np.float32(unit.scale)
-        exact = np.array([k / unit.scale for k in range(unit.most + 1)], dtype=np.float32)
-        if np.array_equal(np.arange(unit.most + 1, dtype=np.float32) / scale, exact):  # float32 division suffices
+        if _divides(unit):
 
             def count(v: np.ndarray, out: np.ndarray) -> None:
                 np.divide(v.reshape(out.shape), scale, out=out, dtype=np.float32)
 
             return count
+        exact = _exact(unit)
         return lambda v, out: out.__setitem__(Ellipsis, np.take(exact, v).reshape(out.shape))
     if isinstance(unit, Score):
         return lambda v, out: out.__setitem__(Ellipsis, (v / end_score).reshape(out.shape))
@@ -906,28 +939,47 @@ def _writer(unit: Unit, end_score: int) -> Writer:
 
 class _Plan:
     """How to write one observation spec for one batch: the constant fields once, into a
-    template row, then per call each other field's block."""
+    template row; per call the counts of the seat table (:data:`_SEAT_FIELDS`) of every
+    seat in one gather and one division, then each other field's block."""
 
     def __init__(self, spec: ObsSpec, batch: BatchGame) -> None:
         self.size = spec.size
         self.blocks: list[tuple[int, int, Reader, Writer]] = []
         template = np.zeros((1, spec.size), dtype=np.float32)
         probe = _Seen(batch, batch._cp[:1], batch._me[:1], np.zeros(1, dtype=np.int64))
+        others = batch.num_players - 1
+        source: list[int] = []  # columns of [the observer's row, the others' rows] ...
+        target: list[int] = []  # ... and where each goes in the observation ...
+        scale: list[float] = []  # ... divided by this
         for f in spec.fields:
             read = _READERS.get(f.name)
             if read is None:
                 raise NotImplementedError(f"the batch cannot read the observation field {f.name!r}: add it to _READERS")
             start = spec.slices[f.name].start
-            count = f.unit.width * (batch.num_players - 1 if f.per_other else 1)
+            count = f.unit.width * (others if f.per_other else 1)
             write = _writer(f.unit, batch._end)
             if f.name in _CONSTANT:
                 write(read(probe), template[:, start : start + count])
+            elif f.name in _SEAT_FIELDS and _divides(f.unit):
+                theirs, column, width = _SEAT_FIELDS[f.name]
+                for k in range(others if theirs else 1):
+                    row = (1 + k if theirs else 0) * _SEAT_COLUMNS + column
+                    source += range(row, row + width)
+                    target += range(start + k * width, start + (k + 1) * width)
+                    scale += [f.unit.scale] * width  # type: ignore[attr-defined]
             else:
                 self.blocks.append((start, count, read, write))
         self.template = template
+        self.source = np.array(source, dtype=np.int64)
+        self.target = np.array(target, dtype=np.int64)
+        self.scale = np.array(scale, dtype=np.float32)
+        self.their_width = others * _SEAT_COLUMNS
 
     def write(self, seen: _Seen) -> np.ndarray:
         out = np.repeat(self.template, seen.n, axis=0)
+        if self.source.size:
+            rows = np.concatenate([seen.me, seen.their_rows.reshape(seen.n, self.their_width)], axis=1)
+            out[:, self.target] = np.divide(np.take(rows, self.source, axis=1), self.scale, dtype=np.float32)
         for start, count, read, write in self.blocks:
             write(read(seen), out[:, start : start + count])
         return out
