@@ -346,7 +346,13 @@ class BatchGame:
         legal actions.
         """
         moving = self._checked_where(where)
-        a = self._checked_actions(actions, moving)
+        return self._step(self._checked_actions(actions, moving), moving)
+
+    def _step(self, a: np.ndarray, moving: np.ndarray | None) -> np.ndarray:
+        """:meth:`step` for checked actions: ``a`` int64 ``(N,)``, legal in every game that
+        moves and is not over; ``moving`` a boolean ``(N,)`` (``None``: every game).
+        :class:`~llama_env.table.BatchTable`, which checks its players' answers against
+        the same masks, steps through here."""
         n = self.num_games
         rewards = np.zeros((n, self.num_players), dtype=np.float32)
         ended = np.zeros(n, dtype=bool)

@@ -633,7 +633,7 @@ class BatchTable:
         if self.listener is not None:
             self.listener.on_step(self, games, cp[games], actions[games])
         batch = self.batch
-        total += batch.step(actions, where)
+        total += batch._step(actions, where)  # the answers were checked (_check) against the same masks
         ended[games] |= batch.terminated[games]
 
     def _answers(self, games: np.ndarray, asks: np.ndarray) -> np.ndarray:
