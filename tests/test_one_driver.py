@@ -1,6 +1,7 @@
 """Every path that drives a game goes through the table driver (STYLE principle 13).
 
-The engine's ``LlamaGame.step``, the batched engine's ``BatchGame.step`` and every
+The engine's ``LlamaGame.step``, the batched engine's ``BatchGame.step`` (and its
+unchecked ``_step``) and every
 agent's ``act`` / ``act_batch`` are wrapped by spies that record which module called
 them; each product path then plays games, and the only caller allowed is
 :mod:`llama_env.table`. A second game loop anywhere
@@ -38,17 +39,23 @@ def callers(monkeypatch: pytest.MonkeyPatch) -> Counter:
     """Counts (what, calling module) for the engine's step and every agent method."""
     seen: Counter = Counter()
 
-    def spy(cls: type, name: str) -> None:
+    def spy(cls: type, name: str, seen_as: str | None = None, inside: str | None = None) -> None:
+        """Wraps ``cls.name``; calls made from the module ``inside`` are the method's own and not counted."""
         real = getattr(cls, name)
 
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            seen[(name, sys._getframe(1).f_globals["__name__"])] += 1
+            caller = sys._getframe(1).f_globals["__name__"]
+            if caller != inside:
+                seen[(seen_as or name, caller)] += 1
             return real(self, *args, **kwargs)
 
         monkeypatch.setattr(cls, name, wrapper)
 
     spy(LlamaGame, "step")
     spy(BatchGame, "step")
+    # The driver steps a batch whose answers it has checked through the unchecked _step;
+    # BatchGame.step's own call of _step is not a second caller.
+    spy(BatchGame, "_step", seen_as="step", inside="llama_env.batch")
     for cls in (RandomAgent, GreedyAgent, CautiousAgent, HeuristicAgent, PerturbedHeuristic, PPOAgent):
         spy(cls, "act")
         spy(cls, "act_batch")
