@@ -120,7 +120,7 @@ class Settings:
 
 SETTINGS: dict[int, Settings] = {
     2: Settings(worlds=96, below=0.9, horizon=0),
-    4: Settings(worlds=48, below=0.7, horizon=40),
+    4: Settings(worlds=48, below=0.7, horizon=25),
     6: Settings(worlds=48, below=0.95, horizon=0),
 }
 """Table size -> the search's defaults there (4,000 games against ``heuristic``, seed 0;
@@ -131,11 +131,14 @@ game) as 0.99 searched the PPO one (0.744 and 0.743 on the batched deals of seed
 2, against 0.728 and 0.752 for the PPO one below 0.99;
 docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md). At 4 players the
 threshold 0.7 does the same for the distilled specialist there
-(docs/research/2026-12-04-4p-search-on-the-distilled-specialist.md), and a horizon of 40
-steps keeps the strength (0.312 against 0.311 without, on the target's deals, searching
-the PPO specialist) and bounds a searched move's time (p99 77 ms against 109); at 2 and 6
-players it read 0.713 against 0.718 and 0.227 against 0.231, so there the play-outs run
-to their end."""
+(docs/research/2026-12-04-4p-search-on-the-distilled-specialist.md), and a horizon of 25
+steps keeps the strength of 40 (0.317 against 0.322 on the target's deals, 0.320 and
+0.322 against 0.320 and 0.319 on two batched sets, level against `greedy` and `cautious`;
+15 steps read 0.300, 20 lower against `greedy`) at 0.7 of its cost a searched move
+(docs/research/2026-12-05-search-horizon.md); a horizon at all bounds that time (p99
+77 ms against 109 without, searching the PPO specialist).
+At 2 and 6 players 40 steps read 0.713 against 0.718 and 0.227 against 0.231, so there
+the play-outs run to their end."""
 
 _NV = NUM_CARD_VALUES
 

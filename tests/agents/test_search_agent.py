@@ -112,7 +112,7 @@ def test_the_same_seed_plays_the_same_moves():
 
 def test_the_settings_default_to_the_table_sizes_and_given_ones_hold_at_every_size():
     assert sorted(SETTINGS) == sorted(NETWORKS)
-    assert SETTINGS[4].horizon == 40 and SETTINGS[2].horizon == SETTINGS[6].horizon == 0
+    assert SETTINGS[4].horizon == 25 and SETTINGS[2].horizon == SETTINGS[6].horizon == 0
     for players, settings in SETTINGS.items():
         default = SearchAgent(below=1.01, seed=4, worlds=3)
         fixed = SearchAgent(below=1.01, seed=4, worlds=3, horizon=settings.horizon)
