@@ -245,11 +245,11 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
     """ppo with a one-move search at 2, 4 and 6 players where its specialist is unsure, ppo
-    at 3 and 5: the strongest at every size, about 0.15 s a 4-player game on one core
-    (0.04 s in a batched evaluation).
+    at 3 and 5: the strongest at every size, about 0.08 s a 4-player game on one core
+    (0.03 s in a batched evaluation).
 
-    The search draws worlds from a belief network, plays them out to the round's end and
-    values them with a value network; at 3 and 5 players (no specialist to search with) it
+    The search draws worlds from a belief network, plays them out to the round's end (or
+    for ``horizon`` steps) and values them with a value network; at 3 and 5 players (no specialist to search with) it
     plays as ppo. ``act``
     searches one decision; ``act_batch`` searches all the unsure decisions of its batch
     together, their worlds played out in one :class:`~llama_env.batch.BatchGame`, which
@@ -267,7 +267,8 @@ class SearchAgent(BaseAgent):
     """What a web page may ask for (:func:`llama_env.agent.request_limits`): the cost of a
     move grows with the worlds and with ``below``."""
     costly = True
-    """Its searched moves take tenths of a second (:func:`llama_env.agent.costly`)."""
+    """Its searched moves take tens of milliseconds each, a network pass a fraction of one
+    (:func:`llama_env.agent.costly`)."""
 
     def __init__(
         self,
