@@ -249,14 +249,13 @@ class SearchAgent(BaseAgent):
     (0.03 s in a batched evaluation).
 
     The search draws worlds from a belief network, plays them out to the round's end (or
-    for ``horizon`` steps) and values them with a value network; at 3 and 5 players (no specialist to search with) it
-    plays as ppo. ``act``
-    searches one decision; ``act_batch`` searches all the unsure decisions of its batch
-    together, their worlds played out in one :class:`~llama_env.batch.BatchGame`, which
-    is where batching pays: a single search takes as many steps of the batch as its
-    longest world, whatever the number of worlds. ``worlds``, ``below`` and ``horizon``
-    (:class:`Settings`) default to the table size's (:data:`SETTINGS`); given, they hold at
-    every size.
+    for ``horizon`` steps) and values them with a value network; at 3 and 5 players (no
+    specialist to search with) it plays as ppo. ``act`` searches one decision;
+    ``act_batch`` searches all the unsure decisions of its batch together, their worlds
+    played out in one :class:`~llama_env.batch.BatchGame`, which is where batching pays:
+    a single search takes as many steps of the batch as its longest world, whatever the
+    number of worlds. ``worlds``, ``below`` and ``horizon`` (:class:`Settings`) default
+    to the table size's (:data:`SETTINGS`); given, they hold at every size.
     ``path`` (a model file or run directory, observation version 1) is searched on, and
     played, instead of the shipped specialists at 2, 4 and 6 players: give one trained
     at the table size you play (``llama-rl distill`` makes such models)."""
