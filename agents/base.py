@@ -99,9 +99,18 @@ def check_batch(observations: Any, action_masks: Any) -> tuple[np.ndarray, np.nd
     return obs, legal
 
 
-def number(owner: str, name: str, value: object, *, integer: bool = False, minimum: float | None = None) -> float:
+def number(
+    owner: str,
+    name: str,
+    value: object,
+    *,
+    integer: bool = False,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> float:
     """A parameter checked at construction: a finite real number (an integer when
-    ``integer``), at least ``minimum``; otherwise a ``ValueError`` naming it."""
+    ``integer``), at least ``minimum`` and at most ``maximum``; otherwise a ``ValueError``
+    naming it."""
     ok_type = (
         isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float, np.integer, np.floating))
     )
@@ -116,6 +125,8 @@ def number(owner: str, name: str, value: object, *, integer: bool = False, minim
         raise ValueError(f"{owner} {name} must be a finite number, got {value!r}")
     if minimum is not None and value < minimum:  # type: ignore[operator]
         raise ValueError(f"{owner} {name} must be >= {minimum:g}, got {_short(value)}")
+    if maximum is not None and value > maximum:  # type: ignore[operator]
+        raise ValueError(f"{owner} {name} must be <= {maximum:g}, got {_short(value)}")
     return as_float
 
 

@@ -66,6 +66,7 @@ __all__ = [
     "FITTED_ON",
     "SETTINGS",
     "Settings",
+    "BELOW_RANGE",
     "Layers",
     "load_networks",
     "save_networks",
@@ -112,11 +113,17 @@ class Settings:
     worlds: int
     """Worlds imagined per searched decision."""
     below: float
-    """It searches where its specialist's top probability is below this."""
+    """It searches where its specialist's top probability is below this, within
+    :data:`BELOW_RANGE`; at 1, every decision with more than one legal move (a top
+    probability can round to 1 in float32)."""
     horizon: int
     """Steps of the batch after which a world's play-out stops and the value network
     values it where it stands (0: none, the play-out runs to seat 0's next decision)."""
 
+
+BELOW_RANGE: tuple[float, float] = (0.0, 1.0)
+"""The values :attr:`Settings.below` may take, wherever it is given: the agent,
+``llama-rl distill --below`` and a web page's request."""
 
 SETTINGS: dict[int, Settings] = {
     2: Settings(worlds=96, below=0.9, horizon=0),
@@ -262,7 +269,7 @@ class SearchAgent(BaseAgent):
 
     name = "search"
     obs_version = 1
-    request_limits: ClassVar[dict[str, tuple[float, float]]] = {"worlds": (1, 96), "below": (0.0, 1.0)}
+    request_limits: ClassVar[dict[str, tuple[float, float]]] = {"worlds": (1, 96), "below": BELOW_RANGE}
     """What a web page may ask for (:func:`llama_env.agent.request_limits`): the cost of a
     move grows with the worlds and with ``below``."""
     costly = True
@@ -282,7 +289,7 @@ class SearchAgent(BaseAgent):
         if worlds is not None:
             given["worlds"] = int(number("SearchAgent", "worlds", worlds, integer=True, minimum=1))
         if below is not None:
-            given["below"] = number("SearchAgent", "below", below, minimum=0.0)
+            given["below"] = number("SearchAgent", "below", below, minimum=BELOW_RANGE[0], maximum=BELOW_RANGE[1])
         if horizon is not None:
             given["horizon"] = int(number("SearchAgent", "horizon", horizon, integer=True, minimum=0))
         self.given = given
@@ -347,7 +354,9 @@ class SearchAgent(BaseAgent):
         for n in np.unique(players[mine]).tolist():
             rows = np.flatnonzero(players == n)
             moves[rows], confidence = policy_moves(self.ppo.specialists[n], obs[rows], masks[rows])
-            for r in rows[(confidence < self.settings[n].below) & choice[rows]].tolist():
+            below = self.settings[n].below
+            unsure = (confidence < below) | (below >= BELOW_RANGE[1])
+            for r in rows[unsure & choice[rows]].tolist():
                 try:
                     state = public_state(obs[r])
                 except ValueError:  # not a round dealt with the default hand size: no world to search in

@@ -9,7 +9,7 @@ import pytest
 
 import agents
 from agents.heuristic import HeuristicAgent
-from agents.ppo import DEFAULT_MODEL, SHIPPED, load_actor
+from agents.ppo import DEFAULT_MODEL, SHIPPED, Actor, load_actor, save_actor
 from agents.search import (
     FITTED_ON,
     NETWORKS,
@@ -21,6 +21,7 @@ from agents.search import (
     belief_deals,
     engine_values,
     load_networks,
+    policy_moves,
     save_networks,
     searched_move,
     world_snapshots,
@@ -83,7 +84,7 @@ def test_where_it_never_searches_it_plays_as_its_policy(ppo):
 
 @pytest.mark.parametrize("players", [3, 5])
 def test_without_networks_for_the_table_size_it_plays_as_ppo(ppo, players):
-    search = SearchAgent(below=1.01)
+    search = SearchAgent(below=1.0)
     assert players not in NETWORKS
     assert _moves(search, players, 2) == _moves(ppo, players, 2)
     assert search.searched == 0
@@ -92,20 +93,20 @@ def test_without_networks_for_the_table_size_it_plays_as_ppo(ppo, players):
 def test_a_version_0_observation_gets_the_ppo_agents_move(ppo):
     game = LlamaGame(4, rng=3)
     obs, mask = encode(game, game.current_player), action_mask(game.legal_actions())
-    assert SearchAgent(below=1.01).act(obs, mask) == ppo.act(obs, mask)
+    assert SearchAgent(below=1.0).act(obs, mask) == ppo.act(obs, mask)
 
 
 @pytest.mark.parametrize("players", sorted(NETWORKS))
 def test_it_searches_where_the_specialist_is_unsure_and_sometimes_overrules_it(players):
     assert sorted(NETWORKS) == [2, 4, 6]
-    search = SearchAgent(worlds=4, below=1.01)  # every move with a choice
+    search = SearchAgent(worlds=4, below=1.0)  # every move with a choice
     _moves(search, players, 2)
     assert search.searched > 10
     assert 0 < search.changed < search.searched
 
 
 def test_the_same_seed_plays_the_same_moves():
-    a, b = SearchAgent(worlds=4, below=1.01), SearchAgent(worlds=4, below=1.01)
+    a, b = SearchAgent(worlds=4, below=1.0), SearchAgent(worlds=4, below=1.0)
     assert _moves(a, 4, 2, seed=7) == _moves(b, 4, 2, seed=7)
     assert a.searched == b.searched > 0
 
@@ -114,15 +115,15 @@ def test_the_settings_default_to_the_table_sizes_and_given_ones_hold_at_every_si
     assert sorted(SETTINGS) == sorted(NETWORKS)
     assert SETTINGS[4].horizon == 25 and SETTINGS[2].horizon == SETTINGS[6].horizon == 0
     for players, settings in SETTINGS.items():
-        default = SearchAgent(below=1.01, seed=4, worlds=3)
-        fixed = SearchAgent(below=1.01, seed=4, worlds=3, horizon=settings.horizon)
+        default = SearchAgent(below=1.0, seed=4, worlds=3)
+        fixed = SearchAgent(below=1.0, seed=4, worlds=3, horizon=settings.horizon)
         assert _moves(default, players, 1, seed=5) == _moves(fixed, players, 1, seed=5)
     agent = SearchAgent(worlds=5, horizon=0)
     assert {s.worlds for s in agent.settings.values()} == {5} and {s.horizon for s in agent.settings.values()} == {0}
     assert [s.below for s in agent.settings.values()] == [s.below for s in SETTINGS.values()]
     assert repr(agent) == "SearchAgent(worlds=5, horizon=0)" and repr(SearchAgent()) == "SearchAgent()"
-    short = SearchAgent(worlds=3, below=1.01, seed=4, horizon=1)
-    full = SearchAgent(worlds=3, below=1.01, seed=4, horizon=0)
+    short = SearchAgent(worlds=3, below=1.0, seed=4, horizon=1)
+    full = SearchAgent(worlds=3, below=1.0, seed=4, horizon=0)
     assert _moves(short, 4, 2, seed=5) != _moves(full, 4, 2, seed=5)
 
 
@@ -231,10 +232,36 @@ def test_a_batch_of_decisions_is_answered_as_the_ppo_agent_where_none_is_searche
     never = SearchAgent(below=0.0)
     np.testing.assert_array_equal(never.act_batch(obs, masks), ppo.act_batch(obs, masks))
     assert never.searched == 0
-    every = SearchAgent(worlds=2, below=1.01, seed=0)
+    every = SearchAgent(worlds=2, below=1.0, seed=0)
     picks = every.act_batch(obs[:40], masks[:40])
     assert masks[np.arange(40), picks].all()
     assert every.searched == int((masks[:40].sum(axis=1) > 1).sum())
+
+
+def test_below_1_searches_every_decision_with_a_choice_even_where_the_policy_is_certain(tmp_path):
+    """A policy sure enough that its top probability rounds to 1 in float32 is never
+    below 1.0 itself; ``below=1`` still searches all of its decisions with a choice."""
+    actor = load_actor(SHIPPED["ppo"][4])
+    w, b = actor.layers[-1]
+    sure = tmp_path / "sure.npz"
+    save_actor(Actor([*[(wt.T, bias) for wt, bias in actor.layers[:-1]], (w.T * 1000, b * 1000)]), sure)
+    obs, masks = [], []
+    game = LlamaGame(4, rng=8)
+    table = Table(game, [None] + [HeuristicAgent()] * 3)
+    table.advance()
+    while not game.game_over and len(obs) < 30:
+        obs.append(encode_v1(game, 0))
+        masks.append(action_mask(game.legal_actions()).astype(bool))
+        table.apply(int(np.flatnonzero(masks[-1])[-1]))
+        table.advance()
+    obs, masks = np.stack(obs), np.stack(masks)
+    choice = masks.sum(axis=1) > 1
+    _, confidence = policy_moves(load_actor(sure), obs, masks)
+    assert (confidence[choice] == 1.0).any()  # the case: never below 1.0 itself
+    out = SearchAgent(worlds=2, below=1.0, seed=0, path=str(sure)).decide(obs, masks)
+    np.testing.assert_array_equal(out.searched, choice)
+    almost = SearchAgent(worlds=2, below=0.999, seed=0, path=str(sure)).decide(obs, masks)
+    assert almost.searched.sum() < choice.sum()
 
 
 def test_decide_says_which_rows_it_searched_and_the_values_behind_each_move(ppo):
@@ -263,10 +290,10 @@ def test_decide_says_which_rows_it_searched_and_the_values_behind_each_move(ppo)
 
 def test_path_searches_on_another_model_and_refuses_one_that_cannot_search(tmp_path):
     four = SHIPPED["ppo"][4]
-    on_file = SearchAgent(worlds=3, below=1.01, seed=2, path=str(four))
+    on_file = SearchAgent(worlds=3, below=1.0, seed=2, path=str(four))
     assert "ppo_llama_4p.npz" in repr(on_file)
     assert all(on_file.ppo.specialists[n].layers[0][0].shape == (175, 256) for n in NETWORKS)
-    assert _moves(on_file, 4, 1, seed=3) == _moves(SearchAgent(worlds=3, below=1.01, seed=2), 4, 1, seed=3)
+    assert _moves(on_file, 4, 1, seed=3) == _moves(SearchAgent(worlds=3, below=1.0, seed=2), 4, 1, seed=3)
     with pytest.raises(ValueError, match="reads version-0 observations"):
         SearchAgent(path=str(DEFAULT_MODEL))
     with pytest.raises(ValueError, match="no PPO model at .*nowhere.npz"):
@@ -275,7 +302,7 @@ def test_path_searches_on_another_model_and_refuses_one_that_cannot_search(tmp_p
 
 def test_an_end_score_the_networks_were_not_fitted_on_plays_as_ppo(ppo):
     game = LlamaGame(4, rng=5, end_score=20)
-    search = SearchAgent(below=1.01)
+    search = SearchAgent(below=1.0)
     table = Table(game, [None] + [HeuristicAgent()] * 3)
     table.advance()
     while not game.game_over:
@@ -293,6 +320,8 @@ def test_an_end_score_the_networks_were_not_fitted_on_plays_as_ppo(ppo):
         ({"worlds": 0}, "worlds must be >= 1"),
         ({"worlds": 2.5}, "worlds must be an integer"),
         ({"below": "high"}, "below must be a finite number"),
+        ({"below": 1.01}, "below must be <= 1, got 1.01"),
+        ({"below": -0.1}, "below must be >= 0, got -0.1"),
         ({"seed": -1}, "seed must be a non-negative integer"),
     ],
 )

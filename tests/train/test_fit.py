@@ -163,7 +163,7 @@ def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
     assert "96 worlds, below 0.99, horizon 0" in output  # --below given, the rest the search's heads-up defaults
     assert load_actor(out).obs_size == 175
     ppo = PPOAgent(path=str(out))
-    search = SearchAgent(worlds=2, below=1.01, seed=0, path=str(out))
+    search = SearchAgent(worlds=2, below=1.0, seed=0, path=str(out))
     assert search.ppo.specialists[2] is not SearchAgent().ppo.specialists[2]
     game = LlamaGame(2, rng=1)
     obs, mask = encode_v1(game, 0), action_mask(game.legal_actions())

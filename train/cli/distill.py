@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agents.search import SETTINGS
+from agents.search import BELOW_RANGE, SETTINGS
 from train.cli.common import (
     CommandError,
     SubParsers,
@@ -101,8 +101,9 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         f"{_by_size('horizon')})",
     )  # fmt: skip
     p.add_argument(
-        "--below", type=float_in(0.0, 1.0, "below"), default=d.below, metavar="P",
-        help="the search runs where the specialist's top probability is below P (default: the search "
+        "--below", type=float_in(*BELOW_RANGE, "below"), default=d.below, metavar="P",
+        help="the search runs where the specialist's top probability is below P, 1: at every decision with "
+        "a choice (default: the search "
         f"agent's, {_by_size('below')})",
     )  # fmt: skip
     add_count(p, "--epochs", d.epochs, "the number of epochs", "passes of the fitting over the decisions")

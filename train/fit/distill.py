@@ -35,7 +35,7 @@ import numpy as np
 
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, load_actor, save_actor
-from agents.search import NETWORKS, SearchAgent
+from agents.search import BELOW_RANGE, NETWORKS, SearchAgent
 from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import NUM_ACTIONS
@@ -88,8 +88,9 @@ class DistillConfig:
                 raise ValueError(f"{key} must be >= 1, got {value}")
         if (self.horizon is not None and self.horizon < 0) or self.seed < 0:
             raise ValueError(f"horizon and seed must be >= 0, got {self.horizon} and {self.seed}")
-        if self.below is not None and not 0.0 <= self.below <= 1.0:
-            raise ValueError(f"below must be in [0, 1], got {self.below}")
+        low, high = BELOW_RANGE
+        if self.below is not None and not low <= self.below <= high:
+            raise ValueError(f"below must be in [{low:g}, {high:g}], got {self.below}")
         if self.held_out < 2:
             raise ValueError(f"held_out must be >= 2 (one decision in held_out is held out), got {self.held_out}")
         if not self.temperature >= 0:
