@@ -197,19 +197,37 @@ class SplitVecEnv(OneVecEnv):
         worker error is raised (after all have answered)."""
         error = None
         for k, conn in enumerate(self._conns, start=1):
-            try:
-                if sent is not None and not sent[k - 1]:
-                    raise EOFError
-                status, value = conn.recv()
-            except (EOFError, OSError):
-                status = "error"
-                value = RuntimeError(f"env worker {k} stopped (exit code {self._procs[k - 1].exitcode})")
+            if sent is not None and not sent[k - 1]:
+                status, value = "error", self._stopped(k)
+            else:
+                try:
+                    status, value = conn.recv()
+                except (EOFError, OSError):
+                    status, value = "error", self._stopped(k)
             if status == "error" and error is None:
                 error = value
             answers.append(value)
         if error is not None:
             raise error
         return answers
+
+    def _stopped(self, k: int) -> RuntimeError:
+        """The error for worker ``k`` (from 1), whose pipe closed: how it ended, once it
+        has (a moment's wait for the system to say), a signal by its name."""
+        proc = self._procs[k - 1]
+        proc.join(timeout=1.0)
+        code = proc.exitcode
+        if code is None:
+            how = "its pipe closed; it has not exited"
+        elif code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            how = f"killed by {name}" + (", most often the system out of memory" if -code == signal.SIGKILL else "")
+        else:
+            how = f"exit code {code}"
+        return RuntimeError(f"env worker {k} stopped ({how})")
 
     def _each(self, cmd: str, arg: Any) -> list[Any]:
         return self._call(cmd, [arg] * len(self.shares))
