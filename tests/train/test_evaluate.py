@@ -12,6 +12,7 @@ import pytest
 from agents.base import BaseAgent
 from llama_env.engine import IllegalActionError, Rules
 from train.evaluation import agent_display_names, evaluate, mean_ci, tournament
+from train.evaluation.ratings import Rater, Rating
 
 
 class QuitAgent(BaseAgent):
@@ -285,6 +286,31 @@ def test_tournament_pairwise_ratings_and_determinism():
     t2 = tournament(pool, 3, 48, seed=2, workers=2)
     np.testing.assert_array_equal(t.pairwise, t2.pairwise)
     assert [r.mu for r in t.ratings] == [r.mu for r in t2.ratings]
+
+
+def test_tournament_ratings_have_no_drift_so_every_game_counts_the_same():
+    """Fixed agents: sigma shrinks with the games, and the order of the games hardly
+    matters; openskill's default dynamics (the web history's) keep sigma near 1.7 and
+    weigh the last games most."""
+    rng = np.random.default_rng(0)
+    games = [(["a", "b", "c"], list(rng.random(3) + [0.0, 0.15, 0.3])) for _ in range(3000)]
+
+    def rated(drift: bool, order: int) -> dict[str, Rating]:
+        rater: Rater[str] = Rater(drift=drift)
+        for seated, scores in games[::order]:
+            rater.rate(seated, scores)
+        return rater.ratings()
+
+    fixed, backwards, drifting = rated(False, 1), rated(False, -1), rated(True, 1)
+    assert [k for k in sorted(fixed, key=lambda k: -fixed[k].mu)] == ["a", "b", "c"]
+    for k in "abc":
+        assert fixed[k].sigma < 0.8 < 1.5 < drifting[k].sigma
+        assert abs(fixed[k].mu - backwards[k].mu) < 0.2
+    t = tournament(["heuristic", "greedy", "random"], 3, 60, seed=1, workers=1)
+    again: Rater[int] = Rater(range(3), drift=False)
+    for g in t.records:
+        again.rate(list(g.seat_agents), list(g.scores))
+    assert [r.mu for r in t.ratings] == [r.mu for r in again.ratings().values()]
 
 
 def test_tournament_errors():

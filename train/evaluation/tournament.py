@@ -172,13 +172,14 @@ def tournament(
     """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
     least ``num_players`` of them; see :func:`_tables` for how tables are drawn), rate
     them with openskill's Plackett-Luce model (games applied in index order, ranked by
-    final score, lower better, ties equal) and count pairwise results.
+    final score, lower better, ties equal; no drift, as the agents do not change:
+    :mod:`train.evaluation.ratings`) and count pairwise results.
 
     ``rules``: the rules every game is played by, for ``num_players`` players (a
     ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
     ``record_dir`` and ``batched`` behave as in :func:`evaluate`.
     """
-    rater = Rater(range(len(agents)))  # first, as before: a missing openskill fails at once
+    rater = Rater(range(len(agents)), drift=False)  # first: a missing openskill fails at once
     m = len(agents)
     if isinstance(num_players, bool) or not isinstance(num_players, int):
         raise ValueError(f"num_players must be an integer, got {num_players!r}")
