@@ -302,7 +302,7 @@ def test_tournament_ratings_have_no_drift_so_every_game_counts_the_same():
         return rater.ratings()
 
     fixed, backwards, drifting = rated(False, 1), rated(False, -1), rated(True, 1)
-    assert [k for k in sorted(fixed, key=lambda k: -fixed[k].mu)] == ["a", "b", "c"]
+    assert sorted(fixed, key=lambda k: -fixed[k].mu) == ["a", "b", "c"]
     for k in "abc":
         assert fixed[k].sigma < 0.8 < 1.5 < drifting[k].sigma
         assert abs(fixed[k].mu - backwards[k].mu) < 0.2
