@@ -305,10 +305,11 @@ def test_ansi_render_and_round_summaries():
     assert saw_summary
 
 
-def test_maskable_ppo_learns_briefly():
+def test_maskable_ppo_learns_briefly(tmp_path, monkeypatch):
     import torch
     from sb3_contrib import MaskablePPO
 
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # SB3's own logger folder, else a new one in /tmp a run
     torch.set_num_threads(1)
     env = gym.make("Llama-v0", num_players=3, reward="round")
     model = MaskablePPO(

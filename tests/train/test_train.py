@@ -194,6 +194,23 @@ def test_same_seed_same_model(tmp_path):
         np.testing.assert_array_equal(ba, bb)
 
 
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_a_run_without_tensorboard_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch, capsys, verbose):
+    """SB3 makes an empty ``SB3-<time>`` folder in the temporary directory for every run
+    whose logger it builds; the trainer gives it one, which still prints the rollout
+    tables when asked to."""
+    import tempfile
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    config = {**PRESETS["smoke"], "run_dir": str(tmp_path / "runs"), "eval_every": 0, "total_timesteps": 512}
+    train(TrainConfig(**config, options={"tensorboard": False, "verbose": verbose}))
+    assert [p.name for p in temp.iterdir() if p.name.startswith("SB3-")] == []  # (torch keeps its caches there)
+    assert ("total_timesteps" in capsys.readouterr().out) == (verbose == 1)
+
+
 def test_existing_run_directory_is_not_overwritten(smoke_run):
     cfg = TrainConfig(**{**PRESETS["smoke"], "run_dir": str(smoke_run.parent), "run_name": "smoke"})
     with pytest.raises(ValueError, match="already exists"):

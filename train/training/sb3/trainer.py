@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -52,6 +53,15 @@ def save_model(model: Any, path: Path) -> None:
             model.save(fh)
 
     atomic_write(path, write)
+
+
+def _quiet_logger(verbose: int) -> Any:
+    """The SB3 logger of a run without TensorBoard: the rollout tables on stdout at
+    ``verbose`` 1 or more, else nothing. Without it ``learn`` builds its own, which makes
+    an empty ``SB3-<time>`` folder in the system's temporary directory on every run."""
+    from stable_baselines3.common.logger import HumanOutputFormat, Logger
+
+    return Logger(folder=None, output_formats=[HumanOutputFormat(sys.stdout)] if verbose >= 1 else [])
 
 
 def _rescue(model: Any, run: RunDir) -> str:
@@ -174,6 +184,8 @@ def _train_on(
             device="cpu",
             **hyper,
         )
+    if tb_dir is None:
+        model.set_logger(_quiet_logger(options.verbose))
     env.set_policy("self", ActorPolicy(actor_from_policy(model.policy), opp_rng))
     # recorded once the model is there: a session that could not start leaves no config
     config_file = run.next_resume_config_path() if run.config_files() else run.config_path
