@@ -21,7 +21,8 @@ def test_all_notebooks_present() -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_executes(path: Path, tmp_path: Path) -> None:
+def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the kernel's temporary files (notebook 03's run) go with the test
     out = tmp_path / path.name
     execute(path, out, quick=True, timeout=600)
     nb = nbformat.read(out, as_version=4)
