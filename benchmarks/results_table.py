@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> None:
 
     pool = ["heuristic", "cautious", "greedy", "random"]
     t = tournament(pool, 4, args.tournament_games, seed=args.seed, workers=args.workers)
-    print(f"\nFour-player tournament of {', '.join(pool)} ({args.tournament_games} games, openskill Plackett-Luce):\n")
+    fitted = "Plackett-Luce fitted to all of them"
+    print(f"\nFour-player tournament of {', '.join(pool)} ({args.tournament_games} games, {fitted}):\n")
     print("| rank | agent | mu | sigma | ordinal | win share |")
     print("|---|---|---|---|---|---|")
     for rank, i in enumerate(t.ranking(), 1):

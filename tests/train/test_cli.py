@@ -172,13 +172,11 @@ def test_tournament_prints_ratings(capsys):
     assert "rating" in out.lower() or "mu" in out.lower()
 
 
-def test_a_missing_optional_package_is_named_with_exit_1(capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "openskill.models", None)  # makes `import openskill.models` fail
-    code, out, err = run(
-        capsys, "tournament", "--agents", "random,greedy", "--games", "2", "--workers", "1", "--no-progress"
-    )
+def test_a_missing_optional_package_is_named_with_exit_1(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # makes `import sb3_contrib` fail
+    code, out, err = run(capsys, "train", "--preset", "smoke", "--run-dir", str(tmp_path))
     assert code == 1
-    assert "llama-rl: error:" in err and "'openskill'" in err and "pip install" in err
+    assert "llama-rl: error:" in err and "'sb3_contrib'" in err and "pip install" in err
     assert "Traceback" not in err
 
 

@@ -12,7 +12,7 @@ import pytest
 from agents.base import BaseAgent
 from llama_env.engine import IllegalActionError, Rules
 from train.evaluation import agent_display_names, evaluate, mean_ci, tournament
-from train.evaluation.ratings import Rater, Rating
+from train.evaluation.ratings import BETA, Rater, fit_ratings
 
 
 class QuitAgent(BaseAgent):
@@ -288,29 +288,72 @@ def test_tournament_pairwise_ratings_and_determinism():
     assert [r.mu for r in t.ratings] == [r.mu for r in t2.ratings]
 
 
-def test_tournament_ratings_have_no_drift_so_every_game_counts_the_same():
-    """Fixed agents: sigma shrinks with the games, and the order of the games hardly
-    matters; openskill's default dynamics (the web history's) keep sigma near 1.7 and
-    weigh the last games most."""
-    rng = np.random.default_rng(0)
-    games = [(["a", "b", "c"], list(rng.random(3) + [0.0, 0.15, 0.3])) for _ in range(3000)]
+Games = list[tuple[list[str], list[float]]]
 
-    def rated(drift: bool, order: int) -> dict[str, Rating]:
-        rater: Rater[str] = Rater(drift=drift)
-        for seated, scores in games[::order]:
-            rater.rate(seated, scores)
-        return rater.ratings()
 
-    fixed, backwards, drifting = rated(False, 1), rated(False, -1), rated(True, 1)
-    assert sorted(fixed, key=lambda k: -fixed[k].mu) == ["a", "b", "c"]
-    for k in "abc":
-        assert fixed[k].sigma < 0.8 < 1.5 < drifting[k].sigma
-        assert abs(fixed[k].mu - backwards[k].mu) < 0.2
+def _plackett_luce_games(skills: dict[str, float], count: int, seats: int, seed: int) -> Games:
+    """Games drawn from the model :func:`fit_ratings` fits: each table's places by
+    Gumbel-perturbed strengths ``mu / (BETA * sqrt(seats))``, the score a seat's place."""
+    rng = np.random.default_rng(seed)
+    names = list(skills)
+    games = []
+    for _ in range(count):
+        seated = [str(x) for x in rng.choice(names, seats, replace=False)]
+        performance = np.array([skills[k] for k in seated]) / (BETA * np.sqrt(seats)) + rng.gumbel(size=seats)
+        games.append((seated, [float(x) for x in (-performance).argsort().argsort()]))
+    return games
+
+
+def test_tournament_ratings_are_fitted_to_all_games_at_once():
+    """Fixed agents: the fit finds the skills the games were drawn with, every game counts
+    the same (their order changes nothing; openskill's online rater, the web history's,
+    ends elsewhere when they are reversed) and sigma halves with four times the games."""
+    skills = {"a": 28.0, "b": 25.0, "c": 25.0, "d": 22.0}
+    games = _plackett_luce_games(skills, 6000, 3, seed=0)
+    fitted = fit_ratings(games, "abcd")
+    assert list(fitted) == ["a", "b", "c", "d"]
+    for k, mu in skills.items():
+        assert abs(fitted[k].mu - mu) < 4 * fitted[k].sigma
+        assert fitted[k].ordinal == pytest.approx(fitted[k].mu - 3 * fitted[k].sigma)
+    assert np.mean([r.mu for r in fitted.values()]) == pytest.approx(25.0)
+    backwards = fit_ratings(games[::-1], "abcd")
+    shuffled = fit_ratings([games[i] for i in np.random.default_rng(1).permutation(len(games))], "abcd")
+    for k in "abcd":
+        assert backwards[k].mu == pytest.approx(fitted[k].mu, abs=1e-9)
+        assert shuffled[k].sigma == pytest.approx(fitted[k].sigma, abs=1e-9)
+    forwards_online, backwards_online = Rater[str](), Rater[str]()
+    for seated, scores in games:
+        forwards_online.rate(seated, scores)
+    for seated, scores in games[::-1]:
+        backwards_online.rate(seated, scores)
+    assert max(abs(forwards_online.ratings()[k].mu - backwards_online.ratings()[k].mu) for k in "abcd") > 0.5
+    quarter = fit_ratings(games[:1500], "abcd")
+    for k in "abcd":
+        assert 1.7 < quarter[k].sigma / fitted[k].sigma < 2.3
     t = tournament(["heuristic", "greedy", "random"], 3, 60, seed=1, workers=1)
-    again: Rater[int] = Rater(range(3), drift=False)
-    for g in t.records:
-        again.rate(list(g.seat_agents), list(g.scores))
-    assert [r.mu for r in t.ratings] == [r.mu for r in again.ratings().values()]
+    again = fit_ratings([(g.seat_agents, g.scores) for g in t.records], range(3))
+    assert t.ratings == list(again.values())
+
+
+def test_fitted_ratings_edge_cases():
+    """A participant who never wins keeps a finite rating, last; games where everyone ties
+    tell nothing; one who never played has the mean; bad games are refused by name."""
+    games = [(["a", "b", "z"], [0.0, 1.0, 2.0]), (["b", "a", "z"], [0.0, 1.0, 2.0])] * 50
+    fitted = fit_ratings(games, ["a", "b", "z", "idle"])
+    assert all(np.isfinite([r.mu, r.sigma]).all() for r in fitted.values())
+    assert fitted["z"].mu < fitted["idle"].mu < fitted["a"].mu
+    assert fitted["a"].mu == pytest.approx(fitted["b"].mu)
+    assert fitted["idle"].mu == pytest.approx(25.0)
+    with_ties = fit_ratings(games + [(["a", "z"], [3.0, 3.0])] * 40, ["a", "b", "z", "idle"])
+    for k in fitted:
+        assert with_ties[k].mu == pytest.approx(fitted[k].mu, abs=1e-9)
+    tied = fit_ratings([(["a", "b", "z"], [1.0, 1.0, 0.0])] * 200)
+    assert tied["a"].mu == pytest.approx(tied["b"].mu) and tied["z"].mu > tied["a"].mu
+    assert fit_ratings([]) == {}
+    with pytest.raises(ValueError, match="one score per seat: 2 seats, 3 scores"):
+        fit_ratings([(["a", "b"], [1.0, 2.0, 3.0])])
+    with pytest.raises(ValueError, match="scores must be finite"):
+        fit_ratings([(["a", "b"], [1.0, float("nan")])])
 
 
 def test_tournament_errors():

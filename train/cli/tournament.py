@@ -104,9 +104,10 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="rank a pool of agents (ratings and a pairwise matrix)",
         description=(
             "Seat agents from a pool at tables of --players, play --games games, and print "
-            "openskill (Plackett-Luce) ratings and the pairwise matrix: how often each agent "
-            "finished ahead of each other one in the games they shared. Every combination of "
-            "agents gets a table about equally often, and everyone sits everywhere.\n\n" + AGENT_SYNTAX
+            "Plackett-Luce ratings (openskill's scale, fitted to all the games) and the pairwise "
+            "matrix: how often each agent finished ahead of each other one in the games they "
+            "shared. Every combination of agents gets a table about equally often, and everyone "
+            "sits everywhere.\n\n" + AGENT_SYNTAX
         ),
         epilog=(
             "examples:\n"

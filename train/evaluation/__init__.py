@@ -1,7 +1,7 @@
 """Evaluation: play many games among agents on the table driver and measure them.
 
 * :func:`evaluate`: one table, win shares with 95% intervals, scores, behaviour;
-* :func:`tournament`: a pool of agents, openskill ratings and a pairwise matrix;
+* :func:`tournament`: a pool of agents, ratings on openskill's scale and a pairwise matrix;
 * :mod:`train.evaluation.batched`: thousands of games at once on the batched engine, where
   both play whenever every agent can act on a batch;
 * :mod:`train.evaluation.analysis`: tables for notebooks from game records;

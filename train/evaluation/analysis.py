@@ -52,8 +52,8 @@ def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
 
 def win_share_frame(result: TournamentResult) -> Any:
     """Per agent: mean share of the win over the games it played with a 95% interval
-    (normal approximation over games; see :func:`train.evaluation.mean_ci`), its openskill
-    rating and the number of games, best rating first."""
+    (normal approximation over games; see :func:`train.evaluation.mean_ci`), its rating
+    (:attr:`TournamentResult.ratings`) and the number of games, best rating first."""
     import pandas as pd
 
     df = games_frame(result.records, result.names)

@@ -1,27 +1,36 @@
-"""Openskill ratings from finished games, in one place: tournaments
+"""Plackett-Luce ratings from finished games, in one place: tournaments
 (:mod:`train.evaluation.tournament`) and the web app's game history
-(:mod:`train.play.history`) rate the same way.
+(:mod:`train.play.history`) rate on the same scale.
 
-A game is the participant at each seat and each seat's final score. Openskill's
-Plackett-Luce model rates the games in the order given, every seat its own team, ranked
-by final score (lower is better, ties equal). ``openskill`` is imported when a
-:class:`Rater` is made, so modules that only import this one work without it.
+A game is the participant at each seat and each seat's final score. Every seat is its
+own team, ranked by final score (lower is better, ties equal). Two ways to rate, for two
+kinds of participant:
 
-Tournaments rate fixed agents, whose strength does not change from game to game, so
-their rater has no drift (``drift=False``): every game counts the same and sigma keeps
-shrinking as games are added. With openskill's default dynamics (its ``tau``, 25/300,
-widens every sigma before each game; the web history keeps them, as people learn) sigma
-settles near 1.7 however many games are played, and the last few hundred decide the
-order (CHANGELOG.md, "Tournament ratings without drift", has the measurement).
+* **People learn** (the web history): :class:`Rater`, openskill's Plackett-Luce kept up
+  to date game by game, with its default dynamics (a skill may change, so recent games
+  weigh more). ``openskill`` is imported when a :class:`Rater` is made, so modules that
+  only import this one work without it.
+* **Agents do not change** (tournaments): :func:`fit_ratings`, the same model fitted to
+  all the games at once, so every game counts the same and their order does not matter.
+  Rated one by one, even without dynamics, the games' order moved the leaders of a
+  12,000-game tournament by half a point and reordered its top five (CHANGELOG.md,
+  "Tournament ratings fitted to all games at once", has the measurement).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Rater", "Rating"]
+import numpy as np
+
+__all__ = ["Rater", "Rating", "fit_ratings", "MU", "SIGMA", "BETA"]
+
+MU, SIGMA, BETA = 25.0, 25.0 / 3.0, 25.0 / 6.0
+"""openskill's defaults, the scale of both ways: a new participant's ``mu`` and ``sigma``,
+and ``BETA``, the spread of one game's performance around a skill."""
 
 K = TypeVar("K", bound=Hashable)
 
@@ -43,14 +52,14 @@ class Rater(Generic[K]):
     sit down). Building a rater imports ``openskill``, so a caller that makes one before
     it plays its games fails early when openskill is missing.
 
-    ``drift``: openskill's default dynamics (a skill may change between games: people);
-    ``False`` for fixed agents, whose every game then counts the same (see the module).
+    Its dynamics (openskill's default ``tau``) let a skill change between games, as a
+    person's does; fixed agents are rated by :func:`fit_ratings` instead.
     """
 
-    def __init__(self, participants: Iterable[K] = (), *, drift: bool = True) -> None:
+    def __init__(self, participants: Iterable[K] = ()) -> None:
         from openskill.models import PlackettLuce
 
-        self._model = PlackettLuce() if drift else PlackettLuce(tau=0.0)
+        self._model = PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA)
         self._current: dict[K, Any] = {key: self._model.rating() for key in participants}
 
     def rate(self, seated: Sequence[K], scores: Sequence[float]) -> None:
@@ -90,3 +99,105 @@ class Rater(Generic[K]):
     def ratings(self) -> dict[K, Rating]:
         """Every participant's rating now."""
         return {key: Rating(float(r.mu), float(r.sigma), float(r.ordinal())) for key, r in self._current.items()}
+
+
+def fit_ratings(
+    games: Iterable[tuple[Sequence[K], Sequence[float]]], participants: Iterable[K] = ()
+) -> dict[K, Rating]:
+    """The ratings of fixed participants, fitted to all ``games`` at once: each game the
+    participant at each seat and that seat's final score, as :meth:`Rater.rate` takes it.
+
+    The model is openskill's Plackett-Luce for well-measured skills: in a game of ``n``
+    seats, of the seats not yet placed the best-placed one is seat ``i`` with a
+    probability proportional to ``exp(mu_i / (BETA * sqrt(n)))``; seats tied on score are
+    placed together (Breslow's rule), and the last place says nothing more. ``mu`` is the
+    most probable skill given the games and openskill's prior (``MU``, ``SIGMA``: an
+    agent that never wins keeps a finite rating), found by Newton's method on this
+    concave problem. The games tell only differences of skill, so the mean of ``mu`` stays
+    at ``MU``, and ``sigma`` is the standard deviation of a skill about that mean, from the
+    curvature at the maximum. ``ordinal`` = mu - 3 sigma, as openskill's. A participant at
+    several seats of a game plays each with the same skill.
+
+    ``participants`` are listed first, in the given order (rated by the prior alone if
+    they never play), then the others as they first sit down. Raises ``ValueError`` for
+    a game whose seats and scores differ in number or whose scores are not finite.
+    """
+    index: dict[K, int] = {key: i for i, key in enumerate(dict.fromkeys(participants))}
+    by_size: dict[int, tuple[list[list[int]], list[list[float]]]] = {}
+    for seated, scores in games:
+        if len(seated) != len(scores):
+            raise ValueError(f"a game needs one score per seat: {len(seated)} seats, {len(scores)} scores")
+        if not all(math.isfinite(float(x)) for x in scores):
+            raise ValueError(f"a game's scores must be finite numbers, got {list(scores)}")
+        seats, score_rows = by_size.setdefault(len(seated), ([], []))
+        seats.append([index.setdefault(key, len(index)) for key in seated])
+        score_rows.append([float(x) for x in scores])
+    m = len(index)
+    if m == 0:
+        return {}
+    tables = [_Tables(np.array(seats, dtype=np.int64), np.array(rows)) for seats, rows in by_size.values() if seats]
+    mu = np.full(m, MU)
+    value, grad, hess = _posterior(mu, tables)
+    for _ in range(100):
+        step = np.linalg.solve(hess, grad)  # the Newton step towards the maximum
+        shrink = 1.0
+        while shrink > 1e-6:
+            trial = mu - shrink * step
+            trial_value, trial_grad, trial_hess = _posterior(trial, tables)
+            if trial_value >= value - 1e-12 * abs(value):
+                break
+            shrink /= 2
+        mu, value, grad, hess = trial, trial_value, trial_grad, trial_hess
+        if np.abs(shrink * step).max() < 1e-10:
+            break
+    # the games fix only differences of skill (the prior holds the mean at MU): sigma is
+    # each skill's spread about the participants' mean, not the mean's own uncertainty
+    centre = np.eye(m) - 1.0 / m
+    sigma = np.sqrt(np.maximum(np.diag(centre @ np.linalg.inv(-hess) @ centre), 0.0))
+    return {key: Rating(float(mu[i]), float(sigma[i]), float(mu[i] - 3 * sigma[i])) for key, i in index.items()}
+
+
+class _Tables:
+    """The games of one table size: who sat at each seat ``(G, n)`` and each seat's
+    place as a level, 0 for the lowest score (tied seats share one)."""
+
+    def __init__(self, seats: np.ndarray, scores: np.ndarray) -> None:
+        self.seats = seats
+        n = scores.shape[1]
+        same = scores[:, :, None] == scores[:, None, :]
+        first = ~(same & np.tri(n, k=-1, dtype=bool)).any(axis=2)  # a score's first seat in its row
+        # the number of distinct scores below each seat's: dense ranks, ties equal
+        self.levels = ((scores[:, None, :] < scores[:, :, None]) & first[:, None, :]).sum(axis=2)
+
+
+def _posterior(mu: np.ndarray, tables: list[_Tables]) -> tuple[float, np.ndarray, np.ndarray]:
+    """The log-posterior of the skills ``mu`` given the games (up to a constant), its
+    gradient and its Hessian."""
+    m = len(mu)
+    value = float(-0.5 * (((mu - MU) / SIGMA) ** 2).sum())
+    grad = -(mu - MU) / SIGMA**2
+    hess = -np.eye(m) / SIGMA**2
+    for t in tables:
+        g, n = t.seats.shape
+        scale = BETA * math.sqrt(n)
+        strength = mu[t.seats] / scale  # (G, n)
+        last = t.levels.max(axis=1)
+        rows = np.repeat(np.arange(g), n)
+        for k in range(n - 1):
+            live = k < last  # level k exists and is not the last place
+            if not live.any():
+                break
+            risk = (t.levels >= k) & live[:, None]
+            chosen = (t.levels == k) & live[:, None]
+            d = chosen.sum(axis=1)
+            top = np.where(live, np.where(risk, strength, -np.inf).max(axis=1), 0.0)  # for exp's range
+            w = np.where(risk, np.exp(strength - top[:, None]), 0.0)
+            total = np.where(live, w.sum(axis=1), 1.0)
+            p = w / total[:, None]
+            value += float((np.where(chosen, strength, 0.0).sum(axis=1) - d * (np.log(total) + top))[live].sum())
+            per_seat = (chosen - d[:, None] * p) / scale
+            np.add.at(grad, t.seats.ravel(), per_seat.ravel())
+            by_agent = np.zeros((g, m))
+            np.add.at(by_agent, (rows, t.seats.ravel()), p.ravel())
+            hess -= (np.diag((d[:, None] * by_agent).sum(axis=0)) - (by_agent.T * d) @ by_agent) / scale**2
+    return value, grad, hess

@@ -1,5 +1,5 @@
-"""Tournaments: a pool of agents meeting at tables of one size, rated with openskill
-and compared pairwise (:func:`tournament`).
+"""Tournaments: a pool of agents meeting at tables of one size, rated on openskill's
+scale and compared pairwise (:func:`tournament`).
 
 The games are played as :func:`train.evaluation.evaluate` plays them (on the batched
 engine when every agent can act on a batch); seeds and workers behave as there.
@@ -19,7 +19,7 @@ import numpy as np
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
-from train.evaluation.ratings import Rater, Rating
+from train.evaluation.ratings import Rating, fit_ratings
 from train.evaluation.runner import KEY_TABLES, GameRecord, agent_display_names, check_num_games
 
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
@@ -29,7 +29,8 @@ __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 class TournamentResult:
     """What :func:`tournament` measured.
 
-    ``ratings`` (openskill Plackett-Luce, ranked by final score, ties equal),
+    ``ratings`` (Plackett-Luce on openskill's scale, ranked by final score, ties equal,
+    fitted to all the games at once: :func:`train.evaluation.ratings.fit_ratings`),
     ``pairwise[i][j]`` = share of the games where agents i and j both sat in which i
     finished ahead of j (ties 0.5; NaN if they never met), ``pair_games[i][j]`` = how
     many such games, ``win_share`` = mean share of the win over the games each agent
@@ -171,15 +172,14 @@ def tournament(
 ) -> TournamentResult:
     """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
     least ``num_players`` of them; see :func:`_tables` for how tables are drawn), rate
-    them with openskill's Plackett-Luce model (games applied in index order, ranked by
-    final score, lower better, ties equal; no drift, as the agents do not change:
-    :mod:`train.evaluation.ratings`) and count pairwise results.
+    them with a Plackett-Luce model on openskill's scale (ranked by final score, lower
+    better, ties equal), fitted to all the games at once, as the agents do not change
+    (:func:`train.evaluation.ratings.fit_ratings`), and count pairwise results.
 
     ``rules``: the rules every game is played by, for ``num_players`` players (a
     ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
     ``record_dir`` and ``batched`` behave as in :func:`evaluate`.
     """
-    rater = Rater(range(len(agents)), drift=False)  # first: a missing openskill fails at once
     m = len(agents)
     if isinstance(num_players, bool) or not isinstance(num_players, int):
         raise ValueError(f"num_players must be an integer, got {num_players!r}")
@@ -210,7 +210,6 @@ def tournament(
     ahead = np.zeros((m, m))
     met = np.zeros((m, m), dtype=np.int64)
     for r in records:
-        rater.rate(r.seat_agents, r.scores)
         for seat, (i, share) in enumerate(zip(r.seat_agents, r.win_shares, strict=True)):
             wins[i] += share
             played[i] += 1
@@ -226,7 +225,7 @@ def tournament(
         rules=rules,
         num_games=num_games,
         seed=seed,
-        ratings=list(rater.ratings().values()),
+        ratings=list(fit_ratings(((r.seat_agents, r.scores) for r in records), range(m)).values()),
         win_share=[float(wins[i] / played[i]) if played[i] else math.nan for i in range(m)],
         games_played=[int(x) for x in played],
         pairwise=pairwise,
