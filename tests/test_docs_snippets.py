@@ -151,6 +151,7 @@ def _exec(block: Block) -> str:
 @pytest.mark.usefixtures("agent_registry", "one_torch_thread")
 def test_python_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # plain SB3 (docs/env.md) logs there, not to a new /tmp folder
     printed = _exec(block)
     shown = _shown_output(block)
     if shown is not None:
