@@ -37,7 +37,7 @@ K = TypeVar("K", bound=Hashable)
 
 @dataclass
 class Rating:
-    """An openskill rating: ``mu`` and ``sigma``; ``ordinal`` = mu - 3 sigma ranks them."""
+    """A rating on openskill's scale: ``mu`` and ``sigma``; ``ordinal`` = mu - 3 sigma ranks them."""
 
     mu: float
     sigma: float
