@@ -12,9 +12,9 @@ kinds of participant:
   only import this one work without it.
 * **Agents do not change** (tournaments): :func:`fit_ratings`, the same model fitted to
   all the games at once, so every game counts the same and their order does not matter.
-  Rated one by one, even without dynamics, the games' order moved the leaders of a
-  12,000-game tournament by half a point and reordered its top five (CHANGELOG.md,
-  "Tournament ratings fitted to all games at once", has the measurement).
+  Rated one by one, even without dynamics, the games' order swung the gap between the
+  leaders of a 12,000-game tournament by half a point and reordered its top five
+  (CHANGELOG.md, "Tournament ratings fitted to all games at once", has the measurement).
 """
 
 from __future__ import annotations
