@@ -2,6 +2,9 @@
 
 * :func:`evaluate`: one table, win shares with 95% intervals, scores, behaviour;
 * :func:`tournament`: a pool of agents, ratings on openskill's scale and a pairwise matrix;
+* :mod:`train.evaluation.ratings`: those ratings from any finished games, fitted at once
+  for agents (:func:`~train.evaluation.ratings.fit_ratings`) or kept up to date game by
+  game for people (:class:`~train.evaluation.ratings.Rater`);
 * :mod:`train.evaluation.batched`: thousands of games at once on the batched engine, where
   both play whenever every agent can act on a batch;
 * :mod:`train.evaluation.analysis`: tables for notebooks from game records;
