@@ -201,6 +201,9 @@ def test_distill_refuses_a_version_0_model_before_any_game(tmp_path):
         (["--horizon", "-1", "--out", "x.npz"], "the horizon must be at least 0"),
         (["--below", "1.5", "--out", "x.npz"], "below must be between 0.0 and 1.0, got 1.5"),
         (["--below", "often", "--out", "x.npz"], "below must be a number, got 'often'"),
+        (["--temperature", "-0.1", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),
+        (["--temperature", "inf", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),
+        (["--temperature", "warm", "--out", "x.npz"], "the temperature must be a number, got 'warm'"),
     ],
 )
 def test_distill_names_bad_input(argv, message, tmp_path, monkeypatch):
@@ -208,6 +211,18 @@ def test_distill_names_bad_input(argv, message, tmp_path, monkeypatch):
     code, output = _cli(["distill", *argv])
     assert code == 2 and message in output and "Traceback" not in output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_distill_flags_reach_the_config(monkeypatch):
+    import train.cli.distill
+
+    seen: list[DistillConfig] = []
+    monkeypatch.setattr(train.cli.distill, "run_distill", lambda config, out: seen.append(config))
+    argv = ["distill", "--out", "x.npz", "--players", "2", "--below", "0.8", "--temperature", "0.05", "--epochs", "2"]
+    assert _cli(argv)[0] == 0
+    assert (seen[0].players, seen[0].below, seen[0].temperature, seen[0].epochs) == (2, 0.8, 0.05, 2)
+    assert _cli(["distill", "--out", "x.npz"])[0] == 0
+    assert seen[1].temperature == DistillConfig().temperature == 0.0
 
 
 # --------------------------------------------------------------------------- the heuristic's parameters

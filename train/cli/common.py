@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -89,16 +90,18 @@ def int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
     return parse
 
 
-def float_in(low: float, high: float, what: str) -> Callable[[str], float]:
-    """An argparse type: a number in ``[low, high]`` with a message naming the range."""
+def float_in(low: float, high: float | None, what: str) -> Callable[[str], float]:
+    """An argparse type: a finite number in ``[low, high]`` (``high`` ``None``: no upper
+    bound) with a message naming the range."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
-        if not low <= value <= high:  # NaN fails too
-            raise argparse.ArgumentTypeError(f"{what} must be between {low} and {high}, got {text}")
+        if not (low <= value <= (math.inf if high is None else high) and math.isfinite(value)):  # NaN fails too
+            bound = f"between {low} and {high}" if high is not None else f"a finite number of at least {low}"
+            raise argparse.ArgumentTypeError(f"{what} must be {bound}, got {text}")
         return value
 
     parse.__name__ = what

@@ -67,6 +67,7 @@ def _run(args: argparse.Namespace) -> int:
         horizon=args.horizon,
         below=args.below,
         epochs=args.epochs,
+        temperature=args.temperature,
     )
     run_distill(config, args.out)
     return 0
@@ -107,4 +108,9 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         f"agent's, {_by_size('below')})",
     )  # fmt: skip
     add_count(p, "--epochs", d.epochs, "the number of epochs", "passes of the fitting over the decisions")
+    p.add_argument(
+        "--temperature", type=float_in(0.0, None, "the temperature"), default=d.temperature, metavar="T",
+        help="a searched decision's target: 0, the searched move alone; above 0, every legal move in "
+        f"proportion to exp(value / T), its mean value over the worlds (default {d.temperature:g})",
+    )  # fmt: skip
     return p
