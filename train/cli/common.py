@@ -99,7 +99,7 @@ def float_in(low: float, high: float | None, what: str) -> Callable[[str], float
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
-        if not (low <= value <= (math.inf if high is None else high) and math.isfinite(value)):  # NaN fails too
+        if not (math.isfinite(value) and low <= value and (high is None or value <= high)):  # NaN fails too
             bound = f"between {low} and {high}" if high is not None else f"a finite number of at least {low}"
             raise argparse.ArgumentTypeError(f"{what} must be {bound}, got {text}")
         return value

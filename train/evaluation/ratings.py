@@ -158,16 +158,19 @@ def fit_ratings(
 
 
 class _Tables:
-    """The games of one table size: who sat at each seat ``(G, n)`` and each seat's
-    place as a level, 0 for the lowest score (tied seats share one)."""
+    """The games of one table size: who sat at each seat ``(G, n)``, each seat's place as
+    a level (0 for the lowest score, tied seats share one), each game's last level and
+    each seat's game (the row of ``seats.ravel()``)."""
 
     def __init__(self, seats: np.ndarray, scores: np.ndarray) -> None:
         self.seats = seats
-        n = scores.shape[1]
+        g, n = scores.shape
         same = scores[:, :, None] == scores[:, None, :]
         first = ~(same & np.tri(n, k=-1, dtype=bool)).any(axis=2)  # a score's first seat in its row
         # the number of distinct scores below each seat's: dense ranks, ties equal
         self.levels = ((scores[:, None, :] < scores[:, :, None]) & first[:, None, :]).sum(axis=2)
+        self.last = self.levels.max(axis=1)
+        self.rows = np.repeat(np.arange(g), n)
 
 
 def _posterior(mu: np.ndarray, tables: list[_Tables]) -> tuple[float, np.ndarray, np.ndarray]:
@@ -181,10 +184,8 @@ def _posterior(mu: np.ndarray, tables: list[_Tables]) -> tuple[float, np.ndarray
         g, n = t.seats.shape
         scale = BETA * math.sqrt(n)
         strength = mu[t.seats] / scale  # (G, n)
-        last = t.levels.max(axis=1)
-        rows = np.repeat(np.arange(g), n)
         for k in range(n - 1):
-            live = k < last  # level k exists and is not the last place
+            live = k < t.last  # level k exists and is not the last place
             if not live.any():
                 break
             risk = (t.levels >= k) & live[:, None]
@@ -198,6 +199,6 @@ def _posterior(mu: np.ndarray, tables: list[_Tables]) -> tuple[float, np.ndarray
             per_seat = (chosen - d[:, None] * p) / scale
             np.add.at(grad, t.seats.ravel(), per_seat.ravel())
             by_agent = np.zeros((g, m))
-            np.add.at(by_agent, (rows, t.seats.ravel()), p.ravel())
+            np.add.at(by_agent, (t.rows, t.seats.ravel()), p.ravel())
             hess -= (np.diag((d[:, None] * by_agent).sum(axis=0)) - (by_agent.T * d) @ by_agent) / scale**2
     return value, grad, hess
