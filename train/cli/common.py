@@ -32,6 +32,7 @@ __all__ = [
     "rule_flag",
     "rules_from_args",
     "add_run_options",
+    "add_record_option",
     "add_command",
     "add_count",
     "missing_dependency",
@@ -214,6 +215,15 @@ def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
         help="play thousands of games at once on the batched engine, with its own deals (default: whenever "
         "every agent can act on a batch and no game is recorded or dealt twice); --no-batch plays game by "
         "game, each dealt from --seed and its number",
+    )
+
+
+def add_record_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--record",
+        default=None,
+        metavar="DIR",
+        help="write every game to DIR, a new or empty folder, as a game record (llama-rl serve replays it)",
     )
 
 

@@ -14,6 +14,7 @@ from train.cli.common import (
     CommandError,
     HelpFormatter,
     SubParsers,
+    add_record_option,
     add_rule_options,
     add_run_options,
     agent_specs,
@@ -130,12 +131,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--no-rotate", dest="rotate", action="store_false", help="keep every agent in its seat (default: rotate seats)"
     )
-    p.add_argument(
-        "--record",
-        default=None,
-        metavar="DIR",
-        help="write every game to DIR as a game record (llama-rl serve replays it)",
-    )
+    add_record_option(p)
     add_rule_options(p)
     p.set_defaults(func=_run, command_parser=p)
     return p

@@ -15,6 +15,7 @@ from train.cli.common import (
     CommandError,
     HelpFormatter,
     SubParsers,
+    add_record_option,
     add_rule_options,
     add_run_options,
     agent_specs,
@@ -125,12 +126,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="players at each table, 2..6, at most the pool size (default: 4, or the pool size if smaller)",
     )
     add_run_options(p, default_games=1000)
-    p.add_argument(
-        "--record",
-        default=None,
-        metavar="DIR",
-        help="write every game to DIR as a game record (llama-rl serve replays it)",
-    )
+    add_record_option(p)
     add_rule_options(p)
     p.set_defaults(func=_run, command_parser=p)
     return p

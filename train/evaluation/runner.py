@@ -342,6 +342,25 @@ def run_chunks(
     return out
 
 
+def _record_folder(folder: Path) -> Path:
+    """``folder``, made if missing, to write a run's game records to: refused (naming
+    why) where it is not a folder or already holds game records, which a run of other
+    agents would otherwise leave mixed with this one's under the same names."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"cannot write game records to {folder}: it is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        held = sorted(p.name for p in folder.glob("game_*.json"))
+    except OSError as exc:
+        raise ValueError(f"cannot write game records to {folder}: {exc.strerror or exc}") from None
+    if held:
+        raise ValueError(
+            f"cannot write game records to {folder}: it already holds {len(held)} from an earlier run "
+            f"({held[0]}{', ...' if len(held) > 1 else ''}); name a new or empty folder"
+        )
+    return folder
+
+
 def play_games(
     agents: Sequence[AgentLike],
     tasks: Sequence[GameTask],
@@ -357,13 +376,7 @@ def play_games(
     With ``record_dir`` every game is also written there as a game record
     (:class:`llama_env.record.GameRecording`), ``game_<index>.json``."""
     names = agent_display_names(agents)
-    record = None
-    if record_dir is not None:
-        try:
-            Path(record_dir).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"cannot write game records to {record_dir}: {exc.strerror or exc}") from None
-        record = str(record_dir)
+    record = None if record_dir is None else str(_record_folder(Path(record_dir)))
     chunk = max(1, min(256, math.ceil(len(tasks) / (num_workers(workers) * 8))))
     chunks = [list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)]
     done = run_chunks(
