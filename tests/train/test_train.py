@@ -73,6 +73,10 @@ def test_config_parsers():
         ({"eval_opponent": "wizard"}, "eval_opponent"),
         ({"stop_win_share": 1.0}, "stop_win_share"),
         ({"stop_win_share": 0.5, "eval_every": 0}, "stop_win_share"),
+        ({"run_name": "../../elsewhere"}, "run_name"),
+        ({"run_name": "a/b"}, "run_name"),
+        ({"run_name": ".."}, "run_name"),
+        ({"run_name": "/tmp/x"}, "run_name"),
     ],
 )
 def test_bad_config_names_the_key(kw, key):
@@ -84,6 +88,10 @@ def test_cli_reports_a_bad_config_as_a_usage_error(capsys, tmp_path):
     code = main([*SMOKE, "--run-dir", str(tmp_path), "--players", "9"])
     assert code == 2
     assert "players" in capsys.readouterr().err
+    # a run name that climbs out of --run-dir writes nothing anywhere
+    code = main([*SMOKE, "--run-dir", str(tmp_path / "runs"), "--run-name", "../out"])
+    assert code == 2 and "one folder's name" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "runs").exists()
 
 
 def test_help_lists_the_config_fields(capsys):

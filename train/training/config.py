@@ -244,6 +244,13 @@ class TrainConfig:
                 f"config key 'eval_opponent' must be a registered agent ({', '.join(agent_names())}), "
                 f"got {self.eval_opponent!r}"
             )
+        if self.run_name and (
+            Path(self.run_name).name != self.run_name or self.run_name in (".", "..") or "\\" in self.run_name
+        ):
+            raise ValueError(
+                f"config key 'run_name' must be one folder's name (the run directory made in run_dir), "
+                f"got {self.run_name!r}; put the parent folder in run_dir"
+            )
         backend.check(self)
         return self
 
