@@ -44,6 +44,8 @@ __all__ = [
     "HEURISTIC_DEFAULTS",
     "PerturbedHeuristic",
     "perturbed_params",
+    "MAX_SPREAD",
+    "MAX_SIZE",
 ]
 
 _DRAW = int(Action.DRAW)
@@ -466,6 +468,13 @@ def perturbed_params(rng: np.random.Generator, spread: float = 1.0) -> dict[str,
     }
 
 
+MAX_SPREAD = 100.0
+"""The widest ``spread`` a population takes: its weights are scaled by ``exp`` of the draws,
+which beyond this can overflow (at 10 its members already stray by tens of points)."""
+MAX_SIZE = 10_000
+"""The most heuristics a population builds at once."""
+
+
 @register("perturbed", group="baseline")
 class PerturbedHeuristic(BaseAgent):
     """The heuristic with perturbed parameters, a different player each game: a population.
@@ -488,8 +497,8 @@ class PerturbedHeuristic(BaseAgent):
 
     def __init__(self, seed: int | None = None, spread: float = 1.0, size: int = 32) -> None:
         super().__init__(seed)
-        self.spread = number("PerturbedHeuristic", "spread", spread, minimum=0)
-        self.size = int(number("PerturbedHeuristic", "size", size, integer=True, minimum=1))
+        self.spread = number("PerturbedHeuristic", "spread", spread, minimum=0, maximum=MAX_SPREAD)
+        self.size = int(number("PerturbedHeuristic", "size", size, integer=True, minimum=1, maximum=MAX_SIZE))
         draw = np.random.default_rng([0 if seed is None else seed + 1, 20261130])
         self.members: list[HeuristicAgent] = [
             HeuristicAgent(**perturbed_params(draw, self.spread)) for _ in range(self.size)

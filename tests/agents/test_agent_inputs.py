@@ -85,6 +85,10 @@ def test_observations_of_the_wrong_shape_are_refused(name, shape):
         ("greedy", {"prefer": "most"}, ValueError, "prefer must be 'points' or 'same'"),
         ("ppo", {"deterministic": "yes"}, TypeError, "deterministic must be True or False"),
         ("ppo", {"path": 3}, ValueError, "path must be a model file, a run directory or an RLlib checkpoint"),
+        # the costly ones are bounded, not left to run out of memory or overflow mid-game
+        ("search", {"worlds": 4097}, ValueError, "worlds must be <= 4096, got 4097"),
+        ("perturbed", {"size": 10**12}, ValueError, "size must be <= 10000, got 1000000000000"),
+        ("perturbed", {"spread": 1000}, ValueError, "spread must be <= 100, got 1000"),
     ],
 )
 def test_bad_parameters_name_the_parameter(name, params, error, fragment):
