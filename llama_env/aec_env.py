@@ -253,7 +253,9 @@ class LlamaAECEnv(AECEnv):
         if table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
         game = table.game
-        seat = self._seat[agent]
+        seat = self._seat.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise KeyError(f"no agent {agent!r} at this table; its agents are {', '.join(self.possible_agents)}")
         obs = self._encode(game, seat)
         if seat != game.current_player or game.game_over:
             return {"observation": obs, "action_mask": _ZERO_MASK}

@@ -494,6 +494,8 @@ def _make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        if rng is not None and rng < 0:
+            raise ValueError(f"rng: a seed must be a non-negative integer, got {rng}")
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}")
 
@@ -630,14 +632,22 @@ class LlamaGame:
         """How many players have not quit the current round."""
         return self._in_round
 
+    def _seat(self, seat: int) -> int:
+        """``seat`` if it is one of this table's (a negative index or one past the table
+        read another seat's data, or none, without a word); else a ``ValueError``."""
+        if not 0 <= seat < self.num_players:
+            n = self.num_players
+            raise ValueError(f"seat must be 0..{n - 1} at a {n}-player table, got {seat!r}")
+        return seat
+
     def hand(self, seat: int) -> list[int]:
         """The card codes in ``seat``'s hand, sorted."""
-        counts = self._hands[seat]
+        counts = self._hands[self._seat(seat)]
         return [c for c in range(1, NUM_CARD_VALUES + 1) for _ in range(counts[c])]
 
     def hand_counts(self, seat: int) -> list[int]:
         """Cards per code in ``seat``'s hand as a list of 8 (index 0 unused). A copy."""
-        return list(self._hands[seat])
+        return list(self._hands[self._seat(seat)])
 
     def hand_view(self, seat: int) -> Sequence[int]:
         """``seat``'s cards per code (index 0 unused), live and not copied: for hot paths
@@ -647,7 +657,7 @@ class LlamaGame:
 
     def hand_size_of(self, seat: int) -> int:
         """How many cards ``seat`` holds."""
-        return self.hand_sizes[seat]
+        return self.hand_sizes[self._seat(seat)]
 
     # -- the public record of the round: what everyone saw each player do since the deal
 
@@ -659,12 +669,14 @@ class LlamaGame:
 
     def played_counts(self, seat: int) -> list[int]:
         """The cards ``seat`` played this round, per code (a list of 8, index 0 unused)."""
+        seat = self._seat(seat)
         return self._played[seat * 8 : seat * 8 + 8]
 
     def drew_on_counts(self, seat: int) -> list[int]:
         """How often ``seat`` drew this round while the top card was each code (a list of
         8, index 0 unused). A draw instead of a play tells the table something about what
         that player holds."""
+        seat = self._seat(seat)
         return self._drew_on[seat * 8 : seat * 8 + 8]
 
     @property
@@ -697,11 +709,11 @@ class LlamaGame:
     def may_draw(self, seat: int) -> bool:
         """Rule 5 for ``seat``: whether it could draw on its turn now (it is still in
         the round, the draw pile has cards and someone else is still in)."""
-        return not self.quit[seat] and can_draw(len(self.draw_pile), self._in_round)
+        return not self.quit[self._seat(seat)] and can_draw(len(self.draw_pile), self._in_round)
 
     def penalty(self, seat: int) -> int:
         """The points ``seat`` would take if the round ended now (rule 9)."""
-        return hand_penalty(self._hands[seat])
+        return hand_penalty(self._hands[self._seat(seat)])
 
     def can_draw(self) -> bool:
         """Whether the current player may draw (rule 5)."""

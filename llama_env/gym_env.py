@@ -259,7 +259,7 @@ class LlamaEnv(gym.Env):
     def _reward(self, results: list[RoundResult]) -> float:
         """The learner's reward from the rounds that ended (:mod:`llama_env.rewards`)."""
         seat, mode = self.seat, self.reward_mode
-        return sum(rewards_for(r, mode)[seat] for r in results)
+        return float(sum(rewards_for(r, mode)[seat] for r in results))
 
 
 class _RoundLog(TableListener):

@@ -370,7 +370,7 @@ _CARD = OneHot(1, NUM_CARD_VALUES)
 
 FIELDS: tuple[Field, ...] = (
     Field("hand", _HAND8, lambda g, s: g.hand_view(s)[1:], "my cards per value 1..6, llama; count / 8"),
-    Field("hand_size", _DECK10, lambda g, s: g.hand_size_of(s), "how many cards I hold / 10"),
+    Field("hand_size", _DECK10, lambda g, s: g.hand_sizes[s], "how many cards I hold / 10"),
     Field(
         "hand_penalty",
         Count(MAX_PENALTY, MAX_PENALTY),
@@ -401,7 +401,7 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "opp_in_round", Flag(), lambda g, o: not g.quit[o], "1 if that player has not quit this round", per_other=True
     ),
-    Field("opp_hand_size", _DECK10, lambda g, o: g.hand_size_of(o), "that player's hand size / 10", per_other=True),
+    Field("opp_hand_size", _DECK10, lambda g, o: g.hand_sizes[o], "that player's hand size / 10", per_other=True),
     Field("opp_score", Score(), lambda g, o: g.scores[o], "that player's score / end_score", per_other=True),
     Field("my_score", Score(), lambda g, s: g.scores[s], "my score / end_score"),
     Field(

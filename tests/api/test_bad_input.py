@@ -173,6 +173,28 @@ def test_bad_reward_mode_and_rng():
         llama_env.raw_env(3, reward="win")
     with pytest.raises(TypeError, match="rng"):
         LlamaGame(3, rng="seed")
+    with pytest.raises(ValueError, match="rng: a seed must be a non-negative integer, got -1"):
+        LlamaGame(3, rng=-1)
+
+
+@pytest.mark.parametrize(
+    "method", ["hand", "hand_counts", "hand_size_of", "played_counts", "drew_on_counts", "may_draw", "penalty"]
+)
+def test_a_seat_off_the_table_is_refused_not_read_as_another(method):
+    """A negative seat read the last seat's data, one past the table an empty list or an
+    IndexError from deep inside."""
+    g = LlamaGame(4, rng=0)
+    for seat in (-1, 4, 9):
+        with pytest.raises(ValueError, match=rf"seat must be 0..3 at a 4-player table, got {seat}"):
+            getattr(g, method)(seat)
+    assert getattr(g, method)(3) == getattr(g, method)(np.int64(3))  # every seat of the table reads
+
+
+def test_observe_names_the_agents_of_the_table():
+    e = llama_env.raw_env(num_players=3)
+    e.reset(seed=0)
+    with pytest.raises(KeyError, match="no agent 'player_9' at this table; its agents are player_0, player_1, play"):
+        e.observe("player_9")
 
 
 # ----------------------------------------------------------------- snapshots

@@ -115,6 +115,20 @@ def test_game_reward_is_the_win_share(n):
         assert total == game_rewards(info["scores"])[1]
 
 
+@pytest.mark.parametrize("reward", ["game", "round", "shaped"])
+def test_every_reward_is_a_float(reward):
+    """The game reward of a step where no round ended was the int 0 (a sum over no rounds)."""
+    env = LlamaEnv(num_players=3, seat=0, reward=reward)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    kinds, terminated = set(), False
+    while not terminated:
+        legal = np.flatnonzero(env.action_masks())
+        _, r, terminated, _, _ = env.step(int(rng.choice(legal)))
+        kinds.add(type(r))
+    assert kinds == {float}
+
+
 @pytest.mark.parametrize("n", [2, 5])
 def test_round_reward_sums_to_minus_final_score(n):
     for seed in range(4):
