@@ -585,3 +585,9 @@ def test_eval_and_tournament_record_games_that_replay_exactly(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "already holds 3 from an earlier run (game_000000.json, ...)" in err, err
     assert {p.name: p.read_text() for p in out.glob("game_*.json")} == before
+
+
+def test_duplicate_with_no_rotate_is_refused_naming_both(capsys):
+    code = main(["eval", "--agents", "heuristic,random", "--games", "4", "--duplicate", "--no-rotate"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--no-rotate: --duplicate plays every deal from every seat" in err and "Traceback" not in err

@@ -176,6 +176,17 @@ def test_duplicate_deals_round_up_to_whole_groups_and_cancel_the_deal():
         assert a.ci_low <= a.win_share <= a.ci_high
 
 
+def test_duplicate_deals_won_every_time_still_have_an_interval():
+    """Every deal group's mean was 1: the normal interval over groups had no width."""
+    r = evaluate(["heuristic", "random"], 4, seed=0, workers=1, duplicate=True)
+    best, worst = r.agents
+    assert best.win_share == 1.0 and 0.2 < best.ci_low < 0.5 and best.ci_high == 1.0
+    assert worst.win_share == 0.0 and worst.ci_low == 0.0 and 0.5 < worst.ci_high < 0.8
+    # duplicate self-play is exactly fair by symmetry: there the interval is a point
+    (selfplay,) = {(a.ci_low, a.ci_high) for a in evaluate(["greedy"] * 3, 6, seed=0, workers=1, duplicate=True).agents}
+    assert selfplay == pytest.approx((1 / 3, 1 / 3))
+
+
 def test_masked_action_raises_naming_the_agent():
     with pytest.raises(IllegalActionError, match="cheater"):
         evaluate([MaskedAgent(), "random"], 4, seed=0, workers=1)

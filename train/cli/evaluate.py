@@ -77,6 +77,8 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.duplicate and not args.rotate:
+        raise CommandError("--no-rotate: --duplicate plays every deal from every seat, so it always rotates the seats")
     seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
     rules = rules_from_args(args, len(seats))
     cmd = EvalCommand(
@@ -127,7 +129,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="players at the table, 2..6 (default: as agents)",
     )
     add_run_options(p, default_games=1000)
-    p.add_argument("--duplicate", action="store_true", help="replay each deal with the agents rotated (less luck)")
+    p.add_argument(
+        "--duplicate",
+        action="store_true",
+        help="replay each deal with the agents rotated through every seat (less luck; --games rounds up to "
+        "whole deals)",
+    )
     p.add_argument(
         "--no-rotate", dest="rotate", action="store_false", help="keep every agent in its seat (default: rotate seats)"
     )

@@ -5,7 +5,9 @@ a win share (:func:`mean_ci`) is the normal approximation with the sample standa
 deviation of the per-game shares; when every share is 0 or 1 (no ties) it is the
 Wilson score interval, which behaves better near 0 and 1. With duplicate deals the games
 of one deal group are correlated, so the interval is computed from the per-group means
-instead (one value per deal group). Training's periodic evaluation uses the same code.
+instead (one value per deal group; Wilson's again when every group's mean is 0 or 1, as
+when one agent wins every game, where the normal one would have no width). Training's
+periodic evaluation uses the same code.
 """
 
 from __future__ import annotations
@@ -96,10 +98,8 @@ def aggregate(games: GameColumns, names: Sequence[str], duplicate: bool, group_s
         plays, draws, quits = (int(x) for x in per_agent_actions[i])
         taken = max(1, plays + draws + quits)
         col = shares[:, i]
-        if duplicate:
-            mean, lo, hi = mean_ci(col.reshape(-1, group_size).mean(axis=1))
-        else:
-            mean, lo, hi = mean_ci(col, binary=bool(np.all((col == 0) | (col == 1))))
+        values = col.reshape(-1, group_size).mean(axis=1) if duplicate else col
+        mean, lo, hi = mean_ci(values, binary=bool(np.all((values == 0) | (values == 1))))
         stats.append(
             AgentStats(
                 name=name,
