@@ -71,6 +71,9 @@ def test_a_hosted_search_reads_the_version_1_observation_and_plays_as_at_home(ho
 def test_bad_specs_and_a_dead_child_are_clear_errors(host):
     with pytest.raises(ValueError, match="threshold"):
         host.agent(AgentSpec("cautious", {"threshold": "x"}), 0)
+    with pytest.raises(ValueError) as refused:  # the message as the server's own build gives it
+        host.agent(AgentSpec("search", {"zzz": 1}), 0)
+    assert str(refused.value).startswith("agent 'search' has no parameter 'zzz'"), str(refused.value)
     agent = host.agent(AgentSpec("random"), 0)
     host._process.kill()  # type: ignore[union-attr]
     host._process.join()  # type: ignore[union-attr]
@@ -92,6 +95,8 @@ def test_the_web_app_seats_a_search_apart_and_forgets_it_at_the_end():
         game = r.json()
         session = store.get(game["id"])
         assert isinstance(session.table.agents[0], RemoteAgent)
+        # its moves take the server's threads no time, yet it computes in the slow games' lane
+        assert session.apart and session.slow and session.agent_seconds < 0.01
         state = game
         while not state["game_over"]:
             state = client.post(

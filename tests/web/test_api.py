@@ -102,6 +102,30 @@ def test_events_arrive_once_each_with_since(client):
     assert [e["text"] for e in everything["events"]] == seen  # the whole game so far, in order
 
 
+def test_a_move_made_on_an_older_view_is_refused_not_played_later(client, store):
+    """Two tabs of one seat: the second tab's click, on the view before the first tab's
+    move, was played as the seat's next move."""
+    state = create(client, "Ann", "@cautious", seed=3)
+    token, gid, seq = state["token"], state["id"], state["seq"]
+    session = store.get(gid)
+    first = client.post(f"/api/games/{gid}/move", json={"action": 7, "since": seq}, headers=as_(token)).json()
+    assert first["seq"] > seq
+    played = list(session.moves)
+    stale = client.post(f"/api/games/{gid}/move", json={"action": 7, "since": seq}, headers=as_(token))
+    assert stale.status_code == 409 and "moved on since this view" in stale.json()["error"]
+    assert session.moves == played  # nothing played
+    now = client.get(f"/api/games/{gid}", headers=as_(token)).json()
+    assert now["seq"] == first["seq"] and now["your_turn"]
+    action = now["legal"][0]
+    fresh = client.post(f"/api/games/{gid}/move", json={"action": action, "since": now["seq"]}, headers=as_(token))
+    assert fresh.status_code == 200 and session.moves[len(played)] == (0, action)
+    # without since (a client of the API that does not track frames) a move is played as before
+    if fresh.json()["your_turn"]:
+        before = len(session.moves)
+        later = client.post(f"/api/games/{gid}/move", json={"action": fresh.json()["legal"][0]}, headers=as_(token))
+        assert later.status_code == 200 and len(session.moves) > before
+
+
 BAD_CREATE = [
     ([1, 2], "must be a JSON object"),
     ({"seats": seats("Ann")}, "'seats' must list 2..6"),
@@ -152,7 +176,10 @@ def test_bad_moves_change_nothing(client):
     illegal = next(a for a in range(9) if a not in state["legal"])
     for body, status, fragment in [
         ({"action": illegal}, 409, "is illegal"),
-        ({"action": 9}, 409, "out of range"),
+        ({"action": 9}, 400, "must be an integer 0..8, got 9"),
+        ({"action": -1}, 400, "must be an integer 0..8, got -1"),
+        ({"action": 10**30}, 400, "must be an integer 0..8"),
+        ({"action": 7, "zzz": 1}, 400, "unknown field 'zzz' (known: action, since)"),
         ({"action": True}, 400, "must be an integer"),
         ({"action": "8"}, 400, "must be an integer"),
         ({"act": 8}, 400, '{"action": 0..8}'),
@@ -166,6 +193,8 @@ def test_bad_moves_change_nothing(client):
     )
     assert r.status_code == 400 and "not JSON" in r.json()["error"]
     assert client.post(f"/api/games/{gid}/step", json={"moves": 1}, headers=as_(token)).status_code == 409
+    r = client.post(f"/api/games/{gid}/step", json={"moves": 1, "move": 2}, headers=as_(token))
+    assert r.status_code == 400 and "unknown field 'move' (known: moves, since)" in r.json()["error"]
     assert client.get(f"/api/games/{gid}/record", headers=as_(token)).status_code == 409  # not before the end
 
 
@@ -338,6 +367,28 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def test_a_port_the_server_just_served_on_can_serve_again_and_a_taken_one_cannot():
+    """After the server closed a connection, the port waits out TIME-WAIT: restarting on it
+    failed with "Address already in use" for minutes."""
+    import socket
+
+    from train.play.web import bind
+
+    sock = bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    conn, _ = sock.accept()
+    conn.close()  # the server's side closes first, as an idle keep-alive connection's does
+    client.close()
+    sock.close()
+    again = bind("127.0.0.1", port)
+    try:
+        with pytest.raises(OSError):  # while it listens, nobody else may
+            bind("127.0.0.1", port)
+    finally:
+        again.close()
+
+
 def test_llama_rl_serve_listens_on_localhost_and_says_where(tmp_path):
     import subprocess
     import sys
@@ -393,6 +444,17 @@ def test_llama_rl_serve_refuses_a_corrupt_history_in_one_line(tmp_path):
     with contextlib.redirect_stderr(err):
         assert main(["serve", "--port", str(_free_port()), "--allow-models", str(tmp_path / "nope")]) == 2
     assert "not a directory" in err.getvalue()
+    # options that could never take effect are refused, not dropped
+    for argv, fragment in [
+        (["--history", str(db), "--no-history"], "not allowed with argument --history"),
+        (["--allow-host", "friend.lan:8000"], "without a scheme or port"),
+        (["--allow-host", "http://friend.lan"], "without a scheme or port"),
+        (["--allow-host", "[::1]:8000"], "without a scheme or port"),
+    ]:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert main(["serve", "--port", str(_free_port()), *argv]) == 2
+        assert fragment in err.getvalue() and "Traceback" not in err.getvalue(), err.getvalue()
 
 
 def test_a_null_field_means_its_default(client, store):

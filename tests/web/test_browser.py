@@ -115,6 +115,7 @@ def chromium(profile: Path) -> webdriver.Chrome:
         f"--user-data-dir={profile}",
     ):
         options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console, for console_errors
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_script_timeout(30)
     return driver
@@ -260,10 +261,17 @@ def screenshot(driver: webdriver.Chrome, name: str, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- 1. a whole game, then its history
 
 
+def console_errors(driver: webdriver.Chrome) -> list[str]:
+    """The console's errors since the last call (a failed request, a refused script...)."""
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
 @pytest.mark.parametrize("screen", [DESKTOP, PHONE], ids=lambda s: s.name)
 def test_a_whole_game_by_clicking_then_its_history(site, browser, screen, tmp_path):
     driver = browser
+    console_errors(driver)  # what earlier tests left
     open_page(driver, site.url, screen)
+    assert console_errors(driver) == []  # no file it asks for is missing (a favicon was), no policy refusal
     set_up(driver, [("person", "Ann"), ("agent", "heuristic"), ("agent", "random")], seed=7, end_score=20)
     driver.find_element(By.ID, "start").click()
 
@@ -308,6 +316,8 @@ def test_a_whole_game_by_clicking_then_its_history(site, browser, screen, tmp_pa
             assert "illegal" in driver.find_element(By.ID, "game-error").text.lower()
             assert len(log_lines(driver)) == log_seen
             assert hand_shown(driver) == [card_text(c) for c in state["hand"]]
+            refused = console_errors(driver)  # the refusal, and only it
+            assert len(refused) == 1 and "/move" in refused[0] and "409" in refused[0], refused
             forced = True
         if not pictured and turns >= 4 and len(state["hand"]) >= 4 and enabled_cards(driver):
             screenshot(driver, f"play-{screen.name}.png", tmp_path)
@@ -346,6 +356,7 @@ def test_a_whole_game_by_clicking_then_its_history(site, browser, screen, tmp_pa
     driver.find_element(By.ID, "step").click()
     after = idle(driver, f"window.llamaState.seq > {replaying['seq']}")
     assert len(log_lines(driver)) == len(replaying["events"]) + len(after["events"])
+    assert console_errors(driver) == []  # a whole game, its history and a replay without one
 
 
 # --------------------------------------------------------------------------- 2. friends

@@ -6,6 +6,7 @@ every endpoint that must never answer 5xx."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
@@ -208,16 +209,11 @@ class TestNoRequestCanStallTheServer:
             r = client.post(f"/api/games/{game['id']}/step", json={}, headers={"X-Llama-Token": game["token"]})
         assert r.status_code == 409 and "busy" in r.json()["error"]
 
-    def test_a_slow_game_leaves_other_requests_fast(self, tmp_path):
+    def test_a_slow_game_leaves_other_requests_fast(self):
         """A server in its own process with an agent that burns 0.4 s of pure-Python CPU a
         move; while one request steps that game for seconds, another client's requests
         stay fast (p99 < 100 ms)."""
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        script = textwrap.dedent(
-            f"""
-            import time, uvicorn
+        busy = """
             from llama_env.agent import register
 
             @register("busy")
@@ -227,67 +223,103 @@ class TestNoRequestCanStallTheServer:
                     while time.perf_counter() < end:
                         sum(range(1000))
                     return int(mask.nonzero()[0][0])
-
-            from train.play.web import create_app
-            uvicorn.run(create_app(), host="127.0.0.1", port={port}, log_level="warning")
             """
-        )
-        server = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
-        try:
-            deadline = time.time() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    assert time.time() < deadline and server.poll() is None, "the server did not start"
-                    time.sleep(0.1)
-
-            def call(method, path, body=None, token=None):
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-                headers = {"Content-Type": "application/json"}
-                if token:
-                    headers["X-Llama-Token"] = token
-                conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
-                response = conn.getresponse()
-                data = json.loads(response.read())
-                conn.close()
-                return response.status, data
-
+        with _server(busy) as call:
             _, slow = call("POST", "/api/games", {"seats": [{"agent": "busy"}, {"agent": "busy"}]})
-            _, mine = call("POST", "/api/games", {"seats": [{"person": "Ann"}, {"agent": "random"}]})
-            result: dict = {}
-            stepper = threading.Thread(
-                target=lambda: result.update(
-                    step=call("POST", f"/api/games/{slow['id']}/step", {"moves": 8}, slow["token"])
-                )
-            )
-            stepper.start()
-            time.sleep(0.3)
-            latencies = []
-            while stepper.is_alive() and len(latencies) < 60:
-                t0 = time.perf_counter()
-                status, state = call("GET", f"/api/games/{mine['id']}", token=mine["token"])
-                latencies.append(time.perf_counter() - t0)
-                assert status == 200
-                if state["your_turn"]:
-                    t0 = time.perf_counter()
-                    status, _ = call(
-                        "POST", f"/api/games/{mine['id']}/move", {"action": state["legal"][0]}, mine["token"]
-                    )
-                    latencies.append(time.perf_counter() - t0)
-                t0 = time.perf_counter()
-                status, _ = call("GET", "/api/agents")
-                latencies.append(time.perf_counter() - t0)
-            during = stepper.is_alive()
-            stepper.join(timeout=60)
-            assert result["step"][0] == 200 and len(result["step"][1]["events"]) >= 8
-            assert during and len(latencies) >= 20, "the slow game ended before the others were measured"
-            p99 = float(np.percentile(np.array(latencies) * 1000, 99))
+            p99, steps = _latencies_while_stepping(call, [slow], moves=8)
+            assert steps[0][0] == 200 and len(steps[0][1]["events"]) >= 8
             assert p99 < 100, f"p99 {p99:.0f} ms while a slow game computes"
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+
+    def test_games_of_costly_agents_leave_other_requests_fast(self):
+        """Search agents compute in the child process of costly agents, where the server's
+        thread clock cannot see their time: five such games stepped at once held every
+        worker of the other games (a person's move waited a minute). They take turns in
+        the slow games' lane instead, and another client's requests stay fast."""
+        with _server("") as call:
+            seats = [{"agent": "search:below=1:worlds=16"}] * 4
+            games = [call("POST", "/api/games", {"seats": seats})[1] for _ in range(5)]
+            p99, steps = _latencies_while_stepping(call, games, moves=12)
+            assert all(status == 200 and len(state["events"]) >= 12 for status, state in steps)
+            assert p99 < 100, f"p99 {p99:.0f} ms while five search games compute"
+
+
+@contextlib.contextmanager
+def _server(setup: str):
+    """A server in a process of its own (``setup``: code it runs first), and a function
+    that calls it: ``call(method, path, body=None, token=None) -> (status, data)``."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = (
+        "import time, uvicorn\n"
+        + textwrap.dedent(setup)
+        + textwrap.dedent(
+            f"""
+        from train.play.web import create_app
+        uvicorn.run(create_app(), host="127.0.0.1", port={port}, log_level="warning")
+        """
+        )
+    )
+    server = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.time() < deadline and server.poll() is None, "the server did not start"
+                time.sleep(0.1)
+
+        def call(method, path, body=None, token=None):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            headers = {"Content-Type": "application/json"}
+            if token:
+                headers["X-Llama-Token"] = token
+            conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+            response = conn.getresponse()
+            data = json.loads(response.read())
+            conn.close()
+            return response.status, data
+
+        yield call
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def _latencies_while_stepping(call, slow_games, moves):
+    """Steps every game of ``slow_games`` by ``moves`` at once, each from a thread of its
+    own, while a person plays against ``random`` and asks for the agents: the p99 of
+    those requests in milliseconds, and each step's (status, state)."""
+    _, mine = call("POST", "/api/games", {"seats": [{"person": "Ann"}, {"agent": "random"}]})
+    steps: list = [None] * len(slow_games)
+
+    def step(k, game):
+        steps[k] = call("POST", f"/api/games/{game['id']}/step", {"moves": moves}, game["token"])
+
+    steppers = [threading.Thread(target=step, args=(k, g)) for k, g in enumerate(slow_games)]
+    for t in steppers:
+        t.start()
+    time.sleep(0.3)
+    latencies = []
+    while any(t.is_alive() for t in steppers) and len(latencies) < 60:
+        t0 = time.perf_counter()
+        status, state = call("GET", f"/api/games/{mine['id']}", token=mine["token"])
+        latencies.append(time.perf_counter() - t0)
+        assert status == 200
+        if state["your_turn"]:
+            t0 = time.perf_counter()
+            status, _ = call("POST", f"/api/games/{mine['id']}/move", {"action": state["legal"][0]}, mine["token"])
+            latencies.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        status, _ = call("GET", "/api/agents")
+        latencies.append(time.perf_counter() - t0)
+    during = any(t.is_alive() for t in steppers)
+    for t in steppers:
+        t.join(timeout=120)
+    assert during and len(latencies) >= 20, "the slow games ended before the others were measured"
+    return float(np.percentile(np.array(latencies) * 1000, 99)), steps
 
 
 class TestNoAmplification:
@@ -310,6 +342,20 @@ class TestNoAmplification:
         record = finished_record(names=("y" * 1000, "z"))
         r = client.post("/api/replays", json=record)
         assert r.status_code == 400 and "longer than 40" in r.json()["error"]
+
+    def test_a_replay_refuses_the_names_a_new_game_refuses(self, client):
+        """A right-to-left override or a NUL in a record's names came back to the page, which
+        refuses them in a new game's names."""
+        for names in (("\u0000a", "b"), ("a", "b\u202e")):
+            r = client.post("/api/games", json={"seats": [{"person": names[0]}, {"person": names[1]}]})
+            assert r.status_code == 400 and "control character" in r.json()["error"]
+            r = client.post("/api/replays", json=finished_record(names=names))
+            assert r.status_code == 400 and "'names' hold a control character" in r.json()["error"], r.json()
+        record = finished_record()
+        record["agents"][1] = "random\u202e"
+        r = client.post("/api/replays", json=record)
+        assert r.status_code == 400 and "'agents' hold a control character" in r.json()["error"]
+        assert client.post("/api/replays", json=finished_record(names=("Ann  Lee", "Bo"))).status_code == 201
 
 
 class TestMarkupStaysText:
@@ -466,12 +512,42 @@ def test_hostile_queries_and_paths_never_get_a_5xx(client):
         "/static/../pyproject.toml",
         "/static/%2e%2e/%2e%2e/pyproject.toml",
         "/api/nothing",
+        # digits that str.isdigit takes and int refuses or reads: a 500 in plain text
+        f"/api/games/{game['id']}?since=--5",
+        f"/api/games/{game['id']}?since=%C2%B2",
+        f"/api/games/{game['id']}?since=%D9%A3",
+        "/api/history?limit=--1",
+        "/api/history?offset=%C2%B2",
+        "/api/history/%C2%B2",
+        "/api/history/%D9%A1",
     ]:
         r = client.get(path, headers=token)
         assert r.status_code < 500, (path, r.text)
         assert "[project]" not in r.text
-    assert client.delete(f"/api/games/{game['id']}", headers=token).status_code == 405
-    assert client.put("/api/games", json={}, headers=token).status_code == 405
+        if path.startswith("/api/"):  # every refusal of the API is JSON, Starlette's own included
+            assert r.status_code == 200 or "error" in r.json(), (path, r.text)
+    assert client.get(f"/api/games/{game['id']}?since=%D9%A3", headers=token).status_code == 400
+    assert client.post("/api/history/%C2%B2/replay", json={}).status_code == 404
+    assert client.get("/api/nothing").json() == {"error": "not found"}
+    for r in (client.delete(f"/api/games/{game['id']}", headers=token), client.put("/api/games", json={})):
+        assert r.status_code == 405 and r.json() == {"error": "method not allowed"}
+
+
+def test_a_request_the_app_fails_on_is_a_json_500_logged_once(client, monkeypatch, caplog):
+    """Starlette answered a failure with its own plain-text 500 before the guard's JSON one
+    could be sent."""
+    import train.play.web as web
+
+    def broken():
+        raise RuntimeError("the registry is gone")
+
+    monkeypatch.setattr(web, "describe", broken)
+    with caplog.at_level("ERROR"):
+        r = client.get("/api/agents")
+    assert r.status_code == 500 and r.json() == {"error": "the server failed on this request"}
+    assert "the registry is gone" not in r.text
+    logged = [rec.getMessage() for rec in caplog.records]
+    assert logged == ["GET /api/agents failed: RuntimeError: the registry is gone"]
 
 
 JSON = st.recursive(

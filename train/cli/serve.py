@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from train.cli.common import CommandError, HelpFormatter, SubParsers, int_in, missing_dependency
@@ -10,6 +11,17 @@ from train.cli.common import CommandError, HelpFormatter, SubParsers, int_in, mi
 __all__ = ["add_parser"]
 
 _WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def _host_name(text: str) -> str:
+    """A name for ``--allow-host``: the host part of an address, as the ``Host`` header's
+    name is compared (a port or a scheme given with it would never match)."""
+    name = text.strip()
+    if not name or "/" in name or re.fullmatch(r"[^:\[\]]+:[0-9]*", name) or re.search(r"\]:", name):
+        raise argparse.ArgumentTypeError(
+            f"a host name or address without a scheme or port (the page's port is --port), got {text!r}"
+        )
+    return name
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -88,12 +100,13 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         default=30,
         help="forget a game idle this long (default 30)",
     )
-    p.add_argument(
+    kept = p.add_mutually_exclusive_group()
+    kept.add_argument(
         "--history",
         metavar="FILE",
         help="the SQLite file of finished games and ratings (default: history.sqlite3 in your data directory)",
     )
-    p.add_argument("--no-history", action="store_true", help="save no games")
+    kept.add_argument("--no-history", action="store_true", help="save no games")
     p.add_argument(
         "--allow-models",
         metavar="DIR",
@@ -105,6 +118,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--allow-host",
         metavar="NAME",
         action="append",
+        type=_host_name,
         default=[],
         help="also answer requests addressed to NAME (a host name or address other machines use to reach it)",
     )

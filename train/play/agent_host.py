@@ -93,6 +93,9 @@ class AgentHost:
 class RemoteAgent:
     """An agent that lives in the :class:`AgentHost`'s child process."""
 
+    runs_apart = True
+    """Its moves take this process no time (:attr:`train.play.session.GameSession.apart`)."""
+
     def __init__(self, host: AgentHost, key: int, obs_version: int, name: str) -> None:
         self.host = host
         self.key = key
@@ -144,4 +147,5 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                     reset_agent(agent, args[0])
             conn.send((True, value))
         except Exception as exc:  # the server reports it; the child serves on
-            conn.send((False, f"{type(exc).__name__}: {exc}"))
+            # a bad spec or parameter is the message itself, as in the server; anything else says what failed
+            conn.send((False, str(exc) if isinstance(exc, (ValueError, TypeError)) else f"{type(exc).__name__}: {exc}"))

@@ -47,6 +47,7 @@ from llama_env.engine import (
     DEFAULT_RULES,
     MAX_PLAYERS,
     MIN_PLAYERS,
+    NUM_ACTIONS,
     Action,
     IllegalActionError,
     LlamaGame,
@@ -250,6 +251,9 @@ class GameSession:
         self.history_id: int | None = None
         self.agent_seconds = 0.0
         self.agent_moves = 0
+        self.apart = any(getattr(a, "runs_apart", False) for a in agents)
+        """Whether an agent of it computes in another process (:mod:`train.play.agent_host`),
+        where this process's clock cannot see its time."""
         self.on_over: Callable[[GameSession], None] | None = None
         self._replay: list[tuple[int, int]] = []
         self._frames: list[_Frame] = []
@@ -405,18 +409,24 @@ class GameSession:
 
     # ------------------------------------------------------------------ moves
 
-    def move(self, viewer: Viewer, action: object) -> None:
+    def move(self, viewer: Viewer, action: object, since: int | None = None) -> None:
         """A person's move, validated by the driver's one rule, then the agents'
-        replies until a person must act."""
+        replies until a person must act. ``since`` is the last frame the mover saw: a
+        move made on an older view (another tab of the same seat has moved meanwhile)
+        is refused, not played on the seat's next turn."""
         if self.mode != "play" or viewer is None:
             raise SessionError(f"this game is being {self.mode}ed: it takes no moves", 409)
+        latest = self._frames[-1][0]
+        if since is not None and 0 <= since < latest:
+            raise SessionError("the game has moved on since this view of it; look again before moving", 409)
         g = self.game
         if g.game_over:
             raise SessionError("the game is over", 409)
         if g.current_player != viewer:
             raise SessionError(f"it is {self.names[g.current_player]}'s turn, not yours", 409)
-        if action_index(action) is None:
-            raise SessionError(f"an action must be an integer 0..8, got {brief(action)}", 400)
+        index = action_index(action)
+        if index is None or not 0 <= index < NUM_ACTIONS:
+            raise SessionError(f"an action must be an integer 0..{NUM_ACTIONS - 1}, got {brief(action)}", 400)
         try:
             self.table.apply(action)
         except IllegalActionError as exc:
@@ -457,9 +467,10 @@ class GameSession:
 
     @property
     def slow(self) -> bool:
-        """Whether its agents have taken more than :data:`SLOW_MOVE` a move on average
-        (the server computes such games apart, so that they delay no other game)."""
-        return self.agent_moves > 0 and self.agent_seconds > SLOW_MOVE * self.agent_moves
+        """Whether an agent of it runs apart (:attr:`apart`), or its agents have taken
+        more than :data:`SLOW_MOVE` of this thread's time a move on average (the server
+        computes such games in a lane of their own, so that they delay no other game)."""
+        return self.apart or (self.agent_moves > 0 and self.agent_seconds > SLOW_MOVE * self.agent_moves)
 
     def _finish(self) -> None:
         if not self.game.game_over:
@@ -681,6 +692,8 @@ def replay(record: Any) -> GameSession:
         for key, items, limit in (("names", rec.names, NAME_LENGTH), ("agents", rec.agents, SPEC_LENGTH)):
             if any(len(x) > limit for x in items):
                 raise ValueError(f"its '{key}' hold a string longer than {limit} characters")
+            if not all(" ".join(x.split()).isprintable() for x in items):  # as a new game's names
+                raise ValueError(f"its '{key}' hold a control character")
         rec.replay()
     except (ValueError, IllegalActionError) as exc:
         raise SessionError(f"cannot replay this record: {exc}") from None

@@ -9,6 +9,7 @@ JavaScript served as package data, no build step) and a JSON API.
                                      -> the creator's view, its "token" and every seat's "links"
     GET  /api/games/{id}?since=N     what the token's viewer may see, with the events after N
     POST /api/games/{id}/move        {"action": 0..8, "since": N}: a person's move, then the agents'
+                                     (a 409 when the game has moved on since frame N)
     POST /api/games/{id}/step        {"moves": 1..200, "since": N}: a watched or replayed game goes on
     GET  /api/games/{id}/record      the game record, once the game is over
     POST /api/replays                a game record: a new game that replays it
@@ -41,6 +42,8 @@ import contextlib
 import gc
 import json
 import logging
+import os
+import re
 import socket
 import sqlite3
 import sys
@@ -52,13 +55,15 @@ from typing import Any, TypeVar, overload
 import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from llama_env.agent import Agent, AgentSpec, costly, describe
+from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec
+from llama_env.engine import brief
 from train.play.agent_host import AgentHost
 from train.play.history import History, HistoryError
 from train.play.session import (
@@ -137,7 +142,7 @@ class Guard:
             if kind != "application/json":
                 return "the API takes JSON: send Content-Type: application/json", 415
             length = headers.get("content-length")
-            if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            if length is not None and (not _INTEGER.fullmatch(length) or int(length) > MAX_BODY):
                 return f"the request body is larger than {MAX_BODY} bytes", 413
         return None
 
@@ -207,9 +212,39 @@ def _query_int(request: Request, key: str, low: int, high: int, default: None = 
 def _query_int(request: Request, key: str, low: int, high: int, default: int | None = None) -> int | None:
     """A query parameter read as :func:`train.play.session.int_field` reads a body's."""
     text = request.query_params.get(key)
-    if text is not None and (not text.lstrip("-").isdigit() or len(text) > 12):
+    if text is not None and not _INTEGER.fullmatch(text):
         raise SessionError(f"'{key}' must be an integer {low}..{high}, got {text[:20]!r}")
     return int_field({} if text is None else {key: int(text)}, key, low, high, default)
+
+
+_INTEGER = re.compile(r"-?[0-9]{1,12}")
+"""An integer in a URL: ASCII digits only (``str.isdigit`` also takes "²" and other
+scripts' digits, which ``int`` then refuses or reads), one sign at most."""
+
+
+def _known_fields(body: dict[str, Any], known: tuple[str, ...]) -> None:
+    """A 400 naming the first field of ``body`` outside ``known`` (a misspelt one would
+    otherwise be ignored without a word)."""
+    unknown = sorted(str(k) for k in set(body) - set(known))
+    if unknown:
+        raise SessionError(f"unknown field {brief(unknown[0])} (known: {', '.join(known)})")
+
+
+def _names_a_costly_agent(body: Any) -> bool:
+    """Whether a new game's body seats a costly agent (:func:`llama_env.agent.costly`):
+    building it and its first moves wait for the process of costly agents, so its request
+    computes in the slow games' lane. A body it cannot read is left to :func:`new_game`
+    to refuse."""
+    seats = body.get("seats") if isinstance(body, dict) else None
+    for seat in seats if isinstance(seats, list) else ():
+        text = seat.get("agent") if isinstance(seat, dict) else None
+        if isinstance(text, str) and len(text) <= 200:
+            try:
+                if costly(parse_agent_spec(text, check=False).name):
+                    return True
+            except ValueError:
+                continue
+    return False
 
 
 SWITCH_INTERVAL = 0.0005
@@ -292,7 +327,8 @@ class _App:
     async def create(self, request: Request) -> Response:
         body = await _body(request)
         return await self.work(
-            lambda: self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build))
+            lambda: self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build)),
+            self.slow_games if _names_a_costly_agent(body) else self.games,
         )
 
     async def get(self, request: Request) -> Response:
@@ -305,15 +341,17 @@ class _App:
         body = await _body(request)
         if not isinstance(body, dict) or "action" not in body:
             raise SessionError('the request body must be {"action": 0..8}')
+        _known_fields(body, ("action", "since"))
         since = int_field(body, "since", -1, 10**9)
         session, viewer = self.session(request)
-        change = partial(session.move, viewer, body["action"])
+        change = partial(session.move, viewer, body["action"], since)
         return await self.work(partial(self.changed, session, change, viewer, since), self.lane(session))
 
     async def step(self, request: Request) -> Response:
         body = await _body(request)
         if not isinstance(body, dict):
             raise SessionError('the request body must be {"moves": 1..200}')
+        _known_fields(body, ("moves", "since"))
         moves = int_field(body, "moves", 1, MAX_STEP, 1)
         since = int_field(body, "since", -1, 10**9)
         session, viewer = self.session(request)
@@ -349,7 +387,7 @@ class _App:
 
     def _saved_record(self, request: Request) -> Any:
         text = request.path_params["number"]
-        if not text.isdigit() or len(text) > 12:
+        if not _INTEGER.fullmatch(text) or text.startswith("-"):
             raise SessionError("no such saved game", 404)
         try:
             return self._history().record(int(text))
@@ -385,6 +423,21 @@ def _guarded(handler: Handler) -> Handler:
 
 async def _index(request: Request) -> Response:
     return FileResponse(STATIC / "index.html")
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such route, a method it does not take): in the API a
+    JSON error like every other, elsewhere its plain text."""
+    assert isinstance(exc, HTTPException)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": exc.detail.lower()}, status_code=exc.status_code, headers=exc.headers)
+    return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _failed(request: Request, exc: Exception) -> Response:
+    """A request the app failed on: a JSON 500 to the client (Starlette then raises the
+    exception on to :class:`Guard`, which logs it in one line)."""
+    return _error("the server failed on this request", 500)
 
 
 def create_app(
@@ -434,7 +487,9 @@ def create_app(
         yield
         app.agents_apart.close()
 
-    starlette = Starlette(routes=routes, lifespan=lifespan)
+    starlette = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error, Exception: _failed}
+    )
     starlette.state.store = store
     starlette.state.history = history
     return Guard(starlette, hosts)
@@ -446,6 +501,8 @@ def bind(host: str, port: int) -> socket.socket:
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
+        if os.name != "nt":  # a port whose last connections wait out TIME-WAIT is free to serve again
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (Windows: it would share a taken one)
         sock.bind(address)
         sock.listen(128)
     except OSError:
