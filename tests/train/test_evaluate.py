@@ -374,6 +374,16 @@ def test_tournament_errors():
         tournament(["random", "greedy"], 7, 10)
 
 
+def test_a_tournament_too_short_for_every_agent_says_so():
+    """An agent without a game showed a win share of nan, ranked among the measured."""
+    t = tournament(["random", "greedy", "cautious"], 2, 1, seed=0, workers=1)
+    idle = t.names[t.games_played.index(0)]
+    table = t.to_table()
+    assert "nan" not in table
+    assert f"note: no game for {idle} (rated at the prior): play at least 3 games (one per table of 2 from" in table
+    assert "note" not in tournament(["random", "greedy", "cautious"], 2, 3, seed=0, workers=1).to_table()
+
+
 def test_dataframes():
     import pandas as pd  # the notebooks extra, part of dev
 

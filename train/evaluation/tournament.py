@@ -68,9 +68,17 @@ class TournamentResult:
         ]
         for rank, i in enumerate(self.ranking(), 1):
             r = self.ratings[i]
+            share = "-" if not self.games_played[i] else f"{self.win_share[i]:.3f}"
             lines.append(
                 f"{rank:>4}  {self.names[i]:<{w}}  {r.mu:>6.2f}  {r.sigma:>5.2f}  {r.ordinal:>7.2f}  "
-                f"{self.win_share[i]:>9.3f}  {self.games_played[i]:>6}"
+                f"{share:>9}  {self.games_played[i]:>6}"
+            )
+        idle = [self.names[i] for i in range(len(self.names)) if not self.games_played[i]]
+        if idle:
+            tables = math.comb(len(self.names), self.num_players)
+            lines.append(
+                f"note: no game for {', '.join(idle)} (rated at the prior): play at least {tables} games "
+                f"(one per table of {self.num_players} from the {len(self.names)} agents)"
             )
         return "\n".join(lines)
 
