@@ -11,6 +11,8 @@ by name without importing this package; this package fills the registry.
 
 from __future__ import annotations
 
+import zipfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,7 @@ __all__ = [
     "check_observation",
     "check_batch",
     "number",
+    "load_arrays",
 ]
 
 _OBS_SHAPE = (OBS_SIZE,)
@@ -173,3 +176,12 @@ def legal_actions(action_mask: np.ndarray | list[int]) -> list[int]:
 
 
 _ACTIONS = range(9)
+
+
+def load_arrays(path: str | Path) -> Any:
+    """``np.load`` of an ``.npz`` file of arrays, with no pickle: a file that is no zip
+    archive is a ``ValueError`` saying so (numpy would read it as a pickle, refuse, and
+    suggest loading it unsafely). Use it as a context manager, as ``np.load``'s result."""
+    if not zipfile.is_zipfile(path):
+        raise ValueError("it is not an .npz archive of arrays (not a zip file)")
+    return np.load(path, allow_pickle=False)

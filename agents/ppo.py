@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, check_observation, mask_list
+from agents.base import BaseAgent, check_observation, load_arrays, mask_list
 from llama_env.agent import register
 from llama_env.engine import MIN_PLAYERS, NUM_ACTIONS, check_flag
 from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, SLICES, guess_obs_version
@@ -225,7 +225,7 @@ def save_actor(actor: Actor, path: str | Path) -> None:
 
 
 def _load_npz(file: Path) -> Actor:
-    with np.load(file, allow_pickle=False) as z:
+    with load_arrays(file) as z:
         names = set(z.files)
         if "activation" not in names or "w0" not in names:
             raise ValueError("it is not an exported actor (no activation or w0)")

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from agents.base import BaseAgent, check_batch, check_observation, legal_actions, number
+from agents.base import BaseAgent, check_batch, check_observation, legal_actions, load_arrays, number
 from agents.heuristic import HeuristicAgent
 from agents.ppo import (
     DEFAULT_MODEL,
@@ -188,7 +188,7 @@ def load_networks(path: str | Path, players: int) -> tuple[Layers, Layers]:
     Raises ``ValueError`` naming the file for anything else."""
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with load_arrays(path) as z:
             nets: dict[str, Layers] = {}
             for kind in ("value", "belief"):
                 layers, k = [], 0

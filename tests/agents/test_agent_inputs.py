@@ -217,6 +217,21 @@ def test_broken_model_files_name_the_file(case, tmp_path):
     assert fragment in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("content", [b"", b"not arrays at all", random.Random(2).randbytes(300)])
+def test_an_npz_that_is_no_archive_says_so_without_suggesting_pickle(content, tmp_path):
+    """numpy reads a file that is no zip archive as a pickle, refuses it and suggests
+    allow_pickle, an unsafe option, to the user."""
+    from agents.search import load_networks
+
+    path = tmp_path / "model.npz"
+    path.write_bytes(content)
+    loaders = [(lambda: agents.make("ppo", path=str(path)), "a PPO model"), (lambda: load_networks(path, 4), "the")]
+    for load, what in loaders:
+        with pytest.raises(ValueError, match=f"cannot load {what}") as info:
+            load()
+        assert "not an .npz archive of arrays (not a zip file)" in str(info.value) and "pickle" not in str(info.value)
+
+
 @pytest.mark.parametrize("case", ["empty", "bad CRC", "no policy.pth"])
 def test_broken_model_files_on_the_command_line(case, tmp_path, capsys):
     path = tmp_path / "model.zip"
