@@ -113,3 +113,23 @@ def test_the_presets_hold_the_documented_commands(recipe, tmp_path, monkeypatch)
     for name, preset, command in zip(presets, from_presets, documented, strict=True):
         differ = {k: (preset[k], command[k]) for k in preset if preset[k] != command[k]}
         assert differ == {}, f"--preset {name} differs from its command (preset, command): {differ}"
+
+
+@pytest.mark.parametrize("second", ["ship-finetune", "specialist-4p-more"])
+def test_a_second_phase_preset_resumes_its_first_phase_in_the_run_dir_given(second, tmp_path, monkeypatch):
+    """The second phase resumed ``runs/<name>`` under the current folder whatever --run-dir
+    said: the first phase's run was not found there (or another one was)."""
+    first = {"ship-finetune": "ship", "specialist-4p-more": "specialist-4p"}[second]
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "elsewhere"
+    _config(["--preset", first, "--run-dir", str(runs)])
+    config = config_from_args(build_parser().parse_args(["train", "--preset", second, "--run-dir", str(runs)]))
+    assert Path(config.resume) == runs / first and Path(config.run_path()) == runs / first
+    assert not (tmp_path / "runs").exists()
+    # a run continues where it lies: another place asked for is refused, not dropped
+    with pytest.raises(ValueError, match=f"name {runs / 'fork'}, but resuming .* continues its run in {runs / first}"):
+        config_from_args(
+            build_parser().parse_args(
+                ["train", "--resume", str(runs / first), "--run-dir", str(runs), "--run-name", "fork"]
+            )
+        )

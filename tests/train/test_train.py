@@ -77,6 +77,10 @@ def test_config_parsers():
         ({"run_name": "a/b"}, "run_name"),
         ({"run_name": ".."}, "run_name"),
         ({"run_name": "/tmp/x"}, "run_name"),
+        ({"eval_games": 0}, "eval_games"),  # the first evaluation failed after training had begun
+        ({"seed": -1}, "seed"),
+        ({"seed": 2**64}, "seed"),
+        ({"opponents": "past:1", "past_every": 0}, "past_every"),  # 'past' played as 'self' without a word
     ],
 )
 def test_bad_config_names_the_key(kw, key):
@@ -152,6 +156,33 @@ def test_resume_continues_the_step_count(smoke_run):
     assert summary["num_timesteps"] == 3072 and summary["steps_this_session"] == 1024
     assert (smoke_run / "checkpoints" / "ppo_3072.zip").exists()
     assert json.loads((smoke_run / "config.json").read_text())["total_timesteps"] == 2048  # the original kept
+
+
+def test_resuming_a_finished_run_is_refused_and_writes_nothing(smoke_run, capsys):
+    before = sorted(p.name for p in smoke_run.rglob("*"))
+    done = json.loads((smoke_run / "summary.json").read_text())["num_timesteps"]
+    code = main([*SMOKE, "--resume", str(smoke_run), "--total-timesteps", str(done)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"has trained {done} steps, the config asks for {done} in all" in err
+    assert sorted(p.name for p in smoke_run.rglob("*")) == before  # no config.resume_<k>.json, no session
+
+
+def test_a_model_from_outside_a_run_keeps_its_own_network(smoke_run, tmp_path, capsys):
+    """--net-arch and --activation were recorded in the new run's config.json while the
+    weights trained were the model's own 32-32 tanh."""
+    import shutil
+
+    copy = tmp_path / "downloads" / "model.zip"
+    copy.parent.mkdir()
+    shutil.copy(smoke_run / "model.zip", copy)
+    steps = json.loads((smoke_run / "summary.json").read_text())["num_timesteps"]
+    argv = [*SMOKE, "--resume", str(copy), "--run-dir", str(tmp_path / "runs"), "--run-name", "mine"]
+    code = main([*argv, "--net-arch", "256,256", "--activation", "relu", "--total-timesteps", str(steps + 1024)])
+    assert code == 0
+    assert f"note: {copy} holds a 32,32 tanh network: the run trains it" in capsys.readouterr().out
+    recorded = json.loads((tmp_path / "runs" / "mine" / "config.json").read_text())
+    assert recorded["net_arch"] == [32, 32] and recorded["activation"] == "tanh"
+    assert sorted(p.name for p in copy.parent.iterdir()) == ["model.zip"]  # the file's folder is left alone
 
 
 def test_saved_model_loads_as_an_agent_and_plays_legal_moves(smoke_run):
@@ -318,7 +349,10 @@ def test_the_next_commands_fit_the_table_the_run_trained_at(smoke_run, capsys, p
     agents = eval_argv[eval_argv.index("--agents") + 1].split(",")
     assert agents == [f"ppo:path={smoke_run}", *["heuristic"] * (eval_seats - 1)]
     assert f"play --players {play_size} --opponents ppo:path={smoke_run}" in lines[1]
-    assert f"train --resume {smoke_run} --total-timesteps 4096" in lines[2]
+    assert f"train --resume {smoke_run} --total-timesteps 4096   # train it further" in lines[2]
+    # a run that stopped at its target would stop again at its next evaluation
+    stopped = next_commands(str(smoke_run), players, 2048, stopped_early=True).splitlines()[2]
+    assert f"train --resume {smoke_run} --total-timesteps 4096 --stop-win-share 0   #" in stopped
     games = eval_argv.index("--games") + 1
     assert main([*eval_argv[:games], "4", *eval_argv[games + 1 :]]) == 0  # the printed command runs
     assert f"ppo:path={smoke_run}" in capsys.readouterr().out

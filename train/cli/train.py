@@ -22,6 +22,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from llama_env.engine import Rules
@@ -102,6 +103,9 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         v = getattr(args, f.name, None)
         if v is not None:
             values[f.name] = v
+    if getattr(args, "preset", None) and getattr(args, "resume", None) is None and values.get("resume"):
+        # a second-phase preset resumes its first phase's run where that one went: in --run-dir
+        values["resume"] = str(Path(values.get("run_dir") or "runs") / Path(values["resume"]).name)
     if values.get("resume"):
         from train.training.resume import resume_config
 
@@ -155,7 +159,12 @@ def _run(args: argparse.Namespace) -> int:
         games = 0 if result.stopped_early else 1000
     if games:
         print_final_comparison(str(result.model_path), games, seed=config.seed, rules=config.rules_at(2))
-    print("\nnext:\n" + next_commands(str(result.run_dir), config.players, result.num_timesteps, rule_flags(config)))
+    print(
+        "\nnext:\n"
+        + next_commands(
+            str(result.run_dir), config.players, result.num_timesteps, rule_flags(config), result.stopped_early
+        )
+    )
     return 0
 
 
@@ -169,10 +178,12 @@ def rule_flags(config: TrainConfig) -> str:
     return "".join(f" --{name.replace('_', '-')} {value}" for name, value in changed.items())
 
 
-def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "") -> str:
+def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "", stopped_early: bool = False) -> str:
     """What to do with a finished run: measure it, play it, train it on. A run trained at
     one table size (a specialist) is measured and played there; a run over several sizes
-    heads-up and at a 3-player table. ``rules``: the run's rule flags (:func:`rule_flags`)."""
+    heads-up and at a 3-player table. ``rules``: the run's rule flags (:func:`rule_flags`).
+    A run that stopped at its ``stop_win_share`` would stop again at its next evaluation
+    when resumed: training it further turns the stop off."""
     sizes = set(players)
     special = next(iter(sizes)) if len(sizes) == 1 else None
     n_eval, n_play = (special, special) if special else (2, 3)
@@ -181,7 +192,9 @@ def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "")
     return (
         f"  llama-rl eval --agents {agents} --games 2000 --duplicate{rules}   # {table}, deals replayed\n"
         f"  llama-rl play --players {n_play} --opponents ppo:path={run}{rules}   # play against it\n"
-        f"  llama-rl train --resume {run} --total-timesteps {2 * steps}   # train it further"
+        f"  llama-rl train --resume {run} --total-timesteps {2 * steps}"
+        + (" --stop-win-share 0" if stopped_early else "")
+        + "   # train it further"
     )
 
 

@@ -223,6 +223,18 @@ class TrainConfig:
         for key in ("gamma", "gae_lambda"):
             if not 0 < getattr(self, key) <= 1:
                 raise ValueError(f"config key {key!r} must be in (0, 1], got {getattr(self, key)}")
+        if self.opponents.get("past") and not self.past_every:
+            raise ValueError(
+                "config key 'past_every' is 0, so the 'past' pool of the opponents' mix would stay empty and play "
+                "as 'self': give past_every > 0 or drop 'past' from opponents"
+            )
+        if self.eval_every and not self.eval_games:
+            raise ValueError(
+                "config key 'eval_games' must be >= 1 while eval_every is on (eval_every 0 turns the periodic "
+                "evaluation off)"
+            )
+        if not 0 <= self.seed < 2**63:
+            raise ValueError(f"config key 'seed' must be an integer 0..2**63-1, got {self.seed}")
         if not 0 <= self.stop_win_share < 1:
             raise ValueError(f"config key 'stop_win_share' must be in [0, 1), got {self.stop_win_share!r}")
         if self.stop_win_share and not (self.eval_every and self.eval_games):

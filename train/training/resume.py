@@ -93,6 +93,15 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     if _bare_model(resume):  # a new run, named by the overrides
         return config_from_dict({**(overrides or {}), "resume": str(resume)})
     run = run_of(resume)
+    asked = {k: str(v) for k, v in (overrides or {}).items() if k in ("run_dir", "run_name") and v}
+    if asked:  # a run continues in its own directory: a different one asked for is refused, not dropped
+        where = Path(asked.get("run_dir", run.path.parent)) / asked.get("run_name", run.path.name)
+        if where.resolve() != run.path.resolve():
+            raise ValueError(
+                f"config keys 'run_dir'/'run_name' name {where}, but resuming {resume} continues its run in "
+                f"{run.path}: leave them out (or, for a new run from its weights, resume a copy of its model.zip "
+                "that lies outside any run)"
+            )
     overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
     # The run continues where it lies now: a copied or moved run records its own place,
     # not the one its first session wrote in.

@@ -265,6 +265,12 @@ def train_rllib(config: TrainConfig) -> TrainResult:
                 "backend continues a run directory it wrote, or a checkpoint in one)"
             )
         resume_from = found[-1]
+        done = int(resume_from.name[len(RLLIB_CHECKPOINT_PREFIX) :])
+        if done >= config.total_timesteps:  # nothing to train: write nothing either
+            raise ValueError(
+                f"config key 'total_timesteps': {resume_from} has trained {done} steps, the config asks for "
+                f"{config.total_timesteps} in all: give more to train it further"
+            )
     run.create(fresh=fresh)
     with run.lock(), ray_session(run, config.options.address):
         return _train_rllib_locked(config, run, resume_from)

@@ -97,6 +97,31 @@ def train_sb3(config: TrainConfig) -> TrainResult:
             raise
 
 
+def _keep_network_of(model: Any, config: TrainConfig, resume_from: Path, torch: Any) -> None:
+    """The network of a resumed model is the one its weights have: ``config`` takes its
+    ``net_arch`` and ``activation`` (a note says so where they differ), so that the run's
+    config records the network it trains. A run directory's own settings were checked
+    against its recorded config before (:func:`~train.training.resume.session_run`); this
+    is for a model file from outside a run, which has none."""
+    arch = model.policy.net_arch
+    pi, vf = (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
+    kinds = {torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu"}
+    activation = kinds.get(model.policy.activation_fn)
+    if list(pi) != list(vf) or activation is None:
+        raise ValueError(
+            f"config key 'resume': {resume_from} has a network this trainer does not make (policy {list(pi)}, "
+            f"value {list(vf)}, {model.policy.activation_fn.__name__}); it trains equal layers with tanh or relu"
+        )
+    kept = (tuple(int(n) for n in pi), activation)
+    if kept != (config.net_arch, config.activation):
+        print(
+            f"note: {resume_from} holds a {','.join(map(str, kept[0]))} {kept[1]} network: the run trains it "
+            f"(net_arch and activation cannot change the weights it has)",
+            flush=True,
+        )
+        config.net_arch, config.activation = kept
+
+
 def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
     from threadpoolctl import threadpool_limits
 
@@ -114,6 +139,11 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
     if resume_from is not None:
         # fresh games for the resumed part, still determined by (seed, step count)
         start = _saved_timesteps(resume_from)
+        if start >= config.total_timesteps:  # nothing to train: write nothing either
+            raise ValueError(
+                f"config key 'total_timesteps': {resume_from} has trained {start} steps, the config asks for "
+                f"{config.total_timesteps} in all: give more to train it further"
+            )
         env_seed = int(np.random.SeedSequence([config.seed, start]).generate_state(1)[0])
     options: Sb3Options = config.options
     env = make_vec_env(
@@ -173,6 +203,7 @@ def _train_on(
             raise ValueError(
                 f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {type(exc).__name__}: {first}"
             ) from None
+        _keep_network_of(model, config, resume_from, torch)
     else:
         act_fn = torch.nn.ReLU if config.activation == "relu" else torch.nn.Tanh
         arch = list(config.net_arch)
