@@ -123,6 +123,37 @@ def test_resume_skips_a_broken_newest_checkpoint_with_a_warning(tmp_path, damage
     files_are_whole(run.path)
 
 
+def test_resume_takes_a_whole_final_save_newer_than_the_whole_checkpoints(tmp_path):
+    """With the newest checkpoint broken, resume took the one before it although model.zip,
+    whole, held the run's last step."""
+    train(smoke(tmp_path, "r"))
+    run = RunDir(tmp_path / "r")
+    first, newest = run.checkpoints()
+    newest.write_bytes(b"")
+    found, skipped = run.newest_valid_checkpoint()
+    assert found == run.model_path and [p for p, _ in skipped] == [newest]
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        result = train(resume_config(run.path, {"total_timesteps": 3072}))
+    session = json.loads(run.sessions_path.read_text().splitlines()[-1])
+    assert session["resumed_from"] == str(run.model_path) and session["started_at_step"] == 2048
+    assert result.num_timesteps == 3072
+
+
+def test_resuming_an_older_checkpoint_than_the_runs_newest_is_refused(tmp_path):
+    """Training on from ppo_1024 overwrote the newer checkpoints, and a later resume of the
+    run went back to the abandoned newest one."""
+    train(smoke(tmp_path, "r"))
+    run = RunDir(tmp_path / "r")
+    first, newest = run.checkpoints()
+    before = {p: p.read_bytes() for p in run.checkpoints()}
+    with pytest.raises(ValueError, match=r"ppo_1024.zip \(1024 steps\) is older than the run's ppo_2048.zip"):
+        train(resume_config(first, {"total_timesteps": 3072}))
+    assert {p: p.read_bytes() for p in run.checkpoints()} == before
+    newest.rename(tmp_path / "set-aside.zip")  # moved away, as the message says: then it resumes
+    assert train(resume_config(first, {"total_timesteps": 2048})).num_timesteps == 2048
+
+
 def test_resume_restores_the_runs_config_and_records_what_ran(tmp_path, capsys):
     root = str(tmp_path)
     assert main(["train", "--preset", "smoke", "--run-dir", root, "--run-name", "c", "--final-eval-games", "0"]) == 0

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from train.training.config import TrainConfig, config_from_dict
-from train.training.run_dir import RunDir, checkpoint_problem
+from train.training.run_dir import RunDir, checkpoint_problem, checkpoint_steps, saved_steps
 
 __all__ = ["FIXED_ON_RESUME", "run_of", "session_run", "find_checkpoint", "resume_config", "check_fixed"]
 
@@ -68,6 +68,15 @@ def find_checkpoint(path: str | Path) -> Path:
         problem = checkpoint_problem(p)
         if problem is not None:
             raise ValueError(f"config key 'resume': {p} is not a usable checkpoint ({problem.splitlines()[0]})")
+        run = run_of(p)
+        steps = saved_steps(p)
+        newer = [c.name for c in run.checkpoints() if checkpoint_steps(c) > steps] if run.is_run() else []
+        if newer:  # training on from it would overwrite them, and a later resume would pick them up again
+            raise ValueError(
+                f"config key 'resume': {p} ({steps} steps) is older than the run's {', '.join(newer)}: training on "
+                f"from it would overwrite them; move them out of {run.checkpoints_dir} first, or resume {run.path} "
+                "to continue from its newest"
+            )
         return p
     run = run_of(p)
     found, skipped = run.newest_valid_checkpoint()

@@ -47,6 +47,8 @@ __all__ = [
     "atomic_write",
     "write_json_atomic",
     "checkpoint_problem",
+    "saved_steps",
+    "checkpoint_steps",
     "signal_handler",
     "saving_despite_ctrl_c",
 ]
@@ -128,6 +130,18 @@ def write_json_atomic(path: Path, data: Any) -> None:
     """``json.dump(data)`` to ``path``, atomically."""
     text = json.dumps(data, indent=2) + "\n"
     atomic_write(path, lambda tmp: _write_text(tmp, text))
+
+
+def checkpoint_steps(path: Path) -> int:
+    """The step count a checkpoint's name gives (``ppo_<steps>.zip``), -1 for another name."""
+    head, _, steps = path.stem.partition("_")
+    return int(steps) if head == "ppo" and steps.isascii() and steps.isdigit() else -1
+
+
+def saved_steps(path: Path) -> int:
+    """The step count a whole save holds (:func:`checkpoint_problem` says it is whole)."""
+    with zipfile.ZipFile(path) as zf:
+        return int(json.loads(zf.read("data").decode())["num_timesteps"])
 
 
 def checkpoint_problem(path: Path) -> str | None:
@@ -220,26 +234,28 @@ class RunDir:
 
     def checkpoints(self) -> list[Path]:
         """The checkpoints, oldest (fewest steps) first."""
-        found = []
-        for p in self.checkpoints_dir.glob(CHECKPOINT_GLOB):
-            try:
-                found.append((int(p.stem.split("_", 1)[1]), p))
-            except ValueError:
-                continue  # not one of ours (ppo_final.zip...)
-        return [p for _, p in sorted(found)]
+        found = [(checkpoint_steps(p), p) for p in self.checkpoints_dir.glob(CHECKPOINT_GLOB)]
+        return [p for steps, p in sorted(found) if steps >= 0]  # not ours (ppo_final.zip...): -1
 
     def newest_valid_checkpoint(self) -> tuple[Path | None, list[tuple[Path, str]]]:
-        """The newest checkpoint that is whole (else ``model.zip`` if it is), and the
-        newer ones skipped with the reason."""
+        """The whole save with the most steps, the newest checkpoint or ``model.zip``
+        (the checkpoint on a tie), and the newer checkpoints skipped with the reason."""
         skipped: list[tuple[Path, str]] = []
-        for candidate in [*reversed(self.checkpoints()), self.model_path]:
-            if not candidate.exists():
-                continue
+        found: Path | None = None
+        for candidate in reversed(self.checkpoints()):
             problem = checkpoint_problem(candidate)
             if problem is None:
-                return candidate, skipped
+                found = candidate
+                break
             skipped.append((candidate, problem))
-        return None, skipped
+        model = self.model_path
+        if model.exists():
+            problem = checkpoint_problem(model)
+            if problem is None and (found is None or saved_steps(model) > saved_steps(found)):
+                found = model  # the newest checkpoints broken, the final save newer than the rest
+            elif problem is not None and found is None:
+                skipped.append((model, problem))
+        return found, skipped
 
     def is_run(self) -> bool:
         """Whether a trainer wrote here: a recorded config, a session or a checkpoint."""

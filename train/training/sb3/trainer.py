@@ -23,7 +23,6 @@ with :func:`resume_config`, which starts from the run's own recorded config.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import time
 import warnings
@@ -36,7 +35,14 @@ from agents.ppo import Actor, actor_from_policy, load_actor
 from train.training.config import TrainConfig
 from train.training.result import TrainResult
 from train.training.resume import find_checkpoint, session_run
-from train.training.run_dir import RunDir, RunDirError, atomic_write, saving_despite_ctrl_c, write_json_atomic
+from train.training.run_dir import (
+    RunDir,
+    RunDirError,
+    atomic_write,
+    saved_steps,
+    saving_despite_ctrl_c,
+    write_json_atomic,
+)
 from train.training.sb3 import Sb3Options
 from train.training.sb3.callbacks import TrainingHooks
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, policy_rng
@@ -138,7 +144,7 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
     env_seed = config.seed
     if resume_from is not None:
         # fresh games for the resumed part, still determined by (seed, step count)
-        start = _saved_timesteps(resume_from)
+        start = saved_steps(resume_from)
         if start >= config.total_timesteps:  # nothing to train: write nothing either
             raise ValueError(
                 f"config key 'total_timesteps': {resume_from} has trained {start} steps, the config asks for "
@@ -314,11 +320,3 @@ def _train_on(
         backend="sb3",
         stopped_early=hooks.stopped_early,
     )
-
-
-def _saved_timesteps(path: Path) -> int:
-    """The step count stored in a saved model zip."""
-    import zipfile
-
-    with zipfile.ZipFile(path) as zf:
-        return int(json.loads(zf.read("data").decode()).get("num_timesteps", 0))
