@@ -591,3 +591,20 @@ def test_duplicate_with_no_rotate_is_refused_naming_both(capsys):
     code = main(["eval", "--agents", "heuristic,random", "--games", "4", "--duplicate", "--no-rotate"])
     err = capsys.readouterr().err
     assert code == 2 and "--no-rotate: --duplicate plays every deal from every seat" in err and "Traceback" not in err
+
+
+def test_the_projects_warnings_print_as_one_line_like_its_errors(tmp_path):
+    """A warning such as resume's "skipping a broken checkpoint" printed a file name, a line
+    number and the source line that raised it; other packages' warnings keep Python's form."""
+    import warnings
+    from pathlib import Path
+
+    import train.cli as cli
+
+    ours = str(Path(cli.__file__).resolve().parents[1] / "training" / "resume.py")
+    line = cli._format_warning(warnings.formatwarning, "resume: skipping x.zip", RuntimeWarning, ours, 77)
+    assert line == "llama-rl: warning: resume: skipping x.zip\n"
+    theirs = cli._format_warning(warnings.formatwarning, "old API", DeprecationWarning, "/elsewhere/pkg.py", 3)
+    assert theirs.startswith("/elsewhere/pkg.py:3: DeprecationWarning: old API")
+    before = warnings.formatwarning
+    assert main(["agents"]) == 0 and warnings.formatwarning is before  # main sets it for its command only

@@ -81,6 +81,9 @@ def test_config_parsers():
         ({"seed": -1}, "seed"),
         ({"seed": 2**64}, "seed"),
         ({"opponents": "past:1", "past_every": 0}, "past_every"),  # 'past' played as 'self' without a word
+        ({"opponents": {"heuristic": "a"}}, "opponents"),  # a config.json's mapping: float()'s own message
+        ({"opponents": {"heuristic": -1.0}}, "opponents"),
+        ({"opponents": {"heuristic": True}}, "opponents"),
     ],
 )
 def test_bad_config_names_the_key(kw, key):

@@ -26,6 +26,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
+from functools import partial
+from pathlib import Path
+from typing import Any
 
 from train.cli import agents, distill, evaluate, fit_search, play, serve, tournament, train, tune_heuristic, watch
 from train.cli.agents import list_agents
@@ -105,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print(f"{PROG}: error: a command is required: {', '.join(COMMAND_NAMES)}", file=sys.stderr)
         return EXIT_USAGE
+    default_format = warnings.formatwarning
+    warnings.formatwarning = partial(_format_warning, default_format)
     try:
         code = func(args)
     except CommandError as exc:
@@ -116,7 +122,22 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
         _silence_stdout()
         return 1
+    finally:
+        warnings.formatwarning = default_format
     return int(code or 0)
+
+
+_ROOT = Path(__file__).resolve().parents[2]
+_OURS = tuple(f"{_ROOT / package}{os.sep}" for package in ("llama_env", "agents", "train"))
+"""The project's packages, side by side (a checkout or site-packages): where its warnings come from."""
+
+
+def _format_warning(default: Any, message: Any, category: Any, filename: str, lineno: int, line: Any = None) -> str:
+    """The project's own warnings as one line, like its errors (``llama-rl: warning: ...``);
+    other packages' in Python's form, with their source line."""
+    if str(Path(filename).resolve()).startswith(_OURS):
+        return f"{PROG}: warning: {message}\n"
+    return str(default(message, category, filename, lineno, line))
 
 
 def _silence_stdout() -> None:

@@ -431,8 +431,11 @@ def parse_players(spec: str | int | list[int] | tuple[int, ...], key: str = "pla
 
 def parse_opponents(spec: str | Mapping[str, float]) -> dict[str, float]:
     """'heuristic:0.5,self:0.3,past:0.2' -> {'heuristic': 0.5, ...}; a bare name has weight 1."""
-    if isinstance(spec, Mapping):
-        return {str(k): float(v) for k, v in spec.items()}
+    if isinstance(spec, Mapping):  # a config.json's or Python's mapping: the same checks as the text
+        mix = {str(k): _weight(k, v) for k, v in spec.items()}
+        if not mix or sum(mix.values()) <= 0:
+            raise ValueError(f"config key 'opponents' must map kinds to weights with a positive total, got {spec!r}")
+        return mix
     if not isinstance(spec, str):
         raise ValueError(f"config key 'opponents' must be 'kind:weight,...', got {spec!r}")
     out: dict[str, float] = {}
@@ -450,6 +453,15 @@ def parse_opponents(spec: str | Mapping[str, float]) -> dict[str, float]:
     if not out or sum(out.values()) <= 0:
         raise ValueError(f"config key 'opponents' must be 'kind:weight,...' with a positive total, got {spec!r}")
     return out
+
+
+def _weight(name: object, weight: object) -> float:
+    """A mapping's weight, checked as :func:`parse_opponents` checks one in text."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+        raise ValueError(f"config key 'opponents': weight of {str(name)!r} must be a number, got {weight!r}")
+    if not weight >= 0 or not math.isfinite(weight):
+        raise ValueError(f"config key 'opponents': weight of {str(name)!r} must be a number >= 0, got {weight!r}")
+    return float(weight)
 
 
 def parse_net_arch(spec: str | list[int] | tuple[int, ...]) -> tuple[int, ...]:
