@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import math
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
@@ -119,7 +120,7 @@ def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factor
         raise ValueError(f"an agent's group must be one of {', '.join(GROUPS)}, got {group!r}")
 
     def deco(factory: Factory) -> Factory:
-        if name in _REGISTRY and _REGISTRY[name] is not factory:
+        if name in _REGISTRY and _REGISTRY[name] is not factory and not _same_definition(_REGISTRY[name], factory):
             raise ValueError(f"an agent named {name!r} is already registered")
         _REGISTRY[name] = factory
         _DOCS[name] = _plain(doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split()))
@@ -127,6 +128,13 @@ def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factor
         return factory
 
     return deco
+
+
+def _same_definition(old: Factory, new: Factory) -> bool:
+    """Whether ``new`` is ``old`` defined again, as a notebook cell run twice defines it:
+    the same name in the same module (it then replaces the old one)."""
+    key = lambda f: (getattr(f, "__module__", None), getattr(f, "__qualname__", None))  # noqa: E731
+    return key(old) == key(new) and key(new)[1] is not None
 
 
 def _plain(text: str) -> str:
@@ -144,9 +152,18 @@ def _load_plugins() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        loaded = ep.load()
-        if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
-            loaded()
+        try:
+            loaded = ep.load()
+            if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
+                loaded()
+        except Exception as exc:  # noqa: BLE001 - one broken plugin must not take the others' agents with it
+            first = (str(exc).strip().splitlines() or [""])[0][:200]
+            warnings.warn(
+                f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
+                f"{type(exc).__name__}: {first}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
 
 def _known() -> list[str]:

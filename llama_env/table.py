@@ -571,8 +571,11 @@ class BatchTable:
         that replaced it waits for the next call, so its rewards never mix with the old
         one's (reseat it first with :meth:`seat` if you like).
         """
-        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
+        if steps is not None and (isinstance(steps, (bool, np.bool_)) or not isinstance(steps, (int, np.integer))):
             raise ValueError(f"steps must be a non-negative integer or None, got {brief(steps)}")
+        if steps is not None and steps < 0:
+            raise ValueError(f"steps must be a non-negative integer or None, got {brief(steps)}")
+        steps = None if steps is None else int(steps)
         batch = self.batch
         n = batch.num_games
         total = np.zeros((n, batch.num_players), dtype=np.float32)
@@ -680,7 +683,13 @@ class BatchTable:
                     f"agent {self.names[k]!r}: act_batch must return one action per observation, shape "
                     f"({games.size},), got shape {answers.shape}"
                 )
-            if answers.dtype.kind not in "iu":
+            if answers.dtype.kind == "O":  # Python objects (a list with a None in it): each by the one rule
+                read = [action_index(x) for x in answers.tolist()]
+                bad = [r for r, a in enumerate(read) if a is None]
+                if bad:
+                    raise self._illegal(k, int(games[bad[0]]), answers[bad[0]], len(bad) - 1)
+                answers = np.array(read, dtype=np.int64)
+            elif answers.dtype.kind not in "iu":
                 raise self._illegal(k, int(games[0]), answers[0].item(), games.size - 1)
         else:
             out = []

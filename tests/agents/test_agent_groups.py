@@ -33,3 +33,46 @@ def test_the_listing_starts_with_the_strongest_and_names_every_agent():
 def test_an_unknown_group_is_refused_before_anything_is_registered():
     with pytest.raises(ValueError, match="group must be one of strongest, policy"):
         register("never_registered", group="favourites")
+
+
+def test_a_broken_plugin_is_named_and_the_other_agents_still_load(tmp_path):
+    """An entry point whose import raised stopped the loader: the built-in agents behind it
+    never registered, and every agent name failed from then on with "known agents: none"."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "brokenplug").mkdir()
+    (tmp_path / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
+    info = tmp_path / "brokenplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[llama_rl.agents]\nbroken = brokenplug\n")
+    script = "from llama_env.agent import make, names; make('heuristic'); print(' '.join(names()))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert {"heuristic", "random", "search", "ppo"} <= set(done.stdout.split())
+    assert "the agents of entry point 'broken' (brokenplug, group llama_rl.agents) are not loaded" in done.stderr
+    assert "ImportError: brokenplug needs torch>=9" in done.stderr
+
+
+def test_an_agent_defined_again_replaces_itself_as_a_notebook_cell_run_twice_does():
+    from llama_env.agent import _DOCS, _GROUPS, _REGISTRY, make
+
+    def define():
+        @register("redefined_test_agent")
+        class Redefined:
+            def act(self, observation, action_mask):
+                return 7
+
+        return Redefined
+
+    first, second = define(), define()
+    try:
+        assert first is not second and type(make("redefined_test_agent")) is second
+        with pytest.raises(ValueError, match="an agent named 'redefined_test_agent' is already registered"):
+            register("redefined_test_agent")(type("Other", (), {"act": lambda self, o, m: 7}))
+    finally:
+        for table in (_REGISTRY, _DOCS, _GROUPS):
+            table.pop("redefined_test_agent", None)

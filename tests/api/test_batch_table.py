@@ -257,6 +257,11 @@ def test_illegal_answers_name_the_agent_the_game_and_the_seat_and_move_nothing()
             r"game 0: \d\.0 \(float\) is not an action.* \(and 11 more game\(s\) with an illegal answer\)$",
         ),
         (lambda m: np.argmax(m, axis=1)[:-1], ValueError, r"agent 'answer': act_batch must return one action per"),
+        (  # Python objects, one of them None: an AttributeError from deep inside before
+            lambda m: [None if r == 4 else int(a) for r, a in enumerate(np.argmax(m, axis=1))],
+            IllegalActionError,
+            r"^agent 'answer' at seat \d of game 4: None \(NoneType\) is not an action",
+        ),
     ]:
         batch = BatchGame.from_snapshots(snaps, seed=0, auto_reset=False)
         before = [batch.snapshot(i) for i in range(12)]
@@ -266,6 +271,10 @@ def test_illegal_answers_name_the_agent_the_game_and_the_seat_and_move_nothing()
         if error is IllegalActionError:
             assert info.value.agent == "answer" and info.value.legal
         assert [batch.snapshot(i) for i in range(12)] == before
+    # Python ints in an object array are actions like any others
+    batch = BatchGame.from_snapshots(snaps, seed=0, auto_reset=False)
+    objects = BatchTable(batch, [Answer(lambda m: np.argmax(m, axis=1).astype(object))] * 3)
+    assert objects.advance(steps=3).steps == 3
 
 
 def test_bad_outside_moves_are_refused_by_game_and_seat():
@@ -300,8 +309,10 @@ def test_bad_tables_are_refused():
     table = BatchTable(batch, [None] * 3)
     with pytest.raises(ValueError, match=r"games must be game indices 0..3"):
         table.reset([4])
-    with pytest.raises(ValueError, match="steps must be a non-negative integer or None"):
-        table.advance(steps=-1)
+    for bad in (-1, np.int64(-1), True, 1.0):
+        with pytest.raises(ValueError, match="steps must be a non-negative integer or None"):
+            table.advance(steps=bad)
+    assert table.advance(steps=np.int64(0)).steps == 0  # a numpy integer is an integer, as elsewhere
 
 
 def test_the_observations_agents_see_are_the_engines():
