@@ -255,6 +255,11 @@ def test_rllib_run_resumes(rllib_run, capsys):
     assert sessions[1]["ended_at_step"] >= 4500
     ran = json.loads((run / "config.resume_1.json").read_text())
     assert ran["backend"] == "rllib" and ran["net_arch"] == [16, 16] and ran["n_envs"] == 16
+    # one of its checkpoint folders, named instead of the run: said so (it said "no usable checkpoint")
+    folder = next(p for p in (run / "checkpoints").iterdir() if p.is_dir())
+    code = main(["train", "--resume", str(folder), "--total-timesteps", "9000", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"is a checkpoint folder of the run {run}: resume the run's directory" in err
 
 
 def tiny_run(tmp_path: Path, name: str, total: int, *extra: str) -> list[str]:

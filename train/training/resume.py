@@ -30,6 +30,12 @@ def run_of(path: str | Path) -> RunDir:
         parent = RunDir(p.parent)
         if p == parent.checkpoints_dir and (parent.config_files() or parent.sessions_path.exists()):
             return parent
+        owner = RunDir(p.parent.parent)
+        if p.parent == owner.checkpoints_dir and owner.config_files():  # an RLlib checkpoint is a folder
+            raise ValueError(
+                f"config key 'resume': {p} is a checkpoint folder of the run {owner.path}: resume the run's "
+                "directory, which continues from its newest checkpoint"
+            )
         return RunDir(p)
     if p.is_file():
         return RunDir(p.parent.parent if p.parent.name == "checkpoints" else p.parent)
