@@ -441,3 +441,20 @@ def test_the_beat_heuristic_preset_runs_heads_up_on_the_batched_engine(tmp_path,
     summary = json.loads((tmp_path / "beat-heuristic" / "summary.json").read_text())
     assert summary["stopped_early"] and summary["num_timesteps"] < 4 * rollout
     assert (tmp_path / "beat-heuristic" / "model.zip").is_file()
+
+
+def test_the_step_bar_adds_a_line_a_minute_to_a_log_and_redraws_on_a_terminal(monkeypatch):
+    """`make train > log` wrote ten bar updates a second into the log: 900 of them in a run."""
+    import io
+
+    from train.training.result import LOG_INTERVAL, step_bar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream, interval in ((io.StringIO(), LOG_INTERVAL), (Terminal(), 0.1)):
+        monkeypatch.setattr("sys.stderr", stream)
+        bar = step_bar(1000)
+        assert bar.mininterval == interval and LOG_INTERVAL >= 30
+        bar.close()

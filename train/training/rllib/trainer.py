@@ -42,7 +42,7 @@ from typing import Any
 from agents.ppo import Actor, save_actor
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
-from train.training.result import TrainResult
+from train.training.result import TrainResult, step_bar
 from train.training.resume import session_run
 from train.training.rllib import RllibOptions
 from train.training.run_dir import RunDir, RunDirError, saving_despite_ctrl_c, write_json_atomic
@@ -315,10 +315,8 @@ def _loop(
     bar = None
     budget = config.total_timesteps - steps
     if config.progress_bar and budget > 0:
-        from tqdm.auto import tqdm
-
         print(f"training {budget:,} steps on RLlib (to {config.total_timesteps:,}) in {run.path}", flush=True)
-        bar = tqdm(total=budget, unit="step", unit_scale=True, smoothing=0, dynamic_ncols=True)
+        bar = step_bar(budget)
     interrupted = False
     stopped_early = False
     t0 = time.perf_counter()

@@ -15,6 +15,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.ppo import Actor, actor_from_policy
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
+from train.training.result import step_bar
 from train.training.sb3.vec_env import ActorPolicy
 
 if TYPE_CHECKING:
@@ -77,16 +78,12 @@ class TrainingHooks(BaseCallback):
         self.t0 = time.perf_counter()
         budget = self.config.total_timesteps - self.start_steps
         if self.config.progress_bar and budget > 0:
-            from tqdm.auto import tqdm
-
             print(
                 f"training {budget:,} steps (to {self.config.total_timesteps:,}) in {self.run.path}; "
                 "a time estimate follows the first rollout",
                 flush=True,
             )
-            # smoothing=0: the rate shown is the average since the start, the number the
-            # summary reports at the end
-            self.bar = tqdm(total=budget, unit="step", unit_scale=True, smoothing=0, dynamic_ncols=True)
+            self.bar = step_bar(budget)
 
     def _on_training_end(self) -> None:
         self.learn_seconds = time.perf_counter() - self.t0
