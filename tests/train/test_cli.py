@@ -435,6 +435,12 @@ def test_parse_move_llama_words():
         ("play 0", "there is no card 0"),
         ("a9", "there is no action 9"),
         ("dance", "I don't understand 'dance'"),
+        # a number of thousands of digits was a ValueError from int() and a traceback
+        ("a" + "9" * 5000, r"there is no action 999999999999\.\.\.: action numbers are 0\.\.8"),
+        ("9" * 5000, r"there is no card 999999999999\.\.\.:"),
+        # digits of other scripts: \d took "a٦" as action 6, "٣" was called a card
+        ("a\u0666", "I don't understand"),
+        ("\u0663", "I don't understand"),
     ],
 )
 def test_parse_move_refusals_say_why(text, reason):

@@ -356,6 +356,10 @@ def test_watch_in_the_terminal(capsys):
     assert main(["watch", "--players", "3", "--agents", "heuristic", "--seed", "4", "--delay", "0"]) == 0
     out = capsys.readouterr().out
     assert "Round 1: player_0 starts" in out and "Game over" in out
+    # the bare command (one agent, no --players) is the documented 4-player heuristic game; it was refused
+    assert main(["watch", "--seed", "4", "--delay", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("L.L.A.M.A. with 4 players: player_0 = heuristic") and "Game over" in out
     assert main(["watch", "--agents", "heuristic", "--players", "3", "--delay", "-1"]) == 2
 
 

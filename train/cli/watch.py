@@ -32,8 +32,14 @@ def _delay(text: str) -> float:
     return value
 
 
+DEFAULT_PLAYERS = 4
+"""The table a single agent fills when --players is not given."""
+
+
 def _run(args: argparse.Namespace) -> int:
-    seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
+    specs = agent_specs(args.agents, "--agents")
+    players = args.players if args.players is not None or len(specs) > 1 else DEFAULT_PLAYERS
+    seats = seat_agents(specs, players, "--agents")
     config = WatchConfig(seats, rules=rules_from_args(args, len(seats)), seed=args.seed, delay=args.delay)
     try:
         return watch(config, sys.stdout)
@@ -61,7 +67,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="one agent per seat, or one for all (default heuristic)",
     )
     p.add_argument(
-        "--players", type=players_type, default=None, metavar="N", help="players, 2..6 (default: as agents, or 4)"
+        "--players",
+        type=players_type,
+        default=None,
+        metavar="N",
+        help=f"players, 2..6 (default: as agents, or {DEFAULT_PLAYERS} for a single agent)",
     )
     p.add_argument("--seed", type=seed_type, default=None, help="seed for a reproducible game")
     p.add_argument("--delay", type=_delay, default=0.5, help="seconds before each move is shown (default 0.5)")

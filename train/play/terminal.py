@@ -130,7 +130,7 @@ def format_moves(legal: Sequence[int]) -> str:
 
 
 _PLAY_RE = re.compile(r"^(?:(?:play|p)\s*)?([1-7]|l|llama)$")
-_ACTION_RE = re.compile(r"^(?:a|action)\s*(\d+)$")
+_ACTION_RE = re.compile(r"^(?:a|action)\s*([0-9]+)$")  # ASCII digits: \d takes other scripts' too
 
 
 def parse_move(text: str, game: LlamaGame) -> int:
@@ -152,16 +152,21 @@ def parse_move(text: str, game: LlamaGame) -> int:
     elif m := _PLAY_RE.match(t):
         card = m.group(1)
         action = int(Action.PLAY_LLAMA) if card in ("7", "l", "llama") else int(card) - 1
-    elif m := re.match(r"^(?:play|p)?\s*(\d+)$", t):
-        raise MoveError(f"there is no card {m.group(1)}: the cards are 1 to 6 and the llama (L)")
+    elif m := re.match(r"^(?:play|p)?\s*([0-9]+)$", t):
+        raise MoveError(f"there is no card {_short(m.group(1))}: the cards are 1 to 6 and the llama (L)")
     elif m := _ACTION_RE.match(t):
-        action = int(m.group(1))
-        if action >= NUM_ACTIONS:
-            raise MoveError(f"there is no action {action}: action numbers are 0..{NUM_ACTIONS - 1}")
+        digits = m.group(1).lstrip("0") or "0"
+        if len(digits) > 1 or int(digits) >= NUM_ACTIONS:  # no int() of a thousand digits
+            raise MoveError(f"there is no action {_short(m.group(1))}: action numbers are 0..{NUM_ACTIONS - 1}")
+        action = int(digits)
     else:
         raise MoveError(f"I don't understand {text.strip()!r}")
     _check_legal(action, game)
     return action
+
+
+def _short(digits: str) -> str:
+    return digits if len(digits) <= 12 else digits[:12] + "..."
 
 
 def _check_legal(action: int, game: LlamaGame) -> None:
