@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the graph is the layers test's
-from import_graph import LAYER, collect, find_cycles, graph_of, part_of  # noqa: E402
+from import_graph import LAYER, PACKAGES, collect, find_cycles, graph_of, part_of  # noqa: E402
 
 
 def code_lines(path: Path) -> int:
@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1], help="the checkout to read")
     p.add_argument("--modules", action="store_true", help="also print every module's project imports")
     args = p.parse_args(argv)
+    missing = [pkg for pkg in PACKAGES if not (args.root / pkg / "__init__.py").is_file()]
+    if missing:  # nothing read would pass the check: an empty graph has no upward arrow
+        p.error(f"--root {args.root}: not a checkout of the project (no {', '.join(missing)} package there)")
 
     modules = collect(args.root)
     graph = graph_of(args.root)

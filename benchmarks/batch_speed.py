@@ -31,6 +31,7 @@ import numpy as np
 from llama_env.batch import BatchGame
 from llama_env.engine import NUM_ACTIONS, LlamaGame
 from llama_env.observation import encoder
+from train.cli.common import float_in, int_in, players_type
 
 
 class MaskPicker:
@@ -82,11 +83,13 @@ def scalar_rate(players: int, version: int, seconds: float, rng: np.random.Gener
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=4096, help="games in the batch")
-    parser.add_argument("--players", type=int, default=4, help="players at every table, 2..6")
+    parser.add_argument("--games", type=int_in(1, None, "--games"), default=4096, help="games in the batch")
+    parser.add_argument("--players", type=players_type, default=4, help="players at every table, 2..6")
     parser.add_argument("--obs-version", type=int, default=0, choices=(0, 1), help="observation built every step")
-    parser.add_argument("--seconds", type=float, default=3.0, help="length of one measuring window")
-    parser.add_argument("--repeats", type=int, default=3, help="windows per side")
+    parser.add_argument(
+        "--seconds", type=float_in(0.01, None, "--seconds"), default=3.0, help="length of one measuring window"
+    )
+    parser.add_argument("--repeats", type=int_in(1, None, "--repeats"), default=3, help="windows per side")
     args = parser.parse_args(argv)
 
     if hasattr(os, "sched_setaffinity"):

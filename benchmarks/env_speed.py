@@ -44,6 +44,7 @@ import numpy as np
 import llama_env
 from agents.random_agent import RandomAgent
 from llama_env import LlamaGame
+from train.cli.common import float_in, int_in, players_type
 
 
 class Picker:
@@ -206,9 +207,11 @@ def bench_openspiel_picker(players: int, seconds: float) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=0.5, help="time per measurement")
-    ap.add_argument("--repeats", type=int, default=12, help="measurements per cell (the median is printed)")
-    ap.add_argument("--players", type=int, nargs="+", default=[2, 4], help="table sizes")
+    ap.add_argument("--seconds", type=float_in(0.01, None, "--seconds"), default=0.5, help="time per measurement")
+    ap.add_argument(
+        "--repeats", type=int_in(1, None, "--repeats"), default=12, help="measurements per cell (the median is printed)"
+    )
+    ap.add_argument("--players", type=players_type, nargs="+", default=[2, 4], help="table sizes")
     ap.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel rows")
     args = ap.parse_args(argv)
 

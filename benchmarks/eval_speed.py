@@ -24,24 +24,33 @@ import resource
 import statistics
 import time
 
+from llama_env.agent import parse_agent_list
+from train.cli.common import games_type, int_in, seed_type, workers_type
 from train.evaluation import evaluate
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--games", type=int, default=100_000)
-    p.add_argument("--scalar-games", type=int, default=None, help="games of the game-by-game path (default: --games)")
-    p.add_argument("--workers", type=int, default=None, help="default: all cores")
+    p.add_argument("--games", type=games_type, default=100_000)
+    p.add_argument(
+        "--scalar-games", type=games_type, default=None, help="games of the game-by-game path (default: --games)"
+    )
+    p.add_argument("--workers", type=workers_type, default=None, help="default: all cores")
     p.add_argument("--agents", default="heuristic,random,random,random", help="one agent per seat")
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeats", type=int_in(1, None, "--repeats"), default=3)
+    p.add_argument("--seed", type=seed_type, default=0)
     args = p.parse_args(argv)
 
     table = args.agents.split(",")
+    try:
+        parse_agent_list(table)  # a misspelt name is named here, not counted as a missing seat
+    except ValueError as exc:
+        p.error(f"--agents: {exc}")
     workers = args.workers or os.cpu_count() or 1
     scalar_games = args.scalar_games or args.games
     print(
-        f"{args.games} games of {','.join(table)} (game by game: {scalar_games}), {workers} workers, "
+        f"{args.games} games of {','.join(table)} (game by game: {scalar_games}"
+        f"{f', its times scaled to {args.games}' if scalar_games != args.games else ''}), {workers} workers, "
         f"load {os.getloadavg()[0]:.2f}"
     )
     times: dict[bool, list[float]] = {True: [], False: []}
@@ -58,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
             cpus[batched].append(cpu)
             last[batched] = result
             print(
-                f"  {'batched' if batched else 'game by game':>12}, run {r + 1}: {wall:6.2f} s, "
+                f"  {'batched' if batched else 'game by game':>12}, run {r + 1}: {wall:6.2f} s"
+                f"{'' if games == args.games else f' (scaled from {games} games)'}, "
                 f"{cpu:6.2f} CPU s, load {os.getloadavg()[0]:.2f}"
             )
     for batched in (True, False):

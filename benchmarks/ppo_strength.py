@@ -28,17 +28,18 @@ from pathlib import Path
 
 from agents.ppo import PPOAgent
 from llama_env.agent import Agent, resolve
+from train.cli.common import games_type, seed_type, workers_type
 from train.evaluation import evaluate
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="ppo")
-    ap.add_argument("--games", type=int, default=4000)
+    ap.add_argument("--games", type=games_type, default=4000)
     ap.add_argument("--players", default="2,4,6")
     ap.add_argument("--opponents", default="heuristic,greedy,cautious,random,perturbed:seed=12345")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=seed_type, default=0)
+    ap.add_argument("--workers", type=workers_type, default=2)
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
 

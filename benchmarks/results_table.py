@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from train.cli.common import games_type, seed_type, workers_type
 from train.evaluation import evaluate, tournament
 
 MATCHUPS: list[tuple[str, str]] = [
@@ -33,10 +34,10 @@ PLAYERS = (2, 4, 6)
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--games", type=int, default=3000, help="games per cell (default 3000)")
-    ap.add_argument("--tournament-games", type=int, default=2000, help="games of the tournament (default 2000)")
-    ap.add_argument("--seed", type=int, default=2024)
-    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--games", type=games_type, default=3000, help="games per cell (default 3000)")
+    ap.add_argument("--tournament-games", type=games_type, default=2000, help="games of the tournament (default 2000)")
+    ap.add_argument("--seed", type=seed_type, default=2024)
+    ap.add_argument("--workers", type=workers_type, default=None)
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()

@@ -2,9 +2,10 @@
 
     python benchmarks/rllib_speed.py [--steps 60000] [--runners 0 1 2]
 
-Every trainer runs the ``bench`` preset's table and opponents (table sizes
-2,2,3,4,4,5,6; heuristic 0.6, greedy, cautious, random 0.05 each, self 0.15, past 0.1),
-network and PPO settings. Two rates are printed:
+Every trainer runs the ``ship`` preset's table sizes, opponents, games side by side,
+rollout length, minibatch size and epochs (table sizes 2,2,3,4,4,5,6; heuristic 0.6,
+greedy, cautious, random 0.05 each, self 0.15, past 0.1), the other settings at their
+defaults. Two rates are printed:
 
 * learner decisions/s: the moves of the learning seats, the steps PPO trains on (the
   SB3 trainer's "env steps");
@@ -26,6 +27,7 @@ from typing import Any
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
+from train.cli.common import int_in
 from train.training.config import TrainConfig, config_from_dict  # noqa: E402
 from train.training.presets import PRESETS  # noqa: E402
 
@@ -92,8 +94,10 @@ def rllib(steps: int, run_dir: str, runners: int) -> tuple[float, float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=60_000, help="learner decisions per trainer")
-    ap.add_argument("--runners", type=int, nargs="+", default=[0, 1, 2], help="RLlib env runner counts")
+    ap.add_argument("--steps", type=int_in(1, None, "--steps"), default=60_000, help="learner decisions per trainer")
+    ap.add_argument(
+        "--runners", type=int_in(0, None, "--runners"), nargs="+", default=[0, 1, 2], help="RLlib env runner counts"
+    )
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     rows = []

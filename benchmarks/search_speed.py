@@ -40,6 +40,7 @@ from agents.search import SearchAgent, belief_world, policy_move, searched_move
 from llama_env.engine import DEFAULT_END_SCORE
 from llama_env.observation import OBS_SIZE_V1, ObsView
 from llama_env.worlds import public_state
+from train.cli.common import int_in, seed_type
 from train.evaluation import evaluate
 
 
@@ -110,12 +111,21 @@ def _play(agent: Any, games: int, seed: int, batched: bool) -> tuple[float, floa
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--games", type=int, default=200, help="games of each one-move-at-a-time agent")
-    p.add_argument("--batched-games", type=int, default=2000, help="games of the batched evaluation (0: none)")
-    p.add_argument("--rounds", type=int, default=2, help="alternations of the first two agents")
-    p.add_argument("--worlds", type=int, default=48)
-    p.add_argument("--horizon", type=int, default=None, help="the search's horizon (default: the agent's)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--games", type=int_in(0, None, "--games"), default=200, help="games of each one-move-at-a-time agent"
+    )
+    p.add_argument(
+        "--batched-games",
+        type=int_in(0, None, "--batched-games"),
+        default=2000,
+        help="games of the batched evaluation (0: none)",
+    )
+    p.add_argument("--rounds", type=int_in(1, None, "--rounds"), default=2, help="alternations of the first two agents")
+    p.add_argument("--worlds", type=int_in(1, 4096, "--worlds"), default=48)
+    p.add_argument(
+        "--horizon", type=int_in(0, None, "--horizon"), default=None, help="the search's horizon (default: the agent's)"
+    )
+    p.add_argument("--seed", type=seed_type, default=0)
     args = p.parse_args(argv)
     horizon = {} if args.horizon is None else {"horizon": args.horizon}
     if hasattr(os, "sched_setaffinity"):

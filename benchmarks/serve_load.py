@@ -30,6 +30,8 @@ import time
 
 import numpy as np
 
+from train.cli.common import float_in, games_type
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -94,8 +96,8 @@ def load(port: int, args: argparse.Namespace, costly: str | None) -> tuple[np.nd
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", type=int, default=50, help="games played at once (client threads)")
-    ap.add_argument("--seconds", type=float, default=20.0, help="how long the load lasts")
+    ap.add_argument("--games", type=games_type, default=50, help="games played at once (client threads)")
+    ap.add_argument("--seconds", type=float_in(1, None, "--seconds"), default=20.0, help="how long the load lasts")
     ap.add_argument("--opponents", default="heuristic", help="the agents in the three other seats")
     ap.add_argument("--costly", default="search:worlds=96", help="the agents of the one costly game of the second run")
     args = ap.parse_args()

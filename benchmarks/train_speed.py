@@ -26,6 +26,7 @@ import argparse
 import tempfile
 import time
 
+from train.cli.common import int_in
 from train.training import train
 from train.training.config import TrainConfig
 from train.training.presets import PRESETS
@@ -53,12 +54,14 @@ def sb3_baseline(steps: int, threads: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=300_000)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int_in(1, None, "--steps"), default=300_000)
+    ap.add_argument("--threads", type=int_in(1, None, "--threads"), default=1)
     ap.add_argument("--preset", default=None, choices=sorted(PRESETS), help="time a preset (default: ship's settings)")
     ap.add_argument("--opponents", default=None, help="override the preset's opponent mix")
     ap.add_argument("--players", default=None, help="override the preset's table sizes")
-    ap.add_argument("--n-envs", type=int, default=None, help="override the preset's games side by side")
+    ap.add_argument(
+        "--n-envs", type=int_in(1, None, "--n-envs"), default=None, help="override the preset's games side by side"
+    )
     ap.add_argument(
         "--engine", default="batch,scalar", help="the vec envs to time, in this order (default: batch,scalar)"
     )
@@ -66,10 +69,20 @@ def main() -> None:
         "--env-workers", default="1", help="the env worker processes to time each vec env with (default: 1)"
     )
     ap.add_argument("--sb3-baseline", action="store_true")
-    ap.add_argument("--baseline-steps", type=int, default=20_000)
+    ap.add_argument("--baseline-steps", type=int_in(1, None, "--baseline-steps"), default=20_000)
     args = ap.parse_args()
 
-    runs = [(e, int(w)) for e in args.engine.split(",") if e for w in args.env_workers.split(",") if w]
+    engines = [e for e in args.engine.split(",") if e]
+    unknown = [e for e in engines if e not in ("batch", "scalar", "auto")]
+    if unknown or not engines:
+        ap.error(f"--engine: vec envs are batch, scalar or auto, got {args.engine!r}")
+    try:
+        workers_list = [int(w) for w in args.env_workers.split(",") if w]
+    except ValueError:
+        ap.error(f"--env-workers: a list of worker counts, got {args.env_workers!r}")
+    if not workers_list or min(workers_list) < 1:
+        ap.error(f"--env-workers: worker counts of at least 1, got {args.env_workers!r}")
+    runs = [(e, w) for e in engines for w in workers_list]
     rates = []
     for engine, workers in runs:
         with tempfile.TemporaryDirectory() as tmp:
