@@ -396,7 +396,18 @@ class BatchTable:
     no game has moved.
     """
 
-    __slots__ = ("batch", "agents", "names", "listener", "_seats", "_player", "_asks", "_versions", "_ar_seats")
+    __slots__ = (
+        "batch",
+        "agents",
+        "names",
+        "listener",
+        "_seats",
+        "_player",
+        "_asks",
+        "_versions",
+        "_ar_seats",
+        "_game_numbers",
+    )
 
     def __init__(
         self,
@@ -435,6 +446,8 @@ class BatchTable:
         first: dict[int, int] = {}
         self._asks = np.array([-1 if a is None else first.setdefault(id(a), k) for k, a in enumerate(players)])
         self._versions = versions
+        self._game_numbers: np.ndarray | None = None
+        """While :meth:`play_games` plays: each slot's game as its caller numbers it (errors name it)."""
         n, p = batch.num_games, batch.num_players
         self._ar_seats = np.arange(n) * p
         if seating is None:
@@ -476,7 +489,10 @@ class BatchTable:
         self.batch.reset(g)
 
     def play_games(
-        self, seating: np.ndarray | Sequence[Sequence[int]], on_end: Callable[[np.ndarray, np.ndarray], None]
+        self,
+        seating: np.ndarray | Sequence[Sequence[int]],
+        on_end: Callable[[np.ndarray, np.ndarray], None],
+        first_game: int = 0,
     ) -> None:
         """Play one game per row of ``seating`` (``(G, P)`` player positions, ``G`` at least
         the table's ``N`` games) through the table's games used as slots: the slots take
@@ -487,7 +503,9 @@ class BatchTable:
 
         ``on_end(slots, rows)`` is called whenever games end, before their slots start
         anew: the slots (indices into the batch, whose scores and round still show the
-        finished games) and the row of ``seating`` each of them played.
+        finished games) and the row of ``seating`` each of them played. An illegal answer
+        names its game as ``first_game`` plus its row (the caller's numbering: an
+        evaluation's game index), not as the slot it was played in.
         """
         batch = self.batch
         if batch.auto_reset:
@@ -506,18 +524,23 @@ class BatchTable:
         row_of = np.arange(n)
         busy = np.ones(n, dtype=bool)
         started = n
-        while busy.any():
-            self.advance(steps=1)
-            done = np.flatnonzero(batch.game_over & busy)
-            if not done.size:
-                continue
-            on_end(done, row_of[done])
-            more = min(done.size, g - started)
-            if more:
-                self.reset(done[:more], rows[started : started + more])
-                row_of[done[:more]] = np.arange(started, started + more)
-                started += more
-            busy[done[more:]] = False
+        self._game_numbers = row_of + first_game
+        try:
+            while busy.any():
+                self.advance(steps=1)
+                done = np.flatnonzero(batch.game_over & busy)
+                if not done.size:
+                    continue
+                on_end(done, row_of[done])
+                more = min(done.size, g - started)
+                if more:
+                    self.reset(done[:more], rows[started : started + more])
+                    row_of[done[:more]] = np.arange(started, started + more)
+                    self._game_numbers[done[:more]] = row_of[done[:more]] + first_game
+                    started += more
+                busy[done[more:]] = False
+        finally:
+            self._game_numbers = None
 
     def _checked_games(self, games: object) -> np.ndarray:
         g = np.asarray(games)
@@ -718,7 +741,8 @@ class BatchTable:
         state = LlamaGame.from_dict(self.batch.snapshot(game))
         seat = state.current_player
         agent = k >= 0 and self.agents[k] is not None
-        who = f"agent {self.names[k]!r} at seat {seat} of game {game}" if agent else f"game {game}, seat {seat}"
+        number = game if self._game_numbers is None else int(self._game_numbers[game])
+        who = f"agent {self.names[k]!r} at seat {seat} of game {number}" if agent else f"game {number}, seat {seat}"
         err = state.illegal_action_error(action, who=who)
         if agent:
             err.agent = self.names[k]

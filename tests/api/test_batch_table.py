@@ -5,6 +5,7 @@ one ``act_batch`` call each per step, one validation rule, outside seats through
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -375,3 +376,29 @@ def test_play_games_refuses_what_it_cannot_play() -> None:
     with pytest.raises(ValueError, match="seating must be an integer array"):
         table.play_games([0, 1, 1], lambda s, r: None)
     assert not table.batch.game_over.any()
+
+
+def test_play_games_names_a_bad_answers_game_by_its_row_not_its_slot() -> None:
+    """A batched evaluation's error named the batch slot ("game 1") of a game that was the
+    evaluation's game 1000 and something: the slots are reused as games end."""
+    rows = np.zeros((6, 2), dtype=np.int64)
+    state = {"poisoned": False, "playing": [0, 1], "next": 2}
+
+    def answer(masks: np.ndarray) -> np.ndarray:
+        return np.full(len(masks), 99) if state["poisoned"] else np.argmax(masks, axis=1)
+
+    def ended(slots: np.ndarray, played: np.ndarray) -> None:
+        for slot in slots.tolist():  # the slot starts the next row, as play_games refills it
+            if state["next"] < len(rows):
+                state["playing"][slot] = state["next"]
+                state["next"] += 1
+        state["poisoned"] = True
+
+    table = BatchTable(BatchGame(2, 2, seed=3, auto_reset=False), [Answer(answer)], rows[:2])
+    with pytest.raises(IllegalActionError) as info:
+        table.play_games(rows, ended, first_game=1000)
+    named = int(re.search(r"of game (\d+):", str(info.value)).group(1))
+    assert named in {1000 + r for r in state["playing"]} and state["next"] > 2, (str(info.value), state)
+    # outside play_games a game is named by its index in the batch, as before
+    with pytest.raises(IllegalActionError, match=r"of game [01]:"):
+        table.advance()

@@ -168,7 +168,7 @@ def _play_batch_chunk(agents: list[Agent], args: RunArgs, job: tuple[int, int, n
         rounds[rows] = batch.round[done]
         actions[rows], quit_penalty[rows], outs[rows], decisions[rows] = heard.take(done)
 
-    table.play_games(seating, ended)
+    table.play_games(seating, ended, first_game=start)  # errors name the evaluation's game index
     index = np.arange(start, start + g, dtype=np.int64)
     return GameColumns(index, seat_agents, scores, outs, rounds, decisions, actions, quit_penalty)
 
