@@ -7,6 +7,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -493,3 +494,22 @@ def test_a_lock_being_written_is_not_taken_over(tmp_path):
     with pytest.warns(RuntimeWarning, match="taking over a stale lock"), run.lock():
         pass
     assert not run.lock_path.exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_one_more_ctrl_c_or_sigterm_is_held_back_while_the_last_files_are_written(signum, capsys):
+    """SIGTERM stops a run as Ctrl-C does, but a second one during the final save was not
+    held back as a second Ctrl-C is."""
+    from train.training.run_dir import saving_despite_ctrl_c, signal_handler
+
+    def stop_now(signum: int, frame: object) -> None:  # as llama-rl train's own handlers stop a run
+        raise RuntimeError("stopped at the first signal")
+
+    with signal_handler(signum, stop_now):
+        with pytest.raises(KeyboardInterrupt), saving_despite_ctrl_c():
+            os.kill(os.getpid(), signum)  # held back, with a word
+            assert "still saving the checkpoint" in capsys.readouterr().err
+            os.kill(os.getpid(), signum)  # the next one stops at once
+            time.sleep(1)  # the handler runs between bytecodes; it has stopped the block by now
+            pytest.fail("the second signal did not stop the block")
+        assert signal.getsignal(signum) is stop_now  # the caller's handler is back

@@ -80,9 +80,11 @@ def signal_handler(signum: int, handler: Callable[[int, FrameType | None], None]
         signal.signal(signum, old)
 
 
-def saving_despite_ctrl_c() -> contextlib.AbstractContextManager[None]:
-    """While a trainer writes its final files, hold back one more Ctrl-C (saying so); a
-    further one stops at once (the atomic writes leave the previous files whole)."""
+@contextlib.contextmanager
+def saving_despite_ctrl_c() -> Iterator[None]:
+    """While a trainer writes its final files, hold back one more Ctrl-C or SIGTERM (which
+    stops a run as Ctrl-C does), saying so; a further one stops at once (the atomic
+    writes leave the previous files whole)."""
     presses = [0]
 
     def handler(signum: int, frame: Any) -> None:
@@ -91,7 +93,8 @@ def saving_despite_ctrl_c() -> contextlib.AbstractContextManager[None]:
             raise KeyboardInterrupt
         print("\nstill saving the checkpoint (a few seconds); Ctrl-C again stops without it", file=sys.stderr)
 
-    return signal_handler(signal.SIGINT, handler)
+    with signal_handler(signal.SIGINT, handler), signal_handler(signal.SIGTERM, handler):
+        yield
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
