@@ -52,7 +52,7 @@ from agents.ppo import (
 )
 from llama_env.agent import Agent, batch_from, register
 from llama_env.batch import BatchGame
-from llama_env.engine import DEFAULT_END_SCORE, MAX_PLAYERS, NUM_ACTIONS, NUM_CARD_VALUES, LlamaGame
+from llama_env.engine import DEFAULT_END_SCORE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import BatchTable, Table
@@ -70,6 +70,7 @@ __all__ = [
     "MAX_WORLDS",
     "Layers",
     "load_networks",
+    "networks_table_size",
     "save_networks",
     "mlp",
     "Worlds",
@@ -219,6 +220,22 @@ def load_networks(path: str | Path, players: int) -> tuple[Layers, Layers]:
     return nets["value"], nets["belief"]
 
 
+def networks_table_size(path: str | Path) -> int:
+    """The table size a networks file (:func:`save_networks`) was fitted for, from its belief
+    network's outputs (7 shares for each other seat); a ``ValueError`` naming the file
+    when it is not such a file."""
+    try:
+        with load_arrays(path) as z:
+            last = max((int(k[len("belief_b") :]) for k in z.files if k.startswith("belief_b")), default=None)
+            width = None if last is None else int(z[f"belief_b{last}"].shape[0])
+    except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
+        first = (str(exc).strip().splitlines() or [""])[0][:160]
+        raise ValueError(f"cannot load the search networks from {path}: {type(exc).__name__}: {first}") from None
+    if width is None or width % _NV or not MIN_PLAYERS <= width // _NV + 1 <= MAX_PLAYERS:
+        raise ValueError(f"cannot load the search networks from {path}: it holds no belief network of a table")
+    return width // _NV + 1
+
+
 def belief_hands(
     observation: np.ndarray, state: PublicState, belief: Layers, rng: np.random.Generator
 ) -> list[list[int]]:
@@ -271,7 +288,11 @@ class SearchAgent(BaseAgent):
     to the table size's (:data:`SETTINGS`); given, they hold at every size.
     ``path`` (a model file or run directory, observation version 1) is searched on, and
     played, instead of the shipped specialists at 2, 4 and 6 players: give one trained
-    at the table size you play (``llama-rl distill`` makes such models)."""
+    at the table size you play (``llama-rl distill`` makes such models).
+    ``networks_path`` (a file ``llama-rl fit-search`` wrote) replaces the shipped networks
+    at the table size it was fitted for; at 3 or 5 players, where nothing is shipped, give
+    ``path`` too (the specialist it was fitted on), and the search uses the nearest
+    size's settings there."""
 
     name = "search"
     obs_version = 1
@@ -289,6 +310,7 @@ class SearchAgent(BaseAgent):
         seed: int | None = None,
         horizon: int | None = None,
         path: str | Path | None = None,
+        networks_path: str | Path | None = None,
     ) -> None:
         super().__init__(seed)
         given: dict[str, Any] = {}
@@ -308,6 +330,17 @@ class SearchAgent(BaseAgent):
         self.ppo.specialists = {n: shipped_actor(f) for n, f in SEARCHED_ON.items()}
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
         """Table size -> (value network, belief network)."""
+        self.networks_path = None if networks_path is None else Path(networks_path)
+        """The networks used instead of the shipped ones at their table size (``None``: none)."""
+        if self.networks_path is not None:
+            n = networks_table_size(self.networks_path)
+            if n not in SEARCHED_ON and path is None:
+                raise ValueError(
+                    f"SearchAgent networks_path {str(networks_path)!r}: its networks are for {n} players, where no "
+                    "specialist is shipped to search with: give the model they were fitted on too (path=...)"
+                )
+            self.networks[n] = load_networks(self.networks_path, n)
+            self.settings.setdefault(n, self.settings[min(SETTINGS, key=lambda m: abs(m - n))])
         self.path = None if path is None else model_file(path)
         """The model searched on instead of the shipped specialists (``None``: those)."""
         if self.path is not None:
@@ -407,6 +440,8 @@ class SearchAgent(BaseAgent):
         given = [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.given.items()]
         if self.path is not None:
             given.append(f"path={str(self.path)!r}")
+        if self.networks_path is not None:
+            given.append(f"networks_path={str(self.networks_path)!r}")
         return f"SearchAgent({', '.join(given)})"
 
 

@@ -65,6 +65,39 @@ def test_fitted_networks_are_read_by_the_search_agent(tmp_path, monkeypatch):
     SearchAgent(worlds=2, seed=0)  # loads them
 
 
+def test_a_fitted_file_is_searched_with_by_name_at_its_table_size(tmp_path):
+    """fit-search's help promised a file the search agent reads, but the agent read only
+    the shipped files: --out could be used only by writing over agents/models/."""
+    from agents.ppo import PPOv3Agent
+    from agents.search import networks_table_size
+    from llama_env.agent import make
+    from llama_env.table import Table
+
+    four = tmp_path / "mine_4p.npz"
+    fit_search_networks(SearchNetsConfig(games=6, hidden=(4,)), four, log=lambda line: None)
+    agent = SearchAgent(worlds=2, seed=0, networks_path=four)
+    assert networks_table_size(four) == 4 and "networks_path=" in repr(agent)
+    assert [w.shape for w, _ in agent.networks[4][0]] == [(175, 4), (4, 1)]  # its own, not the shipped ones
+    # at 3 players nothing is shipped: with the specialist it was fitted on, it searches there
+    model = SHIPPED[PPOv3Agent.name][4]
+    three = tmp_path / "mine_3p.npz"
+    config = SearchNetsConfig(players=3, model=str(model), games=4, hidden=(4,))
+    fit_search_networks(config, three, log=lambda line: None)
+    with pytest.raises(ValueError, match="networks are for 3 players, where no specialist is shipped"):
+        SearchAgent(networks_path=three)
+    searcher = SearchAgent(worlds=2, below=1.0, seed=0, path=model, networks_path=three)
+    game = LlamaGame(3, rng=5)
+    table = Table(game, [searcher, make("heuristic"), make("heuristic")])
+    for _ in range(30):
+        if game.game_over:
+            break
+        table.play_turn()
+    assert searcher.searched > 0  # it searched at 3 players
+    (tmp_path / "policy.npz").write_bytes(model.read_bytes())
+    with pytest.raises(ValueError, match="holds no belief network of a table"):
+        SearchAgent(networks_path=tmp_path / "policy.npz")
+
+
 def test_the_same_settings_fit_the_same_networks(tmp_path):
     for name in ("a.npz", "b.npz"):
         fit_search_networks(SearchNetsConfig(games=6, hidden=(4,)), tmp_path / name, log=lambda line: None)
@@ -79,6 +112,7 @@ def test_the_same_settings_fit_the_same_networks(tmp_path):
     [
         (SearchNetsConfig(players=3), "the search agent has no specialist at 3 players"),
         (SearchNetsConfig(games=0), "games must be >= 1"),
+        (SearchNetsConfig(games=1), r"games must be >= 2 \(game 0 is held out"),  # it wrote unfitted networks
         (SearchNetsConfig(held_out=1), "held_out must be >= 2"),
         (SearchNetsConfig(hidden=()), "hidden must be positive layer sizes"),
     ],
@@ -109,6 +143,16 @@ def test_fit_search_names_bad_input(argv, message, tmp_path, monkeypatch):
     code, output = _cli(["fit-search", *argv])
     assert code == 2 and message in output and "Traceback" not in output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_an_out_that_is_a_folder_is_refused_before_any_game(command, tmp_path, monkeypatch):
+    """It played and fitted for minutes, then failed renaming onto the folder with a traceback."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken.npz").mkdir()
+    code, output = _cli([command, "--games", "2", "--out", "taken.npz"])
+    assert code == 2 and "--out 'taken.npz' is a folder, not a file" in output and "Traceback" not in output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken.npz"]
 
 
 # --------------------------------------------------------------------------- the search distilled into a policy

@@ -279,6 +279,10 @@ def npz_out(out: str | Path, model: str | None = None) -> Path:
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
     if not path.parent.is_dir():
         raise CommandError(f"--out {str(out)!r}: the folder {str(path.parent)!r} does not exist")
+    if path.exists() and not path.is_file():
+        raise CommandError(f"--out {str(out)!r} is a folder, not a file")
     if model is not None and not Path(model).exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
+    if path.exists():  # the shipped recipes write over agents/models/ on purpose: say so, do not refuse
+        print(f"note: {path} exists; it is replaced when the new one is written", flush=True)
     return path

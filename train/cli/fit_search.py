@@ -6,7 +6,8 @@ heuristic at the others, on deals no evaluation uses, and record its decisions: 
 saw, the others' hands and whether it won. Then fit the search agent's two networks on
 them (256-256, ReLU): a value network (the observation -> the chance to win) and a
 belief network (the observation -> the share of each card value in each other hand), and
-write both to --out as agents.make("search") reads them.
+write both to --out: search:networks_path=FILE searches with them at their table size
+(with search:path=MODEL too at 3 or 5 players, where no specialist is shipped).
 
 The defaults made the shipped agents/models/search_4p.npz (about 3 minutes of games and
 1.5 of fitting on one core), on the games of the PPO specialist before llama-rl distill

@@ -90,6 +90,8 @@ class SearchNetsConfig:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
         if self.held_out < 2:
             raise ValueError(f"held_out must be >= 2 (one game in held_out is held out), got {self.held_out}")
+        if self.games < 2:  # game 0 is held out: one game leaves nothing to fit
+            raise ValueError(f"games must be >= 2 (game 0 is held out, the others are fitted), got {self.games}")
         if self.seed < 0:
             raise ValueError(f"seed must be >= 0, got {self.seed}")
         if not self.hidden or min(self.hidden) < 1:

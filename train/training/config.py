@@ -130,7 +130,9 @@ class TrainConfig:
     ent_coef: float = _f(0.01, "entropy bonus coefficient")
     vf_coef: float = _f(0.5, "value loss coefficient")
     max_grad_norm: float = _f(0.5, "gradient clipping norm")
-    target_kl: float = _f(0.0, "stop an update's epochs early past this KL (0 = off)")
+    target_kl: float = _f(
+        0.0, "stop an update's epochs early past this KL (0 = off); on rllib, the target of its KL penalty instead"
+    )
     # --- evaluation, checkpoints, output
     eval_every: int = _f(250_000, "evaluate against eval_opponent every this many steps (0 = never)")
     eval_games: int = _f(400, "games per evaluation and table size")
