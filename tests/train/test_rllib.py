@@ -801,3 +801,22 @@ def test_an_rllib_run_stops_when_its_evaluation_beats_the_target(tmp_path, capsy
     rows = [json.loads(line) for line in (tmp_path / "s" / "eval.jsonl").read_text().splitlines()]
     assert summary["stopped_early"] and summary["num_timesteps"] < 20000
     assert [r["ci_low_2p"] >= 0.05 for r in rows] == [False] * (len(rows) - 1) + [True]
+
+
+def test_a_new_rllib_run_stopped_while_ray_starts_leaves_no_folder_behind(tmp_path, monkeypatch, capsys):
+    """Ctrl-C during Ray's start left runs/<name>/ with Ray's files and an empty checkpoints/:
+    the same --run-name was then refused as an existing run, and --resume found nothing."""
+    import contextlib
+
+    import train.training.rllib.trainer as trainer
+
+    @contextlib.contextmanager
+    def interrupted_start(run, address):
+        (run.path / "ray" / "session_x").mkdir(parents=True)  # what Ray writes as it starts
+        (run.path / "ray" / "session_x" / "log.txt").write_text("starting")
+        raise KeyboardInterrupt
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(trainer, "ray_session", interrupted_start)
+    assert main(tiny_run(tmp_path, "int", 256)) == 130
+    assert not (tmp_path / "int").exists()

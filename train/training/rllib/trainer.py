@@ -272,8 +272,15 @@ def train_rllib(config: TrainConfig) -> TrainResult:
                 f"{config.total_timesteps} in all: give more to train it further"
             )
     run.create(fresh=fresh)
-    with run.lock(), ray_session(run, config.options.address):
-        return _train_rllib_locked(config, run, resume_from)
+    with run.lock():
+        try:
+            with ray_session(run, config.options.address):
+                return _train_rllib_locked(config, run, resume_from)
+        except BaseException:
+            if fresh and not run.config_files():  # stopped before it wrote anything: Ray's start-up files
+                shutil.rmtree(run.path / "ray", ignore_errors=True)  # go, and no folder blocks the next try
+                run.remove_if_empty()
+            raise
 
 
 def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | None) -> TrainResult:
