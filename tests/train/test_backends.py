@@ -108,6 +108,9 @@ def test_a_backend_option_is_a_flag_and_belongs_to_its_backend(toy, capsys):
         (["--backend", "toy", "--games", "0"], "'games' must be >= 1"),
         (["--backend", "toy", "--target-kl", "0.02"], "'target_kl' is not used by backend 'toy'"),
         (["--backend", "toy", "--players", "6", "--hand-size", "10"], "hand_size must be between 1 and 9 for 6"),
+        # another backend's flag at its default value was dropped without a word
+        (["--backend", "toy", "--tensorboard"], "--tensorboard is an option of backend 'sb3'; this run uses 'toy'"),
+        (["--backend", "toy", "--env-workers", "1"], "--env-workers is an option of backend 'sb3'; this run uses"),
     ]:
         assert main(["train", *argv, "--final-eval-games", "0"]) == 2
         assert message in capsys.readouterr().err

@@ -27,7 +27,7 @@ from typing import Any
 
 from llama_env.engine import Rules
 from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, missing_dependency
-from train.training.config import PARSERS, TrainConfig, config_from_dict, flag_fields
+from train.training.config import PARSERS, TrainConfig, config_from_dict, flag_fields, option_owner
 from train.training.presets import PRESETS
 from train.training.run_dir import signal_handler
 
@@ -99,18 +99,24 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     values: dict[str, Any] = {}
     if getattr(args, "preset", None):
         values.update(PRESETS[args.preset])
-    for f in flag_fields():
-        v = getattr(args, f.name, None)
-        if v is not None:
-            values[f.name] = v
+    given = {f.name for f in flag_fields() if getattr(args, f.name, None) is not None}
+    values.update({name: getattr(args, name) for name in given})
     if getattr(args, "preset", None) and getattr(args, "resume", None) is None and values.get("resume"):
         # a second-phase preset resumes its first phase's run where that one went: in --run-dir
         values["resume"] = str(Path(values.get("run_dir") or "runs") / Path(values["resume"]).name)
     if values.get("resume"):
         from train.training.resume import resume_config
 
-        return resume_config(values["resume"], values)
-    return config_from_dict(values)
+        config = resume_config(values["resume"], values)
+    else:
+        config = config_from_dict(values)
+    for name in sorted(given):  # a config drops another backend's option at its default: a flag is not dropped
+        owner = option_owner(name)
+        if owner is not None and owner != config.backend:
+            raise ValueError(
+                f"--{name.replace('_', '-')} is an option of backend {owner!r}; this run uses {config.backend!r}"
+            )
+    return config
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -42,6 +42,7 @@ __all__ = [
     "parse_opponents",
     "parse_net_arch",
     "config_from_dict",
+    "option_owner",
     "field_types",
     "field_defaults",
     "flag_fields",
@@ -341,7 +342,7 @@ def _options_for(backend_name: str, given: Any) -> Any:
         known = [f.name for f in fields(cls)]
         for key in given:
             if key not in known:
-                owner = _owner(key)
+                owner = option_owner(key)
                 where = f"an option of backend {owner!r}" if owner else "not an option"
                 raise ValueError(
                     f"config key {key!r} is {where} (this run uses {backend_name!r}, whose options are: "
@@ -351,7 +352,8 @@ def _options_for(backend_name: str, given: Any) -> Any:
     raise ValueError(f"config key 'options' must be a mapping or {cls.__name__}, got {given!r}")
 
 
-def _owner(key: str) -> str | None:
+def option_owner(key: str) -> str | None:
+    """The backend whose option ``key`` is (``None``: no backend's)."""
     for name, backend in backends().items():
         if key in {f.name for f in fields(backend.options)}:
             return name
@@ -507,7 +509,7 @@ def config_from_dict(d: Mapping[str, Any]) -> TrainConfig:
         if key in core:
             values[key] = value
             continue
-        owner = _owner(key)
+        owner = option_owner(key)
         if owner is None:
             allowed = sorted(core | {f.name for b in backends().values() for f in fields(b.options)})
             raise ValueError(f"unknown config key {key!r}; allowed keys: {', '.join(allowed)}")
