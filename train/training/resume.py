@@ -14,7 +14,15 @@ from typing import Any
 from train.training.config import TrainConfig, config_from_dict
 from train.training.run_dir import RunDir, checkpoint_problem, checkpoint_steps, saved_steps
 
-__all__ = ["FIXED_ON_RESUME", "run_of", "session_run", "find_checkpoint", "resume_config", "check_fixed"]
+__all__ = [
+    "FIXED_ON_RESUME",
+    "run_of",
+    "session_run",
+    "find_checkpoint",
+    "resume_config",
+    "check_fixed",
+    "check_steps_left",
+]
 
 FIXED_ON_RESUME = ("backend", "net_arch", "activation", "reward", "obs_version")
 """Settings a resumed run cannot change: its trainer, the network's shape and what it
@@ -139,3 +147,13 @@ def check_fixed(recorded: TrainConfig, config: TrainConfig, run: RunDir) -> None
                 f"config key {key!r} cannot change when resuming {run.path}: the run was trained with "
                 f"{then!r}, the config asks for {now!r} (start a new run to change it)"
             )
+
+
+def check_steps_left(checkpoint: Path, trained: int, config: TrainConfig) -> None:
+    """A ``ValueError`` when the ``trained`` steps of ``checkpoint`` already reach the
+    config's ``total_timesteps``: nothing would be trained, so nothing is written either."""
+    if trained >= config.total_timesteps:
+        raise ValueError(
+            f"config key 'total_timesteps': {checkpoint} has trained {trained} steps, the config asks for "
+            f"{config.total_timesteps} in all: give more to train it further"
+        )

@@ -43,7 +43,7 @@ from agents.ppo import Actor, save_actor
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
 from train.training.result import TrainResult, step_bar
-from train.training.resume import session_run
+from train.training.resume import check_steps_left, session_run
 from train.training.rllib import RllibOptions
 from train.training.run_dir import RunDir, RunDirError, saving_despite_ctrl_c, write_json_atomic
 
@@ -212,11 +212,16 @@ def export_actor(algo: Any, config: TrainConfig) -> Actor:
     return actor_from_module(_module(algo), config.activation)
 
 
+def _trained_steps(checkpoint: Path) -> int:
+    """The steps an RLlib checkpoint of a run holds, from its name (``rllib_<steps>``)."""
+    return int(checkpoint.name[len(RLLIB_CHECKPOINT_PREFIX) :])
+
+
 def _checkpoints(run: RunDir) -> list[Path]:
     found = []
     for p in run.checkpoints_dir.glob(f"{RLLIB_CHECKPOINT_PREFIX}*"):
         try:
-            found.append((int(p.name[len(RLLIB_CHECKPOINT_PREFIX) :]), p))
+            found.append((_trained_steps(p), p))
         except ValueError:
             continue
     return [p for _, p in sorted(found)]
@@ -265,12 +270,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
                 "backend continues a run directory it wrote, or a checkpoint in one)"
             )
         resume_from = found[-1]
-        done = int(resume_from.name[len(RLLIB_CHECKPOINT_PREFIX) :])
-        if done >= config.total_timesteps:  # nothing to train: write nothing either
-            raise ValueError(
-                f"config key 'total_timesteps': {resume_from} has trained {done} steps, the config asks for "
-                f"{config.total_timesteps} in all: give more to train it further"
-            )
+        check_steps_left(resume_from, _trained_steps(resume_from), config)
     run.create(fresh=fresh)
     with run.lock():
         try:
@@ -294,7 +294,7 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
     register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
     config_file = run.next_resume_config_path() if resume_from is not None else run.config_path
     write_json_atomic(config_file, config.to_dict())
-    start_steps = int(resume_from.name[len(RLLIB_CHECKPOINT_PREFIX) :]) if resume_from is not None else 0
+    start_steps = _trained_steps(resume_from) if resume_from is not None else 0
     env_seed = int(np.random.SeedSequence([config.seed, start_steps]).generate_state(1)[0])
     # RLlib's Algorithm logs (result.json, progress.csv, TensorBoard) to a folder under
     # ~/ray_results, a path Ray fixes when it is imported; keep them in the run instead.

@@ -34,7 +34,7 @@ import numpy as np
 from agents.ppo import Actor, actor_from_policy, load_actor
 from train.training.config import TrainConfig
 from train.training.result import TrainResult
-from train.training.resume import find_checkpoint, session_run
+from train.training.resume import check_steps_left, find_checkpoint, session_run
 from train.training.run_dir import (
     RunDir,
     RunDirError,
@@ -145,11 +145,7 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
     if resume_from is not None:
         # fresh games for the resumed part, still determined by (seed, step count)
         start = saved_steps(resume_from)
-        if start >= config.total_timesteps:  # nothing to train: write nothing either
-            raise ValueError(
-                f"config key 'total_timesteps': {resume_from} has trained {start} steps, the config asks for "
-                f"{config.total_timesteps} in all: give more to train it further"
-            )
+        check_steps_left(resume_from, start, config)
         env_seed = int(np.random.SeedSequence([config.seed, start]).generate_state(1)[0])
     options: Sb3Options = config.options
     env = make_vec_env(
