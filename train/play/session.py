@@ -75,6 +75,7 @@ __all__ = [
     "move_text",
     "MAX_EVENTS",
     "int_field",
+    "known_fields",
     "MAX_STEP",
     "NAME_LENGTH",
     "SPEC_LENGTH",
@@ -548,6 +549,14 @@ def _is_path(key: str) -> bool:
     return key == "path" or key.endswith(("_path", "_dir", "_file"))
 
 
+def known_fields(body: dict[str, Any], known: Sequence[str]) -> None:
+    """A 400 naming the first field of ``body`` outside ``known`` (a misspelt one would
+    otherwise be ignored without a word)."""
+    unknown = sorted(str(k) for k in set(body) - set(known))
+    if unknown:
+        raise SessionError(f"unknown field {brief(unknown[0])} (known: {', '.join(known)})")
+
+
 @overload
 def int_field(body: dict[str, Any], key: str, low: int, high: int | None, default: int) -> int: ...
 
@@ -630,9 +639,7 @@ def new_game(
     policy = policy or AgentPolicy()
     if not isinstance(body, dict):
         raise SessionError("the request body must be a JSON object")
-    unknown = sorted(str(k) for k in set(body) - set(_GAME_FIELDS))
-    if unknown:
-        raise SessionError(f"unknown field {brief(unknown[0])} (known: {', '.join(_GAME_FIELDS)})")
+    known_fields(body, _GAME_FIELDS)
     seats = body.get("seats")
     if not isinstance(seats, list) or not MIN_PLAYERS <= len(seats) <= MAX_PLAYERS:
         raise SessionError(

@@ -63,7 +63,6 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec
-from llama_env.engine import brief
 from train.play.agent_host import AgentHost
 from train.play.history import History, HistoryError
 from train.play.session import (
@@ -73,6 +72,7 @@ from train.play.session import (
     SessionError,
     SessionStore,
     int_field,
+    known_fields,
     new_game,
     replay,
     start,
@@ -222,14 +222,6 @@ _INTEGER = re.compile(r"-?[0-9]{1,12}")
 scripts' digits, which ``int`` then refuses or reads), one sign at most."""
 
 
-def _known_fields(body: dict[str, Any], known: tuple[str, ...]) -> None:
-    """A 400 naming the first field of ``body`` outside ``known`` (a misspelt one would
-    otherwise be ignored without a word)."""
-    unknown = sorted(str(k) for k in set(body) - set(known))
-    if unknown:
-        raise SessionError(f"unknown field {brief(unknown[0])} (known: {', '.join(known)})")
-
-
 def _names_a_costly_agent(body: Any) -> bool:
     """Whether a new game's body seats a costly agent (:func:`llama_env.agent.costly`):
     building it and its first moves wait for the process of costly agents, so its request
@@ -341,7 +333,7 @@ class _App:
         body = await _body(request)
         if not isinstance(body, dict) or "action" not in body:
             raise SessionError('the request body must be {"action": 0..8}')
-        _known_fields(body, ("action", "since"))
+        known_fields(body, ("action", "since"))
         since = int_field(body, "since", -1, 10**9)
         session, viewer = self.session(request)
         change = partial(session.move, viewer, body["action"], since)
@@ -351,7 +343,7 @@ class _App:
         body = await _body(request)
         if not isinstance(body, dict):
             raise SessionError('the request body must be {"moves": 1..200}')
-        _known_fields(body, ("moves", "since"))
+        known_fields(body, ("moves", "since"))
         moves = int_field(body, "moves", 1, MAX_STEP, 1)
         since = int_field(body, "since", -1, 10**9)
         session, viewer = self.session(request)
