@@ -35,7 +35,7 @@ import numpy as np
 
 from agents.base import BaseAgent, check_observation, load_arrays, mask_list
 from llama_env.agent import register
-from llama_env.engine import MIN_PLAYERS, NUM_ACTIONS, check_flag
+from llama_env.engine import MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line
 from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, SLICES, guess_obs_version
 
 __all__ = [
@@ -356,8 +356,7 @@ def _unreadable(file: Path, exc: Exception) -> ValueError:
     its type, so the message never depends on which byte of the garbage failed first."""
     if type(exc) is ValueError:
         return ValueError(f"cannot load a PPO model from {file}: {exc}")
-    first_line = (str(exc).strip().splitlines() or [""])[0][:160]
-    return ValueError(f"cannot load a PPO model from {file}: {type(exc).__name__}: {first_line}")
+    return ValueError(f"cannot load a PPO model from {file}: {error_line(exc)}")
 
 
 @functools.cache

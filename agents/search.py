@@ -52,7 +52,15 @@ from agents.ppo import (
 )
 from llama_env.agent import Agent, batch_from, register
 from llama_env.batch import BatchGame
-from llama_env.engine import DEFAULT_END_SCORE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_CARD_VALUES, LlamaGame
+from llama_env.engine import (
+    DEFAULT_END_SCORE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_ACTIONS,
+    NUM_CARD_VALUES,
+    LlamaGame,
+    error_line,
+)
 from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import BatchTable, Table
@@ -183,10 +191,11 @@ def save_networks(path: str | Path, value: Layers, belief: Layers) -> None:
         raise
 
 
-def load_networks(path: str | Path, players: int) -> tuple[Layers, Layers]:
+def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers, Layers]:
     """The value and belief networks of a ``players``-seat table from ``path``, checked:
-    they read version-1 observations, and give 1 value and 7 shares per other seat.
-    Raises ``ValueError`` naming the file for anything else."""
+    they read version-1 observations, and give 1 value and 7 shares per other seat
+    (``players`` ``None``: the table size the belief network's outputs name, see
+    :func:`networks_table_size`). Raises ``ValueError`` naming the file for anything else."""
     path = Path(path)
     try:
         with load_arrays(path) as z:
@@ -198,8 +207,9 @@ def load_networks(path: str | Path, players: int) -> tuple[Layers, Layers]:
                     k += 1
                 nets[kind] = layers
     except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
-        first_line = (str(exc).strip().splitlines() or [""])[0][:160]
-        raise ValueError(f"cannot load the search networks from {path}: {type(exc).__name__}: {first_line}") from None
+        raise ValueError(f"cannot load the search networks from {path}: {error_line(exc)}") from None
+    if players is None:
+        players = _table_size(nets["belief"], path)
     for kind, out in (("value", 1), ("belief", (players - 1) * _NV)):
         width = OBS_SIZE_V1
         layers = nets[kind]
@@ -220,20 +230,20 @@ def load_networks(path: str | Path, players: int) -> tuple[Layers, Layers]:
     return nets["value"], nets["belief"]
 
 
-def networks_table_size(path: str | Path) -> int:
-    """The table size a networks file (:func:`save_networks`) was fitted for, from its belief
-    network's outputs (7 shares for each other seat); a ``ValueError`` naming the file
-    when it is not such a file."""
-    try:
-        with load_arrays(path) as z:
-            last = max((int(k[len("belief_b") :]) for k in z.files if k.startswith("belief_b")), default=None)
-            width = None if last is None else int(z[f"belief_b{last}"].shape[0])
-    except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
-        first = (str(exc).strip().splitlines() or [""])[0][:160]
-        raise ValueError(f"cannot load the search networks from {path}: {type(exc).__name__}: {first}") from None
-    if width is None or width % _NV or not MIN_PLAYERS <= width // _NV + 1 <= MAX_PLAYERS:
+def _table_size(belief: Layers, path: str | Path) -> int:
+    """The table size a belief network's outputs name (7 shares for each other seat); a
+    ``ValueError`` naming ``path`` when they name none."""
+    width = belief[-1][1].size if belief else 0
+    players = width // _NV + 1
+    if not width or width % _NV or not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise ValueError(f"cannot load the search networks from {path}: it holds no belief network of a table")
-    return width // _NV + 1
+    return players
+
+
+def networks_table_size(path: str | Path) -> int:
+    """The table size a networks file (:func:`save_networks`) was fitted for; a
+    ``ValueError`` naming the file when it is not such a file."""
+    return _table_size(load_networks(path)[1], path)
 
 
 def belief_hands(
@@ -333,13 +343,14 @@ class SearchAgent(BaseAgent):
         self.networks_path = None if networks_path is None else Path(networks_path)
         """The networks used instead of the shipped ones at their table size (``None``: none)."""
         if self.networks_path is not None:
-            n = networks_table_size(self.networks_path)
+            own = load_networks(self.networks_path)  # read once: its table size comes with it
+            n = _table_size(own[1], self.networks_path)
             if n not in SEARCHED_ON and path is None:
                 raise ValueError(
                     f"SearchAgent networks_path {str(networks_path)!r}: its networks are for {n} players, where no "
                     "specialist is shipped to search with: give the model they were fitted on too (path=...)"
                 )
-            self.networks[n] = load_networks(self.networks_path, n)
+            self.networks[n] = own
             self.settings.setdefault(n, self.settings[min(SETTINGS, key=lambda m: abs(m - n))])
         self.path = None if path is None else model_file(path)
         """The model searched on instead of the shipped specialists (``None``: those)."""

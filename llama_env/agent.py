@@ -22,6 +22,8 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
+from llama_env.engine import error_line
+
 __all__ = [
     "Agent",
     "BatchAgent",
@@ -157,10 +159,9 @@ def _load_plugins() -> None:
             if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
                 loaded()
         except Exception as exc:  # noqa: BLE001 - one broken plugin must not take the others' agents with it
-            first = (str(exc).strip().splitlines() or [""])[0][:200]
             warnings.warn(
                 f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
-                f"{type(exc).__name__}: {first}",
+                f"{error_line(exc, 200)}",
                 RuntimeWarning,
                 stacklevel=3,
             )

@@ -1255,6 +1255,13 @@ class _Brief(reprlib.Repr):
 _BRIEF = _Brief()
 
 
+def error_line(exc: BaseException, limit: int = 160) -> str:
+    """``exc`` in one line for a message of ours: its type and the first line of its text,
+    at most ``limit`` characters of it (a library's error can run to pages)."""
+    first = (str(exc).strip().splitlines() or [""])[0][:limit]
+    return f"{type(exc).__name__}: {first}"
+
+
 def brief(value: Any) -> str:
     """``repr(value)`` bounded in depth and length, for error messages about input data:
     a hostile snapshot nested 50,000 deep or a million entries long is named in a line,

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from agents.ppo import Actor, actor_from_policy, load_actor
+from llama_env.engine import error_line
 from train.training.config import TrainConfig
 from train.training.result import TrainResult
 from train.training.resume import check_steps_left, find_checkpoint, session_run
@@ -201,9 +202,8 @@ def _train_on(
         try:
             model = ppo_cls.load(resume_from, env=env, device="cpu", custom_objects={"learning_rate": lr}, **hyper)
         except Exception as exc:  # noqa: BLE001 - a zip whole but not SB3's raises many types
-            first = (str(exc).strip().splitlines() or [""])[0][:200]
             raise ValueError(
-                f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {type(exc).__name__}: {first}"
+                f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {error_line(exc, 200)}"
             ) from None
         _keep_network_of(model, config, resume_from, torch)
     else:
