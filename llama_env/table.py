@@ -594,11 +594,10 @@ class BatchTable:
         that replaced it waits for the next call, so its rewards never mix with the old
         one's (reseat it first with :meth:`seat` if you like).
         """
-        if steps is not None and (isinstance(steps, (bool, np.bool_)) or not isinstance(steps, (int, np.integer))):
-            raise ValueError(f"steps must be a non-negative integer or None, got {brief(steps)}")
-        if steps is not None and steps < 0:
-            raise ValueError(f"steps must be a non-negative integer or None, got {brief(steps)}")
-        steps = None if steps is None else int(steps)
+        if steps is not None:
+            if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, (int, np.integer)) or steps < 0:
+                raise ValueError(f"steps must be a non-negative integer or None, got {brief(steps)}")
+            steps = int(steps)
         batch = self.batch
         n = batch.num_games
         total = np.zeros((n, batch.num_players), dtype=np.float32)
