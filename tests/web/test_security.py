@@ -272,7 +272,8 @@ def _server(setup: str):
                 time.sleep(0.1)
 
         def call(method, path, body=None, token=None):
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            # long: on a loaded machine the costly agents' process, at the lowest priority, waits its turn
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
             headers = {"Content-Type": "application/json"}
             if token:
                 headers["X-Llama-Token"] = token
@@ -317,7 +318,7 @@ def _latencies_while_stepping(call, slow_games, moves):
         latencies.append(time.perf_counter() - t0)
     during = any(t.is_alive() for t in steppers)
     for t in steppers:
-        t.join(timeout=120)
+        t.join(timeout=600)
     assert during and len(latencies) >= 20, "the slow games ended before the others were measured"
     return float(np.percentile(np.array(latencies) * 1000, 99)), steps
 
