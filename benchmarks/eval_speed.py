@@ -4,7 +4,7 @@
         [--agents heuristic,random,random,random] [--repeats 3] [--seed 0]
 
 Plays the same evaluation (one agent per seat, seats rotated) with ``batched=True``
-(``llama_env.table.BatchTable`` over ``llama_env.batch.BatchGame``, issue 30's target:
+(``llama_env.table.BatchTable`` over ``llama_env.batch.BatchGame``, built to play
 100,000 four-player games of ``heuristic`` against three ``random`` in 4 s on two cores)
 and ``batched=False`` (one ``Table`` per game), alternating, ``--repeats`` times each,
 every run a whole ``evaluate`` call (worker processes started, agents built, results

@@ -199,7 +199,7 @@ _LOADERS = {
 
 def _names_benchmarks(node: ast.AST, tainted: set[str]) -> bool:
     """Whether the expression ``node`` holds a path into ``benchmarks/`` (a string such
-    as ``"benchmarks/x.py"`` or the part ``"benchmarks"`` of ``ROOT / "benchmarks"``), or
+    as ``"benchmarks/<script>.py"`` or the part ``"benchmarks"`` of ``ROOT / "benchmarks"``), or
     a name bound to one."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):

@@ -22,7 +22,7 @@ For README.md and every Markdown file under docs/ (blocks read by tests/docs_blo
     value fails. A train command records its config in a run directory of the temporary
     directory, as the trainer does first, so that a later ``--resume`` in the block
     resolves the run and its fixed settings are checked.
-  - ``$ python benchmarks/X.py ...`` (or ``.venv/bin/python``): the script exists and
+  - ``$ python benchmarks/<script>.py ...`` (or ``.venv/bin/python``): the script exists and
     every flag the command uses is in its ``--help``. Benchmarks run for minutes and
     print timings; their outputs are not compared.
   - any other command is in :data:`NOT_RUN`, with the reason; ``cp -r runs/A runs/B``

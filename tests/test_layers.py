@@ -1,4 +1,4 @@
-"""The layers hold (STYLE principles 1, 14 and 18).
+"""The layers hold: the engine knows nothing about RL, arrows point down, and benchmarks only measure.
 
 * The engine knows nothing about RL: the engine-level modules of ``llama_env`` import
   only the standard library, numpy and each other, and work with gymnasium and
@@ -6,7 +6,7 @@
 * Arrows point down: no module of ``llama_env`` imports ``agents`` or ``train``;
   ``agents`` imports only ``llama_env``; there is no import circle anywhere (the graph:
   tests/import_graph.py).
-* ``benchmarks/`` only measures (principle 18): nothing outside it imports or loads it.
+* ``benchmarks/`` only measures: nothing outside it imports or loads it.
 * The bottom layer still builds agents by name: the ``agents`` package fills the
   registry through an entry point, so ``gym.make("Llama-v0", opponents="heuristic")``
   works after ``import llama_env`` alone.
@@ -171,7 +171,7 @@ BENCHMARK_SCRIPTS = {p.stem for p in (ROOT / BENCHMARKS).glob("*.py")}
 
 
 def test_nothing_outside_benchmarks_imports_or_loads_a_benchmark():
-    """STYLE principle 18: benchmarks/ measures, and the product, the tests and the
+    """benchmarks/ measures, and the product, the tests and the
     notebooks use none of it (a shipped artifact made by a benchmark script, or a test
     that passes only while a benchmark keeps its internals, is the failure this prevents)."""
     assert BENCHMARK_SCRIPTS, "no benchmark scripts found: the check would pass vacuously"

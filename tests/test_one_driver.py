@@ -1,4 +1,4 @@
-"""Every path that drives a game goes through the table driver (STYLE principle 13).
+"""Every path that drives a game goes through the table driver, so that a rule is checked in one place.
 
 The engine's ``LlamaGame.step``, the batched engine's ``BatchGame.step`` (and its
 unchecked ``_step``) and every

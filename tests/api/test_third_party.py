@@ -1,4 +1,4 @@
-"""Other people's internals (STYLE principle 19): each lives in one module, and these tests
+"""Other people's internals stay in one guarded place: each lives in one module, and these tests
 fail by name, with the installed version, when an upgrade no longer behaves as that module
 assumes.
 
@@ -142,7 +142,7 @@ def test_ray_behaves_as_the_env_runner_assumes():
 
     problems = _rllib.broken_assumptions(LlamaEnvRunner)
     assert not problems, (
-        f"Ray {ray.__version__} no longer behaves as train/training/_rllib.py assumes "
+        f"Ray {ray.__version__} no longer behaves as train/training/rllib/_internals.py assumes "
         f"(checked against {_rllib.CHECKED_VERSION}): " + "; ".join(problems)
     )
 

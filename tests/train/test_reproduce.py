@@ -1,4 +1,4 @@
-"""Every shipped agent is made by the product (STYLE principle 18), as docs/training.md's
+"""Every shipped agent is made by the product, as docs/training.md's
 "Reproduce every shipped agent" says.
 
 * Every file of ``agents/models/`` is named by exactly one row of the section's table,

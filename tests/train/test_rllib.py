@@ -494,7 +494,7 @@ def test_runner_random_actions_are_uniform_over_the_legal_ones():
 
 
 def test_rllibs_sample_goes_through_the_runners_own_sampling():
-    """What train/training/_rllib.py assumes of a running RLlib (1, 2): its public
+    """What train/training/rllib/_internals.py assumes of a running RLlib (1, 2): its public
     ``sample`` reaches the runner's ``sample_episodes`` through the private ``_sample`` and
     returns its episodes, and making the env again asks for new games."""
     import ray
@@ -509,7 +509,7 @@ def test_rllibs_sample_goes_through_the_runners_own_sampling():
 
     runner.sample_episodes = spy
     episodes = runner.sample(num_timesteps=10, explore=False)
-    broken = f"Ray {ray.__version__}: MultiAgentEnvRunner.sample no longer calls _sample as _rllib.py assumes"
+    broken = f"Ray {ray.__version__}: MultiAgentEnvRunner.sample no longer calls _sample as rllib/_internals.py assumes"
     assert calls == [
         {"num_timesteps": 10, "num_episodes": None, "explore": False, "random_actions": False, "force_reset": False}
     ], broken
