@@ -216,11 +216,20 @@ class BatchGame:
         """Check the arguments and allocate the state (every game still to be dealt)."""
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {brief(num_games)}")
+        most = _MAX_INT // (rules.num_players * (_V + 1))  # the deal's row numbers are int32
+        if num_games > most:
+            raise ValueError(
+                f"num_games must be at most {most:,} at {rules.num_players} players (the batch would hold "
+                f"tens of GiB), got {int(num_games):,}"
+            )
         self.auto_reset = check_flag("auto_reset", auto_reset)
+        integer = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
         if isinstance(seed, np.random.Generator):
             self._rng = seed
-        elif seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
-            self._rng = seeded_generator(seed)
+        elif seed is None or (integer and seed >= 0):  # type: ignore[operator]
+            self._rng = seeded_generator(seed)  # type: ignore[arg-type]
+        elif integer:
+            raise ValueError(f"seed must be a non-negative integer, got {seed}")
         else:
             raise TypeError(f"seed must be a non-negative int, a numpy Generator or None, got {brief(seed)}")
         self._key = int(self._rng.integers(2**63))  # of the generators that snapshots name
@@ -297,9 +306,21 @@ class BatchGame:
 
     def _checked_games(self, games: object) -> np.ndarray:
         g = np.asarray(games)
+        if g.ndim == 1 and g.size == 0:  # [] reads as float
+            return np.zeros(0, dtype=np.int64)
         if g.ndim != 1 or g.dtype.kind not in "iu" or ((g < 0) | (g >= self.num_games)).any():
             raise ValueError(f"games must be game indices 0..{self.num_games - 1}, got {brief(games)}")
         return g.astype(np.int64, copy=False)
+
+    def _unbegun(self) -> np.ndarray:
+        """``(N,)`` bool: the games still at their first deal, before any move."""
+        return (
+            (self._round == 1)
+            & ~self._over
+            & (self._discard_len == 1)
+            & (self._draw_len == self._undealt)
+            & (self._in_round == self.num_players)
+        )
 
     @property
     def nbytes(self) -> int:
@@ -318,6 +339,7 @@ class BatchGame:
         mask[:, _V + 1] = True  # rule 6
         if self._over.any():
             mask[self._over] = False
+        mask.flags.writeable = False  # step checks actions against it: nobody may edit it
         self.legal_action_mask = mask
         self.current_player = self._cp.copy()
         self.terminated = ended | self._over
@@ -548,6 +570,8 @@ class BatchGame:
             sel = np.asarray(games)
             if sel.dtype == bool and sel.shape == (self.num_games,):
                 g = np.flatnonzero(sel)
+            elif sel.ndim == 1 and sel.size == 0:  # [] reads as float
+                g = np.zeros(0, dtype=np.int64)
             elif sel.ndim == 1 and sel.dtype.kind in "iu" and ((sel >= 0) & (sel < self.num_games)).all():
                 g = np.unique(sel.astype(np.int64))
             else:
@@ -556,7 +580,9 @@ class BatchGame:
                     f"({self.num_games},), got {brief(games)}"
                 )
         self._new_games(g)
-        self._publish(np.zeros(self.num_games, dtype=bool))
+        ended = self.terminated.copy()  # the other games keep what their last step said
+        ended[g] = False
+        self._publish(ended)
 
     # ------------------------------------------------------------------ observing
 
@@ -716,8 +742,8 @@ class BatchGame:
                 f"hands must be ({n}, {p}, {_V}) non-negative integers: cards of each value per seat, "
                 f"got {brief(hands)} of shape {held.shape}"
             )
-        if len(draw_piles) != n:
-            raise ValueError(f"draw_piles must hold one draw pile per world ({n}), got {len(draw_piles)}")
+        if not hasattr(draw_piles, "__len__") or len(draw_piles) != n:
+            raise ValueError(f"draw_piles must hold one draw pile per world ({n}), got {brief(draw_piles)}")
         piles = np.zeros((n, DECK_SIZE), dtype=np.int8)
         lengths = base._draw_len[at].tolist()
         for i, pile in enumerate(draw_piles):

@@ -943,7 +943,7 @@ class LlamaGame:
     def from_dict(cls, d: dict[str, Any], rng: np.random.Generator | int | None = None) -> LlamaGame:
         """Rebuild a game from :meth:`to_dict` output (or a hand-written state).
 
-        Keys beyond the required ones are optional: the rule options (``end_score``,
+        Keys beyond the required ones are optional (any other key is a ``ValueError``): the rule options (``end_score``,
         ``hand_size``: :func:`rule_option_fields`) default to the standard rules,
         ``starter`` to the current player, ``last_player`` to nobody, and the generator to
         ``rng`` (or fresh entropy) when ``rng_state`` is absent. An impossible state raises
@@ -954,6 +954,10 @@ class LlamaGame:
         missing = [k for k in _REQUIRED_KEYS if k not in d]
         if missing:
             raise ValueError(f"snapshot is missing required keys: {', '.join(missing)}")
+        known = (*_REQUIRED_KEYS, *DEFAULT_RULES.options(), *_OPTIONAL_KEYS)
+        unknown = sorted(str(k) for k in d if k not in known)
+        if unknown:  # a misspelt rule option would otherwise play the standard rules
+            raise ValueError(f"snapshot has an unknown key {unknown[0]!r} (known: {', '.join(known)})")
         n = _int_field(d, "num_players")
         rules = Rules(n, **{key: _int_field(d, key, default) for key, default in DEFAULT_RULES.options().items()})
         end_score, hand_size = rules.end_score, rules.hand_size
@@ -1202,6 +1206,7 @@ _REQUIRED_KEYS = (
     "round",
     "game_over",
 )
+_OPTIONAL_KEYS = ("starter", "last_player", "history", "rng_state")
 
 
 def _int_field(d: dict[str, Any], key: str, default: int | None = None) -> int:

@@ -520,6 +520,18 @@ class BatchTable:
         n, g = batch.num_games, rows.shape[0]
         if g < n:
             raise ValueError(f"play_games needs at least a row of seating per game of the batch ({n}), got {g}")
+        outside = np.flatnonzero(self._asks < 0)
+        if np.isin(rows, outside).any():
+            raise ValueError(
+                f"play_games plays whole games with agents only: player position(s) {outside.tolist()} "
+                "are outside players (None), whose moves come from step() instead"
+            )
+        begun = np.flatnonzero(~batch._unbegun())
+        if begun.size:
+            raise ValueError(
+                f"play_games plays the batch's games from their first deal: game {int(begun[0])} has begun "
+                f"({begun.size} game(s) in all); make a new BatchGame(auto_reset=False) or reset() it"
+            )
         self.seat(np.arange(n), rows[:n])
         row_of = np.arange(n)
         busy = np.ones(n, dtype=bool)
@@ -697,6 +709,7 @@ class BatchTable:
         :func:`~llama_env.agent.batch_from`."""
         agent = self.agents[k]
         assert agent is not None  # only agents are asked
+        masks.flags.writeable = False  # the answers are checked against it: the agent may not edit it
         batch_act: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(agent, "act_batch", None)
         if callable(batch_act) and games.size >= batch_from(agent):
             answers = np.asarray(batch_act(obs, masks))

@@ -231,6 +231,14 @@ def test_snapshot_missing_key(key):
         LlamaGame.from_dict(_without(key))
 
 
+def test_snapshot_with_an_unknown_key_is_refused():
+    """A misspelt rule option played the standard rules without a word."""
+    d = LlamaGame(4, rng=0).to_dict()
+    d["endscore"] = 3
+    with pytest.raises(ValueError, match="unknown key 'endscore'.*end_score"):
+        LlamaGame.from_dict(d)
+
+
 def _extra_card():
     d = _corrupt()
     d["hands"][0].append(7)

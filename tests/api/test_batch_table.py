@@ -376,6 +376,30 @@ def test_play_games_refuses_what_it_cannot_play() -> None:
     with pytest.raises(ValueError, match="seating must be an integer array"):
         table.play_games([0, 1, 1], lambda s, r: None)
     assert not table.batch.game_over.any()
+    # an outside player's games would wait for step() forever: play_games hung
+    outside = BatchTable(BatchGame(2, 2, seed=0, auto_reset=False), [RandomAgent(), None], rows[:2])
+    with pytest.raises(ValueError, match=r"player position\(s\) \[1\] are outside players"):
+        outside.play_games(rows, lambda s, r: None)
+    # games already under way were reported as if played from their first deal
+    table.advance(steps=1)
+    with pytest.raises(ValueError, match="game 0 has begun"):
+        table.play_games(np.zeros((4, 2), dtype=np.int64), lambda s, r: None)
+
+
+def test_an_agent_cannot_edit_the_masks_its_answers_are_checked_against():
+    """An act_batch that set every mask entry and answered a card it did not hold was
+    accepted (hands went to -1 cards); the scalar table already refused it."""
+
+    def edit(masks: np.ndarray) -> np.ndarray:
+        masks[:, 0] = True
+        return np.zeros(len(masks), dtype=np.int64)
+
+    for games, seating in ((8, None), (8, np.array([[0, 1, 1, 1]] * 4 + [[1, 1, 1, 1]] * 4))):
+        agents = [Answer(edit)] * 4 if seating is None else [Answer(edit), RandomAgent()]
+        table = BatchTable(BatchGame(games, 4, seed=0), agents, seating)
+        with pytest.raises(ValueError, match="read-only"):
+            for _ in range(8):
+                table.advance(steps=1)
 
 
 def test_play_games_names_a_bad_answers_game_by_its_row_not_its_slot() -> None:

@@ -511,6 +511,40 @@ def test_other_bad_arguments_are_refused():
         BatchGame(4, seed="x")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="games must be game indices"):
         batch.reset([7])
+    with pytest.raises(ValueError, match="num_games must be at most 67,108,863 at 4 players"):
+        BatchGame(10**12, 4)  # was a MemoryError from deep inside
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -1"):
+        BatchGame(4, seed=-1)  # a ValueError, as the engine's
+    with pytest.raises(ValueError, match="draw_piles must hold one draw pile per world"):
+        BatchGame.from_worlds([batch.snapshot(0)], [0], np.zeros((1, 2, 7), dtype=np.int64), None)  # type: ignore[arg-type]
+
+
+def test_empty_selections_select_no_game():
+    """``[]`` reads as a float array in numpy; it still means no game."""
+    batch = BatchGame(4, 3, seed=0, auto_reset=False)
+    before = batch.snapshot(0)
+    batch.reset([])
+    assert batch.snapshot(0) == before
+    assert batch.penalties([]).shape == (0, 3) and batch.hand_sizes([]).shape == (0, 3)
+
+
+def test_the_mask_step_checks_against_cannot_be_edited():
+    """An edited mask let illegal moves through: hands went to -1 cards."""
+    batch = BatchGame(4, 4, seed=0)
+    for _ in range(2):
+        assert not batch.legal_action_mask.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            batch.legal_action_mask[0, :] = True
+        batch.step(np.where(batch.legal_action_mask[:, 7], 7, 8))
+
+
+def test_resetting_some_games_keeps_what_the_last_step_said_of_the_others():
+    batch = BatchGame(16, 2, end_score=1, hand_size=1, seed=1)  # every round ends a game
+    batch.step(np.full(16, 8))  # the first seat quits everywhere...
+    batch.step(np.where(batch.legal_action_mask[:, 8], 8, 0))  # ...and the second: all games end
+    assert batch.terminated.all()
+    batch.reset([0])
+    assert batch.terminated.tolist() == [False] + [True] * 15
 
 
 def test_without_auto_reset_finished_games_wait_for_reset():
