@@ -15,6 +15,7 @@ playing, scoring -- a handful of list look-ups.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import operator
 import reprlib
@@ -943,11 +944,12 @@ class LlamaGame:
     def from_dict(cls, d: dict[str, Any], rng: np.random.Generator | int | None = None) -> LlamaGame:
         """Rebuild a game from :meth:`to_dict` output (or a hand-written state).
 
-        Keys beyond the required ones are optional (any other key is a ``ValueError``): the rule options (``end_score``,
+        Keys beyond the required ones are optional: the rule options (``end_score``,
         ``hand_size``: :func:`rule_option_fields`) default to the standard rules,
         ``starter`` to the current player, ``last_player`` to nobody, and the generator to
-        ``rng`` (or fresh entropy) when ``rng_state`` is absent. An impossible state raises
-        ``ValueError`` saying what is wrong.
+        ``rng`` (or fresh entropy) when ``rng_state`` is absent. Other keys are ignored,
+        except one that looks like a misspelling of a key the engine reads (``endscore``).
+        An impossible state raises ``ValueError`` saying what is wrong.
         """
         if not isinstance(d, dict):
             raise ValueError(f"a game snapshot must be a dict, got {type(d).__name__}")
@@ -955,9 +957,10 @@ class LlamaGame:
         if missing:
             raise ValueError(f"snapshot is missing required keys: {', '.join(missing)}")
         known = (*_REQUIRED_KEYS, *DEFAULT_RULES.options(), *_OPTIONAL_KEYS)
-        unknown = sorted(str(k) for k in d if k not in known)
-        if unknown:  # a misspelt rule option would otherwise play the standard rules
-            raise ValueError(f"snapshot has an unknown key {unknown[0]!r} (known: {', '.join(known)})")
+        for key in sorted(str(k) for k in d if k not in known):  # more keys are allowed, but
+            near = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.8)
+            if near:  # a misspelt rule option would play the standard rules without a word
+                raise ValueError(f"snapshot key {key!r} is not one the engine reads: did you mean {near[0]!r}?")
         n = _int_field(d, "num_players")
         rules = Rules(n, **{key: _int_field(d, key, default) for key, default in DEFAULT_RULES.options().items()})
         end_score, hand_size = rules.end_score, rules.hand_size
