@@ -3,14 +3,16 @@
 ``agents.make("ppo")`` plays the shipped models: specialists that read observation
 version 1 at 2-, 4- and 6-player tables (``agents/models/ppo_llama_2p.npz``,
 ``ppo_llama_4p.npz``, ``ppo_llama_6p.npz``), and the general model
-``agents/models/ppo_llama.zip`` at 3 and 5 players (:data:`SHIPPED` says which file plays
+``agents/models/ppo_llama.npz`` at 3 and 5 players (:data:`SHIPPED` says which file plays
 where); each specialist is PPO's with the search agent's moves distilled into it
 (``llama-rl distill``). The earlier agents stay: ``ppo_v3`` plays the specialists as PPO
 left them (``ppo_llama_2p_v3.npz``, ``ppo_llama_4p_v3.npz``, ``ppo_llama_6p_v3.npz``),
 ``ppo_v2`` the same heads-up specialist as ``ppo_v3`` with the general model at 3 to 6
 players, ``ppo_v1`` the first heads-up specialist
 (``ppo_llama_2p_v1.npz``) with the general model, and ``ppo_v0``, the first shipped agent,
-``ppo_llama.zip`` at every table size.
+the general model at every table size. Every shipped model is a ``.npz`` that plays with
+numpy alone; the general model's training run, ``ppo_llama.zip`` (with its value network,
+to fine-tune it), needs torch to read, and ``llama-rl export`` wrote the ``.npz`` from it.
 ``agents.make("ppo", path="runs/<run>/model.zip")`` loads any run's model (or a
 checkpoint: an SB3 ``.zip`` or an RLlib ``checkpoints/rllib_<steps>`` folder), and
 ``path="runs/<run>"`` the run directory's model, for every table size.
@@ -46,6 +48,7 @@ __all__ = [
     "model_file",
     "actor_from_policy",
     "DEFAULT_MODEL",
+    "DEFAULT_MODEL_ZIP",
     "HEADS_UP_MODEL",
     "HEADS_UP_MODEL_V1",
     "HEADS_UP_MODEL_V3",
@@ -64,8 +67,12 @@ __all__ = [
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 """Where the shipped model files live."""
-DEFAULT_MODEL = MODELS_DIR / "ppo_llama.zip"
-"""The first shipped model: every table size (observation version 0)."""
+DEFAULT_MODEL = MODELS_DIR / "ppo_llama.npz"
+"""The first shipped model: every table size (observation version 0). Its policy, written
+by ``llama-rl export`` from :data:`DEFAULT_MODEL_ZIP`, so that it plays without torch."""
+DEFAULT_MODEL_ZIP = MODELS_DIR / "ppo_llama.zip"
+"""The general model as ``llama-rl train`` left it (MaskablePPO, with its value network):
+what a fine-tune starts from; reading it needs torch."""
 HEADS_UP_MODEL = MODELS_DIR / "ppo_llama_2p.npz"
 """The shipped heads-up specialist (observation version 1), played at 2-player tables: the
 PPO specialist of :data:`HEADS_UP_MODEL_V3` after one round of ``llama-rl distill``."""

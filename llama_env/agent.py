@@ -192,9 +192,7 @@ def grouped() -> dict[str, dict[str, str]]:
 
 def _unknown(name: object) -> ValueError:
     known = _known()
-    hint = (
-        ", ".join(known) if known else "none (install the package, e.g. pip install -e ., so that its agents register)"
-    )
+    hint = ", ".join(known) if known else "none (install the package llama-rl, so that its agents register)"
     return ValueError(f"unknown agent {name!r}; known agents: {hint}")
 
 

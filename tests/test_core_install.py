@@ -1,5 +1,6 @@
 """A core install (numpy, gymnasium, pettingzoo; no training extra) runs the envs, the
-baselines and the evaluation, and asking for the PPO agent says what to install."""
+baselines, the shipped ppo and search agents and the evaluation; a model only torch can
+read says what to install."""
 
 from __future__ import annotations
 
@@ -22,16 +23,27 @@ SCRIPT = textwrap.dedent(
     assert "heuristic" in agents.names() and "ppo" in agents.names()
     r = evaluate(["heuristic", "random"], 10, seed=0, workers=1)
     assert abs(sum(r.win_shares) - 1.0) < 1e-9
+    # the shipped models are numpy archives: every table size, the search agent too
+    for agents_ in (["ppo"] * 3, ["ppo", "random", "random", "random", "random"], ["search", "heuristic"] * 2):
+        r = evaluate(agents_, 4, seed=0, workers=1, batched=False)
+        assert abs(sum(r.win_shares) - 1.0) < 1e-9
+    from agents.ppo import DEFAULT_MODEL_ZIP
     try:
-        agents.make("ppo")
+        agents.make("ppo", path=str(DEFAULT_MODEL_ZIP))
     except ModuleNotFoundError as exc:
-        print("PPO:", exc)
+        print("PPO zip:", exc)
+    from train.cli import main
+    print("exit", main(["eval", "--agents", f"ppo:path={DEFAULT_MODEL_ZIP},random", "--games", "2"]))
     """
 )
 
 
-def test_core_install_works_and_ppo_names_the_missing_extra():
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
+def test_core_install_plays_the_shipped_agents_and_a_zip_names_the_missing_extra():
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "PPO: the ppo agent reads its model with torch" in out.stdout
+    assert "PPO zip: the ppo agent reads its model with torch" in out.stdout
     assert "pip install 'llama-rl[train]'" in out.stdout
+    # the command line: one error line and exit 1, no traceback
+    assert "exit 1" in out.stdout
+    assert "llama-rl: error: the ppo agent reads its model with torch" in out.stderr
+    assert "Traceback" not in out.stderr

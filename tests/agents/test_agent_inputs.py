@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.ppo import DEFAULT_MODEL, FOUR_PLAYER_MODEL, RLLIB_MODULE_STATE, load_actor
+from agents.ppo import DEFAULT_MODEL_ZIP, FOUR_PLAYER_MODEL, RLLIB_MODULE_STATE, load_actor
 from llama_env.engine import LlamaGame
 from llama_env.observation import action_mask, encode, encode_v1
 from train.cli import main
@@ -153,7 +153,7 @@ def test_make_needs_a_name():
 
 
 def _rewrite(path, change):
-    with zipfile.ZipFile(DEFAULT_MODEL) as src, zipfile.ZipFile(path, "w") as dst:
+    with zipfile.ZipFile(DEFAULT_MODEL_ZIP) as src, zipfile.ZipFile(path, "w") as dst:
         for name in src.namelist():
             data = change(name, src.read(name))
             if data is not None:
@@ -161,7 +161,7 @@ def _rewrite(path, change):
 
 
 def _bad_crc(path):
-    data = bytearray(DEFAULT_MODEL.read_bytes())
+    data = bytearray(DEFAULT_MODEL_ZIP.read_bytes())
     with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
         info = zf.getinfo("policy.pth")
     data[info.header_offset + 30 + len(info.filename) + len(info.extra) + 64] ^= 0xFF
@@ -193,7 +193,7 @@ def _garbage(seed):
 
 BROKEN = {
     "empty": (lambda p: p.write_bytes(b""), "BadZipFile"),
-    "truncated": (lambda p: p.write_bytes(DEFAULT_MODEL.read_bytes()[:5000]), ""),
+    "truncated": (lambda p: p.write_bytes(DEFAULT_MODEL_ZIP.read_bytes()[:5000]), ""),
     "random bytes": (lambda p: p.write_bytes(random.Random(1).randbytes(4000)), "BadZipFile"),
     "bad CRC": (_bad_crc, "corrupt (bad CRC)"),
     "no policy.pth": (lambda p: _rewrite(p, lambda n, d: None if n == "policy.pth" else d), "has no policy.pth"),
@@ -250,7 +250,7 @@ def test_a_run_directory_loads_its_model(tmp_path):
     run.mkdir()
     with pytest.raises(ValueError, match="no PPO model in .* not a run directory .* has no model.zip .* nor an RLlib"):
         agents.make("ppo", path=str(run))
-    shutil.copy(DEFAULT_MODEL, run / "model.zip")
+    shutil.copy(DEFAULT_MODEL_ZIP, run / "model.zip")
     from_dir = agents.make("ppo", path=str(run))
     shipped = agents.make("ppo")
     assert from_dir.act(OBS, MASK) == shipped.act(OBS, MASK)

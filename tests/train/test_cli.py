@@ -614,3 +614,53 @@ def test_the_projects_warnings_print_as_one_line_like_its_errors(tmp_path):
     assert theirs.startswith("/elsewhere/pkg.py:3: DeprecationWarning: old API")
     before = warnings.formatwarning
     assert main(["agents"]) == 0 and warnings.formatwarning is before  # main sets it for its command only
+
+
+# ------------------------------------------------------------------ export
+
+
+def test_export_writes_the_shipped_general_model_from_its_training_run(capsys, tmp_path):
+    """agents/models/ppo_llama.npz is what `llama-rl export` makes of ppo_llama.zip: the
+    same policy, to the bit, and it plays the same moves with numpy alone."""
+    import numpy as np
+
+    import agents
+    from agents.ppo import DEFAULT_MODEL, DEFAULT_MODEL_ZIP, load_actor
+
+    out = tmp_path / "general.npz"
+    code, stdout, err = run(capsys, "export", str(DEFAULT_MODEL_ZIP), "--out", str(out))
+    assert code == 0, err
+    assert "a 128-128 tanh policy reading observation version 0" in stdout
+    made, shipped = load_actor(out), load_actor(DEFAULT_MODEL)
+    assert made.activation == shipped.activation
+    for (w, b), (w2, b2) in zip(made.layers, shipped.layers, strict=True):
+        assert np.array_equal(w, w2) and np.array_equal(b, b2)
+    from_zip = agents.make("ppo", path=str(DEFAULT_MODEL_ZIP))
+    from_npz = agents.make("ppo", path=str(out))
+    from llama_env.engine import LlamaGame
+    from llama_env.observation import action_mask, encode
+
+    game = LlamaGame(3, rng=4)
+    for _ in range(60):
+        if game.game_over:
+            break
+        obs, mask = encode(game, game.current_player), action_mask(game.legal_actions())
+        move = from_npz.act(obs, mask)
+        assert from_zip.act(obs, mask) == move
+        game.step(move)
+
+
+def test_export_refuses_what_it_cannot_write_or_read(capsys, tmp_path):
+    from agents.ppo import DEFAULT_MODEL
+
+    cases = [
+        (("export", str(tmp_path / "none.zip"), "--out", str(tmp_path / "a.npz")), "no such file or directory"),
+        (("export", str(DEFAULT_MODEL), "--out", str(tmp_path / "a.zip")), "--out must name a .npz file"),
+        (("export", str(DEFAULT_MODEL), "--out", str(tmp_path / "no" / "a.npz")), "does not exist"),
+        (("export", __file__, "--out", str(tmp_path / "a.npz")), "cannot load a PPO model"),
+    ]
+    for argv, message in cases:
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and message in err, (argv, err)
+        assert "Traceback" not in err
+    assert not (tmp_path / "a.npz").exists()

@@ -263,7 +263,7 @@ def test_existing_run_directory_is_not_overwritten(smoke_run):
 
 
 def test_shipped_model_loads_and_plays_legal_moves():
-    assert DEFAULT_MODEL.exists(), "the shipped model agents/models/ppo_llama.zip is missing"
+    assert DEFAULT_MODEL.exists(), "the shipped model agents/models/ppo_llama.npz is missing"
     assert DEFAULT_MODEL.stat().st_size < 2_000_000
     agent = agents.make("ppo")
     assert isinstance(agent, PPOAgent)

@@ -11,6 +11,7 @@ notebooks) can call directly.
     llama-rl serve
     llama-rl agents
     llama-rl train ...
+    llama-rl export runs/my-run --out my_agent.npz
     llama-rl fit-search --out search_4p.npz
     llama-rl distill --out ppo_4p_distilled.npz
     llama-rl tune-heuristic
@@ -31,7 +32,19 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from train.cli import agents, distill, evaluate, fit_search, play, serve, tournament, train, tune_heuristic, watch
+from train.cli import (
+    agents,
+    distill,
+    evaluate,
+    export,
+    fit_search,
+    play,
+    serve,
+    tournament,
+    train,
+    tune_heuristic,
+    watch,
+)
 from train.cli.agents import list_agents
 from train.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
 from train.cli.evaluate import EvalCommand, run_eval
@@ -51,9 +64,10 @@ __all__ = [
     "run_tournament",
 ]
 
-_COMMANDS = (evaluate, tournament, play, watch, serve, agents, train, fit_search, distill, tune_heuristic)
+_COMMANDS = (evaluate, tournament, play, watch, serve, agents, train, export, fit_search, distill, tune_heuristic)
 COMMAND_NAMES = (
-    "eval", "tournament", "play", "watch", "serve", "agents", "train", "fit-search", "distill", "tune-heuristic",
+    "eval", "tournament", "play", "watch", "serve", "agents", "train", "export", "fit-search", "distill",
+    "tune-heuristic",
 )  # fmt: skip
 """The subcommands, in the order ``--help`` lists them."""
 
@@ -116,6 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.code
+    except ModuleNotFoundError as exc:  # an optional package an agent needs (ppo:path=X.zip: torch)
+        if not _names_an_extra(exc):
+            raise
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -138,6 +157,12 @@ def _format_warning(default: Any, message: Any, category: Any, filename: str, li
     if str(Path(filename).resolve()).startswith(_OURS):
         return f"{PROG}: warning: {message}\n"
     return str(default(message, category, filename, lineno, line))
+
+
+def _names_an_extra(exc: ModuleNotFoundError) -> bool:
+    """Whether ``exc`` is the project's own message for a missing optional package (it
+    says what to install), rather than a broken install."""
+    return "pip install 'llama-rl[" in str(exc)
 
 
 def _silence_stdout() -> None:

@@ -672,7 +672,7 @@ def new_game(
         try:
             full = policy.resolve_paths(spec)
             agent = build(full, seeds[p + 1]) if build is not None else full.build(seeds[p + 1])
-        except (TypeError, ValueError, OSError) as exc:
+        except (TypeError, ValueError, OSError, ModuleNotFoundError) as exc:  # the last: an extra not installed
             raise SessionError(f"seat {p}, agent {spec.label!r}: {exc}") from None
         reset_agent(agent, seeds[p + 1])
         agents.append(agent)

@@ -14,7 +14,8 @@ __all__ = ["PRESETS"]
 
 PRESETS: dict[str, dict[str, Any]] = {
     "ship": {
-        # the shipped agent (agents/models/ppo_llama.zip); see docs/training.md
+        # the shipped general model (agents/models/ppo_llama.zip, exported to ppo_llama.npz to
+        # play without torch); see docs/training.md
         "players": (2, 2, 3, 4, 4, 5, 6),
         "opponents": {"heuristic": 0.6, "greedy": 0.05, "cautious": 0.05, "random": 0.05, "self": 0.15, "past": 0.1},
         "total_timesteps": 20_000_000,
