@@ -472,3 +472,17 @@ def test_a_null_field_means_its_default(client, store):
     again = create(client, *["@heuristic"] * 3, seed=4)
     default = client.post(f"/api/games/{again['id']}/step", json={}, headers=as_(again["token"]))
     assert one.json()["table"] == default.json()["table"] != state["table"]  # one move, as without the field
+
+
+def test_an_agent_whose_extra_is_not_installed_is_a_400_that_names_it(monkeypatch):
+    """A model only torch reads, on a server without the train extra: a bare 500 before."""
+    import sys
+
+    from agents.ppo import DEFAULT_MODEL_ZIP
+    from train.play.session import AgentPolicy, SessionError, new_game
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if not installed
+    policy = AgentPolicy(model_dirs=(DEFAULT_MODEL_ZIP.parent,))
+    body = {"seats": [{"person": "Ann"}, {"agent": f"ppo:path={DEFAULT_MODEL_ZIP}"}]}
+    with pytest.raises(SessionError, match=r"seat 1, .*reads its model with torch.*llama-rl\[train\]"):
+        new_game(body, policy=policy)
