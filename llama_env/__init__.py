@@ -55,7 +55,7 @@ def _register() -> None:
     if "Llama-v0" not in registry:
         register(id="Llama-v0", entry_point="llama_env.gym_env:LlamaEnv")
     if "Llama-v1" not in registry:
-        register(id="Llama-v1", entry_point="llama_env.gym_env:LlamaEnv", kwargs={"obs_version": 1})
+        register(id="Llama-v1", entry_point="llama_env.gym_env:make_v1", kwargs={"obs_version": 1})
 
 
 _register()

@@ -214,6 +214,7 @@ class LlamaAECEnv(AECEnv):
     def game(self, game: LlamaGame) -> None:
         # every seat is played by the env's user, through the table driver
         self.table = Table(game, names=self.possible_agents)
+        self.agent_selection = self.possible_agents[game.current_player]  # the new game's turn
 
     def _table(self) -> Table:
         if self.table is None:
@@ -230,6 +231,8 @@ class LlamaAECEnv(AECEnv):
         """Start a new game. ``seed`` gives the deals a new generator,
         :func:`llama_env.engine.seeded_generator` ``(seed)``; without it the generator
         carries on from the previous game."""
+        if isinstance(seed, (bool, np.bool_)):  # numpy reads True as a seed
+            raise TypeError(f"seed must be an integer or None, got {seed!r}")
         if self._rng is None or seed is not None:
             self._rng = seeded_generator(seed)
         # the options were checked in __init__

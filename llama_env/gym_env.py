@@ -24,6 +24,7 @@ from llama_env.engine import (
     LlamaGame,
     RoundResult,
     Rules,
+    action_index,
     check_flag,
 )
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
@@ -32,7 +33,7 @@ from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener, deal_table
 
-__all__ = ["LlamaEnv", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD"]
+__all__ = ["LlamaEnv", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD", "make_v1"]
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 ILLEGAL_ACTION_REWARD = -1.0
@@ -47,7 +48,9 @@ class LlamaEnv(gym.Env):
     ``info["action_mask"]``. An illegal action raises ``IllegalActionError`` (game
     untouched) by default; with ``illegal_action="terminate"`` it instead ends the episode
     with reward -1 (as PettingZoo's classic wrapper does), which is what generic checkers
-    that sample unmasked actions (Gymnasium's and SB3's ``check_env``) need.
+    that sample unmasked actions (Gymnasium's and SB3's ``check_env``) need. Something that
+    is no action of the space (a float, ``None``, 9) raises in both modes: it is a bug in
+    the caller, not a move to learn from.
 
     ## Observation space
     ``Box(float32, (OBS_SIZE,))`` laid out as :data:`llama_env.observation.FIELDS`,
@@ -157,6 +160,11 @@ class LlamaEnv(gym.Env):
     # ------------------------------------------------------------------ gym API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        if options:  # silently ignored, reset(options={"seat": 2}) looked as if it worked
+            raise ValueError(
+                f"Llama-v0 takes no reset options, got {sorted(map(str, options))}: the seat, the opponents "
+                "and the rules are arguments of gym.make"
+            )
         super().reset(seed=seed)
         rng = self.np_random
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.rules.num_players))
@@ -194,12 +202,22 @@ class LlamaEnv(gym.Env):
         try:
             result = table.apply(action)  # raises IllegalActionError, nothing changed
         except IllegalActionError as exc:
-            if self.illegal_action == "raise":
+            index = action_index(exc.action)
+            in_space = index is not None and 0 <= index < NUM_ACTIONS
+            if self.illegal_action == "raise" or not in_space:
                 self._pending_reward = reward
+                if in_space:  # in "raise" mode
+                    hint = (
+                        ", or make the env with illegal_action='terminate' to end the episode with reward -1 "
+                        "instead (what check_env and plain PPO need)"
+                    )
+                elif self.illegal_action == "terminate":
+                    hint = "; illegal_action='terminate' ends the episode only for an action of Discrete(9)"
+                else:
+                    hint = ""
                 raise IllegalActionError(
                     f"{exc}. Pick from info['action_mask'] or env.action_masks() (sb3-contrib's MaskablePPO "
-                    "does), or make the env with illegal_action='terminate' to end the episode with reward -1 "
-                    "instead (what check_env and plain PPO need)",
+                    f"does){hint}",
                     exc.action,
                     exc.legal,
                     seat=exc.seat,
@@ -273,7 +291,11 @@ class _RoundLog(TableListener):
 
 
 def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
-    """One agent per other seat from an agent, a name or spec, or a sequence of them."""
+    """One agent per other seat from an agent, a name or spec, or a sequence of them.
+
+    A name builds one agent per seat; an agent object is seated as it is, at every seat
+    it is given for (a policy updated in place plays its newest weights), so the seats,
+    and every env made with it, share its random state (docs/env.md says so)."""
     k = num_players - 1
     if isinstance(opponents, str) or not isinstance(opponents, Sequence):
         spec = [opponents] * k
@@ -285,3 +307,15 @@ def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
         return [resolve(o) for o in spec]
     except (TypeError, ValueError) as exc:  # a config error: name the option, as for the others
         raise ValueError(f"opponents: {exc}") from exc
+
+
+def make_v1(**kwargs: Any) -> LlamaEnv:
+    """``Llama-v1``: ``Llama-v0`` with observation version 1. An ``obs_version`` other
+    than 1 is refused: ``gym.make("Llama-v1", obs_version=0)`` played version 0."""
+    if kwargs.get("obs_version", 1) != 1:
+        raise ValueError(
+            f"Llama-v1 is observation version 1, got obs_version={kwargs['obs_version']!r}: for version 0 "
+            'make "Llama-v0"'
+        )
+    kwargs["obs_version"] = 1
+    return LlamaEnv(**kwargs)

@@ -82,6 +82,37 @@ def test_illegal_action_terminate_mode_ends_the_episode_with_minus_one():
     assert env.action_masks().any()  # a new episode starts normally
 
 
+@pytest.mark.parametrize("bad", [np.float32(7.0), 9, -1, None, np.array([1, 2]), "7"])
+def test_terminate_mode_still_raises_for_what_is_no_action_of_the_space(bad):
+    """A float or None ended the episode with -1, so a bug in a policy's plumbing trained
+    quietly on the penalty; the masked moves alone end it."""
+    env = LlamaEnv(num_players=3, illegal_action="terminate")
+    env.reset(seed=1)
+    before = env.game.to_dict()
+    with pytest.raises(IllegalActionError, match="ends the episode only for an action of Discrete"):
+        env.step(bad)
+    assert env.game.to_dict() == before
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    env.step(np.int64(legal))  # the episode goes on
+    masked = np.flatnonzero(~env.action_masks())
+    if masked.size and not env.game.game_over:
+        assert env.step(np.int64(masked[0]))[1:3] == (-1.0, True)
+
+
+def test_reset_options_are_refused_not_ignored():
+    env = LlamaEnv(num_players=4)
+    with pytest.raises(ValueError, match=r"takes no reset options, got \['seat'\]"):
+        env.reset(options={"seat": 2})
+    assert env.reset(seed=0, options={})[1]["seat"] == env.reset(seed=0)[1]["seat"]
+
+
+def test_llama_v1_refuses_another_observation_version():
+    """gym.make("Llama-v1", obs_version=0) gave the 52-entry observation without a word."""
+    with pytest.raises(ValueError, match='Llama-v1 is observation version 1.*"Llama-v0"'):
+        gym.make("Llama-v1", obs_version=0)
+    assert gym.make("Llama-v1", obs_version=1).observation_space.shape == gym.make("Llama-v1").observation_space.shape
+
+
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
 def test_action_masks_match_info_and_legality(n):
     env = LlamaEnv(num_players=n, seat=n - 1)

@@ -135,6 +135,22 @@ def test_raw_env_raises_on_illegal_action_and_leaves_the_game_unchanged():
     assert e.agent_selection == "player_1"
 
 
+def test_setting_a_game_gives_the_turn_to_its_current_player():
+    """The fast wrapper chain applied player_0's move to the new game's current seat."""
+    e = llama_env.env(num_players=3)
+    e.reset(seed=0)
+    assert e.agent_selection == "player_0"
+    e.unwrapped.game = make_game(num_players=3, hands=[[1, 2], [3], [4]], top=5, current_player=2)
+    assert e.agent_selection == "player_2"
+    assert e.observe("player_2")["action_mask"].any() and not e.observe("player_0")["action_mask"].any()
+
+
+def test_a_bool_seed_is_refused():
+    e = llama_env.env(num_players=3)
+    with pytest.raises(TypeError, match="seed must be an integer or None, got True"):
+        e.reset(seed=True)
+
+
 @pytest.mark.parametrize("offender_seat", [0, 1])
 def test_wrapped_env_illegal_action_ends_the_game_with_minus_one(offender_seat, caplog):
     e = llama_env.env(num_players=3)
