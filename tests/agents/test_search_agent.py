@@ -105,6 +105,27 @@ def test_it_searches_where_the_specialist_is_unsure_and_sometimes_overrules_it(p
     assert 0 < search.changed < search.searched
 
 
+def test_it_searches_with_numpy_on_one_blas_thread(monkeypatch):
+    """A BLAS spreading the search's small matrices over busy cores made a game of
+    opponents="search" up to 5 times slower; the limit holds for the search alone."""
+    import contextlib
+
+    import agents.search as search_module
+
+    limits: list[dict[str, object]] = []
+
+    class Controller:
+        def limit(self, **kwargs: object) -> contextlib.AbstractContextManager[None]:
+            limits.append(kwargs)
+            return contextlib.nullcontext()
+
+    monkeypatch.setattr(search_module, "_BLAS", Controller())
+    search = SearchAgent(worlds=4, below=1.0)
+    _moves(search, 4, 1)
+    assert search.searched > 0 and limits == [{"limits": 1, "user_api": "blas"}] * len(limits) and limits
+    assert search_module.one_blas_thread() is not None
+
+
 def test_the_same_seed_plays_the_same_moves():
     a, b = SearchAgent(worlds=4, below=1.0), SearchAgent(worlds=4, below=1.0)
     assert _moves(a, 4, 2, seed=7) == _moves(b, 4, 2, seed=7)
