@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["table_svg", "rasterize", "CARD_COLORS", "WIDTH", "HEIGHT"]
 
 WIDTH, HEIGHT = 760, 500
+FONT = "DejaVu Sans, Arial, sans-serif"
+"""The font families the picture's text asks for, in order."""
 CARD_COLORS = {
     1: "#e53935",
     2: "#fb8c00",
@@ -49,7 +52,7 @@ def _card(x: float, y: float, code: int, *, w: float = 34, h: float = 50, highli
         f'<g class="card" data-card="{code}"><rect x="{x:.1f}" y="{y:.1f}" width="{w}" height="{h}" rx="5" '
         f'fill="{fill}"{ring}/>'
         f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 7:.1f}" font-size="{h * 0.42:.0f}" font-weight="bold" '
-        f'text-anchor="middle" fill="{ink}" font-family="DejaVu Sans, Arial, sans-serif">{label}</text></g>'
+        f'text-anchor="middle" fill="{ink}" font-family="{FONT}">{label}</text></g>'
     )
 
 
@@ -65,7 +68,7 @@ def _back(x: float, y: float, *, w: float = 34, h: float = 50) -> str:
 def _text(x: float, y: float, text: str, *, size: int = 14, weight: str = "normal", fill: str = "#ffffff") -> str:
     return (
         f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" font-weight="{weight}" text-anchor="middle" '
-        f'fill="{fill}" font-family="DejaVu Sans, Arial, sans-serif">{escape(text)}</text>'
+        f'fill="{fill}" font-family="{FONT}">{escape(text)}</text>'
     )
 
 
@@ -163,6 +166,29 @@ def rasterize(svg: str) -> np.ndarray:
             "pip install 'llama-rl[web]'",
             name="resvg_py",
         ) from None
+    global _FONTS_CHECKED
+    if not _FONTS_CHECKED:
+        _FONTS_CHECKED = True
+        _warn_without_fonts(resvg_py.svg_to_bytes)
     png = resvg_py.svg_to_bytes(svg_string=svg)
     with Image.open(io.BytesIO(bytes(png))) as image:
         return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
+
+
+_FONTS_CHECKED = False
+_PROBE = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20">{}</svg>',
+    f'<text x="2" y="16" font-size="16" font-family="{FONT}">A</text>',
+)
+
+
+def _warn_without_fonts(to_png: Any) -> None:
+    """Warn once when resvg finds no font: the picture would have no text, silently."""
+    frame, text = _PROBE
+    if bytes(to_png(svg_string=frame.format(text))) == bytes(to_png(svg_string=frame.format(""))):
+        warnings.warn(
+            "render_mode='rgb_array' found no font, so the pictures have no card values, names or scores: "
+            "install one (DejaVu Sans: apt install fonts-dejavu-core)",
+            RuntimeWarning,
+            stacklevel=4,
+        )

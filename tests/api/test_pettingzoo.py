@@ -71,6 +71,29 @@ def test_rgb_array_is_the_picture_of_the_acting_seat(n):
     assert not np.array_equal(e.render(), frame)  # the next seat's view
 
 
+def test_rgb_array_warns_once_when_no_font_is_found(monkeypatch):
+    """Without a system font the pictures had no text at all, and nothing said so."""
+    import warnings
+
+    import resvg_py
+
+    from llama_env import render_svg
+
+    real = resvg_py.svg_to_bytes
+    monkeypatch.setattr(render_svg, "_FONTS_CHECKED", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        render_svg._warn_without_fonts(real)  # this machine has one: no warning
+    monkeypatch.setattr(resvg_py, "svg_to_bytes", lambda **kw: real(**kw, skip_system_fonts=True))
+    e = llama_env.env(num_players=3, render_mode="rgb_array")
+    e.reset(seed=0)
+    with pytest.warns(RuntimeWarning, match="found no font.*fonts-dejavu-core"):
+        e.render()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e.render()  # once
+
+
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 def test_agents_and_spaces(n):
     e = llama_env.env(num_players=n)
