@@ -206,7 +206,8 @@ HEURISTIC_DEFAULTS: dict[str, float] = {
     "chain_bonus": 0.0,
 }
 """The tuned parameters of :class:`HeuristicAgent`, as ``llama-rl tune-heuristic``
-(:mod:`train.fit.heuristic`) prints them; ``docs/agents.md`` has the evidence."""
+(:mod:`train.fit.heuristic`) prints them; the research log has the evidence
+(``docs/research/2026-12-05-agents-measurement-details.md``)."""
 
 
 @register("heuristic", group="baseline")

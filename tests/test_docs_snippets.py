@@ -128,7 +128,8 @@ def agent_registry() -> Iterator[None]:
 @pytest.fixture
 def one_torch_thread() -> Iterator[None]:
     """Blocks that train run torch on one thread, as the trainer does: on two cores shared
-    with other jobs, torch's threads stall every small call (docs/training.md, Throughput)."""
+    with other jobs, torch's threads stall every small call (the research log's
+    2026-12-05-training-speed-and-timings.md, on the trainer's throughput)."""
     import torch
 
     threads = torch.get_num_threads()
