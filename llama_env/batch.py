@@ -223,13 +223,14 @@ class BatchGame:
                 f"tens of GiB), got {int(num_games):,}"
             )
         self.auto_reset = check_flag("auto_reset", auto_reset)
-        integer = isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
         if isinstance(seed, np.random.Generator):
             self._rng = seed
-        elif seed is None or (integer and seed >= 0):  # type: ignore[operator]
-            self._rng = seeded_generator(seed)  # type: ignore[arg-type]
-        elif integer:
-            raise ValueError(f"seed must be a non-negative integer, got {seed}")
+        elif seed is None:
+            self._rng = seeded_generator(None)
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if seed < 0:
+                raise ValueError(f"seed must be a non-negative integer, got {seed}")
+            self._rng = seeded_generator(seed)
         else:
             raise TypeError(f"seed must be a non-negative int, a numpy Generator or None, got {brief(seed)}")
         self._key = int(self._rng.integers(2**63))  # of the generators that snapshots name
