@@ -414,10 +414,11 @@ class SearchAgent(BaseAgent):
                     continue
                 decisions.append(_Decision(r, n, np.flatnonzero(masks[r]).tolist(), obs[r], state))
         searched = np.zeros(len(obs), dtype=bool)
+        found: list[np.ndarray] = []
         if decisions:
             with one_blas_thread():
                 found = self._search(decisions)
-        for d, mean in zip(decisions, found if decisions else [], strict=True):
+        for d, mean in zip(decisions, found, strict=True):
             pick = d.legal[int(np.argmax(mean))]
             self.searched += 1
             self.changed += pick != moves[d.row]
@@ -465,8 +466,8 @@ _BLAS: Any = None
 
 def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     """numpy's BLAS on one thread, for a search's forward passes: its matrices are small, and
-    a BLAS that spreads them over busy cores made a game of ``opponents="search"`` up to 5
-    times slower on a loaded 2-core machine. Nothing is limited without threadpoolctl."""
+    a BLAS that spreads them over busy cores made a game of ``opponents="search"`` two to
+    seven times slower on a loaded 2-core machine. Nothing is limited without threadpoolctl."""
     global _BLAS
     if _BLAS is None:
         try:
