@@ -45,6 +45,9 @@ __all__ = [
     "request_limits",
     "costly",
     "batch_from",
+    "Registration",
+    "registrations",
+    "adopt",
 ]
 
 ENTRY_POINT_GROUP = "llama_rl.agents"
@@ -244,6 +247,44 @@ def _factory(name: str) -> Factory:
         if name not in _REGISTRY:
             raise _unknown(name)
     return _REGISTRY[name]
+
+
+Registration = tuple[str, Factory, str, str]
+"""A registry entry as :func:`registrations` gives it: name, factory, description, group."""
+
+
+def registrations(agents: Iterable[object]) -> list[Registration]:
+    """The registry entries behind the names in ``agents`` (names, specs written as text,
+    :class:`AgentSpec` values; agent objects and unknown names are skipped), for
+    :func:`adopt` in another process.
+
+    A worker process started by spawn (the default on macOS and Windows, and for a
+    notebook's workers everywhere but Linux) imports the package afresh: it knows the
+    agents that entry points register, not one registered at run time in a notebook or
+    a script. Sent with ``cloudpickle``, an entry carries its factory, by value where it
+    was defined in ``__main__``."""
+    out: dict[str, Registration] = {}
+    for agent in agents:
+        if isinstance(agent, AgentSpec):
+            name = agent.name
+        elif isinstance(agent, str):
+            name = agent.split(":", 1)[0].strip()
+        else:
+            continue
+        if name not in _REGISTRY:
+            _load_plugins()
+        if name in _REGISTRY and name not in out:
+            out[name] = (name, _REGISTRY[name], _DOCS[name], _GROUPS[name])
+    return list(out.values())
+
+
+def adopt(entries: Iterable[Registration]) -> None:
+    """Register the entries of :func:`registrations` whose names this process does not
+    know yet (the ones it knows stay as they are)."""
+    _load_plugins()
+    for name, factory, doc, group in entries:
+        if name not in _REGISTRY:
+            register(name, doc, group)(factory)
 
 
 _RESET_TAKES_SEED: dict[object, bool] = {}

@@ -431,3 +431,67 @@ def test_the_comparison_after_training_keeps_to_the_table_sizes_the_rules_allow(
     assert seen[-1]["players"] == [2] and seen[-1]["rules"] == Rules(2, hand_size=20)
     train_cli.print_final_comparison("unused", 4, rules=Rules(2))
     assert seen[-1]["players"] == [2, 4]
+
+
+SPAWNED = """
+import json
+import multiprocessing as mp
+import sys
+
+import numpy as np
+
+from llama_env.agent import register
+
+if __name__ == "__main__":  # as a notebook defines them: a spawned worker never runs this
+
+    @register("picky_in_main")
+    class Picky:
+        def reset(self, seed=None):
+            self.rng = np.random.default_rng(seed)
+
+        def act(self, observation, action_mask):
+            return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+    class Highest:
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[-1])
+
+    mp.set_start_method(sys.argv[1], force=True)
+    from train.evaluation import evaluate
+
+    out = [evaluate(["picky_in_main", Highest(), "random"], 40, seed=3, workers=w).to_dict() for w in (1, 2)]
+    print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_workers_started_anew_know_the_agents_of_a_script(tmp_path, method):
+    """Under spawn (macOS, Windows) or forkserver, a worker imports the package afresh: an
+    agent registered at run time, or a class defined in a notebook or under the script's
+    main guard, failed in every worker with a broken process pool. The workers now get
+    them, and the same numbers."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "main.py"
+    script.write_text(SPAWNED)
+    done = subprocess.run([sys.executable, str(script), method], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    alone, workers = json.loads(done.stdout)
+    assert alone == workers
+
+
+def test_a_worker_that_cannot_build_its_agents_raises_the_reason():
+    """The pool broke, and the reason went to stderr only."""
+    import pickle
+
+    from train.evaluation import runner
+
+    payload = pickle.dumps(([], ["no_such_agent"], ["x"], 0, Rules(2), None))
+    try:
+        runner._init_worker(payload)
+        with pytest.raises(ValueError, match="unknown agent 'no_such_agent'"):
+            runner._run_job((lambda *a: None, []))
+    finally:
+        runner._WORKER.clear()

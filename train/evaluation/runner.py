@@ -31,9 +31,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+import cloudpickle
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve
+from llama_env.agent import Agent, AgentLike, adopt, agent_label, registrations, reset_agent, resolve
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
@@ -267,10 +268,14 @@ rules, the folder for game records (or ``None``)."""
 
 
 def _init_worker(payload: bytes) -> None:
-    _one_blas_thread()
-    specs, names, seed, rules, record_dir = pickle.loads(payload)
-    _WORKER["agents"] = [resolve(s) for s in specs]
-    _WORKER["args"] = (names, seed, rules, record_dir)
+    try:
+        _one_blas_thread()
+        registered, specs, names, seed, rules, record_dir = pickle.loads(payload)
+        adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
+        _WORKER["agents"] = [resolve(s) for s in specs]
+        _WORKER["args"] = (names, seed, rules, record_dir)
+    except Exception as exc:  # noqa: BLE001 - raised by the first job, so the caller sees it, not a broken pool
+        _WORKER["error"] = exc
 
 
 def _one_blas_thread() -> None:
@@ -285,6 +290,8 @@ def _one_blas_thread() -> None:
 
 
 def _run_job(job: tuple[Callable[[list[Agent], RunArgs, Any], Any], Any]) -> Any:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     work, chunk = job
     return work(_WORKER["agents"], _WORKER["args"], chunk)
 
@@ -306,13 +313,15 @@ def run_chunks(
 ) -> list[R]:
     """``work(agents, args, chunk)`` for every chunk, in chunk order: in this process, or
     spread over worker processes that build the agents once each (``work`` must be a
-    module-level function). An agent that cannot be pickled keeps it in this process, with
-    a warning. ``sizes`` (games per chunk) move the progress bar."""
+    module-level function). The workers know the agents registered here at run time, and
+    the classes defined in a notebook or a script, whatever the start method. An agent
+    that cannot be pickled keeps it in this process, with a warning. ``sizes`` (games per
+    chunk) move the progress bar."""
     workers = num_workers(workers)
     payload = None
     if workers > 1 and len(chunks) > 1:
-        try:
-            payload = pickle.dumps((list(agents), *args))
+        try:  # cloudpickle: a class defined in a notebook or a script travels by value
+            payload = cloudpickle.dumps((registrations(agents), list(agents), *args))
         except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
             warnings.warn(
                 f"an agent cannot be pickled ({type(exc).__name__}: {exc}); evaluating in this process (workers=1)",
