@@ -147,6 +147,41 @@ def test_a_policy_opponent_needs_a_policy_that_pickles(split):
         env.reset()
 
 
+def test_spawned_workers_know_the_opponents_registered_at_run_time(split, monkeypatch):
+    """Off Linux the workers are spawned: they import the package afresh and knew no
+    opponent registered in a notebook or a script ("unknown agent")."""
+    from llama_env.agent import _REGISTRY, register
+    from train.training.sb3 import workers
+
+    class Lowest:  # defined here, as a notebook defines it: it travels by value
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[0])
+
+    monkeypatch.setattr(workers.sys, "platform", "darwin")
+    register("lowest_at_run_time")(Lowest)
+    try:
+        env = split(ScalarLlamaVecEnv, 4, seed=0, players=2, opponents={"lowest_at_run_time": 1.0})
+        assert [p.__class__.__name__ for p in env._procs] == ["SpawnProcess"]
+        env.reset()
+        for _ in range(20):
+            env.step(pick(np.random.default_rng(0), env.action_masks()))
+    finally:
+        del _REGISTRY["lowest_at_run_time"]
+
+
+def test_a_sigterm_to_the_process_group_is_the_trainers_to_handle(split):
+    """A forked worker inherited the trainer's SIGTERM handler: a SIGTERM to the whole
+    group (a job scheduler) printed a traceback from every worker."""
+    import time
+
+    env = split(ScalarLlamaVecEnv, 4, seed=0, players=2, opponents="random")
+    env.reset()
+    os.kill(env._procs[0].pid, signal.SIGTERM)
+    time.sleep(0.2)
+    assert env._procs[0].is_alive()
+    env.step(pick(np.random.default_rng(0), env.action_masks()))  # still in step
+
+
 def test_a_dead_worker_is_named_with_how_it_ended(split):
     """Killed as the system kills a process out of memory, and not yet reaped when its
     pipe closes: the message waits for the exit and names the signal."""

@@ -31,9 +31,11 @@ from dataclasses import replace
 from multiprocessing.connection import Connection
 from typing import Any
 
+import cloudpickle
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
+from llama_env.agent import adopt, registrations
 from llama_env.engine import NUM_ACTIONS, LlamaGame
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, policy_rng, vec_env_class
 
@@ -98,11 +100,15 @@ class _Share:
         raise ValueError(f"unknown request {cmd!r}")
 
 
-def _serve(conn: Connection, env_class: type[LlamaVecEnv], num_envs: int, seed: int, kwargs: dict[str, Any]) -> None:
+def _serve(
+    conn: Connection, env_class: type[LlamaVecEnv], num_envs: int, seed: int, kwargs: dict[str, Any], registered: bytes
+) -> None:
     """A worker's life: build its share of the games, then answer the trainer's requests
     until told to close (or the trainer is gone)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C and SIGTERM are the trainer's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
+        adopt(pickle.loads(registered))  # the opponents registered at run time: a spawned worker lacks them
         share = _Share(env_class, num_envs, seed, kwargs)
     except Exception as exc:  # noqa: BLE001 - the trainer raises it
         conn.send(("error", _sendable(exc)))
@@ -145,12 +151,13 @@ class SplitVecEnv(OneVecEnv):
         self._here = _Share(env_class, self.shares[0], worker_seed(seed, 0), kwargs)  # checks the arguments
         # forked where that is safe (Linux: no re-import, the arguments inherited), else spawned
         ctx: Any = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        opponents = kwargs.get("opponents", ())
+        registered = cloudpickle.dumps(registrations([opponents] if isinstance(opponents, str) else opponents))
         try:
             for k in range(1, workers):
                 mine, theirs = ctx.Pipe()
-                proc = ctx.Process(
-                    target=_serve, args=(theirs, env_class, self.shares[k], worker_seed(seed, k), kwargs), daemon=True
-                )
+                share_args = (theirs, env_class, self.shares[k], worker_seed(seed, k), kwargs, registered)
+                proc = ctx.Process(target=_serve, args=share_args, daemon=True)
                 proc.start()
                 theirs.close()
                 self._conns.append(mine)
