@@ -120,6 +120,32 @@ def test_env_asks_one_learning_seat_at_a_time_and_pays_the_game_reward(mix):
         assert all(s in env.learning or env.table.agents[s] is not None for s in range(game.num_players))
 
 
+def test_env_runners_get_the_opponents_registered_at_run_time():
+    """Ray's env runners never import the driver's script or notebook: an opponent
+    registered there was an unknown agent in every runner (an IndexError from Ray)."""
+    import pickle
+
+    from llama_env.agent import _REGISTRY, register
+    from train.training.config import TrainConfig
+    from train.training.rllib.trainer import build_algorithm_config
+
+    class Lowest:
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[0])
+
+    register("lowest_for_rllib")(Lowest)
+    try:
+        config = TrainConfig(backend="rllib", players="2", opponents="lowest_for_rllib:1")
+        env_config = build_algorithm_config(config, 0).env_config
+    finally:
+        del _REGISTRY["lowest_for_rllib"]  # as in a runner's process
+    assert [entry[0] for entry in pickle.loads(env_config["registered"])] == ["lowest_for_rllib"]
+    env = LlamaMultiAgentEnv(env_config)
+    totals, illegal = play(env, 0)
+    assert illegal == 0 and isinstance(env._baselines["lowest_for_rllib"], Lowest)
+    del _REGISTRY["lowest_for_rllib"]
+
+
 def test_env_counts_an_illegal_action_and_ends_the_game_with_a_penalty():
     env = LlamaMultiAgentEnv({"players": [2], "opponents": {"heuristic": 1.0}, "seed": 0})
     totals, illegal = play(env, seed=3, illegal_at=0)

@@ -27,6 +27,7 @@ reward -1 for that seat, as PettingZoo's classic wrapper does, and is counted in
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,7 +36,7 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from agents.ppo import RLLIB_POLICY, Actor, PPOAgent
-from llama_env.agent import Agent, resolve, seat_member
+from llama_env.agent import Agent, adopt, resolve, seat_member
 from llama_env.engine import (
     MAX_PLAYERS,
     NUM_ACTIONS,
@@ -77,11 +78,14 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
     """Self-play L.L.A.M.A. for RLlib; ``config`` keys: ``players`` (table sizes),
     ``opponents`` (kind -> weight), ``reward``, ``rules`` (the rule options by name, as
     :meth:`Rules.options` gives them), ``seed``, ``obs_version`` (0 or 1),
-    ``privileged_critic`` (bool: add the ``"critic"`` entry)."""
+    ``privileged_critic`` (bool: add the ``"critic"`` entry), ``registered`` (the pickled
+    :func:`~llama_env.agent.registrations` of agents the driver registered at run time)."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         config = dict(config or {})
+        if config.get("registered"):
+            adopt(pickle.loads(config["registered"]))
         players: Sequence[int] = tuple(config.get("players", (2, 3, 4, 5, 6)))
         self.players = [int(p) for p in players]
         mix: Mapping[str, float] = config.get("opponents", {"self": 1.0})

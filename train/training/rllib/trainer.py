@@ -39,7 +39,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import cloudpickle
+
 from agents.ppo import Actor, save_actor
+from llama_env.agent import registrations
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
 from train.training.result import TrainResult, step_bar
@@ -154,6 +157,8 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
                 "obs_version": config.obs_version,
                 "rules": config.rule_options(),
                 "privileged_critic": options.privileged_critic,
+                # the opponents registered at run time, which Ray's runners never import
+                "registered": cloudpickle.dumps(registrations(config.opponents)),
             },
             disable_env_checking=True,  # its checker sends random, unmasked actions
         )
