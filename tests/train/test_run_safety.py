@@ -513,3 +513,17 @@ def test_one_more_ctrl_c_or_sigterm_is_held_back_while_the_last_files_are_writte
             time.sleep(1)  # the handler runs between bytecodes; it has stopped the block by now
             pytest.fail("the second signal did not stop the block")
         assert signal.getsignal(signum) is stop_now  # the caller's handler is back
+
+
+def test_on_windows_the_run_lock_asks_the_kernel_instead_of_sending_a_ctrl_c(monkeypatch):
+    """os.kill(pid, 0) is how POSIX asks whether a process lives; on Windows signal 0 is
+    CTRL_C_EVENT, so checking another trainer's lock would have interrupted it."""
+    from train.training import run_dir
+
+    def no_kill(pid: int, sig: int) -> None:
+        raise AssertionError("os.kill called on Windows")
+
+    monkeypatch.setattr(run_dir.sys, "platform", "win32")
+    monkeypatch.setattr(run_dir.os, "kill", no_kill)
+    monkeypatch.setattr(run_dir, "_windows_pid_alive", lambda pid: pid == 1234)
+    assert run_dir._pid_alive(1234) and not run_dir._pid_alive(4321)

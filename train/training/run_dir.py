@@ -170,6 +170,8 @@ def checkpoint_problem(path: Path) -> str | None:
 
 
 def _pid_alive(pid: int) -> bool:
+    if sys.platform == "win32":  # there os.kill(pid, 0) sends CTRL_C_EVENT: ask the kernel instead
+        return _windows_pid_alive(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -177,6 +179,20 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:  # it exists, under another user
         return True
     return True
+
+
+def _windows_pid_alive(pid: int) -> bool:  # pragma: no cover - Windows only
+    import ctypes
+
+    kernel = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    handle = kernel.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return kernel.GetLastError() == 5  # ERROR_ACCESS_DENIED: it exists, under another user
+    try:
+        code = ctypes.c_ulong()
+        return not kernel.GetExitCodeProcess(handle, ctypes.byref(code)) or code.value == 259  # STILL_ACTIVE
+    finally:
+        kernel.CloseHandle(handle)
 
 
 class RunDir:
