@@ -25,10 +25,12 @@ forward pass and never illegal.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import io
 import json
 import pickle
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -381,13 +383,7 @@ def shipped_actor(file: Path) -> Actor:
 def _actor_from_state(state: Any, data: Any) -> Actor:
     if not isinstance(state, dict) or not isinstance(data, dict):
         raise ValueError("its policy weights or data are not what MaskablePPO saves")
-    # the activation is pickled in the zip's data; its name is all we need to know
-    fn = (data.get("policy_kwargs") or {}).get("activation_fn")
-    blob = fn.get(":serialized:", "") if isinstance(fn, dict) else ""
-    try:
-        act = "relu" if b"ReLU" in base64.b64decode(blob or b"") else "tanh"
-    except (ValueError, TypeError):
-        act = "tanh"
+    act = _activation(data.get("policy_kwargs"))
     idx = sorted(
         {int(k.split(".")[2]) for k in state if k.startswith("mlp_extractor.policy_net.") and k.endswith(".weight")}
     )
@@ -404,6 +400,35 @@ def _actor_from_state(state: Any, data: Any) -> Actor:
         raise ValueError(f"its policy has no {exc.args[0]!r} weights") from None
     _check_layers(layers)
     return Actor(layers, act)
+
+
+_TORCH_ACTIVATIONS = {"Tanh": "tanh", "ReLU": "relu"}
+_ACTIVATION_NAME = re.compile(
+    rb"\b(LeakyReLU|ReLU6|ReLU|Tanh|Hardtanh|ELU|SELU|CELU|GELU|SiLU|Mish|Sigmoid|Softplus)\b"
+)
+
+
+def _activation(kwargs: Any) -> str:
+    """The policy's activation from the zip's ``policy_kwargs``: SB3 writes the class as
+    text (``"<class 'torch.nn.modules.activation.ReLU'>"``) beside the whole dict pickled
+    (``":serialized:"``), or as a dict with its own pickle; SB3's default when none is
+    recorded, tanh. One the actor cannot play is a ``ValueError``: read as tanh, a relu
+    policy played other moves (it did until 2026-12-05)."""
+    if not isinstance(kwargs, dict):
+        return "tanh"
+    fn = kwargs.get("activation_fn")
+    texts = [fn.encode() if isinstance(fn, str) else b""]
+    for blob in (fn.get(":serialized:") if isinstance(fn, dict) else None, kwargs.get(":serialized:")):
+        with contextlib.suppress(ValueError):  # not base64: the text form decides
+            texts.append(base64.b64decode(blob) if isinstance(blob, str) else b"")
+    found = {m.decode() for t in texts for m in _ACTIVATION_NAME.findall(t)}
+    if not found:
+        return "tanh"
+    if len(found) > 1 or not found <= set(_TORCH_ACTIVATIONS):
+        raise ValueError(
+            f"its policy's activation is {'/'.join(sorted(found))}; the ppo agent plays tanh or relu networks"
+        )
+    return _TORCH_ACTIVATIONS[found.pop()]
 
 
 def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:

@@ -334,3 +334,40 @@ def test_an_rllib_checkpoint_outside_its_run_says_where_the_activation_is(tmp_pa
     (run / "config.json").write_text(json.dumps({"activation": "gelu"}))
     with pytest.raises(ValueError, match="records the activation 'gelu'"):
         agents.make("ppo", path=str(checkpoint))
+
+
+@pytest.mark.parametrize("activation, name", [("ReLU", "relu"), ("Tanh", "tanh")])
+def test_a_zips_activation_is_read_and_its_moves_are_sb3s(tmp_path, activation, name):
+    """SB3 records the activation as text beside a pickle: read as tanh, a relu policy
+    played other moves (72% agreement over a run's decisions), and `export` kept them."""
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    import llama_env  # noqa: F401 - registers Llama-v0
+
+    kwargs = {"net_arch": [16, 16], "activation_fn": getattr(torch.nn, activation)}
+    model = MaskablePPO("MlpPolicy", gym.make("Llama-v0", num_players=2), policy_kwargs=kwargs, seed=0)
+    model.save(tmp_path / "m.zip")
+    actor = load_actor(tmp_path / "m.zip")
+    assert actor.activation == name
+    rng = np.random.default_rng(0)
+    obs = rng.uniform(0, 3, (200, actor.obs_size)).astype(np.float32)
+    masks = rng.random((200, 9)) < 0.6
+    masks[:, 8] = True
+    ours = actor.act_batch(obs, masks)
+    theirs, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    assert (ours == theirs).all()
+
+
+def test_a_zip_with_an_activation_the_actor_cannot_play_is_refused(tmp_path):
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    import llama_env  # noqa: F401 - registers Llama-v0
+
+    kwargs = {"net_arch": [8], "activation_fn": torch.nn.ELU}
+    MaskablePPO("MlpPolicy", gym.make("Llama-v0", num_players=2), policy_kwargs=kwargs).save(tmp_path / "m.zip")
+    with pytest.raises(ValueError, match="activation is ELU; the ppo agent plays tanh or relu"):
+        load_actor(tmp_path / "m.zip")
