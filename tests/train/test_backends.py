@@ -126,6 +126,21 @@ def test_config_json_is_one_flat_mapping_and_reads_back(toy):
     assert config_from_dict(old) == TrainConfig().validate()
 
 
+def test_a_runs_own_config_json_drops_another_backends_options_whatever_they_hold(toy, tmp_path):
+    """0.2.0 wrote every backend's options into config.json: an RLlib run started with
+    --no-tensorboard recorded sb3's tensorboard false, and could not be resumed ("an option
+    of backend 'sb3'"), though that option never applied to it."""
+    old = {**TrainConfig(backend="toy").to_dict(), "tensorboard": False, "verbose": 1}
+    with pytest.raises(ValueError, match="'tensorboard' is an option of backend 'sb3'"):
+        config_from_dict(old)  # given, not recorded: still refused
+    assert config_from_dict(old, recorded=True) == TrainConfig(backend="toy").validate()
+    first = TrainConfig(backend="toy", run_dir=str(tmp_path), run_name="r").validate()
+    run = _toy_run(first).run_dir
+    write_json_atomic(run / "config.json", {**first.to_dict(), "tensorboard": False, "verbose": 1})
+    resumed, fresh = session_run(TrainConfig(backend="toy", resume=str(run)).validate())
+    assert not fresh and resumed.path == run
+
+
 def test_rule_options_are_config_keys_and_reach_every_table_size():
     from llama_env.engine import rule_option_fields
 

@@ -494,13 +494,14 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
 """Field name -> parser of its written form (a command-line string, a JSON list)."""
 
 
-def config_from_dict(d: Mapping[str, Any]) -> TrainConfig:
+def config_from_dict(d: Mapping[str, Any], *, recorded: bool = False) -> TrainConfig:
     """A validated config from one flat mapping (a run's ``config.json``, a preset, the
     command line's values): lists and strings become the typed values; the backend's
     options are keys of their own. Another backend's option is refused when it is set,
-    dropped when it holds that backend's default (``config.json`` files written before
-    the backends had options of their own list every backend's); unknown keys are an
-    error."""
+    dropped when it holds that backend's default; unknown keys are an error. A
+    ``recorded`` mapping (a run's own ``config.json``) drops another backend's options
+    whatever they hold: files written before the backends had options of their own list
+    every backend's, and those never applied to the run."""
     core = set(field_types())
     backend = d.get("backend", field_defaults()["backend"])
     values: dict[str, Any] = {}
@@ -515,6 +516,6 @@ def config_from_dict(d: Mapping[str, Any]) -> TrainConfig:
             raise ValueError(f"unknown config key {key!r}; allowed keys: {', '.join(allowed)}")
         if owner == backend:
             options[key] = value
-        elif value != {f.name: f.default for f in fields(backends()[owner].options)}[key]:
+        elif not recorded and value != {f.name: f.default for f in fields(backends()[owner].options)}[key]:
             raise ValueError(f"config key {key!r} is an option of backend {owner!r} (this run uses {backend!r})")
     return TrainConfig(**values, options=options).validate()

@@ -68,7 +68,7 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     run = run_of(config.resume)
     recorded = run.recorded_config()
     if recorded is not None:
-        check_fixed(config_from_dict({k: v for k, v in recorded.items() if k != "resume"}), config, run)
+        check_fixed(config_from_dict({k: v for k, v in recorded.items() if k != "resume"}, recorded=True), config, run)
     return run, False
 
 
@@ -132,7 +132,7 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     recorded = run.recorded_config()
     if recorded is None:
         return config_from_dict({**overrides, **here})
-    base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"})
+    base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"}, recorded=True)
     candidate = config_from_dict({**base.to_dict(), **overrides, **here})
     check_fixed(base, candidate, run)
     return candidate
