@@ -13,7 +13,7 @@ from llama_env.observation import FIELDS, FIELDS_V1, OBS_SIZE, OBS_SIZE_V1, ObsV
 from llama_env.rewards import REWARD_MODES
 from llama_env.table import Table, TableListener
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
 
 __all__ = [
     "Action",

@@ -278,6 +278,7 @@ def test_rllib_run_resumes(rllib_run, capsys):
     assert code == 0, capsys.readouterr().err
     sessions = [json.loads(line) for line in (run / "sessions.jsonl").read_text().splitlines()]
     assert len(sessions) == 2 and sessions[1]["started_at_step"] == sessions[0]["ended_at_step"]
+    assert all(s["llama_rl_version"] for s in sessions)
     assert sessions[1]["ended_at_step"] >= 4500
     ran = json.loads((run / "config.resume_1.json").read_text())
     assert ran["backend"] == "rllib" and ran["net_arch"] == [16, 16] and ran["n_envs"] == 16

@@ -139,6 +139,9 @@ def test_resume_takes_a_whole_final_save_newer_than_the_whole_checkpoints(tmp_pa
     session = json.loads(run.sessions_path.read_text().splitlines()[-1])
     assert session["resumed_from"] == str(run.model_path) and session["started_at_step"] == 2048
     assert result.num_timesteps == 3072
+    import llama_env
+
+    assert session["llama_rl_version"] == llama_env.__version__  # a run outlives an upgrade
 
 
 def test_resuming_an_older_checkpoint_than_the_runs_newest_is_refused(tmp_path):

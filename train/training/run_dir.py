@@ -343,6 +343,24 @@ class RunDir:
     def append_eval(self, row: dict[str, Any]) -> None:
         self.append_jsonl(self.eval_path, row)
 
+    def append_session(
+        self, started: int, ended: int, config_file: str, resumed_from: Path | None, interrupted: bool
+    ) -> None:
+        """One line of ``sessions.jsonl``: the steps a session trained, its config file,
+        what it resumed, whether it was interrupted, and the version of the package that
+        ran it (a run outlives an upgrade)."""
+        from llama_env import __version__
+
+        row = {
+            "started_at_step": started,
+            "ended_at_step": ended,
+            "config": config_file,
+            "resumed_from": str(resumed_from) if resumed_from is not None else None,
+            "interrupted": interrupted,
+            "llama_rl_version": __version__,
+        }
+        self.append_jsonl(self.sessions_path, row)
+
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold ``.lock`` while a trainer writes this run.

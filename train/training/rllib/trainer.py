@@ -380,16 +380,7 @@ def _loop(
                 "stopped_early": stopped_early,
             }
             write_json_atomic(run.summary_path, summary)
-            run.append_jsonl(
-                run.sessions_path,
-                {
-                    "started_at_step": start_steps,
-                    "ended_at_step": steps,
-                    "config": config_file.name,
-                    "resumed_from": str(resume_from) if resume_from is not None else None,
-                    "interrupted": interrupted,
-                },
-            )
+            run.append_session(start_steps, steps, config_file.name, resume_from, interrupted)
     except OSError as exc:
         raise RunDirError(
             f"cannot write the final files of {run.path} ({exc}){_rescued(algo, config, run, steps)}"

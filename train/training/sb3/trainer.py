@@ -291,16 +291,7 @@ def _train_on(
                 "stopped_early": hooks.stopped_early,
             }
             write_json_atomic(run.summary_path, summary)
-            run.append_jsonl(
-                run.sessions_path,
-                {
-                    "started_at_step": start_steps,
-                    "ended_at_step": model.num_timesteps,
-                    "config": config_file.name,
-                    "resumed_from": str(resume_from) if resume_from is not None else None,
-                    "interrupted": interrupted,
-                },
-            )
+            run.append_session(start_steps, model.num_timesteps, config_file.name, resume_from, interrupted)
     except OSError as exc:
         raise RunDirError(f"cannot write the final files of {run.path} ({exc}){_rescue(model, run)}") from None
     return TrainResult(
