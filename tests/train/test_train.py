@@ -188,6 +188,19 @@ def test_a_model_from_outside_a_run_keeps_its_own_network(smoke_run, tmp_path, c
     assert sorted(p.name for p in copy.parent.iterdir()) == ["model.zip"]  # the file's folder is left alone
 
 
+def test_a_model_of_another_observation_version_says_which_to_resume_with(smoke_run, tmp_path, capsys):
+    """SB3's own message was cut off in the middle of two long arrays of bounds."""
+    import shutil
+
+    copy = tmp_path / "downloads" / "model.zip"
+    copy.parent.mkdir()
+    shutil.copy(smoke_run / "model.zip", copy)  # observation version 0
+    argv = [*SMOKE, "--resume", str(copy), "--run-dir", str(tmp_path / "runs"), "--obs-version", "1"]
+    assert main([*argv, "--total-timesteps", "4096"]) == 2
+    err = capsys.readouterr().err
+    assert "reads observation version 0, and this run is set to 1: resume it with --obs-version 0" in err
+
+
 def test_saved_model_loads_as_an_agent_and_plays_legal_moves(smoke_run):
     agent = agents.make("ppo", path=str(smoke_run / "model.zip"))
     assert play_games(agent, 3, 2) > 0

@@ -104,6 +104,16 @@ def train_sb3(config: TrainConfig) -> TrainResult:
             raise
 
 
+def _obs_version_of(model: Path) -> int | None:
+    """The observation version a model file's policy reads (``None``: not readable)."""
+    from agents.ppo import load_actor
+
+    try:
+        return load_actor(model).obs_version
+    except (ValueError, ModuleNotFoundError):
+        return None
+
+
 def _keep_network_of(model: Any, config: TrainConfig, resume_from: Path, torch: Any) -> None:
     """The network of a resumed model is the one its weights have: ``config`` takes its
     ``net_arch`` and ``activation`` (a note says so where they differ), so that the run's
@@ -202,6 +212,12 @@ def _train_on(
         try:
             model = ppo_cls.load(resume_from, env=env, device="cpu", custom_objects={"learning_rate": lr}, **hyper)
         except Exception as exc:  # noqa: BLE001 - a zip whole but not SB3's raises many types
+            version = _obs_version_of(resume_from)
+            if version is not None and version != config.obs_version:
+                raise ValueError(
+                    f"config key 'resume': {resume_from} reads observation version {version}, and this run is "
+                    f"set to {config.obs_version}: resume it with --obs-version {version}"
+                ) from None
             raise ValueError(
                 f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {error_line(exc, 200)}"
             ) from None
