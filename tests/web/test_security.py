@@ -340,9 +340,15 @@ class TestNoAmplification:
         assert r.status_code == 400 and "longer than 40" in r.json()["error"]
         r = client.post("/api/games", json={"seats": [{"person": "x"}, {"agent": "random:" + "a=1:" * 40}]})
         assert r.status_code == 400 and "at most 100 characters" in r.json()["error"]
+        # a record is shown, not run: its long strings come back shortened to the same limits
+        # (an evaluation's records name agents as ppo:path=<a deep path>, and could not be replayed)
         record = finished_record(names=("y" * 1000, "z"))
+        record["agents"][1] = "ppo:path=" + "deep/" * 40 + "model.zip"
         r = client.post("/api/replays", json=record)
-        assert r.status_code == 400 and "longer than 40" in r.json()["error"]
+        assert r.status_code == 201
+        seats = r.json()["table"]["seats"]
+        assert seats[0]["name"] == "y" * 39 + "…" and len(r.content) < 100_000
+        assert seats[1]["agent"].startswith("ppo:path=deep/") and len(seats[1]["agent"]) == 100
 
     def test_a_replay_refuses_the_names_a_new_game_refuses(self, client):
         """A right-to-left override or a NUL in a record's names came back to the page, which

@@ -689,6 +689,10 @@ def start(session: GameSession) -> GameSession:
     return session
 
 
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def replay(record: Any) -> GameSession:
     """A session that replays a game record move by move (see :class:`GameRecording`).
     The whole record is checked first: a record the rules refuse is a 400."""
@@ -696,9 +700,7 @@ def replay(record: Any) -> GameSession:
         rec = GameRecording.from_json(record)
         if len(rec.moves) > MAX_RECORD_MOVES:
             raise ValueError(f"it holds {len(rec.moves)} moves; at most {MAX_RECORD_MOVES} are replayed")
-        for key, items, limit in (("names", rec.names, NAME_LENGTH), ("agents", rec.agents, SPEC_LENGTH)):
-            if any(len(x) > limit for x in items):
-                raise ValueError(f"its '{key}' hold a string longer than {limit} characters")
+        for key, items in (("names", rec.names), ("agents", rec.agents)):
             if not all(" ".join(x.split()).isprintable() for x in items):  # as a new game's names
                 raise ValueError(f"its '{key}' hold a control character")
         rec.replay()
@@ -708,7 +710,10 @@ def replay(record: Any) -> GameSession:
     names = [
         f"seat {p}" if name == "You" else " ".join(name.split()) or f"seat {p}" for p, name in enumerate(rec.names)
     ]
-    session = GameSession(game, [None] * game.num_players, names=names, labels=rec.agents, mode="replay")
+    # shown, not run: a long name or spec (an evaluation's ppo:path=<deep path>) is shortened
+    names = [_shortened(n, NAME_LENGTH) for n in names]
+    labels = [_shortened(a, SPEC_LENGTH) for a in rec.agents]
+    session = GameSession(game, [None] * game.num_players, names=names, labels=labels, mode="replay")
     session._replay = list(rec.moves)
     return session
 
