@@ -268,7 +268,10 @@ def registrations(agents: Iterable[object]) -> list[Registration]:
         if isinstance(agent, AgentSpec):
             name = agent.name
         elif isinstance(agent, str):
-            name = agent.split(":", 1)[0].strip()
+            try:
+                name = parse_agent_spec(agent, check=False).name
+            except ValueError:  # not a spec: the caller's own check names it
+                continue
         else:
             continue
         if name not in _REGISTRY:
