@@ -383,6 +383,22 @@ def test_sigterm_saves_an_rllib_run_although_ray_installs_its_own_handler(tmp_pa
     assert (tmp_path / "t" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
 
 
+def test_an_address_where_nothing_answers_is_refused_before_ray_retries(tmp_path, capsys, monkeypatch):
+    """Ray retried an unreachable cluster for minutes before it said anything."""
+    import ray
+
+    def no_init(*args, **kwargs):
+        raise AssertionError("ray.init called")
+
+    monkeypatch.setattr(ray, "init", no_init)
+    argv = ["--backend", "rllib", "--players", "2", "--total-timesteps", "1000", "--no-progress-bar"]
+    for address in ("127.0.0.1:1", "ray://127.0.0.1:1"):
+        code = main(["train", *argv, "--address", address, "--run-dir", str(tmp_path), "--run-name", "a"])
+        err = capsys.readouterr().err
+        assert code == 2 and f"nothing answers at {address} (127.0.0.1:1: " in err, err
+        assert not (tmp_path / "a").exists()
+
+
 def test_rllib_without_the_extra_names_the_extra():
     import subprocess
     import sys

@@ -31,6 +31,7 @@ import hashlib
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -72,6 +73,30 @@ def _quiet_ray() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """A ``ValueError`` when nothing answers at a cluster's ``address`` (``host:port``, the
+    head's GCS port 6379 by default, or ``ray://host:port``, 10001 by default): Ray itself
+    retries for minutes before it says so. ``auto`` and ``local`` are Ray's to resolve."""
+    if address in ("auto", "local"):
+        return
+    rest, port = address, 6379
+    if "://" in address:
+        scheme, rest = address.split("://", 1)
+        port = 10001 if scheme == "ray" else port
+    host, _, given = rest.rstrip("/").rpartition(":") if ":" in rest else (rest, "", "")
+    if given.isdigit():
+        port = int(given)
+    else:
+        host = rest.rstrip("/")
+    try:
+        socket.create_connection((host.strip("[]"), port), timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(
+            f"config key 'address': nothing answers at {address} ({host}:{port}: {exc.strerror or exc}); start "
+            "the cluster's head (ray start --head) or leave --address out to train on a local Ray"
+        ) from None
+
+
 @contextlib.contextmanager
 def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Iterator[None]:
     """Ray for one training session: the given cluster, or a local Ray started here and
@@ -94,6 +119,7 @@ def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Itera
     on_term = signal.getsignal(signal.SIGTERM) if main else None
     try:
         if address:
+            check_reachable(address)
             ray.init(address=address, log_to_driver=False, configure_logging=False, runtime_env={"env_vars": env_vars})
         else:
             target = (run.path / "ray").resolve()
