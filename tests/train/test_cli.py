@@ -664,3 +664,18 @@ def test_export_refuses_what_it_cannot_write_or_read(capsys, tmp_path):
         assert code == 2 and message in err, (argv, err)
         assert "Traceback" not in err
     assert not (tmp_path / "a.npz").exists()
+
+
+def test_serve_without_the_web_extra_names_the_extras_package():
+    """It named 'anyio', a package of starlette's that the user never asked for."""
+    script = (
+        "import sys\n"
+        "for name in ('anyio', 'starlette', 'uvicorn'):\n"
+        "    sys.modules[name] = None\n"
+        "from train.cli import main\n"
+        "sys.exit(main(['serve', '--port', '8765']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "llama-rl serve needs the package 'starlette'" in proc.stderr
+    assert "pip install 'llama-rl[web]'" in proc.stderr and "Traceback" not in proc.stderr

@@ -26,6 +26,9 @@ def _host_name(text: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     with missing_dependency("llama-rl serve", extra="web"):
+        import starlette  # noqa: F401 - the extra's own package is the one a missing extra names
+        import uvicorn  # noqa: F401
+
         from train.play.history import History, HistoryError, default_path
         from train.play.web import LOCAL_HOSTS, bind, serve
 
