@@ -267,6 +267,25 @@ def test_display_names():
 
     assert agent_display_names(["a", Named(), Plain(), "a"]) == ["a#1", "mine", "Plain", "a#2"]
 
+    class Numbered(BaseAgent):
+        name = "random#1"
+
+    # two agents shared a name, and the tables built by name counted them as one
+    assert agent_display_names([Numbered(), "random", "random"]) == ["random#1", "random#2", "random#3"]
+
+
+def test_results_are_strict_json_when_an_agent_played_no_game():
+    """An agent seated in no game had a NaN win share: json.dumps wrote NaN, which strict
+    JSON readers refuse."""
+    import json
+
+    result = tournament(["random", "heuristic", "greedy", "cautious"], 2, 3, seed=0, workers=1)
+    assert 0 in result.games_played
+    data = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    idle = [a for a in data["agents"] if a["games"] == 0]
+    assert idle and all(a["win_share"] is None for a in idle)
+    json.dumps(evaluate(["greedy", "random"], 20, seed=0, workers=1).to_dict(), allow_nan=False)
+
 
 def test_mean_ci_known_values():
     mean, lo, hi = mean_ci(np.array([1.0] * 50 + [0.0] * 50), binary=True)

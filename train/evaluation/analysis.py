@@ -1,8 +1,8 @@
 """Tables for comparing agents, built from tournament records (used by the notebooks).
 
-Everything here is derived from :class:`train.evaluation.GameRecord` lists, so it works
-for any agents :func:`train.evaluation.tournament` or :func:`train.evaluation.evaluate`
-played. Needs pandas (the ``notebooks`` extra).
+Everything here is derived from the :class:`train.evaluation.GameRecord` lists that a
+:class:`~train.evaluation.TournamentResult` keeps (``result.records``; an evaluation
+keeps none). Needs pandas (the ``notebooks`` extra).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
 
 def win_share_frame(result: TournamentResult) -> Any:
     """Per agent: mean share of the win over the games it played with a 95% interval
-    (normal approximation over games; see :func:`train.evaluation.mean_ci`), its rating
+    (normal approximation over games, Wilson's when every share is 0 or 1; see
+    :func:`train.evaluation.mean_ci`), its rating
     (:attr:`TournamentResult.ratings`) and the number of games, best rating first."""
     import pandas as pd
 

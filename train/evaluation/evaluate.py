@@ -21,7 +21,7 @@ from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
 from train.evaluation.runner import agent_display_names, check_num_games
-from train.evaluation.stats import AgentStats, aggregate
+from train.evaluation.stats import AgentStats, aggregate, json_number
 
 __all__ = ["EvalResult", "evaluate"]
 
@@ -73,7 +73,8 @@ class EvalResult:
         return [a.win_share for a in self.agents]
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-friendly data (no per-game arrays)."""
+        """Plain JSON data, no per-game arrays (an undefined number, as the penalty an
+        agent that never quit quit with, is ``None``)."""
         return {
             "num_players": self.num_players,
             "num_games": self.num_games,
@@ -82,7 +83,7 @@ class EvalResult:
             "rotate": self.rotate,
             **self.rules.options(),
             "rounds_per_game": self.rounds_per_game,
-            "agents": [vars(a).copy() for a in self.agents],
+            "agents": [{k: json_number(v) for k, v in vars(a).items()} for a in self.agents],
         }
 
     def to_dataframe(self) -> Any:

@@ -110,7 +110,8 @@ def fit_ratings(
     The model is openskill's Plackett-Luce for well-measured skills: in a game of ``n``
     seats, of the seats not yet placed the best-placed one is seat ``i`` with a
     probability proportional to ``exp(mu_i / (BETA * sqrt(n)))``; seats tied on score are
-    placed together (Breslow's rule), and the last place says nothing more. ``mu`` is the
+    placed together (Breslow's rule), and the last place says nothing more, so neither
+    does a tie for it (a drawn 2-player game leaves both ratings where they were). ``mu`` is the
     most probable skill given the games and openskill's prior (``MU``, ``SIGMA``: an
     agent that never wins keeps a finite rating), found by Newton's method on this
     concave problem. The games tell only differences of skill, so the mean of ``mu`` stays
@@ -118,8 +119,9 @@ def fit_ratings(
     curvature at the maximum. ``ordinal`` = mu - 3 sigma, as openskill's. A participant at
     several seats of a game plays each with the same skill.
 
-    ``participants`` are listed first, in the given order (rated by the prior alone if
-    they never play), then the others as they first sit down. Raises ``ValueError`` for
+    ``participants`` are listed first, in the given order (one that never plays keeps
+    ``mu`` = ``MU``, and its ``sigma`` is the prior's about the pool's mean: less than
+    ``SIGMA``), then the others as they first sit down. Raises ``ValueError`` for
     a game whose seats and scores differ in number or whose scores are not finite.
     """
     index: dict[K, int] = {key: i for i, key in enumerate(dict.fromkeys(participants))}

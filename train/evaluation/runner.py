@@ -51,18 +51,24 @@ R = TypeVar("R")
 
 
 def agent_display_names(agents: Sequence[AgentLike]) -> list[str]:
-    """Display names (:func:`llama_env.agent.agent_label`); a name used more than once
-    gets ``#1``, ``#2``... in list order."""
+    """Display names (:func:`llama_env.agent.agent_label`), all different: a name used
+    more than once gets ``#1``, ``#2``... in list order, skipping a number that would
+    repeat another agent's name (an agent labelled ``random#1`` beside two ``random``)."""
     raw = [agent_label(a) for a in agents]
     counts: dict[str, int] = {}
     for n in raw:
         counts[n] = counts.get(n, 0) + 1
+    taken = {n for n in raw if counts[n] == 1}
     seen: dict[str, int] = {}
     out = []
     for n in raw:
         if counts[n] > 1:
-            seen[n] = seen.get(n, 0) + 1
-            out.append(f"{n}#{seen[n]}")
+            k = seen.get(n, 0) + 1
+            while f"{n}#{k}" in taken:
+                k += 1
+            seen[n] = k
+            out.append(f"{n}#{k}")
+            taken.add(out[-1])
         else:
             out.append(n)
     return out

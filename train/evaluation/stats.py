@@ -21,10 +21,18 @@ import numpy as np
 
 from train.evaluation.runner import GameColumns
 
-__all__ = ["Z95", "mean_ci", "AgentStats", "aggregate"]
+__all__ = ["Z95", "mean_ci", "AgentStats", "aggregate", "json_number"]
 
 Z95 = 1.959963984540054
 """The two-sided 95% normal quantile."""
+
+
+def json_number(value: Any) -> Any:
+    """``value`` as JSON holds it: a float that is not finite (an undefined mean) is
+    ``None``, which strict JSON writers and readers accept; anything else is kept."""
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
 
 
 def mean_ci(values: np.ndarray, binary: bool = False) -> tuple[float, float, float]:

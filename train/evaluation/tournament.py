@@ -21,6 +21,7 @@ from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
 from train.evaluation.ratings import Rating, fit_ratings
 from train.evaluation.runner import KEY_TABLES, GameRecord, agent_display_names, check_num_games
+from train.evaluation.stats import json_number
 
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 
@@ -103,7 +104,8 @@ class TournamentResult:
         return self.to_table() + "\n\n" + self.pairwise_table()
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-friendly data."""
+        """Plain JSON data (an undefined number, as the win share of an agent that played
+        no game, is ``None``)."""
         return {
             "num_players": self.num_players,
             "num_games": self.num_games,
@@ -115,12 +117,12 @@ class TournamentResult:
                     "mu": r.mu,
                     "sigma": r.sigma,
                     "ordinal": r.ordinal,
-                    "win_share": w,
+                    "win_share": json_number(w),  # None for an agent that played no game
                     "games": g,
                 }
                 for n, r, w, g in zip(self.names, self.ratings, self.win_share, self.games_played, strict=True)
             ],
-            "pairwise": [[None if math.isnan(v) else float(v) for v in row] for row in self.pairwise],
+            "pairwise": [[json_number(v) for v in row] for row in self.pairwise],
         }
 
     def to_dataframe(self) -> Any:
