@@ -571,15 +571,14 @@ class BatchGame:
             sel = np.asarray(games)
             if sel.dtype == bool and sel.shape == (self.num_games,):
                 g = np.flatnonzero(sel)
-            elif sel.ndim == 1 and sel.size == 0:  # [] reads as float
-                g = np.zeros(0, dtype=np.int64)
-            elif sel.ndim == 1 and sel.dtype.kind in "iu" and ((sel >= 0) & (sel < self.num_games)).all():
-                g = np.unique(sel.astype(np.int64))
             else:
-                raise ValueError(
-                    f"games must be game indices 0..{self.num_games - 1} or a boolean mask of shape "
-                    f"({self.num_games},), got {brief(games)}"
-                )
+                try:
+                    g = np.unique(self._checked_games(sel))
+                except ValueError:
+                    raise ValueError(
+                        f"games must be game indices 0..{self.num_games - 1} or a boolean mask of shape "
+                        f"({self.num_games},), got {brief(games)}"
+                    ) from None
         self._new_games(g)
         ended = self.terminated.copy()  # the other games keep what their last step said
         ended[g] = False

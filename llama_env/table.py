@@ -555,11 +555,7 @@ class BatchTable:
             self._game_numbers = None
 
     def _checked_games(self, games: object) -> np.ndarray:
-        g = np.asarray(games)
-        n = self.batch.num_games
-        if g.ndim != 1 or g.dtype.kind not in "iu" or ((g < 0) | (g >= n)).any():
-            raise ValueError(f"games must be game indices 0..{n - 1}, got {brief(games)}")
-        return g.astype(np.int64)
+        return self.batch._checked_games(games)  # the batch's games: its one check
 
     def _checked_seating(self, seating: object, rows: int) -> np.ndarray:
         p, k = self.batch.num_players, len(self.agents)
