@@ -66,10 +66,18 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     if not config.resume or _bare_model(config.resume):
         return RunDir(config.run_path()), True
     run = run_of(config.resume)
-    recorded = run.recorded_config()
+    recorded = _recorded(run)
     if recorded is not None:
-        check_fixed(config_from_dict({k: v for k, v in recorded.items() if k != "resume"}, recorded=True), config, run)
+        check_fixed(recorded, config, run)
     return run, False
+
+
+def _recorded(run: RunDir) -> TrainConfig | None:
+    """The config ``run`` recorded, read as its own file (``None``: it recorded none)."""
+    recorded = run.recorded_config()
+    if recorded is None:
+        return None
+    return config_from_dict({k: v for k, v in recorded.items() if k != "resume"}, recorded=True)
 
 
 def find_checkpoint(path: str | Path) -> Path:
@@ -129,10 +137,9 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     # The run continues where it lies now: a copied or moved run records its own place,
     # not the one its first session wrote in.
     here = {"run_dir": str(run.path.parent), "run_name": run.path.name, "resume": str(resume)}
-    recorded = run.recorded_config()
-    if recorded is None:
+    base = _recorded(run)
+    if base is None:
         return config_from_dict({**overrides, **here})
-    base = config_from_dict({k: v for k, v in recorded.items() if k != "resume"}, recorded=True)
     candidate = config_from_dict({**base.to_dict(), **overrides, **here})
     check_fixed(base, candidate, run)
     return candidate

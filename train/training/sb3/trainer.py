@@ -106,8 +106,6 @@ def train_sb3(config: TrainConfig) -> TrainResult:
 
 def _obs_version_of(model: Path) -> int | None:
     """The observation version a model file's policy reads (``None``: not readable)."""
-    from agents.ppo import load_actor
-
     try:
         return load_actor(model).obs_version
     except (ValueError, ModuleNotFoundError):
