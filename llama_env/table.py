@@ -446,8 +446,9 @@ class BatchTable:
         first: dict[int, int] = {}
         self._asks = np.array([-1 if a is None else first.setdefault(id(a), k) for k, a in enumerate(players)])
         self._versions = versions
-        self._game_numbers: np.ndarray | None = None
-        """While :meth:`play_games` plays: each slot's game as its caller numbers it (errors name it)."""
+        self._game_numbers: tuple[np.ndarray, int] | None = None
+        """While :meth:`play_games` plays: each slot's row and the first game's number, so
+        that errors name a game as its caller numbers it."""
         n, p = batch.num_games, batch.num_players
         self._ar_seats = np.arange(n) * p
         if seating is None:
@@ -533,10 +534,10 @@ class BatchTable:
                 f"({begun.size} game(s) in all); make a new BatchGame(auto_reset=False) or reset() it"
             )
         self.seat(np.arange(n), rows[:n])
-        row_of = np.arange(n)
+        row_of = np.arange(n)  # each slot's row of seating
         busy = np.ones(n, dtype=bool)
         started = n
-        self._game_numbers = row_of + first_game
+        self._game_numbers = (row_of, first_game)
         try:
             while busy.any():
                 self.advance(steps=1)
@@ -548,7 +549,6 @@ class BatchTable:
                 if more:
                     self.reset(done[:more], rows[started : started + more])
                     row_of[done[:more]] = np.arange(started, started + more)
-                    self._game_numbers[done[:more]] = row_of[done[:more]] + first_game
                     started += more
                 busy[done[more:]] = False
         finally:
@@ -749,7 +749,11 @@ class BatchTable:
         state = LlamaGame.from_dict(self.batch.snapshot(game))
         seat = state.current_player
         agent = k >= 0 and self.agents[k] is not None
-        number = game if self._game_numbers is None else int(self._game_numbers[game])
+        if self._game_numbers is None:
+            number = game
+        else:
+            row_of, first_game = self._game_numbers
+            number = int(row_of[game]) + first_game
         who = f"agent {self.names[k]!r} at seat {seat} of game {number}" if agent else f"game {number}, seat {seat}"
         err = state.illegal_action_error(action, who=who)
         if agent:
