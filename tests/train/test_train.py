@@ -219,7 +219,7 @@ def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch, env_workers):
 
         def interrupting(self, real=cls.step_wait):
             calls["n"] += 1
-            if calls["n"] == 40:
+            if calls["n"] == 100:  # in the middle of a rollout (with one or two env workers)
                 raise KeyboardInterrupt
             return real(self)
 
@@ -230,7 +230,9 @@ def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch, env_workers):
     )
     result = train(cfg)
     assert result.interrupted
-    assert 0 < result.num_timesteps < cfg.total_timesteps
+    rollout = cfg.n_envs * cfg.n_steps
+    # saved at the steps learned from: the rollout cut short is not counted
+    assert 0 < result.num_timesteps < cfg.total_timesteps and result.num_timesteps % rollout == 0
     assert (tmp_path / "int" / "checkpoints" / f"ppo_{result.num_timesteps}.zip").exists()
     assert (tmp_path / "int" / "model.zip").exists()
     assert not multiprocessing.active_children()  # the trainer closed its env: no env worker left
@@ -247,6 +249,27 @@ def test_same_seed_same_model(tmp_path):
     for (wa, ba), (wb, bb) in zip(a.layers, b.layers, strict=True):
         np.testing.assert_array_equal(wa, wb)
         np.testing.assert_array_equal(ba, bb)
+
+
+def test_a_checkpoint_holds_the_policy_trained_on_its_steps(tmp_path):
+    """``ppo_N`` is the policy after learning from N steps: a run of 1,024 steps ends with
+    the weights a longer run with the same seed saves as ``ppo_1024`` (taken during the
+    rollout that reached 1,024, it held the policy before that rollout's update), and the
+    evaluation at 1,024 steps measured them."""
+    from agents.ppo import load_actor
+
+    base = {**PRESETS["smoke"], "run_dir": str(tmp_path), "anneal_lr": False, "checkpoint_every": 512}
+    base |= {"eval_every": 1024, "eval_games": 8, "options": {"tensorboard": False}}
+    short = train(TrainConfig(**{**base, "total_timesteps": 1024, "run_name": "short"}))
+    long = train(TrainConfig(**{**base, "total_timesteps": 2048, "run_name": "long"}))
+    ended = load_actor(short.model_path)
+    for name, same in (("ppo_1024.zip", True), ("ppo_1536.zip", False)):
+        saved = load_actor(tmp_path / "long" / "checkpoints" / name)
+        equal = all(np.array_equal(w, v) for (w, _), (v, _) in zip(ended.layers, saved.layers, strict=True))
+        assert equal is same, name
+    assert [row["timesteps"] for row in short.evals] == [1024]
+    assert [row["timesteps"] for row in long.evals][:1] == [1024]
+    assert short.evals[0]["win_share_2p"] == long.evals[0]["win_share_2p"]
 
 
 @pytest.mark.parametrize("verbose", [0, 1])

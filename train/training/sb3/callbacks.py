@@ -1,7 +1,14 @@
 """What happens during sb3 training besides PPO itself: the SB3 callback that refreshes
 the self-play opponent, grows the past league, saves checkpoints, runs the periodic
 evaluation (:mod:`train.training.evaluation`, shared with the other backends) and logs
-speed."""
+speed.
+
+Snapshots, checkpoints and evaluations are taken between rollouts, after an update, so
+that the policy saved or measured at ``N`` steps is the one trained on exactly the first
+``N`` steps of experience (taken during a rollout, ``ppo_N`` would hold the policy before
+the update of the rollout that reached ``N``). A run stopped in the middle of a rollout
+(Ctrl-C, or its target reached) is likewise saved at the steps its policy was trained on:
+the part of a rollout collected but never learned from is not counted."""
 
 from __future__ import annotations
 
@@ -61,6 +68,14 @@ class TrainingHooks(BaseCallback):
         self.next_ckpt = next_multiple(start_steps, config.checkpoint_every)
         self.next_eval = next_multiple(start_steps, config.eval_every)
         self.next_past = next_multiple(start_steps, config.past_every)
+        self.trained = start_steps
+        """Steps of experience the policy has been updated on (the step count at the
+        start of the current rollout)."""
+        self.collecting = False
+        """Whether a rollout is being collected (not yet learned from)."""
+        self.halt = False
+        """Set between rollouts to stop training at the next step (a target reached, or
+        the run directory lost)."""
         self.t0 = time.perf_counter()
         self.t_roll = 0.0
         self.rollout_s = 0.0
@@ -104,8 +119,39 @@ class TrainingHooks(BaseCallback):
         # "self" plays a numpy copy of the current actor, refreshed at every rollout start
         # (the policy only changes between rollouts)
         self.env.set_policy("self", ActorPolicy(actor_from_policy(self.model.policy), self.opp_rng))
+        self.trained = self.model.num_timesteps
+        self.collecting = True
+        self.between_rollouts()
+
+    def between_rollouts(self) -> None:
+        """The past snapshot, checkpoint and evaluation due by now, of the policy updated
+        on :attr:`trained` steps; called at each rollout's start and by the trainer after
+        ``learn``. Sets :attr:`halt` when training should stop."""
+        config = self.config
+        n = self.trained
+        if config.past_every and n >= self.next_past:
+            self.past.append(actor_from_policy(self.model.policy))
+            del self.past[: -config.past_pool]
+            self.env.set_past_policies([ActorPolicy(a, self.opp_rng) for a in self.past])
+            self.next_past = next_multiple(n, config.past_every)
+        try:
+            if config.checkpoint_every and n >= self.next_ckpt:
+                self.save_checkpoint()
+                self.next_ckpt = next_multiple(n, config.checkpoint_every)
+            if config.eval_every and n >= self.next_eval:
+                self.run_eval()
+                self.next_eval = next_multiple(n, config.eval_every)
+        except OSError as exc:  # the run directory cannot be written: stop, keep what is saved
+            self.write_error = exc
+        self.halt = self.write_error is not None or self.stopped_early
+
+    def steps_learned(self) -> int:
+        """The step count to save the policy under now: :attr:`trained` in the middle of
+        a rollout (what it collected was not learned from), else the model's count."""
+        return self.trained if self.collecting else self.model.num_timesteps
 
     def _on_rollout_end(self) -> None:
+        self.collecting = False
         torch.set_num_threads(self.config.torch_threads)
         self.rollout_s += time.perf_counter() - self.t_roll
         wall = time.perf_counter() - self.t0
@@ -123,33 +169,18 @@ class TrainingHooks(BaseCallback):
             self.bar.write(f"{rate:,.0f} steps/s so far: {_duration(left)} to go (evaluations add a little)")
 
     def _on_step(self) -> bool:
-        config = self.config
-        n = self.model.num_timesteps
+        if self.halt:  # decided between rollouts; this step's experience is not counted
+            return False
         if self.bar is not None:
             self.bar.update(self.training_env.num_envs)
         for info, d in zip(self.locals["infos"], self.locals["dones"], strict=True):
             if d:
                 self.wins.append(info["win_share"])
-        if config.past_every and n >= self.next_past:
-            self.past.append(actor_from_policy(self.model.policy))
-            del self.past[: -config.past_pool]
-            self.env.set_past_policies([ActorPolicy(a, self.opp_rng) for a in self.past])
-            self.next_past = next_multiple(n, config.past_every)
-        try:
-            if config.checkpoint_every and n >= self.next_ckpt:
-                self.save_checkpoint()
-                self.next_ckpt = next_multiple(n, config.checkpoint_every)
-            if config.eval_every and n >= self.next_eval:
-                self.run_eval()
-                self.next_eval = next_multiple(n, config.eval_every)
-        except OSError as exc:  # the run directory cannot be written: stop, keep what is saved
-            self.write_error = exc
-            return False
-        return not self.stopped_early
+        return True
 
     def run_eval(self) -> None:
         config = self.config
-        row = evaluation_row(actor_from_policy(self.model.policy), config, self.model.num_timesteps)
+        row = evaluation_row(actor_from_policy(self.model.policy), config, self.trained)
         for n in config.eval_players:
             self.logger.record(f"eval/win_share_vs_{config.eval_opponent}_{n}p", row[f"win_share_{n}p"])
             self.logger.record(f"eval/fair_share_{n}p", 1.0 / n)

@@ -276,11 +276,18 @@ def _train_on(
             )
     except KeyboardInterrupt:
         interrupted = True
-        print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
     except OSError as exc:  # TensorBoard or another writer lost the run directory
         write_error = exc
     finally:
         hooks.close()
+    # a rollout cut short was never learned from: the policy is saved at the steps it learned
+    model.num_timesteps = hooks.steps_learned()
+    if interrupted:
+        print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
+    elif write_error is None and not hooks.halt and remaining > 0:
+        hooks.collecting = False
+        hooks.trained = model.num_timesteps
+        hooks.between_rollouts()  # what fell due with the last update (an evaluation at the end)
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
@@ -292,7 +299,8 @@ def _train_on(
         ) from None
     try:
         with saving_despite_ctrl_c():
-            save_checkpoint()
+            if not saved or saved[-1] != run.checkpoint_path(model.num_timesteps):
+                save_checkpoint()
             save_model(model, run.model_path)
             env_s = env.env_time - env_t0
             summary = {
