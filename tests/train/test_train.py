@@ -238,6 +238,24 @@ def test_ctrl_c_saves_a_checkpoint(tmp_path, monkeypatch, env_workers):
     assert not multiprocessing.active_children()  # the trainer closed its env: no env worker left
 
 
+def test_a_run_leaves_the_callers_global_random_streams_alone(tmp_path):
+    """SB3 seeds Python's, numpy's and torch's global generators from the run's seed:
+    after ``train`` they go on where the caller left them."""
+    import random
+
+    import torch
+
+    def draws() -> tuple[float, float, float]:
+        return random.random(), float(np.random.random()), float(torch.rand(1))
+
+    random.seed(11), np.random.seed(11), torch.manual_seed(11)
+    expected = draws()
+    random.seed(11), np.random.seed(11), torch.manual_seed(11)
+    cfg = {**PRESETS["smoke"], "total_timesteps": 512, "eval_every": 0, "checkpoint_every": 0}
+    train(TrainConfig(**cfg, run_dir=str(tmp_path), options={"tensorboard": False}))
+    assert draws() == expected
+
+
 def test_same_seed_same_model(tmp_path):
     """A seeded run is reproducible: the same config trains the same weights."""
     from agents.ppo import load_actor

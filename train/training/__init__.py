@@ -18,6 +18,13 @@ checked without them.
 
 from __future__ import annotations
 
+import contextlib
+import random
+import sys
+from collections.abc import Iterator
+
+import numpy as np
+
 from train.training.backend import Backend, backend_named, backends, register_backend
 from train.training.config import TrainConfig, config_from_dict
 from train.training.presets import PRESETS
@@ -43,6 +50,26 @@ def train(config: TrainConfig) -> TrainResult:
 
     Raises ``ValueError`` for a bad config (naming the key) and
     :class:`train.training.run_dir.RunDirError` when the run directory cannot be
-    written or is in use; what was saved before is kept."""
+    written or is in use; what was saved before is kept.
+
+    The run seeds Python's, numpy's and torch's global generators (SB3 does, from
+    ``config.seed``); their states are put back when it returns, so the caller's own
+    random streams go on as if no run had drawn from them."""
     config.validate()
-    return config.backend_spec().run(config)
+    with _global_random_states_kept():
+        return config.backend_spec().run(config)
+
+
+@contextlib.contextmanager
+def _global_random_states_kept() -> Iterator[None]:
+    """Restore the global generators of ``random``, numpy and (if imported) torch."""
+    python_state, numpy_state = random.getstate(), np.random.get_state()
+    torch = sys.modules.get("torch")
+    torch_state = torch.get_rng_state() if torch is not None else None
+    try:
+        yield
+    finally:
+        random.setstate(python_state)
+        np.random.set_state(numpy_state)
+        if torch is not None:
+            torch.set_rng_state(torch_state)
