@@ -433,6 +433,108 @@ def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, 
         b.quit()
 
 
+def focused(driver: webdriver.Chrome) -> str:
+    """What has the keyboard's focus: a card's action, ``draw``, ``quit``, or another id."""
+    return driver.execute_script(
+        "const e = document.activeElement; return e.dataset.action !== undefined ? 'card' : e.id || e.tagName"
+    )
+
+
+def test_a_game_reopened_by_keyboard_reload_and_link(site, browser):
+    """What a person meets beyond one page: the keyboard alone plays (the focus comes back
+    to the move buttons after each move), a reload shows the game so far at once (it was
+    replayed one event at a time, a minute for a long game) and keeps the links for the
+    others, a game link pasted into the open page opens it, and a move from a page that
+    fell behind (the same seat in another tab) catches up instead of staying stuck."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=5, end_score=20)
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver)
+    session = site.store.get(state["id"])
+    ann = driver.current_url
+    links = [i.get_attribute("value") for i in driver.find_elements(By.CSS_SELECTOR, "#invites input.invite")]
+    assert len(links) == 1 and shown(driver, "invite-local")  # served on 127.0.0.1: the page says who can reach it
+    bob = links[0]
+
+    # the keyboard alone: Enter on the focused move, then the focus is back on a move
+    pages = {0: ann, 1: bob}
+    keyed = 0
+    for _ in range(4):
+        seat = session.game.current_player
+        if driver.current_url != pages[seat]:
+            driver.get(pages[seat])
+        state = synced(driver, session)
+        if not state["your_turn"]:
+            break
+        if shown(driver, "round-result"):
+            ActionChains(driver).send_keys("\ue00c").perform()  # Escape closes the round's result
+            assert not shown(driver, "round-result")
+        assert focused(driver) in ("card", "draw", "quit")
+        ActionChains(driver).send_keys("\ue007").perform()  # Enter
+        idle(driver, f"window.llamaState.seq > {state['seq']}")
+        keyed += 1
+    assert keyed >= 2
+
+    # a reload shows the game so far at once, the creator's links included
+    driver.get(ann)
+    driver.refresh()
+    state = synced(driver, session)
+    assert driver.execute_script("return window.llamaAnimated") == 0
+    assert len(log_lines(driver)) == len(state["events"]) + bool(state["truncated"]) > 3
+    assert [i.get_attribute("value") for i in driver.find_elements(By.CSS_SELECTOR, "#invites input.invite")] == links
+
+    # a game link pasted into the open page opens it: Bob's seat, without Ann's links
+    driver.execute_script("location.hash = arguments[0]", bob.split("#", 1)[1])
+    state = idle(driver, "window.llamaState.seat === 1")
+    assert not shown(driver, "invites") and hand_shown(driver) == [card_text(c) for c in session.game.hand(1)]
+
+    # the seat to move open in two tabs: the other tab moves, this one falls behind
+    seat = session.game.current_player
+    driver.get(pages[seat])
+    state = synced(driver, session)
+    assert state["your_turn"]
+    driver.switch_to.new_window("tab")
+    try:
+        driver.get(pages[seat])
+        synced(driver, session)
+        play_something(driver, 0)
+        idle(driver, f"window.llamaState.seq > {state['seq']}")
+    finally:
+        driver.close()
+        driver.switch_to.window(driver.window_handles[0])
+    assert session.seq > state["seq"] and driver.execute_script("return window.llamaState.your_turn")
+    play_something(driver, 0)  # still shown as this page's turn: refused, then caught up
+    state = synced(driver, session)
+    assert "moved on" in driver.find_element(By.ID, "game-error").text
+    assert hand_shown(driver) == [card_text(c) for c in session.game.hand(seat)]
+
+
+SMALL_PHONE = Screen("small phone", 320, 640, phone=True)
+
+
+def test_a_small_phone_fits_the_setup_and_a_full_table_of_long_names(site, browser):
+    """At 320 px nothing is wider than the screen (the record's file input was 360 px,
+    so the phone zoomed the whole page out), and at six seats a name as long as the
+    server takes is cut inside its seat, not spilled over the next one."""
+    driver = browser
+    open_page(driver, site.url, SMALL_PHONE)
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= SMALL_PHONE.width
+    long_name = "Bartholomew Fitzgerald-Montgomery the 3rd"[:40]
+    set_up(driver, [("person", long_name)] + [("agent", "random")] * 5, seed=1, end_score=20)
+    driver.find_element(By.ID, "start").click()
+    idle(driver)
+    assert driver.execute_script("return document.documentElement.scrollWidth") <= SMALL_PHONE.width
+    seats = driver.execute_script(
+        "return [...document.querySelectorAll('#seats .seat')].map((s) => {"
+        "  const box = s.getBoundingClientRect(), name = s.querySelector('b').getBoundingClientRect();"
+        "  return [box.left, box.right, name.left, name.right]; })"
+    )
+    assert len(seats) == 6
+    for left, right, name_left, name_right in seats:
+        assert left <= name_left and name_right <= right, seats
+
+
 # --------------------------------------------------------------------------- 3. names are text
 
 

@@ -757,7 +757,12 @@ class SessionStore:
             self._expire()
             session = self._games.get(game_id)
             if session is None:
-                raise SessionError("no such game (it may have expired)", 404)
+                minutes = f"{self.idle_seconds / 60:g}"
+                raise SessionError(
+                    "no such game on this server: the server restarted since, or the game went "
+                    f"{minutes} minutes without a look or a move (or it was over and made room for a new one)",
+                    404,
+                )
             session.touched = time.monotonic()
             self._games.move_to_end(game_id)
             return session

@@ -3,7 +3,8 @@
 //
 // The server sends what this page's seat may see (its own hand, never the others' or
 // the order of the draw pile) and the events since the last request, each with the
-// table after it; the page shows them one by one at a pace a person can follow. Every
+// table after it; the page shows them one by one at a pace a person can follow (a page
+// opened on a game under way writes its past at once). Every
 // request about a game carries the token of the page's seat (from the link's #fragment,
 // which never reaches a server). Names and messages are written as text, never as HTML.
 "use strict";
@@ -18,7 +19,9 @@ let animating = false;
 let autoplay = null;
 let poller = null;
 let historyOffset = 0;
+let pollFailures = 0;      // requests in a row that did not reach the server
 window.llamaIdle = true;  // for tests: nothing is being shown or fetched
+window.llamaAnimated = 0;  // for tests: events shown one by one since the page opened a game
 
 // An element with text children (strings become text nodes, never markup).
 function el(tag, attrs = {}, ...children) {
@@ -44,13 +47,21 @@ async function send(method, path, text) {
   if (!response.ok) {
     let data = {};
     try { data = await response.json(); } catch (err) { /* not JSON */ }
-    throw new Error(data.error || `HTTP ${response.status}`);
+    const error = new Error(data.error || `HTTP ${response.status}`);
+    error.status = response.status;
+    throw error;
   }
   return response;
 }
 
 async function api(method, path, body) {
-  const response = await send(method, path, body === undefined ? undefined : JSON.stringify(body));
+  let response;
+  try {
+    response = await send(method, path, body === undefined ? undefined : JSON.stringify(body));
+  } catch (err) {
+    if (err.status === undefined) err.message = "the server cannot be reached (is llama-rl serve still running?)";
+    throw err;
+  }
   try { return await response.json(); } catch (err) { return {}; }
 }
 
@@ -76,7 +87,7 @@ function seatRows() {
     const kind = el("select", { "aria-label": `seat ${p}` },
       el("option", { value: "person", text: "Person" }), el("option", { value: "agent", text: "Agent" }));
     kind.value = keep.kind;
-    const input = el("input", { class: "seat-input", size: "16", maxlength: "100" });
+    const input = el("input", { class: "seat-input", size: "16", maxlength: "100", "aria-label": `seat ${p}: name or agent` });
     const fit = () => {
       const person = kind.value === "person";
       input.setAttribute("list", person ? "" : "agent-list");
@@ -141,10 +152,34 @@ function link(id, seatToken) {
   return `${location.origin}${location.pathname}#game=${id}&token=${seatToken}`;
 }
 
-function begin(state) {
+// The invitation links of the games this browser started (the server gives them once, to
+// the page that starts the game): kept for the last 20 games, so a reload shows them again.
+const INVITES = "llama-invites";
+
+function keptInvites() {
+  try { return JSON.parse(localStorage.getItem(INVITES) || "[]"); } catch (err) { return []; }
+}
+
+function keepInvites(state) {
+  const kept = keptInvites().filter((g) => g.id !== state.id);
+  kept.push({ id: state.id, token: state.token, links: state.links });
+  try { localStorage.setItem(INVITES, JSON.stringify(kept.slice(-20))); } catch (err) { /* storage full or off */ }
+}
+
+function invitesOf(state) {
+  if (state.links) { keepInvites(state); return state.links; }
+  const kept = keptInvites().find((g) => g.id === state.id && g.token === token);
+  return kept ? kept.links : [];
+}
+
+const LOOPBACK = ["127.0.0.1", "localhost", "[::1]", "::1"];
+
+function begin(state, opened = false) {
   stopAutoplay();
   stopPolling();
   queue = [];
+  pollFailures = 0;
+  window.llamaAnimated = 0;
   game = null;
   $("log").replaceChildren();
   $("round-result").classList.add("hidden");
@@ -154,14 +189,21 @@ function begin(state) {
   show("game");
   $("you").classList.toggle("hidden", state.mode !== "play");
   $("watch-controls").classList.toggle("hidden", state.mode === "play");
-  const others = (state.links || []).filter((l) => l.seat !== state.seat);
-  $("invites").classList.toggle("hidden", state.mode !== "play" || others.length === 0);
+  const others = (state.mode === "play" ? invitesOf(state) : []).filter((l) => l.seat !== state.seat);
+  $("invites").classList.toggle("hidden", others.length === 0);
+  $("invite-local").classList.toggle("hidden", !LOOPBACK.includes(location.hostname));
   $("invite-list").replaceChildren(...others.map((l) => {
-    const input = el("input", { readonly: "", value: link(state.id, l.token), class: "invite", "data-seat": String(l.seat) });
-    const copy = el("button", { text: "Copy", onclick: () => { input.select(); navigator.clipboard?.writeText(input.value); } });
+    const input = el("input", {
+      readonly: "", value: link(state.id, l.token), class: "invite", "data-seat": String(l.seat),
+      "aria-label": `link for seat ${l.seat} (${l.name})`,
+    });
+    const copy = el("button", {
+      text: "Copy", "aria-label": `copy the link for seat ${l.seat} (${l.name})`,
+      onclick: () => { input.select(); navigator.clipboard?.writeText(input.value); },
+    });
     return el("li", {}, el("span", { text: `seat ${l.seat} (${l.name}) ` }), input, copy);
   }));
-  receive(state);
+  receive(state, opened);
 }
 
 async function openLink() {
@@ -169,23 +211,28 @@ async function openLink() {
   if (!params.get("game") || !params.get("token")) return false;
   token = params.get("token");
   try {
-    begin(await api("GET", `/api/games/${encodeURIComponent(params.get("game"))}`));
+    begin(await api("GET", `/api/games/${encodeURIComponent(params.get("game"))}`), true);
   } catch (err) {
     token = null;
+    game = null;
     show("setup");
-    $("setup-error").textContent = `That game link does not work any more: ${err.message}`;
+    const why = err.status === 403 ? "its token is not this game's (ask for the link again)" : err.message;
+    $("setup-error").textContent = `That game link does not open a game: ${why}. Start a new game below.`;
   }
   return true;
 }
 
 // ------------------------------------------------------------------ showing
 
-function receive(state) {
-  const first = game === null;
+function receive(state, opened = false) {
   game = state;
   window.llamaState = state;  // for tests and the curious: what the server sent
-  if (state.truncated && !first) log("(earlier moves left out)", "note");
-  queue.push(...state.events);
+  if (state.truncated) log("(earlier moves left out)", "note");
+  if (opened) {  // the game so far, written at once: only what happens from now on is shown move by move
+    for (const event of state.events) log(event.text, event.type === "move" ? "" : event.type);
+  } else {
+    queue.push(...state.events);
+  }
   if (!animating) showNext();
 }
 
@@ -209,14 +256,16 @@ function showNext() {
   window.llamaIdle = false;
   disableInput();
   const event = queue.shift();
+  window.llamaAnimated += 1;
   drawTable(event.table, false);
   log(event.text, event.type === "move" ? "" : event.type);
+  $("announce").textContent = event.text;  // read out by screen readers
   if (event.type === "round") showRound(event);
   setTimeout(showNext, queue.length ? delay() : Math.min(delay(), 250));
 }
 
 function cardFace(card, small) {
-  return el("span", { class: `card face c${card}${small ? " small" : ""}`, text: CARD(card), "aria-label": CARD_NAME(card) });
+  return el("span", { class: `card face c${card}${small ? " small" : ""}`, text: CARD(card), role: "img", "aria-label": CARD_NAME(card) });
 }
 
 function drawTable(table, live) {
@@ -272,6 +321,23 @@ function showRound(event) {
   const head = el("tr", {}, ...["player", "cards", "points", "score"].map((h) => el("th", { text: h })));
   $("round-body").replaceChildren(el("h3", { text: event.text }), el("table", {}, head, ...rows));
   $("round-result").classList.remove("hidden");
+  $("round-ok").focus();
+}
+
+function closeRound() {
+  const wasOpen = !$("round-result").classList.contains("hidden");
+  $("round-result").classList.add("hidden");
+  if (wasOpen) focusMove();
+}
+
+// After a move the buttons are drawn anew: the keyboard's focus goes to the first card
+// that can be played, else Draw, else Quit (never while the person is elsewhere on the page).
+function focusMove() {
+  const active = document.activeElement;
+  const lost = !active || active === document.body || active.disabled || !active.isConnected;
+  if (!lost || !game || !game.your_turn || animating || !$("round-result").classList.contains("hidden")) return;
+  const target = document.querySelector("#hand button:enabled") || [$("draw"), $("quit")].find((b) => !b.disabled);
+  if (target) target.focus();
 }
 
 function disableInput() {
@@ -286,6 +352,7 @@ function render() {
     $("turn").textContent = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : `Waiting for ${waiting}…`;
     $("turn").classList.toggle("mine", game.your_turn);
     $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
+    focusMove();
   } else {
     const done = game.game_over || (game.mode === "replay" && game.moves_left === 0);
     $("step").disabled = done;
@@ -317,6 +384,16 @@ async function move(action) {
   try {
     receive(await api("POST", `/api/games/${game.id}/move`, { action, since: game.seq }));
   } catch (err) {
+    if (err.status === 409 && game.mode === "play") {  // the game may have moved on (another tab): catch up
+      try {
+        const state = await api("GET", `/api/games/${game.id}?since=${game.seq}`);
+        if (state.seq !== game.seq) {
+          receive(state);
+          $("game-error").textContent = "The game had moved on since this page last looked: here is where it stands.";
+          return;
+        }
+      } catch (again) { /* say the first error */ }
+    }
     $("game-error").textContent = err.message;
     render();
     window.llamaIdle = true;
@@ -338,22 +415,32 @@ async function step() {
   }
 }
 
-// Another person's move reaches this page by polling, while it waits for its turn.
+// Another person's move reaches this page by polling while it waits for its turn. On its
+// own turn it looks every 15 s: that keeps the game from being forgotten as idle, and
+// catches a move made for this seat in another tab. A request that does not reach the
+// server is tried again, less and less often, and the page says so.
+const LOST = "The connection to the server is lost: trying again…";
+
 function schedulePoll() {
   stopPolling();
-  if (!game || game.mode !== "play" || game.game_over || game.your_turn) return;
+  if (!game || game.mode !== "play" || game.game_over) return;
+  const wait = pollFailures ? Math.min(1000 * 2 ** pollFailures, 15000) : game.your_turn ? 15000 : 600;
   poller = setTimeout(async () => {
     poller = null;
     if (animating || !game) return;
+    const id = game.id;
     try {
-      const state = await api("GET", `/api/games/${game.id}?since=${game.seq}`);
+      const state = await api("GET", `/api/games/${id}?since=${game.seq}`);
+      if (!game || game.id !== id) return;  // another game was opened meanwhile
+      if (pollFailures) { pollFailures = 0; if ($("game-error").textContent === LOST) $("game-error").textContent = ""; }
       if (state.events.length || state.seq !== game.seq) { window.llamaIdle = false; receive(state); return; }
     } catch (err) {
-      $("game-error").textContent = err.message;
-      return;
+      if (err.status !== undefined) { $("game-error").textContent = err.message; return; }
+      pollFailures += 1;
+      $("game-error").textContent = LOST;
     }
     schedulePoll();
-  }, 600);
+  }, wait);
 }
 
 function stopPolling() {
@@ -404,7 +491,7 @@ async function showHistory(more) {
   try {
     const data = await api("GET", `/api/history?limit=50&offset=${historyOffset}`);
     $("history-count").textContent = `${data.count} game${data.count === 1 ? "" : "s"} saved.`;
-    const rhead = el("tr", {}, ...["", "name", "", "games", "wins", "win share", "rating", "mu ± σ"].map((h) => el("th", { text: h })));
+    const rhead = el("tr", {}, ...["#", "name", "kind", "games", "wins", "win share", "rating", "mu ± σ"].map((h) => el("th", { text: h })));
     $("ratings").replaceChildren(rhead, ...data.ratings.map((r, i) => el("tr", {},
       el("td", { text: String(i + 1) }), el("td", { text: r.name }), el("td", { class: "kind", text: r.kind }),
       el("td", { text: String(r.games) }), el("td", { text: String(r.wins) }),
@@ -414,7 +501,10 @@ async function showHistory(more) {
     const rows = data.games.map((g) => el("tr", {},
       el("td", { text: new Date(g.finished).toLocaleString() }),
       el("td", {}, ...g.seats.flatMap((s, p) => [p ? ", " : "", el("span", { class: s.winner ? "winner" : "" }, `${s.name} (${s.score})`)])),
-      el("td", {}, el("button", { text: "Replay", class: "replay", "data-game": String(g.id), onclick: () => replaySaved(g.id) }))));
+      el("td", {}, el("button", {
+        text: "Replay", class: "replay", "data-game": String(g.id), onclick: () => replaySaved(g.id),
+        "aria-label": `replay the game finished ${new Date(g.finished).toLocaleString()}`,
+      }))));
     if (more) $("games").append(...rows); else $("games").replaceChildren(ghead, ...rows);
     $("history-more").classList.toggle("hidden", historyOffset + data.games.length >= data.count);
   } catch (err) {
@@ -444,7 +534,8 @@ $("quit").addEventListener("click", () => move(8));
 $("step").addEventListener("click", step);
 $("play").addEventListener("click", playAuto);
 $("pause").addEventListener("click", stopAutoplay);
-$("round-ok").addEventListener("click", () => $("round-result").classList.add("hidden"));
+$("round-ok").addEventListener("click", closeRound);
+document.addEventListener("keydown", (event) => { if (event.key === "Escape") closeRound(); });
 $("download").addEventListener("click", download);
 $("history-more").addEventListener("click", () => showHistory(true));
 $("nav-history").addEventListener("click", () => showHistory(false));
@@ -458,6 +549,7 @@ const newGame = () => {
 };
 $("new-game").addEventListener("click", newGame);
 $("nav-new").addEventListener("click", newGame);
+window.addEventListener("hashchange", openLink);  // a game link pasted into a tab already open
 seatRows();
 loadAgents();
 openLink();
