@@ -8,6 +8,8 @@ chromium-driver; Selenium runs offline and downloads nothing).
 * Two friends in two browsers, each with only their own hand and their own moves.
 * Names from data are text, never markup (a replayed record with HTML in its names).
 * Watching agents shows every hand; an unknown agent shows the server's error.
+* A game reopened (keyboard play, a reload, a pasted link, a page fallen behind), a page
+  that lost the server and got it back, and a 320 px phone.
 
 ``LLAMA_RL_SCREENSHOTS=docs/img`` writes the docs' pictures (play-desktop.png,
 play-phone.png) instead of throwaway ones.
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 from selenium import webdriver
@@ -508,6 +511,56 @@ def test_a_game_reopened_by_keyboard_reload_and_link(site, browser):
     state = synced(driver, session)
     assert "moved on" in driver.find_element(By.ID, "game-error").text
     assert hand_shown(driver) == [card_text(c) for c in session.game.hand(seat)]
+
+
+def serve_on(store: SessionStore, port: int) -> tuple[uvicorn.Server, threading.Thread]:
+    sock = bind("127.0.0.1", port)
+    server = uvicorn.Server(uvicorn.Config(create_app(store), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    WebDriverWait(server, 10, poll_frequency=0.05).until(lambda s: s.started)
+    return server, thread
+
+
+def test_a_waiting_page_says_the_server_is_lost_and_recovers_when_it_is_back(browser):
+    """A page waiting for another person's move that cannot reach the server says so and
+    tries again (it stopped polling for good, showing "Failed to fetch"); when the same
+    server answers again, the message goes and the page follows the game."""
+    store = SessionStore(secret=bytes(16))
+    server, thread = serve_on(store, 0)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    driver = browser
+    try:
+        open_page(driver, f"http://127.0.0.1:{port}", DESKTOP)
+        set_up(driver, [("person", "Ann"), ("person", "Bob")], seed=2, end_score=20)
+        driver.find_element(By.ID, "start").click()
+        state = idle(driver)
+        session = store.get(state["id"])
+        links = [
+            driver.current_url,
+            driver.find_element(By.CSS_SELECTOR, "#invites input.invite").get_attribute("value"),
+        ]
+        mover = session.game.current_player
+        if state["your_turn"]:  # the page must wait: open the seat whose turn it is not
+            driver.get(links[1 - mover])
+            state = idle(driver, f"window.llamaState.seat === {1 - mover}")
+        assert not state["your_turn"]
+        server.should_exit = True
+        thread.join(timeout=10)
+        error = driver.find_element(By.ID, "game-error")
+        WebDriverWait(driver, 10).until(lambda d: "connection to the server is lost" in error.text)
+        server, thread = serve_on(store, port)  # the same games: as a server that was only unreachable
+        answer = httpx.post(
+            f"http://127.0.0.1:{port}/api/games/{state['id']}/move",
+            json={"action": session.game.legal_actions()[0]},
+            headers={"X-Llama-Token": links[mover].rsplit("token=", 1)[1]},
+        )
+        assert answer.status_code == 200, answer.text
+        synced(driver, session)
+        WebDriverWait(driver, 20).until(lambda d: error.text == "")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 SMALL_PHONE = Screen("small phone", 320, 640, phone=True)
