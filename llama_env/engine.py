@@ -1321,8 +1321,9 @@ def _check_state_fields(given: Any, like: Any, where: str) -> None:
     """Each field of a bit generator state holds what numpy keeps there (``like``, a
     fresh generator's state): an integer (never a bool, a float or a string, which numpy
     would silently take as 1, truncate or refuse obscurely) or a list of as many integers
-    as its array. The walk follows ``like``, so it is as deep as numpy's state (two
-    levels), whatever ``given`` nests."""
+    as its array, none negative (numpy 1.x wraps a negative one around to a huge state,
+    with only a warning). The walk follows ``like``, so it is as deep as numpy's state
+    (two levels), whatever ``given`` nests."""
     if isinstance(like, dict):
         if not isinstance(given, dict):
             raise ValueError(f"{where} must be a dict with the keys {', '.join(like)}, got {brief(given)}")
@@ -1333,13 +1334,13 @@ def _check_state_fields(given: Any, like: Any, where: str) -> None:
             _check_state_fields(given[key], value, f"{where}.{key}")
     elif isinstance(like, np.ndarray):
         if isinstance(given, np.ndarray):
-            ok = given.dtype.kind in "iu" and given.shape == like.shape
+            ok = given.dtype.kind in "iu" and given.shape == like.shape and not (given < 0).any()
         else:
-            ok = isinstance(given, list) and len(given) == like.size and all(_is_int(v) for v in given)
+            ok = isinstance(given, list) and len(given) == like.size and all(_is_int(v) and v >= 0 for v in given)
         if not ok:
-            raise ValueError(f"{where} must be a list of {like.size} integers, got {brief(given)}")
-    elif isinstance(like, int) and not _is_int(given):
-        raise ValueError(f"{where} must be an integer, got {brief(given)}")
+            raise ValueError(f"{where} must be a list of {like.size} integers >= 0, got {brief(given)}")
+    elif isinstance(like, int) and not (_is_int(given) and given >= 0):
+        raise ValueError(f"{where} must be an integer >= 0, got {brief(given)}")
 
 
 def _is_int(value: Any) -> bool:

@@ -1,6 +1,6 @@
 """A core install (numpy, gymnasium, pettingzoo; no training extra) runs the envs, the
 baselines, the shipped ppo and search agents and the evaluation; a model only torch can
-read says what to install."""
+read, and a results table without pandas, say what to install."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ SCRIPT = textwrap.dedent(
     assert "heuristic" in agents.names() and "ppo" in agents.names()
     r = evaluate(["heuristic", "random"], 10, seed=0, workers=1)
     assert abs(sum(r.win_shares) - 1.0) < 1e-9
+    try:
+        r.to_dataframe()
+    except ModuleNotFoundError as exc:
+        print("table:", exc)
     # the shipped models are numpy archives: every table size, the search agent too
     for agents_ in (["ppo"] * 3, ["ppo", "random", "random", "random", "random"], ["search", "heuristic"] * 2):
         r = evaluate(agents_, 4, seed=0, workers=1, batched=False)
@@ -43,6 +47,8 @@ def test_core_install_plays_the_shipped_agents_and_a_zip_names_the_missing_extra
     assert out.returncode == 0, out.stderr
     assert "PPO zip: the ppo agent reads its model with torch" in out.stdout
     assert "pip install 'llama-rl[train]'" in out.stdout
+    assert "table: the results' tables (to_dataframe and train.evaluation.analysis) need pandas: " in out.stdout
+    assert "pip install 'llama-rl[notebooks]'" in out.stdout
     # the command line: one error line and exit 1, no traceback
     assert "exit 1" in out.stdout
     assert "llama-rl: error: the ppo agent reads its model with torch" in out.stderr

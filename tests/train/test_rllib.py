@@ -863,3 +863,18 @@ def test_a_new_rllib_run_stopped_while_ray_starts_leaves_no_folder_behind(tmp_pa
     monkeypatch.setattr(trainer, "ray_session", interrupted_start)
     assert main(tiny_run(tmp_path, "int", 256)) == 130
     assert not (tmp_path / "int").exists()
+
+
+def test_quieting_rays_notices_keeps_everyone_elses_deprecation_warnings():
+    """The filters for RLlib's notices about its own internals stay for the process: they
+    match warnings raised in Ray's modules only (they hid every library's "has been
+    deprecated" in a notebook that had trained once)."""
+    from train.training.rllib.trainer import _quiet_ray
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _quiet_ray()
+        warnings.warn_explicit("f has been deprecated", DeprecationWarning, "x.py", 1, module="ray.rllib.algorithms")
+        warnings.warn_explicit("g has been deprecated", DeprecationWarning, "y.py", 1, module="mylib.api")
+        warnings.warn("h has been deprecated", DeprecationWarning, stacklevel=1)
+    assert sorted(str(w.message) for w in caught) == ["g has been deprecated", "h has been deprecated"]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from train.evaluation.runner import GameRecord
-from train.evaluation.stats import mean_ci
+from train.evaluation.stats import mean_ci, pandas
 from train.evaluation.tournament import TournamentResult
 
 __all__ = ["games_frame", "win_share_frame", "behaviour_frame"]
@@ -23,7 +23,7 @@ def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
     """One row per (game, seat): the agent, its final score, points per round, share of
     the win, whether it won, rounds it went out, and how it played (plays, draws, quits,
     summed penalty held when quitting)."""
-    import pandas as pd
+    pd = pandas()
 
     rows = []
     for r in records:
@@ -55,7 +55,7 @@ def win_share_frame(result: TournamentResult) -> Any:
     (normal approximation over games, Wilson's when every share is 0 or 1; see
     :func:`train.evaluation.mean_ci`), its rating
     (:attr:`TournamentResult.ratings`) and the number of games, best rating first."""
-    import pandas as pd
+    pd = pandas()
 
     df = games_frame(result.records, result.names)
     rows = []

@@ -21,7 +21,7 @@ from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
 from train.evaluation.runner import agent_display_names, check_num_games
-from train.evaluation.stats import AgentStats, aggregate, json_number
+from train.evaluation.stats import AgentStats, aggregate, json_number, pandas
 
 __all__ = ["EvalResult", "evaluate"]
 
@@ -88,7 +88,7 @@ class EvalResult:
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame, one row per agent (needs pandas)."""
-        import pandas as pd
+        pd = pandas()
 
         return pd.DataFrame([vars(a) for a in self.agents]).set_index("name")
 

@@ -21,10 +21,26 @@ import numpy as np
 
 from train.evaluation.runner import GameColumns
 
-__all__ = ["Z95", "mean_ci", "AgentStats", "aggregate", "json_number"]
+__all__ = ["Z95", "mean_ci", "AgentStats", "aggregate", "json_number", "pandas"]
 
 Z95 = 1.959963984540054
 """The two-sided 95% normal quantile."""
+
+
+def pandas() -> Any:
+    """The ``pandas`` module, which the results' tables need (it comes with the
+    ``notebooks`` extra); a ``ModuleNotFoundError`` that says how to get it if missing."""
+    try:
+        import pandas as pd
+    except ModuleNotFoundError as exc:
+        if exc.name != "pandas":
+            raise
+        raise ModuleNotFoundError(
+            "the results' tables (to_dataframe and train.evaluation.analysis) need pandas: "
+            "pip install 'llama-rl[notebooks]' (or pandas)",
+            name="pandas",
+        ) from None
+    return pd
 
 
 def json_number(value: Any) -> Any:

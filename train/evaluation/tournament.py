@@ -21,7 +21,7 @@ from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
 from train.evaluation.ratings import Rating, fit_ratings
 from train.evaluation.runner import KEY_TABLES, GameRecord, agent_display_names, check_num_games
-from train.evaluation.stats import json_number
+from train.evaluation.stats import json_number, pandas
 
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 
@@ -127,14 +127,14 @@ class TournamentResult:
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame of the ratings, best first (needs pandas)."""
-        import pandas as pd
+        pd = pandas()
 
         rows = self.to_dict()["agents"]
         return pd.DataFrame(rows).set_index("name").sort_values("ordinal", ascending=False)
 
     def pairwise_dataframe(self) -> Any:
         """The pairwise matrix as a pandas DataFrame (needs pandas)."""
-        import pandas as pd
+        pd = pandas()
 
         return pd.DataFrame(self.pairwise, index=self.names, columns=self.names)
 

@@ -65,8 +65,10 @@ _KNOWN_NOTICES = (
 
 
 def _quiet_ray() -> None:
+    # only warnings raised from Ray's own modules: the filters stay for the process, and a
+    # notebook's other libraries (and the user's code) keep their deprecation warnings
     for pattern in _KNOWN_NOTICES:
-        warnings.filterwarnings("ignore", message=pattern)
+        warnings.filterwarnings("ignore", message=pattern, module=r"ray(\.|$)")
     import logging
 
     for name in ("ray", "ray.rllib", "ray.tune", "ray.util"):
@@ -195,7 +197,12 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
             num_cpus_per_env_runner=1,
             env_runner_cls=LlamaEnvRunner,
         )
-        .learners(num_learners=0)
+        .learners(
+            num_learners=0,
+            # the runner's episode chunks go to PPO's batch in one piece (rllib_batch)
+            learner_connector=functools.partial(_train_batch_connector, config.gamma, config.gae_lambda),
+            add_default_connectors_to_learner_pipeline=False,
+        )
         .multi_agent(policies={SHARED_POLICY}, policy_mapping_fn=policy_mapping, policies_to_train=[SHARED_POLICY])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={SHARED_POLICY: module}))
         .training(
@@ -216,9 +223,6 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
             num_epochs=config.n_epochs,
             use_kl_loss=bool(config.target_kl),
             kl_target=config.target_kl or 0.01,
-            # the runner's episode chunks go to PPO's batch in one piece (rllib_batch)
-            learner_connector=functools.partial(_train_batch_connector, config.gamma, config.gae_lambda),
-            add_default_connectors_to_learner_pipeline=False,
         )
         .debugging(seed=config.seed, log_level="ERROR")
         .reporting(metrics_num_episodes_for_smoothing=100)
