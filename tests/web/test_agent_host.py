@@ -103,3 +103,32 @@ def test_the_web_app_seats_a_search_apart_and_forgets_it_at_the_end():
                 f"/api/games/{game['id']}/step", json={"moves": 200}, headers={"X-Llama-Token": game["token"]}
             ).json()
         assert session.table.agents == [None, None]
+
+
+def test_a_forgotten_game_lets_its_costly_agents_go_and_a_full_child_refuses_new_ones(monkeypatch):
+    """The child dropped its least recently used agent to make room, a live game's among
+    them, whose next move was then a 500 and the game stuck for good; and a game the store
+    forgot kept its agents there. Now a game that would need more than the child keeps is
+    a 429, and the agents of a forgotten game are let go, so that new games fit again."""
+    import functools
+
+    import train.play.web as web
+
+    monkeypatch.setattr(web, "AgentHost", functools.partial(AgentHost, max_agents=2))
+    store = SessionStore(idle_seconds=600)
+    body = {"seats": [{"agent": "search:worlds=4"}, {"person": "Ann"}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(store), base_url="http://127.0.0.1")
+    with client:
+        made = [client.post("/api/games", json=body) for _ in range(2)]
+        assert [r.status_code for r in made] == [201, 201]
+        refused = client.post("/api/games", json=body)
+        assert refused.status_code == 429, refused.text
+        assert "the server runs 2 costly agents already" in refused.json()["error"]
+        first, second = (store.get(r.json()["id"]) for r in made)
+        kept = second.table.agents[0]
+        first.touched -= 601  # idle too long: the next request forgets it, and its agent
+        assert client.post("/api/games", json=body).status_code == 201
+        assert first.table.agents == [None, None]
+        kept.reset(1)  # the live game's agent is still there

@@ -18,7 +18,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections import OrderedDict
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -26,12 +25,17 @@ import numpy as np
 
 from llama_env.agent import Agent, AgentSpec, reset_agent
 
-__all__ = ["AgentHost", "RemoteAgent", "NICENESS"]
+__all__ = ["AgentHost", "AgentHostFull", "RemoteAgent", "NICENESS"]
 
 NICENESS = 19
 """How much lower the child's priority is than the server's (Unix ``nice``)."""
 MAX_AGENTS = 256
-"""Agents the child keeps at most; the least recently used go first."""
+"""Agents the child keeps at most: a game that would need more is refused
+(:class:`AgentHostFull`) until games end or are forgotten and their agents with them."""
+
+
+class AgentHostFull(RuntimeError):
+    """The child holds :data:`MAX_AGENTS` agents already."""
 
 
 class AgentHost:
@@ -67,12 +71,15 @@ class AgentHost:
             except (EOFError, OSError) as exc:
                 self.close()
                 raise RuntimeError(f"the process of costly agents stopped: {exc}") from None
+        if ok is None:
+            raise AgentHostFull(value)
         if not ok:
             raise ValueError(value)
         return value
 
     def agent(self, spec: AgentSpec, seed: int | None) -> RemoteAgent:
-        """Build ``spec`` in the child (a ``ValueError`` names what is wrong with it)."""
+        """Build ``spec`` in the child (a ``ValueError`` names what is wrong with it;
+        :class:`AgentHostFull` when the child holds :attr:`max_agents` already)."""
         with self._lock:
             self._keys += 1
             key = self._keys
@@ -117,7 +124,7 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
     """The child: build, ask and forget agents as the server says, until the pipe closes."""
     if niceness and hasattr(os, "nice"):
         os.nice(niceness)
-    agents: OrderedDict[int, Agent] = OrderedDict()
+    agents: dict[int, Agent] = {}
     while True:
         try:
             kind, key, *args = conn.recv()
@@ -126,21 +133,18 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
         try:
             value: Any = None
             if kind == "build":
+                if len(agents) >= max_agents:  # a live game's agent is never dropped to make room
+                    conn.send((None, f"the server runs {max_agents} costly agents already: try again when a game ends"))
+                    continue
                 name, params, seed = args
                 agents[key] = AgentSpec(name, params).build(seed)
-                while len(agents) > max_agents:
-                    agents.popitem(last=False)
                 value = getattr(agents[key], "obs_version", 0)
             elif kind == "drop":
                 agents.pop(key, None)
             else:
                 agent = agents.get(key)
                 if agent is None:
-                    raise ValueError(
-                        f"costly agent {key} is no longer known: its process restarted, or more than {max_agents} "
-                        "were kept at once"
-                    )
-                agents.move_to_end(key)
+                    raise ValueError(f"costly agent {key} is no longer known: its process restarted")
                 if kind == "act":
                     value = int(agent.act(*args))
                 else:

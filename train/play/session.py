@@ -27,6 +27,7 @@ carries at most :data:`MAX_EVENTS` events (it says when it left older ones out).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
@@ -34,6 +35,7 @@ import os
 import secrets
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +64,7 @@ from llama_env.engine import (
 from llama_env.record import RECORD_FORMAT, GameRecording
 from llama_env.table import Table, TableListener
 from train.evaluation.runner import agent_display_names
+from train.play.agent_host import AgentHostFull
 
 __all__ = [
     "GameSession",
@@ -174,8 +177,17 @@ class _Recorder(TableListener):
     """Hears the table driver and turns each move into a frame; records the moves."""
 
     def __init__(self, session: GameSession) -> None:
-        self.session = session
+        # weak: the session holds its recorder, and a cycle between them would keep every
+        # game the store forgets alive until a full collection, which the server runs rarely
+        self._session = weakref.ref(session)
         self._events: list[dict[str, Any]] = []
+
+    @property
+    def session(self) -> GameSession:
+        session = self._session()
+        if session is None:  # pragma: no cover - a recorder is only called through its session
+            raise RuntimeError("the game of this recorder is gone")
+        return session
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
         self.session.moves.append((seat, action))
@@ -473,17 +485,27 @@ class GameSession:
         computes such games in a lane of their own, so that they delay no other game)."""
         return self.apart or (self.agent_moves > 0 and self.agent_seconds > SLOW_MOVE * self.agent_moves)
 
+    def release(self) -> None:
+        """Let the agents go (those of another process are forgotten there): the game is
+        over, or the store forgot it. Idempotent."""
+        agents, self.table.agents = self.table.agents, [None] * len(self.names)
+        _close_agents(agents)
+
     def _finish(self) -> None:
         if not self.game.game_over:
             return
-        for agent in self.table.agents:  # a finished game needs its agents no more
-            close = getattr(agent, "close", None)
-            if callable(close):
-                close()
-        self.table.agents = [None] * len(self.names)
+        self.release()  # a finished game needs its agents no more
         if self.on_over is not None:
             callback, self.on_over = self.on_over, None
             callback(self)
+
+
+def _close_agents(agents: Sequence[object]) -> None:
+    for agent in agents:
+        close = getattr(agent, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):  # the agents' process may be gone already
+                close()
 
 
 # --------------------------------------------------------------------------- making games
@@ -672,8 +694,12 @@ def new_game(
         try:
             full = policy.resolve_paths(spec)
             agent = build(full, seeds[p + 1]) if build is not None else full.build(seeds[p + 1])
-        except (TypeError, ValueError, OSError, ModuleNotFoundError) as exc:  # the last: an extra not installed
-            raise SessionError(f"seat {p}, agent {spec.label!r}: {exc}") from None
+        except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
+            _close_agents(agents)  # the seats built before this one are not kept anywhere
+            # ModuleNotFoundError: an extra not installed; AgentHostFull: too many costly agents live
+            raise SessionError(
+                f"seat {p}, agent {spec.label!r}: {exc}", 429 if isinstance(exc, AgentHostFull) else 400
+            ) from None
         reset_agent(agent, seeds[p + 1])
         agents.append(agent)
     labels = ["person" if spec is None else spec.label for spec in specs]
@@ -738,39 +764,62 @@ class SessionStore:
         return len(self._games)
 
     def add(self, session: GameSession) -> GameSession:
+        """Keep ``session``; a 429 when the store is full of games not over (the
+        session's agents are then let go)."""
         with self._lock:
-            self._expire()
+            dropped = self._expire()
             if len(self._games) >= self.max_games:
                 # room is made by forgetting the least recently used game that is over
                 finished = next((k for k, s in self._games.items() if s.game.game_over), None)
                 if finished is not None:
-                    del self._games[finished]
-            if len(self._games) >= self.max_games:
-                raise SessionError(
-                    f"the server holds {self.max_games} live games already; try again when one ends or expires", 429
-                )
-            self._games[session.id] = session
-            return session
+                    dropped.append(self._games.pop(finished))
+            full = len(self._games) >= self.max_games
+            if not full:
+                self._games[session.id] = session
+        _release(dropped)
+        if full:
+            _release([session])
+            raise SessionError(
+                f"the server holds {self.max_games} live games already; try again when one ends or expires", 429
+            )
+        return session
 
     def get(self, game_id: str) -> GameSession:
         with self._lock:
-            self._expire()
+            dropped = self._expire()
             session = self._games.get(game_id)
-            if session is None:
-                minutes = f"{self.idle_seconds / 60:g}"
-                raise SessionError(
-                    "no such game on this server: the server restarted since, or the game went "
-                    f"{minutes} minutes without a look or a move (or it was over and made room for a new one)",
-                    404,
-                )
-            session.touched = time.monotonic()
-            self._games.move_to_end(game_id)
-            return session
+            if session is not None:
+                session.touched = time.monotonic()
+                self._games.move_to_end(game_id)
+        _release(dropped)
+        if session is None:
+            minutes = f"{self.idle_seconds / 60:g}"
+            raise SessionError(
+                "no such game on this server: the server restarted since, or the game went "
+                f"{minutes} minutes without a look or a move (or it was over and made room for a new one)",
+                404,
+            )
+        return session
 
-    def _expire(self) -> None:
+    def forget_idle(self) -> None:
+        """Forget the games idle for ``idle_seconds`` now, and let their agents go."""
+        with self._lock:
+            dropped = self._expire()
+        _release(dropped)
+
+    def _expire(self) -> list[GameSession]:
+        """Forget the games idle for ``idle_seconds``; returns them, to be released once
+        the store's lock is let go (a costly agent's process may be busy a while)."""
         now = time.monotonic()
+        dropped: list[GameSession] = []
         while self._games:
             oldest = next(iter(self._games.values()))
             if now - oldest.touched < self.idle_seconds:
                 break
-            self._games.popitem(last=False)
+            dropped.append(self._games.popitem(last=False)[1])
+        return dropped
+
+
+def _release(sessions: Sequence[GameSession]) -> None:
+    for session in sessions:
+        session.release()

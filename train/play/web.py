@@ -318,10 +318,12 @@ class _App:
 
     async def create(self, request: Request) -> Response:
         body = await _body(request)
-        return await self.work(
-            lambda: self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build)),
-            self.slow_games if _names_a_costly_agent(body) else self.games,
-        )
+
+        def make() -> JSONResponse:
+            self.store.forget_idle()  # before the agents are built: a forgotten game's make room
+            return self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build))
+
+        return await self.work(make, self.slow_games if _names_a_costly_agent(body) else self.games)
 
     async def get(self, request: Request) -> Response:
         since = _query_int(request, "since", -1, 10**9)
