@@ -10,9 +10,13 @@ DIR``; replayed by the web app. A record is JSON::
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from llama_env._atomic import atomic_write
 from llama_env.engine import LlamaGame, brief
 
 __all__ = ["GameRecording", "RECORD_FORMAT", "RECORD_VERSION"]
@@ -41,6 +45,16 @@ class GameRecording:
             "start": self.start,
             "moves": [list(m) for m in self.moves],
         }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the record as JSON to ``path``, whole or not at all (a run stopped while
+        it writes leaves no cut-off file)."""
+        text = json.dumps(self.to_json())
+
+        def write(tmp: Path) -> None:
+            tmp.write_text(text, encoding="utf-8")
+
+        atomic_write(path, write)
 
     @classmethod
     def from_json(cls, data: Any) -> GameRecording:

@@ -296,7 +296,7 @@ CORRUPT = [
     (lambda: _corrupt(rng_state={"bit_generator": "BitGenerator"}), "names bit generator 'BitGenerator'; allowed"),
     (lambda: _corrupt(rng_state={"bit_generator": "seed"}), "names bit generator 'seed'; allowed"),
     (lambda: _corrupt(rng_state="PCG64"), "rng_state must be a numpy bit generator state"),
-    (lambda: _corrupt(rng_state=_rng_state(state=-1)), "not a valid PCG64 state: rng_state.state.state must be an integer >= 0"),
+    (lambda: _corrupt(rng_state=_rng_state(state=-1)), "rng_state.state.state must be an integer >= 0"),
     (lambda: _corrupt(rng_state=_rng_state(inc=2**200)), "not a valid PCG64 state"),
     (lambda: _corrupt(rng_state=_rng_state(uinteger=-5)), "not a valid PCG64 state"),
     (lambda: _corrupt(rng_state={**_rng_state(), "bit_generator": "SFC64"}), "not a valid SFC64 state"),

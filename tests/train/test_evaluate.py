@@ -3,7 +3,9 @@ duplicate deals, tournaments and errors."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import threading
 
 import numpy as np
@@ -514,3 +516,64 @@ def test_a_worker_that_cannot_build_its_agents_raises_the_reason():
             runner._run_job((lambda *a: None, []))
     finally:
         runner._WORKER.clear()
+
+
+def _children(pid: int) -> set[int]:
+    """The process ids of ``pid``'s children (Linux's /proc)."""
+    try:
+        text = open(f"/proc/{pid}/task/{pid}/children").read()  # noqa: SIM115 - read at once
+    except OSError:
+        return set()
+    return {int(c) for c in text.split()}
+
+
+def _gone(pids: set[int], timeout: float) -> bool:
+    """Whether every process of ``pids`` has ended (or is a zombie) within ``timeout``."""
+    import time
+
+    def alive(pid: int) -> bool:
+        try:
+            return open(f"/proc/{pid}/stat").read().split(") ", 1)[1][0] != "Z"  # noqa: SIM115
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + timeout
+    while any(alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads the process tree from Linux's /proc")
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGKILL"])
+def test_an_evaluation_stopped_or_killed_leaves_no_worker_running(tmp_path, signum):
+    """``kill PID`` (SIGTERM) stops an evaluation as Ctrl-C does, with exit code 130, and it
+    ends its workers (they went on playing for no one, handed to init, for good); a
+    parent killed outright (SIGKILL) leaves workers that end themselves within seconds."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["eval", "--agents", "heuristic,random,random,random", "--games", "400000", "--workers", "2"]
+    args += ["--no-batch", "--record", str(tmp_path / "rec")]
+    script = "import sys\nfrom train.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    proc = subprocess.Popen([sys.executable, "-c", script, *args], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list((tmp_path / "rec").glob("game_*.json"))) < 20:  # the workers play
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+        workers = _children(proc.pid)
+        assert len(workers) == 2, workers
+        proc.send_signal(getattr(signal, signum))
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    if signum == "SIGTERM":
+        assert proc.returncode == 130 and "terminated (SIGTERM)" in err, err
+        assert "Traceback" not in err, err
+    assert _gone(workers, timeout=10), f"workers left running after {signum}: {workers}"
+    for record in (tmp_path / "rec").glob("game_*.json"):  # each is whole: written aside, then moved
+        assert json.loads(record.read_text())["format"] == "llama-rl-game"

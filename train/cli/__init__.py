@@ -25,7 +25,9 @@ traceback; 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import warnings
 from functools import partial
@@ -50,6 +52,7 @@ from train.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, H
 from train.cli.evaluate import EvalCommand, run_eval
 from train.cli.play import run_play
 from train.cli.tournament import TournamentCommand, run_tournament
+from train.training.run_dir import signal_handler
 
 __all__ = [
     "COMMAND_NAMES",
@@ -126,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     default_format = warnings.formatwarning
     warnings.formatwarning = partial(_format_warning, default_format)
     try:
-        code = func(args)
+        with _terminate_as_ctrl_c():
+            code = func(args)
     except CommandError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.code
@@ -144,6 +148,19 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         warnings.formatwarning = default_format
     return int(code or 0)
+
+
+def _terminate_as_ctrl_c() -> contextlib.AbstractContextManager[None]:
+    """While a command runs, SIGTERM (``kill``, ``timeout``, a job scheduler stopping the
+    job) stops it as Ctrl-C does: a training run saves a checkpoint and can be resumed, an
+    evaluation ends its worker processes (they were left running for no one), and the exit
+    code is 130."""
+
+    def handler(signum: int, frame: Any) -> None:
+        print("\nterminated (SIGTERM): stopping as on Ctrl-C", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
+
+    return signal_handler(signal.SIGTERM, handler)
 
 
 _ROOT = Path(__file__).resolve().parents[2]

@@ -18,9 +18,6 @@ the flags given.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,22 +26,8 @@ from llama_env.engine import Rules
 from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, missing_dependency
 from train.training.config import PARSERS, TrainConfig, config_from_dict, flag_fields, option_owner
 from train.training.presets import PRESETS
-from train.training.run_dir import signal_handler
 
 __all__ = ["add_parser", "add_arguments", "config_from_args", "print_final_comparison"]
-
-
-def _terminate_as_ctrl_c() -> contextlib.AbstractContextManager[None]:
-    """While a run trains, SIGTERM (``kill``, ``timeout``, a job scheduler stopping the job)
-    stops it as Ctrl-C does: the trainer saves a checkpoint and the run can be resumed.
-    Without this the process died at once and lost everything since the last periodic
-    checkpoint."""
-
-    def handler(signum: int, frame: Any) -> None:
-        print("\nterminated (SIGTERM): stopping as on Ctrl-C", file=sys.stderr, flush=True)
-        raise KeyboardInterrupt
-
-    return signal_handler(signal.SIGTERM, handler)
 
 
 def _flag_type(name: str, typ: Any) -> Callable[[str], Any]:
@@ -138,8 +121,7 @@ def _run(args: argparse.Namespace) -> int:
         from train.training.run_dir import RunDirError
 
         try:
-            with _terminate_as_ctrl_c():
-                result = train(config)
+            result = train(config)  # SIGTERM stops it as Ctrl-C does (main)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         except RunDirError as exc:

@@ -20,10 +20,12 @@ only on their seed, as :class:`agents.base.BaseAgent` subclasses do.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import pickle
+import signal
+import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -251,8 +253,7 @@ def play_one(
         ) from None
     if record_dir is not None and start is not None and rec.moves is not None:
         recording = GameRecording([f"player_{p}" for p in range(n)], seat_names, start, rec.moves)
-        path = Path(record_dir) / f"game_{task.index:06d}.json"
-        path.write_text(json.dumps(recording.to_json()), encoding="utf-8")
+        recording.save(Path(record_dir) / f"game_{task.index:06d}.json")  # whole, even if the run is stopped
     return GameRecord(
         task.index,
         task.seat_agents,
@@ -274,6 +275,12 @@ rules, the folder for game records (or ``None``)."""
 
 
 def _init_worker(payload: bytes) -> None:
+    # Ctrl-C is the parent's to handle (it ends the workers): an idle worker printed a traceback;
+    # and SIGTERM ends a worker, whatever handler a forked one inherited from its parent
+    # (llama-rl's turns it into Ctrl-C, with which a worker went on to its next job)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _exit_with_parent()
     try:
         _one_blas_thread()
         registered, specs, names, seed, rules, record_dir = pickle.loads(payload)
@@ -282,6 +289,33 @@ def _init_worker(payload: bytes) -> None:
         _WORKER["args"] = (names, seed, rules, record_dir)
     except Exception as exc:  # noqa: BLE001 - raised by the first job, so the caller sees it, not a broken pool
         _WORKER["error"] = exc
+
+
+def _exit_with_parent() -> None:
+    """End this worker within a second once the process that started it is gone (killed
+    with no chance to end its workers): it would play its games on, for no one."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="llama-rl parent watch", daemon=True).start()
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End a pool's workers now, games under way included, and drop the jobs not begun: an
+    interrupted evaluation must neither wait for its chunks nor leave them running."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if callable(terminate):
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):  # before 3.14: its private table
+        process.terminate()
+    # the pool finds its workers gone and fails the jobs not begun; cancelling them as well
+    # raced with that in Python 3.11 (an InvalidStateError traceback from its thread)
+    pool.shutdown(wait=False)
 
 
 def _one_blas_thread() -> None:
@@ -344,13 +378,21 @@ def run_chunks(
                 if bar is not None:
                     bar.update(size)
         else:
-            with ProcessPoolExecutor(
+            pool = ProcessPoolExecutor(
                 max_workers=min(workers, len(chunks)), initializer=_init_worker, initargs=(payload,)
-            ) as pool:
-                for size, result in zip(sizes, pool.map(_run_job, [(work, c) for c in chunks]), strict=True):
-                    out.append(result)
+            )
+            try:
+                # not pool.map: interrupted, it cancels its futures, which raced with the pool
+                # failing them once _stop_workers ended the workers (Python 3.11)
+                futures = [pool.submit(_run_job, (work, c)) for c in chunks]
+                for size, future in zip(sizes, futures, strict=True):
+                    out.append(future.result())
                     if bar is not None:
                         bar.update(size)
+            except BaseException:  # Ctrl-C, SIGTERM (as Ctrl-C), an error in a game: stop now
+                _stop_workers(pool)
+                raise
+            pool.shutdown()
     finally:
         if bar is not None:
             bar.close()

@@ -41,6 +41,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from llama_env._atomic import atomic_write, new_file
+
 __all__ = [
     "RunDir",
     "RunDirError",
@@ -95,34 +97,6 @@ def saving_despite_ctrl_c() -> Iterator[None]:
 
     with signal_handler(signal.SIGINT, handler), signal_handler(signal.SIGTERM, handler):
         yield
-
-
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary path beside ``path``, then move it over ``path``.
-
-    A crash, an error or Ctrl-C while writing leaves ``path`` as it was, never a partial
-    file."""
-    tmp = _new_file(path.parent, f".{path.name}.", ".tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _new_file(directory: Path, prefix: str, suffix: str) -> Path:
-    """A new empty file of a random name in ``directory``, made as ``open`` makes files
-    (mode 0666 less the umask; ``tempfile.mkstemp`` would make every run file 0600)."""
-    for _ in range(100):
-        path = directory / f"{prefix}{secrets.token_hex(6)}{suffix}"
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-        except FileExistsError:
-            continue
-        os.close(fd)
-        return path
-    raise FileExistsError(f"no free temporary name {prefix}*{suffix} in {directory}")  # pragma: no cover
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -317,7 +291,7 @@ class RunDir:
         try:
             self.checkpoints_dir.mkdir(parents=True, exist_ok=True)
             # a probe of its own: two trainers starting at once must not remove each other's
-            _new_file(self.path, ".write_test.", "").unlink(missing_ok=True)
+            new_file(self.path, ".write_test.", "").unlink(missing_ok=True)
         except OSError as exc:
             raise RunDirError(f"cannot write the run directory {self.path}: {_reason(exc)}") from None
 
@@ -390,7 +364,7 @@ class RunDir:
         """Make ``.lock`` holding ``content``, whole from the moment it exists (a hard link
         to a file written first), so no other trainer ever reads it half written; False
         if a lock is there."""
-        tmp = _new_file(self.path, ".lock.", "")  # not .tmp: another trainer's clean-up leaves it alone
+        tmp = new_file(self.path, ".lock.", "")  # not .tmp: another trainer's clean-up leaves it alone
         try:
             tmp.write_text(content, encoding="utf-8")
             try:

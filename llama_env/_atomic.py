@@ -1,0 +1,41 @@
+"""Files written whole or not at all, for every file the package writes (game records,
+models, networks, a run's files): the content goes to a temporary file beside the
+target, which is then moved over it with ``os.replace``."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["atomic_write", "new_file"]
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a temporary path beside ``path``, then move it over ``path``.
+
+    A crash, an error or Ctrl-C while writing leaves ``path`` as it was, never a partial
+    file; two writers at once each get a temporary file of their own."""
+    path = Path(path)
+    tmp = new_file(path.parent, f".{path.name}.", ".tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def new_file(directory: Path, prefix: str, suffix: str) -> Path:
+    """A new empty file of a random name in ``directory``, made as ``open`` makes files
+    (mode 0666 less the umask; ``tempfile.mkstemp`` would make every file 0600)."""
+    for _ in range(100):
+        path = directory / f"{prefix}{secrets.token_hex(6)}{suffix}"
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return path
+    raise FileExistsError(f"no free temporary name {prefix}*{suffix} in {directory}")  # pragma: no cover
