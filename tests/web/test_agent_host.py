@@ -132,3 +132,17 @@ def test_a_forgotten_game_lets_its_costly_agents_go_and_a_full_child_refuses_new
         assert client.post("/api/games", json=body).status_code == 201
         assert first.table.agents == [None, None]
         kept.reset(1)  # the live game's agent is still there
+
+
+def test_the_agents_process_leaves_ctrl_c_to_the_server(host):
+    """Ctrl-C in the terminal reaches the whole process group: the child printed a
+    traceback and died under the server; the server stops it by closing its pipe."""
+    import os
+    import signal
+    import time
+
+    agent = host.agent(AgentSpec("random"), 0)
+    os.kill(host._process.pid, signal.SIGINT)  # type: ignore[union-attr]
+    time.sleep(0.3)
+    agent.reset(1)  # the same child, with the agent it built
+    assert host._process.is_alive()  # type: ignore[union-attr]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 from multiprocessing.connection import Connection
 from typing import Any
@@ -122,6 +123,7 @@ class RemoteAgent:
 
 def _main(conn: Connection, niceness: int, max_agents: int) -> None:
     """The child: build, ask and forget agents as the server says, until the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's: it closes the pipe (a traceback here)
     if niceness and hasattr(os, "nice"):
         os.nice(niceness)
     agents: dict[int, Agent] = {}
