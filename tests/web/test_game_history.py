@@ -308,6 +308,26 @@ def test_ratings_are_openskill_over_the_games_in_finishing_order(hist, games):
     assert sum(r["wins"] for r in rows) >= len(games)
 
 
+def test_ratings_read_only_the_games_saved_since_and_start_over_when_an_earlier_one_comes(hist, games, tmp_path):
+    """The ratings of the games read are kept (every look at the history rated every game:
+    half a second at 9,500 games); after each save they are those of a fresh reading of
+    the file, also when a game that finished before the others is saved, or when another
+    process (a second History on the file) saves."""
+    other = History(hist.path)
+    try:
+        for step, (k, writer) in enumerate([(0, hist), (2, hist), (1, other), (5, hist), (3, other), (4, hist)]):
+            record = games[k][0]
+            writer.save(record, people=person_first(record), finished=T0 + k)  # 1 and 3 finish before the last
+            fresh = History(hist.path)
+            try:
+                assert hist.ratings() == fresh.ratings(), f"after save {step}"
+            finally:
+                fresh.close()
+        assert hist._rated is not None and hist._rated.games_read == len(games)
+    finally:
+        other.close()
+
+
 def test_a_person_and_an_agent_with_one_name_are_two_participants(hist):
     record, scores = two_player_results(1)[0]
     record = dict(record, names=["heuristic", "player_1"], agents=["person", "heuristic"])

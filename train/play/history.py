@@ -157,6 +157,8 @@ class History:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._rated: _Rated | None = None
+        """The ratings of the games read so far, taken on by the next games saved."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -387,43 +389,33 @@ class History:
         to 1). The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over
         all games in finishing order, ranked by final score (lower is better, ties
         equal), computed afresh on each call: one pass over the file; see
-        :class:`train.evaluation.ratings.Rater` for a participant at several seats.
+        :class:`train.evaluation.ratings.Rater` for a participant at several seats. The
+        games already rated are kept: a call rates only the games saved since (all of
+        them again when a game that finished earlier was saved meanwhile).
         """
-        from train.evaluation.ratings import Rater
-
         with self._connection("read") as conn:
-            rows = conn.execute(
-                "SELECT s.game, s.kind, s.name, s.score, s.winner FROM seats AS s JOIN games AS g ON g.id = s.game "
-                "ORDER BY g.finished, g.id, s.seat"
-            ).fetchall()
-        rater: Rater[tuple[str, str]] = Rater()
-        games: dict[tuple[str, str], int] = {}
-        wins: dict[tuple[str, str], int] = {}
-        shares: dict[tuple[str, str], float] = {}
-        for _, game_rows in itertools.groupby(rows, key=lambda row: row[0]):
-            seats = [((kind, name), score, bool(winner)) for _, kind, name, score, winner in game_rows]
-            rater.rate([key for key, _, _ in seats], [score for _, score, _ in seats])
-            k = sum(won for _, _, won in seats)
-            for key in {key for key, _, _ in seats}:  # one game, even at several seats
-                games[key] = games.get(key, 0) + 1
-                wins[key] = wins.get(key, 0) + any(won for other, _, won in seats if other == key)
-            for key, _, won in seats:
-                shares[key] = shares.get(key, 0.0) + (1.0 / k if won else 0.0)
-        out: list[dict[str, Any]] = [
-            {
-                "kind": kind,
-                "name": name,
-                "games": games[(kind, name)],
-                "wins": wins[(kind, name)],
-                "win_share": shares[(kind, name)] / games[(kind, name)],
-                "mu": r.mu,
-                "sigma": r.sigma,
-                "ordinal": r.ordinal,
-            }
-            for (kind, name), r in rater.ratings().items()
-        ]
-        out.sort(key=lambda row: (-row["ordinal"], row["kind"], row["name"]))
+            conn.execute("BEGIN")  # one snapshot for the count and the rows
+            try:
+                total = int(conn.execute("SELECT count(*) FROM games").fetchone()[0])
+                rated = self._rated or _Rated()  # the connection's lock guards it too
+                if rated.games_read + self._games_after(conn, rated.last) != total:
+                    rated = _Rated()  # a game finished earlier was saved since (or one removed): start over
+                rows = conn.execute(
+                    "SELECT s.game, s.kind, s.name, s.score, s.winner, g.finished FROM seats AS s "
+                    "JOIN games AS g ON g.id = s.game WHERE (g.finished, g.id) > (?, ?) "
+                    "ORDER BY g.finished, g.id, s.seat",
+                    rated.last,
+                ).fetchall()
+                rated.take(rows)
+                self._rated = rated
+                out = rated.table()
+            finally:
+                conn.execute("COMMIT")
         return out
+
+    @staticmethod
+    def _games_after(conn: sqlite3.Connection, last: tuple[float, int]) -> int:
+        return int(conn.execute("SELECT count(*) FROM games WHERE (finished, id) > (?, ?)", last).fetchone()[0])
 
     # ------------------------------------------------------------------ closing
 
@@ -444,3 +436,50 @@ class History:
 
     def __repr__(self) -> str:
         return f"History({str(self.path)!r}{', closed' if self._conn is None else ''})"
+
+
+class _Rated:
+    """The ratings of a history's games up to one game (``last``: its finishing time and
+    id), with each participant's games, wins and win share."""
+
+    def __init__(self) -> None:
+        from train.evaluation.ratings import Rater
+
+        self.rater: Rater[tuple[str, str]] = Rater()
+        self.games: dict[tuple[str, str], int] = {}
+        self.wins: dict[tuple[str, str], int] = {}
+        self.shares: dict[tuple[str, str], float] = {}
+        self.last: tuple[float, int] = (-1.0, -1)
+        self.games_read = 0
+
+    def take(self, rows: Sequence[tuple[int, str, str, int, int, float]]) -> None:
+        """Rate the games of ``rows`` (their seats, in finishing order)."""
+        for game_id, group in itertools.groupby(rows, key=lambda row: row[0]):
+            game_rows = list(group)
+            seats = [((kind, name), score, bool(winner)) for _, kind, name, score, winner, _ in game_rows]
+            self.rater.rate([key for key, _, _ in seats], [score for _, score, _ in seats])
+            k = sum(won for _, _, won in seats)
+            for key in {key for key, _, _ in seats}:  # one game, even at several seats
+                self.games[key] = self.games.get(key, 0) + 1
+                self.wins[key] = self.wins.get(key, 0) + any(won for other, _, won in seats if other == key)
+            for key, _, won in seats:
+                self.shares[key] = self.shares.get(key, 0.0) + (1.0 / k if won else 0.0)
+            self.last = (game_rows[-1][5], game_id)
+            self.games_read += 1
+
+    def table(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = [
+            {
+                "kind": kind,
+                "name": name,
+                "games": self.games[(kind, name)],
+                "wins": self.wins[(kind, name)],
+                "win_share": self.shares[(kind, name)] / self.games[(kind, name)],
+                "mu": r.mu,
+                "sigma": r.sigma,
+                "ordinal": r.ordinal,
+            }
+            for (kind, name), r in self.rater.ratings().items()
+        ]
+        out.sort(key=lambda row: (-row["ordinal"], row["kind"], row["name"]))
+        return out
