@@ -386,13 +386,19 @@ def check_private_view(driver: webdriver.Chrome, state: dict[str, Any], session:
     assert [[part.strip() for part in shown] for shown in nums] == expected
 
 
+def start_with_friends(driver: webdriver.Chrome, site: Site) -> tuple[dict[str, Any], GameSession]:
+    """Ann and Bob (people) and a heuristic, started on a desktop page as Ann: the page's
+    state and the server's session."""
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=5, end_score=20)
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver)
+    return state, site.store.get(state["id"])
+
+
 def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, browser, tmp_path):
     a = browser
-    open_page(a, site.url, DESKTOP)
-    set_up(a, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=5, end_score=20)
-    a.find_element(By.ID, "start").click()
-    first = idle(a)
-    session = site.store.get(first["id"])
+    first, session = start_with_friends(a, site)
     invites = a.find_elements(By.CSS_SELECTOR, "#invites input.invite")
     assert shown(a, "invites") and [i.get_attribute("data-seat") for i in invites] == ["1"]
     link = invites[0].get_attribute("value")
@@ -450,11 +456,7 @@ def test_a_game_reopened_by_keyboard_reload_and_link(site, browser):
     others, a game link pasted into the open page opens it, and a move from a page that
     fell behind (the same seat in another tab) catches up instead of staying stuck."""
     driver = browser
-    open_page(driver, site.url, DESKTOP)
-    set_up(driver, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=5, end_score=20)
-    driver.find_element(By.ID, "start").click()
-    state = idle(driver)
-    session = site.store.get(state["id"])
+    state, session = start_with_friends(driver, site)
     ann = driver.current_url
     links = [i.get_attribute("value") for i in driver.find_elements(By.CSS_SELECTOR, "#invites input.invite")]
     assert len(links) == 1 and shown(driver, "invite-local")  # served on 127.0.0.1: the page says who can reach it
