@@ -5,7 +5,10 @@ Written by the web app (``llama-rl serve``) and by ``llama-rl eval/tournament --
 DIR``; replayed by the web app. A record is JSON::
 
     {"format": "llama-rl-game", "version": 1, "names": [...], "agents": [...],
-     "start": <LlamaGame.to_dict()>, "moves": [[seat, action], ...]}
+     "start": <LlamaGame.to_dict()>, "moves": [[seat, action], ...], "context": {...}}
+
+``context`` (optional) says where the game came from; readers of version 1 without it
+ignore it.
 """
 
 from __future__ import annotations
@@ -35,9 +38,14 @@ class GameRecording:
     start: dict[str, Any]
     moves: list[tuple[int, int]] = field(default_factory=list)
     """(seat, action) in order."""
+    context: dict[str, Any] = field(default_factory=dict)
+    """Where the game came from, for people and tools (JSON data; empty: left out). An
+    evaluation writes ``llama_rl_version``, ``seed``, ``game`` (its index) and ``seats``
+    (the position in the evaluation's agent list of the agent at each seat): with the
+    same agents and seed, ``game`` is that evaluation's game ``game``. Replaying ignores it."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,
             "names": list(self.names),
@@ -45,6 +53,9 @@ class GameRecording:
             "start": self.start,
             "moves": [list(m) for m in self.moves],
         }
+        if self.context:
+            data["context"] = dict(self.context)
+        return data
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the record as JSON to ``path``, whole or not at all (a run stopped while
@@ -79,7 +90,10 @@ class GameRecording:
             isinstance(m, list) and len(m) == 2 and all(type(x) is int for x in m) for m in moves
         ):
             raise ValueError("game record 'moves' must be a list of [seat, action] pairs of integers")
-        return cls(list(names), list(agents), start, [(m[0], m[1]) for m in moves])
+        context = data.get("context", {})
+        if not isinstance(context, dict):
+            raise ValueError(f"game record 'context' must be an object, got {brief(context)}")
+        return cls(list(names), list(agents), start, [(m[0], m[1]) for m in moves], dict(context))
 
     def replay(self) -> LlamaGame:
         """The game at its end, every recorded move applied (a ``ValueError`` names a

@@ -486,6 +486,19 @@ def test_a_game_record_version_that_is_no_integer_is_refused(version):
         GameRecording.from_json({**record, "version": version})
 
 
+def test_a_game_records_context_is_kept_and_must_be_an_object():
+    """A record may say where it came from (``context``); a reader keeps it, leaves it
+    out when empty, and refuses one that is not a JSON object."""
+    from llama_env.record import GameRecording
+
+    record = GameRecording(["a", "b"], ["random"] * 2, LlamaGame(2, rng=0).to_dict())
+    assert "context" not in record.to_json()
+    with_context = {**record.to_json(), "context": {"seed": 3, "game": 7}}
+    assert GameRecording.from_json(with_context).to_json() == with_context
+    with pytest.raises(ValueError, match="game record 'context' must be an object"):
+        GameRecording.from_json({**record.to_json(), "context": [1]})
+
+
 # --------------------------------------------------------------------------- one rule everywhere
 
 EVERY_INPUT = [

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import make_game, other_rule_options
 
+import llama_env
 from llama_env.agent import AgentSpec, parse_agent_list, parse_agent_spec
 from llama_env.engine import Action, Rules, rule_option_fields
 from train.cli import main
@@ -558,6 +559,10 @@ def test_eval_and_tournament_record_games_that_replay_exactly(tmp_path, capsys):
         recording = GameRecording.from_json(json.loads(path.read_text()))
         end = recording.replay()
         assert end.game_over and sorted(end.scores) == sorted(result.scores[k].astype(int).tolist())
+        # where it came from: the evaluation's seed, its game number, who sat where, the version
+        context = recording.context
+        assert context == {"llama_rl_version": llama_env.__version__, "seed": 0, "game": k, "seats": context["seats"]}
+        assert sorted(context["seats"]) == [0, 1, 2] and [result.names[i] for i in context["seats"]] == recording.agents
     assert (
         main(
             [

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 import cloudpickle
 import numpy as np
 
+from llama_env import __version__
 from llama_env.agent import Agent, AgentLike, adopt, agent_label, registrations, reset_agent, resolve
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules
 from llama_env.record import GameRecording
@@ -252,7 +253,8 @@ def play_one(
             f"{exc} (evaluation game {task.index})", exc.action, exc.legal, seat=exc.seat, agent=exc.agent
         ) from None
     if record_dir is not None and start is not None and rec.moves is not None:
-        recording = GameRecording([f"player_{p}" for p in range(n)], seat_names, start, rec.moves)
+        context = {"llama_rl_version": __version__, "seed": seed, "game": task.index, "seats": list(task.seat_agents)}
+        recording = GameRecording([f"player_{p}" for p in range(n)], seat_names, start, rec.moves, context)
         recording.save(Path(record_dir) / f"game_{task.index:06d}.json")  # whole, even if the run is stopped
     return GameRecord(
         task.index,
