@@ -265,6 +265,25 @@ def test_the_store_is_bounded_and_forgets_idle_games():
     assert len(store) == 1 and client.get(f"/api/games/{ids[0]}").status_code == 404
 
 
+def test_a_full_store_makes_room_by_forgetting_a_game_no_page_is_open_on():
+    """Games left in closed tabs held their places for --idle-minutes (30 by default), and
+    a store full of them refused every new game; one that no page has looked at for
+    ABANDONED_SECONDS (an open page looks every few seconds) now gives its place."""
+    from train.play.session import ABANDONED_SECONDS
+
+    store = SessionStore(max_games=3, idle_seconds=1800)
+    client = make_client(store)
+    games = [create(client, "Ann", "@random") for _ in range(3)]
+    assert client.post("/api/games", json={"seats": seats("Ann", "@random")}).status_code == 429
+    for g in games[:2]:  # two tabs closed long enough ago; the second was looked at last
+        store.get(g["id"]).touched -= ABANDONED_SECONDS + 1
+    store.get(games[2]["id"])
+    assert client.post("/api/games", json={"seats": seats("Ann", "@random")}).status_code == 201
+    assert client.get(f"/api/games/{games[0]['id']}").status_code == 404
+    for g in games[1:]:
+        assert client.get(f"/api/games/{g['id']}", headers=as_(g["token"])).status_code == 200
+
+
 def test_a_full_store_makes_room_by_forgetting_the_oldest_finished_game():
     store = SessionStore(max_games=3, idle_seconds=600)
     client = make_client(store)

@@ -747,12 +747,20 @@ def replay(record: Any) -> GameSession:
 # --------------------------------------------------------------------------- the store
 
 
+ABANDONED_SECONDS = 120.0
+"""A game not looked at for this long has no page open on it (an open page looks every
+few seconds, and every 15 s on its own turn): it gives its place to a new game when the
+store is full."""
+
+
 @dataclass
 class SessionStore:
     """Live games, bounded: at most ``max_games`` at once, each forgotten after
     ``idle_seconds`` without a request; when the store is full, a new game replaces the
-    least recently used game that is over (if none is over, it is refused). Ids and
-    tokens are unguessable (``secrets``); ``secret`` mixes into chosen seeds."""
+    least recently used game that is over, else the least recently used one that no page
+    has looked at for :data:`ABANDONED_SECONDS` (an open page looks at least every 15 s),
+    else it is refused. Ids and tokens are unguessable (``secrets``); ``secret`` mixes
+    into chosen seeds."""
 
     max_games: int = 200
     idle_seconds: float = 1800.0
@@ -769,8 +777,13 @@ class SessionStore:
         with self._lock:
             dropped = self._expire()
             if len(self._games) >= self.max_games:
-                # room is made by forgetting the least recently used game that is over
+                # room is made by forgetting the least recently used game that is over, else
+                # one that no page is open on (a game left in a closed tab held its place
+                # for idle_seconds, and 200 of them refused every new game)
+                now = time.monotonic()
                 finished = next((k for k, s in self._games.items() if s.game.game_over), None)
+                if finished is None:
+                    finished = next((k for k, s in self._games.items() if now - s.touched >= ABANDONED_SECONDS), None)
                 if finished is not None:
                     dropped.append(self._games.pop(finished))
             full = len(self._games) >= self.max_games
