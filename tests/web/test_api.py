@@ -13,6 +13,7 @@ from conftest import other_rule_options
 from starlette.testclient import TestClient
 from webclient import client_for
 
+import llama_env
 from llama_env.engine import Rules, rule_option_fields
 from train.play.history import History
 from train.play.session import GameRecording, SessionStore
@@ -373,6 +374,8 @@ def test_finished_games_go_to_the_history_with_ratings(tmp_path):
     }
     saved = client.get(f"/api/history/{person['history_id']}").json()
     assert GameRecording.from_json(saved).names[0] == "Ann"
+    # which version played it, kept for ratings that tell an agent's versions apart
+    assert saved["context"] == {"llama_rl_version": llama_env.__version__, "source": "llama-rl serve"}
     replay = client.post(f"/api/history/{person['history_id']}/replay", json={})
     assert replay.status_code == 201 and replay.json()["moves_left"] == len(saved["moves"])
     for path in ("/api/history/999", "/api/history/x", "/api/history/-1"):

@@ -44,6 +44,7 @@ from typing import Any, NamedTuple, overload
 
 import numpy as np
 
+from llama_env import __version__
 from llama_env.agent import Agent, AgentSpec, parse_agent_spec, request_limits, reset_agent
 from llama_env.engine import (
     DEFAULT_RULES,
@@ -280,8 +281,11 @@ class GameSession:
 
     @property
     def recording(self) -> GameRecording:
-        """The game's record so far (the start, with the generator's state, and every move)."""
-        return GameRecording(self.names, self.labels, json.loads(self._start), list(self.moves))
+        """The game's record so far (the start, with the generator's state, and every move);
+        a game played here says which version played it (a replayed one keeps no context),
+        so that the history can tell an agent's versions apart later."""
+        context = {"llama_rl_version": __version__, "source": "llama-rl serve"} if self.mode != "replay" else {}
+        return GameRecording(self.names, self.labels, json.loads(self._start), list(self.moves), context)
 
     @property
     def seq(self) -> int:
