@@ -332,6 +332,11 @@ def test_watch_and_replay_a_record_exactly(client):
     assert replayed["moves_left"] == len(record["moves"]) and replayed["mode"] == "replay"
     end = finish(client, replayed)
     assert end["standings"] == done["standings"] and end["moves_left"] == 0
+    # a replay passes the record's context on (an evaluation's seed and game, say)
+    context = {"seed": 3, "game": 7, "seats": [0, 1, 2, 3]}
+    replayed = client.post("/api/replays", json=dict(record, context=context)).json()
+    again = client.get(f"/api/games/{replayed['id']}/record", headers=as_(replayed["token"])).json()
+    assert again["context"] == context and record["context"]["source"] == "llama-rl serve"
     broken = dict(record, moves=[[0, 99], *record["moves"]])
     r = client.post("/api/replays", json=broken)  # the whole record is checked when it arrives
     assert r.status_code == 400 and "cannot replay" in r.json()["error"]

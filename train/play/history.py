@@ -388,10 +388,9 @@ class History:
         mean share of the win (1/k for k tied winners, so the shares of one game add up
         to 1). The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over
         all games in finishing order, ranked by final score (lower is better, ties
-        equal), computed afresh on each call: one pass over the file; see
-        :class:`train.evaluation.ratings.Rater` for a participant at several seats. The
-        games already rated are kept: a call rates only the games saved since (all of
-        them again when a game that finished earlier was saved meanwhile).
+        equal); see :class:`train.evaluation.ratings.Rater` for a participant at several
+        seats. The games already rated are kept: a call rates only the games saved since
+        (all of them again when a game that finished earlier was saved meanwhile).
         """
         with self._connection("read") as conn:
             conn.execute("BEGIN")  # one snapshot for the count and the rows

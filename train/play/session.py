@@ -269,6 +269,10 @@ class GameSession:
         """Whether an agent of it computes in another process (:mod:`train.play.agent_host`),
         where this process's clock cannot see its time."""
         self.on_over: Callable[[GameSession], None] | None = None
+        self.context: dict[str, Any] = {"llama_rl_version": __version__, "source": "llama-rl serve"}
+        """Where the game comes from, written into its record: the version that plays it
+        here (so that the history can tell an agent's versions apart later), or a
+        replayed record's own."""
         self._replay: list[tuple[int, int]] = []
         self._frames: list[_Frame] = []
         g = game
@@ -281,11 +285,9 @@ class GameSession:
 
     @property
     def recording(self) -> GameRecording:
-        """The game's record so far (the start, with the generator's state, and every move);
-        a game played here says which version played it (a replayed one keeps no context),
-        so that the history can tell an agent's versions apart later."""
-        context = {"llama_rl_version": __version__, "source": "llama-rl serve"} if self.mode != "replay" else {}
-        return GameRecording(self.names, self.labels, json.loads(self._start), list(self.moves), context)
+        """The game's record so far (the start, with the generator's state, every move and
+        :attr:`context`)."""
+        return GameRecording(self.names, self.labels, json.loads(self._start), list(self.moves), dict(self.context))
 
     @property
     def seq(self) -> int:
@@ -745,6 +747,7 @@ def replay(record: Any) -> GameSession:
     labels = [_shortened(a, SPEC_LENGTH) for a in rec.agents]
     session = GameSession(game, [None] * game.num_players, names=names, labels=labels, mode="replay")
     session._replay = list(rec.moves)
+    session.context = dict(rec.context)  # where the record came from, passed on with it
     return session
 
 
@@ -752,9 +755,10 @@ def replay(record: Any) -> GameSession:
 
 
 ABANDONED_SECONDS = 120.0
-"""A game not looked at for this long has no page open on it (an open page looks every
-few seconds, and every 15 s on its own turn): it gives its place to a new game when the
-store is full."""
+"""A game not looked at for this long gives its place to a new game when the store is
+full: a page playing a game asks about twice a second while it waits and every 15 s on
+its own turn, so such a game has no page open on it (a paused watch or a replay asks
+nothing)."""
 
 
 @dataclass
@@ -813,7 +817,8 @@ class SessionStore:
             minutes = f"{self.idle_seconds / 60:g}"
             raise SessionError(
                 "no such game on this server: the server restarted since, or the game went "
-                f"{minutes} minutes without a look or a move (or it was over and made room for a new one)",
+                f"{minutes} minutes without a look or a move (or made room for a new one when the server was "
+                "full: a game over, or one not looked at for two minutes)",
                 404,
             )
         return session
