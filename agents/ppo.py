@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent, check_observation, load_arrays, mask_list
-from llama_env._atomic import atomic_write
+from llama_env._atomic import atomic_savez
 from llama_env.agent import register
 from llama_env.engine import MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line
 from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, SLICES, guess_obs_version
@@ -224,12 +224,7 @@ def save_actor(actor: Actor, path: str | Path) -> None:
     for k, (wt, b) in enumerate(actor.layers):
         arrays[f"w{k}"] = wt.T  # stored as (out, in), like torch
         arrays[f"b{k}"] = b
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
-
-    atomic_write(path, write)
+    atomic_savez(path, arrays)
 
 
 def _load_npz(file: Path) -> Actor:

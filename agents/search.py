@@ -51,7 +51,7 @@ from agents.ppo import (
     model_file,
     shipped_actor,
 )
-from llama_env._atomic import atomic_write
+from llama_env._atomic import atomic_savez
 from llama_env.agent import Agent, batch_from, register
 from llama_env.batch import BatchGame
 from llama_env.engine import (
@@ -183,12 +183,7 @@ def save_networks(path: str | Path, value: Layers, belief: Layers) -> None:
     path = Path(path)
     arrays = {f"{kind}_{p}{k}": a for kind, layers in (("value", value), ("belief", belief))
               for k, (w, b) in enumerate(layers) for p, a in (("w", w), ("b", b))}  # fmt: skip
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)  # type: ignore[arg-type]
-
-    atomic_write(path, write)
+    atomic_savez(path, arrays)
 
 
 def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers, Layers]:

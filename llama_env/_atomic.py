@@ -1,6 +1,6 @@
-"""Files written whole or not at all, for every file the package writes (game records,
-models, networks, a run's files): the content goes to a temporary file beside the
-target, which is then moved over it with ``os.replace``."""
+"""Files written whole or not at all: game records, models, networks and a run's files.
+The content goes to a temporary file beside the target, which is then moved over it with
+``os.replace``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-__all__ = ["atomic_write", "new_file"]
+import numpy as np
+
+__all__ = ["atomic_write", "atomic_write_text", "atomic_savez", "new_file"]
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
@@ -25,6 +28,25 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """``text`` (UTF-8) to ``path``, whole or not at all."""
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    atomic_write(path, write)
+
+
+def atomic_savez(path: str | os.PathLike[str], arrays: dict[str, Any]) -> None:
+    """``arrays`` as a numpy archive (``np.savez``) at ``path``, whole or not at all."""
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+    atomic_write(path, write)
 
 
 def new_file(directory: Path, prefix: str, suffix: str) -> Path:

@@ -16,10 +16,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from llama_env._atomic import atomic_write
+from llama_env._atomic import atomic_write_text
 from llama_env.engine import LlamaGame, brief
 
 __all__ = ["GameRecording", "RECORD_FORMAT", "RECORD_VERSION"]
@@ -60,12 +59,7 @@ class GameRecording:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the record as JSON to ``path``, whole or not at all (a run stopped while
         it writes leaves no cut-off file)."""
-        text = json.dumps(self.to_json())
-
-        def write(tmp: Path) -> None:
-            tmp.write_text(text, encoding="utf-8")
-
-        atomic_write(path, write)
+        atomic_write_text(path, json.dumps(self.to_json()))
 
     @classmethod
     def from_json(cls, data: Any) -> GameRecording:

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from llama_env._atomic import atomic_write, new_file
+from llama_env._atomic import atomic_write, atomic_write_text, new_file
 
 __all__ = [
     "RunDir",
@@ -99,14 +99,9 @@ def saving_despite_ctrl_c() -> Iterator[None]:
         yield
 
 
-def _write_text(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")
-
-
 def write_json_atomic(path: Path, data: Any) -> None:
     """``json.dump(data)`` to ``path``, atomically."""
-    text = json.dumps(data, indent=2) + "\n"
-    atomic_write(path, lambda tmp: _write_text(tmp, text))
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 def checkpoint_steps(path: Path) -> int:
@@ -312,7 +307,7 @@ class RunDir:
         """Add one line to a JSON-lines file (rewritten atomically)."""
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         line = json.dumps(row) + "\n"
-        atomic_write(path, lambda tmp: _write_text(tmp, old + line))
+        atomic_write_text(path, old + line)
 
     def append_eval(self, row: dict[str, Any]) -> None:
         self.append_jsonl(self.eval_path, row)
