@@ -118,19 +118,24 @@ class TrainingHooks(BaseCallback):
         torch.set_num_threads(1)
         # "self" plays a numpy copy of the current actor, refreshed at every rollout start
         # (the policy only changes between rollouts)
-        self.env.set_policy("self", ActorPolicy(actor_from_policy(self.model.policy), self.opp_rng))
-        self.trained = self.model.num_timesteps
+        actor = actor_from_policy(self.model.policy)
+        self.env.set_policy("self", ActorPolicy(actor, self.opp_rng))
         self.collecting = True
-        self.between_rollouts()
+        self._between_rollouts(actor)
 
-    def between_rollouts(self) -> None:
-        """The past snapshot, checkpoint and evaluation due by now, of the policy updated
-        on :attr:`trained` steps; called at each rollout's start and by the trainer after
-        ``learn``. Sets :attr:`halt` when training should stop."""
+    def after_learn(self) -> None:
+        """What fell due with ``learn``'s last update (an evaluation at the end); the
+        trainer calls it when ``learn`` returned of itself."""
+        self._between_rollouts(actor_from_policy(self.model.policy))
+
+    def _between_rollouts(self, actor: Actor) -> None:
+        """The past snapshot, checkpoint and evaluation due by now, of ``actor``, the
+        policy updated on the model's steps so far. Sets :attr:`halt` when training
+        should stop."""
         config = self.config
-        n = self.trained
+        n = self.trained = self.model.num_timesteps
         if config.past_every and n >= self.next_past:
-            self.past.append(actor_from_policy(self.model.policy))
+            self.past.append(actor)
             del self.past[: -config.past_pool]
             self.env.set_past_policies([ActorPolicy(a, self.opp_rng) for a in self.past])
             self.next_past = next_multiple(n, config.past_every)
@@ -139,7 +144,7 @@ class TrainingHooks(BaseCallback):
                 self.save_checkpoint()
                 self.next_ckpt = next_multiple(n, config.checkpoint_every)
             if config.eval_every and n >= self.next_eval:
-                self.run_eval()
+                self.run_eval(actor)
                 self.next_eval = next_multiple(n, config.eval_every)
         except OSError as exc:  # the run directory cannot be written: stop, keep what is saved
             self.write_error = exc
@@ -178,9 +183,9 @@ class TrainingHooks(BaseCallback):
                 self.wins.append(info["win_share"])
         return True
 
-    def run_eval(self) -> None:
+    def run_eval(self, actor: Actor) -> None:
         config = self.config
-        row = evaluation_row(actor_from_policy(self.model.policy), config, self.trained)
+        row = evaluation_row(actor, config, self.trained)
         for n in config.eval_players:
             self.logger.record(f"eval/win_share_vs_{config.eval_opponent}_{n}p", row[f"win_share_{n}p"])
             self.logger.record(f"eval/fair_share_{n}p", 1.0 / n)

@@ -285,9 +285,7 @@ def _train_on(
     if interrupted:
         print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
     elif write_error is None and not hooks.halt and remaining > 0:
-        hooks.collecting = False
-        hooks.trained = model.num_timesteps
-        hooks.between_rollouts()  # what fell due with the last update (an evaluation at the end)
+        hooks.after_learn()
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
