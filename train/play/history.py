@@ -397,14 +397,11 @@ class History:
             try:
                 total = int(conn.execute("SELECT count(*) FROM games").fetchone()[0])
                 rated = self._rated or _Rated()  # the connection's lock guards it too
-                if rated.games_read + self._games_after(conn, rated.last) != total:
-                    rated = _Rated()  # a game finished earlier was saved since (or one removed): start over
-                rows = conn.execute(
-                    "SELECT s.game, s.kind, s.name, s.score, s.winner, g.finished FROM seats AS s "
-                    "JOIN games AS g ON g.id = s.game WHERE (g.finished, g.id) > (?, ?) "
-                    "ORDER BY g.finished, g.id, s.seat",
-                    rated.last,
-                ).fetchall()
+                rows = self._seats_after(conn, rated.last)
+                if rated.games_read + len({row[0] for row in rows}) != total:
+                    # a game that finished earlier was saved since (or one was removed): start over
+                    rated = _Rated()
+                    rows = self._seats_after(conn, rated.last)
                 rated.take(rows)
                 self._rated = rated
                 out = rated.table()
@@ -413,8 +410,14 @@ class History:
         return out
 
     @staticmethod
-    def _games_after(conn: sqlite3.Connection, last: tuple[float, int]) -> int:
-        return int(conn.execute("SELECT count(*) FROM games WHERE (finished, id) > (?, ?)", last).fetchone()[0])
+    def _seats_after(conn: sqlite3.Connection, last: tuple[float, int]) -> list[Any]:
+        """The seats of the games that finished after ``last`` (finishing time, id), in
+        finishing order."""
+        return conn.execute(
+            "SELECT s.game, s.kind, s.name, s.score, s.winner, g.finished FROM seats AS s "
+            "JOIN games AS g ON g.id = s.game WHERE (g.finished, g.id) > (?, ?) ORDER BY g.finished, g.id, s.seat",
+            last,
+        ).fetchall()
 
     # ------------------------------------------------------------------ closing
 
