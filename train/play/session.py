@@ -766,9 +766,8 @@ class SessionStore:
     """Live games, bounded: at most ``max_games`` at once, each forgotten after
     ``idle_seconds`` without a request; when the store is full, a new game replaces the
     least recently used game that is over, else the least recently used one that no page
-    has looked at for :data:`ABANDONED_SECONDS` (an open page looks at least every 15 s),
-    else it is refused. Ids and tokens are unguessable (``secrets``); ``secret`` mixes
-    into chosen seeds."""
+    has looked at for :data:`ABANDONED_SECONDS`, else it is refused. Ids and tokens are
+    unguessable (``secrets``); ``secret`` mixes into chosen seeds."""
 
     max_games: int = 200
     idle_seconds: float = 1800.0
@@ -814,11 +813,10 @@ class SessionStore:
                 self._games.move_to_end(game_id)
         _release(dropped)
         if session is None:
-            minutes = f"{self.idle_seconds / 60:g}"
             raise SessionError(
                 "no such game on this server: the server restarted since, or the game went "
-                f"{minutes} minutes without a look or a move (or made room for a new one when the server was "
-                "full: a game over, or one not looked at for two minutes)",
+                f"{self.idle_seconds / 60:g} minutes without a look or a move (or made room for a new one when "
+                f"the server was full: a game over, or one not looked at for {ABANDONED_SECONDS / 60:g} minutes)",
                 404,
             )
         return session

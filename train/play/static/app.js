@@ -229,7 +229,7 @@ function receive(state, opened = false) {
   window.llamaState = state;  // for tests and the curious: what the server sent
   if (state.truncated) log("(earlier moves left out)", "note");
   if (opened) {  // the game so far, written at once: only what happens from now on is shown move by move
-    for (const event of state.events) log(event.text, event.type === "move" ? "" : event.type);
+    for (const event of state.events) logEvent(event);
   } else {
     queue.push(...state.events);
   }
@@ -242,6 +242,10 @@ function log(text, cls) {
   $("log").append(li);
   const panel = $("log").closest(".log-panel");  // scrolled inside: the page must not jump away from the hand
   panel.scrollTop = panel.scrollHeight;
+}
+
+function logEvent(event) {
+  log(event.text, event.type === "move" ? "" : event.type);
 }
 
 function showNext() {
@@ -258,7 +262,7 @@ function showNext() {
   const event = queue.shift();
   window.llamaAnimated += 1;
   drawTable(event.table, false);
-  log(event.text, event.type === "move" ? "" : event.type);
+  logEvent(event);
   $("announce").textContent = event.text;  // read out by screen readers
   if (event.type === "round") showRound(event);
   setTimeout(showNext, queue.length ? delay() : Math.min(delay(), 250));
