@@ -461,16 +461,14 @@ _BLAS: Any = None
 def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     """numpy's BLAS on one thread, for a search's forward passes: its matrices are small, and
     a BLAS that spreads them over busy cores made a game of ``opponents="search"`` two to
-    seven times slower on a loaded 2-core machine. Nothing is limited without threadpoolctl."""
+    seven times slower on a loaded 2-core machine. The controller is made on first use
+    (it looks through the loaded libraries once)."""
     global _BLAS
     if _BLAS is None:
-        try:
-            from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController
 
-            _BLAS = ThreadpoolController()  # about 8 us a limit, against 200 for threadpool_limits
-        except ImportError:  # pragma: no cover - a dependency of the core install
-            _BLAS = False
-    return _BLAS.limit(limits=1, user_api="blas") if _BLAS else contextlib.nullcontext()
+        _BLAS = ThreadpoolController()  # about 8 us a limit, against 200 for threadpool_limits
+    return _BLAS.limit(limits=1, user_api="blas")
 
 
 class _ReadsVersion1:

@@ -324,10 +324,8 @@ def _one_blas_thread() -> None:
     """Keep a worker's numpy to one BLAS thread: the workers already fill the cores, and
     a batched forward pass (the search agent's) that spreads over every core as well
     doubles the time of a game on a busy machine."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - a dependency of the train extra; only speed is lost
-        return
+    from threadpoolctl import threadpool_limits
+
     threadpool_limits(limits=1, user_api="blas")
 
 
