@@ -253,10 +253,10 @@ Registration = tuple[str, Factory, str, str]
 """A registry entry as :func:`registrations` gives it: name, factory, description, group."""
 
 
-def registrations(agents: Iterable[object]) -> list[Registration]:
+def registrations(agents: Iterable[object] | str) -> list[Registration]:
     """The registry entries behind the names in ``agents`` (names, specs written as text,
-    :class:`AgentSpec` values; agent objects and unknown names are skipped), for
-    :func:`adopt` in another process.
+    :class:`AgentSpec` values, or one spec as text, as an env's ``opponents`` may be;
+    agent objects and unknown names are skipped), for :func:`adopt` in another process.
 
     A worker process started by spawn (the default on macOS and Windows, and for a
     notebook's workers everywhere but Linux) imports the package afresh: it knows the
@@ -264,7 +264,7 @@ def registrations(agents: Iterable[object]) -> list[Registration]:
     a script. Sent with ``cloudpickle``, an entry carries its factory, by value where it
     was defined in ``__main__``."""
     out: dict[str, Registration] = {}
-    for agent in agents:
+    for agent in [agents] if isinstance(agents, str) else agents:
         if isinstance(agent, AgentSpec):
             name = agent.name
         elif isinstance(agent, str):

@@ -152,7 +152,7 @@ class SplitVecEnv(OneVecEnv):
         # forked where that is safe (Linux: no re-import, the arguments inherited), else spawned
         ctx: Any = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         opponents = kwargs.get("opponents", ())
-        registered = cloudpickle.dumps(registrations([opponents] if isinstance(opponents, str) else opponents))
+        registered = cloudpickle.dumps(registrations(opponents))
         try:
             for k in range(1, workers):
                 mine, theirs = ctx.Pipe()
