@@ -76,3 +76,15 @@ def test_an_agent_defined_again_replaces_itself_as_a_notebook_cell_run_twice_doe
     finally:
         for table in (_REGISTRY, _DOCS, _GROUPS):
             table.pop("redefined_test_agent", None)
+
+
+def test_registrations_name_the_entries_behind_specs_for_another_process():
+    """What a worker process is sent: the entries of the registered names among specs,
+    AgentSpec values, or one spec written as text (an env's ``opponents``); objects and
+    unknown names are left to the caller's own checks."""
+    from llama_env.agent import AgentSpec, registrations
+
+    assert [e[0] for e in registrations("cautious:threshold=2")] == ["cautious"]  # not one per character
+    entries = registrations(["heuristic", AgentSpec("random"), "heuristic:seed=3", object(), "nosuch", "x:=:"])
+    assert [e[0] for e in entries] == ["heuristic", "random"]
+    assert all(callable(factory) for _, factory, _, _ in entries)
