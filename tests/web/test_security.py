@@ -536,6 +536,10 @@ def test_hostile_queries_and_paths_never_get_a_5xx(client):
     assert client.get(f"/api/games/{game['id']}?since=%D9%A3", headers=token).status_code == 400
     assert client.post("/api/history/%C2%B2/replay", json={}).status_code == 404
     assert client.get("/api/nothing").json() == {"error": "not found"}
+    for path in ("/nothing", "/static/nothing.js"):  # a mistyped page leads back to the table
+        r = client.get(path)
+        assert r.status_code == 404 and r.headers["content-type"].startswith("text/html"), (path, r.text)
+        assert '<a href="/">' in r.text
     for r in (client.delete(f"/api/games/{game['id']}", headers=token), client.put("/api/games", json={})):
         assert r.status_code == 405 and r.json() == {"error": "method not allowed"}
 

@@ -57,7 +57,7 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -421,11 +421,23 @@ async def _index(request: Request) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own refusals (no such route, a method it does not take): in the API a
-    JSON error like every other, elsewhere its plain text."""
+    JSON error like every other; a page that does not exist is a short page that leads
+    to the table (a person mistyped an address); elsewhere its plain text."""
     assert isinstance(exc, HTTPException)
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": exc.detail.lower()}, status_code=exc.status_code, headers=exc.headers)
+    if exc.status_code == 404 and request.method in ("GET", "HEAD"):
+        return HTMLResponse(_NOT_FOUND_PAGE, status_code=404, headers=exc.headers)
     return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
+
+
+_NOT_FOUND_PAGE = (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+    '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    "<title>L.L.A.M.A.: no such page</title></head>"
+    "<body><h1>No such page</h1><p>This server has nothing at this address. "
+    '<a href="/">Go to the table</a> to start or join a game.</p></body></html>'
+)
 
 
 async def _failed(request: Request, exc: Exception) -> Response:
