@@ -66,6 +66,7 @@ def test_result_shape_and_shares_sum_to_one_per_game():
     assert "heuristic" in text and "random#2" in text and "95% CI" in text
     d = r.to_dict()
     assert d["agents"][0]["name"] == "heuristic" and d["num_games"] == 60
+    assert d["batched"] is r.batched  # the same seed deals other games on the batched engine
 
 
 def test_quitters_never_go_out_and_score_every_round():
@@ -248,6 +249,7 @@ def test_the_rules_reach_every_game_and_the_result():
     assert "end_score 15" in r.to_table()
     t = tournament(["random", "greedy", "cautious"], 3, 6, seed=0, workers=1, rules=rules)
     assert t.rules == rules and (t.to_dict()["end_score"], t.to_dict()["hand_size"]) == (15, 4)
+    assert t.to_dict()["batched"] is t.batched and data["batched"] is r.batched
     with pytest.raises(ValueError, match="the rules are for 3 players"):
         tournament(["random", "greedy", "cautious"], 2, 6, rules=rules)
 

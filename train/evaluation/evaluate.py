@@ -74,13 +74,16 @@ class EvalResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data, no per-game arrays (an undefined number, as the penalty an
-        agent that never quit quit with, is ``None``)."""
+        agent that never quit quit with, is ``None``). ``batched`` is there because the
+        same seed deals other games on the batched engine: it is part of what repeats
+        a result."""
         return {
             "num_players": self.num_players,
             "num_games": self.num_games,
             "seed": self.seed,
             "duplicate": self.duplicate,
             "rotate": self.rotate,
+            "batched": self.batched,
             **self.rules.options(),
             "rounds_per_game": self.rounds_per_game,
             "agents": [{k: json_number(v) for k, v in vars(a).items()} for a in self.agents],

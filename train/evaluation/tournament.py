@@ -110,6 +110,7 @@ class TournamentResult:
             "num_players": self.num_players,
             "num_games": self.num_games,
             "seed": self.seed,
+            "batched": self.batched,  # the same seed deals other games on the batched engine
             **self.rules.options(),
             "agents": [
                 {
