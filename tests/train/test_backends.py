@@ -116,6 +116,32 @@ def test_a_backend_option_is_a_flag_and_belongs_to_its_backend(toy, capsys):
         assert message in capsys.readouterr().err
 
 
+@dataclass(frozen=True)
+class _ClashingOptions:
+    games: int = 3
+    engine: str = "numpy"  # the sb3 backend's option
+
+
+@dataclass(frozen=True)
+class _CoreClash:
+    seed: int = 0  # a core setting
+
+
+@pytest.mark.parametrize(("options", "what"), [(_ClashingOptions, "backend 'sb3'"), (_CoreClash, "a core setting")])
+def test_a_backend_option_named_like_a_taken_flag_is_refused_when_registered(options, what):
+    """It crashed ``llama-rl train`` later with argparse's 'conflicting option string',
+    and the config read the value as the other backend's."""
+    clash = Backend(name="clash", summary="s", extra="train", algorithm="c", run=_toy_run, options=options)
+    with pytest.raises(ValueError, match=f"cannot have an option named .* it is .*{what}"):
+        register_backend(clash)
+    assert "clash" not in backends()
+    register_backend(TOY)  # its own options again, on replacing itself, are not a clash
+    register_backend(TOY)
+    from train.training import backend
+
+    backend._REGISTERED.pop("toy", None)
+
+
 def test_config_json_is_one_flat_mapping_and_reads_back(toy):
     cfg = config_from_dict({"backend": "toy", "games": 2, "end_score": 25})
     data = json.loads(json.dumps(cfg.to_dict()))

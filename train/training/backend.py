@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -86,9 +86,25 @@ _REGISTERED: dict[str, Backend] = {}
 
 
 def register_backend(backend: Backend) -> Backend:
-    """Add (or replace) a backend under ``backend.name``; returns it."""
+    """Add (or replace) a backend under ``backend.name``; returns it.
+
+    Every backend's options share ``llama-rl train``'s flags and the config's keys with
+    the core's settings, so an option named like a core setting or another backend's
+    option is refused (a ``ValueError`` naming both), not left to clash later."""
     if not backend.name.isidentifier():
         raise ValueError(f"a backend name must be an identifier, got {backend.name!r}")
+    from train.training.config import TrainConfig  # the config imports this module
+
+    taken = {f.name: "a core setting of llama-rl train" for f in fields(TrainConfig)}
+    for other in backends().values():
+        if other.name != backend.name:
+            taken.update({f.name: f"an option of backend {other.name!r}" for f in fields(other.options)})
+    for f in fields(backend.options):
+        if f.name in taken:
+            raise ValueError(
+                f"backend {backend.name!r} cannot have an option named {f.name!r}: it is {taken[f.name]} "
+                "(options share the command line's flags and the config's keys)"
+            )
     _REGISTERED[backend.name] = backend
     return backend
 
