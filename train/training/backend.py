@@ -27,7 +27,16 @@ TrainConfig = Any
 """What a backend is given: a validated :class:`train.training.config.TrainConfig` (named
 here, not imported: the config imports this module to find a config's backend)."""
 
-__all__ = ["Backend", "BUILTIN", "backends", "backend_named", "register_backend", "NoOptions", "imported_when_run"]
+__all__ = [
+    "Backend",
+    "BUILTIN",
+    "backends",
+    "backend_named",
+    "register_backend",
+    "reserve_option_names",
+    "NoOptions",
+    "imported_when_run",
+]
 
 BUILTIN: dict[str, str] = {
     "sb3": "train.training.sb3",
@@ -83,6 +92,14 @@ class Backend:
 
 
 _REGISTERED: dict[str, Backend] = {}
+_RESERVED: dict[str, str] = {}
+"""Option names no backend may take, each with whose it is (:func:`reserve_option_names`)."""
+
+
+def reserve_option_names(names: list[str], whose: str) -> None:
+    """Keep ``names`` from every backend's options: the config reserves its core
+    settings, which share the command line's flags and the config's keys with them."""
+    _RESERVED.update(dict.fromkeys(names, whose))
 
 
 def register_backend(backend: Backend) -> Backend:
@@ -93,9 +110,7 @@ def register_backend(backend: Backend) -> Backend:
     option is refused (a ``ValueError`` naming both), not left to clash later."""
     if not backend.name.isidentifier():
         raise ValueError(f"a backend name must be an identifier, got {backend.name!r}")
-    from train.training.config import TrainConfig  # the config imports this module
-
-    taken = {f.name: "a core setting of llama-rl train" for f in fields(TrainConfig)}
+    taken = dict(_RESERVED)
     for other in backends().values():
         if other.name != backend.name:
             taken.update({f.name: f"an option of backend {other.name!r}" for f in fields(other.options)})

@@ -31,7 +31,7 @@ from llama_env.agent import names as agent_names
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
 from llama_env.observation import OBS_VERSIONS
 from llama_env.rewards import REWARD_MODES
-from train.training.backend import Backend, backend_named, backends
+from train.training.backend import Backend, backend_named, backends, reserve_option_names
 
 __all__ = [
     "TrainConfig",
@@ -329,6 +329,9 @@ def check_option_types(options: Any) -> None:
     hints = typing.get_type_hints(type(options))
     for f in fields(options):
         _check_type(f.name, getattr(options, f.name), hints[f.name])
+
+
+reserve_option_names([f.name for f in fields(TrainConfig)], "a core setting of llama-rl train")
 
 
 def _options_for(backend_name: str, given: Any) -> Any:
