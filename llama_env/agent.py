@@ -12,6 +12,7 @@ registers its agents). So ``gym.make("Llama-v0", opponents="heuristic")`` works 
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import math
 import re
@@ -125,8 +126,11 @@ def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factor
         raise ValueError(f"an agent's group must be one of {', '.join(GROUPS)}, got {group!r}")
 
     def deco(factory: Factory) -> Factory:
+        if not _is_builtin(factory):
+            _load_builtins()  # so that a name of theirs is refused here, not when they load
         if name in _REGISTRY and _REGISTRY[name] is not factory and not _same_definition(_REGISTRY[name], factory):
-            raise ValueError(f"an agent named {name!r} is already registered")
+            whose = " (a built-in agent of llama-rl)" if _is_builtin(_REGISTRY[name]) else ""
+            raise ValueError(f"an agent named {name!r} is already registered{whose}: register yours under another name")
         _REGISTRY[name] = factory
         _DOCS[name] = _plain(doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split()))
         _GROUPS[name] = group
@@ -148,26 +152,68 @@ def _plain(text: str) -> str:
     return text.replace("``", "")
 
 
+BUILTIN_ENTRY_POINT = "builtin"
+"""The name of the entry point (of group :data:`ENTRY_POINT_GROUP`) whose module, the
+package ``agents``, registers the built-in agents when imported."""
+_builtins_loaded = False
+
+
+@functools.cache
+def _entry_points() -> tuple[Any, ...]:
+    """The ``llama_rl.agents`` entry points, the built-in agents' first."""
+    from importlib.metadata import entry_points
+
+    return tuple(sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name != BUILTIN_ENTRY_POINT))
+
+
+def _is_builtin(factory: Factory) -> bool:
+    """Whether ``factory`` is defined in the package of the built-in agents' entry point."""
+    module = getattr(factory, "__module__", None) or ""
+    return any(
+        ep.name == BUILTIN_ENTRY_POINT and (module == ep.value or module.startswith(ep.value + "."))
+        for ep in _entry_points()
+    )
+
+
+def _load(ep: Any) -> None:
+    """Load one entry point; a failure is a warning naming it (one broken plugin must not
+    take the others' agents with it)."""
+    try:
+        loaded = ep.load()
+        if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
+            loaded()
+    except Exception as exc:  # noqa: BLE001 - a plugin's import can raise anything
+        warnings.warn(
+            f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
+            f"{error_line(exc, 200)}",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
+def _load_builtins() -> None:
+    """Import the built-in agents (their entry point) once, before any other agent is
+    registered or loaded: their names are then taken first, whatever the order in which
+    a program imports its plugins or the entry points are listed, and a plugin that
+    reuses one is refused with a message instead of making ``import agents`` fail."""
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        for ep in _entry_points():
+            if ep.name == BUILTIN_ENTRY_POINT:
+                _load(ep)
+
+
 def _load_plugins() -> None:
-    """Load every ``llama_rl.agents`` entry point once (the built-in agents among them)."""
+    """Load every ``llama_rl.agents`` entry point once, the built-in agents first."""
     global _plugins_loaded
     if _plugins_loaded:
         return
     _plugins_loaded = True
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = ep.load()
-            if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
-                loaded()
-        except Exception as exc:  # noqa: BLE001 - one broken plugin must not take the others' agents with it
-            warnings.warn(
-                f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
-                f"{error_line(exc, 200)}",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+    _load_builtins()
+    for ep in _entry_points():
+        if ep.name != BUILTIN_ENTRY_POINT:
+            _load(ep)
 
 
 def _known() -> list[str]:

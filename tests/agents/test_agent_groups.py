@@ -57,6 +57,45 @@ def test_a_broken_plugin_is_named_and_the_other_agents_still_load(tmp_path):
     assert "ImportError: brokenplug needs torch>=9" in done.stderr
 
 
+def test_a_plugin_reusing_a_built_in_name_is_refused_whatever_loads_first(tmp_path):
+    """A plugin imported before ``agents`` took the name "heuristic" first, and then
+    ``import agents`` failed; as an entry point listed first, it took the built-in agents
+    with it."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "aaaplug").mkdir()
+    (tmp_path / "aaaplug" / "__init__.py").write_text(
+        "from llama_env.agent import register\n"
+        "@register('heuristic')\n"
+        "class Mine:\n"
+        "    def act(self, observation, action_mask):\n"
+        "        return 7\n"
+    )
+    info = tmp_path / "aaaplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: aaaplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[llama_rl.agents]\naaa = aaaplug\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    imported_first = (
+        "try:\n"
+        "    import aaaplug\n"
+        "except ValueError as exc:\n"
+        "    print('refused:', exc)\n"
+        "import agents\n"
+        "print(type(agents.make('heuristic')).__module__)\n"
+    )
+    as_entry_point = "from llama_env.agent import make; print(type(make('heuristic')).__module__)"
+    for script in (imported_first, as_entry_point):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip().endswith("agents.heuristic"), done.stdout  # the built-in one
+        assert "an agent named 'heuristic' is already registered (a built-in agent of llama-rl)" in (
+            done.stdout + done.stderr
+        )
+
+
 def test_an_agent_defined_again_replaces_itself_as_a_notebook_cell_run_twice_does():
     from llama_env.agent import _DOCS, _GROUPS, _REGISTRY, make
 
