@@ -878,3 +878,20 @@ def test_quieting_rays_notices_keeps_everyone_elses_deprecation_warnings():
         warnings.warn_explicit("g has been deprecated", DeprecationWarning, "y.py", 1, module="mylib.api")
         warnings.warn("h has been deprecated", DeprecationWarning, stacklevel=1)
     assert sorted(str(w.message) for w in caught) == ["g has been deprecated", "h has been deprecated"]
+
+
+def test_rays_socket_folder_is_short_enough_on_macos_and_a_long_one_is_named(monkeypatch, tmp_path):
+    """On macOS the temporary folder (/var/folders/xx/<28 characters>/T) left Ray's
+    socket paths at 134 bytes, over the 103 macOS takes: Ray failed to start with a
+    traceback. The link now goes under /tmp there, as Ray's own does."""
+    from train.training.rllib import trainer
+
+    macos_temp = "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T"
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: macos_temp)
+    monkeypatch.setattr(trainer.sys, "platform", "darwin")
+    link = trainer.ray_link(tmp_path / "run" / "ray")
+    assert link.parent == Path("/tmp")
+    assert len(str(link)) + trainer.RAY_SOCKET_TAIL <= trainer.SOCKET_PATH_LIMIT
+    monkeypatch.setattr(trainer.sys, "platform", "linux")
+    with pytest.raises(ValueError, match=f"temporary folder {macos_temp} is too long a path for Ray's sockets"):
+        trainer.ray_link(tmp_path / "run" / "ray")

@@ -32,6 +32,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -99,6 +100,32 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
+RAY_SOCKET_TAIL = len("/session_2026-12-05_23-59-59_123456_1234567/sockets/plasma_store")
+"""What Ray puts after its temporary folder in its longest socket path (a session
+folder named by the date, time and process id, then the socket)."""
+SOCKET_PATH_LIMIT = 103
+"""The longest socket path macOS takes (Linux takes 107)."""
+
+
+def ray_link(target: Path) -> Path:
+    """The short link to a run's Ray folder ``target``, which Ray is given as its
+    temporary folder: its sockets are made under it, and a socket path must fit
+    :data:`SOCKET_PATH_LIMIT` bytes, which a run folder rarely does. It goes under
+    ``/tmp`` on macOS, whose own temporary folder (``/var/folders/...``) is too long
+    already, as Ray itself does, and under the temporary folder elsewhere. A
+    ``ValueError`` says what to do when even that is too long."""
+    digest = hashlib.sha1(str(target).encode()).hexdigest()[:10]
+    folder = Path("/tmp") if sys.platform == "darwin" else Path(tempfile.gettempdir())
+    link = folder / f"llama-rl-ray-{digest}"
+    if len(os.fsencode(link)) + RAY_SOCKET_TAIL > SOCKET_PATH_LIMIT:
+        raise ValueError(
+            f"the temporary folder {folder} is too long a path for Ray's sockets (at most "
+            f"{SOCKET_PATH_LIMIT - RAY_SOCKET_TAIL - len(link.name) - 1} characters): set TMPDIR to a shorter "
+            "folder, such as /tmp, for the run"
+        )
+    return link
+
+
 @contextlib.contextmanager
 def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Iterator[None]:
     """Ray for one training session: the given cluster, or a local Ray started here and
@@ -126,17 +153,20 @@ def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Itera
         else:
             target = (run.path / "ray").resolve()
             target.mkdir(parents=True, exist_ok=True)
-            digest = hashlib.sha1(str(target).encode()).hexdigest()[:10]
-            link = Path(tempfile.gettempdir()) / f"llama-rl-ray-{digest}"
-            if link.is_symlink() or link.exists():
-                link.unlink()
-            link.symlink_to(target, target_is_directory=True)
+            if os.name == "nt":  # Ray talks over TCP there: no socket path to keep short (and no link without rights)
+                temp_dir = target
+            else:
+                link = ray_link(target)
+                if link.is_symlink() or link.exists():
+                    link.unlink()
+                link.symlink_to(target, target_is_directory=True)
+                temp_dir = link
             ray.init(
                 num_cpus=num_cpus or os.cpu_count() or 1,
                 include_dashboard=False,
                 log_to_driver=False,
                 configure_logging=False,
-                _temp_dir=str(link),
+                _temp_dir=str(temp_dir),
                 runtime_env={"env_vars": env_vars},
             )
         if callable(on_term):
