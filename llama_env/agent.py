@@ -482,8 +482,14 @@ def _parse_value(text: str) -> Any:
     return value
 
 
+_PARAMETER_COLON = re.compile(r":(?=\s*[A-Za-z_]\w*\s*=)")
+
+
 def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     """Parse ``name`` or ``name:key=value[:key=value...]``.
+
+    A value may hold a colon where no ``key=`` follows it, as a Windows path does
+    (``ppo:path=C:\\models\\m.npz``).
 
     Values are read as ``int``, ``float``, ``true``/``false``/``none``, or else left as
     strings. With ``check`` (the default) the name must be registered and the parameters
@@ -493,12 +499,13 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     """
     if not isinstance(text, str):
         raise TypeError(f"an agent spec must be a string like 'cautious:threshold=4', got {text!r}")
-    parts = text.strip().split(":")
-    name = parts[0].strip()
+    name, _, rest = text.strip().partition(":")
+    name = name.strip()
     if not name:
         raise ValueError(f"empty agent name in {text!r}; known agents: {', '.join(_known())}")
     params: dict[str, Any] = {}
-    for part in parts[1:]:
+    # a colon starts a parameter only where a key= follows it: a value may hold one (C:\models\m.npz)
+    for part in _PARAMETER_COLON.split(rest) if rest else []:
         key, sep, value = part.partition("=")
         key = key.strip()
         if not sep or not key:

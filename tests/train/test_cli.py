@@ -472,6 +472,17 @@ def test_agent_specs_parse_names_and_typed_parameters():
     assert [s.name for s in parse_agent_list("heuristic, random ,greedy")] == ["heuristic", "random", "greedy"]
 
 
+def test_a_value_may_hold_a_colon_as_a_windows_path_does():
+    """The spec was split at every colon, so ``path=C:\\models\\m.npz`` was refused as
+    a parameter '\\models\\m.npz' not of the form key=value: only relative paths worked on Windows."""
+    assert parse_agent_spec(r"ppo:path=C:\models\m.npz", check=False).params == {"path": r"C:\models\m.npz"}
+    spec = parse_agent_spec(r"ppo:path=D:\m.npz: seed = 3", check=False)
+    assert spec.params == {"path": r"D:\m.npz", "seed": 3}
+    assert parse_agent_spec(spec.label, check=False) == spec
+    with pytest.raises(ValueError, match="agent parameter 'threshold' in 'cautious:threshold' is not of the form"):
+        parse_agent_spec("cautious:threshold")
+
+
 def test_every_command_name_is_a_subcommand(capsys):
     from train.cli import COMMAND_NAMES
 
