@@ -586,3 +586,18 @@ def test_nothing_in_the_log_on_bad_input(client, caplog):
     with caplog.at_level("WARNING"):
         test_hostile_bodies_never_get_a_5xx(client)
     assert not [r for r in caplog.records if r.levelno >= 30], [r.getMessage() for r in caplog.records]
+
+
+def test_the_pages_script_is_served_as_javascript_whatever_the_machines_types_say():
+    """On Windows mimetypes reads the types from the registry, which often calls .js
+    text/plain: with nosniff a browser then ran no script, and the page did nothing."""
+    script = (
+        "import mimetypes\n"
+        "mimetypes.add_type('text/plain', '.js')\n"  # what such a registry says
+        "mimetypes.add_type('text/plain', '.css')\n"
+        "import train.play.web\n"
+        "print(mimetypes.guess_type('app.js')[0], mimetypes.guess_type('style.css')[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["text/javascript", "text/css"]

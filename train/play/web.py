@@ -42,6 +42,7 @@ import contextlib
 import gc
 import json
 import logging
+import mimetypes
 import os
 import re
 import socket
@@ -81,6 +82,11 @@ from train.play.session import (
 __all__ = ["create_app", "serve", "bind", "Guard", "STATIC", "MAX_BODY", "LOCAL_HOSTS", "SWITCH_INTERVAL"]
 
 STATIC = Path(__file__).resolve().parent / "static"
+# The page's own types, whatever the machine says: on Windows mimetypes reads them from
+# the registry, which often calls .js text/plain, and a browser told nosniff then runs
+# no script at all (the page loads and does nothing).
+mimetypes.add_type("text/javascript", ".js")
+mimetypes.add_type("text/css", ".css")
 MAX_BODY = 2_000_000
 """Largest request body accepted (a game record of a long game is well under this)."""
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
