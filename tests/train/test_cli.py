@@ -695,3 +695,24 @@ def test_serve_without_the_web_extra_names_the_extras_package():
     assert proc.returncode == 1, proc.stderr
     assert "llama-rl serve needs the package 'starlette'" in proc.stderr
     assert "pip install 'llama-rl[web]'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_console_that_is_not_utf8_gets_escapes_not_a_failed_command(monkeypatch, capsys):
+    """Windows' redirected streams are cp1252: a run named ``σ-run`` trained, then its
+    summary raised UnicodeEncodeError (exit 1, the final comparison never printed), and
+    piped input that was not cp1252 raised UnicodeDecodeError."""
+    import train.cli
+
+    raw_out, raw_in = io.BytesIO(), io.BytesIO("heuristic ā\n".encode())
+    out = io.TextIOWrapper(raw_out, encoding="cp1252")
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(raw_in, encoding="cp1252"))
+    train.cli._tolerant_streams()
+    print("run σ-run saved")
+    out.flush()
+    assert raw_out.getvalue() == b"run \\u03c3-run saved" + os.linesep.encode()
+    assert sys.stdin.readline() == "heuristic \u0101\n".encode().decode("cp1252", "replace")
+    utf8 = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", utf8)
+    train.cli._tolerant_streams()
+    assert utf8.errors == "strict"  # a UTF-8 console is left as it is

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import signal
 import sys
@@ -113,6 +114,7 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``llama-rl`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    _tolerant_streams()
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -148,6 +150,18 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         warnings.formatwarning = default_format
     return int(code or 0)
+
+
+def _tolerant_streams() -> None:
+    """Standard streams that are not UTF-8 (Windows' when redirected: cp1252) write a
+    character they lack as an escape and read undecodable input as a replacement
+    character, instead of failing the command after its work is done (a run named
+    ``σ-run`` trained, then its summary raised UnicodeEncodeError)."""
+    for stream, errors in ((sys.stdout, "backslashreplace"), (sys.stderr, "backslashreplace"), (sys.stdin, "replace")):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding and encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(ValueError, OSError, io.UnsupportedOperation):
+                stream.reconfigure(errors=errors)
 
 
 def _terminate_as_ctrl_c() -> contextlib.AbstractContextManager[None]:
