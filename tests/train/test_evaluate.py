@@ -579,3 +579,17 @@ def test_an_evaluation_stopped_or_killed_leaves_no_worker_running(tmp_path, sign
     assert _gone(workers, timeout=10), f"workers left running after {signum}: {workers}"
     for record in (tmp_path / "rec").glob("game_*.json"):  # each is whole: written aside, then moved
         assert json.loads(record.read_text())["format"] == "llama-rl-game"
+
+
+def test_workers_on_windows_stay_within_its_process_pools_limit(monkeypatch):
+    """Windows' process pools take at most 61 processes: on a machine of 64 cores every
+    default evaluation failed with "max_workers must be <= 61" (and train's final
+    comparison with a traceback)."""
+    from train.evaluation import runner
+
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 128)
+    assert runner.num_workers(None) == 128
+    monkeypatch.setattr(runner.os, "name", "nt")
+    assert runner.num_workers(None) == 61 and runner.num_workers(61) == 61
+    with pytest.raises(ValueError, match="workers must be at most 61 on Windows"):
+        runner.num_workers(62)

@@ -21,6 +21,7 @@ only on their seed, as :class:`agents.base.BaseAgent` subclasses do.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 import pickle
 import signal
@@ -296,10 +297,11 @@ def _init_worker(payload: bytes) -> None:
 def _exit_with_parent() -> None:
     """End this worker within a second once the process that started it is gone (killed
     with no chance to end its workers): it would play its games on, for no one."""
-    parent = os.getppid()
+    parent_pid = os.getppid()
+    parent = multiprocessing.parent_process()  # on Windows a dead parent's id stays this process's ppid
 
     def watch() -> None:
-        while os.getppid() == parent:
+        while os.getppid() == parent_pid and (parent is None or parent.is_alive()):
             time.sleep(1.0)
         os._exit(1)
 
@@ -449,12 +451,22 @@ def play_games(
 
 
 def num_workers(workers: int | None) -> int:
-    """``workers`` checked; ``None`` means every core."""
+    """``workers`` checked; ``None`` means every core (at most :data:`MAX_WORKERS_WINDOWS`
+    on Windows, whose process pools take no more)."""
     if workers is None:
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+        return min(cores, MAX_WORKERS_WINDOWS) if os.name == "nt" else cores
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer or None (all cores), got {workers!r}")
+    if os.name == "nt" and workers > MAX_WORKERS_WINDOWS:
+        raise ValueError(
+            f"workers must be at most {MAX_WORKERS_WINDOWS} on Windows (its process pools' limit), got {workers}"
+        )
     return workers
+
+
+MAX_WORKERS_WINDOWS = 61
+"""The most processes a process pool takes on Windows."""
 
 
 def _progress_bar(progress: bool | str, total: int) -> Any:
