@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -716,3 +718,20 @@ def test_a_console_that_is_not_utf8_gets_escapes_not_a_failed_command(monkeypatc
     monkeypatch.setattr(sys, "stdout", utf8)
     train.cli._tolerant_streams()
     assert utf8.errors == "strict"  # a UTF-8 console is left as it is
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs SIGUSR1 to stand in for SIGBREAK")
+def test_every_stop_signal_stops_a_command_as_ctrl_c_does(monkeypatch, capsys):
+    """Windows sends no SIGTERM: there Ctrl-Break and a closed console (SIGBREAK) must
+    stop a run as Ctrl-C does, checkpoint and all. SIGUSR1 stands in for it here."""
+    import train.cli
+    from train.training.run_dir import STOP_SIGNALS
+
+    assert (signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])) == STOP_SIGNALS
+    monkeypatch.setattr(train.cli, "STOP_SIGNALS", (signal.SIGTERM, signal.SIGUSR1))
+    before = signal.getsignal(signal.SIGUSR1)
+    with pytest.raises(KeyboardInterrupt), train.cli._terminate_as_ctrl_c():
+        os.kill(os.getpid(), signal.SIGUSR1)
+        time.sleep(1)  # the handler runs at the next bytecode of the main thread
+    assert "terminated (SIGUSR1): stopping as on Ctrl-C" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGUSR1) == before

@@ -229,8 +229,9 @@ def test_a_run_in_use_is_refused_and_a_stale_lock_is_taken_over(tmp_path):
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         run.lock_path.write_text(json.dumps({"pid": sleeper.pid, "host": os.uname().nodename, "since": 0}))
-        with pytest.raises(RunDirError, match=rf"in use by another trainer \(process {sleeper.pid}"):
+        with pytest.raises(RunDirError, match=rf"in use by another trainer \(process {sleeper.pid}") as refused:
             train(resume_config(run.path, {"total_timesteps": 2560}))
+        assert f"delete {run.lock_path}" in str(refused.value)  # a process id reused after a restart
     finally:
         sleeper.kill()
         sleeper.wait()

@@ -535,3 +535,13 @@ def test_an_agent_whose_extra_is_not_installed_is_a_400_that_names_it(monkeypatc
     body = {"seats": [{"person": "Ann"}, {"agent": f"ppo:path={DEFAULT_MODEL_ZIP}"}]}
     with pytest.raises(SessionError, match=r"seat 1, .*reads its model with torch.*llama-rl\[train\]"):
         new_game(body, policy=policy)
+
+
+def test_a_model_path_the_path_functions_cannot_compare_is_refused_not_a_failure(tmp_path):
+    """On Windows ``commonpath`` raises ValueError for paths on two drives: a request
+    naming a model on another drive was a 500, not a refusal."""
+    from train.play.session import AgentPolicy, _inside
+
+    assert _inside(str(tmp_path / "m.npz"), str(tmp_path)) and not _inside(str(tmp_path), str(tmp_path / "m"))
+    assert not _inside("m.npz", str(tmp_path))  # commonpath refuses to compare these: ValueError
+    assert AgentPolicy(model_dirs=(tmp_path,))._under_root("../m.npz") is None

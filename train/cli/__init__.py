@@ -53,7 +53,7 @@ from train.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, H
 from train.cli.evaluate import EvalCommand, run_eval
 from train.cli.play import run_play
 from train.cli.tournament import TournamentCommand, run_tournament
-from train.training.run_dir import signal_handler
+from train.training.run_dir import STOP_SIGNALS, signal_handler
 
 __all__ = [
     "COMMAND_NAMES",
@@ -164,17 +164,21 @@ def _tolerant_streams() -> None:
                 stream.reconfigure(errors=errors)
 
 
-def _terminate_as_ctrl_c() -> contextlib.AbstractContextManager[None]:
+def _terminate_as_ctrl_c() -> contextlib.AbstractContextManager[Any]:
     """While a command runs, SIGTERM (``kill``, ``timeout``, a job scheduler stopping the
     job) stops it as Ctrl-C does: a training run saves a checkpoint and can be resumed, an
     evaluation ends its worker processes (they were left running for no one), and the exit
-    code is 130."""
+    code is 130. On Windows, which sends no SIGTERM, so does SIGBREAK (Ctrl-Break, the
+    console closed)."""
 
     def handler(signum: int, frame: Any) -> None:
-        print("\nterminated (SIGTERM): stopping as on Ctrl-C", file=sys.stderr, flush=True)
+        print(f"\nterminated ({signal.Signals(signum).name}): stopping as on Ctrl-C", file=sys.stderr, flush=True)
         raise KeyboardInterrupt
 
-    return signal_handler(signal.SIGTERM, handler)
+    stack = contextlib.ExitStack()
+    for signum in STOP_SIGNALS:
+        stack.enter_context(signal_handler(signum, handler))
+    return stack
 
 
 _ROOT = Path(__file__).resolve().parents[2]

@@ -552,10 +552,8 @@ class AgentPolicy:
             return None
         for root in self.model_dirs:
             candidate = os.path.normpath(os.path.join(root, value))  # lexical: no disk access
-            if os.path.commonpath([candidate, str(root)]) == str(root):
-                real = os.path.realpath(candidate)  # a link inside must not lead out
-                if os.path.commonpath([real, str(root)]) == str(root):
-                    return candidate
+            if _inside(candidate, str(root)) and _inside(os.path.realpath(candidate), str(root)):
+                return candidate  # (the second: a link inside must not lead out)
         return None
 
     def _check_path(self, value: object, what: str) -> None:
@@ -571,6 +569,15 @@ class AgentPolicy:
         if not any(_is_path(k) for k in spec.params):
             return spec
         return AgentSpec(spec.name, {k: self._under_root(v) if _is_path(k) else v for k, v in spec.params.items()})
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (a path on another drive of Windows, which
+    ``commonpath`` refuses with a ``ValueError``, is not)."""
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
 
 
 def _is_path(key: str) -> bool:

@@ -82,6 +82,12 @@ def signal_handler(signum: int, handler: Callable[[int, FrameType | None], None]
         signal.signal(signum, old)
 
 
+STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM,) + (
+    (signal.SIGBREAK,) if hasattr(signal, "SIGBREAK") else ()  # Windows: Ctrl-Break, the console closed
+)
+"""The signals that stop a command as Ctrl-C does (a trainer saves its checkpoint)."""
+
+
 @contextlib.contextmanager
 def saving_despite_ctrl_c() -> Iterator[None]:
     """While a trainer writes its final files, hold back one more Ctrl-C or SIGTERM (which
@@ -95,7 +101,9 @@ def saving_despite_ctrl_c() -> Iterator[None]:
             raise KeyboardInterrupt
         print("\nstill saving the checkpoint (a few seconds); Ctrl-C again stops without it", file=sys.stderr)
 
-    with signal_handler(signal.SIGINT, handler), signal_handler(signal.SIGTERM, handler):
+    with contextlib.ExitStack() as stack:
+        for signum in (signal.SIGINT, *STOP_SIGNALS):
+            stack.enter_context(signal_handler(signum, handler))
         yield
 
 
@@ -406,7 +414,8 @@ class RunDir:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since)) if isinstance(since, (int, float)) else "?"
             raise RunDirError(
                 f"run directory {self.path} is in use by another trainer (process {pid}, since {when}); "
-                "wait for it to finish, or train into another run"
+                f"wait for it to finish, or train into another run (if no trainer runs any more, as after a "
+                f"restart that gave its process id to another program, delete {self.lock_path})"
             )
         # Move the lock aside, then make sure it is the one judged stale: another trainer
         # may have broken it and taken a lock of its own since it was read.

@@ -231,7 +231,8 @@ class SplitVecEnv(OneVecEnv):
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            how = f"killed by {name}" + (", most often the system out of memory" if -code == signal.SIGKILL else "")
+            oom = -code == getattr(signal, "SIGKILL", None)  # no SIGKILL on Windows
+            how = f"killed by {name}" + (", most often the system out of memory" if oom else "")
         else:
             how = f"exit code {code}"
         return RuntimeError(f"env worker {k} stopped ({how})")
