@@ -273,7 +273,7 @@ def _rllib_activation(state_file: Path) -> str:
         checkpoint = checkpoint.parent
     config = checkpoint.parent.parent / "config.json"
     try:
-        activation = json.loads(config.read_text()).get("activation")
+        activation = json.loads(config.read_text(encoding="utf-8")).get("activation")
     except (OSError, ValueError, AttributeError):
         raise ValueError(
             f"its activation is recorded in its run's config.json, and {config} cannot be read "

@@ -73,7 +73,7 @@ def main() -> None:
                 flush=True,
             )
     if args.json:
-        with open(args.json, "w") as fh:
+        with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"model": args.model, "seed": args.seed, "rows": rows}, fh, indent=2)
 
 

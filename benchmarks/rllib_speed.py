@@ -88,7 +88,7 @@ def rllib(steps: int, run_dir: str, runners: int) -> tuple[float, float, float]:
     total = time.perf_counter() - t0
     import json
 
-    summary = json.loads((result.run_dir / "summary.json").read_text())
+    summary = json.loads((result.run_dir / "summary.json").read_text(encoding="utf-8"))
     return result.steps_per_s, summary["all_seats_decisions_sampled"] / result.wall_s, total - result.wall_s
 
 

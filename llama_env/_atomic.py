@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,26 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     tmp = new_file(path.parent, f".{path.name}.", ".tmp")
     try:
         write(tmp)
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+_WINDOWS = os.name == "nt"
+
+
+def _replace(tmp: Path, path: Path) -> None:
+    """``os.replace``, tried again for a second on Windows, where a file that another
+    program holds open for a moment (a virus scanner, the search indexer, often on a
+    file just written) cannot be replaced: a ``PermissionError`` that passes."""
+    for wait in (0.05, 0.1, 0.2, 0.3, 0.4) if _WINDOWS else ():
+        try:
+            os.replace(tmp, path)
+            return
+        except PermissionError:
+            time.sleep(wait)
+    os.replace(tmp, path)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
