@@ -66,7 +66,7 @@ from llama_env.observation import (
     obs_spec,
 )
 
-__all__ = ["BatchGame"]
+__all__ = ["BatchGame", "unplayed_options"]
 
 _V = NUM_CARD_VALUES  # 7 values: 1..6 and the llama (code 7 = index 6)
 _POINTS = np.array([card_points(c) for c in range(1, _V + 1)], dtype=np.int64)  # rule 9, per value index
@@ -74,6 +74,15 @@ _POINTS32 = _POINTS.astype(np.float32)
 _MAX_INT = 2**31 - 1  # the largest score or round number a batch holds
 _OPTIONS = frozenset({"end_score", "hand_size"})
 """The rule options the batch plays by (a new option of ``Rules`` must be read here too)."""
+
+
+def unplayed_options(rules: Rules) -> list[str]:
+    """The rule options of ``rules`` that the batched engine does not play and that
+    differ from the standard rules (an option it does not know, left at its default,
+    plays the standard game it does know): empty when a batch can play ``rules``."""
+    standard = Rules(rules.num_players).options()
+    return sorted(k for k, v in rules.options().items() if k not in _OPTIONS and v != standard[k])
+
 
 # The deal (rule 2) sorts 56 random 64-bit keys per game whose lowest 3 bits are replaced
 # by the card codes: the codes then come out in a uniformly random order (two keys equal
@@ -234,7 +243,7 @@ class BatchGame:
         else:
             raise TypeError(f"seed must be a non-negative int, a numpy Generator or None, got {brief(seed)}")
         self._key = int(self._rng.integers(2**63))  # of the generators that snapshots name
-        unknown = sorted(set(rules.options()) - _OPTIONS)
+        unknown = unplayed_options(rules)
         if unknown:
             raise NotImplementedError(f"the batched engine does not play the rule option {unknown[0]!r} yet")
         self.rules = rules

@@ -585,6 +585,25 @@ def test_the_batch_plays_every_rule_option():
     assert set(Rules().options()) == batch._OPTIONS
 
 
+def test_a_rule_option_the_batch_does_not_play_yet_refuses_only_its_other_values(monkeypatch):
+    """An option the batch does not read, at its standard value, plays the game the batch
+    knows; any other value is refused, and an evaluation then plays game by game (it
+    failed on every batched path, whatever the option's value)."""
+    from llama_env import batch
+    from train.evaluation import evaluate
+
+    monkeypatch.setattr(batch, "_OPTIONS", frozenset({"end_score"}))  # as if hand_size were new
+    assert batch.unplayed_options(Rules(3)) == [] and batch.BatchGame(2, rules=Rules(3), seed=0).num_games == 2
+    assert batch.unplayed_options(Rules(3, hand_size=5)) == ["hand_size"]
+    with pytest.raises(NotImplementedError, match="does not play the rule option 'hand_size'"):
+        batch.BatchGame(2, rules=Rules(3, hand_size=5), seed=0)
+    players = ["greedy", "random", "random"]
+    assert not evaluate(players, 6, seed=0, workers=1, rules=Rules(3, hand_size=5)).batched
+    assert evaluate(players, 6, seed=0, workers=1, rules=Rules(3)).batched
+    with pytest.raises(ValueError, match="cannot be played on the batched engine: .* rule option 'hand_size'"):
+        evaluate(players, 6, seed=0, workers=1, rules=Rules(3, hand_size=5), batched=True)
+
+
 def test_the_batch_imports_only_numpy_and_the_engine_modules():
     """Principle 1: like the engine, the batch knows nothing about RL libraries."""
     tree = ast.parse((ROOT / "llama_env" / "batch.py").read_text(encoding="utf-8"))

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from llama_env.agent import Agent, AgentLike, reset_agent, resolve
-from llama_env.batch import BatchGame
+from llama_env.batch import BatchGame, unplayed_options
 from llama_env.engine import Action, Rules
 from llama_env.table import BatchTable, BatchTableListener
 from train.evaluation.runner import (
@@ -75,12 +75,20 @@ def can_act_on_batches(agent: object) -> bool:
 
 
 def batch_refusal(
-    agents: Sequence[AgentLike], *, duplicate: bool = False, record_dir: str | Path | None = None
+    agents: Sequence[AgentLike],
+    *,
+    duplicate: bool = False,
+    record_dir: str | Path | None = None,
+    rules: Rules | None = None,
 ) -> str | None:
     """Why these games cannot be played on the batched engine, or ``None`` if they can:
     duplicate deals (the batch deals from its own generator, so it cannot replay one
     deal for several seatings), game records (written move by move by the scalar
-    runner), or an agent without ``act_batch`` (named). Builds the agents given by name."""
+    runner), a rule option it does not play yet (:func:`llama_env.batch.unplayed_options`),
+    or an agent without ``act_batch`` (named). Builds the agents given by name."""
+    unplayed = unplayed_options(rules) if rules is not None else []
+    if unplayed:
+        return f"the batched engine does not play the rule option {unplayed[0]!r} yet"
     if duplicate:
         return "duplicate deals replay one deal for several seatings, which the batch's own deals cannot"
     if record_dir is not None:
@@ -230,7 +238,7 @@ def play_either(
     if batched is not None and not isinstance(batched, bool):
         raise ValueError(f"batched must be True, False or None (when it can), got {batched!r}")
     if batched is not False:
-        refusal = batch_refusal(agents, duplicate=duplicate, record_dir=record_dir)
+        refusal = batch_refusal(agents, duplicate=duplicate, record_dir=record_dir, rules=rules)
         if refusal is None:
             games = play_batched(agents, seat_agents, seed=seed, workers=workers, rules=rules, progress=progress)
             return games, True
