@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -66,7 +66,7 @@ from llama_env.observation import (
     obs_spec,
 )
 
-__all__ = ["BatchGame", "unplayed_options"]
+__all__ = ["BatchEngine", "BatchGame", "unplayed_options"]
 
 _V = NUM_CARD_VALUES  # 7 values: 1..6 and the llama (code 7 = index 6)
 _POINTS = np.array([card_points(c) for c in range(1, _V + 1)], dtype=np.int64)  # rule 9, per value index
@@ -156,6 +156,65 @@ def _others_in_table(n: int) -> np.ndarray:
     seat's left, is still in the round."""
     others = _others_table(n)
     return np.array([[not bits >> o & 1 for o in others[seat]] for seat in range(n) for bits in range(1 << n)])
+
+
+@runtime_checkable
+class BatchEngine(Protocol):
+    """What the batched table driver (:class:`llama_env.table.BatchTable`), and through
+    it evaluation, the SB3 vec env and the search's rollouts, asks of a batched engine:
+    :class:`BatchGame` is the one that ships (numpy). Another one (JAX, say) that keeps
+    this interface and the exactness contract of the module docstring plugs in there;
+    its arrays may be its own as long as ``np.asarray`` reads them, and it may deal
+    other cards for the same seed (rule 2), as the batch already does against the
+    engine.
+    """
+
+    num_games: int
+    num_players: int
+    rules: Rules
+    auto_reset: bool
+    current_player: np.ndarray
+    """``(N,)`` int: the seat to act in each game."""
+    legal_action_mask: np.ndarray
+    """``(N, 9)`` bool, read-only: the legal actions of each game's current player."""
+    terminated: np.ndarray
+    """``(N,)`` bool: the game ended in the last step, or is over and waits."""
+
+    @property
+    def game_over(self) -> np.ndarray: ...
+
+    @property
+    def scores(self) -> np.ndarray: ...
+
+    @property
+    def round(self) -> np.ndarray: ...
+
+    def hand_sizes(self, games: np.ndarray | None = None) -> np.ndarray: ...
+
+    def penalties(self, games: np.ndarray | None = None) -> np.ndarray: ...
+
+    def observation(
+        self, version: int = 0, seats: np.ndarray | None = None, games: np.ndarray | None = None
+    ) -> np.ndarray: ...
+
+    def step(self, actions: np.ndarray | Sequence[int], where: np.ndarray | None = None) -> np.ndarray: ...
+
+    def step_checked(self, a: np.ndarray, moving: np.ndarray | None) -> np.ndarray:
+        """:meth:`step` for actions the caller has checked against
+        :attr:`legal_action_mask` (the driver checks its players' answers once)."""
+        ...
+
+    def reset(self, games: np.ndarray | Sequence[int] | None = None) -> None: ...
+
+    def snapshot(self, i: int) -> dict[str, Any]: ...
+
+    def checked_games(self, games: object) -> np.ndarray:
+        """``games`` as int64 game indices of this batch; a ``ValueError`` otherwise."""
+        ...
+
+    def unbegun(self) -> np.ndarray:
+        """``(N,)`` bool: the games still at their first deal, before any move."""
+        ...
 
 
 class BatchGame:
@@ -304,17 +363,18 @@ class BatchGame:
     def hand_sizes(self, games: np.ndarray | None = None) -> np.ndarray:
         """``(N, players)``: the cards each seat holds (or ``(K, players)`` for the game
         indices ``games``)."""
-        rows = self._seats[:, :, _SIZE] if games is None else self._seats[self._checked_games(games), :, _SIZE]
+        rows = self._seats[:, :, _SIZE] if games is None else self._seats[self.checked_games(games), :, _SIZE]
         return rows.astype(np.int64)
 
     def penalties(self, games: np.ndarray | None = None) -> np.ndarray:
         """``(N, players)``: what each seat's hand would cost now (rule 9: the distinct
         values held, a llama 10), as ``LlamaGame.penalty`` (or ``(K, players)`` for the
         game indices ``games``)."""
-        seats = self._seats if games is None else self._seats[self._checked_games(games)]
+        seats = self._seats if games is None else self._seats[self.checked_games(games)]
         return _penalties(seats[:, :, _HAND : _HAND + _V])
 
-    def _checked_games(self, games: object) -> np.ndarray:
+    def checked_games(self, games: object) -> np.ndarray:
+        """``games`` as int64 game indices of this batch; a ``ValueError`` otherwise."""
         g = np.asarray(games)
         if g.ndim == 1 and g.size == 0:  # [] reads as float
             return np.zeros(0, dtype=np.int64)
@@ -322,7 +382,7 @@ class BatchGame:
             raise ValueError(f"games must be game indices 0..{self.num_games - 1}, got {brief(games)}")
         return g.astype(np.int64, copy=False)
 
-    def _unbegun(self) -> np.ndarray:
+    def unbegun(self) -> np.ndarray:
         """``(N,)`` bool: the games still at their first deal, before any move."""
         return (
             (self._round == 1)
@@ -378,9 +438,9 @@ class BatchGame:
         legal actions.
         """
         moving = self._checked_where(where)
-        return self._step(self._checked_actions(actions, moving), moving)
+        return self.step_checked(self._checked_actions(actions, moving), moving)
 
-    def _step(self, a: np.ndarray, moving: np.ndarray | None) -> np.ndarray:
+    def step_checked(self, a: np.ndarray, moving: np.ndarray | None) -> np.ndarray:
         """:meth:`step` for checked actions: ``a`` int64 ``(N,)``, legal in every game that
         moves and is not over; ``moving`` a boolean ``(N,)`` (``None``: every game).
         :class:`~llama_env.table.BatchTable`, which checks its players' answers against
@@ -582,7 +642,7 @@ class BatchGame:
                 g = np.flatnonzero(sel)
             else:
                 try:
-                    g = np.unique(self._checked_games(sel))
+                    g = np.unique(self.checked_games(sel))
                 except ValueError:
                     raise ValueError(
                         f"games must be game indices 0..{self.num_games - 1} or a boolean mask of shape "
@@ -608,7 +668,7 @@ class BatchGame:
         plan = self._plans.get(version)
         if plan is None:
             plan = self._plans[version] = _Plan(obs_spec(version), self)
-        g = None if games is None else self._checked_games(games)
+        g = None if games is None else self.checked_games(games)
         rows = self.num_games if g is None else g.size
         if seats is None:
             seat = self._cp if g is None else self._cp[g]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from llama_env.agent import Agent, agent_label, batch_from, reset_agent
-from llama_env.batch import BatchGame
+from llama_env.batch import BatchEngine
 from llama_env.engine import NUM_ACTIONS, Action, IllegalActionError, LlamaGame, RoundResult, Rules, action_index, brief
 from llama_env.observation import OBS_VERSIONS, action_mask, check_obs_version, encoder
 
@@ -411,15 +411,18 @@ class BatchTable:
 
     def __init__(
         self,
-        batch: BatchGame,
+        batch: BatchEngine,
         agents: Sequence[Agent | None],
         seating: np.ndarray | Sequence[Sequence[int]] | None = None,
         *,
         names: Sequence[str] | None = None,
         listener: BatchTableListener | None = None,
     ) -> None:
-        if not isinstance(batch, BatchGame):
-            raise TypeError(f"a BatchTable drives a llama_env.batch.BatchGame, got {brief(batch)}")
+        if not isinstance(batch, BatchEngine):
+            raise TypeError(
+                "a BatchTable drives a batched engine (llama_env.batch.BatchEngine, such as BatchGame), "
+                f"got {brief(batch)}"
+            )
         players = list(agents)
         if not players:
             raise ValueError("a BatchTable needs at least one player (an agent, or None for an outside seat)")
@@ -527,7 +530,7 @@ class BatchTable:
                 f"play_games plays whole games with agents only: player position(s) {outside.tolist()} "
                 "are outside players (None), whose moves come from step() instead"
             )
-        begun = np.flatnonzero(~batch._unbegun())
+        begun = np.flatnonzero(~batch.unbegun())
         if begun.size:
             raise ValueError(
                 f"play_games plays the batch's games from their first deal: game {int(begun[0])} has begun "
@@ -555,7 +558,7 @@ class BatchTable:
             self._game_numbers = None
 
     def _checked_games(self, games: object) -> np.ndarray:
-        return self.batch._checked_games(games)  # the batch's games: its one check
+        return self.batch.checked_games(games)  # the batch's games: its one check
 
     def _checked_seating(self, seating: object, rows: int) -> np.ndarray:
         p, k = self.batch.num_players, len(self.agents)
@@ -666,7 +669,7 @@ class BatchTable:
         if self.listener is not None:
             self.listener.on_step(self, games, cp[games], actions[games])
         batch = self.batch
-        total += batch._step(actions, where)  # the answers were checked (_check) against the same masks
+        total += batch.step_checked(actions, where)  # the answers were checked (_check) against the same masks
         ended[games] |= batch.terminated[games]
 
     def _answers(self, games: np.ndarray, asks: np.ndarray) -> np.ndarray:

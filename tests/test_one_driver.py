@@ -1,7 +1,7 @@
 """Every path that drives a game goes through the table driver, so that a rule is checked in one place.
 
 The engine's ``LlamaGame.step``, the batched engine's ``BatchGame.step`` (and its
-unchecked ``_step``) and every
+unchecked ``step_checked``) and every
 agent's ``act`` / ``act_batch`` are wrapped by spies that record which module called
 them; each product path then plays games, and the only caller allowed is
 :mod:`llama_env.table`. A second game loop anywhere
@@ -53,9 +53,9 @@ def callers(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
     spy(LlamaGame, "step")
     spy(BatchGame, "step")
-    # The driver steps a batch whose answers it has checked through the unchecked _step;
-    # BatchGame.step's own call of _step is not a second caller.
-    spy(BatchGame, "_step", seen_as="step", inside="llama_env.batch")
+    # The driver steps a batch whose answers it has checked through the unchecked
+    # step_checked; BatchGame.step's own call of it is not a second caller.
+    spy(BatchGame, "step_checked", seen_as="step", inside="llama_env.batch")
     for cls in (RandomAgent, GreedyAgent, CautiousAgent, HeuristicAgent, PerturbedHeuristic, PPOAgent):
         spy(cls, "act")
         spy(cls, "act_batch")

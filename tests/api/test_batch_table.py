@@ -295,7 +295,9 @@ def test_bad_outside_moves_are_refused_by_game_and_seat():
 
 def test_bad_tables_are_refused():
     batch = BatchGame(4, 3, seed=0)
-    with pytest.raises(TypeError, match="a BatchTable drives a llama_env.batch.BatchGame"):
+    with pytest.raises(
+        TypeError, match=r"a BatchTable drives a batched engine \(llama_env.batch.BatchEngine, such as BatchGame\)"
+    ):
         BatchTable(LlamaGame(3), [None] * 3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="without a seating, agents are one per seat: a table of 3 players needs 3"):
         BatchTable(batch, [None, None])
@@ -426,3 +428,45 @@ def test_play_games_names_a_bad_answers_game_by_its_row_not_its_slot() -> None:
     # outside play_games a game is named by its index in the batch, as before
     with pytest.raises(IllegalActionError, match=r"of game [01]:"):
         table.advance()
+
+
+class _OtherEngine:
+    """Another batched engine, as a JAX one would be: its own class, holding the
+    :class:`llama_env.batch.BatchEngine` interface and nothing of BatchGame's private
+    parts (here by passing the interface's members on to one)."""
+
+    def __init__(self, inner: BatchGame) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str):
+        from llama_env.batch import BatchEngine
+
+        interface = set(BatchEngine.__annotations__) | {k for k in vars(BatchEngine) if not k.startswith("_")}
+        if name not in interface:
+            raise AttributeError(f"{name} is not part of the BatchEngine interface")
+        return getattr(self._inner, name)
+
+
+def _final_scores(batch, rows: np.ndarray) -> list[tuple[int, list[int]]]:
+    table = BatchTable(batch, [RandomAgent(seed=1), HeuristicAgent()], rows[: batch.num_games])
+    ends: list[tuple[int, list[int]]] = []
+
+    def ended(slots: np.ndarray, played: np.ndarray) -> None:
+        ends.extend(zip(played.tolist(), table.batch.scores[slots].tolist(), strict=True))
+
+    table.play_games(rows, ended)
+    return sorted(ends)
+
+
+def test_the_driver_plays_any_batched_engine_through_its_interface_alone() -> None:
+    """The driver asked BatchGame's private methods and refused any other class: a second
+    engine (JAX) could not be driven. Through the interface alone it plays the same games."""
+    from llama_env.batch import BatchEngine
+
+    rows = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]] * 3, dtype=np.int64)
+    other = _OtherEngine(BatchGame(4, 3, seed=11, auto_reset=False))
+    assert isinstance(other, BatchEngine)
+    with pytest.raises(AttributeError, match="not part of the BatchEngine interface"):
+        other._over  # noqa: B018 - what the driver may no longer reach
+    played = _final_scores(other, rows)
+    assert played == _final_scores(BatchGame(4, 3, seed=11, auto_reset=False), rows) and len(played) == 9
