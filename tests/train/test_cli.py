@@ -676,12 +676,36 @@ def test_export_refuses_what_it_cannot_write_or_read(capsys, tmp_path):
         (("export", str(DEFAULT_MODEL), "--out", str(tmp_path / "a.zip")), "--out must name a .npz file"),
         (("export", str(DEFAULT_MODEL), "--out", str(tmp_path / "no" / "a.npz")), "does not exist"),
         (("export", __file__, "--out", str(tmp_path / "a.npz")), "cannot load a PPO model"),
+        (("export", str(DEFAULT_MODEL), "--out", f"{__file__}/sub/a.npz"), f"{__file__!r} is a file, not a folder"),
     ]
     for argv, message in cases:
         code, _, err = run(capsys, *argv)
         assert code == 2 and message in err, (argv, err)
         assert "Traceback" not in err
     assert not (tmp_path / "a.npz").exists()
+
+
+def test_an_output_folder_that_takes_no_file_is_refused_before_the_work(capsys, tmp_path, monkeypatch):
+    """A read-only folder was found only when the result was saved: fit-search and distill
+    played and fitted for minutes, then ended in an OSError traceback with nothing saved."""
+    from agents.ppo import DEFAULT_MODEL
+
+    def read_only(directory, prefix, suffix):
+        raise PermissionError(30, "Read-only file system", str(directory))
+
+    monkeypatch.setattr("train.cli.common.new_file", read_only)
+    for argv in (("export", str(DEFAULT_MODEL)), ("fit-search", "--games", "8"), ("distill", "--games", "8")):
+        code, _, err = run(capsys, *argv, "--out", str(tmp_path / "a.npz"))
+        assert code == 2 and f"cannot write in {str(tmp_path)!r} (Read-only file system)" in err, (argv, err)
+    monkeypatch.undo()
+
+    def full(*args, **kwargs):  # a disk that fills while the result is written
+        raise OSError(28, "No space left on device", str(tmp_path / "a.npz"))
+
+    monkeypatch.setattr("agents.ppo.atomic_savez", full)
+    code, _, err = run(capsys, "export", str(DEFAULT_MODEL), "--out", str(tmp_path / "a.npz"))
+    assert code == 1 and f"llama-rl: error: No space left on device ({tmp_path / 'a.npz'})" in err, err
+    assert "Traceback" not in err
 
 
 def test_serve_without_the_web_extra_names_the_extras_package():

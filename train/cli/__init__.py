@@ -147,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
         _silence_stdout()
         return 1
+    except OSError as exc:  # a disk full or read-only under a command's output, found while writing
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"{PROG}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
     finally:
         warnings.formatwarning = default_format
     return int(code or 0)

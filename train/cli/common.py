@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from llama_env._atomic import new_file
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
 
@@ -271,14 +272,28 @@ def add_count(p: argparse.ArgumentParser, flag: str, default: int | None, what: 
     p.add_argument(flag, type=int_in(low, None, what), default=default, metavar="N", help=doc + shown)
 
 
+def writable_folder(folder: Path, what: str) -> None:
+    """A :class:`CommandError` naming ``what`` unless ``folder`` is a folder this process
+    can write a file in (tried with a file made and removed at once): found before the
+    work, not when its result is saved."""
+    if not folder.is_dir():
+        above = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise CommandError(f"{what}: {str(above)!r} is a file, not a folder")
+        raise CommandError(f"{what}: the folder {str(folder)!r} does not exist")
+    try:
+        new_file(folder, ".llama-rl-write-test.", "").unlink()
+    except OSError as exc:
+        raise CommandError(f"{what}: cannot write in {str(folder)!r} ({exc.strerror or exc})") from None
+
+
 def npz_out(out: str | Path, model: str | None = None) -> Path:
     """``--out`` as a path to a ``.npz`` file in a folder that exists, and ``--model``
     (if given) an existing file or directory; anything else is a :class:`CommandError`."""
     path = Path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
-    if not path.parent.is_dir():
-        raise CommandError(f"--out {str(out)!r}: the folder {str(path.parent)!r} does not exist")
+    writable_folder(path.parent, f"--out {str(out)!r}")
     if path.exists() and not path.is_file():
         raise CommandError(f"--out {str(out)!r} is a folder, not a file")
     if model is not None and not Path(model).exists():
