@@ -431,6 +431,12 @@ def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
     first = layers[0][0] if layers else None
     width = OBS_SIZE_V1 if first is not None and np.ndim(first) == 2 and first.shape[1] == OBS_SIZE_V1 else OBS_SIZE
     for k, (w, b) in enumerate(layers):
+        kinds = {np.asarray(w).dtype.kind, np.asarray(b).dtype.kind}
+        if kinds != {"f"}:  # integers would be read as weights silently, strings fail deep inside
+            raise ValueError(
+                f"layer {k} holds weights of type {np.asarray(w).dtype} and bias of type {np.asarray(b).dtype}; "
+                "a model's weights are floating-point numbers"
+            )
         if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != width:
             expected = (
                 f"(N, {OBS_SIZE}) or (N, {OBS_SIZE_V1}) for this game's observations (version 0 or 1)"

@@ -198,7 +198,13 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
             for kind in ("value", "belief"):
                 layers, k = [], 0
                 while f"{kind}_w{k}" in z.files:
-                    layers.append((z[f"{kind}_w{k}"].astype(np.float32), z[f"{kind}_b{k}"].astype(np.float32)))
+                    w, b = z[f"{kind}_w{k}"], z[f"{kind}_b{k}"]
+                    if w.dtype.kind != "f" or b.dtype.kind != "f":
+                        raise ValueError(
+                            f"its {kind} layer {k} holds {w.dtype} weights and a {b.dtype} bias: they must be "
+                            "floating-point numbers"
+                        )
+                    layers.append((w.astype(np.float32), b.astype(np.float32)))
                     k += 1
                 nets[kind] = layers
     except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
@@ -211,11 +217,13 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
         if not layers:
             raise ValueError(f"cannot load the search networks from {path}: it has no {kind} network")
         for w, b in layers:
-            if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],) or not np.isfinite(w).all():
+            if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],):
                 raise ValueError(
                     f"cannot load the search networks from {path}: a {kind} layer of shape {w.shape} "
-                    f"does not follow one of width {width} (or holds NaN)"
+                    f"does not follow one of width {width}"
                 )
+            if not (np.isfinite(w).all() and np.isfinite(b).all()):
+                raise ValueError(f"cannot load the search networks from {path}: a {kind} layer holds NaN or infinity")
             width = w.shape[1]
         if width != out:
             raise ValueError(

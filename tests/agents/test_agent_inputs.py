@@ -217,6 +217,22 @@ def test_broken_model_files_name_the_file(case, tmp_path):
     assert fragment in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("dtype", "fragment"), [(np.int8, "of type int8"), (np.complex64, "of type complex64"), ("<U3", "of type <U3")]
+)
+def test_weights_that_are_not_floating_point_are_refused(dtype, fragment, tmp_path):
+    """Integer weights were cast silently (truncated: the model played other moves),
+    complex ones cast with a warning, strings failed inside numpy."""
+    actor = load_actor(FOUR_PLAYER_MODEL)
+    path = tmp_path / "model.npz"
+    arrays = {f"w{k}": (wt.T.astype(dtype) if k == 0 else wt.T) for k, (wt, _) in enumerate(actor.layers)}
+    np.savez(
+        path, activation=np.array(actor.activation), **arrays, **{f"b{k}": b for k, (_, b) in enumerate(actor.layers)}
+    )
+    with pytest.raises(ValueError, match=f"cannot load a PPO model from {path}: layer 0 holds weights {fragment}"):
+        agents.make("ppo", path=str(path))
+
+
 @pytest.mark.parametrize("content", [b"", b"not arrays at all", random.Random(2).randbytes(300)])
 def test_an_npz_that_is_no_archive_says_so_without_suggesting_pickle(content, tmp_path):
     """numpy reads a file that is no zip archive as a pickle, refuses it and suggests

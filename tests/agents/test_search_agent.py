@@ -367,4 +367,12 @@ def test_network_files_that_are_not_whole_are_refused_naming_the_file(tmp_path):
     save_networks(nan, [(np.full_like(w, np.nan), b) for w, b in value], belief)
     with pytest.raises(ValueError, match="holds NaN"):
         load_networks(nan, 4)
+    nan_bias = tmp_path / "nan_bias.npz"  # was accepted: the agent played on NaN values
+    save_networks(nan_bias, [(w, np.full_like(b, np.nan)) for w, b in value], belief)
+    with pytest.raises(ValueError, match="a value layer holds NaN or infinity"):
+        load_networks(nan_bias, 4)
+    integers = tmp_path / "int.npz"  # was read as weights, truncated, playing other moves
+    save_networks(integers, value, [(w.astype(np.int8), b) for w, b in belief])
+    with pytest.raises(ValueError, match="its belief layer 0 holds int8 weights and a float32 bias: they must be"):
+        load_networks(integers, 4)
     assert not list(tmp_path.glob(".*.tmp"))  # nothing half written left behind
