@@ -84,6 +84,12 @@ def test_config_parsers():
         ({"opponents": {"heuristic": "a"}}, "opponents"),  # a config.json's mapping: float()'s own message
         ({"opponents": {"heuristic": -1.0}}, "opponents"),
         ({"opponents": {"heuristic": True}}, "opponents"),
+        # sizes grown by mistake (a resumed run's config.json) ran the machine out of memory
+        ({"n_envs": 10**30}, "'n_envs' must be at most 1,048,576"),
+        ({"n_envs": 1 << 20, "n_steps": 64}, "'n_steps' x 'n_envs' must give a rollout of at most"),
+        ({"net_arch": (64, 10**9)}, "'net_arch' takes layers of at most 65,536"),
+        ({"past_pool": 10**6}, "'past_pool' must be at most 1,000"),
+        ({"eval_games": 10**12}, "'eval_games' must be at most"),
     ],
 )
 def test_bad_config_names_the_key(kw, key):

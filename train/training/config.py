@@ -220,6 +220,21 @@ class TrainConfig:
         for key in ("past_every", "eval_every", "eval_games", "checkpoint_every"):
             if getattr(self, key) < 0:
                 raise ValueError(f"config key {key!r} must be >= 0, got {getattr(self, key)}")
+        for key, most in LARGEST.items():
+            if getattr(self, key) > most:
+                raise ValueError(
+                    f"config key {key!r} must be at most {most:,}, got {getattr(self, key):,} "
+                    "(far beyond what a run can hold in memory)"
+                )
+        if max(self.net_arch) > LARGEST_LAYER:
+            raise ValueError(
+                f"config key 'net_arch' takes layers of at most {LARGEST_LAYER:,} units, got {self.net_arch}"
+            )
+        if self.n_steps * self.n_envs > LARGEST_ROLLOUT:
+            raise ValueError(
+                f"config keys 'n_steps' x 'n_envs' must give a rollout of at most {LARGEST_ROLLOUT:,} steps, got "
+                f"{self.n_steps:,} x {self.n_envs:,} (a rollout's observations are held in memory)"
+            )
         for key in ("learning_rate", "clip_range", "max_grad_norm"):
             if not getattr(self, key) > 0:
                 raise ValueError(f"config key {key!r} must be > 0, got {getattr(self, key)}")
@@ -329,6 +344,25 @@ def check_option_types(options: Any) -> None:
     hints = typing.get_type_hints(type(options))
     for f in fields(options):
         _check_type(f.name, getattr(options, f.name), hints[f.name])
+
+
+LARGEST: dict[str, int] = {
+    "n_envs": 1 << 20,
+    "n_steps": 1 << 20,
+    "batch_size": 1 << 22,
+    "n_epochs": 10_000,
+    "torch_threads": 4096,
+    "past_pool": 1000,
+    "eval_games": 10_000_000,
+}
+"""Upper bounds on the settings whose size is held in memory: a config's number grown by
+mistake (``n_envs`` 10**30 in a resumed run's config.json) ran the machine out of memory
+instead of being refused."""
+LARGEST_ROLLOUT = 1 << 23
+"""The most learner steps one rollout holds (``n_steps`` x ``n_envs``): 8,388,608, about
+6 GB of version-1 observations."""
+LARGEST_LAYER = 1 << 16
+"""The widest hidden layer of ``net_arch``."""
 
 
 reserve_option_names([f.name for f in fields(TrainConfig)], "a core setting of llama-rl train")
