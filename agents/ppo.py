@@ -274,7 +274,7 @@ def _rllib_activation(state_file: Path) -> str:
     config = checkpoint.parent.parent / "config.json"
     try:
         activation = json.loads(config.read_text(encoding="utf-8")).get("activation")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         raise ValueError(
             f"its activation is recorded in its run's config.json, and {config} cannot be read "
             "(load the run directory's model.npz, or keep the checkpoint inside its run)"

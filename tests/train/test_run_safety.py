@@ -531,3 +531,23 @@ def test_on_windows_the_run_lock_asks_the_kernel_instead_of_sending_a_ctrl_c(mon
     monkeypatch.setattr(run_dir.os, "kill", no_kill)
     monkeypatch.setattr(run_dir, "_windows_pid_alive", lambda pid: pid == 1234)
     assert run_dir._pid_alive(1234) and not run_dir._pid_alive(4321)
+
+
+def test_json_nested_too_deep_in_a_run_is_named_not_a_recursion_error(tmp_path):
+    """A config.json or a checkpoint's data nested 100,000 deep ended train --resume in a
+    RecursionError traceback."""
+    import zipfile
+
+    from train.training.run_dir import checkpoint_problem
+
+    deep = "[" * 100_000 + "]" * 100_000
+    run = RunDir(tmp_path / "deep")
+    run.path.mkdir()
+    (run.path / "config.json").write_text(deep)
+    with pytest.raises(RunDirError, match=r"cannot read the run's config .*config.json: .*recursion"):
+        run.recorded_config()
+    save = tmp_path / "ppo_1024.zip"
+    with zipfile.ZipFile(save, "w") as zf:
+        zf.writestr("data", deep)
+        zf.writestr("policy.pth", b"")
+    assert (checkpoint_problem(save) or "").startswith("RecursionError:")

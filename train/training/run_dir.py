@@ -42,6 +42,7 @@ from types import FrameType
 from typing import Any
 
 from llama_env._atomic import atomic_write, atomic_write_text, new_file
+from llama_env.engine import error_line
 
 __all__ = [
     "RunDir",
@@ -141,8 +142,8 @@ def checkpoint_problem(path: Path) -> str | None:
             data = json.loads(zf.read("data").decode())
         if not isinstance(data, dict) or type(data.get("num_timesteps")) is not int:  # not true, not 1.5
             return "its data has no step count"
-    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, UnicodeDecodeError) as exc:
-        return f"{type(exc).__name__}: {exc}"
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RecursionError) as exc:
+        return f"{type(exc).__name__}: {error_line(exc)}"  # (RecursionError: JSON nested too deep)
     return None
 
 
@@ -275,8 +276,8 @@ class RunDir:
             return None
         try:
             data = json.loads(files[-1].read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise RunDirError(f"cannot read the run's config {files[-1]}: {exc}") from None
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
+            raise RunDirError(f"cannot read the run's config {files[-1]}: {error_line(exc)}") from None
         if not isinstance(data, dict):
             raise RunDirError(f"the run's config {files[-1]} is not a JSON object")
         return data
@@ -397,7 +398,7 @@ class RunDir:
         try:
             held = json.loads(raw)
             pid, host = int(held["pid"]), str(held["host"])
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             if age < _LOCK_BEING_WRITTEN_S:
                 raise RunDirError(
                     f"run directory {self.path} is in use by another trainer (its lock {self.lock_path} is being "
