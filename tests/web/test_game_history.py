@@ -497,3 +497,22 @@ def test_a_process_killed_while_saving_loses_no_saved_game(tmp_path, games):
             assert h.record(g["id"]) == record
         new = h.save(record, people=person_first(record))
         assert new > max(saved) and h.count() == count + 1
+
+
+def test_a_damaged_row_is_left_out_with_a_warning_and_its_record_is_named(hist, games, caplog):
+    """A row damaged outside the module (by hand, a broken disk) failed the whole list and
+    the ratings with a bare 500, and its record with a JSON traceback."""
+    ids = [hist.save(record, people=person_first(record), finished=T0 + 60 * k) for k, (record, _) in enumerate(games)]
+    with sqlite3.connect(hist.path) as conn:
+        conn.execute("UPDATE seats SET score = 'abc' WHERE game = ?", (ids[1],))
+        conn.execute("UPDATE games SET finished = 'yesterday' WHERE id = ?", (ids[2],))
+        conn.execute("UPDATE games SET finished = 1e300 WHERE id = ?", (ids[3],))
+        conn.execute("UPDATE games SET record = '{\"start\": ' WHERE id = ?", (ids[4],))
+    caplog.set_level("WARNING", logger="llama_rl.serve")
+    assert [g["id"] for g in hist.games()] == [ids[5], ids[4], ids[0]]
+    rated = hist.ratings()
+    assert next(r for r in rated if r["name"] == "Ann")["games"] == 3  # the three whole games
+    assert hist.ratings() == rated  # counted as read: not rated again and again
+    assert "are damaged and left out" in caplog.text and str(ids[1]) in caplog.text
+    with pytest.raises(HistoryError, match=rf"saved game {ids[4]} is damaged \("):
+        hist.record(ids[4])

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import math
 import os
 import sqlite3
@@ -44,8 +45,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from llama_env.engine import winners
+from llama_env.engine import error_line, winners
 from llama_env.record import GameRecording
+
+log = logging.getLogger("llama_rl.serve")
 
 __all__ = [
     "History",
@@ -143,6 +146,26 @@ def _check_text(value: str, what: str, longest: int) -> None:
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _whole(finished: object, seats: Sequence[tuple[Any, ...]]) -> bool:
+    """Whether a saved game's row holds what this module writes: a finishing time it can
+    show, and for each seat a text name and kind, an integer score and a 0/1 winner flag.
+    A row damaged outside it (edited by hand, a broken disk) is left out of the lists and
+    the ratings, with a warning, instead of failing the whole page."""
+    try:
+        _iso(finished)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError, OSError):
+        return False
+    return bool(seats) and all(
+        isinstance(name, str) and isinstance(kind, str) and type(score) is int and winner in (0, 1)
+        for name, kind, score, winner in seats
+    )
+
+
+def _warn_damaged(path: Path, game_ids: Sequence[int]) -> None:
+    if game_ids:
+        log.warning("%s: saved game(s) %s are damaged and left out", path, ", ".join(map(str, game_ids)))
 
 
 class History:
@@ -359,12 +382,20 @@ class History:
                 ).fetchall()
             finally:
                 conn.execute("COMMIT")
-        seats: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
-        for game_id, name, kind, score, winner in seat_rows:
-            seats[game_id].append({"name": name, "kind": kind, "score": score, "winner": bool(winner)})
+        raw: dict[int, list[tuple[Any, ...]]] = {i: [] for i in ids}
+        for game_id, *seat in seat_rows:
+            raw[game_id].append(tuple(seat))
+        whole = [row for row in rows if _whole(row[1], raw[row[0]])]
+        _warn_damaged(self.path, [row[0] for row in rows if row not in whole])
         return [
-            {"id": i, "finished": _iso(t), "players": players, "end_score": end_score, "seats": seats[i]}
-            for i, t, players, end_score in rows
+            {
+                "id": i,
+                "finished": _iso(t),
+                "players": players,
+                "end_score": end_score,
+                "seats": [{"name": n, "kind": k, "score": sc, "winner": bool(w)} for n, k, sc, w in raw[i]],
+            }
+            for i, t, players, end_score in whole
         ]
 
     def record(self, game_id: int) -> dict[str, Any]:
@@ -376,7 +407,12 @@ class History:
             row = conn.execute("SELECT record FROM games WHERE id = ?", (game_id,)).fetchone()
         if row is None:
             raise UnknownGameError(f"no saved game has id {game_id}")
-        data: dict[str, Any] = json.loads(row[0])
+        try:
+            data = json.loads(row[0])
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise HistoryError(f"{self.path}: saved game {game_id} is damaged ({error_line(exc, 120)})") from None
+        if not isinstance(data, dict):
+            raise HistoryError(f"{self.path}: saved game {game_id} is damaged (its record is not a JSON object)")
         return data
 
     def ratings(self) -> list[dict[str, Any]]:
@@ -402,7 +438,7 @@ class History:
                     # a game that finished earlier was saved since (or one was removed): start over
                     rated = _Rated()
                     rows = self._seats_after(conn, rated.last)
-                rated.take(rows)
+                _warn_damaged(self.path, rated.take(rows))
                 self._rated = rated
                 out = rated.table()
             finally:
@@ -451,13 +487,22 @@ class _Rated:
         self.games: dict[tuple[str, str], int] = {}
         self.wins: dict[tuple[str, str], int] = {}
         self.shares: dict[tuple[str, str], float] = {}
-        self.last: tuple[float, int] = (-1.0, -1)
+        self.last: tuple[Any, int] = (-1.0, -1)
         self.games_read = 0
 
-    def take(self, rows: Sequence[tuple[int, str, str, int, int, float]]) -> None:
-        """Rate the games of ``rows`` (their seats, in finishing order)."""
+    def take(self, rows: Sequence[tuple[int, str, str, int, int, float]]) -> list[int]:
+        """Rate the games of ``rows`` (their seats, in finishing order); returns the ids
+        of the damaged ones, counted as read but not rated."""
+        damaged = []
         for game_id, group in itertools.groupby(rows, key=lambda row: row[0]):
             game_rows = list(group)
+            self.games_read += 1
+            self.last = (game_rows[-1][5], game_id)  # (a damaged time still sorts: SQLite orders any value)
+            if not _whole(
+                game_rows[-1][5], [(name, kind, score, winner) for _, kind, name, score, winner, _ in game_rows]
+            ):
+                damaged.append(game_id)
+                continue
             seats = [((kind, name), score, bool(winner)) for _, kind, name, score, winner, _ in game_rows]
             self.rater.rate([key for key, _, _ in seats], [score for _, score, _ in seats])
             k = sum(won for _, _, won in seats)
@@ -466,8 +511,7 @@ class _Rated:
                 self.wins[key] = self.wins.get(key, 0) + any(won for other, _, won in seats if other == key)
             for key, _, won in seats:
                 self.shares[key] = self.shares.get(key, 0.0) + (1.0 / k if won else 0.0)
-            self.last = (game_rows[-1][5], game_id)
-            self.games_read += 1
+        return damaged
 
     def table(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [
