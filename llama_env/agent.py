@@ -455,6 +455,13 @@ class AgentSpec:
         return agent
 
 
+def is_path_parameter(key: str) -> bool:
+    """Whether an agent parameter names a file or folder (``path``, ``networks_path``,
+    ``*_dir``, ``*_file``): its value is kept as text (``path=none`` is a file called
+    none, not the default), and the web app allows it only under its model folders."""
+    return key == "path" or key.endswith(("_path", "_dir", "_file"))
+
+
 def _fmt(value: Any) -> str:
     if value is None:
         return "none"
@@ -512,7 +519,7 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
             raise ValueError(f"agent parameter {part!r} in {text!r} is not of the form key=value")
         if key in params:
             raise ValueError(f"agent parameter {key!r} is given twice in {text!r}")
-        params[key] = _parse_value(value.strip())
+        params[key] = value.strip() if is_path_parameter(key) else _parse_value(value.strip())
     spec = AgentSpec(name, params)
     if check:
         if name not in _known():

@@ -485,6 +485,18 @@ def test_a_value_may_hold_a_colon_as_a_windows_path_does():
         parse_agent_spec("cautious:threshold")
 
 
+def test_a_path_parameter_is_text_whatever_it_reads_as():
+    """``ppo:path=none`` read as None and quietly played the shipped model under the label
+    of a file called none; ``path=1`` would be the integer 1."""
+    assert parse_agent_spec("ppo:path=none", check=False).params == {"path": "none"}
+    assert parse_agent_spec("search:networks_path=1:worlds=8", check=False).params == {
+        "networks_path": "1",
+        "worlds": 8,
+    }
+    with pytest.raises(ValueError, match="no PPO model at none"):
+        parse_agent_spec("ppo:path=none")
+
+
 def test_every_command_name_is_a_subcommand(capsys):
     from train.cli import COMMAND_NAMES
 

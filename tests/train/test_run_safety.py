@@ -551,3 +551,13 @@ def test_json_nested_too_deep_in_a_run_is_named_not_a_recursion_error(tmp_path):
         zf.writestr("data", deep)
         zf.writestr("policy.pth", b"")
     assert (checkpoint_problem(save) or "").startswith("RecursionError:")
+
+
+def test_a_folder_where_the_lock_goes_is_named(tmp_path):
+    """It was an IsADirectoryError traceback, with a .lock.stale.* folder left behind."""
+    run = RunDir(tmp_path / "r")
+    run.path.mkdir()
+    run.lock_path.mkdir()
+    with pytest.raises(RunDirError, match=r"\.lock is a folder; remove it"), run.lock():
+        pass
+    assert sorted(p.name for p in run.path.iterdir()) == [".lock"]

@@ -45,7 +45,7 @@ from typing import Any, NamedTuple, overload
 import numpy as np
 
 from llama_env import __version__
-from llama_env.agent import Agent, AgentSpec, parse_agent_spec, request_limits, reset_agent
+from llama_env.agent import Agent, AgentSpec, is_path_parameter, parse_agent_spec, request_limits, reset_agent
 from llama_env.engine import (
     DEFAULT_RULES,
     MAX_PLAYERS,
@@ -537,7 +537,7 @@ class AgentPolicy:
         except (TypeError, ValueError) as exc:
             raise SessionError(f"{what}: {exc}") from None
         for key, value in spec.params.items():
-            if _is_path(key):
+            if is_path_parameter(key):
                 self._check_path(value, f"{what} ({spec.name}:{key}=...)")
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 low, high = limits.get(key, (-PARAMETER_BOUND, PARAMETER_BOUND))
@@ -566,9 +566,11 @@ class AgentPolicy:
 
     def resolve_paths(self, spec: AgentSpec) -> AgentSpec:
         """The spec with its (checked) paths made absolute under their directory."""
-        if not any(_is_path(k) for k in spec.params):
+        if not any(is_path_parameter(k) for k in spec.params):
             return spec
-        return AgentSpec(spec.name, {k: self._under_root(v) if _is_path(k) else v for k, v in spec.params.items()})
+        return AgentSpec(
+            spec.name, {k: self._under_root(v) if is_path_parameter(k) else v for k, v in spec.params.items()}
+        )
 
 
 def _inside(path: str, root: str) -> bool:
@@ -578,10 +580,6 @@ def _inside(path: str, root: str) -> bool:
         return os.path.commonpath([path, root]) == root
     except ValueError:
         return False
-
-
-def _is_path(key: str) -> bool:
-    return key == "path" or key.endswith(("_path", "_dir", "_file"))
 
 
 def known_fields(body: dict[str, Any], known: Sequence[str]) -> None:

@@ -347,6 +347,8 @@ class RunDir:
         crashed) on this machine is stale and taken over with a warning. Once it holds
         the lock, the trainer removes the temporary files that killed writes left."""
         me = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()})
+        if self.lock_path.is_dir() and not self.lock_path.is_symlink():
+            raise RunDirError(f"cannot lock the run directory {self.path}: {self.lock_path} is a folder; remove it")
         for _ in range(3):
             try:
                 if self._create_lock(me):
