@@ -182,6 +182,10 @@ def load_arrays(path: str | Path) -> Any:
     """``np.load`` of an ``.npz`` file of arrays, with no pickle: a file that is no zip
     archive is a ``ValueError`` saying so (numpy would read it as a pickle, refuse, and
     suggest loading it unsafely). Use it as a context manager, as ``np.load``'s result."""
+    if not Path(path).exists():
+        raise ValueError("the file does not exist")
+    if Path(path).is_dir():
+        raise ValueError("it is a folder, not an .npz file")
     if not zipfile.is_zipfile(path):
         raise ValueError("it is not an .npz archive of arrays (not a zip file)")
     return np.load(path, allow_pickle=False)

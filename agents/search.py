@@ -208,7 +208,8 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
                     k += 1
                 nets[kind] = layers
     except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
-        raise ValueError(f"cannot load the search networks from {path}: {error_line(exc)}") from None
+        why = str(exc) if type(exc) is ValueError else error_line(exc)  # our own reasons as they are
+        raise ValueError(f"cannot load the search networks from {path}: {why}") from None
     if players is None:
         players = _table_size(nets["belief"], path)
     for kind, out in (("value", 1), ("belief", (players - 1) * _NV)):

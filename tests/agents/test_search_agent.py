@@ -376,3 +376,8 @@ def test_network_files_that_are_not_whole_are_refused_naming_the_file(tmp_path):
     with pytest.raises(ValueError, match="its belief layer 0 holds int8 weights and a float32 bias: they must be"):
         load_networks(integers, 4)
     assert not list(tmp_path.glob(".*.tmp"))  # nothing half written left behind
+    # a missing file or a folder read as "not an .npz archive of arrays (not a zip file)"
+    with pytest.raises(ValueError, match=r"from .*none\.npz: the file does not exist$"):
+        load_networks(tmp_path / "none.npz", 4)
+    with pytest.raises(ValueError, match=r": it is a folder, not an \.npz file$"):
+        load_networks(tmp_path, 4)
