@@ -182,6 +182,13 @@ class History:
         self._conn: sqlite3.Connection | None = None
         self._rated: _Rated | None = None
         """The ratings of the games read so far, taken on by the next games saved."""
+        if self.path.is_dir():
+            raise HistoryError(f"the game history {self.path} is a folder: name a file, or start with --history PATH")
+        above = next((p for p in self.path.parents if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise HistoryError(
+                f"cannot create the folder for the game history {self.path}: {above} is a file, not a folder"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
