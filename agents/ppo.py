@@ -359,7 +359,19 @@ def _unreadable(file: Path, exc: Exception) -> ValueError:
     its type, so the message never depends on which byte of the garbage failed first."""
     if type(exc) is ValueError:
         return ValueError(f"cannot load a PPO model from {file}: {exc}")
-    return ValueError(f"cannot load a PPO model from {file}: {error_line(exc)}")
+    return ValueError(f"cannot load a PPO model from {file}: {torch_load_error(exc)}")
+
+
+def torch_load_error(exc: BaseException, limit: int = 160) -> str:
+    """``exc`` of loading weights with torch in one line (:func:`error_line`), except
+    torch's refusal of a file that holds more than tensors: its message advises loading
+    the file with ``weights_only=False``, which would run any code the file names."""
+    if "Weights only load failed" in str(exc):
+        return (
+            f"{type(exc).__name__}: its weights file is damaged or holds more than plain tensors "
+            "(refused: loading such a file could run code)"
+        )
+    return error_line(exc, limit)
 
 
 @functools.cache

@@ -191,6 +191,17 @@ def _garbage(seed):
     return change
 
 
+def _objects(name, data):
+    """A policy.pth that pickles more than tensors (here a callable)."""
+    import torch
+
+    if name != "policy.pth":
+        return data
+    buf = io.BytesIO()
+    torch.save({"weights": print}, buf)
+    return buf.getvalue()
+
+
 BROKEN = {
     "empty": (lambda p: p.write_bytes(b""), "BadZipFile"),
     "truncated": (lambda p: p.write_bytes(DEFAULT_MODEL_ZIP.read_bytes()[:5000]), ""),
@@ -204,6 +215,8 @@ BROKEN = {
         for kind, seed in [("UnpicklingError", 0), ("IndexError", 2), ("KeyError", 20), ("UnicodeDecodeError", 195)]
     },
     "wrong shapes": (_wrong_shape, "action layer has 5 outputs"),
+    # torch's own message advised loading the file with weights_only=False, which runs its code
+    "objects, not tensors": (lambda p: _rewrite(p, _objects), "holds more than plain tensors (refused"),
 }
 
 

@@ -551,6 +551,10 @@ def test_json_nested_too_deep_in_a_run_is_named_not_a_recursion_error(tmp_path):
         zf.writestr("data", deep)
         zf.writestr("policy.pth", b"")
     assert (checkpoint_problem(save) or "").startswith("RecursionError:")
+    with zipfile.ZipFile(save, "w") as zf:  # resumed to "error: expected non-negative integer", no file named
+        zf.writestr("data", '{"num_timesteps": -5}')
+        zf.writestr("policy.pth", b"")
+    assert checkpoint_problem(save) == "its step count is negative (-5)"
 
 
 def test_a_folder_where_the_lock_goes_is_named(tmp_path):

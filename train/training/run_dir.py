@@ -142,6 +142,8 @@ def checkpoint_problem(path: Path) -> str | None:
             data = json.loads(zf.read("data").decode())
         if not isinstance(data, dict) or type(data.get("num_timesteps")) is not int:  # not true, not 1.5
             return "its data has no step count"
+        if data["num_timesteps"] < 0:
+            return f"its step count is negative ({data['num_timesteps']})"
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RecursionError) as exc:
         return f"{type(exc).__name__}: {error_line(exc)}"  # (RecursionError: JSON nested too deep)
     return None

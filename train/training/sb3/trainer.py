@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.ppo import Actor, actor_from_policy, load_actor
-from llama_env.engine import error_line
+from agents.ppo import Actor, actor_from_policy, load_actor, torch_load_error
 from train.training.config import TrainConfig
 from train.training.result import TrainResult
 from train.training.resume import check_steps_left, find_checkpoint, session_run
@@ -217,7 +216,7 @@ def _train_on(
                     f"set to {config.obs_version}: resume it with --obs-version {version}"
                 ) from None
             raise ValueError(
-                f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {error_line(exc, 200)}"
+                f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {torch_load_error(exc, 200)}"
             ) from None
         _keep_network_of(model, config, resume_from, torch)
     else:
