@@ -98,5 +98,8 @@ class GameRecording:
         for k, (seat, action) in enumerate(self.moves):
             if seat != game.current_player:
                 raise ValueError(f"move {k}: seat {seat} moves when seat {game.current_player} is to act")
-            game.step(action)
+            try:
+                game.step(action)
+            except ValueError as exc:  # an illegal action: say which move of the record it is
+                raise ValueError(f"move {k}: {exc}") from None
         return game

@@ -574,3 +574,24 @@ def test_gym_env_illegal_action_points_to_the_mask_and_terminate_mode():
     with pytest.raises(IllegalActionError, match="illegal_action='terminate'") as info:
         env.step(illegal)
     assert "MaskablePPO" in str(info.value) and info.value.action == illegal
+
+
+def test_a_recorded_move_the_rules_refuse_names_its_place_in_the_record():
+    """A record whose later deal had been changed failed its replay with "seat 0: action 4
+    (PLAY_5) is illegal" and no word of which of its moves."""
+    from llama_env.record import GameRecording
+
+    game = LlamaGame(3, rng=0)
+    moves = []
+    for _ in range(4):
+        seat, action = game.current_player, sorted(game.legal_actions())[-1]
+        game.step(action)
+        moves.append((seat, int(action)))
+    start = LlamaGame(3, rng=0).to_dict()
+    legal_then = LlamaGame.from_dict(start)
+    for _, action in moves[:2]:
+        legal_then.step(action)
+    illegal = next(a for a in range(7) if a not in legal_then.legal_actions())
+    bad = GameRecording(["a", "b", "c"], ["random"] * 3, start, [*moves[:2], (moves[2][0], illegal)])
+    with pytest.raises(ValueError, match=rf"^move 2: seat {moves[2][0]}: action {illegal} \(\w+\) is illegal"):
+        bad.replay()
