@@ -518,3 +518,21 @@ def test_the_step_bar_adds_a_line_a_minute_to_a_log_and_redraws_on_a_terminal(mo
         bar = step_bar(1000)
         assert bar.mininterval == interval and LOG_INTERVAL >= 30
         bar.close()
+
+
+def test_resuming_a_run_whose_config_lacks_settings_names_them(smoke_run, tmp_path):
+    """A config.json cut to {} (or written before a setting existed) resumed on today's
+    defaults without a word: n_envs 16 became 128."""
+    import shutil
+
+    from train.training import resume_config
+
+    run = tmp_path / "copy"
+    shutil.copytree(smoke_run, run)
+    recorded = json.loads((run / "config.json").read_text())
+    for key in ("n_envs", "past_every"):
+        del recorded[key]
+    (run / "config.json").write_text(json.dumps(recorded))
+    with pytest.warns(RuntimeWarning, match=r"config.json does not record past_every, n_envs; the run goes on with"):
+        config = resume_config(run)
+    assert config.n_envs == TrainConfig().n_envs

@@ -140,9 +140,26 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     base = _recorded(run)
     if base is None:
         return config_from_dict({**overrides, **here})
+    _warn_defaulted(run, base)
     candidate = config_from_dict({**base.to_dict(), **overrides, **here})
     check_fixed(base, candidate, run)
     return candidate
+
+
+def _warn_defaulted(run: RunDir, base: TrainConfig) -> None:
+    """A warning naming the settings the run's config file does not record (a file cut
+    short, or written by an older version before they existed): the run resumes with
+    today's defaults for them, which may not be what it trained with."""
+    recorded = run.recorded_config() or {}
+    missing = [k for k in base.to_dict() if k not in recorded and k not in _RUN_IDENTITY and k != "resume"]
+    if missing:
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        warnings.warn(
+            f"resume: {run.config_files()[-1]} does not record {shown}; the run goes on with today's defaults "
+            "for them (give them as flags to choose)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def check_fixed(recorded: TrainConfig, config: TrainConfig, run: RunDir) -> None:
