@@ -188,4 +188,35 @@ def load_arrays(path: str | Path) -> Any:
         raise ValueError("it is a folder, not an .npz file")
     if not zipfile.is_zipfile(path):
         raise ValueError("it is not an .npz archive of arrays (not a zip file)")
+    declared = _declared_bytes(Path(path))
+    if declared > MAX_ARRAY_BYTES:
+        raise ValueError(
+            f"it declares {declared / 2**20:,.0f} MiB of arrays, more than {MAX_ARRAY_BYTES // 2**20} MiB "
+            "(a model of this game is well under 10 MiB): not loaded"
+        )
     return np.load(path, allow_pickle=False)
+
+
+MAX_ARRAY_BYTES = 256 * 2**20
+"""The most an ``.npz`` that :func:`load_arrays` reads may hold once unpacked: a small
+file can declare gigabytes of zeros, which were unpacked before any check."""
+
+
+def _declared_bytes(path: Path) -> int:
+    """What the ``.npy`` members of an archive hold unpacked, read from their headers
+    alone (nothing is unpacked beyond them); a header numpy cannot read counts 0 and is
+    left to ``np.load`` to refuse."""
+    total = 0
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            try:
+                with zf.open(info) as fh:
+                    version = np.lib.format.read_magic(fh)
+                    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+                    shape, _, dtype = read[version](fh)
+            except Exception:  # noqa: BLE001 - a damaged member: np.load names it
+                continue
+            total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+    return total

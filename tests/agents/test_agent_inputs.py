@@ -246,6 +246,21 @@ def test_weights_that_are_not_floating_point_are_refused(dtype, fragment, tmp_pa
         agents.make("ppo", path=str(path))
 
 
+def test_an_npz_declaring_more_than_a_model_holds_is_refused_before_it_is_unpacked(tmp_path):
+    """A 10 MB file of zeros declaring a 24000 x 24000 layer was unpacked (2.3 GB, 11 s)
+    before its shape was refused; a larger one would run out of memory."""
+    from agents.base import MAX_ARRAY_BYTES
+    from agents.search import load_networks
+
+    path = tmp_path / "bomb.npz"
+    side = int((MAX_ARRAY_BYTES / 4) ** 0.5) + 64  # float32: just over the bound
+    np.savez_compressed(path, activation=np.array("tanh"), w0=np.zeros((side, side), np.float32), b0=np.zeros(side))
+    assert path.stat().st_size < 2_000_000
+    for load in (lambda: agents.make("ppo", path=str(path)), lambda: load_networks(path, 4)):
+        with pytest.raises(ValueError, match=r"it declares 2\d\d MiB of arrays, more than 256 MiB"):
+            load()
+
+
 @pytest.mark.parametrize("content", [b"", b"not arrays at all", random.Random(2).randbytes(300)])
 def test_an_npz_that_is_no_archive_says_so_without_suggesting_pickle(content, tmp_path):
     """numpy reads a file that is no zip archive as a pickle, refuses it and suggests
