@@ -11,6 +11,7 @@ import threading
 import numpy as np
 import pytest
 
+import llama_env
 from agents.base import BaseAgent
 from llama_env.engine import IllegalActionError, Rules
 from train.evaluation import agent_display_names, evaluate, mean_ci, tournament
@@ -250,6 +251,7 @@ def test_the_rules_reach_every_game_and_the_result():
     t = tournament(["random", "greedy", "cautious"], 3, 6, seed=0, workers=1, rules=rules)
     assert t.rules == rules and (t.to_dict()["end_score"], t.to_dict()["hand_size"]) == (15, 4)
     assert t.to_dict()["batched"] is t.batched and data["batched"] is r.batched
+    assert t.to_dict()["llama_rl_version"] == data["llama_rl_version"] == llama_env.__version__
     with pytest.raises(ValueError, match="the rules are for 3 players"):
         tournament(["random", "greedy", "cautious"], 2, 6, rules=rules)
 

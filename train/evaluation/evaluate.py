@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from llama_env import __version__
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
@@ -84,6 +85,7 @@ class EvalResult:
             "duplicate": self.duplicate,
             "rotate": self.rotate,
             "batched": self.batched,
+            "llama_rl_version": __version__,  # which engine, agents and chunking made these numbers
             **self.rules.options(),
             "rounds_per_game": self.rounds_per_game,
             "agents": [{k: json_number(v) for k, v in vars(a).items()} for a in self.agents],

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from llama_env import __version__
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
@@ -111,6 +112,7 @@ class TournamentResult:
             "num_games": self.num_games,
             "seed": self.seed,
             "batched": self.batched,  # the same seed deals other games on the batched engine
+            "llama_rl_version": __version__,  # which engine, agents and chunking made these numbers
             **self.rules.options(),
             "agents": [
                 {
