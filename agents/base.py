@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from llama_env.agent import Agent, AgentLike, BatchAgent
-from llama_env.observation import OBS_SIZE, OBS_SIZE_V1
+from llama_env.observation import VERSION_OF_SIZE, sizes_text
 
 __all__ = [
     "Agent",
@@ -32,9 +32,6 @@ __all__ = [
     "number",
     "load_arrays",
 ]
-
-_OBS_SHAPE = (OBS_SIZE,)
-_OBS_SHAPE_V1 = (OBS_SIZE_V1,)
 
 
 class BaseAgent:
@@ -69,15 +66,10 @@ def _check_seed(seed: object) -> int | None:
 
 def check_observation(observation: Any) -> None:
     """Raise ``ValueError`` unless ``observation`` is one flat observation vector of
-    either version (the rule-based agents read the first 52 entries, which both share)."""
-    if type(observation) is np.ndarray and (observation.shape == _OBS_SHAPE or observation.shape == _OBS_SHAPE_V1):
-        return
-    shape = np.shape(observation)
-    if shape != _OBS_SHAPE and shape != _OBS_SHAPE_V1:
-        raise ValueError(
-            f"an observation is a flat vector of {OBS_SIZE} (version 0) or {OBS_SIZE_V1} (version 1) values, "
-            f"got shape {shape}"
-        )
+    any version (the rule-based agents read the first 52 entries, which all share)."""
+    shape = observation.shape if type(observation) is np.ndarray else np.shape(observation)
+    if len(shape) != 1 or shape[0] not in VERSION_OF_SIZE:  # every version extends version 0
+        raise ValueError(f"an observation is a flat vector of {sizes_text()} values, got shape {shape}")
 
 
 def check_batch(observations: Any, action_masks: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -87,10 +79,9 @@ def check_batch(observations: Any, action_masks: Any) -> tuple[np.ndarray, np.nd
     shape, or the first row without a legal action."""
     obs = np.asarray(observations)
     masks = np.asarray(action_masks)
-    if obs.ndim != 2 or obs.shape[1] not in (OBS_SIZE, OBS_SIZE_V1):
-        raise ValueError(
-            f"act_batch takes observations of shape (B, {OBS_SIZE}) or (B, {OBS_SIZE_V1}), got shape {obs.shape}"
-        )
+    if obs.ndim != 2 or obs.shape[1] not in VERSION_OF_SIZE:
+        shapes = " or ".join(f"(B, {n})" for n in VERSION_OF_SIZE)
+        raise ValueError(f"act_batch takes observations of shape {shapes}, got shape {obs.shape}")
     if masks.shape != (len(obs), 9):
         raise ValueError(
             f"act_batch takes action masks of shape ({len(obs)}, 9), one per observation, got {masks.shape}"

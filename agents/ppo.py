@@ -41,7 +41,7 @@ from agents.base import BaseAgent, check_observation, load_arrays, mask_list
 from llama_env._atomic import atomic_savez
 from llama_env.agent import register
 from llama_env.engine import MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line
-from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, SLICES, guess_obs_version
+from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, guess_obs_version
 
 __all__ = [
     "PPOAgent",
@@ -438,10 +438,11 @@ def _activation(kwargs: Any) -> str:
 
 
 def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    """Weights of shapes (out, in) that chain from the observation (of either version)
+    """Weights of shapes (out, in) that chain from the observation (of any version)
     to the 9 actions."""
     first = layers[0][0] if layers else None
-    width = OBS_SIZE_V1 if first is not None and np.ndim(first) == 2 and first.shape[1] == OBS_SIZE_V1 else OBS_SIZE
+    sizes = list(VERSION_OF_SIZE)
+    width = first.shape[1] if first is not None and np.ndim(first) == 2 and first.shape[1] in sizes else OBS_SIZE
     for k, (w, b) in enumerate(layers):
         kinds = {np.asarray(w).dtype.kind, np.asarray(b).dtype.kind}
         if kinds != {"f"}:  # integers would be read as weights silently, strings fail deep inside
@@ -451,7 +452,8 @@ def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
             )
         if w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != width:
             expected = (
-                f"(N, {OBS_SIZE}) or (N, {OBS_SIZE_V1}) for this game's observations (version 0 or 1)"
+                " or ".join(f"(N, {n})" for n in sizes)
+                + f" for this game's observations (version {' or '.join(map(str, OBS_VERSIONS))})"
                 if k == 0
                 else f"(N, {width})"
             )

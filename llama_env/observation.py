@@ -86,6 +86,8 @@ __all__ = [
     "obs_size",
     "check_obs_version",
     "guess_obs_version",
+    "VERSION_OF_SIZE",
+    "sizes_text",
     "encoder",
     "encode_v1",
     "encode_many_v1",
@@ -537,10 +539,12 @@ def check_obs_version(version: object) -> int:
     return int(version)
 
 
-_VERSION_OF_SIZE = {spec.size: v for v, spec in SPECS.items()}
+VERSION_OF_SIZE = {spec.size: v for v, spec in SPECS.items()}
+"""Each version's vector length -> the version (every version's vector has its own length)."""
 
 
-def _sizes_text() -> str:
+def sizes_text() -> str:
+    """The vector lengths of the versions, for messages: ``52 (version 0) or 175 (version 1)``."""
     return " or ".join(f"{spec.size} (version {v})" for v, spec in SPECS.items())
 
 
@@ -550,9 +554,9 @@ def guess_obs_version(observation: Any) -> int:
     without its version (an agent's ``act``, the first layer of a model file). Where the
     version is known, pass it."""
     size = np.shape(observation)[-1] if np.ndim(observation) else -1
-    version = _VERSION_OF_SIZE.get(size)
+    version = VERSION_OF_SIZE.get(size)
     if version is None:
-        raise ValueError(f"an observation is a vector of {_sizes_text()} values, got shape {np.shape(observation)}")
+        raise ValueError(f"an observation is a vector of {sizes_text()} values, got shape {np.shape(observation)}")
     return version
 
 
@@ -858,12 +862,12 @@ class ObsView:
         v = observation.tolist() if type(observation) is np.ndarray else list(observation)
         n = len(v)
         if version is None:
-            version = _VERSION_OF_SIZE.get(n)
+            version = VERSION_OF_SIZE.get(n)
         elif _SIZES.get(version) != n:
             version = None
         if version is None or type(v[0]) is list:
             raise ValueError(
-                f"an observation is a flat vector of {_sizes_text()} values, got shape {np.shape(observation)}"
+                f"an observation is a flat vector of {sizes_text()} values, got shape {np.shape(observation)}"
             )
         self._v: list[float] = v
         self._n = 0  # players at the table, read on first use
@@ -958,12 +962,12 @@ class BatchView:
         obs = np.asarray(observations)
         size = obs.shape[-1] if obs.ndim == 2 else -1
         if version is None:
-            version = _VERSION_OF_SIZE.get(size)
+            version = VERSION_OF_SIZE.get(size)
         elif _SIZES.get(version) != size:
             version = None
         if version is None or obs.dtype.kind not in "fiub":
             raise ValueError(
-                f"observations are a (B, size) array of rows of {_sizes_text()} values, "
+                f"observations are a (B, size) array of rows of {sizes_text()} values, "
                 f"got shape {obs.shape} ({obs.dtype})"
             )
         self._obs = obs

@@ -71,6 +71,19 @@ def test_observations_of_the_wrong_shape_are_refused(name, shape):
         agents.make(name).act(obs, MASK)
 
 
+def test_the_rule_based_agents_read_any_declared_observation_version(monkeypatch):
+    """They took only the lengths of versions 0 and 1, written out: a version 2 declared in
+    llama_env.observation (a longer vector, version 0's entries first) was refused."""
+    import agents.base
+
+    longer = np.concatenate([OBS, np.zeros(40, dtype=np.float32)])
+    with pytest.raises(ValueError, match="flat vector of 52"):
+        agents.make("heuristic").act(longer, MASK)
+    monkeypatch.setitem(agents.base.VERSION_OF_SIZE, longer.size, 2)  # as if version 2 were declared
+    for name in ("heuristic", "greedy", "cautious", "random"):
+        assert agents.make(name, seed=0).act(longer, MASK) == agents.make(name, seed=0).act(OBS, MASK)
+
+
 @pytest.mark.parametrize(
     ("name", "params", "error", "fragment"),
     [
