@@ -198,6 +198,22 @@ def test_heuristic_quits_a_cheap_hand_when_an_opponent_holds_one_card():
     assert _act(h, hands=[[1, 1], [3], [2, 2, 2]], top=5) == Action.QUIT
 
 
+def test_an_opponent_with_one_card_left_makes_the_heuristic_quit_dearer_hands():
+    """Danger (an opponent in the round holds at most ``danger_hand`` cards) raises the
+    penalty it quits at by ``quit_danger``. The test above quits a hand it would quit
+    anyway, so a danger test that never fired (``<`` for ``<=``) passed every test."""
+    h = HeuristicAgent()
+    hands = [[3], [4], [5], [6], [3, 4], [3, 5], [4, 5], [3, 6], [4, 6], [5, 6], [3, 4, 5]]  # none fits on a 1
+
+    def quits(hand: list[int], theirs: list[int]) -> bool:
+        return _act(h, hands=[hand, theirs, [2, 2, 2, 2]], top=1) == Action.QUIT
+
+    in_danger = [quits(hand, [2]) for hand in hands]
+    safe = [quits(hand, [2, 2]) for hand in hands]
+    assert all(d or not s for d, s in zip(in_danger, safe, strict=True))  # danger never makes it draw
+    assert sum(in_danger) > sum(safe), (in_danger, safe)  # and some hand it draws with, it quits
+
+
 def test_heuristic_draws_with_an_expensive_hand_and_no_danger():
     h = HeuristicAgent()
     # top 1; nothing playable; penalty 3+4+5+6+10 = 28; opponents hold many cards

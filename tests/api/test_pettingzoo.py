@@ -197,9 +197,12 @@ def test_wrapped_env_illegal_action_ends_the_game_with_minus_one(offender_seat, 
 
 
 @pytest.mark.parametrize("n", [2, 3, 5])
-def test_round_rewards_sum_to_minus_final_scores(n):
-    for seed in range(3):
-        e = llama_env.env(num_players=n, reward="round")
+@pytest.mark.parametrize("hand_size", [6, 1])
+def test_round_rewards_sum_to_minus_final_scores(n, hand_size):
+    """With one card a hand, two rounds can end before a seat moves again: its reward
+    through ``last()`` must hold both (an engine that kept only the newer passed at 6)."""
+    for seed in range(3 if hand_size == 6 else 12):
+        e = llama_env.env(num_players=n, reward="round", hand_size=hand_size)
         e.reset(seed=seed)
         totals = dict.fromkeys(e.possible_agents, 0.0)
         play_out(e, seed, totals)

@@ -200,3 +200,27 @@ def test_the_encoder_reads_the_engine_through_its_public_accessors():
     source = inspect.getsource(observation)
     for private in ("._played", "._drew_on", "._quit_on", "._quit_at", "._hands", "history_view"):
         assert private not in source, private
+
+
+def test_the_hidden_state_holds_the_others_hands_and_the_next_card_drawn():
+    """The privileged critic's input was checked only in the RLlib tests, which a core
+    install skips: one that read the bottom of the draw pile as the next card passed here."""
+    from llama_env.observation import HIDDEN, hidden_state
+
+    for seed in range(20):
+        game = LlamaGame(4, rng=seed)
+        for _ in range(seed):
+            if game.game_over:
+                break
+            game.step(game.legal_actions()[seed % len(game.legal_actions())])
+        seat = game.current_player
+        vec = hidden_state(game, seat)
+        assert vec.shape == (HIDDEN.size,)
+        next_card = vec[-7:]
+        if game.draw_pile:
+            assert next_card.tolist() == [float(v == game.draw_pile[-1]) for v in range(1, 8)], seed  # rule 5
+        else:
+            assert not next_card.any()
+        others = vec[: 7 * 3].reshape(3, 7) * 8
+        for k, other in enumerate((seat + 1 + j) % 4 for j in range(3)):
+            assert np.rint(others[k]).astype(int).tolist() == [game.hand(other).count(v) for v in range(1, 8)]

@@ -234,6 +234,18 @@ def test_rule5_a_lone_remaining_player_may_not_draw():
     assert can_draw(1, 2) is True
 
 
+def test_rule5_a_seat_that_quit_may_not_draw_and_its_observation_says_so():
+    """Only one property test guarded this: an engine whose may_draw forgot the seat's own
+    quit showed can_draw = 1 to a seat out of the round."""
+    from llama_env.observation import ObsView, encode
+
+    g = make_game(num_players=3, hands=[[1, 2], [3], [2]], top=5, quit=[False, True, False])
+    assert g.current_player == 0 and g.can_draw() and g.may_draw(0)
+    assert not g.may_draw(1)  # seat 1 quit: out of the round
+    assert g.may_draw(2)
+    assert [ObsView(encode(g, seat)).can_draw for seat in range(3)] == [True, False, True]
+
+
 # ----------------------------------------------------------------- rule 6: quit
 
 
@@ -389,6 +401,19 @@ def test_rule11_next_round_starts_with_the_last_player_who_played_a_card():
     assert g.round == 2
     assert g.current_player == 1
     assert g.to_dict()["starter"] == 1
+
+
+def test_rule11_the_last_player_starts_even_when_that_is_not_the_seat_after_the_starter():
+    """In the test above the last player, seat 1, is also the seat after the starter, so
+    an engine that gave the round to the starter's left neighbour passed it."""
+    g = make_game(num_players=4, hands=[[1, 7], [5, 7], [2, 6], [3, 7]], top=1, starter=1, current_player=1)
+    g.step(QUIT)  # seat 1, the starter
+    g.step(PLAY[2])  # seat 2
+    g.step(PLAY[3])  # seat 3: the last card played this round
+    for _ in range(3):  # seats 0, 2 and 3 hold nothing that fits on a 3
+        result = g.step(QUIT)
+    assert result.went_out is None
+    assert g.current_player == 3 and g.to_dict()["starter"] == 3  # seat 3 played last, not starter + 1 = 2
 
 
 def test_rule11_the_player_who_went_out_starts_the_next_round():
