@@ -516,3 +516,22 @@ def test_a_damaged_row_is_left_out_with_a_warning_and_its_record_is_named(hist, 
     assert "are damaged and left out" in caplog.text and str(ids[1]) in caplog.text
     with pytest.raises(HistoryError, match=rf"saved game {ids[4]} is damaged \("):
         hist.record(ids[4])
+
+
+def test_a_person_is_rated_by_the_name_typed_whoever_else_sits_at_the_table(hist):
+    """The table's display names tell two seats of one name apart, so a person called
+    "ppo" facing the agent ppo was "ppo#1" there and "ppo" elsewhere: two ratings for one
+    person. The web app now writes the typed names into the record's context."""
+    from train.play.session import AgentPolicy, new_game
+
+    session = new_game({"seats": [{"person": "ppo"}, {"agent": "ppo"}]}, policy=AgentPolicy())
+    assert session.names == ["ppo#1", "ppo#2"] and session.context["names_given"] == {"0": "ppo"}
+    for seed in range(2):
+        record, _ = play_record(seed, ["heuristic", "random"], names=["ppo#1", "random"], labels=["person", "random"])
+        record["context"] = {"names_given": {"0": "ppo"}}
+        hist.save(record, people=[True, False], finished=T0 + seed)
+    record, _ = play_record(2, ["heuristic", "random"], names=["ppo", "random"], labels=["person", "random"])
+    hist.save(record, people=[True, False], finished=T0 + 2)
+    people = [r for r in hist.ratings() if r["kind"] == "person"]
+    assert [(r["name"], r["games"]) for r in people] == [("ppo", 3)]
+    assert {s["name"] for g in hist.games() for s in g["seats"] if s["kind"] == "person"} == {"ppo"}

@@ -11,7 +11,8 @@ The file (:func:`default_path` unless the user names one) is a SQLite database:
 * ``games``: ``id``, ``finished`` (UTC unix seconds), ``players``, ``end_score`` and
   ``record``, the game record as JSON (:class:`llama_env.record.GameRecording`);
 * ``seats``: per game and seat, the participant's ``name``, its ``kind`` (``person``,
-  rated by the name the person gave, or ``agent``, rated by its agent label), the final
+  rated by the name the person typed, whoever else sat at the table, or ``agent``,
+  rated by its agent label), the final
   ``score`` and ``winner`` (lowest score wins; ties share the win).
 
 Safety: the schema version is ``PRAGMA user_version`` (and ``application_id`` marks the
@@ -146,6 +147,23 @@ def _check_text(value: str, what: str, longest: int) -> None:
 
 def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _names_given(context: dict[str, Any], n: int) -> dict[int, str]:
+    """The names people typed, by seat, from a record's ``context["names_given"]`` (the
+    web app writes it): the record's own names are the table's display names, which
+    tell two seats of one name apart (``Ann#1``, ``Ann#2``) and so depend on who else
+    sat there. A person is rated by the name typed; entries that are not a seat and a
+    text are ignored."""
+    given = context.get("names_given")
+    if not isinstance(given, dict):
+        return {}
+    out = {}
+    for key, name in given.items():
+        if isinstance(key, str) and key.isdigit() and int(key) < n and isinstance(name, str) and name.strip():
+            _check_text(name, f"seat {key}'s name", MAX_NAME)
+            out[int(key)] = name
+    return out
 
 
 def _whole(finished: object, seats: Sequence[tuple[Any, ...]]) -> bool:
@@ -332,10 +350,11 @@ class History:
                 "only finished games are saved"
             )
         won = set(winners(game.scores))
+        given = _names_given(rec.context, n)
         seats = [
             (
                 seat,
-                rec.names[seat] if people[seat] else rec.agents[seat],
+                (given.get(seat) or rec.names[seat]) if people[seat] else rec.agents[seat],
                 "person" if people[seat] else "agent",
                 int(game.scores[seat]),
                 int(seat in won),

@@ -685,12 +685,14 @@ def new_game(
         raise SessionError(f"'seed' must be a non-negative integer, got {brief(seed)}")
     specs: list[AgentSpec | None] = []
     names: list[str] = []
+    typed: dict[int, str] = {}
     for p, seat in enumerate(seats):
         if not isinstance(seat, dict) or len(seat) != 1 or next(iter(seat)) not in ("person", "agent"):
             raise SessionError(f'seat {p} must be {{"person": name}} or {{"agent": spec}}, got {brief(seat)}')
         if "person" in seat:
             specs.append(None)
             names.append(_name(seat["person"], f"seat {p}'s name"))
+            typed[p] = names[-1]
         else:
             specs.append(policy.spec(seat["agent"], f"seat {p}"))
             names.append("")
@@ -716,7 +718,10 @@ def new_game(
     labels = ["person" if spec is None else spec.label for spec in specs]
     game = LlamaGame(rules=rules, rng=seeds[0])
     mode = "play" if any(a is None for a in agents) else "watch"
-    return GameSession(game, agents, names=names, labels=labels, mode=mode)
+    session = GameSession(game, agents, names=names, labels=labels, mode=mode)
+    if typed:  # the history rates a person by the name typed, not the table's display name
+        session.context["names_given"] = {str(p): name for p, name in typed.items()}
+    return session
 
 
 def start(session: GameSession) -> GameSession:
