@@ -379,8 +379,13 @@ def test_finished_games_go_to_the_history_with_ratings(tmp_path):
     }
     saved = client.get(f"/api/history/{person['history_id']}").json()
     assert GameRecording.from_json(saved).names[0] == "Ann"
-    # which version played it, kept for ratings that tell an agent's versions apart
-    assert saved["context"] == {"llama_rl_version": llama_env.__version__, "source": "llama-rl serve"}
+    # which version played it, kept for ratings that tell an agent's versions apart, and
+    # the names people typed, which rate them
+    assert saved["context"] == {
+        "llama_rl_version": llama_env.__version__,
+        "source": "llama-rl serve",
+        "names_given": {"0": "Ann"},
+    }
     replay = client.post(f"/api/history/{person['history_id']}/replay", json={})
     assert replay.status_code == 201 and replay.json()["moves_left"] == len(saved["moves"])
     for path in ("/api/history/999", "/api/history/x", "/api/history/-1"):
