@@ -341,7 +341,7 @@ def load_actor(path: str | Path) -> Actor:
             names = set(zf.namelist())
             missing = [n for n in ("policy.pth", "data") if n not in names]
             if missing:
-                raise ValueError(f"it has no {' and no '.join(missing)} (not a MaskablePPO save)")
+                raise ValueError(f"it has no {' and no '.join(missing)} (not a MaskablePPO save, or one cut short)")
             bad = zf.testzip()
             if bad is not None:
                 raise ValueError(f"its entry {bad!r} is corrupt (bad CRC)")
