@@ -12,8 +12,8 @@ The file (:func:`default_path` unless the user names one) is a SQLite database:
   ``record``, the game record as JSON (:class:`llama_env.record.GameRecording`);
 * ``seats``: per game and seat, the participant's ``name``, its ``kind`` (``person``,
   rated by the name the person typed, whoever else sat at the table, or ``agent``,
-  rated by its agent label), the final
-  ``score`` and ``winner`` (lowest score wins; ties share the win).
+  rated by its agent label), the final ``score`` and ``winner`` (lowest score wins;
+  ties share the win).
 
 Safety: the schema version is ``PRAGMA user_version`` (and ``application_id`` marks the
 file as ours); opening runs ``PRAGMA quick_check`` and refuses, in one line naming the
