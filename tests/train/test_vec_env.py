@@ -96,8 +96,12 @@ def test_every_seat_kind_and_table_size_gets_played(cls):
 
 @pytest.mark.parametrize("cls", ENVS)
 @pytest.mark.parametrize("reward", ["game", "round", "shaped"])
-def test_episodes_end_and_rewards_add_up(cls, reward):
-    env = make_env(cls, reward=reward, num_envs=8)
+@pytest.mark.parametrize("hand_size", [6, 1])
+def test_episodes_end_and_rewards_add_up(cls, reward, hand_size):
+    """With one card a hand a round can end before the learner's first turn of a new
+    game: its reward is paid at the next step, in the new episode (dropping it, or
+    paying a game's end twice, passed at six cards)."""
+    env = make_env(cls, reward=reward, num_envs=8, rules=Rules(hand_size=hand_size))
     env.reset()
     rng = np.random.default_rng(1)
     totals = np.zeros(env.num_envs)
