@@ -90,3 +90,14 @@ def test_hands_that_do_not_fit_are_refused():
         deal_world(state, [[1] * 6, [2] * 6], rng)
     with pytest.raises(ValueError, match="more cards of a value than are unseen"):
         deal_world(state, [[7] * 6, [7] * 6, [7] * 6], rng)
+    # at the edges, where a mutation audit found the checks loose: the right number of
+    # cards in all but split otherwise, and one card of a value too many
+    with pytest.raises(ValueError, match="must hold"):
+        deal_world(state, [[1] * 5, [2] * 6, [3] * 7], rng)
+    value = max(range(NUM_CARD_VALUES), key=lambda v: state.unseen[v])  # the value most unseen
+    one_too_many = [value + 1] * (state.unseen[value] + 1)
+    others = [v + 1 for v in range(NUM_CARD_VALUES) if v != value for _ in range(state.unseen[v])]
+    cards = (one_too_many + others)[: sum(state.hand_sizes)]
+    hands = [cards[:6], cards[6:12], cards[12:18]]
+    with pytest.raises(ValueError, match="more cards of a value than are unseen"):
+        deal_world(state, hands, rng)
