@@ -87,6 +87,11 @@ def test_a_batched_evaluation_repeats_exactly_with_any_number_of_workers(monkeyp
     for field in ("shares", "scores", "outs", "rounds", "decisions", "actions", "quit_penalty"):
         np.testing.assert_array_equal(getattr(one, field), getattr(two, field), err_msg=field)
     assert not np.array_equal(one.scores, other.scores)
+    # each chunk deals its own games: rule-based agents (no randomness) on chunk 3, whose
+    # first game sits as chunk 0's does (375 = 0 mod 3), replayed chunk 0 when the deals'
+    # generator did not depend on the chunk
+    fixed = evaluate(["heuristic", "greedy", "cautious"], 500, seed=5, workers=1, rules=rules)
+    assert not np.array_equal(fixed.decisions[:64], fixed.decisions[375:439])
 
 
 def test_every_asked_game_is_played_once_and_its_counts_add_up(monkeypatch):
