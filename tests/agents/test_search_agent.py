@@ -381,3 +381,30 @@ def test_network_files_that_are_not_whole_are_refused_naming_the_file(tmp_path):
         load_networks(tmp_path / "none.npz", 4)
     with pytest.raises(ValueError, match=r": it is a folder, not an \.npz file$"):
         load_networks(tmp_path, 4)
+
+
+def _one_lucky_world(moves: int) -> np.ndarray:
+    """Values of 3 worlds x ``moves``: move 0 is worth 1 in one world and 0 in the
+    others (best single world), move 1 0.6 in each (best mean)."""
+    v = np.zeros((3, moves))
+    v[0, 0] = 1.0
+    v[:, 1] = 0.6
+    return v
+
+
+def test_the_search_plays_the_best_mean_over_its_worlds_not_the_best_single_world(monkeypatch):
+    """A mutation audit: picking by the best single world, or the worst mean, passed."""
+    import agents.search as search_module
+
+    monkeypatch.setattr(
+        search_module, "batch_values", lambda searches, legals, *a, **k: [_one_lucky_world(len(m)) for m in legals]
+    )
+    game = LlamaGame(4, rng=8)
+    obs, mask = encode_v1(game, 0), action_mask(game.legal_actions()).astype(bool)
+    assert mask.sum() >= 2
+    out = SearchAgent(worlds=3, below=1.0, seed=0).decide(obs[None], mask[None])
+    legal = np.flatnonzero(mask)
+    assert out.searched[0] and out.moves[0] == legal[1]
+    np.testing.assert_allclose(out.values[0, legal], _one_lucky_world(legal.size).mean(axis=0))
+    monkeypatch.setattr(search_module, "engine_values", lambda worlds, seat, legal, *a: _one_lucky_world(len(legal)))
+    assert search_module.searched_move([], 0, [4, 7, 8], None, None, []) == 7

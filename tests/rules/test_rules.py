@@ -636,6 +636,13 @@ def test_shaped_rewards_sum_to_the_game_reward_over_a_game(players):
         assert total == pytest.approx(game_rewards(g.scores), abs=1e-12)
 
 
+def test_a_returned_marker_is_paid_in_the_round_reward():
+    """Rule 10 lowers a score when its player goes out; the round reward pays it. Random
+    play in the test below rarely returns a marker, so a reward that ignored them passed."""
+    got = batch_rewards("round", np.array([[10, 3]]), np.array([[0, 8]]), np.array([False]))
+    assert got.tolist() == [[10.0, -5.0]]
+
+
 @pytest.mark.parametrize("mode", ["game", "round", "shaped"])
 def test_batch_rewards_are_the_rewards_of_each_round(mode):
     """The batched form (from the scores around a step) gives rewards_for's floats."""

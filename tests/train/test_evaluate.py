@@ -392,6 +392,32 @@ def test_fitted_ratings_edge_cases():
         fit_ratings([(["a", "b"], [1.0, float("nan")])])
 
 
+def test_fitted_ratings_of_a_heads_up_record_and_a_prior_alone():
+    """Known answers a mutation audit found missing: a 2-player game must move the ratings
+    (an off-by-one in the placing levels left both at 25), and with no game the spread is
+    the prior's, centred (sigma SIGMA / sqrt(2) for two fixed participants)."""
+    from train.evaluation.ratings import SIGMA
+
+    heads_up = fit_ratings([(["a", "b"], [0.0, 10.0])] * 10)
+    assert heads_up["a"].mu > 30 and heads_up["b"].mu < 20
+    assert heads_up["a"].mu - 25 == pytest.approx(25 - heads_up["b"].mu)
+    three = fit_ratings([(["a", "b", "c"], [0.0, 5.0, 10.0])] * 10)
+    assert three["a"].mu > three["b"].mu > three["c"].mu  # the second against the last counts too
+    alone = fit_ratings([], ["x", "y"])
+    assert alone["x"].mu == 25.0 and alone["x"].sigma == pytest.approx(SIGMA / np.sqrt(2))
+
+
+def test_a_tournament_of_as_many_agents_as_seats_moves_each_through_every_seat():
+    """Without the rotation each agent kept one seat, and its rating held that seat's
+    advantage."""
+    t = tournament(["heuristic", "greedy", "cautious", "random"], 4, 8, seed=0, workers=1, batched=False)
+    seen = {name: set() for name in t.names}
+    for g in t.records:
+        for seat, agent in enumerate(g.seat_agents):
+            seen[t.names[agent]].add(seat)
+    assert all(seats == {0, 1, 2, 3} for seats in seen.values()), seen
+
+
 def test_tournament_errors():
     with pytest.raises(ValueError, match="at least 4 agents"):
         tournament(["random", "greedy"], 4, 10)
