@@ -535,3 +535,27 @@ def test_a_person_is_rated_by_the_name_typed_whoever_else_sits_at_the_table(hist
     people = [r for r in hist.ratings() if r["kind"] == "person"]
     assert [(r["name"], r["games"]) for r in people] == [("ppo", 3)]
     assert {s["name"] for g in hist.games() for s in g["seats"] if s["kind"] == "person"} == {"ppo"}
+
+
+def test_the_ratings_table_counts_a_shared_win_once_and_ranks_by_ordinal():
+    """A mutation audit: an agent winning at two tied seats was credited two wins in one
+    game, and a table sorted by mu instead of the ordinal (mu - 3 sigma) passed."""
+    from train.play.history import _Rated
+
+    tied = _Rated()
+    tied.take([(1, "agent", "random", 5, 1, T0), (1, "agent", "random", 5, 1, T0), (1, "person", "Ann", 9, 0, T0)])
+    row = next(r for r in tied.table() if r["name"] == "random")
+    assert (row["games"], row["wins"], row["win_share"]) == (1, 1, 1.0)
+    rows = []
+    for k in range(30):  # Y wins four games in five against Z: well measured
+        win = k % 5 != 0
+        rows += [(k, "agent", "Y", 10 * (not win), int(win), T0 + k)]
+        rows += [(k, "agent", "Z", 10 * win, int(not win), T0 + k)]
+    for j in range(2):  # X beats Y twice: a higher mu, but less sure
+        rows += [(30 + j, "agent", "X", 0, 1, T0 + 100 + j), (30 + j, "agent", "Y", 10, 0, T0 + 100 + j)]
+    ranked = _Rated()
+    ranked.take(rows)
+    table = ranked.table()
+    by_name = {r["name"]: r for r in table}
+    assert by_name["X"]["mu"] > by_name["Y"]["mu"] and by_name["X"]["ordinal"] < by_name["Y"]["ordinal"]
+    assert [r["name"] for r in table] == ["Y", "X", "Z"]
