@@ -418,6 +418,18 @@ def test_a_tournament_of_as_many_agents_as_seats_moves_each_through_every_seat()
     assert all(seats == {0, 1, 2, 3} for seats in seen.values()), seen
 
 
+def test_tables_drawn_at_random_seat_each_agent_once(monkeypatch):
+    """Past MAX_LISTED_TABLES combinations each game draws its table: drawing with
+    replacement (one agent at two seats) passed every test."""
+    import importlib
+
+    tournament_module = importlib.import_module("train.evaluation.tournament")
+    monkeypatch.setattr(tournament_module, "MAX_LISTED_TABLES", 0)
+    tables = tournament_module._tables(6, 4, 300, seed=1)
+    assert all(len(set(t)) == 4 for t in tables)
+    assert {a for t in tables for a in t} == set(range(6))
+
+
 def test_tournament_errors():
     with pytest.raises(ValueError, match="at least 4 agents"):
         tournament(["random", "greedy"], 4, 10)
