@@ -373,6 +373,20 @@ def test_the_rater_rates_as_openskill_when_every_seat_is_someone_else():
         rater.rate(["a"], [1, 2])
 
 
+def test_a_participant_at_several_seats_takes_the_mean_of_its_seats_ratings():
+    """What the Rater's docstring says, against openskill itself: each seat rated from the
+    same rating, then the mean of the seats' mu and sigma (a mutation audit: the
+    smallest sigma instead passed)."""
+    rater: Rater[str] = Rater()
+    rater.rate(["a", "b", "a"], [3, 10, 20])
+    model = PlackettLuce()
+    (a1,), (b,), (a2,) = model.rate([[model.rating()], [model.rating()], [model.rating()]], ranks=[3.0, 10.0, 20.0])
+    got = rater.ratings()
+    assert got["a"].mu == pytest.approx((a1.mu + a2.mu) / 2) and got["b"].mu == pytest.approx(b.mu)
+    assert got["a"].sigma == pytest.approx((a1.sigma + a2.sigma) / 2)
+    assert a1.sigma != pytest.approx(a2.sigma)  # so the mean is not either seat's
+
+
 # --------------------------------------------------------------------------- bad files
 
 
