@@ -407,6 +407,27 @@ def test_fitted_ratings_of_a_heads_up_record_and_a_prior_alone():
     assert alone["x"].mu == 25.0 and alone["x"].sigma == pytest.approx(SIGMA / np.sqrt(2))
 
 
+def test_the_fitted_posterior_has_the_gradient_and_curvature_of_its_value_with_ties():
+    """Sigma comes from the posterior's Hessian. A mutation audit found that dropping the
+    tied places' weight from it passed: check the gradient and the Hessian against finite
+    differences on games with ties at several levels."""
+    from train.evaluation.ratings import _posterior, _Tables
+
+    seats = np.array([[0, 1, 2, 3], [1, 2, 3, 0], [2, 3, 0, 1], [3, 0, 1, 2]] * 2)
+    scores = np.array([[0, 0, 5, 9], [1, 4, 4, 4], [2, 2, 7, 7], [3, 6, 8, 8]] * 2, dtype=float)
+    tables = [_Tables(seats, scores)]
+    mu = np.array([24.0, 27.5, 22.0, 26.0])
+    _, grad, hess = _posterior(mu, tables)
+    h = 1e-4
+    unit = np.eye(4)
+    fd_grad = [(_posterior(mu + h * e, tables)[0] - _posterior(mu - h * e, tables)[0]) / (2 * h) for e in unit]
+    fd_hess = np.column_stack(
+        [(_posterior(mu + h * e, tables)[1] - _posterior(mu - h * e, tables)[1]) / (2 * h) for e in unit]
+    )
+    np.testing.assert_allclose(grad, fd_grad, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hess, fd_hess, rtol=1e-5, atol=1e-9)
+
+
 def test_a_tournament_of_as_many_agents_as_seats_moves_each_through_every_seat():
     """Without the rotation each agent kept one seat, and its rating held that seat's
     advantage."""
