@@ -94,6 +94,31 @@ def test_a_batched_evaluation_repeats_exactly_with_any_number_of_workers(monkeyp
     assert not np.array_equal(fixed.decisions[:64], fixed.decisions[375:439])
 
 
+class _SeedSpy:
+    """Plays its first legal action and notes each seed it is reset with."""
+
+    seeds: list[int] = []
+
+    def reset(self, seed=None):
+        _SeedSpy.seeds.append(seed)
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+    def act_batch(self, observations, action_masks):
+        return np.argmax(np.asarray(action_masks, dtype=bool), axis=1)
+
+
+def test_each_chunk_resets_its_agents_with_seeds_of_its_own(monkeypatch):
+    """A mutation audit: seeds that ignored the chunk, so every chunk's agents drew the
+    same random numbers, passed."""
+    monkeypatch.setattr(batched_module, "CHUNK_GAMES", 10)
+    _SeedSpy.seeds = []
+    r = evaluate([_SeedSpy(), "random", "random"], 40, seed=3, workers=1)
+    assert r.batched and len(_SeedSpy.seeds) == 4  # one reset a chunk
+    assert len(set(_SeedSpy.seeds)) == 4
+
+
 def test_every_asked_game_is_played_once_and_its_counts_add_up(monkeypatch):
     monkeypatch.setattr(batched_module, "SLOTS", 50)
     r = evaluate(["heuristic", "random", "cautious"], 333, seed=0, workers=1)
