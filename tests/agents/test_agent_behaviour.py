@@ -7,6 +7,8 @@ the awkward corners: empty draw pile, a player left alone, llama on top, huge ha
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from conftest import make_game
@@ -52,13 +54,18 @@ def _states(num_games: int = 40, seed: int = 0) -> list[tuple[np.ndarray, np.nda
     return out
 
 
-STATES = _states()
+@functools.cache
+def _cached_states() -> list[tuple[np.ndarray, np.ndarray]]:
+    """The states, made when a test first asks: a broken engine then fails the tests that
+    read them, not the module's collection."""
+    return _states()
 
 
 @pytest.mark.parametrize("name", BUILTIN)
 def test_builtin_agents_never_choose_a_masked_action(name):
+    states = _cached_states()
     agent = agents.make(name, seed=1)
-    for obs, mask in STATES:
+    for obs, mask in states:
         a = agent.act(obs, mask)
         assert isinstance(a, int)
         assert mask[a] == 1, (name, decode(obs), mask, a)
@@ -66,15 +73,17 @@ def test_builtin_agents_never_choose_a_masked_action(name):
 
 @pytest.mark.parametrize(("name", "params"), VARIANTS)
 def test_parameter_variants_never_choose_a_masked_action(name, params):
+    states = _cached_states()
     agent = agents.make(name, seed=2, **params)
-    for obs, mask in STATES[::3]:
+    for obs, mask in states[::3]:
         assert mask[agent.act(obs, mask)] == 1
 
 
 @pytest.mark.parametrize("name", ["greedy", "cautious", "heuristic"])
 def test_rule_agents_accept_list_masks_and_refuse_an_empty_mask(name):
+    states = _cached_states()
     agent = agents.make(name)
-    obs, mask = STATES[5]
+    obs, mask = states[5]
     assert mask[agent.act(obs, mask.tolist())] == 1
     with pytest.raises(ValueError, match="no legal action"):
         agent.act(obs, np.zeros(9, dtype=np.int8))
@@ -82,7 +91,8 @@ def test_rule_agents_accept_list_masks_and_refuse_an_empty_mask(name):
 
 def test_obs_view_agrees_with_the_scaled_fields():
     """ObsView (what every agent reads) against an independent read of the raw fields."""
-    for obs, _ in STATES[::7]:
+    states = _cached_states()
+    for obs, _ in states[::7]:
         o, raw = ObsView(obs), view(obs)
         n = o.num_players
         assert n == 1 + int(raw["opp_present"].sum())
@@ -105,7 +115,8 @@ def test_obs_view_agrees_with_the_scaled_fields():
 
 
 def test_obs_view_refuses_a_wrong_shape():
-    obs, _ = STATES[0]
+    states = _cached_states()
+    obs, _ = states[0]
     for bad in (obs[:-1], np.concatenate([obs, obs]), obs.reshape(4, 13)):
         with pytest.raises(ValueError, match="flat vector of 52"):
             ObsView(bad)
@@ -113,15 +124,17 @@ def test_obs_view_refuses_a_wrong_shape():
 
 @pytest.mark.parametrize("name", BUILTIN)
 def test_seeded_agents_reproduce(name):
+    states = _cached_states()
+
     def run(seed):
         agent = agents.make(name, seed=seed)
-        return [agent.act(obs, mask) for obs, mask in STATES[:400]]
+        return [agent.act(obs, mask) for obs, mask in states[:400]]
 
     first = run(3)
     assert run(3) == first
     agent = agents.make(name, seed=99)
     agent.reset(3)
-    assert [agent.act(obs, mask) for obs, mask in STATES[:400]] == first
+    assert [agent.act(obs, mask) for obs, mask in states[:400]] == first
 
 
 def test_registry_lists_the_heuristics():

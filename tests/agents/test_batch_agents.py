@@ -10,6 +10,8 @@ and leave the generator where those calls leave it; and its picks must be unifor
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -54,15 +56,20 @@ def _observations(num_games: int = 250, seed: int = 0) -> tuple[np.ndarray, np.n
     return encode_many(games), encode_many_v1(games), masks
 
 
-OBS0, OBS1, MASKS = _observations()
+@functools.cache
+def _states() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The states, made when a test first asks: a broken engine then fails the tests that
+    read them, not the module's collection."""
+    return _observations()
 
 
 def test_the_states_cover_the_corners():
-    assert len(MASKS) > 3000
-    plays = MASKS[:, : Action.DRAW].sum(axis=1)
+    obs0, obs1, masks = _states()
+    assert len(masks) > 3000
+    plays = masks[:, : Action.DRAW].sum(axis=1)
     assert (plays == 2).sum() > 100 and (plays == 1).sum() > 100 and (plays == 0).sum() > 100
-    assert (~MASKS[:, Action.DRAW] & (plays == 0)).sum() > 20  # only quitting is left
-    seen = BatchView(OBS0)
+    assert (~masks[:, Action.DRAW] & (plays == 0)).sum() > 20  # only quitting is left
+    seen = BatchView(obs0)
     assert (seen.top_card == 7).sum() > 100  # a llama on top
     assert (seen.draw_pile == 0).sum() > 50 and (seen.opp_in_round.sum(axis=1) == 0).sum() > 50  # empty pile, alone
 
@@ -70,11 +77,12 @@ def test_the_states_cover_the_corners():
 @pytest.mark.parametrize(("name", "params"), DETERMINISTIC, ids=lambda x: str(x))
 @pytest.mark.parametrize("version", [0, 1])
 def test_act_batch_decides_every_row_as_act(name, params, version):
+    obs0, obs1, masks = _states()
     agent = agents.make(name, **params)
-    obs = OBS1 if version else OBS0
-    batch = agent.act_batch(obs, MASKS)
+    obs = obs1 if version else obs0
+    batch = agent.act_batch(obs, masks)
     assert batch.shape == (len(obs),) and batch.dtype == np.int64
-    one_by_one = [agent.act(o, m.astype(np.int8)) for o, m in zip(obs, MASKS, strict=True)]
+    one_by_one = [agent.act(o, m.astype(np.int8)) for o, m in zip(obs, masks, strict=True)]
     differ = np.flatnonzero(batch != np.array(one_by_one))
     assert differ.size == 0, f"rows {differ[:5].tolist()}: act_batch {batch[differ[:5]]} act {one_by_one[:5]}"
 
@@ -82,26 +90,28 @@ def test_act_batch_decides_every_row_as_act(name, params, version):
 def test_the_perturbed_population_decides_as_its_members():
     """Every member (each with its own parameters, the chain bonus among them) decides a
     batch as it decides row by row, and the population decides as its seated member."""
+    obs0, obs1, masks = _states()
     population = PerturbedHeuristic(seed=5, size=24)
     assert any(m.chain_bonus for m in population.members) and any(m.quit_per_quitter for m in population.members)
     rows = slice(0, 1500)
     for member in population.members:
-        batch = member.act_batch(OBS0[rows], MASKS[rows])
-        assert batch.tolist() == [member.act(o, m) for o, m in zip(OBS0[rows], MASKS[rows], strict=True)], member
+        batch = member.act_batch(obs0[rows], masks[rows])
+        assert batch.tolist() == [member.act(o, m) for o, m in zip(obs0[rows], masks[rows], strict=True)], member
     for seed in (0, 1, 2):
         population.reset(seed)
-        assert population.act_batch(OBS1, MASKS).tolist() == population.current.act_batch(OBS1, MASKS).tolist()
+        assert population.act_batch(obs1, masks).tolist() == population.current.act_batch(obs1, masks).tolist()
 
 
 def test_random_act_batch_is_act_row_by_row_with_the_same_generator():
+    obs0, obs1, masks = _states()
     batched, single = RandomAgent(seed=7), RandomAgent(seed=7)
-    got = batched.act_batch(OBS0, MASKS)
-    expected = [single.act(o, m) for o, m in zip(OBS0, MASKS, strict=True)]
+    got = batched.act_batch(obs0, masks)
+    expected = [single.act(o, m) for o, m in zip(obs0, masks, strict=True)]
     assert got.tolist() == expected
     assert got.dtype == np.int64
     assert batched.rng.integers(1 << 62) == single.rng.integers(1 << 62)  # the generator is where act leaves it
     again = RandomAgent(seed=7)
-    assert again.act_batch(OBS1, MASKS).tolist() == expected  # seeded: reproducible, whatever the version
+    assert again.act_batch(obs1, masks).tolist() == expected  # seeded: reproducible, whatever the version
 
 
 def test_random_act_batch_is_uniform_over_the_legal_actions():
@@ -119,30 +129,33 @@ def test_random_act_batch_is_uniform_over_the_legal_actions():
 
 @pytest.mark.parametrize("name", ["random", "greedy", "cautious", "heuristic", "perturbed"])
 def test_act_batch_names_bad_input(name):
+    obs0, obs1, masks = _states()
     agent = agents.make(name, seed=0)
     with pytest.raises(ValueError, match=r"observations of shape \(B, 52\) or \(B, 175\)"):
-        agent.act_batch(OBS0[:3, :50], MASKS[:3])
+        agent.act_batch(obs0[:3, :50], masks[:3])
     with pytest.raises(ValueError, match=r"observations of shape"):
-        agent.act_batch(OBS0[0], MASKS[0])
+        agent.act_batch(obs0[0], masks[0])
     with pytest.raises(ValueError, match=r"action masks of shape \(3, 9\)"):
-        agent.act_batch(OBS0[:3], MASKS[:2])
-    empty = MASKS[:4].copy()
+        agent.act_batch(obs0[:3], masks[:2])
+    empty = masks[:4].copy()
     empty[2] = False
     with pytest.raises(ValueError, match="the action mask of row 2 has no legal action"):
-        agent.act_batch(OBS0[:4], empty)
+        agent.act_batch(obs0[:4], empty)
 
 
 def test_integer_masks_read_as_the_boolean_ones():
+    obs0, obs1, masks = _states()
     agent = HeuristicAgent()
-    assert agent.act_batch(OBS0, MASKS.astype(np.int8)).tolist() == agent.act_batch(OBS0, MASKS).tolist()
+    assert agent.act_batch(obs0, masks.astype(np.int8)).tolist() == agent.act_batch(obs0, masks).tolist()
 
 
 def test_the_defaults_are_what_the_batch_reads():
     """The tuned parameters reach act_batch (a parameter read from the wrong place would
     pass the equality tests only at its default)."""
+    obs0, obs1, masks = _states()
     assert HeuristicAgent().params() == HEURISTIC_DEFAULTS
     shy, bold = HeuristicAgent(quit_base=40.0), HeuristicAgent(quit_base=-40.0)
-    assert (shy.act_batch(OBS0, MASKS) != bold.act_batch(OBS0, MASKS)).sum() > 100
+    assert (shy.act_batch(obs0, masks) != bold.act_batch(obs0, masks)).sum() > 100
 
 
 @pytest.mark.parametrize("batched", [True, False])
