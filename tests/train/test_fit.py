@@ -297,3 +297,36 @@ def test_tune_heuristic_validates_its_options():
         TuneConfig(start="middle").validate()
     code, output = _cli(["tune-heuristic", "--passes", "0"])
     assert code == 2 and "the number of passes must be at least 1" in output
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_a_result_that_cannot_be_written_at_the_end_is_saved_aside(command, tmp_path, monkeypatch):
+    """A disk that filled while the games were played lost them all at the last write,
+    in a traceback. The result is saved to the temporary directory, and the error says
+    where."""
+    import tempfile
+
+    import llama_env._atomic
+
+    out = tmp_path / "out.npz"
+    real = llama_env._atomic.atomic_write
+
+    def full_at_out(path, write):
+        if Path(path) == out:
+            raise OSError(28, "No space left on device", str(path))
+        real(path, write)
+
+    monkeypatch.setattr(llama_env._atomic, "atomic_write", full_at_out)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    argv = [command, "--players", "2", "--games", "4", "--out", str(out)]
+    argv += ["--epochs", "1", "--below", "0.99"] if command == "distill" else []
+    code, output = _cli(argv)
+    rescued = tmp_path / "tmp" / "llama-rl-rescue-out.npz"
+    assert code == 1 and f"cannot write {out} (No space left on device)" in output, output
+    assert f"were saved to {rescued} instead" in output and "Traceback" not in output
+    assert rescued.is_file() and not out.exists()
+    if command == "distill":
+        assert load_actor(rescued).obs_size == 175
+    else:
+        load_networks(rescued, 2)

@@ -11,3 +11,26 @@ agent's networks, policies distilled from its search and the heuristic's tuned p
 docs/training.md ("Reproduce every shipped agent") lists the command behind every file
 of ``agents/models/`` and what it cost.
 """
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:
+    """``save(path)``; when that fails (a disk that filled while the games were played),
+    save to the temporary directory instead and raise an ``OSError`` that says where, so
+    that minutes of games and fitting are not lost to the last write."""
+    try:
+        save(path)
+    except OSError as exc:
+        target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{path.name}"
+        try:
+            save(target)
+        except OSError:
+            raise exc from None
+        raise OSError(
+            exc.errno, f"cannot write {path} ({exc.strerror or exc}); the {what} were saved to {target} instead"
+        ) from None

@@ -40,6 +40,7 @@ from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import NUM_ACTIONS
 from llama_env.table import BatchTable
+from train.fit import save_or_rescue
 from train.fit.search_nets import DATA_DEALS
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -295,6 +296,6 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     new, agreements, prior_agreement = fit_policy(data, actor, config, log)
     fit_s = time.perf_counter() - t
     path = Path(out)
-    save_actor(new, path)
+    save_or_rescue(lambda p: save_actor(new, p), path, "distilled policy's weights")
     log(f"policy fitted in {fit_s:.0f} s and written to {path}")
     return DistillResult(path, len(data.obs), searched, agreements, prior_agreement, data_s, fit_s)

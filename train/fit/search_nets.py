@@ -41,6 +41,7 @@ from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGam
 from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
+from train.fit import save_or_rescue
 
 __all__ = ["DATA_DEALS", "SearchNetsConfig", "SearchData", "FitResult", "collect", "fit_network", "fit_search_networks"]
 
@@ -256,6 +257,6 @@ def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable
         fit_s[kind] = time.perf_counter() - t
         log(f"  {kind} network fitted in {fit_s[kind]:.0f} s")
     path = Path(out)
-    save_networks(path, nets["value"], nets["belief"])
+    save_or_rescue(lambda p: save_networks(p, nets["value"], nets["belief"]), path, "fitted networks")
     log(f"networks written to {path}")
     return FitResult(path, len(data.obs), losses, data_s, fit_s)
