@@ -557,19 +557,46 @@ def test_the_ratings_table_counts_a_shared_win_once_and_ranks_by_ordinal():
     from train.play.history import _Rated
 
     tied = _Rated()
-    tied.take([(1, "agent", "random", 5, 1, T0), (1, "agent", "random", 5, 1, T0), (1, "person", "Ann", 9, 0, T0)])
+    tied.take(
+        [
+            (1, "agent", "random", 5, 1, T0, "v"),
+            (1, "agent", "random", 5, 1, T0, "v"),
+            (1, "person", "Ann", 9, 0, T0, "v"),
+        ]
+    )
     row = next(r for r in tied.table() if r["name"] == "random")
     assert (row["games"], row["wins"], row["win_share"]) == (1, 1, 1.0)
     rows = []
     for k in range(30):  # Y wins four games in five against Z: well measured
         win = k % 5 != 0
-        rows += [(k, "agent", "Y", 10 * (not win), int(win), T0 + k)]
-        rows += [(k, "agent", "Z", 10 * win, int(not win), T0 + k)]
+        rows += [(k, "agent", "Y", 10 * (not win), int(win), T0 + k, None)]
+        rows += [(k, "agent", "Z", 10 * win, int(not win), T0 + k, None)]
     for j in range(2):  # X beats Y twice: a higher mu, but less sure
-        rows += [(30 + j, "agent", "X", 0, 1, T0 + 100 + j), (30 + j, "agent", "Y", 10, 0, T0 + 100 + j)]
+        rows += [(30 + j, "agent", "X", 0, 1, T0 + 100 + j, None), (30 + j, "agent", "Y", 10, 0, T0 + 100 + j, None)]
     ranked = _Rated()
     ranked.take(rows)
     table = ranked.table()
     by_name = {r["name"]: r for r in table}
     assert by_name["X"]["mu"] > by_name["Y"]["mu"] and by_name["X"]["ordinal"] < by_name["Y"]["ordinal"]
     assert [r["name"] for r in table] == ["Y", "X", "Z"]
+
+
+def test_each_version_of_an_agent_is_rated_apart_and_people_across_versions_together(hist):
+    """An upgrade may change what an agent plays: the history rated "random" of every
+    version as one participant. The version comes from the record's context (the web
+    app writes it); a record that does not say is its own, unknown version."""
+    versions = ["0.2.0", "0.2.0", "0.3.0", None]
+    for seed, version in enumerate(versions):
+        record, _ = play_record(seed, ["heuristic", "random"], names=["Ann", "random"], labels=["person", "random"])
+        if version is not None:
+            record["context"] = {"llama_rl_version": version}
+        hist.save(record, people=[True, False], finished=T0 + seed)
+    rows = hist.ratings()
+    agents = sorted((r["version"] or "", r["games"]) for r in rows if r["kind"] == "agent")
+    assert agents == [("", 1), ("0.2.0", 2), ("0.3.0", 1)]
+    (ann,) = [r for r in rows if r["kind"] == "person"]
+    assert ann["games"] == 4 and ann["version"] is None
+    with sqlite3.connect(hist.path) as conn:  # a record that is not JSON names no version, and fails nothing
+        conn.execute("UPDATE games SET record = 'not json' WHERE finished = ?", (T0 + 3,))
+    with History(hist.path) as fresh:  # read from the file again
+        assert sum(r["games"] for r in fresh.ratings() if r["kind"] == "agent") == 4

@@ -443,10 +443,13 @@ class History:
 
     def ratings(self) -> list[dict[str, Any]]:
         """Every participant of the saved games, strongest first: ``{"kind", "name",
-        "games", "wins", "win_share", "mu", "sigma", "ordinal"}``.
+        "version", "games", "wins", "win_share", "mu", "sigma", "ordinal"}``.
 
         A participant is a kind and a name (the person "heuristic" is not the agent
-        "heuristic"). ``wins`` counts the games it won or shared; ``win_share`` is its
+        "heuristic"), and for an agent the llama-rl version that played it (its record's
+        ``context["llama_rl_version"]``, ``None`` where the record does not say): an
+        upgrade may change what ``ppo`` plays, so each version of an agent is rated
+        apart. A person's ``version`` is ``None``. ``wins`` counts the games it won or shared; ``win_share`` is its
         mean share of the win (1/k for k tied winners, so the shares of one game add up
         to 1). The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over
         all games in finishing order, ranked by final score (lower is better, ties
@@ -474,10 +477,12 @@ class History:
     @staticmethod
     def _seats_after(conn: sqlite3.Connection, last: tuple[float, int]) -> list[Any]:
         """The seats of the games that finished after ``last`` (finishing time, id), in
-        finishing order."""
+        finishing order, each with the version that played the game (``None``: unknown)."""
         return conn.execute(
-            "SELECT s.game, s.kind, s.name, s.score, s.winner, g.finished FROM seats AS s "
-            "JOIN games AS g ON g.id = s.game WHERE (g.finished, g.id) > (?, ?) ORDER BY g.finished, g.id, s.seat",
+            "SELECT s.game, s.kind, s.name, s.score, s.winner, g.finished, "
+            "CASE WHEN json_valid(g.record) THEN json_extract(g.record, '$.context.llama_rl_version') END "
+            "FROM seats AS s JOIN games AS g ON g.id = s.game WHERE (g.finished, g.id) > (?, ?) "
+            "ORDER BY g.finished, g.id, s.seat",
             last,
         ).fetchall()
 
@@ -502,6 +507,10 @@ class History:
         return f"History({str(self.path)!r}{', closed' if self._conn is None else ''})"
 
 
+_Key = tuple[str, str, "str | None"]
+"""A rated participant: its kind, its name, and for an agent the version that played it."""
+
+
 class _Rated:
     """The ratings of a history's games up to one game (``last``: its finishing time and
     id), with each participant's games, wins and win share."""
@@ -509,14 +518,14 @@ class _Rated:
     def __init__(self) -> None:
         from train.evaluation.ratings import Rater
 
-        self.rater: Rater[tuple[str, str]] = Rater()
-        self.games: dict[tuple[str, str], int] = {}
-        self.wins: dict[tuple[str, str], int] = {}
-        self.shares: dict[tuple[str, str], float] = {}
+        self.rater: Rater[_Key] = Rater()
+        self.games: dict[_Key, int] = {}
+        self.wins: dict[_Key, int] = {}
+        self.shares: dict[_Key, float] = {}
         self.last: tuple[Any, int] = (-1.0, -1)
         self.games_read = 0
 
-    def take(self, rows: Sequence[tuple[int, str, str, int, int, float]]) -> list[int]:
+    def take(self, rows: Sequence[tuple[int, str, str, int, int, float, Any]]) -> list[int]:
         """Rate the games of ``rows`` (their seats, in finishing order); returns the ids
         of the damaged ones, counted as read but not rated."""
         damaged = []
@@ -525,11 +534,15 @@ class _Rated:
             self.games_read += 1
             self.last = (game_rows[-1][5], game_id)  # (a damaged time still sorts: SQLite orders any value)
             if not _whole(
-                game_rows[-1][5], [(name, kind, score, winner) for _, kind, name, score, winner, _ in game_rows]
+                game_rows[-1][5], [(name, kind, score, winner) for _, kind, name, score, winner, _, _ in game_rows]
             ):
                 damaged.append(game_id)
                 continue
-            seats = [((kind, name), score, bool(winner)) for _, kind, name, score, winner, _ in game_rows]
+            version = game_rows[0][6] if isinstance(game_rows[0][6], str) else None
+            seats = [
+                ((kind, name, version if kind == "agent" else None), score, bool(winner))
+                for _, kind, name, score, winner, _, _ in game_rows
+            ]
             self.rater.rate([key for key, _, _ in seats], [score for _, score, _ in seats])
             k = sum(won for _, _, won in seats)
             for key in {key for key, _, _ in seats}:  # one game, even at several seats
@@ -542,16 +555,17 @@ class _Rated:
     def table(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [
             {
-                "kind": kind,
-                "name": name,
-                "games": self.games[(kind, name)],
-                "wins": self.wins[(kind, name)],
-                "win_share": self.shares[(kind, name)] / self.games[(kind, name)],
+                "kind": key[0],
+                "name": key[1],
+                "version": key[2],
+                "games": self.games[key],
+                "wins": self.wins[key],
+                "win_share": self.shares[key] / self.games[key],
                 "mu": r.mu,
                 "sigma": r.sigma,
                 "ordinal": r.ordinal,
             }
-            for (kind, name), r in self.rater.ratings().items()
+            for key, r in self.rater.ratings().items()
         ]
-        out.sort(key=lambda row: (-row["ordinal"], row["kind"], row["name"]))
+        out.sort(key=lambda row: (-row["ordinal"], row["kind"], row["name"], row["version"] or ""))
         return out

@@ -496,8 +496,12 @@ async function showHistory(more) {
     const data = await api("GET", `/api/history?limit=50&offset=${historyOffset}`);
     $("history-count").textContent = `${data.count} game${data.count === 1 ? "" : "s"} saved.`;
     const rhead = el("tr", {}, ...["#", "name", "kind", "games", "wins", "win share", "rating", "mu ± σ"].map((h) => el("th", { text: h })));
+    // an agent rated under several versions (an upgrade may change what it plays) shows which
+    const versions = {};
+    for (const r of data.ratings) versions[`${r.kind}:${r.name}`] = (versions[`${r.kind}:${r.name}`] || 0) + 1;
+    const shown = (r) => (versions[`${r.kind}:${r.name}`] > 1 ? `${r.name} (${r.version || "version unknown"})` : r.name);
     $("ratings").replaceChildren(rhead, ...data.ratings.map((r, i) => el("tr", {},
-      el("td", { text: String(i + 1) }), el("td", { text: r.name }), el("td", { class: "kind", text: r.kind }),
+      el("td", { text: String(i + 1) }), el("td", { text: shown(r) }), el("td", { class: "kind", text: r.kind }),
       el("td", { text: String(r.games) }), el("td", { text: String(r.wins) }),
       el("td", { text: r.win_share.toFixed(3) }), el("td", { text: r.ordinal.toFixed(1) }),
       el("td", { text: `${r.mu.toFixed(1)} ± ${r.sigma.toFixed(1)}` }))));
