@@ -477,14 +477,21 @@ class History:
     @staticmethod
     def _seats_after(conn: sqlite3.Connection, last: tuple[float, int]) -> list[Any]:
         """The seats of the games that finished after ``last`` (finishing time, id), in
-        finishing order, each with the version that played the game (``None``: unknown)."""
-        return conn.execute(
-            "SELECT s.game, s.kind, s.name, s.score, s.winner, g.finished, "
-            "CASE WHEN json_valid(g.record) THEN json_extract(g.record, '$.context.llama_rl_version') END "
-            "FROM seats AS s JOIN games AS g ON g.id = s.game WHERE (g.finished, g.id) > (?, ?) "
-            "ORDER BY g.finished, g.id, s.seat",
+        finishing order, each with the version that played the game (``None``: unknown;
+        read once a game, in SQLite, from records that are JSON)."""
+        versions = dict(
+            conn.execute(
+                "SELECT id, CASE WHEN json_valid(record) THEN json_extract(record, '$.context.llama_rl_version') END "
+                "FROM games WHERE (finished, id) > (?, ?)",
+                last,
+            ).fetchall()
+        )
+        rows = conn.execute(
+            "SELECT s.game, s.kind, s.name, s.score, s.winner, g.finished FROM seats AS s "
+            "JOIN games AS g ON g.id = s.game WHERE (g.finished, g.id) > (?, ?) ORDER BY g.finished, g.id, s.seat",
             last,
         ).fetchall()
+        return [(*row, versions.get(row[0])) for row in rows]
 
     # ------------------------------------------------------------------ closing
 
