@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{args.games} games of {','.join(table)} (game by game: {scalar_games}"
         f"{f', its times scaled to {args.games}' if scalar_games != args.games else ''}), {workers} workers, "
-        f"load {os.getloadavg()[0]:.2f}"
+        f"load {_load():.2f}"
     )
     times: dict[bool, list[float]] = {True: [], False: []}
     cpus: dict[bool, list[float]] = {True: [], False: []}
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"  {'batched' if batched else 'game by game':>12}, run {r + 1}: {wall:6.2f} s"
                 f"{'' if games == args.games else f' (scaled from {games} games)'}, "
-                f"{cpu:6.2f} CPU s, load {os.getloadavg()[0]:.2f}"
+                f"{cpu:6.2f} CPU s, load {_load():.2f}"
             )
     for batched in (True, False):
         t, res = times[batched], last[batched]
@@ -92,6 +92,11 @@ def _cpu() -> float:
     Windows, which keeps no children's times, this process's alone)."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
+
+
+def _load() -> float:
+    """The 1-minute load average (NaN where the system keeps none, as on Windows)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
 if __name__ == "__main__":

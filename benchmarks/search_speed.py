@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
             totals[name][2] += win / args.rounds
             print(
                 f"round {r + 1} {name:>6}: {per} games, {wall / per:.3f} s/game wall, {cpu / per:.3f} CPU, "
-                f"load {os.getloadavg()[0]:.1f}",
+                f"load {_load():.1f}",
                 flush=True,
             )
     games = per * args.rounds
@@ -177,7 +177,12 @@ def main(argv: list[str] | None = None) -> None:
             f"{'search, batched':<17}{wall / n:12.3f}{cpu / n:12.3f}{base_cpu / (cpu / n):9.2f}{win:11.3f}"
             f"{batched.searched / n:15.2f}   ({n} games at once)"
         )
-    print(f"(engine: {base_wall:.3f} s/game wall; load {os.getloadavg()[0]:.1f} at the end)")
+    print(f"(engine: {base_wall:.3f} s/game wall; load {_load():.1f} at the end)")
+
+
+def _load() -> float:
+    """The 1-minute load average (NaN where the system keeps none, as on Windows)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
 if __name__ == "__main__":

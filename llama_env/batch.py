@@ -163,10 +163,10 @@ class BatchEngine(Protocol):
     """What the batched table driver (:class:`llama_env.table.BatchTable`), and through
     it evaluation, the SB3 vec env and the search's rollouts, asks of a batched engine:
     :class:`BatchGame` is the one that ships (numpy). Another one (JAX, say) that keeps
-    this interface and the exactness contract of the module docstring plugs in there;
-    its arrays may be its own as long as ``np.asarray`` reads them, and it may deal
-    other cards for the same seed (rule 2), as the batch already does against the
-    engine.
+    this interface and the exactness contract of the module docstring plugs in there.
+    Its fields and returns must be numpy arrays (a JAX engine converts its own with
+    ``np.asarray``: the driver marks the mask read-only), and it may deal other cards
+    for the same seed (rule 2), as the batch already does against the engine.
     """
 
     num_games: int

@@ -147,8 +147,8 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
 
 
 def _warn_defaulted(run: RunDir, base: TrainConfig) -> None:
-    """A warning naming the settings the run's config file does not record (a file cut
-    short, or written by an older version before they existed): the run resumes with
+    """A warning naming the settings the run's config file does not record (written by
+    an older version before they existed, or edited by hand): the run resumes with
     today's defaults for them, which may not be what it trained with."""
     recorded = run.recorded_config() or {}
     missing = [k for k in base.to_dict() if k not in recorded and k not in _RUN_IDENTITY and k != "resume"]
