@@ -173,13 +173,14 @@ def load_arrays(path: str | Path) -> Any:
     """``np.load`` of an ``.npz`` file of arrays, with no pickle: a file that is no zip
     archive is a ``ValueError`` saying so (numpy would read it as a pickle, refuse, and
     suggest loading it unsafely). Use it as a context manager, as ``np.load``'s result."""
-    if not Path(path).exists():
+    path = Path(path)
+    if not path.exists():
         raise ValueError("the file does not exist")
-    if Path(path).is_dir():
+    if path.is_dir():
         raise ValueError("it is a folder, not an .npz file")
     if not zipfile.is_zipfile(path):
         raise ValueError("it is not an .npz archive of arrays (not a zip file)")
-    declared = _declared_bytes(Path(path))
+    declared = _declared_bytes(path)
     if declared > MAX_ARRAY_BYTES:
         raise ValueError(
             f"it declares {declared / 2**20:,.0f} MiB of arrays, more than {MAX_ARRAY_BYTES // 2**20} MiB "
@@ -193,6 +194,10 @@ MAX_ARRAY_BYTES = 256 * 2**20
 file can declare gigabytes of zeros, which were unpacked before any check."""
 
 
+_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+"""numpy's public readers of an ``.npy`` header, by format version."""
+
+
 def _declared_bytes(path: Path) -> int:
     """What the ``.npy`` members of an archive hold unpacked, read from their headers
     alone (nothing is unpacked beyond them); a header numpy cannot read counts 0 and is
@@ -204,9 +209,7 @@ def _declared_bytes(path: Path) -> int:
                 continue
             try:
                 with zf.open(info) as fh:
-                    version = np.lib.format.read_magic(fh)
-                    read = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
-                    shape, _, dtype = read[version](fh)
+                    shape, _, dtype = _HEADER_READERS[np.lib.format.read_magic(fh)](fh)
             except Exception:  # noqa: BLE001 - a damaged member: np.load names it
                 continue
             total += int(np.prod(shape, dtype=object)) * dtype.itemsize

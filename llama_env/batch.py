@@ -80,8 +80,11 @@ def unplayed_options(rules: Rules) -> list[str]:
     """The rule options of ``rules`` that the batched engine does not play and that
     differ from the standard rules (an option it does not know, left at its default,
     plays the standard game it does know): empty when a batch can play ``rules``."""
+    options = rules.options()
+    if options.keys() <= _OPTIONS:  # the usual case, on the search's hot path: nothing to compare
+        return []
     standard = Rules(rules.num_players).options()
-    return sorted(k for k, v in rules.options().items() if k not in _OPTIONS and v != standard[k])
+    return sorted(k for k, v in options.items() if k not in _OPTIONS and v != standard[k])
 
 
 # The deal (rule 2) sorts 56 random 64-bit keys per game whose lowest 3 bits are replaced

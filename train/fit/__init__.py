@@ -14,23 +14,23 @@ of ``agents/models/`` and what it cost.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from train.training.run_dir import save_aside
 
 
 def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:
     """``save(path)``; when that fails (a disk that filled while the games were played),
-    save to the temporary directory instead and raise an ``OSError`` that says where, so
-    that minutes of games and fitting are not lost to the last write."""
+    save to the temporary directory instead (:func:`train.training.run_dir.save_aside`)
+    and raise an ``OSError`` that says where, so that minutes of games and fitting are not
+    lost to the last write."""
     try:
         save(path)
     except OSError as exc:
-        target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{path.name}"
-        try:
-            save(target)
-        except OSError:
-            raise exc from None
+        target = save_aside(save, path.name)
+        if target is None:
+            raise
         raise OSError(
             exc.errno, f"cannot write {path} ({exc.strerror or exc}); the {what} were saved to {target} instead"
         ) from None

@@ -75,8 +75,11 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
 def _recorded(run: RunDir) -> TrainConfig | None:
     """The config ``run`` recorded, read as its own file (``None``: it recorded none)."""
     recorded = run.recorded_config()
-    if recorded is None:
-        return None
+    return None if recorded is None else _config_of(recorded)
+
+
+def _config_of(recorded: Mapping[str, Any]) -> TrainConfig:
+    """A run's recorded config file's mapping as a config."""
     return config_from_dict({k: v for k, v in recorded.items() if k != "resume"}, recorded=True)
 
 
@@ -137,21 +140,21 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     # The run continues where it lies now: a copied or moved run records its own place,
     # not the one its first session wrote in.
     here = {"run_dir": str(run.path.parent), "run_name": run.path.name, "resume": str(resume)}
-    base = _recorded(run)
-    if base is None:
+    recorded = run.recorded_config()
+    if recorded is None:
         return config_from_dict({**overrides, **here})
-    _warn_defaulted(run, base)
+    base = _config_of(recorded)
+    _warn_defaulted(run, recorded, base)
     candidate = config_from_dict({**base.to_dict(), **overrides, **here})
     check_fixed(base, candidate, run)
     return candidate
 
 
-def _warn_defaulted(run: RunDir, base: TrainConfig) -> None:
-    """A warning naming the settings the run's config file does not record (written by
-    an older version before they existed, or edited by hand): the run resumes with
-    today's defaults for them, which may not be what it trained with."""
-    recorded = run.recorded_config() or {}
-    missing = [k for k in base.to_dict() if k not in recorded and k not in _RUN_IDENTITY and k != "resume"]
+def _warn_defaulted(run: RunDir, recorded: Mapping[str, Any], base: TrainConfig) -> None:
+    """A warning naming the settings the run's config file (``recorded``) does not hold
+    (written by an older version before they existed, or edited by hand): the run resumes
+    with today's defaults for them, ``base``'s, which may not be what it trained with."""
+    missing = [k for k in base.to_dict() if k not in recorded and k not in _RUN_IDENTITY]
     if missing:
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
         warnings.warn(

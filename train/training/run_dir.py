@@ -108,6 +108,17 @@ def saving_despite_ctrl_c() -> Iterator[None]:
         yield
 
 
+def save_aside(save: Callable[[Path], object], name: str) -> Path | None:
+    """``save(path)`` to ``llama-rl-rescue-<name>`` in the temporary directory, for a result
+    that could not be written where it belongs; the path, or ``None`` when that fails too."""
+    target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{name}"
+    try:
+        save(target)
+    except OSError:
+        return None
+    return target
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """``json.dump(data)`` to ``path``, atomically."""
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
@@ -222,12 +233,8 @@ class RunDir:
         """Save a trainer's ``what`` (``save(path)``, a ``suffix`` file) to the temporary
         directory, named by run and steps, when this run directory cannot be written; the
         clause that ends its error message and says where (empty when that fails too)."""
-        target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{self.path.name}-{steps}{suffix}"
-        try:
-            save(target)
-        except OSError:
-            return ""
-        return f"; the current {what} was saved to {target} instead"
+        target = save_aside(save, f"{self.path.name}-{steps}{suffix}")
+        return "" if target is None else f"; the current {what} was saved to {target} instead"
 
     # ------------------------------------------------------------------ reading
 
