@@ -29,9 +29,11 @@ import contextlib
 import functools
 import io
 import json
+import operator
 import pickle
 import re
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,7 @@ import numpy as np
 from agents.base import BaseAgent, check_observation, load_arrays, mask_list
 from llama_env._atomic import atomic_savez
 from llama_env.agent import register
-from llama_env.engine import MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line
 from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, guess_obs_version
 
 __all__ = [
@@ -49,6 +51,9 @@ __all__ = [
     "load_actor",
     "save_actor",
     "model_file",
+    "check_table_sizes",
+    "run_table_sizes",
+    "TABLE_SIZES_KEY",
     "actor_from_policy",
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_ZIP",
@@ -115,7 +120,12 @@ class Actor:
     never competes with the learner's torch threads.
     """
 
-    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str = "tanh") -> None:
+    def __init__(
+        self,
+        layers: list[tuple[np.ndarray, np.ndarray]],
+        activation: str = "tanh",
+        table_sizes: Iterable[int] | None = None,
+    ) -> None:
         if activation not in ("tanh", "relu"):
             raise ValueError(f"activation must be 'tanh' or 'relu', got {activation!r}")
         self.layers = [
@@ -123,6 +133,9 @@ class Actor:
             for w, b in layers
         ]
         self.activation = activation
+        self.table_sizes: tuple[int, ...] | None = None if table_sizes is None else check_table_sizes(table_sizes)
+        """The table sizes it was trained at, where its file says (:func:`save_actor`
+        writes them, a run directory's config names them); ``None`` where nothing says."""
         self._obs_version: int | None = None
 
     @property
@@ -224,7 +237,52 @@ def save_actor(actor: Actor, path: str | Path) -> None:
     for k, (wt, b) in enumerate(actor.layers):
         arrays[f"w{k}"] = wt.T  # stored as (out, in), like torch
         arrays[f"b{k}"] = b
+    if actor.table_sizes is not None:
+        arrays[TABLE_SIZES_KEY] = np.array(actor.table_sizes, dtype=np.int64)
     atomic_savez(path, arrays)
+
+
+TABLE_SIZES_KEY = "table_sizes"
+"""The entry of an exported actor (``.npz``) naming the table sizes it was trained at
+(written when known; files from before llama-rl 0.3 have none)."""
+
+
+def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
+    """``sizes`` as a sorted tuple of distinct table sizes (2..6); a ``ValueError``
+    naming what is wrong otherwise."""
+    try:
+        values = [operator.index(n) for n in sizes]
+    except TypeError:
+        raise ValueError(f"table sizes must be integers {MIN_PLAYERS}..{MAX_PLAYERS}, got {sizes!r}") from None
+    if not values or any(not MIN_PLAYERS <= n <= MAX_PLAYERS for n in values):
+        raise ValueError(f"table sizes must be integers {MIN_PLAYERS}..{MAX_PLAYERS}, got {values}")
+    return tuple(sorted(set(values)))
+
+
+def run_table_sizes(file: Path) -> tuple[int, ...] | None:
+    """The table sizes the training run that made ``file`` played (``players`` of its
+    ``config.json`` and of every resumed session's config), when ``file`` is where
+    ``llama-rl train`` puts a model: a run directory's model, a checkpoint in its
+    ``checkpoints`` folder, or an RLlib checkpoint's module state there. ``None``
+    otherwise, or when a config cannot be read (the model plays all the same)."""
+    parents = file.resolve().parents
+    if file.suffix == ".pkl":  # runs/<run>/checkpoints/rllib_<steps>/<RLLIB_MODULE_STATE>
+        depth = len(RLLIB_MODULE_STATE.parts)  # parents[depth - 1] is rllib_<steps>
+        candidates = [parents[depth + 1]] if len(parents) > depth + 1 and parents[depth].name == "checkpoints" else []
+    else:
+        candidates = [parents[0]] if file.name in MODEL_NAMES else []
+        if parents[0].name == "checkpoints" and len(parents) > 1:
+            candidates = [parents[1]]
+    for run in candidates:
+        configs = [run / "config.json", *sorted(run.glob("config.resume_*.json"))]
+        sizes: set[int] = set()
+        try:
+            for config in configs:
+                sizes.update(check_table_sizes(json.loads(config.read_text(encoding="utf-8"))["players"]))
+        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+            return None
+        return tuple(sorted(sizes))
+    return None
 
 
 def _load_npz(file: Path) -> Actor:
@@ -238,8 +296,15 @@ def _load_npz(file: Path) -> Actor:
             layers.append((z[f"w{k}"], z[f"b{k}"]))
             k += 1
         activation = str(z["activation"])
+        sizes = z[TABLE_SIZES_KEY] if TABLE_SIZES_KEY in names else None
     _check_layers(layers)
-    return Actor(layers, activation)
+    if sizes is not None:
+        if sizes.ndim != 1 or sizes.dtype.kind not in "iu":
+            raise ValueError(
+                f"its {TABLE_SIZES_KEY} entry is not a list of integers ({sizes.dtype}, shape {sizes.shape})"
+            )
+        sizes = check_table_sizes(sizes.tolist())
+    return Actor(layers, activation, sizes)
 
 
 class _ArraysOnly(pickle.Unpickler):
@@ -317,12 +382,22 @@ def load_actor(path: str | Path) -> Actor:
     module state: fast, CPU only. ``path`` may be a run directory (its model, of either
     trainer) or an RLlib checkpoint directory.
 
+    The actor's :attr:`Actor.table_sizes` are those the ``.npz`` names, else those of
+    the run directory the model sits in (:func:`run_table_sizes`), else ``None``.
+
     Raises ``ValueError`` naming the file for anything that is not a readable model of
     this game's shapes (empty, truncated or corrupt file, missing entries, garbage
     weights), and ``ModuleNotFoundError`` naming the extra when torch is missing for a
     ``.zip``.
     """
     file = model_file(path)
+    actor = _load_actor_file(file)
+    if actor.table_sizes is None:
+        actor.table_sizes = run_table_sizes(file)
+    return actor
+
+
+def _load_actor_file(file: Path) -> Actor:
     if file.suffix in (".npz", ".pkl"):
         try:
             return _load_npz(file) if file.suffix == ".npz" else _load_rllib_state(file)
@@ -502,6 +577,13 @@ class PPOAgent(BaseAgent):
         agent.actor = actor
         agent.specialists = {}
         return agent
+
+    @property
+    def table_sizes(self) -> tuple[int, ...] | None:
+        """The table sizes its one model (``path``) was trained at, where the model's
+        file or run directory says (:attr:`Actor.table_sizes`); evaluation warns when it
+        sits at another. ``None`` where nothing says, and for the shipped agents."""
+        return None if self.specialists else self.actor.table_sizes
 
     @property
     def obs_version(self) -> int:

@@ -15,9 +15,10 @@ import contextlib
 import functools
 import inspect
 import math
+import operator
 import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -46,6 +47,8 @@ __all__ = [
     "request_limits",
     "costly",
     "batch_from",
+    "table_sizes",
+    "unmade_for",
     "Registration",
     "registrations",
     "adopt",
@@ -65,7 +68,9 @@ class Agent(Protocol):
     reproducible, ``act_batch`` (see :class:`BatchAgent`), and ``obs_version``: the
     observation version it reads (0, the default: the 52 entries of ``Llama-v0``; 1: with
     the public history of the round, :data:`llama_env.observation.FIELDS_V1`). The table
-    driver encodes for every agent the version it asks for.
+    driver encodes for every agent the version it asks for. An agent made for some table
+    sizes only may say which in ``table_sizes`` (:func:`table_sizes`); evaluation warns
+    when it sits at another.
     """
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
@@ -397,6 +402,48 @@ def batch_from(agent: Agent) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"agent {agent_label(agent)!r}: batch_from must be a positive integer, got {n!r}")
     return int(n)
+
+
+def table_sizes(agent: Agent) -> tuple[int, ...] | None:
+    """The table sizes ``agent`` says it was made for: its ``table_sizes`` attribute (a
+    ``ppo`` agent playing one model trained at some sizes only), sorted; ``None`` where it
+    says nothing, as most agents, which play any size. Anything but integers is a
+    ``ValueError`` naming the agent."""
+    sizes = getattr(agent, "table_sizes", None)
+    if sizes is None:
+        return None
+    try:
+        return tuple(sorted({operator.index(n) for n in sizes}))
+    except TypeError:
+        raise ValueError(
+            f"agent {agent_label(agent)!r}: table_sizes must be a sequence of integers or None, got {sizes!r}"
+        ) from None
+
+
+def unmade_for(agents: Sequence[AgentLike], num_players: int) -> list[str]:
+    """A line for each agent of ``agents`` (built from its name or spec where it is one)
+    that says it was made for other table sizes than ``num_players``
+    (:func:`table_sizes`), once per label: such an agent plays on, but at a table size it
+    never saw, which is rarely what a comparison means to measure."""
+    lines = []
+    seen: set[str] = set()
+    for agent in agents:
+        label = agent_label(agent)
+        sizes = table_sizes(resolve(agent))
+        if label in seen or sizes is None or num_players in sizes:
+            continue
+        seen.add(label)
+        lines.append(
+            f"agent {label!r} was trained at {_and(sizes)} players only; it plays this {num_players}-player "
+            "table as a table size it never saw"
+        )
+    return lines
+
+
+def _and(values: Sequence[int]) -> str:
+    """``2``, ``2 and 4``, ``2, 4 and 6``."""
+    head, last = [str(v) for v in values[:-1]], str(values[-1])
+    return f"{', '.join(head)} and {last}" if head else last
 
 
 def agent_label(agent: AgentLike) -> str:

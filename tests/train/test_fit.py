@@ -206,6 +206,7 @@ def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
     assert f"written to {out}" in output
     assert "96 worlds, below 0.99, horizon 0" in output  # --below given, the rest the search's heads-up defaults
     assert load_actor(out).obs_size == 175
+    assert load_actor(out).table_sizes == (2,)  # fitted to heads-up searched moves alone
     ppo = PPOAgent(path=str(out))
     search = SearchAgent(worlds=2, below=1.0, seed=0, path=str(out))
     assert search.ppo.specialists[2] is not SearchAgent().ppo.specialists[2]

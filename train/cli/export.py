@@ -46,9 +46,10 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     if not same:  # pragma: no cover - save_actor and load_actor disagree
         raise CommandError(f"{path} does not read back as the model it was written from")
     sizes = "-".join(str(b.size) for _, b in written.layers[:-1])
+    tables = "" if written.table_sizes is None else f", trained at {'/'.join(map(str, written.table_sizes))} players"
     print(
         f"wrote {path}: a {sizes} {written.activation} policy reading observation version "
-        f"{written.obs_version}; play it with ppo:path={path}",
+        f"{written.obs_version}{tables}; play it with ppo:path={path}",
         flush=True,
     )
     return written

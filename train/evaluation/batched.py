@@ -27,12 +27,13 @@ depends on a per-game ``reset`` other than through ``members`` must not offer
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, reset_agent, resolve
+from llama_env.agent import Agent, AgentLike, reset_agent, resolve, unmade_for
 from llama_env.batch import BatchGame, unplayed_options
 from llama_env.engine import Action, Rules
 from llama_env.table import BatchTable, BatchTableListener
@@ -234,9 +235,12 @@ def play_either(
     batched engine when ``batched`` is ``None`` and nothing refuses it
     (:func:`batch_refusal`) or when ``batched`` is ``True`` (a ``ValueError`` says why it
     cannot), else game by game by :func:`train.evaluation.runner.play_games`, game ``i``
-    dealt from the deal key ``deal_keys[i]``; and whether they were batched."""
+    dealt from the deal key ``deal_keys[i]``; and whether they were batched. An agent made
+    for other table sizes (:func:`llama_env.agent.unmade_for`) is warned about."""
     if batched is not None and not isinstance(batched, bool):
         raise ValueError(f"batched must be True, False or None (when it can), got {batched!r}")
+    for line in unmade_for(agents, rules.num_players):
+        warnings.warn(line, UserWarning, stacklevel=3)
     if batched is not False:
         refusal = batch_refusal(agents, duplicate=duplicate, record_dir=record_dir, rules=rules)
         if refusal is None:

@@ -294,6 +294,7 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     )
     t = time.perf_counter()
     new, agreements, prior_agreement = fit_policy(data, actor, config, log)
+    new.table_sizes = (config.players,)  # fitted to one table size's searched moves
     fit_s = time.perf_counter() - t
     path = Path(out)
     save_or_rescue(lambda p: save_actor(new, p), path, "distilled policy's weights")

@@ -1,0 +1,144 @@
+"""A model says the table sizes it was trained at (its ``.npz``, or the run that made
+it), and evaluation warns when it sits at another size."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import agents
+from agents.ppo import (
+    RLLIB_MODULE_STATE,
+    TABLE_SIZES_KEY,
+    Actor,
+    PPOAgent,
+    load_actor,
+    run_table_sizes,
+    save_actor,
+)
+from llama_env.agent import table_sizes, unmade_for
+from llama_env.observation import OBS_SIZE_V1
+from train.cli import main
+from train.evaluation import evaluate, tournament
+
+
+def small_actor(sizes=None) -> Actor:
+    rng = np.random.default_rng(0)
+    shapes = [(8, OBS_SIZE_V1), (9, 8)]
+    return Actor([(rng.normal(size=s), rng.normal(size=s[0])) for s in shapes], "tanh", sizes)
+
+
+def run_dir(path, players, *resumed):
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(json.dumps({"players": players, "total_timesteps": 1000}))
+    for k, more in enumerate(resumed, 1):
+        (path / f"config.resume_{k}.json").write_text(json.dumps({"players": more}))
+    return path
+
+
+def test_an_exported_actor_keeps_its_table_sizes(tmp_path):
+    save_actor(small_actor([4, 2, 4]), tmp_path / "a.npz")
+    assert load_actor(tmp_path / "a.npz").table_sizes == (2, 4)
+    save_actor(small_actor(), tmp_path / "b.npz")  # nothing known: nothing written
+    with np.load(tmp_path / "b.npz") as z:
+        assert TABLE_SIZES_KEY not in z.files
+    assert load_actor(tmp_path / "b.npz").table_sizes is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (np.array([2.0, 4.0]), "its table_sizes entry is not a list of integers"),
+        (np.array([[2, 4]]), "its table_sizes entry is not a list of integers"),
+        (np.array([2, 7]), r"table sizes must be integers 2..6, got \[2, 7\]"),
+        (np.array([], dtype=np.int64), r"table sizes must be integers 2..6, got \[\]"),
+    ],
+)
+def test_a_bad_table_sizes_entry_is_named(tmp_path, entry, message):
+    save_actor(small_actor(), tmp_path / "a.npz")
+    with np.load(tmp_path / "a.npz") as z:
+        arrays = dict(z)
+    np.savez(tmp_path / "a.npz", **arrays, **{TABLE_SIZES_KEY: entry})
+    with pytest.raises(ValueError, match=f"cannot load a PPO model from .*a.npz: {message}"):
+        load_actor(tmp_path / "a.npz")
+
+
+def test_actor_checks_the_sizes_it_is_given():
+    with pytest.raises(ValueError, match="table sizes must be integers 2..6"):
+        small_actor([1])
+    with pytest.raises(ValueError, match="table sizes must be integers 2..6"):
+        small_actor(["four"])
+
+
+def test_a_model_in_a_run_directory_takes_the_runs_table_sizes(tmp_path):
+    run = run_dir(tmp_path / "run", [2], [4], [2, 6])  # every session it was trained in
+    save_actor(small_actor(), run / "model.npz")
+    assert load_actor(run).table_sizes == (2, 4, 6)
+    assert PPOAgent(path=str(run)).table_sizes == (2, 4, 6)
+    assert run_table_sizes(run / "checkpoints" / "ppo_1000.zip") == (2, 4, 6)
+    assert run_table_sizes(run / "checkpoints" / "rllib_1000" / RLLIB_MODULE_STATE) == (2, 4, 6)
+    # what the file names wins over the run's config (a file copied into another run)
+    save_actor(small_actor([3]), run / "model.npz")
+    assert load_actor(run).table_sizes == (3,)
+
+
+def test_a_model_outside_a_run_or_with_a_damaged_config_says_nothing(tmp_path):
+    save_actor(small_actor(), tmp_path / "model.npz")
+    assert load_actor(tmp_path / "model.npz").table_sizes is None  # no config.json beside it
+    (tmp_path / "config.json").write_text('{"players": [2')  # cut short
+    assert load_actor(tmp_path / "model.npz").table_sizes is None
+    (tmp_path / "config.json").write_text('{"something": "else"}')  # another program's config
+    assert load_actor(tmp_path / "model.npz").table_sizes is None
+    other = run_dir(tmp_path / "run", [4])
+    save_actor(small_actor(), other / "mine.npz")  # not a name the trainers write
+    assert load_actor(other / "mine.npz").table_sizes is None
+
+
+def test_the_shipped_agents_play_every_size():
+    assert table_sizes(agents.make("ppo")) is None
+    assert table_sizes(agents.make("ppo_v0")) is None
+    assert table_sizes(agents.make("heuristic")) is None
+
+
+def test_table_sizes_of_an_agent_that_says_something_else_is_named():
+    class Odd(agents.base.BaseAgent):
+        name = "odd"
+        table_sizes = "four"
+
+        def act(self, observation, action_mask):
+            return 0
+
+    with pytest.raises(ValueError, match="agent 'odd': table_sizes must be a sequence of integers or None"):
+        table_sizes(Odd())
+
+
+def test_evaluation_warns_about_an_agent_at_a_size_it_never_saw(tmp_path):
+    save_actor(small_actor([2]), tmp_path / "m.npz")
+    spec = f"ppo:path={tmp_path / 'm.npz'}"
+    assert unmade_for([spec, spec, "heuristic"], 3) == [
+        f"agent {spec!r} was trained at 2 players only; it plays this 3-player table as a table size it never saw"
+    ]  # once per agent, however many seats it takes
+    with pytest.warns(UserWarning, match=r"trained at 2 players only; it plays this 4-player table"):
+        evaluate([spec, "random", "random", "random"], 4, workers=1)
+    with pytest.warns(UserWarning, match=r"trained at 2 players only; it plays this 3-player table"):
+        tournament([spec, "random", "random"], 3, 3, workers=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # at its own size: not a word
+        evaluate([spec, "random"], 4, workers=1)
+        evaluate([PPOAgent(path=str(tmp_path / "m.npz")), "random"], 2, workers=1, batched=False)
+
+
+def test_export_names_the_table_sizes(tmp_path):
+    run = run_dir(tmp_path / "run", [4, 6])
+    save_actor(small_actor(), run / "model.npz")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(["export", str(run), "--out", str(tmp_path / "x.npz")])
+    assert code == 0, out.getvalue()
+    assert "trained at 4/6 players" in out.getvalue()
+    assert load_actor(tmp_path / "x.npz").table_sizes == (4, 6)  # kept once out of the run
