@@ -574,9 +574,9 @@ def test_a_worker_that_cannot_build_its_agents_raises_the_reason():
 
     payload = pickle.dumps(([], ["no_such_agent"], ["x"], 0, Rules(2), None))
     try:
-        runner._init_worker(payload)
+        runner.setup_worker(payload)
         with pytest.raises(ValueError, match="unknown agent 'no_such_agent'"):
-            runner._run_job((lambda *a: None, []))
+            runner.run_job((lambda *a: None, []))
     finally:
         runner._WORKER.clear()
 
@@ -654,3 +654,74 @@ def test_workers_on_windows_stay_within_its_process_pools_limit(monkeypatch):
     assert runner.num_workers(None) == 61 and runner.num_workers(61) == 61
     with pytest.raises(ValueError, match="workers must be at most 61 on Windows"):
         runner.num_workers(62)
+
+
+class SpawnedPool:
+    """An executor other than the default: a ``multiprocessing`` pool of fresh
+    interpreters, as a remote one (Ray's actors) would be; it counts its jobs."""
+
+    def __init__(self) -> None:
+        self.jobs = 0
+        self.closed = False
+
+    def run(self, payload, jobs, workers):
+        import multiprocessing
+
+        self.jobs += len(jobs)
+        from train.evaluation.runner import run_job, setup_worker
+
+        try:
+            with multiprocessing.get_context("spawn").Pool(workers, setup_worker, (payload,)) as pool:
+                yield from pool.imap(run_job, jobs)
+        finally:
+            self.closed = True
+
+
+def test_another_executor_gives_the_same_numbers(monkeypatch):
+    from train.evaluation import batched
+
+    table = ["heuristic", "greedy", "random", "cautious"]
+    pool = SpawnedPool()
+    scalar = evaluate(table, 40, seed=7, workers=2, batched=False)
+    spread = evaluate(table, 40, seed=7, workers=2, batched=False, executor=pool)
+    np.testing.assert_array_equal(scalar.scores, spread.scores)
+    assert pool.jobs > 1 and pool.closed
+    monkeypatch.setattr(batched, "CHUNK_GAMES", 30)  # several batched chunks from a few games
+    here = tournament(table, 3, 120, seed=2, workers=2)
+    pool = SpawnedPool()
+    there = tournament(table, 3, 120, seed=2, workers=2, executor=pool)
+    assert here.batched and there.batched and pool.jobs == 4
+    assert [r.scores for r in here.records] == [r.scores for r in there.records]
+
+
+class Short:
+    """An executor that loses a result, or invents one."""
+
+    def __init__(self, extra: int) -> None:
+        self.extra, self.closed = extra, False
+
+    def run(self, payload, jobs, workers):
+        from train.evaluation.runner import run_job, setup_worker
+
+        setup_worker(payload)
+        try:
+            results = [run_job(job) for job in jobs]
+            yield from results[: len(results) + self.extra] if self.extra < 0 else results + results[: self.extra]
+        finally:
+            self.closed = True
+
+
+def test_an_executor_that_returns_the_wrong_number_of_results_is_named():
+    from train.evaluation import runner
+
+    try:
+        with pytest.raises(RuntimeError, match=r"returned \d+ results for \d+ jobs"):
+            evaluate(["random", "random"], 20, workers=2, batched=False, executor=Short(-1))
+        short = Short(1)
+        with pytest.raises(RuntimeError, match="returned more results than its"):
+            evaluate(["random", "random"], 20, workers=2, batched=False, executor=short)
+        assert short.closed  # stopped early, the executor was told
+    finally:
+        runner._WORKER.clear()
+    with pytest.raises(ValueError, match=r"executor must have run\(payload, jobs, workers\)"):
+        evaluate(["random", "random"], 20, workers=2, batched=False, executor=object())

@@ -8,20 +8,32 @@
 * :mod:`train.evaluation.batched`: thousands of games at once on the batched engine, where
   both play whenever every agent can act on a batch;
 * :mod:`train.evaluation.analysis`: tables for notebooks from game records;
-* :mod:`train.evaluation.report`: the new-agent-vs-shipped-agent table of ``llama-rl train``.
+* :mod:`train.evaluation.report`: the new-agent-vs-shipped-agent table of ``llama-rl train``;
+* :class:`ChunkExecutor`: where the chunks of games are played (default
+  :class:`LocalProcesses`, a process pool on this machine), for spreading them further.
 """
 
 from train.evaluation.evaluate import EvalResult, evaluate
-from train.evaluation.runner import GameColumns, GameRecord, GameTask, agent_display_names, play_games
+from train.evaluation.runner import (
+    ChunkExecutor,
+    GameColumns,
+    GameRecord,
+    GameTask,
+    LocalProcesses,
+    agent_display_names,
+    play_games,
+)
 from train.evaluation.stats import Z95, AgentStats, mean_ci
 from train.evaluation.tournament import Rating, TournamentResult, tournament
 
 __all__ = [
     "AgentStats",
+    "ChunkExecutor",
     "EvalResult",
     "GameColumns",
     "GameRecord",
     "GameTask",
+    "LocalProcesses",
     "Rating",
     "TournamentResult",
     "Z95",

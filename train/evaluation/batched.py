@@ -39,6 +39,7 @@ from llama_env.engine import Action, Rules
 from llama_env.table import BatchTable, BatchTableListener
 from train.evaluation.runner import (
     KEY_BATCH,
+    ChunkExecutor,
     GameColumns,
     GameTask,
     RunArgs,
@@ -198,10 +199,12 @@ def play_batched(
     workers: int | None,
     rules: Rules,
     progress: bool | str = False,
+    executor: ChunkExecutor | None = None,
 ) -> GameColumns:
     """Play games ``0..G-1`` with the seatings ``seat_agents`` (``(G, P)``: the position
     in ``agents`` of the agent at each seat) by ``rules`` on the batched engine and return
-    them in order. The chunks (:func:`chunk_bounds`) go to the worker processes."""
+    them in order. The chunks (:func:`chunk_bounds`) go to the worker processes (spread
+    by ``executor``, :class:`~train.evaluation.runner.ChunkExecutor`)."""
     names = agent_display_names(agents)
     seats = np.asarray(seat_agents, dtype=np.int64)
     bounds = chunk_bounds(len(seats))
@@ -214,6 +217,7 @@ def play_batched(
         workers=workers,
         sizes=[len(j[2]) for j in jobs],
         progress=progress,
+        executor=executor,
     )
     return GameColumns.concat(done)
 
@@ -230,6 +234,7 @@ def play_either(
     record_dir: str | Path | None,
     duplicate: bool,
     batched: bool | None,
+    executor: ChunkExecutor | None = None,
 ) -> tuple[GameColumns, bool]:
     """Games ``0..G-1`` with the seatings ``seat_agents`` ``(G, P)``, played on the
     batched engine when ``batched`` is ``None`` and nothing refuses it
@@ -244,7 +249,9 @@ def play_either(
     if batched is not False:
         refusal = batch_refusal(agents, duplicate=duplicate, record_dir=record_dir, rules=rules)
         if refusal is None:
-            games = play_batched(agents, seat_agents, seed=seed, workers=workers, rules=rules, progress=progress)
+            games = play_batched(
+                agents, seat_agents, seed=seed, workers=workers, rules=rules, progress=progress, executor=executor
+            )
             return games, True
         if batched:
             raise ValueError(f"these games cannot be played on the batched engine: {refusal}")
@@ -253,6 +260,13 @@ def play_either(
         for i, (key, seats) in enumerate(zip(deal_keys.tolist(), seat_agents.tolist(), strict=True))
     ]
     records = play_games(
-        agents, tasks, seed=seed, workers=workers, rules=rules, progress=progress, record_dir=record_dir
+        agents,
+        tasks,
+        seed=seed,
+        workers=workers,
+        rules=rules,
+        progress=progress,
+        record_dir=record_dir,
+        executor=executor,
     )
     return GameColumns.of(records, rules.num_players), False

@@ -21,7 +21,7 @@ from llama_env import __version__
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
-from train.evaluation.runner import agent_display_names, check_num_games
+from train.evaluation.runner import ChunkExecutor, agent_display_names, check_num_games
 from train.evaluation.stats import AgentStats, aggregate, json_number, pandas
 
 __all__ = ["EvalResult", "evaluate"]
@@ -132,6 +132,7 @@ def evaluate(
     progress: bool = False,
     record_dir: str | Path | None = None,
     batched: bool | None = None,
+    executor: ChunkExecutor | None = None,
 ) -> EvalResult:
     """Play ``num_games`` games with ``agents`` at one table and measure each of them.
 
@@ -160,6 +161,10 @@ def evaluate(
             deals, no records), ``True`` to insist (a ``ValueError`` says why it cannot),
             ``False`` to play game by game. The batch deals its own cards, so its numbers
             differ from the game-by-game path's for the same seed, within the intervals.
+        executor: where the chunks of games are played when ``workers`` is above 1: a
+            :class:`~train.evaluation.runner.ChunkExecutor` (default: a process pool on
+            this machine, :class:`~train.evaluation.runner.LocalProcesses`). Any executor
+            gives the same numbers for the same seed.
     """
     n = len(agents)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
@@ -184,6 +189,7 @@ def evaluate(
         record_dir=record_dir,
         duplicate=duplicate,
         batched=batched,
+        executor=executor,
     )
     return EvalResult(
         names=names,

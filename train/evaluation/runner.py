@@ -28,11 +28,11 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import cloudpickle
 import numpy as np
@@ -43,7 +43,18 @@ from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult,
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
 
-__all__ = ["GameRecord", "GameColumns", "GameTask", "play_games", "agent_display_names", "check_num_games"]
+__all__ = [
+    "GameRecord",
+    "GameColumns",
+    "GameTask",
+    "play_games",
+    "agent_display_names",
+    "check_num_games",
+    "ChunkExecutor",
+    "LocalProcesses",
+    "setup_worker",
+    "run_job",
+]
 
 # Spawn keys of the SeedSequence tree under the user's seed (one namespace each, so a
 # deal seed can never equal an agent seed, a table draw or a batch's generator).
@@ -277,6 +288,72 @@ RunArgs = tuple[list[str], int, Rules, "str | None"]
 rules, the folder for game records (or ``None``)."""
 
 
+Job = tuple[Callable[[list[Agent], RunArgs, Any], Any], Any]
+"""One chunk's work: a module-level function and its chunk, for :func:`run_job`."""
+
+
+@runtime_checkable
+class ChunkExecutor(Protocol):
+    """Where the chunks of games of an evaluation or a tournament are played when they
+    are spread (``workers`` above 1): the ``executor`` of :func:`train.evaluation.evaluate`
+    and :func:`train.evaluation.tournament`. The default, :class:`LocalProcesses`, is a
+    process pool on this machine; another (an actor pool of Ray, say) may spread the
+    chunks further.
+
+    ``run`` calls :func:`run_job` on each of ``jobs`` in at most ``workers`` processes (or
+    remote actors), each of which first called :func:`setup_worker` with ``payload`` once
+    (the agents, built there once, and what every chunk needs), and yields the results in
+    the order of ``jobs``. The numbers then do not depend on where a chunk ran. Ending the
+    iteration early (Ctrl-C, an error in a game) should stop the chunks under way."""
+
+    def run(self, payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[Any]: ...
+
+
+def setup_worker(payload: bytes) -> None:
+    """Make this process ready to play chunks (:func:`run_job`): learn the agents its
+    parent registered at run time, build the agents once, keep what every chunk needs,
+    and keep numpy to one BLAS thread (the workers already fill the cores). A failure is
+    kept and raised by the first job, so the caller sees it, not a broken pool."""
+    try:
+        _one_blas_thread()
+        registered, specs, names, seed, rules, record_dir = pickle.loads(payload)
+        adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
+        _WORKER["agents"] = [resolve(s) for s in specs]
+        _WORKER["args"] = (names, seed, rules, record_dir)
+        _WORKER.pop("error", None)
+    except Exception as exc:  # noqa: BLE001 - raised by the first job
+        _WORKER["error"] = exc
+
+
+def run_job(job: Job) -> Any:
+    """Play one chunk (``job``: its work function and the chunk) with the agents
+    :func:`setup_worker` built in this process."""
+    if "error" in _WORKER:
+        raise _WORKER["error"]
+    work, chunk = job
+    return work(_WORKER["agents"], _WORKER["args"], chunk)
+
+
+class LocalProcesses:
+    """The default :class:`ChunkExecutor`: a process pool on this machine whose workers
+    ignore Ctrl-C (the parent ends them), end with SIGTERM, and end themselves when the
+    parent is gone; stopped early, it ends its workers at once, games under way
+    included."""
+
+    def run(self, payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[Any]:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_init_worker, initargs=(payload,))
+        try:
+            # not pool.map: interrupted, it cancels its futures, which raced with the pool
+            # failing them once _stop_workers ended the workers (Python 3.11)
+            futures = [pool.submit(run_job, job) for job in jobs]
+            for future in futures:
+                yield future.result()
+        except BaseException:  # Ctrl-C, SIGTERM (as Ctrl-C), an error in a game, the caller stopping early
+            _stop_workers(pool)
+            raise
+        pool.shutdown()
+
+
 def _init_worker(payload: bytes) -> None:
     # Ctrl-C is the parent's to handle (it ends the workers): an idle worker printed a traceback;
     # and SIGTERM ends a worker, whatever handler a forked one inherited from its parent
@@ -284,14 +361,7 @@ def _init_worker(payload: bytes) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _exit_with_parent()
-    try:
-        _one_blas_thread()
-        registered, specs, names, seed, rules, record_dir = pickle.loads(payload)
-        adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
-        _WORKER["agents"] = [resolve(s) for s in specs]
-        _WORKER["args"] = (names, seed, rules, record_dir)
-    except Exception as exc:  # noqa: BLE001 - raised by the first job, so the caller sees it, not a broken pool
-        _WORKER["error"] = exc
+    setup_worker(payload)
 
 
 def _exit_with_parent() -> None:
@@ -331,13 +401,6 @@ def _one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
-def _run_job(job: tuple[Callable[[list[Agent], RunArgs, Any], Any], Any]) -> Any:
-    if "error" in _WORKER:
-        raise _WORKER["error"]
-    work, chunk = job
-    return work(_WORKER["agents"], _WORKER["args"], chunk)
-
-
 def _play_chunk(agents: list[Agent], args: RunArgs, tasks: list[GameTask]) -> list[GameRecord]:
     names, seed, rules, record_dir = args
     return [play_one(agents, names, t, seed, rules, record_dir) for t in tasks]
@@ -352,14 +415,20 @@ def run_chunks(
     workers: int | None,
     sizes: Sequence[int],
     progress: bool | str = False,
+    executor: ChunkExecutor | None = None,
 ) -> list[R]:
     """``work(agents, args, chunk)`` for every chunk, in chunk order: in this process, or
-    spread over worker processes that build the agents once each (``work`` must be a
-    module-level function). The workers know the agents registered here at run time, and
-    the classes defined in a notebook or a script, whatever the start method. An agent
-    that cannot be pickled keeps it in this process, with a warning. ``sizes`` (games per
-    chunk) move the progress bar."""
+    spread by ``executor`` (default :class:`LocalProcesses`) over workers that build the
+    agents once each (``work`` must be a module-level function). The workers know the
+    agents registered here at run time, and the classes defined in a notebook or a
+    script, whatever the start method. An agent that cannot be pickled keeps it in this
+    process, with a warning. ``sizes`` (games per chunk) move the progress bar."""
     workers = num_workers(workers)
+    if executor is not None and not callable(getattr(executor, "run", None)):
+        raise ValueError(
+            f"executor must have run(payload, jobs, workers), as train.evaluation.runner.LocalProcesses; "
+            f"got {executor!r}"
+        )
     payload = None
     if workers > 1 and len(chunks) > 1:
         try:  # cloudpickle: a class defined in a notebook or a script travels by value
@@ -380,21 +449,22 @@ def run_chunks(
                 if bar is not None:
                     bar.update(size)
         else:
-            pool = ProcessPoolExecutor(
-                max_workers=min(workers, len(chunks)), initializer=_init_worker, initargs=(payload,)
-            )
+            results = (executor or LocalProcesses()).run(payload, [(work, c) for c in chunks], workers)
             try:
-                # not pool.map: interrupted, it cancels its futures, which raced with the pool
-                # failing them once _stop_workers ended the workers (Python 3.11)
-                futures = [pool.submit(_run_job, (work, c)) for c in chunks]
-                for size, future in zip(sizes, futures, strict=True):
-                    out.append(future.result())
+                for result in results:
+                    if len(out) == len(chunks):
+                        raise RuntimeError(
+                            f"the executor {executor!r} returned more results than its {len(chunks)} jobs"
+                        )
+                    out.append(result)
                     if bar is not None:
-                        bar.update(size)
-            except BaseException:  # Ctrl-C, SIGTERM (as Ctrl-C), an error in a game: stop now
-                _stop_workers(pool)
-                raise
-            pool.shutdown()
+                        bar.update(sizes[len(out) - 1])
+                if len(out) < len(chunks):
+                    raise RuntimeError(f"the executor {executor!r} returned {len(out)} results for {len(chunks)} jobs")
+            finally:  # stopped early (Ctrl-C in this loop): the executor stops its chunks now
+                close = getattr(results, "close", None)
+                if callable(close):
+                    close()
     finally:
         if bar is not None:
             bar.close()
@@ -429,11 +499,13 @@ def play_games(
     rules: Rules,
     progress: bool | str = False,
     record_dir: str | Path | None = None,
+    executor: ChunkExecutor | None = None,
 ) -> list[GameRecord]:
     """Play ``tasks`` (game index, deal key, seat assignment) by ``rules`` and return their
     records in task order. The lower-level runner behind :func:`evaluate` and :func:`tournament`.
     With ``record_dir`` every game is also written there as a game record
-    (:class:`llama_env.record.GameRecording`), ``game_<index>.json``."""
+    (:class:`llama_env.record.GameRecording`), ``game_<index>.json``. ``executor`` spreads
+    the chunks (:class:`ChunkExecutor`)."""
     names = agent_display_names(agents)
     record = None if record_dir is None else str(_record_folder(Path(record_dir)))
     chunk = max(1, min(256, math.ceil(len(tasks) / (num_workers(workers) * 8))))
@@ -446,6 +518,7 @@ def play_games(
         workers=workers,
         sizes=[len(c) for c in chunks],
         progress=progress,
+        executor=executor,
     )
     return [r for records in done for r in records]
 

@@ -21,7 +21,7 @@ from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
 from train.evaluation.batched import play_either
 from train.evaluation.ratings import Rating, fit_ratings
-from train.evaluation.runner import KEY_TABLES, GameRecord, agent_display_names, check_num_games
+from train.evaluation.runner import KEY_TABLES, ChunkExecutor, GameRecord, agent_display_names, check_num_games
 from train.evaluation.stats import json_number, pandas
 
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
@@ -182,6 +182,7 @@ def tournament(
     progress: bool = False,
     record_dir: str | Path | None = None,
     batched: bool | None = None,
+    executor: ChunkExecutor | None = None,
 ) -> TournamentResult:
     """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
     least ``num_players`` of them; see :func:`_tables` for how tables are drawn), rate
@@ -191,7 +192,7 @@ def tournament(
 
     ``rules``: the rules every game is played by, for ``num_players`` players (a
     ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
-    ``record_dir`` and ``batched`` behave as in :func:`evaluate`.
+    ``record_dir``, ``batched`` and ``executor`` behave as in :func:`evaluate`.
     """
     m = len(agents)
     if isinstance(num_players, bool) or not isinstance(num_players, int):
@@ -215,6 +216,7 @@ def tournament(
         record_dir=record_dir,
         duplicate=False,
         batched=batched,
+        executor=executor,
     )
     records = games.records()
 
