@@ -34,6 +34,7 @@ from llama_env.engine import (
     RoundResult,
     Rules,
     check_flag,
+    check_seed,
     seeded_generator,
 )
 from llama_env.observation import action_mask, check_obs_version, encoder, is_shared_mask, obs_size, observation_bounds
@@ -230,9 +231,13 @@ class LlamaAECEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game. ``seed`` gives the deals a new generator,
         :func:`llama_env.engine.seeded_generator` ``(seed)``; without it the generator
-        carries on from the previous game."""
+        carries on from the previous game. ``options`` are taken and unused, as
+        PettingZoo's API test requires (the table size and the rules are arguments of
+        :func:`llama_env.env`)."""
         if isinstance(seed, (bool, np.bool_)):  # numpy reads True as a seed
             raise TypeError(f"seed must be an integer or None, got {seed!r}")
+        if seed is not None:
+            seed = check_seed(seed)
         if self._rng is None or seed is not None:
             self._rng = seeded_generator(seed)
         # the options were checked in __init__

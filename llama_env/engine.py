@@ -232,6 +232,16 @@ def check_flag(name: str, value: object) -> bool:
     return bool(value)
 
 
+def check_seed(value: object, name: str = "seed") -> int:
+    """``value`` as a Python ``int`` if it is a non-negative integer (numpy's too, never a
+    bool), else a ``ValueError`` naming ``name``: a numpy seed kept as it is would make
+    a result that is no longer plain JSON, and numpy's own refusal of a negative one names
+    no argument."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
 def validate_rule_options(num_players: Any, end_score: Any, hand_size: Any) -> None:
     """Raise a ``ValueError`` naming the option when a rule option is out of range
     (what making a :class:`Rules` checks; prefer making one and passing it on)."""

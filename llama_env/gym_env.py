@@ -26,6 +26,7 @@ from llama_env.engine import (
     Rules,
     action_index,
     check_flag,
+    check_seed,
 )
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
@@ -165,7 +166,7 @@ class LlamaEnv(gym.Env):
                 f"Llama-v0 takes no reset options, got {sorted(map(str, options))}: the seat, the opponents "
                 "and the rules are arguments of gym.make"
             )
-        super().reset(seed=seed)
+        super().reset(seed=None if seed is None else check_seed(seed))  # gymnasium takes True for 1
         rng = self.np_random
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.rules.num_players))
         self.table = deal_table(

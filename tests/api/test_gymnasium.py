@@ -374,3 +374,11 @@ def test_maskable_ppo_learns_briefly(tmp_path, monkeypatch):
     action, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)
     assert info["action_mask"][int(action)]
     assert llama_env.IllegalActionError is IllegalActionError
+
+
+def test_a_seed_that_is_not_a_non_negative_integer_is_named():
+    env = LlamaEnv(num_players=2)
+    for seed in (True, -1, 1.5):  # gymnasium took True as the seed 1
+        with pytest.raises(ValueError, match=f"seed must be a non-negative integer, got {seed}"):
+            env.reset(seed=seed)
+    assert env.reset(seed=np.int64(4))[1]["seat"] == env.reset(seed=4)[1]["seat"]

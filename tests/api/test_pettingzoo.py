@@ -328,3 +328,13 @@ def test_human_render_prints(capsys):
     e.reset(seed=0)
     assert e.render() is None
     assert "top card" in capsys.readouterr().out
+
+
+def test_a_bad_seed_is_named():
+    env = llama_env.env(num_players=4)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -1"):
+        env.reset(seed=-1)  # was numpy's message, naming no argument
+    env.reset(seed=np.int64(3), options={})
+    first = env.observe(env.agent_selection)["observation"]
+    env.reset(seed=3)
+    np.testing.assert_array_equal(first, env.observe(env.agent_selection)["observation"])

@@ -725,3 +725,61 @@ def test_an_executor_that_returns_the_wrong_number_of_results_is_named():
         runner._WORKER.clear()
     with pytest.raises(ValueError, match=r"executor must have run\(payload, jobs, workers\)"):
         evaluate(["random", "random"], 20, workers=2, batched=False, executor=object())
+
+
+def test_a_comma_separated_string_is_a_table_and_one_agent_is_refused():
+    listed = evaluate(["heuristic", "cautious:threshold=2"], 20, seed=1, workers=1)
+    joined = evaluate("heuristic,cautious:threshold=2", 20, seed=1, workers=1)  # was read letter by letter
+    assert joined.names == listed.names == ["heuristic", "cautious:threshold=2"]
+    np.testing.assert_array_equal(joined.scores, listed.scores)
+    assert tournament("heuristic,greedy,random", 2, 6, workers=1).names == ["heuristic", "greedy", "random"]
+    from agents.random_agent import RandomAgent
+
+    with pytest.raises(ValueError, match="agents must be a list, one agent per seat, got one agent"):
+        evaluate(RandomAgent(), 2, workers=1)
+
+
+def test_numpy_numbers_are_taken_as_python_ones_and_results_stay_plain_json():
+    import json
+
+    r = evaluate(["heuristic", "random"], np.int64(8), seed=np.int64(2), workers=1)
+    assert r.num_games == 8 and type(r.seed) is int
+    assert json.loads(json.dumps(r.to_dict()))["seed"] == 2  # a numpy seed failed json.dumps
+    t = tournament(["heuristic", "random", "greedy"], np.int64(2), np.int64(6), seed=np.int64(1), workers=1)
+    assert t.num_players == 2 and json.loads(json.dumps(t.to_dict()))["seed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"seed": -1}, ValueError, "seed must be a non-negative integer, got -1"),
+        ({"seed": None}, ValueError, "seed must be a non-negative integer, got None"),  # was random, "seed None"
+        ({"seed": "a"}, ValueError, "seed must be a non-negative integer, got 'a'"),
+        ({"duplicate": "no"}, TypeError, "duplicate must be True or False, got 'no'"),  # was read as True
+        ({"rotate": 0}, TypeError, "rotate must be True or False, got 0"),
+    ],
+)
+def test_seeds_and_switches_are_checked_by_name(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        evaluate(["random", "random"], 2, workers=1, **kwargs)
+    if "seed" in kwargs:
+        with pytest.raises(error, match=match):
+            tournament(["random", "random"], 2, 2, workers=1, **kwargs)
+
+
+def test_the_first_line_says_how_the_games_were_played_and_every_rule_changed():
+    rules = Rules(2, end_score=20, hand_size=4)
+    batched = evaluate(["cautious", "greedy"], 10, workers=1, rules=rules)
+    scalar = evaluate(["cautious", "greedy"], 10, workers=1, rules=rules, batched=False)
+    assert (
+        batched.to_table()
+        .splitlines()[0]
+        .startswith("10 games, 2 players, rotated seats, batched engine, seed 0, end_score 20, hand_size 4;")
+    )
+    assert ", game by game, seed 0, end_score 20, hand_size 4;" in scalar.to_table().splitlines()[0]
+    standard = evaluate(["cautious", "greedy"], 10, workers=1, batched=False).to_table().splitlines()[0]
+    assert "end_score 40;" in standard and "hand_size" not in standard
+    t = tournament(["cautious", "greedy", "random"], 2, 6, workers=1, rules=rules)
+    assert t.to_table().splitlines()[0] == (
+        "6 games, 2 players per table, batched engine, seed 0, end_score 20, hand_size 4"
+    )

@@ -19,9 +19,9 @@ import numpy as np
 
 from llama_env import __version__
 from llama_env.agent import AgentLike
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
+from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, Rules, check_flag, check_seed
 from train.evaluation.batched import play_either
-from train.evaluation.runner import ChunkExecutor, agent_display_names, check_num_games
+from train.evaluation.runner import ChunkExecutor, agent_display_names, agent_list, check_num_games
 from train.evaluation.stats import AgentStats, aggregate, json_number, pandas
 
 __all__ = ["EvalResult", "evaluate"]
@@ -100,9 +100,10 @@ class EvalResult:
     def to_table(self) -> str:
         """A plain-text table, one row per agent."""
         mode = "duplicate deals" if self.duplicate else ("rotated seats" if self.rotate else "fixed seats")
+        engine = "batched engine" if self.batched else "game by game"
         head = (
-            f"{self.num_games} games, {self.num_players} players, {mode}, seed {self.seed}, "
-            f"end_score {self.rules.end_score}; {self.rounds_per_game:.2f} rounds/game"
+            f"{self.num_games} games, {self.num_players} players, {mode}, {engine}, seed {self.seed}, "
+            f"{rules_text(self.rules)}; {self.rounds_per_game:.2f} rounds/game"
         )
         w = max(5, *(len(n) for n in self.names))
         lines = [
@@ -118,6 +119,14 @@ class EvalResult:
 
     def __str__(self) -> str:
         return self.to_table()
+
+
+def rules_text(rules: Rules) -> str:
+    """The rule options of a result's first line: the end score always, any other option
+    where it is not the standard rules' (``end_score 40``, ``end_score 40, hand_size 4``)."""
+    standard = DEFAULT_RULES.options()
+    shown = {k: v for k, v in rules.options().items() if k == "end_score" or v != standard[k]}
+    return ", ".join(f"{k} {v}" for k, v in shown.items())
 
 
 def evaluate(
@@ -138,11 +147,13 @@ def evaluate(
 
     Args:
         agents: the table, 2..6 entries, each an agent object or a registered name
-            (names may repeat: ``["heuristic", "random", "random", "random"]``). Results
-            are reported per list position.
+            (names may repeat: ``["heuristic", "random", "random", "random"]``), or one
+            comma-separated string of them (``"heuristic,random"``). Results are
+            reported per list position.
         num_games: games to play. With ``duplicate`` it is rounded up to a multiple of
             the table size (``result.num_games`` is the number played).
-        seed: derives every deal and every agent's ``reset(seed)`` per game index.
+        seed: derives every deal and every agent's ``reset(seed)`` per game index (a
+            non-negative integer).
         workers: processes to use; ``None`` = all cores, 1 = this process.
         duplicate: replay each deal sequence (the same shuffles) with the seating
             rotated through all n rotations, so luck of the deal cancels out; the
@@ -166,11 +177,14 @@ def evaluate(
             this machine, :class:`~train.evaluation.runner.LocalProcesses`). Any executor
             gives the same numbers for the same seed.
     """
+    agents = agent_list(agents)
     n = len(agents)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise ValueError(f"evaluate needs {MIN_PLAYERS}..{MAX_PLAYERS} agents (one per seat), got {n}")
     rules = Rules.for_table(n, rules)
-    check_num_games(num_games)
+    num_games = check_num_games(num_games)
+    seed = check_seed(seed)
+    duplicate, rotate = check_flag("duplicate", duplicate), check_flag("rotate", rotate)
     if duplicate:
         num_games = math.ceil(num_games / n) * n
     index = np.arange(num_games)

@@ -38,7 +38,17 @@ import cloudpickle
 import numpy as np
 
 from llama_env import __version__
-from llama_env.agent import Agent, AgentLike, adopt, agent_label, registrations, reset_agent, resolve
+from llama_env.agent import (
+    Agent,
+    AgentLike,
+    AgentSpec,
+    adopt,
+    agent_label,
+    parse_agent_list,
+    registrations,
+    reset_agent,
+    resolve,
+)
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
@@ -50,6 +60,7 @@ __all__ = [
     "play_games",
     "agent_display_names",
     "check_num_games",
+    "agent_list",
     "ChunkExecutor",
     "LocalProcesses",
     "setup_worker",
@@ -553,7 +564,22 @@ def _progress_bar(progress: bool | str, total: int) -> Any:
 
 
 def check_num_games(num_games: object) -> int:
-    """``num_games`` checked: a positive integer (not a bool), else a ``ValueError``."""
-    if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
+    """``num_games`` checked: a positive integer (numpy's too, not a bool) as a Python
+    ``int``, else a ``ValueError``."""
+    if isinstance(num_games, (bool, np.bool_)) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
         raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
-    return num_games
+    return int(num_games)
+
+
+def agent_list(agents: object) -> list[AgentLike]:
+    """The table or pool of an evaluation: a sequence of agents, names or specs, or one
+    comma-separated string of names and specs (``"heuristic,random"``, as ``--agents``
+    takes it), which would otherwise be read letter by letter."""
+    if isinstance(agents, str):
+        return list(parse_agent_list(agents))
+    if isinstance(agents, AgentSpec) or callable(getattr(agents, "act", None)):
+        raise ValueError(f"agents must be a list, one agent per seat, got one agent: {agents!r}")
+    try:
+        return list(agents)  # type: ignore[call-overload]
+    except TypeError:
+        raise ValueError(f"agents must be a list of agents, names or specs, got {agents!r}") from None

@@ -18,10 +18,18 @@ import numpy as np
 
 from llama_env import __version__
 from llama_env.agent import AgentLike
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, check_seed
 from train.evaluation.batched import play_either
+from train.evaluation.evaluate import rules_text
 from train.evaluation.ratings import Rating, fit_ratings
-from train.evaluation.runner import KEY_TABLES, ChunkExecutor, GameRecord, agent_display_names, check_num_games
+from train.evaluation.runner import (
+    KEY_TABLES,
+    ChunkExecutor,
+    GameRecord,
+    agent_display_names,
+    agent_list,
+    check_num_games,
+)
 from train.evaluation.stats import json_number, pandas
 
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
@@ -65,7 +73,8 @@ class TournamentResult:
         """The ratings table, best first."""
         w = max(5, *(len(n) for n in self.names))
         lines = [
-            f"{self.num_games} games, {self.num_players} players per table, seed {self.seed}",
+            f"{self.num_games} games, {self.num_players} players per table, "
+            f"{'batched engine' if self.batched else 'game by game'}, seed {self.seed}, {rules_text(self.rules)}",
             f"{'rank':>4}  {'agent':<{w}}  {'mu':>6}  {'sigma':>5}  {'ordinal':>7}  {'win share':>9}  {'games':>6}",
         ]
         for rank, i in enumerate(self.ranking(), 1):
@@ -194,15 +203,18 @@ def tournament(
     ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
     ``record_dir``, ``batched`` and ``executor`` behave as in :func:`evaluate`.
     """
+    agents = agent_list(agents)
     m = len(agents)
-    if isinstance(num_players, bool) or not isinstance(num_players, int):
+    if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)):
         raise ValueError(f"num_players must be an integer, got {num_players!r}")
+    num_players = int(num_players)
+    seed = check_seed(seed)
     if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
         raise ValueError(f"num_players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players}")
     if m < num_players:
         raise ValueError(f"a tournament at {num_players}-player tables needs at least {num_players} agents, got {m}")
     rules = Rules.for_table(num_players, rules)
-    check_num_games(num_games)
+    num_games = check_num_games(num_games)
     names = agent_display_names(agents)
     seat_agents = np.array(_tables(m, num_players, num_games, seed), dtype=np.int64).reshape(-1, num_players)
     games, was_batched = play_either(
