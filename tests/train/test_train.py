@@ -538,3 +538,23 @@ def test_resuming_a_run_whose_config_lacks_settings_names_them(smoke_run, tmp_pa
     with pytest.warns(RuntimeWarning, match=r"\.json does not record past_every, n_envs; the run goes on with"):
         config = resume_config(run)
     assert config.n_envs == TrainConfig().n_envs
+
+
+def test_training_opponents_may_be_agent_specs_with_a_weight():
+    """``cautious:threshold=2`` was read as cautious weighted 'threshold=2'."""
+    assert parse_opponents("cautious:threshold=2:0.5,heuristic") == {"cautious:threshold=2": 0.5, "heuristic": 1.0}
+    assert parse_opponents("cautious:threshold=2") == {"cautious:threshold=2": 1.0}
+    assert parse_opponents(r"ppo:path=C:\m.npz:2,ppo:path=D:\n.npz") == {
+        r"ppo:path=C:\m.npz": 2.0,
+        r"ppo:path=D:\n.npz": 1.0,
+    }  # a Windows path's colon is no weight
+    with pytest.raises(ValueError, match="weight of 'heuristic' must be a number, got 'x'"):
+        parse_opponents("heuristic:x")
+    config = TrainConfig(opponents="cautious:threshold=2:0.5,self:0.5", eval_opponent="cautious:threshold=2")
+    assert config.validate().opponents == {"cautious:threshold=2": 0.5, "self": 0.5}
+    with pytest.raises(ValueError, match="config key 'opponents': agent 'cautious' has no parameter 'thresh'"):
+        TrainConfig(opponents="cautious:thresh=2").validate()
+    with pytest.raises(ValueError, match="config key 'eval_opponent': agent 'cautious' has no parameter 'x'"):
+        TrainConfig(eval_opponent="cautious:x=1").validate()
+    env = BatchedLlamaVecEnv(2, players=[2], opponents={"cautious:threshold=2": 1.0})
+    assert env._agents["cautious:threshold=2"].threshold == 2  # seated with its parameter

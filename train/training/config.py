@@ -17,6 +17,7 @@ flags override presets.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_env.agent import names as agent_names
+from llama_env.agent import parse_agent_spec
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
 from llama_env.observation import OBS_VERSIONS
 from llama_env.rewards import REWARD_MODES
@@ -93,7 +95,8 @@ class TrainConfig:
     )
     opponents: dict[str, float] = _f(
         {"heuristic": 0.5, "self": 0.3, "past": 0.2},
-        "opponent mix 'kind:weight,...'; kinds are registered agent names (heuristic, random, ...), "
+        "opponent mix 'kind:weight,...'; kinds are registered agent names (heuristic, random, ...) or "
+        "agent specs ('cautious:threshold=2:0.5' weighs cautious:threshold=2 by 0.5), "
         "'self' (the current policy) and 'past' (past checkpoints of this run); drawn per seat",
         metavar="MIX",
     )
@@ -269,11 +272,8 @@ class TrainConfig:
             )
         if self.n_steps * self.n_envs < 2:
             raise ValueError("config keys 'n_steps' x 'n_envs' must give a rollout of at least 2 steps")
-        if self.eval_every and self.eval_opponent not in agent_names():
-            raise ValueError(
-                f"config key 'eval_opponent' must be a registered agent ({', '.join(agent_names())}), "
-                f"got {self.eval_opponent!r}"
-            )
+        if self.eval_every:
+            _check_agent("eval_opponent", self.eval_opponent, agent_names())
         if self.run_name and (
             Path(self.run_name).name != self.run_name or self.run_name in (".", "..") or "\\" in self.run_name
         ):
@@ -425,14 +425,24 @@ def _check_players(value: tuple[int, ...], key: str) -> None:
         raise ValueError(f"config key {key!r} must be table sizes {MIN_PLAYERS}..{MAX_PLAYERS}, got {value!r}")
 
 
+def _check_agent(key: str, name: str, allowed: list[str]) -> None:
+    """``name`` a registered agent or an agent spec of one (``cautious:threshold=2``), with
+    parameters it takes; else a ``ValueError`` naming the config key."""
+    if name in allowed:
+        return
+    if ":" in name:
+        try:
+            parse_agent_spec(name)
+        except ValueError as exc:
+            raise ValueError(f"config key {key!r}: {exc}") from None
+        return
+    raise ValueError(f"config key {key!r} names unknown agent {name!r}; allowed: {', '.join(allowed)}")
+
+
 def _check_opponents(mix: Mapping[str, float]) -> None:
-    known = agent_names()
+    allowed = list(OPPONENT_SPECIALS) + agent_names()
     for name, weight in mix.items():
-        if name not in known and name not in OPPONENT_SPECIALS:
-            raise ValueError(
-                f"config key 'opponents' names unknown opponent {name!r}; allowed: "
-                f"{', '.join(list(OPPONENT_SPECIALS) + known)}"
-            )
+        _check_agent("opponents", name, allowed)
         if not weight >= 0 or not math.isfinite(weight):
             raise ValueError(f"config key 'opponents': weight of {name!r} must be a number >= 0, got {weight}")
     if not mix or sum(mix.values()) <= 0:
@@ -483,7 +493,7 @@ def parse_opponents(spec: str | Mapping[str, float]) -> dict[str, float]:
     for part in spec.replace(" ", "").split(","):
         if not part:
             continue
-        name, _, w = part.partition(":")
+        name, w = _kind_and_weight(part)
         try:
             weight = float(w) if w else 1.0
         except ValueError:
@@ -494,6 +504,20 @@ def parse_opponents(spec: str | Mapping[str, float]) -> dict[str, float]:
     if not out or sum(out.values()) <= 0:
         raise ValueError(f"config key 'opponents' must be 'kind:weight,...' with a positive total, got {spec!r}")
     return out
+
+
+def _kind_and_weight(part: str) -> tuple[str, str]:
+    """One entry of the mix split into its kind and its weight's text (empty: none):
+    the weight is what follows the last colon where that is no ``key=value`` parameter of
+    an agent spec (``cautious:threshold=2:0.5``) and no part of a path given as one
+    (``ppo:path=C:\\m.npz``)."""
+    head, colon, tail = part.rpartition(":")
+    if not colon or "=" in tail:
+        return part, ""
+    with contextlib.suppress(ValueError):
+        float(tail)
+        return head, tail
+    return (part, "") if "=" in head else (head, tail)  # a path's colon, or a weight that is no number
 
 
 def _weight(name: object, weight: object) -> float:
