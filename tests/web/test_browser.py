@@ -515,9 +515,9 @@ def test_a_game_reopened_by_keyboard_reload_and_link(site, browser):
     assert hand_shown(driver) == [card_text(c) for c in session.game.hand(seat)]
 
 
-def serve_on(store: SessionStore, port: int) -> tuple[uvicorn.Server, threading.Thread]:
+def serve_on(store: SessionStore, port: int, app=None) -> tuple[uvicorn.Server, threading.Thread]:
     sock = bind("127.0.0.1", port)
-    server = uvicorn.Server(uvicorn.Config(create_app(store), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app or create_app(store), log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     WebDriverWait(server, 10, poll_frequency=0.05).until(lambda s: s.started)
@@ -559,6 +559,56 @@ def test_a_waiting_page_says_the_server_is_lost_and_recovers_when_it_is_back(bro
         )
         assert answer.status_code == 200, answer.text
         synced(driver, session)
+        WebDriverWait(driver, 20).until(lambda d: error.text == "")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_a_waiting_page_keeps_polling_through_a_busy_server(browser):
+    """A page waiting for another person's move that got one 503 (or 500, 429) stopped
+    polling for good, showing 'HTTP 503': the other person's moves never reached it. It
+    says the server is busy, tries again, and follows the game once it answers."""
+    store = SessionStore(secret=bytes(16))
+    inner = create_app(store)
+    outage = threading.Event()
+
+    async def flaky(scope, receive, send):  # the API answers 503 while the outage lasts
+        if outage.is_set() and scope["type"] == "http" and scope["path"].startswith("/api/games/"):
+            await send({"type": "http.response.start", "status": 503, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"Service Unavailable"})
+            return
+        await inner(scope, receive, send)
+
+    server, thread = serve_on(store, 0, flaky)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    driver = browser
+    try:
+        open_page(driver, f"http://127.0.0.1:{port}", DESKTOP)
+        set_up(driver, [("person", "Ann"), ("person", "Bob")], seed=2, end_score=20)
+        driver.find_element(By.ID, "start").click()
+        state = idle(driver)
+        session = store.get(state["id"])
+        links = [
+            driver.current_url,
+            driver.find_element(By.CSS_SELECTOR, "#invites input.invite").get_attribute("value"),
+        ]
+        mover = session.game.current_player
+        if state["your_turn"]:  # the page must wait: open the seat whose turn it is not
+            driver.get(links[1 - mover])
+            state = idle(driver, f"window.llamaState.seat === {1 - mover}")
+        assert not state["your_turn"]
+        outage.set()
+        error = driver.find_element(By.ID, "game-error")
+        WebDriverWait(driver, 10).until(lambda d: "server cannot answer now" in error.text)
+        outage.clear()
+        answer = httpx.post(
+            f"http://127.0.0.1:{port}/api/games/{state['id']}/move",
+            json={"action": session.game.legal_actions()[0]},
+            headers={"X-Llama-Token": links[mover].rsplit("token=", 1)[1]},
+        )
+        assert answer.status_code == 200, answer.text
+        synced(driver, session)  # the move reached the page that had seen a 503
         WebDriverWait(driver, 20).until(lambda d: error.text == "")
     finally:
         server.should_exit = True

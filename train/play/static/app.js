@@ -422,8 +422,15 @@ async function step() {
 // Another person's move reaches this page by polling while it waits for its turn. On its
 // own turn it looks every 15 s: that keeps the game from being forgotten as idle, and
 // catches a move made for this seat in another tab. A request that does not reach the
-// server is tried again, less and less often, and the page says so.
+// server, or that the server cannot answer now (5xx, 429: busy, restarting), is tried
+// again, less and less often, and the page says so; a game the server refuses this page
+// (403, 404: forgotten, another token) stops the polling.
 const LOST = "The connection to the server is lost: trying again…";
+const BUSY = "The server cannot answer now: trying again…";
+
+function passing(status) {
+  return status === undefined || status === 429 || status >= 500;
+}
 
 function schedulePoll() {
   stopPolling();
@@ -436,12 +443,15 @@ function schedulePoll() {
     try {
       const state = await api("GET", `/api/games/${id}?since=${game.seq}`);
       if (!game || game.id !== id) return;  // another game was opened meanwhile
-      if (pollFailures) { pollFailures = 0; if ($("game-error").textContent === LOST) $("game-error").textContent = ""; }
+      if (pollFailures) {
+        pollFailures = 0;
+        if ([LOST, BUSY].includes($("game-error").textContent)) $("game-error").textContent = "";
+      }
       if (state.events.length || state.seq !== game.seq) { window.llamaIdle = false; receive(state); return; }
     } catch (err) {
-      if (err.status !== undefined) { $("game-error").textContent = err.message; return; }
+      if (!passing(err.status)) { $("game-error").textContent = err.message; return; }
       pollFailures += 1;
-      $("game-error").textContent = LOST;
+      $("game-error").textContent = err.status === undefined ? LOST : BUSY;
     }
     schedulePoll();
   }, wait);
