@@ -77,11 +77,44 @@ def test_bad_specs_and_a_dead_child_are_clear_errors(host):
     agent = host.agent(AgentSpec("random"), 0)
     host._process.kill()  # type: ignore[union-attr]
     host._process.join()  # type: ignore[union-attr]
-    with pytest.raises(ValueError, match="no longer known"):
-        agent.reset(1)  # a new child serves, and the old child's agents are gone with it
+    assert not host.alive
+    agent.close()  # a child that stopped forgot it already: no new child for that
+    assert not host.alive
+    agent.reset(1)  # a new child serves, and the agent is built again there (it was "no longer known")
+    assert agent.rebuilt == 1 and host.alive
     again = host.agent(AgentSpec("random"), 0)
     again.reset(2)
-    assert host._process.is_alive()  # type: ignore[union-attr]
+
+
+def test_a_game_against_a_search_goes_on_when_the_agents_process_dies():
+    """A search agent's process killed (out of memory, say) froze every game with a
+    search for good: the person's move was a 500, then 'it is search's turn' for ever.
+    The agent is built again in a new process and the game goes on."""
+    store = SessionStore()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(store), base_url="http://127.0.0.1")
+    with client:
+        r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "search:worlds=4"}], "seed": 1})
+        assert r.status_code == 201, r.text
+        state, token = r.json(), r.json()["token"]
+        session = store.get(state["id"])
+        remote = session.table.agents[1]
+        for _ in range(3):
+            process = remote.host._process
+            process.kill()
+            process.join()
+            r = client.post(
+                f"/api/games/{state['id']}/move",
+                json={"action": state["legal"][0], "since": state["seq"]},
+                headers={"X-Llama-Token": token},
+            )
+            assert r.status_code == 200, r.text
+            state = r.json()
+            if state["game_over"]:
+                break
+            assert state["your_turn"]  # the search moved in its new process
+        assert remote.rebuilt >= 1
 
 
 def test_the_web_app_seats_a_search_apart_and_forgets_it_at_the_end():
@@ -146,3 +179,41 @@ def test_the_agents_process_leaves_ctrl_c_to_the_server(host):
     time.sleep(0.3)
     agent.reset(1)  # the same child, with the agent it built
     assert host._process.is_alive()  # type: ignore[union-attr]
+
+
+def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
+    """A move whose agent reply failed left the game waiting for that agent for good:
+    every look showed its turn. The next look lets the agents move again."""
+    import train.play.web as web
+
+    class FailsOnce:
+        def __init__(self, agent):
+            self.agent, self.failed = agent, False
+
+        def act(self, observation, action_mask):
+            if not self.failed:
+                self.failed = True
+                raise RuntimeError("the agent's process stopped twice")
+            return self.agent.act(observation, action_mask)
+
+    monkeypatch.setattr(web._App, "build", lambda self, spec, seed: FailsOnce(spec.build(seed)))
+    store = SessionStore()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(store), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    with client:
+        r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "random"}], "seed": 3})
+        assert r.status_code == 201 and r.json()["your_turn"], r.text  # seat 0 starts the first round
+        state, token = r.json(), r.json()["token"]
+        game_id, session = state["id"], store.get(state["id"])
+        r = client.post(
+            f"/api/games/{game_id}/move", json={"action": state["legal"][0]}, headers={"X-Llama-Token": token}
+        )
+        if r.status_code == 200:  # Ann's move ended the round and she starts the next: play on to the agent
+            r = client.post(
+                f"/api/games/{game_id}/move", json={"action": r.json()["legal"][0]}, headers={"X-Llama-Token": token}
+            )
+        assert r.status_code == 500 and session.stalled
+        look = client.get(f"/api/games/{game_id}", headers={"X-Llama-Token": token})
+        assert look.status_code == 200 and look.json()["your_turn"]  # the agent moved at the look
+        assert not session.stalled and session.table.agents[1].failed

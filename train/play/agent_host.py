@@ -26,7 +26,7 @@ import numpy as np
 
 from llama_env.agent import Agent, AgentSpec, reset_agent
 
-__all__ = ["AgentHost", "AgentHostFull", "RemoteAgent", "NICENESS"]
+__all__ = ["AgentHost", "AgentHostFull", "AgentLost", "RemoteAgent", "NICENESS"]
 
 NICENESS = 19
 """How much lower the child's priority is than the server's (Unix ``nice``)."""
@@ -37,6 +37,11 @@ MAX_AGENTS = 256
 
 class AgentHostFull(RuntimeError):
     """The child holds :data:`MAX_AGENTS` agents already."""
+
+
+class AgentLost(RuntimeError):
+    """The child that held an agent stopped (killed, out of memory): the agent is gone
+    with it, and the next call starts a new child."""
 
 
 class AgentHost:
@@ -71,9 +76,11 @@ class AgentHost:
                 ok, value = conn.recv()
             except (EOFError, OSError) as exc:
                 self.close()
-                raise RuntimeError(f"the process of costly agents stopped: {exc}") from None
+                raise AgentLost(f"the process of costly agents stopped: {exc or type(exc).__name__}") from None
         if ok is None:
             raise AgentHostFull(value)
+        if ok == _LOST:
+            raise AgentLost(value)
         if not ok:
             raise ValueError(value)
         return value
@@ -85,7 +92,13 @@ class AgentHost:
             self._keys += 1
             key = self._keys
         obs_version = self.call("build", key, spec.name, dict(spec.params), seed)
-        return RemoteAgent(self, key, int(obs_version), spec.label)
+        return RemoteAgent(self, key, int(obs_version), spec, seed)
+
+    @property
+    def alive(self) -> bool:
+        """Whether a child runs now (a call starts one when none does)."""
+        process = self._process
+        return process is not None and process.is_alive()
 
     def close(self) -> None:
         """Stop the child (a later call starts another)."""
@@ -99,26 +112,47 @@ class AgentHost:
 
 
 class RemoteAgent:
-    """An agent that lives in the :class:`AgentHost`'s child process."""
+    """An agent that lives in the :class:`AgentHost`'s child process. Should the child
+    stop (killed, out of memory), the agent is built again, from its spec and seed, in
+    the next child and asked again: the game goes on (from there its choices are those
+    of an agent started anew, not the lost one's)."""
 
     runs_apart = True
     """Its moves take this process no time (:attr:`train.play.session.GameSession.apart`)."""
 
-    def __init__(self, host: AgentHost, key: int, obs_version: int, name: str) -> None:
+    def __init__(self, host: AgentHost, key: int, obs_version: int, spec: AgentSpec, seed: int | None) -> None:
         self.host = host
         self.key = key
         self.obs_version = obs_version
-        self.name = name
+        self.spec = spec
+        self.seed = seed
+        self.name = spec.label
+        self.rebuilt = 0
+        """How many times it was built again after its child stopped."""
+
+    def _ask(self, *message: Any) -> Any:
+        try:
+            return self.host.call(*message)
+        except AgentLost:
+            self.host.call("build", self.key, self.spec.name, dict(self.spec.params), self.seed)
+            self.rebuilt += 1
+            return self.host.call(*message)  # a second loss is the caller's
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return int(self.host.call("act", self.key, observation, action_mask))
+        return int(self._ask("act", self.key, observation, action_mask))
 
     def reset(self, seed: int | None = None) -> None:
-        self.host.call("reset", self.key, seed)
+        self.seed = seed
+        self._ask("reset", self.key, seed)
 
     def close(self) -> None:
-        """Let the child forget this agent."""
-        self.host.call("drop", self.key)
+        """Let the child forget this agent (a child that stopped forgot it already)."""
+        if self.host.alive:
+            self.host.call("drop", self.key)
+
+
+_LOST = "lost"
+"""The child's answer about an agent it never built (an earlier child held it)."""
 
 
 def _main(conn: Connection, niceness: int, max_agents: int) -> None:
@@ -145,8 +179,9 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                 agents.pop(key, None)
             else:
                 agent = agents.get(key)
-                if agent is None:
-                    raise ValueError(f"costly agent {key} is no longer known: its process restarted")
+                if agent is None:  # built in a child that stopped: the server builds it again here
+                    conn.send((_LOST, f"costly agent {key} is not in this process: an earlier one stopped"))
+                    continue
                 if kind == "act":
                     value = int(agent.act(*args))
                 else:

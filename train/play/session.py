@@ -485,6 +485,24 @@ class GameSession:
         self.recorder.flush()
 
     @property
+    def stalled(self) -> bool:
+        """Whether a played game waits for an agent's move that no request computes: an
+        error stopped the agents' turns (their process failed twice). The next look at
+        the game lets them move again (:meth:`resume`)."""
+        return self.mode == "play" and self.table.waiting_for_agent and not self.lock.locked()
+
+    def resume(self) -> None:
+        """Let the agents move until a person must act, if no other request is changing
+        the game (it does not wait for one)."""
+        if not self.lock.acquire(blocking=False):
+            return
+        try:
+            if self.mode == "play":
+                self._advance()
+        finally:
+            self.lock.release()
+
+    @property
     def slow(self) -> bool:
         """Whether an agent of it runs apart (:attr:`apart`), or its agents have taken
         more than :data:`SLOW_MOVE` of this thread's time a move on average (the server

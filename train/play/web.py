@@ -335,6 +335,8 @@ class _App:
         since = _query_int(request, "since", -1, 10**9)
         session, viewer = self.session(request)
         view = partial(session.view, viewer, since)
+        if session.stalled:  # an agent's turn that an error stopped: try it again, in the game's lane
+            await self.work(session.resume, self.lane(session))
         return await self.work(lambda: JSONResponse(view(), headers={"cache-control": "no-store"}), self.views)
 
     async def move(self, request: Request) -> Response:
