@@ -167,6 +167,33 @@ def test_a_forgotten_game_lets_its_costly_agents_go_and_a_full_child_refuses_new
         kept.reset(1)  # the live game's agent is still there
 
 
+def test_games_left_in_closed_tabs_make_room_for_new_costly_agents(monkeypatch):
+    """Games abandoned in closed tabs held the costly agents' process full for
+    idle_seconds (30 minutes), refusing every new search game though the store had room:
+    one not looked at for ABANDONED_SECONDS now makes room, as in the full store."""
+    import functools
+
+    import train.play.web as web
+    from train.play.session import ABANDONED_SECONDS
+
+    monkeypatch.setattr(web, "AgentHost", functools.partial(AgentHost, max_agents=2))
+    store = SessionStore(idle_seconds=1800)
+    body = {"seats": [{"agent": "search:worlds=4"}, {"person": "Ann"}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(store), base_url="http://127.0.0.1")
+    with client:
+        made = [client.post("/api/games", json=body) for _ in range(2)]
+        assert [r.status_code for r in made] == [201, 201]
+        assert client.post("/api/games", json=body).status_code == 429  # both looked at just now
+        first, second = (store.get(r.json()["id"]) for r in made)
+        first.touched -= ABANDONED_SECONDS + 1  # its tab closed two minutes ago; the store is far from full
+        again = client.post("/api/games", json=body)
+        assert again.status_code == 201, again.text
+        assert first.table.agents == [None, None] and len(store) == 2
+        second.table.agents[0].reset(1)  # the game still looked at keeps its agent
+
+
 def test_the_agents_process_leaves_ctrl_c_to_the_server(host):
     """Ctrl-C in the terminal reaches the whole process group: the child printed a
     traceback and died under the server; the server stops it by closing its pipe."""

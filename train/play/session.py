@@ -849,6 +849,25 @@ class SessionStore:
             )
         return session
 
+    def forget_abandoned_apart(self) -> bool:
+        """Forget the least recently used game with agents in the process of costly
+        agents (:attr:`GameSession.apart`) that is over or that no page has looked at for
+        :data:`ABANDONED_SECONDS`, and let its agents go: room for a new game's when that
+        process is full. Whether there was one."""
+        now = time.monotonic()
+        with self._lock:
+            key = next(
+                (
+                    k
+                    for k, s in self._games.items()
+                    if s.apart and (s.game.game_over or now - s.touched >= ABANDONED_SECONDS)
+                ),
+                None,
+            )
+            dropped = [self._games.pop(key)] if key is not None else []
+        _release(dropped)
+        return bool(dropped)
+
     def forget_idle(self) -> None:
         """Forget the games idle for ``idle_seconds`` now, and let their agents go."""
         with self._lock:

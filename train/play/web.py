@@ -327,7 +327,14 @@ class _App:
 
         def make() -> JSONResponse:
             self.store.forget_idle()  # before the agents are built: a forgotten game's make room
-            return self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build))
+            while True:
+                try:
+                    return self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build))
+                except SessionError as exc:
+                    # 429: the process of costly agents is full; games left in closed tabs held it
+                    # for idle_seconds, though the store had room: forget one and try again
+                    if exc.status != 429 or not self.store.forget_abandoned_apart():
+                        raise
 
         return await self.work(make, self.slow_games if _names_a_costly_agent(body) else self.games)
 
