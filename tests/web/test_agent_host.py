@@ -244,3 +244,34 @@ def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
         look = client.get(f"/api/games/{game_id}", headers={"X-Llama-Token": token})
         assert look.status_code == 200 and look.json()["your_turn"]  # the agent moved at the look
         assert not session.stalled and session.table.agents[1].failed
+
+
+def test_a_step_of_a_slow_game_stops_after_a_quarter_second():
+    """A step of 200 moves of searching agents held the one slow lane, and so every
+    other game with a costly agent, for seconds: it now stops after SLOW_STEP_SECONDS
+    (one move at least), and the page asks again for the rest."""
+    import time
+
+    from train.play.session import SLOW_STEP_SECONDS, new_game
+
+    class Slow:
+        runs_apart = True  # as a costly agent: the game is computed in the slow lane
+
+        def __init__(self, agent):
+            self.agent = agent
+
+        def act(self, observation, action_mask):
+            time.sleep(0.05)
+            return self.agent.act(observation, action_mask)
+
+    body = {"seats": [{"agent": "random"}, {"agent": "random"}], "seed": 0}
+    slow = new_game(body, build=lambda spec, seed: Slow(spec.build(seed)))
+    quick = new_game(body, build=lambda spec, seed: spec.build(seed))
+    assert slow.slow and not quick.slow
+    t = time.monotonic()
+    slow.step(None, 200)
+    took = time.monotonic() - t
+    assert 1 < slow.seq < 200 and took < SLOW_STEP_SECONDS + 0.2
+    slow.step(None, 200)  # the rest, a quarter second at a time, the same game
+    quick.step(None, 200)
+    assert quick.seq >= 200 or quick.game.game_over  # a quick game takes its 200 moves at once

@@ -91,6 +91,10 @@ KEEP_FRAMES = 2000
 """Moves a game keeps for viewers who fall behind (a whole game is a few hundred)."""
 MAX_STEP = 200
 """Moves one step request may ask for."""
+SLOW_STEP_SECONDS = 0.25
+"""How long one step request of a game in the slow lane (:attr:`GameSession.slow`) goes
+on moving: the lane is one, and 200 moves of searching agents held every other game
+with a costly agent for seconds. The page asks again for the rest."""
 NAME_LENGTH = 40
 """Longest name of a person or a seat in a record."""
 SPEC_LENGTH = 100
@@ -454,10 +458,14 @@ class GameSession:
         self._advance()
 
     def step(self, viewer: Viewer, moves: int = 1) -> None:
-        """Watched or replayed games: the next ``moves`` moves (owner only)."""
+        """Watched or replayed games: the next ``moves`` moves (owner only); in a slow
+        game, as many of them as :data:`SLOW_STEP_SECONDS` allows, one at least."""
         if self.mode == "play" or viewer is not None:
             raise SessionError("step is for watched and replayed games; play with moves", 409)
-        for _ in range(moves):
+        deadline = time.monotonic() + SLOW_STEP_SECONDS if self.slow else math.inf
+        for made in range(moves):
+            if made and time.monotonic() >= deadline:
+                break
             g = self.game
             if g.game_over:
                 break
