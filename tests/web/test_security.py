@@ -239,7 +239,8 @@ class TestNoRequestCanStallTheServer:
             seats = [{"agent": "search:below=1:worlds=16"}] * 4
             games = [call("POST", "/api/games", {"seats": seats})[1] for _ in range(5)]
             p99, steps = _latencies_while_stepping(call, games, moves=12)
-            assert all(status == 200 and len(state["events"]) >= 12 for status, state in steps)
+            # each step moved at least once (in this lane, as many moves as a quarter second allows)
+            assert all(status == 200 and len(state["events"]) >= 1 for status, state in steps)
             assert p99 < 100, f"p99 {p99:.0f} ms while five search games compute"
 
 
