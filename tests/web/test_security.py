@@ -630,3 +630,36 @@ def test_a_large_body_is_parsed_off_the_event_loop(monkeypatch):
     refused = client.post("/api/games", json=large)
     assert refused.status_code == 400 and "padding" in refused.json()["error"]  # checked as ever
     assert where == [True, False]
+
+
+def test_a_connection_that_sends_no_request_is_closed(monkeypatch):
+    """uvicorn waited for ever on a connection that sent nothing, and 512 of them (its
+    limit) made every request of every player a 503: such a connection is now closed
+    after FIRST_REQUEST_SECONDS, while one that asks is answered as ever."""
+    import uvicorn
+
+    import train.play.web as web
+
+    monkeypatch.setattr(web, "FIRST_REQUEST_SECONDS", 0.5)
+    sock = web.bind("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(web.server_config(create_app(SessionStore())))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        silent, half = socket.create_connection(("127.0.0.1", port)), socket.create_connection(("127.0.0.1", port))
+        half.sendall(b"GET /api/agents HTT")  # half a request line
+        for conn in (silent, half):
+            conn.settimeout(5)
+            assert conn.recv(100) == b""  # closed by the server, within a second
+            conn.close()
+        asking = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        asking.request("GET", "/api/agents", headers={"Host": f"127.0.0.1:{port}"})
+        assert asking.getresponse().status == 200
+        asking.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -38,6 +38,7 @@ Needs the ``web`` extra (Starlette, uvicorn).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import json
@@ -568,5 +569,54 @@ def serve(
     # scanned them all, many times a second under load: it was the slowest responses.
     gc.freeze()
     gc.set_threshold(20_000, 20, 50)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, limit_concurrency=512)
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(server_config(app)).run(sockets=[sock])
+
+
+MAX_CONNECTIONS = 512
+"""Open connections the server takes at once (uvicorn's ``limit_concurrency``); more
+are answered 503."""
+FIRST_REQUEST_SECONDS = 10.0
+"""How long a new connection may take to send its first request before it is closed:
+uvicorn waits for ever, and 512 connections that sent nothing (a browser's speculative
+ones, a stuck client) made every request of every player a 503."""
+
+
+def server_config(app: Any) -> Any:
+    """uvicorn's config for the app: quiet, at most :data:`MAX_CONNECTIONS` connections,
+    each closed when no request arrives within :data:`FIRST_REQUEST_SECONDS`."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        limit_concurrency=MAX_CONNECTIONS,
+        http=_timely_protocol(),
+    )
+
+
+def _timely_protocol() -> Any:
+    """uvicorn's h11 protocol, closing a connection that sends no request within
+    :data:`FIRST_REQUEST_SECONDS`. It reads one attribute of uvicorn's (``cycle``, the
+    request under way, ``None`` before the first); where that is missing (another
+    uvicorn), the protocol is uvicorn's own, as before."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class TimelyH11(H11Protocol):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._waiting = asyncio.get_running_loop().call_later(FIRST_REQUEST_SECONDS, self._no_request, transport)
+
+        def _no_request(self, transport: Any) -> None:
+            if getattr(self, "cycle", None) is None and not transport.is_closing():
+                transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._waiting.cancel()
+            super().connection_lost(exc)
+
+    try:  # the attribute it reads is set by uvicorn's __init__
+        sets_cycle = "cycle" in H11Protocol.__init__.__code__.co_names
+    except AttributeError:
+        sets_cycle = False
+    return TimelyH11 if sets_cycle else "h11"
