@@ -251,13 +251,17 @@ def _unknown(name: object) -> ValueError:
 
 
 def make(name: str, **params: Any) -> Agent:
-    """Build the agent registered as ``name`` with keyword ``params``.
+    """Build the agent registered as ``name`` with keyword ``params``; ``name`` may also
+    be an agent spec with its parameters (``"cautious:threshold=2"``), as ``--agents``
+    takes it.
 
     Unknown names and parameters raise ``ValueError`` listing what exists; the agent's
     own constructor checks the values.
     """
     if not isinstance(name, str):
         raise TypeError(f"an agent name must be a string, got {name!r} ({type(name).__name__})")
+    if ":" in name and not params and name not in _REGISTRY:  # a spec, as everywhere else takes one
+        return parse_agent_spec(name).build()
     if name not in _REGISTRY:
         _load_plugins()
         if name not in _REGISTRY:

@@ -783,3 +783,28 @@ def test_the_first_line_says_how_the_games_were_played_and_every_rule_changed():
     assert t.to_table().splitlines()[0] == (
         "6 games, 2 players per table, batched engine, seed 0, end_score 20, hand_size 4"
     )
+
+
+def test_a_tournament_result_answers_as_an_evaluation_does():
+    t = tournament(["heuristic", "greedy", "random"], 2, 6, workers=1)
+    assert t.win_shares == t.win_share
+    row = t["heuristic"]
+    assert row == t[0] and row["name"] == "heuristic" and row["games"] == t.games_played[0]
+    assert row["ordinal"] == t.ratings[0].ordinal and row == t.to_dict()["agents"][0] | {"win_share": row["win_share"]}
+
+
+def test_a_tournament_command_refuses_games_given_as_its_rules():
+    from llama_env.agent import AgentSpec
+    from train.cli.tournament import TournamentCommand
+
+    with pytest.raises(ValueError, match="second field is rules.*got 20; give the games by name: games=20"):
+        TournamentCommand((AgentSpec("random"), AgentSpec("greedy")), 20)  # was an AttributeError in the run
+
+
+def test_make_takes_an_agent_spec():
+    import agents
+
+    made = agents.make("cautious:threshold=2")
+    assert made.threshold == 2 and made.name == "cautious:threshold=2"
+    with pytest.raises(ValueError, match="agent 'cautious' has no parameter 'x'"):
+        agents.make("cautious:x=1")

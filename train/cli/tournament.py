@@ -46,6 +46,13 @@ class TournamentCommand:
     batched: bool | None = None
     """Play on the batched engine: ``None`` whenever it can, ``False`` game by game."""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.rules, Rules):  # TournamentCommand(agents, 20) failed deep in the run
+            raise ValueError(
+                f"TournamentCommand's second field is rules, a llama_env.Rules (the table size is its "
+                f"num_players), got {self.rules!r}; give the games by name: games={self.rules!r}"
+            )
+
     @property
     def num_players(self) -> int:
         return self.rules.num_players

@@ -65,6 +65,25 @@ class TournamentResult:
     def num_players(self) -> int:
         return self.rules.num_players
 
+    @property
+    def win_shares(self) -> list[float]:
+        """:attr:`win_share`, by the name :class:`~train.evaluation.EvalResult` gives it."""
+        return self.win_share
+
+    def __getitem__(self, key: int | str) -> dict[str, Any]:
+        """One agent's results, by list position or display name: its name, rating,
+        win share and games, as a row of :meth:`to_dict`."""
+        i = self.names.index(key) if isinstance(key, str) else key
+        r = self.ratings[i]
+        return {
+            "name": self.names[i],
+            "mu": r.mu,
+            "sigma": r.sigma,
+            "ordinal": r.ordinal,
+            "win_share": self.win_share[i],
+            "games": self.games_played[i],
+        }
+
     def ranking(self) -> list[int]:
         """Agent positions, best rating (ordinal) first."""
         return sorted(range(len(self.names)), key=lambda i: -self.ratings[i].ordinal)
