@@ -808,3 +808,16 @@ def test_make_takes_an_agent_spec():
     assert made.threshold == 2 and made.name == "cautious:threshold=2"
     with pytest.raises(ValueError, match="agent 'cautious' has no parameter 'x'"):
         agents.make("cautious:x=1")
+
+
+def test_rule_options_by_name_as_the_envs_take_them():
+    by_name = evaluate(["cautious", "greedy"], 10, workers=1, end_score=20, hand_size=4)
+    given = evaluate(["cautious", "greedy"], 10, workers=1, rules=Rules(2, end_score=20, hand_size=4))
+    assert by_name.rules == given.rules and by_name.to_dict() == given.to_dict()  # was a TypeError
+    assert tournament(["cautious", "greedy", "random"], 2, 6, workers=1, end_score=15).rules == Rules(2, end_score=15)
+    with pytest.raises(TypeError, match=r"evaluate\(\) got an unexpected keyword argument 'end_scor'"):
+        evaluate(["cautious", "greedy"], 10, end_scor=20)
+    with pytest.raises(ValueError, match=r"either as rules=Rules\(...\) or as end_score=..., not both"):
+        tournament(["cautious", "greedy"], 2, 2, rules=Rules(2), end_score=20)
+    with pytest.raises(ValueError, match="hand_size"):
+        evaluate(["cautious", "greedy"], 10, hand_size=99)

@@ -19,7 +19,15 @@ import numpy as np
 
 from llama_env import __version__
 from llama_env.agent import AgentLike
-from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, Rules, check_flag, check_seed
+from llama_env.engine import (
+    DEFAULT_RULES,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    Rules,
+    check_flag,
+    check_seed,
+    rule_option_fields,
+)
 from train.evaluation.batched import play_either
 from train.evaluation.runner import ChunkExecutor, agent_display_names, agent_list, check_num_games
 from train.evaluation.stats import AgentStats, aggregate, json_number, pandas
@@ -121,6 +129,25 @@ class EvalResult:
         return self.to_table()
 
 
+def table_rules(num_players: int, rules: Rules | None, options: dict[str, Any], caller: str) -> Rules | None:
+    """``rules``, or the rules at ``num_players`` of the rule options given by name to
+    ``caller`` (a ``TypeError`` names a keyword that is none, as Python would; a
+    ``ValueError`` refuses both forms at once)."""
+    if not options:
+        return rules
+    known = [f.name for f in rule_option_fields()]
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        raise TypeError(
+            f"{caller}() got an unexpected keyword argument {unknown[0]!r} (rule options: {', '.join(known)})"
+        )
+    if rules is not None:
+        raise ValueError(
+            f"give the rules either as rules=Rules(...) or as {', '.join(f'{k}=...' for k in options)}, not both"
+        )
+    return Rules(num_players, **options)
+
+
 def rules_text(rules: Rules) -> str:
     """The rule options of a result's first line: the end score always, any other option
     where it is not the standard rules' (``end_score 40``, ``end_score 40, hand_size 4``)."""
@@ -142,6 +169,7 @@ def evaluate(
     record_dir: str | Path | None = None,
     batched: bool | None = None,
     executor: ChunkExecutor | None = None,
+    **options: int,
 ) -> EvalResult:
     """Play ``num_games`` games with ``agents`` at one table and measure each of them.
 
@@ -172,6 +200,9 @@ def evaluate(
             deals, no records), ``True`` to insist (a ``ValueError`` says why it cannot),
             ``False`` to play game by game. The batch deals its own cards, so its numbers
             differ from the game-by-game path's for the same seed, within the intervals.
+        options: rule options by name instead of ``rules`` (``end_score=20``,
+            ``hand_size=4``: :func:`llama_env.engine.rule_option_fields`), as the envs
+            take them; not both.
         executor: where the chunks of games are played when ``workers`` is above 1: a
             :class:`~train.evaluation.runner.ChunkExecutor` (default: a process pool on
             this machine, :class:`~train.evaluation.runner.LocalProcesses`). Any executor
@@ -181,7 +212,7 @@ def evaluate(
     n = len(agents)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise ValueError(f"evaluate needs {MIN_PLAYERS}..{MAX_PLAYERS} agents (one per seat), got {n}")
-    rules = Rules.for_table(n, rules)
+    rules = Rules.for_table(n, table_rules(n, rules, options, "evaluate"))
     num_games = check_num_games(num_games)
     seed = check_seed(seed)
     duplicate, rotate = check_flag("duplicate", duplicate), check_flag("rotate", rotate)

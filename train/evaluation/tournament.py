@@ -20,7 +20,7 @@ from llama_env import __version__
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, check_seed
 from train.evaluation.batched import play_either
-from train.evaluation.evaluate import rules_text
+from train.evaluation.evaluate import rules_text, table_rules
 from train.evaluation.ratings import Rating, fit_ratings
 from train.evaluation.runner import (
     KEY_TABLES,
@@ -211,6 +211,7 @@ def tournament(
     record_dir: str | Path | None = None,
     batched: bool | None = None,
     executor: ChunkExecutor | None = None,
+    **options: int,
 ) -> TournamentResult:
     """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
     least ``num_players`` of them; see :func:`_tables` for how tables are drawn), rate
@@ -220,7 +221,8 @@ def tournament(
 
     ``rules``: the rules every game is played by, for ``num_players`` players (a
     ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
-    ``record_dir``, ``batched`` and ``executor`` behave as in :func:`evaluate`.
+    ``record_dir``, ``batched``, ``executor`` and rule options by name (``end_score=20``)
+    behave as in :func:`evaluate`.
     """
     agents = agent_list(agents)
     m = len(agents)
@@ -232,7 +234,7 @@ def tournament(
         raise ValueError(f"num_players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players}")
     if m < num_players:
         raise ValueError(f"a tournament at {num_players}-player tables needs at least {num_players} agents, got {m}")
-    rules = Rules.for_table(num_players, rules)
+    rules = Rules.for_table(num_players, table_rules(num_players, rules, options, "tournament"))
     num_games = check_num_games(num_games)
     names = agent_display_names(agents)
     seat_agents = np.array(_tables(m, num_players, num_games, seed), dtype=np.int64).reshape(-1, num_players)
