@@ -40,6 +40,18 @@ ILLEGAL_ACTION_MODES = ("raise", "terminate")
 ILLEGAL_ACTION_REWARD = -1.0
 
 
+class ActionSpace(spaces.Discrete):
+    """``Discrete(9)`` whose ``sample(mask=...)`` also takes the env's own action mask:
+    ``info["action_mask"]`` and :meth:`LlamaEnv.action_masks` are booleans (as MaskablePPO
+    reads them), and Gymnasium's ``sample`` refused them with an assertion about the
+    ``int8`` it wants. A boolean mask is sampled as its ``int8`` copy, the same numbers."""
+
+    def sample(self, mask: Any = None, *args: Any, **kwargs: Any) -> np.int64:
+        if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
+            mask = mask.astype(np.int8)
+        return super().sample(mask, *args, **kwargs)
+
+
 class LlamaEnv(gym.Env):
     """L.L.A.M.A. with one learning seat; the other seats are played by opponent agents.
 
@@ -141,7 +153,7 @@ class LlamaEnv(gym.Env):
 
         low, high = observation_bounds(self.rules.end_score, self.obs_version)
         self.observation_space = spaces.Box(low=low, high=high, shape=(obs_size(self.obs_version),), dtype=np.float32)
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.action_space = ActionSpace(NUM_ACTIONS)
         self.table: Table | None = None
         self.seat = self.fixed_seat if self.fixed_seat is not None else 0
         self._log = _RoundLog() if render_mode is not None else None

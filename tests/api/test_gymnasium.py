@@ -382,3 +382,17 @@ def test_a_seed_that_is_not_a_non_negative_integer_is_named():
         with pytest.raises(ValueError, match=f"seed must be a non-negative integer, got {seed}"):
             env.reset(seed=seed)
     assert env.reset(seed=np.int64(4))[1]["seat"] == env.reset(seed=4)[1]["seat"]
+
+
+def test_the_action_space_samples_with_the_envs_own_boolean_mask():
+    """Gymnasium's documented env.action_space.sample(mask=info["action_mask"]) failed:
+    the env's mask is boolean (as MaskablePPO reads it) and Gymnasium wants int8."""
+    env = gym.make("Llama-v0", num_players=3)
+    _, info = env.reset(seed=2)
+    for seed in range(20):
+        env.action_space.seed(seed)
+        chosen = env.action_space.sample(mask=info["action_mask"])
+        env.action_space.seed(seed)
+        assert chosen == env.action_space.sample(mask=info["action_mask"].astype(np.int8))  # the same numbers
+        assert info["action_mask"][chosen]
+    assert env.action_space == gym.spaces.Discrete(9) and env.action_space.contains(int(chosen))
