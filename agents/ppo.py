@@ -41,6 +41,7 @@ import numpy as np
 
 from agents.base import BaseAgent, check_observation, load_arrays, mask_list
 from llama_env._atomic import atomic_savez
+from llama_env._install import install_hint
 from llama_env.agent import register
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line
 from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, guess_obs_version
@@ -407,7 +408,7 @@ def _load_actor_file(file: Path) -> Actor:
         import torch
     except ImportError:
         raise ModuleNotFoundError(
-            "the ppo agent reads its model with torch, which is not installed: pip install 'llama-rl[train]'",
+            "the ppo agent reads its model with torch, which is not installed: " + install_hint("train"),
             name="torch",
         ) from None
 

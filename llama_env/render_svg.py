@@ -22,6 +22,8 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
+from llama_env._install import install_hint
+
 if TYPE_CHECKING:
     from llama_env.engine import LlamaGame
 
@@ -163,7 +165,7 @@ def rasterize(svg: str) -> np.ndarray:
     except ImportError:
         raise ModuleNotFoundError(
             "render_mode='rgb_array' draws the table with resvg-py and Pillow, which are not installed: "
-            "pip install 'llama-rl[web]'",
+            + install_hint("web"),
             name="resvg_py",
         ) from None
     global _FONTS_CHECKED

@@ -7,6 +7,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+from llama_env._install import install_hint
 
 SCRIPT = textwrap.dedent(
     """
@@ -46,10 +49,21 @@ def test_core_install_plays_the_shipped_agents_and_a_zip_names_the_missing_extra
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "PPO zip: the ppo agent reads its model with torch" in out.stdout
-    assert "pip install 'llama-rl[train]'" in out.stdout
+    assert install_hint("train") in out.stdout  # this checkout, this interpreter
     assert "table: the results' tables (to_dataframe and train.evaluation.analysis) need pandas: " in out.stdout
-    assert "pip install 'llama-rl[notebooks]'" in out.stdout
+    assert install_hint("notebooks") in out.stdout
     # the command line: one error line and exit 1, no traceback
     assert "exit 1" in out.stdout
     assert "llama-rl: error: the ppo agent reads its model with torch" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_the_install_hint_names_this_checkout_and_this_interpreter(monkeypatch, tmp_path):
+    """The hints said pip install 'llama-rl[web]', a name PyPI gives another project."""
+    import llama_env._install as hint
+
+    root = Path(hint.__file__).resolve().parents[1]
+    assert hint.install_hint("web") == f'{sys.executable} -m pip install -e "{root}[web]"'
+    monkeypatch.setattr(hint, "__file__", str(tmp_path / "site-packages" / "llama_env" / "_install.py"))
+    outside = hint.install_hint("web")
+    assert outside.endswith('pip install "llama-rl[web]" (from the checkout or wheel llama-rl came from)')

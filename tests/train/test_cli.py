@@ -18,6 +18,7 @@ import pytest
 from conftest import make_game, other_rule_options
 
 import llama_env
+from llama_env._install import install_hint
 from llama_env.agent import AgentSpec, parse_agent_list, parse_agent_spec
 from llama_env.engine import Action, Rules, rule_option_fields
 from train.cli import main
@@ -521,7 +522,7 @@ def test_train_without_the_training_extra_names_the_extra():
     proc = subprocess.run([sys.executable, "-c", script, "unused-runs"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("llama-rl: error: llama-rl train needs the package")
-    assert "pip install 'llama-rl[train]'" in proc.stderr and "Traceback" not in proc.stderr
+    assert install_hint("train") in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_version(capsys):
@@ -732,7 +733,7 @@ def test_serve_without_the_web_extra_names_the_extras_package():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert "llama-rl serve needs the package 'starlette'" in proc.stderr
-    assert "pip install 'llama-rl[web]'" in proc.stderr and "Traceback" not in proc.stderr
+    assert install_hint("web") in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_console_that_is_not_utf8_gets_escapes_not_a_failed_command(monkeypatch, capsys):

@@ -28,6 +28,7 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
 
 import agents  # noqa: E402
+from llama_env._install import install_hint  # noqa: E402
 from llama_env.engine import IllegalActionError, LlamaGame  # noqa: E402
 from llama_env.observation import OBS_SIZE, action_mask, encode  # noqa: E402
 from llama_env.rewards import game_rewards  # noqa: E402
@@ -411,7 +412,7 @@ def test_rllib_without_the_extra_names_the_extra():
     )
     proc = subprocess.run([sys.executable, "-c", script, "unused"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
-    assert "pip install 'llama-rl[rllib]'" in proc.stderr and "Traceback" not in proc.stderr
+    assert install_hint("rllib") in proc.stderr and "Traceback" not in proc.stderr
 
 
 # --------------------------------------------------------------------------- the env runner, no Ray running

@@ -201,7 +201,7 @@ def _format_warning(default: Any, message: Any, category: Any, filename: str, li
 def _names_an_extra(exc: ModuleNotFoundError) -> bool:
     """Whether ``exc`` is the project's own message for a missing optional package (it
     says what to install), rather than a broken install."""
-    return "pip install 'llama-rl[" in str(exc)
+    return " -m pip install " in str(exc)
 
 
 def _silence_stdout() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_env._atomic import new_file
+from llama_env._install import install_hint
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
 
@@ -69,8 +70,7 @@ def missing_dependency(what: str, extra: str = "train") -> Iterator[None]:
             raise
         raise CommandError(
             f"{what} needs the package {package!r}, which is not installed; "
-            f"install the {extra!r} extra: pip install 'llama-rl[{extra}]' (or pip install -e '.[{extra}]' "
-            "in a checkout)",
+            f"install the {extra!r} extra: {install_hint(extra)}",
             code=1,
         ) from None
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from llama_env._install import install_hint
 from train.evaluation.runner import GameColumns
 
 __all__ = ["Z95", "mean_ci", "AgentStats", "aggregate", "json_number", "pandas"]
@@ -37,7 +38,7 @@ def pandas() -> Any:
             raise
         raise ModuleNotFoundError(
             "the results' tables (to_dataframe and train.evaluation.analysis) need pandas: "
-            "pip install 'llama-rl[notebooks]' (or pandas)",
+            f"{install_hint('notebooks')} (or pip install pandas)",
             name="pandas",
         ) from None
     return pd

@@ -74,7 +74,7 @@ class Backend:
     summary: str
     """One line for ``--help``: what trains and where."""
     extra: str
-    """The pip extra it needs (``pip install 'llama-rl[<extra>]'``)."""
+    """The pip extra it needs (``pip install -e '.[<extra>]'`` in the checkout)."""
     algorithm: str
     """The middle of default run names: ``llama__<algorithm>__<seed>__<unix time>``."""
     run: Callable[[TrainConfig], TrainResult]
