@@ -17,8 +17,8 @@ $(BIN)/python:
 
 # pip shows its progress here: the training extra brings PyTorch, a download of minutes
 setup: $(BIN)/python torch
-	@echo "Installing llama-rl with its training extra (PyTorch, stable-baselines3...): this can take minutes."
-	$(BIN)/python -m pip install --progress-bar on -e ".[train]"
+	@echo "Installing llama-rl with its training and web extras (PyTorch, stable-baselines3...): this can take minutes."
+	$(BIN)/python -m pip install --progress-bar on -e ".[train,web]"
 
 torch: $(BIN)/python
 ifeq ($(TORCH),cpu)
@@ -35,6 +35,7 @@ setup-dev: $(BIN)/python torch
 # table against random and heuristic next to the shipped agent's.
 train: setup
 	$(BIN)/llama-rl train
+	@echo "llama-rl and python are installed in $(VENV): run 'source $(BIN)/activate' for the commands above (or call $(BIN)/llama-rl)"
 
 # The default test run: the linters and the type checker, the documentation site (a
 # broken link or an unreadable docstring fails it), then the tests (slow training tests

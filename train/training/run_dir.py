@@ -300,7 +300,10 @@ class RunDir:
         made (a file in the way, a read-only parent...) and ``ValueError`` when a fresh
         run would overwrite an existing one."""
         if fresh and self.path.is_dir() and any(self.path.iterdir()):
-            raise ValueError(f"config key 'run_name': run directory {self.path} already exists and is not empty")
+            raise ValueError(
+                f"run directory {self.path} already exists and is not empty (an earlier run's): give another "
+                f"--run-name, continue it with --resume {self.path}, or delete it"
+            )
         try:
             self.checkpoints_dir.mkdir(parents=True, exist_ok=True)
             # a probe of its own: two trainers starting at once must not remove each other's
