@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from webclient import client_for
 
 import llama_env
+from llama_env._install import install_hint
 from llama_env.engine import Rules, rule_option_fields
 from train.play.history import History
 from train.play.session import GameRecording, SessionStore
@@ -538,8 +539,9 @@ def test_an_agent_whose_extra_is_not_installed_is_a_400_that_names_it(monkeypatc
     monkeypatch.setitem(sys.modules, "torch", None)  # as if not installed
     policy = AgentPolicy(model_dirs=(DEFAULT_MODEL_ZIP.parent,))
     body = {"seats": [{"person": "Ann"}, {"agent": f"ppo:path={DEFAULT_MODEL_ZIP}"}]}
-    with pytest.raises(SessionError, match=r"seat 1, .*reads its model with torch.*llama-rl\[train\]"):
+    with pytest.raises(SessionError, match=r"seat 1, .*reads its model with torch") as refused:
         new_game(body, policy=policy)
+    assert install_hint("train") in str(refused.value)
 
 
 def test_a_model_path_the_path_functions_cannot_compare_is_refused_not_a_failure(tmp_path):

@@ -325,7 +325,7 @@ def _latencies_while_stepping(call, slow_games, moves):
 
 
 class TestNoAmplification:
-    def test_a_response_carries_bounded_events_and_says_when_it_cut(self, client):
+    def test_a_response_carries_bounded_events_and_says_when_it_cut(self, client, store):
         game = new(client, [{"agent": "random"}] * 6, end_score=1000)
         token = {"X-Llama-Token": game["token"]}
         for _ in range(3):
@@ -335,6 +335,11 @@ class TestNoAmplification:
         assert len(everything.content) < 1_000_000
         latest = client.get(f"/api/games/{game['id']}", params={"since": state["seq"] - 1}, headers=token).json()
         assert latest["truncated"] is False and 1 <= len(latest["events"]) <= 3
+        behind = client.get(f"/api/games/{game['id']}", params={"since": state["seq"] - 250}, headers=token).json()
+        assert behind["truncated"] is True and len(behind["events"]) == MAX_EVENTS  # the latest, as ever
+        assert behind["events"] == everything.json()["events"]
+        # the game keeps no more frames than a response can carry: a long game's memory is bounded
+        assert len(store.get(game["id"])._frames) <= MAX_EVENTS
 
     def test_names_and_specs_have_a_length_limit(self, client):
         r = client.post("/api/games", json={"seats": [{"person": "x" * 41}, {"agent": "random"}]})
