@@ -187,6 +187,7 @@ def test_games_left_in_closed_tabs_make_room_for_new_costly_agents(monkeypatch):
         assert [r.status_code for r in made] == [201, 201]
         assert client.post("/api/games", json=body).status_code == 429  # both looked at just now
         first, second = (store.get(r.json()["id"]) for r in made)
+        assert not store.forget_abandoned_apart()  # both looked at just now
         first.touched -= ABANDONED_SECONDS + 1  # its tab closed two minutes ago; the store is far from full
         again = client.post("/api/games", json=body)
         assert again.status_code == 201, again.text
@@ -246,6 +247,42 @@ def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
         assert not session.stalled and session.table.agents[1].failed
 
 
+def test_a_game_whose_agent_always_fails_is_still_shown_and_not_retried_at_every_look(monkeypatch):
+    """The look that tried a stopped game's agents again answered 500 when they failed
+    again, and tried at every poll: the game could not be seen, and a failing agent
+    (a costly one: its process rebuilt) was asked at every poll of every page."""
+    import train.play.web as web
+
+    calls = []
+
+    class Fails:
+        def act(self, observation, action_mask):
+            calls.append(1)
+            raise RuntimeError("broken for good")
+
+    monkeypatch.setattr(web._App, "build", lambda self, spec, seed: Fails())
+    store = SessionStore()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(store), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    with client:
+        r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "random"}], "seed": 3})
+        state, token = r.json(), r.json()["token"]
+        move = client.post(
+            f"/api/games/{state['id']}/move", json={"action": state["legal"][0]}, headers={"X-Llama-Token": token}
+        )
+        while move.status_code == 200:  # Ann ended the round and starts the next: move again
+            move = client.post(
+                f"/api/games/{state['id']}/move",
+                json={"action": move.json()["legal"][0]},
+                headers={"X-Llama-Token": token},
+            )
+        assert move.status_code == 500 and len(calls) == 1
+        looks = [client.get(f"/api/games/{state['id']}", headers={"X-Llama-Token": token}) for _ in range(5)]
+        assert [r.status_code for r in looks] == [200] * 5  # shown as it stands
+        assert len(calls) == 2  # tried again once, not at every look
+
+
 def test_a_step_of_a_slow_game_stops_after_a_quarter_second():
     """A step of 200 moves of searching agents held the one slow lane, and so every
     other game with a costly agent, for seconds: it now stops after SLOW_STEP_SECONDS
@@ -275,3 +312,26 @@ def test_a_step_of_a_slow_game_stops_after_a_quarter_second():
     slow.step(None, 200)  # the rest, a quarter second at a time, the same game
     quick.step(None, 200)
     assert quick.seq >= 200 or quick.game.game_over  # a quick game takes its 200 moves at once
+
+
+def test_a_finished_game_is_not_forgotten_to_make_room_for_costly_agents():
+    """A game over let its costly agents go already: forgetting it (its page and record
+    then a 404) freed nothing."""
+    from train.play.session import ABANDONED_SECONDS, new_game
+
+    store = SessionStore()
+
+    class Apart:
+        runs_apart = True
+
+        def act(self, observation, action_mask):
+            return int(action_mask.nonzero()[0][0])
+
+    session = new_game({"seats": [{"agent": "random"}, {"agent": "random"}]}, build=lambda spec, seed: Apart())
+    store.add(session)
+    session.touched -= ABANDONED_SECONDS + 1  # unseen for two minutes, not yet idle
+    session.step(None, 200)
+    while not session.game.game_over:
+        session.step(None, 200)
+    assert session.table.agents == [None, None]  # released at the end
+    assert not store.forget_abandoned_apart() and store.get(session.id) is session

@@ -94,6 +94,10 @@ sends, since each frame holds an event at least (2,000 kept a long 6-player game
 could carry)."""
 MAX_STEP = 200
 """Moves one step request may ask for."""
+RESUME_SECONDS = 5.0
+"""How often at most a look at a game that an agent's error stopped tries its agents
+again (:attr:`GameSession.stalled`): an agent that fails every time must not be asked
+at every poll of every page."""
 SLOW_STEP_SECONDS = 0.25
 """How long one step request of a game in the slow lane (:attr:`GameSession.slow`) goes
 on moving: the lane is one, and 200 moves of searching agents held every other game
@@ -267,6 +271,7 @@ class GameSession:
         self.recorder = _Recorder(self)
         self.table = Table(game, agents, names=self.names, listener=self.recorder)
         self.lock = threading.Lock()
+        self._resumed = -math.inf  # when a look last let the agents of a stopped game move
         """Held while the game changes; a second change meanwhile is refused, not queued."""
         self.touched = time.monotonic()
         self.history_id: int | None = None
@@ -497,16 +502,24 @@ class GameSession:
 
     @property
     def stalled(self) -> bool:
-        """Whether a played game waits for an agent's move that no request computes: an
-        error stopped the agents' turns (their process failed twice). The next look at
-        the game lets them move again (:meth:`resume`)."""
-        return self.mode == "play" and self.table.waiting_for_agent and not self.lock.locked()
+        """Whether a played game waits for an agent's move that no request computes (an
+        error stopped the agents' turns: their process failed twice, say) and was not
+        tried again for :data:`RESUME_SECONDS`: a look at the game then lets them move
+        again (:meth:`resume`)."""
+        return (
+            self.mode == "play"
+            and self.table.waiting_for_agent
+            and not self.lock.locked()
+            and time.monotonic() - self._resumed >= RESUME_SECONDS
+        )
 
     def resume(self) -> None:
         """Let the agents move until a person must act, if no other request is changing
-        the game (it does not wait for one)."""
+        the game (it does not wait for one). An agent's error is raised, and the game
+        waits :data:`RESUME_SECONDS` before a look tries again."""
         if not self.lock.acquire(blocking=False):
             return
+        self._resumed = time.monotonic()
         try:
             if self.mode == "play":
                 self._advance()
@@ -861,17 +874,18 @@ class SessionStore:
         return session
 
     def forget_abandoned_apart(self) -> bool:
-        """Forget the least recently used game with agents in the process of costly
-        agents (:attr:`GameSession.apart`) that is over or that no page has looked at for
-        :data:`ABANDONED_SECONDS`, and let its agents go: room for a new game's when that
-        process is full. Whether there was one."""
+        """Forget the least recently used game that still holds agents in the process of
+        costly agents and that no page has looked at for :data:`ABANDONED_SECONDS`, and
+        let its agents go: room for a new game's when that process is full. (A game over
+        let its agents go already: forgetting it frees nothing.) Whether there was one."""
         now = time.monotonic()
         with self._lock:
             key = next(
                 (
                     k
                     for k, s in self._games.items()
-                    if s.apart and (s.game.game_over or now - s.touched >= ABANDONED_SECONDS)
+                    if now - s.touched >= ABANDONED_SECONDS
+                    and any(getattr(a, "runs_apart", False) for a in s.table.agents)
                 ),
                 None,
             )

@@ -65,6 +65,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec
+from llama_env.engine import error_line
 from train.play.agent_host import AgentHost
 from train.play.history import History, HistoryError
 from train.play.session import (
@@ -356,7 +357,10 @@ class _App:
         session, viewer = self.session(request)
         view = partial(session.view, viewer, since)
         if session.stalled:  # an agent's turn that an error stopped: try it again, in the game's lane
-            await self.work(session.resume, self.lane(session))
+            try:
+                await self.work(session.resume, self.lane(session))
+            except Exception as exc:  # noqa: BLE001 - it failed again: the game is shown as it stands
+                log.warning("game %s: its agents could not move: %s", session.id, error_line(exc))
         return await self.work(lambda: JSONResponse(view(), headers={"cache-control": "no-store"}), self.views)
 
     async def move(self, request: Request) -> Response:
