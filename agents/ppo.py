@@ -262,11 +262,12 @@ def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
 
 def run_table_sizes(file: Path) -> tuple[int, ...] | None:
     """The table sizes the training run that made ``file`` played (``players`` of its
-    ``config.json`` and of every resumed session's config), when ``file`` is where
-    ``llama-rl train`` puts a model: a run directory's model, a checkpoint in its
-    ``checkpoints`` folder, or an RLlib checkpoint's module state there. ``None``
-    otherwise, or when a config cannot be read (the model plays all the same)."""
-    parents = file.resolve().parents
+    ``config.json`` and of every resumed session's ``config.resume_<k>.json``: a
+    checkpoint is credited with them all), when ``file`` is where ``llama-rl train`` puts
+    a model: a run directory's model, a checkpoint in its ``checkpoints`` folder, or an
+    RLlib checkpoint's module state there. ``None`` otherwise, or when a config cannot
+    be read (the model plays all the same)."""
+    parents = file.absolute().parents  # not resolved: a model linked into a run is that run's
     if file.suffix == ".pkl":  # runs/<run>/checkpoints/rllib_<steps>/<RLLIB_MODULE_STATE>
         depth = len(RLLIB_MODULE_STATE.parts)  # parents[depth - 1] is rllib_<steps>
         candidates = [parents[depth + 1]] if len(parents) > depth + 1 and parents[depth].name == "checkpoints" else []
@@ -275,15 +276,37 @@ def run_table_sizes(file: Path) -> tuple[int, ...] | None:
         if parents[0].name == "checkpoints" and len(parents) > 1:
             candidates = [parents[1]]
     for run in candidates:
-        configs = [run / "config.json", *sorted(run.glob("config.resume_*.json"))]
+        resumed = sorted(
+            (int(m.group(1)), f) for f in run.glob("config.resume_*.json") if (m := _RESUMED.fullmatch(f.name))
+        )
         sizes: set[int] = set()
         try:
-            for config in configs:
-                sizes.update(check_table_sizes(json.loads(config.read_text(encoding="utf-8"))["players"]))
+            for config in [run / "config.json", *(f for _, f in resumed)]:
+                sizes.update(_players(json.loads(config.read_text(encoding="utf-8"))["players"]))
         except (OSError, ValueError, TypeError, KeyError, RecursionError):
             return None
         return tuple(sorted(sizes))
     return None
+
+
+_RESUMED = re.compile(r"config\.resume_(\d+)\.json")
+"""A resumed session's config in a run directory (what the trainers write)."""
+
+
+def _players(value: object) -> tuple[int, ...]:
+    """A run config's ``players``: a list of sizes, one size, or the text forms older
+    runs wrote (``"2-6"``, ``"2,4"``, ``"4"``)."""
+    if isinstance(value, str):
+        parts: list[int] = []
+        for part in value.replace(" ", "").split(","):
+            low, dash, high = part.partition("-")
+            parts.extend(range(int(low), int(high) + 1) if dash else [int(low)])
+        return check_table_sizes(parts)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return check_table_sizes([value])
+    if isinstance(value, list):
+        return check_table_sizes(value)
+    raise ValueError(f"players is {value!r}")
 
 
 def _load_npz(file: Path) -> Actor:

@@ -9,6 +9,9 @@ the PATH.
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,11 +20,15 @@ __all__ = ["install_hint"]
 
 def install_hint(extra: str) -> str:
     """The command that installs the extra ``extra`` (``"web"``, ``"train"``...) into
-    the environment running now."""
-    python = sys.executable or "python"
-    if " " in python:
-        python = f'"{python}"'
+    the environment running now, quoted for this system's shell."""
     root = Path(__file__).resolve().parents[1]
     if (root / "pyproject.toml").is_file():  # a checkout
-        return f'{python} -m pip install -e "{root}[{extra}]"'
-    return f'{python} -m pip install "llama-rl[{extra}]" (from the checkout or wheel llama-rl came from)'
+        return _command([sys.executable or "python", "-m", "pip", "install", "-e", f"{root}[{extra}]"])
+    command = _command([sys.executable or "python", "-m", "pip", "install", f"llama-rl[{extra}]"])
+    return f"{command} (from the checkout or wheel llama-rl came from)"
+
+
+def _command(words: list[str]) -> str:
+    if os.name == "nt":
+        return subprocess.list2cmdline(words)
+    return shlex.join(words)

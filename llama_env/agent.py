@@ -49,6 +49,7 @@ __all__ = [
     "batch_from",
     "table_sizes",
     "unmade_for",
+    "UnseenTableSize",
     "Registration",
     "registrations",
     "adopt",
@@ -260,8 +261,10 @@ def make(name: str, **params: Any) -> Agent:
     """
     if not isinstance(name, str):
         raise TypeError(f"an agent name must be a string, got {name!r} ({type(name).__name__})")
-    if ":" in name and not params and name not in _REGISTRY:  # a spec, as everywhere else takes one
-        return parse_agent_spec(name).build()
+    if ":" in name and name not in _REGISTRY:  # a spec, as everywhere else takes one; keywords add to it
+        spec = parse_agent_spec(name, check=False)
+        seed = params.pop("seed", None)
+        return AgentSpec(spec.name, {**spec.params, **params}).build(seed)
     if name not in _REGISTRY:
         _load_plugins()
         if name not in _REGISTRY:
@@ -424,21 +427,34 @@ def table_sizes(agent: Agent) -> tuple[int, ...] | None:
         ) from None
 
 
+class UnseenTableSize(UserWarning):
+    """An agent made for some table sizes sits at another (:func:`unmade_for`)."""
+
+
 def unmade_for(agents: Sequence[AgentLike], num_players: int) -> list[str]:
-    """A line for each agent of ``agents`` (built from its name or spec where it is one)
-    that says it was made for other table sizes than ``num_players``
-    (:func:`table_sizes`), once per label: such an agent plays on, but at a table size it
-    never saw, which is rarely what a comparison means to measure."""
+    """A line for each agent of ``agents`` that says it was made for other table sizes
+    than ``num_players`` (:func:`table_sizes`), named as result tables name it (``ppo#2``
+    when two share a label): such an agent plays on, but at a table size it never saw,
+    which is rarely what a comparison means to measure. A name or spec given more than
+    once is built and named once (as its label); an object once per object."""
+    from collections import Counter
+
+    labels = [agent_label(a) for a in agents]
+    repeated = Counter(labels)
+    seen: set[object] = set()
     lines = []
-    seen: set[str] = set()
-    for agent in agents:
-        label = agent_label(agent)
-        sizes = table_sizes(resolve(agent))
-        if label in seen or sizes is None or num_players in sizes:
+    for k, (agent, label) in enumerate(zip(agents, labels, strict=True)):
+        by_text = isinstance(agent, (str, AgentSpec))
+        key: object = label if by_text else id(agent)
+        if key in seen:
             continue
-        seen.add(label)
+        seen.add(key)
+        sizes = table_sizes(resolve(agent))
+        if sizes is None or num_players in sizes:
+            continue
+        name = label if by_text or repeated[label] == 1 else f"{label}#{labels[: k + 1].count(label)}"
         lines.append(
-            f"agent {label!r} was trained at {_and(sizes)} players only; it plays this {num_players}-player "
+            f"agent {name!r} was trained at {_and(sizes)} players only; it plays this {num_players}-player "
             "table as a table size it never saw"
         )
     return lines

@@ -60,10 +60,16 @@ def test_core_install_plays_the_shipped_agents_and_a_zip_names_the_missing_extra
 
 def test_the_install_hint_names_this_checkout_and_this_interpreter(monkeypatch, tmp_path):
     """The hints said pip install 'llama-rl[web]', a name PyPI gives another project."""
+    import shlex
+
     import llama_env._install as hint
 
     root = Path(hint.__file__).resolve().parents[1]
-    assert hint.install_hint("web") == f'{sys.executable} -m pip install -e "{root}[web]"'
-    monkeypatch.setattr(hint, "__file__", str(tmp_path / "site-packages" / "llama_env" / "_install.py"))
+    assert shlex.split(hint.install_hint("web")) == [sys.executable, "-m", "pip", "install", "-e", f"{root}[web]"]
+    monkeypatch.setattr(hint, "__file__", str(tmp_path / "it's $HOME" / "llama_env" / "_install.py"))
     outside = hint.install_hint("web")
-    assert outside.endswith('pip install "llama-rl[web]" (from the checkout or wheel llama-rl came from)')
+    assert outside.endswith(" (from the checkout or wheel llama-rl came from)")
+    assert shlex.split(outside)[:5] == [sys.executable, "-m", "pip", "install", "llama-rl[web]"]
+    (tmp_path / "it's $HOME" / "pyproject.toml").parent.mkdir(parents=True)
+    (tmp_path / "it's $HOME" / "pyproject.toml").write_text("")  # a checkout at an awkward path
+    assert shlex.split(hint.install_hint("web"))[-1] == f"{tmp_path}/it's $HOME[web]"  # quoted for the shell

@@ -695,7 +695,8 @@ def test_another_executor_gives_the_same_numbers(monkeypatch):
 
 
 class Short:
-    """An executor that loses a result, or invents one."""
+    """An executor that loses a result, or invents one; it keeps its iterator, so only
+    the caller's close() (not the garbage collector) can tell it to stop."""
 
     def __init__(self, extra: int) -> None:
         self.extra, self.closed = extra, False
@@ -704,11 +705,17 @@ class Short:
         from train.evaluation.runner import run_job, setup_worker
 
         setup_worker(payload)
-        try:
-            results = [run_job(job) for job in jobs]
-            yield from results[: len(results) + self.extra] if self.extra < 0 else results + results[: self.extra]
-        finally:
-            self.closed = True
+
+        def results():
+            done = [run_job(job) for job in jobs]
+            try:
+                yield from done[: len(done) + self.extra] if self.extra < 0 else done + done[: self.extra]
+            except GeneratorExit:
+                self.closed = True
+                raise
+
+        self.iterator = results()
+        return self.iterator
 
 
 def test_an_executor_that_returns_the_wrong_number_of_results_is_named():

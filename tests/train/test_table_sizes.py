@@ -142,3 +142,53 @@ def test_export_names_the_table_sizes(tmp_path):
     assert code == 0, out.getvalue()
     assert "trained at 4/6 players" in out.getvalue()
     assert load_actor(tmp_path / "x.npz").table_sizes == (4, 6)  # kept once out of the run
+
+
+def test_two_models_sharing_a_label_are_named_apart_and_each_built_once(tmp_path, monkeypatch):
+    """Two PPOAgent objects (trained at 2 and at 6) at a 4-player table gave one warning,
+    'ppo', deduplicated by label; and every seat was built before the label was checked."""
+    save_actor(small_actor([2]), tmp_path / "two.npz")
+    save_actor(small_actor([6]), tmp_path / "six.npz")
+    two, six = PPOAgent(path=str(tmp_path / "two.npz")), PPOAgent(path=str(tmp_path / "six.npz"))
+    assert unmade_for([two, six, "random", "random"], 4) == [
+        "agent 'ppo#1' was trained at 2 players only; it plays this 4-player table as a table size it never saw",
+        "agent 'ppo#2' was trained at 6 players only; it plays this 4-player table as a table size it never saw",
+    ]
+    import llama_env.agent as registry
+
+    built = []
+    real = registry.resolve
+    monkeypatch.setattr(registry, "resolve", lambda agent, seed=None: built.append(agent) or real(agent, seed))
+    unmade_for(["heuristic"] * 4, 4)
+    assert built == ["heuristic"]  # one build for a name given four times
+
+
+def test_the_comparison_after_training_says_nothing_of_the_sizes_it_chose(tmp_path):
+    from train.evaluation.report import compare_agents
+
+    save_actor(small_actor([2]), tmp_path / "m.npz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the table compares at 2 and 4 whatever the run trained at
+        rows = compare_agents({"new": PPOAgent(path=str(tmp_path / "m.npz"))}, games=4, workers=1)
+    assert [r.players for r in rows] == [2, 2, 4, 4]
+
+
+def test_make_builds_a_spec_with_more_keywords():
+    made = agents.make("cautious:threshold=2", seed=1)
+    assert (made.threshold, made.seed, made.name) == (2, 1, "cautious:threshold=2")
+
+
+def test_a_runs_older_forms_a_linked_model_and_stray_files_are_read(tmp_path):
+    """Older runs wrote players as text ("2-4") or one size, a model linked into a run
+    was read from the link's target, and a stray config.resume_notes.json made the
+    whole run say nothing."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"players": "2-4"}))
+    (run / "config.resume_1.json").write_text(json.dumps({"players": 6}))
+    (run / "config.resume_notes.json").write_text("my notes, not a config")
+    save_actor(small_actor(), tmp_path / "elsewhere.npz")
+    (run / "model.npz").symlink_to(tmp_path / "elsewhere.npz")
+    assert load_actor(run / "model.npz").table_sizes == (2, 3, 4, 6)
+    assert load_actor(run).table_sizes == (2, 3, 4, 6)
+    assert load_actor(tmp_path / "elsewhere.npz").table_sizes is None  # the target is in no run

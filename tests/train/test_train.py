@@ -550,6 +550,12 @@ def test_training_opponents_may_be_agent_specs_with_a_weight():
     }  # a Windows path's colon is no weight
     with pytest.raises(ValueError, match="weight of 'heuristic' must be a number, got 'x'"):
         parse_opponents("heuristic:x")
+    with pytest.raises(ValueError, match="weight of 'cautious:threshold=2' must be a number, got 'x'"):
+        parse_opponents("cautious:threshold=2:x")  # was "threshold must be an integer, got '2:x'"
+    with pytest.raises(ValueError, match="'cautious:threshold=2' ends in a colon with no weight after it"):
+        parse_opponents("cautious:threshold=2:")
+    # spaces go only around the separators: a model's path may hold one
+    assert parse_opponents(" heuristic : 0.5 , ppo:path=my run/x:0.5") == {"heuristic": 0.5, "ppo:path=my run/x": 0.5}
     config = TrainConfig(opponents="cautious:threshold=2:0.5,self:0.5", eval_opponent="cautious:threshold=2")
     assert config.validate().opponents == {"cautious:threshold=2": 0.5, "self": 0.5}
     with pytest.raises(ValueError, match="config key 'opponents': agent 'cautious' has no parameter 'thresh'"):

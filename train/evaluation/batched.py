@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, reset_agent, resolve, unmade_for
+from llama_env.agent import Agent, AgentLike, UnseenTableSize, reset_agent, resolve, unmade_for
 from llama_env.batch import BatchGame, unplayed_options
 from llama_env.engine import Action, Rules
 from llama_env.table import BatchTable, BatchTableListener
@@ -245,7 +245,7 @@ def play_either(
     if batched is not None and not isinstance(batched, bool):
         raise ValueError(f"batched must be True, False or None (when it can), got {batched!r}")
     for line in unmade_for(agents, rules.num_players):
-        warnings.warn(line, UserWarning, stacklevel=3)
+        warnings.warn(line, UnseenTableSize, stacklevel=3)
     if batched is not False:
         refusal = batch_refusal(agents, duplicate=duplicate, record_dir=record_dir, rules=rules)
         if refusal is None:

@@ -7,10 +7,11 @@ deals (the batched engine's deals would depend on how the agents play).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from llama_env.agent import AgentLike
+from llama_env.agent import AgentLike, UnseenTableSize
 from llama_env.engine import Rules
 from train.evaluation.evaluate import evaluate
 
@@ -45,14 +46,16 @@ def compare_agents(
     for label, agent in contenders.items():
         for n in players:
             for opp in opponents:
-                r = evaluate(
-                    [agent] + [opp] * (n - 1),
-                    games,
-                    seed=seed,
-                    workers=workers,
-                    rules=rules.at(n) if rules else None,
-                    batched=False,
-                )
+                with warnings.catch_warnings():  # the sizes are this table's choice, not the user's
+                    warnings.simplefilter("ignore", UnseenTableSize)
+                    r = evaluate(
+                        [agent] + [opp] * (n - 1),
+                        games,
+                        seed=seed,
+                        workers=workers,
+                        rules=rules.at(n) if rules else None,
+                        batched=False,
+                    )
                 a = r.agents[0]
                 rows.append(ComparisonRow(label, n, opp, a.win_share, a.ci_low, a.ci_high, r.num_games))
     return rows

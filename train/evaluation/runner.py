@@ -435,7 +435,7 @@ def run_chunks(
     script, whatever the start method. An agent that cannot be pickled keeps it in this
     process, with a warning. ``sizes`` (games per chunk) move the progress bar."""
     workers = num_workers(workers)
-    if executor is not None and not callable(getattr(executor, "run", None)):
+    if executor is not None and not callable(getattr(executor, "run", None)):  # checked whether used or not
         raise ValueError(
             f"executor must have run(payload, jobs, workers), as train.evaluation.runner.LocalProcesses; "
             f"got {executor!r}"
@@ -540,8 +540,9 @@ def num_workers(workers: int | None) -> int:
     if workers is None:
         cores = os.cpu_count() or 1
         return min(cores, MAX_WORKERS_WINDOWS) if os.name == "nt" else cores
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be a positive integer or None (all cores), got {workers!r}")
+    workers = int(workers)
     if os.name == "nt" and workers > MAX_WORKERS_WINDOWS:
         raise ValueError(
             f"workers must be at most {MAX_WORKERS_WINDOWS} on Windows (its process pools' limit), got {workers}"

@@ -73,6 +73,8 @@ class TournamentResult:
     def __getitem__(self, key: int | str) -> dict[str, Any]:
         """One agent's results, by list position or display name: its name, rating,
         win share and games, as a row of :meth:`to_dict`."""
+        if isinstance(key, str) and key not in self.names:
+            raise KeyError(f"no agent {key!r} in this tournament; its agents: {', '.join(self.names)}")
         i = self.names.index(key) if isinstance(key, str) else key
         r = self.ratings[i]
         return {

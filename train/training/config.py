@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import functools
 import math
+import re
 import time
 import typing
 from collections.abc import Callable, Mapping
@@ -141,7 +142,7 @@ class TrainConfig:
     eval_every: int = _f(250_000, "evaluate against eval_opponent every this many steps (0 = never)")
     eval_games: int = _f(400, "games per evaluation and table size")
     eval_players: tuple[int, ...] = _f((2, 4), "table sizes of the periodic evaluation", metavar="SIZES")
-    eval_opponent: str = _f("heuristic", "the registered baseline evaluated against during training")
+    eval_opponent: str = _f("heuristic", "the agent (a name or spec) evaluated against during training")
     stop_win_share: float = _f(
         0.0,
         "stop training early once a periodic evaluation beats this win share: the lower end of its confidence "
@@ -490,7 +491,7 @@ def parse_opponents(spec: str | Mapping[str, float]) -> dict[str, float]:
     if not isinstance(spec, str):
         raise ValueError(f"config key 'opponents' must be 'kind:weight,...', got {spec!r}")
     out: dict[str, float] = {}
-    for part in spec.replace(" ", "").split(","):
+    for part in re.sub(r"\s*([,:])\s*", r"\1", spec.strip()).split(","):  # a path may hold spaces
         if not part:
             continue
         name, w = _kind_and_weight(part)
@@ -517,7 +518,11 @@ def _kind_and_weight(part: str) -> tuple[str, str]:
     with contextlib.suppress(ValueError):
         float(tail)
         return head, tail
-    return (part, "") if "=" in head else (head, tail)  # a path's colon, or a weight that is no number
+    if "=" in head and tail[:1] in ("\\", "/"):  # a path's colon: C:\\m.npz
+        return part, ""
+    if not tail:
+        raise ValueError(f"config key 'opponents': {head!r} ends in a colon with no weight after it")
+    return head, tail  # a weight that is no number: refused by the caller
 
 
 def _weight(name: object, weight: object) -> float:
