@@ -138,21 +138,29 @@ def test_the_web_app_seats_a_search_apart_and_forgets_it_at_the_end():
         assert session.table.agents == [None, None]
 
 
-def test_a_forgotten_game_lets_its_costly_agents_go_and_a_full_child_refuses_new_ones(monkeypatch):
-    """The child dropped its least recently used agent to make room, a live game's among
-    them, whose next move was then a 500 and the game stuck for good; and a game the store
-    forgot kept its agents there. Now a game that would need more than the child keeps is
-    a 429, and the agents of a forgotten game are let go, so that new games fit again."""
+SEARCH_AND_ANN = {"seats": [{"agent": "search:worlds=4"}, {"person": "Ann"}]}
+
+
+def app_of_two_costly_agents(monkeypatch, idle_seconds: float) -> tuple[SessionStore, TestClient]:
+    """A store and a client of a web app whose costly agents' process holds two agents."""
     import functools
 
     import train.play.web as web
 
     monkeypatch.setattr(web, "AgentHost", functools.partial(AgentHost, max_agents=2))
-    store = SessionStore(idle_seconds=600)
-    body = {"seats": [{"agent": "search:worlds=4"}, {"person": "Ann"}]}
+    store = SessionStore(idle_seconds=idle_seconds)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        client = TestClient(create_app(store), base_url="http://127.0.0.1")
+        return store, TestClient(create_app(store), base_url="http://127.0.0.1")
+
+
+def test_a_forgotten_game_lets_its_costly_agents_go_and_a_full_child_refuses_new_ones(monkeypatch):
+    """The child dropped its least recently used agent to make room, a live game's among
+    them, whose next move was then a 500 and the game stuck for good; and a game the store
+    forgot kept its agents there. Now a game that would need more than the child keeps is
+    a 429, and the agents of a forgotten game are let go, so that new games fit again."""
+    store, client = app_of_two_costly_agents(monkeypatch, idle_seconds=600)
+    body = SEARCH_AND_ANN
     with client:
         made = [client.post("/api/games", json=body) for _ in range(2)]
         assert [r.status_code for r in made] == [201, 201]
@@ -171,17 +179,10 @@ def test_games_left_in_closed_tabs_make_room_for_new_costly_agents(monkeypatch):
     """Games abandoned in closed tabs held the costly agents' process full for
     idle_seconds (30 minutes), refusing every new search game though the store had room:
     one not looked at for ABANDONED_SECONDS now makes room, as in the full store."""
-    import functools
-
-    import train.play.web as web
     from train.play.session import ABANDONED_SECONDS
 
-    monkeypatch.setattr(web, "AgentHost", functools.partial(AgentHost, max_agents=2))
-    store = SessionStore(idle_seconds=1800)
-    body = {"seats": [{"agent": "search:worlds=4"}, {"person": "Ann"}]}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        client = TestClient(create_app(store), base_url="http://127.0.0.1")
+    store, client = app_of_two_costly_agents(monkeypatch, idle_seconds=1800)
+    body = SEARCH_AND_ANN
     with client:
         made = [client.post("/api/games", json=body) for _ in range(2)]
         assert [r.status_code for r in made] == [201, 201]
@@ -209,6 +210,29 @@ def test_the_agents_process_leaves_ctrl_c_to_the_server(host):
     assert host._process.is_alive()  # type: ignore[union-attr]
 
 
+def failing_app(store: SessionStore) -> TestClient:
+    """A client of a web app over ``store`` that answers its own failures as 500s."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TestClient(create_app(store), base_url="http://127.0.0.1", raise_server_exceptions=False)
+
+
+def move_until_the_agent_fails(client: TestClient) -> tuple[object, dict, str]:
+    """A new game of Ann (seat 0, who starts) and an agent; Ann moves until a move's
+    reply by the agent fails: that response, the game's first state and Ann's token."""
+    r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "random"}], "seed": 3})
+    assert r.status_code == 201 and r.json()["your_turn"], r.text  # seat 0 starts the first round
+    state, token = r.json(), r.json()["token"]
+    move = client.post(
+        f"/api/games/{state['id']}/move", json={"action": state["legal"][0]}, headers={"X-Llama-Token": token}
+    )
+    while move.status_code == 200:  # Ann ended the round and starts the next: move again
+        move = client.post(
+            f"/api/games/{state['id']}/move", json={"action": move.json()["legal"][0]}, headers={"X-Llama-Token": token}
+        )
+    return move, state, token
+
+
 def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
     """A move whose agent reply failed left the game waiting for that agent for good:
     every look showed its turn. The next look lets the agents move again."""
@@ -226,21 +250,9 @@ def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
 
     monkeypatch.setattr(web._App, "build", lambda self, spec, seed: FailsOnce(spec.build(seed)))
     store = SessionStore()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        client = TestClient(create_app(store), base_url="http://127.0.0.1", raise_server_exceptions=False)
-    with client:
-        r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "random"}], "seed": 3})
-        assert r.status_code == 201 and r.json()["your_turn"], r.text  # seat 0 starts the first round
-        state, token = r.json(), r.json()["token"]
+    with failing_app(store) as client:
+        r, state, token = move_until_the_agent_fails(client)
         game_id, session = state["id"], store.get(state["id"])
-        r = client.post(
-            f"/api/games/{game_id}/move", json={"action": state["legal"][0]}, headers={"X-Llama-Token": token}
-        )
-        if r.status_code == 200:  # Ann's move ended the round and she starts the next: play on to the agent
-            r = client.post(
-                f"/api/games/{game_id}/move", json={"action": r.json()["legal"][0]}, headers={"X-Llama-Token": token}
-            )
         assert r.status_code == 500 and session.stalled
         look = client.get(f"/api/games/{game_id}", headers={"X-Llama-Token": token})
         assert look.status_code == 200 and look.json()["your_turn"]  # the agent moved at the look
@@ -262,21 +274,8 @@ def test_a_game_whose_agent_always_fails_is_still_shown_and_not_retried_at_every
 
     monkeypatch.setattr(web._App, "build", lambda self, spec, seed: Fails())
     store = SessionStore()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        client = TestClient(create_app(store), base_url="http://127.0.0.1", raise_server_exceptions=False)
-    with client:
-        r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "random"}], "seed": 3})
-        state, token = r.json(), r.json()["token"]
-        move = client.post(
-            f"/api/games/{state['id']}/move", json={"action": state["legal"][0]}, headers={"X-Llama-Token": token}
-        )
-        while move.status_code == 200:  # Ann ended the round and starts the next: move again
-            move = client.post(
-                f"/api/games/{state['id']}/move",
-                json={"action": move.json()["legal"][0]},
-                headers={"X-Llama-Token": token},
-            )
+    with failing_app(store) as client:
+        move, state, token = move_until_the_agent_fails(client)
         assert move.status_code == 500 and len(calls) == 1
         looks = [client.get(f"/api/games/{state['id']}", headers={"X-Llama-Token": token}) for _ in range(5)]
         assert [r.status_code for r in looks] == [200] * 5  # shown as it stands

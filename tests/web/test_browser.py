@@ -524,6 +524,23 @@ def serve_on(store: SessionStore, port: int, app=None) -> tuple[uvicorn.Server, 
     return server, thread
 
 
+def waiting_page(driver, store: SessionStore, port: int) -> tuple[dict, object, str]:
+    """A game of Ann and Bob on the server at ``port``, its page open on the seat whose
+    turn it is not: the page's state, the game, and the token of the seat to move."""
+    open_page(driver, f"http://127.0.0.1:{port}", DESKTOP)
+    set_up(driver, [("person", "Ann"), ("person", "Bob")], seed=2, end_score=20)
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver)
+    session = store.get(state["id"])
+    links = [driver.current_url, driver.find_element(By.CSS_SELECTOR, "#invites input.invite").get_attribute("value")]
+    mover = session.game.current_player
+    if state["your_turn"]:  # the page must wait: open the seat whose turn it is not
+        driver.get(links[1 - mover])
+        state = idle(driver, f"window.llamaState.seat === {1 - mover}")
+    assert not state["your_turn"]
+    return state, session, links[mover].rsplit("token=", 1)[1]
+
+
 def test_a_waiting_page_says_the_server_is_lost_and_recovers_when_it_is_back(browser):
     """A page waiting for another person's move that cannot reach the server says so and
     tries again (it stopped polling for good, showing "Failed to fetch"); when the same
@@ -533,20 +550,7 @@ def test_a_waiting_page_says_the_server_is_lost_and_recovers_when_it_is_back(bro
     port = server.servers[0].sockets[0].getsockname()[1]
     driver = browser
     try:
-        open_page(driver, f"http://127.0.0.1:{port}", DESKTOP)
-        set_up(driver, [("person", "Ann"), ("person", "Bob")], seed=2, end_score=20)
-        driver.find_element(By.ID, "start").click()
-        state = idle(driver)
-        session = store.get(state["id"])
-        links = [
-            driver.current_url,
-            driver.find_element(By.CSS_SELECTOR, "#invites input.invite").get_attribute("value"),
-        ]
-        mover = session.game.current_player
-        if state["your_turn"]:  # the page must wait: open the seat whose turn it is not
-            driver.get(links[1 - mover])
-            state = idle(driver, f"window.llamaState.seat === {1 - mover}")
-        assert not state["your_turn"]
+        state, session, token = waiting_page(driver, store, port)
         server.should_exit = True
         thread.join(timeout=10)
         error = driver.find_element(By.ID, "game-error")
@@ -555,7 +559,7 @@ def test_a_waiting_page_says_the_server_is_lost_and_recovers_when_it_is_back(bro
         answer = httpx.post(
             f"http://127.0.0.1:{port}/api/games/{state['id']}/move",
             json={"action": session.game.legal_actions()[0]},
-            headers={"X-Llama-Token": links[mover].rsplit("token=", 1)[1]},
+            headers={"X-Llama-Token": token},
         )
         assert answer.status_code == 200, answer.text
         synced(driver, session)
@@ -584,20 +588,7 @@ def test_a_waiting_page_keeps_polling_through_a_busy_server(browser):
     port = server.servers[0].sockets[0].getsockname()[1]
     driver = browser
     try:
-        open_page(driver, f"http://127.0.0.1:{port}", DESKTOP)
-        set_up(driver, [("person", "Ann"), ("person", "Bob")], seed=2, end_score=20)
-        driver.find_element(By.ID, "start").click()
-        state = idle(driver)
-        session = store.get(state["id"])
-        links = [
-            driver.current_url,
-            driver.find_element(By.CSS_SELECTOR, "#invites input.invite").get_attribute("value"),
-        ]
-        mover = session.game.current_player
-        if state["your_turn"]:  # the page must wait: open the seat whose turn it is not
-            driver.get(links[1 - mover])
-            state = idle(driver, f"window.llamaState.seat === {1 - mover}")
-        assert not state["your_turn"]
+        state, session, token = waiting_page(driver, store, port)
         outage.set()
         error = driver.find_element(By.ID, "game-error")
         WebDriverWait(driver, 10).until(lambda d: "server cannot answer now" in error.text)
@@ -605,7 +596,7 @@ def test_a_waiting_page_keeps_polling_through_a_busy_server(browser):
         answer = httpx.post(
             f"http://127.0.0.1:{port}/api/games/{state['id']}/move",
             json={"action": session.game.legal_actions()[0]},
-            headers={"X-Llama-Token": links[mover].rsplit("token=", 1)[1]},
+            headers={"X-Llama-Token": token},
         )
         assert answer.status_code == 200, answer.text
         synced(driver, session)  # the move reached the page that had seen a 503
