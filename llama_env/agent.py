@@ -18,6 +18,7 @@ import math
 import operator
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
@@ -437,8 +438,6 @@ def unmade_for(agents: Sequence[AgentLike], num_players: int) -> list[str]:
     when two share a label): such an agent plays on, but at a table size it never saw,
     which is rarely what a comparison means to measure. A name or spec given more than
     once is built and named once (as its label); an object once per object."""
-    from collections import Counter
-
     labels = [agent_label(a) for a in agents]
     repeated = Counter(labels)
     seen: set[object] = set()
