@@ -43,7 +43,7 @@ from agents.base import BaseAgent, check_observation, load_arrays, mask_list
 from llama_env._atomic import atomic_savez
 from llama_env._install import install_hint
 from llama_env.agent import register
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line, parse_table_sizes
 from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, guess_obs_version
 
 __all__ = [
@@ -282,7 +282,7 @@ def run_table_sizes(file: Path) -> tuple[int, ...] | None:
         sizes: set[int] = set()
         try:
             for config in [run / "config.json", *(f for _, f in resumed)]:
-                sizes.update(_players(json.loads(config.read_text(encoding="utf-8"))["players"]))
+                sizes.update(parse_table_sizes(json.loads(config.read_text(encoding="utf-8"))["players"]))
         except (OSError, ValueError, TypeError, KeyError, RecursionError):
             return None
         return tuple(sorted(sizes))
@@ -291,22 +291,6 @@ def run_table_sizes(file: Path) -> tuple[int, ...] | None:
 
 _RESUMED = re.compile(r"config\.resume_(\d+)\.json")
 """A resumed session's config in a run directory (what the trainers write)."""
-
-
-def _players(value: object) -> tuple[int, ...]:
-    """A run config's ``players``: a list of sizes, one size, or the text forms older
-    runs wrote (``"2-6"``, ``"2,4"``, ``"4"``)."""
-    if isinstance(value, str):
-        parts: list[int] = []
-        for part in value.replace(" ", "").split(","):
-            low, dash, high = part.partition("-")
-            parts.extend(range(int(low), int(high) + 1) if dash else [int(low)])
-        return check_table_sizes(parts)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return check_table_sizes([value])
-    if isinstance(value, list):
-        return check_table_sizes(value)
-    raise ValueError(f"players is {value!r}")
 
 
 def _load_npz(file: Path) -> Actor:

@@ -242,6 +242,36 @@ def check_seed(value: object, name: str = "seed") -> int:
     return int(value)
 
 
+def parse_table_sizes(spec: object, what: str = "table sizes") -> tuple[int, ...]:
+    """Table sizes as a run's ``players`` writes them, sorted, repeats kept (a repeat
+    weighs a size): ``'4'`` -> (4,), ``'2-6'`` -> (2, 3, 4, 5, 6), ``'2,4,6'`` -> (2, 4, 6),
+    also an int or a list. Anything else is a ``ValueError`` naming ``what``."""
+    allowed = f"ints {MIN_PLAYERS}..{MAX_PLAYERS} as 'N', 'A-B' or 'A,B,...'"
+    if isinstance(spec, bool):
+        raise ValueError(f"{what} must be {allowed}, got {spec!r}")
+    if isinstance(spec, int):
+        out = [spec]
+    elif isinstance(spec, (list, tuple)):
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in spec):
+            raise ValueError(f"{what} must be {allowed}, got {spec!r}")
+        out = list(spec)
+    elif isinstance(spec, str):
+        try:
+            s = spec.replace(" ", "")
+            if "-" in s:
+                a, b = s.split("-")
+                out = list(range(int(a), int(b) + 1))
+            else:
+                out = [int(x) for x in s.split(",") if x]
+        except ValueError:
+            raise ValueError(f"{what} must be {allowed}, got {spec!r}") from None
+    else:
+        raise ValueError(f"{what} must be {allowed}, got {spec!r}")
+    if not out or any(not MIN_PLAYERS <= p <= MAX_PLAYERS for p in out):
+        raise ValueError(f"{what} must be {allowed}, got {spec!r}")
+    return tuple(sorted(out))
+
+
 def validate_rule_options(num_players: Any, end_score: Any, hand_size: Any) -> None:
     """Raise a ``ValueError`` naming the option when a rule option is out of range
     (what making a :class:`Rules` checks; prefer making one and passing it on)."""

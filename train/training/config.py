@@ -31,7 +31,7 @@ from typing import Any
 
 from llama_env.agent import names as agent_names
 from llama_env.agent import parse_agent_spec
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, parse_table_sizes, rule_option_fields
 from llama_env.observation import OBS_VERSIONS
 from llama_env.rewards import REWARD_MODES
 from train.training.backend import Backend, backend_named, backends, reserve_option_names
@@ -454,31 +454,9 @@ def _check_opponents(mix: Mapping[str, float]) -> None:
 
 
 def parse_players(spec: str | int | list[int] | tuple[int, ...], key: str = "players") -> tuple[int, ...]:
-    """'4' -> (4,), '2-6' -> (2, 3, 4, 5, 6), '2,4,6' -> (2, 4, 6); also an int or a list."""
-    allowed = f"ints {MIN_PLAYERS}..{MAX_PLAYERS} as 'N', 'A-B' or 'A,B,...'"
-    if isinstance(spec, bool):
-        raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}")
-    if isinstance(spec, int):
-        out = [spec]
-    elif isinstance(spec, (list, tuple)):
-        if not all(isinstance(x, int) and not isinstance(x, bool) for x in spec):
-            raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}")
-        out = list(spec)
-    elif isinstance(spec, str):
-        try:
-            s = spec.replace(" ", "")
-            if "-" in s:
-                a, b = s.split("-")
-                out = list(range(int(a), int(b) + 1))
-            else:
-                out = [int(x) for x in s.split(",") if x]
-        except ValueError:
-            raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}") from None
-    else:
-        raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}")
-    if not out or any(not MIN_PLAYERS <= p <= MAX_PLAYERS for p in out):
-        raise ValueError(f"config key {key!r} must be {allowed}, got {spec!r}")
-    return tuple(sorted(out))
+    """'4' -> (4,), '2-6' -> (2, 3, 4, 5, 6), '2,4,6' -> (2, 4, 6); also an int or a list
+    (:func:`llama_env.engine.parse_table_sizes`, naming the config key)."""
+    return parse_table_sizes(spec, f"config key {key!r}")
 
 
 def parse_opponents(spec: str | Mapping[str, float]) -> dict[str, float]:
