@@ -142,10 +142,8 @@ def table_rules(num_players: int, rules: Rules | None, options: dict[str, Any], 
             f"{caller}() got an unexpected keyword argument {unknown[0]!r} (rule options: {', '.join(known)})"
         )
     if rules is not None:
-        raise ValueError(
-            f"give the rules either as rules=Rules(...) or as {', '.join(f'{k}=...' for k in options)}, not both"
-        )
-    return Rules(num_players, **options)
+        return Rules.given(rules, **options)  # refuses both forms at once, naming the options
+    return Rules(num_players, **options)  # checked at this table size
 
 
 def rules_text(rules: Rules) -> str:
