@@ -271,13 +271,13 @@ class GameSession:
         self.recorder = _Recorder(self)
         self.table = Table(game, agents, names=self.names, listener=self.recorder)
         self.lock = threading.Lock()
-        self._resumed = -math.inf  # when a look last let the agents of a stopped game move
         """Held while the game changes; a second change meanwhile is refused, not queued."""
+        self._resumed = -math.inf  # when a look last let the agents of a stopped game move
         self.touched = time.monotonic()
         self.history_id: int | None = None
         self.agent_seconds = 0.0
         self.agent_moves = 0
-        self.apart = any(getattr(a, "runs_apart", False) for a in agents)
+        self.apart = _runs_apart(agents)
         """Whether an agent of it computes in another process (:mod:`train.play.agent_host`),
         where this process's clock cannot see its time."""
         self.on_over: Callable[[GameSession], None] | None = None
@@ -546,6 +546,11 @@ class GameSession:
         if self.on_over is not None:
             callback, self.on_over = self.on_over, None
             callback(self)
+
+
+def _runs_apart(agents: Sequence[object]) -> bool:
+    """Whether an agent of ``agents`` runs in the process of costly agents."""
+    return any(getattr(a, "runs_apart", False) for a in agents)
 
 
 def _close_agents(agents: Sequence[object]) -> None:
@@ -839,10 +844,7 @@ class SessionStore:
                 # room is made by forgetting the least recently used game that is over, else
                 # one that no page is open on (a game left in a closed tab held its place
                 # for idle_seconds, and 200 of them refused every new game)
-                now = time.monotonic()
-                finished = next((k for k, s in self._games.items() if s.game.game_over), None)
-                if finished is None:
-                    finished = next((k for k, s in self._games.items() if now - s.touched >= ABANDONED_SECONDS), None)
+                finished = self._least_recent(lambda s: s.game.game_over) or self._least_recent(_abandoned)
                 if finished is not None:
                     dropped.append(self._games.pop(finished))
             full = len(self._games) >= self.max_games
@@ -878,20 +880,16 @@ class SessionStore:
         costly agents and that no page has looked at for :data:`ABANDONED_SECONDS`, and
         let its agents go: room for a new game's when that process is full. (A game over
         let its agents go already: forgetting it frees nothing.) Whether there was one."""
-        now = time.monotonic()
         with self._lock:
-            key = next(
-                (
-                    k
-                    for k, s in self._games.items()
-                    if now - s.touched >= ABANDONED_SECONDS
-                    and any(getattr(a, "runs_apart", False) for a in s.table.agents)
-                ),
-                None,
-            )
+            key = self._least_recent(lambda s: _abandoned(s) and _runs_apart(s.table.agents))
             dropped = [self._games.pop(key)] if key is not None else []
         _release(dropped)
         return bool(dropped)
+
+    def _least_recent(self, which: Callable[[GameSession], bool]) -> str | None:
+        """The id of the least recently used game of the kind ``which`` picks (the store's
+        lock held)."""
+        return next((k for k, s in self._games.items() if which(s)), None)
 
     def forget_idle(self) -> None:
         """Forget the games idle for ``idle_seconds`` now, and let their agents go."""
@@ -910,6 +908,11 @@ class SessionStore:
                 break
             dropped.append(self._games.popitem(last=False)[1])
         return dropped
+
+
+def _abandoned(session: GameSession) -> bool:
+    """Whether no page has looked at ``session`` for :data:`ABANDONED_SECONDS`."""
+    return time.monotonic() - session.touched >= ABANDONED_SECONDS
 
 
 def _release(sessions: Sequence[GameSession]) -> None:
