@@ -4,6 +4,7 @@ assumes.
 
 * PettingZoo: :mod:`llama_env._pettingzoo` (the fast wrapper chain of ``llama_env.env()``);
 * Ray RLlib: :mod:`train.training.rllib._internals` (the env runner's own ``_sample``).
+* uvicorn: :mod:`train.play._uvicorn` (its h11 protocol's ``cycle``, read by the idle-connection timer).
 
 The pins in ``pyproject.toml`` name the minor versions the modules were checked against.
 """
@@ -187,3 +188,23 @@ def test_the_ray_check_names_a_private_name_that_rllib_uses_too():
 
     problems = _rllib.broken_assumptions(Clashing)
     assert problems == ["4: Clashing's private names ['_cached_to_module', '_reset_envs'] are RLlib's runner's too"]
+
+
+# --------------------------------------------------------------------------- uvicorn
+
+
+def test_uvicorn_sets_what_the_idle_connection_timer_reads():
+    """The web server closes a connection that sends no request by reading ``cycle`` of
+    uvicorn's h11 protocol; an uvicorn without it would get its own protocol back, and
+    silently no timer."""
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from train.play._uvicorn import sets_cycle, timely_protocol
+
+    assert sets_cycle(H11Protocol), (
+        f"uvicorn {uvicorn.__version__}'s h11 protocol no longer sets 'cycle' in __init__, which "
+        "train/play/_uvicorn.py reads to close idle connections"
+    )
+    assert issubclass(timely_protocol(1.0), H11Protocol)
+    assert not sets_cycle(object)  # an uvicorn without it: its own protocol, as before

@@ -38,7 +38,6 @@ Needs the ``web`` extra (Starlette, uvicorn).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import json
@@ -66,6 +65,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec
 from llama_env.engine import error_line
+from train.play._uvicorn import timely_protocol
 from train.play.agent_host import AgentHost
 from train.play.history import History, HistoryError
 from train.play.session import (
@@ -595,32 +595,5 @@ def server_config(app: Any) -> Any:
         log_level="warning",
         access_log=False,
         limit_concurrency=MAX_CONNECTIONS,
-        http=_timely_protocol(),
+        http=timely_protocol(FIRST_REQUEST_SECONDS),
     )
-
-
-def _timely_protocol() -> Any:
-    """uvicorn's h11 protocol, closing a connection that sends no request within
-    :data:`FIRST_REQUEST_SECONDS`. It reads one attribute of uvicorn's (``cycle``, the
-    request under way, ``None`` before the first); where that is missing (another
-    uvicorn), the protocol is uvicorn's own, as before."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    class TimelyH11(H11Protocol):
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._waiting = asyncio.get_running_loop().call_later(FIRST_REQUEST_SECONDS, self._no_request, transport)
-
-        def _no_request(self, transport: Any) -> None:
-            if getattr(self, "cycle", None) is None and not transport.is_closing():
-                transport.close()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._waiting.cancel()
-            super().connection_lost(exc)
-
-    try:  # the attribute it reads is set by uvicorn's __init__
-        sets_cycle = "cycle" in H11Protocol.__init__.__code__.co_names
-    except AttributeError:
-        sets_cycle = False
-    return TimelyH11 if sets_cycle else "h11"
