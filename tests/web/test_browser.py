@@ -42,7 +42,7 @@ from llama_env.engine import LlamaGame
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
 from train.play.history import History
-from train.play.session import GameSession, SessionError, SessionStore, new_game
+from train.play.session import AWAY_SECONDS, GameSession, SessionError, SessionStore, new_game
 from train.play.web import bind, create_app
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -440,6 +440,33 @@ def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, 
                 assert len(page.find_elements(By.CSS_SELECTOR, "#round-result tr")) == 1 + 3
     finally:
         b.quit()
+
+
+def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, browser, tmp_path):
+    """Bob never opens his link: once his seat has been away for the server's time, Ann's
+    page offers it to an agent, and the game goes on without him."""
+    page = browser
+    state, session = start_with_friends(page, site)
+    for turn in range(20):  # Ann plays until the table waits for Bob (her page then asks often)
+        if session.game.current_player == 1:
+            break
+        if any(e["type"] == "round" for e in state["events"]):
+            dismiss_round(page)
+        play_something(page, turn)
+        state = idle(page, f"window.llamaState.seq > {state['seq']}")
+    assert session.game.current_player == 1 and not page.find_elements(By.CSS_SELECTOR, ".hand-over")
+    session.seen[1] = time.monotonic() - AWAY_SECONDS - 1
+    button = WebDriverWait(page, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .hand-over'))
+    assert "away" in page.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .tags').text
+    assert button.size["height"] >= TOUCH and button.get_attribute("aria-label") == "let heuristic play Bob's seat"
+    screenshot(page, "hand-over.png", tmp_path)
+    button.click()
+    state = idle(page, "window.llamaState.left.includes(1)")
+    assert session.left == {1: "heuristic"} and session.game.current_player != 1
+    assert "Bob was away: heuristic plays Bob's seat from here on." in log_lines(page)
+    assert page.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .tags').text == "left: heuristic plays"
+    assert not page.find_elements(By.CSS_SELECTOR, ".hand-over")
+    assert console_errors(page) == []
 
 
 def focused(driver: webdriver.Chrome) -> str:

@@ -134,7 +134,8 @@ def test_saved_games_read_back_newest_first_with_scores_and_winners(hist, games)
         best = min(scores)
         assert [s["score"] for s in g["seats"]] == scores
         assert [s["winner"] for s in g["seats"]] == [s == best for s in scores]
-        assert g["seats"][0] == {"name": "Ann", "kind": "person", "score": scores[0], "winner": scores[0] == best}
+        ann = {"name": "Ann", "kind": "person", "score": scores[0], "winner": scores[0] == best, "forfeit": False}
+        assert g["seats"][0] == ann
         assert [s["name"] for s in g["seats"][1:]] == record["agents"][1:]
         assert {s["kind"] for s in g["seats"][1:]} == {"agent"}
         # the record comes back as saved and replays to the same end
@@ -587,9 +588,9 @@ def test_the_ratings_table_counts_a_shared_win_once_and_ranks_by_ordinal():
     tied = _Rated()
     tied.take(
         [
-            (1, "agent", "random", 5, 1, T0, "v"),
-            (1, "agent", "random", 5, 1, T0, "v"),
-            (1, "person", "Ann", 9, 0, T0, "v"),
+            (1, "agent", "random", 5, 1, 0, T0, "v"),
+            (1, "agent", "random", 5, 1, 0, T0, "v"),
+            (1, "person", "Ann", 9, 0, 0, T0, "v"),
         ]
     )
     row = next(r for r in tied.table() if r["name"] == "random")
@@ -597,10 +598,13 @@ def test_the_ratings_table_counts_a_shared_win_once_and_ranks_by_ordinal():
     rows = []
     for k in range(30):  # Y wins four games in five against Z: well measured
         win = k % 5 != 0
-        rows += [(k, "agent", "Y", 10 * (not win), int(win), T0 + k, None)]
-        rows += [(k, "agent", "Z", 10 * win, int(not win), T0 + k, None)]
+        rows += [(k, "agent", "Y", 10 * (not win), int(win), 0, T0 + k, None)]
+        rows += [(k, "agent", "Z", 10 * win, int(not win), 0, T0 + k, None)]
     for j in range(2):  # X beats Y twice: a higher mu, but less sure
-        rows += [(30 + j, "agent", "X", 0, 1, T0 + 100 + j, None), (30 + j, "agent", "Y", 10, 0, T0 + 100 + j, None)]
+        rows += [
+            (30 + j, "agent", "X", 0, 1, 0, T0 + 100 + j, None),
+            (30 + j, "agent", "Y", 10, 0, 0, T0 + 100 + j, None),
+        ]
     ranked = _Rated()
     ranked.take(rows)
     table = ranked.table()

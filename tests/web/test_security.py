@@ -126,6 +126,7 @@ class TestOtherOriginsCannotDriveIt:
         url = f"/api/games/{game['id']}"
         for headers in ({}, {"X-Llama-Token": ""}, {"X-Llama-Token": other["token"]}, {"X-Llama-Token": "x" * 5000}):
             assert client.post(f"{url}/move", json={"action": game["legal"][0]}, headers=headers).status_code == 403
+            assert client.post(f"{url}/hand-over", json={"seat": 1}, headers=headers).status_code == 403
             assert client.get(url, headers=headers).status_code == 403
             assert client.get(f"{url}/record", headers=headers).status_code == 403
         watch = new(client, WATCH)
@@ -408,6 +409,7 @@ def endpoints(client) -> list[tuple[str, str, dict]]:
         ("POST", "/api/games", {}),
         ("GET", f"/api/games/{play['id']}", p),
         ("POST", f"/api/games/{play['id']}/move", p),
+        ("POST", f"/api/games/{play['id']}/hand-over", p),
         ("POST", f"/api/games/{watch['id']}/step", w),
         ("GET", f"/api/games/{watch['id']}/record", w),
         ("POST", "/api/replays", {}),
@@ -435,6 +437,9 @@ HOSTILE_BODIES = [
     b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
     b'{"action": 7, "since": true}',
     b'{"moves": 1e308}',
+    b'{"seat": true}',
+    b'{"seat": 1e999, "agent": "random"}',
+    b'{"seat": 0, "agent": ["heuristic"]}',
     b'{"moves": -1}',
     b'{"seats": [{"person": "\\ud800"}, {"agent": "random"}]}',
     b'{"seats": [{"person": "a\\u0000b"}, {"agent": "random"}]}',

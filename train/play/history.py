@@ -13,7 +13,9 @@ The file (:func:`default_path` unless the user names one) is a SQLite database:
 * ``seats``: per game and seat, the participant's ``name``, its ``kind`` (``person``,
   rated by the name the person typed, whoever else sat at the table, or ``agent``,
   rated by its agent label), the final ``score`` and ``winner`` (lowest score wins;
-  ties share the win).
+  ties share the win), and ``forfeit``: the person left the game and an agent finished
+  it for them (the person is rated last and wins nothing; schema 2, added to a file of
+  schema 1 when it is opened).
 
 Safety: the schema version is ``PRAGMA user_version`` (and ``application_id`` marks the
 file as ours); opening runs ``PRAGMA quick_check`` and refuses, in one line naming the
@@ -65,7 +67,7 @@ __all__ = [
     "MAX_LIMIT",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """``PRAGMA user_version`` of the files this module writes."""
 APPLICATION_ID = 0x4C4C4D41  # "LLMA": PRAGMA application_id of a LLAMA-RL history
 MAX_NAME = 40
@@ -97,10 +99,15 @@ CREATE TABLE seats (
     kind TEXT NOT NULL CHECK (kind IN ('person', 'agent')),
     score INTEGER NOT NULL,
     winner INTEGER NOT NULL CHECK (winner IN (0, 1)),
+    forfeit INTEGER NOT NULL DEFAULT 0 CHECK (forfeit IN (0, 1)),
     PRIMARY KEY (game, seat)
 ) WITHOUT ROWID;
 CREATE INDEX seats_by_participant ON seats (kind, name);
 """
+_UPGRADES = {
+    1: "ALTER TABLE seats ADD COLUMN forfeit INTEGER NOT NULL DEFAULT 0 CHECK (forfeit IN (0, 1))",
+}
+"""Schema version -> the statement that brings a file of it to the next one."""
 
 
 class HistoryError(ValueError):
@@ -170,7 +177,8 @@ def _names_given(context: dict[str, Any], n: int) -> dict[int, str]:
 
 def _whole(finished: object, seats: Sequence[tuple[Any, ...]]) -> bool:
     """Whether a saved game's row holds what this module writes: a finishing time it can
-    show, and for each seat a text name and kind, an integer score and a 0/1 winner flag.
+    show, and for each seat a text name and kind, an integer score and 0/1 winner and
+    forfeit flags.
     A row damaged outside it (edited by hand, a broken disk) is left out of the lists and
     the ratings, with a warning, instead of failing the whole page."""
     try:
@@ -178,9 +186,21 @@ def _whole(finished: object, seats: Sequence[tuple[Any, ...]]) -> bool:
     except (TypeError, ValueError, OverflowError, OSError):
         return False
     return bool(seats) and all(
-        isinstance(name, str) and isinstance(kind, str) and type(score) is int and winner in (0, 1)
-        for name, kind, score, winner in seats
+        isinstance(name, str) and isinstance(kind, str) and type(score) is int and {winner, forfeit} <= {0, 1}
+        for name, kind, score, winner, forfeit in seats
     )
+
+
+def _seat_flags(value: object, n: int, what: str, question: str) -> list[bool]:
+    """``value`` as ``n`` booleans, one per seat, or a ``ValueError`` naming ``what``."""
+    if (
+        isinstance(value, (str, bytes))
+        or not isinstance(value, Sequence)
+        or len(value) != n
+        or not all(type(x) is bool for x in value)
+    ):
+        raise ValueError(f"{what} must list {n} booleans (one per seat: {question}), got {value!r}")
+    return list(value)
 
 
 def _warn_damaged(path: Path, game_ids: Sequence[int]) -> None:
@@ -281,6 +301,10 @@ class History:
                 )
             elif version < 1:
                 raise HistoryError(f"{self.path} has no history schema (user_version {version}): {_ADVICE}")
+            else:
+                for old in range(version, SCHEMA_VERSION):  # in the same transaction: whole or not at all
+                    conn.execute(_UPGRADES[old])
+                    conn.execute(f"PRAGMA user_version = {old + 1}")
 
     @staticmethod
     @contextmanager
@@ -311,7 +335,14 @@ class History:
 
     # ------------------------------------------------------------------ writing
 
-    def save(self, record: dict[str, Any], *, people: Sequence[bool], finished: float | None = None) -> int:
+    def save(
+        self,
+        record: dict[str, Any],
+        *,
+        people: Sequence[bool],
+        forfeit: Sequence[bool] | None = None,
+        finished: float | None = None,
+    ) -> int:
         """Store one finished game; return its id.
 
         Args:
@@ -321,6 +352,9 @@ class History:
             people: per seat, whether a person sat there (rated by the seat's name, at
                 most :data:`MAX_NAME` characters) or an agent (rated by its label,
                 ``record["agents"][seat]``, at most :data:`MAX_LABEL`).
+            forfeit: per seat, whether its person left and an agent finished the game
+                for them (default: none did); only a person's seat. That person is
+                rated last and wins nothing, whatever the seat scored.
             finished: when the game ended, UTC unix seconds (default: now).
         """
         try:
@@ -331,13 +365,10 @@ class History:
             raise ValueError(f"the game record is larger than {MAX_RECORD_BYTES} bytes of JSON")
         rec = GameRecording.from_json(json.loads(text))  # a copy the caller cannot change
         n = len(rec.names)
-        if (
-            isinstance(people, (str, bytes))
-            or not isinstance(people, Sequence)
-            or len(people) != n
-            or not all(type(x) is bool for x in people)
-        ):
-            raise ValueError(f"people must list {n} booleans (one per seat: a person sat there?), got {people!r}")
+        people = _seat_flags(people, n, "people", "a person sat there?")
+        forfeit = _seat_flags([False] * n if forfeit is None else forfeit, n, "forfeit", "its person left?")
+        if any(f and not p for f, p in zip(forfeit, people, strict=True)):
+            raise ValueError(f"only a person's seat can be forfeit: people {list(people)}, forfeit {list(forfeit)}")
         for seat in range(n):
             _check_text(rec.names[seat], f"seat {seat}'s name", MAX_NAME)
             _check_text(rec.agents[seat], f"seat {seat}'s agent label", MAX_LABEL)
@@ -363,6 +394,7 @@ class History:
                 "person" if people[seat] else "agent",
                 int(game.scores[seat]),
                 int(seat in won),
+                int(forfeit[seat]),
             )
             for seat in range(n)
         ]
@@ -376,7 +408,7 @@ class History:
             if game_id is None:  # pragma: no cover - sqlite always sets it after an INSERT
                 raise HistoryError(f"cannot save a game to {self.path} (no id given)")
             conn.executemany(
-                "INSERT INTO seats (game, seat, name, kind, score, winner) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO seats (game, seat, name, kind, score, winner, forfeit) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(game_id, *row) for row in seats],
             )
         return game_id
@@ -392,7 +424,7 @@ class History:
         """The saved games, newest first (by finishing time, then id): ``limit`` of them
         (1..:data:`MAX_LIMIT`) after skipping ``offset``. Each is ``{"id", "finished"``
         (ISO 8601, UTC), ``"players", "end_score", "seats"}``, the seats in order as
-        ``{"name", "kind", "score", "winner"}``."""
+        ``{"name", "kind", "score", "winner", "forfeit"}``."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -407,8 +439,8 @@ class History:
                 ).fetchall()
                 ids = [row[0] for row in rows]
                 seat_rows = conn.execute(
-                    f"SELECT game, name, kind, score, winner FROM seats WHERE game IN ({','.join('?' * len(ids))}) "
-                    "ORDER BY game, seat",
+                    "SELECT game, name, kind, score, winner, forfeit FROM seats "
+                    f"WHERE game IN ({','.join('?' * len(ids))}) ORDER BY game, seat",
                     ids,
                 ).fetchall()
             finally:
@@ -424,7 +456,10 @@ class History:
                 "finished": _iso(t),
                 "players": players,
                 "end_score": end_score,
-                "seats": [{"name": n, "kind": k, "score": sc, "winner": bool(w)} for n, k, sc, w in raw[i]],
+                "seats": [
+                    {"name": n, "kind": k, "score": sc, "winner": bool(w), "forfeit": bool(f)}
+                    for n, k, sc, w, f in raw[i]
+                ],
             }
             for i, t, players, end_score in whole
         ]
@@ -454,10 +489,12 @@ class History:
         "heuristic"), and for an agent the llama-rl version that played it (its record's
         ``context["llama_rl_version"]``, ``None`` where the record does not say): an
         upgrade may change what ``ppo`` plays, so each version of an agent is rated
-        apart. A person's ``version`` is ``None``. ``wins`` counts the games it won or shared; ``win_share`` is its
-        mean share of the win (1/k for k tied winners, so the shares of one game add up
-        to 1). The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over
-        all games in finishing order, ranked by final score (lower is better, ties
+        apart. A person's ``version`` is ``None``. ``wins`` counts the games it won or
+        shared; ``win_share`` is its mean share of the win (1/k for k tied winners, so
+        the shares of one game add up to 1, unless a forfeit seat won). A person whose
+        seat is ``forfeit`` ranks below every other seat of that game and wins nothing.
+        The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over all
+        games in finishing order, ranked by final score (lower is better, ties
         equal); see :class:`train.evaluation.ratings.Rater` for a participant at several
         seats. The games already rated are kept: a call rates only the games saved since
         (all of them again when a game that finished earlier was saved meanwhile). Saving
@@ -495,7 +532,7 @@ class History:
             ).fetchall()
         )
         rows = conn.execute(
-            "SELECT s.game, s.kind, s.name, s.score, s.winner, g.finished FROM seats AS s "
+            "SELECT s.game, s.kind, s.name, s.score, s.winner, s.forfeit, g.finished FROM seats AS s "
             "JOIN games AS g ON g.id = s.game WHERE (g.finished, g.id) > (?, ?) ORDER BY g.finished, g.id, s.seat",
             last,
         ).fetchall()
@@ -540,31 +577,33 @@ class _Rated:
         self.last: tuple[Any, int] = (-1.0, -1)
         self.games_read = 0
 
-    def take(self, rows: Sequence[tuple[int, str, str, int, int, float, Any]]) -> list[int]:
+    def take(self, rows: Sequence[tuple[int, str, str, int, int, int, float, Any]]) -> list[int]:
         """Rate the games of ``rows`` (their seats, in finishing order); returns the ids
-        of the damaged ones, counted as read but not rated."""
+        of the damaged ones, counted as read but not rated. A forfeit seat ranks below
+        every other (forfeit seats tie) and its win counts for nobody."""
         damaged = []
         for game_id, group in itertools.groupby(rows, key=lambda row: row[0]):
             game_rows = list(group)
             self.games_read += 1
-            self.last = (game_rows[-1][5], game_id)  # (a damaged time still sorts: SQLite orders any value)
-            if not _whole(
-                game_rows[-1][5], [(name, kind, score, winner) for _, kind, name, score, winner, _, _ in game_rows]
-            ):
+            self.last = (game_rows[-1][6], game_id)  # (a damaged time still sorts: SQLite orders any value)
+            if not _whole(game_rows[-1][6], [(name, kind, *rest) for _, kind, name, *rest, _, _ in game_rows]):
                 damaged.append(game_id)
                 continue
-            version = game_rows[0][6] if isinstance(game_rows[0][6], str) else None
+            version = game_rows[0][7] if isinstance(game_rows[0][7], str) else None
+            last = max(row[3] for row in game_rows) + 1
             seats = [
-                ((kind, name, version if kind == "agent" else None), score, bool(winner))
-                for _, kind, name, score, winner, _, _ in game_rows
+                ((kind, name, version if kind == "agent" else None), last if forfeit else score, winner, bool(forfeit))
+                for _, kind, name, score, winner, forfeit, _, _ in game_rows
             ]
-            self.rater.rate([key for key, _, _ in seats], [score for _, score, _ in seats])
-            k = sum(won for _, _, won in seats)
-            for key in {key for key, _, _ in seats}:  # one game, even at several seats
+            self.rater.rate([key for key, _, _, _ in seats], [rank for _, rank, _, _ in seats])
+            k = sum(won for _, _, won, _ in seats)
+            for key in {key for key, _, _, _ in seats}:  # one game, even at several seats
                 self.games[key] = self.games.get(key, 0) + 1
-                self.wins[key] = self.wins.get(key, 0) + any(won for other, _, won in seats if other == key)
-            for key, _, won in seats:
-                self.shares[key] = self.shares.get(key, 0.0) + (1.0 / k if won else 0.0)
+                self.wins[key] = self.wins.get(key, 0) + any(
+                    won and not gone for other, _, won, gone in seats if other == key
+                )
+            for key, _, won, gone in seats:
+                self.shares[key] = self.shares.get(key, 0.0) + (1.0 / k if won and not gone else 0.0)
         return damaged
 
     def table(self) -> list[dict[str, Any]]:

@@ -12,7 +12,10 @@ cards, the top card, the draw pile's size (never its order), every seat's score,
 size and whether it quit, and the others' hands only when the rules show them, at the
 scoring of a round. The owner of a watched or replayed game sees every hand (the draw
 pile's order never). A game's record (the start with the generator's state, so every
-later deal) is given out only once the game is over.
+later deal) is given out only once the game is over. A person whose page has sent no
+request for :data:`AWAY_SECONDS` may have their seat handed to an agent by another
+person at the table (:meth:`GameSession.hand_over`); their token then shows that seat
+and moves nothing.
 
 **Seeds.** A seed chosen in a request is mixed with the store's secret before it deals,
 so the same seed repeats a game on this server but tells the person nothing about the
@@ -102,6 +105,13 @@ SLOW_STEP_SECONDS = 0.25
 """How long one step request of a game in the slow lane (:attr:`GameSession.slow`) goes
 on moving: the lane is one, and 200 moves of searching agents held every other game
 with a costly agent for seconds. The page asks again for the rest."""
+AWAY_SECONDS = 90.0
+"""How long a person's seat goes without a request from its page before another person
+at the table may hand it to an agent (:meth:`GameSession.hand_over`). A page open on a
+game asks at least every 15 s, and a browser slows the timers of a page in the
+background to about one a minute."""
+HAND_OVER_AGENT = "heuristic"
+"""The agent that takes over a seat when the request names none."""
 NAME_LENGTH = 40
 """Longest name of a person or a seat in a record."""
 SPEC_LENGTH = 100
@@ -227,6 +237,10 @@ class _Recorder(TableListener):
         if not result.game_over:
             self.on_start(g)
 
+    def on_left(self, seat: int, agent: str) -> None:
+        """A person's seat is handed to an agent."""
+        self._events.append({"type": "left", "seat": seat, "agent": agent})
+
     def on_start(self, game: LlamaGame) -> None:
         """A round is dealt: who starts, on what card."""
         self._events.append({"type": "start", "round": game.round, "starter": game.starter, "top_card": game.top_card})
@@ -274,6 +288,10 @@ class GameSession:
         """Held while the game changes; a second change meanwhile is refused, not queued."""
         self._resumed = -math.inf  # when a look last let the agents of a stopped game move
         self.touched = time.monotonic()
+        self.seen: dict[int, float] = dict.fromkeys(self.people, self.touched)
+        """Per person's seat, when a request last came with its token (:meth:`look`)."""
+        self.left: dict[int, str] = {}
+        """The seats whose person left, handed to an agent (:meth:`hand_over`): its label."""
         self.history_id: int | None = None
         self.agent_seconds = 0.0
         self.agent_moves = 0
@@ -330,6 +348,19 @@ class GameSession:
 
     # ------------------------------------------------------------------ what a viewer sees
 
+    def look(self, viewer: Viewer) -> None:
+        """A request came with ``viewer``'s token: its seat is not away."""
+        if viewer in self.seen:
+            self.seen[viewer] = time.monotonic()
+
+    def away(self) -> list[int]:
+        """The seats of people whose pages have sent no request for :data:`AWAY_SECONDS`
+        (another person at the table may hand them to an agent), while the game goes on."""
+        if self.game.game_over:
+            return []
+        now = time.monotonic()
+        return [p for p in self.people if now - self.seen.get(p, now) >= AWAY_SECONDS]
+
     def _table(self, state: _State, viewer: Viewer) -> dict[str, Any]:
         everything = viewer is None or state.game_over
         seats = []
@@ -370,7 +401,11 @@ class GameSession:
                 event["text"] += f" ({card_name(raw['drawn'])})"
             return event
         event = dict(raw)
-        if kind == "start":
+        if kind == "left":
+            seat = raw["seat"]
+            who, whose = ("You were", "your") if seat == viewer else (f"{names[seat]} was", f"{names[seat]}'s")
+            event["text"] = f"{who} away: {raw['agent']} plays {whose} seat from here on."
+        elif kind == "start":
             starter = "You start" if raw["starter"] == viewer else f"{names[raw['starter']]} starts"
             event["text"] = f"Round {raw['round']} begins: {starter} on {card_name(raw['top_card'])}."
         else:
@@ -407,7 +442,7 @@ class GameSession:
         truncated = start > wanted or len(events) > MAX_EVENTS
         events = events[-MAX_EVENTS:]
         game_over = state.game_over
-        your_turn = viewer is not None and state.current_player == viewer and not game_over
+        your_turn = viewer in self.people and state.current_player == viewer and not game_over
         out: dict[str, Any] = {
             "id": self.id,
             "mode": self.mode,
@@ -423,6 +458,8 @@ class GameSession:
             "legal": list(state.legal) if your_turn else [],
             "moves_left": len(self._replay),
             "history_id": self.history_id,
+            "away": self.away(),
+            "left": sorted(self.left),
         }
         if viewer is not None:
             hand = state.hands[viewer]
@@ -447,6 +484,10 @@ class GameSession:
         is refused, not played on the seat's next turn."""
         if self.mode != "play" or viewer is None:
             raise SessionError(f"this game is being {self.mode}ed: it takes no moves", 409)
+        if viewer in self.left:
+            raise SessionError(
+                f"your seat was handed to {self.left[viewer]} while you were away: it takes no moves", 409
+            )
         latest = self._frames[-1][0]
         if since is not None and 0 <= since < latest:
             raise SessionError("the game has moved on since this view of it; look again before moving", 409)
@@ -462,6 +503,42 @@ class GameSession:
             self.table.apply(action)
         except IllegalActionError as exc:
             raise SessionError(str(exc), 409) from None
+        self.recorder.flush()
+        self._advance()
+
+    def hand_over(self, viewer: Viewer, seat: object, agent: Callable[[], tuple[Agent, str]]) -> None:
+        """Give the seat of a person who is away (:meth:`away`) to an agent, at the
+        request of another person at the table, then let the agents move until a person
+        must act. ``agent()`` builds the agent and says its label; it is called once the
+        request is found sound. The person's token still shows their seat, and takes no
+        moves; the history rates that person as last (:meth:`History.save
+        <train.play.history.History.save>`'s ``left``)."""
+        if self.mode != "play" or viewer not in self.people:
+            raise SessionError("only a person playing at this table can hand a seat to an agent", 409)
+        n = len(self.names)
+        if type(seat) is not int or not 0 <= seat < n:
+            raise SessionError(f"'seat' must be an integer 0..{n - 1}, got {brief(seat)}")
+        if self.game.game_over:
+            raise SessionError("the game is over", 409)
+        if seat == viewer:
+            raise SessionError("your own seat is handed over by another person at the table, once you are away", 409)
+        if seat not in self.people:
+            raise SessionError(f"seat {seat} ({self.names[seat]}) is an agent's already", 409)
+        if seat not in self.away():
+            ago = time.monotonic() - self.seen[seat]
+            raise SessionError(
+                f"{self.names[seat]}'s page asked {ago:.0f} s ago: a seat is handed over after "
+                f"{AWAY_SECONDS:.0f} s away",
+                409,
+            )
+        built, label = agent()
+        self.table.agents[seat] = built
+        self.people.remove(seat)
+        self.left[seat] = self.labels[seat] = label
+        left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
+        left[str(seat)] = {"agent": label, "from_move": len(self.moves)}
+        self.apart = self.apart or _runs_apart([built])
+        self.recorder.on_left(seat, label)
         self.recorder.flush()
         self._advance()
 
@@ -752,16 +829,10 @@ def new_game(
             agents.append(None)
             continue
         try:
-            full = policy.resolve_paths(spec)
-            agent = build(full, seeds[p + 1]) if build is not None else full.build(seeds[p + 1])
-        except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
+            agents.append(build_agent(spec, seeds[p + 1], f"seat {p}", policy=policy, build=build))
+        except SessionError:
             _close_agents(agents)  # the seats built before this one are not kept anywhere
-            # ModuleNotFoundError: an extra not installed; AgentHostFull: too many costly agents live
-            raise SessionError(
-                f"seat {p}, agent {spec.label!r}: {exc}", 429 if isinstance(exc, AgentHostFull) else 400
-            ) from None
-        reset_agent(agent, seeds[p + 1])
-        agents.append(agent)
+            raise
     labels = ["person" if spec is None else spec.label for spec in specs]
     game = LlamaGame(rules=rules, rng=seeds[0])
     mode = "play" if any(a is None for a in agents) else "watch"
@@ -769,6 +840,29 @@ def new_game(
     if typed:  # the history rates a person by the name typed, not the table's display name
         session.context["names_given"] = {str(p): name for p, name in typed.items()}
     return session
+
+
+def build_agent(
+    spec: AgentSpec,
+    seed: int,
+    what: str,
+    *,
+    policy: AgentPolicy,
+    build: Callable[[AgentSpec, int], Agent] | None = None,
+) -> Agent:
+    """The agent of ``spec`` (checked by ``policy``), built by ``build(spec, seed)``
+    (default: the registry) and reset to ``seed``; what fails is a :class:`SessionError`
+    naming ``what`` and the agent (a 429 when the process of costly agents is full)."""
+    try:
+        full = policy.resolve_paths(spec)
+        agent = build(full, seed) if build is not None else full.build(seed)
+    except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
+        # ModuleNotFoundError: an extra not installed; AgentHostFull: too many costly agents live
+        raise SessionError(
+            f"{what}, agent {spec.label!r}: {exc}", 429 if isinstance(exc, AgentHostFull) else 400
+        ) from None
+    reset_agent(agent, seed)
+    return agent
 
 
 def start(session: GameSession) -> GameSession:

@@ -11,6 +11,8 @@ JavaScript served as package data, no build step) and a JSON API.
     POST /api/games/{id}/move        {"action": 0..8, "since": N}: a person's move, then the agents'
                                      (a 409 when the game has moved on since frame N)
     POST /api/games/{id}/step        {"moves": 1..200, "since": N}: a watched or replayed game goes on
+    POST /api/games/{id}/hand-over   {"seat": N, "agent": "heuristic"}: another person's seat, away for
+                                     90 s, goes to an agent (the history rates that person last)
     GET  /api/games/{id}/record      the game record, once the game is over
     POST /api/replays                a game record: a new game that replays it
     GET  /api/history?limit=&offset= saved games, and the ratings of people and agents
@@ -45,6 +47,7 @@ import logging
 import mimetypes
 import os
 import re
+import secrets
 import socket
 import sqlite3
 import sys
@@ -69,11 +72,13 @@ from train.play._uvicorn import timely_protocol
 from train.play.agent_host import AgentHost
 from train.play.history import History, HistoryError
 from train.play.session import (
+    HAND_OVER_AGENT,
     MAX_STEP,
     AgentPolicy,
     GameSession,
     SessionError,
     SessionStore,
+    build_agent,
     int_field,
     known_fields,
     new_game,
@@ -296,7 +301,9 @@ class _App:
     def session(self, request: Request) -> tuple[GameSession, int | None]:
         game_id = request.path_params["game_id"]
         session = self.store.get(game_id if len(game_id) <= 64 else "")
-        return session, session.viewer(request.headers.get(TOKEN_HEADER))
+        viewer = session.viewer(request.headers.get(TOKEN_HEADER))
+        session.look(viewer)
+        return session, viewer
 
     def lane(self, session: GameSession) -> anyio.CapacityLimiter:
         return self.slow_games if session.slow else self.games
@@ -318,9 +325,10 @@ class _App:
         """Save a finished game to the history (called on the thread that finished it)."""
         if self.history is None or session.mode == "replay":
             return
-        people = [p in session.people for p in range(len(session.names))]
+        people = [p in session.people or p in session.left for p in range(len(session.names))]
+        left = [p in session.left for p in range(len(session.names))]
         try:
-            session.history_id = self.history.save(session.recording.to_json(), people=people)
+            session.history_id = self.history.save(session.recording.to_json(), people=people, forfeit=left)
         except (HistoryError, sqlite3.Error, ValueError) as exc:
             log.error("could not save game %s to the history: %s", session.id, exc)
 
@@ -383,6 +391,23 @@ class _App:
         session, viewer = self.session(request)
         change = partial(session.step, viewer, moves)
         return await self.work(partial(self.changed, session, change, viewer, since), self.lane(session))
+
+    async def hand_over(self, request: Request) -> Response:
+        body = await _body(request)
+        if not isinstance(body, dict) or "seat" not in body:
+            raise SessionError('the request body must be {"seat": N, "agent": spec}')
+        known_fields(body, ("seat", "agent", "since"))
+        since = int_field(body, "since", -1, 10**9)
+        session, viewer = self.session(request)
+        spec = self.policy.spec(HAND_OVER_AGENT if body.get("agent") is None else body["agent"], "agent")
+        seed = secrets.randbits(63)
+
+        def agent() -> tuple[Agent, str]:
+            return build_agent(spec, seed, f"seat {body['seat']}", policy=self.policy, build=self.build), spec.label
+
+        change = partial(session.hand_over, viewer, body["seat"], agent)
+        lane = self.slow_games if costly(spec.name) else self.lane(session)
+        return await self.work(partial(self.changed, session, change, viewer, since), lane)
 
     async def record(self, request: Request) -> Response:
         session, _ = self.session(request)
@@ -512,6 +537,7 @@ def create_app(
         Route("/api/games/{game_id}", g(app.get)),
         Route("/api/games/{game_id}/move", g(app.move), methods=["POST"]),
         Route("/api/games/{game_id}/step", g(app.step), methods=["POST"]),
+        Route("/api/games/{game_id}/hand-over", g(app.hand_over), methods=["POST"]),
         Route("/api/games/{game_id}/record", g(app.record)),
         Route("/api/replays", g(app.replay), methods=["POST"]),
         Route("/api/history", g(app.history_index)),

@@ -272,12 +272,20 @@ function cardFace(card, small) {
   return el("span", { class: `card face c${card}${small ? " small" : ""}`, text: CARD(card), role: "img", "aria-label": CARD_NAME(card) });
 }
 
+// A person still at the table may hand the seat of another who has been away a while
+// (the server says who: game.away) to an agent; the seat then says who plays it.
+function canHandOver(p) {
+  return game && game.mode === "play" && !game.game_over && game.away.includes(p) && !game.left.includes(game.seat);
+}
+
 function drawTable(table, live) {
   const seats = table.seats.map((seat, p) => {
     const tags = [];
     if (seat.you) tags.push("you");
     if (p === table.starter) tags.push("started");
     if (seat.quit) tags.push("quit");
+    if (game && game.away && game.away.includes(p)) tags.push("away");
+    if (game && game.left && game.left.includes(p)) tags.push(`left: ${seat.agent} plays`);
     const box = el("div", {
       class: `seat${p === table.current_player && !table.game_over ? " to-act" : ""}${seat.quit ? " out" : ""}`,
       "data-seat": String(p),
@@ -287,6 +295,12 @@ function drawTable(table, live) {
       el("span", { text: `${seat.hand_size} card${seat.hand_size === 1 ? "" : "s"}` })),
     el("div", { class: "tags", text: tags.join(" · ") }));
     if (seat.hand && !seat.you) box.append(el("div", { class: "mini-hand" }, ...seat.hand.map((c) => cardFace(c, true))));
+    if (canHandOver(p)) {
+      box.append(el("button", {
+        class: "hand-over", text: "Let heuristic play", "aria-label": `let heuristic play ${seat.name}'s seat`,
+        onclick: () => handOver(p),
+      }));
+    }
     return box;
   });
   $("seats").replaceChildren(...seats);
@@ -353,7 +367,8 @@ function render() {
   drawTable(game.table, true);
   if (game.mode === "play") {
     const waiting = game.table.seats[game.table.current_player].name;
-    $("turn").textContent = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : `Waiting for ${waiting}…`;
+    const gone = game.left.includes(game.seat) ? `${game.table.seats[game.seat].agent} plays your seat since you were away.` : "";
+    $("turn").textContent = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : gone || `Waiting for ${waiting}…`;
     $("turn").classList.toggle("mine", game.your_turn);
     $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
     focusMove();
@@ -405,6 +420,21 @@ async function move(action) {
   }
 }
 
+async function handOver(seat) {
+  if (animating || !game || !canHandOver(seat)) return;
+  window.llamaIdle = false;
+  stopPolling();
+  $("game-error").textContent = "";
+  try {
+    receive(await api("POST", `/api/games/${game.id}/hand-over`, { seat, since: game.seq }));
+  } catch (err) {
+    $("game-error").textContent = err.message;
+    render();
+    window.llamaIdle = true;
+    schedulePoll();
+  }
+}
+
 async function step() {
   if (!game || game.game_over) return;
   window.llamaIdle = false;
@@ -448,6 +478,7 @@ function schedulePoll() {
         if ([LOST, BUSY].includes($("game-error").textContent)) $("game-error").textContent = "";
       }
       if (state.events.length || state.seq !== game.seq) { window.llamaIdle = false; receive(state); return; }
+      if (String(state.away) !== String(game.away)) { game = state; window.llamaState = state; render(); }
     } catch (err) {
       if (!passing(err.status)) { $("game-error").textContent = err.message; return; }
       pollFailures += 1;
@@ -518,7 +549,7 @@ async function showHistory(more) {
     const ghead = el("tr", {}, ...["finished", "players (score)", ""].map((h) => el("th", { text: h })));
     const rows = data.games.map((g) => el("tr", {},
       el("td", { text: new Date(g.finished).toLocaleString() }),
-      el("td", {}, ...g.seats.flatMap((s, p) => [p ? ", " : "", el("span", { class: s.winner ? "winner" : "" }, `${s.name} (${s.score})`)])),
+      el("td", {}, ...g.seats.flatMap((s, p) => [p ? ", " : "", el("span", { class: s.winner ? "winner" : "" }, `${s.name} (${s.score}${s.forfeit ? ", left" : ""})`)])),
       el("td", {}, el("button", {
         text: "Replay", class: "replay", "data-game": String(g.id), onclick: () => replaySaved(g.id),
         "aria-label": `replay the game finished ${new Date(g.finished).toLocaleString()}`,
