@@ -533,8 +533,10 @@ class GameSession:
             )
         built, label = agent()
         self.table.agents[seat] = built
-        self.people.remove(seat)
-        self.left[seat] = self.labels[seat] = label
+        # new containers, not changed in place: views on other threads read them meanwhile
+        self.people = [p for p in self.people if p != seat]
+        self.left = {**self.left, seat: label}
+        self.labels[seat] = label
         left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
         left[str(seat)] = {"agent": label, "from_move": len(self.moves)}
         self.apart = self.apart or _runs_apart([built])
