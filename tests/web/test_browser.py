@@ -443,10 +443,12 @@ def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, 
 
 
 def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, browser, tmp_path):
-    """Bob never opens his link: once his seat has been away for the server's time, Ann's
-    page offers it to an agent, and the game goes on without him."""
+    """Bob opened his link, then went: once the table waits for him and his page has
+    been away for the server's time, Ann's page offers his seat to an agent (asking
+    first), and the game goes on without him."""
     page = browser
     state, session = start_with_friends(page, site)
+    session.look(1)  # as Bob's page does when it opens the link
     for turn in range(20):  # Ann plays until the table waits for Bob (her page then asks often)
         if session.game.current_player == 1:
             break
@@ -460,7 +462,13 @@ def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, brow
     assert "away" in page.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .tags').text
     assert button.size["height"] >= TOUCH and button.get_attribute("aria-label") == "let heuristic play Bob's seat"
     screenshot(page, "hand-over.png", tmp_path)
-    button.click()
+    button.click()  # asked first: "no" changes nothing
+    alert = page.switch_to.alert
+    assert "Let heuristic play Bob's seat" in alert.text
+    alert.dismiss()
+    assert session.left == {} and page.find_elements(By.CSS_SELECTOR, ".hand-over")
+    page.find_element(By.CSS_SELECTOR, ".hand-over").click()
+    page.switch_to.alert.accept()
     state = idle(page, "window.llamaState.left.includes(1)")
     assert session.left == {1: "heuristic"} and session.game.current_player != 1
     assert "Bob was away: heuristic plays Bob's seat from here on." in log_lines(page)

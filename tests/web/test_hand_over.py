@@ -1,10 +1,13 @@
-"""A person who leaves a table of friends: once their page has been away for
-``AWAY_SECONDS``, another person at the table hands the seat to an agent, the game goes
-on, and the history rates the person who left last. (Before, the seat was held for ever
-and every other person waited for a move that never came.)"""
+"""A person who leaves a table of friends: once the table waits for them and their page
+has been away for ``AWAY_SECONDS``, another person at the table hands the seat to an
+agent, the game goes on, and the history rates the person who left last. (Before, the
+seat was held for ever and every other person waited for a move that never came.) A
+friend who never opened their link leaves no forfeit: the agent sits there from the
+start."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 
@@ -12,41 +15,61 @@ import pytest
 from test_api import as_, create, make_client
 from test_game_history import T0, play_record
 
+from agents.heuristic import HeuristicAgent
 from train.evaluation.ratings import Rater
 from train.play import history as history_module
 from train.play.history import History
-from train.play.session import AWAY_SECONDS, SessionStore
+from train.play.session import AWAY_SECONDS, GameSession, SessionError, SessionStore, new_game, replay
 
 
-def away(store: SessionStore, game_id: str, seat: int) -> None:
-    """The page of ``seat`` last asked ``AWAY_SECONDS`` ago and more."""
-    store.get(game_id).seen[seat] = time.monotonic() - AWAY_SECONDS - 1
+def away(session: GameSession, seat: int) -> None:
+    """The page of ``seat`` (and the game, for a link never opened) last asked
+    ``AWAY_SECONDS`` ago and more."""
+    long_ago = time.monotonic() - AWAY_SECONDS - 1
+    session.created = min(session.created, long_ago)
+    if seat in session.seen:
+        session.seen[seat] = long_ago
 
 
 def hand_over(client, game_id: str, token: str, **body):
     return client.post(f"/api/games/{game_id}/hand-over", json=body, headers=as_(token))
 
 
+def until_turn_of(client, session: GameSession, token: str, seat: int) -> dict:
+    """The person of ``token`` plays until the table waits for ``seat``; their last view."""
+    for _ in range(100):
+        view = client.get(f"/api/games/{session.id}", headers=as_(token)).json()
+        if session.game.current_player == seat:
+            return view
+        assert view["your_turn"]
+        client.post(f"/api/games/{session.id}/move", json={"action": view["legal"][0]}, headers=as_(token))
+    raise AssertionError(f"seat {seat}'s turn never came")
+
+
 @pytest.fixture
 def table(tmp_path):
-    """Ann, Bob and a heuristic at one table (Bob's turn comes before Ann's second), with
-    a history: (client, store, history, first view, tokens by seat)."""
+    """Ann, Bob and a heuristic at one table, with a history; Bob has opened his link
+    and the table waits for him: (client, session, history, tokens by seat)."""
     store = SessionStore()
     history = History(tmp_path / "history.sqlite3")
     client = make_client(store, history=history)
     state = create(client, "Ann", "Bob", "@heuristic", seed=5)
     tokens = {link["seat"]: link["token"] for link in state["links"]}
-    yield client, store, history, state, tokens
+    session = store.get(state["id"])
+    client.get(f"/api/games/{session.id}", headers=as_(tokens[1]))  # Bob opens his link
+    until_turn_of(client, session, tokens[0], 1)
+    yield client, session, history, tokens
     history.close()
 
 
 def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_person_last(table):
-    client, store, history, state, tokens = table
-    gid = state["id"]
-    assert state["away"] == [] and state["left"] == []
-    away(store, gid, 1)
+    client, session, history, tokens = table
+    gid = session.id
+    assert client.get(f"/api/games/{gid}", headers=as_(tokens[0])).json()["away"] == []
+    away(session, 1)
     view = client.get(f"/api/games/{gid}", headers=as_(tokens[0])).json()
-    assert view["away"] == [1]  # the page offers the seat to another person
+    assert view["away"] == [1] and view["left"] == []  # the page offers the seat to another person
+    moves_before = len(session.moves)
     r = hand_over(client, gid, tokens[0], seat=1)  # the agent by default: heuristic
     assert r.status_code == 200, r.text
     view = r.json()
@@ -55,10 +78,14 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
     assert view["left"] == [1] and view["away"] == []
     texts = [e["text"] for e in view["events"] if e["type"] == "left"]
     assert texts == ["Bob was away: heuristic plays Bob's seat from here on."]
-    # Bob, back, sees his seat played for him and cannot move it
+    assert session.moves[moves_before][0] == 1  # the agent moved for Bob at once
+    # Bob, back, sees his seat played for him, not as his own moves, and cannot move it
     back = client.get(f"/api/games/{gid}", headers=as_(tokens[1])).json()
     assert back["your_turn"] is False and back["legal"] == [] and back["left"] == [1]
-    assert "You were away: heuristic plays your seat from here on." in [e["text"] for e in back["events"]]
+    back_texts = [e["text"] for e in back["events"]]
+    assert "You were away: heuristic plays your seat from here on." in back_texts
+    after = back_texts[back_texts.index("You were away: heuristic plays your seat from here on.") + 1 :]
+    assert after and after[0].startswith("Bob ") and not any(t.startswith("You ") for t in after)
     refused = client.post(f"/api/games/{gid}/move", json={"action": 7}, headers=as_(tokens[1]))
     assert refused.status_code == 409 and "handed to heuristic while you were away" in refused.json()["error"]
     # Ann alone now plays the game to its end: the agents answer her every move
@@ -68,18 +95,57 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
         assert view["your_turn"], "the game waits for someone who is not Ann"
         view = client.post(f"/api/games/{gid}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[0])).json()
     assert view["game_over"] and isinstance(view["history_id"], int)
+    back = client.get(f"/api/games/{gid}", headers=as_(tokens[1])).json()
+    assert "You win" not in back["result"] and "you" not in back["result"]
     (game,) = history.games()
     assert [(s["name"], s["kind"], s["forfeit"]) for s in game["seats"]] == [
         ("Ann", "person", False),
         ("Bob", "person", True),
         ("heuristic", "agent", False),
     ]
+    assert not game["seats"][1]["winner"]  # the win goes to the best of those who stayed
     record = history.record(view["history_id"])
-    assert record["agents"] == ["person", "heuristic", "heuristic"]
-    assert record["context"]["left"]["1"]["agent"] == "heuristic"
-    assert 0 <= record["context"]["left"]["1"]["from_move"] <= len(record["moves"])
+    assert record["agents"] == ["person", "person", "heuristic"]  # Bob sat there first
+    assert record["context"]["left"] == {"1": {"agent": "heuristic", "from_move": moves_before}}
     bob_row = next(r for r in history.ratings() if r["name"] == "Bob")
     assert (bob_row["kind"], bob_row["games"], bob_row["wins"], bob_row["win_share"]) == ("person", 1, 0, 0.0)
+    # a replay of the record says where the agent took over, at that move
+    replayed = replay(record)
+    replayed.step(None, moves_before)
+    assert replayed.left == {} and len(replayed.moves) == moves_before
+    replayed.step(None, 1)
+    shown = replayed.view(None)
+    assert shown["left"] == [1] and shown["table"]["seats"][1]["agent"] == "heuristic"
+    assert "Bob was away: heuristic plays Bob's seat from here on." in [e["text"] for e in shown["events"]]
+
+
+def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_path):
+    store = SessionStore()
+    with History(tmp_path / "h.sqlite3") as history:
+        client = make_client(store, history=history)
+        state = create(client, "Ann", "Bob", seed=3, end_score=15)
+        tokens = {link["seat"]: link["token"] for link in state["links"]}
+        session = store.get(state["id"])
+        view = until_turn_of(client, session, tokens[0], 1)  # Bob's link is never opened
+        assert view["away"] == []
+        away(session, 1)
+        r = hand_over(client, session.id, tokens[0], seat=1, agent="random")
+        assert r.status_code == 200, r.text
+        assert [e["text"] for e in r.json()["events"] if e["type"] == "left"] == [
+            "Bob did not come: random plays Bob's seat."
+        ]
+        assert r.json()["left"] == [] and session.labels == ["person", "random"]
+        view = r.json()
+        while not view["game_over"]:
+            view = client.post(
+                f"/api/games/{session.id}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[0])
+            ).json()
+        (game,) = history.games()
+        assert [(s["name"], s["kind"], s["forfeit"]) for s in game["seats"]] == [
+            ("Ann", "person", False),
+            ("random", "agent", False),
+        ]
+        assert history.record(view["history_id"])["context"]["names_given"] == {"0": "Ann"}
 
 
 @pytest.mark.parametrize(
@@ -93,45 +159,72 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
         (0, {"seat": 0}, 409, "your own seat is handed over by another person"),
         (0, {"seat": 2}, 409, "seat 2 (heuristic) is an agent's already"),
         (0, {"seat": 1, "agent": "ppo:path=/etc/passwd"}, 400, "load no files by path"),
+        (2, {"seat": 1}, 403, "token"),
     ],
 )
 def test_a_bad_hand_over_is_refused_naming_the_problem_and_changes_nothing(table, who, body, status, fragment):
-    client, store, _, state, tokens = table
-    gid = state["id"]
-    away(store, gid, 1)
-    before = store.get(gid).seq
-    r = hand_over(client, gid, tokens[who], **body)
+    client, session, _, tokens = table
+    away(session, 1)
+    before = session.seq
+    r = hand_over(client, session.id, tokens.get(who, "not-a-token"), **body)
     assert r.status_code == status and fragment in r.json()["error"], r.text
-    session = store.get(gid)
     assert session.seq == before and session.left == {} and 1 in session.people
 
 
-def test_a_seat_whose_page_still_asks_is_not_handed_over(table):
-    client, store, _, state, tokens = table
-    gid = state["id"]
-    r = hand_over(client, gid, tokens[0], seat=1)  # Bob's seat is new: not away yet
-    assert r.status_code == 409 and "a seat is handed over after 90 s away" in r.json()["error"]
-    away(store, gid, 1)
-    client.get(f"/api/games/{gid}", headers=as_(tokens[1]))  # Bob's page asks again: he is back
-    assert hand_over(client, gid, tokens[0], seat=1).status_code == 409
-    assert client.get(f"/api/games/{gid}", headers=as_(tokens[0])).json()["away"] == []
+def never(*_):
+    raise AssertionError("the agent was built for a hand-over that is refused")
 
 
-def test_only_a_person_still_at_the_table_hands_a_seat_over(tmp_path):
-    store = SessionStore()
-    client = make_client(store)
-    state = create(client, "Ann", "Bob", "Cy", seed=1)
-    gid, tokens = state["id"], {link["seat"]: link["token"] for link in state["links"]}
-    away(store, gid, 1)
-    assert hand_over(client, gid, tokens[0], seat=1, agent="random").status_code == 200
-    away(store, gid, 2)
-    r = hand_over(client, gid, tokens[1], seat=2)  # Bob left: his page cannot hand Cy's seat
-    assert r.status_code == 409 and "only a person playing at this table" in r.json()["error"]
-    assert hand_over(client, gid, tokens[0], seat=2).status_code == 200
-    assert store.get(gid).people == [0] and store.get(gid).labels == ["person", "random", "heuristic"]
-    watched = create(client, "@random", "@random")
-    r = hand_over(client, watched["id"], watched["token"], seat=0)
-    assert r.status_code == 409 and "only a person playing at this table" in r.json()["error"]
+def test_a_refused_hand_over_builds_no_agent():
+    """A costly agent built before the checks would hold its place in the process of
+    costly agents for nothing."""
+    session = new_game({"seats": [{"person": "Ann"}, {"person": "Bob"}, {"person": "Cy"}], "seed": 4})
+    assert session.game.current_player in (0, 1, 2)
+    turn = session.game.current_player
+    other, third = (turn + 1) % 3, (turn + 2) % 3
+    session.look(turn)
+    cases = [
+        (other, turn, "page asked"),  # the seat is not away
+        (other, third, "it is not"),  # not its turn
+        (turn, turn, "your own seat"),
+        (other, 9, "'seat' must be"),
+    ]
+    away(session, third)
+    for viewer, seat, fragment in cases:
+        with pytest.raises(SessionError, match=fragment):
+            session.hand_over(viewer, seat, never)
+    assert session.people == [0, 1, 2] and session.left == {}
+
+
+class _Apart(HeuristicAgent):
+    runs_apart = True  # as a RemoteAgent says: it computes in the process of costly agents
+
+
+def test_a_seat_handed_to_a_costly_agent_puts_the_game_in_the_slow_lane():
+    session = new_game({"seats": [{"person": "Ann"}, {"person": "Bob"}], "seed": 2})
+    turn = session.game.current_player
+    session.look(turn)
+    session.look(1 - turn)
+    away(session, turn)
+    assert not session.slow
+    session.hand_over(1 - turn, turn, lambda: (_Apart(), "search"))
+    assert session.apart and session.slow and session.left == {turn: "search"}
+
+
+def test_two_who_left_rank_last_together_whatever_their_seats_scored(tmp_path):
+    with History(tmp_path / "h.sqlite3") as hist:
+        names = ["Ann", "Bob", "Cy"]
+        record, scores = play_record(7, ["heuristic", "random", "heuristic"], names=names, labels=["person"] * 3)
+        assert scores[1] != scores[2]
+        hist.save(record, people=[True] * 3, forfeit=[False, True, True], finished=T0)
+        (game,) = hist.games()
+        assert [s["winner"] for s in game["seats"]] == [True, False, False]  # Ann stayed: hers is the win
+        rows = {r["name"]: r for r in hist.ratings()}
+        expected: Rater[str] = Rater()
+        expected.rate(names, [0, 1, 1])  # the two who left tie, below Ann
+        want = expected.ratings()
+        assert [rows[n]["mu"] for n in names] == pytest.approx([want[n].mu for n in names])
+        assert [(rows[n]["wins"], rows[n]["win_share"]) for n in names] == [(1, 1.0), (0, 0.0), (0, 0.0)]
 
 
 def test_a_forfeit_person_is_rated_last_and_wins_nothing_even_where_the_seat_won(tmp_path):
@@ -141,10 +234,10 @@ def test_a_forfeit_person_is_rated_last_and_wins_nothing_even_where_the_seat_won
         forfeit = [p == winner for p in range(2)]
         hist.save(record, people=[True, True], forfeit=forfeit, finished=T0)
         (game,) = hist.games()
-        assert [s["winner"] for s in game["seats"]] == [p == winner for p in range(2)]  # the seat's result stands
+        assert [s["winner"] for s in game["seats"]] == [p != winner for p in range(2)]
         rows = {r["name"]: r for r in hist.ratings()}
         gone, stayed = rows[["Ann", "Bob"][winner]], rows[["Ann", "Bob"][1 - winner]]
-        assert (gone["wins"], gone["win_share"], stayed["wins"], stayed["win_share"]) == (0, 0.0, 0, 0.0)
+        assert (gone["wins"], gone["win_share"], stayed["wins"], stayed["win_share"]) == (0, 0.0, 1, 1.0)
         expected: Rater[str] = Rater()
         expected.rate(["gone", "stayed"], [1, 0])  # the one who left ranks below
         want = expected.ratings()
@@ -157,17 +250,22 @@ def test_a_forfeit_person_is_rated_last_and_wins_nothing_even_where_the_seat_won
 
 
 def test_a_history_of_schema_1_is_brought_to_schema_2_when_opened(tmp_path):
-    """A file written before forfeits were kept: its games read back as played whole,
-    and new games are saved beside them."""
+    """A file written before forfeits were kept (schema 1's own tables, made here from
+    today's without the forfeit column): its games read back as played whole, and new
+    games are saved beside them."""
+    forfeit_line = "    forfeit INTEGER NOT NULL DEFAULT 0 CHECK (forfeit IN (0, 1)),\n"
+    assert forfeit_line in history_module._SCHEMA
     path = tmp_path / "old.sqlite3"
     record, scores = play_record(0, ["heuristic", "random"], names=["Ann", "player_1"], labels=["person", "random"])
-    with History(path) as hist:
-        hist.save(record, people=[True, False], finished=T0)
-    con = sqlite3.connect(path)  # as schema 1 made it: no forfeit column
-    con.executescript(
-        "CREATE TABLE old AS SELECT game, seat, name, kind, score, winner FROM seats; DROP TABLE seats; "
-        "ALTER TABLE old RENAME TO seats; PRAGMA user_version = 1;"
-    )
+    con = sqlite3.connect(path)
+    con.executescript(history_module._SCHEMA.replace(forfeit_line, ""))
+    con.execute(f"PRAGMA application_id = {history_module.APPLICATION_ID}")
+    con.execute("PRAGMA user_version = 1")
+    con.execute("INSERT INTO games VALUES (1, ?, 2, 40, ?)", (T0, json.dumps(record)))
+    won = [int(s == min(scores)) for s in scores]
+    con.execute("INSERT INTO seats VALUES (1, 0, 'Ann', 'person', ?, ?)", (scores[0], won[0]))
+    con.execute("INSERT INTO seats VALUES (1, 1, 'random', 'agent', ?, ?)", (scores[1], won[1]))
+    con.commit()
     con.close()
     with History(path) as hist:
         (game,) = hist.games()
@@ -177,4 +275,5 @@ def test_a_history_of_schema_1_is_brought_to_schema_2_when_opened(tmp_path):
         assert [r["games"] for r in hist.ratings() if r["name"] == "Ann"] == [2]
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA user_version").fetchone()[0] == history_module.SCHEMA_VERSION == 2
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()

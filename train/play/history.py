@@ -185,7 +185,7 @@ def _whole(finished: object, seats: Sequence[tuple[Any, ...]]) -> bool:
         _iso(finished)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError, OSError):
         return False
-    return bool(seats) and all(
+    return len(seats) >= 2 and all(
         isinstance(name, str) and isinstance(kind, str) and type(score) is int and {winner, forfeit} <= {0, 1}
         for name, kind, score, winner, forfeit in seats
     )
@@ -354,7 +354,8 @@ class History:
                 ``record["agents"][seat]``, at most :data:`MAX_LABEL`).
             forfeit: per seat, whether its person left and an agent finished the game
                 for them (default: none did); only a person's seat. That person is
-                rated last and wins nothing, whatever the seat scored.
+                rated last and wins nothing, whatever the seat scored: the seats'
+                ``winner`` flags are those of the lowest score among the others.
             finished: when the game ended, UTC unix seconds (default: now).
         """
         try:
@@ -385,7 +386,9 @@ class History:
                 f"the game is not over (round {game.round}, scores {game.scores}, {game.rules.brief()}): "
                 "only finished games are saved"
             )
-        won = set(winners(game.scores))
+        stayed = [seat for seat in range(n) if not forfeit[seat]]
+        # the win goes to the best of those who stayed: a forfeit seat ranks last (ratings)
+        won = {stayed[k] for k in winners([game.scores[seat] for seat in stayed])} if stayed else set()
         given = _names_given(rec.context, n)
         seats = [
             (

@@ -106,10 +106,11 @@ SLOW_STEP_SECONDS = 0.25
 on moving: the lane is one, and 200 moves of searching agents held every other game
 with a costly agent for seconds. The page asks again for the rest."""
 AWAY_SECONDS = 90.0
-"""How long a person's seat goes without a request from its page before another person
-at the table may hand it to an agent (:meth:`GameSession.hand_over`). A page open on a
-game asks at least every 15 s, and a browser slows the timers of a page in the
-background to about one a minute."""
+"""How long the table waits for a person whose page sends no request before another
+person at the table may hand the seat to an agent (:meth:`GameSession.hand_over`). A
+page open on a game asks at least every 15 s (a browser slows the timers of a page in
+the background to about one a minute); a closed tab, or a phone whose screen locked,
+asks nothing."""
 HAND_OVER_AGENT = "heuristic"
 """The agent that takes over a seat when the request names none."""
 NAME_LENGTH = 40
@@ -237,9 +238,9 @@ class _Recorder(TableListener):
         if not result.game_over:
             self.on_start(g)
 
-    def on_left(self, seat: int, agent: str) -> None:
-        """A person's seat is handed to an agent."""
-        self._events.append({"type": "left", "seat": seat, "agent": agent})
+    def on_left(self, seat: int, agent: str, *, joined: bool = True) -> None:
+        """A person's seat is handed to an agent (``joined``: the person had come)."""
+        self._events.append({"type": "left", "seat": seat, "agent": agent, "joined": joined})
 
     def on_start(self, game: LlamaGame) -> None:
         """A round is dealt: who starts, on what card."""
@@ -288,10 +289,13 @@ class GameSession:
         """Held while the game changes; a second change meanwhile is refused, not queued."""
         self._resumed = -math.inf  # when a look last let the agents of a stopped game move
         self.touched = time.monotonic()
-        self.seen: dict[int, float] = dict.fromkeys(self.people, self.touched)
-        """Per person's seat, when a request last came with its token (:meth:`look`)."""
+        self.created = self.touched
+        self.seen: dict[int, float] = {}
+        """Per person's seat, when a request last came with its token (:meth:`look`);
+        a seat whose link was never opened is not in it."""
         self.left: dict[int, str] = {}
-        """The seats whose person left, handed to an agent (:meth:`hand_over`): its label."""
+        """The seats whose person left, handed to an agent (:meth:`hand_over`): its label.
+        (A seat whose link was never opened becomes an agent's seat, not one of these.)"""
         self.history_id: int | None = None
         self.agent_seconds = 0.0
         self.agent_moves = 0
@@ -304,6 +308,8 @@ class GameSession:
         here (so that the history can tell an agent's versions apart later), or a
         replayed record's own."""
         self._replay: list[tuple[int, int]] = []
+        self._left_at: dict[int, list[tuple[int, str]]] = {}
+        """A replayed record's hand-overs: move number -> (seat, agent) from that move on."""
         self._frames: list[_Frame] = []
         g = game
         self.recorder.on_start(g)
@@ -350,25 +356,31 @@ class GameSession:
 
     def look(self, viewer: Viewer) -> None:
         """A request came with ``viewer``'s token: its seat is not away."""
-        if viewer in self.seen:
+        if viewer in self.people:
             self.seen[viewer] = time.monotonic()
 
-    def away(self) -> list[int]:
-        """The seats of people whose pages have sent no request for :data:`AWAY_SECONDS`
-        (another person at the table may hand them to an agent), while the game goes on."""
+    def away(self, people: Sequence[int] | None = None) -> list[int]:
+        """The seats of ``people`` (default: the people playing) whose pages have sent no
+        request for :data:`AWAY_SECONDS` (counted from the game's start for a link never
+        opened), while the game goes on. When the table waits for one of them, another
+        person at the table may hand that seat to an agent."""
         if self.game.game_over:
             return []
         now = time.monotonic()
-        return [p for p in self.people if now - self.seen.get(p, now) >= AWAY_SECONDS]
+        return [
+            p
+            for p in (self.people if people is None else people)
+            if now - self.seen.get(p, self.created) >= AWAY_SECONDS
+        ]
 
-    def _table(self, state: _State, viewer: Viewer) -> dict[str, Any]:
+    def _table(self, state: _State, viewer: Viewer, people: Sequence[int], left: dict[int, str]) -> dict[str, Any]:
         everything = viewer is None or state.game_over
         seats = []
         for p in range(len(self.names)):
             seat: dict[str, Any] = {
                 "name": self.names[p],
-                "agent": self.labels[p],
-                "person": p in self.people,
+                "agent": left.get(p, self.labels[p]),
+                "person": p in people,
                 "you": p == viewer,
                 "score": state.scores[p],
                 "quit": state.quit[p],
@@ -387,12 +399,12 @@ class GameSession:
             "seats": seats,
         }
 
-    def _event(self, raw: dict[str, Any], viewer: Viewer) -> dict[str, Any]:
+    def _event(self, raw: dict[str, Any], viewer: Viewer, left: dict[int, str]) -> dict[str, Any]:
         names = self.names
         kind = raw["type"]
         if kind == "move":
             seat = raw["seat"]
-            own = seat == viewer
+            own = seat == viewer and seat not in left  # once it left, an agent's moves are not "yours"
             shown = own or (viewer is None and not self.people)
             event = {k: v for k, v in raw.items() if k != "drawn" or shown}
             event["name"] = names[seat]
@@ -404,7 +416,10 @@ class GameSession:
         if kind == "left":
             seat = raw["seat"]
             who, whose = ("You were", "your") if seat == viewer else (f"{names[seat]} was", f"{names[seat]}'s")
-            event["text"] = f"{who} away: {raw['agent']} plays {whose} seat from here on."
+            if raw.get("joined", True):
+                event["text"] = f"{who} away: {raw['agent']} plays {whose} seat from here on."
+            else:
+                event["text"] = f"{names[seat]} did not come: {raw['agent']} plays {whose} seat."
         elif kind == "start":
             starter = "You start" if raw["starter"] == viewer else f"{names[raw['starter']]} starts"
             event["text"] = f"Round {raw['round']} begins: {starter} on {card_name(raw['top_card'])}."
@@ -413,7 +428,7 @@ class GameSession:
             ended = f"{'You' if out == viewer else names[out]} went out." if out is not None else "everybody quit."
             event["text"] = f"Round {raw['round']} over: {ended}"
             if raw["game_over"]:
-                event["text"] += " " + self._result_text(raw["scores"], viewer)
+                event["text"] += " " + self._result_text(raw["scores"], None if viewer in left else viewer)
         return event
 
     def _result_text(self, scores: Sequence[int], viewer: Viewer) -> str:
@@ -427,6 +442,7 @@ class GameSession:
         """What ``viewer`` may see now, with the events after frame ``since`` (all
         kept ones when ``None``; at most :data:`MAX_EVENTS`, the latest)."""
         frames = list(self._frames)  # a copy: the thread that moves may append and trim meanwhile
+        people, left = self.people, self.left  # one snapshot: a hand-over replaces both (people first)
         last_seq, _, last_state = frames[-1]
         state = _State._make(last_state)
         first_kept = frames[0][0]
@@ -434,15 +450,15 @@ class GameSession:
         start = max(wanted, first_kept, last_seq + 1 - MAX_EVENTS)  # each frame holds an event or more
         events: list[dict[str, Any]] = []
         for _, raw_events, frame_state in frames[start - first_kept :]:
-            table = self._table(_State._make(frame_state), viewer)
+            table = self._table(_State._make(frame_state), viewer, people, left)
             for raw in raw_events:
-                event = self._event(dict(raw), viewer)
+                event = self._event(dict(raw), viewer, left)
                 event["table"] = table
                 events.append(event)
         truncated = start > wanted or len(events) > MAX_EVENTS
         events = events[-MAX_EVENTS:]
         game_over = state.game_over
-        your_turn = viewer in self.people and state.current_player == viewer and not game_over
+        your_turn = viewer in people and state.current_player == viewer and not game_over
         out: dict[str, Any] = {
             "id": self.id,
             "mode": self.mode,
@@ -452,14 +468,14 @@ class GameSession:
             "seq": last_seq,
             "events": events,
             "truncated": truncated,
-            "table": self._table(state, viewer),
+            "table": self._table(state, viewer, people, left),
             "game_over": game_over,
             "your_turn": your_turn,
             "legal": list(state.legal) if your_turn else [],
             "moves_left": len(self._replay),
             "history_id": self.history_id,
-            "away": self.away(),
-            "left": sorted(self.left),
+            "away": self.away(people),
+            "left": sorted(left),
         }
         if viewer is not None:
             hand = state.hands[viewer]
@@ -472,7 +488,7 @@ class GameSession:
             out["standings"] = [
                 {"seat": p, "name": self.names[p], "score": scores[p], "winner": scores[p] == best} for p in order
             ]
-            out["result"] = self._result_text(scores, viewer)
+            out["result"] = self._result_text(scores, None if viewer in left else viewer)
         return out
 
     # ------------------------------------------------------------------ moves
@@ -507,12 +523,15 @@ class GameSession:
         self._advance()
 
     def hand_over(self, viewer: Viewer, seat: object, agent: Callable[[], tuple[Agent, str]]) -> None:
-        """Give the seat of a person who is away (:meth:`away`) to an agent, at the
-        request of another person at the table, then let the agents move until a person
-        must act. ``agent()`` builds the agent and says its label; it is called once the
-        request is found sound. The person's token still shows their seat, and takes no
-        moves; the history rates that person as last (:meth:`History.save
-        <train.play.history.History.save>`'s ``left``)."""
+        """Give the seat the table waits for to an agent, when its person is away
+        (:meth:`away`), at the request of another person at the table; then let the
+        agents move until a person must act. ``agent()`` builds the agent and says its
+        label; it is called once the request is found sound.
+
+        A person who had opened their link *left*: their token still shows the seat and
+        moves nothing, and the history rates them last in the game (``forfeit`` of
+        :meth:`History.save <train.play.history.History.save>`). A seat whose link was
+        never opened is the agent's from the start, as if it had sat there."""
         if self.mode != "play" or viewer not in self.people:
             raise SessionError("only a person playing at this table can hand a seat to an agent", 409)
         n = len(self.names)
@@ -524,8 +543,11 @@ class GameSession:
             raise SessionError("your own seat is handed over by another person at the table, once you are away", 409)
         if seat not in self.people:
             raise SessionError(f"seat {seat} ({self.names[seat]}) is an agent's already", 409)
+        if self.game.current_player != seat:
+            who = self.names[seat]
+            raise SessionError(f"it is not {who}'s turn: a seat is handed over when the table waits for it", 409)
         if seat not in self.away():
-            ago = time.monotonic() - self.seen[seat]
+            ago = time.monotonic() - self.seen.get(seat, self.created)
             raise SessionError(
                 f"{self.names[seat]}'s page asked {ago:.0f} s ago: a seat is handed over after "
                 f"{AWAY_SECONDS:.0f} s away",
@@ -533,14 +555,19 @@ class GameSession:
             )
         built, label = agent()
         self.table.agents[seat] = built
+        joined = seat in self.seen
         # new containers, not changed in place: views on other threads read them meanwhile
         self.people = [p for p in self.people if p != seat]
-        self.left = {**self.left, seat: label}
-        self.labels[seat] = label
-        left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
-        left[str(seat)] = {"agent": label, "from_move": len(self.moves)}
+        if joined:
+            self.left = {**self.left, seat: label}
+            left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
+            left[str(seat)] = {"agent": label, "from_move": len(self.moves)}
+        else:  # an agent's seat from the start: the record and the history say so
+            self.labels[seat] = label
+            given = {k: v for k, v in self.context.get("names_given", {}).items() if k != str(seat)}
+            self.context["names_given"] = given
         self.apart = self.apart or _runs_apart([built])
-        self.recorder.on_left(seat, label)
+        self.recorder.on_left(seat, label, joined=joined)
         self.recorder.flush()
         self._advance()
 
@@ -559,6 +586,9 @@ class GameSession:
             if self.mode == "replay":
                 if not self._replay:
                     break
+                for seat, label in self._left_at.pop(len(self.moves), ()):
+                    self.left = {**self.left, seat: label}
+                    self.recorder.on_left(seat, label)
                 _, action = self._replay.pop(0)
                 self.table.apply(action)  # the record was replayed whole when it arrived
                 self.recorder.flush()
@@ -901,7 +931,23 @@ def replay(record: Any) -> GameSession:
     session = GameSession(game, [None] * game.num_players, names=names, labels=labels, mode="replay")
     session._replay = list(rec.moves)
     session.context = dict(rec.context)  # where the record came from, passed on with it
+    session._left_at = _hand_overs(rec.context, game.num_players, len(rec.moves))
     return session
+
+
+def _hand_overs(context: dict[str, Any], n: int, moves: int) -> dict[int, list[tuple[int, str]]]:
+    """The hand-overs a record's ``context["left"]`` names (what :meth:`GameSession.hand_over`
+    writes), by the move they came before; entries that are not a seat, an agent label and
+    a move of the record are ignored (a record is shown, not trusted)."""
+    left = context.get("left")
+    out: dict[int, list[tuple[int, str]]] = {}
+    for key, entry in (left if isinstance(left, dict) else {}).items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) < n and isinstance(entry, dict)):
+            continue
+        label, at = entry.get("agent"), entry.get("from_move")
+        if isinstance(label, str) and label.strip() and label.isprintable() and type(at) is int and 0 <= at < moves:
+            out.setdefault(at, []).append((int(key), _shortened(label, SPEC_LENGTH)))
+    return out
 
 
 # --------------------------------------------------------------------------- the store

@@ -11,8 +11,9 @@ JavaScript served as package data, no build step) and a JSON API.
     POST /api/games/{id}/move        {"action": 0..8, "since": N}: a person's move, then the agents'
                                      (a 409 when the game has moved on since frame N)
     POST /api/games/{id}/step        {"moves": 1..200, "since": N}: a watched or replayed game goes on
-    POST /api/games/{id}/hand-over   {"seat": N, "agent": "heuristic"}: another person's seat, away for
-                                     90 s, goes to an agent (the history rates that person last)
+    POST /api/games/{id}/hand-over   {"seat": N, "agent": "heuristic"}: the seat the table waits for,
+                                     its page away for 90 s, goes to an agent (the history rates
+                                     that person last; a link never opened: the agent's from the start)
     GET  /api/games/{id}/record      the game record, once the game is over
     POST /api/replays                a game record: a new game that replays it
     GET  /api/history?limit=&offset= saved games, and the ratings of people and agents
@@ -403,7 +404,14 @@ class _App:
         seed = secrets.randbits(63)
 
         def agent() -> tuple[Agent, str]:
-            return build_agent(spec, seed, f"seat {body['seat']}", policy=self.policy, build=self.build), spec.label
+            while True:
+                try:
+                    return build_agent(
+                        spec, seed, f"seat {body['seat']}", policy=self.policy, build=self.build
+                    ), spec.label
+                except SessionError as exc:  # the process of costly agents is full: as for a new game
+                    if exc.status != 429 or not self.store.forget_abandoned_apart():
+                        raise
 
         change = partial(session.hand_over, viewer, body["seat"], agent)
         lane = self.slow_games if costly(spec.name) else self.lane(session)

@@ -272,13 +272,17 @@ function cardFace(card, small) {
   return el("span", { class: `card face c${card}${small ? " small" : ""}`, text: CARD(card), role: "img", "aria-label": CARD_NAME(card) });
 }
 
-// A person still at the table may hand the seat of another who has been away a while
-// (the server says who: game.away) to an agent; the seat then says who plays it.
+// A person still at the table may hand the seat the table waits for to an agent when that
+// seat's page has been away a while (the server says whose: game.away); the seat then
+// says who plays it.
 function canHandOver(p) {
-  return game && game.mode === "play" && !game.game_over && game.away.includes(p) && !game.left.includes(game.seat);
+  return game && game.mode === "play" && !game.game_over && game.table.current_player === p &&
+    game.away.includes(p) && !game.left.includes(game.seat);
 }
 
 function drawTable(table, live) {
+  const active = document.activeElement;  // the seats are drawn anew: a focused button there keeps the focus
+  const refocus = active && active.classList.contains("hand-over") ? active.dataset.seat : null;
   const seats = table.seats.map((seat, p) => {
     const tags = [];
     if (seat.you) tags.push("you");
@@ -298,12 +302,13 @@ function drawTable(table, live) {
     if (canHandOver(p)) {
       box.append(el("button", {
         class: "hand-over", text: "Let heuristic play", "aria-label": `let heuristic play ${seat.name}'s seat`,
-        onclick: () => handOver(p),
+        "data-seat": String(p), onclick: () => handOver(p, seat.name),
       }));
     }
     return box;
   });
   $("seats").replaceChildren(...seats);
+  if (refocus !== null) document.querySelector(`.hand-over[data-seat="${refocus}"]`)?.focus();
   $("pile").replaceChildren(cardFace(table.top_card, false));
   $("info").replaceChildren(
     el("div", { text: `Round ${table.round}` }),
@@ -359,7 +364,7 @@ function focusMove() {
 }
 
 function disableInput() {
-  for (const b of document.querySelectorAll("#hand button, #draw, #quit, #step, #play")) b.disabled = true;
+  for (const b of document.querySelectorAll("#hand button, #draw, #quit, #step, #play, .hand-over")) b.disabled = true;
 }
 
 function render() {
@@ -420,9 +425,11 @@ async function move(action) {
   }
 }
 
-async function handOver(seat) {
+async function handOver(seat, name) {
   if (animating || !game || !canHandOver(seat)) return;
+  if (!window.confirm(`Let heuristic play ${name}'s seat from now on? ${name}'s link will only watch.`)) return;
   window.llamaIdle = false;
+  disableInput();
   stopPolling();
   $("game-error").textContent = "";
   try {
