@@ -144,7 +144,7 @@ def mask_list(action_mask: np.ndarray | list[int]) -> list[int]:
         m = list(action_mask)
     elif isinstance(action_mask, (str, bytes, dict)) or not hasattr(action_mask, "__len__"):
         raise TypeError(
-            "an action mask is a sequence of 9 entries (the env's int8 'action_mask'), got "
+            "an action mask is a sequence of 9 entries (the env's 'action_mask'), got "
             f"{action_mask!r:.60} ({type(action_mask).__name__})"
         )
     else:

@@ -64,8 +64,9 @@ class Agent(Protocol):
     """What the envs, the table driver, evaluation and play need from an agent.
 
     ``act`` gets the observation vector (laid out as :data:`llama_env.observation.FIELDS`;
-    read it with :class:`llama_env.observation.ObsView`) and the ``int8`` action mask of
-    length 9, and returns a legal action, an integer 0..8. Optionally an agent has
+    read it with :class:`llama_env.observation.ObsView`) and the boolean action mask of
+    length 9 (as the Gym env's ``info["action_mask"]``: one policy reads it the same as a
+    learner and as an opponent), and returns a legal action, an integer 0..8. Optionally an agent has
     ``reset(seed)``, called at the start of each game with a seed that makes its choices
     reproducible, ``act_batch`` (see :class:`BatchAgent`), and ``obs_version``: the
     observation version it reads (0, the default: the 52 entries of ``Llama-v0``; 1: with

@@ -109,6 +109,7 @@ __all__ = [
     "hidden_state",
     "action_mask",
     "is_shared_mask",
+    "agent_mask",
 ]
 
 MAX_OTHERS = MAX_PLAYERS - 1
@@ -813,9 +814,29 @@ def action_mask(legal: Sequence[int]) -> np.ndarray:
 
 _SHARED: dict[int, np.ndarray] = {}
 
+_AGENT_MASKS: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def agent_mask(legal: Sequence[int]) -> np.ndarray:
+    """The boolean mask (length 9) of a list of legal actions, as an agent's ``act``
+    gets it: the dtype of the Gym env's ``info["action_mask"]`` and of ``act_batch``'s
+    masks, so that one policy reads its mask the same way as the learner and as an
+    opponent (``~mask`` on the ``int8`` mask picked the wrong actions). Cached and
+    read-only, as :func:`action_mask`."""
+    key = tuple(legal)
+    m = _AGENT_MASKS.get(key)
+    if m is None:
+        m = np.zeros(NUM_ACTIONS, dtype=bool)
+        m[list(key)] = True
+        m.flags.writeable = False
+        _AGENT_MASKS[key] = m
+        _SHARED[id(m)] = m
+    return m
+
 
 def is_shared_mask(mask: object) -> bool:
-    """Whether ``mask`` is one of the shared, read-only masks :func:`action_mask` returns
+    """Whether ``mask`` is one of the shared, read-only masks :func:`action_mask` and
+    :func:`agent_mask` return
     (they live as long as the process, so their contents never change)."""
     return _SHARED.get(id(mask)) is mask
 

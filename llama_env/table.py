@@ -39,7 +39,7 @@ import numpy as np
 from llama_env.agent import Agent, agent_label, batch_from, reset_agent
 from llama_env.batch import BatchEngine
 from llama_env.engine import NUM_ACTIONS, Action, IllegalActionError, LlamaGame, RoundResult, Rules, action_index, brief
-from llama_env.observation import OBS_VERSIONS, action_mask, check_obs_version, encoder
+from llama_env.observation import OBS_VERSIONS, agent_mask, check_obs_version, encoder
 
 __all__ = [
     "Table",
@@ -164,7 +164,7 @@ class Table:
         agent = self.agents[seat]
         if agent is None:
             raise ValueError(f"seat {seat} has no agent: its move comes from outside (Table.apply)")
-        action = agent.act(_observe(agent, game, seat), action_mask(game.legal_actions()))
+        action = agent.act(_observe(agent, game, seat), agent_mask(game.legal_actions()))
         a = action_index(action)
         if a is None or not game.is_legal(a):
             raise self._error(seat, action)
@@ -187,7 +187,7 @@ class Table:
             agent = agents[seat]
             if agent is None:
                 break
-            action = agent.act(_observe(agent, game, seat), action_mask(game.legal_actions()))
+            action = agent.act(_observe(agent, game, seat), agent_mask(game.legal_actions()))
             # what _apply does, inlined: this loop is the hot path of evaluation
             if listener is None:
                 try:
@@ -296,7 +296,7 @@ def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object
     one, many = encoder(getattr(agent, "obs_version", 0))
     batch = getattr(agent, "act_batch", None)
     if not callable(batch) or len(games) < batch_from(agent):
-        return [agent.act(one(g, g.current_player), action_mask(g.legal_actions())) for g in games]
+        return [agent.act(one(g, g.current_player), agent_mask(g.legal_actions())) for g in games]
     masks = np.zeros((len(games), len(Action)), dtype=bool)
     for r, g in enumerate(games):
         masks[r, g.legal_actions()] = True
@@ -728,7 +728,7 @@ class BatchTable:
         else:
             out = []
             for r in range(games.size):
-                answer = agent.act(obs[r], action_mask(np.flatnonzero(masks[r]).tolist()))
+                answer = agent.act(obs[r], agent_mask(np.flatnonzero(masks[r]).tolist()))
                 a = action_index(answer)
                 if a is None:
                     raise self._illegal(k, int(games[r]), answer)
