@@ -213,9 +213,36 @@ class LlamaAECEnv(AECEnv):
 
     @game.setter
     def game(self, game: LlamaGame) -> None:
-        # every seat is played by the env's user, through the table driver
-        self.table = Table(game, names=self.possible_agents)
-        self.agent_selection = self.possible_agents[game.current_player]  # the new game's turn
+        """Play ``game`` from here on, a game of this env's table size and end score (a
+        position may be dealt other hands): its current player has the turn, every agent
+        is back with no reward (all terminated if it is over)."""
+        if not isinstance(game, LlamaGame):
+            raise TypeError(f"env.unwrapped.game must be a llama_env.LlamaGame, got {type(game).__name__}")
+        mine, theirs = self.rules, game.rules
+        if (theirs.num_players, theirs.end_score) != (mine.num_players, mine.end_score):
+            # what the observation space is made of (a position's hand size may differ)
+            raise ValueError(
+                f"the game's rules ({theirs.brief()}) are not this env's ({mine.brief()}): its "
+                "observations would leave the observation space; make an env of its table size and end score"
+            )
+        self._begin(game)
+
+    def _begin(self, game: LlamaGame) -> None:
+        """Every seat is played by the env's user, through the table driver; the per-game
+        state of PettingZoo's API starts afresh."""
+        if self.table is None:
+            self.table = Table(game, names=self.possible_agents)
+        else:
+            self.table.game = game  # the same seats, a new game
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, game.game_over)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[game.current_player]
+        self.last_round = None
+        self._round_just_ended = False
 
     def _table(self) -> Table:
         if self.table is None:
@@ -241,20 +268,7 @@ class LlamaAECEnv(AECEnv):
         if self._rng is None or seed is not None:
             self._rng = seeded_generator(seed)
         # the options were checked in __init__
-        game = LlamaGame.unchecked(self.rules, self._rng, self.random_first_player)
-        if self.table is None:
-            self.game = game
-        else:
-            self.table.game = game  # the same seats (all played by the env's user), a new game
-        self.agents = list(self.possible_agents)
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[game.current_player]
-        self.last_round = None
-        self._round_just_ended = False
+        self._begin(LlamaGame.unchecked(self.rules, self._rng, self.random_first_player))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         table = self.table
@@ -265,8 +279,8 @@ class LlamaAECEnv(AECEnv):
         if seat is None:
             raise KeyError(f"no agent {agent!r} at this table; its agents are {', '.join(self.possible_agents)}")
         obs = self._encode(game, seat)
-        if seat != game.current_player or game.game_over:
-            return {"observation": obs, "action_mask": _ZERO_MASK}
+        if seat != game.current_player or game.game_over or self.terminations.get(agent) or self.truncations.get(agent):
+            return {"observation": obs, "action_mask": _ZERO_MASK}  # (an agent out after an illegal move too)
         return {"observation": obs, "action_mask": action_mask(game.legal_actions())}
 
     def step(self, action: Any) -> None:

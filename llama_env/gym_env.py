@@ -7,7 +7,8 @@ that see only their own observation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 import gymnasium as gym
@@ -130,6 +131,7 @@ class LlamaEnv(gym.Env):
         illegal_action: str = "raise",
         obs_version: int = 0,
     ) -> None:
+        rules = _rules_from_json(rules)
         self.rules = Rules.given(rules, num_players=num_players, end_score=end_score, hand_size=hand_size)
         """The table size and rule options of every game."""
         self.obs_version = check_obs_version(obs_version)
@@ -210,11 +212,15 @@ class LlamaEnv(gym.Env):
         if game.game_over:  # it ended before the learner's first turn: nothing to apply
             self._ended = True
             return self._encode(game, self.seat), reward, True, False, self._info()
-        if self._log is not None:
-            self._log.lines.clear()
+        log = self._log
+        shown = log.lines if log is not None else []
+        if log is not None:
+            log.lines = []  # the rounds that end from here on
         try:
             result = table.apply(action)  # raises IllegalActionError, nothing changed
         except IllegalActionError as exc:
+            if log is not None:
+                log.lines = shown  # render() still shows what it showed: nothing happened
             index = action_index(exc.action)
             in_space = index is not None and 0 <= index < NUM_ACTIONS
             if self.illegal_action == "raise" or not in_space:
@@ -301,6 +307,20 @@ class _RoundLog(TableListener):
 
     def on_round_end(self, table: Table, result: RoundResult) -> None:
         self.lines.append(render_round_summary(result))
+
+
+def _rules_from_json(rules: Any) -> Any:
+    """``rules`` as a :class:`Rules` where it is a mapping of its fields: the form
+    gymnasium's ``EnvSpec.to_json`` writes, so that a spec logged as JSON makes the env
+    again (anything else is left to :meth:`Rules.given` to take or refuse)."""
+    if not isinstance(rules, Mapping):
+        return rules
+    names = {f.name for f in fields(Rules)}
+    if not set(rules) <= names or "num_players" not in rules:
+        raise TypeError(
+            f"rules as a mapping has the fields of llama_env.Rules ({', '.join(sorted(names))}), got {dict(rules)!r}"
+        )
+    return Rules(**rules)
 
 
 def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:

@@ -350,6 +350,24 @@ def test_ansi_render_and_round_summaries():
     assert saw_summary
 
 
+def test_a_refused_step_leaves_the_rendered_round_summary():
+    """An illegal action leaves the game untouched, and render() too: the round summary it
+    showed was cleared before the action was checked. (An env audit.)"""
+    env = LlamaEnv(num_players=3, render_mode="ansi", seat=1)
+    env.reset(seed=0)
+    for _ in range(1000):
+        legal = np.flatnonzero(env.action_masks())
+        env.step(int(legal[-1]))  # quit when it may: rounds end soon
+        if "over:" in env.render():
+            break
+    shown = env.render()
+    assert "over:" in shown
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    with pytest.raises(IllegalActionError):
+        env.step(illegal)
+    assert env.render() == shown
+
+
 def test_maskable_ppo_learns_briefly(tmp_path, monkeypatch):
     import torch
     from sb3_contrib import MaskablePPO
@@ -396,3 +414,23 @@ def test_the_action_space_samples_with_the_envs_own_boolean_mask():
         assert chosen == env.action_space.sample(mask=info["action_mask"].astype(np.int8))  # the same numbers
         assert info["action_mask"][chosen]
     assert env.action_space == gym.spaces.Discrete(9) and env.action_space.contains(int(chosen))
+
+
+def test_an_env_spec_written_as_json_makes_the_env_again():
+    """Gymnasium's EnvSpec.to_json writes a Rules value and an AgentSpec as plain
+    mappings; gym.make refused them, so a logged spec could not be replayed."""
+    from gymnasium.envs.registration import EnvSpec
+
+    from llama_env import Rules
+    from llama_env.agent import AgentSpec
+
+    opponents = [AgentSpec("cautious", {"threshold": 4}), "random"]
+    env = gym.make("Llama-v0", rules=Rules(3, end_score=30), opponents=opponents)
+    again = gym.make(EnvSpec.from_json(env.spec.to_json()))
+    assert again.unwrapped.rules == Rules(3, end_score=30)
+    assert [o.threshold for o in again.unwrapped.opponents[:1]] == [4]
+    first, _ = env.reset(seed=3)
+    second, _ = again.reset(seed=3)
+    assert np.array_equal(first, second)
+    with pytest.raises(TypeError, match="rules as a mapping has the fields of llama_env.Rules"):
+        gym.make("Llama-v0", rules={"players": 3})

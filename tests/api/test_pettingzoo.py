@@ -168,6 +168,51 @@ def test_setting_a_game_gives_the_turn_to_its_current_player():
     assert e.observe("player_2")["action_mask"].any() and not e.observe("player_0")["action_mask"].any()
 
 
+def test_a_game_set_must_fit_the_env_and_starts_the_api_state_afresh():
+    """The setter took a game of other rules (observations left the space, env.rules
+    misreported them), played nothing when set after a finished game, and left the agents
+    live with empty masks when the game set was over. (An env audit.)"""
+    e = llama_env.env(num_players=3)
+    e.reset(seed=0)
+    with pytest.raises(ValueError, match=r"the game's rules \(3 players, end score 2, .*\) are not this env's"):
+        e.unwrapped.game = LlamaGame(3, end_score=2, rng=0)
+    with pytest.raises(ValueError, match="are not this env's"):
+        e.unwrapped.game = LlamaGame(4, rng=0)
+    with pytest.raises(TypeError, match="must be a llama_env.LlamaGame"):
+        e.unwrapped.game = "a game"
+    for agent in e.agent_iter():  # to the end: every agent steps out
+        _, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else int(np.flatnonzero(e.observe(agent)["action_mask"])[-1]))
+    assert e.agents == []
+    e.unwrapped.game = LlamaGame(3, rng=5)
+    assert e.agents == e.possible_agents and not any(e.terminations.values())
+    for moves, agent in enumerate(e.agent_iter()):  # it plays again
+        if moves == 5:
+            break
+        e.step(int(np.flatnonzero(e.observe(agent)["action_mask"])[-1]))
+    assert moves == 5 and e.unwrapped.game.to_dict() != LlamaGame(3, rng=5).to_dict()
+    over = LlamaGame(3, rng=5)
+    while not over.game_over:
+        over.step(over.legal_actions()[-1])
+    e.unwrapped.game = over
+    assert all(e.terminations.values()) and e.last()[2]
+    assert not any(e.observe(a)["action_mask"].any() for a in e.possible_agents)
+
+
+def test_an_agent_out_after_an_illegal_move_is_shown_no_legal_move():
+    """PettingZoo's wrapper ends the game for an illegal move: the offender's mask still
+    listed legal moves, and a loop acting on the mask failed ("the only valid action is
+    None"). Every mask is zero once an agent is out."""
+    e = llama_env.env(num_players=3)
+    e.reset(seed=0)
+    e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"] == 0)[0]))  # PettingZoo prints a warning
+    for agent in e.agent_iter():
+        _, _, term, trunc, _ = e.last()
+        assert term or trunc
+        assert not e.observe(agent)["action_mask"].any()
+        e.step(None)
+
+
 def test_a_bool_seed_is_refused():
     e = llama_env.env(num_players=3)
     with pytest.raises(TypeError, match="seed must be an integer or None, got True"):

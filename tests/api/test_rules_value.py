@@ -131,7 +131,7 @@ def test_rules_and_a_keyword_option_together_are_refused(factory, keyword):
 @pytest.mark.parametrize("factory", FACTORIES.values(), ids=FACTORIES.keys())
 def test_rules_must_be_a_rules_value(factory):
     with pytest.raises(TypeError, match="rules must be a llama_env.Rules"):
-        factory(rules={"num_players": 5})
+        factory(rules="5 players")  # (the Gym env also takes a mapping of the fields: EnvSpec.to_json's form)
 
 
 def test_envs_built_either_way_play_the_same_games():
