@@ -172,6 +172,18 @@ class _FastOrderEnforcing(wrappers.OrderEnforcingWrapper):
         self._raw: Any = env._raw
         self._illegal: _FastTerminateIllegal = env.env
         super().__init__(env)
+        self._raw.on_begin = self._begun  # a game set on the raw env (env.unwrapped.game = g)
+
+    def _begun(self) -> None:
+        """The raw env began a game (``reset``, or a game set on it): the chain's per-game
+        flags as ``reset`` leaves them (the old game's observation must not judge the new
+        game's moves, nor an illegal move of the old one keep the slow path)."""
+        if self._has_reset:
+            self._has_updated = True
+        illegal = self._illegal
+        illegal._terminated = False
+        illegal._prev_obs = None
+        illegal._prev_info = None
 
     def step(self, action: Any) -> None:
         raw = self._raw

@@ -17,6 +17,7 @@ assumes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -62,7 +63,8 @@ class MaskedDiscrete(spaces.Discrete):
     floats that it draws from ``self.np_random`` in blocks. A seeded space (``seed()``,
     which drops the block drawn from the generator it replaces) therefore samples
     reproducibly, though not the same numbers as Gymnasium's own ``sample``; anything but
-    such a mask goes to Gymnasium's ``sample``.
+    such a mask goes to Gymnasium's ``sample``. A boolean mask (what agents get) is
+    taken as its ``int8`` copy.
     """
 
     _BLOCK = 512
@@ -81,6 +83,8 @@ class MaskedDiscrete(spaces.Discrete):
         return super().seed(seed)
 
     def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:  # an agent's mask: the same numbers
+            mask = mask.astype(np.int8)
         if probability is None:
             # The env's own masks are shared, read-only and never freed
             # (llama_env.observation.action_mask): the same object always holds the same
@@ -200,6 +204,9 @@ class LlamaAECEnv(AECEnv):
         self.table: Table | None = None
         self.last_round: RoundResult | None = None
         self._round_just_ended = False  # the rewards and infos are the last round's
+        self.on_begin: Callable[[], None] | None = None
+        """Called when a game begins (``reset``, or a game set): the wrappers of
+        :func:`llama_env.env` clear their own per-game state there."""
 
     @property
     def num_players(self) -> int:
@@ -243,6 +250,8 @@ class LlamaAECEnv(AECEnv):
         self.agent_selection = self.possible_agents[game.current_player]
         self.last_round = None
         self._round_just_ended = False
+        if self.on_begin is not None:
+            self.on_begin()
 
     def _table(self) -> Table:
         if self.table is None:
@@ -279,7 +288,8 @@ class LlamaAECEnv(AECEnv):
         if seat is None:
             raise KeyError(f"no agent {agent!r} at this table; its agents are {', '.join(self.possible_agents)}")
         obs = self._encode(game, seat)
-        if seat != game.current_player or game.game_over or self.terminations.get(agent) or self.truncations.get(agent):
+        out = agent not in self.agents or self.terminations.get(agent) or self.truncations.get(agent)
+        if seat != game.current_player or game.game_over or out:
             return {"observation": obs, "action_mask": _ZERO_MASK}  # (an agent out after an illegal move too)
         return {"observation": obs, "action_mask": action_mask(game.legal_actions())}
 

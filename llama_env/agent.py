@@ -395,9 +395,6 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
         return parse_agent_spec(agent, check=False).build(seed)  # build() checks name and parameters
     if isinstance(agent, AgentSpec):
         return agent.build(seed)
-    if isinstance(agent, Mapping) and set(agent) == {"name", "params"} and isinstance(agent["params"], Mapping):
-        # an AgentSpec's JSON form, as gymnasium's EnvSpec.to_json writes it
-        return AgentSpec(agent["name"], dict(agent["params"])).build(seed)
     if not callable(getattr(agent, "act", None)):
         raise TypeError(
             f"an agent must have act(observation, action_mask) -> int, or be a registered name "

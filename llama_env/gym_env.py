@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from llama_env.agent import Agent, AgentLike, resolve
+from llama_env.agent import Agent, AgentLike, AgentSpec, resolve
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
@@ -316,9 +316,12 @@ def _rules_from_json(rules: Any) -> Any:
     if not isinstance(rules, Mapping):
         return rules
     names = {f.name for f in fields(Rules)}
-    if not set(rules) <= names or "num_players" not in rules:
+    unknown = sorted(str(k) for k in set(rules) - names)
+    if unknown or "num_players" not in rules:
+        problem = f"unknown field {unknown[0]!r}" if unknown else "num_players is missing"
         raise TypeError(
-            f"rules as a mapping has the fields of llama_env.Rules ({', '.join(sorted(names))}), got {dict(rules)!r}"
+            f"rules as a mapping has the fields of llama_env.Rules ({', '.join(sorted(names))}), num_players "
+            f"among them: {problem} in {dict(rules)!r}"
         )
     return Rules(**rules)
 
@@ -337,9 +340,24 @@ def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
         if len(spec) != k:
             raise ValueError(f"opponents: {num_players} players need {k} opponents, got {len(spec)}")
     try:
-        return [resolve(o) for o in spec]
+        return [resolve(_spec_from_json(o)) for o in spec]
     except (TypeError, ValueError) as exc:  # a config error: name the option, as for the others
         raise ValueError(f"opponents: {exc}") from exc
+
+
+def _spec_from_json(opponent: Any) -> Any:
+    """An :class:`AgentSpec` where ``opponent`` is a mapping without ``act``: the form
+    gymnasium's ``EnvSpec.to_json`` writes an AgentSpec in (``{"name": ..., "params":
+    {...}}``), so that a spec logged as JSON makes the env again."""
+    if not isinstance(opponent, Mapping) or callable(getattr(opponent, "act", None)):
+        return opponent
+    name, params = opponent.get("name"), opponent.get("params", {})
+    if set(opponent) - {"name", "params"} or not isinstance(name, str) or not isinstance(params, Mapping):
+        raise TypeError(
+            'an opponent given as a mapping is an AgentSpec\'s JSON form, {"name": str, "params": {...}}; '
+            f"got {dict(opponent)!r}"
+        )
+    return AgentSpec(name, dict(params))
 
 
 def make_v1(**kwargs: Any) -> LlamaEnv:

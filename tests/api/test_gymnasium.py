@@ -432,5 +432,10 @@ def test_an_env_spec_written_as_json_makes_the_env_again():
     first, _ = env.reset(seed=3)
     second, _ = again.reset(seed=3)
     assert np.array_equal(first, second)
-    with pytest.raises(TypeError, match="rules as a mapping has the fields of llama_env.Rules"):
+    with pytest.raises(TypeError, match="rules as a mapping .*: unknown field 'players'"):
         gym.make("Llama-v0", rules={"players": 3})
+    with pytest.raises(TypeError, match="rules as a mapping .*: num_players is missing"):
+        gym.make("Llama-v0", rules={"end_score": 30})
+    for bad in ({"name": "cautious", "params": None}, {"name": ["cautious"]}, {"name": "random", "seed": 1}):
+        with pytest.raises(ValueError, match=r"opponents: an opponent given as a mapping is an AgentSpec\'s JSON form"):
+            gym.make("Llama-v0", opponents=bad)

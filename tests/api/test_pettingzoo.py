@@ -12,7 +12,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import llama_env
 from llama_env.engine import Action, IllegalActionError, LlamaGame
-from llama_env.observation import OBS_SIZE, encode
+from llama_env.observation import OBS_SIZE, agent_mask, encode
 from llama_env.rewards import game_rewards
 
 PLAYER_COUNTS = [2, 3, 4, 5, 6]
@@ -211,6 +211,36 @@ def test_an_agent_out_after_an_illegal_move_is_shown_no_legal_move():
         assert term or trunc
         assert not e.observe(agent)["action_mask"].any()
         e.step(None)
+
+
+def test_a_game_set_is_judged_by_its_own_masks_not_the_last_game_s():
+    """PettingZoo's illegal-move wrapper judged a move by the observation it had last
+    handed out: after a game was set, a move illegal there raised instead of ending the
+    game with the penalty (and an illegal move of the old game kept the slow path). And
+    once every agent stepped out, the offender's mask showed its legal moves again."""
+    e = llama_env.env(num_players=3)
+    e.reset(seed=0)
+    offender = e.agent_selection
+    e.step(int(np.flatnonzero(e.observe(offender)["action_mask"] == 0)[0]))
+    for _ in e.agent_iter():
+        e.step(None)
+    assert not e.observe(offender)["action_mask"].any()
+    e.reset(seed=0)
+    assert e.observe(e.agent_selection)["action_mask"][7]  # the wrapper keeps this observation
+    e.unwrapped.game = make_game(num_players=3, hands=[[1, 2], [3], [4]], top=5, draw_pile=[], current_player=0)
+    e.step(Action.DRAW)  # illegal in the game set: the empty pile
+    assert all(e.terminations.values()) and e.rewards["player_0"] == -1
+
+
+def test_the_action_space_samples_an_agent_s_boolean_mask_too():
+    e = llama_env.env(num_players=3)
+    e.reset(seed=0)
+    space = e.action_space(e.agent_selection)
+    space.seed(1)
+    mask = e.observe(e.agent_selection)["action_mask"]
+    legal = set(np.flatnonzero(mask).tolist())
+    assert {int(space.sample(mask.astype(bool))) for _ in range(50)} <= legal
+    assert {int(space.sample(agent_mask(sorted(legal)))) for _ in range(50)} <= legal
 
 
 def test_a_bool_seed_is_refused():
