@@ -477,6 +477,29 @@ def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, brow
     assert console_errors(page) == []
 
 
+def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser):
+    """With another person at the table, "Leave the table" (asked first) gives this
+    page's seat to heuristic; the page then watches. Alone with agents, it is not offered."""
+    page = browser
+    open_page(page, site.url, DESKTOP)
+    set_up(page, [("person", "Ann"), ("agent", "random")], seed=5, end_score=20)
+    page.find_element(By.ID, "start").click()
+    idle(page)
+    assert not shown(page, "leave")
+    state, session = start_with_friends(page, site)
+    assert shown(page, "leave")
+    page.find_element(By.ID, "leave").click()
+    alert = page.switch_to.alert
+    assert "Leave the table?" in alert.text
+    alert.accept()
+    idle(page, "window.llamaState.left.includes(0)")
+    assert session.left == {0: "heuristic"} and session.people == [1]
+    assert "You left the table: heuristic plays your seat from here on." in log_lines(page)
+    assert page.find_element(By.ID, "turn").text == "heuristic plays your seat now: you are watching."
+    assert not shown(page, "leave") and not enabled_cards(page)
+    assert console_errors(page) == []
+
+
 def focused(driver: webdriver.Chrome) -> str:
     """What has the keyboard's focus: a card's action, ``draw``, ``quit``, or another id."""
     return driver.execute_script(

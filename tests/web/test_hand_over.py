@@ -148,6 +148,26 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
         assert history.record(view["history_id"])["context"]["names_given"] == {"0": "Ann"}
 
 
+def test_a_person_may_leave_the_table_while_another_plays_on(table):
+    client, session, history, tokens = table
+    r = hand_over(client, session.id, tokens[1], seat=1, agent="random")  # Bob leaves, on his turn
+    assert r.status_code == 200, r.text
+    assert session.left == {1: "random"} and session.people == [0]
+    texts = [e["text"] for e in r.json()["events"] if e["type"] == "left"]
+    assert texts == ["You left the table: random plays your seat from here on."]
+    ann = client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()
+    assert "Bob left the table: random plays Bob's seat from here on." in [e["text"] for e in ann["events"]]
+    assert ann["your_turn"]  # the agent moved for Bob at once
+    r = hand_over(client, session.id, tokens[0], seat=0)  # Ann is the last person: she just closes the page
+    assert r.status_code == 409 and "you are the only person at this table" in r.json()["error"]
+    view = ann
+    while not view["game_over"]:
+        view = client.post(
+            f"/api/games/{session.id}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[0])
+        ).json()
+    assert [s["forfeit"] for s in history.games()[0]["seats"]] == [False, True, False]
+
+
 @pytest.mark.parametrize(
     ("who", "body", "status", "fragment"),
     [
@@ -156,7 +176,6 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
         (0, {"seat": "1"}, 400, "'seat' must be an integer 0..2"),
         (0, {"seat": 1, "colour": "red"}, 400, "unknown field 'colour'"),
         (0, {"agent": "random"}, 400, '{"seat": N, "agent": spec}'),
-        (0, {"seat": 0}, 409, "your own seat is handed over by another person"),
         (0, {"seat": 2}, 409, "seat 2 (heuristic) is an agent's already"),
         (0, {"seat": 1, "agent": "ppo:path=/etc/passwd"}, 400, "load no files by path"),
         (2, {"seat": 1}, 403, "token"),
@@ -186,7 +205,6 @@ def test_a_refused_hand_over_builds_no_agent():
     cases = [
         (other, turn, "page asked"),  # the seat is not away
         (other, third, "it is not"),  # not its turn
-        (turn, turn, "your own seat"),
         (other, 9, "'seat' must be"),
     ]
     away(session, third)
@@ -194,6 +212,9 @@ def test_a_refused_hand_over_builds_no_agent():
         with pytest.raises(SessionError, match=fragment):
             session.hand_over(viewer, seat, never)
     assert session.people == [0, 1, 2] and session.left == {}
+    alone = new_game({"seats": [{"person": "Ann"}, {"agent": "random"}], "seed": 4})
+    with pytest.raises(SessionError, match="you are the only person at this table"):
+        alone.hand_over(0, 0, never)
 
 
 class _Apart(HeuristicAgent):

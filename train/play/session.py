@@ -238,9 +238,10 @@ class _Recorder(TableListener):
         if not result.game_over:
             self.on_start(g)
 
-    def on_left(self, seat: int, agent: str, *, joined: bool = True) -> None:
-        """A person's seat is handed to an agent (``joined``: the person had come)."""
-        self._events.append({"type": "left", "seat": seat, "agent": agent, "joined": joined})
+    def on_left(self, seat: int, agent: str, *, joined: bool = True, chose: bool = False) -> None:
+        """A person's seat is handed to an agent (``joined``: the person had come;
+        ``chose``: they left the table themselves)."""
+        self._events.append({"type": "left", "seat": seat, "agent": agent, "joined": joined, "chose": chose})
 
     def on_start(self, game: LlamaGame) -> None:
         """A round is dealt: who starts, on what card."""
@@ -416,7 +417,10 @@ class GameSession:
         if kind == "left":
             seat = raw["seat"]
             who, whose = ("You were", "your") if seat == viewer else (f"{names[seat]} was", f"{names[seat]}'s")
-            if raw.get("joined", True):
+            if raw.get("chose", False):
+                who = "You" if seat == viewer else names[seat]
+                event["text"] = f"{who} left the table: {raw['agent']} plays {whose} seat from here on."
+            elif raw.get("joined", True):
                 event["text"] = f"{who} away: {raw['agent']} plays {whose} seat from here on."
             else:
                 event["text"] = f"{names[seat]} did not come: {raw['agent']} plays {whose} seat."
@@ -523,10 +527,10 @@ class GameSession:
         self._advance()
 
     def hand_over(self, viewer: Viewer, seat: object, agent: Callable[[], tuple[Agent, str]]) -> None:
-        """Give the seat the table waits for to an agent, when its person is away
-        (:meth:`away`), at the request of another person at the table; then let the
-        agents move until a person must act. ``agent()`` builds the agent and says its
-        label; it is called once the request is found sound.
+        """Give a person's seat to an agent, then let the agents move until a person must
+        act: one's own seat, to leave the table (while another person plays on), or the
+        seat the table waits for when its person is away (:meth:`away`). ``agent()``
+        builds the agent and says its label; it is called once the request is found sound.
 
         A person who had opened their link *left*: their token still shows the seat and
         moves nothing, and the history rates them last in the game (``forfeit`` of
@@ -540,13 +544,18 @@ class GameSession:
         if self.game.game_over:
             raise SessionError("the game is over", 409)
         if seat == viewer:
-            raise SessionError("your own seat is handed over by another person at the table, once you are away", 409)
-        if seat not in self.people:
+            if len(self.people) < 2:
+                raise SessionError(
+                    "you are the only person at this table: close the page to stop (a game not finished is not "
+                    "saved), or play on",
+                    409,
+                )
+        elif seat not in self.people:
             raise SessionError(f"seat {seat} ({self.names[seat]}) is an agent's already", 409)
-        if self.game.current_player != seat:
+        elif self.game.current_player != seat:
             who = self.names[seat]
             raise SessionError(f"it is not {who}'s turn: a seat is handed over when the table waits for it", 409)
-        if seat not in self.away():
+        elif seat not in self.away():
             ago = time.monotonic() - self.seen.get(seat, self.created)
             raise SessionError(
                 f"{self.names[seat]}'s page asked {ago:.0f} s ago: a seat is handed over after "
@@ -555,7 +564,7 @@ class GameSession:
             )
         built, label = agent()
         self.table.agents[seat] = built
-        joined = seat in self.seen
+        joined = seat in self.seen or seat == viewer
         # new containers, not changed in place: views on other threads read them meanwhile
         self.people = [p for p in self.people if p != seat]
         if joined:
@@ -567,7 +576,7 @@ class GameSession:
             given = {k: v for k, v in self.context.get("names_given", {}).items() if k != str(seat)}
             self.context["names_given"] = given
         self.apart = self.apart or _runs_apart([built])
-        self.recorder.on_left(seat, label, joined=joined)
+        self.recorder.on_left(seat, label, joined=joined, chose=seat == viewer)
         self.recorder.flush()
         self._advance()
 

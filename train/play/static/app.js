@@ -372,7 +372,7 @@ function render() {
   drawTable(game.table, true);
   if (game.mode === "play") {
     const waiting = game.table.seats[game.table.current_player].name;
-    const gone = game.left.includes(game.seat) ? `${game.table.seats[game.seat].agent} plays your seat since you were away.` : "";
+    const gone = game.left.includes(game.seat) ? `${game.table.seats[game.seat].agent} plays your seat now: you are watching.` : "";
     $("turn").textContent = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : gone || `Waiting for ${waiting}…`;
     $("turn").classList.toggle("mine", game.your_turn);
     $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
@@ -386,6 +386,7 @@ function render() {
   if (game.game_over) showStandings();
   const recordable = game.game_over || game.mode === "replay";
   $("download").classList.toggle("hidden", !recordable);
+  $("leave").classList.toggle("hidden", !canLeave());
 }
 
 function showStandings() {
@@ -428,6 +429,23 @@ async function move(action) {
 async function handOver(seat, name) {
   if (animating || !game || !canHandOver(seat)) return;
   if (!window.confirm(`Let heuristic play ${name}'s seat from now on? ${name}'s link will only watch.`)) return;
+  await sendHandOver(seat);
+}
+
+// Leaving while others play on: heuristic takes this page's seat (the history counts the game
+// as lost for this person). The last person at a table just closes the page.
+function canLeave() {
+  return game && game.mode === "play" && !game.game_over && !game.left.includes(game.seat) &&
+    game.table.seats.some((s, p) => s.person && p !== game.seat);
+}
+
+async function leaveTable() {
+  if (animating || !game || !canLeave()) return;
+  if (!window.confirm("Leave the table? heuristic plays your seat from now on, and your game history counts the game as lost.")) return;
+  await sendHandOver(game.seat);
+}
+
+async function sendHandOver(seat) {
   window.llamaIdle = false;
   disableInput();
   stopPolling();
@@ -604,6 +622,7 @@ const newGame = () => {
   show("setup");
 };
 $("new-game").addEventListener("click", newGame);
+$("leave").addEventListener("click", leaveTable);
 $("nav-new").addEventListener("click", newGame);
 window.addEventListener("hashchange", openLink);  // a game link pasted into a tab already open
 seatRows();
