@@ -87,7 +87,8 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
     after = back_texts[back_texts.index("You were away: heuristic plays your seat from here on.") + 1 :]
     assert after and after[0].startswith("Bob ") and not any(t.startswith("You ") for t in after)
     refused = client.post(f"/api/games/{gid}/move", json={"action": 7}, headers=as_(tokens[1]))
-    assert refused.status_code == 409 and "handed to heuristic while you were away" in refused.json()["error"]
+    assert refused.status_code == 409
+    assert "heuristic plays this seat since it was handed over" in refused.json()["error"]
     # Ann alone now plays the game to its end: the agents answer her every move
     for _ in range(500):
         if view["game_over"]:
@@ -106,7 +107,7 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
     assert not game["seats"][1]["winner"]  # the win goes to the best of those who stayed
     record = history.record(view["history_id"])
     assert record["agents"] == ["person", "person", "heuristic"]  # Bob sat there first
-    assert record["context"]["left"] == {"1": {"agent": "heuristic", "from_move": moves_before}}
+    assert record["context"]["left"] == {"1": {"agent": "heuristic", "from_move": moves_before, "chose": False}}
     bob_row = next(r for r in history.ratings() if r["name"] == "Bob")
     assert (bob_row["kind"], bob_row["games"], bob_row["wins"], bob_row["win_share"]) == ("person", 1, 0, 0.0)
     # a replay of the record says where the agent took over, at that move
@@ -135,6 +136,8 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
             "Bob did not come: random plays Bob's seat."
         ]
         assert r.json()["left"] == [] and session.labels == ["person", "random"]
+        late = client.post(f"/api/games/{session.id}/move", json={"action": 7}, headers=as_(tokens[1]))
+        assert late.status_code == 409 and "random plays this seat" in late.json()["error"]  # Bob, too late
         view = r.json()
         while not view["game_over"]:
             view = client.post(
@@ -166,6 +169,10 @@ def test_a_person_may_leave_the_table_while_another_plays_on(table):
             f"/api/games/{session.id}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[0])
         ).json()
     assert [s["forfeit"] for s in history.games()[0]["seats"]] == [False, True, False]
+    replayed = replay(history.record(view["history_id"]))
+    replayed.step(None, 200)
+    texts = [e["text"] for e in replayed.view(None)["events"] if e["type"] == "left"]
+    assert texts == ["Bob left the table: random plays Bob's seat from here on."]
 
 
 @pytest.mark.parametrize(

@@ -309,8 +309,9 @@ class GameSession:
         here (so that the history can tell an agent's versions apart later), or a
         replayed record's own."""
         self._replay: list[tuple[int, int]] = []
-        self._left_at: dict[int, list[tuple[int, str]]] = {}
-        """A replayed record's hand-overs: move number -> (seat, agent) from that move on."""
+        self._left_at: dict[int, list[tuple[int, str, bool]]] = {}
+        """A replayed record's hand-overs: move number -> (seat, agent, whether the person
+        chose to leave) from that move on."""
         self._frames: list[_Frame] = []
         g = game
         self.recorder.on_start(g)
@@ -504,10 +505,9 @@ class GameSession:
         is refused, not played on the seat's next turn."""
         if self.mode != "play" or viewer is None:
             raise SessionError(f"this game is being {self.mode}ed: it takes no moves", 409)
-        if viewer in self.left:
-            raise SessionError(
-                f"your seat was handed to {self.left[viewer]} while you were away: it takes no moves", 409
-            )
+        if viewer not in self.people:  # handed to an agent: when its person left, or never came
+            agent = self.left.get(viewer, self.labels[viewer])
+            raise SessionError(f"{agent} plays this seat since it was handed over: it takes no moves", 409)
         latest = self._frames[-1][0]
         if since is not None and 0 <= since < latest:
             raise SessionError("the game has moved on since this view of it; look again before moving", 409)
@@ -570,7 +570,7 @@ class GameSession:
         if joined:
             self.left = {**self.left, seat: label}
             left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
-            left[str(seat)] = {"agent": label, "from_move": len(self.moves)}
+            left[str(seat)] = {"agent": label, "from_move": len(self.moves), "chose": seat == viewer}
         else:  # an agent's seat from the start: the record and the history say so
             self.labels[seat] = label
             given = {k: v for k, v in self.context.get("names_given", {}).items() if k != str(seat)}
@@ -595,9 +595,9 @@ class GameSession:
             if self.mode == "replay":
                 if not self._replay:
                     break
-                for seat, label in self._left_at.pop(len(self.moves), ()):
+                for seat, label, chose in self._left_at.pop(len(self.moves), ()):
                     self.left = {**self.left, seat: label}
-                    self.recorder.on_left(seat, label)
+                    self.recorder.on_left(seat, label, chose=chose)
                 _, action = self._replay.pop(0)
                 self.table.apply(action)  # the record was replayed whole when it arrived
                 self.recorder.flush()
@@ -944,18 +944,18 @@ def replay(record: Any) -> GameSession:
     return session
 
 
-def _hand_overs(context: dict[str, Any], n: int, moves: int) -> dict[int, list[tuple[int, str]]]:
+def _hand_overs(context: dict[str, Any], n: int, moves: int) -> dict[int, list[tuple[int, str, bool]]]:
     """The hand-overs a record's ``context["left"]`` names (what :meth:`GameSession.hand_over`
     writes), by the move they came before; entries that are not a seat, an agent label and
     a move of the record are ignored (a record is shown, not trusted)."""
     left = context.get("left")
-    out: dict[int, list[tuple[int, str]]] = {}
+    out: dict[int, list[tuple[int, str, bool]]] = {}
     for key, entry in (left if isinstance(left, dict) else {}).items():
         if not (isinstance(key, str) and key.isdigit() and int(key) < n and isinstance(entry, dict)):
             continue
         label, at = entry.get("agent"), entry.get("from_move")
         if isinstance(label, str) and label.strip() and label.isprintable() and type(at) is int and 0 <= at < moves:
-            out.setdefault(at, []).append((int(key), _shortened(label, SPEC_LENGTH)))
+            out.setdefault(at, []).append((int(key), _shortened(label, SPEC_LENGTH), entry.get("chose") is True))
     return out
 
 
