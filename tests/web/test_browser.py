@@ -554,8 +554,8 @@ def test_a_game_reopened_by_keyboard_reload_and_link(site, browser):
 
     # the seat to move open in two tabs: the other tab moves, this one falls behind
     seat = session.game.current_player
-    driver.get(pages[seat])
-    state = synced(driver, session)
+    driver.get(pages[seat])  # (only the hash may change: the page then opens the link without a reload)
+    state = idle(driver, f"window.llamaState.seat === {seat} && window.llamaState.seq === {session.seq}", timeout=15)
     assert state["your_turn"]
     driver.switch_to.new_window("tab")
     try:
