@@ -479,7 +479,8 @@ def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, brow
 
 def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser):
     """With another person at the table, "Leave the table" (asked first) gives this
-    page's seat to heuristic; the page then watches. Alone with agents, it is not offered."""
+    page's seat to heuristic; the page then watches. Alone with agents, or with a friend
+    who has not come, it is not offered."""
     page = browser
     open_page(page, site.url, DESKTOP)
     set_up(page, [("person", "Ann"), ("agent", "random")], seed=5, end_score=20)
@@ -487,6 +488,10 @@ def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser):
     idle(page)
     assert not shown(page, "leave")
     state, session = start_with_friends(page, site)
+    assert not shown(page, "leave")  # Bob has not opened his link: the game would wait for nobody
+    session.look(1)  # as Bob's page does when it opens the link
+    page.refresh()
+    idle(page, "window.llamaState.can_leave")
     assert shown(page, "leave")
     page.find_element(By.ID, "leave").click()
     alert = page.switch_to.alert

@@ -65,6 +65,9 @@ def table(tmp_path):
 def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_person_last(table):
     client, session, history, tokens = table
     gid = session.id
+    bob_view = client.get(f"/api/games/{gid}", headers=as_(tokens[1])).json()
+    client.post(f"/api/games/{gid}/move", json={"action": bob_view["legal"][0]}, headers=as_(tokens[1]))
+    until_turn_of(client, session, tokens[0], 1)  # Bob played once; then he goes
     assert client.get(f"/api/games/{gid}", headers=as_(tokens[0])).json()["away"] == []
     away(session, 1)
     view = client.get(f"/api/games/{gid}", headers=as_(tokens[0])).json()
@@ -75,6 +78,11 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
     view = r.json()
     bob = view["table"]["seats"][1]
     assert (bob["name"], bob["person"], bob["agent"]) == ("Bob", False, "heuristic")
+    # a page that opens now sees the frames before the hand-over as they were
+    reopened = client.get(f"/api/games/{gid}", headers=as_(tokens[0])).json()["events"]
+    before = reopened[: [e["type"] for e in reopened].index("left")]
+    assert before and all(e["table"]["seats"][1]["person"] for e in before)
+    assert all(e["table"]["seats"][1]["person"] is False for e in reopened[-1:])
     assert view["left"] == [1] and view["away"] == []
     texts = [e["text"] for e in view["events"] if e["type"] == "left"]
     assert texts == ["Bob was away: heuristic plays Bob's seat from here on."]
@@ -83,6 +91,8 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
     back = client.get(f"/api/games/{gid}", headers=as_(tokens[1])).json()
     assert back["your_turn"] is False and back["legal"] == [] and back["left"] == [1]
     back_texts = [e["text"] for e in back["events"]]
+    bob_moves = [e["text"] for e in back["events"] if e["type"] == "move" and e["seat"] == 1]
+    assert bob_moves[0].startswith("You ")  # his own moves, before he left, are still his
     assert "You were away: heuristic plays your seat from here on." in back_texts
     after = back_texts[back_texts.index("You were away: heuristic plays your seat from here on.") + 1 :]
     assert after and after[0].startswith("Bob ") and not any(t.startswith("You ") for t in after)
@@ -96,6 +106,10 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
         assert view["your_turn"], "the game waits for someone who is not Ann"
         view = client.post(f"/api/games/{gid}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[0])).json()
     assert view["game_over"] and isinstance(view["history_id"], int)
+    assert [s["winner"] for s in sorted(view["standings"], key=lambda s: s["seat"])] == [
+        s["winner"] for s in history.games()[0]["seats"]
+    ]  # the page and the history agree on who won
+    assert [s["left"] for s in sorted(view["standings"], key=lambda s: s["seat"])] == [False, True, False]
     back = client.get(f"/api/games/{gid}", headers=as_(tokens[1])).json()
     assert "You win" not in back["result"] and "you" not in back["result"]
     (game,) = history.games()
@@ -138,6 +152,11 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
         assert r.json()["left"] == [] and session.labels == ["person", "random"]
         late = client.post(f"/api/games/{session.id}/move", json={"action": 7}, headers=as_(tokens[1]))
         assert late.status_code == 409 and "random plays this seat" in late.json()["error"]  # Bob, too late
+        seen = client.get(f"/api/games/{session.id}", headers=as_(tokens[1])).json()
+        texts = [e["text"] for e in seen["events"]]
+        assert "You did not come in time: random plays your seat." in texts
+        assert not any(t.startswith("You play") or t.startswith("You draw") for t in texts)
+        assert seen["can_leave"] is False and seen["table"]["seats"][1]["person"] is False
         view = r.json()
         while not view["game_over"]:
             view = client.post(
@@ -162,7 +181,7 @@ def test_a_person_may_leave_the_table_while_another_plays_on(table):
     assert "Bob left the table: random plays Bob's seat from here on." in [e["text"] for e in ann["events"]]
     assert ann["your_turn"]  # the agent moved for Bob at once
     r = hand_over(client, session.id, tokens[0], seat=0)  # Ann is the last person: she just closes the page
-    assert r.status_code == 409 and "you are the only person at this table" in r.json()["error"]
+    assert r.status_code == 409 and "no other person is here to play on" in r.json()["error"]
     view = ann
     while not view["game_over"]:
         view = client.post(
@@ -173,6 +192,35 @@ def test_a_person_may_leave_the_table_while_another_plays_on(table):
     replayed.step(None, 200)
     texts = [e["text"] for e in replayed.view(None)["events"] if e["type"] == "left"]
     assert texts == ["Bob left the table: random plays Bob's seat from here on."]
+
+
+def test_no_one_leaves_a_table_where_nobody_else_is_there_to_play_on(tmp_path):
+    """Ann left while Bob had not opened his link: the game then waited for Bob for
+    ever, and no page was left to hand his seat over."""
+    store = SessionStore()
+    client = make_client(store)
+    state = create(client, "Ann", "Bob", "@heuristic", seed=5)
+    tokens = {link["seat"]: link["token"] for link in state["links"]}
+    session = store.get(state["id"])
+    assert client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()["can_leave"] is False
+    r = hand_over(client, session.id, tokens[0], seat=0)
+    assert r.status_code == 409 and "no other person is here to play on" in r.json()["error"]
+    client.get(f"/api/games/{session.id}", headers=as_(tokens[1]))  # Bob comes
+    assert client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()["can_leave"] is True
+    away(session, 1)  # and goes again
+    assert client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()["can_leave"] is False
+
+
+def test_a_record_s_hand_overs_are_read_as_data_not_trusted():
+    """A seat key such as "²" passed str.isdigit() and failed int(): the replay was a 500."""
+    store = SessionStore()
+    client = make_client(store)
+    record, _ = play_record(0, ["heuristic", "random"], names=["Ann", "Bob"], labels=["person", "person"])
+    for key in ("²", "1" * 5000, "-1", "7"):
+        body = dict(record, context={"left": {key: {"agent": "random", "from_move": 1}}})
+        r = client.post("/api/replays", json=body)
+        assert r.status_code == 201, (key[:5], r.text)
+        assert store.get(r.json()["id"])._left_at == {}
 
 
 @pytest.mark.parametrize(
@@ -220,7 +268,7 @@ def test_a_refused_hand_over_builds_no_agent():
             session.hand_over(viewer, seat, never)
     assert session.people == [0, 1, 2] and session.left == {}
     alone = new_game({"seats": [{"person": "Ann"}, {"agent": "random"}], "seed": 4})
-    with pytest.raises(SessionError, match="you are the only person at this table"):
+    with pytest.raises(SessionError, match="no other person is here to play on"):
         alone.hand_over(0, 0, never)
 
 

@@ -169,7 +169,7 @@ def _names_given(context: dict[str, Any], n: int) -> dict[int, str]:
         return {}
     out = {}
     for key, name in given.items():
-        if isinstance(key, str) and key.isdigit() and int(key) < n and isinstance(name, str) and name.strip():
+        if key in {str(p) for p in range(n)} and isinstance(name, str) and name.strip():  # ("²".isdigit() holds)
             _check_text(name, f"seat {key}'s name", MAX_NAME)
             out[int(key)] = name
     return out
@@ -494,8 +494,9 @@ class History:
         upgrade may change what ``ppo`` plays, so each version of an agent is rated
         apart. A person's ``version`` is ``None``. ``wins`` counts the games it won or
         shared; ``win_share`` is its mean share of the win (1/k for k tied winners, so
-        the shares of one game add up to 1, unless a forfeit seat won). A person whose
-        seat is ``forfeit`` ranks below every other seat of that game and wins nothing.
+        the shares of one game add up to 1). A person whose seat is ``forfeit`` ranks
+        below every other seat of that game and wins nothing (:meth:`save` gives the win
+        to the best of the others).
         The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over all
         games in finishing order, ranked by final score (lower is better, ties
         equal); see :class:`train.evaluation.ratings.Rater` for a participant at several

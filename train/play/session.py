@@ -12,10 +12,10 @@ cards, the top card, the draw pile's size (never its order), every seat's score,
 size and whether it quit, and the others' hands only when the rules show them, at the
 scoring of a round. The owner of a watched or replayed game sees every hand (the draw
 pile's order never). A game's record (the start with the generator's state, so every
-later deal) is given out only once the game is over. A person whose page has sent no
-request for :data:`AWAY_SECONDS` may have their seat handed to an agent by another
-person at the table (:meth:`GameSession.hand_over`); their token then shows that seat
-and moves nothing.
+later deal) is given out only once the game is over. A person may leave the table while
+another plays on, and one whose page has sent no request for :data:`AWAY_SECONDS` may
+have their seat handed to an agent by another person at the table when it is their turn
+(:meth:`GameSession.hand_over`); their token then shows that seat and moves nothing.
 
 **Seeds.** A seed chosen in a request is mixed with the store's secret before it deals,
 so the same seed repeats a game on this server but tells the person nothing about the
@@ -179,6 +179,22 @@ tracked for ever): scanning them made the slowest responses under load several t
 slower."""
 
 
+class _Roles(NamedTuple):
+    """Who plays which seat, replaced whole by a hand-over (one assignment: a view on
+    another thread reads one consistent value)."""
+
+    people: tuple[int, ...]
+    """The seats whose moves come from persons now."""
+    left: dict[int, str]
+    """Seats whose person left (:meth:`GameSession.hand_over`) -> the agent that plays them."""
+    handed: dict[int, int]
+    """Those seats -> the frame of the hand-over (the seat was the person's before it)."""
+
+    def person_at(self, seat: int, frame: int) -> bool:
+        """Whether a person played ``seat`` at ``frame``."""
+        return seat in self.people or (seat in self.handed and frame < self.handed[seat])
+
+
 def _snapshot(game: LlamaGame) -> tuple[Any, ...]:
     g = game
     return (
@@ -277,9 +293,10 @@ class GameSession:
         self.mode = mode
         self.names = list(names)
         self.labels = list(labels)
-        self.people = [p for p, a in enumerate(agents) if a is None] if mode == "play" else []
+        people = tuple(p for p, a in enumerate(agents) if a is None) if mode == "play" else ()
+        self._roles = _Roles(people, {}, {})
         self.tokens: dict[str, Viewer] = (
-            {secrets.token_urlsafe(24): p for p in self.people} if self.people else {secrets.token_urlsafe(24): None}
+            {secrets.token_urlsafe(24): p for p in people} if people else {secrets.token_urlsafe(24): None}
         )
         self._start = json.dumps(game.to_dict())  # a string: see _Frame on what the collector tracks
         self.moves: list[tuple[int, int]] = []
@@ -294,9 +311,6 @@ class GameSession:
         self.seen: dict[int, float] = {}
         """Per person's seat, when a request last came with its token (:meth:`look`);
         a seat whose link was never opened is not in it."""
-        self.left: dict[int, str] = {}
-        """The seats whose person left, handed to an agent (:meth:`hand_over`): its label.
-        (A seat whose link was never opened becomes an agent's seat, not one of these.)"""
         self.history_id: int | None = None
         self.agent_seconds = 0.0
         self.agent_moves = 0
@@ -320,6 +334,18 @@ class GameSession:
     @property
     def game(self) -> LlamaGame:
         return self.table.game
+
+    @property
+    def people(self) -> list[int]:
+        """The seats whose moves come from persons now (none when agents sit everywhere
+        or a record is replayed)."""
+        return list(self._roles.people)
+
+    @property
+    def left(self) -> dict[int, str]:
+        """The seats whose person left, handed to an agent (:meth:`hand_over`): its label.
+        (A seat whose link was never opened becomes an agent's seat, not one of these.)"""
+        return self._roles.left
 
     @property
     def recording(self) -> GameRecording:
@@ -358,7 +384,7 @@ class GameSession:
 
     def look(self, viewer: Viewer) -> None:
         """A request came with ``viewer``'s token: its seat is not away."""
-        if viewer in self.people:
+        if viewer in self._roles.people:
             self.seen[viewer] = time.monotonic()
 
     def away(self, people: Sequence[int] | None = None) -> list[int]:
@@ -371,18 +397,19 @@ class GameSession:
         now = time.monotonic()
         return [
             p
-            for p in (self.people if people is None else people)
+            for p in (self._roles.people if people is None else people)
             if now - self.seen.get(p, self.created) >= AWAY_SECONDS
         ]
 
-    def _table(self, state: _State, viewer: Viewer, people: Sequence[int], left: dict[int, str]) -> dict[str, Any]:
+    def _table(self, state: _State, viewer: Viewer, roles: _Roles, frame: int) -> dict[str, Any]:
         everything = viewer is None or state.game_over
         seats = []
         for p in range(len(self.names)):
+            person = roles.person_at(p, frame)
             seat: dict[str, Any] = {
                 "name": self.names[p],
-                "agent": left.get(p, self.labels[p]),
-                "person": p in people,
+                "agent": roles.left[p] if p in roles.left and not person else self.labels[p],
+                "person": person and self.mode == "play",
                 "you": p == viewer,
                 "score": state.scores[p],
                 "quit": state.quit[p],
@@ -401,12 +428,12 @@ class GameSession:
             "seats": seats,
         }
 
-    def _event(self, raw: dict[str, Any], viewer: Viewer, left: dict[int, str]) -> dict[str, Any]:
+    def _event(self, raw: dict[str, Any], viewer: Viewer, roles: _Roles, frame: int) -> dict[str, Any]:
         names = self.names
         kind = raw["type"]
         if kind == "move":
             seat = raw["seat"]
-            own = seat == viewer and seat not in left  # once it left, an agent's moves are not "yours"
+            own = seat == viewer and roles.person_at(seat, frame)  # an agent's moves are not "yours"
             shown = own or (viewer is None and not self.people)
             event = {k: v for k, v in raw.items() if k != "drawn" or shown}
             event["name"] = names[seat]
@@ -423,6 +450,8 @@ class GameSession:
                 event["text"] = f"{who} left the table: {raw['agent']} plays {whose} seat from here on."
             elif raw.get("joined", True):
                 event["text"] = f"{who} away: {raw['agent']} plays {whose} seat from here on."
+            elif seat == viewer:
+                event["text"] = f"You did not come in time: {raw['agent']} plays your seat."
             else:
                 event["text"] = f"{names[seat]} did not come: {raw['agent']} plays {whose} seat."
         elif kind == "start":
@@ -433,37 +462,42 @@ class GameSession:
             ended = f"{'You' if out == viewer else names[out]} went out." if out is not None else "everybody quit."
             event["text"] = f"Round {raw['round']} over: {ended}"
             if raw["game_over"]:
-                event["text"] += " " + self._result_text(raw["scores"], None if viewer in left else viewer)
+                event["text"] += " " + self._result_text(raw["scores"], viewer, roles)
         return event
 
-    def _result_text(self, scores: Sequence[int], viewer: Viewer) -> str:
-        best = winners(list(scores))
-        who = ["you" if p == viewer else self.names[p] for p in best]
+    def _result_text(self, scores: Sequence[int], viewer: Viewer, roles: _Roles) -> str:
+        """The game's result for ``viewer``: the win goes to the lowest score among the
+        seats whose person did not leave (as the history counts it); "you" only for a
+        viewer who still plays their seat."""
+        best = _winners(scores, roles.left)
+        you = viewer if viewer in roles.people else None
+        who = ["you" if p == you else self.names[p] for p in best]
         if len(best) > 1:
             return f"Game over: a shared win for {_names_text(who)}, with {scores[best[0]]} each."
-        return f"Game over: {'You win' if best[0] == viewer else who[0] + ' wins'} with {scores[best[0]]}."
+        return f"Game over: {'You win' if best[0] == you else who[0] + ' wins'} with {scores[best[0]]}."
 
     def view(self, viewer: Viewer, since: int | None = None) -> dict[str, Any]:
         """What ``viewer`` may see now, with the events after frame ``since`` (all
         kept ones when ``None``; at most :data:`MAX_EVENTS`, the latest)."""
         frames = list(self._frames)  # a copy: the thread that moves may append and trim meanwhile
-        people, left = self.people, self.left  # one snapshot: a hand-over replaces both (people first)
+        roles = self._roles  # one value: a hand-over replaces it whole
         last_seq, _, last_state = frames[-1]
         state = _State._make(last_state)
         first_kept = frames[0][0]
         wanted = 0 if since is None else since + 1
         start = max(wanted, first_kept, last_seq + 1 - MAX_EVENTS)  # each frame holds an event or more
         events: list[dict[str, Any]] = []
-        for _, raw_events, frame_state in frames[start - first_kept :]:
-            table = self._table(_State._make(frame_state), viewer, people, left)
+        for seq, raw_events, frame_state in frames[start - first_kept :]:
+            table = self._table(_State._make(frame_state), viewer, roles, seq)
             for raw in raw_events:
-                event = self._event(dict(raw), viewer, left)
+                event = self._event(dict(raw), viewer, roles, seq)
                 event["table"] = table
                 events.append(event)
         truncated = start > wanted or len(events) > MAX_EVENTS
         events = events[-MAX_EVENTS:]
         game_over = state.game_over
-        your_turn = viewer in people and state.current_player == viewer and not game_over
+        your_turn = viewer in roles.people and state.current_player == viewer and not game_over
+        away = self.away(roles.people)
         out: dict[str, Any] = {
             "id": self.id,
             "mode": self.mode,
@@ -473,14 +507,15 @@ class GameSession:
             "seq": last_seq,
             "events": events,
             "truncated": truncated,
-            "table": self._table(state, viewer, people, left),
+            "table": self._table(state, viewer, roles, last_seq),
             "game_over": game_over,
             "your_turn": your_turn,
             "legal": list(state.legal) if your_turn else [],
             "moves_left": len(self._replay),
             "history_id": self.history_id,
-            "away": self.away(people),
-            "left": sorted(left),
+            "away": away,
+            "left": sorted(roles.left),
+            "can_leave": not game_over and self._others_play_on(viewer, roles.people, away),
         }
         if viewer is not None:
             hand = state.hands[viewer]
@@ -488,12 +523,13 @@ class GameSession:
             out["penalty"] = state.penalties[viewer]
         if game_over:
             scores = state.scores
-            best = min(scores)
+            won = set(_winners(scores, roles.left))
             order = sorted(range(len(scores)), key=lambda p: (scores[p], p))
             out["standings"] = [
-                {"seat": p, "name": self.names[p], "score": scores[p], "winner": scores[p] == best} for p in order
+                {"seat": p, "name": self.names[p], "score": scores[p], "winner": p in won, "left": p in roles.left}
+                for p in order
             ]
-            out["result"] = self._result_text(scores, None if viewer in left else viewer)
+            out["result"] = self._result_text(scores, viewer, roles)
         return out
 
     # ------------------------------------------------------------------ moves
@@ -526,6 +562,11 @@ class GameSession:
         self.recorder.flush()
         self._advance()
 
+    def _others_play_on(self, viewer: Viewer, people: Sequence[int], away: Sequence[int]) -> bool:
+        """Whether ``viewer`` may leave the table: another person plays there, one whose
+        page has come and is not away (else the game would wait for nobody)."""
+        return viewer in people and any(p != viewer and p in self.seen and p not in away for p in people)
+
     def hand_over(self, viewer: Viewer, seat: object, agent: Callable[[], tuple[Agent, str]]) -> None:
         """Give a person's seat to an agent, then let the agents move until a person must
         act: one's own seat, to leave the table (while another person plays on), or the
@@ -544,9 +585,9 @@ class GameSession:
         if self.game.game_over:
             raise SessionError("the game is over", 409)
         if seat == viewer:
-            if len(self.people) < 2:
+            if not self._others_play_on(viewer, self._roles.people, self.away()):
                 raise SessionError(
-                    "you are the only person at this table: close the page to stop (a game not finished is not "
+                    "no other person is here to play on: close the page to stop (a game not finished is not "
                     "saved), or play on",
                     409,
                 )
@@ -565,13 +606,14 @@ class GameSession:
         built, label = agent()
         self.table.agents[seat] = built
         joined = seat in self.seen or seat == viewer
-        # new containers, not changed in place: views on other threads read them meanwhile
-        self.people = [p for p in self.people if p != seat]
-        if joined:
-            self.left = {**self.left, seat: label}
+        roles = self._roles
+        people = tuple(p for p in roles.people if p != seat)
+        if joined:  # the hand-over's frame is the next one
+            self._roles = _Roles(people, {**roles.left, seat: label}, {**roles.handed, seat: self.seq + 1})
             left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
             left[str(seat)] = {"agent": label, "from_move": len(self.moves), "chose": seat == viewer}
         else:  # an agent's seat from the start: the record and the history say so
+            self._roles = _Roles(people, roles.left, roles.handed)
             self.labels[seat] = label
             given = {k: v for k, v in self.context.get("names_given", {}).items() if k != str(seat)}
             self.context["names_given"] = given
@@ -596,7 +638,8 @@ class GameSession:
                 if not self._replay:
                     break
                 for seat, label, chose in self._left_at.pop(len(self.moves), ()):
-                    self.left = {**self.left, seat: label}
+                    roles = self._roles
+                    self._roles = _Roles((), {**roles.left, seat: label}, {**roles.handed, seat: self.seq + 1})
                     self.recorder.on_left(seat, label, chose=chose)
                 _, action = self._replay.pop(0)
                 self.table.apply(action)  # the record was replayed whole when it arrived
@@ -664,6 +707,13 @@ class GameSession:
         if self.on_over is not None:
             callback, self.on_over = self.on_over, None
             callback(self)
+
+
+def _winners(scores: Sequence[int], left: dict[int, str]) -> list[int]:
+    """The seats that won: the lowest score among the seats whose person did not leave
+    (the history rates one who left last), all seats' where every one left."""
+    stayed = [p for p in range(len(scores)) if p not in left] or list(range(len(scores)))
+    return [stayed[k] for k in winners([scores[p] for p in stayed])]
 
 
 def _runs_apart(agents: Sequence[object]) -> bool:
@@ -951,7 +1001,7 @@ def _hand_overs(context: dict[str, Any], n: int, moves: int) -> dict[int, list[t
     left = context.get("left")
     out: dict[int, list[tuple[int, str, bool]]] = {}
     for key, entry in (left if isinstance(left, dict) else {}).items():
-        if not (isinstance(key, str) and key.isdigit() and int(key) < n and isinstance(entry, dict)):
+        if key not in {str(p) for p in range(n)} or not isinstance(entry, dict):  # ("²".isdigit() holds)
             continue
         label, at = entry.get("agent"), entry.get("from_move")
         if isinstance(label, str) and label.strip() and label.isprintable() and type(at) is int and 0 <= at < moves:

@@ -277,7 +277,7 @@ function cardFace(card, small) {
 // says who plays it.
 function canHandOver(p) {
   return game && game.mode === "play" && !game.game_over && game.table.current_player === p &&
-    game.away.includes(p) && !game.left.includes(game.seat);
+    game.away.includes(p) && game.table.seats[game.seat].person;
 }
 
 function drawTable(table, live) {
@@ -372,7 +372,8 @@ function render() {
   drawTable(game.table, true);
   if (game.mode === "play") {
     const waiting = game.table.seats[game.table.current_player].name;
-    const gone = game.left.includes(game.seat) ? `${game.table.seats[game.seat].agent} plays your seat now: you are watching.` : "";
+    const me = game.table.seats[game.seat];
+    const gone = me.person ? "" : `${me.agent} plays your seat now: you are watching.`;
     $("turn").textContent = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : gone || `Waiting for ${waiting}…`;
     $("turn").classList.toggle("mine", game.your_turn);
     $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
@@ -391,7 +392,7 @@ function render() {
 
 function showStandings() {
   const rows = game.standings.map((s, i) => el("tr", { class: s.winner ? "winner" : "" },
-    el("td", { text: String(i + 1) }), el("td", { text: s.name }), el("td", { text: String(s.score) })));
+    el("td", { text: String(i + 1) }), el("td", { text: s.left ? `${s.name} (left)` : s.name }), el("td", { text: String(s.score) })));
   const head = el("tr", {}, ...["#", "player", "score"].map((h) => el("th", { text: h })));
   $("standings").replaceChildren(el("h3", { text: "Final standings" }), el("p", { text: game.result }), el("table", {}, head, ...rows));
   $("standings").classList.remove("hidden");
@@ -432,11 +433,10 @@ async function handOver(seat, name) {
   await sendHandOver(seat);
 }
 
-// Leaving while others play on: heuristic takes this page's seat (the history counts the game
-// as lost for this person). The last person at a table just closes the page.
+// Leaving while another person plays on (the server says when: game.can_leave): heuristic
+// takes this page's seat, and the history counts the game as lost for this person.
 function canLeave() {
-  return game && game.mode === "play" && !game.game_over && !game.left.includes(game.seat) &&
-    game.table.seats.some((s, p) => s.person && p !== game.seat);
+  return Boolean(game && game.mode === "play" && game.can_leave);
 }
 
 async function leaveTable() {
@@ -503,7 +503,11 @@ function schedulePoll() {
         if ([LOST, BUSY].includes($("game-error").textContent)) $("game-error").textContent = "";
       }
       if (state.events.length || state.seq !== game.seq) { window.llamaIdle = false; receive(state); return; }
-      if (String(state.away) !== String(game.away)) { game = state; window.llamaState = state; render(); }
+      if (String(state.away) !== String(game.away) || state.can_leave !== game.can_leave) {
+        game = state;  // who is away, and whether this page may leave: shown without an event
+        window.llamaState = state;
+        render();
+      }
     } catch (err) {
       if (!passing(err.status)) { $("game-error").textContent = err.message; return; }
       pollFailures += 1;
