@@ -477,7 +477,7 @@ def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, brow
     assert console_errors(page) == []
 
 
-def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser):
+def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser, tmp_path):
     """With another person at the table, "Leave the table" (asked first) gives this
     page's seat to heuristic; the page then watches. Alone with agents, or with a friend
     who has not come, it is not offered."""
@@ -493,6 +493,7 @@ def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser):
     page.refresh()
     idle(page, "window.llamaState.can_leave")
     assert shown(page, "leave")
+    screenshot(page, "leave.png", tmp_path)
     page.find_element(By.ID, "leave").click()
     alert = page.switch_to.alert
     assert "Leave the table?" in alert.text
