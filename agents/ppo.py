@@ -262,31 +262,74 @@ def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
 
 def run_table_sizes(file: Path) -> tuple[int, ...] | None:
     """The table sizes the training run that made ``file`` played (``players`` of its
-    ``config.json`` and of every resumed session's ``config.resume_<k>.json``: a
-    checkpoint is credited with them all), when ``file`` is where ``llama-rl train`` puts
-    a model: a run directory's model, a checkpoint in its ``checkpoints`` folder, or an
-    RLlib checkpoint's module state there. ``None`` otherwise, or when a config cannot
-    be read (the model plays all the same)."""
+    ``config.json`` and of every resumed session's ``config.resume_<k>.json``), when
+    ``file`` is where ``llama-rl train`` puts a model: a run directory's model (every
+    session's sizes), a checkpoint in its ``checkpoints`` folder (the sizes of the
+    sessions that had started before its step, as the run's ``sessions.jsonl`` says;
+    all of them where it cannot tell), or an RLlib checkpoint's module state there.
+    ``None`` otherwise, or when a config cannot be read (the model plays all the same)."""
     parents = file.absolute().parents  # not resolved: a model linked into a run is that run's
+    steps: int | None = None  # a checkpoint's step count
     if file.suffix == ".pkl":  # runs/<run>/checkpoints/rllib_<steps>/<RLLIB_MODULE_STATE>
         depth = len(RLLIB_MODULE_STATE.parts)  # parents[depth - 1] is rllib_<steps>
         candidates = [parents[depth + 1]] if len(parents) > depth + 1 and parents[depth].name == "checkpoints" else []
+        steps = _checkpoint_steps(parents[depth - 1].name) if candidates else None
     else:
         candidates = [parents[0]] if file.name in MODEL_NAMES else []
         if parents[0].name == "checkpoints" and len(parents) > 1:
             candidates = [parents[1]]
+            steps = _checkpoint_steps(file.stem)
     for run in candidates:
         resumed = sorted(
             (int(m.group(1)), f) for f in run.glob("config.resume_*.json") if (m := _RESUMED.fullmatch(f.name))
         )
+        configs = [run / "config.json", *(f for _, f in resumed)]
+        if steps is not None:
+            configs = _started_before(run, configs, steps)
         sizes: set[int] = set()
         try:
-            for config in [run / "config.json", *(f for _, f in resumed)]:
+            for config in configs:
                 sizes.update(parse_table_sizes(json.loads(config.read_text(encoding="utf-8"))["players"]))
         except (OSError, ValueError, TypeError, KeyError, RecursionError):
             return None
         return tuple(sorted(sizes))
     return None
+
+
+_CHECKPOINT = re.compile(r"(?:ppo|rllib)_(\d+)")
+"""A checkpoint's name: ``ppo_<steps>`` (the SB3 trainer's ``.zip``) or ``rllib_<steps>``."""
+_SESSIONS = "sessions.jsonl"
+"""A run's record of its sessions, one JSON line each as ``llama-rl train`` ends one:
+``started_at_step``, ``ended_at_step`` and ``config``, the name of its config file."""
+
+
+def _checkpoint_steps(name: str) -> int | None:
+    m = _CHECKPOINT.fullmatch(name)
+    return int(m.group(1)) if m else None
+
+
+def _started_before(run: Path, configs: list[Path], steps: int) -> list[Path]:
+    """The config files of the sessions of ``run`` that had started before ``steps``,
+    oldest first: a checkpoint of an early session did not train at the sizes a later
+    session resumed it with. A session its record does not name (running, or killed)
+    started after the sessions named before it ended. Every file where the record
+    cannot be read."""
+    try:
+        rows = [json.loads(line) for line in (run / _SESSIONS).read_text(encoding="utf-8").splitlines() if line]
+        started = {row["config"]: (int(row["started_at_step"]), int(row["ended_at_step"])) for row in rows}
+    except (OSError, ValueError, TypeError, KeyError, RecursionError, AttributeError):
+        return configs
+    out, ended = [], 0
+    for config in configs:
+        span = started.get(config.name)
+        if span is None:
+            if steps > ended:
+                out.append(config)
+        elif span[0] < steps:
+            out.append(config)
+        if span is not None:
+            ended = max(ended, span[1])
+    return out
 
 
 _RESUMED = re.compile(r"config\.resume_(\d+)\.json")

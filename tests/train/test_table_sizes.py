@@ -192,3 +192,26 @@ def test_a_runs_older_forms_a_linked_model_and_stray_files_are_read(tmp_path):
     assert load_actor(run / "model.npz").table_sizes == (2, 3, 4, 6)
     assert load_actor(run).table_sizes == (2, 3, 4, 6)
     assert load_actor(tmp_path / "elsewhere.npz").table_sizes is None  # the target is in no run
+
+
+def test_a_checkpoint_is_credited_with_the_sessions_that_had_started_before_it(tmp_path):
+    """A run trained heads-up, then resumed at 4 players and again at 6: its first
+    checkpoints were credited with 4 and 6 players too, and evaluating one at 4 players
+    warned of nothing. The run's own record of its sessions (written here as the
+    trainers write it) says which sessions had begun by a checkpoint's step."""
+    from train.training.run_dir import RunDir
+
+    run = run_dir(tmp_path / "run", [2], [4], [6])
+    record = RunDir(run)
+    record.append_session(0, 1000, "config.json", None, False)
+    record.append_session(1000, 3000, "config.resume_1.json", run / "checkpoints" / "ppo_1000.zip", False)
+    # the third session is running (or was killed): it has no line yet
+    checkpoints = run / "checkpoints"
+    assert run_table_sizes(checkpoints / "ppo_500.zip") == (2,)
+    assert run_table_sizes(checkpoints / "ppo_1000.zip") == (2,)  # the second session resumed from it
+    assert run_table_sizes(checkpoints / "ppo_2000.zip") == (2, 4)
+    assert run_table_sizes(checkpoints / "rllib_2000" / RLLIB_MODULE_STATE) == (2, 4)
+    assert run_table_sizes(checkpoints / "ppo_3500.zip") == (2, 4, 6)  # the third session's
+    assert run_table_sizes(run / "model.zip") == (2, 4, 6)  # the run's model: every session
+    (run / "sessions.jsonl").write_text("not json\n")  # a record it cannot read: every session, as before
+    assert run_table_sizes(checkpoints / "ppo_500.zip") == (2, 4, 6)
