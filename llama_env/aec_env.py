@@ -288,9 +288,14 @@ class LlamaAECEnv(AECEnv):
         if seat is None:
             raise KeyError(f"no agent {agent!r} at this table; its agents are {', '.join(self.possible_agents)}")
         obs = self._encode(game, seat)
-        out = agent not in self.agents or self.terminations.get(agent) or self.truncations.get(agent)
-        if seat != game.current_player or game.game_over or out:
-            return {"observation": obs, "action_mask": _ZERO_MASK}  # (an agent out after an illegal move too)
+        if (
+            seat != game.current_player
+            or game.game_over
+            # (the cheap checks first: this runs at every decision) an agent out after an illegal move
+            or self.terminations.get(agent, True)
+            or self.truncations.get(agent, True)
+        ):
+            return {"observation": obs, "action_mask": _ZERO_MASK}
         return {"observation": obs, "action_mask": action_mask(game.legal_actions())}
 
     def step(self, action: Any) -> None:

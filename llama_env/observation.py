@@ -803,18 +803,24 @@ def action_mask(legal: Sequence[int]) -> np.ndarray:
     """
     key = tuple(legal)
     m = _MASKS.get(key)
-    if m is None:
-        m = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        m[list(key)] = 1
-        m.flags.writeable = False
-        _MASKS[key] = m
-        _SHARED[id(m)] = m
-    return m
+    return m if m is not None else _new_mask(key, np.int8, _MASKS)
 
 
 _SHARED: dict[int, np.ndarray] = {}
 
 _AGENT_MASKS: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def _new_mask(key: tuple[int, ...], dtype: Any, cache: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
+    """The read-only mask of ``dtype`` with ``key``'s actions set, kept in ``cache`` and
+    known to :func:`is_shared_mask` (the masks' cached look-ups stay inline: they run at
+    every decision)."""
+    m = np.zeros(NUM_ACTIONS, dtype=dtype)
+    m[list(key)] = 1
+    m.flags.writeable = False
+    cache[key] = m
+    _SHARED[id(m)] = m
+    return m
 
 
 def agent_mask(legal: Sequence[int]) -> np.ndarray:
@@ -825,13 +831,7 @@ def agent_mask(legal: Sequence[int]) -> np.ndarray:
     read-only, as :func:`action_mask`."""
     key = tuple(legal)
     m = _AGENT_MASKS.get(key)
-    if m is None:
-        m = np.zeros(NUM_ACTIONS, dtype=bool)
-        m[list(key)] = True
-        m.flags.writeable = False
-        _AGENT_MASKS[key] = m
-        _SHARED[id(m)] = m
-    return m
+    return m if m is not None else _new_mask(key, bool, _AGENT_MASKS)
 
 
 def is_shared_mask(mask: object) -> bool:
