@@ -43,7 +43,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,6 +65,7 @@ __all__ = [
     "MAX_LABEL",
     "MAX_RECORD_BYTES",
     "MAX_LIMIT",
+    "stayed_winners",
 ]
 
 SCHEMA_VERSION = 2
@@ -189,6 +190,14 @@ def _whole(finished: object, seats: Sequence[tuple[Any, ...]]) -> bool:
         isinstance(name, str) and isinstance(kind, str) and type(score) is int and {winner, forfeit} <= {0, 1}
         for name, kind, score, winner, forfeit in seats
     )
+
+
+def stayed_winners(scores: Sequence[int], forfeit: Collection[int]) -> list[int]:
+    """The seats that won as the history counts it: the lowest score among the seats not
+    in ``forfeit`` (a person who left ranks last and wins nothing); none where every seat
+    is forfeit."""
+    stayed = [seat for seat in range(len(scores)) if seat not in forfeit]
+    return [stayed[k] for k in winners([scores[seat] for seat in stayed])] if stayed else []
 
 
 def _seat_flags(value: object, n: int, what: str, question: str) -> list[bool]:
@@ -386,9 +395,7 @@ class History:
                 f"the game is not over (round {game.round}, scores {game.scores}, {game.rules.brief()}): "
                 "only finished games are saved"
             )
-        stayed = [seat for seat in range(n) if not forfeit[seat]]
-        # the win goes to the best of those who stayed: a forfeit seat ranks last (ratings)
-        won = {stayed[k] for k in winners([game.scores[seat] for seat in stayed])} if stayed else set()
+        won = set(stayed_winners(game.scores, {seat for seat in range(n) if forfeit[seat]}))
         given = _names_given(rec.context, n)
         seats = [
             (

@@ -69,6 +69,7 @@ from llama_env.record import RECORD_FORMAT, GameRecording
 from llama_env.table import Table, TableListener
 from train.evaluation.runner import agent_display_names
 from train.play.agent_host import AgentHostFull
+from train.play.history import stayed_winners
 
 __all__ = [
     "GameSession",
@@ -193,6 +194,14 @@ class _Roles(NamedTuple):
     def person_at(self, seat: int, frame: int) -> bool:
         """Whether a person played ``seat`` at ``frame``."""
         return seat in self.people or (seat in self.handed and frame < self.handed[seat])
+
+    def handing(self, seat: int, agent: str | None, frame: int) -> _Roles:
+        """These roles once ``seat`` goes to an agent: at ``frame`` to ``agent`` after its
+        person left, or (``agent`` ``None``) as if the agent had sat there from the start."""
+        people = tuple(p for p in self.people if p != seat)
+        if agent is None:
+            return self._replace(people=people)
+        return _Roles(people, {**self.left, seat: agent}, {**self.handed, seat: frame})
 
 
 def _snapshot(game: LlamaGame) -> tuple[Any, ...]:
@@ -434,7 +443,7 @@ class GameSession:
         if kind == "move":
             seat = raw["seat"]
             own = seat == viewer and roles.person_at(seat, frame)  # an agent's moves are not "yours"
-            shown = own or (viewer is None and not self.people)
+            shown = own or (viewer is None and not roles.people)
             event = {k: v for k, v in raw.items() if k != "drawn" or shown}
             event["name"] = names[seat]
             event["text"] = move_text(names[seat], raw["action"], raw.get("drawn") if own else None, own=own)
@@ -606,14 +615,11 @@ class GameSession:
         built, label = agent()
         self.table.agents[seat] = built
         joined = seat in self.seen or seat == viewer
-        roles = self._roles
-        people = tuple(p for p in roles.people if p != seat)
-        if joined:  # the hand-over's frame is the next one
-            self._roles = _Roles(people, {**roles.left, seat: label}, {**roles.handed, seat: self.seq + 1})
+        self._roles = self._roles.handing(seat, label if joined else None, self.seq + 1)  # (its frame is the next)
+        if joined:
             left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
             left[str(seat)] = {"agent": label, "from_move": len(self.moves), "chose": seat == viewer}
         else:  # an agent's seat from the start: the record and the history say so
-            self._roles = _Roles(people, roles.left, roles.handed)
             self.labels[seat] = label
             given = {k: v for k, v in self.context.get("names_given", {}).items() if k != str(seat)}
             self.context["names_given"] = given
@@ -638,8 +644,7 @@ class GameSession:
                 if not self._replay:
                     break
                 for seat, label, chose in self._left_at.pop(len(self.moves), ()):
-                    roles = self._roles
-                    self._roles = _Roles((), {**roles.left, seat: label}, {**roles.handed, seat: self.seq + 1})
+                    self._roles = self._roles.handing(seat, label, self.seq + 1)
                     self.recorder.on_left(seat, label, chose=chose)
                 _, action = self._replay.pop(0)
                 self.table.apply(action)  # the record was replayed whole when it arrived
@@ -710,10 +715,9 @@ class GameSession:
 
 
 def _winners(scores: Sequence[int], left: dict[int, str]) -> list[int]:
-    """The seats that won: the lowest score among the seats whose person did not leave
-    (the history rates one who left last), all seats' where every one left."""
-    stayed = [p for p in range(len(scores)) if p not in left] or list(range(len(scores)))
-    return [stayed[k] for k in winners([scores[p] for p in stayed])]
+    """The seats that won, as the history counts them (:func:`stayed_winners`); all
+    seats' winners where every person left (a replayed record may say so)."""
+    return stayed_winners(scores, left) or winners(list(scores))
 
 
 def _runs_apart(agents: Sequence[object]) -> bool:

@@ -300,6 +300,17 @@ class _App:
             return self.agents_apart.agent(spec, seed)
         return spec.build(seed)
 
+    def making_room(self, make: Callable[[], T]) -> T:
+        """``make()``, tried again while it is a 429 because the process of costly agents
+        is full and a game left in a closed tab held agents there (it held them for
+        idle_seconds, though the store had room): that game is forgotten each time."""
+        while True:
+            try:
+                return make()
+            except SessionError as exc:
+                if exc.status != 429 or not self.store.forget_abandoned_apart():
+                    raise
+
     def session(self, request: Request) -> tuple[GameSession, int | None]:
         game_id = request.path_params["game_id"]
         session = self.store.get(game_id if len(game_id) <= 64 else "")
@@ -351,14 +362,9 @@ class _App:
 
         def make() -> JSONResponse:
             self.store.forget_idle()  # before the agents are built: a forgotten game's make room
-            while True:
-                try:
-                    return self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build))
-                except SessionError as exc:
-                    # 429: the process of costly agents is full; games left in closed tabs held it
-                    # for idle_seconds, though the store had room: forget one and try again
-                    if exc.status != 429 or not self.store.forget_abandoned_apart():
-                        raise
+            return self.making_room(
+                lambda: self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build))
+            )
 
         return await self.work(make, self.slow_games if _names_a_costly_agent(body) else self.games)
 
@@ -405,14 +411,10 @@ class _App:
         seed = secrets.randbits(63)
 
         def agent() -> tuple[Agent, str]:
-            while True:
-                try:
-                    return build_agent(
-                        spec, seed, f"seat {body['seat']}", policy=self.policy, build=self.build
-                    ), spec.label
-                except SessionError as exc:  # the process of costly agents is full: as for a new game
-                    if exc.status != 429 or not self.store.forget_abandoned_apart():
-                        raise
+            built = self.making_room(
+                lambda: build_agent(spec, seed, f"seat {body['seat']}", policy=self.policy, build=self.build)
+            )
+            return built, spec.label
 
         change = partial(session.hand_over, viewer, body["seat"], agent)
         lane = self.slow_games if costly(spec.name) else self.lane(session)
