@@ -462,13 +462,19 @@ def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, brow
     assert "away" in page.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .tags').text
     assert button.size["height"] >= TOUCH and button.get_attribute("aria-label") == "let heuristic play Bob's seat"
     screenshot(page, "hand-over.png", tmp_path)
-    button.click()  # asked first: "no" changes nothing
-    alert = page.switch_to.alert
-    assert "Let heuristic play Bob's seat" in alert.text
-    alert.dismiss()
-    assert session.left == {} and page.find_elements(By.CSS_SELECTOR, ".hand-over")
+    button.click()  # asked first, in the page: "no" changes nothing
+    assert "Let heuristic play Bob's seat" in asked(page)
+    page.find_element(By.ID, "ask-no").click()
+    assert not asked(page) and session.left == {} and page.find_elements(By.CSS_SELECTOR, ".hand-over")
+    # the page keeps polling while it asks: Bob coming back meanwhile takes the question away
     page.find_element(By.CSS_SELECTOR, ".hand-over").click()
-    page.switch_to.alert.accept()
+    assert asked(page)
+    session.look(1)
+    WebDriverWait(page, 10).until(lambda d: not asked(d))
+    assert not page.find_elements(By.CSS_SELECTOR, ".hand-over") and session.left == {}
+    session.seen[1] = time.monotonic() - AWAY_SECONDS - 1
+    WebDriverWait(page, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .hand-over')).click()
+    page.find_element(By.ID, "ask-yes").click()
     state = idle(page, "window.llamaState.left.includes(1)")
     assert session.left == {1: "heuristic"} and session.game.current_player != 1
     assert "Bob was away: heuristic plays Bob's seat from here on." in log_lines(page)
@@ -495,15 +501,21 @@ def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser, tmp_
     assert shown(page, "leave")
     screenshot(page, "leave.png", tmp_path)
     page.find_element(By.ID, "leave").click()
-    alert = page.switch_to.alert
-    assert "Leave the table?" in alert.text
-    alert.accept()
+    assert "Leave the table?" in asked(page)
+    screenshot(page, "ask.png", tmp_path)
+    assert page.switch_to.active_element.get_attribute("id") == "ask-no"  # Enter alone does not leave
+    page.find_element(By.ID, "ask-yes").click()
     idle(page, "window.llamaState.left.includes(0)")
     assert session.left == {0: "heuristic"} and session.people == [1]
     assert "You left the table: heuristic plays your seat from here on." in log_lines(page)
     assert page.find_element(By.ID, "turn").text == "heuristic plays your seat now: you are watching."
     assert not shown(page, "leave") and not enabled_cards(page)
     assert console_errors(page) == []
+
+
+def asked(driver: webdriver.Chrome) -> str:
+    """The question the page's dialog asks, or "" when none is open."""
+    return driver.execute_script("const d = document.getElementById('ask'); return d.open ? d.textContent : ''")
 
 
 def focused(driver: webdriver.Chrome) -> str:

@@ -388,6 +388,7 @@ function render() {
   const recordable = game.game_over || game.mode === "replay";
   $("download").classList.toggle("hidden", !recordable);
   $("leave").classList.toggle("hidden", !canLeave());
+  askedStill();
 }
 
 function showStandings() {
@@ -427,9 +428,37 @@ async function move(action) {
   }
 }
 
+// Asks before a step that cannot be undone, in the page: window.confirm would stop the
+// page (its polling too, so the table could take it for away) until answered. The answer is
+// no once `still()` stops holding, say when the seat's person comes back meanwhile.
+let asking = null;
+
+function ask(question, yes, still) {
+  if (asking) asking.answer(false);
+  $("ask-text").textContent = question;
+  $("ask-yes").textContent = yes;
+  return new Promise((resolve) => {
+    asking = {
+      still,
+      answer(yes) {
+        asking = null;
+        if ($("ask").open) $("ask").close();
+        resolve(yes);
+      },
+    };
+    $("ask").showModal();
+  });
+}
+
+function askedStill() {
+  if (asking && !asking.still()) asking.answer(false);
+}
+
 async function handOver(seat, name) {
   if (animating || !game || !canHandOver(seat)) return;
-  if (!window.confirm(`Let heuristic play ${name}'s seat from now on? ${name}'s link will only watch.`)) return;
+  const id = game.id;
+  const still = () => Boolean(game && game.id === id && !animating && canHandOver(seat));
+  if (!(await ask(`Let heuristic play ${name}'s seat from now on? ${name}'s link will only watch.`, "Let heuristic play", still)) || !still()) return;
   await sendHandOver(seat);
 }
 
@@ -441,7 +470,9 @@ function canLeave() {
 
 async function leaveTable() {
   if (animating || !game || !canLeave()) return;
-  if (!window.confirm("Leave the table? heuristic plays your seat from now on, and your game history counts the game as lost.")) return;
+  const id = game.id;
+  const still = () => Boolean(game && game.id === id && !animating && canLeave());
+  if (!(await ask("Leave the table? heuristic plays your seat from now on, and your game history counts the game as lost.", "Leave", still)) || !still()) return;
   await sendHandOver(game.seat);
 }
 
@@ -618,6 +649,7 @@ $("download").addEventListener("click", download);
 $("history-more").addEventListener("click", () => showHistory(true));
 $("nav-history").addEventListener("click", () => showHistory(false));
 const newGame = () => {
+  if (asking) asking.answer(false);
   stopAutoplay();
   stopPolling();
   token = null;
@@ -627,6 +659,9 @@ const newGame = () => {
 };
 $("new-game").addEventListener("click", newGame);
 $("leave").addEventListener("click", leaveTable);
+$("ask-yes").addEventListener("click", () => asking?.answer(true));
+$("ask-no").addEventListener("click", () => asking?.answer(false));
+$("ask").addEventListener("close", () => asking?.answer(false));  // Escape closes it too
 $("nav-new").addEventListener("click", newGame);
 window.addEventListener("hashchange", openLink);  // a game link pasted into a tab already open
 seatRows();
