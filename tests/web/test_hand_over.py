@@ -8,6 +8,7 @@ start."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 
@@ -19,7 +20,15 @@ from agents.heuristic import HeuristicAgent
 from train.evaluation.ratings import Rater
 from train.play import history as history_module
 from train.play.history import History
-from train.play.session import AWAY_SECONDS, GameSession, SessionError, SessionStore, new_game, replay
+from train.play.session import (
+    AWAY_SECONDS,
+    TURN_SECONDS,
+    GameSession,
+    SessionError,
+    SessionStore,
+    new_game,
+    replay,
+)
 
 
 def away(session: GameSession, seat: int) -> None:
@@ -29,6 +38,12 @@ def away(session: GameSession, seat: int) -> None:
     session.created = min(session.created, long_ago)
     if seat in session.seen:
         session.seen[seat] = long_ago
+
+
+def waited(session: GameSession) -> None:
+    """The table has waited ``TURN_SECONDS`` and more for the move it waits for."""
+    seat, moves, since = session._turn
+    session._turn = (seat, moves, since - TURN_SECONDS - 1)
 
 
 def hand_over(client, game_id: str, token: str, **body):
@@ -221,6 +236,34 @@ def test_a_record_s_hand_overs_are_read_as_data_not_trusted():
         r = client.post("/api/replays", json=body)
         assert r.status_code == 201, (key[:5], r.text)
         assert store.get(r.json()["id"])._left_at == {}
+
+
+def test_a_seat_whose_page_stays_open_but_never_moves_can_be_handed_over_after_the_turn_wait(table):
+    """A page left open on a desk asks every few seconds, so it is never away: the wait
+    for the move counts too (``TURN_SECONDS``), from when the turn came, and only for
+    the seat the table waits for."""
+    client, session, _, tokens = table
+    gid = session.id
+
+    def look(seat: int) -> dict:
+        return client.get(f"/api/games/{gid}", headers=as_(tokens[seat])).json()
+
+    look(1)
+    assert look(0)["away"] == []
+    r = hand_over(client, gid, tokens[0], seat=1)
+    assert r.status_code == 409 and re.search(r"the table has waited \d+ s for the move", r.json()["error"]), r.text
+    waited(session)
+    bob = look(1)  # his page is open
+    assert look(0)["away"] == [1] and bob["away"] == [1] and bob["your_turn"]
+    client.post(f"/api/games/{gid}/move", json={"action": bob["legal"][0]}, headers=as_(tokens[1]))
+    until_turn_of(client, session, tokens[0], 1)  # Bob moved after all: his next turn's wait starts afresh
+    look(1)
+    assert look(0)["away"] == []
+    waited(session)
+    look(1)
+    r = hand_over(client, gid, tokens[0], seat=1)
+    assert r.status_code == 200, r.text
+    assert session.left == {1: "heuristic"} and session.people == [0]
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,9 @@ size and whether it quit, and the others' hands only when the rules show them, a
 scoring of a round. The owner of a watched or replayed game sees every hand (the draw
 pile's order never). A game's record (the start with the generator's state, so every
 later deal) is given out only once the game is over. A person may leave the table while
-another plays on, and one whose page has sent no request for :data:`AWAY_SECONDS` may
-have their seat handed to an agent by another person at the table when it is their turn
+another plays on, and one whose page has sent no request for :data:`AWAY_SECONDS`, or
+whose move the table has awaited for :data:`TURN_SECONDS`, may have their seat handed to
+an agent by another person at the table when it is their turn
 (:meth:`GameSession.hand_over`); their token then shows that seat and moves nothing.
 
 **Seeds.** A seed chosen in a request is mixed with the store's secret before it deals,
@@ -112,6 +113,11 @@ person at the table may hand the seat to an agent (:meth:`GameSession.hand_over`
 page open on a game asks at least every 15 s (a browser slows the timers of a page in
 the background to about one a minute); a closed tab, or a phone whose screen locked,
 asks nothing."""
+TURN_SECONDS = 300.0
+"""How long the table waits for a person's move, their page open or not, before another
+person at the table may hand the seat to an agent: a page left open on a desk, or in a
+tab behind others, still asks, so :data:`AWAY_SECONDS` alone would let it hold the
+table for ever. A move in L.L.A.M.A. takes seconds; five minutes is no hurry."""
 HAND_OVER_AGENT = "heuristic"
 """The agent that takes over a seat when the request names none."""
 NAME_LENGTH = 40
@@ -320,6 +326,9 @@ class GameSession:
         self.seen: dict[int, float] = {}
         """Per person's seat, when a request last came with its token (:meth:`look`);
         a seat whose link was never opened is not in it."""
+        self._turn: tuple[int | None, int, float] = (None, -1, self.created)
+        """The seat the table waits for, after how many moves, and since when (one value,
+        replaced whole: a view reads it without the lock)."""
         self.history_id: int | None = None
         self.agent_seconds = 0.0
         self.agent_moves = 0
@@ -399,15 +408,19 @@ class GameSession:
     def away(self, people: Sequence[int] | None = None) -> list[int]:
         """The seats of ``people`` (default: the people playing) whose pages have sent no
         request for :data:`AWAY_SECONDS` (counted from the game's start for a link never
-        opened), while the game goes on. When the table waits for one of them, another
-        person at the table may hand that seat to an agent."""
-        if self.game.game_over:
+        opened), and the seat whose move the table has awaited for :data:`TURN_SECONDS`,
+        while the game goes on. When the table waits for one of them, another person at
+        the table may hand that seat to an agent."""
+        game = self.game
+        if game.game_over:
             return []
         now = time.monotonic()
+        seat, _, since = self._turn
+        idle = seat if seat == game.current_player and now - since >= TURN_SECONDS else None
         return [
             p
             for p in (self._roles.people if people is None else people)
-            if now - self.seen.get(p, self.created) >= AWAY_SECONDS
+            if p == idle or now - self.seen.get(p, self.created) >= AWAY_SECONDS
         ]
 
     def _table(self, state: _State, viewer: Viewer, roles: _Roles, frame: int) -> dict[str, Any]:
@@ -606,10 +619,11 @@ class GameSession:
             who = self.names[seat]
             raise SessionError(f"it is not {who}'s turn: a seat is handed over when the table waits for it", 409)
         elif seat not in self.away():
-            ago = time.monotonic() - self.seen.get(seat, self.created)
+            now = time.monotonic()
+            ago, waited = now - self.seen.get(seat, self.created), now - self._turn[2]
             raise SessionError(
-                f"{self.names[seat]}'s page asked {ago:.0f} s ago: a seat is handed over after "
-                f"{AWAY_SECONDS:.0f} s away",
+                f"{self.names[seat]}'s page asked {ago:.0f} s ago and the table has waited {waited:.0f} s for "
+                f"the move: a seat is handed over after {AWAY_SECONDS:.0f} s away or a {TURN_SECONDS:.0f} s wait",
                 409,
             )
         built, label = agent()
@@ -654,9 +668,13 @@ class GameSession:
         self._finish()
 
     def _advance(self) -> None:
-        """Let the agents move until a person must act (each move a frame)."""
+        """Let the agents move until a person must act (each move a frame); the wait for
+        that person's move starts then (a hand-over of another seat does not restart it)."""
         while self.table.waiting_for_agent:
             self._agent_turn()
+        turn = (self.game.current_player, len(self.moves))
+        if turn != self._turn[:2]:
+            self._turn = (*turn, time.monotonic())
         self._finish()
 
     def _agent_turn(self) -> None:

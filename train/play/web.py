@@ -13,8 +13,9 @@ JavaScript served as package data, no build step) and a JSON API.
     POST /api/games/{id}/step        {"moves": 1..200, "since": N}: a watched or replayed game goes on
     POST /api/games/{id}/hand-over   {"seat": N, "agent": "heuristic"}: one's own seat (to leave while
                                      another person plays on), or the seat the table waits for, its
-                                     page away for 90 s, goes to an agent (the history rates that
-                                     person last; a link never opened: the agent's from the start)
+                                     page away for 90 s or its move awaited for 300 s, goes to an
+                                     agent (the history rates that person last; a link never
+                                     opened: the agent's from the start)
     GET  /api/games/{id}/record      the game record, once the game is over
     POST /api/replays                a game record: a new game that replays it
     GET  /api/history?limit=&offset= saved games, and the ratings of people and agents

@@ -273,7 +273,8 @@ function cardFace(card, small) {
 }
 
 // A person still at the table may hand the seat the table waits for to an agent when that
-// seat's page has been away a while (the server says whose: game.away); the seat then
+// seat's page has been away a while, or its move has been awaited long (the server says
+// whose: game.away); the seat then
 // says who plays it.
 function canHandOver(p) {
   return game && game.mode === "play" && !game.game_over && game.table.current_player === p &&
