@@ -159,6 +159,13 @@ def _iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def context_seat(key: object, n: int) -> int | None:
+    """The seat a key of a record's context names (``"0"`` .. ``str(n - 1)``), or None:
+    the record comes from a file, so any other key is ignored ("²" passes
+    ``str.isdigit()`` and fails ``int()``)."""
+    return int(key) if key in {str(p) for p in range(n)} else None
+
+
 def _names_given(context: dict[str, Any], n: int) -> dict[int, str]:
     """The names people typed, by seat, from a record's ``context["names_given"]`` (the
     web app writes it): the record's own names are the table's display names, which
@@ -170,9 +177,10 @@ def _names_given(context: dict[str, Any], n: int) -> dict[int, str]:
         return {}
     out = {}
     for key, name in given.items():
-        if key in {str(p) for p in range(n)} and isinstance(name, str) and name.strip():  # ("²".isdigit() holds)
+        seat = context_seat(key, n)
+        if seat is not None and isinstance(name, str) and name.strip():
             _check_text(name, f"seat {key}'s name", MAX_NAME)
-            out[int(key)] = name
+            out[seat] = name
     return out
 
 

@@ -70,7 +70,7 @@ from llama_env.record import RECORD_FORMAT, GameRecording
 from llama_env.table import Table, TableListener
 from train.evaluation.runner import agent_display_names
 from train.play.agent_host import AgentHostFull
-from train.play.history import stayed_winners
+from train.play.history import context_seat, stayed_winners
 
 __all__ = [
     "GameSession",
@@ -1023,11 +1023,12 @@ def _hand_overs(context: dict[str, Any], n: int, moves: int) -> dict[int, list[t
     left = context.get("left")
     out: dict[int, list[tuple[int, str, bool]]] = {}
     for key, entry in (left if isinstance(left, dict) else {}).items():
-        if key not in {str(p) for p in range(n)} or not isinstance(entry, dict):  # ("²".isdigit() holds)
+        seat = context_seat(key, n)
+        if seat is None or not isinstance(entry, dict):
             continue
         label, at = entry.get("agent"), entry.get("from_move")
         if isinstance(label, str) and label.strip() and label.isprintable() and type(at) is int and 0 <= at < moves:
-            out.setdefault(at, []).append((int(key), _shortened(label, SPEC_LENGTH), entry.get("chose") is True))
+            out.setdefault(at, []).append((seat, _shortened(label, SPEC_LENGTH), entry.get("chose") is True))
     return out
 
 
