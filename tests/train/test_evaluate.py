@@ -451,6 +451,40 @@ def test_tables_drawn_at_random_seat_each_agent_once(monkeypatch):
     assert {a for t in tables for a in t} == set(range(6))
 
 
+@pytest.mark.parametrize(
+    ("m", "k", "num_games"), [(30, 4, 20_000), (6, 3, 100), (12, 6, 5000), (9, 3, 300), (6, 2, 75)]
+)
+def test_tournament_seats_are_balanced_before_the_games_cover_every_table(m, k, num_games):
+    """Combinations list their agents in ascending order and the seats shifted only once
+    a pass, so until the games went round every combination the pool's first agent sat at
+    seat 0 (which starts the first round) in every game it played."""
+    from train.evaluation.tournament import _tables
+
+    counts = np.zeros((m, k), dtype=np.int64)
+    for table in _tables(m, k, num_games, seed=0):
+        counts[list(table), np.arange(k)] += 1
+    games = counts.sum(axis=1)
+    spread = counts.max(axis=1) - counts.min(axis=1)
+    assert (spread <= 0.1 * games + 3).all(), counts
+
+
+@pytest.mark.parametrize(("m", "k"), [(4, 2), (5, 2), (3, 2), (5, 3), (6, 4), (7, 6), (6, 6)])
+def test_every_combination_sits_every_way_round_over_k_passes(m, k):
+    """Within a pass the shift follows the combination's place in it and moves on by one
+    each pass: over any k passes in a row a combination takes every shift, for any count
+    of combinations (odd or even, at 2 players too)."""
+    from train.evaluation.tournament import _tables
+
+    count = math.comb(m, k)
+    tables = _tables(m, k, 2 * k * count, seed=5)
+    for j in range(count):
+        seatings = [tables[p * count + j] for p in range(2 * k)]
+        assert len({tuple(sorted(t)) for t in seatings}) == 1  # one combination at place j in every pass
+        first_seat = [t.index(min(t)) for t in seatings]  # the shift of each pass
+        for start in range(k + 1):
+            assert sorted(first_seat[start : start + k]) == list(range(k)), (j, first_seat)
+
+
 def test_tournament_errors():
     with pytest.raises(ValueError, match="at least 4 agents"):
         tournament(["random", "greedy"], 4, 10)

@@ -179,8 +179,12 @@ def _tables(m: int, k: int, num_games: int, seed: int) -> list[tuple[int, ...]]:
     """The seating of each game (agent positions by seat).
 
     All ``C(m, k)`` combinations of agents are taken in a seeded random order and cycled
-    through, each pass shifting the seats by one, so every combination plays about
-    equally often and everyone sits everywhere. With more than
+    through, so every combination plays about equally often. The ``j``-th combination of
+    pass ``p`` is seated shifted by ``(j + p) mod k``: within a pass the shifts vary (a
+    combination lists its agents in ascending order, so shifting only once a pass kept the
+    pool's first agent at seat 0, which starts the first round, until the games had gone
+    round every combination), and over ``k`` passes each combination sits every way
+    round. So everyone sits everywhere about equally often. With more than
     :data:`MAX_LISTED_TABLES` combinations each game draws its table and seating at
     random (seeded by the game index) instead.
     """
@@ -190,8 +194,9 @@ def _tables(m: int, k: int, num_games: int, seed: int) -> list[tuple[int, ...]]:
         order = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES,))).permutation(count)
         out = []
         for g in range(num_games):
-            combo = combos[order[g % count]]
-            shift = (g // count) % k
+            j, p = g % count, g // count
+            combo = combos[order[j]]
+            shift = (j + p) % k
             out.append(tuple(combo[(s - shift) % k] for s in range(k)))
         return out
     out = []
