@@ -49,9 +49,21 @@ __all__ = [
     "BatchTable",
     "BatchTableListener",
     "BatchResult",
+    "check_agent",
 ]
 
 _DRAW = int(Action.DRAW)
+
+
+def check_agent(agent: object, where: str) -> None:
+    """Raise a ``TypeError`` that starts with ``where`` (``seat 2``) unless ``agent`` can
+    sit at a table: an object with ``act(observation, action_mask) -> int``. A class is
+    refused by name, though its ``act`` is callable too: it would fail at its first move,
+    missing an argument (``HeuristicAgent`` for ``HeuristicAgent()``)."""
+    if not callable(getattr(agent, "act", None)):
+        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {agent!r}")
+    if isinstance(agent, type):
+        raise TypeError(f"{where}: got the class {agent.__name__}: pass an instance, {agent.__name__}()")
 
 
 class TableListener:
@@ -99,8 +111,8 @@ class Table:
         if len(seats) != n:
             raise ValueError(f"a table of {n} players needs {n} seats (an agent or None each), got {len(seats)}")
         for seat, agent in enumerate(seats):
-            if agent is not None and not callable(getattr(agent, "act", None)):
-                raise TypeError(f"seat {seat}: an agent must have act(observation, action_mask) -> int, got {agent!r}")
+            if agent is not None:
+                check_agent(agent, f"seat {seat}")
             version = getattr(agent, "obs_version", 0) if agent is not None else 0
             if version:
                 try:
@@ -428,8 +440,8 @@ class BatchTable:
             raise ValueError("a BatchTable needs at least one player (an agent, or None for an outside seat)")
         versions = []
         for k, agent in enumerate(players):
-            if agent is not None and not callable(getattr(agent, "act", None)):
-                raise TypeError(f"player {k}: an agent must have act(observation, action_mask) -> int, got {agent!r}")
+            if agent is not None:
+                check_agent(agent, f"player {k}")
             version = getattr(agent, "obs_version", 0) if agent is not None else 0
             try:
                 versions.append(check_obs_version(version))

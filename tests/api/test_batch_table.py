@@ -303,6 +303,8 @@ def test_bad_tables_are_refused():
         BatchTable(batch, [None, None])
     with pytest.raises(TypeError, match="player 1: an agent must have act"):
         BatchTable(batch, [None, object(), None])
+    with pytest.raises(TypeError, match=r"player 2: got the class GreedyAgent: pass an instance, GreedyAgent\(\)"):
+        BatchTable(batch, [None, None, GreedyAgent])
     with pytest.raises(ValueError, match=r"seating must be an integer array of shape \(4, 3\)"):
         BatchTable(batch, [None], np.zeros((4, 2), dtype=int))
     with pytest.raises(ValueError, match="seating row 2, seat 1: 3 is not a player position 0..1"):

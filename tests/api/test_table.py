@@ -214,6 +214,13 @@ def test_deal_table_reseeds_opponents_then_deals_from_the_same_generator():
     [
         ([None], None, ValueError, "needs 3 seats"),
         ([None, None, object()], None, TypeError, "seat 2: an agent must have act"),
+        # a class has a callable act too: it failed at its first move, missing an argument
+        (
+            [None, FirstLegal, None],
+            None,
+            TypeError,
+            r"seat 1: got the class FirstLegal: pass an instance, FirstLegal\(\)",
+        ),
         (None, ["a"], ValueError, "names must label all 3 seats"),
     ],
 )

@@ -780,6 +780,19 @@ def test_a_comma_separated_string_is_a_table_and_one_agent_is_refused():
         evaluate(RandomAgent(), 2, workers=1)
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_an_agent_class_is_refused_by_name_before_any_game(batched):
+    """A class has a callable act too: it passed the check and failed in its first game
+    with "HeuristicAgent.act() missing 1 required positional argument"."""
+    from agents.heuristic import HeuristicAgent
+
+    match = r"agents\[0\]: got the class HeuristicAgent: pass an instance, HeuristicAgent\(\)"
+    with pytest.raises(TypeError, match=match):
+        evaluate([HeuristicAgent, "random"], 10, workers=2, batched=batched)
+    with pytest.raises(TypeError, match=match):
+        tournament([HeuristicAgent, "random", "greedy"], 2, 10, workers=2, batched=batched)
+
+
 def test_numpy_numbers_are_taken_as_python_ones_and_results_stay_plain_json():
     import json
 

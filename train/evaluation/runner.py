@@ -51,7 +51,7 @@ from llama_env.agent import (
 )
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules
 from llama_env.record import GameRecording
-from llama_env.table import Table, TableListener
+from llama_env.table import Table, TableListener, check_agent
 
 __all__ = [
     "GameRecord",
@@ -581,6 +581,10 @@ def agent_list(agents: object) -> list[AgentLike]:
     if isinstance(agents, AgentSpec) or callable(getattr(agents, "act", None)):
         raise ValueError(f"agents must be a list, one agent per seat, got one agent: {agents!r}")
     try:
-        return list(agents)  # type: ignore[call-overload]
+        out = list(agents)  # type: ignore[call-overload]
     except TypeError:
         raise ValueError(f"agents must be a list of agents, names or specs, got {agents!r}") from None
+    for k, agent in enumerate(out):
+        if isinstance(agent, type):  # before anything builds or pickles it as an agent
+            check_agent(agent, f"agents[{k}]")
+    return out
