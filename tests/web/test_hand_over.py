@@ -185,6 +185,40 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
         assert history.record(view["history_id"])["context"]["names_given"] == {"0": "Ann"}
 
 
+def test_the_page_of_one_who_left_calls_the_agent_s_round_starts_and_going_out_the_agent_s():
+    """Bob's page said "Round 2 over: You went out." and "Round 3 begins: You start"
+    for what the agent did in his seat after he left."""
+    for seed in range(20):  # a game in which Bob's seat starts a round or goes out after he left
+        store = SessionStore(secret=bytes(16))
+        client = make_client(store)
+        state = create(client, "Ann", "Bob", "@random", seed=seed, end_score=25)
+        tokens = {link["seat"]: link["token"] for link in state["links"]}
+        gid = state["id"]
+        view = client.get(f"/api/games/{gid}", headers=as_(tokens[0])).json()
+        client.get(f"/api/games/{gid}", headers=as_(tokens[1]))  # Bob comes, then leaves
+        assert hand_over(client, gid, tokens[1], seat=1).status_code == 200
+        bob, seq = [], None
+        while True:
+            path = f"/api/games/{gid}" if seq is None else f"/api/games/{gid}?since={seq}"
+            seen = client.get(path, headers=as_(tokens[1])).json()
+            bob += seen["events"]
+            seq = seen["seq"]
+            if view["game_over"]:
+                break
+            move = {"action": view["legal"][-1]}
+            view = client.post(f"/api/games/{gid}/move", json=move, headers=as_(tokens[0])).json()
+        agent_did = [
+            e["text"]
+            for e in bob
+            if (e["type"] == "start" and e["starter"] == 1) or (e["type"] == "round" and e["went_out"] == 1)
+        ]
+        if agent_did:
+            assert [t for t in agent_did if "You" in t] == [], agent_did
+            assert all("Bob start" in t or "Bob went out" in t for t in agent_did)
+            return
+    raise AssertionError("Bob's seat never started a round nor went out after he left")
+
+
 def test_a_person_may_leave_the_table_while_another_plays_on(table):
     client, session, history, tokens = table
     r = hand_over(client, session.id, tokens[1], seat=1, agent="random")  # Bob leaves, on his turn
@@ -328,6 +362,39 @@ def test_a_seat_handed_to_a_costly_agent_puts_the_game_in_the_slow_lane():
     assert not session.slow
     session.hand_over(1 - turn, turn, lambda: (_Apart(), "search"))
     assert session.apart and session.slow and session.left == {turn: "search"}
+
+
+def test_a_replay_where_the_one_who_left_scored_lowest_shows_the_win_and_places_as_the_history_does():
+    """The page's last round highlighted the seat of a person who left when it scored
+    lowest, and its standings put that seat first, while the history (and the page's own
+    result line) gave the win to the best of those who stayed."""
+    for seed in range(50):  # a game that Bob's seat wins
+        record, scores = play_record(seed, ["random", "heuristic", "random"])
+        if scores[1] < min(scores[0], scores[2]):
+            break
+    record = dict(record, names=["Ann", "Bob", "Cy"], agents=["person", "person", "random"])
+    record["context"] = {"left": {"1": {"agent": "heuristic", "from_move": 0}}}
+    session = replay(record)
+    moves = len(session._replay)
+    session.step(None, 1)
+    assert session.recording.to_json() == record  # the whole record, not the moves stepped so far
+    view = session.view(None)
+    seats = view["events"][0]["table"]["seats"]
+    assert [(s["person"], s["agent"]) for s in seats] == [(True, "person"), (True, "person"), (False, "random")]
+    assert [(s["person"], s["agent"]) for s in view["table"]["seats"]][1] == (False, "heuristic")  # Bob left
+    session.step(None, moves)
+    view = session.view(None)
+    (last,) = [e for e in view["events"] if e["type"] == "round" and e["game_over"]]
+    stayed = 0 if scores[0] < scores[2] else 2
+    assert (
+        last["winners"] == (stayed,)
+        and view["result"] == f"Game over: {'Ann' if stayed == 0 else 'Cy'} wins with {scores[stayed]}."
+    )
+    assert [(s["seat"], s["winner"], s["left"]) for s in view["standings"]] == [
+        (stayed, True, False),
+        (2 - stayed, False, False),
+        (1, False, True),
+    ]
 
 
 def test_two_who_left_rank_last_together_whatever_their_seats_scored(tmp_path):

@@ -119,6 +119,8 @@ person at the table may hand the seat to an agent: a page left open on a desk, o
 tab behind others, still asks, so :data:`AWAY_SECONDS` alone would let it hold the
 table for ever. A move in L.L.A.M.A. takes seconds; five minutes is no hurry."""
 HAND_OVER_AGENT = "heuristic"
+PERSON = "person"
+"""The label of a person's seat in a game's record (its ``agents``)."""
 """The agent that takes over a seat when the request names none."""
 NAME_LENGTH = 40
 """Longest name of a person or a seat in a record."""
@@ -326,6 +328,8 @@ class GameSession:
         self.seen: dict[int, float] = {}
         """Per person's seat, when a request last came with its token (:meth:`look`);
         a seat whose link was never opened is not in it."""
+        self._replayed: GameRecording | None = None
+        """The record a replay replays (:func:`replay`)."""
         self._turn: tuple[int | None, int, float] = (None, -1, self.created)
         """The seat the table waits for, after how many moves, and since when (one value,
         replaced whole: a view reads it without the lock)."""
@@ -368,7 +372,10 @@ class GameSession:
     @property
     def recording(self) -> GameRecording:
         """The game's record so far (the start, with the generator's state, every move and
-        :attr:`context`)."""
+        :attr:`context`); a replay's is the whole record it replays, however far it has
+        been stepped."""
+        if self._replayed is not None:
+            return self._replayed
         return GameRecording(self.names, self.labels, json.loads(self._start), list(self.moves), dict(self.context))
 
     @property
@@ -428,10 +435,12 @@ class GameSession:
         seats = []
         for p in range(len(self.names)):
             person = roles.person_at(p, frame)
+            if self.mode == "replay":  # who sat there: the record labels a person's seat "person"
+                person = self.labels[p] == PERSON and (p not in roles.handed or frame < roles.handed[p])
             seat: dict[str, Any] = {
                 "name": self.names[p],
                 "agent": roles.left[p] if p in roles.left and not person else self.labels[p],
-                "person": person and self.mode == "play",
+                "person": person,
                 "you": p == viewer,
                 "score": state.scores[p],
                 "quit": state.quit[p],
@@ -477,14 +486,17 @@ class GameSession:
             else:
                 event["text"] = f"{names[seat]} did not come: {raw['agent']} plays {whose} seat."
         elif kind == "start":
-            starter = "You start" if raw["starter"] == viewer else f"{names[raw['starter']]} starts"
+            you = raw["starter"] == viewer and roles.person_at(raw["starter"], frame)  # not once an agent plays it
+            starter = "You start" if you else f"{names[raw['starter']]} starts"
             event["text"] = f"Round {raw['round']} begins: {starter} on {card_name(raw['top_card'])}."
         else:
             out = raw["went_out"]
-            ended = f"{'You' if out == viewer else names[out]} went out." if out is not None else "everybody quit."
+            you = out == viewer and roles.person_at(out, frame)
+            ended = f"{'You' if you else names[out]} went out." if out is not None else "everybody quit."
             event["text"] = f"Round {raw['round']} over: {ended}"
             if raw["game_over"]:
                 event["text"] += " " + self._result_text(raw["scores"], viewer, roles)
+                event["winners"] = tuple(_winners(raw["scores"], roles.left))  # who stayed: as the history says
         return event
 
     def _result_text(self, scores: Sequence[int], viewer: Viewer, roles: _Roles) -> str:
@@ -546,7 +558,7 @@ class GameSession:
         if game_over:
             scores = state.scores
             won = set(_winners(scores, roles.left))
-            order = sorted(range(len(scores)), key=lambda p: (scores[p], p))
+            order = sorted(range(len(scores)), key=lambda p: (p in roles.left, scores[p], p))  # who left: last
             out["standings"] = [
                 {"seat": p, "name": self.names[p], "score": scores[p], "winner": p in won, "left": p in roles.left}
                 for p in order
@@ -946,7 +958,7 @@ def new_game(
         except SessionError:
             _close_agents(agents)  # the seats built before this one are not kept anywhere
             raise
-    labels = ["person" if spec is None else spec.label for spec in specs]
+    labels = [PERSON if spec is None else spec.label for spec in specs]
     game = LlamaGame(rules=rules, rng=seeds[0])
     mode = "play" if any(a is None for a in agents) else "watch"
     session = GameSession(game, agents, names=names, labels=labels, mode=mode)
@@ -1013,6 +1025,7 @@ def replay(record: Any) -> GameSession:
     session._replay = list(rec.moves)
     session.context = dict(rec.context)  # where the record came from, passed on with it
     session._left_at = _hand_overs(rec.context, game.num_players, len(rec.moves))
+    session._replayed = rec
     return session
 
 
