@@ -305,7 +305,7 @@ def test_ratings_are_openskill_over_the_games_in_finishing_order(hist, games):
         assert r["mu"] == pytest.approx(want.mu) and r["sigma"] == pytest.approx(want.sigma)
         assert r["games"] == played[(r["kind"], r["name"])]
     # the shares of the win add up to one per game; wins count shared wins
-    assert sum(r["win_share"] * r["games"] for r in rows) == pytest.approx(len(games))
+    assert sum(r["win_share"] * r["seats"] for r in rows) == pytest.approx(len(games))
     assert sum(r["wins"] for r in rows) >= len(games)
 
 
@@ -383,11 +383,11 @@ def test_one_agent_at_several_seats_plays_one_game_and_ties_share_the_win(hist):
     rows = {(r["kind"], r["name"]): r for r in hist.ratings()}
     assert set(rows) == {("person", "Ann"), ("agent", "random")}
     ann, agent = rows["person", "Ann"], rows["agent", "random"]
-    assert ann["games"] == agent["games"] == 1
+    assert ann["games"] == agent["games"] == 1 and (ann["seats"], agent["seats"]) == (1, 2)
     assert (ann["wins"], agent["wins"]) == (int(won[0]), int(won[1] or won[2]))
     assert ann["win_share"] == pytest.approx(won[0] / k)
-    assert agent["win_share"] == pytest.approx((won[1] + won[2]) / k)
-    assert ann["win_share"] + agent["win_share"] == pytest.approx(1.0)
+    assert agent["win_share"] == pytest.approx((won[1] + won[2]) / k / 2)  # per seat: an even player's is 1/3
+    assert ann["win_share"] + 2 * agent["win_share"] == pytest.approx(1.0)
 
 
 def test_the_rater_rates_as_openskill_when_every_seat_is_someone_else():
@@ -595,7 +595,7 @@ def test_the_ratings_table_counts_a_shared_win_once_and_ranks_by_ordinal():
         ]
     )
     row = next(r for r in tied.table() if r["name"] == "random")
-    assert (row["games"], row["wins"], row["win_share"]) == (1, 1, 1.0)
+    assert (row["games"], row["seats"], row["wins"], row["win_share"]) == (1, 2, 1, 0.5)  # half the seats won
     rows = []
     for k in range(30):  # Y wins four games in five against Z: well measured
         win = k % 5 != 0

@@ -501,15 +501,17 @@ class History:
 
     def ratings(self) -> list[dict[str, Any]]:
         """Every participant of the saved games, strongest first: ``{"kind", "name",
-        "version", "games", "wins", "win_share", "mu", "sigma", "ordinal"}``.
+        "version", "games", "seats", "wins", "win_share", "mu", "sigma", "ordinal"}``.
 
         A participant is a kind and a name (the person "heuristic" is not the agent
         "heuristic"), and for an agent the llama-rl version that played it (its record's
         ``context["llama_rl_version"]``, ``None`` where the record does not say): an
         upgrade may change what ``ppo`` plays, so each version of an agent is rated
-        apart. A person's ``version`` is ``None``. ``wins`` counts the games it won or
-        shared; ``win_share`` is its mean share of the win (1/k for k tied winners, so
-        the shares of one game add up to 1). A person whose seat is ``forfeit`` ranks
+        apart. A person's ``version`` is ``None``. ``games`` counts the games it played
+        and ``seats`` the seats it held in them (an agent may hold several seats of one
+        game); ``wins`` counts the games it won or shared; ``win_share`` is its mean share
+        of the win per seat held (1/k for k tied winners), so a player as strong as the
+        others has 1 / the number of players whatever its seats. A person whose seat is ``forfeit`` ranks
         below every other seat of that game and wins nothing (:meth:`save` gives the win
         to the best of the others).
         The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over all
@@ -591,6 +593,7 @@ class _Rated:
 
         self.rater: Rater[_Key] = Rater()
         self.games: dict[_Key, int] = {}
+        self.seats: dict[_Key, int] = {}
         self.wins: dict[_Key, int] = {}
         self.shares: dict[_Key, float] = {}
         self.last: tuple[Any, int] = (-1.0, -1)
@@ -622,6 +625,7 @@ class _Rated:
                     won and not gone for other, _, won, gone in seats if other == key
                 )
             for key, _, won, gone in seats:
+                self.seats[key] = self.seats.get(key, 0) + 1
                 self.shares[key] = self.shares.get(key, 0.0) + (1.0 / k if won and not gone else 0.0)
         return damaged
 
@@ -632,8 +636,9 @@ class _Rated:
                 "name": key[1],
                 "version": key[2],
                 "games": self.games[key],
+                "seats": self.seats[key],
                 "wins": self.wins[key],
-                "win_share": self.shares[key] / self.games[key],
+                "win_share": self.shares[key] / self.seats[key],
                 "mu": r.mu,
                 "sigma": r.sigma,
                 "ordinal": r.ordinal,
