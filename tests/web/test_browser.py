@@ -513,6 +513,73 @@ def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser, tmp_
     assert console_errors(page) == []
 
 
+def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(site, browser):
+    """The history and the new-game form stopped the page's polling, with no way back:
+    90 s later the person counted as away and could be replaced (a forfeit), and the
+    address bar lost their seat's link. The page keeps asking while the game goes on,
+    offers "Back to the game", a double click on Start makes one game, and the browser's
+    Back reopens the game left for another."""
+    page = browser
+    state, session = start_with_friends(page, site)
+    first, ann = session.id, page.current_url
+    session.look(1)
+    for turn in range(20):  # Ann plays until the table waits for Bob (her page then asks often)
+        if session.game.current_player == 1:
+            break
+        if any(e["type"] == "round" for e in state["events"]):
+            dismiss_round(page)
+        play_something(page, turn)
+        state = idle(page, f"window.llamaState.seq > {state['seq']}")
+    assert session.game.current_player == 1
+
+    def still_asking() -> None:
+        session.seen[0] = time.monotonic() - AWAY_SECONDS - 1
+        WebDriverWait(page, 10).until(lambda _: 0 not in session.away())
+
+    page.find_element(By.ID, "nav-history").click()
+    assert shown(page, "history") and shown(page, "nav-game")
+    still_asking()
+    page.find_element(By.ID, "nav-new").click()
+    assert shown(page, "setup") and shown(page, "nav-game") and page.current_url == ann
+    still_asking()
+    page.find_element(By.ID, "nav-game").click()
+    assert shown(page, "game") and not shown(page, "nav-game")
+    page.find_element(By.ID, "nav-new").click()
+    set_up(page, [("person", "Ann"), ("agent", "random")], seed=1, end_score=20)
+    games = len(site.store)
+    page.execute_script("const b = document.getElementById('start'); b.click(); b.click();")
+    idle(page, f"window.llamaState.id !== '{first}'")
+    assert len(site.store) == games + 1 and page.current_url != ann
+    page.back()
+    idle(page, f"window.llamaState.id === '{first}'")
+    assert page.current_url == ann and hand_shown(page) == [card_text(c) for c in session.game.hand(0)]
+    assert console_errors(page) == []
+
+
+def test_the_keyboard_s_focus_comes_back_to_the_moves_after_a_round_s_result(site, browser):
+    """Closing the round's result left the focus on its hidden Continue button: the next
+    Tab went through the log and the menus before the cards."""
+    page = browser
+    open_page(page, site.url, DESKTOP)
+    set_up(page, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=5, end_score=200)
+    page.find_element(By.ID, "start").click()
+    session = site.store.get(idle(page)["id"])
+    for _ in range(40):  # everyone quits: rounds end quickly, until one ends on Ann's turn
+        if session.game.current_player == 1:
+            with session.lock:  # as the server changes a game
+                session.move(1, 8)  # Bob quits
+        state = idle(page, f"window.llamaState.seq === {session.seq}")
+        if not state["your_turn"]:
+            continue
+        if shown(page, "round-result"):
+            ActionChains(page).send_keys("\ue00c").perform()  # Escape
+            assert not shown(page, "round-result") and focused(page) in ("card", "draw", "quit")
+            return
+        page.find_element(By.ID, "quit").click()
+        idle(page, f"window.llamaState.seq > {state['seq']}")
+    raise AssertionError("no round ended on Ann's turn")
+
+
 def asked(driver: webdriver.Chrome) -> str:
     """The question the page's dialog asks, or "" when none is open."""
     return driver.execute_script("const d = document.getElementById('ask'); return d.open ? d.textContent : ''")
@@ -705,6 +772,11 @@ def test_a_small_phone_fits_the_setup_and_a_full_table_of_long_names(site, brows
     assert len(seats) == 6
     for left, right, name_left, name_right in seats:
         assert left <= name_left and name_right <= right, seats
+    state = idle(driver)  # the round's result: its headings whole ("poin|ts" at 320 px)
+    while not any(e["type"] == "round" for e in state["events"]):
+        driver.find_element(By.ID, "quit").click()
+        state = idle(driver, f"window.llamaState.seq > {state['seq']}")
+    assert shown(driver, "round-result") and driver.execute_script(BROKEN_WORDS, "#round-result th") == []
 
 
 # --------------------------------------------------------------------------- 3. names are text

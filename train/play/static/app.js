@@ -71,6 +71,20 @@ function delay() {
 
 function show(section) {
   for (const id of ["setup", "game", "history"]) $(id).classList.toggle("hidden", id !== section);
+  $("nav-game").classList.toggle("hidden", section === "game" || !game);
+}
+
+// Whether this page holds a seat a person still plays in a game going on: the page then
+// keeps asking for the game while the person looks at the history or sets up another
+// game, or the table would take them for away and could hand their seat to an agent.
+function seated() {
+  return Boolean(game && game.mode === "play" && !game.game_over && game.table.seats[game.seat]?.person);
+}
+
+// The address bar holds the open game's link. Opening another game pushes a new entry,
+// so the browser's Back opens the game before (a friend's only copy of their link).
+function goTo(hash) {
+  if (location.hash !== hash) history.pushState(null, "", hash || location.pathname);
 }
 
 // ------------------------------------------------------------------ setup
@@ -111,7 +125,10 @@ async function loadAgents() {
   $("agent-list").replaceChildren(...names.map((n) => el("option", { value: n })));
 }
 
+let starting = false;  // a game is being created: a second click must not create another
+
 async function start() {
+  if (starting) return;
   $("setup-error").textContent = "";
   const seats = [...document.querySelectorAll("#seat-rows .seat-row")].map((row) => {
     const text = row.querySelector("input").value.trim();
@@ -121,14 +138,18 @@ async function start() {
   const body = { seats };
   if ($("seed").value !== "") body.seed = Number($("seed").value);
   if ($("end-score").value !== "") body.end_score = Number($("end-score").value);
+  starting = true;
+  $("start").disabled = true;
   try {
-    token = null;
     const state = await api("POST", "/api/games", body);
     token = state.token;
-    history.replaceState(null, "", `#game=${state.id}&token=${token}`);
+    goTo(`#game=${state.id}&token=${token}`);
     begin(state);
   } catch (err) {
     $("setup-error").textContent = err.message;
+  } finally {
+    starting = false;
+    $("start").disabled = false;
   }
 }
 
@@ -138,9 +159,9 @@ async function replayFile(event) {
   $("setup-error").textContent = "";
   try {
     const text = await file.text();
-    token = null;
     const state = await (await send("POST", "/api/replays", text)).json();
     token = state.token;
+    goTo("");
     begin(state);
   } catch (err) {
     $("setup-error").textContent = err.message;
@@ -351,7 +372,9 @@ function showRound(event) {
 function closeRound() {
   const wasOpen = !$("round-result").classList.contains("hidden");
   $("round-result").classList.add("hidden");
-  if (wasOpen) focusMove();
+  if (!wasOpen) return;
+  if ($("round-result").contains(document.activeElement)) document.activeElement.blur();  // hidden, yet focused
+  focusMove();
 }
 
 // After a move the buttons are drawn anew: the keyboard's focus goes to the first card
@@ -589,8 +612,7 @@ async function download() {
 // ------------------------------------------------------------------ history
 
 async function showHistory(more) {
-  stopAutoplay();
-  stopPolling();
+  stopAutoplay();  // (a game this page plays in is still asked for: see seated)
   show("history");
   $("history-error").textContent = "";
   historyOffset = more ? historyOffset + 50 : 0;
@@ -624,10 +646,9 @@ async function showHistory(more) {
 
 async function replaySaved(id) {
   try {
-    token = null;
     const state = await api("POST", `/api/history/${id}/replay`, {});
     token = state.token;
-    history.replaceState(null, "", location.pathname);
+    goTo("");
     begin(state);
   } catch (err) {
     $("history-error").textContent = err.message;
@@ -652,10 +673,12 @@ $("nav-history").addEventListener("click", () => showHistory(false));
 const newGame = () => {
   if (asking) asking.answer(false);
   stopAutoplay();
-  stopPolling();
-  token = null;
-  game = null;
-  history.replaceState(null, "", location.pathname);
+  if (!seated()) {  // else the game goes on, and "Back to the game" returns to it
+    stopPolling();
+    token = null;
+    game = null;
+    goTo("");
+  }
   show("setup");
 };
 $("new-game").addEventListener("click", newGame);
@@ -664,6 +687,7 @@ $("ask-yes").addEventListener("click", () => asking?.answer(true));
 $("ask-no").addEventListener("click", () => asking?.answer(false));
 $("ask").addEventListener("close", () => asking?.answer(false));  // Escape closes it too
 $("nav-new").addEventListener("click", newGame);
+$("nav-game").addEventListener("click", () => { show("game"); focusMove(); });
 window.addEventListener("hashchange", openLink);  // a game link pasted into a tab already open
 seatRows();
 loadAgents();
