@@ -178,6 +178,41 @@ def test_batched_must_be_a_flag():
         evaluate(["greedy", "random"], 4, workers=1, batched="yes")  # type: ignore[arg-type]
 
 
+SEATS_2 = np.array([[0, 1], [1, 0]] * 2)
+
+
+@pytest.mark.parametrize(
+    ("seat_agents", "kwargs", "error", "match"),
+    [
+        # played agents[-1] and recorded -1 as its position
+        (
+            np.array([[0, -1]] * 4),
+            {},
+            ValueError,
+            r"seat_agents\[0, 1\]: -1 is not a position in the agents list, 0..1",
+        ),
+        (np.array([[0, 1], [2, 0]]), {}, ValueError, r"seat_agents\[1, 0\]: 2 is not a position"),  # an IndexError
+        (
+            np.zeros((0, 2), dtype=int),
+            {},
+            ValueError,
+            r"at least one game, got int64 of shape \(0, 2\)",
+        ),  # divided by 0
+        (np.array([[0, 1, 0]] * 2), {}, ValueError, r"a row of 2 agent positions .* shape \(2, 3\)"),
+        (SEATS_2.astype(float), {}, ValueError, "seat_agents: the seatings must be integers"),
+        (SEATS_2, {"seed": -1}, ValueError, "seed must be a non-negative integer, got -1"),
+        (SEATS_2, {"rules": None}, TypeError, "rules must be a llama_env.Rules, got None"),
+        (SEATS_2, {"workers": 0}, ValueError, "workers must be a positive integer"),
+    ],
+)
+def test_play_batched_checks_its_arguments(seat_agents, kwargs, error, match):
+    """The exported runner took what evaluate() makes for granted: a negative position
+    silently seated the last agent, others failed deep inside."""
+    args: dict[str, Any] = {"seed": 0, "workers": 1, "rules": Rules(2), **kwargs}
+    with pytest.raises(error, match=match):
+        batched_module.play_batched(["greedy", "random"], seat_agents, **args)
+
+
 def test_llama_rl_eval_plays_batched_and_no_batch_plays_game_by_game(capsys):
     args = ["eval", "--agents", "heuristic,random,random", "--games", "300", "--workers", "1", "--no-progress"]
     assert main(args) == 0

@@ -14,7 +14,7 @@ import pytest
 import llama_env
 from agents.base import BaseAgent
 from llama_env.engine import IllegalActionError, Rules
-from train.evaluation import agent_display_names, evaluate, mean_ci, tournament
+from train.evaluation import GameTask, agent_display_names, evaluate, mean_ci, play_games, tournament
 from train.evaluation.ratings import BETA, Rater, fit_ratings
 
 
@@ -791,6 +791,28 @@ def test_an_agent_class_is_refused_by_name_before_any_game(batched):
         evaluate([HeuristicAgent, "random"], 10, workers=2, batched=batched)
     with pytest.raises(TypeError, match=match):
         tournament([HeuristicAgent, "random", "greedy"], 2, 10, workers=2, batched=batched)
+
+
+@pytest.mark.parametrize(
+    ("tasks", "kwargs", "error", "match"),
+    [
+        ([GameTask(0, 0, (0, -1))], {}, ValueError, r"tasks\[0\].seat_agents\[1\]: -1 is not a position in the agents"),
+        ([GameTask(0, 0, (0, 1)), GameTask(1, 1, (0, 5))], {}, ValueError, r"tasks\[1\].seat_agents\[1\]: 5 is not"),
+        ([GameTask(0, 0, (0, 1, 1))], {}, ValueError, r"tasks\[0\].seat_agents must name an agent for each of the 2"),
+        ([GameTask(-1, 0, (0, 1))], {}, ValueError, r"tasks\[0\].index must be a non-negative integer, got -1"),
+        ([GameTask(0, -2, (0, 1))], {}, ValueError, r"tasks\[0\].deal_key must be a non-negative integer, got -2"),
+        ([(0, 0, (0, 1))], {}, TypeError, r"tasks\[0\] must be a GameTask\(index, deal_key, seat_agents\)"),
+        ([GameTask(0, 0, (0, 1))], {"rules": None}, TypeError, "rules must be a llama_env.Rules, got None"),
+        ([GameTask(0, 0, (0, 1))], {"seed": -1}, ValueError, "seed must be a non-negative integer, got -1"),
+    ],
+)
+def test_play_games_checks_its_arguments(tasks, kwargs, error, match):
+    """The exported runner took what evaluate() makes for granted: a bad task failed deep
+    inside numpy or as an AttributeError."""
+    args = {"seed": 0, "workers": 1, "rules": Rules(2), **kwargs}
+    with pytest.raises(error, match=match):
+        play_games(["greedy", "random"], tasks, **args)
+    assert play_games(["greedy", "random"], [], seed=0, workers=1, rules=Rules(2)) == []
 
 
 def test_numpy_numbers_are_taken_as_python_ones_and_results_stay_plain_json():

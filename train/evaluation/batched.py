@@ -35,7 +35,7 @@ import numpy as np
 
 from llama_env.agent import Agent, AgentLike, UnseenTableSize, reset_agent, resolve, unmade_for
 from llama_env.batch import BatchGame, unplayed_options
-from llama_env.engine import Action, Rules
+from llama_env.engine import Action, Rules, check_seed
 from llama_env.table import BatchTable, BatchTableListener
 from train.evaluation.runner import (
     KEY_BATCH,
@@ -44,6 +44,9 @@ from train.evaluation.runner import (
     GameTask,
     RunArgs,
     agent_display_names,
+    agent_list,
+    check_rules,
+    check_seat_agents,
     play_games,
     run_chunks,
     seed_int,
@@ -204,9 +207,16 @@ def play_batched(
     """Play games ``0..G-1`` with the seatings ``seat_agents`` (``(G, P)``: the position
     in ``agents`` of the agent at each seat) by ``rules`` on the batched engine and return
     them in order. The chunks (:func:`chunk_bounds`) go to the worker processes (spread
-    by ``executor``, :class:`~train.evaluation.runner.ChunkExecutor`)."""
+    by ``executor``, :class:`~train.evaluation.runner.ChunkExecutor`).
+
+    The arguments are checked as :func:`~train.evaluation.runner.play_games` checks its
+    own: ``seat_agents`` an integer array of at least one row, each entry a position in
+    ``agents`` (a ``ValueError`` names the first that is not)."""
+    agents = agent_list(agents)
+    seed = check_seed(seed)
+    rules = check_rules(rules)
+    seats = check_seat_agents(seat_agents, len(agents), rules, "seat_agents[{row}, {seat}]")
     names = agent_display_names(agents)
-    seats = np.asarray(seat_agents, dtype=np.int64)
     bounds = chunk_bounds(len(seats))
     jobs = [(c, a, seats[a:b]) for c, (a, b) in enumerate(itertools.pairwise(bounds))]
     done = run_chunks(

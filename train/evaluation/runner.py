@@ -49,7 +49,7 @@ from llama_env.agent import (
     reset_agent,
     resolve,
 )
-from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules
+from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener, check_agent
 
@@ -516,7 +516,27 @@ def play_games(
     records in task order. The lower-level runner behind :func:`evaluate` and :func:`tournament`.
     With ``record_dir`` every game is also written there as a game record
     (:class:`llama_env.record.GameRecording`), ``game_<index>.json``. ``executor`` spreads
-    the chunks (:class:`ChunkExecutor`)."""
+    the chunks (:class:`ChunkExecutor`).
+
+    The arguments are checked as :func:`evaluate` checks its own, and each task is a
+    :class:`GameTask` whose index and deal key are non-negative integers and whose
+    ``seat_agents`` name a position in ``agents`` for each of the rules' seats (a
+    ``ValueError`` or ``TypeError`` names the task)."""
+    agents = agent_list(agents)
+    seed = check_seed(seed)
+    rules = check_rules(rules)
+    for k, task in enumerate(tasks):
+        if not isinstance(task, GameTask):
+            raise TypeError(f"tasks[{k}] must be a GameTask(index, deal_key, seat_agents), got {task!r}")
+        check_seed(task.index, f"tasks[{k}].index")
+        check_seed(task.deal_key, f"tasks[{k}].deal_key")
+        if len(task.seat_agents) != rules.num_players:
+            raise ValueError(
+                f"tasks[{k}].seat_agents must name an agent for each of the {rules.num_players} seats, "
+                f"got {task.seat_agents!r}"
+            )
+    if tasks:
+        check_seat_agents([t.seat_agents for t in tasks], len(agents), rules, "tasks[{row}].seat_agents[{seat}]")
     names = agent_display_names(agents)
     record = None if record_dir is None else str(_record_folder(Path(record_dir)))
     chunk = max(1, min(256, math.ceil(len(tasks) / (num_workers(workers) * 8))))
@@ -570,6 +590,36 @@ def check_num_games(num_games: object) -> int:
     if isinstance(num_games, (bool, np.bool_)) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
         raise ValueError(f"num_games must be a positive integer, got {num_games!r}")
     return int(num_games)
+
+
+def check_rules(rules: object) -> Rules:
+    """``rules`` if they are a :class:`llama_env.engine.Rules` (which give the table
+    size, so ``None`` is no default here), else a ``TypeError`` naming the argument."""
+    if not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a llama_env.Rules, got {rules!r} ({type(rules).__name__})")
+    return rules
+
+
+def check_seat_agents(seat_agents: object, num_agents: int, rules: Rules, cell: str) -> np.ndarray:
+    """``seat_agents`` checked as the seatings of games by ``rules`` among ``num_agents``
+    agents: an integer array of shape ``(games, rules.num_players)``, at least one game,
+    each entry a position in the agents list (a negative one would silently seat an
+    agent from the end of it); else a ``ValueError`` naming the first bad entry by
+    ``cell`` (``"seat_agents[{row}, {seat}]"``). Returns it as an ``int64`` array."""
+    a = np.asarray(seat_agents)
+    p = rules.num_players
+    if a.ndim != 2 or a.shape[0] == 0 or a.shape[1] != p or a.dtype.kind not in "iu":
+        what = cell.split("[", 1)[0]
+        raise ValueError(
+            f"{what}: the seatings must be integers, a row of {p} agent positions (the rules' players) per game "
+            f"and at least one game, got {a.dtype} of shape {a.shape}"
+        )
+    bad = (a < 0) | (a >= num_agents)
+    if bad.any():
+        row, seat = (int(x) for x in np.argwhere(bad)[0])
+        where = cell.format(row=row, seat=seat)
+        raise ValueError(f"{where}: {int(a[row, seat])} is not a position in the agents list, 0..{num_agents - 1}")
+    return a.astype(np.int64)
 
 
 def agent_list(agents: object) -> list[AgentLike]:
