@@ -869,6 +869,19 @@ def test_a_tournament_result_answers_as_an_evaluation_does():
     assert row["ordinal"] == t.ratings[0].ordinal and row == t.to_dict()["agents"][0] | {"win_share": row["win_share"]}
 
 
+def test_an_unknown_name_is_a_key_error_listing_the_agents_in_both_results():
+    """An evaluation's result said only "ValueError: 'nope' is not in list"."""
+    r = evaluate(["heuristic", "random", "random"], 4, workers=1)
+    with pytest.raises(
+        KeyError, match=r"no agent 'nope' in this evaluation; its agents: heuristic, random#1, random#2"
+    ):
+        r["nope"]
+    assert r["random#2"] is r[2]
+    t = tournament(["heuristic", "greedy", "random"], 2, 6, workers=1)
+    with pytest.raises(KeyError, match=r"no agent 'nope' in this tournament; its agents: heuristic, greedy, random"):
+        t["nope"]
+
+
 def test_a_tournament_command_refuses_games_given_as_its_rules():
     from llama_env.agent import AgentSpec
     from train.cli.tournament import TournamentCommand

@@ -68,10 +68,8 @@ class EvalResult:
     game by game (the deals of ``seed`` and the game index)."""
 
     def __getitem__(self, key: int | str) -> AgentStats:
-        """Stats by list position or display name."""
-        if isinstance(key, str):
-            return self.agents[self.names.index(key)]
-        return self.agents[key]
+        """Stats by list position or display name (a ``KeyError`` lists the names)."""
+        return self.agents[agent_position(self.names, key, "evaluation")]
 
     @property
     def num_players(self) -> int:
@@ -127,6 +125,17 @@ class EvalResult:
 
     def __str__(self) -> str:
         return self.to_table()
+
+
+def agent_position(names: Sequence[str], key: int | str, what: str) -> int:
+    """The list position of the agent a result is indexed with, ``key`` a position or a
+    display name; an unknown name is a ``KeyError`` that lists the ``what``'s agents
+    (``list.index`` said only "'x' is not in list")."""
+    if not isinstance(key, str):
+        return key
+    if key not in names:
+        raise KeyError(f"no agent {key!r} in this {what}; its agents: {', '.join(names)}")
+    return list(names).index(key)
 
 
 def table_rules(num_players: int, rules: Rules | None, options: dict[str, Any], caller: str) -> Rules | None:

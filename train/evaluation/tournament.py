@@ -20,7 +20,7 @@ from llama_env import __version__
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, check_seed
 from train.evaluation.batched import play_either
-from train.evaluation.evaluate import rules_text, table_rules
+from train.evaluation.evaluate import agent_position, rules_text, table_rules
 from train.evaluation.ratings import Rating, fit_ratings
 from train.evaluation.runner import (
     KEY_TABLES,
@@ -73,9 +73,7 @@ class TournamentResult:
     def __getitem__(self, key: int | str) -> dict[str, Any]:
         """One agent's results, by list position or display name: its name, rating,
         win share and games, as a row of :meth:`to_dict`."""
-        if isinstance(key, str) and key not in self.names:
-            raise KeyError(f"no agent {key!r} in this tournament; its agents: {', '.join(self.names)}")
-        i = self.names.index(key) if isinstance(key, str) else key
+        i = agent_position(self.names, key, "tournament")
         r = self.ratings[i]
         return {
             "name": self.names[i],
