@@ -176,6 +176,10 @@ def test_what_the_batch_cannot_play_goes_game_by_game(tmp_path, kwargs, reason):
 def test_batched_must_be_a_flag():
     with pytest.raises(ValueError, match="batched must be True, False or None"):
         evaluate(["greedy", "random"], 4, workers=1, batched="yes")  # type: ignore[arg-type]
+    # numpy's booleans are taken, as for duplicate and rotate (they were refused)
+    assert evaluate(["greedy", "random"], 4, workers=1, batched=np.True_).batched
+    assert not evaluate(["greedy", "random"], 4, workers=1, batched=np.False_).batched
+    assert not tournament(["greedy", "random"], 2, 4, workers=1, batched=np.False_).batched
 
 
 SEATS_2 = np.array([[0, 1], [1, 0]] * 2)

@@ -252,8 +252,10 @@ def play_either(
     cannot), else game by game by :func:`train.evaluation.runner.play_games`, game ``i``
     dealt from the deal key ``deal_keys[i]``; and whether they were batched. An agent made
     for other table sizes (:func:`llama_env.agent.unmade_for`) is warned about."""
-    if batched is not None and not isinstance(batched, bool):
-        raise ValueError(f"batched must be True, False or None (when it can), got {batched!r}")
+    if batched is not None:  # numpy's booleans too, as check_flag takes them for the other switches
+        if not isinstance(batched, (bool, np.bool_)):
+            raise ValueError(f"batched must be True, False or None (when it can), got {batched!r}")
+        batched = bool(batched)  # np.False_ is not False
     for line in unmade_for(agents, rules.num_players):
         warnings.warn(line, UnseenTableSize, stacklevel=3)
     if batched is not False:
