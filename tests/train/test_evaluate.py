@@ -534,6 +534,26 @@ def test_the_comparison_after_training_plays_the_runs_rules(monkeypatch: pytest.
     assert seen[-1] == Rules(3)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"contenders": {}}, "needs at least one of contenders, got {}"),
+        ({"opponents": ()}, r"needs at least one of opponents, got \(\)"),
+        ({"players": []}, r"needs at least one of players, got \[\]"),
+    ],
+)
+def test_a_comparison_of_nothing_is_refused(kwargs, match):
+    """No contender, opponent or table size gave no rows, and formatting them crashed with
+    "max expected at least 1 argument" (max(22, *()))."""
+    from train.evaluation import report
+
+    args = {"contenders": {"r": "random"}, "games": 2, "players": (2,), **kwargs}
+    with pytest.raises(ValueError, match=match):
+        report.compare_agents(args.pop("contenders"), **args)
+    with pytest.raises(ValueError, match="format_comparison needs at least one row"):
+        report.format_comparison([])
+
+
 def test_the_comparison_after_training_keeps_to_the_table_sizes_the_rules_allow(monkeypatch, capsys):
     """A run heads-up with 20 cards a hand cannot be compared at 4 players (the deal needs
     81 cards): the comparison plays 2 players only instead of failing after training."""

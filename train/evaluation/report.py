@@ -41,7 +41,11 @@ def compare_agents(
 ) -> list[ComparisonRow]:
     """Win share (95% CI) of each contender against ``n - 1`` copies of each opponent at
     each table size ``n``, on ``rules`` (the standard rules by default; the table size is
-    each row's)."""
+    each row's). Empty ``contenders``, ``opponents`` or ``players`` are a ``ValueError``:
+    there would be nothing to compare."""
+    for what, given in (("contenders", contenders), ("opponents", opponents), ("players", players)):
+        if not given:
+            raise ValueError(f"compare_agents needs at least one of {what}, got {given!r}")
     rows = []
     for label, agent in contenders.items():
         for n in players:
@@ -62,12 +66,15 @@ def compare_agents(
 
 
 def format_comparison(rows: Sequence[ComparisonRow]) -> str:
-    """A plain-text table: one line per table size and opponent, one column per agent."""
+    """A plain-text table: one line per table size and opponent, one column per agent
+    (rows from :func:`compare_agents`, at least one: a ``ValueError`` otherwise)."""
+    if not rows:
+        raise ValueError("format_comparison needs at least one row, as compare_agents gives")
     labels = list(dict.fromkeys(r.agent for r in rows))
     keys = list(dict.fromkeys((r.players, r.opponent) for r in rows))
     cell = {(r.agent, r.players, r.opponent): r for r in rows}
     w = max(22, *(len(s) + 2 for s in labels))
-    games = rows[0].games if rows else 0
+    games = rows[0].games
     lines = [
         f"win share against players - 1 copies of the opponent, {games} games each, seats rotated (95% CI)",
         f"{'players':>7}  {'opponent':<10}  {'fair':>5}" + "".join(f"  {s:>{w}}" for s in labels),
