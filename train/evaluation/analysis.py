@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from train.evaluation.runner import GameRecord
 from train.evaluation.stats import mean_ci, pandas
 from train.evaluation.tournament import TournamentResult
@@ -52,8 +50,7 @@ def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
 
 def win_share_frame(result: TournamentResult) -> Any:
     """Per agent: mean share of the win over the games it played with a 95% interval
-    (normal approximation over games, Wilson's when every share is 0 or 1; see
-    :func:`train.evaluation.mean_ci`), its rating
+    (over games, as :func:`train.evaluation.mean_ci` computes it), its rating
     (:attr:`TournamentResult.ratings`) and the number of games, best rating first."""
     pd = pandas()
 
@@ -61,7 +58,7 @@ def win_share_frame(result: TournamentResult) -> Any:
     rows = []
     for i, name in enumerate(result.names):
         shares = df.loc[df.agent == name, "win_share"].to_numpy()
-        mean, lo, hi = mean_ci(shares, binary=bool(np.all((shares == 0) | (shares == 1))))
+        mean, lo, hi = mean_ci(shares)
         rating = result.ratings[i]
         rows.append(
             {
