@@ -232,10 +232,14 @@ def model_file(path: str | Path) -> Path:
 def save_actor(actor: Actor, path: str | Path) -> None:
     """Write ``actor`` as a numpy archive (``.npz``): the layers' weights and the
     activation, all a ``ppo`` agent needs to play, with no torch at play time. Written
-    to a temporary file and moved into place, so it is never half written."""
+    to a temporary file and moved into place, so it is never half written; an actor
+    with NaN or infinite weights (a fit gone wrong) is a ``ValueError``, and nothing is
+    written (``ppo:path=`` would refuse the file, and an earlier one would be lost)."""
     path = Path(path)
     arrays: dict[str, Any] = {"activation": np.array(actor.activation)}
     for k, (wt, b) in enumerate(actor.layers):
+        if not (np.isfinite(wt).all() and np.isfinite(b).all()):
+            raise ValueError(f"the policy's layer {k} holds NaN or infinite weights: {path} is not written")
         arrays[f"w{k}"] = wt.T  # stored as (out, in), like torch
         arrays[f"b{k}"] = b
     if actor.table_sizes is not None:

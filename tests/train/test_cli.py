@@ -214,7 +214,12 @@ def test_progress_bars_follow_the_flag_else_whether_stderr_is_a_terminal(capsys,
         (["eval", "--agents", "random,random,random,random,random,random,random"], "at most 6"),
         (["eval", "--agents", "random", "--players", "7"], "between 2 and 6"),
         (["eval", "--agents", "random", "--players", "two"], "must be an integer"),
-        (["eval", "--agents", "random,random", "--games", "0"], "at least 1"),
+        (["eval", "--agents", "random,random", "--games", "0"], "between 1 and 1000000000"),
+        # a bare MemoryError traceback (74.5 GiB of arrays) before any game
+        (["eval", "--agents", "random,random", "--games", "10000000000"], "between 1 and 1000000000"),
+        (["tournament", "--agents", "random,greedy", "--games", "10000000000"], "between 1 and 1000000000"),
+        (["tune-heuristic", "--games", "10000000000"], "between 1 and 1000000000"),
+        (["watch", "--seed", str(2**63)], "the seed must be between 0 and 9223372036854775807"),
         (["eval", "--agents", "random,random", "--workers", "0"], "at least 1"),
         (["eval", "--agents", "random,,random"], "empty entry"),
         (["eval", "--agents", "cautious:threshold", "--players", "2"], "key=value"),
@@ -240,6 +245,17 @@ def test_usage_errors_exit_2_with_a_message_and_no_traceback(capsys, argv, fragm
     assert code == 2
     assert "error:" in err and fragment in err
     assert "Traceback" not in err and "Traceback" not in out
+
+
+def test_running_out_of_memory_is_one_line_not_a_traceback(capsys, monkeypatch):
+    import train.cli.evaluate
+
+    def hungry(*args, **kwargs):
+        raise MemoryError("Unable to allocate 74.5 GiB for an array with shape (10000000000,)")
+
+    monkeypatch.setattr(train.cli.evaluate, "evaluate", hungry)
+    code, out, err = run(capsys, "eval", "--agents", "random,random", "--games", "20")
+    assert code == 1 and err == "llama-rl: error: out of memory: ask for less (fewer --games, say)\n"
 
 
 # --------------------------------------------------------------------------- rule options

@@ -13,7 +13,7 @@ import pytest
 
 import train.fit.heuristic as tuning
 from agents.heuristic import HEURISTIC_DEFAULTS
-from agents.ppo import SHIPPED, PPOAgent, load_actor
+from agents.ppo import SHIPPED, Actor, PPOAgent, load_actor, save_actor
 from agents.search import NETWORKS, SearchAgent, load_networks
 from llama_env.engine import LlamaGame
 from llama_env.observation import ObsView, action_mask, encode_v1
@@ -135,7 +135,8 @@ def test_a_version_0_model_is_refused_before_any_game(tmp_path):
         (["--out", "nowhere/x.npz"], "the folder 'nowhere' does not exist"),
         (["--model", "nowhere.npz", "--out", "x.npz"], "--model 'nowhere.npz': no such file or directory"),
         (["--players", "5", "--out", "x.npz"], "the search agent has no specialist at 5 players"),
-        (["--games", "0", "--out", "x.npz"], "the number of games must be at least 1"),
+        (["--games", "0", "--out", "x.npz"], "the number of games must be between 1 and 1000000000"),
+        (["--seed", str(2**63), "--out", "x.npz"], "the seed must be between 0 and 9223372036854775807"),
     ],
 )
 def test_fit_search_names_bad_input(argv, message, tmp_path, monkeypatch):
@@ -220,7 +221,8 @@ def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
     [
         (DistillConfig(players=3), r"players must be a table size with search networks \(2, 4, 6\), got 3"),
         (DistillConfig(games=0), "games must be >= 1"),
-        (DistillConfig(below=1.5), r"below must be in \[0, 1\]"),
+        (DistillConfig(below=1.5), r"below must be in \(0, 1\]"),
+        (DistillConfig(below=0.0), r"at 0 no decision is searched: nothing to distil"),  # it wrote the model unchanged
         (DistillConfig(held_out=1), "held_out must be >= 2"),
         (DistillConfig(temperature=-0.1), "temperature must be >= 0"),
         (DistillConfig(learning_rate=0.0), "learning_rate and searched_weight must be > 0"),
@@ -249,6 +251,8 @@ def test_distill_refuses_a_version_0_model_before_any_game(tmp_path):
         (["--temperature", "-0.1", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),
         (["--temperature", "inf", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),
         (["--temperature", "warm", "--out", "x.npz"], "the temperature must be a number, got 'warm'"),
+        # a seed torch cannot take failed after every game was played
+        (["--seed", str(2**64), "--out", "x.npz"], "the seed must be between 0 and 9223372036854775807"),
     ],
 )
 def test_distill_names_bad_input(argv, message, tmp_path, monkeypatch):
@@ -331,3 +335,42 @@ def test_a_result_that_cannot_be_written_at_the_end_is_saved_aside(command, tmp_
         assert load_actor(rescued).obs_size == 175
     else:
         load_networks(rescued, 2)
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_a_refused_command_announces_no_replacement(command, tmp_path, monkeypatch):
+    """ "x.npz exists; it is replaced" came before the refusal, and nothing was replaced."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.npz").write_bytes(b"old")
+    code, output = _cli([command, "--players", "3", "--out", "x.npz"])
+    assert code == 2 and "error:" in output and "3" in output and "note:" not in output
+    assert (tmp_path / "x.npz").read_bytes() == b"old"
+
+
+def test_a_tiny_temperature_gives_the_searched_move_not_a_policy_of_nans(searched_data, specialist):
+    """At 1e-40 (below float32's range) the targets were NaN and so was every weight,
+    yet the file was written, replacing the one before."""
+    data, _ = searched_data
+    config = DistillConfig(epochs=1, batch_size=64, held_out=10**6, temperature=1e-40)
+    actor, _, _ = fit_policy(data, specialist, config, log=lambda line: None)
+    assert all(np.isfinite(w).all() and np.isfinite(b).all() for w, b in actor.layers)
+
+
+def test_a_policy_with_nan_weights_is_not_written(tmp_path, specialist):
+    out = tmp_path / "p.npz"
+    save_actor(specialist, out)
+    before = out.read_bytes()
+    broken = Actor([(w.copy(), b.copy()) for w, b in specialist.layers], specialist.activation)
+    broken.layers[1][0][0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"layer 1 holds NaN or infinite weights: .*p.npz is not written"):
+        save_actor(broken, out)
+    assert out.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["p.npz"]
+
+
+def test_distill_refuses_to_write_a_policy_no_search_taught(tmp_path, monkeypatch):
+    """Below a threshold no decision reaches, nothing is searched: it wrote the
+    specialist back, reporting an agreement of nan, as if distilled."""
+    monkeypatch.chdir(tmp_path)
+    code, output = _cli(["distill", "--players", "2", "--games", "2", "--below", "1e-9", "--out", "x.npz"])
+    assert code == 2 and "the search ran at none of the" in output and "nothing to distil" in output
+    assert list(tmp_path.iterdir()) == []

@@ -144,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError:  # numpy's names the bytes it wanted; the person needs the cause
+        print(f"{PROG}: error: out of memory: ask for less (fewer --games, say)", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
         _silence_stdout()
         return 1

@@ -21,6 +21,7 @@ __all__ = [
     "PROG",
     "EXIT_USAGE",
     "EXIT_INTERRUPTED",
+    "MAX_GAMES",
     "CommandError",
     "HelpFormatter",
     "AGENT_SYNTAX",
@@ -39,6 +40,7 @@ __all__ = [
     "add_count",
     "missing_dependency",
     "npz_out",
+    "replacing",
     "SubParsers",
 ]
 
@@ -111,9 +113,12 @@ def float_in(low: float, high: float | None, what: str) -> Callable[[str], float
 
 
 players_type = int_in(MIN_PLAYERS, MAX_PLAYERS, "the number of players")
-games_type = int_in(1, None, "the number of games")
+MAX_GAMES = 10**9
+"""The most games one command plays (a game's results take some hundred bytes)."""
+games_type = int_in(1, MAX_GAMES, "the number of games")
 workers_type = int_in(1, None, "the number of workers")
-seed_type = int_in(0, None, "the seed")
+seed_type = int_in(0, 2**63 - 1, "the seed")
+"""A seed every command can use: torch's and the trainers' take at most 2**63 - 1."""
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:
@@ -265,11 +270,20 @@ def add_command(
     return p
 
 
-def add_count(p: argparse.ArgumentParser, flag: str, default: int | None, what: str, doc: str, low: int = 1) -> None:
-    """An integer option of at least ``low`` (``what`` names it in errors), its default
-    shown after ``doc`` (``None``: ``doc`` says what leaving it out does)."""
+def add_count(
+    p: argparse.ArgumentParser,
+    flag: str,
+    default: int | None,
+    what: str,
+    doc: str,
+    low: int = 1,
+    high: int | None = None,
+) -> None:
+    """An integer option of at least ``low`` and at most ``high`` (``what`` names it in
+    errors), its default shown after ``doc`` (``None``: ``doc`` says what leaving it out
+    does)."""
     shown = "" if default is None else f" (default {default})"
-    p.add_argument(flag, type=int_in(low, None, what), default=default, metavar="N", help=doc + shown)
+    p.add_argument(flag, type=int_in(low, high, what), default=default, metavar="N", help=doc + shown)
 
 
 def writable_folder(folder: Path, what: str) -> None:
@@ -289,7 +303,8 @@ def writable_folder(folder: Path, what: str) -> None:
 
 def npz_out(out: str | Path, model: str | None = None) -> Path:
     """``--out`` as a path to a ``.npz`` file in a folder that exists, and ``--model``
-    (if given) an existing file or directory; anything else is a :class:`CommandError`."""
+    (if given) an existing file or directory; anything else is a :class:`CommandError`.
+    Say :func:`replacing` once the rest of the command's input is found sound."""
     path = Path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
@@ -298,6 +313,13 @@ def npz_out(out: str | Path, model: str | None = None) -> Path:
         raise CommandError(f"--out {str(out)!r} is a folder, not a file")
     if model is not None and not Path(model).exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
-    if path.exists():  # the shipped recipes write over agents/models/ on purpose: say so, do not refuse
-        print(f"note: {path} exists; it is replaced when the new one is written", flush=True)
     return path
+
+
+def replacing(path: Path) -> None:
+    """Say that ``path`` (an :func:`npz_out`) will be written over: the shipped recipes
+    write over agents/models/ on purpose, so this is a note, not a refusal. Said once
+    the command's input is found sound, before its work, so that a refused command does
+    not announce a replacement it never makes."""
+    if path.exists():
+        print(f"note: {path} exists; it is replaced when the new one is written", flush=True)

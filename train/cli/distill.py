@@ -23,6 +23,7 @@ from pathlib import Path
 
 from agents.search import BELOW_RANGE, SETTINGS
 from train.cli.common import (
+    MAX_GAMES,
     CommandError,
     SubParsers,
     add_command,
@@ -32,6 +33,7 @@ from train.cli.common import (
     missing_dependency,
     npz_out,
     players_type,
+    replacing,
     seed_type,
 )
 from train.fit.distill import DistillConfig, DistillResult, distill
@@ -51,6 +53,8 @@ def run_distill(config: DistillConfig, out: str | Path) -> DistillResult:
         raise CommandError(str(exc)) from None
     with missing_dependency("llama-rl distill"):
         import torch  # noqa: F401 - fail before minutes of games, not after them
+
+        replacing(path)
 
         try:
             return distill(config, path, log=lambda line: print(line, flush=True))
@@ -86,7 +90,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--players", type=players_type, default=d.players, metavar="N",
         help=f"the table size: 2, 4 or 6 (default {d.players})",
     )  # fmt: skip
-    add_count(p, "--games", d.games, "the number of games", "games of the search agent")
+    add_count(p, "--games", d.games, "the number of games", "games of the search agent", high=MAX_GAMES)
     p.add_argument(
         "--seed", type=seed_type, default=d.seed, help=f"seeds the deals, the search and the fitting (default {d.seed})"
     )

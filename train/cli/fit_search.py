@@ -25,6 +25,7 @@ import argparse
 from pathlib import Path
 
 from train.cli.common import (
+    MAX_GAMES,
     CommandError,
     SubParsers,
     add_command,
@@ -32,6 +33,7 @@ from train.cli.common import (
     missing_dependency,
     npz_out,
     players_type,
+    replacing,
     seed_type,
 )
 from train.fit.search_nets import FitResult, SearchNetsConfig, fit_search_networks
@@ -51,6 +53,8 @@ def run_fit_search(config: SearchNetsConfig, out: str | Path) -> FitResult:
         raise CommandError(str(exc)) from None
     with missing_dependency("llama-rl fit-search"):
         import torch  # noqa: F401 - fail before minutes of data, not after them
+
+        replacing(path)
 
         try:
             return fit_search_networks(config, path, log=lambda line: print(line, flush=True))
@@ -72,7 +76,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--players", type=players_type, default=d.players, metavar="N",
         help=f"the table size the networks serve (default {d.players})",
     )  # fmt: skip
-    add_count(p, "--games", d.games, "the number of games", "games of data")
+    add_count(p, "--games", d.games, "the number of games", "games of data", high=MAX_GAMES)
     p.add_argument(
         "--seed", type=seed_type, default=d.seed, help=f"seeds the data's deals and the fitting (default {d.seed})"
     )

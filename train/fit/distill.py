@@ -90,8 +90,11 @@ class DistillConfig:
         if (self.horizon is not None and self.horizon < 0) or self.seed < 0:
             raise ValueError(f"horizon and seed must be >= 0, got {self.horizon} and {self.seed}")
         low, high = BELOW_RANGE
-        if self.below is not None and not low <= self.below <= high:
-            raise ValueError(f"below must be in [{low:g}, {high:g}], got {self.below}")
+        if self.below is not None and not low < self.below <= high:
+            raise ValueError(
+                f"below must be in ({low:g}, {high:g}] (at {low:g} no decision is searched: nothing to distil), "
+                f"got {self.below}"
+            )
         if self.held_out < 2:
             raise ValueError(f"held_out must be >= 2 (one decision in held_out is held out), got {self.held_out}")
         if not self.temperature >= 0:
@@ -212,9 +215,9 @@ def fit_policy(
     held = np.arange(n) % config.held_out == 0
     target = data.prior.copy()
     rows = np.flatnonzero(data.searched)
-    if config.temperature > 0:
-        v = np.where(data.masks[rows], data.values[rows], -np.inf) / config.temperature
-        e = np.exp(v - v.max(axis=1, keepdims=True))
+    if config.temperature > 0:  # (in float64, the best move's 0 before dividing: no tiny T overflows to NaN)
+        v = np.where(data.masks[rows], data.values[rows].astype(np.float64), -np.inf)
+        e = np.exp((v - v.max(axis=1, keepdims=True)) / config.temperature)
         target[rows] = e / e.sum(axis=1, keepdims=True)
     else:
         target[rows] = 0.0
@@ -292,6 +295,11 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
         f"{len(data.obs)} decisions of {config.games} games in {data_s:.0f} s, {searched} searched "
         f"({search.changed} changed by the search)"
     )
+    if not searched:
+        raise ValueError(
+            f"the search ran at none of the {len(data.obs)} decisions (below {used.below}): nothing to distil, "
+            f"and {out} is not written; raise below or play more games"
+        )
     t = time.perf_counter()
     new, agreements, prior_agreement = fit_policy(data, actor, config, log)
     new.table_sizes = (config.players,)  # fitted to one table size's searched moves
