@@ -367,6 +367,7 @@ class SearchAgent(BaseAgent):
                 )
             for n in self.networks:
                 self.ppo.specialists[n] = actor
+        self._path_sizes = None if self.path is None else actor.table_sizes
         self.opponent = HeuristicAgent()
         """How it expects the others to play, in its rollouts."""
         self._opponent = _ReadsVersion1(self.opponent)
@@ -374,6 +375,13 @@ class SearchAgent(BaseAgent):
         """Moves searched so far (with :attr:`changed`: how often the search overruled the policy)."""
         self.changed = 0
         self._players = {n: PPOAgent.from_actor(a) for n, a in self.ppo.specialists.items()}
+
+    @property
+    def table_sizes(self) -> tuple[int, ...] | None:
+        """The table sizes its ``path`` model was trained at, where the model says
+        (evaluation warns when it sits at another, as for ``ppo``); ``None`` for the
+        shipped models and a ``path`` that does not say."""
+        return self._path_sizes
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)

@@ -321,6 +321,21 @@ def test_path_searches_on_another_model_and_refuses_one_that_cannot_search(tmp_p
         SearchAgent(path=str(tmp_path / "nowhere.npz"))
 
 
+def test_a_model_trained_at_some_sizes_says_so_and_evaluation_warns_at_others(tmp_path):
+    """`search:path=` a heads-up model played at 6 players without a word, where
+    `ppo:path=` warned: it searched on that model as the 6-player specialist."""
+    from llama_env.agent import unmade_for
+
+    heads_up = load_actor(SHIPPED["ppo"][2])
+    heads_up.table_sizes = (2,)
+    save_actor(heads_up, tmp_path / "two.npz")
+    search = SearchAgent(path=str(tmp_path / "two.npz"))
+    assert search.table_sizes == (2,) and unmade_for([search, "heuristic"], 2) == []
+    (line,) = unmade_for([search, *["heuristic"] * 5], 6)
+    assert "was trained at 2 players only; it plays this 6-player table" in line
+    assert SearchAgent().table_sizes is None
+
+
 def test_an_end_score_the_networks_were_not_fitted_on_plays_as_ppo(ppo):
     game = LlamaGame(4, rng=5, end_score=20)
     search = SearchAgent(below=1.0)
