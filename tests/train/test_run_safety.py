@@ -247,6 +247,20 @@ def test_a_file_in_the_way_is_a_clear_error(tmp_path, capsys):
     assert code == 1 and err.startswith("llama-rl: error: cannot write the run directory") and "Traceback" not in err
 
 
+def test_a_fresh_run_in_a_folder_that_holds_no_run_is_not_told_to_resume_it(tmp_path):
+    """A folder of other files was called "an earlier run's", to continue with --resume,
+    which then found no run there."""
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("hi")
+    with pytest.raises(ValueError, match="holds no run") as refused:
+        RunDir(tmp_path / "other").create(fresh=True)
+    assert "--resume" not in str(refused.value)
+    run = RunDir(tmp_path / "run")
+    run.create(fresh=False)
+    with pytest.raises(ValueError, match=r"an earlier run's\): give another --run-name, continue it with --resume"):
+        RunDir(tmp_path / "run").create(fresh=True)
+
+
 def test_an_unwritable_parent_is_a_clear_error(capsys):
     code = main(["train", "--preset", "smoke", "--run-dir", "/proc/llama-rl-runs", "--final-eval-games", "0"])
     err = capsys.readouterr().err

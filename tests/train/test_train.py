@@ -4,6 +4,7 @@ directory, config, checkpoints, resume, Ctrl-C), and the PPO agent it produces."
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +78,8 @@ def test_config_parsers():
         ({"run_name": "a/b"}, "run_name"),
         ({"run_name": ".."}, "run_name"),
         ({"run_name": "/tmp/x"}, "run_name"),
+        ({"run_name": " "}, "must not begin or end with a space"),  # a run directory named " " was made
+        ({"run_name": "run\n2"}, "control character"),
         ({"eval_games": 0}, "eval_games"),  # the first evaluation failed after training had begun
         ({"seed": -1}, "seed"),
         ({"seed": 2**64}, "seed"),
@@ -419,6 +422,15 @@ def test_the_next_commands_fit_the_table_the_run_trained_at(smoke_run, capsys, p
     games = eval_argv.index("--games") + 1
     assert main([*eval_argv[:games], "4", *eval_argv[games + 1 :]]) == 0  # the printed command runs
     assert f"ppo:path={smoke_run}" in capsys.readouterr().out
+
+
+def test_the_next_commands_paste_into_a_shell_whatever_the_run_is_called():
+    """A run named "a b" printed `--opponents ppo:path=runs/a b`, which the shell splits."""
+    lines = next_commands("runs/a b's", (2,), 2048).splitlines()
+    argv = [shlex.split(line.split("   #")[0]) for line in lines]
+    assert argv[0][argv[0].index("--agents") + 1] == "ppo:path=runs/a b's,heuristic"
+    assert argv[1][argv[1].index("--opponents") + 1] == "ppo:path=runs/a b's"
+    assert argv[2][argv[2].index("--resume") + 1] == "runs/a b's"
 
 
 def test_the_next_commands_keep_the_rules_the_run_trained_on(smoke_run, capsys):

@@ -18,6 +18,7 @@ the flags given.
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -175,12 +176,12 @@ def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "",
     sizes = set(players)
     special = next(iter(sizes)) if len(sizes) == 1 else None
     n_eval, n_play = (special, special) if special else (2, 3)
-    agents = ",".join([f"ppo:path={run}", *["heuristic"] * (n_eval - 1)])
+    agents = shlex.quote(",".join([f"ppo:path={run}", *["heuristic"] * (n_eval - 1)]))  # pasted into a shell
     table = "heads-up" if n_eval == 2 else f"{n_eval} players"
     return (
         f"  llama-rl eval --agents {agents} --games 2000 --duplicate{rules}   # {table}, deals replayed\n"
-        f"  llama-rl play --players {n_play} --opponents ppo:path={run}{rules}   # play against it\n"
-        f"  llama-rl train --resume {run} --total-timesteps {2 * steps}"
+        f"  llama-rl play --players {n_play} --opponents {shlex.quote(f'ppo:path={run}')}{rules}   # play against it\n"
+        f"  llama-rl train --resume {shlex.quote(run)} --total-timesteps {2 * steps}"
         + (" --stop-win-share 0" if stopped_early else "")
         + "   # train it further"
     )

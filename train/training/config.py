@@ -282,6 +282,11 @@ class TrainConfig:
                 f"config key 'run_name' must be one folder's name (the run directory made in run_dir), "
                 f"got {self.run_name!r}; put the parent folder in run_dir"
             )
+        if self.run_name is not None and (self.run_name != self.run_name.strip() or not self.run_name.isprintable()):
+            raise ValueError(
+                f"config key 'run_name' must not begin or end with a space nor hold a control character, "
+                f"got {self.run_name!r}"
+            )
         backend.check(self)
         return self
 

@@ -300,9 +300,14 @@ class RunDir:
         made (a file in the way, a read-only parent...) and ``ValueError`` when a fresh
         run would overwrite an existing one."""
         if fresh and self.path.is_dir() and any(self.path.iterdir()):
+            if self.is_run():
+                raise ValueError(
+                    f"run directory {self.path} already exists and is not empty (an earlier run's): give another "
+                    f"--run-name, continue it with --resume {self.path}, or delete it"
+                )
             raise ValueError(
-                f"run directory {self.path} already exists and is not empty (an earlier run's): give another "
-                f"--run-name, continue it with --resume {self.path}, or delete it"
+                f"run directory {self.path} already exists, is not empty and holds no run (no trainer wrote "
+                "there): give another --run-name or --run-dir"
             )
         try:
             self.checkpoints_dir.mkdir(parents=True, exist_ok=True)
