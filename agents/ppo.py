@@ -213,6 +213,8 @@ weights of that policy."""
 def model_file(path: str | Path) -> Path:
     """The model behind ``path``: the file itself, a run directory's model (of either
     trainer), or an RLlib checkpoint's module state."""
+    if not str(path).strip():  # Path("") is the current folder: "no PPO model in ." hid the slip
+        raise ValueError("the model path is empty: name a model file or run directory")
     p = Path(path)
     if p.is_dir():
         for name in MODEL_NAMES:

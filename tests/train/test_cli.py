@@ -220,6 +220,10 @@ def test_progress_bars_follow_the_flag_else_whether_stderr_is_a_terminal(capsys,
         (["tournament", "--agents", "random,greedy", "--games", "10000000000"], "between 1 and 1000000000"),
         (["tune-heuristic", "--games", "10000000000"], "between 1 and 1000000000"),
         (["watch", "--seed", str(2**63)], "the seed must be between 0 and 9223372036854775807"),
+        # the current folder, unasked: game records landed in a checkout
+        (["eval", "--agents", "random,random", "--record", ""], "--record: needs a folder's name"),
+        (["tournament", "--agents", "random,greedy", "--record", " "], "--record: needs a folder's name"),
+        (["eval", "--agents", "ppo:path=,random"], "the model path is empty"),  # "no PPO model in ."
         (["eval", "--agents", "random,random", "--workers", "0"], "at least 1"),
         (["eval", "--agents", "random,,random"], "empty entry"),
         (["eval", "--agents", "cautious:threshold", "--players", "2"], "key=value"),

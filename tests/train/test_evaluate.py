@@ -860,6 +860,7 @@ def test_numpy_numbers_are_taken_as_python_ones_and_results_stay_plain_json():
         ({"seed": "a"}, ValueError, "seed must be a non-negative integer, got 'a'"),
         ({"duplicate": "no"}, TypeError, "duplicate must be True or False, got 'no'"),  # was read as True
         ({"rotate": 0}, TypeError, "rotate must be True or False, got 0"),
+        ({"record_dir": ""}, ValueError, "record_dir is empty"),  # the records went to the current folder
     ],
 )
 def test_seeds_and_switches_are_checked_by_name(kwargs, error, match):

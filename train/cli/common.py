@@ -224,9 +224,16 @@ def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
     )
 
 
+def _folder_name(text: str) -> str:
+    if not text.strip():  # Path("") is the current folder: the records landed there unasked
+        raise argparse.ArgumentTypeError('needs a folder\'s name ("." for the current one), got ""')
+    return text
+
+
 def add_record_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--record",
+        type=_folder_name,
         default=None,
         metavar="DIR",
         help="write every game to DIR, a new or empty folder, as a game record (llama-rl serve replays it)",

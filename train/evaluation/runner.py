@@ -538,6 +538,8 @@ def play_games(
     if tasks:
         check_seat_agents([t.seat_agents for t in tasks], len(agents), rules, "tasks[{row}].seat_agents[{seat}]")
     names = agent_display_names(agents)
+    if record_dir is not None and not str(record_dir).strip():  # Path("") is the current folder
+        raise ValueError('record_dir is empty: name a folder for the game records ("." for the current one)')
     record = None if record_dir is None else str(_record_folder(Path(record_dir)))
     chunk = max(1, min(256, math.ceil(len(tasks) / (num_workers(workers) * 8))))
     chunks = [list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)]
