@@ -50,6 +50,7 @@ __all__ = [
     "BatchTableListener",
     "BatchResult",
     "check_agent",
+    "seat_positions",
 ]
 
 _DRAW = int(Action.DRAW)
@@ -354,6 +355,29 @@ def deal_table(
 # --------------------------------------------------------------------------- many games at once
 
 
+def seat_positions(seating: object, rows: int | None, width: int, count: int, cell: str) -> np.ndarray:
+    """``seating`` checked as positions in a list of ``count`` players, ``width`` seats a
+    row: an integer array of shape ``(rows, width)`` (``rows`` ``None``: any number, one
+    at least), each entry ``0..count - 1`` (a negative one would silently seat a player
+    from the list's end). Else a ``ValueError`` naming the first bad entry by ``cell``
+    (formatted with ``row`` and ``seat``) or the shape by ``cell``'s name. The seatings
+    of :class:`BatchTable` and of the evaluation's runners. Returns it as ``int64``."""
+    a = np.asarray(seating)
+    if a.ndim != 2 or a.shape[1] != width or a.dtype.kind not in "iu" or a.shape[0] != (rows or max(1, a.shape[0])):
+        name = cell.split("[", 1)[0].split(" row", 1)[0]
+        shape = f"({rows}, {width})" if rows is not None else f"(games, {width}), one game at least"
+        raise ValueError(
+            f"{name} must be an integer array of shape {shape}: a player position per seat, "
+            f"got {brief(seating)} of shape {a.shape}"
+        )
+    bad = (a < 0) | (a >= count)
+    if bad.any():
+        row, seat = (int(x) for x in np.argwhere(bad)[0])
+        where = cell.format(row=row, seat=seat)
+        raise ValueError(f"{where}: {int(a[row, seat])} is not a player position 0..{count - 1}")
+    return a.astype(np.int64)
+
+
 class BatchTableListener:
     """Hears what happens at a :class:`BatchTable`. Subclass it and override what you need.
 
@@ -573,18 +597,7 @@ class BatchTable:
         return self.batch.checked_games(games)  # the batch's games: its one check
 
     def _checked_seating(self, seating: object, rows: int) -> np.ndarray:
-        p, k = self.batch.num_players, len(self.agents)
-        a = np.asarray(seating)
-        if a.shape != (rows, p) or a.dtype.kind not in "iu":
-            raise ValueError(
-                f"seating must be an integer array of shape ({rows}, {p}): a player position per seat, "
-                f"got {brief(seating)} of shape {a.shape}"
-            )
-        bad = (a < 0) | (a >= k)
-        if bad.any():
-            row, seat = (int(x) for x in np.argwhere(bad)[0])
-            raise ValueError(f"seating row {row}, seat {seat}: {int(a[row, seat])} is not a player position 0..{k - 1}")
-        return a.astype(np.int64)
+        return seat_positions(seating, rows, self.batch.num_players, len(self.agents), "seating row {row}, seat {seat}")
 
     # ------------------------------------------------------------------ queries
 

@@ -193,17 +193,27 @@ SEATS_2 = np.array([[0, 1], [1, 0]] * 2)
             np.array([[0, -1]] * 4),
             {},
             ValueError,
-            r"seat_agents\[0, 1\]: -1 is not a position in the agents list, 0..1",
+            r"seat_agents\[0, 1\]: -1 is not a player position 0..1",
         ),
-        (np.array([[0, 1], [2, 0]]), {}, ValueError, r"seat_agents\[1, 0\]: 2 is not a position"),  # an IndexError
+        (
+            np.array([[0, 1], [2, 0]]),
+            {},
+            ValueError,
+            r"seat_agents\[1, 0\]: 2 is not a player position 0..1",
+        ),  # an IndexError
         (
             np.zeros((0, 2), dtype=int),
             {},
             ValueError,
-            r"at least one game, got int64 of shape \(0, 2\)",
+            r"(?s)one game at least: .* of shape \(0, 2\)",
         ),  # divided by 0
-        (np.array([[0, 1, 0]] * 2), {}, ValueError, r"a row of 2 agent positions .* shape \(2, 3\)"),
-        (SEATS_2.astype(float), {}, ValueError, "seat_agents: the seatings must be integers"),
+        (np.array([[0, 1, 0]] * 2), {}, ValueError, r"(?s)shape \(games, 2\), one game at least: .* of shape \(2, 3\)"),
+        (
+            SEATS_2.astype(float),
+            {},
+            ValueError,
+            r"seat_agents must be an integer array of shape \(games, 2\), one game at least",
+        ),
         (SEATS_2, {"seed": -1}, ValueError, "seed must be a non-negative integer, got -1"),
         (SEATS_2, {"rules": None}, TypeError, "rules must be a llama_env.Rules, got None"),
         (SEATS_2, {"workers": 0}, ValueError, "workers must be a positive integer"),

@@ -823,7 +823,7 @@ def test_an_agent_class_is_refused_by_name_before_any_game(batched):
 @pytest.mark.parametrize(
     ("tasks", "kwargs", "error", "match"),
     [
-        ([GameTask(0, 0, (0, -1))], {}, ValueError, r"tasks\[0\].seat_agents\[1\]: -1 is not a position in the agents"),
+        ([GameTask(0, 0, (0, -1))], {}, ValueError, r"tasks\[0\].seat_agents\[1\]: -1 is not a player position 0..1"),
         ([GameTask(0, 0, (0, 1)), GameTask(1, 1, (0, 5))], {}, ValueError, r"tasks\[1\].seat_agents\[1\]: 5 is not"),
         ([GameTask(0, 0, (0, 1, 1))], {}, ValueError, r"tasks\[0\].seat_agents must name an agent for each of the 2"),
         ([GameTask(-1, 0, (0, 1))], {}, ValueError, r"tasks\[0\].index must be a non-negative integer, got -1"),

@@ -51,7 +51,7 @@ from llama_env.agent import (
 )
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
-from llama_env.table import Table, TableListener, check_agent
+from llama_env.table import Table, TableListener, check_agent, seat_positions
 
 __all__ = [
     "GameRecord",
@@ -608,20 +608,7 @@ def check_seat_agents(seat_agents: object, num_agents: int, rules: Rules, cell: 
     each entry a position in the agents list (a negative one would silently seat an
     agent from the end of it); else a ``ValueError`` naming the first bad entry by
     ``cell`` (``"seat_agents[{row}, {seat}]"``). Returns it as an ``int64`` array."""
-    a = np.asarray(seat_agents)
-    p = rules.num_players
-    if a.ndim != 2 or a.shape[0] == 0 or a.shape[1] != p or a.dtype.kind not in "iu":
-        what = cell.split("[", 1)[0]
-        raise ValueError(
-            f"{what}: the seatings must be integers, a row of {p} agent positions (the rules' players) per game "
-            f"and at least one game, got {a.dtype} of shape {a.shape}"
-        )
-    bad = (a < 0) | (a >= num_agents)
-    if bad.any():
-        row, seat = (int(x) for x in np.argwhere(bad)[0])
-        where = cell.format(row=row, seat=seat)
-        raise ValueError(f"{where}: {int(a[row, seat])} is not a position in the agents list, 0..{num_agents - 1}")
-    return a.astype(np.int64)
+    return seat_positions(seat_agents, None, rules.num_players, num_agents, cell)
 
 
 def agent_list(agents: object) -> list[AgentLike]:
