@@ -386,6 +386,19 @@ def check_private_view(driver: webdriver.Chrome, state: dict[str, Any], session:
     assert [[part.strip() for part in shown] for shown in nums] == expected
 
 
+def until_bob_s_turn(page: webdriver.Chrome, state: dict[str, Any], session: GameSession) -> dict[str, Any]:
+    """Ann's page plays until the table waits for Bob (seat 1; her page then asks often);
+    its last state."""
+    for turn in range(20):
+        if session.game.current_player == 1:
+            break
+        if any(e["type"] == "round" for e in state["events"]):
+            dismiss_round(page)
+        play_something(page, turn)
+        state = idle(page, f"window.llamaState.seq > {state['seq']}")
+    return state
+
+
 def start_with_friends(driver: webdriver.Chrome, site: Site) -> tuple[dict[str, Any], GameSession]:
     """Ann and Bob (people) and a heuristic, started on a desktop page as Ann: the page's
     state and the server's session."""
@@ -449,13 +462,7 @@ def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, brow
     page = browser
     state, session = start_with_friends(page, site)
     session.look(1)  # as Bob's page does when it opens the link
-    for turn in range(20):  # Ann plays until the table waits for Bob (her page then asks often)
-        if session.game.current_player == 1:
-            break
-        if any(e["type"] == "round" for e in state["events"]):
-            dismiss_round(page)
-        play_something(page, turn)
-        state = idle(page, f"window.llamaState.seq > {state['seq']}")
+    state = until_bob_s_turn(page, state, session)
     assert session.game.current_player == 1 and not page.find_elements(By.CSS_SELECTOR, ".hand-over")
     session.seen[1] = time.monotonic() - AWAY_SECONDS - 1
     button = WebDriverWait(page, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .hand-over'))
@@ -523,13 +530,7 @@ def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(si
     state, session = start_with_friends(page, site)
     first, ann = session.id, page.current_url
     session.look(1)
-    for turn in range(20):  # Ann plays until the table waits for Bob (her page then asks often)
-        if session.game.current_player == 1:
-            break
-        if any(e["type"] == "round" for e in state["events"]):
-            dismiss_round(page)
-        play_something(page, turn)
-        state = idle(page, f"window.llamaState.seq > {state['seq']}")
+    state = until_bob_s_turn(page, state, session)
     assert session.game.current_player == 1
 
     def still_asking() -> None:
@@ -554,6 +555,30 @@ def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(si
     idle(page, f"window.llamaState.id === '{first}'")
     assert page.current_url == ann and hand_shown(page) == [card_text(c) for c in session.game.hand(0)]
     assert console_errors(page) == []
+
+
+def test_the_browser_s_back_and_forward_go_between_the_form_and_the_games(site, browser):
+    """Back to the entry of the new-game form left the game on screen, polled, under an
+    address that a reload turned into the form."""
+    page = browser
+    open_page(page, site.url, DESKTOP)
+    set_up(page, [("agent", "random"), ("agent", "greedy")], seed=1, end_score=20)
+    page.find_element(By.ID, "start").click()
+    first = idle(page)["id"]
+    page.find_element(By.ID, "nav-new").click()
+    assert shown(page, "setup") and not shown(page, "nav-game")  # a watched game is let go
+    page.find_element(By.ID, "start").click()
+    second = idle(page, f"window.llamaState.id !== '{first}'")["id"]
+    page.back()
+    WebDriverWait(page, 10).until(lambda d: shown(d, "setup"))
+    assert "#" not in page.current_url and not shown(page, "game")
+    page.back()
+    idle(page, f"window.llamaState.id === '{first}'")
+    assert shown(page, "game")
+    page.forward()
+    page.forward()
+    idle(page, f"window.llamaState.id === '{second}'")
+    assert shown(page, "game") and console_errors(page) == []
 
 
 def test_the_keyboard_s_focus_comes_back_to_the_moves_after_a_round_s_result(site, browser):

@@ -119,9 +119,9 @@ person at the table may hand the seat to an agent: a page left open on a desk, o
 tab behind others, still asks, so :data:`AWAY_SECONDS` alone would let it hold the
 table for ever. A move in L.L.A.M.A. takes seconds; five minutes is no hurry."""
 HAND_OVER_AGENT = "heuristic"
+"""The agent that takes over a seat when the request names none."""
 PERSON = "person"
 """The label of a person's seat in a game's record (its ``agents``)."""
-"""The agent that takes over a seat when the request names none."""
 NAME_LENGTH = 40
 """Longest name of a person or a seat in a record."""
 SPEC_LENGTH = 100

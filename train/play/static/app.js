@@ -549,10 +549,11 @@ function schedulePoll() {
   poller = setTimeout(async () => {
     poller = null;
     if (animating || !game) return;
-    const id = game.id;
+    const id = game.id, seq = game.seq, seat = game.seat;
     try {
-      const state = await api("GET", `/api/games/${id}?since=${game.seq}`);
-      if (!game || game.id !== id) return;  // another game was opened meanwhile
+      const state = await api("GET", `/api/games/${id}?since=${seq}`);
+      // another game or seat was opened meanwhile, or a move or hand-over answered first
+      if (!game || game.id !== id || game.seat !== seat || game.seq !== seq) { schedulePoll(); return; }
       if (pollFailures) {
         pollFailures = 0;
         if ([LOST, BUSY].includes($("game-error").textContent)) $("game-error").textContent = "";
@@ -670,16 +671,23 @@ document.addEventListener("keydown", (event) => { if (event.key === "Escape") cl
 $("download").addEventListener("click", download);
 $("history-more").addEventListener("click", () => showHistory(true));
 $("nav-history").addEventListener("click", () => showHistory(false));
-const newGame = () => {
+// The new-game form. A game this page plays in goes on (its polling too), and "Back to
+// the game" returns to it; any other is let go.
+function toSetup() {
   if (asking) asking.answer(false);
   stopAutoplay();
-  if (!seated()) {  // else the game goes on, and "Back to the game" returns to it
+  if (!seated()) {
     stopPolling();
     token = null;
     game = null;
-    goTo("");
   }
   show("setup");
+}
+
+const newGame = () => {
+  const keep = seated();
+  toSetup();
+  if (!keep) goTo("");
 };
 $("new-game").addEventListener("click", newGame);
 $("leave").addEventListener("click", leaveTable);
@@ -688,7 +696,9 @@ $("ask-no").addEventListener("click", () => asking?.answer(false));
 $("ask").addEventListener("close", () => asking?.answer(false));  // Escape closes it too
 $("nav-new").addEventListener("click", newGame);
 $("nav-game").addEventListener("click", () => { show("game"); focusMove(); });
-window.addEventListener("hashchange", openLink);  // a game link pasted into a tab already open
+// A game link pasted into a tab already open, or the browser's Back and Forward: the
+// entry's game, or the new-game form for an entry without one.
+window.addEventListener("hashchange", async () => { if (!(await openLink())) toSetup(); });
 seatRows();
 loadAgents();
 openLink();
