@@ -338,13 +338,27 @@ def test_a_result_that_cannot_be_written_at_the_end_is_saved_aside(command, tmp_
 
 
 @pytest.mark.parametrize("command", ["fit-search", "distill"])
-def test_a_refused_command_announces_no_replacement(command, tmp_path, monkeypatch):
-    """ "x.npz exists; it is replaced" came before the refusal, and nothing was replaced."""
+@pytest.mark.parametrize("refused", ["players", "model"])
+def test_a_refused_command_announces_no_replacement(command, refused, tmp_path, monkeypatch):
+    """ "x.npz exists; it is replaced" came before the refusal (a table size without
+    networks, a model that cannot be read), and nothing was replaced."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "x.npz").write_bytes(b"old")
-    code, output = _cli([command, "--players", "3", "--out", "x.npz"])
-    assert code == 2 and "error:" in output and "3" in output and "note:" not in output
+    (tmp_path / "junk.npz").write_bytes(b"junk")
+    argv = ["--players", "3"] if refused == "players" else ["--model", "junk.npz", "--games", "2"]
+    code, output = _cli([command, *argv, "--out", "x.npz"])
+    assert code == 2 and "error:" in output and "note:" not in output, output
     assert (tmp_path / "x.npz").read_bytes() == b"old"
+
+
+def test_a_file_written_over_is_said_once_written(tmp_path, capsys):
+    from train.cli.export import run_export
+
+    out = tmp_path / "x.npz"
+    out.write_bytes(b"old")
+    run_export(str(SHIPPED["ppo"][2]), out)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == f"note: the new {out} replaced the file that was there" and lines[0].startswith("wrote ")
 
 
 def test_a_tiny_temperature_gives_the_searched_move_not_a_policy_of_nans(searched_data, specialist):

@@ -40,7 +40,7 @@ __all__ = [
     "add_count",
     "missing_dependency",
     "npz_out",
-    "replacing",
+    "replaced",
     "SubParsers",
 ]
 
@@ -311,7 +311,7 @@ def writable_folder(folder: Path, what: str) -> None:
 def npz_out(out: str | Path, model: str | None = None) -> Path:
     """``--out`` as a path to a ``.npz`` file in a folder that exists, and ``--model``
     (if given) an existing file or directory; anything else is a :class:`CommandError`.
-    Say :func:`replacing` once the rest of the command's input is found sound."""
+    Say :func:`replaced` once the new file is written."""
     path = Path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
@@ -323,10 +323,10 @@ def npz_out(out: str | Path, model: str | None = None) -> Path:
     return path
 
 
-def replacing(path: Path) -> None:
-    """Say that ``path`` (an :func:`npz_out`) will be written over: the shipped recipes
-    write over agents/models/ on purpose, so this is a note, not a refusal. Said once
-    the command's input is found sound, before its work, so that a refused command does
-    not announce a replacement it never makes."""
-    if path.exists():
-        print(f"note: {path} exists; it is replaced when the new one is written", flush=True)
+def replaced(path: Path, existed: bool) -> None:
+    """Say that the file just written to ``path`` (an :func:`npz_out`) replaced the one
+    that ``existed`` there: the shipped recipes write over agents/models/ on purpose, so
+    this is a note, not a refusal. Said once written, so that a command refused or failed
+    on the way announces no replacement it never made."""
+    if existed:
+        print(f"note: the new {path} replaced the file that was there", flush=True)

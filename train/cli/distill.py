@@ -33,7 +33,7 @@ from train.cli.common import (
     missing_dependency,
     npz_out,
     players_type,
-    replacing,
+    replaced,
     seed_type,
 )
 from train.fit.distill import DistillConfig, DistillResult, distill
@@ -54,12 +54,13 @@ def run_distill(config: DistillConfig, out: str | Path) -> DistillResult:
     with missing_dependency("llama-rl distill"):
         import torch  # noqa: F401 - fail before minutes of games, not after them
 
-        replacing(path)
-
+        existed = path.exists()
         try:
-            return distill(config, path, log=lambda line: print(line, flush=True))
+            result = distill(config, path, log=lambda line: print(line, flush=True))
         except ValueError as exc:  # a model that cannot be read, or one that reads version 0
             raise CommandError(str(exc)) from None
+    replaced(path, existed)
+    return result
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.ppo import Actor, load_actor, save_actor
-from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replacing
+from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
 
 __all__ = ["add_parser", "run_export"]
 
@@ -37,7 +37,7 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
         except ValueError as exc:
             raise CommandError(str(exc)) from None
     path = npz_out(out)
-    replacing(path)
+    existed = path.exists()
     save_actor(actor, path)
     written = load_actor(path)  # what ppo:path= will read: the same weights, to the bit
     same = written.activation == actor.activation and all(
@@ -53,6 +53,7 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
         f"{written.obs_version}{tables}; play it with ppo:path={path}",
         flush=True,
     )
+    replaced(path, existed)
     return written
 
 

@@ -33,7 +33,7 @@ from train.cli.common import (
     missing_dependency,
     npz_out,
     players_type,
-    replacing,
+    replaced,
     seed_type,
 )
 from train.fit.search_nets import FitResult, SearchNetsConfig, fit_search_networks
@@ -54,12 +54,13 @@ def run_fit_search(config: SearchNetsConfig, out: str | Path) -> FitResult:
     with missing_dependency("llama-rl fit-search"):
         import torch  # noqa: F401 - fail before minutes of data, not after them
 
-        replacing(path)
-
+        existed = path.exists()
         try:
-            return fit_search_networks(config, path, log=lambda line: print(line, flush=True))
+            result = fit_search_networks(config, path, log=lambda line: print(line, flush=True))
         except ValueError as exc:  # a model that cannot be read, or one that reads version 0
             raise CommandError(str(exc)) from None
+    replaced(path, existed)
+    return result
 
 
 def _run(args: argparse.Namespace) -> int:
