@@ -300,9 +300,10 @@ class SearchAgent(BaseAgent):
     a single search takes as many steps of the batch as its longest world, whatever the
     number of worlds. ``worlds``, ``below`` and ``horizon`` (:class:`Settings`) default
     to the table size's (:data:`SETTINGS`); given, they hold at every size.
-    ``path`` (a model file or run directory, observation version 1) is searched on, and
-    played, instead of the shipped specialists at 2, 4 and 6 players: give one trained
-    at the table size you play (``llama-rl distill`` makes such models).
+    ``path`` (a model file or run directory, observation version 1) is played instead of
+    the shipped models at every table size, and searched on where there are networks: give
+    one trained at the table size you play (``llama-rl distill`` makes such models;
+    evaluation warns at a size the model says it was not trained at).
     ``networks_path`` (a file ``llama-rl fit-search`` wrote) replaces the shipped networks
     at the table size it was fitted for; at 3 or 5 players, where nothing is shipped, give
     ``path`` too (the specialist it was fitted on), and the search uses the nearest
@@ -365,8 +366,8 @@ class SearchAgent(BaseAgent):
                     f"SearchAgent path {str(path)!r}: the model reads version-{actor.obs_version} observations; "
                     "the search needs a model trained with obs_version 1"
                 )
-            for n in self.networks:
-                self.ppo.specialists[n] = actor
+            sizes = range(MIN_PLAYERS, MAX_PLAYERS + 1)  # at every size, not only where it searches
+            self.ppo.specialists = {n: actor for n in sorted({*sizes, *self.networks})}
         self._path_sizes = None if self.path is None else actor.table_sizes
         self.opponent = HeuristicAgent()
         """How it expects the others to play, in its rollouts."""
@@ -379,8 +380,8 @@ class SearchAgent(BaseAgent):
     @property
     def table_sizes(self) -> tuple[int, ...] | None:
         """The table sizes its ``path`` model was trained at, where the model says
-        (evaluation warns when it sits at another, as for ``ppo``); ``None`` for the
-        shipped models and a ``path`` that does not say."""
+        (evaluation warns when it sits at another, as for ``ppo``: the model plays at
+        every size); ``None`` for the shipped models and a ``path`` that does not say."""
         return self._path_sizes
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:

@@ -9,7 +9,7 @@ import pytest
 
 import agents
 from agents.heuristic import HeuristicAgent
-from agents.ppo import DEFAULT_MODEL, SHIPPED, Actor, load_actor, save_actor
+from agents.ppo import DEFAULT_MODEL, SHIPPED, Actor, PPOAgent, load_actor, save_actor
 from agents.search import (
     FITTED_ON,
     NETWORKS,
@@ -334,6 +334,12 @@ def test_a_model_trained_at_some_sizes_says_so_and_evaluation_warns_at_others(tm
     (line,) = unmade_for([search, *["heuristic"] * 5], 6)
     assert "was trained at 2 players only; it plays this 6-player table" in line
     assert SearchAgent().table_sizes is None
+    # at 3 players, where it has no networks, it plays the model given (it played the shipped one)
+    game = LlamaGame(3, rng=4)
+    obs, mask = encode_v1(game, game.current_player), action_mask(game.legal_actions())
+    mine = PPOAgent(path=str(tmp_path / "two.npz"))
+    assert search.ppo.specialists[3] is search.ppo.specialists[2]
+    assert search.act(obs, mask) == mine.act(obs, mask) and len(unmade_for([search, "heuristic", "heuristic"], 3)) == 1
 
 
 def test_an_end_score_the_networks_were_not_fitted_on_plays_as_ppo(ppo):
