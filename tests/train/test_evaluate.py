@@ -306,7 +306,7 @@ def test_mean_ci_known_values():
     assert mean == 0.5 and lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)
     assert mean_ci(np.array([1.0] * 50 + [0.0] * 50)) == (mean, lo, hi)  # 0/1 values are found so
     # four two-way ties: the padded values are 4 x 0.5 and z²/2 each of 0 and 1, p = 0.5,
-    # v = z²/4 / (4 + z²), n_eff = (4 + z²) / z² = 2.0408...: not a point (it was [0.5, 0.5])
+    # v = z²/4 / (4 + z²), n_eff = 4 (4 + z²) / z² = 8.165...: not a point (it was [0.5, 0.5])
     mean, lo, hi = mean_ci(np.array([0.5, 0.5, 0.5, 0.5]))
     assert mean == 0.5 and lo == pytest.approx(0.2172, abs=1e-4) and hi == pytest.approx(0.7828, abs=1e-4)
 
@@ -559,6 +559,8 @@ def test_a_comparison_of_nothing_is_refused(kwargs, match):
         report.compare_agents(args.pop("contenders"), **args)
     with pytest.raises(ValueError, match="format_comparison needs at least one row"):
         report.format_comparison([])
+    rows = report.compare_agents({"r": "random"}, opponents=["random"], games=2, players=np.array([2, 3]), workers=1)
+    assert [r.players for r in rows] == [2, 3]  # a numpy array of sizes, as before the check
 
 
 def test_the_comparison_after_training_keeps_to_the_table_sizes_the_rules_allow(monkeypatch, capsys):

@@ -44,7 +44,7 @@ def compare_agents(
     each row's). Empty ``contenders``, ``opponents`` or ``players`` are a ``ValueError``:
     there would be nothing to compare."""
     for what, given in (("contenders", contenders), ("opponents", opponents), ("players", players)):
-        if not given:
+        if len(given) == 0:  # (not `not given`: a numpy array of table sizes has no truth value)
             raise ValueError(f"compare_agents needs at least one of {what}, got {given!r}")
     rows = []
     for label, agent in contenders.items():
