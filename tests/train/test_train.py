@@ -155,10 +155,12 @@ def test_cli_ends_with_the_new_agent_next_to_the_shipped_one(capsys, tmp_path):
         assert len(r) == 9 and all(0.0 <= float(x.strip("[],")) <= 1.0 for x in r[2:])
 
 
-def test_cli_rejects_a_negative_final_eval(capsys, tmp_path):
-    code = main(["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--final-eval-games", "-1"])
-    assert code == 2
-    assert "final-eval-games" in capsys.readouterr().err
+@pytest.mark.parametrize("games", ["-1", "10000000000"])
+def test_cli_rejects_a_final_eval_it_cannot_play_before_training(capsys, tmp_path, games):
+    """10^10 games failed after the training, allocating their results."""
+    code = main(["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--final-eval-games", games])
+    assert code == 2 and list(tmp_path.iterdir()) == []
+    assert "--final-eval-games: the number of games must be between 0 and 1000000000" in capsys.readouterr().err
 
 
 def test_resume_continues_the_step_count(smoke_run):

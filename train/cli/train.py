@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from llama_env.engine import Rules
-from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, missing_dependency
+from train.cli.common import (
+    EXIT_INTERRUPTED,
+    MAX_GAMES,
+    CommandError,
+    HelpFormatter,
+    SubParsers,
+    int_in,
+    missing_dependency,
+)
 from train.training.config import PARSERS, TrainConfig, config_from_dict, flag_fields, option_owner
 from train.training.presets import PRESETS
 
@@ -113,8 +121,6 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:  # the run to resume cannot be read
         raise CommandError(str(exc), code=1) from None
     games = args.final_eval_games
-    if games is not None and games < 0:
-        raise CommandError(f"--final-eval-games must be >= 0, got {games}")
     backend = config.backend_spec()
     command = "llama-rl train" + ("" if backend.name == "sb3" else f" --backend {backend.name}")
     with missing_dependency(command, extra=backend.extra):
@@ -240,7 +246,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     add_arguments(p)
     p.add_argument(
         "--final-eval-games",
-        type=int,
+        type=int_in(0, MAX_GAMES, "the number of games"),  # checked before training, not after it
         default=None,
         metavar="N",
         help="after training, play the new agent and the shipped one against random and heuristic "
