@@ -372,16 +372,14 @@ function showRound(event) {
 function closeRound() {
   const wasOpen = !$("round-result").classList.contains("hidden");
   $("round-result").classList.add("hidden");
-  if (!wasOpen) return;
-  if ($("round-result").contains(document.activeElement)) document.activeElement.blur();  // hidden, yet focused
-  focusMove();
+  if (wasOpen) focusMove();  // (its Continue button, now hidden, counts as no focus)
 }
 
 // After a move the buttons are drawn anew: the keyboard's focus goes to the first card
 // that can be played, else Draw, else Quit (never while the person is elsewhere on the page).
 function focusMove() {
   const active = document.activeElement;
-  const lost = !active || active === document.body || active.disabled || !active.isConnected;
+  const lost = !active || active === document.body || active.disabled || !active.isConnected || active.offsetParent === null;  // (hidden)
   if (!lost || !game || !game.your_turn || animating || !$("round-result").classList.contains("hidden")) return;
   const target = document.querySelector("#hand button:enabled") || [$("draw"), $("quit")].find((b) => !b.disabled);
   if (target) target.focus();
@@ -667,7 +665,9 @@ $("step").addEventListener("click", step);
 $("play").addEventListener("click", playAuto);
 $("pause").addEventListener("click", stopAutoplay);
 $("round-ok").addEventListener("click", closeRound);
-document.addEventListener("keydown", (event) => { if (event.key === "Escape") closeRound(); });
+document.addEventListener("keydown", (event) => {  // (not a result the history or the form hides)
+  if (event.key === "Escape" && !$("game").classList.contains("hidden")) closeRound();
+});
 $("download").addEventListener("click", download);
 $("history-more").addEventListener("click", () => showHistory(true));
 $("nav-history").addEventListener("click", () => showHistory(false));
@@ -695,7 +695,10 @@ $("ask-yes").addEventListener("click", () => asking?.answer(true));
 $("ask-no").addEventListener("click", () => asking?.answer(false));
 $("ask").addEventListener("close", () => asking?.answer(false));  // Escape closes it too
 $("nav-new").addEventListener("click", newGame);
-$("nav-game").addEventListener("click", () => { show("game"); focusMove(); });
+$("nav-game").addEventListener("click", () => {
+  show("game");  // (this button hides: the focus goes to the result shown, else to the moves)
+  if (!$("round-result").classList.contains("hidden")) $("round-ok").focus(); else focusMove();
+});
 // A game link pasted into a tab already open, or the browser's Back and Forward: the
 // entry's game, or the new-game form for an entry without one.
 window.addEventListener("hashchange", async () => { if (!(await openLink())) toSetup(); });
