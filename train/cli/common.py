@@ -10,7 +10,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from llama_env._atomic import new_file
 from llama_env._install import install_hint
@@ -38,6 +38,8 @@ __all__ = [
     "add_record_option",
     "add_command",
     "add_count",
+    "add_games",
+    "write_npz",
     "missing_dependency",
     "npz_out",
     "replaced",
@@ -293,6 +295,20 @@ def add_count(
     p.add_argument(flag, type=int_in(low, high, what), default=default, metavar="N", help=doc + shown)
 
 
+def add_games(
+    p: argparse.ArgumentParser,
+    flag: str,
+    default: int | None,
+    doc: str,
+    *,
+    low: int = 1,
+    what: str = "the number of games",
+) -> None:
+    """A count of games (:func:`add_count`), at most :data:`MAX_GAMES`: a huge one fails
+    when its results are allocated, after minutes of work in some commands."""
+    add_count(p, flag, default, what, doc, low=low, high=MAX_GAMES)
+
+
 def writable_folder(folder: Path, what: str) -> None:
     """A :class:`CommandError` naming ``what`` unless ``folder`` is a folder this process
     can write a file in (tried with a file made and removed at once): found before the
@@ -330,3 +346,28 @@ def replaced(path: Path, existed: bool) -> None:
     on the way announces no replacement it never made."""
     if existed:
         print(f"note: the new {path} replaced the file that was there", flush=True)
+
+
+T = TypeVar("T")
+
+
+def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str) -> T:
+    """The run of a command that fits with torch and writes ``--out`` (``fit-search``,
+    ``distill``): ``config`` (with its ``model`` and ``validate()``) and ``out`` checked
+    first, then ``fit(config, path, log=...)`` reporting on stdout; bad input, found
+    before or while the model is read, is a :class:`CommandError`."""
+    path = npz_out(out, config.model)
+    try:
+        config.validate()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    with missing_dependency(command):
+        import torch  # noqa: F401 - fail before minutes of games, not after them
+
+        existed = path.exists()
+        try:
+            result = fit(config, path, log=lambda line: print(line, flush=True))
+        except ValueError as exc:  # a model that cannot be read, or one that reads version 0
+            raise CommandError(str(exc)) from None
+    replaced(path, existed)
+    return result

@@ -23,18 +23,15 @@ from pathlib import Path
 
 from agents.search import BELOW_RANGE, SETTINGS
 from train.cli.common import (
-    MAX_GAMES,
-    CommandError,
     SubParsers,
     add_command,
     add_count,
+    add_games,
     float_in,
     int_in,
-    missing_dependency,
-    npz_out,
     players_type,
-    replaced,
     seed_type,
+    write_npz,
 )
 from train.fit.distill import DistillConfig, DistillResult, distill
 
@@ -46,21 +43,7 @@ _DEFAULTS = DistillConfig()
 def run_distill(config: DistillConfig, out: str | Path) -> DistillResult:
     """Distil ``config`` into ``out`` (a ``.npz`` file in a folder that exists), reporting
     progress on stdout; bad input is a :class:`CommandError`."""
-    path = npz_out(out, config.model)
-    try:
-        config.validate()
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    with missing_dependency("llama-rl distill"):
-        import torch  # noqa: F401 - fail before minutes of games, not after them
-
-        existed = path.exists()
-        try:
-            result = distill(config, path, log=lambda line: print(line, flush=True))
-        except ValueError as exc:  # a model that cannot be read, or one that reads version 0
-            raise CommandError(str(exc)) from None
-    replaced(path, existed)
-    return result
+    return write_npz(config, out, distill, "llama-rl distill")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -91,7 +74,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--players", type=players_type, default=d.players, metavar="N",
         help=f"the table size: 2, 4 or 6 (default {d.players})",
     )  # fmt: skip
-    add_count(p, "--games", d.games, "the number of games", "games of the search agent", high=MAX_GAMES)
+    add_games(p, "--games", d.games, "games of the search agent")
     p.add_argument(
         "--seed", type=seed_type, default=d.seed, help=f"seeds the deals, the search and the fitting (default {d.seed})"
     )

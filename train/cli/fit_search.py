@@ -24,18 +24,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from train.cli.common import (
-    MAX_GAMES,
-    CommandError,
-    SubParsers,
-    add_command,
-    add_count,
-    missing_dependency,
-    npz_out,
-    players_type,
-    replaced,
-    seed_type,
-)
+from train.cli.common import SubParsers, add_command, add_games, players_type, seed_type, write_npz
 from train.fit.search_nets import FitResult, SearchNetsConfig, fit_search_networks
 
 __all__ = ["add_parser", "run_fit_search"]
@@ -46,21 +35,7 @@ _DEFAULTS = SearchNetsConfig()
 def run_fit_search(config: SearchNetsConfig, out: str | Path) -> FitResult:
     """Fit the networks of ``config`` into ``out`` (a ``.npz`` file in a folder that
     exists), reporting progress on stdout; bad input is a :class:`CommandError`."""
-    path = npz_out(out, config.model)
-    try:
-        config.validate()
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    with missing_dependency("llama-rl fit-search"):
-        import torch  # noqa: F401 - fail before minutes of data, not after them
-
-        existed = path.exists()
-        try:
-            result = fit_search_networks(config, path, log=lambda line: print(line, flush=True))
-        except ValueError as exc:  # a model that cannot be read, or one that reads version 0
-            raise CommandError(str(exc)) from None
-    replaced(path, existed)
-    return result
+    return write_npz(config, out, fit_search_networks, "llama-rl fit-search")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -77,7 +52,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--players", type=players_type, default=d.players, metavar="N",
         help=f"the table size the networks serve (default {d.players})",
     )  # fmt: skip
-    add_count(p, "--games", d.games, "the number of games", "games of data", high=MAX_GAMES)
+    add_games(p, "--games", d.games, "games of data")
     p.add_argument(
         "--seed", type=seed_type, default=d.seed, help=f"seeds the data's deals and the fitting (default {d.seed})"
     )

@@ -24,15 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_env.engine import Rules
-from train.cli.common import (
-    EXIT_INTERRUPTED,
-    MAX_GAMES,
-    CommandError,
-    HelpFormatter,
-    SubParsers,
-    int_in,
-    missing_dependency,
-)
+from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, add_games, missing_dependency
 from train.training.config import PARSERS, TrainConfig, config_from_dict, flag_fields, option_owner
 from train.training.presets import PRESETS
 
@@ -244,14 +236,14 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     add_arguments(p)
-    p.add_argument(
-        "--final-eval-games",
-        type=int_in(0, MAX_GAMES, "the number of games"),  # checked before training, not after it
-        default=None,
-        metavar="N",
-        help="after training, play the new agent and the shipped one against random and heuristic "
+    add_games(
+        p,
+        "--final-eval-games",  # checked before training, not after it
+        None,
+        "after training, play the new agent and the shipped one against random and heuristic "
         "at 2 and 4 players, N games each, and print the table (0 = skip; default: 1000, or 0 for a run "
         "that stopped early on --stop-win-share, whose last evaluation is its measurement)",
+        low=0,
     )
     p.set_defaults(func=_run, command_parser=p)
     return p

@@ -25,15 +25,7 @@ import sys
 from typing import TextIO
 
 from agents.heuristic import HEURISTIC_DEFAULTS
-from train.cli.common import (
-    MAX_GAMES,
-    CommandError,
-    SubParsers,
-    add_command,
-    add_count,
-    missing_dependency,
-    seed_type,
-)
+from train.cli.common import CommandError, SubParsers, add_command, add_count, add_games, missing_dependency, seed_type
 from train.fit.heuristic import TuneConfig, format_defaults, tune, validate
 
 __all__ = ["add_parser", "run_tune_heuristic"]
@@ -88,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     d = _DEFAULTS
     p = add_command(sub, "tune-heuristic", _run, __doc__)
-    add_count(p, "--games", d.games, "the number of games", "games per field per candidate", high=MAX_GAMES)
+    add_games(p, "--games", d.games, "games per field per candidate")
     add_count(
         p, "--passes", d.passes, "the number of passes", "sweeps at most; it stops after one that changes nothing"
     )
@@ -100,8 +92,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="start from the first hand-set guesses (start) or from the current HEURISTIC_DEFAULTS (current) "
         f"(default {d.start})",
     )
-    add_count(p, "--validate-games", d.validate_games, "the number of validation games", "games per row of the "
-              "validation on a fresh seed, 0 = none", low=0, high=MAX_GAMES)  # fmt: skip
+    add_games(p, "--validate-games", d.validate_games, "games per row of the validation on a fresh seed, 0 = none",
+              low=0, what="the number of validation games")  # fmt: skip
     p.add_argument(
         "--validate-seed", type=seed_type, default=d.validate_seed, metavar="SEED",
         help=f"the validation's seed (default {d.validate_seed})",
