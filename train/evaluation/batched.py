@@ -36,7 +36,7 @@ import numpy as np
 from llama_env.agent import Agent, AgentLike, UnseenTableSize, reset_agent, resolve, unmade_for
 from llama_env.batch import BatchGame, unplayed_options
 from llama_env.engine import Action, Rules, check_seed
-from llama_env.table import BatchTable, BatchTableListener
+from llama_env.table import BatchTable, BatchTableListener, seat_positions
 from train.evaluation.runner import (
     KEY_BATCH,
     ChunkExecutor,
@@ -46,7 +46,6 @@ from train.evaluation.runner import (
     agent_display_names,
     agent_list,
     check_rules,
-    check_seat_agents,
     play_games,
     run_chunks,
     seed_int,
@@ -215,7 +214,7 @@ def play_batched(
     agents = agent_list(agents)
     seed = check_seed(seed)
     rules = check_rules(rules)
-    seats = check_seat_agents(seat_agents, len(agents), rules, "seat_agents[{row}, {seat}]")
+    seats = seat_positions(seat_agents, None, rules.num_players, len(agents), "seat_agents[{row}, {seat}]")
     names = agent_display_names(agents)
     bounds = chunk_bounds(len(seats))
     jobs = [(c, a, seats[a:b]) for c, (a, b) in enumerate(itertools.pairwise(bounds))]

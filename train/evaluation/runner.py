@@ -536,7 +536,8 @@ def play_games(
                 f"got {task.seat_agents!r}"
             )
     if tasks:
-        check_seat_agents([t.seat_agents for t in tasks], len(agents), rules, "tasks[{row}].seat_agents[{seat}]")
+        cell = "tasks[{row}].seat_agents[{seat}]"
+        seat_positions([t.seat_agents for t in tasks], None, rules.num_players, len(agents), cell)
     names = agent_display_names(agents)
     if record_dir is not None and not str(record_dir).strip():  # Path("") is the current folder
         raise ValueError('record_dir is empty: name a folder for the game records ("." for the current one)')
@@ -600,15 +601,6 @@ def check_rules(rules: object) -> Rules:
     if not isinstance(rules, Rules):
         raise TypeError(f"rules must be a llama_env.Rules, got {rules!r} ({type(rules).__name__})")
     return rules
-
-
-def check_seat_agents(seat_agents: object, num_agents: int, rules: Rules, cell: str) -> np.ndarray:
-    """``seat_agents`` checked as the seatings of games by ``rules`` among ``num_agents``
-    agents: an integer array of shape ``(games, rules.num_players)``, at least one game,
-    each entry a position in the agents list (a negative one would silently seat an
-    agent from the end of it); else a ``ValueError`` naming the first bad entry by
-    ``cell`` (``"seat_agents[{row}, {seat}]"``). Returns it as an ``int64`` array."""
-    return seat_positions(seat_agents, None, rules.num_players, num_agents, cell)
 
 
 def agent_list(agents: object) -> list[AgentLike]:
