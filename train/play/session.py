@@ -435,8 +435,8 @@ class GameSession:
         seats = []
         for p in range(len(self.names)):
             person = roles.person_at(p, frame)
-            if self.mode == "replay":  # who sat there: the record labels a person's seat "person"
-                person = self.labels[p] == PERSON and (p not in roles.handed or frame < roles.handed[p])
+            if self.mode == "replay":  # the record labels a person's seat "person"; a hand-over ends it
+                person = self.labels[p] == PERSON and (person or p not in roles.handed)
             seat: dict[str, Any] = {
                 "name": self.names[p],
                 "agent": roles.left[p] if p in roles.left and not person else self.labels[p],
@@ -462,9 +462,13 @@ class GameSession:
     def _event(self, raw: dict[str, Any], viewer: Viewer, roles: _Roles, frame: int) -> dict[str, Any]:
         names = self.names
         kind = raw["type"]
+
+        def yours(seat: int | None) -> bool:  # the viewer's seat, played by the viewer (an agent's is not "yours")
+            return seat is not None and seat == viewer and roles.person_at(seat, frame)
+
         if kind == "move":
             seat = raw["seat"]
-            own = seat == viewer and roles.person_at(seat, frame)  # an agent's moves are not "yours"
+            own = yours(seat)
             shown = own or (viewer is None and not roles.people)
             event = {k: v for k, v in raw.items() if k != "drawn" or shown}
             event["name"] = names[seat]
@@ -486,13 +490,11 @@ class GameSession:
             else:
                 event["text"] = f"{names[seat]} did not come: {raw['agent']} plays {whose} seat."
         elif kind == "start":
-            you = raw["starter"] == viewer and roles.person_at(raw["starter"], frame)  # not once an agent plays it
-            starter = "You start" if you else f"{names[raw['starter']]} starts"
+            starter = "You start" if yours(raw["starter"]) else f"{names[raw['starter']]} starts"
             event["text"] = f"Round {raw['round']} begins: {starter} on {card_name(raw['top_card'])}."
         else:
             out = raw["went_out"]
-            you = out == viewer and roles.person_at(out, frame)
-            ended = f"{'You' if you else names[out]} went out." if out is not None else "everybody quit."
+            ended = f"{'You' if yours(out) else names[out]} went out." if out is not None else "everybody quit."
             event["text"] = f"Round {raw['round']} over: {ended}"
             if raw["game_over"]:
                 event["text"] += " " + self._result_text(raw["scores"], viewer, roles)
