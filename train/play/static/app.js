@@ -295,8 +295,7 @@ function cardFace(card, small) {
 
 // A person still at the table may hand the seat the table waits for to an agent when that
 // seat's page has been away a while, or its move has been awaited long (the server says
-// whose: game.away); the seat then
-// says who plays it.
+// whose: game.away); the seat then says who plays it.
 function canHandOver(p) {
   return game && game.mode === "play" && !game.game_over && game.table.current_player === p &&
     game.away.includes(p) && game.table.seats[game.seat].person;
@@ -476,12 +475,17 @@ function askedStill() {
   if (asking && !asking.still()) asking.answer(false);
 }
 
-async function handOver(seat, name) {
-  if (animating || !game || !canHandOver(seat)) return;
+// Hands `seat` over once the person says yes, while `can()` still holds for this game.
+async function askThenHandOver(seat, question, yes, can) {
+  if (animating || !game || !can()) return;
   const id = game.id;
-  const still = () => Boolean(game && game.id === id && !animating && canHandOver(seat));
-  if (!(await ask(`Let heuristic play ${name}'s seat from now on? ${name}'s link will only watch.`, "Let heuristic play", still)) || !still()) return;
-  await sendHandOver(seat);
+  const still = () => Boolean(game && game.id === id && !animating && can());
+  if ((await ask(question, yes, still)) && still()) await sendHandOver(seat);
+}
+
+function handOver(seat, name) {
+  const question = `Let heuristic play ${name}'s seat from now on? ${name}'s link will only watch.`;
+  return askThenHandOver(seat, question, "Let heuristic play", () => canHandOver(seat));
 }
 
 // Leaving while another person plays on (the server says when: game.can_leave): heuristic
@@ -490,12 +494,10 @@ function canLeave() {
   return Boolean(game && game.mode === "play" && game.can_leave);
 }
 
-async function leaveTable() {
-  if (animating || !game || !canLeave()) return;
-  const id = game.id;
-  const still = () => Boolean(game && game.id === id && !animating && canLeave());
-  if (!(await ask("Leave the table? heuristic plays your seat from now on, and your game history counts the game as lost.", "Leave", still)) || !still()) return;
-  await sendHandOver(game.seat);
+function leaveTable() {
+  if (!game) return;
+  const question = "Leave the table? heuristic plays your seat from now on, and your game history counts the game as lost.";
+  return askThenHandOver(game.seat, question, "Leave", canLeave);
 }
 
 async function sendHandOver(seat) {
