@@ -557,6 +557,30 @@ def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(si
     assert console_errors(page) == []
 
 
+def test_what_happens_while_a_person_looks_at_the_history_waits_for_them(site, browser):
+    """A seated person's game went on, move by move, off screen while they looked at the
+    history, and the screen reader's live region read each move out. The moves are now
+    written at once, unread, and "Back to the game" says when it is their turn."""
+    page = browser
+    state, session = start_with_friends(page, site)
+    session.look(1)
+    state = until_bob_s_turn(page, state, session)
+    page.find_element(By.ID, "nav-history").click()
+    assert page.find_element(By.ID, "nav-game").text == "Back to the game"
+    animated = page.execute_script("return window.llamaAnimated")
+    said = page.execute_script("return document.getElementById('announce').textContent")
+    with session.lock:  # as the server changes a game
+        session.move(1, 8)  # Bob quits; the heuristic moves, then it is Ann's turn again
+    state = idle(page, f"window.llamaState.seq > {state['seq']} && window.llamaState.your_turn")
+    assert page.execute_script("return window.llamaAnimated") == animated
+    assert page.execute_script("return document.getElementById('announce').textContent") == said
+    assert shown(page, "history") and page.find_element(By.ID, "nav-game").text == "Back to the game: your turn"
+    assert [e["text"] for e in state["events"]][0] in log_lines(page)
+    page.find_element(By.ID, "nav-game").click()
+    assert shown(page, "game") and focused(page) in ("card", "draw", "quit", "round-ok")
+    assert console_errors(page) == []
+
+
 def test_the_browser_s_back_and_forward_go_between_the_form_and_the_games(site, browser):
     """Back to the entry of the new-game form left the game on screen, polled, under an
     address that a reload turned into the form."""

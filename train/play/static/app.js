@@ -72,6 +72,12 @@ function delay() {
 function show(section) {
   for (const id of ["setup", "game", "history"]) $(id).classList.toggle("hidden", id !== section);
   $("nav-game").classList.toggle("hidden", section === "game" || !game);
+  navGame();
+}
+
+// "Back to the game" says when the game waits for this page's move.
+function navGame() {
+  $("nav-game").textContent = game && game.mode === "play" && game.your_turn ? "Back to the game: your turn" : "Back to the game";
 }
 
 // Whether this page holds a seat a person still plays in a game going on: the page then
@@ -270,6 +276,15 @@ function logEvent(event) {
 }
 
 function showNext() {
+  if (queue.length && $("game").classList.contains("hidden")) {
+    // the person looks at the history or the form: what happens meanwhile is written at
+    // once, not shown move by move off screen nor read out (the last result waits for them)
+    for (const event of queue.splice(0)) {
+      drawTable(event.table, false);
+      logEvent(event);
+      if (event.type === "round") showRound(event);
+    }
+  }
   if (queue.length === 0) {
     animating = false;
     render();
@@ -409,6 +424,7 @@ function render() {
   const recordable = game.game_over || game.mode === "replay";
   $("download").classList.toggle("hidden", !recordable);
   $("leave").classList.toggle("hidden", !canLeave());
+  navGame();
   askedStill();
 }
 
