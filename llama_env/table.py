@@ -363,7 +363,8 @@ def seat_positions(seating: object, rows: int | None, width: int, count: int, ce
     (formatted with ``row`` and ``seat``) or the shape by ``cell``'s name. The seatings
     of :class:`BatchTable` and of the evaluation's runners. Returns it as ``int64``."""
     a = np.asarray(seating)
-    if a.ndim != 2 or a.shape[1] != width or a.dtype.kind not in "iu" or a.shape[0] != (rows or max(1, a.shape[0])):
+    expected = (max(1, a.shape[0]) if a.ndim else 1) if rows is None else rows  # (0 rows: no game)
+    if a.ndim != 2 or a.shape[1] != width or a.dtype.kind not in "iu" or a.shape[0] != expected:
         name = cell.split("[", 1)[0].split(" row", 1)[0]
         shape = f"({rows}, {width})" if rows is not None else f"(games, {width}), one game at least"
         raise ValueError(

@@ -285,6 +285,18 @@ def test_below_1_searches_every_decision_with_a_choice_even_where_the_policy_is_
     assert almost.searched.sum() < choice.sum()
 
 
+def test_below_1_plays_on_where_every_move_ends_the_round():
+    """Searching every decision reached positions where each legal move ends the round
+    (one playable card, everyone else out): no imagined game was left to play out, and
+    the search failed on an empty seating (3 heads-up games in 12 did)."""
+    search = SearchAgent(worlds=4, below=1.0, seed=0)
+    for g in range(12):
+        game = LlamaGame(2, rng=g)
+        search.reset(g)
+        Table(game, [search, HeuristicAgent()]).play()
+        assert game.game_over
+
+
 def test_decide_says_which_rows_it_searched_and_the_values_behind_each_move(ppo):
     obs, masks = [], []
     for g in range(3):

@@ -239,6 +239,18 @@ def test_reset_and_seat_start_new_games_with_new_players():
     assert rand.rows
 
 
+def test_seating_no_games_seats_nobody_and_a_wrong_count_of_rows_is_refused():
+    """An empty selection of games (a search whose every world has ended) takes an empty
+    seating; it was refused as "an integer array of shape (0, 2)... of shape (0, 2)"."""
+    batch = BatchGame(4, 2, seed=5, auto_reset=False)
+    table = BatchTable(batch, [GreedyAgent(), RandomAgent(seed=0)], np.zeros((4, 2), dtype=np.int64))
+    before = table.seating.copy()
+    table.seat(np.array([], dtype=np.int64), np.zeros((0, 2), dtype=np.int64))
+    assert np.array_equal(table.seating, before)
+    with pytest.raises(ValueError, match=r"shape \(0, 2\).*got .* of shape \(1, 2\)"):
+        table.seat(np.array([], dtype=np.int64), np.zeros((1, 2), dtype=np.int64))
+
+
 def test_illegal_answers_name_the_agent_the_game_and_the_seat_and_move_nothing():
     snaps = _snapshots(3, 12, seed=11)
     for make, error, match in [
