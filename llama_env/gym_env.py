@@ -161,6 +161,7 @@ class LlamaEnv(gym.Env):
         self._log = _RoundLog() if render_mode is not None else None
         self._pending_reward = 0.0
         self._ended = False
+        self._stopped = False  # an opponent's move failed: the table is not at the learner's turn
 
     @property
     def num_players(self) -> int:
@@ -196,7 +197,7 @@ class LlamaEnv(gym.Env):
             self._log.lines.clear()
         # With hand_size=1 an opponent can go out before the learner's first turn: that
         # round's reward is owed to the learner and paid with its first step.
-        self._pending_reward = self._reward(self.table.advance())
+        self._pending_reward = self._reward(self._opponents_move())
         if self.render_mode == "human":
             self.render()
         return self._encode(self.table.game, self.seat), self._info()
@@ -208,6 +209,11 @@ class LlamaEnv(gym.Env):
         game = table.game
         if self._ended:
             raise RuntimeError("the game is over: call reset() to start a new one")
+        if self._stopped:
+            raise RuntimeError(
+                "the episode stopped while the opponents moved (one of them raised): the table is not at "
+                "the learner's turn, call reset() to start a new one"
+            )
         reward, self._pending_reward = self._pending_reward, 0.0
         if game.game_over:  # it ended before the learner's first turn: nothing to apply
             self._ended = True
@@ -247,7 +253,7 @@ class LlamaEnv(gym.Env):
             return self._encode(game, self.seat), reward + ILLEGAL_ACTION_REWARD, True, False, info
         if result is not None:
             reward += self._reward([result])
-        reward += self._reward(table.advance())
+        reward += self._reward(self._opponents_move())
         self._ended = game.game_over
         info = self._info()
         if self.render_mode == "human":
@@ -265,9 +271,19 @@ class LlamaEnv(gym.Env):
         """Boolean mask of the learner's legal actions (all False once the game is over)."""
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
         game = self.game
-        if game is not None and not game.game_over and not self._ended:
+        if game is not None and not game.game_over and not self._ended and not self._stopped:
             mask[game.legal_actions()] = True
         return mask
+
+    def _opponents_move(self) -> list[RoundResult]:
+        """The opponents' moves up to the learner's turn, and the rounds they end. Should
+        one of them raise (an illegal answer, a Ctrl-C in a slow search), the table stays
+        at that opponent's turn: the episode stops there, or the learner's next step would
+        be played at the opponent's seat and its mask would show the opponent's moves."""
+        self._stopped = True
+        results = self.table.advance() if self.table is not None else []
+        self._stopped = False
+        return results
 
     def render(self) -> Any:  # str for 'ansi', an array for 'rgb_array', None for 'human'
         if self.render_mode is None:

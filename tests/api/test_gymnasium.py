@@ -245,6 +245,35 @@ def test_opponent_choosing_an_illegal_action_is_an_error():
         env.reset(seed=0)
 
 
+def test_an_opponent_that_raised_stops_the_episode_until_reset():
+    """The error left the table at the opponent's turn: a caller who caught it and went on
+    was shown the opponent's legal moves as the mask, and its next step was played at the
+    opponent's seat, silently."""
+
+    class OnceBad:
+        calls = 0
+
+        def act(self, observation, action_mask):
+            OnceBad.calls += 1
+            return 99 if OnceBad.calls == 2 else int(np.flatnonzero(action_mask)[0])
+
+    env = LlamaEnv(num_players=2, opponents=OnceBad())
+    obs, info = env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="agent 'OnceBad' at seat 1"):
+        for _ in range(3):
+            obs, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    game = env.game
+    assert game.current_player == 1
+    hand = game.hand_size_of(1)
+    assert not env.action_masks().any()
+    with pytest.raises(RuntimeError, match="stopped while the opponents moved.*call reset"):
+        env.step(7)
+    assert game.hand_size_of(1) == hand  # nothing was played at the opponent's seat
+    obs, info = env.reset(seed=1)
+    assert info["action_mask"].any() and env.game.current_player == env.seat
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
