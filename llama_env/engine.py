@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_NUM_PLAYERS",
     "DEFAULT_END_SCORE",
     "DEFAULT_HAND_SIZE",
+    "MAX_PENALTY",
     "card_points",
     "playable_on",
     "can_play_on",
@@ -119,6 +120,7 @@ LLAMA_POINTS = 10
 
 _DECK = tuple(c for c in range(1, NUM_CARD_VALUES + 1) for _ in range(COPIES_PER_VALUE))
 _CARD_POINTS = (0, 1, 2, 3, 4, 5, 6, LLAMA_POINTS)
+MAX_PENALTY = sum(_CARD_POINTS)  # rule 9: the most a round costs (1 + ... + 6 + 10 = 31)
 
 
 # The actions as plain ints for the hot paths: comparing an int with an IntEnum member
@@ -1055,6 +1057,12 @@ class LlamaGame:
             )
         if game_over != is_game_over(scores, end_score):
             raise ValueError(f"snapshot game_over={game_over} contradicts scores {scores} with end_score {end_score}")
+        if max(scores) > end_score - 1 + MAX_PENALTY:  # (every score was below end_score before the last round)
+            raise ValueError(
+                f"snapshot scores {brief(scores)} cannot come from end_score {end_score}: the game ends once a score "
+                f"reaches it, so a score can pass it by at most one round's points ({MAX_PENALTY}), up to "
+                f"{end_score - 1 + MAX_PENALTY}"
+            )
         # Scores change only when a round is scored, and every scored round costs someone
         # a point; a finished game keeps the number of its last round.
         scored_rounds = round_ if game_over else round_ - 1

@@ -53,6 +53,7 @@ from llama_env.engine import (
     COPIES_PER_VALUE,
     DECK_SIZE,
     MAX_END_SCORE,
+    MAX_PENALTY,
     MAX_PLAYERS,
     MIN_PLAYERS,
     NUM_ACTIONS,
@@ -114,7 +115,6 @@ __all__ = [
 
 MAX_OTHERS = MAX_PLAYERS - 1
 HAND_SIZE_SCALE = 10.0
-MAX_PENALTY = 31  # 1 + 2 + 3 + 4 + 5 + 6 + 10
 END_SCORE_SCALE = 100.0
 MOVES_SCALE = 50.0
 ROUND_SCALE = 10.0
@@ -654,14 +654,18 @@ def _tail_block(key: tuple[int, ...]) -> bytes:
     seat, end, *scores = key
     n = len(scores)
     by_end = _by_end.get(end)
-    top = max(scores)
-    if by_end is None or top >= len(by_end):  # score / end for every score up to the highest seen
-        by_end = _by_end[end] = [_pack(k / end) for k in range(max(end + MAX_PENALTY, top + 1))]
+    if by_end is None:  # score / end for every score a game can reach
+        by_end = _by_end[end] = [_pack(k / end) for k in range(end + MAX_PENALTY)]
+    reach = len(by_end)
+
+    def score(k: int) -> bytes:  # (a game whose scores were set by hand may hold any)
+        return by_end[k] if k < reach else _pack(k / end)
+
     block = b"".join(
         [
-            *[by_end[scores[o]] for o in _OTHERS[n][seat]],
+            *[score(scores[o]) for o in _OTHERS[n][seat]],
             _PAD[n - 1],
-            by_end[scores[seat]],
+            score(scores[seat]),
             _NUM_PLAYERS[n],
             _pack(end / END_SCORE_SCALE),
         ]

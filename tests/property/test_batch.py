@@ -485,7 +485,7 @@ def test_snapshots_of_mixed_tables_or_options_are_refused_by_index():
     with pytest.raises(ValueError, match="non-empty list"):
         BatchGame.from_snapshots([])
     with pytest.raises(ValueError, match="beyond"):
-        BatchGame.from_snapshots([dict(three, scores=[0, 2**40, 0], round=2, game_over=True)])
+        BatchGame.from_snapshots([dict(three, scores=[0, 1, 0], round=2**40)])
 
 
 def test_other_bad_arguments_are_refused():
