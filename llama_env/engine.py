@@ -48,6 +48,8 @@ __all__ = [
     "hand_penalty",
     "marker_to_return",
     "can_draw",
+    "next_round_starter",
+    "is_game_over",
     "winners",
     "Rules",
     "DEFAULT_RULES",

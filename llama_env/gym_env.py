@@ -35,7 +35,7 @@ from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener, deal_table
 
-__all__ = ["LlamaEnv", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD", "make_v1"]
+__all__ = ["LlamaEnv", "ActionSpace", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD", "make_v1"]
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 ILLEGAL_ACTION_REWARD = -1.0

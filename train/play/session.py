@@ -611,7 +611,7 @@ class GameSession:
 
         A person who had opened their link *left*: their token still shows the seat and
         moves nothing, and the history rates them last in the game (``forfeit`` of
-        :meth:`History.save <train.play.history.History.save>`). A seat whose link was
+        :meth:`History.save() <train.play.history.History.save>`). A seat whose link was
         never opened is the agent's from the start, as if it had sat there."""
         if self.mode != "play" or viewer not in self.people:
             raise SessionError("only a person playing at this table can hand a seat to an agent", 409)
