@@ -3,10 +3,13 @@
 Pure game logic: it imports only the standard library and numpy, knows nothing about
 reinforcement learning, and can be snapshotted to a JSON-friendly dict and restored.
 
-Every rule of ``docs/rules.md`` is a small module-level function below whose
-docstring states the rule and cites its number there; :class:`LlamaGame` strings them
-together.  Randomness enters through one door: the shuffle at each deal, drawn from
-the ``np.random.Generator`` the game is given.  Applying an action is deterministic.
+The rules of ``docs/rules.md`` that decide something (what may be played, drawn, scored,
+returned, who starts and who wins) are small module-level functions below whose
+docstrings state the rule and cite its number there; :class:`LlamaGame` strings them
+together with the rest (the deck, the turn order, the end of a round).  Randomness
+enters through one door, the ``np.random.Generator`` the game is given: the shuffle at
+each deal, and the first starter when ``random_first_player`` asks for it.  Applying an
+action is deterministic.
 
 Hands are held internally as counts per card code (``hand[c]`` is how many cards of
 code ``c`` the seat holds, index 0 unused) because that makes the hot paths -- legality,
