@@ -350,7 +350,9 @@ def adopt(entries: Iterable[Registration]) -> None:
             register(name, doc, group)(factory)
 
 
-_RESET_TAKES_SEED: dict[object, bool] = {}
+_RESET_SEED_BY: dict[object, str] = {}
+"""Per reset function, how :func:`reset_agent` gives it the seed: ``"position"``,
+``"keyword"`` or ``"none"``."""
 
 
 def seat_member(agent: Agent, rng: np.random.Generator) -> Agent:
@@ -365,24 +367,44 @@ def seat_member(agent: Agent, rng: np.random.Generator) -> Agent:
 
 
 def reset_agent(agent: object, seed: int | None) -> None:
-    """Call ``agent.reset(seed)`` if the agent has a ``reset`` (one without a ``seed``
-    parameter is called with no argument)."""
+    """Call ``agent.reset(seed)`` if the agent has a ``reset``: with the seed as its first
+    argument (``reset(self, seed=None)``), by keyword where the reset takes it only so
+    (Gymnasium's ``reset(self, *, seed=None)``, ``reset(self, **kwargs)``), and with no
+    argument where it takes none (``reset(self)``, or only keywords other than ``seed``)."""
     reset = getattr(agent, "reset", None)
     if not callable(reset):
         return
     key = getattr(reset, "__func__", reset)  # one signature look-up per reset function
-    takes_seed = _RESET_TAKES_SEED.get(key)
-    if takes_seed is None:
-        try:
-            takes_seed = bool(inspect.signature(reset).parameters)
-        except (TypeError, ValueError):  # a builtin without a signature: pass the seed
-            takes_seed = True
-        if len(_RESET_TAKES_SEED) < 10_000:
-            _RESET_TAKES_SEED[key] = takes_seed
-    if takes_seed:
+    by = _RESET_SEED_BY.get(key)
+    if by is None:
+        by = _seed_by(reset)
+        if len(_RESET_SEED_BY) < 10_000:
+            _RESET_SEED_BY[key] = by
+    if by == "position":
         reset(seed)
+    elif by == "keyword":
+        reset(seed=seed)
     else:
         reset()
+
+
+def _seed_by(reset: Callable[..., object]) -> str:
+    """How ``reset`` takes a seed: ``"position"``, ``"keyword"`` or ``"none"``."""
+    try:
+        params = list(inspect.signature(reset).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: pass the seed
+        return "position"
+    kinds = inspect.Parameter
+    positional = (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+    if params and params[0].kind in positional and params[0].name == "seed":
+        return "position"
+    if any(p.name == "seed" and p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY) for p in params):
+        return "keyword"
+    if params and params[0].kind in (*positional, kinds.VAR_POSITIONAL):  # reset(self, s): the seed, by any name
+        return "position"
+    if any(p.kind is kinds.VAR_KEYWORD for p in params):
+        return "keyword"
+    return "none"
 
 
 def resolve(agent: AgentLike, seed: int | None = None) -> Agent:

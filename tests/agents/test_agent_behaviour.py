@@ -252,3 +252,54 @@ def test_greedy_prefers_lowering_its_penalty_unless_told_same():
     state = {"hands": [[3, 3, 4, 5], [1, 1], [2, 2]], "top": 3}
     assert _act(agents.make("greedy"), **state) == Action.PLAY_4
     assert _act(agents.make("greedy", prefer="same"), **state) == Action.PLAY_3
+
+
+class _KeywordReset:
+    """An agent with Gymnasium's ``reset(self, *, seed=None)``."""
+
+    name = "kw"
+
+    def __init__(self) -> None:
+        self.seeds: list[int | None] = []
+
+    def reset(self, *, seed=None):
+        self.seeds.append(seed)
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_reset_agent_passes_the_seed_as_each_reset_takes_it():
+    """A keyword-only ``seed`` got it positionally: a bare TypeError in evaluation and play."""
+    from llama_env.agent import reset_agent
+    from train.evaluation import evaluate
+
+    seen: dict[str, object] = {}
+
+    class Positional:
+        def reset(self, seed):
+            seen["positional"] = seed
+
+    class OtherName:
+        def reset(self, s=None):
+            seen["other name"] = s
+
+    class Kwargs:
+        def reset(self, **kwargs):
+            seen["kwargs"] = kwargs
+
+    class KeywordsButNoSeed:
+        def reset(self, *, options=None):
+            seen["no seed"] = options
+
+    class NoArguments:
+        def reset(self):
+            seen["none"] = True
+
+    keyword = _KeywordReset()
+    for agent in (Positional(), OtherName(), Kwargs(), KeywordsButNoSeed(), NoArguments(), keyword):
+        reset_agent(agent, 5)
+    assert seen == {"positional": 5, "other name": 5, "kwargs": {"seed": 5}, "no seed": None, "none": True}
+    assert keyword.seeds == [5]
+    result = evaluate([_KeywordReset(), "heuristic"], 4, seed=0, workers=1)
+    assert result.num_games == 4
