@@ -328,6 +328,8 @@ class SearchAgent(BaseAgent):
         networks_path: str | Path | None = None,
     ) -> None:
         super().__init__(seed)
+        if networks_path is not None and not str(networks_path).strip():  # Path("") is the current folder
+            raise ValueError("SearchAgent networks_path is empty: name a file that llama-rl fit-search wrote")
         given: dict[str, Any] = {}
         if worlds is not None:
             given["worlds"] = int(number("SearchAgent", "worlds", worlds, integer=True, minimum=1, maximum=MAX_WORLDS))

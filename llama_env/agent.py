@@ -130,6 +130,13 @@ def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factor
     """
     if not isinstance(name, str) or not name or ":" in name or "," in name or "=" in name:
         raise ValueError(f"an agent name must be a non-empty string without ':', ',' or '=', got {name!r}")
+    if name != name.strip() or not name.isprintable() or "#" in name:
+        # a spec is read stripped, and evaluation labels a repeated agent name#2: such a
+        # name could never be reached from a spec, or would be mistaken for another's label
+        raise ValueError(
+            "an agent name must not start or end with whitespace, hold control or other unprintable "
+            f"characters, or hold '#' (evaluation labels repeated agents name#2), got {name!r}"
+        )
     if group not in GROUPS:
         raise ValueError(f"an agent's group must be one of {', '.join(GROUPS)}, got {group!r}")
 
@@ -256,7 +263,7 @@ def _unknown(name: object) -> ValueError:
 def make(name: str, **params: Any) -> Agent:
     """Build the agent registered as ``name`` with keyword ``params``; ``name`` may also
     be an agent spec with its parameters (``"cautious:threshold=2"``), as ``--agents``
-    takes it.
+    takes it; a keyword, ``seed`` included, overrides the spec's parameter of that name.
 
     Unknown names and parameters raise ``ValueError`` listing what exists; the agent's
     own constructor checks the values.
@@ -265,7 +272,9 @@ def make(name: str, **params: Any) -> Agent:
         raise TypeError(f"an agent name must be a string, got {name!r} ({type(name).__name__})")
     if ":" in name and name not in _REGISTRY:  # a spec, as everywhere else takes one; keywords add to it
         spec = parse_agent_spec(name, check=False)
-        seed = params.pop("seed", None)
+        if "seed" in params and "seed" in spec.params:  # the keyword overrides the spec's, as every keyword does
+            return AgentSpec(spec.name, {**spec.params, **params}).build()
+        seed = params.pop("seed", None)  # build() gives it to an agent without a seed parameter through reset
         return AgentSpec(spec.name, {**spec.params, **params}).build(seed)
     if name not in _REGISTRY:
         _load_plugins()
@@ -615,10 +624,12 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
             raise _unknown(name)
         try:
             spec.build()
-        except ValueError:
+        except (ValueError, ModuleNotFoundError, MemoryError):  # ours, a missing extra: reported as they are
             raise
         except (OSError, TypeError, ArithmeticError) as exc:  # OverflowError: a number beyond float range
             raise ValueError(f"cannot build agent {spec.label!r}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - a plugin's constructor can raise anything
+            raise ValueError(f"cannot build agent {spec.label!r}: {error_line(exc, 200)}") from exc
     return spec
 
 

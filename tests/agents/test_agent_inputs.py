@@ -154,6 +154,60 @@ def test_an_overflow_in_any_agents_constructor_is_a_value_error_in_a_spec():
         del registry._REGISTRY["overflowing_test_agent"], registry._DOCS["overflowing_test_agent"]
 
 
+def test_a_constructor_raising_anything_is_a_value_error_naming_the_spec(capsys):
+    """Only OSError, TypeError and ArithmeticError were named: a plugin's constructor
+    raising RuntimeError ended every command in a traceback."""
+    from llama_env import agent as registry
+
+    class CtorBoom:
+        def __init__(self, x: int = 1) -> None:
+            raise RuntimeError("boom in ctor")
+
+        def act(self, observation, action_mask):  # pragma: no cover - never built
+            return 0
+
+    registry.register("ctorboom_test_agent")(CtorBoom)
+    try:
+        with pytest.raises(
+            ValueError, match=r"cannot build agent 'ctorboom_test_agent:x=2': RuntimeError: boom in ctor"
+        ):
+            agents.parse_agent_spec("ctorboom_test_agent:x=2")
+        code = main(["eval", "--agents", "ctorboom_test_agent,random", "--games", "2", "--workers", "1"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and "cannot build agent 'ctorboom_test_agent'" in err
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            table.pop("ctorboom_test_agent", None)
+
+
+@pytest.mark.parametrize("name", [" ", " lead", "tail ", "nl\n", "tab\tin", "x#1", "random#2"])
+def test_a_name_no_spec_reaches_is_refused_naming_the_rule(name):
+    """A spec is read stripped, and evaluation labels a repeated agent random#2."""
+    from llama_env.agent import _REGISTRY, register
+
+    with pytest.raises(ValueError, match="an agent name must not start or end with whitespace"):
+        register(name)
+    assert name not in _REGISTRY
+
+
+def test_a_keyword_seed_overrides_the_specs_as_every_keyword_does():
+    assert agents.make("cautious:threshold=2", threshold=4).threshold == 4
+    assert agents.make("random:seed=1", seed=3).seed == 3
+    assert agents.make("random:seed=1").seed == 1
+    assert agents.make("cautious:threshold=2", seed=3).seed == 3  # a spec without a seed takes the keyword's
+    a, b = agents.make("random:seed=1", seed=3), agents.make("random", seed=3)
+    mask = np.ones(9, dtype=bool)
+    assert [a.act(OBS, mask) for _ in range(20)] == [b.act(OBS, mask) for _ in range(20)]
+
+
+def test_an_empty_networks_path_says_it_is_empty():
+    """Path("") is the current folder: "cannot load the search networks from .: it is a folder"."""
+    with pytest.raises(ValueError, match="networks_path is empty"):
+        agents.make("search", networks_path="")
+    with pytest.raises(ValueError, match="networks_path is empty"):
+        agents.parse_agent_spec("search:networks_path=")
+
+
 def test_a_parameter_beyond_float_range_on_the_command_line(capsys):
     code = main(["eval", "--agents", f"cautious:threshold={HUGE},random", "--games", "2", "--workers", "1"])
     err = capsys.readouterr().err
