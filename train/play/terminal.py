@@ -160,13 +160,19 @@ def parse_move(text: str, game: LlamaGame) -> int:
             raise MoveError(f"there is no action {_short(m.group(1))}: action numbers are 0..{NUM_ACTIONS - 1}")
         action = int(digits)
     else:
-        raise MoveError(f"I don't understand {text.strip()!r}")
+        raise MoveError(f"I don't understand {_quoted(text.strip())}")
     _check_legal(action, game)
     return action
 
 
 def _short(digits: str) -> str:
     return digits if len(digits) <= 12 else digits[:12] + "..."
+
+
+def _quoted(text: str, limit: int = 40) -> str:
+    """``text`` quoted, cut to ``limit`` characters with an ellipsis (a pasted page is
+    not echoed back whole)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def _check_legal(action: int, game: LlamaGame) -> None:
@@ -241,7 +247,7 @@ class _Transcript(TableListener):
     def on_round_end(self, table: Table, result: RoundResult) -> None:
         self.say("")
         self.say(render_round_summary(result, list(self.names)))
-        if not table.game.game_over:
+        if not table.game.game_over and self.me is not None:  # watch heads a round with every hand itself
             self.say("")
             self.say(f"Round {table.game.round}: {self.names[table.game.current_player]} starts.")
 
