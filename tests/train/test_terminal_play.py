@@ -1,13 +1,245 @@
-"""Terminal play and watch: what the transcript shows."""
+"""Terminal play and watch with agents that misbehave, populations, odd configurations and
+closed streams: every failure is one line that names the agent and its seat, never a
+traceback, and a population plays a member of its own drawing every game."""
 
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
+import numpy as np
 import pytest
 
-from llama_env.engine import LlamaGame
-from train.play.terminal import MoveError, WatchConfig, parse_move, watch
+import agents
+from llama_env import agent as registry
+from llama_env.engine import IllegalActionError, LlamaGame, Rules
+from train.cli import main
+from train.play import terminal
+from train.play.terminal import MoveError, PlayConfig, WatchConfig, parse_move, play, watch
+
+
+def _first_legal(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+class Boom:
+    def act(self, observation, action_mask):
+        raise RuntimeError("boom in act")
+
+
+class ValErr:
+    def act(self, observation, action_mask):
+        raise ValueError("value error in act")
+
+
+class Illegal:
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(~np.asarray(action_mask, bool))[0])
+
+
+class Floaty:
+    def act(self, observation, action_mask):
+        return float(_first_legal(action_mask))
+
+
+class BadReset:
+    def reset(self, seed=None):
+        raise ValueError("bad reset")
+
+    def act(self, observation, action_mask):
+        return _first_legal(action_mask)
+
+
+class CtorBoom:
+    def __init__(self, x: int = 1) -> None:
+        raise RuntimeError("boom in ctor")
+
+    def act(self, observation, action_mask):  # pragma: no cover - never built
+        return 0
+
+
+TEST_AGENTS = {
+    "tp_boom": Boom,
+    "tp_valerr": ValErr,
+    "tp_illegal": Illegal,
+    "tp_floaty": Floaty,
+    "tp_badreset": BadReset,
+    "tp_ctorboom": CtorBoom,
+}
+
+
+@pytest.fixture
+def misbehaving() -> Iterator[None]:
+    """The agents above, registered for the test only."""
+    for name, cls in TEST_AGENTS.items():
+        registry.register(name)(cls)
+    try:
+        yield
+    finally:
+        for name in TEST_AGENTS:
+            for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+                table.pop(name, None)
+
+
+def _moves(*lines: str) -> io.StringIO:
+    return io.StringIO("".join(line + "\n" for line in lines))
+
+
+def _one_error_line(err: str) -> str:
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- populations and resets
+
+
+class Recorder:
+    """Remembers the seeds it is reset with."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.resets: list[int | None] = []
+
+    def reset(self, seed=None):
+        self.resets.append(seed)
+
+    def act(self, observation, action_mask):
+        return _first_legal(action_mask)
+
+
+def test_every_agent_is_reset_for_each_game_with_or_without_a_seed():
+    """Without --seed an agent was never reset, so a population (perturbed) played the
+    member its constructor seated, members[0], in every game."""
+    rec = Recorder()
+    play(PlayConfig(rules=Rules(3), opponents=(rec,)), _moves("exit"), io.StringIO())
+    assert rec.resets == [None, None]  # one seat each, its own random state draws
+    rec.resets.clear()
+    watch(WatchConfig((rec, "heuristic"), rules=Rules(2, end_score=5), delay=0), io.StringIO())
+    assert rec.resets == [None]
+    rec.resets.clear()
+    play(PlayConfig(rules=Rules(2), opponents=(rec,), seed=4), _moves("exit"), io.StringIO())
+    assert len(rec.resets) == 1 and isinstance(rec.resets[0], int)
+
+
+def test_a_population_plays_a_member_of_its_drawing_each_unseeded_game():
+    population = agents.make("perturbed", seed=0, size=32)
+    seated = set()
+    for _ in range(8):
+        play(PlayConfig(rules=Rules(2), opponents=(population,)), _moves("exit"), io.StringIO())
+        seated.add(id(population.current))
+    assert len(seated) > 1
+
+
+# --------------------------------------------------------------------------- agent failures
+
+
+@pytest.mark.parametrize(
+    ("agent", "fragment"),
+    [
+        ("tp_boom", "agent 'tp_boom' at seat 1: RuntimeError: boom in act"),
+        ("tp_valerr", "agent 'tp_valerr' at seat 1: ValueError: value error in act"),
+        ("tp_illegal", "agent 'tp_illegal' at seat 1: action "),
+        ("tp_floaty", "agent 'tp_floaty' at seat 1: "),
+        ("tp_badreset", "agent 'tp_badreset' at seat 1: ValueError: bad reset"),
+    ],
+)
+@pytest.mark.parametrize("seed", [None, "1"])
+def test_an_agent_failing_in_play_is_one_line_naming_it_and_its_seat(
+    misbehaving, capsys, monkeypatch, agent, fragment, seed
+):
+    monkeypatch.setattr(sys, "stdin", _moves(*["d", "q"] * 50))
+    argv = ["play", "--players", "2", "--opponents", agent] + (["--seed", seed] if seed else [])
+    code = main(argv)
+    line = _one_error_line(capsys.readouterr().err)
+    assert code == 1  # the game is left unfinished; not a usage error (2)
+    assert line.startswith("llama-rl: error: ") and fragment in line
+
+
+@pytest.mark.parametrize(
+    ("agent", "fragment"),
+    [
+        ("tp_boom", "agent 'tp_boom' at seat 0: RuntimeError: boom in act"),
+        ("tp_valerr", "agent 'tp_valerr' at seat 0: ValueError: value error in act"),
+        ("tp_illegal", "agent 'tp_illegal' at seat 0: action "),
+        ("tp_badreset", "agent 'tp_badreset' at seat 0: ValueError: bad reset"),
+    ],
+)
+def test_an_agent_failing_in_watch_is_one_line_naming_it_not_a_usage_error(misbehaving, capsys, agent, fragment):
+    code = main(["watch", "--seed", "1", "--delay", "0", "--agents", f"{agent},heuristic"])
+    line = _one_error_line(capsys.readouterr().err)
+    assert code == 1
+    assert fragment in line
+
+
+def test_a_failing_agent_raises_an_agent_error_from_the_python_api():
+    with pytest.raises(terminal.AgentError, match="agent 'Boom' at seat 2: RuntimeError: boom in act") as info:
+        play(PlayConfig(rules=Rules(3), opponents=("random", Boom())), _moves(*["d"] * 200), io.StringIO())
+    assert info.value.agent == "Boom" and info.value.seat == 2
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_an_illegal_answer_names_the_agent_not_the_seat_label(misbehaving):
+    """The table was built with the seat labels as names: "agent 'player_1' at seat 1"."""
+    with pytest.raises(IllegalActionError, match=r"^agent 'tp_illegal' at seat 1: action \d"):
+        play(PlayConfig(rules=Rules(2), opponents="tp_illegal", seed=1), _moves(*["d"] * 50), io.StringIO())
+    with pytest.raises(IllegalActionError, match=r"^agent 'Illegal' at seat 1: action \d"):
+        watch(WatchConfig(("random", Illegal()), seed=1, delay=0), io.StringIO())
+
+
+def test_a_constructor_failing_is_named_by_its_spec(misbehaving, capsys):
+    code = main(["watch", "--delay", "0", "--agents", "tp_ctorboom:x=2,heuristic"])
+    line = _one_error_line(capsys.readouterr().err)
+    assert code == 2
+    assert "cannot build agent 'tp_ctorboom:x=2': RuntimeError: boom in ctor" in line
+    with pytest.raises(terminal.AgentError, match="agent 'tp_ctorboom' at seat 1: RuntimeError: boom in ctor"):
+        play(PlayConfig(rules=Rules(2), opponents="tp_ctorboom"), _moves("exit"), io.StringIO())
+
+
+# --------------------------------------------------------------------------- configurations
+
+
+def test_a_single_spec_string_fills_every_other_seat_as_llama_v0_reads_it():
+    out = io.StringIO()
+    play(PlayConfig(rules=Rules(4), opponents="cautious:threshold=2", seed=0), _moves("exit"), out)
+    text = out.getvalue()
+    assert all(f"player_{p}: cautious:threshold=2" in text for p in (1, 2, 3))
+    PlayConfig(rules=Rules(4), opponents="heuristic").validate()
+    PlayConfig(rules=Rules(3), opponents=agents.make("random")).validate()
+
+
+def test_a_numpy_seat_and_seed_are_accepted():
+    out = io.StringIO()
+    play(PlayConfig(rules=Rules(3), seat=np.int64(1), seed=np.int64(3)), _moves("exit"), out)
+    assert "you are player_1" in out.getvalue()
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "7"])
+def test_a_bad_seed_is_refused_naming_the_seed(seed):
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        PlayConfig(seed=seed).validate()
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        WatchConfig(seed=seed).validate()
+
+
+def test_watch_refuses_a_single_agent_saying_how_to_seat_it():
+    for single in ("heuristic", agents.make("random")):
+        with pytest.raises(ValueError, match=r"agents must be one agent per seat.*give it once per seat"):
+            watch(WatchConfig(single), io.StringIO())  # type: ignore[arg-type]
+
+
+def test_names_given_as_one_string_are_refused():
+    with pytest.raises(ValueError, match="names must name all 3 seats"):
+        PlayConfig(names="abc").validate()
+
+
+# --------------------------------------------------------------------------- the transcript
 
 
 def test_watch_heads_each_round_once_with_its_top_card():
@@ -25,3 +257,35 @@ def test_a_long_unparseable_move_is_cut_in_its_refusal():
         parse_move("x" * 100_000, LlamaGame(3, rng=0))
     msg = str(info.value)
     assert len(msg) < 100 and msg.startswith("I don't understand 'xxx") and msg.endswith("...")
+
+
+# --------------------------------------------------------------------------- closed streams
+
+
+@pytest.mark.parametrize(
+    ("argv", "stream", "fragment"),
+    [
+        (["play", "--seed", "1"], "stdin", "standard input is closed"),
+        (["play", "--seed", "1"], "stdout", "standard output is closed"),
+        (["watch", "--seed", "1", "--delay", "0"], "stdout", "standard output is closed"),
+    ],
+)
+def test_a_closed_stream_is_one_line_and_a_failure(capsys, monkeypatch, argv, stream, fragment):
+    """Python sets sys.stdin / sys.stdout to None when the descriptor is closed."""
+    if stream == "stdin":
+        monkeypatch.setattr(sys, "stdin", None)
+    else:
+        monkeypatch.setattr(sys, "stdout", None)
+    code = main(argv)
+    line = _one_error_line(capsys.readouterr().err)
+    assert code == 1 and fragment in line
+
+
+@pytest.mark.skipif(os.name == "nt", reason="closes a descriptor with a POSIX shell")
+def test_the_console_script_with_closed_stdin_says_so():
+    script = Path(sys.executable).parent / "llama-rl"
+    proc = subprocess.run(
+        ["sh", "-c", f"'{script}' play --seed 1 <&-"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 1
+    assert _one_error_line(proc.stderr) == "llama-rl: error: standard input is closed: play reads your moves from it"

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from llama_env.engine import IllegalActionError
 from train.cli.common import (
     AGENT_SYNTAX,
     CommandError,
@@ -18,14 +19,33 @@ from train.cli.common import (
     rules_from_args,
     seed_type,
 )
-from train.play.terminal import PlayConfig, play
+from train.play.terminal import EXIT_LEFT, AgentError, PlayConfig, play
 
 __all__ = ["run_play", "add_parser"]
 
 
 def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """``llama-rl play``: one game against agents on the terminal (see :func:`train.play.terminal.play`)."""
-    return play(config, stdin if stdin is not None else sys.stdin, stdout if stdout is not None else sys.stdout)
+    """``llama-rl play``: one game against agents on the terminal (see :func:`train.play.terminal.play`).
+
+    A closed standard input or output, and an agent that fails during the game (named
+    with its seat), are a :class:`CommandError` with exit code 1: the game is left
+    unfinished, as when the person leaves it; a bad configuration one with exit code 2."""
+    stdin = stdin if stdin is not None else sys.stdin
+    stdout = stdout if stdout is not None else sys.stdout
+    if stdin is None:  # `llama-rl play <&-`: Python sets sys.stdin to None
+        raise CommandError("standard input is closed: play reads your moves from it", code=EXIT_LEFT)
+    if stdout is None:
+        raise CommandError("standard output is closed: play shows the game on it", code=EXIT_LEFT)
+    try:
+        config.validate()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        return play(config, stdin, stdout)
+    except (AgentError, IllegalActionError) as exc:
+        raise CommandError(str(exc), code=EXIT_LEFT) from None
+    except ValueError as exc:  # a spec that builds unseeded but not with the game's seed
+        raise CommandError(str(exc)) from None
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -18,9 +18,10 @@ with the reason and the prompt comes back.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -30,10 +31,13 @@ from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve
 from llama_env.engine import (
     NUM_ACTIONS,
     Action,
+    IllegalActionError,
     LlamaGame,
     RoundResult,
     Rules,
     can_play_on,
+    check_seed,
+    error_line,
     playable_on,
 )
 from llama_env.render import card_str, render_round_summary, render_table
@@ -41,6 +45,7 @@ from llama_env.table import Table, TableListener
 
 __all__ = [
     "PlayConfig",
+    "AgentError",
     "MoveError",
     "parse_move",
     "move_key",
@@ -70,11 +75,13 @@ class PlayConfig:
     rule options. Default: three players, standard options."""
     opponents: Sequence[AgentLike] = ("heuristic",)
     """One agent for every other seat in seat order, or a single one that fills them
-    all: agent objects, :class:`AgentSpec` or spec strings (``"cautious:threshold=4"``)."""
+    all: agent objects, :class:`AgentSpec` or spec strings (``"cautious:threshold=4"``).
+    A single one may also be given alone (``opponents="ppo"``), as ``Llama-v0`` takes it."""
     seat: int = 0
     """The person's seat, 0..num_players-1 (seat 0 starts the first round)."""
     seed: int | None = None
-    """Seed of the deals and the agents' choices; ``None`` for a fresh game each time."""
+    """Seed of the deals and the agents' choices (each agent is reset with a seed drawn
+    from it, its own ``seed=`` overridden); ``None`` for a fresh game each time."""
     names: Sequence[str] | None = field(default=None)
     """Seat names shown on the table; ``player_0``.. by default."""
 
@@ -82,23 +89,54 @@ class PlayConfig:
     def num_players(self) -> int:
         return self.rules.num_players
 
+    def opponent_list(self) -> list[AgentLike]:
+        """The opponents as given: a single agent (an object, an :class:`AgentSpec` or a
+        spec string, as ``Llama-v0``'s ``opponents`` takes one) is a list of one."""
+        return list(self.opponents) if _is_list(self.opponents) else [self.opponents]  # type: ignore[list-item]
+
     def validate(self) -> None:
         """Raise ``ValueError`` naming the bad option (``TypeError`` for rules that are
         not a :class:`Rules`)."""
         if not isinstance(self.rules, Rules):
             raise TypeError(f"rules must be a llama_env.Rules, got {self.rules!r}")
-        if isinstance(self.seat, bool) or not isinstance(self.seat, int) or not 0 <= self.seat < self.num_players:
+        if (
+            isinstance(self.seat, (bool, np.bool_))
+            or not isinstance(self.seat, (int, np.integer))
+            or not 0 <= self.seat < self.num_players
+        ):
             raise ValueError(
                 f"seat must be between 0 and {self.num_players - 1} for {self.num_players} players, got {self.seat!r}"
             )
         others = self.num_players - 1
-        if len(self.opponents) not in (1, others):
+        opponents = self.opponent_list()
+        if len(opponents) not in (1, others):
             raise ValueError(
-                f"give one opponent for all {others} other seats or exactly {others} opponents, "
-                f"got {len(self.opponents)}"
+                f"give one opponent for all {others} other seats or exactly {others} opponents, got {len(opponents)}"
             )
-        if self.names is not None and len(self.names) != self.num_players:
-            raise ValueError(f"names must name all {self.num_players} seats, got {len(self.names)}")
+        if self.seed is not None:
+            check_seed(self.seed)
+        if self.names is not None and (isinstance(self.names, str) or len(self.names) != self.num_players):
+            got = f"the string {self.names!r}" if isinstance(self.names, str) else str(len(self.names))
+            raise ValueError(f"names must name all {self.num_players} seats, one name each, got {got}")
+
+
+def _is_list(agents: object) -> bool:
+    """Whether ``agents`` is a sequence of agents rather than one agent (a spec string
+    is one, as ``Llama-v0`` reads it)."""
+    return isinstance(agents, Sequence) and not isinstance(agents, str)
+
+
+class AgentError(RuntimeError):
+    """An agent failed during a game of :func:`play` or :func:`watch`: its ``reset`` or its
+    ``act`` raised. The message names the agent and its seat (``agent 'x' at seat 1:
+    RuntimeError: ...``), as ``agent`` and ``seat`` do; the agent's own exception is the
+    ``__cause__``. (An agent that answers an illegal move raises
+    :class:`~llama_env.engine.IllegalActionError`, which names them too.)"""
+
+    def __init__(self, message: str, *, agent: str, seat: int) -> None:
+        super().__init__(message)
+        self.agent = agent
+        self.seat = seat
 
 
 class MoveError(ValueError):
@@ -221,7 +259,64 @@ def _describe_own(action: int) -> str:
 def _agent_seeds(seed: int | None, n: int) -> list[int | None]:
     if seed is None:
         return [None] * n
-    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(n)]
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(check_seed(seed)).spawn(n)]
+
+
+@contextlib.contextmanager
+def _blamed(
+    labels: Sequence[str],
+    seat: int | Callable[[], int],
+    transcript: _Transcript | None = None,
+    *,
+    building: bool = False,
+) -> Iterator[None]:
+    """Turn what the agent at ``seat`` (or ``seat()``: the seat to act) raises into an
+    :class:`AgentError` naming it (``labels[seat]``) and its seat. An illegal answer is already an
+    ``IllegalActionError`` naming them; what the transcript raised while it wrote (a
+    closed output) is no agent's, nor are a missing package or memory, which the command
+    line reports as they are. While ``building`` an agent, a ``ValueError`` or
+    ``TypeError`` is the configuration's (an unknown name, a bad parameter), unless the
+    agent's ``reset`` raised it (a spec built with a seed is reset)."""
+    try:
+        yield
+    except (IllegalActionError, ModuleNotFoundError, MemoryError):
+        raise
+    except Exception as exc:
+        if transcript is not None and transcript.writing:
+            raise
+        if building and isinstance(exc, (ValueError, TypeError)) and not _passed_through(exc, reset_agent):
+            raise
+        at = seat if isinstance(seat, int) else seat()
+        who = labels[at]
+        raise AgentError(f"agent {who!r} at seat {at}: {error_line(exc, 200)}", agent=who, seat=at) from exc
+
+
+def _passed_through(exc: BaseException, function: Callable[..., object]) -> bool:
+    """Whether ``exc`` was raised in a call of ``function`` (a frame of its traceback runs it)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is getattr(function, "__code__", None):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _seat_agents(
+    specs: Sequence[tuple[int, AgentLike]], n: int, seeds: Sequence[int | None]
+) -> tuple[list[Agent | None], list[str]]:
+    """The agents at their seats, each reset for a new game with ``seeds[seat + 1]``
+    (``None``: as the agent's own seed, or none, has it; a population such as
+    ``perturbed`` then draws its member), and how messages name each seat: the agent's
+    label, as the command line wrote it."""
+    seats: list[Agent | None] = [None] * n
+    labels = [f"player_{p}" for p in range(n)]
+    for p, spec in specs:
+        labels[p] = agent_label(spec)
+        with _blamed(labels, p, building=True):
+            agent = resolve(spec, seed=seeds[p + 1])
+            reset_agent(agent, seeds[p + 1])  # every game: its own seed, else one of its own drawing
+        seats[p] = agent
+    return seats, labels
 
 
 class _Transcript(TableListener):
@@ -233,8 +328,11 @@ class _Transcript(TableListener):
         self.me = me
         self.names = names
         self.pause = pause
+        self.writing = False
+        """Whether it is inside one of its calls: left ``True`` by what one raised."""
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
+        self.writing = True
         if self.pause:
             time.sleep(self.pause)
         if seat != self.me:
@@ -243,13 +341,16 @@ class _Transcript(TableListener):
             self.say(f"You draw a {_card_name(drawn or 0)}.")
         else:
             self.say(_describe_own(action))
+        self.writing = False
 
     def on_round_end(self, table: Table, result: RoundResult) -> None:
+        self.writing = True
         self.say("")
         self.say(render_round_summary(result, list(self.names)))
         if not table.game.game_over and self.me is not None:  # watch heads a round with every hand itself
             self.say("")
             self.say(f"Round {table.game.round}: {self.names[table.game.current_player]} starts.")
+        self.writing = False
 
 
 def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
@@ -259,27 +360,27 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
     the person's by what they type. Returns :data:`EXIT_FINISHED` (0) when the game ends
     normally and :data:`EXIT_LEFT` (1) when the person types ``exit`` or the input ends
     (EOF) before that. Raises ``ValueError`` for a bad configuration (before anything
-    is printed).
+    is printed), :class:`AgentError` when an agent's ``reset`` or ``act`` raises and
+    ``IllegalActionError`` when it answers an illegal move, both naming the agent and
+    its seat.
     """
     config.validate()
-    n, me = config.num_players, config.seat
+    n, me = config.num_players, int(config.seat)
     names = list(config.names) if config.names is not None else [f"player_{p}" for p in range(n)]
     others = [p for p in range(n) if p != me]
-    opp_specs = list(config.opponents) * len(others) if len(config.opponents) == 1 else list(config.opponents)
+    given = config.opponent_list()
+    opp_specs = given * len(others) if len(given) == 1 else given
     seeds = _agent_seeds(config.seed, n + 1)
-    seats: list[Agent | None] = [None] * n
-    for p, spec in zip(others, opp_specs, strict=True):
-        agent = resolve(spec, seed=seeds[p + 1])
-        if seeds[p + 1] is not None:
-            reset_agent(agent, seeds[p + 1])  # an agent object is seeded too
-        seats[p] = agent
+    seats, labels = _seat_agents(list(zip(others, opp_specs, strict=True)), n, seeds)
+    labels[me] = names[me]
     game = LlamaGame(rules=config.rules, rng=seeds[0])
 
     def say(line: str = "") -> None:
         stdout.write(line + "\n")
         stdout.flush()
 
-    table = Table(game, seats, names=names, listener=_Transcript(say, me, names))
+    transcript = _Transcript(say, me, names)
+    table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
     say(f"L.L.A.M.A. with {n} players: you are {names[me]}.")
     for p, spec in zip(others, opp_specs, strict=True):
         say(f"  {names[p]}: {agent_label(spec)}")
@@ -289,7 +390,8 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
     say(f"Round {game.round}: {names[game.current_player]} starts.")
 
     while True:
-        table.advance()
+        with _blamed(labels, lambda: game.current_player, transcript):
+            table.advance()
         if game.game_over:
             break
         action = _ask(game, me, names, stdin, stdout)
@@ -305,7 +407,8 @@ class WatchConfig:
     """A game among agents, shown in the terminal move by move."""
 
     agents: Sequence[AgentLike] = ("heuristic", "heuristic", "heuristic")
-    """One agent per seat, in seat order (2..6 of them)."""
+    """One agent per seat, in seat order (2..6 of them): a single one would not say how
+    many seats there are, so write it once per seat (``("heuristic",) * 4``)."""
     rules: Rules | None = None
     """The rules of the game, for ``len(agents)`` players; ``None``: the standard rules."""
     seed: int | None = None
@@ -318,31 +421,36 @@ class WatchConfig:
         return Rules.for_table(len(self.agents), self.rules)
 
     def validate(self) -> None:
+        if not _is_list(self.agents):
+            one = agent_label(self.agents)  # type: ignore[arg-type]
+            raise ValueError(
+                f"agents must be one agent per seat, got the single agent {one!r}, which does not say how many "
+                f"seats there are: give it once per seat, e.g. agents=({one!r},) * 4"
+            )
         self.table_rules()
+        if self.seed is not None:
+            check_seed(self.seed)
         if isinstance(self.delay, bool) or not isinstance(self.delay, (int, float)) or not 0 <= self.delay <= 60:
             raise ValueError(f"delay must be 0..60 seconds, got {self.delay!r}")
 
 
 def watch(config: WatchConfig, stdout: TextIO) -> int:
     """Show one game among agents, move by move, with every hand at the top of each round;
-    return :data:`EXIT_FINISHED`. The transcript is :func:`play`'s."""
+    return :data:`EXIT_FINISHED`. The transcript is :func:`play`'s. Raises as
+    :func:`play` does."""
     config.validate()
     n = len(config.agents)
     names = [f"player_{p}" for p in range(n)]
     seeds = _agent_seeds(config.seed, n + 1)
-    seats: list[Agent | None] = []
-    for p, spec in enumerate(config.agents):
-        agent = resolve(spec, seed=seeds[p + 1])
-        if seeds[p + 1] is not None:
-            reset_agent(agent, seeds[p + 1])
-        seats.append(agent)
+    seats, labels = _seat_agents(list(enumerate(config.agents)), n, seeds)
     game = LlamaGame(rules=config.table_rules(), rng=seeds[0])
 
     def say(line: str = "") -> None:
         stdout.write(line + "\n")
         stdout.flush()
 
-    table = Table(game, seats, names=names, listener=_Transcript(say, None, names, config.delay))
+    transcript = _Transcript(say, None, names, config.delay)
+    table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
     say(
         f"L.L.A.M.A. with {n} players: "
         + ", ".join(f"{names[p]} = {agent_label(a)}" for p, a in enumerate(config.agents))
@@ -355,7 +463,8 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
             say(f"Round {game.round}: {names[game.current_player]} starts; top card {card_str(game.top_card)}.")
             for p in range(n):
                 say(f"  {names[p]:<10} {' '.join(card_str(c) for c in game.hand(p))}")
-        table.play_turn()
+        with _blamed(labels, lambda: game.current_player, transcript):
+            table.play_turn()
     return EXIT_FINISHED
 
 
