@@ -269,11 +269,14 @@ def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
 def run_table_sizes(file: Path) -> tuple[int, ...] | None:
     """The table sizes the training run that made ``file`` played (``players`` of its
     ``config.json`` and of every resumed session's ``config.resume_<k>.json``), when
-    ``file`` is where ``llama-rl train`` puts a model: a run directory's model (every
-    session's sizes), a checkpoint in its ``checkpoints`` folder (the sizes of the
-    sessions that had started before its step, as the run's ``sessions.jsonl`` says;
-    all of them where it cannot tell), or an RLlib checkpoint's module state there.
-    ``None`` otherwise, or when a config cannot be read (the model plays all the same)."""
+    ``file`` is where ``llama-rl train`` puts a model: a run directory's model (the
+    sessions up to the step count its ``summary.json`` gives), a checkpoint in its
+    ``checkpoints`` folder (the sessions that had started before its step), or an RLlib
+    checkpoint's module state there, as the run's ``sessions.jsonl`` says; every
+    session where it cannot tell. A session that failed before it trained (its config
+    written, no line in ``sessions.jsonl``, and no steps it could have trained) is not
+    counted. ``None`` otherwise, or when a config cannot be read (the model plays all
+    the same)."""
     parents = file.absolute().parents  # not resolved: a model linked into a run is that run's
     steps: int | None = None  # a checkpoint's step count
     if file.suffix == ".pkl":  # runs/<run>/checkpoints/rllib_<steps>/<RLLIB_MODULE_STATE>
@@ -290,6 +293,8 @@ def run_table_sizes(file: Path) -> tuple[int, ...] | None:
             (int(m.group(1)), f) for f in run.glob("config.resume_*.json") if (m := _RESUMED.fullmatch(f.name))
         )
         configs = [run / "config.json", *(f for _, f in resumed)]
+        if steps is None and file.name in MODEL_NAMES:
+            steps = _summary_steps(run)
         if steps is not None:
             configs = _started_before(run, configs, steps)
         sizes: set[int] = set()
@@ -314,22 +319,35 @@ def _checkpoint_steps(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _summary_steps(run: Path) -> int | None:
+    """The step count of a run's model: ``num_timesteps`` of its ``summary.json``, which
+    the session that wrote the model wrote with it (``None`` when it cannot be read)."""
+    try:
+        steps = json.loads((run / "summary.json").read_text(encoding="utf-8"))["num_timesteps"]
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        return None
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) else None
+
+
 def _started_before(run: Path, configs: list[Path], steps: int) -> list[Path]:
     """The config files of the sessions of ``run`` that had started before ``steps``,
     oldest first: a checkpoint of an early session did not train at the sizes a later
     session resumed it with. A session its record does not name (running, or killed)
-    started after the sessions named before it ended. Every file where the record
-    cannot be read."""
+    started after the sessions named before it ended, and counts only where it may have
+    trained: for steps beyond them, and only if the next session it names went on from
+    further than they ended (one that went on from the same step shows that the session
+    between failed before it trained). Every file where the record cannot be read."""
     try:
         rows = [json.loads(line) for line in (run / _SESSIONS).read_text(encoding="utf-8").splitlines() if line]
         started = {row["config"]: (int(row["started_at_step"]), int(row["ended_at_step"])) for row in rows}
     except (OSError, ValueError, TypeError, KeyError, RecursionError, AttributeError):
         return configs
+    spans = [started.get(config.name) for config in configs]
     out, ended = [], 0
-    for config in configs:
-        span = started.get(config.name)
+    for k, (config, span) in enumerate(zip(configs, spans, strict=True)):
         if span is None:
-            if steps > ended:
+            later = next((s for s in spans[k + 1 :] if s is not None), None)
+            if steps > ended and (later is None or later[0] > ended):
                 out.append(config)
         elif span[0] < steps:
             out.append(config)

@@ -114,7 +114,8 @@ def find_checkpoint(path: str | Path) -> Path:
 
 def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None) -> TrainConfig:
     """The config that continues the run at ``resume``: the run's recorded config (what
-    its last session ran), with ``overrides`` (the settings given explicitly) on top.
+    its last session that trained ran: :meth:`RunDir.recorded_config_path`), with
+    ``overrides`` (the settings given explicitly) on top.
 
     A model file outside any run has no recorded config: the overrides alone make it,
     ``run_dir`` and ``run_name`` included (the new run :func:`session_run` starts). A run
@@ -158,7 +159,7 @@ def _warn_defaulted(run: RunDir, recorded: Mapping[str, Any], base: TrainConfig)
     if missing:
         shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
         warnings.warn(
-            f"resume: {run.config_files()[-1]} does not record {shown}; the run goes on with today's defaults "
+            f"resume: {run.recorded_config_path()} does not record {shown}; the run goes on with today's defaults "
             "for them (give them as flags to choose)",
             RuntimeWarning,
             stacklevel=3,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -57,6 +58,8 @@ __all__ = [
 ]
 
 CHECKPOINT_GLOB = "ppo_*.zip"
+_CHECKPOINT_NAME = re.compile(r"ppo_(\d+)\.zip|rllib_(\d+)")
+"""A checkpoint's name in ``checkpoints/``: the sb3 backend's file or the rllib backend's folder."""
 TEMP_GLOB = ".*.tmp"
 """Temporary files (and the RLlib backend's temporary checkpoint folders) of writes in progress."""
 _LOCK_BEING_WRITTEN_S = 10.0
@@ -278,17 +281,59 @@ class RunDir:
         first = [self.config_path] if self.config_path.exists() else []
         return first + [p for _, p in sorted(resumes)]
 
-    def recorded_config(self) -> dict[str, Any] | None:
-        """The config the run's last session ran with (``None`` for a run without one)."""
+    def session_rows(self) -> list[dict[str, Any]] | None:
+        """The lines of ``sessions.jsonl`` (empty when there is none yet); ``None`` when it
+        cannot be read."""
+        try:
+            text = self.sessions_path.read_text(encoding="utf-8") if self.sessions_path.exists() else ""
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except (OSError, ValueError, RecursionError):
+            return None
+        return rows if all(isinstance(row, dict) for row in rows) else None
+
+    def checkpoint_step_counts(self) -> list[int]:
+        """The step counts of the run's checkpoints, of every backend (``ppo_<steps>.zip``,
+        ``rllib_<steps>/``), whole or not."""
+        if not self.checkpoints_dir.is_dir():
+            return []
+        found = (_CHECKPOINT_NAME.fullmatch(p.name) for p in self.checkpoints_dir.iterdir())
+        return sorted(int(m.group(1) or m.group(2)) for m in found if m)
+
+    def recorded_config_path(self) -> Path | None:
+        """The config file of the run's last session that trained (``None`` for a run
+        without one): ``config.json``, or the newest ``config.resume_<k>.json`` whose
+        session ``sessions.jsonl`` records, or whose session saved a checkpoint before it
+        was killed (one with more steps than every recorded session ended at). A session
+        that failed, crashed or was stopped before it saved anything never trained the
+        run: its settings are passed over (a trainer removes that file when it can; a
+        ``kill -9`` leaves it). Every file counts where the record cannot be read."""
         files = self.config_files()
         if not files:
             return None
+        rows = self.session_rows()
+        if rows is None:
+            return files[-1]
+        named = {row.get("config") for row in rows}
+        ends = [row.get("ended_at_step") for row in rows]
+        ended = max((e for e in ends if isinstance(e, int) and not isinstance(e, bool)), default=0)
+        saved_since = any(steps > ended for steps in self.checkpoint_step_counts())
+        for path in reversed(files):
+            if path == self.config_path or path.name in named or saved_since:
+                return path
+        return files[0]  # pragma: no cover - config.json is taken above, and files[0] is it or a resume
+
+    def recorded_config(self) -> dict[str, Any] | None:
+        """The config the run's last session that trained ran with
+        (:meth:`recorded_config_path`; ``None`` for a run without one)."""
+        path = self.recorded_config_path()
+        if path is None:
+            return None
         try:
-            data = json.loads(files[-1].read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
-            raise RunDirError(f"cannot read the run's config {files[-1]}: {error_line(exc)}") from None
+            raise RunDirError(f"cannot read the run's config {path}: {error_line(exc)}") from None
         if not isinstance(data, dict):
-            raise RunDirError(f"the run's config {files[-1]} is not a JSON object")
+            raise RunDirError(f"the run's config {path} is not a JSON object")
         return data
 
     # ------------------------------------------------------------------ writing
@@ -327,7 +372,10 @@ class RunDir:
                 self.path.rmdir()
 
     def next_resume_config_path(self) -> Path:
-        return self.path / f"config.resume_{len(self.config_files())}.json"
+        """Where a resumed session records its config: the next ``config.resume_<k>.json``
+        after every one there (a gap left by a removed file is not filled)."""
+        taken = [int(p.stem.rsplit("_", 1)[1]) for p in self.config_files() if p != self.config_path]
+        return self.path / f"config.resume_{max(taken, default=0) + 1}.json"
 
     def append_jsonl(self, path: Path, row: dict[str, Any]) -> None:
         """Add one line to a JSON-lines file (rewritten atomically)."""

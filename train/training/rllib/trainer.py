@@ -366,18 +366,33 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
     import ray.tune.trainable.trainable as trainable
 
     trainable.DEFAULT_STORAGE_PATH = str((run.path / "ray_results").resolve())
-    algo = build_algorithm_config(config, env_seed).build_algo()
+    saved: list[Path] = []
     try:
-        if resume_from is not None:
-            algo.restore_from_path(str(resume_from.resolve()))
-        return _loop(config, run, algo, resume_from, start_steps, config_file)
-    finally:
-        algo.stop()
+        algo = build_algorithm_config(config, env_seed).build_algo()
+        try:
+            if resume_from is not None:
+                algo.restore_from_path(str(resume_from.resolve()))
+            return _loop(config, run, algo, resume_from, start_steps, config_file, saved)
+        finally:
+            algo.stop()
+    except BaseException:
+        if not saved:  # it failed before it saved anything: its settings never trained the run
+            with contextlib.suppress(OSError):
+                config_file.unlink()
+        raise
 
 
 def _loop(
-    config: TrainConfig, run: RunDir, algo: Any, resume_from: Path | None, start_steps: int, config_file: Path
+    config: TrainConfig,
+    run: RunDir,
+    algo: Any,
+    resume_from: Path | None,
+    start_steps: int,
+    config_file: Path,
+    saved: list[Path],
 ) -> TrainResult:
+    """Train until the step budget, the target or Ctrl-C, then write the final files;
+    ``saved`` gathers the checkpoints written."""
     steps = start_steps
     evals: list[dict[str, Any]] = []
     past: list[Actor] = []
@@ -407,7 +422,7 @@ def _loop(
                 _foreach_env(algo, lambda env, s=snapshots: env.set_past_policies(s))
                 next_past = next_multiple(steps, config.past_every)
             if config.checkpoint_every and steps >= next_ckpt:
-                _save_checkpoint(algo, run, steps)
+                saved.append(_save_checkpoint(algo, run, steps))
                 next_ckpt = next_multiple(steps, config.checkpoint_every)
             if config.eval_every and steps >= next_eval:
                 evals.append(_evaluate(algo, config, run, steps, bar))
@@ -427,7 +442,7 @@ def _loop(
     wall = time.perf_counter() - t0
     try:
         with saving_despite_ctrl_c():
-            _save_checkpoint(algo, run, steps)
+            saved.append(_save_checkpoint(algo, run, steps))
             save_actor(export_actor(algo, config), run.path / "model.npz")
             summary = {
                 "backend": "rllib",

@@ -239,7 +239,28 @@ def _train_on(
         write_json_atomic(config_file, config.to_dict())  # exactly what this session runs
     except OSError as exc:
         raise RunDirError(f"cannot write {config_file}: {exc}") from None
+    saved: list[Path] = []
+    try:
+        return _learn(model, env, opp_rng, config, run, resume_from, config_file, saved)
+    except BaseException:
+        if not saved:  # it failed before it saved anything: its settings never trained the run
+            with contextlib.suppress(OSError):
+                config_file.unlink()
+        raise
 
+
+def _learn(
+    model: Any,
+    env: LlamaVecEnv | SplitVecEnv,
+    opp_rng: np.random.Generator,
+    config: TrainConfig,
+    run: RunDir,
+    resume_from: Path | None,
+    config_file: Path,
+    saved: list[Path],
+) -> TrainResult:
+    """Train the session's ``model`` and write its final files; ``saved`` gathers the
+    checkpoints it writes."""
     # the past league: snapshots of earlier checkpoints of this run
     past: list[Actor] = []
     if resume_from is not None:
@@ -247,8 +268,6 @@ def _train_on(
             with contextlib.suppress(ValueError):  # a broken checkpoint was already reported
                 past.append(load_actor(path))
         env.set_past_policies([ActorPolicy(a, opp_rng) for a in past])
-
-    saved: list[Path] = []
 
     def save_checkpoint() -> Path:
         path = run.checkpoint_path(model.num_timesteps)

@@ -1,0 +1,87 @@
+"""What the training audit found: a session that failed left its settings to the next
+resume, batch sizes that leave a minibatch of one step, a new run that failed leaving its
+folder, rllib resuming a corrupt checkpoint, 'past' that never plays, run names the
+printed commands cannot hold, stale rows of eval.jsonl, presets with another backend or
+a resume, and exporting a run that has no model yet."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sb3_contrib import MaskablePPO
+from test_run_safety import smoke
+
+from agents.ppo import run_table_sizes
+from train.training import train
+from train.training.resume import resume_config
+from train.training.run_dir import RunDir
+
+
+def crash_in_the_first_update(monkeypatch) -> None:
+    """PPO's update fails (as torch's NaN logits did), before the session saves anything."""
+
+    def crash(self, *args, **kwargs):
+        raise RuntimeError("the update failed")
+
+    monkeypatch.setattr(MaskablePPO, "train", crash)
+
+
+# --------------------------------------------------------------------------- 1. a failed session's settings
+
+
+def test_a_resume_that_failed_leaves_its_settings_to_no_later_resume(tmp_path, monkeypatch):
+    """A resume with --players 6 that crashed wrote config.resume_1.json and no session:
+    the next plain --resume took its 6 players over, and the model claimed 6 players."""
+    train(smoke(tmp_path, "a", players=(2,), eval_players=(2,)))
+    run = RunDir(tmp_path / "a")
+    crash_in_the_first_update(monkeypatch)
+    with pytest.raises(RuntimeError, match="the update failed"):
+        train(resume_config(run.path, {"players": (6,), "n_epochs": 3, "total_timesteps": 4096}))
+    monkeypatch.undo()
+    assert [p.name for p in run.config_files()] == ["config.json"]  # the failed session's file is gone
+    config = resume_config(run.path, {"total_timesteps": 4096})
+    assert (config.players, config.n_epochs) == ((2,), 1)
+    assert run_table_sizes(run.model_path) == (2,)
+
+
+def test_a_config_left_by_a_killed_session_counts_only_if_it_saved_a_checkpoint(tmp_path):
+    """kill -9 cannot clean up: its config.resume_<k>.json stays, with no line in
+    sessions.jsonl. It is passed over unless the run holds a checkpoint beyond every
+    recorded session (the killed session trained it)."""
+    train(smoke(tmp_path, "k", players=(2,), eval_players=(2,)))
+    run = RunDir(tmp_path / "k")
+    left = run.path / "config.resume_1.json"
+    left.write_text(json.dumps({**json.loads(run.config_path.read_text()), "players": [6], "n_epochs": 3}))
+    assert resume_config(run.path, {"total_timesteps": 4096}).players == (2,)
+    assert run.recorded_config_path() == run.config_path
+    assert run_table_sizes(run.model_path) == (2,)  # the model: 2048 steps, all of them heads-up
+    assert run_table_sizes(run.checkpoint_path(2048)) == (2,)
+    # a later session that went on from the same step shows the one between never trained
+    run.append_session(2048, 3072, "config.resume_2.json", run.checkpoint_path(2048), False)
+    (run.path / "config.resume_2.json").write_text(json.dumps({"players": [4]}))
+    assert run_table_sizes(run.checkpoint_path(3072)) == (2, 4)
+    assert run.next_resume_config_path().name == "config.resume_3.json"
+    # a killed session that saved a checkpoint beyond every recorded one did train
+    (run.path / "config.resume_2.json").unlink()
+    run.sessions_path.write_text(run.sessions_path.read_text().splitlines()[0] + "\n")
+    (run.checkpoints_dir / "ppo_3072.zip").write_bytes(run.checkpoint_path(2048).read_bytes())
+    assert run.recorded_config_path() == left
+    assert run_table_sizes(run.checkpoint_path(3072)) == (2, 6)
+
+
+def test_the_next_resume_after_a_failed_one_trains_with_the_runs_own_settings(tmp_path, monkeypatch, capsys):
+    from train.cli import main
+
+    root = str(tmp_path)
+    base = ["--final-eval-games", "0", "--no-progress-bar"]
+    assert main(["train", "--preset", "smoke", "--players", "2", "--eval-players", "2", "--run-dir", root,
+                 "--run-name", "a", "--no-tensorboard", *base]) == 0  # fmt: skip
+    crash_in_the_first_update(monkeypatch)
+    with pytest.raises(RuntimeError):
+        main(["train", "--resume", str(tmp_path / "a"), "--players", "6", "--total-timesteps", "4096", *base])
+    monkeypatch.undo()
+    assert main(["train", "--resume", str(tmp_path / "a"), "--total-timesteps", "3072", *base]) == 0
+    ran = json.loads((tmp_path / "a" / "config.resume_1.json").read_text())
+    assert ran["players"] == [2] and ran["total_timesteps"] == 3072
+    capsys.readouterr()
