@@ -85,3 +85,60 @@ def test_the_next_resume_after_a_failed_one_trains_with_the_runs_own_settings(tm
     ran = json.loads((tmp_path / "a" / "config.resume_1.json").read_text())
     assert ran["players"] == [2] and ran["total_timesteps"] == 3072
     capsys.readouterr()
+
+
+# --------------------------------------------------------------------------- 3. minibatches of 1, failed new runs
+
+
+@pytest.mark.parametrize("batch_size", [511, 1, 3])
+def test_a_batch_size_that_leaves_a_minibatch_of_one_step_is_refused_on_sb3(tmp_path, batch_size):
+    """--preset smoke --batch-size 511 (a rollout of 16 x 32 = 512) passed the checks, then
+    died in torch with NaN logits: sb3-contrib normalises the advantages of every
+    minibatch, and the last one held one step (batch size 3: 512 = 170 x 3 + 2 is fine)."""
+    config = smoke(tmp_path, "b", batch_size=batch_size)
+    if batch_size == 3:
+        config.validate()
+        return
+    message = rf"config key 'batch_size' \({batch_size}\) leaves a minibatch of 1 step .* 512"
+    with pytest.raises(ValueError, match=message):
+        config.validate()
+    # rllib cycles through the batch to fill every minibatch, and normalises over the whole batch
+    smoke(tmp_path, "b", batch_size=batch_size, backend="rllib", options=None).validate()
+
+
+def test_the_command_line_refuses_such_a_batch_size_in_one_line(tmp_path, capsys):
+    from train.cli import main
+
+    argv = ["train", "--preset", "smoke", "--batch-size", "511", "--run-dir", str(tmp_path), "--run-name", "b"]
+    assert main([*argv, "--final-eval-games", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'batch_size' (511)" in err and not (tmp_path / "b").exists()
+
+
+def test_a_new_run_that_fails_before_it_saves_anything_leaves_no_folder(tmp_path, monkeypatch):
+    """It left runs/<name>/ with config.json and tb/: the name was taken, and the
+    --resume it suggested found no checkpoint."""
+    crash_in_the_first_update(monkeypatch)
+    with pytest.raises(RuntimeError, match="the update failed"):
+        train(smoke(tmp_path, "n", options={"tensorboard": True}))
+    assert not (tmp_path / "n").exists()
+    monkeypatch.undo()
+    assert train(smoke(tmp_path, "n", total_timesteps=512, checkpoint_every=0)).num_timesteps == 512
+
+
+def test_a_new_run_that_saved_a_checkpoint_keeps_its_folder_when_it_fails_later(tmp_path, monkeypatch):
+    calls = {"k": 0}
+    real = MaskablePPO.train
+
+    def crash_later(self, *args, **kwargs):
+        calls["k"] += 1
+        if calls["k"] == 3:  # after the checkpoint at 1024 steps (two rollouts of 512)
+            raise RuntimeError("the update failed")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(MaskablePPO, "train", crash_later)
+    with pytest.raises(RuntimeError):
+        train(smoke(tmp_path, "s"))
+    run = RunDir(tmp_path / "s")
+    assert [p.name for p in run.checkpoints()] == ["ppo_1024.zip"] and run.config_path.exists()
+    assert not run.lock_path.exists()

@@ -62,6 +62,14 @@ _CHECKPOINT_NAME = re.compile(r"ppo_(\d+)\.zip|rllib_(\d+)")
 """A checkpoint's name in ``checkpoints/``: the sb3 backend's file or the rllib backend's folder."""
 TEMP_GLOB = ".*.tmp"
 """Temporary files (and the RLlib backend's temporary checkpoint folders) of writes in progress."""
+RUN_FILES = (
+    *("config.json", "eval.jsonl", "progress.jsonl", "summary.json", "sessions.jsonl"),
+    *("tb", "ray", "ray_results"),
+)
+"""What the trainers write in a run directory besides checkpoints, models and the lock
+(``ray`` and ``ray_results``: the rllib backend's Ray files and RLlib's logs)."""
+MODEL_FILES = ("model.zip", "model.npz")
+"""A run's final model: the sb3 backend's and the rllib backend's."""
 _LOCK_BEING_WRITTEN_S = 10.0
 """An unreadable lock younger than this is taken to be a starting trainer's (the fallback
 for file systems without hard links writes it in place); an older one as left behind."""
@@ -360,6 +368,24 @@ class RunDir:
             new_file(self.path, ".write_test.", "").unlink(missing_ok=True)
         except OSError as exc:
             raise RunDirError(f"cannot write the run directory {self.path}: {_reason(exc)}") from None
+
+    def remove_new_run(self) -> None:
+        """Remove a new run that failed before it saved a checkpoint or a model: the files
+        and folders the trainers write (:data:`RUN_FILES`; the folder was empty or absent
+        when the run began), then the directory if nothing else is left, so that its name
+        is free for the next try. A run that saved something is left whole. Only the holder
+        of the lock calls it."""
+        if self.checkpoint_step_counts() or any((self.path / name).exists() for name in MODEL_FILES):
+            return
+        for name in RUN_FILES:
+            path = self.path / name
+            with contextlib.suppress(OSError):
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                elif path.exists() or path.is_symlink():
+                    path.unlink()
+        self._remove_temp_files()
+        self.remove_if_empty()
 
     def remove_if_empty(self) -> None:
         """Remove the directory (``checkpoints/`` and the lock included) if nothing else

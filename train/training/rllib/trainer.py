@@ -342,9 +342,8 @@ def train_rllib(config: TrainConfig) -> TrainResult:
             with ray_session(run, config.options.address):
                 return _train_rllib_locked(config, run, resume_from)
         except BaseException:
-            if fresh and not run.config_files():  # stopped before it wrote anything: Ray's start-up files
-                shutil.rmtree(run.path / "ray", ignore_errors=True)  # go, and no folder blocks the next try
-                run.remove_if_empty()
+            if fresh:  # a new run that failed before it saved anything (Ray's start-up files, RLlib's logs,
+                run.remove_new_run()  # its config) leaves no folder to block the next try
             raise
 
 

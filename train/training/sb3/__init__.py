@@ -12,6 +12,7 @@ run starts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from train.training.backend import Backend, imported_when_run
 
@@ -59,6 +60,20 @@ class Sb3Options:
             raise ValueError(f"config key 'verbose' must be 0, 1 or 2, got {self.verbose}")
 
 
+def _check(config: Any) -> None:
+    """A ``ValueError`` for a ``batch_size`` that leaves a minibatch of one step: MaskablePPO
+    normalises the advantages of each minibatch (the last one is the rollout's remainder),
+    and one step has no spread, so its update turns the policy into NaN."""
+    rollout = config.n_steps * config.n_envs
+    if config.batch_size == 1 or rollout % config.batch_size == 1:
+        raise ValueError(
+            f"config key 'batch_size' ({config.batch_size}) leaves a minibatch of 1 step from each rollout of "
+            f"n_steps x n_envs = {rollout} steps: sb3 normalises the advantages of every minibatch, which one "
+            f"step cannot do (its update would be NaN); give a batch size of at least 2 that divides {rollout} "
+            "or leaves 2 steps or more"
+        )
+
+
 BACKEND = Backend(
     name="sb3",
     summary="MaskablePPO on the batched vec env",
@@ -66,4 +81,5 @@ BACKEND = Backend(
     algorithm="maskableppo",
     run=imported_when_run("train.training.sb3.trainer", "train_sb3"),
     options=Sb3Options,
+    check=_check,
 )

@@ -98,8 +98,8 @@ def train_sb3(config: TrainConfig) -> TrainResult:
                     resume_from = find_checkpoint(config.resume)
             return _train_locked(config, run, resume_from, torch, MaskablePPO)
         except BaseException:
-            if fresh:  # a new run that failed before it wrote anything leaves no folder to block the next try
-                run.remove_if_empty()
+            if fresh:  # a new run that failed before it saved anything leaves no folder to block the next try
+                run.remove_new_run()
             raise
 
 
