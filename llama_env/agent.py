@@ -211,12 +211,37 @@ def _load_builtins() -> None:
     registered or loaded: their names are then taken first, whatever the order in which
     a program imports its plugins or the entry points are listed, and a plugin that
     reuses one is refused with a message instead of making ``import agents`` fail."""
-    global _builtins_loaded
+    global _builtins_loaded, _hidden
     if not _builtins_loaded:
         _builtins_loaded = True
         for ep in _entry_points():
             if ep.name == BUILTIN_ENTRY_POINT:
                 _load(ep)
+                _hidden = _hiding(ep.value)
+                if _hidden:
+                    warnings.warn(_hidden, RuntimeWarning, stacklevel=4)
+
+
+_hidden = ""
+"""Why the built-in agents did not register, when another module took their package's name."""
+
+
+def _hiding(package: str) -> str:
+    """A sentence naming what hides the package of the built-in agents, ``package``
+    (``agents``): a file or folder of that name in a script's folder or the current one
+    is imported in its place, and registers nothing. Empty when the package is llama-rl's."""
+    import sys
+    from pathlib import Path
+
+    module = sys.modules.get(package)
+    where = getattr(module, "__file__", None)
+    ours = Path(__file__).resolve().parent.parent / package
+    if module is None or where is None or Path(where).resolve().is_relative_to(ours):
+        return ""
+    return (
+        f"the built-in agents are not registered: 'import {package}' found {where}, not llama-rl's "
+        f"package; rename that file or folder (or run from another folder)"
+    )
 
 
 def _load_plugins() -> None:
@@ -256,7 +281,8 @@ def grouped() -> dict[str, dict[str, str]]:
 
 def _unknown(name: object) -> ValueError:
     known = _known()
-    hint = ", ".join(known) if known else "none (install the package llama-rl, so that its agents register)"
+    why = _hidden or "install the package llama-rl, so that its agents register"
+    hint = ", ".join(known) if known else f"none ({why})"
     return ValueError(f"unknown agent {name!r}; known agents: {hint}")
 
 

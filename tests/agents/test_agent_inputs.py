@@ -9,6 +9,8 @@ import os
 import pickle
 import random
 import shutil
+import subprocess
+import sys
 import zipfile
 from collections import OrderedDict
 
@@ -482,3 +484,15 @@ def test_a_zip_with_an_activation_the_actor_cannot_play_is_refused(tmp_path):
     MaskablePPO("MlpPolicy", gym.make("Llama-v0", num_players=2), policy_kwargs=kwargs).save(tmp_path / "m.zip")
     with pytest.raises(ValueError, match="activation is ELU; the ppo agent plays tanh or relu"):
         load_actor(tmp_path / "m.zip")
+
+
+def test_a_file_named_agents_beside_a_script_is_named_when_it_hides_the_built_in_agents(tmp_path):
+    """A user's own agents.py in the folder of a script (or the current one, for python -c)
+    is imported in place of the package: no agent registered, and the error said to
+    install llama-rl, which was installed."""
+    (tmp_path / "agents.py").write_text("MINE = True\n")
+    code = "import llama_env\nllama_env.agent.make('heuristic')\n"
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    assert f"'import agents' found {tmp_path / 'agents.py'}, not llama-rl's package" in run.stderr
+    assert "install the package" not in run.stderr
