@@ -896,3 +896,20 @@ def test_rays_socket_folder_is_short_enough_on_macos_and_a_long_one_is_named(mon
     monkeypatch.setattr(trainer.sys, "platform", "linux")
     with pytest.raises(ValueError, match=f"temporary folder {macos_temp} is too long a path for Ray's sockets"):
         trainer.ray_link(tmp_path / "run" / "ray")
+
+
+@pytest.mark.slow
+def test_an_rllib_resume_goes_past_a_truncated_newest_checkpoint(tmp_path, capsys):
+    """A learner state cut short in the newest checkpoint ended the resume in a bare
+    UnpicklingError traceback; it is skipped with a warning, as on sb3, and the run goes
+    on from the checkpoint before it."""
+    assert main(tiny_run(tmp_path, "cut", 512, "--checkpoint-every", "256")) == 0
+    run = tmp_path / "cut"
+    older, newest = sorted((run / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))[-2:]
+    state = newest / "learner_group" / "learner" / "state.pkl"
+    state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
+    with pytest.warns(RuntimeWarning, match=f"resume: skipping {newest} "):
+        code = main(["train", "--resume", str(run), "--total-timesteps", "1024", "--final-eval-games", "0"])
+    assert code == 0, capsys.readouterr().err
+    sessions = [json.loads(line) for line in (run / "sessions.jsonl").read_text().splitlines()]
+    assert sessions[-1]["resumed_from"] == str(older) and sessions[-1]["ended_at_step"] >= 1024

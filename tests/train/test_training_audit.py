@@ -7,15 +7,19 @@ a resume, and exporting a run that has no model yet."""
 from __future__ import annotations
 
 import json
+import os
+import pickle
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sb3_contrib import MaskablePPO
 from test_run_safety import smoke
 
-from agents.ppo import run_table_sizes
+from agents.ppo import RLLIB_MODULE_STATE, run_table_sizes
 from train.training import train
 from train.training.resume import resume_config
-from train.training.run_dir import RunDir
+from train.training.run_dir import RLLIB_CHECKPOINT_FILES, RunDir, rllib_checkpoint_problem
 
 
 def crash_in_the_first_update(monkeypatch) -> None:
@@ -142,3 +146,102 @@ def test_a_new_run_that_saved_a_checkpoint_keeps_its_folder_when_it_fails_later(
     run = RunDir(tmp_path / "s")
     assert [p.name for p in run.checkpoints()] == ["ppo_1024.zip"] and run.config_path.exists()
     assert not run.lock_path.exists()
+
+
+# --------------------------------------------------------------------------- 2. rllib: a damaged newest checkpoint
+
+needs_rllib = pytest.mark.skipif(os.environ.get("LLAMA_RL_NO_RLLIB") == "1", reason="the rllib extra is absent")
+
+
+def rllib_checkpoint(folder: Path) -> Path:
+    """A folder laid out as RLlib writes a checkpoint, whole (its pickles hold nothing)."""
+    for name in (*RLLIB_CHECKPOINT_FILES, RLLIB_MODULE_STATE.as_posix(), "env_runner/state.pkl"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        content = b"{}" if name.endswith(".json") else pickle.dumps({"w": [1.0] * 50})
+        (folder / name).write_bytes(content)
+    return folder
+
+
+def fake_rllib_run(root: Path) -> RunDir:
+    from train.training import TrainConfig
+
+    config = TrainConfig(backend="rllib", players=(2,), opponents={"random": 1.0}, total_timesteps=768, n_envs=8,
+                         n_steps=32, batch_size=128, n_epochs=1, net_arch=(8,), eval_every=0, progress_bar=False,
+                         run_dir=str(root), run_name="rl")  # fmt: skip
+    run = RunDir(config.run_path())
+    run.checkpoints_dir.mkdir(parents=True)
+    run.config_path.write_text(json.dumps(config.to_dict()))
+    run.append_session(0, 768, "config.json", None, False)
+    for steps in (256, 512):
+        rllib_checkpoint(run.checkpoints_dir / f"rllib_{steps}")
+    return run
+
+
+@pytest.fixture
+def no_ray(monkeypatch):
+    """The rllib trainer with Ray, RLlib's algorithm and the training loop replaced: what
+    it restored, and where it stopped, are recorded."""
+    import contextlib
+
+    import train.training.rllib.trainer as trainer
+
+    seen: dict[str, object] = {"restored": None, "fail": None}
+
+    class Algo:
+        def restore_from_path(self, path):
+            if seen["fail"]:
+                raise pickle.UnpicklingError(seen["fail"])
+            seen["restored"] = Path(path)
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(trainer, "ray_session", lambda run, address: contextlib.nullcontext())
+    monkeypatch.setattr(trainer, "build_algorithm_config", lambda config, seed: SimpleNamespace(build_algo=Algo))
+    monkeypatch.setattr(trainer, "_loop", lambda *args: "trained")
+    return seen
+
+
+@needs_rllib
+def test_an_rllib_resume_skips_a_damaged_newest_checkpoint_with_a_warning(tmp_path, no_ray):
+    """A truncated learner state (or an empty rllib_<steps> folder) ended in a bare
+    UnpicklingError traceback; the docs say a broken checkpoint is skipped, as on sb3."""
+    from train.training.rllib.trainer import train_rllib
+
+    run = fake_rllib_run(tmp_path)
+    state = run.checkpoints_dir / "rllib_512" / "learner_group" / "learner" / "state.pkl"
+    state.write_bytes(state.read_bytes()[:40])
+    (run.checkpoints_dir / "rllib_768").mkdir()  # a folder left empty
+    with pytest.warns(RuntimeWarning) as caught:
+        assert train_rllib(resume_config(run.path, {"total_timesteps": 2048})) == "trained"
+    assert no_ray["restored"] == (run.checkpoints_dir / "rllib_256").resolve()
+    said = [str(w.message) for w in caught if "skipping" in str(w.message)]
+    assert said == [
+        f"resume: skipping {run.checkpoints_dir / 'rllib_768'} (the folder is empty)",
+        f"resume: skipping {run.checkpoints_dir / 'rllib_512'} (its learner_group/learner/state.pkl is cut short "
+        "or unreadable (ValueError: not enough data in stream to read float8))",
+    ]
+    assert rllib_checkpoint_problem(run.checkpoints_dir / "rllib_256") is None
+
+
+@needs_rllib
+def test_an_rllib_checkpoint_that_cannot_be_restored_is_one_line(tmp_path, no_ray, capsys):
+    from train.cli import main
+
+    run = fake_rllib_run(tmp_path)
+    for name in ("rllib_256", "rllib_512"):
+        (run.checkpoints_dir / name / RLLIB_MODULE_STATE).unlink()
+    with pytest.warns(RuntimeWarning, match="it has no learner_group/learner/rl_module/shared/module_state.pkl"):
+        code = main(["train", "--resume", str(run.path), "--total-timesteps", "2048", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (
+        f"llama-rl: error: config key 'resume': no usable RLlib checkpoint in {run.path}: every one in "
+        f"{run.checkpoints_dir} is damaged (see the warnings)\n"
+    )
+    rllib_checkpoint(run.checkpoints_dir / "rllib_512")
+    no_ray["fail"] = "invalid load key, 'x'."
+    code = main(["train", "--resume", str(run.path), "--total-timesteps", "2048", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"cannot restore {run.checkpoints_dir / 'rllib_512'} (UnpicklingError: invalid load key" in err
+    assert [p.name for p in run.config_files()] == ["config.json"]  # the failed session left no config

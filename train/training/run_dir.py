@@ -51,6 +51,7 @@ __all__ = [
     "atomic_write",
     "write_json_atomic",
     "checkpoint_problem",
+    "rllib_checkpoint_problem",
     "saved_steps",
     "checkpoint_steps",
     "signal_handler",
@@ -168,6 +169,44 @@ def checkpoint_problem(path: Path) -> str | None:
             return f"its step count is negative ({data['num_timesteps']})"
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RecursionError) as exc:
         return f"{type(exc).__name__}: {error_line(exc)}"  # (RecursionError: JSON nested too deep)
+    return None
+
+
+RLLIB_CHECKPOINT_FILES = ("rllib_checkpoint.json", "algorithm_state.pkl", "learner_group/learner/state.pkl")
+"""What every RLlib checkpoint folder holds (beside the policy's module state): RLlib's
+index, the algorithm's state and the learner's (the weights and the optimiser)."""
+
+
+def rllib_checkpoint_problem(path: Path) -> str | None:
+    """Why ``path`` is not a whole RLlib checkpoint folder (``None`` when it looks whole):
+    not a folder, empty, a file it must hold missing, a JSON file unreadable or a pickle cut
+    short. Read without Ray and without unpickling anything (the pickles' opcodes are
+    walked to their end)."""
+    import pickletools
+
+    from agents.ppo import RLLIB_MODULE_STATE
+
+    if not path.is_dir():
+        return "it is not a folder"
+    try:
+        files = sorted(p for p in path.rglob("*") if p.is_file())
+        if not files:
+            return "the folder is empty"
+        for name in (*RLLIB_CHECKPOINT_FILES, RLLIB_MODULE_STATE.as_posix()):
+            if not (path / name).is_file():
+                return f"it has no {name}"
+    except OSError as exc:
+        return error_line(exc)
+    for file in files:
+        try:
+            if file.suffix == ".json":
+                json.loads(file.read_text(encoding="utf-8"))
+            elif file.suffix == ".pkl":
+                with open(file, "rb") as fh:
+                    for _ in pickletools.genops(fh):
+                        pass
+        except (OSError, ValueError, RecursionError) as exc:
+            return f"its {file.relative_to(path).as_posix()} is cut short or unreadable ({error_line(exc)})"
     return None
 
 

@@ -45,12 +45,19 @@ import cloudpickle
 
 from agents.ppo import Actor, save_actor
 from llama_env.agent import registrations
+from llama_env.engine import error_line
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
 from train.training.result import TrainResult, step_bar
 from train.training.resume import check_steps_left, session_run
 from train.training.rllib import RllibOptions
-from train.training.run_dir import RunDir, RunDirError, saving_despite_ctrl_c, write_json_atomic
+from train.training.run_dir import (
+    RunDir,
+    RunDirError,
+    rllib_checkpoint_problem,
+    saving_despite_ctrl_c,
+    write_json_atomic,
+)
 
 __all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config"]
 
@@ -292,6 +299,22 @@ def _checkpoints(run: RunDir) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
+def newest_whole_checkpoint(checkpoints: list[Path], run: RunDir) -> Path:
+    """The newest of ``checkpoints`` (oldest first) that is whole
+    (:func:`~train.training.run_dir.rllib_checkpoint_problem`); the newer ones are skipped
+    with a warning naming each, as the sb3 backend skips its broken checkpoints. A
+    ``ValueError`` when none is whole."""
+    for checkpoint in reversed(checkpoints):
+        problem = rllib_checkpoint_problem(checkpoint)
+        if problem is None:
+            return checkpoint
+        warnings.warn(f"resume: skipping {checkpoint} ({problem})", RuntimeWarning, stacklevel=2)
+    raise ValueError(
+        f"config key 'resume': no usable RLlib checkpoint in {run.path}: every one in {run.checkpoints_dir} is "
+        "damaged (see the warnings)"
+    )
+
+
 def _save_checkpoint(algo: Any, run: RunDir, steps: int) -> Path:
     """``algo.save_to_path`` into a temporary folder, then renamed into place."""
     final = run.checkpoints_dir / f"{RLLIB_CHECKPOINT_PREFIX}{steps}"
@@ -334,7 +357,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
                 f"config key 'resume': no RLlib checkpoint in {config.resume if fresh else run.path} (the rllib "
                 "backend continues a run directory it wrote, or a checkpoint in one)"
             )
-        resume_from = found[-1]
+        resume_from = newest_whole_checkpoint(found, run)
         check_steps_left(resume_from, _trained_steps(resume_from), config)
     run.create(fresh=fresh)
     with run.lock():
@@ -370,7 +393,7 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
         algo = build_algorithm_config(config, env_seed).build_algo()
         try:
             if resume_from is not None:
-                algo.restore_from_path(str(resume_from.resolve()))
+                _restore(algo, resume_from, run)
             return _loop(config, run, algo, resume_from, start_steps, config_file, saved)
         finally:
             algo.stop()
@@ -379,6 +402,18 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
             with contextlib.suppress(OSError):
                 config_file.unlink()
         raise
+
+
+def _restore(algo: Any, checkpoint: Path, run: RunDir) -> None:
+    """``algo.restore_from_path(checkpoint)``; a checkpoint whole to the eye that RLlib
+    still cannot read is a ``ValueError`` naming it, not RLlib's traceback."""
+    try:
+        algo.restore_from_path(str(checkpoint.resolve()))
+    except Exception as exc:  # noqa: BLE001 - a damaged pickle or state raises many types
+        raise ValueError(
+            f"config key 'resume': cannot restore {checkpoint} ({error_line(exc)}): move it out of "
+            f"{run.checkpoints_dir} to resume from the one before"
+        ) from None
 
 
 def _loop(
