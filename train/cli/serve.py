@@ -81,7 +81,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
             "Start a local web app: play against agents by clicking, with friends at one table (one private "
             "link per person), watch agents play each other, replay a game record, and see the history and "
             "ratings of every game played in it. It listens on 127.0.0.1 only unless --host says otherwise. "
-            "Needs the 'web' extra (pip install -e '.[web]' in the checkout)."
+            "Needs the 'web' extra (from a checkout: pip install -e '.[web]'; without it the command prints "
+            "the line that installs it here)."
         ),
         epilog=(
             "examples:\n  llama-rl serve\n  llama-rl serve --port 8080\n"
