@@ -245,3 +245,40 @@ def test_an_rllib_checkpoint_that_cannot_be_restored_is_one_line(tmp_path, no_ra
     assert code == 2 and err.count("\n") == 1, err
     assert f"cannot restore {run.checkpoints_dir / 'rllib_512'} (UnpicklingError: invalid load key" in err
     assert [p.name for p in run.config_files()] == ["config.json"]  # the failed session left no config
+
+
+# --------------------------------------------------------------------------- 4. 'past' that never plays
+
+
+def test_past_that_never_gets_a_snapshot_is_named_once_at_the_start(tmp_path):
+    """The defaults with --total-timesteps 150000 (past 0.2, past_every 200,000) played
+    'past' as 'self' the whole run, without a word."""
+    import warnings
+
+    from train.cli import main
+
+    def said(argv: list[str]) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert main([*argv, "--final-eval-games", "0"]) == 0
+        return [str(w.message) for w in caught if "'past' plays as 'self'" in str(w.message)]
+
+    argv = ["train", "--preset", "smoke", "--opponents", "heuristic:0.5,past:0.5", "--run-dir", str(tmp_path)]
+    assert said([*argv, "--past-every", "4096", "--run-name", "p"]) == [
+        "opponents: 'past' plays as 'self' until the first snapshot at step 4,096 (past_every 4,096), and this "
+        "run ends at 2,048: give a smaller past_every, or drop 'past'"
+    ]
+    # a resumed sb3 run refills its pool from the run's checkpoints: 'past' plays them
+    assert said(["train", "--resume", str(tmp_path / "p"), "--total-timesteps", "3072"]) == []
+    # a first snapshot in time: nothing said
+    assert said([*argv, "--past-every", "1024", "--run-name", "q"]) == []
+
+
+@needs_rllib
+def test_an_rllib_resume_starts_with_an_empty_past_pool_and_says_when_it_never_fills(tmp_path, no_ray):
+    run = fake_rllib_run(tmp_path)
+    overrides = {"opponents": {"random": 1.0, "past": 1.0}, "past_every": 2048, "total_timesteps": 1536}
+    from train.training.rllib.trainer import train_rllib
+
+    with pytest.warns(RuntimeWarning, match=r"'past' plays as 'self' until the first snapshot at step 2,048 "):
+        train_rllib(resume_config(run.path, overrides))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["OpponentMix", "Seating", "POLICY_KINDS", "past_index"]
+__all__ = ["OpponentMix", "Seating", "POLICY_KINDS", "past_index", "past_never_plays"]
 
 POLICY_KINDS = ("self", "past")
 """Opponent kinds played by the policy being trained (or a snapshot of it) rather than a registered agent."""
@@ -86,3 +86,21 @@ class OpponentMix:
                 kind = f"past#{int(rng.integers(past_pool))}" if past_pool else "self"
             kinds[(seat + 1 + j) % n] = kind
         return Seating(n, seat, tuple(kinds))
+
+
+def past_never_plays(
+    opponents: Mapping[str, float], past_every: int, total_timesteps: int, start: int, pool: int
+) -> str | None:
+    """The warning for a session whose ``"past"`` opponents would play as ``"self"`` from
+    its start to its end: the mix holds ``past``, the pool holds ``pool`` snapshots at the
+    session's ``start`` step (none on a new run), and the first snapshot, at the next
+    multiple of ``past_every``, comes no sooner than ``total_timesteps``. ``None`` otherwise."""
+    if not opponents.get("past") or pool or not past_every:
+        return None
+    first = (start // past_every + 1) * past_every
+    if first < total_timesteps:
+        return None
+    return (
+        f"opponents: 'past' plays as 'self' until the first snapshot at step {first:,} (past_every "
+        f"{past_every:,}), and this run ends at {total_timesteps:,}: give a smaller past_every, or drop 'past'"
+    )

@@ -58,6 +58,7 @@ from train.training.run_dir import (
     saving_despite_ctrl_c,
     write_json_atomic,
 )
+from train.training.seats import past_never_plays
 
 __all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config"]
 
@@ -388,6 +389,9 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
     import ray.tune.trainable.trainable as trainable
 
     trainable.DEFAULT_STORAGE_PATH = str((run.path / "ray_results").resolve())
+    never = past_never_plays(config.opponents, config.past_every, config.total_timesteps, start_steps, 0)
+    if never:  # the pool starts empty: it is filled by this session's snapshots alone
+        warnings.warn(never, RuntimeWarning, stacklevel=2)
     saved: list[Path] = []
     try:
         algo = build_algorithm_config(config, env_seed).build_algo()

@@ -47,6 +47,7 @@ from train.training.sb3 import Sb3Options
 from train.training.sb3.callbacks import TrainingHooks
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, policy_rng
 from train.training.sb3.workers import SplitVecEnv, make_vec_env
+from train.training.seats import past_never_plays
 
 __all__ = ["train_sb3", "save_model"]
 
@@ -268,6 +269,11 @@ def _learn(
             with contextlib.suppress(ValueError):  # a broken checkpoint was already reported
                 past.append(load_actor(path))
         env.set_past_policies([ActorPolicy(a, opp_rng) for a in past])
+    never = past_never_plays(
+        config.opponents, config.past_every, config.total_timesteps, model.num_timesteps, len(past)
+    )
+    if never:
+        warnings.warn(never, RuntimeWarning, stacklevel=2)
 
     def save_checkpoint() -> Path:
         path = run.checkpoint_path(model.num_timesteps)
