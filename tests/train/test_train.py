@@ -408,8 +408,8 @@ def test_bad_flag_values_are_usage_errors(capsys, flag, value, fragment):
 
 @pytest.mark.parametrize(
     ("players", "eval_seats", "play_size"),
-    [((2, 3, 4, 5, 6), 2, 3), ((4,), 4, 4), ((2,), 2, 2), ((2, 4, 4), 2, 3)],
-    ids=["general", "4p-specialist", "heads-up-specialist", "mixed"],
+    [((2, 3, 4, 5, 6), 2, 3), ((4,), 4, 4), ((2,), 2, 2), ((2, 4, 4), 2, 4), ((6, 4), 4, 4), ((3, 5), 3, 3)],
+    ids=["general", "4p-specialist", "heads-up-specialist", "mixed", "no-heads-up", "odd"],
 )
 def test_the_next_commands_fit_the_table_the_run_trained_at(smoke_run, capsys, players, eval_seats, play_size):
     lines = next_commands(str(smoke_run), players, 2048).splitlines()

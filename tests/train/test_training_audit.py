@@ -282,3 +282,27 @@ def test_an_rllib_resume_starts_with_an_empty_past_pool_and_says_when_it_never_f
 
     with pytest.warns(RuntimeWarning, match=r"'past' plays as 'self' until the first snapshot at step 2,048 "):
         train_rllib(resume_config(run.path, overrides))
+
+
+# --------------------------------------------------------------------------- 5. names the printed commands cannot hold
+
+
+def test_a_comma_in_a_new_runs_name_is_refused(tmp_path, capsys):
+    """--run-name a,b trained, then printed `llama-rl eval --agents ppo:path=runs/a,b,...`,
+    which reads two agents."""
+    from train.cli import main
+
+    with pytest.raises(ValueError, match=r"config key 'run_name' must not hold a comma, got 'a,b': .*ppo:path="):
+        smoke(tmp_path, "a,b").validate()
+    argv = ["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--run-name", "a,b", "--final-eval-games", "0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "must not hold a comma" in err and not (tmp_path / "a,b").exists()
+    # a model file from outside a run starts a new run too
+    train(smoke(tmp_path, "m"))
+    (tmp_path / "downloads").mkdir()
+    model = tmp_path / "downloads" / "model.zip"
+    model.write_bytes((tmp_path / "m" / "model.zip").read_bytes())
+    with pytest.raises(ValueError, match="must not hold a comma"):
+        train(smoke(tmp_path, "c,d", resume=str(model), total_timesteps=3072))
+    assert not (tmp_path / "c,d").exists()

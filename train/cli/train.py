@@ -166,14 +166,15 @@ def rule_flags(config: TrainConfig) -> str:
 
 
 def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "", stopped_early: bool = False) -> str:
-    """What to do with a finished run: measure it, play it, train it on. A run trained at
-    one table size (a specialist) is measured and played there; a run over several sizes
-    heads-up and at a 3-player table. ``rules``: the run's rule flags (:func:`rule_flags`).
-    A run that stopped at its ``stop_win_share`` would stop again at its next evaluation
-    when resumed: training it further turns the stop off."""
-    sizes = set(players)
-    special = next(iter(sizes)) if len(sizes) == 1 else None
-    n_eval, n_play = (special, special) if special else (2, 3)
+    """What to do with a finished run: measure it, play it, train it on, at table sizes
+    it trained at. It is measured heads-up if it trained heads-up, else at its smallest
+    size; it is played at 3 players if it trained there, else at its smallest size with
+    opponents to spare (a specialist at its one size). ``rules``: the run's rule flags
+    (:func:`rule_flags`). A run that stopped at its ``stop_win_share`` would stop again at
+    its next evaluation when resumed: training it further turns the stop off."""
+    sizes = sorted(set(players))
+    n_eval = sizes[0]
+    n_play = 3 if 3 in sizes else next((n for n in sizes if n > 2), sizes[0])
     agents = shlex.quote(",".join([f"ppo:path={run}", *["heuristic"] * (n_eval - 1)]))  # pasted into a shell
     table = "heads-up" if n_eval == 2 else f"{n_eval} players"
     return (

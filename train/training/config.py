@@ -51,6 +51,7 @@ __all__ = [
     "flag_fields",
     "FlagField",
     "check_option_types",
+    "check_new_run_name",
 ]
 
 OPPONENT_SPECIALS = ("self", "past")
@@ -151,7 +152,9 @@ class TrainConfig:
     checkpoint_every: int = _f(250_000, "save a checkpoint every this many steps (0 = only at the end)")
     run_dir: str = _f("runs", "parent folder of the run directories")
     run_name: str = _f(
-        "", "run directory name (default llama__<algorithm>__<seed>__<unix time>, the algorithm named by the backend)"
+        "",
+        "run directory name, without a comma (default llama__<algorithm>__<seed>__<unix time>, the algorithm named by "
+        "the backend)",
     )
     resume: str = _f("", "a checkpoint .zip (or a run directory) to continue from; its step count continues")
     progress_bar: bool = _f(True, "show a progress bar")
@@ -287,6 +290,8 @@ class TrainConfig:
                 f"config key 'run_name' must not begin or end with a space nor hold a control character, "
                 f"got {self.run_name!r}"
             )
+        if not self.resume:  # a new run (resuming one, a model file or a run, is checked by session_run)
+            check_new_run_name(self.run_name)
         backend.check(self)
         return self
 
@@ -424,6 +429,17 @@ def _check_type(key: str, value: Any, typ: Any) -> None:
         ok, want = isinstance(value, str), "a string"
     if not ok:
         raise ValueError(f"config key {key!r} must be {want}, got {value!r}")
+
+
+def check_new_run_name(name: str) -> None:
+    """A ``ValueError`` for a new run's name that the commands printed after training
+    cannot hold: ``ppo:path=<run>`` ends at a comma (agents are listed with commas). A run
+    that already has such a name goes on under it."""
+    if "," in name:
+        raise ValueError(
+            f"config key 'run_name' must not hold a comma, got {name!r}: the commands that evaluate and play a run "
+            "name its model as ppo:path=<run>, which a comma would cut"
+        )
 
 
 def _check_players(value: tuple[int, ...], key: str) -> None:

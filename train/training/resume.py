@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from train.training.config import TrainConfig, config_from_dict
+from train.training.config import TrainConfig, check_new_run_name, config_from_dict
 from train.training.run_dir import RunDir, checkpoint_problem, checkpoint_steps, saved_steps
 
 __all__ = [
@@ -64,6 +64,7 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     downloaded or copied ``model.zip``) starts a new run at ``config.run_path()`` from its
     weights and step count: the folder the file lies in is never written to."""
     if not config.resume or _bare_model(config.resume):
+        check_new_run_name(config.run_name)
         return RunDir(config.run_path()), True
     run = run_of(config.resume)
     recorded = _recorded(run)
