@@ -306,3 +306,38 @@ def test_a_comma_in_a_new_runs_name_is_refused(tmp_path, capsys):
     with pytest.raises(ValueError, match="must not hold a comma"):
         train(smoke(tmp_path, "c,d", resume=str(model), total_timesteps=3072))
     assert not (tmp_path / "c,d").exists()
+
+
+# --------------------------------------------------------------------------- 6. rows past the resumed step
+
+
+def rows(path: Path, key: str) -> list:
+    return [json.loads(line)[key] for line in path.read_text().splitlines()]
+
+
+def test_a_resume_drops_the_evaluations_a_killed_session_made_past_its_step(tmp_path):
+    """A session killed after an evaluation at 3072 but before its checkpoint there: the
+    resume went on from 2048 and evaluated at 3072 again, and eval.jsonl held two rows
+    for 3072."""
+    train(smoke(tmp_path, "e", eval_every=1024, eval_games=4))
+    run = RunDir(tmp_path / "e")
+    run.append_eval({"timesteps": 3072, "opponent": "heuristic", "win_share_2p": -1.0})  # the killed session's
+    with run.eval_path.open("a") as fh:
+        fh.write("a line of someone else's\n")
+    train(resume_config(run.path, {"total_timesteps": 3072}))
+    lines = run.eval_path.read_text().splitlines()
+    assert [json.loads(line)["timesteps"] for line in lines if line.startswith("{")] == [1024, 2048, 3072]
+    assert "a line of someone else's" in lines and all("-1.0" not in line for line in lines)
+
+
+@needs_rllib
+def test_an_rllib_resume_drops_the_progress_and_evaluations_past_its_step(tmp_path, no_ray):
+    from train.training.rllib.trainer import train_rllib
+
+    run = fake_rllib_run(tmp_path)
+    for steps in (256, 512, 768):
+        run.append_jsonl(run.path / "progress.jsonl", {"learner_steps": steps})
+        run.append_eval({"timesteps": steps, "opponent": "heuristic"})
+    train_rllib(resume_config(run.path, {"total_timesteps": 2048}))  # from rllib_512
+    assert rows(run.path / "progress.jsonl", "learner_steps") == [256, 512]
+    assert rows(run.eval_path, "timesteps") == [256, 512]

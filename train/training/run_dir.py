@@ -448,6 +448,18 @@ class RunDir:
         line = json.dumps(row) + "\n"
         atomic_write_text(path, old + line)
 
+    def drop_rows_after(self, path: Path, key: str, steps: int) -> None:
+        """Remove the lines of the JSON-lines file ``path`` whose ``key`` is a step count
+        beyond ``steps`` (rewritten atomically; left alone when none is). A resumed session
+        goes on from ``steps``: rows that a session killed after it wrote them left past
+        that point would stand beside the rows of the same steps it writes again."""
+        if not path.exists():
+            return
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if not _row_beyond(line, key, steps)]
+        if len(kept) != len(lines):
+            atomic_write_text(path, "".join(kept))
+
     def append_eval(self, row: dict[str, Any]) -> None:
         self.append_jsonl(self.eval_path, row)
 
@@ -583,6 +595,17 @@ class RunDir:
                         shutil.rmtree(p)
                     else:
                         p.unlink()
+
+
+def _row_beyond(line: str, key: str, steps: int) -> bool:
+    """Whether a JSON line's ``key`` is a step count beyond ``steps`` (a line that is no
+    such row is kept: it is not ours to judge)."""
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    value = row.get(key) if isinstance(row, dict) else None
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > steps
 
 
 def _reason(exc: OSError) -> str:

@@ -63,6 +63,8 @@ from train.training.seats import past_never_plays
 __all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config"]
 
 RLLIB_CHECKPOINT_PREFIX = "rllib_"
+PROGRESS_FILE = "progress.jsonl"
+"""RLlib's metrics in the run directory, one line an iteration (written by this trainer)."""
 ENV_NAME = "llama_rl_multi_agent"
 # Deprecation notices RLlib prints about its own internals, which a user cannot act on.
 _KNOWN_NOTICES = (
@@ -398,6 +400,9 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
         try:
             if resume_from is not None:
                 _restore(algo, resume_from, run)
+                # the rows a killed session wrote past the step this one goes on from
+                run.drop_rows_after(run.path / PROGRESS_FILE, "learner_steps", start_steps)
+                run.drop_rows_after(run.eval_path, "timesteps", start_steps)
             return _loop(config, run, algo, resume_from, start_steps, config_file, saved)
         finally:
             algo.stop()
@@ -452,7 +457,7 @@ def _loop(
             if bar is not None:
                 bar.update(done)
             steps += done
-            run.append_jsonl(run.path / "progress.jsonl", _progress_row(result, steps))
+            run.append_jsonl(run.path / PROGRESS_FILE, _progress_row(result, steps))
             if config.past_every and steps >= next_past:
                 past.append(export_actor(algo, config))
                 del past[: -config.past_pool]

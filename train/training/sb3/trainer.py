@@ -269,6 +269,8 @@ def _learn(
             with contextlib.suppress(ValueError):  # a broken checkpoint was already reported
                 past.append(load_actor(path))
         env.set_past_policies([ActorPolicy(a, opp_rng) for a in past])
+    if resume_from is not None:  # the evaluations a killed session made past the step it goes on from
+        run.drop_rows_after(run.eval_path, "timesteps", model.num_timesteps)
     never = past_never_plays(
         config.opponents, config.past_every, config.total_timesteps, model.num_timesteps, len(past)
     )
