@@ -1,6 +1,6 @@
 """Decisions per second on one core, random legal play, side by side with OpenSpiel.
 
-    python benchmarks/env_speed.py [--seconds 5] [--players 2 4] [--no-openspiel]
+    python benchmarks/env_speed.py [--seconds 0.5] [--repeats 12] [--players 2 4] [--no-openspiel]
 
 Ours:
 

@@ -24,6 +24,7 @@ import statistics
 import time
 
 from llama_env.agent import parse_agent_list
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
 from train.cli.common import games_type, int_in, seed_type, workers_type
 from train.evaluation import evaluate
 
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
         "--scalar-games", type=games_type, default=None, help="games of the game-by-game path (default: --games)"
     )
     p.add_argument("--workers", type=workers_type, default=None, help="default: all cores")
-    p.add_argument("--agents", default="heuristic,random,random,random", help="one agent per seat")
+    p.add_argument("--agents", default="heuristic,random,random,random", help="one agent per seat, 2 to 6")
     p.add_argument("--repeats", type=int_in(1, None, "--repeats"), default=3)
     p.add_argument("--seed", type=seed_type, default=0)
     args = p.parse_args(argv)
@@ -45,6 +46,11 @@ def main(argv: list[str] | None = None) -> None:
         parse_agent_list(table)  # a misspelt name is named here, not counted as a missing seat
     except ValueError as exc:
         p.error(f"--agents: {exc}")
+    if not MIN_PLAYERS <= len(table) <= MAX_PLAYERS:
+        p.error(
+            f"--agents names {len(table)} agent{'s' if len(table) != 1 else ''}; "
+            f"give one per seat, {MIN_PLAYERS} to {MAX_PLAYERS}"
+        )
     workers = args.workers or os.cpu_count() or 1
     scalar_games = args.scalar_games or args.games
     print(

@@ -13,45 +13,80 @@ its 95% interval beside the fair share ``1 / players``. ``--model`` is a model f
 run directory or a registered agent spec: ``ppo`` (the default, the shipped agent),
 ``ppo_v2`` (the previous one: no 4- and 6-player specialists), ``ppo_v1`` (the first
 heads-up specialist), ``ppo_v0`` (the first shipped agent) or ``search`` (``ppo`` with
-the learned search at 4 players: ``--model search --players 4``, about 10 minutes a row
-on two cores). The default opponents
-include ``perturbed:seed=12345``: heuristics with perturbed parameters from a population
-no training run here used (training uses the default seed).
+the learned search at 2, 4 and 6 players, many times slower game by game: ``--model
+search --players 4``). The default opponents include ``perturbed:seed=12345``:
+heuristics with perturbed parameters from a population no training run here used
+(training uses the default seed). Every option is checked before the first row is played.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
+import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from agents.ppo import PPOAgent
-from llama_env.agent import Agent, resolve
-from train.cli.common import games_type, seed_type, workers_type
+from llama_env.agent import Agent, parse_agent_list, parse_agent_spec
+from train.cli.common import CommandError, games_type, players_type, seed_type, workers_type, writable_folder
 from train.evaluation import evaluate
+
+
+def table_sizes(text: str) -> list[int]:
+    """``--players``: table sizes separated by commas, each 2 to 6."""
+    try:
+        return [players_type(x.strip()) for x in text.split(",")]
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (table sizes separated by commas, e.g. 2,4,6)") from None
+
+
+def build_model(ap: argparse.ArgumentParser, model: str, seed: int) -> Agent:
+    """``--model``: a model file or run directory, else an agent spec; any problem is a
+    usage error, found before a game is played."""
+    try:
+        if Path(model).exists():
+            return PPOAgent(path=model)
+        return parse_agent_spec(model).build(seed)
+    except (ValueError, OSError) as exc:
+        ap.error(f"--model {model!r}: {exc}")
+    except ModuleNotFoundError as exc:  # a .zip model on a core install: the message names the extra
+        sys.exit(f"{ap.prog}: error: --model {model!r}: {exc}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="ppo")
+    ap.add_argument("--model", default="ppo", help="a model file, a run directory or an agent spec (default ppo)")
     ap.add_argument("--games", type=games_type, default=4000)
-    ap.add_argument("--players", default="2,4,6")
+    ap.add_argument("--players", type=table_sizes, default="2,4,6", help="table sizes, 2 to 6 (default 2,4,6)")
     ap.add_argument("--opponents", default="heuristic,greedy,cautious,random,perturbed:seed=12345")
     ap.add_argument("--seed", type=seed_type, default=0)
     ap.add_argument("--workers", type=workers_type, default=2)
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
+    opponents = args.opponents.split(",")
+    try:
+        parse_agent_list(opponents)  # every name and parameter, each agent built once
+    except ValueError as exc:
+        ap.error(f"--opponents: {exc}")
+    if args.json:
+        if Path(args.json).is_dir():
+            ap.error(f"--json {args.json!r} is a folder, not a file")
+        try:
+            writable_folder(Path(args.json).parent, f"--json {args.json!r}")
+        except CommandError as exc:
+            ap.error(str(exc))
+    agent = build_model(ap, args.model, args.seed)
 
-    agent: Agent = PPOAgent(path=args.model) if Path(args.model).exists() else resolve(args.model, seed=args.seed)
     rows = []
     print(f"model {args.model}; {args.games} games per row, seats rotated, seed {args.seed}\n")
     print("| players | opponents | PPO win share | 95% CI | fair share | games | seconds |")
     print("|---|---|---|---|---|---|---|")
-    for n in [int(x) for x in args.players.split(",")]:
-        for opp in args.opponents.split(","):
+    for n in args.players:
+        for opp in opponents:
             t0 = time.perf_counter()
-            # game by game: every model meets the same deals of --seed (search has no act_batch)
+            # game by game: every model meets the same deals of --seed (a batch deals its own)
             r = evaluate([agent] + [opp] * (n - 1), args.games, seed=args.seed, workers=args.workers, batched=False)
             s = r.agents[0]
             dt = time.perf_counter() - t0

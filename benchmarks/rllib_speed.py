@@ -19,7 +19,9 @@ trainer's learner decisions/s.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -27,7 +29,7 @@ from typing import Any
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
-from train.cli.common import int_in
+from train.cli.common import CommandError, int_in, missing_dependency
 from train.training.config import TrainConfig, config_from_dict  # noqa: E402
 from train.training.presets import PRESETS  # noqa: E402
 
@@ -99,6 +101,18 @@ def main() -> None:
         "--runners", type=int_in(0, None, "--runners"), nargs="+", default=[0, 1, 2], help="RLlib env runner counts"
     )
     args = ap.parse_args()
+    try:  # every trainer's config checked before the first one trains
+        bench_config(args.steps, "runs", "sb3", tensorboard=False, engine="scalar")
+        for n in args.runners:
+            bench_config(args.steps, "runs", f"rllib{n}", backend="rllib", num_env_runners=n)
+    except ValueError as exc:
+        ap.error(str(exc))
+    try:
+        with missing_dependency("this benchmark", extra="rllib"):
+            importlib.import_module("train.training.sb3.trainer")  # torch, stable-baselines3 and sb3-contrib
+            importlib.import_module("ray.rllib")
+    except CommandError as exc:
+        sys.exit(f"{ap.prog}: error: {exc}")
     warnings.filterwarnings("ignore")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
 from typing import Any
 
@@ -40,7 +39,7 @@ from agents.search import SearchAgent, belief_world, policy_move, searched_move
 from llama_env.engine import DEFAULT_END_SCORE
 from llama_env.observation import OBS_SIZE_V1, ObsView
 from llama_env.worlds import public_state
-from train.cli.common import int_in, seed_type
+from train.cli.common import MAX_GAMES, int_in, seed_type
 from train.evaluation import evaluate
 
 
@@ -112,11 +111,14 @@ def _play(agent: Any, games: int, seed: int, batched: bool) -> tuple[float, floa
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument(
-        "--games", type=int_in(0, None, "--games"), default=200, help="games of each one-move-at-a-time agent"
+        "--games",
+        type=int_in(1, MAX_GAMES, "--games"),
+        default=200,
+        help="games of each one-move-at-a-time agent, split over the rounds",
     )
     p.add_argument(
         "--batched-games",
-        type=int_in(0, None, "--batched-games"),
+        type=int_in(0, MAX_GAMES, "--batched-games"),
         default=2000,
         help="games of the batched evaluation (0: none)",
     )
@@ -127,6 +129,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--seed", type=seed_type, default=0)
     args = p.parse_args(argv)
+    if args.games < args.rounds:
+        p.error(f"--games {args.games} cannot be split over {args.rounds} rounds: give at least one game a round")
     horizon = {} if args.horizon is None else {"horizon": args.horizon}
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -166,8 +170,7 @@ def main(argv: list[str] | None = None) -> None:
         moves, searched = np.array(agent.moves) * 1e3, np.array(agent.searched) * 1e3
         print(
             f"{name:<17}{wall:12.3f}{cpu:12.3f}{base_cpu / cpu:9.2f}{win:11.3f}{len(searched) / games:15.2f}"
-            f"{np.median(moves):13.1f}{np.percentile(moves, 99):8.1f}"
-            f"{statistics.median(searched):14.1f}{np.percentile(searched, 99):7.1f}"
+            f"{_pct(moves, 50):13.1f}{_pct(moves, 99):8.1f}{_pct(searched, 50):14.1f}{_pct(searched, 99):7.1f}"
         )
     if args.batched_games:
         batched = SearchAgent(worlds=args.worlds, **horizon)
@@ -178,6 +181,11 @@ def main(argv: list[str] | None = None) -> None:
             f"{batched.searched / n:15.2f}   ({n} games at once)"
         )
     print(f"(engine: {base_wall:.3f} s/game wall; load {_load():.1f} at the end)")
+
+
+def _pct(ms: np.ndarray, q: float) -> float:
+    """The ``q``-th percentile of ``ms``, NaN where there is none (a few games may search no move)."""
+    return float(np.percentile(ms, q)) if len(ms) else float("nan")
 
 
 def _load() -> float:

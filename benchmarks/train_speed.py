@@ -23,10 +23,12 @@ defaults (n_steps 2048, batch 64, 10 epochs) on a DummyVecEnv of 8 ``Llama-v0`` 
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
 import tempfile
 import time
 
-from train.cli.common import int_in
+from train.cli.common import CommandError, int_in, missing_dependency
 from train.training import train
 from train.training.config import TrainConfig
 from train.training.presets import PRESETS
@@ -56,7 +58,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int_in(1, None, "--steps"), default=300_000)
     ap.add_argument("--threads", type=int_in(1, None, "--threads"), default=1)
-    ap.add_argument("--preset", default=None, choices=sorted(PRESETS), help="time a preset (default: ship's settings)")
+    ap.add_argument(
+        "--preset",
+        default=None,
+        choices=sorted(k for k, v in PRESETS.items() if v.get("backend", "sb3") == "sb3"),
+        help="time a preset of the sb3 trainer (default: ship's settings)",
+    )
     ap.add_argument("--opponents", default=None, help="override the preset's opponent mix")
     ap.add_argument("--players", default=None, help="override the preset's table sizes")
     ap.add_argument(
@@ -83,27 +90,37 @@ def main() -> None:
     if not workers_list or min(workers_list) < 1:
         ap.error(f"--env-workers: worker counts of at least 1, got {args.env_workers!r}")
     runs = [(e, w) for e in engines for w in workers_list]
+    base = PRESETS[args.preset] if args.preset else BENCH
+    configs = []
+    for engine, workers in runs:  # every run's config checked before the first one trains
+        values = {
+            **base,
+            "total_timesteps": args.steps,
+            "torch_threads": args.threads,
+            "opponents": args.opponents or base.get("opponents", "heuristic"),
+            "players": args.players or base.get("players", "4"),
+            "n_envs": args.n_envs or base.get("n_envs", 128),
+            "past_every": max(args.steps // 4, 1),
+            "eval_every": 0,
+            "checkpoint_every": 0,
+            "progress_bar": False,
+            "options": {"tensorboard": False, "engine": engine, "env_workers": workers},
+            "run_name": "bench",
+            "resume": "",
+        }
+        try:
+            configs.append(TrainConfig(**values).validate())
+        except ValueError as exc:
+            ap.error(str(exc))
+    try:
+        with missing_dependency("this benchmark", extra="train"):
+            importlib.import_module("train.training.sb3.trainer")  # torch, stable-baselines3 and sb3-contrib
+    except CommandError as exc:
+        sys.exit(f"{ap.prog}: error: {exc}")
     rates = []
-    for engine, workers in runs:
+    for (engine, workers), cfg in zip(runs, configs, strict=True):
         with tempfile.TemporaryDirectory() as tmp:
-            base = PRESETS[args.preset] if args.preset else BENCH
-            values = {
-                **base,
-                "total_timesteps": args.steps,
-                "torch_threads": args.threads,
-                "opponents": args.opponents or base.get("opponents", "heuristic"),
-                "players": args.players or base.get("players", "4"),
-                "n_envs": args.n_envs or base.get("n_envs", 128),
-                "past_every": max(args.steps // 4, 1),
-                "eval_every": 0,
-                "checkpoint_every": 0,
-                "progress_bar": False,
-                "options": {"tensorboard": False, "engine": engine, "env_workers": workers},
-                "run_dir": tmp,
-                "run_name": "bench",
-                "resume": "",
-            }
-            cfg = TrainConfig(**values)
+            cfg.run_dir = tmp
             r = train(cfg)
         rates.append(r.steps_per_s)
         print(

@@ -1,0 +1,133 @@
+"""The benchmark scripts refuse bad options as usage errors (one ``error:`` line, exit 2)
+before a game is played or a server started, and a missing extra is one line naming it
+(exit 1). Every script is run as a program, as a user runs it; none of these reaches the
+measuring."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from llama_env._install import install_hint
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SITECUSTOMIZE = textwrap.dedent(
+    """
+    import os, sys
+    for name in filter(None, os.environ.get("BENCH_TEST_BLOCK", "").split(",")):
+        sys.modules[name] = None  # as if not installed
+    if os.environ.get("BENCH_TEST_SERVER_FAILS") and sys.argv[:2] == ["-m", "serve"]:
+        sys.stderr.write("llama-rl: error: the test's server cannot start\\n")
+        sys.stderr.flush()
+        os._exit(2)
+    """
+)
+
+
+def bench(script: str, *args: str, tmp_path: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python benchmarks/<script>.py args``; with ``env``, a ``sitecustomize`` in
+    ``tmp_path`` blocks the modules of ``BENCH_TEST_BLOCK`` (or fails the server child)."""
+    environ = dict(os.environ)
+    if env:
+        assert tmp_path is not None
+        (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+        environ.update(env, PYTHONPATH=os.pathsep.join([str(tmp_path), environ.get("PYTHONPATH", "")]))
+    return subprocess.run(
+        [sys.executable, f"benchmarks/{script}.py", *args],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def one_error(out: subprocess.CompletedProcess[str], script: str, code: int) -> str:
+    """The one error line of a refused run (exit ``code``, nothing measured)."""
+    assert out.returncode == code, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    assert out.stdout == ""
+    errors = [line for line in out.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, out.stderr
+    assert errors[0].startswith(f"{script}.py: error: ")
+    return errors[0]
+
+
+USAGE_ERRORS = [
+    ("serve_load", ["--games", "1", "--seconds", "1", "--opponents", "bogus"], "--opponents: unknown agent 'bogus'"),
+    ("serve_load", ["--games", "1", "--seconds", "1", "--costly", "bogus"], "--costly: unknown agent 'bogus'"),
+    ("serve_load", ["--games", "1", "--seconds", "1", "--opponents", "search:worlds=0"], "--opponents: "),
+    ("ppo_strength", ["--games", "1", "--players", "7"], "the number of players must be between 2 and 6, got 7"),
+    ("ppo_strength", ["--games", "1", "--players", "2,x"], "the number of players must be an integer, got 'x'"),
+    ("ppo_strength", ["--games", "1", "--players", "2", "--model", "bogus"], "--model 'bogus': unknown agent"),
+    ("ppo_strength", ["--games", "1", "--players", "2", "--opponents", "bogus"], "--opponents: unknown agent"),
+    ("search_speed", ["--games", "0", "--batched-games", "0"], "--games must be between 1 and"),
+    ("search_speed", ["--games", "1", "--rounds", "2", "--batched-games", "0"], "cannot be split over 2 rounds"),
+    ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", "heuristic"], "--agents names 1 agent;"),
+    ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", ",".join(["random"] * 7)], "names 7 agents;"),
+    ("train_speed", ["--steps", "10", "--n-envs", "8"], "'batch_size' (2048) must be <= n_steps x n_envs"),
+    ("train_speed", ["--steps", "10", "--players", "7"], "config key 'players' must be ints 2..6"),
+    ("train_speed", ["--steps", "10", "--opponents", "bogus"], "config key 'opponents' names unknown agent 'bogus'"),
+    ("batch_speed", ["--games", "100000000"], "--games must be at most 1,000,000"),
+    ("batch_speed", ["--games", "1000001", "--seconds", "0.01", "--repeats", "1"], "--games must be at most"),
+]
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "message"), USAGE_ERRORS, ids=lambda x: " ".join(x) if isinstance(x, list) else x
+)
+def test_a_bad_option_is_a_usage_error(script: str, args: list[str], message: str) -> None:
+    assert message in one_error(bench(script, *args), script, 2)
+
+
+def test_ppo_strength_checks_the_json_folder_before_the_first_row(tmp_path: Path) -> None:
+    """The JSON's folder was found missing after every row had played, the rows lost."""
+    missing = tmp_path / "missing" / "x.json"
+    args = ["--games", "1", "--players", "2", "--opponents", "random", "--workers", "1", "--json", str(missing)]
+    line = one_error(bench("ppo_strength", *args), "ppo_strength", 2)
+    assert f"the folder {str(missing.parent)!r} does not exist" in line
+    line = one_error(bench("ppo_strength", *args[:-1], str(tmp_path)), "ppo_strength", 2)
+    assert "is a folder, not a file" in line
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "blocked", "extra"),
+    [
+        ("train_speed", ["--steps", "10"], "torch", "train"),
+        ("rllib_speed", ["--steps", "10"], "ray", "rllib"),
+        ("rllib_speed", ["--steps", "10"], "torch", "rllib"),
+        ("serve_load", ["--games", "1", "--seconds", "1"], "starlette,uvicorn", "web"),
+    ],
+)
+def test_a_missing_extra_is_one_line_naming_it(
+    tmp_path: Path, script: str, args: list[str], blocked: str, extra: str
+) -> None:
+    line = one_error(bench(script, *args, tmp_path=tmp_path, BENCH_TEST_BLOCK=blocked), script, 1)
+    assert f"install the {extra!r} extra: {install_hint(extra)}" in line
+
+
+def test_serve_load_shows_why_its_server_did_not_start(tmp_path: Path) -> None:
+    """The server's stderr went to DEVNULL: its reason was lost, and the script waited
+    30 s and died with a ConnectionRefusedError."""
+    out = bench("serve_load", "--games", "1", "--seconds", "1", tmp_path=tmp_path, BENCH_TEST_SERVER_FAILS="1")
+    assert out.returncode == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    assert "serve_load.py: error: the server exited with code 2; the server said:" in out.stderr
+    assert "the test's server cannot start" in out.stderr
+
+
+def test_serve_load_stops_at_a_request_the_server_refuses(tmp_path: Path) -> None:
+    """A game the server refuses ran the whole load, then died in np.percentile of no
+    moves, the server's reason never shown."""
+    model = tmp_path / "m.npz"
+    model.write_bytes((ROOT / "agents" / "models" / "ppo_llama_4p.npz").read_bytes())
+    out = bench("serve_load", "--games", "1", "--seconds", "1", "--opponents", f"ppo:path={model}")
+    line = one_error(out, "serve_load", 1)
+    assert "the server refused a game against ppo:path=" in line
+    assert "load no files by path" in line
