@@ -164,7 +164,7 @@ def test_cli_rejects_a_final_eval_it_cannot_play_before_training(capsys, tmp_pat
 
 
 def test_resume_continues_the_step_count(smoke_run):
-    code = main([*SMOKE, "--resume", str(smoke_run), "--total-timesteps", "3072"])
+    code = main(["train", "--resume", str(smoke_run), "--total-timesteps", "3072", "--final-eval-games", "0"])
     assert code == 0
     summary = json.loads((smoke_run / "summary.json").read_text())
     assert summary["num_timesteps"] == 3072 and summary["steps_this_session"] == 1024
@@ -175,7 +175,7 @@ def test_resume_continues_the_step_count(smoke_run):
 def test_resuming_a_finished_run_is_refused_and_writes_nothing(smoke_run, capsys):
     before = sorted(p.name for p in smoke_run.rglob("*"))
     done = json.loads((smoke_run / "summary.json").read_text())["num_timesteps"]
-    code = main([*SMOKE, "--resume", str(smoke_run), "--total-timesteps", str(done)])
+    code = main(["train", "--resume", str(smoke_run), "--total-timesteps", str(done), "--final-eval-games", "0"])
     err = capsys.readouterr().err
     assert code == 2 and f"has trained {done} steps, the config asks for {done} in all" in err
     assert sorted(p.name for p in smoke_run.rglob("*")) == before  # no config.resume_<k>.json, no session

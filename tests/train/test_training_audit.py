@@ -341,3 +341,46 @@ def test_an_rllib_resume_drops_the_progress_and_evaluations_past_its_step(tmp_pa
     train_rllib(resume_config(run.path, {"total_timesteps": 2048}))  # from rllib_512
     assert rows(run.path / "progress.jsonl", "learner_steps") == [256, 512]
     assert rows(run.eval_path, "timesteps") == [256, 512]
+
+
+# --------------------------------------------------------------------------- 7. presets with --backend and --resume
+
+
+def config_of(*words: str):
+    from train.cli import build_parser
+    from train.cli.train import config_from_args
+
+    return config_from_args(build_parser().parse_args(["train", *words]))
+
+
+def test_a_presets_backend_options_apply_on_its_backend_only():
+    """--preset beat-heuristic --backend rllib was refused: "config key 'tensorboard' is an
+    option of backend 'sb3'", a key the person never gave."""
+    config = config_of("--preset", "beat-heuristic", "--backend", "rllib")
+    assert config.backend == "rllib" and config.players == (2,) and config.stop_win_share == 0.5
+    assert not hasattr(config.options, "tensorboard")
+    assert config_of("--preset", "beat-heuristic").options.tensorboard is False  # on sb3, as before
+    with pytest.raises(ValueError, match="'tensorboard' is an option of backend 'sb3'"):
+        config_of("--preset", "beat-heuristic", "--backend", "rllib", "--no-tensorboard")  # given: refused
+
+
+def test_a_preset_with_the_resume_of_a_run_is_refused_in_one_line(tmp_path, capsys):
+    """--preset smoke --resume RUN laid the preset's values over the run's own settings."""
+    from train.cli import main
+
+    run = tmp_path / "r"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps(smoke(tmp_path, "r").to_dict()))
+    assert main(["train", "--preset", "beat-heuristic", "--resume", str(run), "--final-eval-games", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"llama-rl: error: --preset beat-heuristic describes a new run, and --resume {run} continues a run with "
+        "its own recorded settings: leave out --preset (the flags given change what they name), or --resume to "
+        "start a new run\n"
+    )
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]
+    # a second-phase preset resumes a run of its own, which --resume may name
+    first = config_of("--preset", "ship", "--run-dir", str(tmp_path), "--run-name", "myship")
+    (tmp_path / "myship").mkdir()
+    (tmp_path / "myship" / "config.json").write_text(json.dumps(first.to_dict()))
+    assert Path(config_of("--preset", "ship-finetune", "--resume", str(tmp_path / "myship")).resume).name == "myship"

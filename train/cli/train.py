@@ -25,7 +25,7 @@ from typing import Any
 
 from llama_env.engine import Rules
 from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, add_games, missing_dependency
-from train.training.config import PARSERS, TrainConfig, config_from_dict, flag_fields, option_owner
+from train.training.config import PARSERS, TrainConfig, config_from_dict, field_defaults, flag_fields, option_owner
 from train.training.presets import PRESETS
 
 __all__ = ["add_parser", "add_arguments", "config_from_args", "print_final_comparison"]
@@ -75,15 +75,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """Defaults, then the preset, then the flags given; validated.
+    """Defaults, then the preset, then the flags given; validated. A preset's values for
+    one backend's own options apply on that backend only.
 
-    With ``--resume`` (given, or from the preset) the run's own recorded config takes
-    the place of the defaults: only the preset's values and the flags given change it
-    (see :func:`train.training.resume.resume_config`)."""
+    With ``--resume`` (given, or from a second-phase preset) the run's own recorded
+    config takes the place of the defaults: only the second-phase preset's values and the
+    flags given change it (see :func:`train.training.resume.resume_config`). Any other
+    preset describes a new run: with the ``--resume`` of a run it is refused."""
     values: dict[str, Any] = {}
-    if getattr(args, "preset", None):
-        values.update(PRESETS[args.preset])
     given = {f.name for f in flag_fields() if getattr(args, f.name, None) is not None}
+    preset = getattr(args, "preset", None)
+    if preset:
+        _check_preset_resume(preset, getattr(args, "resume", None))
+        backend = getattr(args, "backend", None) or PRESETS[preset].get("backend") or field_defaults()["backend"]
+        # a preset's setting of one backend's own option applies on that backend only
+        values.update({k: v for k, v in PRESETS[preset].items() if option_owner(k) in (None, backend)})
     values.update({name: getattr(args, name) for name in given})
     if getattr(args, "preset", None) and getattr(args, "resume", None) is None and values.get("resume"):
         # a second-phase preset resumes its first phase's run where that one went: in --run-dir
@@ -101,6 +107,21 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
                 f"--{name.replace('_', '-')} is an option of backend {owner!r}; this run uses {config.backend!r}"
             )
     return config
+
+
+def _check_preset_resume(preset: str, resume: str | None) -> None:
+    """A ``ValueError`` for ``--preset`` with a ``--resume`` of a run: a preset describes a
+    new run, and a run goes on with its own recorded settings. A second-phase preset
+    (one that resumes a run itself) may be pointed at another run, and a model file from
+    outside any run starts a new run, which a preset may describe."""
+    from train.training.resume import bare_model
+
+    if not resume or "resume" in PRESETS[preset] or not Path(resume).exists() or bare_model(resume):
+        return
+    raise ValueError(
+        f"--preset {preset} describes a new run, and --resume {resume} continues a run with its own recorded "
+        "settings: leave out --preset (the flags given change what they name), or --resume to start a new run"
+    )
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from train.training.run_dir import RunDir, checkpoint_problem, checkpoint_steps,
 __all__ = [
     "FIXED_ON_RESUME",
     "run_of",
+    "bare_model",
     "session_run",
     "find_checkpoint",
     "resume_config",
@@ -50,7 +51,7 @@ def run_of(path: str | Path) -> RunDir:
     raise ValueError(f"config key 'resume': {str(path)!r} is neither a run directory nor a checkpoint")
 
 
-def _bare_model(path: str | Path) -> bool:
+def bare_model(path: str | Path) -> bool:
     """A model file that lies outside any run directory."""
     return Path(path).is_file() and not run_of(path).is_run()
 
@@ -63,7 +64,7 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     :data:`FIXED_ON_RESUME`. Resuming a model file that lies outside any run (a
     downloaded or copied ``model.zip``) starts a new run at ``config.run_path()`` from its
     weights and step count: the folder the file lies in is never written to."""
-    if not config.resume or _bare_model(config.resume):
+    if not config.resume or bare_model(config.resume):
         check_new_run_name(config.run_name)
         return RunDir(config.run_path()), True
     run = run_of(config.resume)
@@ -126,7 +127,7 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
     key and both values. A run without a recorded config uses ``overrides`` alone (and
     its place)."""
-    if _bare_model(resume):  # a new run, named by the overrides
+    if bare_model(resume):  # a new run, named by the overrides
         return config_from_dict({**(overrides or {}), "resume": str(resume)})
     run = run_of(resume)
     asked = {k: str(v) for k, v in (overrides or {}).items() if k in ("run_dir", "run_name") and v}
