@@ -384,3 +384,39 @@ def test_a_preset_with_the_resume_of_a_run_is_refused_in_one_line(tmp_path, caps
     (tmp_path / "myship").mkdir()
     (tmp_path / "myship" / "config.json").write_text(json.dumps(first.to_dict()))
     assert Path(config_of("--preset", "ship-finetune", "--resume", str(tmp_path / "myship")).resume).name == "myship"
+
+
+# --------------------------------------------------------------------------- 8. exporting a run with no model yet
+
+
+def test_exporting_a_run_without_its_model_names_the_checkpoint_to_export(tmp_path, capsys):
+    """It said "it is not a run directory" of a run still training."""
+    from train.cli import main
+
+    train(smoke(tmp_path, "t"))
+    run = RunDir(tmp_path / "t")
+    run.model_path.unlink()  # as while the run trains
+    out = tmp_path / "out.npz"
+    assert main(["export", str(run.path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"llama-rl: error: MODEL '{run.path}': the run has no model yet (it is still training, or it stopped before "
+        "its end, when the model is written); export its newest checkpoint instead: llama-rl export "
+        f"{run.checkpoint_path(2048)} --out {out}\n"
+    )
+    run.checkpoint_path(2048).write_bytes(b"")  # being written: the one before
+    assert main(["export", str(run.path), "--out", str(out)]) == 2
+    assert f"llama-rl export {run.checkpoint_path(1024)} --out" in capsys.readouterr().err
+    assert main(["export", str(run.checkpoint_path(1024)), "--out", str(out)]) == 0 and out.is_file()
+    for checkpoint in run.checkpoints():
+        checkpoint.unlink()
+    assert main(["export", str(run.path), "--out", str(out)]) == 2
+    assert "the run has no model yet" in capsys.readouterr().err
+
+
+def test_exporting_an_rllib_run_without_its_model_names_its_newest_checkpoint(tmp_path, capsys):
+    from train.cli import main
+
+    run = fake_rllib_run(tmp_path)
+    assert main(["export", str(run.path), "--out", str(tmp_path / "o.npz")]) == 2
+    assert f"instead: llama-rl export {run.checkpoints_dir / 'rllib_512'} --out" in capsys.readouterr().err

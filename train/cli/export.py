@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.ppo import Actor, load_actor, save_actor
+from agents.ppo import MODEL_NAMES, RLLIB_MODULE_STATE, Actor, load_actor, save_actor
 from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
 
 __all__ = ["add_parser", "run_export"]
@@ -31,6 +31,7 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     return it, read back from ``out``; bad input is a :class:`CommandError`."""
     if not Path(model).exists():
         raise CommandError(f"MODEL {str(model)!r}: no such file or directory")
+    _check_run_has_a_model(Path(model), out)
     with missing_dependency("llama-rl export of a .zip model"):
         try:
             actor = load_actor(model)
@@ -55,6 +56,35 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     )
     replaced(path, existed)
     return written
+
+
+def _check_run_has_a_model(path: Path, out: str | Path) -> None:
+    """A :class:`CommandError` for a run directory without its model yet (still training,
+    or stopped before the end, when the model is written), naming its newest checkpoint
+    that can be exported instead."""
+    import shlex
+
+    from train.training.run_dir import RunDir, checkpoint_problem, checkpoint_steps
+
+    run = RunDir(path)
+    if not path.is_dir() or any((path / name).is_file() for name in MODEL_NAMES) or not run.is_run():
+        return
+    if (path / RLLIB_MODULE_STATE).is_file():  # an RLlib checkpoint itself
+        return
+    found = [(checkpoint_steps(c), c) for c in run.checkpoints() if checkpoint_problem(c) is None]
+    found += [  # an RLlib checkpoint folder: its policy's weights are all an export reads
+        (int(c.name.split("_", 1)[1]), c)
+        for c in run.checkpoints_dir.glob("rllib_*")
+        if c.name.split("_", 1)[1].isdigit() and (c / RLLIB_MODULE_STATE).is_file()
+    ]
+    whole = "model yet (it is still training, or it stopped before its end, when the model is written)"
+    if not found:
+        raise CommandError(f"MODEL {str(path)!r}: the run has no {whole}, and no checkpoint to export either")
+    _, newest = max(found, key=lambda pair: pair[0])
+    raise CommandError(
+        f"MODEL {str(path)!r}: the run has no {whole}; export its newest checkpoint instead: "
+        f"llama-rl export {shlex.quote(str(newest))} --out {shlex.quote(str(out))}"
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
