@@ -245,7 +245,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
             "Train a PPO agent against a mix of baselines, itself and past checkpoints, on a "
             f"backend ({listed}). Writes runs/<run>/ with config.json, checkpoints, eval.jsonl "
             "and the model; Ctrl-C saves a checkpoint. Needs the backend's extra "
-            "(pip install -e '.[train]' in the checkout, or [rllib])."
+            "(from a checkout: pip install -e '.[train]', or '.[rllib]'; without it the command prints the line "
+            "that installs it here)."
         ),
         epilog=(
             "examples:\n"
