@@ -182,6 +182,7 @@ class LlamaEnv(gym.Env):
                 "and the rules are arguments of gym.make"
             )
         super().reset(seed=None if seed is None else check_seed(seed))  # gymnasium takes True for 1
+        self._stopped = True  # until the table is dealt and at the learner's turn (an opponent's reset may raise)
         rng = self.np_random
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.rules.num_players))
         self.table = deal_table(
@@ -211,7 +212,7 @@ class LlamaEnv(gym.Env):
             raise RuntimeError("the game is over: call reset() to start a new one")
         if self._stopped:
             raise RuntimeError(
-                "the episode stopped while the opponents moved (one of them raised): the table is not at "
+                "the episode stopped where an opponent raised (in its move or its reset): the table is not at "
                 "the learner's turn, call reset() to start a new one"
             )
         reward, self._pending_reward = self._pending_reward, 0.0

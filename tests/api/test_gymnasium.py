@@ -266,12 +266,38 @@ def test_an_opponent_that_raised_stops_the_episode_until_reset():
     assert game.current_player == 1
     hand = game.hand_size_of(1)
     assert not env.action_masks().any()
-    with pytest.raises(RuntimeError, match="stopped while the opponents moved.*call reset"):
+    with pytest.raises(RuntimeError, match="stopped where an opponent raised.*call reset"):
         env.step(7)
     assert game.hand_size_of(1) == hand  # nothing was played at the opponent's seat
     obs, info = env.reset(seed=1)
     assert info["action_mask"].any() and env.game.current_player == env.seat
     env.step(int(np.flatnonzero(info["action_mask"])[0]))
+
+
+def test_an_opponent_whose_reset_raised_stops_the_episode_until_reset():
+    """reset() drew the new seat, then an opponent's reset raised while the table was
+    dealt: the old table stayed with the new seat, and the next step played there."""
+
+    class ResetsOnce:
+        resets = 0
+
+        def reset(self, seed=None):
+            ResetsOnce.resets += 1
+            if ResetsOnce.resets == 2:
+                raise RuntimeError("no more")
+
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[0])
+
+    env = LlamaEnv(num_players=4, opponents=[ResetsOnce(), "random", "random"], seat="random")
+    env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="no more"):
+        env.reset(seed=1)
+    assert not env.action_masks().any()
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(7)
+    _, info = env.reset(seed=2)
+    assert info["action_mask"].any() and env.game.current_player == env.seat
 
 
 @pytest.mark.parametrize(
