@@ -420,3 +420,14 @@ def test_exporting_an_rllib_run_without_its_model_names_its_newest_checkpoint(tm
     run = fake_rllib_run(tmp_path)
     assert main(["export", str(run.path), "--out", str(tmp_path / "o.npz")]) == 2
     assert f"instead: llama-rl export {run.checkpoints_dir / 'rllib_512'} --out" in capsys.readouterr().err
+
+
+def test_a_run_that_already_has_a_comma_in_its_name_is_resumed_under_it(tmp_path):
+    """The refusal of a comma in a new run's name also refused resuming a run named so
+    before it: the run's own config.json was checked as if it named a new run."""
+    run = train(smoke(tmp_path, "old")).run_dir
+    named = tmp_path / "exp,lr=1e-3"
+    run.rename(named)
+    recorded = json.loads((named / "config.json").read_text())
+    (named / "config.json").write_text(json.dumps({**recorded, "run_name": "exp,lr=1e-3"}))
+    assert train(resume_config(named, {"total_timesteps": 3072})).num_timesteps == 3072

@@ -187,8 +187,9 @@ class TrainConfig:
         """The rule options of this run's games (every field of :func:`rule_option_fields`)."""
         return {f.name: getattr(self, f.name) for f in rule_option_fields()}
 
-    def validate(self) -> TrainConfig:
-        """Raise ``ValueError`` naming the first bad field and its allowed values; return self."""
+    def validate(self, *, recorded: bool = False) -> TrainConfig:
+        """Raise ``ValueError`` naming the first bad field and its allowed values; return self.
+        A ``recorded`` config (a run's own file) keeps the name the run already has."""
         for key, typ in field_types().items():
             _check_type(key, getattr(self, key), typ)
         _check_players(self.players, "players")
@@ -290,7 +291,7 @@ class TrainConfig:
                 f"config key 'run_name' must not begin or end with a space nor hold a control character, "
                 f"got {self.run_name!r}"
             )
-        if not self.resume:  # a new run (resuming one, a model file or a run, is checked by session_run)
+        if not self.resume and not recorded:  # a new run (a resumed one is checked by session_run)
             check_new_run_name(self.run_name)
         backend.check(self)
         return self
@@ -583,4 +584,4 @@ def config_from_dict(d: Mapping[str, Any], *, recorded: bool = False) -> TrainCo
             options[key] = value
         elif not recorded and value != {f.name: f.default for f in fields(backends()[owner].options)}[key]:
             raise ValueError(f"config key {key!r} is an option of backend {owner!r} (this run uses {backend!r})")
-    return TrainConfig(**values, options=options).validate()
+    return TrainConfig(**values, options=options).validate(recorded=recorded)
