@@ -375,8 +375,8 @@ def test_a_preset_with_the_resume_of_a_run_is_refused_in_one_line(tmp_path, caps
     err = capsys.readouterr().err
     assert err == (
         f"llama-rl: error: --preset beat-heuristic describes a new run, and --resume {run} continues a run with "
-        "its own recorded settings: leave out --preset (the flags given change what they name), or --resume to "
-        "start a new run\n"
+        "its own recorded settings: leave out --preset (the flags given change what they name), or leave out "
+        "--resume to start a new run with the preset\n"
     )
     assert sorted(p.name for p in run.iterdir()) == ["checkpoints", "config.json"]
     # a second-phase preset resumes a run of its own, which --resume may name

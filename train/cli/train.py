@@ -120,7 +120,8 @@ def _check_preset_resume(preset: str, resume: str | None) -> None:
         return
     raise ValueError(
         f"--preset {preset} describes a new run, and --resume {resume} continues a run with its own recorded "
-        "settings: leave out --preset (the flags given change what they name), or --resume to start a new run"
+        "settings: leave out --preset (the flags given change what they name), or leave out --resume to start "
+        "a new run with the preset"
     )
 
 

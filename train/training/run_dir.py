@@ -42,6 +42,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from agents.ppo import MODEL_NAMES  # a run's final model: the sb3 backend's and the rllib backend's
 from llama_env._atomic import atomic_write, atomic_write_text, new_file
 from llama_env.engine import error_line
 
@@ -69,8 +70,6 @@ RUN_FILES = (
 )
 """What the trainers write in a run directory besides checkpoints, models and the lock
 (``ray`` and ``ray_results``: the rllib backend's Ray files and RLlib's logs)."""
-MODEL_FILES = ("model.zip", "model.npz")
-"""A run's final model: the sb3 backend's and the rllib backend's."""
 _LOCK_BEING_WRITTEN_S = 10.0
 """An unreadable lock younger than this is taken to be a starting trainer's (the fallback
 for file systems without hard links writes it in place); an older one as left behind."""
@@ -414,7 +413,7 @@ class RunDir:
         when the run began), then the directory if nothing else is left, so that its name
         is free for the next try. A run that saved something is left whole. Only the holder
         of the lock calls it."""
-        if self.checkpoint_step_counts() or any((self.path / name).exists() for name in MODEL_FILES):
+        if self.checkpoint_step_counts() or any((self.path / name).exists() for name in MODEL_NAMES):
             return
         for name in RUN_FILES:
             path = self.path / name
