@@ -64,19 +64,14 @@ def _check_run_has_a_model(path: Path, out: str | Path) -> None:
     that can be exported instead."""
     import shlex
 
-    from train.training.run_dir import RunDir, checkpoint_problem, checkpoint_steps
+    from train.training.run_dir import RunDir
 
     run = RunDir(path)
     if not path.is_dir() or any((path / name).is_file() for name in MODEL_NAMES) or not run.is_run():
         return
     if (path / RLLIB_MODULE_STATE).is_file():  # an RLlib checkpoint itself
         return
-    found = [(checkpoint_steps(c), c) for c in run.checkpoints() if checkpoint_problem(c) is None]
-    found += [  # an RLlib checkpoint folder: its policy's weights are all an export reads
-        (int(c.name.split("_", 1)[1]), c)
-        for c in run.checkpoints_dir.glob("rllib_*")
-        if c.name.split("_", 1)[1].isdigit() and (c / RLLIB_MODULE_STATE).is_file()
-    ]
+    found = run.whole_checkpoints()
     whole = "model yet (it is still training, or it stopped before its end, when the model is written)"
     if not found:
         raise CommandError(f"MODEL {str(path)!r}: the run has no {whole}, and no checkpoint to export either")

@@ -292,6 +292,22 @@ class RunDir:
         found = [(checkpoint_steps(p), p) for p in self.checkpoints_dir.glob(CHECKPOINT_GLOB)]
         return [p for steps, p in sorted(found) if steps >= 0]  # not ours (ppo_final.zip...): -1
 
+    def whole_checkpoints(self) -> list[tuple[int, Path]]:
+        """The checkpoints of either backend that look whole, with their step counts,
+        fewest steps first: ``ppo_<steps>.zip`` by :func:`checkpoint_problem`,
+        ``rllib_<steps>/`` by :func:`rllib_checkpoint_problem`."""
+        if not self.checkpoints_dir.is_dir():
+            return []
+        found = []
+        for path in self.checkpoints_dir.iterdir():
+            name = _CHECKPOINT_NAME.fullmatch(path.name)
+            if name is None:
+                continue
+            problem = checkpoint_problem(path) if name.group(1) else rllib_checkpoint_problem(path)
+            if problem is None:
+                found.append((int(name.group(1) or name.group(2)), path))
+        return sorted(found)
+
     def newest_valid_checkpoint(self) -> tuple[Path | None, list[tuple[Path, str]]]:
         """The whole save with the most steps, the newest checkpoint or ``model.zip``
         (the checkpoint on a tie), and the newer checkpoints skipped with the reason."""
