@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import TextIO
 
 from llama_env.engine import IllegalActionError
@@ -21,7 +23,20 @@ from train.cli.common import (
 )
 from train.play.terminal import EXIT_LEFT, AgentError, PlayConfig, play
 
-__all__ = ["run_play", "add_parser"]
+__all__ = ["run_play", "terminal_game_errors", "add_parser"]
+
+
+@contextlib.contextmanager
+def terminal_game_errors() -> Iterator[None]:
+    """A game of ``play`` or ``watch`` as the command line reports its failures: an agent
+    that fails during the game (named with its seat) exits 1, the game left unfinished;
+    a bad configuration (``ValueError``) is a usage error, exit 2."""
+    try:
+        yield
+    except (AgentError, IllegalActionError) as exc:
+        raise CommandError(str(exc), code=EXIT_LEFT) from None
+    except ValueError as exc:  # (also a spec that builds unseeded but not with the game's seed)
+        raise CommandError(str(exc)) from None
 
 
 def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -36,16 +51,9 @@ def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | N
         raise CommandError("standard input is closed: play reads your moves from it", code=EXIT_LEFT)
     if stdout is None:
         raise CommandError("standard output is closed: play shows the game on it", code=EXIT_LEFT)
-    try:
+    with terminal_game_errors():
         config.validate()
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    try:
         return play(config, stdin, stdout)
-    except (AgentError, IllegalActionError) as exc:
-        raise CommandError(str(exc), code=EXIT_LEFT) from None
-    except ValueError as exc:  # a spec that builds unseeded but not with the game's seed
-        raise CommandError(str(exc)) from None
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from llama_env.engine import IllegalActionError
 from train.cli.common import (
     AGENT_SYNTAX,
     CommandError,
@@ -18,7 +17,8 @@ from train.cli.common import (
     seat_agents,
     seed_type,
 )
-from train.play.terminal import EXIT_LEFT, AgentError, WatchConfig, watch
+from train.cli.play import terminal_game_errors
+from train.play.terminal import EXIT_LEFT, WatchConfig, watch
 
 __all__ = ["add_parser"]
 
@@ -42,18 +42,11 @@ def _run(args: argparse.Namespace) -> int:
     players = args.players if args.players is not None or len(specs) > 1 else DEFAULT_PLAYERS
     seats = seat_agents(specs, players, "--agents")
     config = WatchConfig(seats, rules=rules_from_args(args, len(seats)), seed=args.seed, delay=args.delay)
-    try:
+    with terminal_game_errors():
         config.validate()
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    if sys.stdout is None:  # `llama-rl watch >&-`: Python sets sys.stdout to None
-        raise CommandError("standard output is closed: watch shows the game on it", code=EXIT_LEFT)
-    try:
+        if sys.stdout is None:  # `llama-rl watch >&-`: Python sets sys.stdout to None
+            raise CommandError("standard output is closed: watch shows the game on it", code=EXIT_LEFT)
         return watch(config, sys.stdout)
-    except (AgentError, IllegalActionError) as exc:  # an agent failed during the game: not a usage error
-        raise CommandError(str(exc), code=EXIT_LEFT) from None
-    except ValueError as exc:  # a spec that builds unseeded but not with the game's seed
-        raise CommandError(str(exc)) from None
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
