@@ -368,8 +368,8 @@ class SearchAgent(BaseAgent):
                     f"SearchAgent path {str(path)!r}: the model reads version-{actor.obs_version} observations; "
                     "the search needs a model trained with obs_version 1"
                 )
-            sizes = range(MIN_PLAYERS, MAX_PLAYERS + 1)  # at every size, not only where it searches
-            self.ppo.specialists = {n: actor for n in sorted({*sizes, *self.networks})}
+            # at every size, not only where it searches (the networks' sizes are among them)
+            self.ppo.specialists = {n: actor for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
         self._path_sizes = None if self.path is None else actor.table_sizes
         self.opponent = HeuristicAgent()
         """How it expects the others to play, in its rollouts."""
