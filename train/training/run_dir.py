@@ -292,21 +292,24 @@ class RunDir:
         found = [(checkpoint_steps(p), p) for p in self.checkpoints_dir.glob(CHECKPOINT_GLOB)]
         return [p for steps, p in sorted(found) if steps >= 0]  # not ours (ppo_final.zip...): -1
 
+    def _named_checkpoints(self) -> list[tuple[int, Path, bool]]:
+        """Every checkpoint of either backend, whole or not, by its name: its step count,
+        its path and whether it is the rllib backend's (``rllib_<steps>/``, else
+        ``ppo_<steps>.zip``), fewest steps first."""
+        if not self.checkpoints_dir.is_dir():
+            return []
+        found = ((_CHECKPOINT_NAME.fullmatch(p.name), p) for p in self.checkpoints_dir.iterdir())
+        return sorted((int(m.group(1) or m.group(2)), p, m.group(2) is not None) for m, p in found if m)
+
     def whole_checkpoints(self) -> list[tuple[int, Path]]:
         """The checkpoints of either backend that look whole, with their step counts,
         fewest steps first: ``ppo_<steps>.zip`` by :func:`checkpoint_problem`,
         ``rllib_<steps>/`` by :func:`rllib_checkpoint_problem`."""
-        if not self.checkpoints_dir.is_dir():
-            return []
-        found = []
-        for path in self.checkpoints_dir.iterdir():
-            name = _CHECKPOINT_NAME.fullmatch(path.name)
-            if name is None:
-                continue
-            problem = checkpoint_problem(path) if name.group(1) else rllib_checkpoint_problem(path)
-            if problem is None:
-                found.append((int(name.group(1) or name.group(2)), path))
-        return sorted(found)
+        return [
+            (steps, path)
+            for steps, path, rllib in self._named_checkpoints()
+            if (rllib_checkpoint_problem(path) if rllib else checkpoint_problem(path)) is None
+        ]
 
     def newest_valid_checkpoint(self) -> tuple[Path | None, list[tuple[Path, str]]]:
         """The whole save with the most steps, the newest checkpoint or ``model.zip``
@@ -356,10 +359,7 @@ class RunDir:
     def checkpoint_step_counts(self) -> list[int]:
         """The step counts of the run's checkpoints, of every backend (``ppo_<steps>.zip``,
         ``rllib_<steps>/``), whole or not."""
-        if not self.checkpoints_dir.is_dir():
-            return []
-        found = (_CHECKPOINT_NAME.fullmatch(p.name) for p in self.checkpoints_dir.iterdir())
-        return sorted(int(m.group(1) or m.group(2)) for m in found if m)
+        return [steps for steps, _, _ in self._named_checkpoints()]
 
     def recorded_config_path(self) -> Path | None:
         """The config file of the run's last session that trained (``None`` for a run
