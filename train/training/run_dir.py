@@ -53,6 +53,7 @@ __all__ = [
     "write_json_atomic",
     "checkpoint_problem",
     "rllib_checkpoint_problem",
+    "forgotten_unless_saved",
     "saved_steps",
     "checkpoint_steps",
     "signal_handler",
@@ -207,6 +208,21 @@ def rllib_checkpoint_problem(path: Path) -> str | None:
         except (OSError, ValueError, RecursionError) as exc:
             return f"its {file.relative_to(path).as_posix()} is cut short or unreadable ({error_line(exc)})"
     return None
+
+
+@contextlib.contextmanager
+def forgotten_unless_saved(config_file: Path, saved: list[Path]) -> Iterator[None]:
+    """Remove ``config_file``, the config a training session recorded as it started, when
+    what runs inside fails before ``saved`` holds a checkpoint: its settings never
+    trained the run, so neither the next resume nor the model's table sizes may read them
+    (:meth:`RunDir.recorded_config_path` passes over what a ``kill -9`` leaves)."""
+    try:
+        yield
+    except BaseException:
+        if not saved:
+            with contextlib.suppress(OSError):
+                config_file.unlink()
+        raise
 
 
 def _pid_alive(pid: int) -> bool:

@@ -95,9 +95,11 @@ def past_never_plays(
     its start to its end: the mix holds ``past``, the pool holds ``pool`` snapshots at the
     session's ``start`` step (none on a new run), and the first snapshot, at the next
     multiple of ``past_every``, comes no sooner than ``total_timesteps``. ``None`` otherwise."""
+    from train.training.evaluation import next_multiple  # (the env workers import this module: kept light)
+
     if not opponents.get("past") or pool or not past_every:
         return None
-    first = (start // past_every + 1) * past_every
+    first = next_multiple(start, past_every)
     if first < total_timesteps:
         return None
     return (

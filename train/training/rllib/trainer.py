@@ -54,6 +54,7 @@ from train.training.rllib import RllibOptions
 from train.training.run_dir import (
     RunDir,
     RunDirError,
+    forgotten_unless_saved,
     rllib_checkpoint_problem,
     saving_despite_ctrl_c,
     write_json_atomic,
@@ -395,7 +396,7 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
     if never:  # the pool starts empty: it is filled by this session's snapshots alone
         warnings.warn(never, RuntimeWarning, stacklevel=2)
     saved: list[Path] = []
-    try:
+    with forgotten_unless_saved(config_file, saved):
         algo = build_algorithm_config(config, env_seed).build_algo()
         try:
             if resume_from is not None:
@@ -406,11 +407,6 @@ def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | No
             return _loop(config, run, algo, resume_from, start_steps, config_file, saved)
         finally:
             algo.stop()
-    except BaseException:
-        if not saved:  # it failed before it saved anything: its settings never trained the run
-            with contextlib.suppress(OSError):
-                config_file.unlink()
-        raise
 
 
 def _restore(algo: Any, checkpoint: Path, run: RunDir) -> None:

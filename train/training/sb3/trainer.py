@@ -39,6 +39,7 @@ from train.training.run_dir import (
     RunDir,
     RunDirError,
     atomic_write,
+    forgotten_unless_saved,
     saved_steps,
     saving_despite_ctrl_c,
     write_json_atomic,
@@ -241,13 +242,8 @@ def _train_on(
     except OSError as exc:
         raise RunDirError(f"cannot write {config_file}: {exc}") from None
     saved: list[Path] = []
-    try:
+    with forgotten_unless_saved(config_file, saved):
         return _learn(model, env, opp_rng, config, run, resume_from, config_file, saved)
-    except BaseException:
-        if not saved:  # it failed before it saved anything: its settings never trained the run
-            with contextlib.suppress(OSError):
-                config_file.unlink()
-        raise
 
 
 def _learn(
