@@ -75,7 +75,7 @@ def _check_run_has_a_model(path: Path, out: str | Path) -> None:
     whole = "model yet (it is still training, or it stopped before its end, when the model is written)"
     if not found:
         raise CommandError(f"MODEL {str(path)!r}: the run has no {whole}, and no checkpoint to export either")
-    _, newest = max(found, key=lambda pair: pair[0])
+    _, newest = found[-1]  # (fewest steps first)
     raise CommandError(
         f"MODEL {str(path)!r}: the run has no {whole}; export its newest checkpoint instead: "
         f"llama-rl export {shlex.quote(str(newest))} --out {shlex.quote(str(out))}"

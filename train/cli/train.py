@@ -91,7 +91,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         # a preset's setting of one backend's own option applies on that backend only
         values.update({k: v for k, v in PRESETS[preset].items() if option_owner(k) in (None, backend)})
     values.update({name: getattr(args, name) for name in given})
-    if getattr(args, "preset", None) and getattr(args, "resume", None) is None and values.get("resume"):
+    if preset and getattr(args, "resume", None) is None and values.get("resume"):
         # a second-phase preset resumes its first phase's run where that one went: in --run-dir
         values["resume"] = str(Path(values.get("run_dir") or "runs") / Path(values["resume"]).name)
     if values.get("resume"):
