@@ -19,9 +19,7 @@ trainer's learner decisions/s.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import sys
 import tempfile
 import time
 import warnings
@@ -29,7 +27,7 @@ from typing import Any
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
-from train.cli.common import CommandError, int_in, missing_dependency
+from train.cli.common import import_or_exit, int_in
 from train.training.config import TrainConfig, config_from_dict  # noqa: E402
 from train.training.presets import PRESETS  # noqa: E402
 
@@ -107,12 +105,7 @@ def main() -> None:
             bench_config(args.steps, "runs", f"rllib{n}", backend="rllib", num_env_runners=n)
     except ValueError as exc:
         ap.error(str(exc))
-    try:
-        with missing_dependency("this benchmark", extra="rllib"):
-            importlib.import_module("train.training.sb3.trainer")  # torch, stable-baselines3 and sb3-contrib
-            importlib.import_module("ray.rllib")
-    except CommandError as exc:
-        sys.exit(f"{ap.prog}: error: {exc}")
+    import_or_exit(ap.prog, "rllib", "train.training.sb3.trainer", "ray.rllib")  # (the sb3 trainer: its baseline)
     warnings.filterwarnings("ignore")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

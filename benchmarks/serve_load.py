@@ -36,7 +36,7 @@ import numpy as np
 
 import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from llama_env.agent import parse_agent_spec
-from train.cli.common import CommandError, float_in, games_type, missing_dependency
+from train.cli.common import float_in, games_type, import_or_exit
 
 PROG = "serve_load.py"
 START_SECONDS = 30.0
@@ -190,14 +190,7 @@ def main() -> None:
             parse_agent_spec(getattr(args, option))  # its name and parameters; the agent built once
         except ValueError as exc:
             ap.error(f"--{option}: {exc}")
-    try:
-        with missing_dependency("this benchmark", extra="web"):
-            import starlette  # noqa: F401 - what llama-rl serve needs, checked before it is started
-            import uvicorn  # noqa: F401
-
-            import train.play.web  # noqa: F401
-    except CommandError as exc:
-        fail(str(exc))
+    import_or_exit(PROG, "web", "starlette", "uvicorn", "train.play.web")  # what llama-rl serve needs, before it starts
     port = free_port()
     with tempfile.TemporaryFile() as log:
         server = start_server(port, log)

@@ -23,12 +23,10 @@ defaults (n_steps 2048, batch 64, 10 epochs) on a DummyVecEnv of 8 ``Llama-v0`` 
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
 import tempfile
 import time
 
-from train.cli.common import CommandError, int_in, missing_dependency
+from train.cli.common import import_or_exit, int_in
 from train.training import train
 from train.training.config import TrainConfig
 from train.training.presets import PRESETS
@@ -112,11 +110,7 @@ def main() -> None:
             configs.append(TrainConfig(**values).validate())
         except ValueError as exc:
             ap.error(str(exc))
-    try:
-        with missing_dependency("this benchmark", extra="train"):
-            importlib.import_module("train.training.sb3.trainer")  # torch, stable-baselines3 and sb3-contrib
-    except CommandError as exc:
-        sys.exit(f"{ap.prog}: error: {exc}")
+    import_or_exit(ap.prog, "train", "train.training.sb3.trainer")  # torch, stable-baselines3 and sb3-contrib
     rates = []
     for (engine, workers), cfg in zip(runs, configs, strict=True):
         with tempfile.TemporaryDirectory() as tmp:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import math
 import sys
 import textwrap
@@ -41,6 +42,7 @@ __all__ = [
     "add_games",
     "write_npz",
     "missing_dependency",
+    "import_or_exit",
     "npz_out",
     "replaced",
     "SubParsers",
@@ -77,6 +79,18 @@ def missing_dependency(what: str, extra: str = "train") -> Iterator[None]:
             f"install the {extra!r} extra: {install_hint(extra)}",
             code=1,
         ) from None
+
+
+def import_or_exit(prog: str, extra: str, *modules: str) -> None:
+    """For a script outside ``llama-rl`` (a benchmark): import ``modules`` now, or exit 1
+    with one line, ``<prog>: error: ...``, naming the extra that brings what is missing
+    (:func:`missing_dependency`)."""
+    try:
+        with missing_dependency("this benchmark", extra=extra):
+            for module in modules:
+                importlib.import_module(module)
+    except CommandError as exc:
+        sys.exit(f"{prog}: error: {exc}")
 
 
 def int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
