@@ -11,13 +11,14 @@ from llama_env.engine import Action, Card, IllegalActionError, LlamaGame, RoundR
 from llama_env.gym_env import LlamaEnv
 from llama_env.observation import FIELDS, FIELDS_V1, OBS_SIZE, OBS_SIZE_V1, ObsView, decode, encode, encode_v1, view
 from llama_env.rewards import REWARD_MODES
-from llama_env.table import Table, TableListener
+from llama_env.table import AgentError, Table, TableListener
 
 __version__ = "0.3.0.dev0"
 
 __all__ = [
     "Action",
     "Agent",
+    "AgentError",
     "AgentSpec",
     "Card",
     "FIELDS",

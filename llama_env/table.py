@@ -22,6 +22,9 @@ Validation is one rule everywhere: an answer must be an action by
 :func:`llama_env.engine.action_index` (an integer, not a bool, float or string), in
 range, and legal; otherwise :class:`~llama_env.engine.IllegalActionError` names the
 agent, the seat, what is wrong and the legal actions, and the game is left untouched.
+An agent whose ``act``, ``act_batch`` or ``reset`` raises is named the same way: the
+driver raises :class:`AgentError` with the agent, its seat and the first line of its
+error, the agent's own exception as the ``__cause__``.
 
 A :class:`TableListener` hears every move (after it is validated, just before it is
 applied, so it still sees the state the mover saw) and every round's result; a
@@ -38,10 +41,21 @@ import numpy as np
 
 from llama_env.agent import Agent, agent_label, batch_from, reset_agent
 from llama_env.batch import BatchEngine
-from llama_env.engine import NUM_ACTIONS, Action, IllegalActionError, LlamaGame, RoundResult, Rules, action_index, brief
+from llama_env.engine import (
+    NUM_ACTIONS,
+    Action,
+    IllegalActionError,
+    LlamaGame,
+    RoundResult,
+    Rules,
+    action_index,
+    brief,
+    error_line,
+)
 from llama_env.observation import OBS_VERSIONS, agent_mask, check_obs_version, encoder
 
 __all__ = [
+    "AgentError",
     "Table",
     "TableListener",
     "advance_all",
@@ -54,6 +68,47 @@ __all__ = [
 ]
 
 _DRAW = int(Action.DRAW)
+
+
+class AgentError(RuntimeError):
+    """An agent failed at a table: its ``act``, ``act_batch`` or ``reset`` raised.
+
+    The message names the agent and its seat (``agent 'x' at seat 1: RuntimeError:
+    ...``), as :attr:`agent` and :attr:`seat` do (``seat`` is ``None`` where one call
+    answered games at several seats: an ``act_batch``); the agent's own exception is the
+    ``__cause__``. An agent that answers an illegal move raises
+    :class:`~llama_env.engine.IllegalActionError` instead, which names them too; a
+    ``KeyboardInterrupt``, a ``MemoryError`` or a missing package (``ModuleNotFoundError``)
+    is not an agent's failure and goes through as it is."""
+
+    def __init__(self, message: str, *, agent: str = "", seat: int | None = None) -> None:
+        super().__init__(message)
+        self.agent = agent
+        self.seat = seat
+
+
+_NOT_BLAMED = (IllegalActionError, AgentError, ModuleNotFoundError, MemoryError)
+"""What an agent's call may raise that the driver passes on as it is: an illegal answer
+(already named), an agent's error named by a table within it, and what is no agent's
+fault (a missing extra, memory)."""
+
+
+def agent_failed(exc: Exception, agent: str, seat: int | None, where: str = "") -> AgentError:
+    """The :class:`AgentError` for ``exc``, raised by the agent labelled ``agent`` at
+    ``seat`` (``None``: several seats), with ``where`` (`` in act_batch``) after the seat."""
+    at = f" at seat {seat}" if seat is not None else ""
+    return AgentError(f"agent {agent!r}{at}{where}: {error_line(exc, 200)}", agent=agent, seat=seat)
+
+
+def reset_seat(agent: Agent, seed: int | None, name: str, seat: int | None) -> None:
+    """:func:`~llama_env.agent.reset_agent` for the agent labelled ``name`` at ``seat``:
+    what its ``reset`` raises is an :class:`AgentError` naming them."""
+    try:
+        reset_agent(agent, seed)
+    except _NOT_BLAMED:
+        raise
+    except Exception as exc:
+        raise agent_failed(exc, name, seat, " in reset") from exc
 
 
 def check_agent(agent: object, where: str) -> None:
@@ -177,7 +232,13 @@ class Table:
         agent = self.agents[seat]
         if agent is None:
             raise ValueError(f"seat {seat} has no agent: its move comes from outside (Table.apply)")
-        action = agent.act(_observe(agent, game, seat), agent_mask(game.legal_actions()))
+        obs, mask = _observe(agent, game, seat), agent_mask(game.legal_actions())
+        try:
+            action = agent.act(obs, mask)
+        except _NOT_BLAMED:
+            raise
+        except Exception as exc:
+            raise agent_failed(exc, self.names[seat], seat) from exc
         a = action_index(action)
         if a is None or not game.is_legal(a):
             raise self._error(seat, action)
@@ -200,7 +261,13 @@ class Table:
             agent = agents[seat]
             if agent is None:
                 break
-            action = agent.act(_observe(agent, game, seat), agent_mask(game.legal_actions()))
+            obs, mask = _observe(agent, game, seat), agent_mask(game.legal_actions())
+            try:
+                action = agent.act(obs, mask)
+            except _NOT_BLAMED:
+                raise
+            except Exception as exc:
+                raise agent_failed(exc, self.names[seat], seat) from exc
             # what _apply does, inlined: this loop is the hot path of evaluation
             if listener is None:
                 try:
@@ -309,15 +376,33 @@ def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object
     one, many = encoder(getattr(agent, "obs_version", 0))
     batch = getattr(agent, "act_batch", None)
     if not callable(batch) or len(games) < batch_from(agent):
-        return [agent.act(one(g, g.current_player), agent_mask(g.legal_actions())) for g in games]
+        out = []
+        for g in games:
+            seat = g.current_player
+            obs, mask = one(g, seat), agent_mask(g.legal_actions())
+            try:
+                out.append(agent.act(obs, mask))
+            except _NOT_BLAMED:
+                raise
+            except Exception as exc:
+                raise agent_failed(exc, name, seat) from exc
+        return out
     masks = np.zeros((len(games), len(Action)), dtype=bool)
     for r, g in enumerate(games):
         masks[r, g.legal_actions()] = True
-    answers = np.asarray(batch(many(games), masks))
+    observations = many(games)
+    try:
+        answers = np.asarray(batch(observations, masks))
+    except _NOT_BLAMED:
+        raise
+    except Exception as exc:
+        seats = {g.current_player for g in games}
+        raise agent_failed(exc, name, seats.pop() if len(seats) == 1 else None, " in act_batch") from exc
     if answers.shape != (len(games),):
-        raise ValueError(
+        raise AgentError(
             f"agent {name!r}: act_batch must return one action per observation, shape ({len(games)},), "
-            f"got shape {answers.shape}"
+            f"got shape {answers.shape}",
+            agent=name,
         )
     return answers.tolist() if np.issubdtype(answers.dtype, np.integer) else list(answers)
 
@@ -346,8 +431,10 @@ def deal_table(
     agents: list[Agent | None] = [None] * n
     for i, agent in enumerate(opponents):
         agents[(seat + 1 + i) % n] = agent
-    for agent in opponents:
-        reset_agent(agent, int(rng.integers(2**31)))
+    labels = list(names) if names is not None and len(names) == n else None
+    for i, agent in enumerate(opponents):
+        at = (seat + 1 + i) % n
+        reset_seat(agent, int(rng.integers(2**31)), labels[at] if labels else agent_label(agent), at)
     game = LlamaGame(rules=rules, rng=rng, random_first_player=random_first_player)
     return Table(game, agents, names=names, listener=listener)
 
@@ -737,11 +824,17 @@ class BatchTable:
         masks.flags.writeable = False  # the answers are checked against it: the agent may not edit it
         batch_act: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(agent, "act_batch", None)
         if callable(batch_act) and games.size >= batch_from(agent):
-            answers = np.asarray(batch_act(obs, masks))
+            try:
+                answers = np.asarray(batch_act(obs, masks))
+            except _NOT_BLAMED:
+                raise
+            except Exception as exc:
+                raise agent_failed(exc, self.names[k], None, f" in act_batch ({games.size} games)") from exc
             if answers.shape != (games.size,):
-                raise ValueError(
+                raise AgentError(
                     f"agent {self.names[k]!r}: act_batch must return one action per observation, shape "
-                    f"({games.size},), got shape {answers.shape}"
+                    f"({games.size},), got shape {answers.shape}",
+                    agent=self.names[k],
                 )
             if answers.dtype.kind == "O":  # Python objects (a list with a None in it): each by the one rule
                 read = [action_index(x) for x in answers.tolist()]
@@ -754,7 +847,14 @@ class BatchTable:
         else:
             out = []
             for r in range(games.size):
-                answer = agent.act(obs[r], agent_mask(np.flatnonzero(masks[r]).tolist()))
+                mask = agent_mask(np.flatnonzero(masks[r]).tolist())
+                try:
+                    answer = agent.act(obs[r], mask)
+                except _NOT_BLAMED:
+                    raise
+                except Exception as exc:
+                    seat, number = self._seat_of(int(games[r]))
+                    raise agent_failed(exc, self.names[k], seat, f" of game {number}") from exc
                 a = action_index(answer)
                 if a is None:
                     raise self._illegal(k, int(games[r]), answer)
@@ -772,17 +872,22 @@ class BatchTable:
             bad = np.flatnonzero(~ok)
             raise self._illegal(k, int(games[bad[0]]), answers[bad[0]].item(), bad.size - 1)
 
+    def _seat_of(self, game: int) -> tuple[int, int]:
+        """The seat to act in ``game`` (a slot of the batch) and the game's number for
+        messages (its row of :meth:`play_games`' seating, or the slot)."""
+        seat = int(self.batch.current_player[game])
+        if self._game_numbers is None:
+            return seat, game
+        row_of, first_game = self._game_numbers
+        return seat, int(row_of[game]) + first_game
+
     def _illegal(self, k: int, game: int, action: object, others: int = 0) -> IllegalActionError:
         """The engine's error for ``action`` in ``game``, naming the agent (player ``k``;
         -1: an outside seat), the game and the seat."""
         state = LlamaGame.from_dict(self.batch.snapshot(game))
         seat = state.current_player
         agent = k >= 0 and self.agents[k] is not None
-        if self._game_numbers is None:
-            number = game
-        else:
-            row_of, first_game = self._game_numbers
-            number = int(row_of[game]) + first_game
+        _, number = self._seat_of(game)
         who = f"agent {self.names[k]!r} at seat {seat} of game {number}" if agent else f"game {number}, seat {seat}"
         err = state.illegal_action_error(action, who=who)
         if agent:

@@ -16,7 +16,7 @@ from agents.random_agent import RandomAgent
 from llama_env.batch import BatchGame
 from llama_env.engine import Action, IllegalActionError, LlamaGame
 from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, encoder
-from llama_env.table import BatchTable, BatchTableListener, Table
+from llama_env.table import AgentError, BatchTable, BatchTableListener, Table
 
 
 def _without_rng(d: dict[str, Any]) -> dict[str, Any]:
@@ -269,7 +269,7 @@ def test_illegal_answers_name_the_agent_the_game_and_the_seat_and_move_nothing()
             IllegalActionError,
             r"game 0: \d\.0 \(float\) is not an action.* \(and 11 more game\(s\) with an illegal answer\)$",
         ),
-        (lambda m: np.argmax(m, axis=1)[:-1], ValueError, r"agent 'answer': act_batch must return one action per"),
+        (lambda m: np.argmax(m, axis=1)[:-1], AgentError, r"agent 'answer': act_batch must return one action per"),
         (  # Python objects, one of them None: an AttributeError from deep inside before
             lambda m: [None if r == 4 else int(a) for r, a in enumerate(np.argmax(m, axis=1))],
             IllegalActionError,
@@ -413,9 +413,10 @@ def test_an_agent_cannot_edit_the_masks_its_answers_are_checked_against():
     for games, seating in ((8, None), (8, np.array([[0, 1, 1, 1]] * 4 + [[1, 1, 1, 1]] * 4))):
         agents = [Answer(edit)] * 4 if seating is None else [Answer(edit), RandomAgent()]
         table = BatchTable(BatchGame(games, 4, seed=0), agents, seating)
-        with pytest.raises(ValueError, match="read-only"):
+        with pytest.raises(AgentError, match="agent 'answer' in act_batch .*ValueError: .*read-only") as info:
             for _ in range(8):
                 table.advance(steps=1)
+        assert isinstance(info.value.__cause__, ValueError)
 
 
 def test_play_games_names_a_bad_answers_game_by_its_row_not_its_slot() -> None:

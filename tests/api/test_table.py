@@ -11,7 +11,7 @@ from conftest import make_game
 
 from llama_env.engine import Action, IllegalActionError, LlamaGame, Rules
 from llama_env.observation import OBS_SIZE, encode
-from llama_env.table import Table, TableListener, advance_all, deal_table
+from llama_env.table import AgentError, Table, TableListener, advance_all, deal_table
 
 
 class FirstLegal:
@@ -189,7 +189,7 @@ def test_act_batch_must_answer_every_decision():
     tables = [Table(LlamaGame(2, rng=s), [None, Short()]) for s in range(2)]
     for t in tables:
         t.apply(8)
-    with pytest.raises(ValueError, match=r"one action per observation, shape \(\d+,\)"):
+    with pytest.raises(AgentError, match=r"one action per observation, shape \(\d+,\)"):
         advance_all(tables)
 
 
@@ -240,3 +240,110 @@ def test_encode_of_a_table_seat_is_the_agents_view():
 
     Table(game, [Spy() for _ in range(4)]).advance()
     assert seen and all(np.array_equal(a, b) for a, b in seen)
+
+
+# --------------------------------------------------------------------------- an agent that raises
+
+
+class Fails:
+    """Raises ``error`` from ``act``, ``act_batch`` or ``reset`` (``where``)."""
+
+    name = "fails"
+
+    def __init__(self, error: BaseException, where: str = "act") -> None:
+        self.error = error
+        self.where = where
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        if self.where == "act":
+            raise self.error
+        return int(np.flatnonzero(action_mask)[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        if self.where == "act_batch":
+            raise self.error
+        return np.argmax(action_masks, axis=1)
+
+    def reset(self, seed: int | None = None) -> None:
+        if self.where == "reset":
+            raise self.error
+
+
+def _drive(how: str, agent: Fails) -> None:
+    """A 3-player table with ``agent`` at seat 2, driven by ``how`` until it raises."""
+    if how == "deal_table":
+        deal_table(np.random.default_rng(0), 0, [FirstLegal(), agent], rules=Rules(3))
+        raise AssertionError("deal_table did not raise")
+    table = Table(LlamaGame(3, rng=4), [FirstLegal(), FirstLegal(), agent])
+    if how == "play":
+        table.play()
+    elif how == "ask":
+        while table.to_act != 2:
+            table.play_turn()
+        table.ask()
+    else:  # advance_all: two tables, the failing agent answering both
+        other = Table(LlamaGame(3, rng=5), [FirstLegal(), FirstLegal(), agent])
+        advance_all([table, other])
+
+
+@pytest.mark.parametrize(
+    ("how", "where", "seat"),
+    [
+        ("play", "act", 2),
+        ("ask", "act", 2),
+        ("advance_all", "act_batch", 2),
+        ("deal_table", "reset", 2),
+    ],
+)
+def test_an_agent_that_raises_is_named_with_its_seat(how, where, seat):
+    """An agent's own error came out bare from deep in its code: the evaluation and play
+    commands could not say which agent failed (a traceback, or a ValueError taken for a
+    usage error). The driver now names the agent and its seat, the error as the cause."""
+    error = RuntimeError("the model file vanished")
+    with pytest.raises(AgentError) as info:
+        _drive(how, Fails(error, where))
+    err = info.value
+    where_text = "" if where == "act" else f" in {where}"
+    assert str(err) == f"agent 'fails' at seat {seat}{where_text}: RuntimeError: the model file vanished"
+    assert (err.agent, err.seat) == ("fails", seat)
+    assert err.__cause__ is error
+
+
+def test_the_game_is_untouched_when_an_agent_raises():
+    agent = Fails(ValueError("bad shape"))
+    table = Table(LlamaGame(3, rng=4), [FirstLegal(), FirstLegal(), agent])
+    while table.to_act != 2:
+        table.play_turn()
+    before = table.game.to_dict()
+    with pytest.raises(AgentError, match="agent 'fails' at seat 2: ValueError: bad shape"):
+        table.advance()
+    assert table.game.to_dict() == before
+    agent.where = "nowhere"  # it recovers: the game goes on from where it stood
+    assert table.play() is not None and table.game.game_over
+
+
+@pytest.mark.parametrize(
+    "error", [KeyboardInterrupt(), MemoryError(), ModuleNotFoundError("No module named 'torch'", name="torch")]
+)
+def test_what_is_no_agents_fault_goes_through_as_it_is(error):
+    """Ctrl-C, memory and a missing package are reported as they are, not blamed on an agent."""
+    table = Table(LlamaGame(2, rng=0), [FirstLegal(), Fails(error)])
+    with pytest.raises(type(error)) as info:
+        table.play()
+    assert info.value is error
+
+
+def test_an_illegal_answer_is_still_an_illegal_action_error():
+    table = Table(LlamaGame(2, rng=0), [Answer(99), FirstLegal()])
+    with pytest.raises(IllegalActionError):
+        table.play()
+
+
+def test_an_agent_error_crosses_a_process_boundary_whole():
+    """Evaluation workers send their errors back pickled: an AgentError with keyword
+    fields could not be unpickled, and the pool broke instead of naming the agent."""
+    import pickle
+
+    err = AgentError("agent 'x' at seat 1: RuntimeError: boom", agent="x", seat=1)
+    back = pickle.loads(pickle.dumps(err))
+    assert (type(back), str(back), back.agent, back.seat) == (AgentError, str(err), "x", 1)

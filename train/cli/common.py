@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 from llama_env._atomic import new_file
 from llama_env._install import install_hint
 from llama_env.agent import AgentSpec, parse_agent_list
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
+from llama_env.table import AgentError
 
 __all__ = [
     "PROG",
@@ -24,6 +25,8 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "MAX_GAMES",
     "CommandError",
+    "EXIT_GAME_FAILED",
+    "game_errors",
     "HelpFormatter",
     "AGENT_SYNTAX",
     "int_in",
@@ -62,6 +65,25 @@ class CommandError(Exception):
     def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.code = code
+
+
+EXIT_GAME_FAILED = 1
+"""The exit code when a game among agents could not be finished: an agent failed in it."""
+
+
+@contextlib.contextmanager
+def game_errors() -> Iterator[None]:
+    """Games among agents (``eval``, ``tournament``, ``play``, ``watch``) as the command
+    line reports their failures: an agent that raises or answers an illegal move during
+    a game is one line naming it and its seat, exit :data:`EXIT_GAME_FAILED`; any other
+    ``ValueError`` is the configuration's (a bad parameter, a folder that cannot be
+    written), a usage error, exit 2."""
+    try:
+        yield
+    except (AgentError, IllegalActionError) as exc:
+        raise CommandError(str(exc), code=EXIT_GAME_FAILED) from None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 @contextlib.contextmanager

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from collections.abc import Iterator
 from typing import TextIO
 
-from llama_env.engine import IllegalActionError
 from train.cli.common import (
     AGENT_SYNTAX,
     CommandError,
@@ -16,27 +13,15 @@ from train.cli.common import (
     SubParsers,
     add_rule_options,
     agent_specs,
+    game_errors,
     int_in,
     players_type,
     rules_from_args,
     seed_type,
 )
-from train.play.terminal import EXIT_LEFT, AgentError, PlayConfig, play
+from train.play.terminal import EXIT_LEFT, PlayConfig, play
 
-__all__ = ["run_play", "terminal_game_errors", "add_parser"]
-
-
-@contextlib.contextmanager
-def terminal_game_errors() -> Iterator[None]:
-    """A game of ``play`` or ``watch`` as the command line reports its failures: an agent
-    that fails during the game (named with its seat) exits 1, the game left unfinished;
-    a bad configuration (``ValueError``) is a usage error, exit 2."""
-    try:
-        yield
-    except (AgentError, IllegalActionError) as exc:
-        raise CommandError(str(exc), code=EXIT_LEFT) from None
-    except ValueError as exc:  # (also a spec that builds unseeded but not with the game's seed)
-        raise CommandError(str(exc)) from None
+__all__ = ["run_play", "add_parser"]
 
 
 def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -51,7 +36,7 @@ def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | N
         raise CommandError("standard input is closed: play reads your moves from it", code=EXIT_LEFT)
     if stdout is None:
         raise CommandError("standard output is closed: play shows the game on it", code=EXIT_LEFT)
-    with terminal_game_errors():
+    with game_errors():
         config.validate()
         return play(config, stdin, stdout)
 

@@ -19,6 +19,7 @@ from train.cli.common import (
     add_rule_options,
     add_run_options,
     agent_specs,
+    game_errors,
     missing_dependency,
     players_type,
     progress_wanted,
@@ -99,10 +100,8 @@ def _run(args: argparse.Namespace) -> int:
         record=args.record,
         batched=args.batch,
     )
-    try:
+    with game_errors():  # an agent failing in a game; a --record folder that cannot be written
         run_tournament(cmd)
-    except ValueError as exc:  # e.g. a --record folder that cannot be written
-        raise CommandError(str(exc)) from None
     return 0
 
 

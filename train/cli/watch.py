@@ -12,12 +12,12 @@ from train.cli.common import (
     SubParsers,
     add_rule_options,
     agent_specs,
+    game_errors,
     players_type,
     rules_from_args,
     seat_agents,
     seed_type,
 )
-from train.cli.play import terminal_game_errors
 from train.play.terminal import EXIT_LEFT, WatchConfig, watch
 
 __all__ = ["add_parser"]
@@ -42,7 +42,7 @@ def _run(args: argparse.Namespace) -> int:
     players = args.players if args.players is not None or len(specs) > 1 else DEFAULT_PLAYERS
     seats = seat_agents(specs, players, "--agents")
     config = WatchConfig(seats, rules=rules_from_args(args, len(seats)), seed=args.seed, delay=args.delay)
-    with terminal_game_errors():
+    with game_errors():
         config.validate()
         if sys.stdout is None:  # `llama-rl watch >&-`: Python sets sys.stdout to None
             raise CommandError("standard output is closed: watch shows the game on it", code=EXIT_LEFT)

@@ -33,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, UnseenTableSize, reset_agent, resolve, unmade_for
+from llama_env.agent import Agent, AgentLike, UnseenTableSize, resolve, unmade_for
 from llama_env.batch import BatchGame, unplayed_options
 from llama_env.engine import Action, Rules, check_seed
-from llama_env.table import BatchTable, BatchTableListener, seat_positions
+from llama_env.table import BatchTable, BatchTableListener, reset_seat, seat_positions
 from train.evaluation.runner import (
     KEY_BATCH,
     ChunkExecutor,
@@ -160,7 +160,7 @@ def _play_batch_chunk(agents: list[Agent], args: RunArgs, job: tuple[int, int, n
         players.extend(group)
         labels.extend([name] if len(group) == 1 else [f"{name} member {k}" for k in range(len(group))])
     for k, player in enumerate(players):
-        reset_agent(player, seed_int(seed, KEY_BATCH, chunk, k))
+        reset_seat(player, seed_int(seed, KEY_BATCH, chunk, k), labels[k], None)
     seating = np.array(first)[seat_agents] + gen.integers(np.array(size)[seat_agents])
 
     g = len(seat_agents)

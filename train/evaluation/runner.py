@@ -46,12 +46,11 @@ from llama_env.agent import (
     agent_label,
     parse_agent_list,
     registrations,
-    reset_agent,
     resolve,
 )
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
-from llama_env.table import Table, TableListener, check_agent, seat_positions
+from llama_env.table import AgentError, Table, TableListener, check_agent, reset_seat, seat_positions
 
 __all__ = [
     "GameRecord",
@@ -260,8 +259,8 @@ def play_one(
     """Play the game of ``task`` by ``rules`` on the table driver and record it (with
     ``record_dir``, also as ``game_<index>.json``, a game record that the web app replays)."""
     n = rules.num_players
-    for i in task.seat_agents:
-        reset_agent(agents[i], seed_int(seed, KEY_AGENT, task.index, i))
+    for seat, i in enumerate(task.seat_agents):
+        reset_seat(agents[i], seed_int(seed, KEY_AGENT, task.index, i), names[i], seat)
     game = LlamaGame(
         rules=rules, rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_DEAL, task.deal_key)))
     )
@@ -275,6 +274,8 @@ def play_one(
         raise IllegalActionError(
             f"{exc} (evaluation game {task.index})", exc.action, exc.legal, seat=exc.seat, agent=exc.agent
         ) from None
+    except AgentError as exc:
+        raise AgentError(f"{exc} (evaluation game {task.index})", agent=exc.agent, seat=exc.seat) from exc.__cause__
     if record_dir is not None and start is not None and rec.moves is not None:
         context = {"llama_rl_version": __version__, "seed": seed, "game": task.index, "seats": list(task.seat_agents)}
         recording = GameRecording([f"player_{p}" for p in range(n)], seat_names, start, rec.moves, context)

@@ -37,11 +37,10 @@ from llama_env.engine import (
     Rules,
     can_play_on,
     check_seed,
-    error_line,
     playable_on,
 )
 from llama_env.render import card_str, render_round_summary, render_table
-from llama_env.table import Table, TableListener
+from llama_env.table import AgentError, Table, TableListener, agent_failed
 
 __all__ = [
     "PlayConfig",
@@ -124,19 +123,6 @@ def _is_list(agents: object) -> bool:
     """Whether ``agents`` is a sequence of agents rather than one agent (a spec string
     is one, as ``Llama-v0`` reads it)."""
     return isinstance(agents, Sequence) and not isinstance(agents, str)
-
-
-class AgentError(RuntimeError):
-    """An agent failed during a game of :func:`play` or :func:`watch`: its ``reset`` or its
-    ``act`` raised. The message names the agent and its seat (``agent 'x' at seat 1:
-    RuntimeError: ...``), as ``agent`` and ``seat`` do; the agent's own exception is the
-    ``__cause__``. (An agent that answers an illegal move raises
-    :class:`~llama_env.engine.IllegalActionError`, which names them too.)"""
-
-    def __init__(self, message: str, *, agent: str, seat: int) -> None:
-        super().__init__(message)
-        self.agent = agent
-        self.seat = seat
 
 
 class MoveError(ValueError):
@@ -279,7 +265,7 @@ def _blamed(
     agent's ``reset`` raised it (a spec built with a seed is reset)."""
     try:
         yield
-    except (IllegalActionError, ModuleNotFoundError, MemoryError):
+    except (IllegalActionError, AgentError, ModuleNotFoundError, MemoryError):
         raise
     except Exception as exc:
         if transcript is not None and transcript.writing:
@@ -287,8 +273,7 @@ def _blamed(
         if building and isinstance(exc, (ValueError, TypeError)) and not _passed_through(exc, reset_agent):
             raise
         at = seat if isinstance(seat, int) else seat()
-        who = labels[at]
-        raise AgentError(f"agent {who!r} at seat {at}: {error_line(exc, 200)}", agent=who, seat=at) from exc
+        raise agent_failed(exc, labels[at], at) from exc
 
 
 def _passed_through(exc: BaseException, function: Callable[..., object]) -> bool:

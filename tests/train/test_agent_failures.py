@@ -1,0 +1,115 @@
+"""An agent that fails during ``llama-rl eval`` or ``tournament`` is named in one line,
+exit 1, however the games are played (here, in worker processes, on the batched engine)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import agents  # noqa: F401 - the built-in agents, registered
+from llama_env import agent as registry
+from llama_env.batch import BatchGame
+from llama_env.table import AgentError, BatchTable
+from train.cli import main
+
+
+class Breaks:
+    """Fails on its third decision, the way ``kind`` says; a batch agent too."""
+
+    name = "breaks"
+
+    def __init__(self, kind: str = "runtime") -> None:
+        self.kind = kind
+        self.calls = 0
+
+    def _answer(self, mask: np.ndarray) -> int:
+        self.calls += 1
+        if self.calls >= 3:
+            if self.kind == "runtime":
+                raise RuntimeError("the model file vanished")
+            if self.kind == "value":
+                raise ValueError("operands could not be broadcast")
+            if self.kind == "illegal":
+                return 99
+        return int(np.flatnonzero(mask)[0])
+
+    def _answers(self, masks: np.ndarray) -> np.ndarray:
+        answers = np.array([self._answer(m) for m in masks])
+        return answers[:-1] if self.kind == "short" and self.calls >= 3 else answers
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self._answer(action_mask)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self._answers(action_masks)
+
+
+@pytest.fixture
+def breaks() -> Iterator[None]:
+    registry.register("tf_breaks")(Breaks)
+    try:
+        yield
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            table.pop("tf_breaks", None)
+
+
+EVAL = ["eval", "--agents", "tf_breaks:kind={kind},random", "--games", "4"]
+TOURNAMENT = ["tournament", "--players", "2", "--agents", "tf_breaks:kind={kind},random", "--games", "4"]
+WAYS = {
+    "eval game by game": [*EVAL, "--no-batch"],
+    "eval in workers": [*EVAL, "--no-batch", "--workers", "2"],
+    "eval batched": [*EVAL, "--batch"],
+    "tournament game by game": [*TOURNAMENT, "--no-batch"],
+    "tournament batched": [*TOURNAMENT, "--batch"],
+}
+FAILURES = {
+    "runtime": "RuntimeError: the model file vanished",
+    "value": "ValueError: operands could not be broadcast",
+    "illegal": "99",
+    "short": "act_batch must return one action per observation",
+}
+
+
+def _one_line_exit_1(argv: list[str], kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([a.format(kind=kind) for a in argv] + ["--seed", "1"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"llama-rl: error: agent 'tf_breaks:kind={kind}'"), err
+    assert FAILURES[kind] in lines[0], err
+
+
+@pytest.mark.parametrize("kind", ["runtime", "value", "illegal"])
+@pytest.mark.parametrize("way", list(WAYS))
+def test_an_agent_failing_in_a_game_is_named_in_one_line_exit_1(breaks, capsys, way, kind):
+    """A RuntimeError from an agent ended `llama-rl eval` in a traceback; a ValueError,
+    and an illegal answer, were reported as usage errors (exit 2), as if the command
+    line were wrong."""
+    _one_line_exit_1(WAYS[way], kind, capsys)
+
+
+@pytest.mark.parametrize("way", [w for w in WAYS if w.endswith("batched")])
+def test_an_act_batch_of_the_wrong_shape_is_the_agents_failure(breaks, capsys, way):
+    _one_line_exit_1(WAYS[way], "short", capsys)
+
+
+def test_a_configuration_error_is_still_a_usage_error(breaks, capsys):
+    code = main(["eval", "--agents", "tf_breaks:kind=runtime:nope=1,random", "--games", "2"])
+    assert code == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_a_batch_table_names_the_agent_seat_and_game_of_an_act_that_raises():
+    """One ``act`` per game (fewer games than its batch_from): the seat and game are known."""
+    agent = Breaks("runtime")
+    agent.batch_from = 100  # type: ignore[attr-defined]
+    table = BatchTable(BatchGame(4, 2, seed=0), [agent, agent])
+    with pytest.raises(AgentError, match=r"agent 'breaks' at seat [01] of game [0-3]: RuntimeError") as info:
+        for _ in range(8):
+            table.advance(steps=1)
+    assert info.value.agent == "breaks" and info.value.seat in (0, 1)
+    assert isinstance(info.value.__cause__, RuntimeError)
