@@ -26,7 +26,9 @@ others' hands.
 :data:`SPEC_LENGTH`; agents take no file paths unless the server allows model
 directories; numeric agent parameters are finite and inside the ``request_limits`` an
 agent class declares; a request steps at most :data:`MAX_STEP` moves, and a response
-carries at most :data:`MAX_EVENTS` events (it says when it left older ones out).
+carries at most :data:`MAX_EVENTS` events (it says when it left older ones out). A
+replayed record holds at most :data:`MAX_RECORD_MOVES` moves, and its names, agents,
+start and context at most :data:`RECORD_PART_BYTES` each.
 """
 
 from __future__ import annotations
@@ -128,6 +130,10 @@ SPEC_LENGTH = 100
 """Longest agent spec (or agent label in a record)."""
 MAX_RECORD_MOVES = 20_000
 """Moves in a replayed record at most (a long game has a few hundred)."""
+RECORD_PART_BYTES = 65_536
+"""Largest ``names``, ``agents``, ``start`` and ``context`` of a replayed record, each
+as compact JSON (a real record's are well under a kilobyte; a replay keeps its record,
+and a 2 MB context of empty lists held 45 MB of the server's memory per replay)."""
 SLOW_MOVE = 0.02
 """Seconds an agent's move takes on average in a game the server computes apart."""
 PARAMETER_BOUND = 1e9
@@ -328,8 +334,9 @@ class GameSession:
         self.seen: dict[int, float] = {}
         """Per person's seat, when a request last came with its token (:meth:`look`);
         a seat whose link was never opened is not in it."""
-        self._replayed: GameRecording | None = None
-        """The record a replay replays (:func:`replay`)."""
+        self._replayed: str | None = None
+        """The record a replay replays (:func:`replay`), as compact JSON: text is the
+        smallest way to keep it, and one the garbage collector never scans."""
         self._turn: tuple[int | None, int, float] = (None, -1, self.created)
         """The seat the table waits for, after how many moves, and since when (one value,
         replaced whole: a view reads it without the lock)."""
@@ -342,9 +349,12 @@ class GameSession:
         self.on_over: Callable[[GameSession], None] | None = None
         self.context: dict[str, Any] = {"llama_rl_version": __version__, "source": "llama-rl serve"}
         """Where the game comes from, written into its record: the version that plays it
-        here (so that the history can tell an agent's versions apart later), or a
-        replayed record's own."""
-        self._replay: list[tuple[int, int]] = []
+        here (so that the history can tell an agent's versions apart later). A replay's
+        record keeps its own (:attr:`recording`)."""
+        self._replay = b""
+        """A replayed record's actions, one byte each (:func:`replay`)."""
+        self._replayed_moves = 0
+        """How many of them the replay has made."""
         self._left_at: dict[int, list[tuple[int, str, bool]]] = {}
         """A replayed record's hand-overs: move number -> (seat, agent, whether the person
         chose to leave) from that move on."""
@@ -375,7 +385,7 @@ class GameSession:
         :attr:`context`); a replay's is the whole record it replays, however far it has
         been stepped."""
         if self._replayed is not None:
-            return self._replayed
+            return GameRecording.from_json(json.loads(self._replayed))
         return GameRecording(self.names, self.labels, json.loads(self._start), list(self.moves), dict(self.context))
 
     @property
@@ -547,7 +557,7 @@ class GameSession:
             "game_over": game_over,
             "your_turn": your_turn,
             "legal": list(state.legal) if your_turn else [],
-            "moves_left": len(self._replay),
+            "moves_left": len(self._replay) - self._replayed_moves,
             "history_id": self.history_id,
             "away": away,
             "left": sorted(roles.left),
@@ -669,12 +679,13 @@ class GameSession:
             if g.game_over:
                 break
             if self.mode == "replay":
-                if not self._replay:
+                if self._replayed_moves == len(self._replay):
                     break
                 for seat, label, chose in self._left_at.pop(len(self.moves), ()):
                     self._roles = self._roles.handing(seat, label, self.seq + 1)
                     self.recorder.on_left(seat, label, chose=chose)
-                _, action = self._replay.pop(0)
+                action = self._replay[self._replayed_moves]
+                self._replayed_moves += 1
                 self.table.apply(action)  # the record was replayed whole when it arrived
                 self.recorder.flush()
             else:
@@ -1005,7 +1016,10 @@ def _shortened(text: str, limit: int) -> str:
 
 def replay(record: Any) -> GameSession:
     """A session that replays a game record move by move (see :class:`GameRecording`).
-    The whole record is checked first: a record the rules refuse is a 400."""
+    The whole record is checked first: a record the rules refuse is a 400, and so is
+    one whose names, agents, start or context is larger than :data:`RECORD_PART_BYTES`.
+    The session keeps the record as compact JSON, and its moves as one byte each."""
+    _check_part_sizes(record)
     try:
         rec = GameRecording.from_json(record)
         if len(rec.moves) > MAX_RECORD_MOVES:
@@ -1024,11 +1038,28 @@ def replay(record: Any) -> GameSession:
     names = [_shortened(n, NAME_LENGTH) for n in names]
     labels = [_shortened(a, SPEC_LENGTH) for a in rec.agents]
     session = GameSession(game, [None] * game.num_players, names=names, labels=labels, mode="replay")
-    session._replay = list(rec.moves)
-    session.context = dict(rec.context)  # where the record came from, passed on with it
+    session._replay = bytes(action for _, action in rec.moves)  # (each 0..8: the record replayed)
     session._left_at = _hand_overs(rec.context, game.num_players, len(rec.moves))
-    session._replayed = rec
+    session._replayed = json.dumps(rec.to_json(), ensure_ascii=False, separators=(",", ":"))
     return session
+
+
+def _check_part_sizes(record: Any) -> None:
+    """A 400 naming the first of a record's ``names``, ``agents``, ``start`` and
+    ``context`` that is larger than :data:`RECORD_PART_BYTES` as compact JSON (checked
+    before the record is read: a large start's unknown keys are slow to check)."""
+    if not isinstance(record, dict):
+        return  # (not a record: GameRecording.from_json says so)
+    for key in ("names", "agents", "start", "context"):
+        try:
+            size = len(json.dumps(record.get(key), ensure_ascii=False, separators=(",", ":")).encode())
+        except (TypeError, ValueError, RecursionError):
+            continue  # not JSON data: GameRecording.from_json refuses it
+        if size > RECORD_PART_BYTES:
+            raise SessionError(
+                f"cannot replay this record: its '{key}' is {size:,} bytes of JSON; a replay takes at most "
+                f"{RECORD_PART_BYTES:,}"
+            )
 
 
 def _hand_overs(context: dict[str, Any], n: int, moves: int) -> dict[int, list[tuple[int, str, bool]]]:
