@@ -1,7 +1,8 @@
 """The search agent: a PPO specialist, with a one-move search where it is unsure.
 
-``agents.make("search")`` plays the ``ppo`` agent's move, except where its specialist's
-top probability is below ``below`` (about 4 moves a game at 4 players). There it imagines
+``agents.make("search")`` plays its specialist's move (:data:`SEARCHED_ON`: the ``ppo``
+agent's heads-up and at 4 players, the ``ppo_v3`` agent's at 6), except where that
+specialist's top probability is below ``below`` (about 4 moves a game at 4 players). There it imagines
 ``worlds`` games that its observation cannot tell from the real one
 (:mod:`llama_env.worlds`), the other hands drawn card by card from a *belief network*
 (observation -> the share of each value in each other hand), and tries every legal move
@@ -24,8 +25,12 @@ The two networks (``agents/models/search_<n>p.npz``, :data:`NETWORKS`) were fitt
 48,000 games of the PPO specialist (``ppo_v3``'s) against ``heuristic`` by ``llama-rl fit-search``
 (:mod:`train.fit.search_nets`; docs/training.md, "Reproduce every shipped agent"). At
 table sizes without them, at rule options they were not fitted on (``end_score`` other
-than 40) and for observations that do not fit a round dealt 6 cards a hand (and given a
-version-0 observation), the agent plays exactly as ``ppo``.
+than 40) and for observations that do not fit a round dealt 6 cards a hand, it does not
+search: at 3 and 5 players it plays exactly as ``ppo`` (the general model), elsewhere its
+specialist's move unsearched, which is ``ppo``'s heads-up and at 4 players and
+``ppo_v3``'s at 6 (so at 6 players ``below=0`` plays exactly as ``ppo_v3``, not as
+``ppo``). Given a version-0 observation it plays the general model at every size, exactly
+as ``ppo``.
 """
 
 from __future__ import annotations
@@ -294,7 +299,9 @@ class SearchAgent(BaseAgent):
 
     The search draws worlds from a belief network, plays them out to the round's end (or
     for ``horizon`` steps) and values them with a value network; at 3 and 5 players (no
-    specialist to search with) it plays as ppo. ``act`` searches one decision;
+    specialist to search with) it plays as ppo; where it does not search at 2, 4 and 6
+    players it plays its specialist (:data:`SEARCHED_ON`): ppo's heads-up and at 4,
+    ppo_v3's at 6. ``act`` searches one decision;
     ``act_batch`` searches all the unsure decisions of its batch together, their worlds
     played out in one :class:`~llama_env.batch.BatchGame`, which is where batching pays:
     a single search takes as many steps of the batch as its longest world, whatever the
@@ -393,7 +400,7 @@ class SearchAgent(BaseAgent):
         return int(self.act_batch(np.asarray(observation)[None], mask)[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """:meth:`act` for every row, ``(B,)`` int64: the ppo agent's moves, and one search
+        """:meth:`act` for every row, ``(B,)`` int64: its policy's moves (:attr:`ppo`), and one search
         for all the rows where it searches (their worlds played out in one batch)."""
         return self.decide(observations, action_masks).moves
 
@@ -521,7 +528,9 @@ class SearchedMoves:
     moves: np.ndarray
     """``(B,)`` int64: the moves played (what :meth:`SearchAgent.act_batch` returns)."""
     searched: np.ndarray
-    """``(B,)`` bool: the rows searched (the others play the ppo agent's move)."""
+    """``(B,)`` bool: the rows searched (the others play its policy's move,
+    :attr:`SearchAgent.ppo`'s: by default :data:`SEARCHED_ON`'s specialist at 2, 4 and 6
+    players, so ``ppo_v3``'s at 6, and the general model at 3 and 5)."""
     values: np.ndarray
     """``(B, 9)`` float64: in a searched row, each legal move's mean value over the
     worlds (the chance to win the game); NaN for the illegal moves and the rows not
