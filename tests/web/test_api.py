@@ -395,6 +395,82 @@ def test_finished_games_go_to_the_history_with_ratings(tmp_path):
     assert make_client().get("/api/history").status_code == 404  # a server without a history says so
 
 
+def play_to_the_end(client, state: dict, tokens: dict) -> dict:
+    """Play a game of people (``tokens``: seat -> token) to its end, each quitting when
+    they can; the last view."""
+    while not state["game_over"]:
+        seat = state["table"]["current_player"]
+        state = client.get(f"/api/games/{state['id']}", headers=as_(tokens[seat])).json()
+        action = 8 if 8 in state["legal"] else state["legal"][0]
+        r = client.post(f"/api/games/{state['id']}/move", json={"action": action}, headers=as_(tokens[seat]))
+        assert r.status_code == 200, r.text
+        state = r.json()
+    return state
+
+
+def test_a_long_agent_spec_and_a_name_used_twice_are_saved_to_the_history(tmp_path):
+    """The history held every seat's table name to 40 characters, though it stores the
+    name typed for a person and the label for an agent: a game against a 46-character
+    spec, or of two people of one 40-character name (Ann#1 and Ann#2 at the table), was
+    not saved, and only the server's log said so."""
+    history = History(tmp_path / "history.sqlite3")
+    client = make_client(history=history)
+    spec = "heuristic:quit_base=2.5:quit_per_draw_cost=0.5"
+    assert len(spec) == 46
+    state = create(client, "Ann", "@" + spec, end_score=10)
+    state = play_to_the_end(client, state, {0: state["token"]})
+    assert isinstance(state["history_id"], int) and state["saving"] is False
+    name = "Alexandra Konstantinopoulou-Papadopoulos"
+    assert len(name) == 40
+    state = create(client, name, name, end_score=10)
+    assert [s["name"] for s in state["table"]["seats"]] == [name + "#1", name + "#2"]
+    state = play_to_the_end(client, state, {link["seat"]: link["token"] for link in state["links"]})
+    assert isinstance(state["history_id"], int)
+    games = client.get("/api/history").json()["games"]
+    assert [[s["name"] for s in g["seats"]] for g in games] == [[name, name], ["Ann", spec]]
+
+
+def test_a_spec_whose_label_is_too_long_to_keep_is_refused_when_the_game_starts(client, store):
+    """A spec of 91 characters whose numbers are written out longer in its label (1e8 is
+    100000000.0) made a record the history cannot store: refused at once, naming why."""
+    spec = "heuristic:quit_base=1e8:quit_danger=1e8:quit_marker=1e8:quit_per_card=1e8:quit_per_pile=1e8"
+    r = client.post("/api/games", json={"seats": seats("Ann", "@" + spec)})
+    assert r.status_code == 400 and len(store) == 0
+    assert r.json()["error"].startswith("seat 1: agent 'heuristic:quit_base=1000000")
+    assert "is 131 characters long with its numbers written out; at most 100 are kept" in r.json()["error"]
+
+
+def test_a_view_says_saving_until_the_save_is_done_and_then_whether_the_game_was_saved(tmp_path, caplog):
+    """Another person's page may look while the game that just ended is being saved: its
+    view says saving, and the page asks again. A game the history could not save says
+    history_id null once it is done (the page then says it was not saved)."""
+    client = make_client(store := SessionStore(), history=History(tmp_path / "history.sqlite3"))
+    state = create(client, "Ann", "Bob", end_score=5)
+    session = store.get(state["id"])
+    saving = session.on_over
+    during = []
+
+    def save(s):
+        during.append(s.view(1))  # Bob's page looks while Ann's last move saves the game
+        saving(s)
+
+    session.on_over = save
+    tokens = {link["seat"]: link["token"] for link in state["links"]}
+    state = play_to_the_end(client, state, tokens)
+    assert [(v["game_over"], v["saving"], v["history_id"]) for v in during] == [(True, True, None)]
+    bob = client.get(f"/api/games/{state['id']}", headers=as_(tokens[1])).json()
+    assert bob["saving"] is False and bob["history_id"] == state["history_id"] == 1
+
+    history = History(tmp_path / "full.sqlite3")
+    client = make_client(history=history)
+    state = create(client, "Ann", "@random", end_score=5)
+    history.close()  # as a disk that fails: the save is refused
+    with caplog.at_level("ERROR"):
+        state = play_to_the_end(client, state, {0: state["token"]})
+    assert state["history_id"] is None and state["saving"] is False
+    assert any("could not save game" in r.getMessage() for r in caplog.records)
+
+
 def test_the_page_and_its_assets_are_served(client):
     page = client.get("/")
     assert page.status_code == 200 and "<title>L.L.A.M.A." in page.text

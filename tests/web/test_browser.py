@@ -41,7 +41,7 @@ import llama_env.agent as agent_registry
 from llama_env.engine import LlamaGame
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
-from train.play.history import History
+from train.play.history import History, HistoryError
 from train.play.session import AWAY_SECONDS, GameSession, SessionError, SessionStore, new_game
 from train.play.web import bind, create_app
 
@@ -335,6 +335,7 @@ def test_a_whole_game_by_clicking_then_its_history(site, browser, screen, tmp_pa
         s["name"] for s in state["standings"]
     ]
     assert rounds >= 2 and tried_disabled and forced and pictured
+    assert isinstance(state["history_id"], int) and not shown(driver, "not-saved")
     if not screen.phone:
         assert standings.is_displayed() and standings.rect["y"] + standings.rect["height"] <= screen.height
 
@@ -360,6 +361,56 @@ def test_a_whole_game_by_clicking_then_its_history(site, browser, screen, tmp_pa
     after = idle(driver, f"window.llamaState.seq > {replaying['seq']}")
     assert len(log_lines(driver)) == len(replaying["events"]) + len(after["events"])
     assert console_errors(driver) == []  # a whole game, its history and a replay without one
+
+
+def quit_to_the_end(driver: webdriver.Chrome) -> dict[str, Any]:
+    """Play the page's game (a person against agents, a low end score) to its end by
+    quitting or whatever else is legal; the last state."""
+    state = idle(driver)
+    for turn in range(100):
+        if state["game_over"]:
+            return state
+        if shown(driver, "round-result"):
+            dismiss_round(driver)
+        if driver.find_element(By.ID, "quit").is_enabled():
+            driver.find_element(By.ID, "quit").click()
+        else:
+            play_something(driver, turn)
+        state = idle(driver, f"window.llamaState.seq > {state['seq']}")
+    raise AssertionError("the game did not end")
+
+
+def test_a_finished_game_the_server_could_not_save_says_so(site, browser, monkeypatch):
+    """A game the history refused (a disk that failed, a name it would not store) said
+    "Game over" like any other, and only the server's log told. The page says it was not
+    saved; a server that keeps no history says nothing of the kind."""
+
+    def refuse(self, *args, **kwargs):
+        raise HistoryError("cannot save a game to history.sqlite3 (disk I/O error)")
+
+    monkeypatch.setattr(History, "save", refuse)
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("person", "Ann"), ("agent", "random")], seed=1, end_score=1)
+    driver.find_element(By.ID, "start").click()
+    state = quit_to_the_end(driver)
+    assert state["history_id"] is None and state["saving"] is False
+    note = WebDriverWait(driver, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "#standings #not-saved"))
+    WebDriverWait(driver, 10).until(lambda d: note.is_displayed())
+    assert note.text.startswith("This game was not saved to the history")
+
+    server, thread = serve_on(SessionStore(), 0)  # no history: nothing to say
+    try:
+        open_page(driver, f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}", DESKTOP)
+        set_up(driver, [("person", "Ann"), ("agent", "random")], seed=1, end_score=1)
+        driver.find_element(By.ID, "start").click()
+        quit_to_the_end(driver)
+        time.sleep(0.5)  # (the page asks the server whether it keeps a history)
+        assert driver.find_elements(By.CSS_SELECTOR, "#standings #not-saved")
+        assert not shown(driver, "not-saved")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 # --------------------------------------------------------------------------- 2. friends

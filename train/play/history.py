@@ -148,10 +148,10 @@ def _one_line(text: object, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _check_text(value: str, what: str, longest: int) -> None:
+def _check_text(value: str, what: str, longest: int | None) -> None:
     if not value.strip() or not value.isprintable():
         raise ValueError(f"{what} must be printable text that is not blank, got {value!r}")
-    if len(value) > longest:
+    if longest is not None and len(value) > longest:
         raise ValueError(f"{what} is {len(value)} characters long; at most {longest} are stored: {value[:20]!r}...")
 
 
@@ -366,9 +366,12 @@ class History:
             record: a game record (:meth:`GameRecording.to_json`) of a game that is over;
                 it is checked and replayed, and refused (``ValueError``) if it does not
                 replay to the end, or is larger than :data:`MAX_RECORD_BYTES`.
-            people: per seat, whether a person sat there (rated by the seat's name, at
+            people: per seat, whether a person sat there (rated by the name typed,
+                ``record["context"]["names_given"][str(seat)]``, else the seat's name, at
                 most :data:`MAX_NAME` characters) or an agent (rated by its label,
-                ``record["agents"][seat]``, at most :data:`MAX_LABEL`).
+                ``record["agents"][seat]``, at most :data:`MAX_LABEL`). Only what is
+                stored is held to these limits: a seat's name in the record is the
+                table's, which may be longer (an agent's long spec, ``Ann#2``).
             forfeit: per seat, whether its person left and an agent finished the game
                 for them (default: none did); only a person's seat. That person is
                 rated last and wins nothing, whatever the seat scored: the seats'
@@ -387,9 +390,12 @@ class History:
         forfeit = _seat_flags([False] * n if forfeit is None else forfeit, n, "forfeit", "its person left?")
         if any(f and not p for f, p in zip(forfeit, people, strict=True)):
             raise ValueError(f"only a person's seat can be forfeit: people {list(people)}, forfeit {list(forfeit)}")
+        given = _names_given(rec.context, n)
         for seat in range(n):
-            _check_text(rec.names[seat], f"seat {seat}'s name", MAX_NAME)
+            _check_text(rec.names[seat], f"seat {seat}'s name", None)
             _check_text(rec.agents[seat], f"seat {seat}'s agent label", MAX_LABEL)
+            if people[seat] and seat not in given:  # (a name typed is checked as it is read)
+                _check_text(rec.names[seat], f"seat {seat}'s name", MAX_NAME)
         if finished is None:
             finished = time.time()
         elif isinstance(finished, bool) or not isinstance(finished, (int, float)):
@@ -404,7 +410,6 @@ class History:
                 "only finished games are saved"
             )
         won = set(stayed_winners(game.scores, {seat for seat in range(n) if forfeit[seat]}))
-        given = _names_given(rec.context, n)
         seats = [
             (
                 seat,

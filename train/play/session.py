@@ -347,6 +347,11 @@ class GameSession:
         """Whether an agent of it computes in another process (:mod:`train.play.agent_host`),
         where this process's clock cannot see its time."""
         self.on_over: Callable[[GameSession], None] | None = None
+        """Called once, on the thread that ends the game, when it is over (the server saves
+        it to the history there, and sets :attr:`history_id`)."""
+        self._over_done = False
+        """Whether the game is over and :attr:`on_over` has returned: until then a view says
+        ``saving`` (another person's page may look while the game is being saved)."""
         self.context: dict[str, Any] = {"llama_rl_version": __version__, "source": "llama-rl serve"}
         """Where the game comes from, written into its record: the version that plays it
         here (so that the history can tell an agent's versions apart later). A replay's
@@ -524,9 +529,12 @@ class GameSession:
 
     def view(self, viewer: Viewer, since: int | None = None) -> dict[str, Any]:
         """What ``viewer`` may see now, with the events after frame ``since`` (all
-        kept ones when ``None``; at most :data:`MAX_EVENTS`, the latest)."""
+        kept ones when ``None``; at most :data:`MAX_EVENTS`, the latest). Once the game
+        is over, ``history_id`` is its id in the history, ``None`` when it was not saved;
+        ``saving`` is true while that is not known yet."""
         frames = list(self._frames)  # a copy: the thread that moves may append and trim meanwhile
         roles = self._roles  # one value: a hand-over replaces it whole
+        over_done = self._over_done  # (read before history_id: on_over sets that, then this)
         last_seq, _, last_state = frames[-1]
         state = _State._make(last_state)
         first_kept = frames[0][0]
@@ -559,6 +567,7 @@ class GameSession:
             "legal": list(state.legal) if your_turn else [],
             "moves_left": len(self._replay) - self._replayed_moves,
             "history_id": self.history_id,
+            "saving": game_over and not over_done,
             "away": away,
             "left": sorted(roles.left),
             "can_leave": not game_over and self._others_play_on(viewer, roles.people, away),
@@ -752,9 +761,12 @@ class GameSession:
         if not self.game.game_over:
             return
         self.release()  # a finished game needs its agents no more
-        if self.on_over is not None:
-            callback, self.on_over = self.on_over, None
-            callback(self)
+        callback, self.on_over = self.on_over, None
+        try:
+            if callback is not None:
+                callback(self)
+        finally:
+            self._over_done = True
 
 
 def _winners(scores: Sequence[int], left: dict[int, str]) -> list[int]:
@@ -798,6 +810,11 @@ class AgentPolicy:
             limits = request_limits(spec.name)
         except (TypeError, ValueError) as exc:
             raise SessionError(f"{what}: {exc}") from None
+        if len(spec.label) > SPEC_LENGTH:  # its label, as records and the history keep it: 1e8 is 100000000.0
+            raise SessionError(
+                f"{what}: agent {brief(spec.label)} is {len(spec.label)} characters long with its numbers written "
+                f"out; at most {SPEC_LENGTH} are kept"
+            )
         for key, value in spec.params.items():
             if is_path_parameter(key):
                 self._check_path(value, f"{what} ({spec.name}:{key}=...)")

@@ -432,8 +432,31 @@ function showStandings() {
   const rows = game.standings.map((s, i) => el("tr", { class: s.winner ? "winner" : "" },
     el("td", { text: String(i + 1) }), el("td", { text: s.left ? `${s.name} (left)` : s.name }), el("td", { text: String(s.score) })));
   const head = el("tr", {}, ...["#", "player", "score"].map((h) => el("th", { text: h })));
-  $("standings").replaceChildren(el("h3", { text: "Final standings" }), el("p", { text: game.result }), el("table", {}, head, ...rows));
+  const unsaved = el("p", { id: "not-saved", class: "error hidden", role: "alert", text: NOT_SAVED });
+  $("standings").replaceChildren(el("h3", { text: "Final standings" }), el("p", { text: game.result }), el("table", {}, head, ...rows), unsaved);
   $("standings").classList.remove("hidden");
+  if (game.mode !== "replay" && !game.saving && game.history_id === null) {
+    const id = game.id;
+    keepsHistory().then((kept) => { if (kept && game && game.id === id) unsaved.classList.remove("hidden"); });
+  }
+}
+
+// A finished game that the server did not save (it says history_id null once the save is
+// done: saving false) is said so on the page, where the server keeps a history at all.
+const NOT_SAVED = "This game was not saved to the history: the server could not save it (its log says why).";
+let historyKept = null;  // whether the server keeps a history: null until asked
+
+async function keepsHistory() {
+  if (historyKept === null) {
+    try {
+      await api("GET", "/api/history?limit=1");
+      historyKept = true;
+    } catch (err) {
+      if (err.status !== 404) return false;  // not known now: say nothing
+      historyKept = false;  // (--no-history)
+    }
+  }
+  return historyKept;
 }
 
 // ------------------------------------------------------------------ acting
@@ -560,7 +583,8 @@ function passing(status) {
 
 function schedulePoll() {
   stopPolling();
-  if (!game || game.mode !== "play" || game.game_over) return;
+  // (a game just over is asked for until the server has saved it: another page ended it)
+  if (!game || game.mode !== "play" || (game.game_over && !game.saving)) return;
   const wait = pollFailures ? Math.min(1000 * 2 ** pollFailures, 15000) : game.your_turn ? 15000 : 600;
   poller = setTimeout(async () => {
     poller = null;
@@ -575,8 +599,8 @@ function schedulePoll() {
         if ([LOST, BUSY].includes($("game-error").textContent)) $("game-error").textContent = "";
       }
       if (state.events.length || state.seq !== game.seq) { window.llamaIdle = false; receive(state); return; }
-      if (String(state.away) !== String(game.away) || state.can_leave !== game.can_leave) {
-        game = state;  // who is away, and whether this page may leave: shown without an event
+      if (String(state.away) !== String(game.away) || state.can_leave !== game.can_leave || state.saving !== game.saving) {
+        game = state;  // who is away, whether this page may leave, the save: shown without an event
         window.llamaState = state;
         render();
       }
