@@ -81,8 +81,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--model",
         metavar="PATH",
-        help="the specialist searched on and trained (a model file or run directory, observation version 1; "
-        "default: the shipped ppo specialist of --players)",
+        help="the specialist searched on and trained (a model file or run directory, observation version 1, "
+        "trained at --players if it says where it was trained; default: the shipped ppo specialist of --players)",
     )
     p.add_argument(
         "--horizon", type=int_in(0, None, "the horizon"), default=d.horizon, metavar="N",

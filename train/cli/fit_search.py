@@ -59,7 +59,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--model",
         metavar="PATH",
-        help="the specialist whose games are the data (a model file or run directory, observation version 1; "
-        "default: ppo_v3's specialist at --players, the one the shipped networks were fitted on)",
+        help="the specialist whose games are the data (a model file or run directory, observation version 1, "
+        "trained at --players if it says where it was trained; default: ppo_v3's specialist at --players, the one "
+        "the shipped networks were fitted on)",
     )
     return p

@@ -41,7 +41,7 @@ from llama_env.batch import BatchGame
 from llama_env.engine import NUM_ACTIONS
 from llama_env.table import BatchTable
 from train.fit import save_or_rescue
-from train.fit.search_nets import DATA_DEALS
+from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
 
@@ -58,7 +58,8 @@ class DistillConfig:
     """Seeds the data's deals, the search and the fitting."""
     model: str | None = None
     """The specialist searched on and trained: a model file or run directory with
-    observation version 1; ``None`` = the shipped ``ppo`` specialist of :attr:`players`."""
+    observation version 1, trained at :attr:`players` if it says where it was trained;
+    ``None`` = the shipped ``ppo`` specialist of :attr:`players`."""
     worlds: int | None = None
     below: float | None = None
     horizon: int | None = None
@@ -272,16 +273,14 @@ def fit_policy(
 
 
 def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] = print) -> DistillResult:
-    """Both steps, then the new actor written to ``out`` (:func:`agents.ppo.save_actor`).
-    Raises ``ValueError`` for a bad config or a specialist that does not read version-1
-    observations."""
+    """Both steps, then the new actor written to ``out`` (:func:`agents.ppo.save_actor`),
+    saying it was trained at the table sizes its start says, else at ``players``.
+    Raises ``ValueError`` for a bad config or a specialist that cannot serve
+    (:func:`train.fit.search_nets.check_specialist`: one that does not read version-1
+    observations, or says it was trained at other table sizes only)."""
     config.validate()
     actor = load_actor(config.model_path())
-    if actor.obs_version != 1:
-        raise ValueError(
-            f"{config.model_path()} reads version-{actor.obs_version} observations; the search needs a "
-            "specialist trained with obs_version 1"
-        )
+    check_specialist(actor, config.model_path(), config.players)
     search = SearchAgent(
         worlds=config.worlds, below=config.below, seed=config.seed, horizon=config.horizon, path=config.model_path()
     )
@@ -302,7 +301,10 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
         )
     t = time.perf_counter()
     new, agreements, prior_agreement = fit_policy(data, actor, config, log)
-    new.table_sizes = (config.players,)  # fitted to one table size's searched moves
+    # the sizes its start was trained at, players among them (check_specialist): it has seen
+    # those tables, and evaluation warns at the others. Of a start that says nothing, all
+    # that is known is this fit, at players alone.
+    new.table_sizes = actor.table_sizes or (config.players,)
     fit_s = time.perf_counter() - t
     path = Path(out)
     save_or_rescue(lambda p: save_actor(new, p), path, "distilled policy's weights")

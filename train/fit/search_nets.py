@@ -43,7 +43,16 @@ from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from train.fit import save_or_rescue
 
-__all__ = ["DATA_DEALS", "SearchNetsConfig", "SearchData", "FitResult", "collect", "fit_network", "fit_search_networks"]
+__all__ = [
+    "DATA_DEALS",
+    "SearchNetsConfig",
+    "SearchData",
+    "FitResult",
+    "collect",
+    "fit_network",
+    "fit_search_networks",
+    "check_specialist",
+]
 
 DATA_DEALS = 20_000_000
 """Game ``g`` of seed ``s`` is dealt from ``DATA_DEALS + s * 1_000_003 + g``: far from the
@@ -65,7 +74,8 @@ class SearchNetsConfig:
     """Seeds the data's deals and the fitting (initial weights, batch order)."""
     model: str | None = None
     """The specialist whose games are the data and whose moves the search plays in its
-    rollouts: a model file or run directory with observation version 1; ``None`` = the
+    rollouts: a model file or run directory with observation version 1, trained at
+    :attr:`players` if it says where it was trained; ``None`` = the
     specialist the shipped networks at :attr:`players` were fitted on
     (:data:`agents.search.FITTED_ON`)."""
     hidden: tuple[int, ...] = (256, 256)
@@ -233,17 +243,30 @@ def fit_network(
     return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear], losses
 
 
+def check_specialist(actor: Actor, path: Path, players: int) -> None:
+    """A ``ValueError`` in one line unless ``actor`` (read from ``path``) can be the
+    specialist of a ``players``-seat search: it reads version-1 observations, and
+    ``players`` is among the table sizes it says it was trained at (if it says)."""
+    if actor.obs_version != 1:
+        raise ValueError(
+            f"{path} reads version-{actor.obs_version} observations; the search needs a "
+            "specialist trained with obs_version 1"
+        )
+    if actor.table_sizes is not None and players not in actor.table_sizes:
+        raise ValueError(
+            f"{path} was trained at {', '.join(map(str, actor.table_sizes))} players only, not at "
+            f"{players} (--players): give a specialist trained at that table size"
+        )
+
+
 def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable[[str], None] = print) -> FitResult:
     """Both steps, then the networks written to ``out`` as the search agent reads them
     (:func:`agents.search.save_networks`). Raises ``ValueError`` for a bad config or a
-    specialist that does not read version-1 observations."""
+    specialist that cannot serve (:func:`check_specialist`: one that does not read
+    version-1 observations, or says it was trained at other table sizes only)."""
     config.validate()
     actor = load_actor(config.model_path())
-    if actor.obs_version != 1:
-        raise ValueError(
-            f"{config.model_path()} reads version-{actor.obs_version} observations; the search needs a "
-            "specialist trained with obs_version 1"
-        )
+    check_specialist(actor, config.model_path(), config.players)
     t = time.perf_counter()
     data = collect(actor, config.players, config.games, config.seed)
     data_s = time.perf_counter() - t

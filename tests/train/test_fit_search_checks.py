@@ -1,0 +1,61 @@
+"""fit-search and distill refuse what would make a file that hides a mistake: a
+specialist trained at another table size than --players, an --out that is the model
+itself. Small runs: refusals come before any game."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from agents.ppo import SHIPPED, load_actor, save_actor
+from train.cli import main
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(argv)
+    return code, out.getvalue()
+
+
+def _model_at(path: Path, sizes: tuple[int, ...], players: int = 2) -> Path:
+    """The shipped ``players``-seat specialist, saying it was trained at ``sizes``."""
+    actor = load_actor(SHIPPED["ppo"][players])
+    actor.table_sizes = sizes
+    save_actor(actor, path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_a_specialist_trained_at_other_table_sizes_is_refused_before_any_game(command, tmp_path, monkeypatch):
+    """A heads-up model given at --players 4 was played, searched on and fitted at 4 players
+    without a word; distill then wrote table_sizes=(4,) over its (2,), so evaluation's
+    warning never fired."""
+    import train.fit.distill
+    import train.fit.search_nets
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(train.fit.search_nets, "collect", no_games)
+    monkeypatch.setattr(train.fit.distill, "collect_searched", no_games)
+    monkeypatch.chdir(tmp_path)
+    _model_at(tmp_path / "two.npz", (2,))
+    code, output = _cli([command, "--players", "4", "--model", "two.npz", "--games", "2", "--out", "x.npz"])
+    assert code == 2 and "Traceback" not in output, output
+    assert "two.npz was trained at 2 players only, not at 4 (--players)" in output
+    assert len(output.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["two.npz"]
+
+
+def test_distill_keeps_the_table_sizes_its_model_says(tmp_path):
+    """It wrote (players,) whatever the model said."""
+    model = _model_at(tmp_path / "both.npz", (2, 4))
+    out = tmp_path / "d.npz"
+    argv = ["distill", "--players", "2", "--games", "2", "--epochs", "1", "--below", "0.99"]
+    code, output = _cli([*argv, "--model", str(model), "--out", str(out)])
+    assert code == 0, output
+    assert load_actor(out).table_sizes == (2, 4)
