@@ -70,7 +70,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec
-from llama_env.engine import error_line
+from llama_env.engine import MAX_PLAYERS, error_line
 from train.play._uvicorn import timely_protocol
 from train.play.agent_host import AgentHost
 from train.play.history import History, HistoryError
@@ -253,10 +253,13 @@ scripts' digits, which ``int`` then refuses or reads), one sign at most."""
 def _names_a_costly_agent(body: Any) -> bool:
     """Whether a new game's body seats a costly agent (:func:`llama_env.agent.costly`):
     building it and its first moves wait for the process of costly agents, so its request
-    computes in the slow games' lane. A body it cannot read is left to :func:`new_game`
-    to refuse."""
+    computes in the slow games' lane. A body it cannot read, or one with more seats than
+    a table has, is left to :func:`new_game` to refuse (the 95,000 seats of a 2 MB body
+    had their specs parsed here, on the event loop, before that refusal)."""
     seats = body.get("seats") if isinstance(body, dict) else None
-    for seat in seats if isinstance(seats, list) else ():
+    if not isinstance(seats, list) or len(seats) > MAX_PLAYERS:
+        return False
+    for seat in seats:
         text = seat.get("agent") if isinstance(seat, dict) else None
         if isinstance(text, str) and len(text) <= 200:
             try:
