@@ -59,3 +59,31 @@ def test_distill_keeps_the_table_sizes_its_model_says(tmp_path):
     code, output = _cli([*argv, "--model", str(model), "--out", str(out)])
     assert code == 0, output
     assert load_actor(out).table_sizes == (2, 4)
+
+
+@pytest.mark.parametrize("out", ["model", "run", "default"])
+def test_fit_search_refuses_to_write_the_networks_over_its_specialist(out, tmp_path, monkeypatch):
+    """--out equal to --model wrote the networks over the specialist, after minutes of its
+    games: the model was gone, and the networks need it at 3 and 5 players."""
+    import train.fit.search_nets
+    from agents.search import FITTED_ON
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(train.fit.search_nets, "collect", no_games)
+    monkeypatch.chdir(tmp_path)
+    _model_at(tmp_path / "mine.npz", (4,), players=4)
+    (tmp_path / "run").mkdir()
+    _model_at(tmp_path / "run" / "model.npz", (4,), players=4)
+    (tmp_path / "link.npz").symlink_to(FITTED_ON[4])  # the default specialist's file, by another name
+    argv = {
+        "model": ["--model", "mine.npz", "--out", "./mine.npz"],
+        "run": ["--model", "run", "--out", "run/model.npz"],
+        "default": ["--out", "link.npz"],
+    }[out]
+    before = {p: p.read_bytes() for p in (tmp_path / "mine.npz", tmp_path / "run" / "model.npz", FITTED_ON[4])}
+    code, output = _cli(["fit-search", "--players", "4", "--games", "2", *argv])
+    assert code == 2 and "is the specialist's own file" in output and "Traceback" not in output, output
+    assert "note:" not in output and len(output.strip().splitlines()) == 1
+    assert {p: p.read_bytes() for p in before} == before

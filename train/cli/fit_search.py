@@ -47,7 +47,9 @@ def _run(args: argparse.Namespace) -> int:
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     d = _DEFAULTS
     p = add_command(sub, "fit-search", _run, __doc__)
-    p.add_argument("--out", required=True, metavar="FILE", help="the .npz file to write")
+    p.add_argument(
+        "--out", required=True, metavar="FILE", help="the .npz file to write (not the specialist's own file)"
+    )
     p.add_argument(
         "--players", type=players_type, default=d.players, metavar="N",
         help=f"the table size the networks serve (default {d.players})",

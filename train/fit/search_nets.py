@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from agents.heuristic import HeuristicAgent
-from agents.ppo import Actor, PPOAgent, load_actor
+from agents.ppo import Actor, PPOAgent, load_actor, model_file
 from agents.search import FITTED_ON, Layers, save_networks
 from llama_env.agent import Agent
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame
@@ -263,9 +263,16 @@ def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable
     """Both steps, then the networks written to ``out`` as the search agent reads them
     (:func:`agents.search.save_networks`). Raises ``ValueError`` for a bad config or a
     specialist that cannot serve (:func:`check_specialist`: one that does not read
-    version-1 observations, or says it was trained at other table sizes only)."""
+    version-1 observations, or says it was trained at other table sizes only), or an
+    ``out`` that is the specialist's own file, all before any game."""
     config.validate()
-    actor = load_actor(config.model_path())
+    model = model_file(config.model_path())
+    if Path(out).exists() and Path(out).samefile(model):
+        raise ValueError(
+            f"{out} is the specialist's own file ({config.model_path()}): the networks would be written over it; "
+            "write them to another file (--out)"
+        )
+    actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     t = time.perf_counter()
     data = collect(actor, config.players, config.games, config.seed)
