@@ -666,12 +666,12 @@ def test_too_many_seats_are_refused_before_any_is_read(monkeypatch):
 def test_a_connection_that_sends_no_request_is_closed(monkeypatch):
     """uvicorn waited for ever on a connection that sent nothing, and 512 of them (its
     limit) made every request of every player a 503: such a connection is now closed
-    after FIRST_REQUEST_SECONDS, while one that asks is answered as ever."""
+    after REQUEST_SECONDS, while one that asks is answered as ever."""
     import uvicorn
 
     import train.play.web as web
 
-    monkeypatch.setattr(web, "FIRST_REQUEST_SECONDS", 0.5)
+    monkeypatch.setattr(web, "REQUEST_SECONDS", 0.5)
     sock = web.bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
     server = uvicorn.Server(web.server_config(create_app(SessionStore())))

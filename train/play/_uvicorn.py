@@ -1,42 +1,111 @@
 """uvicorn's internals, in one guarded place: the web server's HTTP protocol is
-uvicorn's h11 protocol with one timer, which closes a connection that sends no request in
-time (uvicorn waits on it for ever, and its connection limit counts it).
-``tests/api/test_third_party.py`` fails by name, with uvicorn's version, when an upgrade
-no longer behaves as this module assumes.
+uvicorn's h11 protocol with one timer, which closes a connection whose request does not
+arrive whole in time (uvicorn waits on a request's rest for ever, and its connection
+limit counts the connection), and closes at once, on Ctrl-C, one whose request has not
+arrived whole (uvicorn waited for it). It assumes, of uvicorn's ``h11_impl``:
+
+1. ``H11Protocol.__init__`` sets ``cycle``, the request under way (``None`` before the first);
+2. ``H11Protocol.data_received`` takes the client's bytes, and ``handle_events`` passes
+   ``on_response_complete`` to each request, which calls it once its answer is sent;
+3. ``RequestResponseCycle.__init__`` sets ``more_body`` (its body is not all in) and
+   ``response_complete`` (its answer is sent);
+4. the server calls ``H11Protocol.shutdown`` of each connection when it stops.
+
+Where one does not hold (another uvicorn), the protocol is uvicorn's own.
+``tests/web/test_server_timeouts.py`` (all four) and ``tests/api/test_third_party.py``
+(the first) fail by name, with uvicorn's version, when an upgrade no longer behaves as
+this module assumes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
-__all__ = ["timely_protocol"]
+__all__ = ["timely_protocol", "broken_assumptions", "sets_cycle"]
 
 
 def timely_protocol(seconds: float) -> Any:
-    """uvicorn's h11 protocol, closing a connection that sends no request within
-    ``seconds``, for ``uvicorn.Config(http=...)``. It reads one attribute of uvicorn's
-    (``cycle``, the request under way, ``None`` before the first); where uvicorn's
-    ``__init__`` does not set it (another uvicorn), the protocol is uvicorn's own."""
+    """uvicorn's h11 protocol for ``uvicorn.Config(http=...)``, closing a connection whose
+    request (its headers and its body) has not arrived whole ``seconds`` after the
+    connection began to wait for it: when it opened, and again when each answer was sent.
+    The timer stops while a whole request is being answered; bytes that trickle in do not
+    restart it. When the server stops, such a connection is closed at once."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class TimelyH11(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            self._waiting = asyncio.get_running_loop().call_later(seconds, self._no_request, transport)
+            self._time()
 
-        def _no_request(self, transport: Any) -> None:
-            if getattr(self, "cycle", None) is None and not transport.is_closing():
-                transport.close()
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._time()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._time()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._waiting.cancel()
+            self._stop()
             super().connection_lost(exc)
 
-    return TimelyH11 if sets_cycle(H11Protocol) else "h11"
+        def shutdown(self) -> None:
+            if self._waiting():  # no whole request to answer: nothing to wait for
+                self.transport.close()
+            else:
+                super().shutdown()
+
+        def _waiting(self) -> bool:
+            """Whether the connection waits for (the rest of) a request."""
+            cycle = self.cycle
+            return cycle is None or cycle.more_body or cycle.response_complete
+
+        def _time(self) -> None:
+            if not self._waiting():
+                self._stop()
+            elif self._deadline is None and not self.transport.is_closing():
+                self._deadline = asyncio.get_running_loop().call_later(seconds, self._too_slow)
+
+        def _stop(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            if self._waiting() and not self.transport.is_closing():
+                self.transport.close()
+
+    return TimelyH11 if not broken_assumptions(H11Protocol) else "h11"
+
+
+def broken_assumptions(protocol: type) -> list[str]:
+    """Each assumption of this module (see its docstring) that ``protocol`` (uvicorn's
+    ``H11Protocol``) and the ``RequestResponseCycle`` of its module break, in words;
+    empty when all hold."""
+    problems = [] if sets_cycle(protocol) else ["1: H11Protocol.__init__ does not set 'cycle'"]
+    if not callable(getattr(protocol, "data_received", None)):
+        problems.append("2: H11Protocol has no method data_received")
+    if "on_response_complete" not in _names(getattr(protocol, "handle_events", None)):
+        problems.append("2: H11Protocol.handle_events does not pass on_response_complete to a request")
+    cycle = getattr(sys.modules.get(protocol.__module__), "RequestResponseCycle", None)
+    gone = [name for name in ("more_body", "response_complete") if name not in _names(getattr(cycle, "__init__", None))]
+    if gone:
+        problems.append(f"3: RequestResponseCycle.__init__ does not set {gone}")
+    if not callable(getattr(protocol, "shutdown", None)):
+        problems.append("4: H11Protocol has no method shutdown")
+    return problems
 
 
 def sets_cycle(protocol: type) -> bool:
     """Whether ``protocol``'s ``__init__`` sets the ``cycle`` attribute the timer reads."""
-    init = getattr(protocol, "__init__", None)
-    return "cycle" in getattr(getattr(init, "__code__", None), "co_names", ())
+    return "cycle" in _names(getattr(protocol, "__init__", None))
+
+
+def _names(function: Any) -> tuple[str, ...]:
+    """The attribute and global names ``function``'s code reads or sets (none for a non-function)."""
+    return getattr(getattr(function, "__code__", None), "co_names", ())

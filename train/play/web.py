@@ -63,7 +63,7 @@ import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -119,7 +119,10 @@ _HEADERS = [
 
 
 def _error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers={"cache-control": "no-store"})
+    headers = {"cache-control": "no-store"}
+    if status == 408:  # the body that did not come is unread: the connection cannot carry another request
+        headers["connection"] = "close"
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 def _hostname(host: str) -> str:
@@ -185,6 +188,8 @@ class Guard:
 
         try:
             await self.app(scope, receive, tracking_send)
+        except ClientDisconnect:  # nobody to answer, and nothing the app did wrong
+            log.warning("%s %s: the connection closed before the whole request arrived", scope["method"], scope["path"])
         except Exception as exc:  # the last net: one line in the log, a plain 500 to the client
             log.error("%s %s failed: %s: %s", scope["method"], scope["path"], type(exc).__name__, exc)
             if not started:
@@ -197,11 +202,15 @@ def _reject_constant(name: str) -> Any:
 
 async def _body(request: Request) -> Any:
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise SessionError(f"the request body is larger than {MAX_BODY} bytes", 413)
-        chunks.append(chunk)
+    try:
+        with anyio.fail_after(BODY_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise SessionError(f"the request body is larger than {MAX_BODY} bytes", 413)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise SessionError(f"the request body did not arrive within {BODY_SECONDS:g} s", 408) from None
     raw = b"".join(chunks)
     if not raw:
         return {}
@@ -210,6 +219,10 @@ async def _body(request: Request) -> Any:
     return _parse(raw)
 
 
+BODY_SECONDS = 5.0
+"""How long a request's body may take to arrive once its headers have: then it is a 408,
+and its connection is closed (a client that sent part of a body and nothing more held
+its connection, and a handler, for ever)."""
 PARSE_HERE = 16_384
 """The largest request body parsed on the event loop; a larger one is parsed on a worker
 thread (a client posting 2 MB bodies made every other request 30 times slower)."""
@@ -620,15 +633,21 @@ def serve(
 MAX_CONNECTIONS = 512
 """Open connections the server takes at once (uvicorn's ``limit_concurrency``); more
 are answered 503."""
-FIRST_REQUEST_SECONDS = 10.0
-"""How long a new connection may take to send its first request before it is closed:
-uvicorn waits for ever, and 512 connections that sent nothing (a browser's speculative
-ones, a stuck client) made every request of every player a 503."""
+REQUEST_SECONDS = 10.0
+"""How long a connection may take to send a whole request (its headers and body), from
+when it opened or from the answer to its last request, before it is closed: uvicorn waits
+for ever, and 512 connections that sent nothing or part of a request (a browser's
+speculative ones, a stuck client) made every request of every player a 503."""
+SHUTDOWN_SECONDS = 3
+"""How long Ctrl-C waits for the requests under way before it cancels them (uvicorn
+waited for every open connection: one stalled request held the server up as long as its
+client liked)."""
 
 
 def server_config(app: Any) -> Any:
     """uvicorn's config for the app: quiet, at most :data:`MAX_CONNECTIONS` connections,
-    each closed when no request arrives within :data:`FIRST_REQUEST_SECONDS`."""
+    each closed when a request does not arrive whole within :data:`REQUEST_SECONDS`, and
+    stopped within :data:`SHUTDOWN_SECONDS` of Ctrl-C."""
     import uvicorn
 
     return uvicorn.Config(
@@ -636,5 +655,6 @@ def server_config(app: Any) -> Any:
         log_level="warning",
         access_log=False,
         limit_concurrency=MAX_CONNECTIONS,
-        http=timely_protocol(FIRST_REQUEST_SECONDS),
+        http=timely_protocol(REQUEST_SECONDS),
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
