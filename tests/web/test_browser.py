@@ -405,9 +405,9 @@ def test_a_finished_game_the_server_could_not_save_says_so(site, browser, monkey
         set_up(driver, [("person", "Ann"), ("agent", "random")], seed=1, end_score=1)
         driver.find_element(By.ID, "start").click()
         quit_to_the_end(driver)
-        time.sleep(0.5)  # (the page asks the server whether it keeps a history)
-        assert driver.find_elements(By.CSS_SELECTOR, "#standings #not-saved")
-        assert not shown(driver, "not-saved")
+        asked = WebDriverWait(driver, 10).until(lambda d: console_errors(d))  # whether the server keeps one
+        assert len(asked) == 1 and "/api/history?limit=1" in asked[0] and "404" in asked[0], asked
+        assert driver.find_elements(By.CSS_SELECTOR, "#standings #not-saved") and not shown(driver, "not-saved")
     finally:
         server.should_exit = True
         thread.join(timeout=10)
