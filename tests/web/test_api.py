@@ -220,8 +220,24 @@ def test_a_seed_repeats_a_game_on_one_server_only(client):
     assert len(hands | {tuple(a["hand"])}) > 1
 
 
+def test_a_game_of_several_people_takes_no_seed(client, store):
+    """Ann started a game of Ann and Bob with seed 7, then watched two random agents
+    with seed 7: seat 1 there held Bob's hand, and the table showed the draw pile's order
+    as it went. A seed now deals only a game of one person at most."""
+    for kinds in (("Ann", "Bob"), ("Ann", "@random", "Bob")):
+        r = client.post("/api/games", json={"seats": seats(*kinds), "seed": 7})
+        assert r.status_code == 400 and r.json()["error"] == (
+            "'seed' is for a game with one person at most: with it, whoever starts this game could deal it again "
+            "in a watched game and see the other people's hands"
+        )
+    assert len(store) == 0
+    assert client.post("/api/games", json={"seats": seats("Ann", "Bob"), "seed": None}).status_code == 201
+    for kinds in (("Ann", "@random"), ("@random", "@random")):  # one person, or none: as ever
+        create(client, *kinds, seed=7)
+
+
 def test_people_at_one_table_each_see_and_move_only_their_seat(client, store):
-    state = create(client, "Ann", "@heuristic", "Bob", seed=2)
+    state = create(client, "Ann", "@heuristic", "Bob")  # (a game of people takes no seed)
     links = {link["seat"]: link["token"] for link in state["links"]}
     assert set(links) == {0, 2} and state["seat"] == 0 and state["token"] == links[0]
     gid = state["id"]

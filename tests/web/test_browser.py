@@ -76,7 +76,8 @@ class Site:
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
     """The app with a history file of its own, served by uvicorn on a thread. The
-    store's secret is fixed, so a seed deals the same game every run."""
+    store's secret is fixed, so a seed deals the same game every run (a game of one
+    person at most: a game of several takes no seed)."""
     store = SessionStore(secret=bytes(16))
     history = History(tmp_path / "history.sqlite3")
     sock = bind("127.0.0.1", 0)
@@ -219,8 +220,9 @@ def check_layout(driver: webdriver.Chrome, screen: Screen, *, overlay: bool) -> 
             assert t["top"] >= 0 and t["bottom"] <= page["height"], f"{t['what']} needs scrolling: {t}"
 
 
-def set_up(driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int, end_score: int) -> None:
-    """Fill the new-game form: one (``person``/``agent``, name or spec) per seat."""
+def set_up(driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int | None, end_score: int) -> None:
+    """Fill the new-game form: one (``person``/``agent``, name or spec) per seat; no
+    ``seed``: none (a game of several people takes none)."""
     Select(driver.find_element(By.ID, "players")).select_by_visible_text(str(len(seats)))
     rows = driver.find_elements(By.CSS_SELECTOR, "#seat-rows .seat-row")
     assert len(rows) == len(seats)
@@ -232,7 +234,8 @@ def set_up(driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int,
     for field, value in (("seed", seed), ("end-score", end_score)):
         box = driver.find_element(By.ID, field)
         box.clear()
-        box.send_keys(str(value))
+        if value is not None:
+            box.send_keys(str(value))
     driver.execute_script("document.getElementById('speed').value = 10")
 
 
@@ -454,7 +457,7 @@ def start_with_friends(driver: webdriver.Chrome, site: Site) -> tuple[dict[str, 
     """Ann and Bob (people) and a heuristic, started on a desktop page as Ann: the page's
     state and the server's session."""
     open_page(driver, site.url, DESKTOP)
-    set_up(driver, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=5, end_score=20)
+    set_up(driver, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=None, end_score=20)
     driver.find_element(By.ID, "start").click()
     state = idle(driver)
     return state, site.store.get(state["id"])
@@ -661,7 +664,7 @@ def test_the_keyboard_s_focus_comes_back_to_the_moves_after_a_round_s_result(sit
     Tab went through the log and the menus before the cards."""
     page = browser
     open_page(page, site.url, DESKTOP)
-    set_up(page, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=5, end_score=200)
+    set_up(page, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=None, end_score=200)
     page.find_element(By.ID, "start").click()
     session = site.store.get(idle(page)["id"])
     for _ in range(40):  # everyone quits: rounds end quickly, until one ends on Ann's turn
@@ -775,7 +778,7 @@ def waiting_page(driver, store: SessionStore, port: int) -> tuple[dict, object, 
     """A game of Ann and Bob on the server at ``port``, its page open on the seat whose
     turn it is not: the page's state, the game, and the token of the seat to move."""
     open_page(driver, f"http://127.0.0.1:{port}", DESKTOP)
-    set_up(driver, [("person", "Ann"), ("person", "Bob")], seed=2, end_score=20)
+    set_up(driver, [("person", "Ann"), ("person", "Bob")], seed=None, end_score=20)
     driver.find_element(By.ID, "start").click()
     state = idle(driver)
     session = store.get(state["id"])

@@ -68,7 +68,7 @@ def table(tmp_path):
     store = SessionStore()
     history = History(tmp_path / "history.sqlite3")
     client = make_client(store, history=history)
-    state = create(client, "Ann", "Bob", "@heuristic", seed=5)
+    state = create(client, "Ann", "Bob", "@heuristic")  # (a game of people takes no seed)
     tokens = {link["seat"]: link["token"] for link in state["links"]}
     session = store.get(state["id"])
     client.get(f"/api/games/{session.id}", headers=as_(tokens[1]))  # Bob opens his link
@@ -153,7 +153,7 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
     store = SessionStore()
     with History(tmp_path / "h.sqlite3") as history:
         client = make_client(store, history=history)
-        state = create(client, "Ann", "Bob", seed=3, end_score=15)
+        state = create(client, "Ann", "Bob", end_score=15)
         tokens = {link["seat"]: link["token"] for link in state["links"]}
         session = store.get(state["id"])
         view = until_turn_of(client, session, tokens[0], 1)  # Bob's link is never opened
@@ -188,10 +188,10 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
 def test_the_page_of_one_who_left_calls_the_agent_s_round_starts_and_going_out_the_agent_s():
     """Bob's page said "Round 2 over: You went out." and "Round 3 begins: You start"
     for what the agent did in his seat after he left."""
-    for seed in range(20):  # a game in which Bob's seat starts a round or goes out after he left
-        store = SessionStore(secret=bytes(16))
+    for _ in range(20):  # a game in which Bob's seat starts a round or goes out after he left
+        store = SessionStore()
         client = make_client(store)
-        state = create(client, "Ann", "Bob", "@random", seed=seed, end_score=25)
+        state = create(client, "Ann", "Bob", "@random", end_score=25)
         tokens = {link["seat"]: link["token"] for link in state["links"]}
         gid = state["id"]
         view = client.get(f"/api/games/{gid}", headers=as_(tokens[0])).json()
@@ -248,7 +248,7 @@ def test_no_one_leaves_a_table_where_nobody_else_is_there_to_play_on(tmp_path):
     ever, and no page was left to hand his seat over."""
     store = SessionStore()
     client = make_client(store)
-    state = create(client, "Ann", "Bob", "@heuristic", seed=5)
+    state = create(client, "Ann", "Bob", "@heuristic")
     tokens = {link["seat"]: link["token"] for link in state["links"]}
     session = store.get(state["id"])
     assert client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()["can_leave"] is False
@@ -329,7 +329,7 @@ def never(*_):
 def test_a_refused_hand_over_builds_no_agent():
     """A costly agent built before the checks would hold its place in the process of
     costly agents for nothing."""
-    session = new_game({"seats": [{"person": "Ann"}, {"person": "Bob"}, {"person": "Cy"}], "seed": 4})
+    session = new_game({"seats": [{"person": "Ann"}, {"person": "Bob"}, {"person": "Cy"}]})
     assert session.game.current_player in (0, 1, 2)
     turn = session.game.current_player
     other, third = (turn + 1) % 3, (turn + 2) % 3
@@ -354,7 +354,7 @@ class _Apart(HeuristicAgent):
 
 
 def test_a_seat_handed_to_a_costly_agent_puts_the_game_in_the_slow_lane():
-    session = new_game({"seats": [{"person": "Ann"}, {"person": "Bob"}], "seed": 2})
+    session = new_game({"seats": [{"person": "Ann"}, {"person": "Bob"}]})
     turn = session.game.current_player
     session.look(turn)
     session.look(1 - turn)

@@ -20,7 +20,9 @@ an agent by another person at the table when it is their turn
 
 **Seeds.** A seed chosen in a request is mixed with the store's secret before it deals,
 so the same seed repeats a game on this server but tells the person nothing about the
-others' hands.
+others' hands. Only a game with one person at most takes one: whoever starts a game
+could start another with its seed, watch it, and see every hand and the draw pile's
+order, which at a table of several people are the others' secrets.
 
 **Bounds.** Names are at most :data:`NAME_LENGTH` characters, agent specs at most
 :data:`SPEC_LENGTH`; agents take no file paths unless the server allows model
@@ -921,7 +923,8 @@ def _name(value: object, what: str) -> str:
 
 def _seeds(seed: int | None, secret: bytes, count: int) -> list[int]:
     """``count`` seeds: from ``seed`` mixed with the server's ``secret`` (a seed repeats
-    a game on this server, and tells nothing of its deals), or fresh ones."""
+    a game on this server, and tells nothing of its deals; :func:`new_game` takes one
+    only for a game of one person at most), or fresh ones."""
     if seed is None:
         sequence = np.random.SeedSequence()
     else:
@@ -945,7 +948,9 @@ def new_game(
     (:func:`~llama_env.engine.rule_option_fields`), by name.
 
     A game with a person in any seat is played (``mode`` ``"play"``); one with agents
-    everywhere is watched. ``build(spec, seed)`` makes an agent (default: the
+    everywhere is watched. A ``seed`` repeats a game on this server; a game of several
+    people takes none (its creator holds every seat's link, and could deal the game
+    again to watch every hand). ``build(spec, seed)`` makes an agent (default: the
     registry). Bad input is a :class:`SessionError`.
     """
     policy = policy or AgentPolicy()
@@ -962,6 +967,11 @@ def new_game(
     seed = body.get("seed")
     if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
         raise SessionError(f"'seed' must be a non-negative integer, got {brief(seed)}")
+    if seed is not None and sum(isinstance(s, dict) and "person" in s for s in seats) > 1:
+        raise SessionError(
+            "'seed' is for a game with one person at most: with it, whoever starts this game could deal it "
+            "again in a watched game and see the other people's hands"
+        )
     specs: list[AgentSpec | None] = []
     names: list[str] = []
     typed: dict[int, str] = {}
