@@ -84,7 +84,11 @@ def mean_ci(values: np.ndarray, binary: bool = False) -> tuple[float, float, flo
     z2 = Z95 * Z95
     centre = (mean + z2 / (2 * size)) / (1 + z2 / size)
     half = Z95 * math.sqrt(mean * (1 - mean) / size + z2 / (4 * size * size)) / (1 + z2 / size)
-    return (mean, max(0.0, centre - half), min(1.0, centre + half))
+    # at a mean of exactly 0 or 1 the bound is the mean itself (centre and half are
+    # equal there), which rounding left a hair inside: 7e-18, 0.9999999999999999
+    low = 0.0 if mean == 0.0 else max(0.0, centre - half)
+    high = 1.0 if mean == 1.0 else min(1.0, centre + half)
+    return (mean, low, high)
 
 
 @dataclass
