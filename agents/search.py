@@ -36,6 +36,7 @@ as ``ppo``.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -57,10 +58,11 @@ from agents.ppo import (
     shipped_actor,
 )
 from llama_env._atomic import atomic_savez
-from llama_env.agent import Agent, batch_from, register
+from llama_env.agent import Agent, UnseenTableSize, batch_from, register
 from llama_env.batch import BatchGame
 from llama_env.engine import (
     DEFAULT_END_SCORE,
+    DEFAULT_HAND_SIZE,
     MAX_PLAYERS,
     MIN_PLAYERS,
     NUM_ACTIONS,
@@ -377,7 +379,21 @@ class SearchAgent(BaseAgent):
                 )
             # at every size, not only where it searches (the networks' sizes are among them)
             self.ppo.specialists = {n: actor for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
-        self._path_sizes = None if self.path is None else actor.table_sizes
+        sizes = None if self.path is None else actor.table_sizes
+        if self.networks_path is not None:
+            if sizes is not None and n not in sizes:
+                raise ValueError(
+                    f"SearchAgent networks_path {str(networks_path)!r}: its networks are for {n} players, and the "
+                    f"model path={str(path)!r} was trained at {', '.join(map(str, sizes))} players only"
+                )
+            sizes = (n,)  # elsewhere the networks given go unused
+        self._sizes = sizes
+        given_what = [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in given.items()]
+        if self.networks_path is not None:
+            given_what.append(f"the networks of networks_path={str(self.networks_path)!r}")
+        self._unused = ", ".join(given_what)
+        """What was given that holds only where it searches, until a table where it does not
+        search has been warned about once (``""``: nothing given, or warned)."""
         self.opponent = HeuristicAgent()
         """How it expects the others to play, in its rollouts."""
         self._opponent = _ReadsVersion1(self.opponent)
@@ -388,10 +404,23 @@ class SearchAgent(BaseAgent):
 
     @property
     def table_sizes(self) -> tuple[int, ...] | None:
-        """The table sizes its ``path`` model was trained at, where the model says
-        (evaluation warns when it sits at another, as for ``ppo``: the model plays at
-        every size); ``None`` for the shipped models and a ``path`` that does not say."""
-        return self._path_sizes
+        """The table sizes it was made for, where what it was given says: those its ``path``
+        model was trained at (the model plays at every size), and with ``networks_path``
+        the size those networks were fitted for alone (elsewhere they go unused; a model
+        trained at other sizes only is refused). Evaluation warns when it sits at another,
+        as for ``ppo``. ``None`` for the shipped models and a ``path`` that does not say."""
+        return self._sizes
+
+    def _warn_unused(self, where: str, category: type[Warning] = UserWarning) -> None:
+        """Say once that the settings or networks given go unused ``where`` (it does not search there)."""
+        if self._unused:
+            what, self._unused = self._unused, ""
+            warnings.warn(
+                f"{self!r} does not search {where}: what it was given ({what}) goes unused there, and it plays "
+                "its policy's moves (said once)",
+                category,
+                stacklevel=4,
+            )
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
@@ -421,7 +450,17 @@ class SearchAgent(BaseAgent):
         moves = np.empty(len(obs), dtype=np.int64)
         if not mine.all():
             moves[~mine] = self.ppo.act_batch(obs[~mine], masks[~mine])
+            if self._unused and self.networks_path is None:  # (networks_path: table_sizes says where)
+                *head, last = map(str, np.flatnonzero(searches_at))
+                sizes = f"{', '.join(head)} and {last}" if head else last
+                self._warn_unused(
+                    f"at a {int(players[~mine][0])}-player table (it has search networks at {sizes} players only)",
+                    UnseenTableSize,
+                )
         choice = (masks.sum(axis=1) > 1) & (view.end_score == DEFAULT_END_SCORE)
+        if self._unused and (mine & (view.end_score != DEFAULT_END_SCORE)).any():
+            score = int(view.end_score[mine & (view.end_score != DEFAULT_END_SCORE)][0])
+            self._warn_unused(f"at end_score {score} (its networks were fitted on {DEFAULT_END_SCORE})")
         decisions: list[_Decision] = []
         for n in np.unique(players[mine]).tolist():
             rows = np.flatnonzero(players == n)
@@ -432,6 +471,7 @@ class SearchAgent(BaseAgent):
                 try:
                     state = public_state(obs[r])
                 except ValueError:  # not a round dealt with the default hand size: no world to search in
+                    self._warn_unused(f"in a round not dealt {DEFAULT_HAND_SIZE} cards a hand")
                     continue
                 decisions.append(_Decision(r, n, np.flatnonzero(masks[r]).tolist(), obs[r], state))
         searched = np.zeros(len(obs), dtype=bool)
