@@ -142,6 +142,8 @@ def fit_ratings(
     value, grad, hess = _posterior(mu, tables)
     for _ in range(100):
         step = np.linalg.solve(hess, grad)  # the Newton step towards the maximum
+        # the Newton decrement squared: twice what the full step promises to gain
+        gain = -float(grad @ step)
         shrink = 1.0
         while shrink > 1e-6:
             trial = mu - shrink * step
@@ -150,13 +152,22 @@ def fit_ratings(
                 break
             shrink /= 2
         mu, value, grad, hess = trial, trial_value, trial_grad, trial_hess
-        if np.abs(shrink * step).max() < 1e-10:
+        # a step that promised next to nothing lands on the maximum (Newton's convergence
+        # is quadratic): stop. Not on the step's size: along the skills' mean, which only
+        # the prior holds, the rounding of 100,000 games' gradient kept it above 1e-10,
+        # and the fit ran all 100 steps
+        if gain <= _GAIN_TOLERANCE * (1.0 + abs(value)):
             break
     # the games fix only differences of skill (the prior holds the mean at MU): sigma is
     # each skill's spread about the participants' mean, not the mean's own uncertainty
     centre = np.eye(m) - 1.0 / m
     sigma = np.sqrt(np.maximum(np.diag(centre @ np.linalg.inv(-hess) @ centre), 0.0))
     return {key: Rating(float(mu[i]), float(sigma[i]), float(mu[i] - 3 * sigma[i])) for key, i in index.items()}
+
+
+_GAIN_TOLERANCE = 1e-12
+"""Where :func:`fit_ratings` stops: after a Newton step that promised to raise the
+log-posterior by less than this share of its size."""
 
 
 class _Tables:
