@@ -1,5 +1,5 @@
 """Evaluation at its edges: the interval of a share of exactly 0 or 1, and the rating
-fit on many games."""
+fit and the pairwise counts of a tournament."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import importlib
 import numpy as np
 import pytest
 
-from train.evaluation import mean_ci
+import agents  # noqa: F401 - the built-in agents, registered
+from train.evaluation import mean_ci, tournament
 from train.evaluation.ratings import fit_ratings
 
 ratings_module = importlib.import_module("train.evaluation.ratings")
@@ -56,3 +57,25 @@ def test_the_rating_fit_stops_at_its_maximum_despite_rounding(monkeypatch: pytes
     for k in range(4):
         assert fitted[k].mu == pytest.approx(exact[k].mu, abs=1e-5)
         assert fitted[k].sigma == pytest.approx(exact[k].sigma, abs=1e-6)
+
+
+def test_a_tournament_counts_each_pair_as_its_games_say() -> None:
+    """The win shares, games and pairwise shares, counted from the records one by one."""
+    pool = ["random", "greedy", "cautious", "heuristic", "cautious:threshold=2"]
+    result = tournament(pool, 3, 300, seed=4, workers=1)
+    m = len(pool)
+    wins, played = np.zeros(m), np.zeros(m, dtype=np.int64)
+    ahead, met = np.zeros((m, m)), np.zeros((m, m), dtype=np.int64)
+    for r in result.records:
+        for seat, (i, share) in enumerate(zip(r.seat_agents, r.win_shares, strict=True)):
+            wins[i] += share
+            played[i] += 1
+            for other, j in enumerate(r.seat_agents):
+                if other != seat:
+                    met[i, j] += 1
+                    mine, theirs = r.scores[seat], r.scores[other]
+                    ahead[i, j] += 1.0 if mine < theirs else (0.5 if mine == theirs else 0.0)
+    assert result.win_share == [float(wins[i] / played[i]) for i in range(m)]
+    assert result.games_played == played.tolist()
+    assert np.array_equal(result.pair_games, met)
+    assert np.array_equal(result.pairwise, np.where(met > 0, ahead / np.maximum(met, 1), np.nan), equal_nan=True)

@@ -258,19 +258,16 @@ def tournament(
     )
     records = games.records()
 
-    wins = np.zeros(m)
-    played = np.zeros(m, dtype=np.int64)
-    ahead = np.zeros((m, m))
-    met = np.zeros((m, m), dtype=np.int64)
-    for r in records:
-        for seat, (i, share) in enumerate(zip(r.seat_agents, r.win_shares, strict=True)):
-            wins[i] += share
-            played[i] += 1
-            for seat2, j in enumerate(r.seat_agents):
-                if seat2 != seat:
-                    met[i, j] += 1
-                    si, sj = r.scores[seat], r.scores[seat2]
-                    ahead[i, j] += 1.0 if si < sj else (0.5 if si == sj else 0.0)
+    agent_at = games.seat_agents.ravel()
+    # bincount adds in game order, seat by seat, as a loop over the records did: the same sums
+    wins = np.bincount(agent_at, weights=games.win_shares.ravel(), minlength=m)
+    played = np.bincount(agent_at, minlength=m)
+    seat, other = (a.ravel() for a in np.nonzero(~np.eye(num_players, dtype=bool)))  # every ordered pair of seats
+    pair = (games.seat_agents[:, seat] * m + games.seat_agents[:, other]).ravel()
+    mine, theirs = games.scores[:, seat], games.scores[:, other]
+    finished_ahead = np.where(mine < theirs, 1.0, np.where(mine == theirs, 0.5, 0.0)).ravel()  # halves: exact sums
+    met = np.bincount(pair, minlength=m * m).reshape(m, m)
+    ahead = np.bincount(pair, weights=finished_ahead, minlength=m * m).reshape(m, m)
     with np.errstate(invalid="ignore", divide="ignore"):
         pairwise = np.where(met > 0, ahead / np.maximum(met, 1), np.nan)
     return TournamentResult(
