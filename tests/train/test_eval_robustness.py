@@ -1,9 +1,10 @@
-"""Evaluation at its edges: the interval of a share of exactly 0 or 1, and the rating
-fit and the pairwise counts of a tournament."""
+"""Evaluation at its edges: the interval of a share of exactly 0 or 1, the rating fit
+and the pairwise counts of a tournament, and the default number of workers."""
 
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import agents  # noqa: F401 - the built-in agents, registered
 from train.evaluation import mean_ci, tournament
 from train.evaluation.ratings import fit_ratings
+from train.evaluation.runner import num_workers
 
 ratings_module = importlib.import_module("train.evaluation.ratings")
 
@@ -79,3 +81,14 @@ def test_a_tournament_counts_each_pair_as_its_games_say() -> None:
     assert result.games_played == played.tolist()
     assert np.array_equal(result.pair_games, met)
     assert np.array_equal(result.pairwise, np.where(met > 0, ahead / np.maximum(met, 1), np.nan), equal_nan=True)
+
+
+def test_default_workers_are_the_cores_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job given 2 cores of a 64-core machine (taskset, a cpuset) started 64 workers."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.delattr(os, "process_cpu_count", raising=False)  # before Python 3.13
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 5}, raising=False)
+    assert num_workers(None) == 2
+    monkeypatch.setattr(os, "process_cpu_count", lambda: 3, raising=False)  # its affinity, in Python 3.13
+    assert num_workers(None) == 3
+    assert num_workers(5) == 5

@@ -559,10 +559,11 @@ def play_games(
 
 
 def num_workers(workers: int | None) -> int:
-    """``workers`` checked; ``None`` means every core (at most :data:`MAX_WORKERS_WINDOWS`
-    on Windows, whose process pools take no more)."""
+    """``workers`` checked; ``None`` means every core this process may run on
+    (:func:`usable_cores`; at most :data:`MAX_WORKERS_WINDOWS` on Windows, whose process
+    pools take no more)."""
     if workers is None:
-        cores = os.cpu_count() or 1
+        cores = usable_cores()
         return min(cores, MAX_WORKERS_WINDOWS) if os.name == "nt" else cores
     if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be a positive integer or None (all cores), got {workers!r}")
@@ -572,6 +573,20 @@ def num_workers(workers: int | None) -> int:
             f"workers must be at most {MAX_WORKERS_WINDOWS} on Windows (its process pools' limit), got {workers}"
         )
     return workers
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity (``taskset``, a container's or
+    a batch job's cpuset), not the machine's count, which made a job given 2 of 64 cores
+    start 64 workers on them. A CPU quota without a cpuset (``docker --cpus``) is not
+    seen."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13: the affinity, or PYTHON_CPU_COUNT
+    if callable(count):
+        return int(count() or 1)
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux and some Unixes
+    if callable(affinity):
+        return len(affinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 MAX_WORKERS_WINDOWS = 61
