@@ -91,7 +91,10 @@ class Action(IntEnum):
 
     @classmethod
     def play(cls, card: int) -> Action:
-        """The action that plays a card of code ``card`` (1..7)."""
+        """The action that plays a card of code ``card`` (1..7); a ``ValueError`` for
+        anything else (8 is no card, though ``Action(7)`` is the draw)."""
+        if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)) or not 1 <= card <= 7:
+            raise ValueError(f"a card code is an integer 1..7 (6 a six, 7 a llama), got {brief(card)}")
         return cls(int(card) - 1)
 
     @property
@@ -393,7 +396,8 @@ class Rules:
         """The rules at each table size of ``sizes`` with the same ``options`` (a
         training run's table mix): every size is checked, so an option that no size
         allows is refused before the first game."""
-        return {int(n): cls(int(n), **options) for n in sorted(set(sizes))}
+        rules = [cls(n, **options) for n in dict.fromkeys(sizes)]  # Rules checks each size: 2.7 is no table
+        return {r.num_players: r for r in sorted(rules, key=lambda r: r.num_players)}
 
     def at(self, num_players: int) -> Rules:
         """The same options at another table size (checked again: the largest hand
@@ -680,13 +684,15 @@ class LlamaGame:
         """How many players have not quit the current round."""
         return self._in_round
 
-    def _seat(self, seat: int) -> int:
+    def _seat(self, seat: object) -> int:
         """``seat`` if it is one of this table's (a negative index or one past the table
         read another seat's data, or none, without a word); else a ``ValueError``."""
-        if not 0 <= seat < self.num_players:
-            n = self.num_players
-            raise ValueError(f"seat must be 0..{n - 1} at a {n}-player table, got {seat!r}")
-        return seat
+        n = self.num_players
+        if type(seat) is int and 0 <= seat < n:  # the common case, first
+            return seat
+        if not isinstance(seat, np.integer) or not 0 <= seat < n:  # not True, not 1.0
+            raise ValueError(f"seat must be 0..{n - 1} at a {n}-player table, got {brief(seat)}")
+        return int(seat)
 
     def hand(self, seat: int) -> list[int]:
         """The card codes in ``seat``'s hand, sorted."""
@@ -882,7 +888,7 @@ class LlamaGame:
                 f"0..{NUM_ACTIONS - 1}; legal now: {names}"
             )
         elif not 0 <= a < NUM_ACTIONS:
-            msg = f"{who}: action {a} is out of range (actions are 0..{NUM_ACTIONS - 1}); legal now: {names}"
+            msg = f"{who}: action {brief(a)} is out of range (actions are 0..{NUM_ACTIONS - 1}); legal now: {names}"
         else:
             msg = f"{who}: action {a} ({Action(a).name}) is illegal; legal now: {names}"
         return IllegalActionError(msg, action, legal, seat=seat)
@@ -1196,9 +1202,9 @@ def _check_history(
         raise ValueError(f"snapshot 'history' must be a dict with the keys {', '.join(keys)}, got {brief(h)}")
 
     def count(x: Any, what: str) -> int:
-        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+        if not _is_int(x) or x < 0:
             raise ValueError(f"snapshot history {what} must be a non-negative integer, got {brief(x)}")
-        return x
+        return int(x)
 
     def per_seat(key: str, width: int | None) -> list[Any]:
         rows = h[key]
@@ -1392,8 +1398,19 @@ def _check_state_fields(given: Any, like: Any, where: str) -> None:
             ok = isinstance(given, list) and len(given) == like.size and all(_is_int(v) and v >= 0 for v in given)
         if not ok:
             raise ValueError(f"{where} must be a list of {like.size} integers >= 0, got {brief(given)}")
-    elif isinstance(like, int) and not (_is_int(given) and given >= 0):
-        raise ValueError(f"{where} must be an integer >= 0, got {brief(given)}")
+    elif isinstance(like, int):
+        bound = _STATE_BOUNDS.get(where.rsplit(".", 1)[-1])
+        if not (_is_int(given) and given >= 0):
+            raise ValueError(f"{where} must be an integer >= 0, got {brief(given)}")
+        if bound is not None and given > bound:
+            raise ValueError(f"{where} must be an integer 0..{bound}, got {brief(given)}")
+
+
+_STATE_BOUNDS = {"pos": 624, "buffer_pos": 4, "has_uint32": 1, "uinteger": 2**32 - 1}
+"""The fields of a bit generator state that index its own buffers (MT19937's ``pos`` in
+its 624 words, Philox's ``buffer_pos`` in its 4) or flag one: numpy does not check them,
+and a larger one reads memory outside the generator (a crash, or deals that differ
+from run to run)."""
 
 
 def _is_int(value: Any) -> bool:

@@ -72,6 +72,11 @@ class GameRecording:
         start = data.get("start")
         if not isinstance(start, dict):
             raise ValueError("game record 'start' must be a game snapshot (an object)")
+        if start.get("rng_state") is None:  # the later rounds would be dealt anew each replay
+            raise ValueError(
+                "game record 'start' has no rng_state: a record keeps the generator's state, so that "
+                "replaying it deals every later round as it was dealt"
+            )
         game = LlamaGame.from_dict(start)  # refuses an impossible start with the reason
         n = game.num_players
         names, agents, moves = data.get("names"), data.get("agents"), data.get("moves")
@@ -96,6 +101,8 @@ class GameRecording:
 
         game = LlamaGame.from_dict(copy.deepcopy(self.start))
         for k, (seat, action) in enumerate(self.moves):
+            if game.game_over:
+                raise ValueError(f"move {k}: the game is already over, and the record goes on")
             if seat != game.current_player:
                 raise ValueError(f"move {k}: seat {seat} moves when seat {game.current_player} is to act")
             try:

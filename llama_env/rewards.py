@@ -84,6 +84,7 @@ def rewards_for(result: RoundResult, mode: str) -> list[float]:
         return round_rewards(result)
     if mode == "shaped":
         return shaped_rewards(result)
+    validate_reward_mode(mode)  # "Round" or a typo was the game reward, silently
     if result.game_over:
         return game_rewards(result.scores)
     return [0.0] * len(result.scores)
@@ -101,6 +102,8 @@ def batch_rewards(mode: str, before: np.ndarray, after: np.ndarray, over: np.nda
     changes = after - np.asarray(before)
     if mode == "round":
         return -changes.astype(np.float64)
+    if mode != "shaped":
+        validate_reward_mode(mode)
     out = _batch_potentials(changes) if mode == "shaped" else np.zeros(changes.shape, dtype=np.float64)
     if over.any():
         final = after[over]

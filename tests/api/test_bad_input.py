@@ -4,6 +4,7 @@ and never change the game."""
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -503,6 +504,68 @@ def test_a_game_records_context_is_kept_and_must_be_an_object():
         GameRecording.from_json({**record.to_json(), "context": [1]})
 
 
+@pytest.mark.parametrize(
+    ("bit_generator", "path", "value", "bound"),
+    [
+        ("MT19937", ("state", "pos"), 10**8, 624),
+        ("MT19937", ("state", "pos"), 700, 624),
+        ("Philox", ("buffer_pos",), 5, 4),
+        ("PCG64", ("has_uint32",), 2, 1),
+        ("SFC64", ("uinteger",), 2**32, 2**32 - 1),
+    ],
+)
+def test_a_generator_state_that_points_outside_its_buffer_is_refused(bit_generator, path, value, bound):
+    """numpy does not check MT19937's ``pos`` or Philox's ``buffer_pos``: a snapshot or a
+    record (the web app replays records sent to it) with ``pos`` 10**8 passed the checks
+    and crashed the process with a segmentation fault at the next deal, and with ``pos``
+    700 dealt from stray memory, differently each run."""
+    start = json.loads(
+        json.dumps(LlamaGame(2, rng=np.random.Generator(getattr(np.random, bit_generator)(0))).to_dict())
+    )
+    assert LlamaGame.from_dict(json.loads(json.dumps(start))).to_dict() == start  # guard: the state as written loads
+    field = start["rng_state"]
+    for key in path[:-1]:
+        field = field[key]
+    field[path[-1]] = value
+    with pytest.raises(
+        ValueError, match=rf"not a valid {bit_generator} state: .*{path[-1]} must be an integer 0\.\.{bound}"
+    ):
+        LlamaGame.from_dict(start)
+
+
+def test_a_game_record_without_the_generators_state_is_refused():
+    """Without ``rng_state`` every replay dealt the later rounds afresh: the record was
+    accepted, then replayed differently each time (or failed at a move of round 2)."""
+    from llama_env.record import GameRecording
+
+    record = GameRecording(["a", "b"], ["random"] * 2, LlamaGame(2, rng=0).to_dict()).to_json()
+    for start in (
+        {k: v for k, v in record["start"].items() if k != "rng_state"},
+        {**record["start"], "rng_state": None},
+    ):
+        with pytest.raises(ValueError, match="game record 'start' has no rng_state"):
+            GameRecording.from_json({**record, "start": start})
+
+
+def test_a_record_that_goes_on_after_the_game_ended_says_so():
+    """It said "seat 1 moves when seat 0 is to act" of a game that was over."""
+    from llama_env.record import GameRecording
+
+    game = LlamaGame(2, rng=0, end_score=1)
+    start = game.to_dict()
+    moves = []
+    while not game.game_over:
+        seat, action = (
+            game.current_player,
+            Action.QUIT if Action.QUIT in game.legal_actions() else game.legal_actions()[0],
+        )
+        game.step(action)
+        moves.append((seat, int(action)))
+    record = GameRecording(["a", "b"], ["random"] * 2, start, [*moves, (1, int(Action.QUIT))])
+    with pytest.raises(ValueError, match=rf"^move {len(moves)}: the game is already over"):
+        record.replay()
+
+
 # --------------------------------------------------------------------------- one rule everywhere
 
 EVERY_INPUT = [
@@ -599,3 +662,80 @@ def test_a_recorded_move_the_rules_refuse_names_its_place_in_the_record():
     bad = GameRecording(["a", "b", "c"], ["random"] * 3, start, [*moves[:2], (moves[2][0], illegal)])
     with pytest.raises(ValueError, match=rf"^move 2: seat {moves[2][0]}: action {illegal} \(\w+\) is illegal"):
         bad.replay()
+
+
+# --------------------------------------------------------------------------- small inputs, checked
+
+
+def test_table_sizes_that_are_not_integers_are_refused_not_truncated():
+    """``Rules.options_at([2.7])`` gave the rules of a 2-player table."""
+    with pytest.raises(ValueError, match="num_players must be an integer, got 2.7"):
+        Rules.options_at([2.7])
+    with pytest.raises(ValueError, match="num_players must be an integer"):
+        Rules.options_at(["3"])
+    assert list(Rules.options_at([4, 2, 4, np.int64(3)])) == [2, 3, 4]
+
+
+@pytest.mark.parametrize("card", [0, 8, 9, -1, 1.9, True, "3", None])
+def test_action_play_takes_only_card_codes(card):
+    """``Action.play(8)`` was the draw, ``Action.play(9)`` quitting, ``Action.play(1.9)``
+    a one."""
+    with pytest.raises(ValueError, match="a card code is an integer 1..7"):
+        Action.play(card)
+
+
+def test_action_play_of_each_card_code():
+    assert [Action.play(c) for c in range(1, 8)] == list(Action)[:7]
+    assert Action.play(np.int64(7)) == Action.PLAY_LLAMA
+
+
+@pytest.mark.parametrize("seat", [True, 1.0, "1", None, -1, 4])
+def test_a_seat_must_be_an_integer_of_the_table(seat):
+    """``hand(True)`` was seat 1's hand, ``hand(1.0)`` a TypeError from a list."""
+    game = LlamaGame(4, rng=0)
+    with pytest.raises(ValueError, match="seat must be 0..3 at a 4-player table"):
+        game.hand(seat)
+    assert game.hand(np.int64(1)) == game.hand(1)
+
+
+@pytest.mark.parametrize("seat", [-1, 2, True, 0.0])
+def test_deal_table_refuses_a_seat_the_table_does_not_have(seat):
+    """``deal_table(seat=-1)`` seated the outside player at seat 1 of a 2-player table."""
+    from agents.random_agent import RandomAgent
+    from llama_env.table import deal_table
+
+    with pytest.raises(ValueError, match="seat must be 0..1 at a 2-player table"):
+        deal_table(np.random.default_rng(0), seat, [RandomAgent()], rules=Rules(2))
+
+
+def test_numpy_integers_count_in_a_snapshots_history():
+    """``scores`` took numpy integers, the history's counts refused them."""
+    d = LlamaGame(3, rng=0).to_dict()
+    h = d["history"]
+    h["moves"] = np.int64(h["moves"])
+    h["played"] = [[np.int64(x) for x in row] for row in h["played"]]
+    h["quit_on"] = [np.int64(x) for x in h["quit_on"]]
+    assert LlamaGame.from_dict(d).to_dict() == LlamaGame(3, rng=0).to_dict()
+
+
+@pytest.mark.parametrize("mode", ["Round", "shaped ", "", None])
+def test_an_unknown_reward_mode_is_refused_not_taken_for_the_game_reward(mode):
+    from llama_env.engine import RoundResult
+    from llama_env.rewards import batch_rewards, rewards_for
+
+    game = LlamaGame(2, rng=0)
+    result = None
+    while result is None:
+        result = game.step(game.legal_actions()[-1])
+    assert isinstance(result, RoundResult)
+    with pytest.raises(ValueError, match="reward must be one of"):
+        rewards_for(result, mode)
+    with pytest.raises(ValueError, match="reward must be one of"):
+        batch_rewards(mode, np.zeros((1, 2)), np.ones((1, 2)), np.zeros(1, dtype=bool))
+
+
+def test_a_huge_integer_action_is_an_illegal_action_error():
+    """``step(10**5000)`` raised Python's own ValueError (too many digits to print), which
+    ``except IllegalActionError`` did not catch."""
+    with pytest.raises(IllegalActionError, match="out of range"):
+        LlamaGame(2, rng=0).step(10**5000)
