@@ -4,8 +4,10 @@ The content goes to a temporary file beside the target, which is then moved over
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,11 +22,17 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     """Call ``write(tmp)`` on a temporary path beside ``path``, then move it over ``path``.
 
     A crash, an error or Ctrl-C while writing leaves ``path`` as it was, never a partial
-    file; two writers at once each get a temporary file of their own."""
+    file; two writers at once each get a temporary file of their own. A file that is
+    there keeps its permissions, and a symbolic link its place: the file it points to is
+    the one replaced, as ``open(path, "w")`` would write it."""
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     tmp = new_file(path.parent, f".{path.name}.", ".tmp")
     try:
         write(tmp)
+        with contextlib.suppress(FileNotFoundError):  # a 0600 file stays 0600
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         _replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
