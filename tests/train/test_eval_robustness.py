@@ -1,16 +1,22 @@
 """Evaluation at its edges: the interval of a share of exactly 0 or 1, the rating fit
-and the pairwise counts of a tournament, and the default number of workers."""
+and the pairwise counts of a tournament, the default number of workers, and a worker
+process that dies."""
 
 from __future__ import annotations
 
 import importlib
 import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import pytest
 
 import agents  # noqa: F401 - the built-in agents, registered
-from train.evaluation import mean_ci, tournament
+from llama_env import agent as registry
+from train.cli import main
+from train.evaluation import evaluate, mean_ci, tournament
 from train.evaluation.ratings import fit_ratings
 from train.evaluation.runner import num_workers
 
@@ -92,3 +98,48 @@ def test_default_workers_are_the_cores_this_process_may_use(monkeypatch: pytest.
     monkeypatch.setattr(os, "process_cpu_count", lambda: 3, raising=False)  # its affinity, in Python 3.13
     assert num_workers(None) == 3
     assert num_workers(5) == 5
+
+
+class DiesInAWorker:
+    """Plays the first legal action, except in a process other than ``home``: there it
+    is killed at its first move, as the out-of-memory killer or ``kill -9`` would."""
+
+    name = "dies_in_a_worker"
+
+    def __init__(self, home: int = 0) -> None:
+        self.home = home
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        if os.getpid() != self.home:
+            os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+        return int(np.flatnonzero(action_mask)[0])
+
+
+@pytest.fixture
+def dies() -> Iterator[str]:
+    registry.register("tf_dies")(DiesInAWorker)
+    try:
+        yield f"tf_dies:home={os.getpid()}"
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            table.pop("tf_dies", None)
+
+
+@pytest.mark.parametrize("command", ["eval", "tournament"])
+def test_a_worker_that_dies_is_one_line_exit_1(dies: str, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The pool's BrokenProcessPool was a 25-line traceback; the command line promises one."""
+    argv = [command, "--players", "2", "--agents", f"{dies},random", "--games", "8", "--no-batch", "--workers", "2"]
+    code = main([*argv, "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.strip().splitlines() == [
+        "llama-rl: error: a worker process died (killed, or out of memory?): try fewer --workers"
+    ]
+
+
+def test_a_worker_that_dies_is_named_to_a_caller(dies: str) -> None:
+    with pytest.raises(BrokenProcessPool) as raised:
+        evaluate([dies, "random"], 8, workers=2, batched=False)
+    assert str(raised.value) == "a worker process died (killed, or out of memory?): try fewer workers"
+    # in this process the agent plays on: the failure was the worker's, not the agent's
+    assert len(evaluate([dies, "random"], 4, workers=1, batched=False).agents) == 2

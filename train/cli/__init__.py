@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 import warnings
+from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except MemoryError:  # numpy's names the bytes it wanted; the person needs the cause
         print(f"{PROG}: error: out of memory: ask for less (fewer --games, say)", file=sys.stderr)
+        return 1
+    except BrokenProcessPool:  # a worker killed (the out-of-memory killer, kill -9): the pool's traceback said neither
+        print(f"{PROG}: error: a worker process died (killed, or out of memory?): try fewer --workers", file=sys.stderr)
         return 1
     except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
         _silence_stdout()

@@ -30,6 +30,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -346,11 +347,19 @@ def run_job(job: Job) -> Any:
     return work(_WORKER["agents"], _WORKER["args"], chunk)
 
 
+WORKER_DIED = "a worker process died (killed, or out of memory?)"
+"""What a :class:`concurrent.futures.process.BrokenProcessPool` from
+:class:`LocalProcesses` says: a worker ended without a word (the kernel's out-of-memory
+killer, ``kill -9``, a crash in native code)."""
+
+
 class LocalProcesses:
     """The default :class:`ChunkExecutor`: a process pool on this machine whose workers
     ignore Ctrl-C (the parent ends them), end with SIGTERM, and end themselves when the
     parent is gone; stopped early, it ends its workers at once, games under way
-    included."""
+    included. A worker that dies (killed, out of memory) ends the run with a
+    :class:`concurrent.futures.process.BrokenProcessPool` that says so
+    (:data:`WORKER_DIED`), the others ended too."""
 
     def run(self, payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[Any]:
         pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_init_worker, initargs=(payload,))
@@ -359,7 +368,11 @@ class LocalProcesses:
             # failing them once _stop_workers ended the workers (Python 3.11)
             futures = [pool.submit(run_job, job) for job in jobs]
             for future in futures:
-                yield future.result()
+                try:
+                    result = future.result()
+                except BrokenProcessPool as exc:  # the pool's own words name neither cause nor remedy
+                    raise BrokenProcessPool(f"{WORKER_DIED}: try fewer workers") from exc
+                yield result
         except BaseException:  # Ctrl-C, SIGTERM (as Ctrl-C), an error in a game, the caller stopping early
             _stop_workers(pool)
             raise
