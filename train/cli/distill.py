@@ -76,7 +76,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )  # fmt: skip
     add_games(p, "--games", d.games, "games of the search agent")
     p.add_argument(
-        "--seed", type=seed_type, default=d.seed, help=f"seeds the deals, the search and the fitting (default {d.seed})"
+        "--seed",
+        type=seed_type,
+        default=d.seed,
+        help="seeds the deals, the search and the fitting, which runs on one thread: the same weights on any number "
+        f"of cores (default {d.seed})",
     )
     p.add_argument(
         "--model",

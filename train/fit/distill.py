@@ -208,9 +208,23 @@ def fit_policy(
 ) -> tuple[Actor, list[float], float]:
     """Step 2: ``actor`` trained towards the data's targets; the new actor, the held-out
     searched decisions' agreement with the search after each epoch, and the starting
-    actor's agreement."""
+    actor's agreement. It fits on one torch thread (set back after), so the same data and
+    ``config.seed`` give the same weights whatever the machine's cores: on two threads
+    their last bits differed."""
     import torch  # the training extra: only the fitting needs it
 
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _fit_policy(torch, data, actor, config, log)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _fit_policy(
+    torch: Any, data: DistillData, actor: Actor, config: DistillConfig, log: Callable[[str], None]
+) -> tuple[Actor, list[float], float]:
+    """:func:`fit_policy`'s fitting, on the threads torch has."""
     torch.manual_seed(config.seed)
     n = len(data.obs)
     held = np.arange(n) % config.held_out == 0
