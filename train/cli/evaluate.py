@@ -51,6 +51,8 @@ class EvalCommand:
     """A folder to write every game to as a game record (replayed by ``llama-rl serve``)."""
     batched: bool | None = None
     """Play on the batched engine: ``None`` whenever it can, ``False`` game by game."""
+    every_order: bool = False
+    """Also change the order in which the agents follow one another round the table."""
 
     @property
     def num_players(self) -> int:
@@ -72,6 +74,7 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
             progress=cmd.progress,
             record_dir=cmd.record,
             batched=cmd.batched,
+            every_order=cmd.every_order,
         )
     print(result.to_table(), file=out)
     return result
@@ -80,6 +83,8 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
 def _run(args: argparse.Namespace) -> int:
     if args.duplicate and not args.rotate:
         raise CommandError("--no-rotate: --duplicate plays every deal from every seat, so it always rotates the seats")
+    if args.every_order and not args.rotate:
+        raise CommandError("--no-rotate: --every-order changes the order round the table, so it rotates the seats too")
     seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
     rules = rules_from_args(args, len(seats))
     cmd = EvalCommand(
@@ -93,6 +98,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=progress_wanted(args),
         record=args.record,
         batched=args.batch,
+        every_order=args.every_order,
     )
     with game_errors():  # an agent failing in a game; a --record folder that cannot be written
         run_eval(cmd)
@@ -136,6 +142,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--no-rotate", dest="rotate", action="store_false", help="keep every agent in its seat (default: rotate seats)"
+    )
+    p.add_argument(
+        "--every-order",
+        action="store_true",
+        help="also change who plays after whom (rotation alone keeps the list's order round the table): "
+        "N! games play every seating once",
     )
     add_record_option(p)
     add_rule_options(p)

@@ -9,6 +9,7 @@ described there, the statistics in :mod:`train.evaluation.stats`.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from train.evaluation.batched import play_either
 from train.evaluation.runner import ChunkExecutor, agent_display_names, agent_list, check_num_games
 from train.evaluation.stats import AgentStats, aggregate, json_number, pandas
 
-__all__ = ["EvalResult", "evaluate"]
+__all__ = ["EvalResult", "evaluate", "seatings"]
 
 
 @dataclass
@@ -66,6 +67,9 @@ class EvalResult:
     batched: bool = False
     """Whether the games were played on the batched engine (their own deals) rather than
     game by game (the deals of ``seed`` and the game index)."""
+    every_order: bool = False
+    """Whether the order in which the agents follow one another round the table varied
+    too (:func:`seatings`), not only their seats."""
 
     def __getitem__(self, key: int | str) -> AgentStats:
         """Stats by list position or display name (a ``KeyError`` lists the names)."""
@@ -90,6 +94,7 @@ class EvalResult:
             "seed": self.seed,
             "duplicate": self.duplicate,
             "rotate": self.rotate,
+            "every_order": self.every_order,
             "batched": self.batched,
             "llama_rl_version": __version__,  # which engine, agents and chunking made these numbers
             **self.rules.options(),
@@ -106,6 +111,8 @@ class EvalResult:
     def to_table(self) -> str:
         """A plain-text table, one row per agent."""
         mode = "duplicate deals" if self.duplicate else ("rotated seats" if self.rotate else "fixed seats")
+        if self.every_order:
+            mode += ", every order"
         engine = "batched engine" if self.batched else "game by game"
         head = (
             f"{self.num_games} games, {self.num_players} players, {mode}, {engine}, seed {self.seed}, "
@@ -163,6 +170,30 @@ def rules_text(rules: Rules) -> str:
     return ", ".join(f"{k} {v}" for k, v in shown.items())
 
 
+def seatings(num_games: int, num_players: int, *, rotate: bool = True, every_order: bool = False) -> np.ndarray:
+    """Who sits where in each game of an evaluation: ``(num_games, num_players)``, the
+    position in the agents list of the agent at each seat.
+
+    With ``rotate``, game ``i`` shifts the seating by ``i mod n``: agent ``j`` sits at
+    seat ``(j + i) mod n``, so every agent plays from every seat, but always right after
+    the same agent (the one before it in the list). With ``every_order`` the order round
+    the table changes too: each block of ``n`` games (a block of rotations, one deal of
+    a duplicate evaluation) takes the next of the ``(n - 1)!`` orders of agents ``1..n-1``
+    after agent 0 (the first, the list's own), so ``n!`` games play every seating once.
+    Without either, every agent keeps its seat."""
+    n = num_players
+    index = np.arange(num_games)
+    shift = index % n if (rotate or every_order) else np.zeros(num_games, dtype=np.int64)
+    seats = (np.arange(n)[None, :] + shift[:, None]) % n  # [game, list position] -> seat
+    if every_order:
+        orders = np.array([(0, *rest) for rest in itertools.permutations(range(1, n))])
+        order = orders[(index // n) % len(orders)]  # [game, place round the table] -> list position
+        seats = np.take_along_axis(seats, np.argsort(order, axis=1), axis=1)  # agent order[p] takes place p's seat
+    at = np.empty_like(seats)
+    np.put_along_axis(at, seats, np.arange(n)[None, :].repeat(num_games, axis=0), axis=1)
+    return at
+
+
 def evaluate(
     agents: Sequence[AgentLike],
     num_games: int,
@@ -176,6 +207,7 @@ def evaluate(
     record_dir: str | Path | None = None,
     batched: bool | None = None,
     executor: ChunkExecutor | None = None,
+    every_order: bool = False,
     **options: int,
 ) -> EvalResult:
     """Play ``num_games`` games with ``agents`` at one table and measure each of them.
@@ -196,6 +228,12 @@ def evaluate(
         rotate: game ``i`` shifts the seating by ``i mod n`` (agent ``j`` sits at seat
             ``(j + i) mod n``), so no agent keeps the first seat. Ignored (always on)
             with ``duplicate``.
+        every_order: also change the order in which the agents follow one another
+            (:func:`seatings`): with rotation alone each agent always plays right
+            after the same one, which moves a result by a little when the others
+            differ (0.005 of a win share, say). ``n!`` games play every seating once
+            (24 at 4 players). Implies ``rotate``; with identical opponents it changes
+            nothing but the opponents' names.
         rules: the rules every game is played by; their ``num_players`` must be the
             number of agents (a ``ValueError`` otherwise). Default: the standard rules
             at that table size, ``Rules(len(agents))``.
@@ -223,11 +261,13 @@ def evaluate(
     num_games = check_num_games(num_games)
     seed = check_seed(seed)
     duplicate, rotate = check_flag("duplicate", duplicate), check_flag("rotate", rotate)
+    every_order = check_flag("every_order", every_order)
+    if every_order and not rotate:
+        raise ValueError("every_order changes the order round the table and rotates the seats: not with rotate=False")
     if duplicate:
         num_games = math.ceil(num_games / n) * n
     index = np.arange(num_games)
-    shift = index % n if (rotate or duplicate) else np.zeros(num_games, dtype=np.int64)
-    seat_agents = (np.arange(n)[None, :] - shift[:, None]) % n  # agent j sits at seat (j + shift) mod n
+    seat_agents = seatings(num_games, n, rotate=rotate or duplicate, every_order=every_order)
     deal_keys = index // n if duplicate else index
     names = agent_display_names(agents)
     games, was_batched = play_either(
@@ -252,4 +292,5 @@ def evaluate(
         rotate=rotate or duplicate,
         **aggregate(games, names, duplicate, n),
         batched=was_batched,
+        every_order=every_order,
     )
