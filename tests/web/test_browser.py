@@ -36,6 +36,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from test_game_history import play_record
 
 import llama_env.agent as agent_registry
 from llama_env.engine import LlamaGame
@@ -71,6 +72,7 @@ TOUCH = 44
 class Site:
     url: str
     store: SessionStore
+    history: History
 
 
 @pytest.fixture
@@ -90,7 +92,7 @@ def site(tmp_path: Path) -> Iterator[Site]:
             break
         time.sleep(0.05)
     assert server.started, "the server did not start"
-    yield Site(f"http://127.0.0.1:{port}", store)
+    yield Site(f"http://127.0.0.1:{port}", store, history)
     server.should_exit = True
     thread.join(timeout=10)
     sock.close()
@@ -608,6 +610,43 @@ def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(si
     page.back()
     idle(page, f"window.llamaState.id === '{first}'")
     assert page.current_url == ann and hand_shown(page) == [card_text(c) for c in session.game.hand(0)]
+    assert console_errors(page) == []
+
+
+def test_a_replay_opened_while_seated_asks_first(site, browser, tmp_path):
+    """Replay, in the history or from a record's file, left the game this page plays at
+    once and without a word: the page stopped asking for it, and 90 s later Bob could
+    hand Ann's seat to an agent. The page asks first; no keeps the seat, and the game."""
+    page = browser
+    record, _ = play_record(4, ["random", "random"])
+    site.history.save(record, people=[False, False])
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    for where in ("history", "file"):
+        state, session = start_with_friends(page, site)
+        session.look(1)
+        until_bob_s_turn(page, state, session)  # (the page then asks often)
+        if where == "history":
+            page.find_element(By.ID, "nav-history").click()
+            replay = WebDriverWait(page, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "button.replay"))
+            replay.click()
+        else:
+            page.find_element(By.ID, "nav-new").click()
+            page.find_element(By.ID, "replay-file").send_keys(str(path))
+        assert "Open the replay? This page then stops following your game" in asked(page)
+        page.find_element(By.ID, "ask-no").click()
+        assert not asked(page) and shown(page, where if where == "history" else "setup") and shown(page, "nav-game")
+        assert page.execute_script("return window.llamaState.id") == session.id
+        session.seen[0] = time.monotonic() - AWAY_SECONDS - 1
+        WebDriverWait(page, 10).until(lambda _, s=session: 0 not in s.away())  # the page still asks for the game
+        if where == "history":
+            replay.click()
+        else:
+            assert page.find_element(By.ID, "replay-file").get_attribute("value") == ""
+            page.find_element(By.ID, "replay-file").send_keys(str(path))
+        page.find_element(By.ID, "ask-yes").click()
+        state = idle(page, "window.llamaState.mode === 'replay'")
+        assert state["moves_left"] == len(record["moves"])
     assert console_errors(page) == []
 
 

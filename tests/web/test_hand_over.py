@@ -185,6 +185,40 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
         assert history.record(view["history_id"])["context"]["names_given"] == {"0": "Ann"}
 
 
+def test_the_creator_has_come_to_the_table_even_if_their_page_asks_nothing_more(tmp_path):
+    """Ann started a game of Ann and Bob, then her page asked nothing more (it opened a
+    replay): her seat counted as never come, so Bob could give it to an agent "as if it
+    had sat there from the start", and the history rated the agent instead of Ann's
+    forfeit. The page that starts a game has come."""
+    store = SessionStore()
+    with History(tmp_path / "h.sqlite3") as history:
+        client = make_client(store, history=history)
+        state = create(client, "Ann", "Bob", end_score=15)
+        tokens = {link["seat"]: link["token"] for link in state["links"]}
+        assert state["token"] == tokens[0]
+        session = store.get(state["id"])
+        assert list(session.seen) == [0]
+        view = until_turn_of(client, session, tokens[1], 0)  # Bob opens his link and plays until Ann's turn
+        assert view["can_leave"] is True  # Ann's page has come: Bob may leave her to play on
+        away(session, 0)
+        r = hand_over(client, session.id, tokens[1], seat=0)
+        assert r.status_code == 200, r.text
+        assert [e["text"] for e in r.json()["events"] if e["type"] == "left"] == [
+            "Ann was away: heuristic plays Ann's seat from here on."
+        ]
+        assert session.left == {0: "heuristic"} and session.labels == ["person", "person"]
+        view = r.json()
+        while not view["game_over"]:
+            view = client.post(
+                f"/api/games/{session.id}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[1])
+            ).json()
+        (game,) = history.games()
+        assert [(s["name"], s["kind"], s["forfeit"]) for s in game["seats"]] == [
+            ("Ann", "person", True),
+            ("Bob", "person", False),
+        ]
+
+
 def test_the_page_of_one_who_left_calls_the_agent_s_round_starts_and_going_out_the_agent_s():
     """Bob's page said "Round 2 over: You went out." and "Round 3 begins: You start"
     for what the agent did in his seat after he left."""

@@ -323,6 +323,7 @@ class GameSession:
         self.tokens: dict[str, Viewer] = (
             {secrets.token_urlsafe(24): p for p in people} if people else {secrets.token_urlsafe(24): None}
         )
+        """Each token and the viewer it opens; the first is the creator's."""
         self._start = json.dumps(game.to_dict())  # a string: see _Frame on what the collector tracks
         self.moves: list[tuple[int, int]] = []
         """(seat, action) of every move so far."""
@@ -333,9 +334,11 @@ class GameSession:
         self._resumed = -math.inf  # when a look last let the agents of a stopped game move
         self.touched = time.monotonic()
         self.created = self.touched
-        self.seen: dict[int, float] = {}
+        self.seen: dict[int, float] = {people[0]: self.created} if people else {}
         """Per person's seat, when a request last came with its token (:meth:`look`);
-        a seat whose link was never opened is not in it."""
+        a seat whose link was never opened is not in it. The first person's seat is the
+        creator's (its token comes first in :attr:`tokens`: the page that starts the game
+        plays it), and has come when the game starts."""
         self._replayed: str | None = None
         """The record a replay replays (:func:`replay`), as compact JSON: text is the
         smallest way to keep it, and one the garbage collector never scans."""

@@ -80,6 +80,19 @@ function navGame() {
   $("nav-game").textContent = game && game.mode === "play" && game.your_turn ? "Back to the game: your turn" : "Back to the game";
 }
 
+// A replay takes this page's place at the table: the page follows one game at a time. A
+// seat it still plays is asked about first (the others could then hand it to an agent,
+// and the history count the game as lost); the answer is no once the seat is no longer
+// played here (the game ended meanwhile, say).
+async function leaveSeatForReplay() {
+  if (!seated()) return true;
+  const id = game.id;
+  const question = "Open the replay? This page then stops following your game, which goes on: the others may " +
+    "let an agent play your seat, and your game history would count the game as lost. The browser's Back " +
+    "button returns to the game.";
+  return ask(question, "Open the replay", () => Boolean(game && game.id === id && seated()));
+}
+
 // Whether this page holds a seat a person still plays in a game going on: the page then
 // keeps asking for the game while the person looks at the history or sets up another
 // game, or the table would take them for away and could hand their seat to an agent.
@@ -162,6 +175,7 @@ async function start() {
 async function replayFile(event) {
   const file = event.target.files[0];
   if (!file) return;
+  if (!(await leaveSeatForReplay())) { event.target.value = ""; return; }
   $("setup-error").textContent = "";
   try {
     const text = await file.text();
@@ -686,6 +700,7 @@ async function showHistory(more) {
 }
 
 async function replaySaved(id) {
+  if (!(await leaveSeatForReplay())) return;
   try {
     const state = await api("POST", `/api/history/${id}/replay`, {});
     token = state.token;
