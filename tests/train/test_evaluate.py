@@ -711,7 +711,7 @@ def test_workers_on_windows_stay_within_its_process_pools_limit(monkeypatch):
     comparison with a traceback)."""
     from train.evaluation import runner
 
-    monkeypatch.setattr(runner.os, "cpu_count", lambda: 128)
+    monkeypatch.setattr(runner, "usable_cores", lambda: 128)  # the cores this process may run on
     assert runner.num_workers(None) == 128
     monkeypatch.setattr(runner.os, "name", "nt")
     assert runner.num_workers(None) == 61 and runner.num_workers(61) == 61
