@@ -1,19 +1,22 @@
 """``llama-rl distill``: train a PPO specialist to play the moves the search agent finds.
 
 Play --games games of the search agent (searching on --model, by default the shipped ppo
-specialist of --players) at one seat against heuristic at the others, thousands at once,
+specialist of --players, with --networks, by default the shipped search networks of
+--players, fitted on ppo_v3's games) at one seat against heuristic at the others, thousands at once,
 on deals no evaluation uses, and record each of its decisions: what it saw and, where it
 searched, the move the search chose. Then train the specialist on them: towards the
 searched move where the search ran, towards its own probabilities elsewhere. The new
 actor goes to --out, a .npz file that `ppo:path=FILE` plays and `search:path=FILE`
 searches on (one step of expert iteration; repeat with --model FILE).
 
-Only table sizes with search networks (2, 4, 6). Needs the 'train' extra (PyTorch).
+Only table sizes with search networks: 2, 4 and 6, or that of --networks (a file that
+llama-rl fit-search wrote, best on --model's games). Needs the 'train' extra (PyTorch).
 
 examples:
   llama-rl distill --players 4 --out ppo_4p_distilled.npz
   llama-rl distill --players 4 --games 500 --out quick.npz      # a quick look
   llama-rl eval --agents ppo:path=ppo_4p_distilled.npz,heuristic,heuristic,heuristic --games 4000
+  llama-rl distill --players 3 --model runs/my_3p --networks search_3p.npz --out ppo_3p.npz
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ def _run(args: argparse.Namespace) -> int:
         games=args.games,
         seed=args.seed,
         model=args.model,
+        networks=args.networks,
         horizon=args.horizon,
         below=args.below,
         epochs=args.epochs,
@@ -72,7 +76,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="FILE", help="the .npz file to write")
     p.add_argument(
         "--players", type=players_type, default=d.players, metavar="N",
-        help=f"the table size: 2, 4 or 6 (default {d.players})",
+        help=f"the table size: 2, 4 or 6, or that of --networks (default {d.players})",
     )  # fmt: skip
     add_games(p, "--games", d.games, "games of the search agent")
     p.add_argument(
@@ -87,6 +91,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         metavar="PATH",
         help="the specialist searched on and trained (a model file or run directory, observation version 1, "
         "trained at --players if it says where it was trained; default: the shipped ppo specialist of --players)",
+    )
+    p.add_argument(
+        "--networks",
+        metavar="FILE",
+        help="the search's value and belief networks, a file llama-rl fit-search wrote for --players (best on "
+        "--model's games; default: the shipped ones of --players, fitted on ppo_v3's games)",
     )
     p.add_argument(
         "--horizon", type=int_in(0, None, "the horizon"), default=d.horizon, metavar="N",

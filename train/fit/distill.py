@@ -4,10 +4,11 @@ The search agent (:mod:`agents.search`) is stronger than the specialist it searc
 and slower. ``llama-rl distill`` moves what its search finds into the policy itself, one
 step of expert iteration, in two steps:
 
-1. **Data**: ``games`` games of ``search`` (with ``worlds``, ``below`` and ``horizon``) at
-   one seat (rotated from game to game) against ``heuristic`` at every other, played
-   thousands at once on the batched engine (:class:`llama_env.table.BatchTable`), on
-   deals no evaluation uses. At each of its decisions with more than one legal move: its
+1. **Data**: ``games`` games of ``search`` (with ``worlds``, ``below`` and ``horizon``,
+   searching with the shipped networks of the table size or ``networks``) at one seat
+   (rotated from game to game) against ``heuristic`` at every other, played thousands at
+   once on the batched engine (:class:`llama_env.table.BatchTable`), on deals no
+   evaluation uses. At each of its decisions with more than one legal move: its
    version-1 observation, the legal moves, the specialist's probabilities of them, and,
    where it searched (:meth:`agents.search.SearchAgent.decide`), the move the search
    chose.
@@ -35,10 +36,10 @@ import numpy as np
 
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, load_actor, save_actor
-from agents.search import BELOW_RANGE, NETWORKS, SearchAgent
+from agents.search import BELOW_RANGE, NETWORKS, SearchAgent, networks_table_size
 from llama_env.agent import Agent
 from llama_env.batch import BatchGame
-from llama_env.engine import NUM_ACTIONS
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
 from train.fit import save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
@@ -51,7 +52,8 @@ class DistillConfig:
     """What the policy is distilled from and how."""
 
     players: int = 4
-    """The table size (one with search networks: 2, 4 or 6)."""
+    """The table size: one with shipped search networks (2, 4 or 6), or that of
+    :attr:`networks`."""
     games: int = 20_000
     """Games of the search agent."""
     seed: int = 0
@@ -60,6 +62,10 @@ class DistillConfig:
     """The specialist searched on and trained: a model file or run directory with
     observation version 1, trained at :attr:`players` if it says where it was trained;
     ``None`` = the shipped ``ppo`` specialist of :attr:`players`."""
+    networks: str | None = None
+    """The search's value and belief networks: a file ``llama-rl fit-search`` wrote for
+    :attr:`players` (best fitted on :attr:`model`'s games); ``None`` = the shipped ones
+    (:data:`agents.search.NETWORKS`, fitted on ``ppo_v3``'s specialists' games)."""
     worlds: int | None = None
     below: float | None = None
     horizon: int | None = None
@@ -79,10 +85,17 @@ class DistillConfig:
 
     def validate(self) -> DistillConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
-        if self.players not in NETWORKS:
+        if self.networks is None and self.players not in NETWORKS:
             raise ValueError(
                 f"players must be a table size with search networks ({', '.join(map(str, sorted(NETWORKS)))}), "
                 f"got {self.players}"
+            )
+        if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
+            raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
+        if self.model is None and self.players not in SHIPPED["ppo"]:
+            raise ValueError(
+                f"no ppo specialist is shipped at {self.players} players (only at "
+                f"{', '.join(map(str, sorted(SHIPPED['ppo'])))}): give the one to search on and train (--model)"
             )
         for key in ("games", "worlds", "slots", "epochs", "batch_size"):
             value = getattr(self, key)
@@ -295,11 +308,25 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     config.validate()
     actor = load_actor(config.model_path())
     check_specialist(actor, config.model_path(), config.players)
+    if config.networks is not None:
+        fitted_for = networks_table_size(config.networks)  # a ValueError naming the file if it is none
+        if fitted_for != config.players:
+            raise ValueError(
+                f"the networks of {config.networks} are for {fitted_for} players, not {config.players} (--players)"
+            )
+        if Path(out).exists() and Path(out).samefile(config.networks):
+            raise ValueError(f"{out} is the networks' own file: the policy would be written over them (--out)")
     search = SearchAgent(
-        worlds=config.worlds, below=config.below, seed=config.seed, horizon=config.horizon, path=config.model_path()
+        worlds=config.worlds,
+        below=config.below,
+        seed=config.seed,
+        horizon=config.horizon,
+        path=config.model_path(),
+        networks_path=config.networks,
     )
     used = search.settings[config.players]
-    log(f"searching on {config.model_path()}: {used.worlds} worlds, below {used.below}, horizon {used.horizon}")
+    nets = "" if config.networks is None else f" with the networks of {config.networks}"
+    log(f"searching on {config.model_path()}{nets}: {used.worlds} worlds, below {used.below}, horizon {used.horizon}")
     t = time.perf_counter()
     data = collect_searched(search, actor, config.players, config.games, config.seed, config.slots)
     data_s = time.perf_counter() - t
