@@ -308,6 +308,39 @@ def test_a_comma_in_a_new_runs_name_is_refused(tmp_path, capsys):
     assert not (tmp_path / "c,d").exists()
 
 
+def test_a_comma_in_a_new_runs_folder_is_refused_too(tmp_path, capsys):
+    """--run-dir 'exp,1' trained, then printed `ppo:path=exp,1/<run>/model.zip`, which
+    reads two agents; a run already there goes on."""
+    from train.cli import main
+
+    parent = tmp_path / "exp,1"
+    with pytest.raises(ValueError, match=r"config key 'run_dir' must not hold a comma, got '.*exp,1': .*ppo:path="):
+        smoke(parent, "r").validate()
+    argv = ["train", "--preset", "smoke", "--run-dir", str(parent), "--run-name", "r", "--final-eval-games", "0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'run_dir' must not hold a comma" in err and not parent.exists()
+
+
+def test_two_new_runs_of_one_second_and_seed_get_names_of_their_own(tmp_path, monkeypatch):
+    """The default name is the algorithm, the seed and the second: a second run of the
+    same seed started in that second (a sweep over the learning rate) was refused, its
+    name taken."""
+    import time
+
+    from train.training.config import TrainConfig
+
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.5)
+    config = TrainConfig(run_dir=str(tmp_path), seed=3)
+    first = config.run_path()
+    assert first.name == "llama__maskableppo__3__1700000000"
+    first.mkdir()
+    assert config.run_path().name == "llama__maskableppo__3__1700000000_2"
+    (tmp_path / "llama__maskableppo__3__1700000000_2").mkdir()
+    assert config.run_path().name == "llama__maskableppo__3__1700000000_3"
+    assert TrainConfig(run_dir=str(tmp_path), seed=4).run_path().name == "llama__maskableppo__4__1700000000"
+
+
 # --------------------------------------------------------------------------- 6. rows past the resumed step
 
 

@@ -172,7 +172,15 @@ class TrainConfig:
         return backend_named(self.backend)
 
     def default_run_name(self) -> str:
-        return f"llama__{self.backend_spec().algorithm}__{self.seed}__{int(time.time())}"
+        """``llama__<algorithm>__<seed>__<unix time>``, with ``_2``, ``_3``... after it when
+        a run of that name is there already (two runs started in the same second with
+        the same seed, a sweep over another setting, say: the second was refused)."""
+        base = f"llama__{self.backend_spec().algorithm}__{self.seed}__{int(time.time())}"
+        name, k = base, 1
+        while (Path(self.run_dir) / name).exists():
+            k += 1
+            name = f"{base}_{k}"
+        return name
 
     def value(self, key: str) -> Any:
         """The typed value of a config key: a core field, or an option of the backend
@@ -292,7 +300,7 @@ class TrainConfig:
                 f"got {self.run_name!r}"
             )
         if not self.resume and not recorded:  # a new run (a resumed one is checked by session_run)
-            check_new_run_name(self.run_name)
+            check_new_run_name(self.run_name, self.run_dir)
         backend.check(self)
         return self
 
@@ -432,15 +440,16 @@ def _check_type(key: str, value: Any, typ: Any) -> None:
         raise ValueError(f"config key {key!r} must be {want}, got {value!r}")
 
 
-def check_new_run_name(name: str) -> None:
-    """A ``ValueError`` for a new run's name that the commands printed after training
-    cannot hold: ``ppo:path=<run>`` ends at a comma (agents are listed with commas). A run
-    that already has such a name goes on under it."""
-    if "," in name:
-        raise ValueError(
-            f"config key 'run_name' must not hold a comma, got {name!r}: the commands that evaluate and play a run "
-            "name its model as ppo:path=<run>, which a comma would cut"
-        )
+def check_new_run_name(name: str | None, run_dir: str | None = None) -> None:
+    """A ``ValueError`` for a new run's name, or the folder it is made in, that the
+    commands printed after training cannot hold: ``ppo:path=<run>`` ends at a comma
+    (agents are listed with commas). A run that already has such a name goes on under it."""
+    for key, value in (("run_name", name), ("run_dir", run_dir)):
+        if value is not None and "," in str(value):
+            raise ValueError(
+                f"config key {key!r} must not hold a comma, got {str(value)!r}: the commands that evaluate and play "
+                "a run name its model as ppo:path=<run>, which a comma would cut"
+            )
 
 
 def _check_players(value: tuple[int, ...], key: str) -> None:

@@ -65,7 +65,7 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     downloaded or copied ``model.zip``) starts a new run at ``config.run_path()`` from its
     weights and step count: the folder the file lies in is never written to."""
     if not config.resume or bare_model(config.resume):
-        check_new_run_name(config.run_name)
+        check_new_run_name(config.run_name, config.run_dir)
         return RunDir(config.run_path()), True
     run = run_of(config.resume)
     recorded = _recorded(run)
