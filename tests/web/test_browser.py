@@ -35,6 +35,7 @@ from selenium.common.exceptions import ElementClickInterceptedException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from test_game_history import play_record
 
@@ -509,6 +510,51 @@ def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, 
                 assert len(page.find_elements(By.CSS_SELECTOR, "#round-result tr")) == 1 + 3
     finally:
         b.quit()
+
+
+PASTE = """
+const box = document.createElement('textarea');
+box.id = 'pasted';
+document.body.append(box);
+box.focus();
+"""
+
+
+def pasted(driver: webdriver.Chrome) -> str:
+    """What the clipboard holds, pasted with the keyboard into a box of the page."""
+    driver.execute_script(PASTE)
+    ActionChains(driver).key_down(Keys.CONTROL).send_keys("v").key_up(Keys.CONTROL).perform()
+    text = driver.execute_script("const b = document.getElementById('pasted'); b.remove(); return b.value")
+    return text
+
+
+def test_copy_puts_the_link_on_the_clipboard_where_the_page_has_no_clipboard_api(site, browser):
+    """Copy did nothing, and said nothing, on a page opened at http://ADDRESS on the
+    network: navigator.clipboard exists only in a secure context. It copies the selected
+    link instead and says so; where that fails too, it says to copy the link by hand."""
+    page = browser
+    start_with_friends(page, site)
+    link = page.find_element(By.CSS_SELECTOR, "#invite-list input.invite").get_attribute("value")
+    note = page.find_element(By.CSS_SELECTOR, "#invite-list .copy-note")
+    page.find_element(By.CSS_SELECTOR, "#invite-list button").click()  # at 127.0.0.1: the clipboard's API
+    WebDriverWait(page, 10).until(lambda _: note.text == "Copied")
+    page.execute_script(
+        "const t = document.createElement('textarea'); t.value = 'BEFORE'; document.body.append(t);"
+        "t.select(); document.execCommand('copy'); t.remove();"
+    )
+    assert pasted(page) == "BEFORE"
+    page.execute_script("Object.defineProperty(navigator, 'clipboard', {value: undefined, configurable: true})")
+    assert page.execute_script("return navigator.clipboard") is None  # as at http://ADDRESS
+    page.find_element(By.CSS_SELECTOR, "#invite-list button").click()
+    assert note.text == "Copied"
+    assert pasted(page) == link
+    page.execute_script("document.execCommand = () => false")  # a browser that copies nothing
+    page.find_element(By.CSS_SELECTOR, "#invite-list button").click()
+    assert note.text == "Select and copy the link"
+    selected = page.execute_script(
+        "const e = document.activeElement; return [e.selectionStart, e.selectionEnd, e.value]"
+    )
+    assert selected == [0, len(link), link]  # selected, for the person to copy
 
 
 def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, browser, tmp_path):

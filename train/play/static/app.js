@@ -238,13 +238,38 @@ function begin(state, opened = false) {
       readonly: "", value: link(state.id, l.token), class: "invite", "data-seat": String(l.seat),
       "aria-label": `link for seat ${l.seat} (${l.name})`,
     });
+    const note = el("span", { class: "copy-note", role: "status" });
     const copy = el("button", {
       text: "Copy", "aria-label": `copy the link for seat ${l.seat} (${l.name})`,
-      onclick: () => { input.select(); navigator.clipboard?.writeText(input.value); },
+      onclick: () => copyLink(input, note),
     });
-    return el("li", {}, el("span", { text: `seat ${l.seat} (${l.name}) ` }), input, copy);
+    return el("li", {}, el("span", { text: `seat ${l.seat} (${l.name}) ` }), input, copy, note);
   }));
   receive(state, opened);
+}
+
+// Copies an invitation link and says whether it did. The clipboard's API exists only in a
+// secure context (https, or this computer's own address): a page opened at
+// http://ADDRESS on the network copies the selected link instead, and where that fails
+// too the link stays selected for the person to copy.
+function copyLink(input, note) {
+  const said = (copied) => {
+    note.textContent = copied ? "Copied" : "Select and copy the link";
+    clearTimeout(note.timer);
+    if (copied) note.timer = setTimeout(() => { note.textContent = ""; }, 4000);
+  };
+  input.select();
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(input.value).then(() => said(true), () => said(copySelected(input)));
+  } else {
+    said(copySelected(input));
+  }
+}
+
+function copySelected(input) {
+  input.focus();
+  input.select();
+  try { return document.execCommand("copy"); } catch (err) { return false; }
 }
 
 async function openLink() {
