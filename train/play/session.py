@@ -867,11 +867,12 @@ def _inside(path: str, root: str) -> bool:
 
 
 def known_fields(body: dict[str, Any], known: Sequence[str]) -> None:
-    """A 400 naming the first field of ``body`` outside ``known`` (a misspelt one would
-    otherwise be ignored without a word)."""
-    unknown = sorted(str(k) for k in set(body) - set(known))
-    if unknown:
-        raise SessionError(f"unknown field {brief(unknown[0])} (known: {', '.join(known)})")
+    """A 400 naming the first field of ``body``, in its order, outside ``known`` (a
+    misspelt one would otherwise be ignored without a word). It stops at that field:
+    sorting every key of a body of 150,000 held the event loop 0.2 s."""
+    for key in body:
+        if key not in known:
+            raise SessionError(f"unknown field {brief(str(key))} (known: {', '.join(known)})")
 
 
 @overload
