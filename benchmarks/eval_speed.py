@@ -27,6 +27,7 @@ from llama_env.agent import parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
 from train.cli.common import games_type, int_in, seed_type, workers_type
 from train.evaluation import evaluate
+from train.evaluation.runner import usable_cores
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
             f"--agents names {len(table)} agent{'s' if len(table) != 1 else ''}; "
             f"give one per seat, {MIN_PLAYERS} to {MAX_PLAYERS}"
         )
-    workers = args.workers or os.cpu_count() or 1
+    workers = args.workers or usable_cores()
     scalar_games = args.scalar_games or args.games
     print(
         f"{args.games} games of {','.join(table)} (game by game: {scalar_games}"

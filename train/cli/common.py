@@ -244,7 +244,7 @@ def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
         type=workers_type,
         default=None,
         metavar="N",
-        help="worker processes (default: all cores; 1 = this process)",
+        help="worker processes (default: every core this process may use; 1 = this process)",
     )
     p.add_argument(
         "--progress",

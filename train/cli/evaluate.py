@@ -39,7 +39,7 @@ class EvalCommand:
     games: int = 1000
     seed: int = 0
     workers: int | None = None
-    """Worker processes; ``None`` = all cores, 1 = this process."""
+    """Worker processes; ``None`` = every core this process may use, 1 = this process."""
     duplicate: bool = False
     """Replay each deal with the agents rotated through the seats (less luck)."""
     rotate: bool = True

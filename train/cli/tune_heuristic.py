@@ -98,5 +98,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--validate-seed", type=seed_type, default=d.validate_seed, metavar="SEED",
         help=f"the validation's seed (default {d.validate_seed})",
     )  # fmt: skip
-    add_count(p, "--workers", None, "the number of workers", "worker processes (default: all cores; 1 = this process)")
+    add_count(
+        p,
+        "--workers",
+        None,
+        "the number of workers",
+        "worker processes (default: every core this process may use; 1 = this process)",
+    )
     return p

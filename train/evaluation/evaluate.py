@@ -221,7 +221,8 @@ def evaluate(
             the table size (``result.num_games`` is the number played).
         seed: derives every deal and every agent's ``reset(seed)`` per game index (a
             non-negative integer).
-        workers: processes to use; ``None`` = all cores, 1 = this process.
+        workers: processes to use; ``None`` = every core this process may use
+            (:func:`~train.evaluation.runner.usable_cores`), 1 = this process.
         duplicate: replay each deal sequence (the same shuffles) with the seating
             rotated through all n rotations, so luck of the deal cancels out; the
             confidence intervals are then computed over deal groups.

@@ -82,7 +82,8 @@ class TuneConfig:
     """Games per row of the validation (0: none)."""
     validate_seed: int = 777
     workers: int | None = None
-    """Worker processes per evaluation (``None``: all cores); the results do not depend on it."""
+    """Worker processes per evaluation (``None``: every core this process may use); the results do not depend
+    on it."""
 
     def validate(self) -> TuneConfig:
         """Raise ``ValueError`` naming the first bad field; return self."""

@@ -46,6 +46,7 @@ import cloudpickle
 from agents.ppo import Actor, save_actor
 from llama_env.agent import registrations
 from llama_env.engine import error_line
+from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
 from train.training.result import TrainResult, step_bar
@@ -173,7 +174,7 @@ def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Itera
                 link.symlink_to(target, target_is_directory=True)
                 temp_dir = link
             ray.init(
-                num_cpus=num_cpus or os.cpu_count() or 1,
+                num_cpus=num_cpus or usable_cores(),
                 include_dashboard=False,
                 log_to_driver=False,
                 configure_logging=False,
