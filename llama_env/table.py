@@ -232,13 +232,7 @@ class Table:
         agent = self.agents[seat]
         if agent is None:
             raise ValueError(f"seat {seat} has no agent: its move comes from outside (Table.apply)")
-        obs, mask = _observe(agent, game, seat), agent_mask(game.legal_actions())
-        try:
-            action = agent.act(obs, mask)
-        except _NOT_BLAMED:
-            raise
-        except Exception as exc:
-            raise agent_failed(exc, self.names[seat], seat) from exc
+        action = _asked(agent, game, seat, self.names[seat])
         a = action_index(action)
         if a is None or not game.is_legal(a):
             raise self._error(seat, action)
@@ -261,13 +255,7 @@ class Table:
             agent = agents[seat]
             if agent is None:
                 break
-            obs, mask = _observe(agent, game, seat), agent_mask(game.legal_actions())
-            try:
-                action = agent.act(obs, mask)
-            except _NOT_BLAMED:
-                raise
-            except Exception as exc:
-                raise agent_failed(exc, self.names[seat], seat) from exc
+            action = _asked(agent, game, seat, self.names[seat])
             # what _apply does, inlined: this loop is the hot path of evaluation
             if listener is None:
                 try:
@@ -334,6 +322,18 @@ def _observe(agent: Agent, game: LlamaGame, seat: int) -> np.ndarray:
     version = getattr(agent, "obs_version", 0)
     encode_one = _ENCODE.get(version)
     return (encode_one or encoder(version)[0])(game, seat)  # encoder() names an unknown version
+
+
+def _asked(agent: Agent, game: LlamaGame, seat: int, name: str) -> object:
+    """The answer of ``agent`` (labelled ``name``) at ``seat`` of ``game``, not yet
+    validated; what its ``act`` raises is an :class:`AgentError` naming it and its seat."""
+    obs, mask = _observe(agent, game, seat), agent_mask(game.legal_actions())
+    try:
+        return agent.act(obs, mask)
+    except _NOT_BLAMED:
+        raise
+    except Exception as exc:
+        raise agent_failed(exc, name, seat) from exc
 
 
 def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from test_search_agent import _Recorder
 
 import agents
 from agents.heuristic import HeuristicAgent
@@ -14,17 +15,6 @@ from agents.search import NETWORKS, SearchAgent
 from llama_env.agent import UnseenTableSize, unmade_for
 from llama_env.engine import LlamaGame
 from llama_env.table import Table
-
-
-class _Recorder:
-    def __init__(self, agent) -> None:
-        self.agent, self.moves = agent, []
-        self.obs_version = agent.obs_version
-
-    def act(self, observation, mask):
-        move = self.agent.act(observation, mask)
-        self.moves.append(move)
-        return move
 
 
 def _moves(agent, players: int, games: int, **rules) -> list[int]:
