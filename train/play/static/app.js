@@ -483,17 +483,14 @@ function showStandings() {
 // A finished game that the server did not save (it says history_id null once the save is
 // done: saving false) is said so on the page, where the server keeps a history at all.
 const NOT_SAVED = "This game was not saved to the history: the server could not save it (its log says why).";
-let historyKept = null;  // whether the server keeps a history: null until asked
+let historyKept = null;  // the answer (a promise) to whether the server keeps a history: asked once
 
-async function keepsHistory() {
+function keepsHistory() {
   if (historyKept === null) {
-    try {
-      await api("GET", "/api/history?limit=1");
-      historyKept = true;
-    } catch (err) {
-      if (err.status !== 404) return false;  // not known now: say nothing
-      historyKept = false;  // (--no-history)
-    }
+    historyKept = api("GET", "/api/history?limit=1").then(() => true, (err) => {
+      if (err.status !== 404) historyKept = null;  // not known now: say nothing, ask again next time
+      return false;  // (404: --no-history)
+    });
   }
   return historyKept;
 }
