@@ -739,3 +739,19 @@ def test_a_huge_integer_action_is_an_illegal_action_error():
     ``except IllegalActionError`` did not catch."""
     with pytest.raises(IllegalActionError, match="out of range"):
         LlamaGame(2, rng=0).step(10**5000)
+
+
+def test_a_snapshot_with_thousands_of_unknown_keys_is_read_without_a_search_for_each(monkeypatch):
+    """Each unknown key was compared with every known one for a misspelling: a 2 MB body
+    of 20,000 keys took seconds of the server's time. A misspelling among the first keys
+    is still named."""
+    import difflib
+
+    calls = []
+    real = difflib.get_close_matches
+    monkeypatch.setattr(difflib, "get_close_matches", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    d = LlamaGame(3, rng=0).to_dict()
+    LlamaGame.from_dict({**d, **{f"note_{i}": 0 for i in range(20_000)}, "x" * 10_000: 0})
+    assert 0 < len(calls) <= 64
+    with pytest.raises(ValueError, match="'endscore' is not one the engine reads: did you mean 'end_score'"):
+        LlamaGame.from_dict({**d, "endscore": 20, **{f"note_{i}": 0 for i in range(20_000)}})
