@@ -77,3 +77,33 @@ def test_the_command_line_takes_every_order(tmp_path, capsys):
     assert seats == seatings(12, 3, every_order=True).tolist()
     assert main(["eval", "--agents", "heuristic,random,greedy", "--games", "3", "--every-order", "--no-rotate"]) == 2
     assert "--every-order changes the order round the table" in capsys.readouterr().err
+
+
+def test_a_tournaments_tables_keep_their_seating_unless_every_order():
+    """A table kept the pool's order round it; with every_order its k! seatings all come."""
+    from collections import Counter
+
+    from train.evaluation.tournament import _tables
+
+    plain = _tables(5, 3, 180, seed=0)
+    assert all(
+        tuple(sorted(t)) == tuple(t[(s + t.index(min(t))) % 3] for s in range(3)) for t in plain
+    )  # each a rotation of its ascending combination
+    mixed = Counter(_tables(5, 3, 180, seed=0, every_order=True))
+    assert len(mixed) == 60 and set(mixed.values()) == {3}  # 10 combinations x 3! seatings, each 3 times
+    assert _tables(5, 3, 180, seed=0, every_order=False) == plain
+
+
+def test_tournament_every_order_says_so(capsys):
+    from train.evaluation import tournament
+
+    plain = tournament(["heuristic", "random", "greedy", "cautious"], 3, 48, seed=1)
+    mixed = tournament(["heuristic", "random", "greedy", "cautious"], 3, 48, seed=1, every_order=True)
+    assert mixed.to_dict()["every_order"] is True and plain.to_dict()["every_order"] is False
+    assert "players per table, every order," in mixed.to_table().splitlines()[0]
+    assert [r.seat_agents for r in plain.records] != [r.seat_agents for r in mixed.records]
+    assert (
+        main(["tournament", "--players", "3", "--agents", "heuristic,random,greedy", "--games", "6", "--every-order"])
+        == 0
+    )
+    assert "every order" in capsys.readouterr().out

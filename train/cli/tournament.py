@@ -46,6 +46,8 @@ class TournamentCommand:
     """A folder to write every game to as a game record (replayed by ``llama-rl serve``)."""
     batched: bool | None = None
     """Play on the batched engine: ``None`` whenever it can, ``False`` game by game."""
+    every_order: bool = False
+    """Also change the order in which the agents of a table follow one another."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.rules, Rules):  # TournamentCommand(agents, 20) failed deep in the run
@@ -73,6 +75,7 @@ def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> Tournam
             progress=cmd.progress,
             record_dir=cmd.record,
             batched=cmd.batched,
+            every_order=cmd.every_order,
         )
     print(result.to_table(), file=out)
     print(file=out)
@@ -99,6 +102,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=progress_wanted(args),
         record=args.record,
         batched=args.batch,
+        every_order=args.every_order,
     )
     with game_errors():  # an agent failing in a game; a --record folder that cannot be written
         run_tournament(cmd)
@@ -132,6 +136,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="players at each table, 2..6, at most the pool size (default: 4, or the pool size if smaller)",
     )
     add_run_options(p, default_games=1000)
+    p.add_argument(
+        "--every-order",
+        action="store_true",
+        help="also change who plays after whom at each table (else a table keeps its agents in the pool's order "
+        "round it)",
+    )
     add_record_option(p)
     add_rule_options(p)
     p.set_defaults(func=_run, command_parser=p)

@@ -18,7 +18,7 @@ import numpy as np
 
 from llama_env import __version__
 from llama_env.agent import AgentLike
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, check_seed
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, check_flag, check_seed
 from train.evaluation.batched import play_either
 from train.evaluation.evaluate import agent_position, rules_text, table_rules
 from train.evaluation.ratings import Rating, fit_ratings
@@ -60,6 +60,8 @@ class TournamentResult:
     records: list[GameRecord] = field(repr=False)
     batched: bool = False
     """Whether the games were played on the batched engine (see :func:`tournament`)."""
+    every_order: bool = False
+    """Whether the order round a table varied too, not only the seats (:func:`_tables`)."""
 
     @property
     def num_players(self) -> int:
@@ -93,6 +95,7 @@ class TournamentResult:
         w = max(5, *(len(n) for n in self.names))
         lines = [
             f"{self.num_games} games, {self.num_players} players per table, "
+            f"{'every order, ' if self.every_order else ''}"
             f"{'batched engine' if self.batched else 'game by game'}, seed {self.seed}, {rules_text(self.rules)}",
             f"{'rank':>4}  {'agent':<{w}}  {'mu':>6}  {'sigma':>5}  {'ordinal':>7}  {'win share':>9}  {'games':>6}",
         ]
@@ -140,6 +143,7 @@ class TournamentResult:
             "num_games": self.num_games,
             "seed": self.seed,
             "batched": self.batched,  # the same seed deals other games on the batched engine
+            "every_order": self.every_order,
             "llama_rl_version": __version__,  # which engine, agents and chunking made these numbers
             **self.rules.options(),
             "agents": [
@@ -173,7 +177,7 @@ class TournamentResult:
 MAX_LISTED_TABLES = 100_000
 
 
-def _tables(m: int, k: int, num_games: int, seed: int) -> list[tuple[int, ...]]:
+def _tables(m: int, k: int, num_games: int, seed: int, every_order: bool = False) -> list[tuple[int, ...]]:
     """The seating of each game (agent positions by seat).
 
     All ``C(m, k)`` combinations of agents are taken in a seeded random order and cycled
@@ -182,7 +186,10 @@ def _tables(m: int, k: int, num_games: int, seed: int) -> list[tuple[int, ...]]:
     combination lists its agents in ascending order, so shifting only once a pass kept the
     pool's first agent at seat 0, which starts the first round, until the games had gone
     round every combination), and over ``k`` passes each combination sits every way
-    round. So everyone sits everywhere about equally often. With more than
+    round. So everyone sits everywhere about equally often. A combination keeps its
+    ascending order round the table, so each agent plays right after the same one; with
+    ``every_order`` it takes the next of the ``(k - 1)!`` orders of its other agents after
+    its first every ``k`` passes, and sits every way round in ``k!`` passes. With more than
     :data:`MAX_LISTED_TABLES` combinations each game draws its table and seating at
     random (seeded by the game index) instead.
     """
@@ -190,12 +197,14 @@ def _tables(m: int, k: int, num_games: int, seed: int) -> list[tuple[int, ...]]:
     if count <= MAX_LISTED_TABLES:
         combos = list(itertools.combinations(range(m), k))
         order = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES,))).permutation(count)
+        orders = [(0, *rest) for rest in itertools.permutations(range(1, k))] if every_order else [tuple(range(k))]
         out = []
         for g in range(num_games):
             j, p = g % count, g // count
             combo = combos[order[j]]
             shift = (j + p) % k
-            out.append(tuple(combo[(s - shift) % k] for s in range(k)))
+            round_table = [combo[i] for i in orders[((j + p) // k) % len(orders)]]
+            out.append(tuple(round_table[(s - shift) % k] for s in range(k)))
         return out
     out = []
     for g in range(num_games):
@@ -216,6 +225,7 @@ def tournament(
     record_dir: str | Path | None = None,
     batched: bool | None = None,
     executor: ChunkExecutor | None = None,
+    every_order: bool = False,
     **options: int,
 ) -> TournamentResult:
     """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
@@ -226,8 +236,8 @@ def tournament(
 
     ``rules``: the rules every game is played by, for ``num_players`` players (a
     ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
-    ``record_dir``, ``batched``, ``executor`` and rule options by name (``end_score=20``)
-    behave as in :func:`evaluate`.
+    ``record_dir``, ``batched``, ``executor``, ``every_order`` (also vary the order round
+    each table) and rule options by name (``end_score=20``) behave as in :func:`evaluate`.
     """
     agents = agent_list(agents)
     m = len(agents)
@@ -242,7 +252,10 @@ def tournament(
     rules = Rules.for_table(num_players, table_rules(num_players, rules, options, "tournament"))
     num_games = check_num_games(num_games)
     names = agent_display_names(agents)
-    seat_agents = np.array(_tables(m, num_players, num_games, seed), dtype=np.int64).reshape(-1, num_players)
+    every_order = check_flag("every_order", every_order)
+    seat_agents = np.array(_tables(m, num_players, num_games, seed, every_order), dtype=np.int64).reshape(
+        -1, num_players
+    )
     games, was_batched = play_either(
         agents,
         seat_agents,
@@ -282,4 +295,5 @@ def tournament(
         pair_games=met,
         records=records,
         batched=was_batched,
+        every_order=every_order,
     )
