@@ -113,3 +113,17 @@ def test_a_batch_table_names_the_agent_seat_and_game_of_an_act_that_raises():
             table.advance(steps=1)
     assert info.value.agent == "breaks" and info.value.seat in (0, 1)
     assert isinstance(info.value.__cause__, RuntimeError)
+
+
+@pytest.mark.parametrize("kind", ["runtime", "illegal"])
+def test_an_opponent_failing_in_training_is_named_in_one_line_exit_1(breaks, capsys, tmp_path, kind):
+    """An opponent whose act raised ended `llama-rl train` in a traceback; one answering an
+    illegal move was reported as a usage error (exit 2)."""
+    argv = ["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--opponents", f"tf_breaks:kind={kind}"]
+    code = main([*argv, "--final-eval-games", "0", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"llama-rl: error: training stopped: agent 'tf_breaks:kind={kind}' at seat "), err
+    assert FAILURES[kind] in lines[0], err

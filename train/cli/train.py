@@ -23,8 +23,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from llama_env.engine import Rules
-from train.cli.common import EXIT_INTERRUPTED, CommandError, HelpFormatter, SubParsers, add_games, missing_dependency
+from llama_env.engine import IllegalActionError, Rules
+from llama_env.table import AgentError
+from train.cli.common import (
+    EXIT_GAME_FAILED,
+    EXIT_INTERRUPTED,
+    CommandError,
+    HelpFormatter,
+    SubParsers,
+    add_games,
+    missing_dependency,
+)
 from train.training.config import PARSERS, TrainConfig, config_from_dict, field_defaults, flag_fields, option_owner
 from train.training.presets import PRESETS
 
@@ -143,6 +152,8 @@ def _run(args: argparse.Namespace) -> int:
 
         try:
             result = train(config)  # SIGTERM stops it as Ctrl-C does (main)
+        except (AgentError, IllegalActionError) as exc:  # an opponent, or the evaluation's agent, failed in a game
+            raise CommandError(f"training stopped: {exc}", code=EXIT_GAME_FAILED) from None
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         except RunDirError as exc:
