@@ -58,7 +58,7 @@ from agents.ppo import (
     shipped_actor,
 )
 from llama_env._atomic import atomic_savez
-from llama_env.agent import Agent, UnseenTableSize, batch_from, register
+from llama_env.agent import Agent, UnseenTableSize, agent_label, batch_from, register
 from llama_env.batch import BatchGame
 from llama_env.engine import (
     DEFAULT_END_SCORE,
@@ -295,9 +295,10 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
 
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
-    """ppo with a one-move search at 2, 4 and 6 players where its specialist is unsure, ppo
-    at 3 and 5: clearly stronger than ppo heads-up, ahead within noise at 4 and 6; about
-    0.08 s a 4-player game on one core (0.03 s in a batched evaluation).
+    """A one-move search at 2, 4 and 6 players where its specialist is unsure (ppo's; at 6
+    players ppo_v3's), ppo at 3 and 5: clearly stronger than ppo heads-up, ahead within
+    noise at 4 and 6; about 0.08 s a 4-player game on one core (0.03 s in a batched
+    evaluation).
 
     The search draws worlds from a belief network, plays them out to the round's end (or
     for ``horizon`` steps) and values them with a value network; at 3 and 5 players (no
@@ -556,6 +557,11 @@ class _ReadsVersion1:
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         return np.asarray(self.agent.act_batch(observations, action_masks))  # type: ignore[attr-defined]
+
+    @property
+    def name(self) -> str:
+        """The wrapped agent's label: the rollouts' errors name it."""
+        return agent_label(self.agent)
 
     def __repr__(self) -> str:
         return repr(self.agent)
