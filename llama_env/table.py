@@ -77,7 +77,8 @@ class AgentError(RuntimeError):
     ...``), as :attr:`agent` and :attr:`seat` do (``seat`` is ``None`` where one call
     answered games at several seats: an ``act_batch``); the agent's own exception is the
     ``__cause__``. An agent that answers an illegal move raises
-    :class:`~llama_env.engine.IllegalActionError` instead, which names them too; a
+    :class:`~llama_env.engine.IllegalActionError` instead, which names them too (one that
+    its own ``act`` raises, from a table inside it, is an ``AgentError`` of the agent); a
     ``KeyboardInterrupt``, a ``MemoryError`` or a missing package (``ModuleNotFoundError``)
     is not an agent's failure and goes through as it is."""
 
@@ -87,10 +88,11 @@ class AgentError(RuntimeError):
         self.seat = seat
 
 
-_NOT_BLAMED = (IllegalActionError, AgentError, ModuleNotFoundError, MemoryError)
-"""What an agent's call may raise that the driver passes on as it is: an illegal answer
-(already named), an agent's error named by a table within it, and what is no agent's
-fault (a missing extra, memory)."""
+_NOT_BLAMED = (ModuleNotFoundError, MemoryError)
+"""What an agent's call may raise that the driver passes on as it is: what is no agent's
+fault (a missing extra, memory). Anything else is the agent's, even an error that a
+table inside it raised naming an agent of its own (a search's rollouts): the message
+names the agent at this table first, that error after it."""
 
 
 def agent_failed(exc: Exception, agent: str, seat: int | None, where: str = "") -> AgentError:

@@ -347,3 +347,30 @@ def test_an_agent_error_crosses_a_process_boundary_whole():
     err = AgentError("agent 'x' at seat 1: RuntimeError: boom", agent="x", seat=1)
     back = pickle.loads(pickle.dumps(err))
     assert (type(back), str(back), back.agent, back.seat) == (AgentError, str(err), "x", 1)
+
+
+def test_an_error_from_a_table_inside_an_agent_names_the_agent_at_this_table():
+    """A search plays its worlds at tables of its own: when an agent there failed, the
+    error named that inner agent (or an internal wrapper), not the agent the user seated."""
+
+    class Searcher:
+        name = "searcher"
+
+        def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+            Table(LlamaGame(2, rng=1), [Fails(RuntimeError("inner boom")), FirstLegal()]).play()
+            raise AssertionError("the inner table did not raise")
+
+    with pytest.raises(AgentError) as info:
+        Table(LlamaGame(2, rng=0), [Searcher(), FirstLegal()]).play()
+    assert str(info.value).startswith("agent 'searcher' at seat 0: AgentError: agent 'fails' at seat 0: RuntimeError")
+    assert info.value.agent == "searcher" and isinstance(info.value.__cause__, AgentError)
+
+    class Stepper:  # its own engine refuses what it tries: its failure, not an illegal answer of its
+        name = "stepper"
+
+        def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+            LlamaGame(2, rng=0).step(99)
+            return 0
+
+    with pytest.raises(AgentError, match="agent 'stepper' at seat 0: IllegalActionError: .*out of range"):
+        Table(LlamaGame(2, rng=0), [Stepper(), FirstLegal()]).play()

@@ -127,3 +127,39 @@ def test_an_opponent_failing_in_training_is_named_in_one_line_exit_1(breaks, cap
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith(f"llama-rl: error: training stopped: agent 'tf_breaks:kind={kind}' at seat "), err
     assert FAILURES[kind] in lines[0], err
+
+
+def test_an_agent_failing_in_fit_search_or_distill_is_one_line_exit_1(capsys, tmp_path, monkeypatch):
+    """The search's heuristic opponents failing in the games of distill or fit-search ended
+    in a traceback once the driver named them (an AgentError got past their ValueError
+    rule), and named an internal wrapper."""
+    import agents.heuristic as heuristic
+
+    def boom(self, *args, **kwargs):
+        raise ValueError("operands could not be broadcast together")
+
+    monkeypatch.setattr(heuristic.HeuristicAgent, "act", boom)
+    monkeypatch.setattr(heuristic.HeuristicAgent, "act_batch", boom)
+    for argv in (
+        [
+            "distill",
+            "--players",
+            "2",
+            "--games",
+            "2",
+            "--epochs",
+            "1",
+            "--below",
+            "0.99",
+            "--out",
+            str(tmp_path / "d.npz"),
+        ],
+        ["fit-search", "--players", "2", "--games", "2", "--out", str(tmp_path / "n.npz")],
+    ):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 1, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert "agent 'heuristic'" in lines[0] and "ValueError: operands could not be broadcast" in lines[0], err
+        assert "_ReadsVersion1" not in err and "_Teacher" not in err, err

@@ -37,6 +37,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from llama_env.table import AgentError
 from train.cli import (
     agents,
     distill,
@@ -51,7 +52,7 @@ from train.cli import (
     watch,
 )
 from train.cli.agents import list_agents
-from train.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
+from train.cli.common import EXIT_GAME_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
 from train.cli.evaluate import EvalCommand, run_eval
 from train.cli.play import run_play
 from train.cli.tournament import TournamentCommand, run_tournament
@@ -138,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.code
+    except AgentError as exc:  # an agent failed in the games of a command without a rule of its own (fit-search)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_GAME_FAILED
     except ModuleNotFoundError as exc:  # an optional package an agent needs (ppo:path=X.zip: torch)
         if not _names_an_extra(exc):
             raise

@@ -403,6 +403,8 @@ def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str)
         existed = path.exists()
         try:
             result = fit(config, path, log=lambda line: print(line, flush=True))
+        except (AgentError, IllegalActionError) as exc:  # an agent failed in the games
+            raise CommandError(str(exc), code=EXIT_GAME_FAILED) from None
         except ValueError as exc:  # a model that cannot be read, or one that reads version 0
             raise CommandError(str(exc)) from None
     replaced(path, existed)

@@ -171,6 +171,8 @@ class _Teacher:
 
     obs_version = 1
     batch_from = 1
+    name = "search (the teacher)"
+    """How an error in its games names it."""
 
     def __init__(self, search: SearchAgent, actor: Actor) -> None:
         self.search = search
