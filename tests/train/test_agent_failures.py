@@ -163,3 +163,22 @@ def test_an_agent_failing_in_fit_search_or_distill_is_one_line_exit_1(capsys, tm
         assert len(lines) == 1 and "Traceback" not in err, err
         assert "agent 'heuristic'" in lines[0] and "ValueError: operands could not be broadcast" in lines[0], err
         assert "_ReadsVersion1" not in err and "_Teacher" not in err, err
+
+
+class ResetBreaks(Breaks):
+    def reset(self, seed: int | None = None) -> None:
+        raise RuntimeError("no such file")
+
+
+def test_an_agent_whose_reset_fails_is_named_with_the_game(capsys):
+    registry.register("tf_reset_breaks")(ResetBreaks)
+    try:
+        code = main(["eval", "--agents", "random,tf_reset_breaks", "--games", "3", "--no-batch", "--workers", "1"])
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            table.pop("tf_reset_breaks", None)
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.strip() == (
+        "llama-rl: error: agent 'tf_reset_breaks' at seat 1 in reset: RuntimeError: no such file (evaluation game 0)"
+    )

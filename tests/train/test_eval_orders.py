@@ -65,6 +65,9 @@ def test_every_order_changes_a_table_of_different_opponents_and_says_so():
 def test_every_order_is_refused_without_rotation():
     with pytest.raises(ValueError, match="every_order .* not with rotate=False"):
         evaluate(["heuristic", "random", "greedy"], 6, every_order=True, rotate=False)
+    # duplicate deals always rotate, rotate=False or not (it is ignored there)
+    both = evaluate(["heuristic", "random", "greedy"], 6, every_order=True, rotate=False, duplicate=True)
+    assert both.every_order and both.duplicate and both.rotate
 
 
 def test_the_command_line_takes_every_order(tmp_path, capsys):

@@ -233,8 +233,10 @@ def evaluate(
             (:func:`seatings`): with rotation alone each agent always plays right
             after the same one, which moves a result by a little when the others
             differ (0.005 of a win share, say). ``n!`` games play every seating once
-            (24 at 4 players). Implies ``rotate``; with identical opponents it changes
-            nothing but the opponents' names.
+            (24 at 4 players). It rotates too: with ``rotate=False`` (and no
+            ``duplicate``, which always rotates) it is a ``ValueError``. With copies of
+            one opponent only which copy sits where changes: the numbers move as another
+            seed's would, their expectation does not.
         rules: the rules every game is played by; their ``num_players`` must be the
             number of agents (a ``ValueError`` otherwise). Default: the standard rules
             at that table size, ``Rules(len(agents))``.
@@ -263,7 +265,7 @@ def evaluate(
     seed = check_seed(seed)
     duplicate, rotate = check_flag("duplicate", duplicate), check_flag("rotate", rotate)
     every_order = check_flag("every_order", every_order)
-    if every_order and not rotate:
+    if every_order and not (rotate or duplicate):
         raise ValueError("every_order changes the order round the table and rotates the seats: not with rotate=False")
     if duplicate:
         num_games = math.ceil(num_games / n) * n

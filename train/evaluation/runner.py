@@ -260,8 +260,6 @@ def play_one(
     """Play the game of ``task`` by ``rules`` on the table driver and record it (with
     ``record_dir``, also as ``game_<index>.json``, a game record that the web app replays)."""
     n = rules.num_players
-    for seat, i in enumerate(task.seat_agents):
-        reset_seat(agents[i], seed_int(seed, KEY_AGENT, task.index, i), names[i], seat)
     game = LlamaGame(
         rules=rules, rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_DEAL, task.deal_key)))
     )
@@ -270,6 +268,8 @@ def play_one(
     seat_names = [names[i] for i in task.seat_agents]
     table = Table(game, [agents[i] for i in task.seat_agents], names=seat_names, listener=rec)
     try:
+        for seat, i in enumerate(task.seat_agents):
+            reset_seat(agents[i], seed_int(seed, KEY_AGENT, task.index, i), names[i], seat)
         table.play()
     except IllegalActionError as exc:
         raise IllegalActionError(
