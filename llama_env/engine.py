@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import itertools
 import operator
 import reprlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -1011,9 +1010,13 @@ class LlamaGame:
         if missing:
             raise ValueError(f"snapshot is missing required keys: {', '.join(missing)}")
         known = (*_REQUIRED_KEYS, *DEFAULT_RULES.options(), *_OPTIONAL_KEYS)
-        extra = itertools.islice((str(k) for k in d if k not in known), _LOOKED_AT)  # a hostile dict's
-        for key in sorted(k for k in extra if len(k) <= 2 * _LONGEST_KEY):  # 20,000 took 0.3 s; more keys
-            near = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.8)  # are allowed, but
+        extra = [k for k in d if k not in known]
+        if len(extra) > _MAX_OTHER_KEYS:  # a hostile dict's 20,000 took 0.3 s of the search below
+            raise ValueError(
+                f"a game snapshot holds the engine's keys and at most {_MAX_OTHER_KEYS} others, got {len(extra)} others"
+            )
+        for key in sorted(str(k) for k in extra if len(str(k)) <= 2 * _LONGEST_KEY):  # more keys are allowed, but
+            near = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.8)
             if near:  # a misspelt rule option would play the standard rules without a word
                 raise ValueError(f"snapshot key {key!r} is not one the engine reads: did you mean {near[0]!r}?")
         n = _int_field(d, "num_players")
@@ -1272,9 +1275,9 @@ _REQUIRED_KEYS = (
 )
 _OPTIONAL_KEYS = ("starter", "last_player", "history", "rng_state")
 _LONGEST_KEY = max(map(len, (*_REQUIRED_KEYS, *DEFAULT_RULES.options(), *_OPTIONAL_KEYS)))
-_LOOKED_AT = 64
-"""How many keys of a snapshot that the engine does not read are looked at for a
-misspelling of one it does (a key twice as long as the longest is none)."""
+_MAX_OTHER_KEYS = 1_000
+"""How many keys a snapshot may hold that the engine does not read: each is compared with
+the keys it reads for a misspelling (a key twice as long as the longest is none)."""
 
 
 def _int_field(d: dict[str, Any], key: str, default: int | None = None) -> int:

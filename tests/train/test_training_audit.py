@@ -339,6 +339,13 @@ def test_two_new_runs_of_one_second_and_seed_get_names_of_their_own(tmp_path, mo
     (tmp_path / "llama__maskableppo__3__1700000000_2").mkdir()
     assert config.run_path().name == "llama__maskableppo__3__1700000000_3"
     assert TrainConfig(run_dir=str(tmp_path), seed=4).run_path().name == "llama__maskableppo__4__1700000000"
+    # two runs starting at once: each claims its name by making its folder before the other looks
+    a, b = TrainConfig(run_dir=str(tmp_path / "sweep"), seed=3), TrainConfig(run_dir=str(tmp_path / "sweep"), seed=3)
+    names = [a.run_path(), b.run_path()]
+    assert names[0] == names[1]  # looking alone cannot tell them apart
+    claimed = [a.run_path(claim=True), b.run_path(claim=True)]
+    assert [p.name for p in claimed] == ["llama__maskableppo__3__1700000000", "llama__maskableppo__3__1700000000_2"]
+    assert all(p.is_dir() and not any(p.iterdir()) for p in claimed)
 
 
 # --------------------------------------------------------------------------- 6. rows past the resumed step

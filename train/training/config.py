@@ -171,16 +171,36 @@ class TrainConfig:
         """The :class:`~train.training.backend.Backend` this config trains with."""
         return backend_named(self.backend)
 
-    def default_run_name(self) -> str:
+    def default_run_name(self, claim: bool = False) -> str:
         """``llama__<algorithm>__<seed>__<unix time>``, with ``_2``, ``_3``... after it when
         a run of that name is there already (two runs started in the same second with
-        the same seed, a sweep over another setting, say: the second was refused)."""
+        the same seed, a sweep over another setting, say: the second was refused).
+
+        With ``claim`` the name is taken by making its folder, which fails for a name
+        another process took a moment before, so that two runs started at once get names
+        of their own (a folder that cannot be made is left to the run directory to
+        report)."""
         base = f"llama__{self.backend_spec().algorithm}__{self.seed}__{int(time.time())}"
-        name, k = base, 1
-        while (Path(self.run_dir) / name).exists():
-            k += 1
-            name = f"{base}_{k}"
-        return name
+        parent = Path(self.run_dir)
+        if claim:
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError:  # read-only, a file in the way...: RunDir.create says so
+                claim = False
+        for k in range(1, 10_000):
+            name = base if k == 1 else f"{base}_{k}"
+            if not claim:
+                if not (parent / name).exists():
+                    return name
+                continue
+            try:
+                (parent / name).mkdir()
+            except FileExistsError:
+                continue
+            except OSError:
+                return name
+            return name
+        raise ValueError(f"no free run name {base}_<k> in {parent}")  # pragma: no cover - 10,000 runs a second
 
     def value(self, key: str) -> Any:
         """The typed value of a config key: a core field, or an option of the backend
@@ -311,8 +331,10 @@ class TrainConfig:
         out.update(dataclasses.asdict(self.options))
         return {k: list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v for k, v in out.items()}
 
-    def run_path(self) -> Path:
-        return Path(self.run_dir) / (self.run_name or self.default_run_name())
+    def run_path(self, claim: bool = False) -> Path:
+        """The run directory of a new run: ``run_dir``/``run_name``, or a default name,
+        claimed (its folder made) with ``claim`` (:meth:`default_run_name`)."""
+        return Path(self.run_dir) / (self.run_name or self.default_run_name(claim))
 
 
 @functools.cache

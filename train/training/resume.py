@@ -66,7 +66,7 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     weights and step count: the folder the file lies in is never written to."""
     if not config.resume or bare_model(config.resume):
         check_new_run_name(config.run_name, config.run_dir)
-        return RunDir(config.run_path()), True
+        return RunDir(config.run_path(claim=not config.resume)), True  # (a resume is checked before the run is made)
     run = run_of(config.resume)
     recorded = _recorded(run)
     if recorded is not None:
