@@ -1000,8 +1000,9 @@ class LlamaGame:
         Keys beyond the required ones are optional: the rule options (``end_score``,
         ``hand_size``: :func:`rule_option_fields`) default to the standard rules,
         ``starter`` to the current player, ``last_player`` to nobody, and the generator to
-        ``rng`` (or fresh entropy) when ``rng_state`` is absent. Other keys are ignored,
-        except one that looks like a misspelling of a key the engine reads (``endscore``).
+        ``rng`` (or fresh entropy) when ``rng_state`` is absent. Other keys (up to 1,000)
+        are ignored, except one that looks like a misspelling of a key the engine reads
+        (``endscore``).
         An impossible state raises ``ValueError`` saying what is wrong.
         """
         if not isinstance(d, dict):
