@@ -1,6 +1,7 @@
 """The web server against clients that stop partway through a request: each request of a
 connection must arrive whole in time (uvicorn waited for ever on a request's rest, and
-512 such connections made every request a 503), a body that stops is a 408, a client that
+512 such connections made every request a 503), a body that stops or trickles is a 408
+while one that keeps arriving at the floor rate has the time it needs, a client that
 leaves mid-body is no failure of the app's, and Ctrl-C stops the server within seconds
 whatever its connections are doing."""
 
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 
 import pytest
 import uvicorn
+from test_game_history import play_record
 
 import train.play.web as web
 from train.play._uvicorn import broken_assumptions
@@ -55,15 +57,22 @@ def connect(port: int) -> socket.socket:
 
 
 def read_response(conn: socket.socket) -> bytes:
-    """One response's head and body (its Content-Length)."""
+    """One response's head and body (its Content-Length); an AssertionError if the server
+    closes the connection first."""
+
+    def more() -> bytes:
+        data = conn.recv(65536)
+        assert data, "the server closed the connection without a whole response"
+        return data
+
     data = b""
     while b"\r\n\r\n" not in data:
-        data += conn.recv(65536)
+        data += more()
     head, _, body = data.partition(b"\r\n\r\n")
     lengths = [line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
     length = int(lengths[0])
     while len(body) < length:
-        body += conn.recv(65536)
+        body += more()
     return head + b"\r\n\r\n" + body
 
 
@@ -123,8 +132,109 @@ def test_a_body_that_stops_partway_is_a_408_that_closes_the_connection(monkeypat
             pytest.fail("no answer to a body that stopped")
         head, _, body = response.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 408") and b"connection: close" in head.lower()
-        assert json.loads(body) == {"error": "the request body did not arrive within 0.3 s"}
+        assert json.loads(body) == {
+            "error": "the request body did not arrive within 0.3 s "
+            "(0.3 s, and 1 s more for each 16000 bytes of it that arrive, 60 s at most)"
+        }
         assert closed_by_server(conn)
+        conn.close()
+
+
+def send_steadily(conn: socket.socket, data: bytes, rate: int) -> float:
+    """``data`` sent at ``rate`` bytes a second, in tenths of a second: how long it took."""
+    started = time.monotonic()
+    for sent in range(0, len(data), rate // 10):
+        conn.sendall(data[sent : sent + rate // 10])
+        time.sleep(max(0.0, started + (sent + rate // 10) / rate - time.monotonic()))
+    return time.monotonic() - started
+
+
+def slow_limits(monkeypatch) -> None:
+    """The server's limits at a tenth of a second's scale: headers in 0.5 s, a body in
+    0.3 s and 1 s more for each 100 KB, 4 s at most."""
+    monkeypatch.setattr(web, "REQUEST_SECONDS", 0.5)
+    monkeypatch.setattr(web, "BODY_SECONDS", 0.3)
+    monkeypatch.setattr(web, "BODY_RATE", 100_000)
+    monkeypatch.setattr(web, "BODY_MOST_SECONDS", 4.0)
+
+
+def replay_body(size: int) -> bytes:
+    """A replay record of ``size`` bytes, as long as one of a long game (its JSON spaced out)."""
+    record, _ = play_record(0, ["random", "random"])
+    return json.dumps(record).encode().ljust(size)
+
+
+REPLAY_HEAD = POST_HEAD.replace("/api/games", "/api/replays").replace("Length: 100", "Length: {length}")
+
+
+def test_a_body_that_keeps_arriving_has_the_time_it_needs(monkeypatch):
+    """Both timers were total: a 31 KB replay record sent at 5 KB/s was a 408 after 5 s,
+    and its connection closed after 10 s, however steadily it came. Each byte of a body
+    now buys time at the floor rate: here 300 KB at 150 KB/s (the floor is 100 KB/s)
+    take 2 s, four times the connection's 0.5 s and more than six times the body's 0.3 s."""
+    slow_limits(monkeypatch)
+    body = replay_body(300_000)
+    with serving() as port:
+        conn = connect(port)
+        conn.sendall(request(port, REPLAY_HEAD.replace("{length}", str(len(body)))))
+        took = send_steadily(conn, body, 150_000)
+        assert took > 1.5
+        response = read_response(conn)
+        assert response.startswith(b"HTTP/1.1 201"), response[:300]
+        conn.close()
+
+
+@pytest.mark.parametrize("which", ["app", "connection"])
+def test_a_body_that_trickles_is_still_refused_in_time(monkeypatch, which):
+    """A body that sends a few bytes now and then gains almost nothing: a 408 at about
+    the body's limit (the app's timer), or the connection closed at about its own
+    (where the app waits longer, or reads no body)."""
+    slow_limits(monkeypatch)
+    if which == "connection":
+        monkeypatch.setattr(web, "BODY_SECONDS", 60.0)
+        monkeypatch.setattr(web, "BODY_MOST_SECONDS", 60.0)
+    with serving() as port:
+        conn = connect(port)
+        conn.sendall(request(port, REPLAY_HEAD.replace("{length}", "300000")))
+        started = time.monotonic()
+        conn.settimeout(0.05)
+        response = b""
+        with contextlib.suppress(OSError):
+            while time.monotonic() < started + 5:
+                conn.sendall(b"x" * 100)  # 2 KB/s: a fiftieth of the floor
+                try:
+                    data = conn.recv(65536)
+                except TimeoutError:
+                    continue
+                if not data:
+                    break
+                response += data
+        took = time.monotonic() - started
+        if which == "app":
+            assert response.startswith(b"HTTP/1.1 408"), response[:300]
+            assert b'"the request body did not arrive within 0.3 s (' in response
+            assert took < 1.0
+        else:
+            assert response == b"", response[:300]
+            assert 0.4 < took < 1.0, f"the connection was closed after {took:.1f} s"
+        conn.close()
+
+
+def test_a_body_has_a_limit_however_fast_it_comes(monkeypatch):
+    """The time a body buys has a ceiling (BODY_MOST_SECONDS): 2 MB sent at the floor
+    rate would take 20 s here, and is a 408 naming the 4 s it had."""
+    slow_limits(monkeypatch)
+    with serving() as port:
+        conn = connect(port)
+        conn.sendall(request(port, REPLAY_HEAD.replace("{length}", "1999000")))
+        started = time.monotonic()
+        with contextlib.suppress(OSError):
+            send_steadily(conn, b"x" * 1_000_000, 100_000)
+        response = read_response(conn)
+        assert time.monotonic() - started < 6
+        head, _, body = response.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408"), response[:300]
+        assert json.loads(body)["error"].startswith("the request body did not arrive within 4 s (")
         conn.close()
 
 

@@ -1,8 +1,8 @@
 """uvicorn's internals, in one guarded place: the web server's HTTP protocol is
 uvicorn's h11 protocol with one timer, which closes a connection whose request does not
-arrive whole in time (uvicorn waits on a request's rest for ever, and its connection
-limit counts the connection), and closes at once, on Ctrl-C, one whose request has not
-arrived whole (uvicorn waited for it). It assumes, of uvicorn's ``h11_impl``:
+arrive whole in time, a body that keeps arriving having longer (uvicorn waits on a
+request's rest for ever, and its connection limit counts the connection), and closes at
+once, on Ctrl-C, one whose request has not arrived whole (uvicorn waited for it). It assumes, of uvicorn's ``h11_impl``:
 
 1. ``H11Protocol.__init__`` sets ``cycle``, the request under way (``None`` before the first);
 2. ``H11Protocol.data_received`` takes the client's bytes, and ``handle_events`` passes
@@ -26,22 +26,28 @@ from typing import Any
 __all__ = ["timely_protocol", "broken_assumptions", "sets_cycle"]
 
 
-def timely_protocol(seconds: float) -> Any:
+def timely_protocol(seconds: float, rate: int | None = None, most: float = 0.0) -> Any:
     """uvicorn's h11 protocol for ``uvicorn.Config(http=...)``, closing a connection whose
     request (its headers and its body) has not arrived whole ``seconds`` after the
-    connection began to wait for it: when it opened, and again when each answer was sent.
-    The timer stops while a whole request is being answered; bytes that trickle in do not
-    restart it. When the server stops, such a connection is closed at once."""
+    connection began to wait for it (when it opened, and again when each answer was sent),
+    plus 1 s for each ``rate`` bytes of the request's body that arrived, ``most`` s at most
+    (none without ``rate``). The timer stops while a whole request is being answered; bytes
+    of the headers that trickle in do not extend it, nor do those of a body whose answer is
+    sent. When the server stops, such a connection is closed at once."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class TimelyH11(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
+        _since = 0.0  # when the connection began to wait for the request (the loop's time)
+        _body = 0  # bytes that arrived while the request's body was under way
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._time()
 
         def data_received(self, data: bytes) -> None:
+            if self._in_body():
+                self._body += len(data)
             super().data_received(data)
             self._time()
 
@@ -64,11 +70,23 @@ def timely_protocol(seconds: float) -> Any:
             cycle = self.cycle
             return cycle is None or cycle.more_body or cycle.response_complete
 
+        def _in_body(self) -> bool:
+            """Whether the connection waits for the rest of the body of a request not yet answered."""
+            cycle = self.cycle
+            return cycle is not None and cycle.more_body and not cycle.response_complete
+
+        def _due(self) -> float:
+            """When the request under way must have arrived, in the loop's time."""
+            grace = min(most, self._body / rate) if rate else 0.0
+            return self._since + seconds + grace
+
         def _time(self) -> None:
             if not self._waiting():
                 self._stop()
             elif self._deadline is None and not self.transport.is_closing():
-                self._deadline = asyncio.get_running_loop().call_later(seconds, self._too_slow)
+                loop = asyncio.get_running_loop()
+                self._since, self._body = loop.time(), 0
+                self._deadline = loop.call_at(self._due(), self._too_slow)
 
         def _stop(self) -> None:
             if self._deadline is not None:
@@ -77,7 +95,13 @@ def timely_protocol(seconds: float) -> Any:
 
         def _too_slow(self) -> None:
             self._deadline = None
-            if self._waiting() and not self.transport.is_closing():
+            if not self._waiting() or self.transport.is_closing():
+                return
+            loop = asyncio.get_running_loop()
+            due = self._due()
+            if loop.time() < due:  # the body kept arriving: its time grew
+                self._deadline = loop.call_at(due, self._too_slow)
+            else:
                 self.transport.close()
 
     return TimelyH11 if not broken_assumptions(H11Protocol) else "h11"

@@ -202,15 +202,22 @@ def _reject_constant(name: str) -> Any:
 
 async def _body(request: Request) -> Any:
     chunks, size = [], 0
-    try:
-        with anyio.fail_after(BODY_SECONDS):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > MAX_BODY:
-                    raise SessionError(f"the request body is larger than {MAX_BODY} bytes", 413)
-                chunks.append(chunk)
-    except TimeoutError:
-        raise SessionError(f"the request body did not arrive within {BODY_SECONDS:g} s", 408) from None
+    start = anyio.current_time()
+    limit = _body_seconds(0)
+    with anyio.CancelScope(deadline=start + limit) as scope:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise SessionError(f"the request body is larger than {MAX_BODY} bytes", 413)
+            chunks.append(chunk)
+            limit = _body_seconds(size)
+            scope.deadline = start + limit
+    if scope.cancelled_caught:
+        raise SessionError(
+            f"the request body did not arrive within {limit:g} s ({BODY_SECONDS:g} s, and 1 s more "
+            f"for each {BODY_RATE} bytes of it that arrive, {BODY_MOST_SECONDS:g} s at most)",
+            408,
+        )
     raw = b"".join(chunks)
     if not raw:
         return {}
@@ -219,10 +226,24 @@ async def _body(request: Request) -> Any:
     return _parse(raw)
 
 
+def _body_seconds(size: int) -> float:
+    """How long a request's body may take to arrive, from its headers, once ``size`` bytes
+    of it have: :data:`BODY_SECONDS`, and 1 s more for each :data:`BODY_RATE` bytes (in
+    tenths of a second), :data:`BODY_MOST_SECONDS` at most."""
+    return min(BODY_MOST_SECONDS, BODY_SECONDS + size * 10 // BODY_RATE / 10)
+
+
 BODY_SECONDS = 5.0
-"""How long a request's body may take to arrive once its headers have: then it is a 408,
-and its connection is closed (a client that sent part of a body and nothing more held
-its connection, and a handler, for ever)."""
+"""How long a request's body may take to arrive once its headers have, before any of it
+has: then it is a 408, and its connection is closed (a client that sent part of a body
+and nothing more held its connection, and a handler, for ever)."""
+BODY_RATE = 16_000
+"""Bytes of a body that give it 1 s more: a body that keeps arriving at this rate (16 KB/s)
+arrives in time, up to :data:`BODY_MOST_SECONDS` (a total deadline of 5 s refused a
+400 KB replay record sent over a slow mobile link), while one that trickles gains nothing."""
+BODY_MOST_SECONDS = 60.0
+"""The longest a request's body may take to arrive, however fast it comes (a 2 MB body
+needs about 33 KB/s)."""
 PARSE_HERE = 16_384
 """The largest request body parsed on the event loop; a larger one is parsed on a worker
 thread (a client posting 2 MB bodies made every other request 30 times slower)."""
@@ -635,9 +656,10 @@ MAX_CONNECTIONS = 512
 are answered 503."""
 REQUEST_SECONDS = 10.0
 """How long a connection may take to send a whole request (its headers and body), from
-when it opened or from the answer to its last request, before it is closed: uvicorn waits
-for ever, and 512 connections that sent nothing or part of a request (a browser's
-speculative ones, a stuck client) made every request of every player a 503."""
+when it opened or from the answer to its last request, before it is closed, plus 1 s for
+each :data:`BODY_RATE` bytes of its body that arrived, :data:`BODY_MOST_SECONDS` at most:
+uvicorn waits for ever, and 512 connections that sent nothing or part of a request (a
+browser's speculative ones, a stuck client) made every request of every player a 503."""
 SHUTDOWN_SECONDS = 3
 """How long Ctrl-C waits for the requests under way before it cancels them (uvicorn
 waited for every open connection: one stalled request held the server up as long as its
@@ -646,7 +668,8 @@ client liked)."""
 
 def server_config(app: Any) -> Any:
     """uvicorn's config for the app: quiet, at most :data:`MAX_CONNECTIONS` connections,
-    each closed when a request does not arrive whole within :data:`REQUEST_SECONDS`, and
+    each closed when a request does not arrive whole within :data:`REQUEST_SECONDS` (more
+    for a body that keeps arriving), and
     stopped within :data:`SHUTDOWN_SECONDS` of Ctrl-C."""
     import uvicorn
 
@@ -655,6 +678,6 @@ def server_config(app: Any) -> Any:
         log_level="warning",
         access_log=False,
         limit_concurrency=MAX_CONNECTIONS,
-        http=timely_protocol(REQUEST_SECONDS),
+        http=timely_protocol(REQUEST_SECONDS, BODY_RATE, BODY_MOST_SECONDS),
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
