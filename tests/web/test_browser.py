@@ -225,7 +225,7 @@ def check_layout(driver: webdriver.Chrome, screen: Screen, *, overlay: bool) -> 
 
 def set_up(driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int | None, end_score: int) -> None:
     """Fill the new-game form: one (``person``/``agent``, name or spec) per seat; no
-    ``seed``: none (a game of several people takes none)."""
+    ``seed``: none (a game of several people takes none: its field is off)."""
     Select(driver.find_element(By.ID, "players")).select_by_visible_text(str(len(seats)))
     rows = driver.find_elements(By.CSS_SELECTOR, "#seat-rows .seat-row")
     assert len(rows) == len(seats)
@@ -236,6 +236,9 @@ def set_up(driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int 
         box.send_keys(text)
     for field, value in (("seed", seed), ("end-score", end_score)):
         box = driver.find_element(By.ID, field)
+        if not box.is_enabled():
+            assert value is None, f"the {field} field is off"
+            continue
         box.clear()
         if value is not None:
             box.send_keys(str(value))
@@ -467,6 +470,40 @@ def start_with_friends(driver: webdriver.Chrome, site: Site) -> tuple[dict[str, 
     driver.find_element(By.ID, "start").click()
     state = idle(driver)
     return state, site.store.get(state["id"])
+
+
+def test_the_seed_is_off_saying_why_while_several_seats_are_people(site, browser):
+    """The seed stayed open for a game of several people, and only the server's 400 said
+    why, after Start: the field is off, with its reason shown, while more than one seat
+    is a person, and on again (what was typed in it kept) when one is at most."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    seed = driver.find_element(By.ID, "seed")
+
+    def seats(*kinds: str) -> None:
+        Select(driver.find_element(By.ID, "players")).select_by_visible_text(str(len(kinds)))
+        for row, kind in zip(driver.find_elements(By.CSS_SELECTOR, "#seat-rows .seat-row"), kinds, strict=True):
+            Select(row.find_element(By.TAG_NAME, "select")).select_by_value(kind)
+
+    def off() -> bool:
+        why = shown(driver, "seed-why")
+        assert why == (not seed.is_enabled()), "the reason is shown exactly while the field is off"
+        return why
+
+    assert not off()  # a person and two agents
+    seed.send_keys("7")
+    seats("person", "agent", "person")
+    assert off() and "several people" in driver.find_element(By.ID, "seed-why").text
+    seats("person", "agent")  # the second person's seat is gone
+    assert not off() and seed.get_attribute("value") == "7"
+    seats("agent", "agent", "agent")
+    assert not off()
+    seats("person", "person", "agent")
+    assert off()
+    driver.find_element(By.ID, "start").click()  # the typed seed is not sent: no 400
+    state = idle(driver)
+    assert driver.find_element(By.ID, "setup-error").text == ""
+    assert [s["person"] for s in state["table"]["seats"]] == [True, True, False]
 
 
 def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, browser, tmp_path):

@@ -131,11 +131,21 @@ function seatRows() {
       }
     };
     input.addEventListener("input", () => { input.dataset.auto = "0"; });
-    kind.addEventListener("change", () => { input.dataset.auto = "1"; fit(); });
+    kind.addEventListener("change", () => { input.dataset.auto = "1"; fit(); fitSeed(); });
     input.value = keep.text;
     fit();
     box.append(el("div", { class: "row seat-row", "data-seat": String(p) }, el("span", { class: "seat-no", text: `seat ${p}` }), kind, input));
   }
+  fitSeed();
+}
+
+// A game of several people takes no seed (the server refuses one: whoever chose it could
+// deal it again in a watched game and see the others' hands), so the field is off, saying
+// why, while more than one seat is a person; what was typed in it comes back with it.
+function fitSeed() {
+  const people = [...document.querySelectorAll("#seat-rows .seat-row select")].filter((s) => s.value === "person").length;
+  $("seed").disabled = people > 1;
+  $("seed-why").classList.toggle("hidden", people <= 1);
 }
 
 async function loadAgents() {
@@ -155,7 +165,7 @@ async function start() {
   });
   if (seats[0].person) localStorage.setItem("llama-name", seats[0].person);
   const body = { seats };
-  if ($("seed").value !== "") body.seed = Number($("seed").value);
+  if ($("seed").value !== "" && !$("seed").disabled) body.seed = Number($("seed").value);
   if ($("end-score").value !== "") body.end_score = Number($("end-score").value);
   starting = true;
   $("start").disabled = true;
