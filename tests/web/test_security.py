@@ -667,20 +667,12 @@ def test_a_connection_that_sends_no_request_is_closed(monkeypatch):
     """uvicorn waited for ever on a connection that sent nothing, and 512 of them (its
     limit) made every request of every player a 503: such a connection is now closed
     after REQUEST_SECONDS, while one that asks is answered as ever."""
-    import uvicorn
+    from test_server_timeouts import serving
 
     import train.play.web as web
 
     monkeypatch.setattr(web, "REQUEST_SECONDS", 0.5)
-    sock = web.bind("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(web.server_config(create_app(SessionStore())))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with serving() as port:
         silent, half = socket.create_connection(("127.0.0.1", port)), socket.create_connection(("127.0.0.1", port))
         half.sendall(b"GET /api/agents HTT")  # half a request line
         for conn in (silent, half):
@@ -691,6 +683,3 @@ def test_a_connection_that_sends_no_request_is_closed(monkeypatch):
         asking.request("GET", "/api/agents", headers={"Host": f"127.0.0.1:{port}"})
         assert asking.getresponse().status == 200
         asking.close()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
