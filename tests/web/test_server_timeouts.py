@@ -378,3 +378,19 @@ def test_the_server_times_requests_with_the_timer():
     config = web.server_config(create_app(SessionStore()))
     assert config.http.__name__ == "TimelyH11"
     assert config.timeout_graceful_shutdown == web.SHUTDOWN_SECONDS
+
+
+def test_a_body_that_came_with_its_headers_buys_its_time_too(monkeypatch):
+    """The connection's timer counted only the body bytes of reads after the headers': a
+    body sent with its headers in one write, then stopped, had its connection closed at
+    the headers' limit, with no answer, before the app's 408 (whose limit those bytes had
+    raised)."""
+    slow_limits(monkeypatch)
+    with serving() as port:
+        conn = connect(port)
+        head = request(port, REPLAY_HEAD.replace("{length}", "1000000"))
+        conn.sendall(head + b"x" * 60_000)  # then nothing: the app's limit is 0.3 + 0.6 s
+        response = read_response(conn)
+        assert response.startswith(b"HTTP/1.1 408"), response[:300]
+        assert b"did not arrive within 0.9 s" in response, response[:300]
+        conn.close()

@@ -46,9 +46,12 @@ def timely_protocol(seconds: float, rate: int | None = None, most: float = 0.0) 
             self._time()
 
         def data_received(self, data: bytes) -> None:
-            if self._in_body():
-                self._body += len(data)
+            cycle, in_body = self.cycle, self._in_body()
             super().data_received(data)
+            if in_body or (self.cycle is not cycle and self._in_body()):
+                # body bytes, or a read that began a request and brought part of its body
+                # with its headers (counted whole: the headers buy a fraction of a second)
+                self._body += len(data)
             self._time()
 
         def on_response_complete(self) -> None:
