@@ -834,7 +834,8 @@ class BatchTable:
             except _NOT_BLAMED:
                 raise
             except Exception as exc:
-                raise agent_failed(exc, self.names[k], None, f" in act_batch ({games.size} games)") from exc
+                games_text = f"{games.size} game{'s' if games.size != 1 else ''}"
+                raise agent_failed(exc, self.names[k], None, f" in act_batch ({games_text})") from exc
             if answers.shape != (games.size,):
                 raise AgentError(
                     f"agent {self.names[k]!r}: act_batch must return one action per observation, shape "

@@ -95,6 +95,13 @@ def test_a_tournaments_tables_keep_their_seating_unless_every_order():
     mixed = Counter(_tables(5, 3, 180, seed=0, every_order=True))
     assert len(mixed) == 60 and set(mixed.values()) == {3}  # 10 combinations x 3! seatings, each 3 times
     assert _tables(5, 3, 180, seed=0, every_order=False) == plain
+    # the tables of the code before every_order, which every recorded tournament played
+    assert plain[:12] == [
+        (1, 2, 4), (4, 2, 3), (2, 3, 0), (0, 2, 4), (3, 0, 1), (1, 2, 0),
+        (0, 3, 4), (3, 1, 2), (3, 4, 1), (0, 1, 4), (4, 1, 2), (3, 4, 2),
+    ]  # fmt: skip
+    rotations = [(0, 1, 2, 3), (3, 0, 1, 2), (2, 3, 0, 1), (1, 2, 3, 0)]
+    assert _tables(4, 4, 6, seed=3) == rotations + rotations[:2]
 
 
 def test_tournament_every_order_says_so(capsys):

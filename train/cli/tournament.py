@@ -140,7 +140,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--every-order",
         action="store_true",
         help="also change who plays after whom at each table (else a table keeps its agents in the pool's order "
-        "round it)",
+        "round it; beyond 100,000 combinations every table is drawn at random either way)",
     )
     add_record_option(p)
     add_rule_options(p)
