@@ -249,31 +249,21 @@ def _agent_seeds(seed: int | None, n: int) -> list[int | None]:
 
 
 @contextlib.contextmanager
-def _blamed(
-    labels: Sequence[str],
-    seat: int | Callable[[], int],
-    transcript: _Transcript | None = None,
-    *,
-    building: bool = False,
-) -> Iterator[None]:
-    """Turn what the agent at ``seat`` (or ``seat()``: the seat to act) raises into an
-    :class:`AgentError` naming it (``labels[seat]``) and its seat. An illegal answer is already an
-    ``IllegalActionError`` naming them; what the transcript raised while it wrote (a
-    closed output) is no agent's, nor are a missing package or memory, which the command
-    line reports as they are. While ``building`` an agent, a ``ValueError`` or
-    ``TypeError`` is the configuration's (an unknown name, a bad parameter), unless the
-    agent's ``reset`` raised it (a spec built with a seed is reset)."""
+def _blamed(labels: Sequence[str], seat: int) -> Iterator[None]:
+    """Turn what building the agent at ``seat`` (and its first ``reset``) raises into an
+    :class:`AgentError` naming it (``labels[seat]``) and its seat, as the table driver
+    names an agent that fails during the game. A ``ValueError`` or ``TypeError`` is the
+    configuration's (an unknown name, a bad parameter), unless the agent's ``reset``
+    raised it (a spec built with a seed is reset); a missing package or memory is no
+    agent's, which the command line reports as they are."""
     try:
         yield
     except (IllegalActionError, AgentError, ModuleNotFoundError, MemoryError):
         raise
     except Exception as exc:
-        if transcript is not None and transcript.writing:
+        if isinstance(exc, (ValueError, TypeError)) and not _passed_through(exc, reset_agent):
             raise
-        if building and isinstance(exc, (ValueError, TypeError)) and not _passed_through(exc, reset_agent):
-            raise
-        at = seat if isinstance(seat, int) else seat()
-        raise agent_failed(exc, labels[at], at) from exc
+        raise agent_failed(exc, labels[seat], seat) from exc
 
 
 def _passed_through(exc: BaseException, function: Callable[..., object]) -> bool:
@@ -297,7 +287,7 @@ def _seat_agents(
     labels = [f"player_{p}" for p in range(n)]
     for p, spec in specs:
         labels[p] = agent_label(spec)
-        with _blamed(labels, p, building=True):
+        with _blamed(labels, p):
             agent = resolve(spec, seed=seeds[p + 1])
             reset_agent(agent, seeds[p + 1])  # every game: its own seed, else one of its own drawing
         seats[p] = agent
@@ -313,11 +303,8 @@ class _Transcript(TableListener):
         self.me = me
         self.names = names
         self.pause = pause
-        self.writing = False
-        """Whether it is inside one of its calls: left ``True`` by what one raised."""
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
-        self.writing = True
         if self.pause:
             time.sleep(self.pause)
         if seat != self.me:
@@ -326,16 +313,13 @@ class _Transcript(TableListener):
             self.say(f"You draw a {_card_name(drawn or 0)}.")
         else:
             self.say(_describe_own(action))
-        self.writing = False
 
     def on_round_end(self, table: Table, result: RoundResult) -> None:
-        self.writing = True
         self.say("")
         self.say(render_round_summary(result, list(self.names)))
         if not table.game.game_over and self.me is not None:  # watch heads a round with every hand itself
             self.say("")
             self.say(f"Round {table.game.round}: {self.names[table.game.current_player]} starts.")
-        self.writing = False
 
 
 def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
@@ -375,8 +359,7 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
     say(f"Round {game.round}: {names[game.current_player]} starts.")
 
     while True:
-        with _blamed(labels, lambda: game.current_player, transcript):
-            table.advance()
+        table.advance()  # an agent that fails is an AgentError naming it (the table driver)
         if game.game_over:
             break
         action = _ask(game, me, names, stdin, stdout)
@@ -448,8 +431,7 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
             say(f"Round {game.round}: {names[game.current_player]} starts; top card {card_str(game.top_card)}.")
             for p in range(n):
                 say(f"  {names[p]:<10} {' '.join(card_str(c) for c in game.hand(p))}")
-        with _blamed(labels, lambda: game.current_player, transcript):
-            table.play_turn()
+        table.play_turn()
     return EXIT_FINISHED
 
 
