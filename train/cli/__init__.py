@@ -56,6 +56,7 @@ from train.cli.common import EXIT_GAME_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PRO
 from train.cli.evaluate import EvalCommand, run_eval
 from train.cli.play import run_play
 from train.cli.tournament import TournamentCommand, run_tournament
+from train.evaluation.runner import WORKER_DIED
 from train.training.run_dir import STOP_SIGNALS, signal_handler
 
 __all__ = [
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: out of memory: ask for less (fewer --games, say)", file=sys.stderr)
         return 1
     except BrokenProcessPool:  # a worker killed (the out-of-memory killer, kill -9): the pool's traceback said neither
-        print(f"{PROG}: error: a worker process died (killed, or out of memory?): try fewer --workers", file=sys.stderr)
+        print(f"{PROG}: error: {WORKER_DIED}: try fewer --workers", file=sys.stderr)
         return 1
     except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
         _silence_stdout()

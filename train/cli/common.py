@@ -72,16 +72,17 @@ EXIT_GAME_FAILED = 1
 
 
 @contextlib.contextmanager
-def game_errors() -> Iterator[None]:
-    """Games among agents (``eval``, ``tournament``, ``play``, ``watch``) as the command
-    line reports their failures: an agent that raises or answers an illegal move during
-    a game is one line naming it and its seat, exit :data:`EXIT_GAME_FAILED`; any other
-    ``ValueError`` is the configuration's (a bad parameter, a folder that cannot be
-    written), a usage error, exit 2."""
+def game_errors(prefix: str = "") -> Iterator[None]:
+    """Games among agents (``eval``, ``tournament``, ``play``, ``watch``, ``train``,
+    ``fit-search``, ``distill``) as the command line reports their failures: an agent that
+    raises or answers an illegal move during a game is one line naming it and its seat
+    (after ``prefix``), exit :data:`EXIT_GAME_FAILED`; any other ``ValueError`` is the
+    configuration's (a bad parameter, a folder that cannot be written), a usage error,
+    exit 2."""
     try:
         yield
     except (AgentError, IllegalActionError) as exc:
-        raise CommandError(str(exc), code=EXIT_GAME_FAILED) from None
+        raise CommandError(f"{prefix}{exc}", code=EXIT_GAME_FAILED) from None
     except ValueError as exc:
         raise CommandError(str(exc)) from None
 
@@ -401,11 +402,7 @@ def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str)
         import torch  # noqa: F401 - fail before minutes of games, not after them
 
         existed = path.exists()
-        try:
+        with game_errors():  # an agent failing in the games; a model that cannot be read, or reads version 0
             result = fit(config, path, log=lambda line: print(line, flush=True))
-        except (AgentError, IllegalActionError) as exc:  # an agent failed in the games
-            raise CommandError(str(exc), code=EXIT_GAME_FAILED) from None
-        except ValueError as exc:  # a model that cannot be read, or one that reads version 0
-            raise CommandError(str(exc)) from None
     replaced(path, existed)
     return result

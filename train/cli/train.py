@@ -23,15 +23,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from llama_env.engine import IllegalActionError, Rules
-from llama_env.table import AgentError
+from llama_env.engine import Rules
 from train.cli.common import (
-    EXIT_GAME_FAILED,
     EXIT_INTERRUPTED,
     CommandError,
     HelpFormatter,
     SubParsers,
     add_games,
+    game_errors,
     missing_dependency,
 )
 from train.training.config import PARSERS, TrainConfig, config_from_dict, field_defaults, flag_fields, option_owner
@@ -151,11 +150,8 @@ def _run(args: argparse.Namespace) -> int:
         from train.training.run_dir import RunDirError
 
         try:
-            result = train(config)  # SIGTERM stops it as Ctrl-C does (main)
-        except (AgentError, IllegalActionError) as exc:  # an opponent, or the evaluation's agent, failed in a game
-            raise CommandError(f"training stopped: {exc}", code=EXIT_GAME_FAILED) from None
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
+            with game_errors("training stopped: "):  # an opponent, or the evaluation's agent, failed in a game
+                result = train(config)  # SIGTERM stops it as Ctrl-C does (main)
         except RunDirError as exc:
             raise CommandError(str(exc), code=1) from None
     split = f" (env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)" if result.env_s else ""
