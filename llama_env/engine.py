@@ -25,7 +25,7 @@ import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields, replace
 from enum import IntEnum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class Action(IntEnum):
     def play(cls, card: int) -> Action:
         """The action that plays a card of code ``card`` (1..7); a ``ValueError`` for
         anything else (8 is no card, though ``Action(7)`` is the draw)."""
-        if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)) or not 1 <= card <= 7:
+        if not _is_int(card) or not 1 <= card <= 7:
             raise ValueError(f"a card code is an integer 1..7 (6 a six, 7 a llama), got {brief(card)}")
         return cls(int(card) - 1)
 
@@ -250,6 +250,15 @@ def check_seed(value: object, name: str = "seed") -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     return int(value)
+
+
+def check_seat(seat: object, num_players: int) -> int:
+    """``seat`` as a Python ``int`` if it is a seat of a ``num_players`` table (numpy's
+    integers too; never a bool, a float or a negative index, which read another seat),
+    else a ``ValueError``."""
+    if not _is_int(seat) or not 0 <= seat < num_players:
+        raise ValueError(f"seat must be 0..{num_players - 1} at a {num_players}-player table, got {brief(seat)}")
+    return int(seat)
 
 
 def parse_table_sizes(spec: object, what: str = "table sizes") -> tuple[int, ...]:
@@ -687,12 +696,9 @@ class LlamaGame:
     def _seat(self, seat: object) -> int:
         """``seat`` if it is one of this table's (a negative index or one past the table
         read another seat's data, or none, without a word); else a ``ValueError``."""
-        n = self.num_players
-        if type(seat) is int and 0 <= seat < n:  # the common case, first
+        if type(seat) is int and 0 <= seat < self.num_players:  # the common case, first
             return seat
-        if not isinstance(seat, np.integer) or not 0 <= seat < n:  # not True, not 1.0
-            raise ValueError(f"seat must be 0..{n - 1} at a {n}-player table, got {brief(seat)}")
-        return int(seat)
+        return check_seat(seat, self.num_players)
 
     def hand(self, seat: int) -> list[int]:
         """The card codes in ``seat``'s hand, sorted."""
@@ -1011,12 +1017,12 @@ class LlamaGame:
         if missing:
             raise ValueError(f"snapshot is missing required keys: {', '.join(missing)}")
         known = (*_REQUIRED_KEYS, *DEFAULT_RULES.options(), *_OPTIONAL_KEYS)
-        extra = [k for k in d if k not in known]
+        extra = [str(k) for k in d if k not in known]
         if len(extra) > _MAX_OTHER_KEYS:  # a hostile dict's 20,000 took 0.3 s of the search below
             raise ValueError(
                 f"a game snapshot holds the engine's keys and at most {_MAX_OTHER_KEYS} others, got {len(extra)} others"
             )
-        for key in sorted(str(k) for k in extra if len(str(k)) <= 2 * _LONGEST_KEY):  # more keys are allowed, but
+        for key in sorted(k for k in extra if len(k) <= 2 * _LONGEST_KEY):  # more keys are allowed, but
             near = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.8)
             if near:  # a misspelt rule option would play the standard rules without a word
                 raise ValueError(f"snapshot key {key!r} is not one the engine reads: did you mean {near[0]!r}?")
@@ -1423,6 +1429,6 @@ and a larger one reads memory outside the generator (a crash, or deals that diff
 from run to run)."""
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
     """An integer of the snapshot format: ``int`` or a numpy integer, never a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)

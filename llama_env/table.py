@@ -50,6 +50,7 @@ from llama_env.engine import (
     Rules,
     action_index,
     brief,
+    check_seat,
     error_line,
 )
 from llama_env.observation import OBS_VERSIONS, agent_mask, check_obs_version, encoder
@@ -428,9 +429,7 @@ def deal_table(
     gives both the same game. ``names`` labels the seats in messages (see :class:`Table`).
     """
     n = rules.num_players
-    if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
-        raise ValueError(f"seat must be 0..{n - 1} at a {n}-player table, got {brief(seat)}")
-    seat = int(seat)
+    seat = check_seat(seat, n)
     if len(opponents) != n - 1:
         raise ValueError(f"a table of {n} players needs {n - 1} opponents, got {len(opponents)}")
     agents: list[Agent | None] = [None] * n
