@@ -376,20 +376,10 @@ def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object
     """One agent's answers to the decisions of ``games`` (at their seats to act): one
     ``act_batch`` call when the agent has it (and they are at least its
     :func:`~llama_env.agent.batch_from`), else one ``act`` per game."""
-    one, many = encoder(getattr(agent, "obs_version", 0))
     batch = getattr(agent, "act_batch", None)
     if not callable(batch) or len(games) < batch_from(agent):
-        out = []
-        for g in games:
-            seat = g.current_player
-            obs, mask = one(g, seat), agent_mask(g.legal_actions())
-            try:
-                out.append(agent.act(obs, mask))
-            except _NOT_BLAMED:
-                raise
-            except Exception as exc:
-                raise agent_failed(exc, name, seat) from exc
-        return out
+        return [_asked(agent, g, g.current_player, name) for g in games]
+    many = encoder(getattr(agent, "obs_version", 0))[1]
     masks = np.zeros((len(games), len(Action)), dtype=bool)
     for r, g in enumerate(games):
         masks[r, g.legal_actions()] = True
