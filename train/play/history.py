@@ -392,10 +392,9 @@ class History:
             raise ValueError(f"only a person's seat can be forfeit: people {list(people)}, forfeit {list(forfeit)}")
         given = _names_given(rec.context, n)
         for seat in range(n):
-            _check_text(rec.names[seat], f"seat {seat}'s name", None)
+            kept = people[seat] and seat not in given  # (a name typed is checked as it is read)
+            _check_text(rec.names[seat], f"seat {seat}'s name", MAX_NAME if kept else None)
             _check_text(rec.agents[seat], f"seat {seat}'s agent label", MAX_LABEL)
-            if people[seat] and seat not in given:  # (a name typed is checked as it is read)
-                _check_text(rec.names[seat], f"seat {seat}'s name", MAX_NAME)
         if finished is None:
             finished = time.time()
         elif isinstance(finished, bool) or not isinstance(finished, (int, float)):

@@ -189,16 +189,15 @@ class TrainConfig:
                 claim = False
         for k in range(1, 10_000):
             name = base if k == 1 else f"{base}_{k}"
-            if not claim:
-                if not (parent / name).exists():
-                    return name
+            if (parent / name).exists():
                 continue
-            try:
-                (parent / name).mkdir()
-            except FileExistsError:
-                continue
-            except OSError:
-                return name
+            if claim:
+                try:
+                    (parent / name).mkdir()
+                except FileExistsError:  # another process took it a moment ago
+                    continue
+                except OSError:  # left to RunDir.create to report
+                    pass
             return name
         raise ValueError(f"no free run name {base}_<k> in {parent}")  # pragma: no cover - 10,000 runs a second
 
