@@ -33,7 +33,7 @@ from train.evaluation.batched import play_either
 from train.evaluation.runner import ChunkExecutor, agent_display_names, agent_list, check_num_games
 from train.evaluation.stats import AgentStats, aggregate, json_number, pandas
 
-__all__ = ["EvalResult", "evaluate", "seatings"]
+__all__ = ["EvalResult", "evaluate", "seatings", "table_orders"]
 
 
 @dataclass
@@ -170,6 +170,13 @@ def rules_text(rules: Rules) -> str:
     return ", ".join(f"{k} {v}" for k, v in shown.items())
 
 
+def table_orders(n: int) -> list[tuple[int, ...]]:
+    """The ``(n - 1)!`` orders round a table of ``n`` (positions ``0..n-1``) that differ
+    other than by a rotation: position 0 first, the others in every order, the list's own
+    first."""
+    return [(0, *rest) for rest in itertools.permutations(range(1, n))]
+
+
 def seatings(num_games: int, num_players: int, *, rotate: bool = True, every_order: bool = False) -> np.ndarray:
     """Who sits where in each game of an evaluation: ``(num_games, num_players)``, the
     position in the agents list of the agent at each seat.
@@ -186,7 +193,7 @@ def seatings(num_games: int, num_players: int, *, rotate: bool = True, every_ord
     shift = index % n if (rotate or every_order) else np.zeros(num_games, dtype=np.int64)
     seats = (np.arange(n)[None, :] + shift[:, None]) % n  # [game, list position] -> seat
     if every_order:
-        orders = np.array([(0, *rest) for rest in itertools.permutations(range(1, n))])
+        orders = np.array(table_orders(n))
         order = orders[(index // n) % len(orders)]  # [game, place round the table] -> list position
         seats = np.take_along_axis(seats, np.argsort(order, axis=1), axis=1)  # agent order[p] takes place p's seat
     at = np.empty_like(seats)

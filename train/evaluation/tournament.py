@@ -20,7 +20,7 @@ from llama_env import __version__
 from llama_env.agent import AgentLike
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, check_flag, check_seed
 from train.evaluation.batched import play_either
-from train.evaluation.evaluate import agent_position, rules_text, table_rules
+from train.evaluation.evaluate import agent_position, rules_text, table_orders, table_rules
 from train.evaluation.ratings import Rating, fit_ratings
 from train.evaluation.runner import (
     KEY_TABLES,
@@ -197,7 +197,7 @@ def _tables(m: int, k: int, num_games: int, seed: int, every_order: bool = False
     if count <= MAX_LISTED_TABLES:
         combos = list(itertools.combinations(range(m), k))
         order = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES,))).permutation(count)
-        orders = [(0, *rest) for rest in itertools.permutations(range(1, k))] if every_order else [tuple(range(k))]
+        orders = table_orders(k) if every_order else [tuple(range(k))]
         out = []
         for g in range(num_games):
             j, p = g % count, g // count
