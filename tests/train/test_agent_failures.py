@@ -73,14 +73,17 @@ FAILURES = {
 }
 
 
-def _one_line_exit_1(argv: list[str], kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+def _one_line_exit_1(argv: list[str], kind: str, capsys: pytest.CaptureFixture[str], prefix: str = "") -> str:
+    """The one error line of ``argv`` run with ``--seed 1``, checked: exit 1, no traceback,
+    ``prefix`` then the agent named first, and its failure in it."""
     code = main([a.format(kind=kind) for a in argv] + ["--seed", "1"])
     err = capsys.readouterr().err
     assert code == 1, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
-    assert lines[0].startswith(f"llama-rl: error: agent 'tf_breaks:kind={kind}'"), err
+    assert lines[0].startswith(f"llama-rl: error: {prefix}agent 'tf_breaks:kind={kind}'"), err
     assert FAILURES[kind] in lines[0], err
+    return lines[0]
 
 
 @pytest.mark.parametrize("kind", ["runtime", "value", "illegal"])
@@ -119,14 +122,9 @@ def test_a_batch_table_names_the_agent_seat_and_game_of_an_act_that_raises():
 def test_an_opponent_failing_in_training_is_named_in_one_line_exit_1(breaks, capsys, tmp_path, kind):
     """An opponent whose act raised ended `llama-rl train` in a traceback; one answering an
     illegal move was reported as a usage error (exit 2)."""
-    argv = ["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--opponents", f"tf_breaks:kind={kind}"]
-    code = main([*argv, "--final-eval-games", "0", "--no-progress"])
-    err = capsys.readouterr().err
-    assert code == 1, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    assert lines[0].startswith(f"llama-rl: error: training stopped: agent 'tf_breaks:kind={kind}' at seat "), err
-    assert FAILURES[kind] in lines[0], err
+    argv = ["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--opponents", "tf_breaks:kind={kind}"]
+    line = _one_line_exit_1([*argv, "--final-eval-games", "0", "--no-progress"], kind, capsys, "training stopped: ")
+    assert line.startswith(f"llama-rl: error: training stopped: agent 'tf_breaks:kind={kind}' at seat "), line
 
 
 def test_an_agent_failing_in_fit_search_or_distill_is_one_line_exit_1(capsys, tmp_path, monkeypatch):
