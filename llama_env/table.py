@@ -34,6 +34,7 @@ keeps no other state, so a table can be driven by any mix of the calls above.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -103,15 +104,32 @@ def agent_failed(exc: Exception, agent: str, seat: int | None, where: str = "") 
     return AgentError(f"agent {agent!r}{at}{where}: {error_line(exc, 200)}", agent=agent, seat=seat)
 
 
+class _Blame:
+    """``with _Blame(name, seat, where):`` around a call to the agent labelled ``name``:
+    what it raises (but :data:`_NOT_BLAMED`) leaves as :func:`agent_failed`'s
+    :class:`AgentError`, the agent's exception its ``__cause__``. ``seat`` may be a
+    function that gives ``(seat, where)``, for a seat found only on failure."""
+
+    __slots__ = ("name", "seat", "where")
+
+    def __init__(self, name: str, seat: int | None | Callable[[], tuple[int | None, str]], where: str = "") -> None:
+        self.name, self.seat, self.where = name, seat, where
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if not isinstance(exc, Exception) or isinstance(exc, _NOT_BLAMED):
+            return  # no error, or one that goes through as it is
+        seat, where = self.seat() if callable(self.seat) else (self.seat, self.where)
+        raise agent_failed(exc, self.name, seat, where) from exc
+
+
 def reset_seat(agent: Agent, seed: int | None, name: str, seat: int | None) -> None:
     """:func:`~llama_env.agent.reset_agent` for the agent labelled ``name`` at ``seat``:
     what its ``reset`` raises is an :class:`AgentError` naming them."""
-    try:
+    with _Blame(name, seat, " in reset"):
         reset_agent(agent, seed)
-    except _NOT_BLAMED:
-        raise
-    except Exception as exc:
-        raise agent_failed(exc, name, seat, " in reset") from exc
 
 
 def check_agent(agent: object, where: str) -> None:
@@ -331,12 +349,8 @@ def _asked(agent: Agent, game: LlamaGame, seat: int, name: str) -> object:
     """The answer of ``agent`` (labelled ``name``) at ``seat`` of ``game``, not yet
     validated; what its ``act`` raises is an :class:`AgentError` naming it and its seat."""
     obs, mask = _observe(agent, game, seat), agent_mask(game.legal_actions())
-    try:
+    with _Blame(name, seat):
         return agent.act(obs, mask)
-    except _NOT_BLAMED:
-        raise
-    except Exception as exc:
-        raise agent_failed(exc, name, seat) from exc
 
 
 def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:
@@ -384,13 +398,9 @@ def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object
     for r, g in enumerate(games):
         masks[r, g.legal_actions()] = True
     observations = many(games)
-    try:
+    seats = {g.current_player for g in games}
+    with _Blame(name, seats.pop() if len(seats) == 1 else None, " in act_batch"):
         answers = np.asarray(batch(observations, masks))
-    except _NOT_BLAMED:
-        raise
-    except Exception as exc:
-        seats = {g.current_player for g in games}
-        raise agent_failed(exc, name, seats.pop() if len(seats) == 1 else None, " in act_batch") from exc
     if answers.shape != (len(games),):
         raise AgentError(
             f"agent {name!r}: act_batch must return one action per observation, shape ({len(games)},), "
@@ -818,13 +828,8 @@ class BatchTable:
         masks.flags.writeable = False  # the answers are checked against it: the agent may not edit it
         batch_act: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(agent, "act_batch", None)
         if callable(batch_act) and games.size >= batch_from(agent):
-            try:
+            with _Blame(self.names[k], None, f" in act_batch ({games.size} game{'s' if games.size != 1 else ''})"):
                 answers = np.asarray(batch_act(obs, masks))
-            except _NOT_BLAMED:
-                raise
-            except Exception as exc:
-                games_text = f"{games.size} game{'s' if games.size != 1 else ''}"
-                raise agent_failed(exc, self.names[k], None, f" in act_batch ({games_text})") from exc
             if answers.shape != (games.size,):
                 raise AgentError(
                     f"agent {self.names[k]!r}: act_batch must return one action per observation, shape "
@@ -843,13 +848,8 @@ class BatchTable:
             out = []
             for r in range(games.size):
                 mask = agent_mask(np.flatnonzero(masks[r]).tolist())
-                try:
+                with _Blame(self.names[k], functools.partial(self._seat_and_game, int(games[r]))):
                     answer = agent.act(obs[r], mask)
-                except _NOT_BLAMED:
-                    raise
-                except Exception as exc:
-                    seat, number = self._seat_of(int(games[r]))
-                    raise agent_failed(exc, self.names[k], seat, f" of game {number}") from exc
                 a = action_index(answer)
                 if a is None:
                     raise self._illegal(k, int(games[r]), answer)
@@ -875,6 +875,11 @@ class BatchTable:
             return seat, game
         row_of, first_game = self._game_numbers
         return seat, int(row_of[game]) + first_game
+
+    def _seat_and_game(self, game: int) -> tuple[int, str]:
+        """The seat to act in ``game`` and `` of game N``, for an :class:`AgentError`."""
+        seat, number = self._seat_of(game)
+        return seat, f" of game {number}"
 
     def _illegal(self, k: int, game: int, action: object, others: int = 0) -> IllegalActionError:
         """The engine's error for ``action`` in ``game``, naming the agent (player ``k``;
