@@ -34,3 +34,11 @@ def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:
         raise OSError(
             exc.errno, f"cannot write {path} ({exc.strerror or exc}); the {what} were saved to {target} instead"
         ) from None
+
+
+def refuse_own_file(out: str | Path, source: str | Path, message: str) -> None:
+    """A ``ValueError`` saying ``message`` when ``out``, the file to write, is ``source``,
+    a file the command reads (the same file by another name too), so that one is not
+    written over the other."""
+    if Path(out).exists() and Path(out).samefile(source):
+        raise ValueError(message)

@@ -41,7 +41,7 @@ from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
-from train.fit import save_or_rescue
+from train.fit import refuse_own_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -316,8 +316,9 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
             raise ValueError(
                 f"the networks of {config.networks} are for {fitted_for} players, not {config.players} (--players)"
             )
-        if Path(out).exists() and Path(out).samefile(config.networks):
-            raise ValueError(f"{out} is the networks' own file: the policy would be written over them (--out)")
+        refuse_own_file(
+            out, config.networks, f"{out} is the networks' own file: the policy would be written over them (--out)"
+        )
     search = SearchAgent(
         worlds=config.worlds,
         below=config.below,

@@ -41,7 +41,7 @@ from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGam
 from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
-from train.fit import save_or_rescue
+from train.fit import refuse_own_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -267,11 +267,12 @@ def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable
     ``out`` that is the specialist's own file, all before any game."""
     config.validate()
     model = model_file(config.model_path())
-    if Path(out).exists() and Path(out).samefile(model):
-        raise ValueError(
-            f"{out} is the specialist's own file ({config.model_path()}): the networks would be written over it; "
-            "write them to another file (--out)"
-        )
+    refuse_own_file(
+        out,
+        model,
+        f"{out} is the specialist's own file ({config.model_path()}): the networks would be written over it; "
+        "write them to another file (--out)",
+    )
     actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     t = time.perf_counter()
