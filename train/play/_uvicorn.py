@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["timely_protocol", "broken_assumptions", "sets_cycle"]
 
 
-def timely_protocol(seconds: float, rate: int | None = None, most: float = 0.0) -> Any:
+def timely_protocol(seconds: float, grace: Callable[[int], float] | None = None) -> Any:
     """uvicorn's h11 protocol for ``uvicorn.Config(http=...)``, closing a connection whose
     request (its headers and its body) has not arrived whole ``seconds`` after the
     connection began to wait for it (when it opened, and again when each answer was sent),
-    plus 1 s for each ``rate`` bytes of the request's body that arrived, ``most`` s at most
-    (none without ``rate``). The timer stops while a whole request is being answered; bytes
+    plus ``grace(n)`` s once ``n`` bytes of the request's body have arrived (none without
+    ``grace``). The timer stops while a whole request is being answered; bytes
     of the headers that trickle in do not extend it, nor do those of a body whose answer is
     sent. When the server stops, such a connection is closed at once."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -80,8 +81,7 @@ def timely_protocol(seconds: float, rate: int | None = None, most: float = 0.0) 
 
         def _due(self) -> float:
             """When the request under way must have arrived, in the loop's time."""
-            grace = min(most, self._body / rate) if rate else 0.0
-            return self._since + seconds + grace
+            return self._since + seconds + (grace(self._body) if grace else 0.0)
 
         def _time(self) -> None:
             if not self._waiting():

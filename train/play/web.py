@@ -228,9 +228,16 @@ async def _body(request: Request) -> Any:
 
 def _body_seconds(size: int) -> float:
     """How long a request's body may take to arrive, from its headers, once ``size`` bytes
-    of it have: :data:`BODY_SECONDS`, and 1 s more for each :data:`BODY_RATE` bytes (in
-    tenths of a second), :data:`BODY_MOST_SECONDS` at most."""
-    return min(BODY_MOST_SECONDS, BODY_SECONDS + size * 10 // BODY_RATE / 10)
+    of it have: :data:`BODY_SECONDS` and :func:`body_grace`."""
+    return BODY_SECONDS + body_grace(size)
+
+
+def body_grace(size: int) -> float:
+    """The time that ``size`` bytes of a request's body, once arrived, buy it: 1 s for each
+    :data:`BODY_RATE` bytes (in tenths of a second), up to :data:`BODY_MOST_SECONDS` with
+    :data:`BODY_SECONDS`. The one rule of both timers: the app's on a body (a 408) and the
+    connection's on a whole request (:data:`REQUEST_SECONDS`)."""
+    return max(0.0, min(BODY_MOST_SECONDS - BODY_SECONDS, size * 10 // BODY_RATE / 10))
 
 
 BODY_SECONDS = 5.0
@@ -656,10 +663,10 @@ MAX_CONNECTIONS = 512
 are answered 503."""
 REQUEST_SECONDS = 10.0
 """How long a connection may take to send a whole request (its headers and body), from
-when it opened or from the answer to its last request, before it is closed, plus 1 s for
-each :data:`BODY_RATE` bytes of its body that arrived, :data:`BODY_MOST_SECONDS` at most:
-uvicorn waits for ever, and 512 connections that sent nothing or part of a request (a
-browser's speculative ones, a stuck client) made every request of every player a 503."""
+when it opened or from the answer to its last request, before it is closed, plus the time
+the bytes of its body that arrived buy (:func:`body_grace`): uvicorn waits for ever, and
+512 connections that sent nothing or part of a request (a browser's speculative ones, a
+stuck client) made every request of every player a 503."""
 SHUTDOWN_SECONDS = 3
 """How long Ctrl-C waits for the requests under way before it cancels them (uvicorn
 waited for every open connection: one stalled request held the server up as long as its
@@ -678,6 +685,6 @@ def server_config(app: Any) -> Any:
         log_level="warning",
         access_log=False,
         limit_concurrency=MAX_CONNECTIONS,
-        http=timely_protocol(REQUEST_SECONDS, BODY_RATE, BODY_MOST_SECONDS),
+        http=timely_protocol(REQUEST_SECONDS, body_grace),
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
