@@ -1096,6 +1096,11 @@ class LlamaGame:
                 f"snapshot has {scored_rounds} scored round(s) (round {round_}) but every score is 0: "
                 "each scored round costs someone a point"
             )
+        if game_over and not all(quit_) and all(hands):
+            raise ValueError(
+                "snapshot has game_over=True but its last round did not end: nobody went out (every hand "
+                "holds cards) and not every player quit (rule 8)"
+            )
         if not game_over:
             if all(quit_):
                 raise ValueError("snapshot has every player quit but the round not scored")

@@ -290,6 +290,7 @@ CORRUPT = [
     (lambda: _corrupt(scores=[45, 0, 0], game_over=False, round=3), "game_over=False contradicts scores"),
     (lambda: _corrupt(scores=[71, 0, 3], game_over=True, round=3), r"71, 0, 3\] cannot come from end_score 40.*to 70"),
     (lambda: _corrupt(scores=[10**7, 0, 3], game_over=True, round=3), "cannot come from end_score 40"),
+    (lambda: _corrupt(scores=[45, 0, 3], game_over=True, round=3), "game_over=True but its last round did not end"),
     (lambda: _corrupt(end_score=0), "end_score must be between"),
     (lambda: _corrupt(hand_size=30), "hand_size must be between 1 and 18 for 3 players"),
     (lambda: _corrupt(starter=3), "starter must be a seat 0..2"),
@@ -391,7 +392,7 @@ def test_the_uncorrupted_snapshot_is_accepted():
     assert LlamaGame.from_dict(d).to_dict() == d
     finished = _finished_game().to_dict()
     assert LlamaGame.from_dict(finished).game_over  # a finished game (possibly with empty hands) is fine
-    highest = _corrupt(scores=[70, 0, 3], game_over=True, round=3)  # 39 before a round of all 31 points
+    highest = _corrupt(scores=[70, 0, 3], game_over=True, round=3, quit=[True] * 3)  # 39, then a round of 31
     assert LlamaGame.from_dict(highest).scores == [70, 0, 3]
 
 
