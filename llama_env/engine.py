@@ -1005,7 +1005,8 @@ class LlamaGame:
 
         Keys beyond the required ones are optional: the rule options (``end_score``,
         ``hand_size``: :func:`rule_option_fields`) default to the standard rules,
-        ``starter`` to the current player, ``last_player`` to nobody, and the generator to
+        ``starter`` to the current player, ``last_player`` to nobody (only while no card
+        has been played this round: rule 11 needs it after), and the generator to
         ``rng`` (or fresh entropy) when ``rng_state`` is absent. Other keys (up to 1,000)
         are ignored, except one that looks like a misspelling of a key the engine reads
         (``endscore``).
