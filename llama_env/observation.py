@@ -31,7 +31,9 @@ Version 1 (:data:`OBS_V1`) extends it with :data:`HISTORY_FIELDS`: what each oth
 did this round (cards played by value, draws and the top card each was made on, when and
 on what it quit), who played last, the round and how far it has gone. It is what
 ``Llama-v1`` and ``llama_env.env(obs_version=1)`` return. A version-1 vector starts with
-the version-0 vector, so every reader of version 0 reads version 1 too.
+the version-0 vector, so every reader of version 0 reads version 1 too: told version 0,
+:func:`view`, :class:`ObsView`, :class:`BatchView` and :func:`decode` read a version-1
+vector's first 52 entries (and told version 1, they refuse a version-0 vector).
 
 The version travels explicitly (``obs_version`` of the envs, the table driver and the
 agents; the ``version`` argument here). Only where a bare vector arrives from outside,
@@ -544,9 +546,22 @@ VERSION_OF_SIZE = {spec.size: v for v, spec in SPECS.items()}
 """Each version's vector length -> the version (every version's vector has its own length)."""
 
 
-def sizes_text() -> str:
-    """The vector lengths of the versions, for messages: ``52 (version 0) or 175 (version 1)``."""
-    return " or ".join(f"{spec.size} (version {v})" for v, spec in SPECS.items())
+def sizes_text(since: int = 0) -> str:
+    """The vector lengths of the versions from ``since`` on, for messages: ``52 (version 0)
+    or 175 (version 1)``."""
+    return " or ".join(f"{spec.size} (version {v})" for v, spec in SPECS.items() if v >= since)
+
+
+def _read_as(size: int, version: int | None) -> int | None:
+    """The version a vector of ``size`` entries is read as (``None``: it can't be). Without
+    ``version`` the length tells it; with it, the vector must be of that version or a later
+    one, whose vector starts with it (a version-1 vector read as version 0 is its first 52
+    entries). An unknown ``version`` is a ``ValueError``."""
+    told = VERSION_OF_SIZE.get(size)
+    if version is None:
+        return told
+    version = check_obs_version(version)
+    return version if told is not None and told >= version else None
 
 
 def guess_obs_version(observation: Any) -> int:
@@ -851,8 +866,14 @@ def is_shared_mask(mask: object) -> bool:
 def view(obs: np.ndarray, version: int | None = None) -> dict[str, np.ndarray]:
     """The fields of an observation (or a batch of them) of ``version`` by name: numpy
     views, still scaled. Without a version it is told by the length (a vector from
-    outside); a version-1 observation also has the fields of :data:`HISTORY_FIELDS`."""
-    return obs_spec(guess_obs_version(obs) if version is None else version).view(obs)
+    outside); a version-1 observation also has the fields of :data:`HISTORY_FIELDS`, and
+    read as version 0 it is its first 52 entries. A vector of no version from ``version``
+    on (52 entries read as version 1) is a ``ValueError``."""
+    if version is None:
+        return obs_spec(guess_obs_version(obs)).view(obs)
+    if _read_as(np.shape(obs)[-1] if np.ndim(obs) else -1, version) is None:
+        raise ValueError(f"version {version} reads a vector of {sizes_text(version)} values, got shape {np.shape(obs)}")
+    return obs_spec(version).view(obs)
 
 
 _S = {name: s.start for name, s in SLICES.items()}
@@ -871,7 +892,8 @@ class ObsView:
     one-hot blocks the value they mark; per-value tuples are indexed by value (index 0 =
     value 1, index 6 = llama), per-opponent tuples by seat relative to me (index 0 = the
     player to my left) and have ``num_players - 1`` entries. Without ``version`` it is
-    told by the length (an agent's ``act`` gets a bare vector).
+    told by the length (an agent's ``act`` gets a bare vector); told version 0, a
+    version-1 vector is read by its first 52 entries.
 
     :meth:`count`, :meth:`hand_counts`, :meth:`discarded_count` and
     :meth:`discard_counts` index by card code instead.
@@ -886,14 +908,18 @@ class ObsView:
     def __init__(self, observation: np.ndarray | Sequence[float], version: int | None = None) -> None:
         v = observation.tolist() if type(observation) is np.ndarray else list(observation)
         n = len(v)
-        if version is None:
-            version = VERSION_OF_SIZE.get(n)
-        elif _SIZES.get(version) != n:
-            version = None
-        if version is None or type(v[0]) is list:
+        if version is None:  # the hot path: an agent's act
+            told = VERSION_OF_SIZE.get(n)
+        else:
+            told = _read_as(n, version)
+            if told is not None and n != _SIZES[told]:  # a later version's vector: its first entries
+                v = v[: _SIZES[told]]
+        if told is None or type(v[0]) is list:
+            what = "an observation is" if version is None else f"version {version} reads"
             raise ValueError(
-                f"an observation is a flat vector of {sizes_text()} values, got shape {np.shape(observation)}"
+                f"{what} a flat vector of {sizes_text(version or 0)} values, got shape {np.shape(observation)}"
             )
+        version = told
         self._v: list[float] = v
         self._n = 0  # players at the table, read on first use
         self.version: int = version
@@ -974,7 +1000,8 @@ class BatchView:
     indexed by value (index 0 = value 1, index 6 = llama); per-opponent fields keep all
     :data:`MAX_OTHERS` columns, the seats beyond a row's table reading as their zero
     padding does (``opp_present`` says which are real). A field is decoded when it is read.
-    Without ``version`` it is told by the length.
+    Without ``version`` it is told by the length; told version 0, rows of version 1 are
+    read by their first 52 entries.
     """
 
     __slots__ = ("_obs", "_end", "version")
@@ -986,15 +1013,16 @@ class BatchView:
     def __init__(self, observations: np.ndarray, version: int | None = None) -> None:
         obs = np.asarray(observations)
         size = obs.shape[-1] if obs.ndim == 2 else -1
-        if version is None:
-            version = VERSION_OF_SIZE.get(size)
-        elif _SIZES.get(version) != size:
-            version = None
-        if version is None or obs.dtype.kind not in "fiub":
+        told = _read_as(size, version)
+        if told is None or obs.dtype.kind not in "fiub":
+            what = "observations are" if version is None else f"version {version} reads"
             raise ValueError(
-                f"observations are a (B, size) array of rows of {sizes_text()} values, "
+                f"{what} a (B, size) array of rows of {sizes_text(version or 0)} values, "
                 f"got shape {obs.shape} ({obs.dtype})"
             )
+        if version is not None and size != _SIZES[told]:  # rows of a later version: their first entries
+            obs = obs[:, : _SIZES[told]]
+        version = told
         self._obs = obs
         self._end: np.ndarray | None = None
         self.version: int = version
