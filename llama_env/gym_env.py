@@ -183,16 +183,20 @@ class LlamaEnv(gym.Env):
             )
         super().reset(seed=None if seed is None else check_seed(seed))  # gymnasium takes True for 1
         self._stopped = True  # until the table is dealt and at the learner's turn (an opponent's reset may raise)
+        # Should an opponent's reset raise in deal_table, no game is left: the last one,
+        # read from the newly drawn seat, showed an opponent's hand as the learner's.
+        self.table = None
         rng = self.np_random
-        self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.rules.num_players))
-        self.table = deal_table(
+        seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.rules.num_players))
+        table = deal_table(
             rng,
-            self.seat,
+            seat,
             self.opponents,
             rules=self.rules,
             random_first_player=self.random_first_player,
             listener=self._log,
         )
+        self.seat, self.table = seat, table
         self._ended = False
         if self._log is not None:
             self._log.lines.clear()
