@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from llama_env.agent import Agent, AgentLike, AgentSpec, resolve
+from llama_env.agent import Agent, AgentLike, AgentSpec, agent_label, resolve
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
@@ -361,9 +361,16 @@ def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
         if len(spec) != k:
             raise ValueError(f"opponents: {num_players} players need {k} opponents, got {len(spec)}")
     try:
-        return [resolve(_spec_from_json(o)) for o in spec]
+        agents = [resolve(_spec_from_json(o)) for o in spec]
     except (TypeError, ValueError) as exc:  # a config error: name the option, as for the others
         raise ValueError(f"opponents: {exc}") from exc
+    for i, agent in enumerate(agents):  # else the table refuses it only at the first reset
+        try:
+            check_obs_version(getattr(agent, "obs_version", 0))
+        except ValueError as exc:
+            where = f"{i + 1} seat{'s' if i else ''} to the learner's left"
+            raise ValueError(f"opponents: {agent_label(agent)!r}, {where}: {exc}") from None
+    return agents
 
 
 def _spec_from_json(opponent: Any) -> Any:
@@ -384,7 +391,7 @@ def _spec_from_json(opponent: Any) -> Any:
 def make_v1(**kwargs: Any) -> LlamaEnv:
     """``Llama-v1``: ``Llama-v0`` with observation version 1. An ``obs_version`` other
     than 1 is refused: ``gym.make("Llama-v1", obs_version=0)`` played version 0."""
-    if kwargs.get("obs_version", 1) != 1:
+    if check_obs_version(kwargs.get("obs_version", 1)) != 1:  # True and 1.0 compare equal to 1
         raise ValueError(
             f"Llama-v1 is observation version 1, got obs_version={kwargs['obs_version']!r}: for version 0 "
             'make "Llama-v0"'

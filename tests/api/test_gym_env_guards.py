@@ -1,10 +1,15 @@
-"""A failed reset of Llama-v0 leaves no game read from another seat."""
+"""Llama-v0 and Llama-v1 refuse at gym.make what would fail later, and a failed reset
+leaves no game read from another seat."""
 
 from __future__ import annotations
 
+import warnings
+
+import gymnasium as gym
 import numpy as np
 import pytest
 
+import llama_env  # noqa: F401  (registers the envs)
 from llama_env import LlamaEnv
 from llama_env.table import AgentError
 
@@ -45,3 +50,27 @@ def test_a_reset_that_an_opponent_fails_leaves_no_game_read_from_the_new_seat():
         env.step(7)
     _, info = env.reset(seed=second)  # the opponent resets again: a third call
     assert info["action_mask"].any() and env.seat == 0 and env.game.current_player == 0
+
+
+class _ReadsVersion2:
+    obs_version = 2
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(np.flatnonzero(action_mask)[0])
+
+
+@pytest.mark.parametrize("env_id", ["Llama-v0", "Llama-v1"])
+def test_make_refuses_an_opponent_that_reads_an_unknown_observation_version(env_id):
+    """It was accepted and failed only at the first reset."""
+    match = "opponents: '_ReadsVersion2', 2 seats to the learner's left: obs_version must be one of 0, 1, got 2"
+    with pytest.raises(ValueError, match=match):
+        gym.make(env_id, num_players=3, opponents=["random", _ReadsVersion2()])
+
+
+@pytest.mark.parametrize("version", [True, 1.0, np.float64(1.0)])
+def test_llama_v1_refuses_an_obs_version_that_is_no_integer_as_llama_v0_does(version):
+    """make_v1 compared obs_version with 1 only, so True and 1.0 passed."""
+    for env_id in ("Llama-v0", "Llama-v1"):
+        with pytest.raises(ValueError, match="obs_version must be one of 0, 1"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gym.make(env_id, obs_version=version)
