@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llama_env.engine import LlamaGame, RoundResult
+from llama_env.engine import LlamaGame, RoundResult, check_seat
 
 CARD_NAMES = {1: "1", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "L"}
 
@@ -23,8 +23,22 @@ def seat_label(seat: int, names: Sequence[str] | None = None) -> str:
     return names[seat] if names else f"player_{seat}"
 
 
+def seat_names(names: Sequence[str] | None, num_players: int) -> list[str]:
+    """``names`` as a list labelling each seat of a ``num_players`` table (``player_<seat>``
+    without them); a list of another length is a ``ValueError``, not an ``IndexError``
+    halfway through a drawing."""
+    if names is None:
+        return [f"player_{p}" for p in range(num_players)]
+    if len(names) != num_players:
+        raise ValueError(f"names must label all {num_players} seats, got {len(names)}")
+    return list(names)
+
+
 def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None) -> str:
-    """The table as ``seat`` sees it."""
+    """The table as ``seat`` sees it. A seat off the table, or ``names`` that do not label
+    every seat, is a ``ValueError``."""
+    seat = check_seat(seat, game.num_players)  # else: no hand, no "(you)", silently
+    names = seat_names(names, game.num_players)
     lines = [f"Round {game.round} | top card: {card_str(game.top_card)} | draw pile: {len(game.draw_pile)}"]
     for p in range(game.num_players):
         me = p == seat

@@ -23,6 +23,8 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from llama_env._install import install_hint
+from llama_env.engine import check_seat
+from llama_env.render import seat_names
 
 if TYPE_CHECKING:
     from llama_env.engine import LlamaGame
@@ -91,9 +93,11 @@ def table_svg(
 ) -> str:
     """The table as ``viewer`` sees it (``None``: a spectator, who sees hands only with
     ``reveal``). ``legal_cards`` (card codes) are outlined in the viewer's hand. Returns
-    an SVG document of :data:`WIDTH` x :data:`HEIGHT` pixels."""
+    an SVG document of :data:`WIDTH` x :data:`HEIGHT` pixels. A viewer off the table, or
+    ``names`` that do not label every seat, is a ``ValueError``."""
     n = game.num_players
-    names = list(names) if names is not None else [f"player_{p}" for p in range(n)]
+    viewer = None if viewer is None else check_seat(viewer, n)  # else: no hand, no "(you)", silently
+    names = seat_names(names, n)
     bottom = viewer if viewer is not None else 0
     cx, cy, rx, ry = WIDTH / 2, HEIGHT / 2 - 10, 300, 160
     parts = [
