@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -250,6 +251,18 @@ def test_watch_heads_each_round_once_with_its_top_card():
     for r in range(2, 10):
         assert text.count(f"Round {r}: ") <= 1, text
         assert f"Round {r}: player_0 starts." not in text and f"Round {r}: player_1 starts." not in text
+
+
+def test_play_heads_each_round_with_the_card_it_opens_on():
+    """An opponent who starts a round covers its opening card before the person's first
+    turn; play said only who starts, so the person never saw a card that watch shows and
+    every agent's observation holds."""
+    out = io.StringIO()
+    config = PlayConfig(Rules(2), opponents=("heuristic",), seat=1, seed=1)
+    assert play(config, io.StringIO("q\n" * 500), out) == terminal.EXIT_FINISHED
+    heads = [line for line in out.getvalue().splitlines() if line.startswith("Round ") and " starts" in line]
+    assert heads[0] == "Round 1: player_0 starts; top card L."
+    assert len(heads) >= 2 and all(re.fullmatch(r"Round \d+: player_[01] starts; top card [1-6L]\.", h) for h in heads)
 
 
 def test_a_long_unparseable_move_is_cut_in_its_refusal():

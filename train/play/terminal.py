@@ -294,6 +294,13 @@ def _seat_agents(
     return seats, labels
 
 
+def _round_opening(game: LlamaGame, names: Sequence[str]) -> str:
+    """The line that heads a round: who starts it and the card it opens on. The card is
+    public and every agent's observation holds it; a person whose opponents move first
+    would otherwise see only the card that lies on it by their own turn."""
+    return f"Round {game.round}: {names[game.current_player]} starts; top card {card_str(game.top_card)}."
+
+
 class _Transcript(TableListener):
     """Tells the person every move and round result, as the table driver reports them
     (``me=None``: a spectator of agents, with ``pause`` seconds after each move)."""
@@ -319,7 +326,7 @@ class _Transcript(TableListener):
         self.say(render_round_summary(result, list(self.names)))
         if not table.game.game_over and self.me is not None:  # watch heads a round with every hand itself
             self.say("")
-            self.say(f"Round {table.game.round}: {self.names[table.game.current_player]} starts.")
+            self.say(_round_opening(table.game, self.names))
 
 
 def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
@@ -356,7 +363,7 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
     say(f"The game ends after a round in which someone reaches {game.end_score} points; the lowest score wins.")
     say("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.")
     say()
-    say(f"Round {game.round}: {names[game.current_player]} starts.")
+    say(_round_opening(game, names))
 
     while True:
         table.advance()  # an agent that fails is an AgentError naming it (the table driver)
@@ -428,7 +435,7 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
         if game.round != last_round:
             last_round = game.round
             say()
-            say(f"Round {game.round}: {names[game.current_player]} starts; top card {card_str(game.top_card)}.")
+            say(_round_opening(game, names))
             for p in range(n):
                 say(f"  {names[p]:<10} {' '.join(card_str(c) for c in game.hand(p))}")
         table.play_turn()
