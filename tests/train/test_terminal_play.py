@@ -265,6 +265,21 @@ def test_play_heads_each_round_with_the_card_it_opens_on():
     assert len(heads) >= 2 and all(re.fullmatch(r"Round \d+: player_[01] starts; top card [1-6L]\.", h) for h in heads)
 
 
+class _Terminal(io.StringIO):
+    """What a person types at a terminal, which shows it on the screen itself."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_ctrl_d_at_a_terminal_ends_the_prompt_line_before_leaving():
+    """A terminal shows nothing for Ctrl-D, so the goodbye was printed on the prompt's
+    line ("Your move> End of input: ...")."""
+    out = io.StringIO()
+    assert play(PlayConfig(Rules(2), opponents=("random",), seed=0), _Terminal(""), out) == terminal.EXIT_LEFT
+    assert out.getvalue().endswith("\nYour move> \nEnd of input: leaving the game unfinished.\n")
+
+
 def test_a_long_unparseable_move_is_cut_in_its_refusal():
     with pytest.raises(MoveError) as info:
         parse_move("x" * 100_000, LlamaGame(3, rng=0))

@@ -446,7 +446,8 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
     """Show the table and read moves until a legal one; ``None`` when the person leaves.
 
     When the input is not a terminal (a pipe, a file, a test's ``StringIO``) each line
-    read is echoed after the prompt, so the transcript reads like a session.
+    read is echoed after the prompt, so the transcript reads like a session; at a
+    terminal, end of input (Ctrl-D) ends the prompt's line, which the terminal does not.
     """
     echo = not _isatty(stdin)
 
@@ -462,7 +463,7 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
         stdout.write("Your move> ")
         stdout.flush()
         line = stdin.readline()
-        if echo:
+        if echo or line == "":  # a terminal shows what is typed, but Ctrl-D there ends no line
             stdout.write(line if line.endswith("\n") else line + "\n")
         if line == "":
             say("End of input: leaving the game unfinished.")
