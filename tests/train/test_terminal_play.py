@@ -296,6 +296,13 @@ def test_a_long_unparseable_move_is_cut_in_its_refusal():
         (["play", "--seed", "1"], "stdin", "standard input is closed"),
         (["play", "--seed", "1"], "stdout", "standard output is closed"),
         (["watch", "--seed", "1", "--delay", "0"], "stdout", "standard output is closed"),
+        # these two printed into nothing and exited 0: tune-heuristic after minutes of games
+        (["agents"], "stdout", "standard output is closed: agents lists"),
+        (
+            ["tune-heuristic", "--games", "1", "--passes", "1", "--validate-games", "0", "--workers", "1"],
+            "stdout",
+            "standard output is closed: tune-heuristic prints",
+        ),
     ],
 )
 def test_a_closed_stream_is_one_line_and_a_failure(capsys, monkeypatch, argv, stream, fragment):

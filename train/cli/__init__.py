@@ -18,7 +18,8 @@ notebooks) can call directly.
 
 Exit codes: 0 success; 1 a game of ``play`` left unfinished (``exit`` or end of input),
 a game of ``eval``, ``tournament``, ``play`` or ``watch`` an agent failed in, a worker
-process that died, or a missing optional package; 2 a
+process that died, a missing optional package, or a closed standard output where the
+result is what a command prints; 2 a
 usage error (bad option, unknown agent, wrong number of agents...), reported as one
 ``llama-rl: error: ...`` line on stderr, never a traceback; 130 interrupted (Ctrl-C).
 """

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TextIO
 
 from llama_env.agent import GROUPS, describe, grouped
-from train.cli.common import HelpFormatter, SubParsers
+from train.cli.common import HelpFormatter, SubParsers, standard_output
 
 __all__ = ["list_agents", "add_parser"]
 
@@ -15,8 +14,9 @@ __all__ = ["list_agents", "add_parser"]
 def list_agents(out: TextIO | None = None) -> dict[str, str]:
     """Print every registered agent with its one-line description, by group
     (:data:`llama_env.agent.GROUPS`): the strongest agent first, then the policy alone,
-    the baselines and the earlier models; return them all."""
-    out = out if out is not None else sys.stdout
+    the baselines and the earlier models; return them all. A closed standard output
+    (``out`` not given) is a :class:`~train.cli.common.CommandError`."""
+    out = out if out is not None else standard_output("agents lists the agents on it")
     groups = grouped()
     width = max((len(n) for agents in groups.values() for n in agents), default=0)
     for k, (group, agents) in enumerate(groups.items()):

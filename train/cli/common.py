@@ -11,7 +11,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from llama_env._atomic import new_file
 from llama_env._install import install_hint
@@ -27,6 +27,7 @@ __all__ = [
     "CommandError",
     "EXIT_GAME_FAILED",
     "game_errors",
+    "standard_output",
     "HelpFormatter",
     "AGENT_SYNTAX",
     "int_in",
@@ -85,6 +86,16 @@ def game_errors(prefix: str = "") -> Iterator[None]:
         raise CommandError(f"{prefix}{exc}", code=EXIT_GAME_FAILED) from None
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+
+
+def standard_output(why: str) -> TextIO:
+    """``sys.stdout``, for a command whose result is what it prints there; when it is
+    closed (``llama-rl agents >&-``: Python sets it to ``None``) a :class:`CommandError`
+    saying so, with ``why`` the command needs it, exit 1, found before any work: the
+    command ran and printed into nothing, and its exit code said it succeeded."""
+    if sys.stdout is None:
+        raise CommandError(f"standard output is closed: {why}", code=1)
+    return sys.stdout
 
 
 @contextlib.contextmanager

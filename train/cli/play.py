@@ -18,6 +18,7 @@ from train.cli.common import (
     players_type,
     rules_from_args,
     seed_type,
+    standard_output,
 )
 from train.play.terminal import EXIT_LEFT, PlayConfig, play
 
@@ -31,11 +32,9 @@ def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | N
     with its seat), are a :class:`CommandError` with exit code 1: the game is left
     unfinished, as when the person leaves it; a bad configuration one with exit code 2."""
     stdin = stdin if stdin is not None else sys.stdin
-    stdout = stdout if stdout is not None else sys.stdout
     if stdin is None:  # `llama-rl play <&-`: Python sets sys.stdin to None
         raise CommandError("standard input is closed: play reads your moves from it", code=EXIT_LEFT)
-    if stdout is None:
-        raise CommandError("standard output is closed: play shows the game on it", code=EXIT_LEFT)
+    stdout = stdout if stdout is not None else standard_output("play shows the game on it")
     with game_errors():
         config.validate()
         return play(config, stdin, stdout)

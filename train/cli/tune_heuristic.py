@@ -21,11 +21,19 @@ examples:
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TextIO
 
 from agents.heuristic import HEURISTIC_DEFAULTS
-from train.cli.common import CommandError, SubParsers, add_command, add_count, add_games, missing_dependency, seed_type
+from train.cli.common import (
+    CommandError,
+    SubParsers,
+    add_command,
+    add_count,
+    add_games,
+    missing_dependency,
+    seed_type,
+    standard_output,
+)
 from train.fit.heuristic import TuneConfig, format_defaults, tune, validate
 
 __all__ = ["add_parser", "run_tune_heuristic"]
@@ -36,8 +44,9 @@ _DEFAULTS = TuneConfig()
 def run_tune_heuristic(config: TuneConfig, out: TextIO | None = None) -> dict[str, float]:
     """Tune, validate and print to ``out``: each sweep, the validation table, the tuned
     parameters in the form of ``HEURISTIC_DEFAULTS`` and whether they are the current
-    ones. Returns the tuned parameters."""
-    out = out if out is not None else sys.stdout
+    ones. Returns the tuned parameters. A closed standard output (``out`` not given) is
+    a :class:`~train.cli.common.CommandError`, before the minutes of games."""
+    out = out if out is not None else standard_output("tune-heuristic prints the tuned parameters on it")
 
     def log(line: str) -> None:
         print(line, file=out, flush=True)

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from train.cli.common import (
     AGENT_SYNTAX,
-    CommandError,
     HelpFormatter,
     SubParsers,
     add_rule_options,
@@ -17,8 +15,9 @@ from train.cli.common import (
     rules_from_args,
     seat_agents,
     seed_type,
+    standard_output,
 )
-from train.play.terminal import EXIT_LEFT, WatchConfig, watch
+from train.play.terminal import WatchConfig, watch
 
 __all__ = ["add_parser"]
 
@@ -44,9 +43,7 @@ def _run(args: argparse.Namespace) -> int:
     config = WatchConfig(seats, rules=rules_from_args(args, len(seats)), seed=args.seed, delay=args.delay)
     with game_errors():
         config.validate()
-        if sys.stdout is None:  # `llama-rl watch >&-`: Python sets sys.stdout to None
-            raise CommandError("standard output is closed: watch shows the game on it", code=EXIT_LEFT)
-        return watch(config, sys.stdout)
+        return watch(config, standard_output("watch shows the game on it"))
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
