@@ -73,3 +73,21 @@ def test_the_install_hint_names_this_checkout_and_this_interpreter(monkeypatch, 
     (tmp_path / "it's $HOME" / "pyproject.toml").parent.mkdir(parents=True)
     (tmp_path / "it's $HOME" / "pyproject.toml").write_text("")  # a checkout at an awkward path
     assert shlex.split(hint.install_hint("web"))[-1] == f"{tmp_path}/it's $HOME[web]"  # quoted for the shell
+
+
+def test_tune_heuristic_runs_on_the_core_install_and_its_help_says_so():
+    """Its --help said it needs the 'train' extra; it plays its games on the core install."""
+    script = textwrap.dedent(
+        """
+        import sys
+        for name in ("torch", "stable_baselines3", "sb3_contrib", "openskill", "tqdm", "pandas", "rich"):
+            sys.modules[name] = None          # as if not installed
+        from train.cli import main
+        main(["tune-heuristic", "--help"])
+        sys.exit(main(["tune-heuristic", "--games", "1", "--passes", "1", "--validate-games", "1", "--workers", "1"]))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "usage: llama-rl tune-heuristic" in out.stdout and "extra" not in out.stdout
+    assert "HEURISTIC_DEFAULTS of agents/heuristic.py" in out.stdout

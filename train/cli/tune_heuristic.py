@@ -9,8 +9,8 @@ heuristic; 2 players against the starting heuristic), --games games each, duplic
 deals, the same --seed for every candidate. The result is then played on a fresh seed
 against every baseline, and printed as agents/heuristic.py holds HEURISTIC_DEFAULTS.
 
-The defaults made the shipped HEURISTIC_DEFAULTS (about 5 minutes on two cores). Needs
-the 'train' extra. The results depend on the seeds only, never on --workers.
+The defaults made the shipped HEURISTIC_DEFAULTS (about 5 minutes on two cores). The
+results depend on the seeds only, never on --workers.
 
 examples:
   llama-rl tune-heuristic                                  # the shipped parameters again
