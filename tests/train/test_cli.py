@@ -229,7 +229,7 @@ def test_progress_bars_follow_the_flag_else_whether_stderr_is_a_terminal(capsys,
         (["eval", "--agents", "cautious:threshold", "--players", "2"], "key=value"),
         (["eval", "--agents", "random:colour=red", "--players", "2"], "no parameter 'colour'"),
         (["eval", "--agents", "cautious:threshold=-1,random"], "threshold must be"),
-        (["eval", "--agents", "random,random", "--hand-size", "40"], "hand_size"),
+        (["eval", "--agents", "random,random", "--hand-size", "40"], "--hand-size must be between 1 and 27"),
         (["eval", "--agents", "random,random", "--end-score", "0"], "between 1 and"),
         (["eval"], "--agents"),
         (["tournament", "--agents", "random"], "at least 2 agents"),
@@ -238,6 +238,7 @@ def test_progress_bars_follow_the_flag_else_whether_stderr_is_a_terminal(capsys,
         (["tournament", "--agents", "random,greedy", "--players", "1"], "between 2 and 6"),
         (["play", "--opponents", "nope"], "unknown agent 'nope'"),
         (["play", "--players", "4", "--opponents", "random,random"], "2 agents for the 3 other seats"),
+        (["play", "--players", "2", "--opponents", "random,greedy"], "for the 1 other seat of a 2-player game; give a"),
         (["play", "--players", "3", "--seat", "3", "--opponents", "random"], "--seat must be between 0 and 2"),
         (["play", "--players", "9"], "between 2 and 6"),
         (["frobnicate"], "invalid choice"),
@@ -330,7 +331,7 @@ def test_every_rule_option_given_as_a_flag_reaches_the_games(capsys, monkeypatch
 def test_a_rule_option_the_table_refuses_is_a_usage_error(capsys, command):
     code, _, err = run(capsys, *GAME_COMMANDS[command], "--hand-size", "19")
     assert code == 2
-    assert "hand_size must be between 1 and 18 for 3 players" in err and "Traceback" not in err
+    assert "error: --hand-size must be between 1 and 18 for 3 players" in err and "Traceback" not in err
 
 
 # --------------------------------------------------------------------------- play

@@ -239,11 +239,16 @@ def add_rule_options(p: argparse.ArgumentParser) -> None:
 def rules_from_args(args: argparse.Namespace, num_players: int) -> Rules:
     """The rules a command's games are played by: its table size and the rule options
     that :func:`add_rule_options` added; a combination the rules refuse (a hand too large
-    for the table) is a :class:`CommandError` naming the option."""
+    for the table) is a :class:`CommandError` naming the option by its flag (the rules
+    name it by its field: ``hand_size must be ...``)."""
     try:
         return Rules(num_players, **{f.name: getattr(args, f.name) for f in rule_option_fields()})
     except ValueError as exc:
-        raise CommandError(str(exc)) from None
+        message = str(exc)
+        for f in rule_option_fields():
+            if message.startswith(f"{f.name} "):
+                message = rule_flag(f.name) + message[len(f.name) :]
+        raise CommandError(message) from None
 
 
 def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:

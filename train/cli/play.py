@@ -45,9 +45,14 @@ def _run(args: argparse.Namespace) -> int:
     rules = rules_from_args(args, args.players)
     others = args.players - 1
     if len(opponents) not in (1, others):
+        seats, fix = (
+            ("seat", "give a single agent")
+            if others == 1
+            else ("seats", f"give exactly {others} or a single agent to fill them all")
+        )
         raise CommandError(
-            f"--opponents names {len(opponents)} agents for the {others} other seats of a "
-            f"{args.players}-player game; give exactly {others} or a single agent to fill them all"
+            f"--opponents names {len(opponents)} agents for the {others} other {seats} of a "
+            f"{args.players}-player game; {fix}"
         )
     if not 0 <= args.seat < args.players:
         raise CommandError(f"--seat must be between 0 and {others} for {args.players} players, got {args.seat}")
