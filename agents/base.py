@@ -125,10 +125,12 @@ def number(
 
 
 def _short(value: object) -> str:
-    """``repr(value)`` for an error message, an integer of many digits by its size."""
+    """``repr(value)`` for an error message, an integer of many digits by its size and
+    anything else cut to 60 characters (a spec's value of pages was echoed whole)."""
     if isinstance(value, int) and abs(value).bit_length() > 128:
         return f"an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
-    return repr(value)
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def mask_list(action_mask: np.ndarray | list[int]) -> list[int]:

@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
-from llama_env.engine import error_line
+from llama_env.engine import brief, error_line
 
 __all__ = [
     "Agent",
@@ -594,22 +594,28 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""Numbers as a spec writes them, in ASCII: ``int`` and ``float`` also read other
+scripts' digits (``٣`` is 3) and underscores (``1_0``), which no one means as a number."""
+
+
 def _parse_value(text: str) -> Any:
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
     if low == "none":
         return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
+    if _INTEGER.fullmatch(text):
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python reads (4300): it fell back to text, echoed whole
+            raise ValueError(f"a number of {len(text)} digits, more than any parameter takes") from None
+    if not _DECIMAL.fullmatch(text):
         return text
+    value = float(text)
     if not math.isfinite(value):
-        return text  # "nan" and "inf" stay strings: no parameter means them
+        return text  # "1e999" stays a string, as "nan" and "inf" do: no parameter means them
     return value
 
 
@@ -622,18 +628,21 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     A value may hold a colon where no ``key=`` follows it, as a Windows path does
     (``ppo:path=C:\\models\\m.npz``).
 
-    Values are read as ``int``, ``float``, ``true``/``false``/``none``, or else left as
-    strings. With ``check`` (the default) the name must be registered and the parameters
+    Values are read as ``int``, ``float`` (written in the ASCII digits 0-9),
+    ``true``/``false``/``none``, or else left as strings; ``name:`` with no parameters
+    after its colon is refused. With ``check`` (the default) the name must be registered and the parameters
     must be the agent's; the agent is built once (unseeded) so that bad values or a
     missing model file are found before any game is played. A problem raises
     ``ValueError`` naming it and what exists.
     """
     if not isinstance(text, str):
         raise TypeError(f"an agent spec must be a string like 'cautious:threshold=4', got {text!r}")
-    name, _, rest = text.strip().partition(":")
+    name, colon, rest = text.strip().partition(":")
     name = name.strip()
     if not name:
         raise ValueError(f"empty agent name in {text!r}; known agents: {', '.join(_known())}")
+    if colon and not rest.strip():  # "cautious:" was read as "cautious", a typo passed over
+        raise ValueError(f"agent spec {brief(text)} has no parameters after ':'; write {name!r}, or {name}:key=value")
     params: dict[str, Any] = {}
     # a colon starts a parameter only where a key= follows it: a value may hold one (C:\models\m.npz)
     for part in _PARAMETER_COLON.split(rest) if rest else []:
@@ -643,7 +652,10 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
             raise ValueError(f"agent parameter {part!r} in {text!r} is not of the form key=value")
         if key in params:
             raise ValueError(f"agent parameter {key!r} is given twice in {text!r}")
-        params[key] = value.strip() if is_path_parameter(key) else _parse_value(value.strip())
+        try:
+            params[key] = value.strip() if is_path_parameter(key) else _parse_value(value.strip())
+        except ValueError as exc:
+            raise ValueError(f"agent parameter {key!r} in {brief(text)} is {exc}") from None
     spec = AgentSpec(name, params)
     if check:
         if name not in _known():

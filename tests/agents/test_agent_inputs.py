@@ -182,6 +182,38 @@ def test_a_constructor_raising_anything_is_a_value_error_naming_the_spec(capsys)
             table.pop("ctorboom_test_agent", None)
 
 
+@pytest.mark.parametrize("spec", ["cautious:", "cautious: ", " cautious :  "])
+def test_a_colon_with_no_parameters_after_it_is_refused_naming_the_spec(spec):
+    """``cautious:`` was read as ``cautious``: parameters left out by mistake passed unseen."""
+    with pytest.raises(ValueError, match=r"agent spec '.*' has no parameters after ':'; write 'cautious', or "):
+        agents.parse_agent_spec(spec, check=False)
+
+
+def test_numbers_are_read_in_ascii_only():
+    """``int`` and ``float`` read other scripts' digits and underscores: ``threshold=٣``
+    (an Arabic-Indic three) played threshold 3."""
+    for value in ("٣", "３", "1_0", "٣.٥"):
+        assert agents.parse_agent_spec(f"cautious:threshold={value}", check=False).params == {"threshold": value}
+        with pytest.raises(ValueError, match="threshold must be an integer, got '"):
+            agents.parse_agent_spec(f"cautious:threshold={value}")
+    spec = agents.parse_agent_spec("x:a=+3:b=-1.5e3:c=.5:d=7.:e=-0", check=False)
+    assert spec.params == {"a": 3, "b": -1500.0, "c": 0.5, "d": 7.0, "e": 0}
+    assert [type(v) for v in spec.params.values()] == [int, float, float, float, int]
+
+
+def test_a_value_of_thousands_of_characters_is_not_echoed_whole():
+    """An integer beyond the 4300 digits Python reads fell back to text, and the message
+    echoed all 5,000 of them."""
+    with pytest.raises(ValueError) as info:
+        agents.parse_agent_spec("cautious:threshold=" + "9" * 5000, check=False)
+    message = str(info.value)
+    assert "agent parameter 'threshold' in 'cautious:thr" in message and len(message) < 200
+    assert message.endswith("is a number of 5000 digits, more than any parameter takes")
+    with pytest.raises(ValueError) as info:
+        agents.parse_agent_spec("cautious:threshold=" + "x" * 5000)
+    assert "threshold must be an integer, got 'xxx" in str(info.value) and len(str(info.value)) < 200
+
+
 @pytest.mark.parametrize("name", [" ", " lead", "tail ", "nl\n", "tab\tin", "x#1", "random#2"])
 def test_a_name_no_spec_reaches_is_refused_naming_the_rule(name):
     """A spec is read stripped, and evaluation labels a repeated agent random#2."""
