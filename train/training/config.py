@@ -114,7 +114,7 @@ class TrainConfig:
     # --- the run
     total_timesteps: int = _f(2_000_000, "learner env steps to train for (resuming continues the count)")
     n_envs: int = _f(128, "games stepped side by side in the batched vec env")
-    seed: int = _f(0, "seeds the games, the opponents' draws and torch")
+    seed: int = _f(0, "seeds the games, the opponents' draws and torch (0..2**32-1, numpy's range)")
     torch_threads: int = _f(
         1, "torch.set_num_threads for the PPO updates (1 is fastest for a small MLP on a busy machine)"
     )
@@ -286,8 +286,11 @@ class TrainConfig:
                 "config key 'eval_games' must be >= 1 while eval_every is on (eval_every 0 turns the periodic "
                 "evaluation off)"
             )
-        if not 0 <= self.seed < 2**63:
-            raise ValueError(f"config key 'seed' must be an integer 0..2**63-1, got {self.seed}")
+        if not 0 <= self.seed <= LARGEST_SEED:
+            raise ValueError(
+                f"config key 'seed' must be an integer 0..2**32-1 (the trainers seed numpy's global generator, which "
+                f"takes no more), got {self.seed}"
+            )
         if not 0 <= self.stop_win_share < 1:
             raise ValueError(f"config key 'stop_win_share' must be in [0, 1), got {self.stop_win_share!r}")
         if self.stop_win_share and not (self.eval_every and self.eval_games):
@@ -404,6 +407,9 @@ LARGEST_ROLLOUT = 1 << 23
 6 GB of version-1 observations."""
 LARGEST_LAYER = 1 << 16
 """The widest hidden layer of ``net_arch``."""
+LARGEST_SEED = 2**32 - 1
+"""The largest ``seed``: SB3 and RLlib seed numpy's global generator with it, which
+refuses more (a larger seed passed the checks, then failed as the run started)."""
 
 
 reserve_option_names([f.name for f in fields(TrainConfig)], "a core setting of llama-rl train")

@@ -11,6 +11,7 @@ Needs the ``rllib`` extra (Ray), imported only when a run starts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from train.training.backend import Backend, imported_when_run
 
@@ -41,6 +42,20 @@ class RllibOptions:
             raise ValueError(f"config key 'num_env_runners' must be >= 0, got {n}")
 
 
+def _check(config: Any) -> None:
+    """RLlib seeds each remote env runner with ``seed`` plus its index (1, 2...), and numpy
+    takes seeds up to 2**32-1: a seed that the runners would push past it is refused here,
+    not by numpy in a runner after Ray has started."""
+    from train.training.config import LARGEST_SEED
+
+    runners = config.options.num_env_runners
+    if config.seed + runners > LARGEST_SEED:
+        raise ValueError(
+            f"config key 'seed' must be at most 2**32-1 - num_env_runners ({LARGEST_SEED - runners}) on rllib, which "
+            f"seeds each env runner with seed + its index, got {config.seed}"
+        )
+
+
 BACKEND = Backend(
     name="rllib",
     summary="multi-agent PPO on Ray RLlib (the rllib extra)",
@@ -49,4 +64,5 @@ BACKEND = Backend(
     run=imported_when_run("train.training.rllib.trainer", "train_rllib"),
     options=RllibOptions,
     fixed_on_resume=("privileged_critic",),
+    check=_check,
 )

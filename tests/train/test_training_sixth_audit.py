@@ -1,0 +1,42 @@
+"""What the sixth stop's audit of training found: seeds numpy refuses, opponent weights
+that overflow, rule errors that blamed a table size nobody gave, a run's config errors
+that did not name the file, unquoted paths, torch's thread count left changed, relative
+model paths in a run's config, ``ppo:path=`` of a run still training, timings that
+counted evaluations, and a final table at sizes the run never trained at."""
+
+from __future__ import annotations
+
+import pytest
+
+from train.cli import main
+from train.training.config import TrainConfig
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The one error line ``llama-rl`` prints for a usage error (exit 2)."""
+    assert main(list(args)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    return err
+
+
+# --------------------------------------------------------------------------- 1. seeds numpy takes
+
+
+def test_a_seed_beyond_numpys_range_is_refused_before_the_run(tmp_path, capsys):
+    """2**32 passed the checks (0..2**63-1), then SB3 and RLlib failed with numpy's "Seed
+    must be between 0 and 2**32 - 1" once the run had started."""
+    assert TrainConfig(seed=2**32 - 1).validate().seed == 2**32 - 1
+    with pytest.raises(ValueError, match=r"config key 'seed' must be an integer 0\.\.2\*\*32-1 .*, got 4294967296"):
+        TrainConfig(seed=2**32).validate()
+    err = usage_error(capsys, "train", "--preset", "smoke", "--run-dir", str(tmp_path), "--seed", str(2**32))
+    assert "config key 'seed'" in err and not any(tmp_path.iterdir())
+
+
+def test_an_rllib_seed_that_its_env_runners_would_push_past_numpys_range_is_refused():
+    """RLlib seeds each env runner with seed + its index."""
+    top = 2**32 - 1
+    assert TrainConfig(backend="rllib", seed=top).validate().seed == top  # no remote runner
+    assert TrainConfig(backend="rllib", seed=top - 2, options={"num_env_runners": 2}).validate()
+    with pytest.raises(ValueError, match=r"config key 'seed' must be at most .* \(4294967293\) on rllib"):
+        TrainConfig(backend="rllib", seed=top - 1, options={"num_env_runners": 2}).validate()
