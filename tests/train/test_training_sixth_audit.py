@@ -40,3 +40,15 @@ def test_an_rllib_seed_that_its_env_runners_would_push_past_numpys_range_is_refu
     assert TrainConfig(backend="rllib", seed=top - 2, options={"num_env_runners": 2}).validate()
     with pytest.raises(ValueError, match=r"config key 'seed' must be at most .* \(4294967293\) on rllib"):
         TrainConfig(backend="rllib", seed=top - 1, options={"num_env_runners": 2}).validate()
+
+
+# --------------------------------------------------------------------------- 10. weights that overflow
+
+
+def test_opponent_weights_whose_total_overflows_are_refused_in_one_line(tmp_path, capsys):
+    """Each weight was finite, their total infinite: numpy's "Probabilities do not sum to
+    1" once the games were dealt."""
+    with pytest.raises(ValueError, match="config key 'opponents' must give a finite total weight"):
+        TrainConfig(opponents={"heuristic": 1e308, "self": 1e308}).validate()
+    args = ("train", "--preset", "smoke", "--run-dir", str(tmp_path), "--opponents", "heuristic:1e308,self:1e308")
+    assert "config key 'opponents' must give a finite total weight" in usage_error(capsys, *args)

@@ -506,6 +506,8 @@ def _check_opponents(mix: Mapping[str, float]) -> None:
             raise ValueError(f"config key 'opponents': weight of {name!r} must be a number >= 0, got {weight}")
     if not mix or sum(mix.values()) <= 0:
         raise ValueError(f"config key 'opponents' must give a positive total weight, got {dict(mix)!r}")
+    if not math.isfinite(sum(mix.values())):  # weights of 1e308 each: the draw's probabilities were NaN
+        raise ValueError(f"config key 'opponents' must give a finite total weight, got {dict(mix)!r}")
 
 
 # --------------------------------------------------------------------------- parsers (the edge)
