@@ -33,6 +33,7 @@ __all__ = [
     "AgentLike",
     "AgentSpec",
     "ENTRY_POINT_GROUP",
+    "builtins_hidden",
     "register",
     "make",
     "names",
@@ -206,11 +207,12 @@ def _load(ep: Any) -> None:
         )
 
 
-def _load_builtins() -> None:
+def _load_builtins(*, warn: bool = True) -> None:
     """Import the built-in agents (their entry point) once, before any other agent is
     registered or loaded: their names are then taken first, whatever the order in which
     a program imports its plugins or the entry points are listed, and a plugin that
-    reuses one is refused with a message instead of making ``import agents`` fail."""
+    reuses one is refused with a message instead of making ``import agents`` fail.
+    ``warn``: a warning when another module took their package's name."""
     global _builtins_loaded, _hidden
     if not _builtins_loaded:
         _builtins_loaded = True
@@ -218,12 +220,22 @@ def _load_builtins() -> None:
             if ep.name == BUILTIN_ENTRY_POINT:
                 _load(ep)
                 _hidden = _hiding(ep.value)
-                if _hidden:
+                if _hidden and warn:
                     warnings.warn(_hidden, RuntimeWarning, stacklevel=4)
 
 
 _hidden = ""
 """Why the built-in agents did not register, when another module took their package's name."""
+
+
+def builtins_hidden() -> str:
+    """Why the built-in agents cannot register, as :func:`make` says it: a file or folder
+    of their package's name (``agents``) beside the script, or in the current folder,
+    imported in its place; empty when they can. A program that imports the package's
+    modules itself (the command line imports ``agents.ppo``) asks first, to name that file
+    instead of failing with Python's "'agents' is not a package"."""
+    _load_builtins(warn=False)  # the asker reports it
+    return _hidden
 
 
 def _hiding(package: str) -> str:

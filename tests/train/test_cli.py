@@ -783,13 +783,28 @@ def test_every_stop_signal_stops_a_command_as_ctrl_c_does(monkeypatch, capsys):
     """Windows sends no SIGTERM: there Ctrl-Break and a closed console (SIGBREAK) must
     stop a run as Ctrl-C does, checkpoint and all. SIGUSR1 stands in for it here."""
     import train.cli
-    from train.training.run_dir import STOP_SIGNALS
+    from train.training import run_dir
 
-    assert (signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])) == STOP_SIGNALS
-    monkeypatch.setattr(train.cli, "STOP_SIGNALS", (signal.SIGTERM, signal.SIGUSR1))
+    assert (signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])) == run_dir.STOP_SIGNALS
+    monkeypatch.setattr(run_dir, "STOP_SIGNALS", (signal.SIGTERM, signal.SIGUSR1))
     before = signal.getsignal(signal.SIGUSR1)
     with pytest.raises(KeyboardInterrupt), train.cli._terminate_as_ctrl_c():
         os.kill(os.getpid(), signal.SIGUSR1)
         time.sleep(1)  # the handler runs at the next bytecode of the main thread
     assert "terminated (SIGUSR1): stopping as on Ctrl-C" in capsys.readouterr().err
     assert signal.getsignal(signal.SIGUSR1) == before
+
+
+def test_a_file_named_agents_beside_the_script_is_named_in_one_line(tmp_path):
+    """``python -m train.cli``, or a script calling ``main``, beside a user's agents.py
+    died at import in a traceback ending "'agents' is not a package"; the README promises
+    that the error names the file, as agents.make's does."""
+    (tmp_path / "agents.py").write_text("MINE = True\n")
+    (tmp_path / "script.py").write_text("import sys\nfrom train.cli import main\nsys.exit(main(['agents']))\n")
+    expected = (
+        f"llama-rl: error: the built-in agents are not registered: 'import agents' found "
+        f"{tmp_path / 'agents.py'}, not llama-rl's package; rename that file or folder (or run from another folder)\n"
+    )
+    for argv in (["-m", "train.cli", "agents"], ["script.py"]):
+        run = subprocess.run([sys.executable, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert (run.returncode, run.stderr, run.stdout) == (1, expected, ""), argv

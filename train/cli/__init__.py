@@ -18,8 +18,9 @@ notebooks) can call directly.
 
 Exit codes: 0 success; 1 a game of ``play`` left unfinished (``exit`` or end of input),
 a game of ``eval``, ``tournament``, ``play`` or ``watch`` an agent failed in, a worker
-process that died, a missing optional package, or a closed standard output where the
-result is what a command prints; 2 a
+process that died, a missing optional package, a closed standard output where the
+result is what a command prints, or a file or folder named ``agents`` (named in the
+message) that hides llama-rl's built-in agents; 2 a
 usage error (bad option, unknown agent, wrong number of agents...), reported as one
 ``llama-rl: error: ...`` line on stderr, never a traceback; 130 interrupted (Ctrl-C).
 """
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import os
 import signal
@@ -38,27 +40,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from llama_env.agent import builtins_hidden
 from llama_env.table import AgentError
-from train.cli import (
-    agents,
-    distill,
-    evaluate,
-    export,
-    fit_search,
-    play,
-    serve,
-    tournament,
-    train,
-    tune_heuristic,
-    watch,
-)
 from train.cli.agents import list_agents
 from train.cli.common import EXIT_GAME_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
 from train.cli.evaluate import EvalCommand, run_eval
 from train.cli.play import run_play
 from train.cli.tournament import TournamentCommand, run_tournament
 from train.evaluation.runner import WORKER_DIED
-from train.training.run_dir import STOP_SIGNALS, signal_handler
 
 __all__ = [
     "COMMAND_NAMES",
@@ -73,7 +62,12 @@ __all__ = [
     "run_tournament",
 ]
 
-_COMMANDS = (evaluate, tournament, play, watch, serve, agents, train, export, fit_search, distill, tune_heuristic)
+_COMMANDS = (
+    "evaluate", "tournament", "play", "watch", "serve", "agents", "train", "export", "fit_search", "distill",
+    "tune_heuristic",
+)  # fmt: skip
+"""The subcommands' modules, imported as the parser is built: several import the built-in
+agents' modules (``agents.ppo``), which :func:`main` first makes sure are llama-rl's."""
 COMMAND_NAMES = (
     "eval", "tournament", "play", "watch", "serve", "agents", "train", "export", "fit-search", "distill",
     "tune-heuristic",
@@ -102,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     for command in _COMMANDS:
-        command.add_parser(sub)
+        importlib.import_module(f"{__name__}.{command}").add_parser(sub)
     return parser
 
 
@@ -120,6 +114,10 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run ``llama-rl`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     _tolerant_streams()
+    hidden = builtins_hidden()
+    if hidden:  # a user's agents.py beside the script (python -m train.cli): Python's error named no file
+        print(f"{PROG}: error: {hidden}", file=sys.stderr)
+        return 1
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -189,13 +187,15 @@ def _terminate_as_ctrl_c() -> contextlib.AbstractContextManager[Any]:
     code is 130. On Windows, which sends no SIGTERM, so does SIGBREAK (Ctrl-Break, the
     console closed)."""
 
+    from train.training import run_dir  # it imports agents.ppo: not before main's check
+
     def handler(signum: int, frame: Any) -> None:
         print(f"\nterminated ({signal.Signals(signum).name}): stopping as on Ctrl-C", file=sys.stderr, flush=True)
         raise KeyboardInterrupt
 
     stack = contextlib.ExitStack()
-    for signum in STOP_SIGNALS:
-        stack.enter_context(signal_handler(signum, handler))
+    for signum in run_dir.STOP_SIGNALS:
+        stack.enter_context(run_dir.signal_handler(signum, handler))
     return stack
 
 
