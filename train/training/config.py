@@ -233,11 +233,8 @@ class TrainConfig:
                     f"config key {key!r} is not used by backend {self.backend!r}; leave it at its default "
                     f"({field_defaults()[key]!r}) or pick another backend"
                 )
-        for n in sorted({*self.players, *self.eval_players}):
-            try:
-                self.rules_at(n)
-            except ValueError as exc:
-                raise ValueError(f"config: the rule options at {n} players: {exc}") from None
+        self._check_rules_at("players")
+        self._check_rules_at("eval_players")
         if self.obs_version not in OBS_VERSIONS:
             raise ValueError(
                 f"config key 'obs_version' must be one of {', '.join(map(str, OBS_VERSIONS))}, got {self.obs_version!r}"
@@ -325,6 +322,29 @@ class TrainConfig:
             check_new_run_name(self.run_name, self.run_dir)
         backend.check(self)
         return self
+
+    def _check_rules_at(self, key: str) -> None:
+        """A ``ValueError`` naming ``key`` (``players`` or ``eval_players``) when the rule
+        options do not hold at one of its table sizes, saying when that size is the key's
+        default (``eval_players``' 4 refused a hand of 20 cards in a run of ``players`` 2)
+        and which sizes they allow."""
+        sizes: tuple[int, ...] = getattr(self, key)
+        for n in sorted(set(sizes)):
+            try:
+                self.rules_at(n)
+            except ValueError as exc:
+                default = list(sizes) == field_defaults()[key]
+                given = f" (its default is {','.join(map(str, sizes))})" if default else ""
+                allowed = [m for m in range(MIN_PLAYERS, MAX_PLAYERS + 1) if self._rules_hold(m)]
+                fix = f"; give {key} sizes these rules allow: {','.join(map(str, allowed))}" if allowed else ""
+                raise ValueError(f"config key {key!r} includes {n}{given}: {exc}{fix}") from None
+
+    def _rules_hold(self, num_players: int) -> bool:
+        try:
+            self.rules_at(num_players)
+        except ValueError:
+            return False
+        return True
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-friendly data, one flat mapping (tuples as lists; the backend's
