@@ -6,10 +6,14 @@ counted evaluations, and a final table at sizes the run never trained at."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from train.cli import main
 from train.training.config import TrainConfig
+from train.training.resume import session_run
 
 
 def usage_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -73,3 +77,25 @@ def test_a_rule_option_error_names_the_key_its_table_size_came_from(tmp_path, ca
         ValueError, match=r"^config key 'players' includes 3: .*; give players sizes these rules allow: 2$"
     ):
         TrainConfig(players=(2, 3), eval_players=2, hand_size=20).validate()
+
+
+# --------------------------------------------------------------------------- 7. a run's config that cannot be read
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"bogus": 1}, "unknown config key 'bogus'; allowed keys: "),
+        ({"n_envs": "16"}, "config key 'n_envs' must be an integer, got '16'"),
+    ],
+)
+def test_an_error_in_a_runs_recorded_config_names_the_file(tmp_path, capsys, change, said):
+    """It said "unknown config key 'bogus'" without saying it came from runs/x/config.json,
+    not from the flags given."""
+    run = tmp_path / "x"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({**TrainConfig().to_dict(), **change}))
+    err = usage_error(capsys, "train", "--resume", str(run), "--total-timesteps", "4096")
+    assert err.startswith(f"llama-rl: error: in {run / 'config.json'}: {said}")
+    with pytest.raises(ValueError, match=f"^in {re.escape(str(run / 'config.json'))}: {re.escape(said)}"):
+        session_run(TrainConfig(resume=str(run)))

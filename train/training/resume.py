@@ -77,12 +77,17 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
 def _recorded(run: RunDir) -> TrainConfig | None:
     """The config ``run`` recorded, read as its own file (``None``: it recorded none)."""
     recorded = run.recorded_config()
-    return None if recorded is None else _config_of(recorded)
+    return None if recorded is None else _config_of(run, recorded)
 
 
-def _config_of(recorded: Mapping[str, Any]) -> TrainConfig:
-    """A run's recorded config file's mapping as a config."""
-    return config_from_dict({k: v for k, v in recorded.items() if k != "resume"}, recorded=True)
+def _config_of(run: RunDir, recorded: Mapping[str, Any]) -> TrainConfig:
+    """The mapping of ``run``'s recorded config file as a config; a ``ValueError`` names
+    the file (a key it should not hold, a value of the wrong type: edited by hand, or
+    written by another version)."""
+    try:
+        return config_from_dict({k: v for k, v in recorded.items() if k != "resume"}, recorded=True)
+    except ValueError as exc:
+        raise ValueError(f"in {run.recorded_config_path()}: {exc}") from None
 
 
 def find_checkpoint(path: str | Path) -> Path:
@@ -146,7 +151,7 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     recorded = run.recorded_config()
     if recorded is None:
         return config_from_dict({**overrides, **here})
-    base = _config_of(recorded)
+    base = _config_of(run, recorded)
     _warn_defaulted(run, recorded, base)
     candidate = config_from_dict({**base.to_dict(), **overrides, **here})
     check_fixed(base, candidate, run)
