@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import pytest
 
 from train.cli import main
+from train.cli.common import EXIT_INTERRUPTED
+from train.training import TrainResult
 from train.training.config import TrainConfig
 from train.training.resume import session_run
 
@@ -99,3 +102,23 @@ def test_an_error_in_a_runs_recorded_config_names_the_file(tmp_path, capsys, cha
     assert err.startswith(f"llama-rl: error: in {run / 'config.json'}: {said}")
     with pytest.raises(ValueError, match=f"^in {re.escape(str(run / 'config.json'))}: {re.escape(said)}"):
         session_run(TrainConfig(resume=str(run)))
+
+
+# --------------------------------------------------------------------------- 8. the line printed after Ctrl-C
+
+
+def test_the_line_that_continues_an_interrupted_run_pastes_into_a_shell(tmp_path, monkeypatch, capsys):
+    """It printed ``--resume runs/sp ace`` unquoted, where the commands printed after a
+    finished run are quoted."""
+    import train.training
+
+    def interrupted(config: TrainConfig) -> TrainResult:
+        run = tmp_path / "sp ace"
+        return TrainResult(run, run / "model.zip", 512, 512, 1.0, 0.0, 1.0, True, [])
+
+    monkeypatch.setattr(train.training, "train", interrupted)
+    args = ["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--run-name", "sp ace"]
+    assert main(args) == EXIT_INTERRUPTED
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == f"continue it with: llama-rl train --resume {shlex.quote(str(tmp_path / 'sp ace'))}"
+    assert shlex.split(out.splitlines()[-1])[-1] == str(tmp_path / "sp ace")

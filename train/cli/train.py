@@ -162,7 +162,7 @@ def _run(args: argparse.Namespace) -> int:
         + (f" [stopped early: the evaluation beat {config.stop_win_share:g}]" if result.stopped_early else "")
     )
     if result.interrupted:
-        print(f"continue it with: llama-rl train --resume {result.run_dir}")
+        print(f"continue it with: llama-rl train --resume {shlex.quote(str(result.run_dir))}")  # pasted into a shell
         return EXIT_INTERRUPTED
     if result.stopped_early:
         last = result.evals[-1]
