@@ -122,3 +122,15 @@ def test_the_line_that_continues_an_interrupted_run_pastes_into_a_shell(tmp_path
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == f"continue it with: llama-rl train --resume {shlex.quote(str(tmp_path / 'sp ace'))}"
     assert shlex.split(out.splitlines()[-1])[-1] == str(tmp_path / "sp ace")
+
+
+# --------------------------------------------------------------------------- 11. the reason a checkpoint is skipped
+
+
+def test_a_checkpoint_that_is_no_zip_names_the_error_once(tmp_path):
+    """It said "(BadZipFile: BadZipFile: File is not a zip file)"."""
+    from train.training.run_dir import checkpoint_problem
+
+    bad = tmp_path / "ppo_512.zip"
+    bad.write_bytes(b"not a zip at all")
+    assert checkpoint_problem(bad) == "BadZipFile: File is not a zip file"

@@ -168,7 +168,7 @@ def checkpoint_problem(path: Path) -> str | None:
         if data["num_timesteps"] < 0:
             return f"its step count is negative ({data['num_timesteps']})"
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RecursionError) as exc:
-        return f"{type(exc).__name__}: {error_line(exc)}"  # (RecursionError: JSON nested too deep)
+        return error_line(exc)  # its type and first line (RecursionError: JSON nested too deep)
     return None
 
 
