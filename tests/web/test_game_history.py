@@ -18,7 +18,7 @@ import pytest
 from openskill.models import PlackettLuce
 
 import llama_env.agent as agent_registry
-from llama_env.engine import LlamaGame
+from llama_env.engine import DEFAULT_RULES, LlamaGame, Rules, rule_option_fields
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
 from train.evaluation.ratings import Rater
@@ -36,6 +36,29 @@ from train.play.history import (
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1_700_000_000.0
+SCHEMA_2 = """
+CREATE TABLE games (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    finished REAL NOT NULL,
+    players INTEGER NOT NULL,
+    end_score INTEGER NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX games_by_finished ON games (finished, id);
+CREATE TABLE seats (
+    game INTEGER NOT NULL REFERENCES games (id) ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('person', 'agent')),
+    score INTEGER NOT NULL,
+    winner INTEGER NOT NULL CHECK (winner IN (0, 1)),
+    forfeit INTEGER NOT NULL DEFAULT 0 CHECK (forfeit IN (0, 1)),
+    PRIMARY KEY (game, seat)
+) WITHOUT ROWID;
+CREATE INDEX seats_by_participant ON seats (kind, name);
+"""
+"""The tables of a history file of schema 2, as llama-rl wrote them (written out: the
+module's own schema moves on, and an old file does not)."""
 
 
 class _Moves(TableListener):
@@ -46,13 +69,16 @@ class _Moves(TableListener):
         self.moves.append((seat, action))
 
 
-def play_record(seed: int, players: list[str], *, names: list[str] | None = None, labels: list[str] | None = None):
-    """A real finished game among the agents ``players`` (registered names), recorded
-    as the web app records it: returns (record JSON, final scores)."""
+def play_record(
+    seed: int, players: list[str], *, names: list[str] | None = None, labels: list[str] | None = None, **options: int
+):
+    """A real finished game among the agents ``players`` (registered names), at the rule
+    ``options`` (default: the standard rules), recorded as the web app records it:
+    returns (record JSON, final scores)."""
     agents = [agent_registry.make(p) for p in players]
     for seat, a in enumerate(agents):
         agent_registry.reset_agent(a, seed * 10 + seat)
-    game = LlamaGame(len(players), rng=seed)
+    game = LlamaGame(len(players), rng=seed, **options)
     start = game.to_dict()
     moves = _Moves()
     Table(game, agents, listener=moves).play()
@@ -130,7 +156,7 @@ def test_saved_games_read_back_newest_first_with_scores_and_winners(hist, games)
     assert [g["id"] for g in listed] == ids[::-1]
     for g, (record, scores) in zip(listed, games[::-1], strict=True):
         assert g["players"] == len(scores) == len(g["seats"])
-        assert g["end_score"] == record["start"]["end_score"]
+        assert g["options"] == {f.name: record["start"][f.name] for f in rule_option_fields()}
         best = min(scores)
         assert [s["score"] for s in g["seats"]] == scores
         assert [s["winner"] for s in g["seats"]] == [s == best for s in scores]
@@ -560,6 +586,58 @@ def test_a_damaged_row_is_left_out_with_a_warning_and_its_record_is_named(hist, 
     assert "are damaged and left out" in caplog.text and str(ids[1]) in caplog.text
     with pytest.raises(HistoryError, match=rf"saved game {ids[4]} is damaged \("):
         hist.record(ids[4])
+
+
+def test_a_history_of_schema_2_takes_each_games_rule_options_from_its_record_when_opened(tmp_path):
+    """Schema 2 kept a game's end score and no other option: a game played at another hand
+    size (the API took one) was listed as a standard one. Opening the file fills in each
+    game's options from its record; a record that does not say (not JSON) reads as the
+    standard rules. Games of every option are rated together."""
+    small = Rules(2, end_score=15, hand_size=3)
+    played = [
+        play_record(0, ["heuristic", "random"]),
+        play_record(1, ["heuristic", "random"], **small.options()),
+        play_record(2, ["heuristic", "random"]),
+    ]
+    assert [len(hand) for hand in played[1][0]["start"]["hands"]] == [3, 3]
+    path = tmp_path / "old.sqlite3"
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA_2)
+    con.execute(f"PRAGMA application_id = {history_module.APPLICATION_ID}")
+    con.execute("PRAGMA user_version = 2")
+    for game_id, (record, scores) in enumerate(played, 1):
+        text = "not JSON" if game_id == 3 else json.dumps(record)
+        con.execute("INSERT INTO games VALUES (?, ?, 2, ?, ?)", (game_id, T0 + game_id, 40, text))
+        for seat, (name, score) in enumerate(zip(record["agents"], scores, strict=True)):
+            won = int(score == min(scores))
+            con.execute("INSERT INTO seats VALUES (?, ?, ?, 'agent', ?, ?, 0)", (game_id, seat, name, score, won))
+    con.commit()
+    con.close()
+    with History(path) as hist:
+        listed = {g["id"]: g["options"] for g in hist.games()}
+        assert listed == {1: DEFAULT_RULES.options(), 2: small.options(), 3: DEFAULT_RULES.options()}
+        new = hist.save(played[1][0], people=[False, False], finished=T0 + 10)
+        (latest,) = hist.games(limit=1)
+        assert (latest["id"], latest["options"]) == (new, small.options())
+        assert [r["games"] for r in hist.ratings() if r["name"] == "random"] == [4]
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+
+
+def test_an_option_a_saved_game_lacks_reads_as_the_standard_rule_and_damaged_options_are_left_out(hist, games, caplog):
+    """A game saved before an option existed was played by its standard rule (so a new
+    option needs no new schema); options damaged outside the module leave the game out of
+    the list, with a warning, as any damaged row."""
+    ids = [hist.save(record, people=person_first(record), finished=T0 + k) for k, (record, _) in enumerate(games[:5])]
+    with sqlite3.connect(hist.path) as conn:
+        for game_id, options in zip(ids, ["{}", '{"hand_size": 4}', "x", '{"hand_size": "4"}', "[4]"], strict=True):
+            conn.execute("UPDATE games SET options = ? WHERE id = ?", (options, game_id))
+    caplog.set_level("WARNING", logger="llama_rl.serve")
+    listed = {g["id"]: g["options"] for g in hist.games()}
+    assert listed == {ids[0]: DEFAULT_RULES.options(), ids[1]: {**DEFAULT_RULES.options(), "hand_size": 4}}
+    assert "are damaged and left out" in caplog.text and ", ".join(map(str, ids[:1:-1])) in caplog.text
 
 
 def test_a_person_is_rated_by_the_name_typed_whoever_else_sits_at_the_table(hist):

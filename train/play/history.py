@@ -8,8 +8,16 @@ strongest (:meth:`History.ratings`). Plain Python and the standard library's
 
 The file (:func:`default_path` unless the user names one) is a SQLite database:
 
-* ``games``: ``id``, ``finished`` (UTC unix seconds), ``players``, ``end_score`` and
-  ``record``, the game record as JSON (:class:`llama_env.record.GameRecording`);
+* ``games``: ``id``, ``finished`` (UTC unix seconds), ``players``, ``end_score``,
+  ``record``, the game record as JSON (:class:`llama_env.record.GameRecording`), and
+  ``options``, the game's rule options as one JSON object by name (``{"end_score": 40,
+  "hand_size": 6}``, every option of :class:`llama_env.engine.Rules`; schema 3, filled in
+  from each game's record when a file of schema 2 is opened). An option a game's
+  ``options`` lacks (one added to the rules after the game was saved) reads as its
+  standard value, the rule the game was played by, so a new option needs no change
+  here. ``end_score`` is from schemas 1 and 2: it is still written, and ``options`` is
+  what is read (SQLite drops a column only from version 3.35, and rebuilding ``games``
+  would delete the seats that refer to it);
 * ``seats``: per game and seat, the participant's ``name``, its ``kind`` (``person``,
   rated by the name the person typed, whoever else sat at the table, or ``agent``,
   rated by its agent label), the final ``score`` and ``winner`` (lowest score wins;
@@ -50,7 +58,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from llama_env.engine import error_line, winners
+from llama_env.engine import DEFAULT_RULES, error_line, rule_option_fields, winners
 from llama_env.record import GameRecording
 
 log = logging.getLogger("llama_rl.serve")
@@ -68,7 +76,7 @@ __all__ = [
     "stayed_winners",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """``PRAGMA user_version`` of the files this module writes."""
 APPLICATION_ID = 0x4C4C4D41  # "LLMA": PRAGMA application_id of a LLAMA-RL history
 MAX_NAME = 40
@@ -90,7 +98,8 @@ CREATE TABLE games (
     finished REAL NOT NULL,
     players INTEGER NOT NULL,
     end_score INTEGER NOT NULL,
-    record TEXT NOT NULL
+    record TEXT NOT NULL,
+    options TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX games_by_finished ON games (finished, id);
 CREATE TABLE seats (
@@ -105,10 +114,19 @@ CREATE TABLE seats (
 ) WITHOUT ROWID;
 CREATE INDEX seats_by_participant ON seats (kind, name);
 """
-_UPGRADES = {
-    1: "ALTER TABLE seats ADD COLUMN forfeit INTEGER NOT NULL DEFAULT 0 CHECK (forfeit IN (0, 1))",
+_UPGRADES: dict[int, tuple[str, ...]] = {
+    1: ("ALTER TABLE seats ADD COLUMN forfeit INTEGER NOT NULL DEFAULT 0 CHECK (forfeit IN (0, 1))",),
+    2: (
+        "ALTER TABLE games ADD COLUMN options TEXT NOT NULL DEFAULT '{}'",
+        # each game's options as its record's start holds them (a game of schema 2 may have
+        # been played at another hand size through the API); none, so the standard rules,
+        # where the record does not say
+        "UPDATE games SET options = (SELECT json_group_object(key, value) FROM json_each(games.record, '$.start') "
+        f"WHERE key IN ({', '.join(repr(f.name) for f in rule_option_fields())}) AND type = 'integer') "
+        "WHERE json_valid(record)",
+    ),
 }
-"""Schema version -> the statement that brings a file of it to the next one."""
+"""Schema version -> the statements that bring a file of it to the next one."""
 
 
 class HistoryError(ValueError):
@@ -198,6 +216,21 @@ def _whole(finished: object, seats: Sequence[tuple[Any, ...]]) -> bool:
         isinstance(name, str) and isinstance(kind, str) and type(score) is int and {winner, forfeit} <= {0, 1}
         for name, kind, score, winner, forfeit in seats
     )
+
+
+def _options(stored: object) -> dict[str, int] | None:
+    """A saved game's rule options by name from its ``options`` column: each option as
+    stored, and the standard value for one it lacks (a game saved before the option
+    existed was played by the standard rule); ``None`` where the column is not a JSON
+    object of integers (a row damaged outside this module: :meth:`History.games` leaves
+    the game out, and the ratings, which read no options, keep it)."""
+    try:
+        options = json.loads(stored) if isinstance(stored, str) else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(options, dict) or not all(type(value) is int for value in options.values()):
+        return None
+    return {**DEFAULT_RULES.options(), **options}
 
 
 def stayed_winners(scores: Sequence[int], forfeit: Collection[int]) -> list[int]:
@@ -320,7 +353,8 @@ class History:
                 raise HistoryError(f"{self.path} has no history schema (user_version {version}): {_ADVICE}")
             else:
                 for old in range(version, SCHEMA_VERSION):  # in the same transaction: whole or not at all
-                    conn.execute(_UPGRADES[old])
+                    for statement in _UPGRADES[old]:
+                        conn.execute(statement)
                     conn.execute(f"PRAGMA user_version = {old + 1}")
 
     @staticmethod
@@ -421,10 +455,11 @@ class History:
             for seat in range(n)
         ]
         stored = json.dumps(rec.to_json(), ensure_ascii=False, separators=(",", ":"))
+        options = json.dumps(game.rules.options(), separators=(",", ":"))
         with self._connection("save a game to") as conn, self._transaction(conn):
             cursor = conn.execute(
-                "INSERT INTO games (finished, players, end_score, record) VALUES (?, ?, ?, ?)",
-                (finished, n, game.rules.end_score, stored),
+                "INSERT INTO games (finished, players, end_score, record, options) VALUES (?, ?, ?, ?, ?)",
+                (finished, n, game.rules.end_score, stored, options),
             )
             game_id = cursor.lastrowid
             if game_id is None:  # pragma: no cover - sqlite always sets it after an INSERT
@@ -445,8 +480,10 @@ class History:
     def games(self, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
         """The saved games, newest first (by finishing time, then id): ``limit`` of them
         (1..:data:`MAX_LIMIT`) after skipping ``offset``. Each is ``{"id", "finished"``
-        (ISO 8601, UTC), ``"players", "end_score", "seats"}``, the seats in order as
-        ``{"name", "kind", "score", "winner", "forfeit"}``."""
+        (ISO 8601, UTC), ``"players", "options", "seats"}``, ``options`` the game's rule
+        options by name (every option of :class:`llama_env.engine.Rules`:
+        ``{"end_score": 40, "hand_size": 6}`` for the standard rules), the seats in order
+        as ``{"name", "kind", "score", "winner", "forfeit"}``."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -455,8 +492,7 @@ class History:
             conn.execute("BEGIN")  # one snapshot for both queries
             try:
                 rows = conn.execute(
-                    "SELECT id, finished, players, end_score FROM games ORDER BY finished DESC, id DESC "
-                    "LIMIT ? OFFSET ?",
+                    "SELECT id, finished, players, options FROM games ORDER BY finished DESC, id DESC LIMIT ? OFFSET ?",
                     (limit, offset),
                 ).fetchall()
                 ids = [row[0] for row in rows]
@@ -470,20 +506,21 @@ class History:
         raw: dict[int, list[tuple[Any, ...]]] = {i: [] for i in ids}
         for game_id, *seat in seat_rows:
             raw[game_id].append(tuple(seat))
-        whole = [row for row in rows if _whole(row[1], raw[row[0]])]
+        options = {row[0]: _options(row[3]) for row in rows}
+        whole = [row for row in rows if _whole(row[1], raw[row[0]]) and options[row[0]] is not None]
         _warn_damaged(self.path, [row[0] for row in rows if row not in whole])
         return [
             {
                 "id": i,
                 "finished": _iso(t),
                 "players": players,
-                "end_score": end_score,
+                "options": options[i],
                 "seats": [
                     {"name": n, "kind": k, "score": sc, "winner": bool(w), "forfeit": bool(f)}
                     for n, k, sc, w, f in raw[i]
                 ],
             }
-            for i, t, players, end_score in whole
+            for i, t, players, _ in whole
         ]
 
     def record(self, game_id: int) -> dict[str, Any]:
@@ -519,11 +556,12 @@ class History:
         below every other seat of that game and wins nothing (:meth:`save` gives the win
         to the best of the others).
         The rating is openskill's Plackett-Luce (``ordinal`` = mu - 3 sigma) over all
-        games in finishing order, ranked by final score (lower is better, ties
-        equal); see :class:`train.evaluation.ratings.Rater` for a participant at several
-        seats. The games already rated are kept: a call rates only the games saved since
-        (all of them again when a game that finished earlier was saved meanwhile). Saving
-        does not wait for the rating, only for the rows to be read.
+        games in finishing order, ranked by final score (lower is better, ties equal),
+        games of every rule option together (:meth:`games` says each game's options); see
+        :class:`train.evaluation.ratings.Rater` for a participant at several seats. The
+        games already rated are kept: a call rates only the games saved since (all of them
+        again when a game that finished earlier was saved meanwhile). Saving does not wait
+        for the rating, only for the rows to be read.
         """
         with self._rating:  # one rating at a time; the file's lock only while the rows are read
             with self._connection("read") as conn:
