@@ -15,7 +15,7 @@ from webclient import client_for
 
 import llama_env
 from llama_env._install import install_hint
-from llama_env.engine import Rules, rule_option_fields
+from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
 from train.play.history import History
 from train.play.session import GameRecording, SessionStore
 from train.play.web import create_app
@@ -170,6 +170,52 @@ def test_a_rule_option_field_takes_only_an_integer_in_its_range(client, store, f
         r = client.post("/api/games", json={"seats": seats("Ann", "@random"), field: bad})
         assert r.status_code == 400 and f"'{field}' must be an integer" in r.json()["error"], r.json()
     assert len(store) == 0
+
+
+def test_the_rule_options_are_listed_for_the_page_with_their_range_at_each_table_size(client):
+    """The page builds its fields from GET /api/rules (a read-only list: no token): every
+    rule option of the declaration, its default the standard rule's, and at each table
+    size the range the rules take, neither more nor less."""
+    r = client.get("/api/rules")
+    assert r.status_code == 200
+    listed = r.json()
+    assert [o["name"] for o in listed] == [f.name for f in rule_option_fields()]
+    for option, f in zip(listed, rule_option_fields(), strict=True):
+        name, low = option["name"], option["low"]
+        assert (option["default"], low, option["help"]) == (
+            getattr(DEFAULT_RULES, name),
+            f.metadata["low"],
+            f.metadata["help"],
+        )
+        assert option["label"].count("{}") == 1 and option["brief"].count("{}") == 1
+        assert sorted(option["high"]) == [str(n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)]
+        for players, high in option["high"].items():
+            n = int(players)
+            Rules(n, **{name: low})
+            Rules(n, **{name: high})
+            for beyond in (low - 1, high + 1):
+                with pytest.raises(ValueError, match=name):
+                    Rules(n, **{name: beyond})
+    hand = next(o for o in listed if o["name"] == "hand_size")
+    assert [hand["high"][str(n)] for n in range(2, 7)] == [27, 18, 13, 11, 9]  # (56 - 1) // players
+    assert client.get("/api/rules", headers={"Origin": "http://evil.example"}).status_code == 403
+
+
+def test_a_game_at_another_hand_size_is_saved_and_listed_with_its_options(tmp_path):
+    """The history kept only a game's end score: a game of 3 cards a hand was listed, and
+    rated, as if played by the standard rules."""
+    client = make_client(history=History(tmp_path / "history.sqlite3"))
+    state = create(client, "Ann", "@random", seed=2, hand_size=3, end_score=10)
+    assert len(state["hand"]) == 3
+    token = state["token"]
+    while not state["game_over"]:
+        r = client.post(f"/api/games/{state['id']}/move", json={"action": state["legal"][-1]}, headers=as_(token))
+        state = r.json()
+    finish(client, create(client, "@heuristic", "@random", seed=3))
+    games = client.get("/api/history").json()["games"]
+    assert [g["options"] for g in games] == [DEFAULT_RULES.options(), Rules(2, hand_size=3, end_score=10).options()]
+    saved = client.get(f"/api/history/{state['history_id']}").json()
+    assert (saved["start"]["hand_size"], saved["start"]["end_score"]) == (3, 10)
 
 
 def test_bad_moves_change_nothing(client):

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from webclient import BASE, client_for
 
 from llama_env.agent import Agent
-from llama_env.engine import LlamaGame
+from llama_env.engine import LlamaGame, rule_option_fields
 from llama_env.record import GameRecording
 from llama_env.table import Table
 from train.play.session import MAX_EVENTS, SessionStore
@@ -72,7 +72,7 @@ def finished_record(names=("player_0", "player_1"), seed=0) -> dict:
 class TestOtherOriginsCannotDriveIt:
     def test_a_foreign_host_is_refused_everywhere(self, app):
         rebinding = client_for(app, "http://attacker.example:8000")
-        for path in ("/", "/static/app.js", "/api/agents", "/api/history"):
+        for path in ("/", "/static/app.js", "/api/agents", "/api/rules", "/api/history"):
             r = rebinding.get(path)
             assert r.status_code == 403 and "answers for" in r.json()["error"], path
         assert rebinding.post("/api/games", json={"seats": PLAY}).status_code == 403
@@ -97,6 +97,7 @@ class TestOtherOriginsCannotDriveIt:
             ("POST", f"/api/games/{game['id']}/move", {"action": game["legal"][0]}),
             ("GET", f"/api/games/{game['id']}", None),
             ("GET", "/api/agents", None),
+            ("GET", "/api/rules", None),
             ("POST", "/api/replays", finished_record()),
         ]:
             r = client.request(method, path, json=body, headers={"Origin": origin, **token})
@@ -417,8 +418,23 @@ def endpoints(client) -> list[tuple[str, str, dict]]:
         ("GET", "/api/history/1", {}),
         ("POST", "/api/history/1/replay", {}),
         ("GET", "/api/agents", {}),
+        ("GET", "/api/rules", {}),
         ("GET", "/", {}),
     ]
+
+
+def test_the_fuzz_covers_every_route_of_the_api(client):
+    """A new endpoint is fuzzed once it is listed in :func:`endpoints`: this fails, naming
+    it, until it is."""
+    listed = endpoints(client)
+    routes = [r for r in create_app(SessionStore()).app.routes if getattr(r, "path", "").startswith("/api/")]
+    missing = [
+        (method, route.path)
+        for route in routes
+        for method in sorted(route.methods - {"HEAD"})
+        if not any(m == method and route.path_regex.fullmatch(path) for m, path, _ in listed)
+    ]
+    assert routes and not missing, f"add these to endpoints(): {missing}"
 
 
 HOSTILE_BODIES = [
@@ -578,14 +594,16 @@ JSON = st.recursive(
     max_leaves=12,
 )
 FIELDS = st.dictionaries(
-    st.sampled_from(["seats", "seed", "end_score", "hand_size", "action", "since", "moves", "format", "version"]),
+    st.sampled_from(
+        ["seats", "seed", *(f.name for f in rule_option_fields()), "action", "since", "moves", "format", "version"]
+    ),
     JSON,
     max_size=4,
 )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-@given(body=FIELDS | JSON, which=st.integers(0, 10))
+@given(body=FIELDS | JSON, which=st.integers(0, 11))
 def test_fuzzed_json_never_gets_a_5xx(body, which):
     client = client_for(create_app(SessionStore(max_games=1000)))
     method, path, headers = endpoints(client)[which]

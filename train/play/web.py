@@ -22,6 +22,8 @@ JavaScript served as package data, no build step) and a JSON API.
     GET  /api/history/{n}            a saved game's record
     POST /api/history/{n}/replay     a saved game, replayed
     GET  /api/agents                 the registered agents
+    GET  /api/rules                  the rule options a new game's body takes (session.rule_options),
+                                     from which the page builds its fields
 
 **Safety.** A server on 127.0.0.1 can be reached by every page the user has open, so
 :class:`Guard` answers only requests whose ``Host`` is an address it serves (the
@@ -86,6 +88,7 @@ from train.play.session import (
     known_fields,
     new_game,
     replay,
+    rule_options,
     start,
 )
 
@@ -511,6 +514,9 @@ class _App:
     async def agents(self, request: Request) -> Response:
         return JSONResponse([{"name": n, "doc": d} for n, d in describe().items()])
 
+    async def rules(self, request: Request) -> Response:
+        return JSONResponse(rule_options())
+
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -589,6 +595,7 @@ def create_app(
     routes = [
         Route("/", _index),
         Route("/api/agents", g(app.agents)),
+        Route("/api/rules", g(app.rules)),
         Route("/api/games", g(app.create), methods=["POST"]),
         Route("/api/games/{game_id}", g(app.get)),
         Route("/api/games/{game_id}/move", g(app.move), methods=["POST"]),
