@@ -37,10 +37,10 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
-from test_game_history import play_record
+from test_game_history import T0, play_record
 
 import llama_env.agent as agent_registry
-from llama_env.engine import LlamaGame
+from llama_env.engine import LlamaGame, Rules
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
 from train.play.history import History, HistoryError
@@ -223,9 +223,13 @@ def check_layout(driver: webdriver.Chrome, screen: Screen, *, overlay: bool) -> 
             assert t["top"] >= 0 and t["bottom"] <= page["height"], f"{t['what']} needs scrolling: {t}"
 
 
-def set_up(driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int | None, end_score: int) -> None:
+def set_up(
+    driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int | None, end_score: int, **options: int
+) -> None:
     """Fill the new-game form: one (``person``/``agent``, name or spec) per seat; no
-    ``seed``: none (a game of several people takes none: its field is off)."""
+    ``seed``: none (a game of several people takes none: its field is off); ``options``:
+    other rule options by name (``hand_size=3``), each in its field."""
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "end-score"))  # (built from GET /api/rules)
     Select(driver.find_element(By.ID, "players")).select_by_visible_text(str(len(seats)))
     rows = driver.find_elements(By.CSS_SELECTOR, "#seat-rows .seat-row")
     assert len(rows) == len(seats)
@@ -234,7 +238,8 @@ def set_up(driver: webdriver.Chrome, seats: list[tuple[str, str]], *, seed: int 
         box = row.find_element(By.TAG_NAME, "input")
         box.clear()
         box.send_keys(text)
-    for field, value in (("seed", seed), ("end-score", end_score)):
+    fields = [("seed", seed), ("end-score", end_score), *((k.replace("_", "-"), v) for k, v in options.items())]
+    for field, value in fields:
         box = driver.find_element(By.ID, field)
         if not box.is_enabled():
             assert value is None, f"the {field} field is off"
@@ -504,6 +509,74 @@ def test_the_seed_is_off_saying_why_while_several_seats_are_people(site, browser
     state = idle(driver)
     assert driver.find_element(By.ID, "setup-error").text == ""
     assert [s["person"] for s in state["table"]["seats"]] == [True, True, False]
+
+
+RULE_FIELDS = """
+return [...document.querySelectorAll('#rule-fields input')].map((input) => {
+  const r = input.getBoundingClientRect();
+  return {id: input.id, label: input.closest('label').textContent.trim(), min: input.min, max: input.max,
+          value: input.value, left: r.left, right: r.right, height: r.height};
+});
+"""
+
+
+@pytest.mark.parametrize("screen", [DESKTOP, PHONE], ids=lambda s: s.name)
+def test_the_form_offers_each_rule_option_and_the_hand_size_reaches_the_table_and_the_history(
+    site, browser, screen, tmp_path
+):
+    """The form offered the end score alone, from its own HTML: a person could not choose
+    the hand size the API takes, and the history listed a game of 3 cards a hand as a
+    standard one. Its fields now come from the server's list of rule options, the hand's
+    largest size follows the number of players, and the history says a game's options."""
+    driver = browser
+    open_page(driver, site.url, screen)
+    options = {o["name"]: o for o in httpx.get(f"{site.url}/api/rules").json()}
+    fields = WebDriverWait(driver, 10).until(lambda d: d.execute_script(RULE_FIELDS))
+    assert [f["id"] for f in fields] == [name.replace("_", "-") for name in options]  # end_score: end-score
+    players = Select(driver.find_element(By.ID, "players")).first_selected_option.text
+    for field, option in zip(fields, options.values(), strict=True):
+        assert (field["min"], field["max"], field["value"]) == (
+            str(option["low"]),
+            str(option["high"][players]),
+            str(option["default"]),
+        )
+        assert " ".join(field["label"].split()) == " ".join(option["label"].replace("{}", "").split())
+        assert field["left"] >= 0 and field["right"] <= screen.width, field
+        assert field["height"] >= TOUCH or not screen.phone, field
+    assert driver.execute_script("return document.documentElement.scrollWidth <= innerWidth")
+    if not screen.phone:  # the form fits a laptop's screen: Start in view
+        assert driver.find_element(By.ID, "start").rect["y"] + 44 <= screen.height
+
+    hand = driver.find_element(By.ID, "hand-size")
+    for count, high in ((4, 13), (6, 9), (2, 27)):  # (56 - 1) // players
+        Select(driver.find_element(By.ID, "players")).select_by_visible_text(str(count))
+        assert hand.get_attribute("max") == str(high)
+        if count == 4:
+            hand.clear()
+            hand.send_keys("13")
+    assert hand.get_attribute("value") == "9"  # above the bound of 6 players: brought down to it
+
+    set_up(driver, [("person", "Ann"), ("agent", "random")], seed=1, end_score=20, hand_size=3)
+    screenshot(driver, f"rules-{screen.name}.png", tmp_path)
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver)
+    assert (state["hand_size"], state["end_score"], len(state["hand"])) == (3, 20, 3)
+    assert len(hand_shown(driver)) == 3
+
+    small = Rules(2, end_score=15, hand_size=3)
+    for k, rules in enumerate((small, Rules(2))):
+        record, _ = play_record(k, ["heuristic", "random"], **rules.options())
+        site.history.save(record, people=[False, False], finished=T0 + k)
+    driver.find_element(By.ID, "nav-history").click()
+    WebDriverWait(driver, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#games tr")) == 3)
+    assert [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#games td.rules")] == [
+        "standard",
+        "to 15 points, 3 cards",  # (in the order the rules declare them)
+    ]
+    assert driver.execute_script("return document.documentElement.scrollWidth <= innerWidth")
+    assert driver.execute_script(BROKEN_WORDS, "#history td, #history th, #history button") == []
+    screenshot(driver, f"rules-history-{screen.name}.png", tmp_path)
+    assert console_errors(driver) == []
 
 
 def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, browser, tmp_path):

@@ -154,6 +154,56 @@ async function loadAgents() {
   $("agent-list").replaceChildren(...names.map((n) => el("option", { value: n })));
 }
 
+// The rule options as the server declares them (GET /api/rules): one number field each in
+// the new-game form (its id the option's name, end_score -> end-score), sent as the body
+// field of that name, and the words that name a saved game's options in the history.
+let ruleOptions = [];
+let rulesLoaded = Promise.resolve();
+
+function loadRules() {
+  rulesLoaded = api("GET", "/api/rules").then((options) => {
+    ruleOptions = options;
+    $("rule-fields").replaceChildren(...options.map(ruleField));
+    fitRuleFields();
+  }, (err) => {
+    $("setup-error").textContent = `The rule options cannot be set now (${err.message}): a game starts with the standard rules.`;
+  });
+}
+
+function ruleFieldId(name) {
+  return name.replaceAll("_", "-");
+}
+
+function ruleField(option) {
+  const [before, after = ""] = option.label.split("{}");
+  const input = el("input", {
+    id: ruleFieldId(option.name), type: "number", min: String(option.low), value: String(option.default),
+    title: option.help, "data-option": option.name,
+  });
+  return el("label", {}, ...[before, input, after].filter((part) => part !== ""));
+}
+
+// An option's largest value may depend on the table size (the deck bounds the hand): its
+// field follows the number of players, and a value above the new bound comes down to it.
+function fitRuleFields() {
+  const players = $("players").value;
+  for (const option of ruleOptions) {
+    const input = $(ruleFieldId(option.name));
+    const high = option.high[players];
+    input.max = String(high);
+    if (input.value !== "" && Number(input.value) > high) input.value = String(high);
+  }
+}
+
+// A saved game's options that differ from the standard rules, in the page's words ("5 cards").
+function changedRules(options) {
+  const known = new Map(ruleOptions.map((o) => [o.name, o]));
+  return Object.entries(options || {})
+    .filter(([name, value]) => !known.has(name) || known.get(name).default !== value)
+    .map(([name, value]) => (known.has(name) ? known.get(name).brief.replace("{}", value) : `${name.replaceAll("_", " ")} ${value}`))
+    .join(", ");
+}
+
 let starting = false;  // a game is being created: a second click must not create another
 
 async function start() {
@@ -166,7 +216,9 @@ async function start() {
   if (seats[0].person) localStorage.setItem("llama-name", seats[0].person);
   const body = { seats };
   if ($("seed").value !== "" && !$("seed").disabled) body.seed = Number($("seed").value);
-  if ($("end-score").value !== "") body.end_score = Number($("end-score").value);
+  for (const input of $("rule-fields").querySelectorAll("input")) {
+    if (input.value !== "") body[input.dataset.option] = Number(input.value);
+  }
   starting = true;
   $("start").disabled = true;
   try {
@@ -716,9 +768,12 @@ async function showHistory(more) {
       el("td", { text: String(r.games) }), el("td", { text: String(r.wins) }),
       el("td", { text: r.win_share.toFixed(3) }), el("td", { text: r.ordinal.toFixed(1) }),
       el("td", { text: `${r.mu.toFixed(1)} ± ${r.sigma.toFixed(1)}` }))));
-    const ghead = el("tr", {}, ...["finished", "players (score)", ""].map((h) => el("th", { text: h })));
+    await rulesLoaded;  // (the words for a game's options)
+    const ghead = el("tr", {}, ...["finished", "rules", "players (score)", ""].map((h) => el("th", { text: h })));
+    const rules = (g) => changedRules(g.options);
     const rows = data.games.map((g) => el("tr", {},
       el("td", { text: new Date(g.finished).toLocaleString() }),
+      el("td", { class: rules(g) ? "rules" : "rules kind", text: rules(g) || "standard" }),
       el("td", {}, ...g.seats.flatMap((s, p) => [p ? ", " : "", el("span", { class: s.winner ? "winner" : "" }, `${s.name} (${s.score}${s.forfeit ? ", left" : ""})`)])),
       el("td", {}, el("button", {
         text: "Replay", class: "replay", "data-game": String(g.id), onclick: () => replaySaved(g.id),
@@ -745,7 +800,7 @@ async function replaySaved(id) {
 
 // ------------------------------------------------------------------ wiring
 
-$("players").addEventListener("change", seatRows);
+$("players").addEventListener("change", () => { seatRows(); fitRuleFields(); });
 $("start").addEventListener("click", start);
 $("replay-file").addEventListener("change", replayFile);
 $("draw").addEventListener("click", () => move(7));
@@ -793,4 +848,5 @@ $("nav-game").addEventListener("click", () => {
 window.addEventListener("hashchange", async () => { if (!(await openLink())) toSetup(); });
 seatRows();
 loadAgents();
+loadRules();
 openLink();
