@@ -11,10 +11,12 @@ import re
 import shlex
 
 import pytest
+from test_run_safety import smoke
+from test_training_audit import needs_rllib, no_ray  # noqa: F401 - no_ray: a fixture
 
 from train.cli import main
 from train.cli.common import EXIT_INTERRUPTED
-from train.training import TrainResult
+from train.training import TrainResult, train
 from train.training.config import TrainConfig
 from train.training.resume import session_run
 
@@ -134,3 +136,36 @@ def test_a_checkpoint_that_is_no_zip_names_the_error_once(tmp_path):
     bad = tmp_path / "ppo_512.zip"
     bad.write_bytes(b"not a zip at all")
     assert checkpoint_problem(bad) == "BadZipFile: File is not a zip file"
+
+
+# --------------------------------------------------------------------------- 9. torch's thread count
+
+
+def test_a_run_puts_torchs_thread_count_back(tmp_path):
+    """train() put back the global random streams, not torch's thread count: a caller's
+    torch went on with the run's ``torch_threads`` (1)."""
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        train(smoke(tmp_path, "threads", total_timesteps=512, opponents="heuristic,self"))
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+
+
+@needs_rllib
+@pytest.mark.usefixtures("no_ray")
+def test_an_rllib_run_puts_torchs_thread_count_back(tmp_path):
+    import torch
+
+    from train.training.rllib.trainer import train_rllib
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        assert train_rllib(TrainConfig(backend="rllib", run_dir=str(tmp_path), progress_bar=False)) == "trained"
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)

@@ -54,7 +54,8 @@ def train(config: TrainConfig) -> TrainResult:
 
     The run seeds Python's, numpy's and torch's global generators (SB3 does, from
     ``config.seed``); their states are put back when it returns, so the caller's own
-    random streams go on as if no run had drawn from them."""
+    random streams go on as if no run had drawn from them. The built-in backends put
+    torch's thread count back too (a run sets it to ``config.torch_threads``)."""
     config.validate()
     with _global_random_states_kept():
         return config.backend_spec().run(config)

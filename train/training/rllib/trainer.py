@@ -376,13 +376,22 @@ def train_rllib(config: TrainConfig) -> TrainResult:
 
 
 def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | None) -> TrainResult:
-    import numpy as np
     import torch
+
+    threads = torch.get_num_threads()  # the caller's, put back when the run ends
+    torch.set_num_threads(config.torch_threads)
+    try:
+        return _train_rllib_threads_set(config, run, resume_from)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_rllib_threads_set(config: TrainConfig, run: RunDir, resume_from: Path | None) -> TrainResult:
+    import numpy as np
     from ray.tune.registry import register_env
 
     from train.training.rllib.env import LlamaMultiAgentEnv
 
-    torch.set_num_threads(config.torch_threads)
     register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
     config_file = run.next_resume_config_path() if resume_from is not None else run.config_path
     write_json_atomic(config_file, config.to_dict())

@@ -141,12 +141,16 @@ def _keep_network_of(model: Any, config: TrainConfig, resume_from: Path, torch: 
 def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
     from threadpoolctl import threadpool_limits
 
+    threads = torch.get_num_threads()  # the caller's, put back when the run ends
     torch.set_num_threads(config.torch_threads)
-    # numpy's BLAS (the opponents' forward passes, a few hundred rows) to one thread: more
-    # make such a small matrix product ten times slower on a busy machine, and with env
-    # workers the other cores are theirs while the games move
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _train_limited(config, run, resume_from, torch, ppo_cls)
+    try:
+        # numpy's BLAS (the opponents' forward passes, a few hundred rows) to one thread: more
+        # make such a small matrix product ten times slower on a busy machine, and with env
+        # workers the other cores are theirs while the games move
+        with threadpool_limits(limits=1, user_api="blas"):
+            return _train_limited(config, run, resume_from, torch, ppo_cls)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
