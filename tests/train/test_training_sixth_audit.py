@@ -9,16 +9,20 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
+from pathlib import Path
 
 import pytest
+from test_backends import toy  # noqa: F401 - a fixture
 from test_run_safety import smoke
 from test_training_audit import needs_rllib, no_ray  # noqa: F401 - no_ray: a fixture
 
+from agents.ppo import DEFAULT_MODEL
 from train.cli import main
 from train.cli.common import EXIT_INTERRUPTED
 from train.training import TrainResult, train
-from train.training.config import TrainConfig
-from train.training.resume import session_run
+from train.training.config import TrainConfig, absolute_agent_paths
+from train.training.resume import resume_config, session_run
 
 
 def usage_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -169,3 +173,38 @@ def test_an_rllib_run_puts_torchs_thread_count_back(tmp_path):
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)
+
+
+# --------------------------------------------------------------------------- 2. relative model paths in a run's config
+
+
+@pytest.mark.usefixtures("toy")
+def test_a_runs_config_names_its_agents_files_by_absolute_path(tmp_path, monkeypatch, capsys):
+    """``--opponents ppo:path=bare.npz`` was recorded as typed, so ``--resume`` from
+    another folder failed with "no PPO model at bare.npz"."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(DEFAULT_MODEL, "bare.npz")
+    model = Path.cwd() / "bare.npz"
+    args = ["train", "--backend", "toy", "--preset", "smoke", "--run-dir", "runs", "--run-name", "rel"]
+    opponents = ["--opponents", "ppo:path=bare.npz:0.5,heuristic:0.5", "--eval-opponent", "ppo:path=bare.npz"]
+    assert main([*args, *opponents, "--final-eval-games", "0"]) == 0, capsys.readouterr().err
+    recorded = json.loads(Path("runs", "rel", "config.json").read_text())
+    assert recorded["opponents"] == {f"ppo:path={model}": 0.5, "heuristic": 0.5}
+    assert recorded["eval_opponent"] == f"ppo:path={model}"
+    monkeypatch.chdir(tmp_path / "runs")  # elsewhere
+    resumed = resume_config(tmp_path / "runs" / "rel", {"total_timesteps": 4096}).validate()
+    assert resumed.opponents == {f"ppo:path={model}": 0.5, "heuristic": 0.5}
+
+
+def test_file_parameters_of_agent_specs_are_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    here = Path.cwd()
+    assert absolute_agent_paths("ppo:path=m.zip") == f"ppo:path={here / 'm.zip'}"
+    assert (
+        absolute_agent_paths("search:networks_path=n.npz:worlds=8") == f"search:networks_path={here / 'n.npz'}:worlds=8"
+    )
+    for same in ("heuristic", "cautious:threshold=2", "ppo:path=/abs/m.zip", "ppo:path="):
+        assert absolute_agent_paths(same) == same
+    config = TrainConfig(opponents={"ppo:path=m.zip": 1, f"ppo:path={here / 'm.zip'}": 2, "self": 1})
+    assert config.with_absolute_paths().opponents == {f"ppo:path={here / 'm.zip'}": 3, "self": 1}
+    assert TrainConfig().with_absolute_paths().opponents == TrainConfig().opponents

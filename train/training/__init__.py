@@ -56,7 +56,7 @@ def train(config: TrainConfig) -> TrainResult:
     ``config.seed``); their states are put back when it returns, so the caller's own
     random streams go on as if no run had drawn from them. The built-in backends put
     torch's thread count back too (a run sets it to ``config.torch_threads``)."""
-    config.validate()
+    config = config.validate().with_absolute_paths()
     with _global_random_states_kept():
         return config.backend_spec().run(config)
 

@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import functools
 import math
+import os
 import re
 import time
 import typing
@@ -29,8 +30,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from llama_env.agent import AgentSpec, is_path_parameter, parse_agent_spec
 from llama_env.agent import names as agent_names
-from llama_env.agent import parse_agent_spec
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, parse_table_sizes, rule_option_fields
 from llama_env.observation import OBS_VERSIONS
 from llama_env.rewards import REWARD_MODES
@@ -353,6 +354,20 @@ class TrainConfig:
         out.update(dataclasses.asdict(self.options))
         return {k: list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, dict) else v for k, v in out.items()}
 
+    def with_absolute_paths(self) -> TrainConfig:
+        """This config with the files its agent specs name (``ppo:path=``, a search's
+        ``networks_path``...: :func:`absolute_agent_paths`) made absolute: what a session
+        runs and records, so that the run can be resumed from any folder (a
+        ``ppo:path=bare.zip`` recorded as typed was looked for where the resume ran)."""
+        opponents: dict[str, float] = {}
+        for kind, weight in self.opponents.items():
+            name = absolute_agent_paths(kind)
+            opponents[name] = opponents.get(name, 0.0) + weight
+        eval_opponent = absolute_agent_paths(self.eval_opponent)
+        if opponents == self.opponents and eval_opponent == self.eval_opponent:
+            return self
+        return dataclasses.replace(self, opponents=opponents, eval_opponent=eval_opponent)
+
     def run_path(self, claim: bool = False) -> Path:
         """The run directory of a new run: ``run_dir``/``run_name``, or a default name,
         claimed (its folder made) with ``claim`` (:meth:`default_run_name`)."""
@@ -528,6 +543,23 @@ def _check_opponents(mix: Mapping[str, float]) -> None:
         raise ValueError(f"config key 'opponents' must give a positive total weight, got {dict(mix)!r}")
     if not math.isfinite(sum(mix.values())):  # weights of 1e308 each: the draw's probabilities were NaN
         raise ValueError(f"config key 'opponents' must give a finite total weight, got {dict(mix)!r}")
+
+
+def absolute_agent_paths(spec: str) -> str:
+    """An agent spec with each file parameter (:func:`llama_env.agent.is_path_parameter`)
+    made absolute, against the current folder (``ppo:path=m.zip`` ->
+    ``ppo:path=/home/me/m.zip``); a spec without one, or one that cannot be read, as it is."""
+    if ":" not in spec:
+        return spec
+    try:
+        parsed = parse_agent_spec(spec, check=False)
+    except ValueError:  # refused where it is checked
+        return spec
+    params = {
+        key: os.path.abspath(value) if is_path_parameter(key) and isinstance(value, str) and value.strip() else value
+        for key, value in parsed.params.items()
+    }
+    return spec if params == dict(parsed.params) else AgentSpec(parsed.name, params).label
 
 
 # --------------------------------------------------------------------------- parsers (the edge)
