@@ -297,10 +297,21 @@ def validate_rule_options(num_players: Any, end_score: Any, hand_size: Any) -> N
     Rules(num_players, end_score, hand_size)
 
 
-def _option(default: int, help: str, low: int, high: int | None, flag_help: str) -> Any:  # noqa: A002
+def _option(
+    default: int,
+    help: str,  # noqa: A002
+    low: int,
+    high: int | None,
+    flag_help: str,
+    label: str,
+    brief: str,
+) -> Any:
     """A rule option of :class:`Rules`: its default, its help for the API docs and for a
-    command-line flag, and its range (``high=None``: bounded by the table size)."""
-    return field(default=default, metadata={"help": help, "low": low, "high": high, "flag_help": flag_help})
+    command-line flag, its range (``high=None``: bounded by the table size), and the
+    words a page puts around its number (``{}``): ``label`` on a form's field, ``brief``
+    where a game changed it."""
+    metadata = {"help": help, "low": low, "high": high, "flag_help": flag_help, "label": label, "brief": brief}
+    return field(default=default, metadata=metadata)
 
 
 def max_hand_size(num_players: int) -> int:
@@ -335,6 +346,8 @@ class Rules:
         1,
         MAX_END_SCORE,
         "the game ends after a round in which a score reaches N",
+        "Game ends at {} points",
+        "to {} points",
     )
     hand_size: int = _option(
         DEFAULT_HAND_SIZE,
@@ -342,6 +355,8 @@ class Rules:
         1,
         None,
         "cards dealt to each player",
+        "Cards in a hand {}",
+        "{} cards",
     )
 
     def __post_init__(self) -> None:

@@ -916,32 +916,21 @@ def _rules(body: dict[str, Any], num_players: int) -> Rules:
         raise SessionError(str(exc)) from None
 
 
-RULE_WORDS: dict[str, tuple[str, str]] = {
-    "end_score": ("Game ends at {} points", "to {} points"),
-    "hand_size": ("Cards in a hand {}", "{} cards"),
-}
-"""How the page words a rule option, by name: its field's label around the number (``{}``)
-and, in the list of saved games, a game that changed it. Wording only: an option missing
-here is offered all the same, labelled with its flag help (see :func:`rule_options`)."""
-
-
 def rule_options() -> list[dict[str, Any]]:
     """The rule options a new game's body takes (:func:`rule_option_fields`), for the page
     to build its fields from (``GET /api/rules``): each ``{"name", "label", "brief",
-    "help", "default", "low", "high"}``, ``label`` and ``brief`` the words around its
-    number (``{}``) on the form and in the list of saved games, ``high`` the largest value
-    at each table size (``{"2": 27, ..., "6": 9}`` for the hand, which the deck bounds)."""
+    "help", "default", "low", "high"}``, ``label`` and ``brief`` the declaration's words
+    around its number (``{}``) on the form and in the list of saved games, ``high`` the
+    largest value at each table size (``{"2": 27, ..., "6": 9}`` for the hand, which the
+    deck bounds)."""
     out = []
     for f in rule_option_fields():
-        flag_help = f.metadata["flag_help"]
-        plain = (f"{flag_help[:1].upper()}{flag_help[1:]} {{}}", f"{f.name.replace('_', ' ')} {{}}")
-        label, short = RULE_WORDS.get(f.name, plain)
         high = f.metadata["high"]
         out.append(
             {
                 "name": f.name,
-                "label": label,
-                "brief": short,
+                "label": f.metadata["label"],
+                "brief": f.metadata["brief"],
                 "help": f.metadata["help"],
                 "default": getattr(DEFAULT_RULES, f.name),
                 "low": f.metadata["low"],
