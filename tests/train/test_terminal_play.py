@@ -303,6 +303,13 @@ def test_a_long_unparseable_move_is_cut_in_its_refusal():
             "stdout",
             "standard output is closed: tune-heuristic prints",
         ),
+        # so did eval and tournament, whose printed table is their result
+        (["eval", "--agents", "random,random", "--games", "2"], "stdout", "standard output is closed: eval prints"),
+        (
+            ["tournament", "--agents", "random,greedy", "--games", "2", "--workers", "1"],
+            "stdout",
+            "standard output is closed: tournament prints",
+        ),
     ],
 )
 def test_a_closed_stream_is_one_line_and_a_failure(capsys, monkeypatch, argv, stream, fragment):
@@ -314,6 +321,13 @@ def test_a_closed_stream_is_one_line_and_a_failure(capsys, monkeypatch, argv, st
     code = main(argv)
     line = _one_error_line(capsys.readouterr().err)
     assert code == 1 and fragment in line
+
+
+def test_eval_with_its_games_recorded_runs_with_stdout_closed(monkeypatch, tmp_path):
+    """--record keeps the games, so the table printed into nothing is not all that is lost."""
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main(["eval", "--agents", "random,random", "--games", "2", "--record", str(tmp_path / "games")]) == 0
+    assert len(list((tmp_path / "games").iterdir())) == 2
 
 
 @pytest.mark.skipif(os.name == "nt", reason="closes a descriptor with a POSIX shell")

@@ -24,6 +24,7 @@ from train.cli.common import (
     progress_wanted,
     rules_from_args,
     seat_agents,
+    standard_output,
 )
 from train.evaluation.evaluate import EvalResult, evaluate
 
@@ -61,7 +62,8 @@ class EvalCommand:
 
 def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
     """Play ``cmd.games`` games and print the evaluation table to ``out``; return the result."""
-    out = out if out is not None else sys.stdout
+    if out is None:  # the printed table is the result; with --record the games are kept too
+        out = sys.stdout if cmd.record else standard_output("eval prints its results on it")
     with missing_dependency("llama-rl eval"):
         result = evaluate(
             list(cmd.agents),

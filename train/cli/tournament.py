@@ -24,6 +24,7 @@ from train.cli.common import (
     players_type,
     progress_wanted,
     rules_from_args,
+    standard_output,
 )
 from train.evaluation.tournament import TournamentResult, tournament
 
@@ -63,7 +64,8 @@ class TournamentCommand:
 
 def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> TournamentResult:
     """Play a tournament and print the ratings and the pairwise matrix to ``out``; return the result."""
-    out = out if out is not None else sys.stdout
+    if out is None:  # the printed table is the result; with --record the games are kept too
+        out = sys.stdout if cmd.record else standard_output("tournament prints its ratings on it")
     with missing_dependency("llama-rl tournament"):
         result = tournament(
             list(cmd.agents),
