@@ -33,7 +33,7 @@ import operator
 import pickle
 import re
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,13 @@ __all__ = [
     "load_actor",
     "save_actor",
     "model_file",
+    "no_model_yet",
+    "checkpoint_problem",
+    "rllib_checkpoint_problem",
+    "RLLIB_CHECKPOINT_FILES",
+    "named_checkpoints",
+    "whole_checkpoints",
+    "is_run_directory",
     "check_table_sizes",
     "run_table_sizes",
     "TABLE_SIZES_KEY",
@@ -222,6 +229,9 @@ def model_file(path: str | Path) -> Path:
                 return p / name
         if (p / RLLIB_MODULE_STATE).is_file():
             return p / RLLIB_MODULE_STATE
+        unfinished = no_model_yet(p, "use", lambda checkpoint: f"ppo:path={checkpoint}")
+        if unfinished is not None:
+            raise ValueError(f"no PPO model in {p}: {unfinished}")
         raise ValueError(
             f"no PPO model in {p}: it is not a run directory (it has no {' or '.join(MODEL_NAMES)}) "
             f"nor an RLlib checkpoint (it has no {RLLIB_MODULE_STATE.as_posix()})"
@@ -229,6 +239,121 @@ def model_file(path: str | Path) -> Path:
     if not p.exists():
         raise ValueError(f"no PPO model at {p}: the file does not exist")
     return p
+
+
+def checkpoint_problem(path: Path) -> str | None:
+    """Why ``path`` is not a whole MaskablePPO save (``None`` when it looks whole): an
+    empty or truncated file, a bad zip, a failed CRC, a missing entry, unreadable data."""
+    try:
+        if path.stat().st_size == 0:
+            return "the file is empty"
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            missing = [n for n in ("data", "policy.pth") if n not in names]
+            if missing:
+                return f"it has no {' and no '.join(missing)}"
+            bad = zf.testzip()
+            if bad is not None:
+                return f"its entry {bad} is corrupt (bad CRC)"
+            data = json.loads(zf.read("data").decode())
+        if not isinstance(data, dict) or type(data.get("num_timesteps")) is not int:  # not true, not 1.5
+            return "its data has no step count"
+        if data["num_timesteps"] < 0:
+            return f"its step count is negative ({data['num_timesteps']})"
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RecursionError) as exc:
+        return error_line(exc)  # its type and first line (RecursionError: JSON nested too deep)
+    return None
+
+
+RLLIB_CHECKPOINT_FILES = ("rllib_checkpoint.json", "algorithm_state.pkl", "learner_group/learner/state.pkl")
+"""What every RLlib checkpoint folder holds (beside the policy's module state): RLlib's
+index, the algorithm's state and the learner's (the weights and the optimiser)."""
+
+
+def rllib_checkpoint_problem(path: Path) -> str | None:
+    """Why ``path`` is not a whole RLlib checkpoint folder (``None`` when it looks whole):
+    not a folder, empty, a file it must hold missing, a JSON file unreadable or a pickle cut
+    short. Read without Ray and without unpickling anything (the pickles' opcodes are
+    walked to their end)."""
+    import pickletools
+
+    if not path.is_dir():
+        return "it is not a folder"
+    try:
+        files = sorted(p for p in path.rglob("*") if p.is_file())
+        if not files:
+            return "the folder is empty"
+        for name in (*RLLIB_CHECKPOINT_FILES, RLLIB_MODULE_STATE.as_posix()):
+            if not (path / name).is_file():
+                return f"it has no {name}"
+    except OSError as exc:
+        return error_line(exc)
+    for file in files:
+        try:
+            if file.suffix == ".json":
+                json.loads(file.read_text(encoding="utf-8"))
+            elif file.suffix == ".pkl":
+                with open(file, "rb") as fh:
+                    for _ in pickletools.genops(fh):
+                        pass
+        except (OSError, ValueError, RecursionError) as exc:
+            return f"its {file.relative_to(path).as_posix()} is cut short or unreadable ({error_line(exc)})"
+    return None
+
+
+_CHECKPOINT_NAME = re.compile(r"ppo_(\d+)\.zip|rllib_(\d+)")
+"""A checkpoint's name in a run's ``checkpoints/``: the sb3 backend's file or the rllib backend's folder."""
+
+
+def named_checkpoints(run: Path) -> list[tuple[int, Path, bool]]:
+    """Every checkpoint of either backend in the run directory ``run``, whole or not, by
+    its name: its step count, its path and whether it is the rllib backend's
+    (``rllib_<steps>/``, else ``ppo_<steps>.zip``), fewest steps first."""
+    folder = run / "checkpoints"
+    if not folder.is_dir():
+        return []
+    found = ((_CHECKPOINT_NAME.fullmatch(p.name), p) for p in folder.iterdir())
+    return sorted((int(m.group(1) or m.group(2)), p, m.group(2) is not None) for m, p in found if m)
+
+
+def whole_checkpoints(run: Path) -> list[tuple[int, Path]]:
+    """The checkpoints of either backend in the run directory ``run`` that look whole,
+    with their step counts, fewest steps first: ``ppo_<steps>.zip`` by
+    :func:`checkpoint_problem`, ``rllib_<steps>/`` by :func:`rllib_checkpoint_problem`."""
+    return [
+        (steps, path)
+        for steps, path, rllib in named_checkpoints(run)
+        if (rllib_checkpoint_problem(path) if rllib else checkpoint_problem(path)) is None
+    ]
+
+
+def is_run_directory(path: Path) -> bool:
+    """Whether a trainer wrote in the folder ``path``: a recorded config, a session or a
+    checkpoints folder."""
+    return (
+        (path / "config.json").exists()
+        or any(_RESUMED.fullmatch(p.name) for p in path.glob("config.resume_*.json"))
+        or (path / _SESSIONS).exists()
+        or (path / "checkpoints").is_dir()
+    )
+
+
+def no_model_yet(path: Path, use: str, instead: Callable[[Path], str]) -> str | None:
+    """Why the run directory ``path`` gives no model: it has none yet (it is still
+    training, or it stopped before its end, when the model is written), and the newest
+    whole checkpoint to ``use`` instead, as ``instead(checkpoint)`` writes it (a command,
+    an agent spec). ``None`` where ``path`` is no such run: not a folder, a run with its
+    model, an RLlib checkpoint, or a folder no trainer wrote. ``llama-rl export`` and
+    ``ppo:path=`` both say it."""
+    has_model = any((path / name).is_file() for name in MODEL_NAMES) or (path / RLLIB_MODULE_STATE).is_file()
+    if not path.is_dir() or has_model or not is_run_directory(path):
+        return None
+    found = whole_checkpoints(path)
+    whole = "model yet (it is still training, or it stopped before its end, when the model is written)"
+    if not found:
+        return f"the run has no {whole}, and no checkpoint to {use} either"
+    _, newest = found[-1]  # (fewest steps first)
+    return f"the run has no {whole}; {use} its newest checkpoint instead: {instead(newest)}"
 
 
 def save_actor(actor: Actor, path: str | Path) -> None:

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from test_backends import toy  # noqa: F401 - a fixture
 from test_run_safety import smoke
-from test_training_audit import needs_rllib, no_ray  # noqa: F401 - no_ray: a fixture
+from test_training_audit import fake_rllib_run, needs_rllib, no_ray  # noqa: F401 - no_ray: a fixture
 
-from agents.ppo import DEFAULT_MODEL
+import agents
+from agents.ppo import DEFAULT_MODEL, DEFAULT_MODEL_ZIP
 from train.cli import main
 from train.cli.common import EXIT_INTERRUPTED
 from train.training import TrainResult, train
@@ -208,3 +209,40 @@ def test_file_parameters_of_agent_specs_are_made_absolute(tmp_path, monkeypatch)
     config = TrainConfig(opponents={"ppo:path=m.zip": 1, f"ppo:path={here / 'm.zip'}": 2, "self": 1})
     assert config.with_absolute_paths().opponents == {f"ppo:path={here / 'm.zip'}": 3, "self": 1}
     assert TrainConfig().with_absolute_paths().opponents == TrainConfig().opponents
+
+
+# --------------------------------------------------------------------------- 3. ppo:path= of a run still training
+
+NO_MODEL_YET = (
+    "the run has no model yet (it is still training, or it stopped before its end, when the model is written)"
+)
+
+
+def test_ppo_path_of_a_run_still_training_names_its_newest_checkpoint(tmp_path, capsys):
+    """``ppo:path=runs/<run>`` said "it is not a run directory" of a run without its model
+    yet, where ``llama-rl export`` of it names the newest checkpoint: both say it now."""
+    run = fake_rllib_run(tmp_path)
+    newest = run.checkpoints_dir / "rllib_512"
+    with pytest.raises(ValueError) as info:
+        agents.make("ppo", path=str(run.path))
+    assert str(info.value) == f"no PPO model in {run.path}: {NO_MODEL_YET}; use its newest checkpoint instead: " + (
+        f"ppo:path={newest}"
+    )
+
+    sb3 = tmp_path / "sb3"
+    (sb3 / "checkpoints").mkdir(parents=True)
+    (sb3 / "config.json").write_text("{}")
+    shutil.copy(DEFAULT_MODEL_ZIP, sb3 / "checkpoints" / "ppo_512.zip")
+    (sb3 / "checkpoints" / "ppo_1024.zip").write_bytes(b"")  # being written: the one before
+    with pytest.raises(ValueError, match=re.escape(f"instead: ppo:path={sb3 / 'checkpoints' / 'ppo_512.zip'}")):
+        agents.make("ppo", path=str(sb3))
+    out = tmp_path / "o.npz"
+    err = usage_error(capsys, "export", str(sb3), "--out", str(out))
+    assert err == (
+        f"llama-rl: error: MODEL '{sb3}': {NO_MODEL_YET}; export its newest checkpoint instead: "
+        f"llama-rl export {sb3 / 'checkpoints' / 'ppo_512.zip'} --out {out}\n"
+    )
+    agents.make("ppo", path=str(sb3 / "checkpoints" / "ppo_512.zip"))  # what it names plays
+    (sb3 / "checkpoints" / "ppo_512.zip").unlink()
+    with pytest.raises(ValueError, match=re.escape(f"{NO_MODEL_YET}, and no checkpoint to use either")):
+        agents.make("ppo", path=str(sb3))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.ppo import MODEL_NAMES, RLLIB_MODULE_STATE, Actor, load_actor, save_actor
+from agents.ppo import Actor, load_actor, no_model_yet, save_actor
 from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
 
 __all__ = ["add_parser", "run_export"]
@@ -61,25 +61,16 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
 def _check_run_has_a_model(path: Path, out: str | Path) -> None:
     """A :class:`CommandError` for a run directory without its model yet (still training,
     or stopped before the end, when the model is written), naming its newest checkpoint
-    that can be exported instead."""
+    that can be exported instead (:func:`agents.ppo.no_model_yet`, which ``ppo:path=`` says too)."""
     import shlex
 
-    from train.training.run_dir import RunDir
-
-    run = RunDir(path)
-    if not path.is_dir() or any((path / name).is_file() for name in MODEL_NAMES) or not run.is_run():
-        return
-    if (path / RLLIB_MODULE_STATE).is_file():  # an RLlib checkpoint itself
-        return
-    found = run.whole_checkpoints()
-    whole = "model yet (it is still training, or it stopped before its end, when the model is written)"
-    if not found:
-        raise CommandError(f"MODEL {str(path)!r}: the run has no {whole}, and no checkpoint to export either")
-    _, newest = found[-1]  # (fewest steps first)
-    raise CommandError(
-        f"MODEL {str(path)!r}: the run has no {whole}; export its newest checkpoint instead: "
-        f"llama-rl export {shlex.quote(str(newest))} --out {shlex.quote(str(out))}"
+    unfinished = no_model_yet(
+        path,
+        "export",
+        lambda checkpoint: f"llama-rl export {shlex.quote(str(checkpoint))} --out {shlex.quote(str(out))}",
     )
+    if unfinished is not None:
+        raise CommandError(f"MODEL {str(path)!r}: {unfinished}")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -42,7 +41,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from agents.ppo import MODEL_NAMES  # a run's final model: the sb3 backend's and the rllib backend's
+from agents.ppo import (  # a run's final model (the sb3 backend's and the rllib backend's), and checks of its saves
+    MODEL_NAMES,
+    RLLIB_CHECKPOINT_FILES,
+    checkpoint_problem,
+    is_run_directory,
+    named_checkpoints,
+    rllib_checkpoint_problem,
+    whole_checkpoints,
+)
 from llama_env._atomic import atomic_write, atomic_write_text, new_file
 from llama_env.engine import error_line
 
@@ -53,6 +60,7 @@ __all__ = [
     "write_json_atomic",
     "checkpoint_problem",
     "rllib_checkpoint_problem",
+    "RLLIB_CHECKPOINT_FILES",
     "forgotten_unless_saved",
     "saved_steps",
     "checkpoint_steps",
@@ -61,8 +69,6 @@ __all__ = [
 ]
 
 CHECKPOINT_GLOB = "ppo_*.zip"
-_CHECKPOINT_NAME = re.compile(r"ppo_(\d+)\.zip|rllib_(\d+)")
-"""A checkpoint's name in ``checkpoints/``: the sb3 backend's file or the rllib backend's folder."""
 TEMP_GLOB = ".*.tmp"
 """Temporary files (and the RLlib backend's temporary checkpoint folders) of writes in progress."""
 RUN_FILES = (
@@ -146,68 +152,6 @@ def saved_steps(path: Path) -> int:
     """The step count a whole save holds (:func:`checkpoint_problem` says it is whole)."""
     with zipfile.ZipFile(path) as zf:
         return int(json.loads(zf.read("data").decode())["num_timesteps"])
-
-
-def checkpoint_problem(path: Path) -> str | None:
-    """Why ``path`` is not a whole MaskablePPO save (``None`` when it looks whole): an
-    empty or truncated file, a bad zip, a failed CRC, a missing entry, unreadable data."""
-    try:
-        if path.stat().st_size == 0:
-            return "the file is empty"
-        with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
-            missing = [n for n in ("data", "policy.pth") if n not in names]
-            if missing:
-                return f"it has no {' and no '.join(missing)}"
-            bad = zf.testzip()
-            if bad is not None:
-                return f"its entry {bad} is corrupt (bad CRC)"
-            data = json.loads(zf.read("data").decode())
-        if not isinstance(data, dict) or type(data.get("num_timesteps")) is not int:  # not true, not 1.5
-            return "its data has no step count"
-        if data["num_timesteps"] < 0:
-            return f"its step count is negative ({data['num_timesteps']})"
-    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RecursionError) as exc:
-        return error_line(exc)  # its type and first line (RecursionError: JSON nested too deep)
-    return None
-
-
-RLLIB_CHECKPOINT_FILES = ("rllib_checkpoint.json", "algorithm_state.pkl", "learner_group/learner/state.pkl")
-"""What every RLlib checkpoint folder holds (beside the policy's module state): RLlib's
-index, the algorithm's state and the learner's (the weights and the optimiser)."""
-
-
-def rllib_checkpoint_problem(path: Path) -> str | None:
-    """Why ``path`` is not a whole RLlib checkpoint folder (``None`` when it looks whole):
-    not a folder, empty, a file it must hold missing, a JSON file unreadable or a pickle cut
-    short. Read without Ray and without unpickling anything (the pickles' opcodes are
-    walked to their end)."""
-    import pickletools
-
-    from agents.ppo import RLLIB_MODULE_STATE
-
-    if not path.is_dir():
-        return "it is not a folder"
-    try:
-        files = sorted(p for p in path.rglob("*") if p.is_file())
-        if not files:
-            return "the folder is empty"
-        for name in (*RLLIB_CHECKPOINT_FILES, RLLIB_MODULE_STATE.as_posix()):
-            if not (path / name).is_file():
-                return f"it has no {name}"
-    except OSError as exc:
-        return error_line(exc)
-    for file in files:
-        try:
-            if file.suffix == ".json":
-                json.loads(file.read_text(encoding="utf-8"))
-            elif file.suffix == ".pkl":
-                with open(file, "rb") as fh:
-                    for _ in pickletools.genops(fh):
-                        pass
-        except (OSError, ValueError, RecursionError) as exc:
-            return f"its {file.relative_to(path).as_posix()} is cut short or unreadable ({error_line(exc)})"
-    return None
 
 
 @contextlib.contextmanager
@@ -308,24 +252,10 @@ class RunDir:
         found = [(checkpoint_steps(p), p) for p in self.checkpoints_dir.glob(CHECKPOINT_GLOB)]
         return [p for steps, p in sorted(found) if steps >= 0]  # not ours (ppo_final.zip...): -1
 
-    def _named_checkpoints(self) -> list[tuple[int, Path, bool]]:
-        """Every checkpoint of either backend, whole or not, by its name: its step count,
-        its path and whether it is the rllib backend's (``rllib_<steps>/``, else
-        ``ppo_<steps>.zip``), fewest steps first."""
-        if not self.checkpoints_dir.is_dir():
-            return []
-        found = ((_CHECKPOINT_NAME.fullmatch(p.name), p) for p in self.checkpoints_dir.iterdir())
-        return sorted((int(m.group(1) or m.group(2)), p, m.group(2) is not None) for m, p in found if m)
-
     def whole_checkpoints(self) -> list[tuple[int, Path]]:
         """The checkpoints of either backend that look whole, with their step counts,
-        fewest steps first: ``ppo_<steps>.zip`` by :func:`checkpoint_problem`,
-        ``rllib_<steps>/`` by :func:`rllib_checkpoint_problem`."""
-        return [
-            (steps, path)
-            for steps, path, rllib in self._named_checkpoints()
-            if (rllib_checkpoint_problem(path) if rllib else checkpoint_problem(path)) is None
-        ]
+        fewest steps first (:func:`agents.ppo.whole_checkpoints`)."""
+        return whole_checkpoints(self.path)
 
     def newest_valid_checkpoint(self) -> tuple[Path | None, list[tuple[Path, str]]]:
         """The whole save with the most steps, the newest checkpoint or ``model.zip``
@@ -348,8 +278,9 @@ class RunDir:
         return found, skipped
 
     def is_run(self) -> bool:
-        """Whether a trainer wrote here: a recorded config, a session or a checkpoint."""
-        return bool(self.config_files()) or self.sessions_path.exists() or self.checkpoints_dir.is_dir()
+        """Whether a trainer wrote here: a recorded config, a session or a checkpoint
+        (:func:`agents.ppo.is_run_directory`)."""
+        return is_run_directory(self.path)
 
     def config_files(self) -> list[Path]:
         """``config.json`` then each ``config.resume_<k>.json``, oldest first."""
@@ -375,7 +306,7 @@ class RunDir:
     def checkpoint_step_counts(self) -> list[int]:
         """The step counts of the run's checkpoints, of every backend (``ppo_<steps>.zip``,
         ``rllib_<steps>/``), whole or not."""
-        return [steps for steps, _, _ in self._named_checkpoints()]
+        return [steps for steps, _, _ in named_checkpoints(self.path)]
 
     def recorded_config_path(self) -> Path | None:
         """The config file of the run's last session that trained (``None`` for a run
