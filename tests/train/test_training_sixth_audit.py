@@ -10,7 +10,9 @@ import json
 import re
 import shlex
 import shutil
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from test_backends import toy  # noqa: F401 - a fixture
@@ -246,3 +248,89 @@ def test_ppo_path_of_a_run_still_training_names_its_newest_checkpoint(tmp_path, 
     (sb3 / "checkpoints" / "ppo_512.zip").unlink()
     with pytest.raises(ValueError, match=re.escape(f"{NO_MODEL_YET}, and no checkpoint to use either")):
         agents.make("ppo", path=str(sb3))
+
+
+# --------------------------------------------------------------------------- 4. training's time, evaluations left out
+
+PAUSE = 0.4
+"""Seconds each evaluation or checkpoint save is made to take in the timing tests."""
+
+
+def test_sb3_training_time_leaves_out_the_evaluations(tmp_path, monkeypatch):
+    """``wall_s`` (and the steps/s printed from it) was documented as leaving evaluations
+    and saving out, and counted them: an 8,192-step run read 2,112 steps/s with an
+    evaluation every rollout against 5,144 without."""
+    from sb3_contrib import MaskablePPO
+
+    import train.training.sb3.callbacks as callbacks
+
+    real_eval, real_learn = callbacks.evaluation_row, MaskablePPO.learn
+    learning: list[float] = []
+
+    def slow_eval(*args):
+        time.sleep(PAUSE)
+        return real_eval(*args)
+
+    def timed_learn(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return real_learn(self, *args, **kwargs)
+        finally:
+            learning.append(time.perf_counter() - t0)
+
+    monkeypatch.setattr(callbacks, "evaluation_row", slow_eval)
+    monkeypatch.setattr(MaskablePPO, "learn", timed_learn)
+    config = smoke(tmp_path, "t", total_timesteps=1536, eval_every=512, checkpoint_every=0, opponents="heuristic,self")
+    result = train(config)
+    # evaluations at 512 and 1024 steps, inside learn(); the one at 1536 after it
+    assert result.wall_s <= learning[0] - 2 * PAUSE
+    assert result.eval_save_s >= 3 * PAUSE
+    assert result.steps_per_s == pytest.approx(1536 / result.wall_s)
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert summary["wall_s"] == result.wall_s and summary["eval_save_s"] == result.eval_save_s
+
+
+@needs_rllib
+def test_rllib_training_time_leaves_out_the_evaluations_and_checkpoints(tmp_path, monkeypatch):
+    import train.training.rllib.trainer as trainer
+    from train.training.rllib.env import SHARED_POLICY
+    from train.training.run_dir import RunDir
+
+    def slow(result):
+        def pause(*args):
+            time.sleep(PAUSE)
+            return result(*args)
+
+        return pause
+
+    monkeypatch.setattr(trainer, "_save_checkpoint", slow(lambda algo, run, steps: run.checkpoint_path(steps)))
+    row = {"timesteps": 0, "win_share_2p": 0.5, "ci95_2p": 0.1, "ci_low_2p": 0.4}
+    monkeypatch.setattr(trainer, "_evaluate", slow(lambda algo, config, run, steps, bar: row))
+    monkeypatch.setattr(trainer, "export_actor", lambda algo, config: None)
+    monkeypatch.setattr(trainer, "save_actor", lambda actor, path: None)
+    monkeypatch.setattr(trainer, "_foreach_env", lambda algo, fn: [])
+    algo = SimpleNamespace(train=lambda: {"env_runners": {"num_module_steps_sampled": {SHARED_POLICY: 512}}})
+    config = TrainConfig(backend="rllib", total_timesteps=1024, checkpoint_every=512, eval_every=512, past_every=0,
+                         opponents="heuristic", eval_players=2, progress_bar=False, run_dir=str(tmp_path))  # fmt: skip
+    run = RunDir(tmp_path / "run")
+    run.create(fresh=True)
+    t0 = time.perf_counter()
+    result = trainer._loop(config, run, algo, None, 0, run.config_path, [])
+    elapsed = time.perf_counter() - t0
+    # two iterations, each with a checkpoint and an evaluation; then the final checkpoint
+    assert result.wall_s <= elapsed - 5 * PAUSE
+    assert result.eval_save_s >= 4 * PAUSE
+    assert json.loads(run.summary_path.read_text())["eval_save_s"] == result.eval_save_s
+
+
+def test_the_step_bar_leaves_out_what_it_is_told_to():
+    from train.training.result import leave_out, step_bar
+
+    bar = step_bar(100)
+    try:
+        bar.update(50)
+        before = bar.format_dict["elapsed"]
+        leave_out(bar, 5.0)
+        assert bar.format_dict["elapsed"] <= before - 4.9
+    finally:
+        bar.close()

@@ -155,9 +155,10 @@ def _run(args: argparse.Namespace) -> int:
         except RunDirError as exc:
             raise CommandError(str(exc), code=1) from None
     split = f" (env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)" if result.env_s else ""
+    aside = f", evaluations and checkpoints {result.eval_save_s:.1f} s more" if result.eval_save_s >= 0.05 else ""
     print(
         f"run {result.run_dir}: {result.num_timesteps} steps, model {result.model_path}; "
-        f"{result.steps_this_session} steps in {result.wall_s:.1f} s = {result.steps_per_s:.0f} steps/s{split}"
+        f"{result.steps_this_session} steps in {result.wall_s:.1f} s = {result.steps_per_s:.0f} steps/s{split}{aside}"
         + (" [interrupted: checkpoint saved]" if result.interrupted else "")
         + (f" [stopped early: the evaluation beat {config.stop_win_share:g}]" if result.stopped_early else "")
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrainResult", "step_bar"]
+__all__ = ["TrainResult", "step_bar", "leave_out"]
 
 LOG_INTERVAL = 60.0
 """Seconds between the bar's lines when stderr is a file (a log), not a terminal."""
@@ -15,12 +15,19 @@ LOG_INTERVAL = 60.0
 
 def step_bar(total: int) -> Any:
     """The progress bar of a training session's ``total`` steps: the rate shown is the
-    average since the start (the number the summary reports). On a terminal it redraws
-    in place; written to a file it adds a line a minute instead of ten a second."""
+    average since the start, the evaluations and checkpoint saves left out
+    (:func:`leave_out`: the number the summary reports). On a terminal it redraws in
+    place; written to a file it adds a line a minute instead of ten a second."""
     from tqdm.auto import tqdm
 
     interval = 0.1 if sys.stderr.isatty() else LOG_INTERVAL
     return tqdm(total=total, unit="step", unit_scale=True, smoothing=0, dynamic_ncols=True, mininterval=interval)
+
+
+def leave_out(bar: Any, seconds: float) -> None:
+    """Leave ``seconds`` (a periodic evaluation, a checkpoint saved) out of ``bar``'s
+    elapsed time, and so out of its rate, as :attr:`TrainResult.wall_s` leaves them out."""
+    bar.start_t += seconds
 
 
 @dataclass
@@ -35,7 +42,8 @@ class TrainResult:
     """Learner steps of the whole run (resumed sessions included)."""
     steps_this_session: int
     wall_s: float
-    """Seconds of training (rollouts and updates; evaluations and saving excluded where the backend can tell)."""
+    """Seconds of training: rollouts and updates, the periodic evaluations and checkpoint
+    saves left out (they are :attr:`eval_save_s`)."""
     env_s: float
     """Seconds in the environment (rules, encoding, the opponents' moves); 0 where the backend cannot tell."""
     learn_s: float
@@ -47,7 +55,11 @@ class TrainResult:
     stopped_early: bool = False
     """Whether training stopped before ``total_timesteps`` because an evaluation reached
     ``stop_win_share`` (:func:`train.training.evaluation.target_reached`)."""
+    eval_save_s: float = 0.0
+    """Seconds of the periodic evaluations and of the checkpoints saved while training,
+    which :attr:`wall_s` and :attr:`steps_per_s` leave out."""
 
     @property
     def steps_per_s(self) -> float:
+        """Steps of this session per second of training (:attr:`wall_s`)."""
         return self.steps_this_session / self.wall_s if self.wall_s > 0 else 0.0

@@ -49,7 +49,7 @@ from llama_env.engine import error_line
 from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
-from train.training.result import TrainResult, step_bar
+from train.training.result import TrainResult, leave_out, step_bar
 from train.training.resume import check_steps_left, session_run
 from train.training.rllib import RllibOptions
 from train.training.run_dir import (
@@ -455,6 +455,7 @@ def _loop(
         bar = step_bar(budget)
     interrupted = False
     stopped_early = False
+    aside = 0.0  # seconds of checkpoints and evaluations: no part of training's time
     t0 = time.perf_counter()
     try:
         while steps < config.total_timesteps and not stopped_early:
@@ -470,6 +471,7 @@ def _loop(
                 snapshots = list(past)
                 _foreach_env(algo, lambda env, s=snapshots: env.set_past_policies(s))
                 next_past = next_multiple(steps, config.past_every)
+            started = time.perf_counter()
             if config.checkpoint_every and steps >= next_ckpt:
                 saved.append(_save_checkpoint(algo, run, steps))
                 next_ckpt = next_multiple(steps, config.checkpoint_every)
@@ -477,6 +479,10 @@ def _loop(
                 evals.append(_evaluate(algo, config, run, steps, bar))
                 next_eval = next_multiple(steps, config.eval_every)
                 stopped_early = target_reached(config, evals[-1])
+            spent = time.perf_counter() - started
+            aside += spent
+            if bar is not None:
+                leave_out(bar, spent)
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
@@ -488,7 +494,7 @@ def _loop(
     finally:
         if bar is not None:
             bar.close()
-    wall = time.perf_counter() - t0
+    wall = time.perf_counter() - t0 - aside
     try:
         with saving_despite_ctrl_c():
             saved.append(_save_checkpoint(algo, run, steps))
@@ -500,6 +506,7 @@ def _loop(
                 "all_seats_decisions_sampled": sum(_foreach_env(algo, lambda env: int(env.decisions))),
                 "illegal_actions": sum(_foreach_env(algo, lambda env: int(env.illegal_total))),
                 "wall_s": wall,
+                "eval_save_s": aside,
                 "interrupted": interrupted,
                 "stopped_early": stopped_early,
             }
@@ -521,6 +528,7 @@ def _loop(
         evals=evals,
         backend="rllib",
         stopped_early=stopped_early,
+        eval_save_s=aside,
     )
 
 

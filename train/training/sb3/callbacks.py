@@ -22,7 +22,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.ppo import Actor, actor_from_policy
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
-from train.training.result import step_bar
+from train.training.result import leave_out, step_bar
 from train.training.sb3.vec_env import ActorPolicy
 
 if TYPE_CHECKING:
@@ -84,8 +84,12 @@ class TrainingHooks(BaseCallback):
         """Set when the run directory could not be written; training then stops."""
         self.stopped_early = False
         """Set when an evaluation reached ``config.stop_win_share``; training then stops."""
+        self.aside_s = 0.0
+        """Seconds of the periodic evaluations and checkpoint saves: no part of training's
+        time (:attr:`learn_seconds`, the bar's rate and the speed logged leave them out)."""
         self.learn_seconds = 0.0
-        """Seconds from the first to the last step of ``learn`` (what the bar's rate covers)."""
+        """Seconds from the first to the last step of ``learn``, evaluations and checkpoint
+        saves left out (what the bar's rate covers)."""
         self.bar: Any = None
         self._eta_shown = False
 
@@ -101,11 +105,11 @@ class TrainingHooks(BaseCallback):
             self.bar = step_bar(budget)
 
     def _on_training_end(self) -> None:
-        self.learn_seconds = time.perf_counter() - self.t0
+        self.learn_seconds = self._training_seconds()
 
     def close(self) -> None:
         if not self.learn_seconds:
-            self.learn_seconds = time.perf_counter() - self.t0
+            self.learn_seconds = self._training_seconds()
         if self.bar is not None:
             self.bar.close()
             self.bar = None
@@ -139,6 +143,7 @@ class TrainingHooks(BaseCallback):
             del self.past[: -config.past_pool]
             self.env.set_past_policies([ActorPolicy(a, self.opp_rng) for a in self.past])
             self.next_past = next_multiple(n, config.past_every)
+        started = time.perf_counter()
         try:
             if config.checkpoint_every and n >= self.next_ckpt:
                 self.save_checkpoint()
@@ -148,6 +153,11 @@ class TrainingHooks(BaseCallback):
                 self.next_eval = next_multiple(n, config.eval_every)
         except OSError as exc:  # the run directory cannot be written: stop, keep what is saved
             self.write_error = exc
+        finally:
+            aside = time.perf_counter() - started
+            self.aside_s += aside
+            if self.bar is not None:
+                leave_out(self.bar, aside)
         self.halt = self.write_error is not None or self.stopped_early
 
     def steps_learned(self) -> int:
@@ -159,7 +169,7 @@ class TrainingHooks(BaseCallback):
         self.collecting = False
         torch.set_num_threads(self.config.torch_threads)
         self.rollout_s += time.perf_counter() - self.t_roll
-        wall = time.perf_counter() - self.t0
+        wall = self._training_seconds()
         done = self.model.num_timesteps - self.start_steps
         self.logger.record("speed/env_steps_per_s", done / max(wall, 1e-9))
         self.logger.record("speed/env_s", self.env.env_time)
@@ -172,6 +182,10 @@ class TrainingHooks(BaseCallback):
             rate = done / max(wall, 1e-9)
             left = (self.config.total_timesteps - self.model.num_timesteps) / rate
             self.bar.write(f"{rate:,.0f} steps/s so far: {_duration(left)} to go (evaluations add a little)")
+
+    def _training_seconds(self) -> float:
+        """Seconds since training started, the evaluations and checkpoint saves left out."""
+        return time.perf_counter() - self.t0 - self.aside_s
 
     def _on_step(self) -> bool:
         if self.halt:  # decided between rollouts; this step's experience is not counted

@@ -333,6 +333,7 @@ def _learn(
                 "wall_s": wall,
                 "env_s": env_s,
                 "learn_s": wall - env_s,
+                "eval_save_s": hooks.aside_s,
                 "interrupted": interrupted,
                 "stopped_early": hooks.stopped_early,
             }
@@ -352,4 +353,5 @@ def _learn(
         evals=evals,
         backend="sb3",
         stopped_early=hooks.stopped_early,
+        eval_save_s=hooks.aside_s,
     )
