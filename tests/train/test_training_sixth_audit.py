@@ -334,3 +334,32 @@ def test_the_step_bar_leaves_out_what_it_is_told_to():
         assert bar.format_dict["elapsed"] <= before - 4.9
     finally:
         bar.close()
+
+
+# --------------------------------------------------------------------------- 6. the table printed after training
+
+
+@pytest.mark.usefixtures("toy")
+def test_the_table_after_training_measures_the_run_at_sizes_it_trained_at(tmp_path, monkeypatch, capsys):
+    """A run trained at 6 players only was measured at 2 and 4, sizes it never saw, and
+    the table did not say so."""
+    from llama_env.engine import Rules
+    from train.evaluation import report
+
+    seen = []
+    monkeypatch.setattr(report, "has_shipped_models", lambda: False)
+    monkeypatch.setattr(report, "compare_agents", lambda contenders, **kw: seen.append(kw) or [])
+    monkeypatch.setattr(report, "format_comparison", lambda rows: "table")
+    args = ["train", "--backend", "toy", "--preset", "smoke", "--run-dir", str(tmp_path), "--final-eval-games", "4"]
+    assert main([*args, "--players", "6", "--eval-players", "6", "--end-score", "30"]) == 0, capsys.readouterr().err
+    assert seen[-1]["players"] == [6] and seen[-1]["rules"] == Rules(6, end_score=30)
+    assert main([*args, "--players", "2-6"]) == 0  # make train's run: 2 and 4, as before
+    assert seen[-1]["players"] == [2, 4]
+
+
+def test_the_sizes_of_the_table_after_training_are_the_runs_two_at_most():
+    from train.cli.train import comparison_sizes
+
+    for players, sizes in [((2, 3, 4, 5, 6), [2, 4]), ((6,), [6]), ((5, 6), [5, 6]), ((3, 4, 5), [3, 4])]:
+        assert comparison_sizes(players) == sizes
+    assert comparison_sizes((2, 2, 6)) == [2, 6]

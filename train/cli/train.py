@@ -36,7 +36,7 @@ from train.cli.common import (
 from train.training.config import PARSERS, TrainConfig, config_from_dict, field_defaults, flag_fields, option_owner
 from train.training.presets import PRESETS
 
-__all__ = ["add_parser", "add_arguments", "config_from_args", "print_final_comparison"]
+__all__ = ["add_parser", "add_arguments", "config_from_args", "comparison_sizes", "print_final_comparison"]
 
 
 def _flag_type(name: str, typ: Any) -> Callable[[str], Any]:
@@ -175,7 +175,10 @@ def _run(args: argparse.Namespace) -> int:
     if games is None:  # a run that stopped on its target has measured itself
         games = 0 if result.stopped_early else 1000
     if games:
-        print_final_comparison(str(result.model_path), games, seed=config.seed, rules=config.rules_at(2))
+        sizes = comparison_sizes(config.players)
+        print_final_comparison(
+            str(result.model_path), games, seed=config.seed, rules=config.rules_at(sizes[0]), players=sizes
+        )
     print(
         "\nnext:\n"
         + next_commands(
@@ -216,18 +219,33 @@ def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "",
     )
 
 
-def print_final_comparison(model_path: str, games: int, seed: int = 0, rules: Rules | None = None) -> None:
-    """The main job's last word: the new agent next to the shipped one, on the run's
-    ``rules`` (their table size is each row's)."""
+def comparison_sizes(players: Sequence[int]) -> list[int]:
+    """The table sizes of the comparison printed after training: at most two, all of them
+    sizes the run trained at (``players``): 2 and 4 where it trained there, else (or to
+    make up two) its smallest others. A 6-player specialist is measured at 6, not at the
+    2 and 4 it never saw."""
+    sizes = sorted(set(players))
+    picked: list[int] = [n for n in (2, 4) if n in sizes]
+    picked += [n for n in sizes if n not in picked][: 2 - len(picked)]
+    return sorted(picked)
+
+
+def print_final_comparison(
+    model_path: str, games: int, seed: int = 0, rules: Rules | None = None, players: Sequence[int] = (2, 4)
+) -> None:
+    """The main job's last word: the new agent next to the shipped one at the table sizes
+    ``players`` (:func:`comparison_sizes` picks them from a run's), on the run's ``rules``
+    (their table size is each row's)."""
     from llama_env.agent import AgentLike, make
     from train.evaluation.report import compare_agents, format_comparison, has_shipped_models
 
     contenders: dict[str, AgentLike] = {"new agent": make("ppo", path=model_path)}
     if has_shipped_models():
         contenders["shipped ppo"] = make("ppo")
-    sizes = [n for n in (2, 4) if rules is None or _allowed(rules, n)]
+    sizes = [n for n in players if rules is None or _allowed(rules, n)]
     if not sizes:
-        print(f"\nno comparison: the run's rules ({rules.brief() if rules else ''}) allow neither 2 nor 4 players")
+        shown = " or ".join(map(str, players))
+        print(f"\nno comparison: the run's rules ({rules.brief() if rules else ''}) do not allow {shown} players")
         return
     print(f"\nEvaluating against the baselines ({games} games per row)...", flush=True)
     print(format_comparison(compare_agents(contenders, players=sizes, games=games, seed=seed, rules=rules)))
@@ -273,7 +291,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--final-eval-games",  # checked before training, not after it
         None,
         "after training, play the new agent and the shipped one against random and heuristic "
-        "at 2 and 4 players, N games each, and print the table (0 = skip; default: 1000, or 0 for a run "
+        "at 2 and 4 players (or, where the run skipped them, at sizes it trained at, two at most), N games each, "
+        "and print the table (0 = skip; default: 1000, or 0 for a run "
         "that stopped early on --stop-win-share, whose last evaluation is its measurement)",
         low=0,
     )
