@@ -197,22 +197,38 @@ file can declare gigabytes of zeros, which were unpacked before any check."""
 
 
 _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
-"""numpy's public readers of an ``.npy`` header, by format version."""
+"""numpy's public readers of an ``.npy`` header, by format version (``np.savez`` writes
+1.0, and 2.0 for a header too long for it; 3.0 only for fields named beyond Latin-1)."""
 
 
 def _declared_bytes(path: Path) -> int:
-    """What the ``.npy`` members of an archive hold unpacked, read from their headers
-    alone (nothing is unpacked beyond them); a header numpy cannot read counts 0 and is
-    left to ``np.load`` to refuse."""
-    total = 0
+    """What the archive holds unpacked, known before anything is unpacked: the sizes its
+    zip directory gives (zipfile never unpacks a member past its size), and where an
+    ``.npy`` header declares more than that (numpy allocates the whole array before it
+    reads the data), the header's. Every member must be an ``.npy`` array with a header
+    numpy's readers read: ``np.load`` hands any other member over whole, as bytes, and a
+    header those readers cannot read was counted as nothing (a 1 MB file unpacked 1 GiB).
+    A member damaged further in is left to ``np.load`` to name."""
     with zipfile.ZipFile(path) as zf:
-        for info in zf.infolist():
+        members = zf.infolist()
+        for info in members:
             if not info.filename.endswith(".npy"):
-                continue
+                raise ValueError(f"its member {info.filename[:80]!r} is not an .npy array: not loaded")
+        total = sum(info.file_size for info in members)
+        if total > MAX_ARRAY_BYTES:
+            return total
+        for info in members:
             try:
                 with zf.open(info) as fh:
-                    shape, _, dtype = _HEADER_READERS[np.lib.format.read_magic(fh)](fh)
-            except Exception:  # noqa: BLE001 - a damaged member: np.load names it
+                    version = np.lib.format.read_magic(fh)
+                    if version not in _HEADER_READERS:
+                        raise ValueError(f"its header is of .npy version {version[0]}.{version[1]}")
+                    shape, _, dtype = _HEADER_READERS[version](fh)
+            except ValueError as exc:  # numpy's reasons, their first line: the rest advises pickle
+                why = (str(exc).strip().splitlines() or [""])[0][:160]
+                name = info.filename[:80]
+                raise ValueError(f"its member {name!r} is not an .npy array numpy reads ({why})") from None
+            except Exception:  # noqa: BLE001 - a damaged zip member: np.load names it
                 continue
-            total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+            total += max(0, int(np.prod(shape, dtype=object)) * dtype.itemsize - info.file_size)
     return total
