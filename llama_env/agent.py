@@ -44,6 +44,7 @@ __all__ = [
     "reset_agent",
     "seat_member",
     "agent_label",
+    "check_agent",
     "parse_agent_spec",
     "parse_agent_list",
     "request_limits",
@@ -142,6 +143,8 @@ def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factor
         raise ValueError(f"an agent's group must be one of {', '.join(GROUPS)}, got {group!r}")
 
     def deco(factory: Factory) -> Factory:
+        if not callable(factory):  # else accepted, listed with its type's docstring, and failing at make
+            raise TypeError(f"agent {name!r}: register a class or function that builds the agent, got {brief(factory)}")
         if not _is_builtin(factory):
             _load_builtins()  # so that a name of theirs is refused here, not when they load
         if name in _REGISTRY and _REGISTRY[name] is not factory and not _same_definition(_REGISTRY[name], factory):
@@ -304,7 +307,8 @@ def make(name: str, **params: Any) -> Agent:
     takes it; a keyword, ``seed`` included, overrides the spec's parameter of that name.
 
     Unknown names and parameters raise ``ValueError`` listing what exists; the agent's
-    own constructor checks the values.
+    own constructor checks the values, and whatever else it raises, or a factory that
+    returns no agent, is a ``ValueError`` naming the agent (:func:`_built`).
     """
     if not isinstance(name, str):
         raise TypeError(f"an agent name must be a string, got {name!r} ({type(name).__name__})")
@@ -314,6 +318,17 @@ def make(name: str, **params: Any) -> Agent:
             return AgentSpec(spec.name, {**spec.params, **params}).build()
         seed = params.pop("seed", None)  # build() gives it to an agent without a seed parameter through reset
         return AgentSpec(spec.name, {**spec.params, **params}).build(seed)
+    return _built(name, params, AgentSpec(name, params).label)
+
+
+def _built(name: str, params: dict[str, Any], label: str) -> Agent:
+    """The agent registered as ``name`` built with ``params``, refused in one line
+    naming it by ``label`` (its spec): an unknown name or parameter, or a factory that
+    raises or returns no agent (a plugin's that forgot ``return`` gave ``None``, which a
+    Gym env then seated as an outside seat). What the constructor raises is a
+    ``ValueError`` (its own, a missing extra's ``ModuleNotFoundError`` and a
+    ``MemoryError`` go through as they are): the command line reports it as the agent's,
+    and a Python caller catches one type for any bad value."""
     if name not in _REGISTRY:
         _load_plugins()
         if name not in _REGISTRY:
@@ -328,7 +343,19 @@ def make(name: str, **params: Any) -> Agent:
                 f"agent {name!r} has no parameter {', '.join(map(repr, bad))}; "
                 f"its parameters: {', '.join(allowed) or '(none)'}"
             )
-    return factory(**params)
+    try:
+        agent = factory(**params)
+    except (ValueError, ModuleNotFoundError, MemoryError):  # ours, a missing extra: reported as they are
+        raise
+    except (OSError, TypeError, ArithmeticError) as exc:  # OverflowError: a number beyond float range
+        raise ValueError(f"cannot build agent {label!r}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - a plugin's constructor can raise anything
+        raise ValueError(f"cannot build agent {label!r}: {error_line(exc, 200)}") from exc
+    try:
+        check_agent(agent, f"agent {label!r}: its factory returned no agent")
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    return agent
 
 
 def request_limits(name: str) -> dict[str, tuple[float, float]]:
@@ -535,6 +562,18 @@ def _and(values: Sequence[int]) -> str:
     return f"{', '.join(head)} and {last}" if head else last
 
 
+def check_agent(agent: object, where: str) -> None:
+    """Raise a ``TypeError`` that starts with ``where`` (``seat 2``) unless ``agent`` can
+    sit at a table: an object with ``act(observation, action_mask) -> int``. A class is
+    refused by name, though its ``act`` is callable too: it would fail at its first move,
+    missing an argument (``HeuristicAgent`` for ``HeuristicAgent()``). The table driver
+    checks its seats with it, and :func:`make` what a factory returns."""
+    if not callable(getattr(agent, "act", None)):
+        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {agent!r}")
+    if isinstance(agent, type):
+        raise TypeError(f"{where}: got the class {agent.__name__}: pass an instance, {agent.__name__}()")
+
+
 def agent_label(agent: AgentLike) -> str:
     """How an agent is named in tables and messages: a spec's label, else the object's
     ``name`` attribute, else its class name."""
@@ -570,7 +609,8 @@ class AgentSpec:
         spec with parameters is named by the spec's label, so result tables tell
         ``cautious:threshold=2`` from ``cautious``.
 
-        Raises ``ValueError`` for an unknown name or parameter or a bad value.
+        Raises ``ValueError`` for an unknown name or parameter or a bad value, and for a
+        factory that raises or returns no agent, naming the spec (:func:`make`).
         """
         factory = _REGISTRY.get(self.name)
         if factory is None:
@@ -582,7 +622,7 @@ class AgentSpec:
         takes_seed = "seed" in inspect.signature(factory).parameters
         if takes_seed and "seed" not in params and seed is not None:
             params["seed"] = seed
-        agent = make(self.name, **params)
+        agent = _built(self.name, params, self.label)
         if seed is not None and not takes_seed:
             reset_agent(agent, seed)
         if self.params:
@@ -672,14 +712,7 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     if check:
         if name not in _known():
             raise _unknown(name)
-        try:
-            spec.build()
-        except (ValueError, ModuleNotFoundError, MemoryError):  # ours, a missing extra: reported as they are
-            raise
-        except (OSError, TypeError, ArithmeticError) as exc:  # OverflowError: a number beyond float range
-            raise ValueError(f"cannot build agent {spec.label!r}: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001 - a plugin's constructor can raise anything
-            raise ValueError(f"cannot build agent {spec.label!r}: {error_line(exc, 200)}") from exc
+        spec.build()  # what fails is a ValueError naming the spec (or a missing extra's error)
     return spec
 
 

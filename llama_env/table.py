@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from llama_env.agent import Agent, agent_label, batch_from, reset_agent
+from llama_env.agent import Agent, agent_label, batch_from, check_agent, reset_agent
 from llama_env.batch import BatchEngine
 from llama_env.engine import (
     NUM_ACTIONS,
@@ -130,17 +130,6 @@ def reset_seat(agent: Agent, seed: int | None, name: str, seat: int | None) -> N
     what its ``reset`` raises is an :class:`AgentError` naming them."""
     with _Blame(name, seat, " in reset"):
         reset_agent(agent, seed)
-
-
-def check_agent(agent: object, where: str) -> None:
-    """Raise a ``TypeError`` that starts with ``where`` (``seat 2``) unless ``agent`` can
-    sit at a table: an object with ``act(observation, action_mask) -> int``. A class is
-    refused by name, though its ``act`` is callable too: it would fail at its first move,
-    missing an argument (``HeuristicAgent`` for ``HeuristicAgent()``)."""
-    if not callable(getattr(agent, "act", None)):
-        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {agent!r}")
-    if isinstance(agent, type):
-        raise TypeError(f"{where}: got the class {agent.__name__}: pass an instance, {agent.__name__}()")
 
 
 class TableListener:

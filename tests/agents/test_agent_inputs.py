@@ -98,7 +98,7 @@ def test_the_rule_based_agents_read_any_declared_observation_version(monkeypatch
         ("random", {"seed": -3}, ValueError, "seed must be a non-negative integer"),
         ("cautious", {"threshold": 2.5}, ValueError, "threshold must be an integer"),
         ("greedy", {"prefer": "most"}, ValueError, "prefer must be 'points' or 'same'"),
-        ("ppo", {"deterministic": "yes"}, TypeError, "deterministic must be True or False"),
+        ("ppo", {"deterministic": "yes"}, ValueError, "deterministic must be True or False"),
         ("ppo", {"path": 3}, ValueError, "path must be a model file, a run directory or an RLlib checkpoint"),
         # the costly ones are bounded, not left to run out of memory or overflow mid-game
         ("search", {"worlds": 4097}, ValueError, "worlds must be <= 4096, got 4097"),

@@ -199,7 +199,8 @@ def test_a_constructor_failing_is_named_by_its_spec(misbehaving, capsys):
     line = _one_error_line(capsys.readouterr().err)
     assert code == 2
     assert "cannot build agent 'tp_ctorboom:x=2': RuntimeError: boom in ctor" in line
-    with pytest.raises(terminal.AgentError, match="agent 'tp_ctorboom' at seat 1: RuntimeError: boom in ctor"):
+    # from Python as from evaluation and the Gym env: the registry names the spec, a ValueError
+    with pytest.raises(ValueError, match="^cannot build agent 'tp_ctorboom': RuntimeError: boom in ctor$"):
         play(PlayConfig(rules=Rules(2), opponents="tp_ctorboom"), _moves("exit"), io.StringIO())
 
 

@@ -250,12 +250,13 @@ def _agent_seeds(seed: int | None, n: int) -> list[int | None]:
 
 @contextlib.contextmanager
 def _blamed(labels: Sequence[str], seat: int) -> Iterator[None]:
-    """Turn what building the agent at ``seat`` (and its first ``reset``) raises into an
+    """Turn what the first ``reset`` of the agent at ``seat`` raises into an
     :class:`AgentError` naming it (``labels[seat]``) and its seat, as the table driver
     names an agent that fails during the game. A ``ValueError`` or ``TypeError`` is the
-    configuration's (an unknown name, a bad parameter), unless the agent's ``reset``
-    raised it (a spec built with a seed is reset); a missing package or memory is no
-    agent's, which the command line reports as they are."""
+    configuration's (an unknown name, a bad parameter, a constructor that fails, which
+    the registry names by its spec), unless the agent's ``reset`` raised it (a spec built
+    with a seed is reset); a missing package or memory is no agent's, which the command
+    line reports as they are."""
     try:
         yield
     except (IllegalActionError, AgentError, ModuleNotFoundError, MemoryError):

@@ -1,0 +1,111 @@
+"""What the registry does with a factory: it refuses one that is not callable, and
+``make``, ``AgentSpec.build`` and everything built on them (evaluation, the Gym env's
+opponents, ``--agents``) refuse what a factory returns that is no agent, and name the
+agent when its factory raises, in one ``ValueError``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import agents
+from llama_env import agent as registry
+from train.cli import main
+from train.evaluation import evaluate
+
+NAMES = ("tf_noreturn", "tf_fortytwo", "tf_raises", "tf_never")
+
+
+class _First:
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def _noreturn() -> None:
+    """A plugin's factory that builds its agent and forgets ``return``."""
+    _First()
+
+
+def _raises() -> _First:
+    raise RuntimeError("kaboom")
+
+
+@pytest.fixture
+def factories() -> Iterator[None]:
+    registry.register("tf_noreturn")(_noreturn)
+    registry.register("tf_fortytwo")(lambda: 42)
+    registry.register("tf_raises")(_raises)
+    try:
+        yield
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            for name in NAMES:
+                table.pop(name, None)
+
+
+@pytest.mark.usefixtures("factories")
+def test_a_factory_returning_no_agent_is_refused_naming_the_agent():
+    """``None`` became an outside seat in the Gym env (the learner then moved for the
+    opponent too), and evaluation's error named no agent ("seats [0] have none")."""
+    none = re.escape(
+        "agent 'tf_noreturn': its factory returned no agent: an agent must have act(observation, action_mask) -> int, "
+        "got None"
+    )
+    with pytest.raises(ValueError, match=none):
+        agents.make("tf_noreturn")
+    with pytest.raises(ValueError, match=none):
+        registry.AgentSpec("tf_noreturn").build(seed=0)
+    with pytest.raises(ValueError, match="opponents: " + none):
+        gym.make("Llama-v0", opponents="tf_noreturn")
+    with pytest.raises(ValueError, match=none):
+        evaluate(["tf_noreturn", "random"], 2, workers=1)
+    with pytest.raises(ValueError, match=r"agent 'tf_fortytwo': its factory returned no agent: .*, got 42"):
+        evaluate(["tf_fortytwo", "random"], 2, workers=1)
+
+
+@pytest.mark.usefixtures("factories")
+def test_the_command_line_names_a_factory_returning_no_agent_in_one_line(capsys):
+    """A factory returning 42 ended ``llama-rl eval`` in a 59-line traceback."""
+    assert main(["eval", "--agents", "tf_fortytwo,random", "--games", "2", "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "agent 'tf_fortytwo': its factory returned no agent" in err
+
+
+@pytest.mark.usefixtures("factories")
+def test_a_factory_that_raises_is_named_in_python_as_on_the_command_line():
+    """``evaluate(["tf_raises", "random"])`` raised the bare ``RuntimeError: kaboom``;
+    ``--agents`` named the agent."""
+    with pytest.raises(ValueError, match=r"^cannot build agent 'tf_raises': RuntimeError: kaboom$") as caught:
+        evaluate(["tf_raises", "random"], 2, workers=1)
+    assert isinstance(caught.value.__cause__, RuntimeError)
+    with pytest.raises(ValueError, match=r"^opponents: cannot build agent 'tf_raises': RuntimeError: kaboom$"):
+        gym.make("Llama-v0", opponents="tf_raises")
+
+
+def test_register_refuses_what_is_not_callable():
+    """``register("nc")(42)`` was accepted, and ``llama-rl agents`` listed it with the
+    docstring of ``int``."""
+    with pytest.raises(TypeError, match="agent 'tf_never': register a class or function that builds the agent, got 42"):
+        registry.register("tf_never")(42)
+    assert "tf_never" not in agents.names()
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (registry.AgentSpec("ppo", {"deterministic": "yes"}), "PPOAgent deterministic must be True or False"),
+        (registry.AgentSpec("ppo_v3", {"deterministic": 0}), "PPOAgent deterministic must be True or False"),
+    ],
+)
+def test_a_bad_value_is_the_value_error_that_build_promises(spec, message):
+    """``AgentSpec('ppo', {'deterministic': 'yes'}).build()`` raised ``TypeError``, where
+    ``build`` and ``make`` say a bad value is a ``ValueError`` (a Gym opponent's JSON spec
+    reaches it)."""
+    with pytest.raises(ValueError, match=message):
+        spec.build()
+    with pytest.raises(ValueError, match=message):
+        agents.make(spec.name, **spec.params)
