@@ -68,6 +68,7 @@ from llama_env.engine import (
     NUM_ACTIONS,
     NUM_CARD_VALUES,
     LlamaGame,
+    brief,
     error_line,
 )
 from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1
@@ -338,6 +339,12 @@ class SearchAgent(BaseAgent):
         networks_path: str | Path | None = None,
     ) -> None:
         super().__init__(seed)
+        for key, value, what in (
+            ("path", path, "a model file or a run directory"),
+            ("networks_path", networks_path, "a file that llama-rl fit-search wrote"),
+        ):
+            if value is not None and not isinstance(value, (str, Path)):  # 3 gave os.fspath's words, naming nothing
+                raise ValueError(f"SearchAgent {key} must be {what}, got {brief(value)}")
         if networks_path is not None and not str(networks_path).strip():  # Path("") is the current folder
             raise ValueError("SearchAgent networks_path is empty: name a file that llama-rl fit-search wrote")
         given: dict[str, Any] = {}

@@ -100,6 +100,9 @@ def test_the_rule_based_agents_read_any_declared_observation_version(monkeypatch
         ("greedy", {"prefer": "most"}, ValueError, "prefer must be 'points' or 'same'"),
         ("ppo", {"deterministic": "yes"}, ValueError, "deterministic must be True or False"),
         ("ppo", {"path": 3}, ValueError, "path must be a model file, a run directory or an RLlib checkpoint"),
+        # os.fspath's "expected str, bytes or os.PathLike object, not int" named no parameter, a TypeError
+        ("search", {"path": 3}, ValueError, "SearchAgent path must be a model file or a run directory, got 3"),
+        ("search", {"networks_path": 3}, ValueError, "networks_path must be a file that llama-rl fit-search wrote"),
         # the costly ones are bounded, not left to run out of memory or overflow mid-game
         ("search", {"worlds": 4097}, ValueError, "worlds must be <= 4096, got 4097"),
         ("perturbed", {"size": 10**12}, ValueError, "size must be <= 10000, got 1000000000000"),
