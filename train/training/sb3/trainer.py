@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from agents.ppo import Actor, actor_from_policy, load_actor, torch_load_error
+from llama_env.observation import VERSION_OF_SIZE
 from train.training.config import TrainConfig
 from train.training.result import TrainResult
 from train.training.resume import check_steps_left, find_checkpoint, session_run
@@ -45,6 +46,7 @@ from train.training.run_dir import (
     write_json_atomic,
 )
 from train.training.sb3 import Sb3Options
+from train.training.sb3._internals import SavedModel, read_model_file, restore
 from train.training.sb3.callbacks import TrainingHooks
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, policy_rng
 from train.training.sb3.workers import SplitVecEnv, make_vec_env
@@ -105,30 +107,110 @@ def train_sb3(config: TrainConfig) -> TrainResult:
             raise
 
 
-def _obs_version_of(model: Path) -> int | None:
-    """The observation version a model file's policy reads (``None``: not readable)."""
+def _new_model(
+    env: LlamaVecEnv | SplitVecEnv,
+    config: TrainConfig,
+    hyper: dict[str, Any],
+    torch: Any,
+    ppo_cls: Any,
+    seed: int | None,
+) -> Any:
+    """A MaskablePPO of the config's network on ``env``, with this session's ``hyper``
+    settings, seeding torch's generator and the games with ``seed`` (``None``: neither)."""
+    act_fn = torch.nn.ReLU if config.activation == "relu" else torch.nn.Tanh
+    arch = list(config.net_arch)
+    return ppo_cls(
+        "MlpPolicy",
+        env,
+        policy_kwargs=dict(net_arch=dict(pi=arch, vf=arch), activation_fn=act_fn),
+        seed=seed,
+        device="cpu",
+        **hyper,
+    )
+
+
+def _resumed_model(
+    resume_from: Path,
+    env: LlamaVecEnv | SplitVecEnv,
+    config: TrainConfig,
+    hyper: dict[str, Any],
+    torch: Any,
+    ppo_cls: Any,
+) -> Any:
+    """The model a resume trains on: built as a new run builds one, with the network and
+    the seed of ``resume_from``, its weights, optimizer state and step counts put back
+    (:mod:`train.training.sb3._internals`), and this session's settings (``hyper``).
+
+    No Python object of the file is unpickled, only tensors read: SB3's ``load`` unpickles
+    every object of its ``data`` first, which runs any code a model file from elsewhere
+    holds."""
     try:
-        return load_actor(model).obs_version
-    except (ValueError, ModuleNotFoundError):
-        return None
+        saved = read_model_file(resume_from)
+    except Exception as exc:  # noqa: BLE001 - a zip whole but not SB3's raises many types
+        raise _unloadable(resume_from, exc) from None
+    _check_spaces(saved, env, config, resume_from)
+    _keep_network_of(saved, config, resume_from)
+    # seeded as SB3's load seeded it: torch's generator and the games, with the file's seed
+    model = _new_model(env, config, hyper, torch, ppo_cls, saved.seed)
+    try:
+        restore(model, saved)
+    except Exception as exc:  # noqa: BLE001 - torch and SB3 refuse other layers with several types
+        raise _unloadable(resume_from, exc) from None
+    return model
 
 
-def _keep_network_of(model: Any, config: TrainConfig, resume_from: Path, torch: Any) -> None:
+def _unloadable(resume_from: Path, exc: BaseException) -> ValueError:
+    return ValueError(
+        f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {torch_load_error(exc, 200)}"
+    )
+
+
+def _check_spaces(saved: SavedModel, env: LlamaVecEnv | SplitVecEnv, config: TrainConfig, resume_from: Path) -> None:
+    """What SB3's ``load`` checked: the file's network reads this run's observations (else
+    which version to resume with), bounded as this run's (the bounds follow the end score)."""
+    space = env.observation_space
+    size = int(space.shape[0]) if space.shape else 0
+    if saved.obs_size != size:
+        version = VERSION_OF_SIZE.get(saved.obs_size)
+        if version is not None and version != config.obs_version:
+            raise ValueError(
+                f"config key 'resume': {resume_from} reads observation version {version}, and this run is "
+                f"set to {config.obs_version}: resume it with --obs-version {version}"
+            )
+        raise ValueError(
+            f"config key 'resume': {resume_from} reads observations of {saved.obs_size} values, and this run's "
+            f"have {size}"
+        )
+    bounds = saved.obs_bounds
+    low, high = np.asarray(getattr(space, "low", [])), np.asarray(getattr(space, "high", []))
+    if bounds is not None and not (
+        bounds[0].shape == low.shape and np.allclose(bounds[0], low) and np.allclose(bounds[1], high)
+    ):
+        raise ValueError(
+            f"config key 'resume': {resume_from} was trained on observations scaled for another end score than "
+            f"this run's {config.end_score}: resume it with the --end-score it was trained with"
+        )
+
+
+def _keep_network_of(saved: SavedModel, config: TrainConfig, resume_from: Path) -> None:
     """The network of a resumed model is the one its weights have: ``config`` takes its
     ``net_arch`` and ``activation`` (a note says so where they differ), so that the run's
     config records the network it trains. A run directory's own settings were checked
     against its recorded config before (:func:`~train.training.resume.session_run`); this
     is for a model file from outside a run, which has none."""
-    arch = model.policy.net_arch
-    pi, vf = (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
-    kinds = {torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu"}
-    activation = kinds.get(model.policy.activation_fn)
-    if list(pi) != list(vf) or activation is None:
+    pi, vf = list(saved.policy_layers), list(saved.value_layers)
+    activation = {"Tanh": "tanh", "ReLU": "relu"}.get(saved.activation)
+    if pi != vf or activation is None:
         raise ValueError(
-            f"config key 'resume': {resume_from} has a network this trainer does not make (policy {list(pi)}, "
-            f"value {list(vf)}, {model.policy.activation_fn.__name__}); it trains equal layers with tanh or relu"
+            f"config key 'resume': {resume_from} has a network this trainer does not make (policy {pi}, "
+            f"value {vf}, {saved.activation}); it trains equal layers with tanh or relu"
         )
-    kept = (tuple(int(n) for n in pi), activation)
+    if saved.other_policy_kwargs:
+        raise ValueError(
+            f"config key 'resume': {resume_from} has a policy made with settings this trainer does not make "
+            f"({', '.join(saved.other_policy_kwargs)}); it makes the network's layers and activation only"
+        )
+    kept = (tuple(pi), activation)
     if kept != (config.net_arch, config.activation):
         print(
             f"note: {resume_from} holds a {','.join(map(str, kept[0]))} {kept[1]} network: the run trains it "
@@ -211,31 +293,9 @@ def _train_on(
         verbose=options.verbose,
     )
     if resume_from is not None:
-        # the loaded algorithm takes this session's settings before it builds its buffers
-        try:
-            model = ppo_cls.load(resume_from, env=env, device="cpu", custom_objects={"learning_rate": lr}, **hyper)
-        except Exception as exc:  # noqa: BLE001 - a zip whole but not SB3's raises many types
-            version = _obs_version_of(resume_from)
-            if version is not None and version != config.obs_version:
-                raise ValueError(
-                    f"config key 'resume': {resume_from} reads observation version {version}, and this run is "
-                    f"set to {config.obs_version}: resume it with --obs-version {version}"
-                ) from None
-            raise ValueError(
-                f"config key 'resume': cannot load {resume_from} as a MaskablePPO model: {torch_load_error(exc, 200)}"
-            ) from None
-        _keep_network_of(model, config, resume_from, torch)
+        model = _resumed_model(resume_from, env, config, hyper, torch, ppo_cls)
     else:
-        act_fn = torch.nn.ReLU if config.activation == "relu" else torch.nn.Tanh
-        arch = list(config.net_arch)
-        model = ppo_cls(
-            "MlpPolicy",
-            env,
-            policy_kwargs=dict(net_arch=dict(pi=arch, vf=arch), activation_fn=act_fn),
-            seed=config.seed,
-            device="cpu",
-            **hyper,
-        )
+        model = _new_model(env, config, hyper, torch, ppo_cls, config.seed)
     if tb_dir is None:
         model.set_logger(_quiet_logger(options.verbose))
     env.set_policy("self", ActorPolicy(actor_from_policy(model.policy), opp_rng))
