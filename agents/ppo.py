@@ -31,19 +31,20 @@ import io
 import json
 import operator
 import pickle
+import pickletools
 import re
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import numpy as np
 
-from agents.base import BaseAgent, check_observation, load_arrays, mask_list
+from agents.base import MAX_ARRAY_BYTES, BaseAgent, check_observation, load_arrays, mask_list
 from llama_env._atomic import atomic_savez
 from llama_env._install import install_hint
 from llama_env.agent import register
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, check_flag, error_line, parse_table_sizes
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, brief, check_flag, error_line, parse_table_sizes
 from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, guess_obs_version
 
 __all__ = [
@@ -275,8 +276,6 @@ def rllib_checkpoint_problem(path: Path) -> str | None:
     not a folder, empty, a file it must hold missing, a JSON file unreadable or a pickle cut
     short. Read without Ray and without unpickling anything (the pickles' opcodes are
     walked to their end)."""
-    import pickletools
-
     if not path.is_dir():
         return "it is not a folder"
     try:
@@ -294,7 +293,7 @@ def rllib_checkpoint_problem(path: Path) -> str | None:
                 json.loads(file.read_text(encoding="utf-8"))
             elif file.suffix == ".pkl":
                 with open(file, "rb") as fh:
-                    for _ in pickletools.genops(fh):
+                    for _ in _opcodes(fh):
                         pass
         except (OSError, ValueError, RecursionError) as exc:
             return f"its {file.relative_to(path).as_posix()} is cut short or unreadable ({error_line(exc)})"
@@ -507,9 +506,85 @@ def _load_npz(file: Path) -> Actor:
     return Actor(layers, activation, sizes)
 
 
+MAX_PICKLE_OPS = 2**20
+"""The most opcodes a module state file may hold: a dict of weights pickles in some
+twenty an array. The unpickler's stack and memo grow with them (a 9-byte pickle asking
+to memoize entry 400,000,000 grew the memo to 6 GB)."""
+
+
+class _Capped:
+    """A binary file as :func:`pickletools.genops` reads it, whose reads never ask for more
+    than the file has left: genops reads a length the pickle declares in one call, and a
+    file allocates the length asked before it reads (18 bytes declaring 2**36 bytes were a
+    ``MemoryError``). A line (of a text opcode) is cut at 1 MiB."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self._fh = fh
+        self._size = fh.seek(0, io.SEEK_END)
+        fh.seek(0)
+
+    def read(self, n: int = -1) -> bytes:
+        left = self._size - self._fh.tell()
+        return self._fh.read(left if n < 0 else min(n, left))
+
+    def readline(self) -> bytes:
+        return self._fh.readline(2**20)
+
+    def tell(self) -> int:
+        return self._fh.tell()
+
+
+def _opcodes(fh: IO[bytes]) -> Iterator[tuple[Any, Any, int | None]]:
+    """The opcodes of the pickle in ``fh``, read, not run (:class:`_Capped`); a
+    ``ValueError`` where it is cut short or damaged."""
+    return pickletools.genops(cast("IO[bytes]", _Capped(fh)))  # what genops calls: read, readline, tell
+
+
+def _walk_pickle(data: bytes) -> None:
+    """Walk the opcodes of the pickle ``data`` without running any, and refuse one that
+    would make the unpickler allocate beyond what the file holds: more than
+    :data:`MAX_PICKLE_OPS` opcodes, a memo entry further than the opcodes before it
+    could fill (the memo is made as long as the entry asks), a frame longer than the
+    file. A pickle cut short or damaged is an ``UnpicklingError`` (an empty one an
+    ``EOFError``), as the unpickler would have named it."""
+    if not data:
+        raise EOFError("the file is empty")
+    ops = _opcodes(io.BytesIO(data))
+    count = 0
+    while True:
+        try:
+            op = next(ops, None)
+        except ValueError as exc:
+            raise pickle.UnpicklingError(f"its pickle is damaged: {error_line(exc)}") from None
+        if op is None:
+            return
+        opcode, arg, _ = op
+        if count >= MAX_PICKLE_OPS:
+            raise ValueError(f"its pickle holds more than {MAX_PICKLE_OPS:,} opcodes, more than weights need")
+        if opcode.name in ("PUT", "BINPUT", "LONG_BINPUT") and isinstance(arg, int) and arg > count:
+            raise ValueError(f"its pickle memoizes entry {arg:,} after {count:,} opcodes (refused: a damaged pickle)")
+        if opcode.name == "FRAME" and isinstance(arg, int) and arg > len(data):
+            raise ValueError(f"its pickle declares a frame of {arg:,} bytes in a file of {len(data):,}")
+        count += 1
+
+
+def _number_dtype(dtype: Any) -> np.dtype[Any]:
+    """``dtype`` as numpy's own dtype of plain numbers (bool, integer, float, complex);
+    a ``ValueError`` for anything else. A pickle may set a dtype's flags (a ``V8`` marked
+    as holding Python objects reads pointers from the file's bytes): numpy's dtype of
+    the same name is used instead."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "biufc" or dtype.fields is not None or dtype.subdtype is not None:
+        raise ValueError(f"it holds an array of {dtype.str[:40]!r}, not of numbers")
+    return np.dtype(dtype.str)
+
+
 class _ArraysOnly(pickle.Unpickler):
     """Unpickles a dict of numpy arrays and nothing else: a module state file is a pickle,
-    and a pickle may name any callable; this one may name only what rebuilds arrays."""
+    and a pickle may name any callable; this one may name only what rebuilds arrays, of
+    numbers, :data:`agents.base.MAX_ARRAY_BYTES` of them together at most (a 294-byte
+    pickle asked for 1.5 GB arrays that were never filled). Unpickle only what
+    :func:`_walk_pickle` passed."""
 
     _ALLOWED = {
         ("collections", "OrderedDict"),
@@ -523,10 +598,62 @@ class _ArraysOnly(pickle.Unpickler):
         ("numpy._core.numeric", "_frombuffer"),
     }
 
+    def __init__(self, file: IO[bytes]) -> None:
+        super().__init__(file)
+        self._left = MAX_ARRAY_BYTES
+        self._array = self._array_type()
+
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) not in self._ALLOWED:
             raise ValueError(f"it holds a {module}.{name}, not only numpy arrays (refused: a pickle may run code)")
-        return super().find_class(module, name)
+        found = super().find_class(module, name)
+        if name == "ndarray":
+            return self._array
+        if name == "_reconstruct":
+            return lambda subtype, shape, dtype: found(self._array_of(subtype), shape, self._take(shape, dtype))
+        if name == "scalar":
+            return lambda dtype, *args: found(_number_dtype(dtype), *args)
+        if name == "_frombuffer":
+            return lambda buf, dtype, shape, order: found(buf, self._take(shape, dtype), shape, order)
+        return found
+
+    def _take(self, shape: Any, dtype: Any) -> np.dtype[Any]:
+        """Count an array of ``shape`` and ``dtype`` against what is left of the bound,
+        before it is made; numpy's dtype of its name (:func:`_number_dtype`)."""
+        dtype = _number_dtype(dtype)
+        dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+        size = dtype.itemsize
+        for n in dims:
+            size *= max(operator.index(n), 0)
+        if size > self._left:
+            raise ValueError(
+                f"its arrays hold more than {MAX_ARRAY_BYTES // 2**20} MiB (a model of this game is well under "
+                "10 MiB): not loaded"
+            )
+        self._left -= size
+        return dtype
+
+    def _array_of(self, subtype: Any) -> type[np.ndarray]:
+        if subtype is not self._array:
+            raise ValueError(f"it rebuilds an array as {brief(subtype)}, not as a numpy array")
+        return self._array
+
+    def _array_type(self) -> type[np.ndarray]:
+        """What the pickle's ``numpy.ndarray`` stands for: the class whose arrays count
+        against the bound as they are made (called) and filled (``__setstate__``)."""
+        take = self._take
+
+        class Array(np.ndarray):
+            def __new__(cls, shape: Any, dtype: Any = float, *args: Any, **kwargs: Any) -> np.ndarray:  # type: ignore[misc]
+                return np.ndarray(shape, take(shape, dtype), *args, **kwargs)
+
+            def __setstate__(self, state: Any) -> None:
+                if not isinstance(state, tuple) or len(state) not in (4, 5):
+                    raise ValueError("it holds an array of a state numpy does not write")
+                *version, shape, dtype, fortran, data = state
+                super().__setstate__((*version, shape, take(shape, dtype), fortran, data))
+
+        return Array
 
 
 def _rllib_activation(state_file: Path) -> str:
@@ -552,8 +679,15 @@ def _rllib_activation(state_file: Path) -> str:
 def _load_rllib_state(file: Path) -> Actor:
     """The actor of an RLlib checkpoint: its actor encoder's linear layers, then the
     policy head (what the trainer exports as ``model.npz``), with no Ray or torch."""
-    with open(file, "rb") as fh:
-        state = _ArraysOnly(fh).load()
+    size = file.stat().st_size
+    if size > MAX_ARRAY_BYTES:
+        raise ValueError(
+            f"it is {size:,} bytes, more than {MAX_ARRAY_BYTES // 2**20} MiB (a model of this game is well under "
+            "10 MiB): not loaded"
+        )
+    data = file.read_bytes()
+    _walk_pickle(data)
+    state = _ArraysOnly(io.BytesIO(data)).load()
     if not isinstance(state, dict):
         raise ValueError("its module state is not a dict of weights")
 

@@ -5,6 +5,7 @@ files here are built by hand and small; nothing large is ever allocated."""
 from __future__ import annotations
 
 import io
+import pickle
 import struct
 import zipfile
 
@@ -89,3 +90,117 @@ def test_an_npz_member_whose_header_numpy_cannot_read_is_refused(member, fragmen
     path = tmp_path / "model.npz"
     _npz(path, {**_model_members(), "w0.npy": member})
     _refused_by_both_readers(path, fragment)
+
+
+# ---------------------------------------------------------------- an RLlib module state
+
+
+def _module_state_file(tmp_path, data: bytes):
+    """An RLlib checkpoint inside a run, its module state ``data``; the path to load."""
+    from agents.ppo import RLLIB_MODULE_STATE
+
+    run = tmp_path / "run"
+    checkpoint = run / "checkpoints" / "rllib_4096"
+    (checkpoint / RLLIB_MODULE_STATE).parent.mkdir(parents=True)
+    (run / "config.json").write_text('{"activation": "tanh"}')
+    (checkpoint / RLLIB_MODULE_STATE).write_bytes(data)
+    return checkpoint / RLLIB_MODULE_STATE
+
+
+def _global(module: str, name: str) -> bytes:
+    return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+
+
+def _ndarray_call(*dims: int) -> bytes:
+    """The opcodes of ``numpy.ndarray(dims, "f4")``: an array numpy allocates and never
+    fills (numpy pickles its arrays otherwise; the allow-list let this through)."""
+    shape = b"(" + b"".join(b"J" + struct.pack("<i", n) for n in dims) + b"t"
+    return _global("numpy", "ndarray") + b"(" + shape + b"X\x02\x00\x00\x00f4tR"
+
+
+def _dict_of(*values: bytes) -> bytes:
+    """A protocol-2 pickle of a dict of ``values`` (keys "a", "b", ...)."""
+    items = b"".join(b"X\x01\x00\x00\x00" + bytes([97 + k]) + v for k, v in enumerate(values))
+    return b"\x80\x02}(" + items + b"u."
+
+
+def _refused(path, fragment: str) -> None:
+    with pytest.raises(ValueError, match=f"cannot load a PPO model from {path}") as info:
+        agents.make("ppo", path=str(path))
+    assert fragment in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+_HUGE_MODULE_STATES = {
+    # 9 bytes that made CPython grow the unpickler's memo to 400 million entries (6.3 GB)
+    "memo 400M": (b"\x80\x02}r" + struct.pack("<I", 400_000_000) + b".", "memoizes entry 400,000,000 after 2"),
+    "memo 1000": (b"\x80\x02}r" + struct.pack("<I", 1000) + b".", "its pickle memoizes entry 1,000 after 2 opcodes"),
+    # a frame that the unpickler reads in one go, longer than the file
+    "frame": (b"\x80\x04\x95" + struct.pack("<Q", 2**40) + b"}.", "declares a frame of 1,099,511,627,776 bytes"),
+    # an array over the bound (1.5 GB, never filled, played a game), and two whose sum is over
+    "1.5 GB array": (_dict_of(_ndarray_call(2**21, 175)), "its arrays hold more than 256 MiB"),
+    "256 MiB + 4": (_dict_of(_ndarray_call(2**26 + 1)), "its arrays hold more than 256 MiB"),
+    "2 x 128 MiB + 4": (_dict_of(_ndarray_call(2**25 + 1), _ndarray_call(2**25 + 1)), "hold more than 256 MiB"),
+    # an array of Python objects is no weight (nor are its dtype's flags the file's to set)
+    "objects": (pickle.dumps({"a": np.array([1, None], object)}, protocol=3), "holds an array of '|O', not of numbers"),
+    "void": (pickle.dumps({"a": np.zeros(2, "V8")}, protocol=5), "it holds an array of '|V8', not of numbers"),
+}
+
+
+@pytest.mark.parametrize("case", list(_HUGE_MODULE_STATES))
+def test_an_rllib_module_state_that_would_allocate_beyond_the_bound_is_refused(case, tmp_path):
+    """The unpickler allowed only what rebuilds arrays but set no bound on memory: the
+    opcodes are walked first, and the arrays count against MAX_ARRAY_BYTES as they are
+    made (each of these files is under 300 bytes; nothing large is allocated)."""
+    data, fragment = _HUGE_MODULE_STATES[case]
+    _refused(_module_state_file(tmp_path, data), fragment)
+
+
+def test_an_rllib_module_state_of_too_many_opcodes_or_bytes_is_refused(tmp_path, monkeypatch):
+    import agents.ppo
+
+    path = _module_state_file(tmp_path, b"\x80\x02}" + b"N0" * 200 + b".")
+    monkeypatch.setattr(agents.ppo, "MAX_PICKLE_OPS", 100)
+    _refused(path, "its pickle holds more than 100 opcodes")
+    monkeypatch.setattr(agents.ppo, "MAX_ARRAY_BYTES", 100)
+    _refused(path, "it is 404 bytes, more than 0 MiB")
+
+
+@pytest.mark.parametrize("protocol", [3, 4, 5])
+def test_an_rllib_module_state_of_every_pickle_protocol_still_loads(protocol, tmp_path):
+    """numpy pickles arrays by ``_reconstruct`` (protocols 3 and 4) or ``_frombuffer`` (5):
+    both pass the bounds and load the same weights."""
+    from collections import OrderedDict
+
+    from agents.ppo import FOUR_PLAYER_MODEL, load_actor
+
+    actor = load_actor(FOUR_PLAYER_MODEL)
+    *hidden, (w_pi, b_pi) = [(wt.T.copy(), b) for wt, b in actor.layers]
+    state = OrderedDict()
+    for i, (w, b) in enumerate(hidden):
+        state[f"encoder.actor_encoder.net.mlp.{2 * i}.weight"], state[f"encoder.actor_encoder.net.mlp.{2 * i}.bias"] = (
+            w,
+            b,
+        )
+    state["pi.net.mlp.0.weight"], state["pi.net.mlp.0.bias"] = w_pi, b_pi
+    state["pi.log_std_clip_param_const"] = np.float32(20.0)  # a numpy scalar: numpy.core.multiarray.scalar
+    loaded = load_actor(_module_state_file(tmp_path, pickle.dumps(state, protocol=protocol)))
+    for (w, b), (w0, b0) in zip(loaded.layers, actor.layers, strict=True):
+        assert np.array_equal(w, w0) and np.array_equal(b, b0) and type(w) is np.ndarray
+
+
+def test_a_pickle_in_an_rllib_checkpoint_declaring_a_huge_length_is_reported_not_allocated(tmp_path):
+    """Checking a checkpoint walks its pickles' opcodes: a bytes8 declaring 2**60 bytes
+    was read in one call, a MemoryError out of ``ppo:path=<run>`` and ``--resume``."""
+    from agents.ppo import RLLIB_CHECKPOINT_FILES, rllib_checkpoint_problem
+
+    path = _module_state_file(tmp_path, b"\x80\x04N.")
+    checkpoint = tmp_path / "run" / "checkpoints" / "rllib_4096"
+    for name in RLLIB_CHECKPOINT_FILES:
+        (checkpoint / name).parent.mkdir(parents=True, exist_ok=True)
+        (checkpoint / name).write_bytes(b"{}" if name.endswith(".json") else b"\x80\x04N.")
+    assert path.exists() and rllib_checkpoint_problem(checkpoint) is None
+    (checkpoint / "algorithm_state.pkl").write_bytes(b"\x80\x04\x8e" + struct.pack("<Q", 2**60) + b"x" * 10)
+    assert rllib_checkpoint_problem(checkpoint) == (
+        "its algorithm_state.pkl is cut short or unreadable (ValueError: expected 1152921504606846976 bytes in a "
+        "bytes8, but only 10 remain)"
+    )
