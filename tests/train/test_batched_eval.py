@@ -5,7 +5,7 @@ agree in distribution. A few thousand games of each, at three tables, are compar
 statistic by statistic (win shares, scores, rounds, how each agent plays and how often it
 goes out) with a two-sample z-test that fails for a real difference and passes noise.
 Then: exactly the asked games are played, seeded runs repeat exactly whatever the number
-of workers, each game's counts add up, populations seat a member per game, and what the
+of workers, each game's counts add up, populations seat a member per seat, and what the
 batch cannot play (duplicate deals, game records, an agent without act_batch) goes game
 by game.
 """
@@ -143,6 +143,32 @@ def test_a_population_seats_a_member_per_game():
     first = evaluate([population.members[0], "heuristic"], 300, seed=0, workers=1)
     assert mixed.batched and first.batched
     assert not np.array_equal(mixed.scores, first.scores)
+
+
+class _Seen:
+    """A population's member that notes, in ``seen``, that it played."""
+
+    def __init__(self, member: Any, seen: set[int]) -> None:
+        self.member, self.seen = member, seen
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.seen.add(id(self))
+        return int(self.member.act(observation, action_mask))
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        self.seen.add(id(self))
+        return np.asarray(self.member.act_batch(observations, action_masks))
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_one_population_object_at_two_seats_seats_a_member_at_each_on_both_paths(batched):
+    """Game by game, each seat reset the one object, so both seats played the member drawn
+    last (a mirror match); batched, each seat had its own. Now both seat one per seat."""
+    population = agents.make("perturbed", seed=0)
+    seen: set[int] = set()
+    population.members = [_Seen(m, seen) for m in population.members]
+    r = evaluate([population, population], 1, seed=0, workers=1, batched=batched)
+    assert r.batched is batched and len(seen) == 2
 
 
 class NoBatch:

@@ -18,10 +18,10 @@ so the two paths give different games of the same distribution: equal statistics
 equal numbers.
 
 Populations (an agent with ``members``, as ``perturbed``) seat a member per seat of each
-game, drawn from the chunk's generator, as the scalar runner seats one per game with the
-game's seed. An agent is reset once per chunk, not once per game: an agent whose play
-depends on a per-game ``reset`` other than through ``members`` must not offer
-``act_batch``.
+game, drawn from the chunk's generator, as the scalar runner seats one per seat of each
+game with the game's seed (:func:`train.evaluation.runner.seat_members`). An agent is
+reset once per chunk, not once per game: an agent whose play depends on a per-game
+``reset`` other than through ``members`` must not offer ``act_batch``.
 """
 
 from __future__ import annotations

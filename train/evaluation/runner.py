@@ -13,7 +13,8 @@ Parallelism: games are split into chunks played by a ``ProcessPoolExecutor``. Th
 workers build the agents once each (a registered name or an agent spec is resolved
 there; an agent object is pickled over). An agent object that cannot be pickled makes
 the evaluation run in this process (``workers=1``) with a warning. In this process the
-agent objects are used as they are (their ``reset`` is called before each game), in a
+agent objects are used as they are (their ``reset`` is called before each game; a
+population seats a member at each seat, :func:`seat_members`), in a
 worker they are copies; both give the same results for agents whose behaviour depends
 only on their seed, as :class:`agents.base.BaseAgent` subclasses do.
 """
@@ -48,6 +49,7 @@ from llama_env.agent import (
     parse_agent_list,
     registrations,
     resolve,
+    seat_member,
 )
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
@@ -249,6 +251,26 @@ class _Recorder(TableListener):
             self.outs[result.went_out] += 1
 
 
+def seat_members(agents: Sequence[Agent], task: GameTask, seed: int) -> list[Agent]:
+    """The agent at each seat of the game of ``task``: ``agents[i]`` itself, or, for a
+    population (:func:`llama_env.agent.seat_member`, e.g. ``perturbed``), a member of its
+    own at each seat, as the batched runner seats them. The members of agent ``i`` are
+    drawn from a generator seeded by ``(seed, KEY_AGENT, game, i)``, the seed its
+    ``reset`` gets: the first is the member ``perturbed``'s own ``reset`` draws, so a
+    population at one seat plays as it did. One population object at several seats of a
+    game drew one member for them all (each seat's ``reset`` of the shared object
+    replaced the last one's): a mirror match."""
+    draws: dict[int, np.random.Generator] = {}
+    seated = []
+    for i in task.seat_agents:
+        agent = agents[i]
+        if getattr(agent, "members", None):
+            rng = draws.setdefault(i, np.random.default_rng(seed_int(seed, KEY_AGENT, task.index, i)))
+            agent = seat_member(agent, rng)
+        seated.append(agent)
+    return seated
+
+
 def play_one(
     agents: Sequence[Agent],
     names: Sequence[str],
@@ -266,10 +288,11 @@ def play_one(
     rec = _Recorder(n, record=record_dir is not None)
     start = game.to_dict() if record_dir is not None else None
     seat_names = [names[i] for i in task.seat_agents]
-    table = Table(game, [agents[i] for i in task.seat_agents], names=seat_names, listener=rec)
+    seated = seat_members(agents, task, seed)
+    table = Table(game, seated, names=seat_names, listener=rec)
     try:
-        for seat, i in enumerate(task.seat_agents):
-            reset_seat(agents[i], seed_int(seed, KEY_AGENT, task.index, i), names[i], seat)
+        for seat, (i, agent) in enumerate(zip(task.seat_agents, seated, strict=True)):
+            reset_seat(agent, seed_int(seed, KEY_AGENT, task.index, i), names[i], seat)
         table.play()
     except IllegalActionError as exc:
         raise IllegalActionError(
