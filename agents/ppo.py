@@ -55,6 +55,7 @@ __all__ = [
     "model_file",
     "no_model_yet",
     "checkpoint_problem",
+    "read_save_data",
     "rllib_checkpoint_problem",
     "RLLIB_CHECKPOINT_FILES",
     "named_checkpoints",
@@ -253,10 +254,13 @@ def checkpoint_problem(path: Path) -> str | None:
             missing = [n for n in ("data", "policy.pth") if n not in names]
             if missing:
                 return f"it has no {' and no '.join(missing)}"
+            too_large = _save_too_large(zf)
+            if too_large is not None:
+                return too_large
             bad = zf.testzip()
             if bad is not None:
                 return f"its entry {bad} is corrupt (bad CRC)"
-            data = json.loads(zf.read("data").decode())
+            data = read_save_data(zf)
         if not isinstance(data, dict) or type(data.get("num_timesteps")) is not int:  # not true, not 1.5
             return "its data has no step count"
         if data["num_timesteps"] < 0:
@@ -264,6 +268,34 @@ def checkpoint_problem(path: Path) -> str | None:
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RecursionError) as exc:
         return error_line(exc)  # its type and first line (RecursionError: JSON nested too deep)
     return None
+
+
+MAX_SAVE_DATA_BYTES = 16 * 2**20
+"""The most a MaskablePPO save's ``data`` (JSON, some 100 KB) may unpack to; the whole
+save may unpack to :data:`agents.base.MAX_ARRAY_BYTES`."""
+
+
+def _save_too_large(zf: zipfile.ZipFile) -> str | None:
+    """Why the MaskablePPO save ``zf`` is too large to read (``None`` when it is not),
+    from the sizes its zip directory gives, before anything is unpacked: a 1 MB save of
+    1 GiB of zeros as its ``policy.pth`` was unpacked whole (``testzip``, then read and
+    handed to torch) and took 2.3 GB."""
+    total = sum(info.file_size for info in zf.infolist())
+    if total > MAX_ARRAY_BYTES:
+        return (
+            f"it unpacks to {total / 2**20:,.0f} MiB, more than {MAX_ARRAY_BYTES // 2**20} MiB (a model of this "
+            "game is well under 10 MiB): not read"
+        )
+    return None
+
+
+def read_save_data(zf: zipfile.ZipFile) -> Any:
+    """The ``data`` of the MaskablePPO save ``zf``, parsed: its settings and step count
+    (SB3 writes JSON); a ``ValueError`` when it unpacks to more than
+    :data:`MAX_SAVE_DATA_BYTES`, before it is unpacked."""
+    if zf.getinfo("data").file_size > MAX_SAVE_DATA_BYTES:
+        raise ValueError(f"its data unpacks to more than {MAX_SAVE_DATA_BYTES // 2**20} MiB (it is some 100 KB)")
+    return json.loads(zf.read("data").decode())
 
 
 RLLIB_CHECKPOINT_FILES = ("rllib_checkpoint.json", "algorithm_state.pkl", "learner_group/learner/state.pkl")
@@ -751,10 +783,13 @@ def _load_actor_file(file: Path) -> Actor:
             missing = [n for n in ("policy.pth", "data") if n not in names]
             if missing:
                 raise ValueError(f"it has no {' and no '.join(missing)} (not a MaskablePPO save, or one cut short)")
+            too_large = _save_too_large(zf)
+            if too_large is not None:
+                raise ValueError(too_large)
             bad = zf.testzip()
             if bad is not None:
                 raise ValueError(f"its entry {bad!r} is corrupt (bad CRC)")
-            data = json.loads(zf.read("data").decode())
+            data = read_save_data(zf)
             state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
         actor = _actor_from_state(state, data)
     except Exception as exc:  # noqa: BLE001 - a bad zip or unpickling garbage raises many types

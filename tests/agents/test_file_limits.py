@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import re
 import struct
 import zipfile
 
@@ -204,3 +205,54 @@ def test_a_pickle_in_an_rllib_checkpoint_declaring_a_huge_length_is_reported_not
         "its algorithm_state.pkl is cut short or unreadable (ValueError: expected 1152921504606846976 bytes in a "
         "bytes8, but only 10 remain)"
     )
+
+
+# ---------------------------------------------------------------- a MaskablePPO save
+
+
+def _declare(path, member: str, size: int) -> None:
+    """Rewrite the zip directory of ``path`` to say that ``member`` unpacks to ``size``
+    bytes (zipfile believes it, and stops there): a deflated bomb in a few bytes."""
+    data = bytearray(path.read_bytes())
+    end = data.rindex(b"PK\x05\x06")
+    count, _, offset = struct.unpack("<HII", data[end + 10 : end + 20])
+    for _ in range(count):
+        assert data[offset : offset + 4] == b"PK\x01\x02"
+        n, m, k = struct.unpack("<HHH", data[offset + 28 : offset + 34])
+        if data[offset + 46 : offset + 46 + n].decode() == member:
+            data[offset + 24 : offset + 28] = struct.pack("<I", size)
+            path.write_bytes(bytes(data))
+            return
+        offset += 46 + n + m + k
+    raise AssertionError(f"no {member} in {path}")
+
+
+def test_a_save_that_unpacks_beyond_the_bound_is_refused_before_it_is_unpacked(tmp_path):
+    """A 1 MB save of 1 GiB of zeros as its policy.pth was unpacked whole (testzip, then
+    read and handed to torch: 2.3 GB); the zip directory's sizes are checked first."""
+    from agents.ppo import DEFAULT_MODEL_ZIP, checkpoint_problem
+
+    path = tmp_path / "ppo_4096.zip"
+    path.write_bytes(DEFAULT_MODEL_ZIP.read_bytes())
+    assert checkpoint_problem(path) is None
+    _declare(path, "policy.pth", 2**31 - 1)
+    fragment = "it unpacks to 2,048 MiB, more than 256 MiB (a model of this game is well under 10 MiB): not read"
+    assert checkpoint_problem(path) == fragment
+    pytest.importorskip("torch")
+    _refused(path, fragment)
+
+
+def test_a_save_whose_data_unpacks_beyond_its_bound_is_refused_before_it_is_read(tmp_path):
+    from agents.ppo import DEFAULT_MODEL_ZIP, checkpoint_problem
+    from train.training.run_dir import saved_steps
+
+    path = tmp_path / "ppo_4096.zip"
+    path.write_bytes(DEFAULT_MODEL_ZIP.read_bytes())
+    assert saved_steps(path) > 0
+    _declare(path, "data", 20 * 2**20)
+    fragment = "its data unpacks to more than 16 MiB (it is some 100 KB)"
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        saved_steps(path)
+    assert checkpoint_problem(path) == f"ValueError: {fragment}"
+    pytest.importorskip("torch")
+    _refused(path, fragment)

@@ -47,6 +47,7 @@ from agents.ppo import (  # a run's final model (the sb3 backend's and the rllib
     checkpoint_problem,
     is_run_directory,
     named_checkpoints,
+    read_save_data,
     rllib_checkpoint_problem,
     whole_checkpoints,
 )
@@ -151,7 +152,7 @@ def checkpoint_steps(path: Path) -> int:
 def saved_steps(path: Path) -> int:
     """The step count a whole save holds (:func:`checkpoint_problem` says it is whole)."""
     with zipfile.ZipFile(path) as zf:
-        return int(json.loads(zf.read("data").decode())["num_timesteps"])
+        return int(read_save_data(zf)["num_timesteps"])
 
 
 @contextlib.contextmanager
