@@ -6,7 +6,8 @@ by :mod:`train.training.sb3.workers`: the option ``env_workers``); the trainer i
 :func:`train.training.sb3.trainer.train_sb3`, the per-rollout work (self-play copy,
 past league, checkpoints, evaluations, speed) :mod:`train.training.sb3.callbacks`.
 Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib), imported only when a
-run starts.
+run starts. What a resume assumes of SB3's model files (read without unpickling them) is
+confined to :mod:`~train.training.sb3._internals`.
 """
 
 from __future__ import annotations
