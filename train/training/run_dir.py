@@ -406,22 +406,27 @@ class RunDir:
         return self.path / f"config.resume_{max(taken, default=0) + 1}.json"
 
     def append_jsonl(self, path: Path, row: dict[str, Any]) -> None:
-        """Add one line to a JSON-lines file (rewritten atomically)."""
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
-        line = json.dumps(row) + "\n"
-        atomic_write_text(path, old + line)
+        """Add one line to a JSON-lines file (rewritten atomically). The lines there are
+        kept byte for byte, whatever they hold: a line that is no UTF-8 failed the end of
+        a training session, its checkpoints written but its row in ``sessions.jsonl``
+        lost. A last line without its end gets one, so the row is a line of its own."""
+        old = path.read_bytes() if path.exists() else b""
+        if old and not old.endswith(b"\n"):
+            old += b"\n"
+        _write_bytes_atomic(path, old + (json.dumps(row) + "\n").encode("utf-8"))
 
     def drop_rows_after(self, path: Path, key: str, steps: int) -> None:
         """Remove the lines of the JSON-lines file ``path`` whose ``key`` is a step count
         beyond ``steps`` (rewritten atomically; left alone when none is). A resumed session
         goes on from ``steps``: rows that a session killed after it wrote them left past
-        that point would stand beside the rows of the same steps it writes again."""
+        that point would stand beside the rows of the same steps it writes again. The other
+        lines are kept byte for byte, those that are no UTF-8 or no JSON included."""
         if not path.exists():
             return
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        lines = path.read_bytes().splitlines(keepends=True)
         kept = [line for line in lines if not _row_beyond(line, key, steps)]
         if len(kept) != len(lines):
-            atomic_write_text(path, "".join(kept))
+            _write_bytes_atomic(path, b"".join(kept))
 
     def append_eval(self, row: dict[str, Any]) -> None:
         self.append_jsonl(self.eval_path, row)
@@ -560,15 +565,24 @@ class RunDir:
                         p.unlink()
 
 
-def _row_beyond(line: str, key: str, steps: int) -> bool:
+def _row_beyond(line: bytes, key: str, steps: int) -> bool:
     """Whether a JSON line's ``key`` is a step count beyond ``steps`` (a line that is no
-    such row is kept: it is not ours to judge)."""
+    such row, or no UTF-8, is kept: it is not ours to judge)."""
     try:
-        row = json.loads(line)
-    except (ValueError, RecursionError):
+        row = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return False
     value = row.get(key) if isinstance(row, dict) else None
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > steps
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
+    """``data`` to ``path``, whole or not at all."""
+
+    def write(tmp: Path) -> None:
+        tmp.write_bytes(data)
+
+    atomic_write(path, write)
 
 
 def _reason(exc: OSError) -> str:

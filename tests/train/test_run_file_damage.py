@@ -1,0 +1,41 @@
+"""A run directory's own files, damaged by hand or by a disk, never stop a trainer with a
+traceback, and never after it trained: JSON-lines files with bytes that are no UTF-8."""
+
+from __future__ import annotations
+
+import json
+
+from train.training.run_dir import RunDir
+
+
+def _run(tmp_path) -> RunDir:
+    run = RunDir(tmp_path / "run")
+    run.create(fresh=True)
+    return run
+
+
+def test_a_session_row_is_added_after_lines_that_are_no_utf8(tmp_path):
+    """One byte 0xff in sessions.jsonl failed the end of a resumed session ("'utf-8' codec
+    can't decode byte 0xff", naming no file) after its checkpoints were written: its row
+    was lost and its config.resume_1.json left without one. The lines there are kept."""
+    run = _run(tmp_path)
+    old = b'{"started_at_step": 0, "ended_at_step": 2048, "config": "config.json"}\n\xff\xfe not text\n{"cut'
+    run.sessions_path.write_bytes(old)
+    run.append_session(2048, 4096, "config.resume_1.json", None, False)
+    data = run.sessions_path.read_bytes()
+    assert data.startswith(old + b"\n")
+    row = json.loads(data.splitlines()[-1])
+    assert (row["started_at_step"], row["ended_at_step"], row["config"]) == (2048, 4096, "config.resume_1.json")
+
+
+def test_rows_past_a_resume_are_dropped_beside_lines_that_are_no_utf8(tmp_path):
+    """A resume drops the evaluations a killed session wrote past its step (before it
+    trains); a line of eval.jsonl that is no UTF-8 failed it. Such a line is not ours to
+    judge: it is kept, byte for byte."""
+    run = _run(tmp_path)
+    rows = [b'{"timesteps": 1024}\n', b"\xff bad\n", b'{"timesteps": 4096}\n', b'{"timesteps": 2048}\n']
+    run.eval_path.write_bytes(b"".join(rows))
+    run.drop_rows_after(run.eval_path, "timesteps", 2048)
+    assert run.eval_path.read_bytes() == rows[0] + rows[1] + rows[3]
+    run.append_eval({"timesteps": 3072})
+    assert run.eval_path.read_bytes().endswith(b'\xff bad\n{"timesteps": 2048}\n{"timesteps": 3072}\n')
