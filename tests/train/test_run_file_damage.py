@@ -1,11 +1,17 @@
 """A run directory's own files, damaged by hand or by a disk, never stop a trainer with a
-traceback, and never after it trained: JSON-lines files with bytes that are no UTF-8."""
+traceback, and never after it trained: JSON-lines files with bytes that are no UTF-8,
+locks whose numbers are out of every range."""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
+import time
 
-from train.training.run_dir import RunDir
+import pytest
+
+from train.training.run_dir import RunDir, RunDirError
 
 
 def _run(tmp_path) -> RunDir:
@@ -39,3 +45,43 @@ def test_rows_past_a_resume_are_dropped_beside_lines_that_are_no_utf8(tmp_path):
     assert run.eval_path.read_bytes() == rows[0] + rows[1] + rows[3]
     run.append_eval({"timesteps": 3072})
     assert run.eval_path.read_bytes().endswith(b'\xff bad\n{"timesteps": 2048}\n{"timesteps": 3072}\n')
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        {"pid": 1, "since": 1e300},  # OverflowError: timestamp out of range
+        {"pid": 10**20, "since": 0},  # OverflowError in os.kill
+        {"pid": 1, "since": float("nan")},
+        {"pid": 1, "since": -1e300},
+        {"pid": True, "since": 0},
+        {"pid": "1", "since": 0},
+        {"pid": 1, "since": "yesterday"},
+        {"pid": 1},
+    ],
+    ids=repr,
+)
+def test_a_lock_of_numbers_out_of_range_is_unreadable_not_a_traceback(held, tmp_path):
+    """A lock holds a process id (1..2**31-1) and a time a clock can show; any other is
+    damage, handled as an unreadable lock is: in use while it is young (it may be being
+    written), taken over with a warning once old."""
+    run = _run(tmp_path)
+    run.lock_path.write_text(json.dumps({**held, "host": socket.gethostname()}))
+    with (
+        pytest.raises(RunDirError, match="is in use by another trainer \\(its lock .* is being written\\)"),
+        run.lock(),
+    ):
+        pass
+    os.utime(run.lock_path, (time.time() - 60, time.time() - 60))
+    with pytest.warns(RuntimeWarning, match="taking over a stale lock"), run.lock():
+        assert json.loads(run.lock_path.read_text())["pid"] == os.getpid()
+    assert not run.lock_path.exists()
+
+
+def test_a_lock_made_unreadable_while_it_is_held_is_left_in_place(tmp_path):
+    """On release the lock is removed only if it is still this trainer's: one overwritten
+    with bytes that are no UTF-8 raised UnicodeDecodeError at the end of training."""
+    run = _run(tmp_path)
+    with run.lock():
+        run.lock_path.write_bytes(b"\xff\xfe")
+    assert run.lock_path.read_bytes() == b"\xff\xfe"

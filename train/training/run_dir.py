@@ -473,7 +473,7 @@ class RunDir:
             yield
         finally:
             with contextlib.suppress(OSError):
-                if self.lock_path.read_text(encoding="utf-8") == me:
+                if self.lock_path.read_bytes() == me.encode("utf-8"):  # bytes: any other content is not ours
                     self.lock_path.unlink()
 
     def _create_lock(self, content: str) -> bool:
@@ -509,22 +509,23 @@ class RunDir:
             raw, age = b"", _LOCK_BEING_WRITTEN_S
         try:
             held = json.loads(raw)
-            pid, host = int(held["pid"]), str(held["host"])
-        except (ValueError, KeyError, TypeError, RecursionError):
+            pid, host, since = held["pid"], str(held["host"]), held["since"]
+            if type(pid) is not int or not 0 < pid < 2**31 or isinstance(since, bool):  # what a trainer writes
+                raise ValueError("not a process id")
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since))  # a number of this era
+        except (ValueError, KeyError, TypeError, RecursionError, OverflowError, OSError):
             if age < _LOCK_BEING_WRITTEN_S:
                 raise RunDirError(
                     f"run directory {self.path} is in use by another trainer (its lock {self.lock_path} is being "
                     "written); wait for it to finish, or train into another run"
                 ) from None
-            held, pid, host = {}, -1, socket.gethostname()  # unreadable and old: treat as left behind
+            pid, host, when = -1, socket.gethostname(), "?"  # unreadable and old: treat as left behind
         if host != socket.gethostname():
             raise RunDirError(
                 f"run directory {self.path} is locked by process {pid} on {host}; if no trainer runs "
                 f"there any more, delete {self.lock_path} and try again"
             )
         if pid > 0 and pid != os.getpid() and _pid_alive(pid):
-            since = held.get("since")
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since)) if isinstance(since, (int, float)) else "?"
             raise RunDirError(
                 f"run directory {self.path} is in use by another trainer (process {pid}, since {when}); "
                 f"wait for it to finish, or train into another run (if no trainer runs any more, as after a "
