@@ -169,3 +169,50 @@ def test_the_sb3_check_names_an_optimizer_state_left_behind(monkeypatch):
     monkeypatch.setattr(MaskablePPO, "set_parameters", policy_only)
     problems = _internals.broken_assumptions()
     assert any(p.startswith("4: set_parameters put the optimizer's step counts") for p in problems), problems
+
+
+def test_a_resumed_run_plays_games_of_its_own(tiny_run, tmp_path, monkeypatch):
+    """The resumed part plays games seeded from (seed, step count), as docs/training.md
+    says: building the model seeded them again with the file's seed (SB3's load did too),
+    so a resume replayed the deals its run began with."""
+    import numpy as np
+
+    import train.training.sb3.trainer as trainer
+
+    first: list[np.ndarray] = []
+    made: list[dict] = []
+    real = trainer.make_vec_env
+
+    def recording(engine, env_workers, num_envs, **kwargs):  # type: ignore[no-untyped-def]
+        env = real(engine, env_workers, num_envs, **kwargs)
+        made.append({"engine": engine, "env_workers": env_workers, "num_envs": num_envs, **kwargs})
+        reset = env.reset
+
+        def first_reset():  # type: ignore[no-untyped-def]
+            obs = reset()
+            if not first:
+                first.append(np.array(obs, copy=True))
+            return obs
+
+        env.reset = first_reset
+        return env
+
+    monkeypatch.setattr(trainer, "make_vec_env", recording)
+    run = tmp_path / "tiny"
+    shutil.copytree(tiny_run, run)
+    # heuristic opponents only: the first observations then follow from the deals alone
+    argv = ["train", "--resume", str(run), "--total-timesteps", "1024", "--final-eval-games", "0"]
+    assert main([*argv, "--opponents", "heuristic"]) == 0
+
+    def deals(seed: int) -> np.ndarray:
+        kwargs = dict(made[0], seed=seed)
+        env = real(kwargs.pop("engine"), kwargs.pop("env_workers"), kwargs.pop("num_envs"), **kwargs)
+        try:
+            return np.asarray(env.reset())
+        finally:
+            env.close()
+
+    own = int(np.random.SeedSequence([0, 512]).generate_state(1)[0])  # smoke's seed 0, resumed at step 512
+    assert made[0]["seed"] == own
+    assert not np.array_equal(first[0], deals(0)), "the resumed part replayed the deals its run began with"
+    assert np.array_equal(first[0], deals(own))

@@ -257,13 +257,14 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
     )
     opp_rng = policy_rng(env_seed)
     try:
-        return _train_on(env, opp_rng, config, run, resume_from, torch, ppo_cls)
+        return _train_on(env, env_seed, opp_rng, config, run, resume_from, torch, ppo_cls)
     finally:
         env.close()  # stops the env workers, if any
 
 
 def _train_on(
     env: LlamaVecEnv | SplitVecEnv,
+    env_seed: int,
     opp_rng: np.random.Generator,
     config: TrainConfig,
     run: RunDir,
@@ -294,6 +295,9 @@ def _train_on(
     )
     if resume_from is not None:
         model = _resumed_model(resume_from, env, config, hyper, torch, ppo_cls)
+        # building it seeded the games with the file's seed, as SB3's load did: the resumed
+        # part replayed the deals its run began with. Its own games, as documented:
+        env.seed(env_seed)
     else:
         model = _new_model(env, config, hyper, torch, ppo_cls, config.seed)
     if tb_dir is None:
