@@ -68,6 +68,7 @@ from llama_env.engine import (
     NUM_ACTIONS,
     NUM_CARD_VALUES,
     LlamaGame,
+    Rules,
     brief,
     error_line,
 )
@@ -318,7 +319,8 @@ class SearchAgent(BaseAgent):
     ``networks_path`` (a file ``llama-rl fit-search`` wrote) replaces the shipped networks
     at the table size it was fitted for; at 3 or 5 players, where nothing is shipped, give
     ``path`` too (the specialist it was fitted on), and the search uses the nearest
-    size's settings there."""
+    size's settings there. At other sizes the file goes unused, which it says once
+    (:meth:`forewarn`)."""
 
     name = "search"
     obs_version = 1
@@ -388,14 +390,14 @@ class SearchAgent(BaseAgent):
             # at every size, not only where it searches (the networks' sizes are among them)
             self.ppo.specialists = {n: actor for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
         sizes = None if self.path is None else actor.table_sizes
-        if self.networks_path is not None:
-            if sizes is not None and n not in sizes:
-                raise ValueError(
-                    f"SearchAgent networks_path {str(networks_path)!r}: its networks are for {n} players, and the "
-                    f"model path={str(path)!r} was trained at {', '.join(map(str, sizes))} players only"
-                )
-            sizes = (n,)  # elsewhere the networks given go unused
+        if self.networks_path is not None and sizes is not None and n not in sizes:
+            raise ValueError(
+                f"SearchAgent networks_path {str(networks_path)!r}: its networks are for {n} players, and the "
+                f"model path={str(path)!r} was trained at {', '.join(map(str, sizes))} players only"
+            )
         self._sizes = sizes
+        self._networks_size = None if self.networks_path is None else n
+        """The table size the networks of :attr:`networks_path` were fitted for (``None``: none given)."""
         given_what = [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in given.items()]
         if self.networks_path is not None:
             given_what.append(f"the networks of networks_path={str(self.networks_path)!r}")
@@ -413,22 +415,66 @@ class SearchAgent(BaseAgent):
     @property
     def table_sizes(self) -> tuple[int, ...] | None:
         """The table sizes it was made for, where what it was given says: those its ``path``
-        model was trained at (the model plays at every size), and with ``networks_path``
-        the size those networks were fitted for alone (elsewhere they go unused; a model
-        trained at other sizes only is refused). Evaluation warns when it sits at another,
-        as for ``ppo``. ``None`` for the shipped models and a ``path`` that does not say."""
+        model was trained at (the model plays at every size). Evaluation warns when it sits
+        at another, as for ``ppo``. ``None`` for the shipped models and a ``path`` that does
+        not say. Networks given (``networks_path``) do not narrow them: at another size it
+        plays as it would without them (with the shipped networks where there are some),
+        and says once that they go unused there (:meth:`forewarn`)."""
         return self._sizes
 
-    def _warn_unused(self, where: str, category: type[Warning] = UserWarning) -> None:
-        """Say once that the settings or networks given go unused ``where`` (it does not search there)."""
-        if self._unused:
-            what, self._unused = self._unused, ""
-            warnings.warn(
-                f"{self!r} does not search {where}: what it was given ({what}) goes unused there, and it plays "
-                "its policy's moves (said once)",
-                category,
-                stacklevel=4,
+    def forewarn(self, rules: Rules) -> Warning | None:
+        """The warning it would give once while playing a table of ``rules``, given now, and
+        no more at the table (:func:`llama_env.agent.forewarn`): where it does not search
+        (a table size without networks, an end score or a hand size its networks were not
+        fitted on), what it was given goes unused; where it searches with the shipped
+        networks, the networks of ``networks_path`` do. ``None`` where everything given is
+        used, nothing was given, or it was said already. Evaluation asks it before any game."""
+        warning = self._unused_warning(rules.num_players, rules.end_score, dealt=rules.hand_size == DEFAULT_HAND_SIZE)
+        if warning is not None:
+            self._unused = ""
+        return warning
+
+    def _searches_at(self) -> list[int]:
+        """The table sizes where it searches: those with networks and a specialist."""
+        return sorted(n for n in self.networks if n in self.ppo.specialists)
+
+    def _unused_warning(self, players: int, end_score: int, *, dealt: bool = True) -> Warning | None:
+        """The warning that what it was given goes unused at a ``players``-player table to
+        ``end_score`` (``dealt``: a round dealt the hand size its networks were fitted on),
+        or ``None`` where all of it is used (or it was said already)."""
+        if not self._unused:
+            return None
+        where = ""
+        category: type[Warning] = UserWarning
+        if players not in self._searches_at():
+            *head, last = map(str, self._searches_at())
+            sizes = f"{', '.join(head)} and {last}" if head else last
+            where = f"at a {players}-player table (it has search networks at {sizes} players only)"
+            category = UnseenTableSize
+        elif end_score != DEFAULT_END_SCORE:
+            where = f"at end_score {end_score} (its networks were fitted on {DEFAULT_END_SCORE})"
+        elif not dealt:
+            where = f"in a round not dealt {DEFAULT_HAND_SIZE} cards a hand"
+        if where:
+            return category(
+                f"{self!r} does not search {where}: what it was given ({self._unused}) goes unused there, and it "
+                "plays its policy's moves (said once)"
             )
+        if self.networks_path is not None and players != self._networks_size:
+            plain = ", as plain search does" if self.path is None else ""
+            return UnseenTableSize(
+                f"{self!r} searches a {players}-player table with the shipped {players}-player networks{plain}: "
+                f"the networks of networks_path={str(self.networks_path)!r}, fitted for {self._networks_size} "
+                "players, go unused there (said once)"
+            )
+        return None
+
+    def _warn_unused(self, players: int, end_score: int, *, dealt: bool = True) -> None:
+        """Say once what it was given that goes unused at such a table (:meth:`_unused_warning`)."""
+        warning = self._unused_warning(players, end_score, dealt=dealt)
+        if warning is not None:
+            self._unused = ""
+            warnings.warn(warning, stacklevel=4)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
@@ -453,22 +499,19 @@ class SearchAgent(BaseAgent):
         view = BatchView(obs, 1)
         players = view.num_players
         searches_at = np.zeros(MAX_PLAYERS + 1, dtype=bool)  # a lookup table: np.isin costs a row as much as ppo
-        searches_at[[n for n in self.networks if n in self.ppo.specialists]] = True
+        searches_at[self._searches_at()] = True
         mine = searches_at[players]
         moves = np.empty(len(obs), dtype=np.int64)
         if not mine.all():
             moves[~mine] = self.ppo.act_batch(obs[~mine], masks[~mine])
-            if self._unused and self.networks_path is None:  # (networks_path: table_sizes says where)
-                *head, last = map(str, np.flatnonzero(searches_at))
-                sizes = f"{', '.join(head)} and {last}" if head else last
-                self._warn_unused(
-                    f"at a {int(players[~mine][0])}-player table (it has search networks at {sizes} players only)",
-                    UnseenTableSize,
-                )
         choice = (masks.sum(axis=1) > 1) & (view.end_score == DEFAULT_END_SCORE)
-        if self._unused and (mine & (view.end_score != DEFAULT_END_SCORE)).any():
-            score = int(view.end_score[mine & (view.end_score != DEFAULT_END_SCORE)][0])
-            self._warn_unused(f"at end_score {score} (its networks were fitted on {DEFAULT_END_SCORE})")
+        if self._unused:  # until said once: a table where what it was given goes unused
+            odd = ~mine | (view.end_score != DEFAULT_END_SCORE)
+            if self.networks_path is not None:
+                odd |= players != self._networks_size
+            if odd.any():
+                r = int(np.argmax(odd))
+                self._warn_unused(int(players[r]), int(view.end_score[r]))
         decisions: list[_Decision] = []
         for n in np.unique(players[mine]).tolist():
             rows = np.flatnonzero(players == n)
@@ -479,7 +522,7 @@ class SearchAgent(BaseAgent):
                 try:
                     state = public_state(obs[r])
                 except ValueError:  # not a round dealt with the default hand size: no world to search in
-                    self._warn_unused(f"in a round not dealt {DEFAULT_HAND_SIZE} cards a hand")
+                    self._warn_unused(n, DEFAULT_END_SCORE, dealt=False)
                     continue
                 decisions.append(_Decision(r, n, np.flatnonzero(masks[r]).tolist(), obs[r], state))
         searched = np.zeros(len(obs), dtype=bool)

@@ -25,7 +25,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
-from llama_env.engine import brief, error_line
+from llama_env.engine import Rules, brief, error_line
 
 __all__ = [
     "Agent",
@@ -53,6 +53,8 @@ __all__ = [
     "table_sizes",
     "unmade_for",
     "UnseenTableSize",
+    "forewarn",
+    "table_warnings",
     "Registration",
     "registrations",
     "adopt",
@@ -75,7 +77,10 @@ class Agent(Protocol):
     the public history of the round, :data:`llama_env.observation.FIELDS_V1`). The table
     driver encodes for every agent the version it asks for. An agent made for some table
     sizes only may say which in ``table_sizes`` (:func:`table_sizes`); evaluation warns
-    when it sits at another.
+    when it sits at another. An agent that warns while it plays at some tables (what it
+    was given goes unused there) may give that warning beforehand, from the rules alone,
+    in ``forewarn(rules)`` (:func:`forewarn`): evaluation then says it once, before any
+    game, instead of each worker process saying it as it plays.
     """
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
@@ -535,25 +540,70 @@ def unmade_for(agents: Sequence[AgentLike], num_players: int) -> list[str]:
     when two share a label): such an agent plays on, but at a table size it never saw,
     which is rarely what a comparison means to measure. A name or spec given more than
     once is built and named once (as its label); an object once per object."""
+    return [_unmade_line(name, agent, num_players) for name, agent in _distinct(agents) if _unmade(agent, num_players)]
+
+
+def _distinct(agents: Sequence[AgentLike]) -> list[tuple[str, Agent]]:
+    """Each agent of ``agents`` once, built, with its name as result tables name it
+    (``ppo#2`` when two objects share a label): a name or spec given more than once is
+    built and named once (as its label), an object once per object."""
     labels = [agent_label(a) for a in agents]
     repeated = Counter(labels)
     seen: set[object] = set()
-    lines = []
+    out = []
     for k, (agent, label) in enumerate(zip(agents, labels, strict=True)):
         by_text = isinstance(agent, (str, AgentSpec))
         key: object = label if by_text else id(agent)
         if key in seen:
             continue
         seen.add(key)
-        sizes = table_sizes(resolve(agent))
-        if sizes is None or num_players in sizes:
-            continue
         name = label if by_text or repeated[label] == 1 else f"{label}#{labels[: k + 1].count(label)}"
-        lines.append(
-            f"agent {name!r} was trained at {_and(sizes)} players only; it plays this {num_players}-player "
-            "table as a table size it never saw"
+        out.append((name, resolve(agent)))
+    return out
+
+
+def _unmade(agent: Agent, num_players: int) -> bool:
+    sizes = table_sizes(agent)
+    return sizes is not None and num_players not in sizes
+
+
+def _unmade_line(name: str, agent: Agent, num_players: int) -> str:
+    sizes = table_sizes(agent) or ()
+    return (
+        f"agent {name!r} was trained at {_and(sizes)} players only; it plays this {num_players}-player "
+        "table as a table size it never saw"
+    )
+
+
+def forewarn(agent: Agent, rules: Rules) -> Warning | None:
+    """The warning ``agent`` would give while playing a table of ``rules``, given now
+    instead, from the rules alone, by its ``forewarn(rules)`` (``None`` where it has none,
+    or nothing to say there): it then does not give it at the table. A ``search`` given
+    ``worlds=16`` says so at 3 players, where it does not search. Anything but a
+    ``Warning`` or ``None`` is a ``ValueError`` naming the agent."""
+    hook = getattr(agent, "forewarn", None)
+    if not callable(hook):
+        return None
+    warning = hook(rules)
+    if warning is not None and not isinstance(warning, Warning):
+        raise ValueError(
+            f"agent {agent_label(agent)!r}: forewarn(rules) must return a Warning or None, got {brief(warning)}"
         )
-    return lines
+    return warning
+
+
+def table_warnings(agents: Sequence[AgentLike], rules: Rules) -> list[Warning]:
+    """What evaluation says of ``agents`` at a table of ``rules`` before any game, each
+    agent once: an :class:`UnseenTableSize` for each agent made for other table sizes
+    (:func:`unmade_for`), and what an agent forewarns of (:func:`forewarn`)."""
+    out: list[Warning] = []
+    for name, agent in _distinct(agents):
+        if _unmade(agent, rules.num_players):
+            out.append(UnseenTableSize(_unmade_line(name, agent, rules.num_players)))
+        warning = forewarn(agent, rules)
+        if warning is not None:
+            out.append(warning)
+    return out
 
 
 def _and(values: Sequence[int]) -> str:

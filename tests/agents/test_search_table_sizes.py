@@ -3,6 +3,8 @@ table sizes it says it was made for."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -13,8 +15,9 @@ from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, load_actor, save_actor
 from agents.search import NETWORKS, SearchAgent
 from llama_env.agent import UnseenTableSize, unmade_for
-from llama_env.engine import LlamaGame
+from llama_env.engine import LlamaGame, Rules
 from llama_env.table import Table
+from train.evaluation import evaluate
 
 
 def _moves(agent, players: int, games: int, **rules) -> list[int]:
@@ -36,22 +39,75 @@ def test_at_6_players_it_plays_ppo_v3s_specialist_where_it_does_not_search():
     assert other_rules.searched == never.searched == 0
 
 
-def test_networks_given_say_their_table_size_and_evaluation_warns_at_another(tmp_path):
+def test_networks_given_go_unused_at_another_table_size_and_it_says_so_truly(tmp_path):
     """search:networks_path=<heads-up networks> at a 4-player table searched with the shipped
-    4-player networks, the file given unused, without a word."""
-    two = SearchAgent(networks_path=NETWORKS[2])
-    assert two.table_sizes == (2,) and unmade_for([two, "heuristic"], 2) == []
-    (line,) = unmade_for([two, *["heuristic"] * 3], 4)
-    assert "was trained at 2 players only; it plays this 4-player table" in line
+    4-player networks, the file given unused, without a word; then it said it "was trained
+    at 2 players only; it plays this 4-player table as a table size it never saw", where it
+    plays exactly as plain search there. It says the networks go unused, and its table
+    sizes are its model's alone."""
+    two = SearchAgent(networks_path=NETWORKS[2], worlds=2, seed=0)
+    assert two.table_sizes is None and unmade_for([two, *["heuristic"] * 3], 4) == []
+    with pytest.warns(UnseenTableSize, match="fitted for 2 players, go unused there"):  # as it plays, too
+        assert _moves(two, 4, 1) == _moves(SearchAgent(worlds=2, seed=0), 4, 1)
+    with pytest.warns(UnseenTableSize) as caught:
+        evaluate([SearchAgent(networks_path=NETWORKS[2]), *["heuristic"] * 3], 2, workers=1)
+    assert [str(w.message) for w in caught] == [
+        f"SearchAgent(networks_path={str(NETWORKS[2])!r}) searches a 4-player table with the shipped 4-player "
+        f"networks, as plain search does: the networks of networks_path={str(NETWORKS[2])!r}, fitted for 2 "
+        "players, go unused there (said once)"
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # at their own size: not a word
+        evaluate([SearchAgent(networks_path=NETWORKS[2]), "heuristic"], 2, workers=1)
     actor = load_actor(SHIPPED["ppo"][4])
     actor.table_sizes = (2, 4)
     save_actor(actor, tmp_path / "both.npz")
-    assert SearchAgent(path=tmp_path / "both.npz", networks_path=NETWORKS[4]).table_sizes == (4,)
+    assert SearchAgent(path=tmp_path / "both.npz", networks_path=NETWORKS[4]).table_sizes == (2, 4)
     actor.table_sizes = (4,)
     save_actor(actor, tmp_path / "four.npz")
     with pytest.raises(ValueError, match=r"networks are for 2 players, and the model path=.*four.npz.* at 4 players"):
         SearchAgent(path=tmp_path / "four.npz", networks_path=NETWORKS[2])
     assert SearchAgent().table_sizes is None and SearchAgent(worlds=4).table_sizes is None
+
+
+@pytest.mark.parametrize(("workers", "batched"), [(2, False), (1, False), (1, True)])
+def test_evaluation_says_once_in_its_own_process_that_the_settings_go_unused(workers, batched):
+    """The agent said it as it played, so in each worker process: the command line printed
+    it once a worker, and a Python caller catching warnings saw nothing with workers > 1."""
+    table = ["search:worlds=4", "heuristic", "heuristic"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate(table, 4, workers=workers, batched=batched)
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (
+            UnseenTableSize,
+            "SearchAgent(worlds=4) does not search at a 3-player table (it has search networks at 2, 4 and 6 "
+            "players only): what it was given (worlds=4) goes unused there, and it plays its policy's moves "
+            "(said once)",
+        )
+    ]
+
+
+def test_the_command_line_prints_it_once_however_many_workers():
+    """Each worker process printed it, as its agent met the table."""
+    args = ["eval", "--agents", "search:worlds=4,heuristic,heuristic", "--games", "16", "--workers", "2", "--no-batch"]
+    done = subprocess.run(
+        [sys.executable, "-m", "train.cli", *args], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("does not search at a 3-player table") == 1, done.stderr
+
+
+def test_forewarn_says_from_the_rules_what_the_agent_would_say_at_the_table():
+    """Evaluation asks before any game; the agent then says nothing as it plays."""
+    assert SearchAgent(worlds=4).forewarn(Rules(4)) is None and SearchAgent().forewarn(Rules(3)) is None
+    end = SearchAgent(below=0.5).forewarn(Rules(4, end_score=20))
+    assert type(end) is UserWarning and "does not search at end_score 20" in str(end)
+    hand = SearchAgent(worlds=4).forewarn(Rules(2, hand_size=5))
+    assert hand is not None and "does not search in a round not dealt 6 cards a hand" in str(hand)
+    told = SearchAgent(worlds=4, seed=0)
+    assert isinstance(told.forewarn(Rules(3)), UnseenTableSize)
+    assert told.forewarn(Rules(3)) is None and _play(told, 3, 1) == []  # said: not again
 
 
 def _play(agent, players: int, games: int, **rules) -> list[warnings.WarningMessage]:

@@ -27,13 +27,12 @@ reset once per chunk, not once per game: an agent whose play depends on a per-ga
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, UnseenTableSize, resolve, unmade_for
+from llama_env.agent import Agent, AgentLike, resolve
 from llama_env.batch import BatchGame, unplayed_options
 from llama_env.engine import Action, Rules, check_seed
 from llama_env.table import BatchTable, BatchTableListener, reset_seat, seat_positions
@@ -250,13 +249,12 @@ def play_either(
     (:func:`batch_refusal`) or when ``batched`` is ``True`` (a ``ValueError`` says why it
     cannot), else game by game by :func:`train.evaluation.runner.play_games`, game ``i``
     dealt from the deal key ``deal_keys[i]``; and whether they were batched. An agent made
-    for other table sizes (:func:`llama_env.agent.unmade_for`) is warned about."""
+    for other table sizes, or whose parameters go unused at this table, is warned about
+    once (:func:`~train.evaluation.runner.run_chunks`)."""
     if batched is not None:  # numpy's booleans too, as check_flag takes them for the other switches
         if not isinstance(batched, (bool, np.bool_)):
             raise ValueError(f"batched must be True, False or None (when it can), got {batched!r}")
         batched = bool(batched)  # np.False_ is not False
-    for line in unmade_for(agents, rules.num_players):
-        warnings.warn(line, UnseenTableSize, stacklevel=3)
     if batched is not False:
         refusal = batch_refusal(agents, duplicate=duplicate, record_dir=record_dir, rules=rules)
         if refusal is None:

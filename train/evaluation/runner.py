@@ -46,10 +46,12 @@ from llama_env.agent import (
     AgentSpec,
     adopt,
     agent_label,
+    forewarn,
     parse_agent_list,
     registrations,
     resolve,
     seat_member,
+    table_warnings,
 )
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
@@ -354,7 +356,7 @@ def setup_worker(payload: bytes) -> None:
         _one_blas_thread()
         registered, specs, names, seed, rules, record_dir = pickle.loads(payload)
         adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
-        _WORKER["agents"] = [resolve(s) for s in specs]
+        _WORKER["agents"] = _forewarned([resolve(s) for s in specs], rules)
         _WORKER["args"] = (names, seed, rules, record_dir)
         _WORKER.pop("error", None)
     except Exception as exc:  # noqa: BLE001 - raised by the first job
@@ -449,6 +451,15 @@ def _one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
+def _forewarned(agents: list[Agent], rules: Rules) -> list[Agent]:
+    """``agents``, each told that what it would warn of at a table of ``rules`` has been
+    said (:func:`llama_env.agent.forewarn`): :func:`run_chunks` says it once, in the
+    parent process, and the agents that play, in it or in a worker, stay silent."""
+    for agent in agents:
+        forewarn(agent, rules)
+    return agents
+
+
 def _play_chunk(agents: list[Agent], args: RunArgs, tasks: list[GameTask]) -> list[GameRecord]:
     names, seed, rules, record_dir = args
     return [play_one(agents, names, t, seed, rules, record_dir) for t in tasks]
@@ -470,13 +481,22 @@ def run_chunks(
     agents once each (``work`` must be a module-level function). The workers know the
     agents registered here at run time, and the classes defined in a notebook or a
     script, whatever the start method. An agent that cannot be pickled keeps it in this
-    process, with a warning. ``sizes`` (games per chunk) move the progress bar."""
+    process, with a warning. ``sizes`` (games per chunk) move the progress bar.
+
+    What the agents warn of at a table of the rules (``args``), an agent made for other
+    table sizes or one whose parameters go unused there
+    (:func:`llama_env.agent.table_warnings`), is said here once, before any game: an
+    agent's own warning as it played was given in every worker process, and a Python
+    caller catching warnings never saw it."""
     workers = num_workers(workers)
     if executor is not None and not callable(getattr(executor, "run", None)):  # checked whether used or not
         raise ValueError(
             f"executor must have run(payload, jobs, workers), as train.evaluation.runner.LocalProcesses; "
             f"got {executor!r}"
         )
+    rules = args[2]
+    for warning in table_warnings(agents, rules):
+        warnings.warn(warning, stacklevel=5)  # the caller of evaluate or tournament
     payload = None
     if workers > 1 and len(chunks) > 1:
         try:  # cloudpickle: a class defined in a notebook or a script travels by value
@@ -491,7 +511,7 @@ def run_chunks(
     out: list[R] = []
     try:
         if payload is None:
-            objs = [resolve(a) for a in agents]
+            objs = _forewarned([resolve(a) for a in agents], rules)
             for c, size in zip(chunks, sizes, strict=True):
                 out.append(work(objs, args, c))
                 if bar is not None:
