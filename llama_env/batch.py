@@ -879,6 +879,20 @@ class BatchGame:
         if keep_rng:
             self._loaded_rng[i] = d["rng_state"]
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``) or a pickle keeps the seat arrays once: their two
+        flat views (:meth:`__setstate__` makes them again) would come back as arrays of
+        their own, and a step would write the hands where the masks and snapshots do not
+        read them."""
+        state = self.__dict__.copy()
+        del state["_seat_flat"], state["_seat_rows"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._seat_flat = self._seats.reshape(-1)
+        self._seat_rows = self._seats.reshape(-1, _SEAT_COLUMNS)
+
     def __repr__(self) -> str:
         return f"BatchGame(num_games={self.num_games}, rules={self.rules!r}, auto_reset={self.auto_reset})"
 

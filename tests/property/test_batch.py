@@ -615,3 +615,26 @@ def test_the_batch_imports_only_numpy_and_the_engine_modules():
             imported.add(node.module)
     allowed = {"__future__", "copy", "collections.abc", "typing", "numpy", "llama_env.engine", "llama_env.observation"}
     assert imported <= allowed, imported - allowed
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copied_batch_plays_exactly_as_its_original(how):
+    """Its seat arrays were copied as three arrays, not one and two views of it: a step
+    wrote the hands where the masks and snapshots did not read them (a played card stayed
+    in the hand, and most snapshots no longer held the deck)."""
+    import copy
+    import pickle
+
+    batch = BatchGame(40, 4, seed=3, auto_reset=False)
+    twin = copy.deepcopy(batch) if how == "deepcopy" else pickle.loads(pickle.dumps(batch))
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        masks = batch.legal_action_mask
+        assert np.array_equal(twin.legal_action_mask, masks)
+        actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks])
+        batch.step(actions)
+        twin.step(actions)
+        for i in range(batch.num_games):
+            snap = twin.snapshot(i)
+            assert snap == batch.snapshot(i)
+            LlamaGame.from_dict(snap)  # a state the engine accepts: the deck whole, no count below 0
