@@ -165,6 +165,32 @@ def test_env_seats_past_snapshots_when_it_has_them():
     assert illegal == 0 and list(totals) == [f"player_{next(iter(env.learning))}"]
 
 
+def random_plays(env: LlamaMultiAgentEnv, n: int = 24) -> tuple[int, ...]:
+    """The next ``n`` moves of the env's ``random`` opponent, on a board where all nine are legal."""
+    agent = env._baselines["random"]
+    return tuple(int(agent.act(np.zeros(OBS_SIZE, np.float32), np.ones(9, np.int8))) for _ in range(n))
+
+
+def test_each_env_on_each_runner_seats_opponents_of_its_own():
+    """The opponents' random choices are the env's own: RLlib's EnvContext names the runner
+    and the vector slot (a plain dict of its keys dropped them, so every env on every
+    runner built the same opponents), and a seeded reset, which the env runner gives each
+    env of a vector on its first deal, seeds the opponents with the deals."""
+    from ray.rllib.env.env_context import EnvContext
+
+    config = {"players": [2], "opponents": {"random": 1.0}, "seed": 7}
+    slots = [(0, 0), (1, 0), (2, 0), (1, 1)]
+    plays = [random_plays(LlamaMultiAgentEnv(EnvContext(config, worker_index=w, vector_index=v))) for w, v in slots]
+    assert len(set(plays)) == len(slots)
+    assert random_plays(LlamaMultiAgentEnv(EnvContext(config, worker_index=2))) == plays[2]  # reproducible
+    by_runner = []
+    for _ in range(2):
+        runner = make_runner({"random": 1.0}, players=(2,), n_envs=4)
+        runner.sample(num_timesteps=8, explore=True)
+        by_runner.append([random_plays(env) for env in runner._llama_envs])
+    assert len(set(by_runner[0])) == 4 and by_runner[0] == by_runner[1]
+
+
 def test_the_table_driver_refuses_what_the_env_passes_on():
     env = LlamaMultiAgentEnv({"players": [2], "opponents": {"heuristic": 1.0}, "seed": 0})
     env.reset(seed=0)

@@ -77,12 +77,16 @@ def policy_mapping(agent: Any, episode: Any = None, **kwargs: Any) -> str:
 class LlamaMultiAgentEnv(MultiAgentEnv):
     """Self-play L.L.A.M.A. for RLlib; ``config`` keys: ``players`` (table sizes),
     ``opponents`` (kind -> weight), ``reward``, ``rules`` (the rule options by name, as
-    :meth:`Rules.options` gives them), ``seed``, ``obs_version`` (0 or 1),
+    :meth:`Rules.options` gives them), ``seed`` (with an ``EnvContext``'s runner and vector
+    index: each env's deals and opponents its own), ``obs_version`` (0 or 1),
     ``privileged_critic`` (bool: add the ``"critic"`` entry), ``registered`` (the pickled
     :func:`~llama_env.agent.registrations` of agents the driver registered at run time)."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
+        # RLlib's EnvContext carries the runner's and the vector's index as attributes,
+        # which a plain dict of its keys drops: read them first
+        worker, vector = (int(getattr(config, key, None) or 0) for key in ("worker_index", "vector_index"))
         config = dict(config or {})
         if config.get("registered"):
             adopt(pickle.loads(config["registered"]))
@@ -95,11 +99,9 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         self.rules = Rules.options_at(self.players, **dict(config.get("rules", {})))
         self.obs_version = check_obs_version(config.get("obs_version", 0))
         self._encode = encoder(self.obs_version)[0]
-        worker = int(getattr(config, "worker_index", 0)) * 1000 + int(getattr(config, "vector_index", 0))
-        self._rng = np.random.default_rng([int(config.get("seed", 0)), worker])
-        self._baselines: dict[str, Agent] = {
-            k: resolve(k, seed=int(self._rng.integers(2**31))) for k in self.mix.baselines
-        }
+        self._rng = np.random.default_rng([int(config.get("seed", 0)), worker, vector])
+        self._baselines: dict[str, Agent] = {}
+        self._seat_baselines()
         self._past: list[Actor] = []
 
         self.possible_agents = [agent_id(s) for s in range(MAX_PLAYERS)]
@@ -127,6 +129,11 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         """The same, over the env's whole life."""
         self._counter = _MoveCounter()
 
+    def _seat_baselines(self) -> None:
+        """The registered opponents, seeded from the env's generator: each env's own
+        players, whose random choices no other env shares."""
+        self._baselines = {k: resolve(k, seed=int(self._rng.integers(2**31))) for k in self.mix.baselines}
+
     def set_past_policies(self, actors: Sequence[Actor]) -> None:
         """The snapshots ``"past"`` opponents are drawn from (new games only)."""
         self._past = list(actors)
@@ -134,8 +141,9 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
     # ------------------------------------------------------------------ MultiAgentEnv API
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        if seed is not None:
+        if seed is not None:  # all the env's randomness from the seed: the deals and the opponents' play
             self._rng = np.random.default_rng(seed)
+            self._seat_baselines()
         rng = self._rng
         seating = self.mix.draw(rng, len(self._past))
         n, trainee = seating.num_players, seating.learner

@@ -22,7 +22,8 @@ that knows RLlib's internals):
   next chunk (its reward is not known yet), and so do the moves beyond the steps asked
   for: a sample returns exactly that many steps, all with known rewards;
 * RLlib builds every env of a vector from one context, so on the first deal the runner
-  gives each env its own stream of games, from the run's env seed and its worker index.
+  gives each env its own stream of games and of its opponents' play, from the run's env
+  seed and its worker index.
 
 Self-play is unchanged: every learning seat of a game learns. Metrics (steps sampled per
 agent and module, episode returns and lengths) are logged under RLlib's names, once per
