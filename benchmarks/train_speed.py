@@ -1,6 +1,6 @@
 """Training throughput: learner env steps per second of MaskablePPO on the batched vec env.
 
-    python benchmarks/train_speed.py [--steps 300000] [--threads 2] [--preset NAME]
+    python benchmarks/train_speed.py [--steps 300000] [--threads 1] [--preset NAME]
                                      [--opponents MIX] [--players SIZES] [--n-envs N]
                                      [--engine batch,scalar] [--env-workers 1,2]
                                      [--sb3-baseline]
@@ -28,7 +28,7 @@ import time
 
 from train.cli.common import import_or_exit, int_in
 from train.training import train
-from train.training.config import TrainConfig
+from train.training.config import config_from_dict
 from train.training.presets import PRESETS
 
 BENCH = {k: PRESETS["ship"][k] for k in ("players", "opponents", "n_envs", "n_steps", "batch_size", "n_epochs")}
@@ -59,8 +59,9 @@ def main() -> None:
     ap.add_argument(
         "--preset",
         default=None,
-        choices=sorted(k for k, v in PRESETS.items() if v.get("backend", "sb3") == "sb3"),
-        help="time a preset of the sb3 trainer (default: ship's settings)",
+        # a preset that resumes another run holds only what it changes: its settings are that run's
+        choices=sorted(k for k, v in PRESETS.items() if v.get("backend", "sb3") == "sb3" and "resume" not in v),
+        help="time a preset of the sb3 trainer that starts a run (default: ship's settings)",
     )
     ap.add_argument("--opponents", default=None, help="override the preset's opponent mix")
     ap.add_argument("--players", default=None, help="override the preset's table sizes")
@@ -100,14 +101,16 @@ def main() -> None:
             "n_envs": args.n_envs or base.get("n_envs", 128),
             "past_every": max(args.steps // 4, 1),
             "eval_every": 0,
+            "stop_win_share": 0.0,  # it reads the evaluations, which are off
             "checkpoint_every": 0,
             "progress_bar": False,
-            "options": {"tensorboard": False, "engine": engine, "env_workers": workers},
+            "tensorboard": False,
+            "engine": engine,
+            "env_workers": workers,
             "run_name": "bench",
-            "resume": "",
         }
         try:
-            configs.append(TrainConfig(**values).validate())
+            configs.append(config_from_dict(values))
         except ValueError as exc:
             ap.error(str(exc))
     import_or_exit(ap.prog, "train", "train.training.sb3.trainer")  # torch, stable-baselines3 and sb3-contrib

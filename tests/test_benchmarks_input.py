@@ -131,3 +131,14 @@ def test_serve_load_stops_at_a_request_the_server_refuses(tmp_path: Path) -> Non
     line = one_error(out, "serve_load", 1)
     assert "the server refused a game against ppo:path=" in line
     assert "load no files by path" in line
+
+
+def test_train_speed_times_each_preset_it_offers_as_that_preset() -> None:
+    """beat-heuristic (a top-level tensorboard key, a stop rule that reads evaluations)
+    failed in a TypeError, and the presets that resume another run were offered though
+    they hold only what they change: they timed the defaults."""
+    out = bench("train_speed", "--preset", "beat-heuristic", "--steps", "300", "--engine", "batch")
+    assert out.returncode == 0, out.stderr
+    assert "n_envs=1024 n_steps=16 batch=4096" in out.stdout and "players=(2,)" in out.stdout
+    line = one_error(bench("train_speed", "--preset", "specialist-2p-more"), "train_speed", 2)
+    assert "invalid choice: 'specialist-2p-more'" in line
