@@ -109,7 +109,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        rows.append(("SB3 MaskablePPO, batched VecEnv", *sb3(args.steps, tmp)))
+        rows.append(("SB3 MaskablePPO, scalar vec env", *sb3(args.steps, tmp)))
         for n in args.runners:
             rows.append((f"RLlib PPO, {n} env runner{'s' if n != 1 else ''}", *rllib(args.steps, tmp, n)))
     base = rows[0][1]

@@ -14,8 +14,8 @@ script with the server's message (exit 1).
 
 Then it runs the same load again with one more client whose game seats ``--costly``
 agents (a search agent at its largest by default) and reports the others' latency beside
-the first run's: one costly game must leave the others unaffected, since agents move on
-worker threads.
+the first run's: one costly game must leave the others unaffected, since costly agents
+move in a child process of their own, at a lower priority.
 """
 
 from __future__ import annotations

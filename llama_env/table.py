@@ -645,7 +645,7 @@ class BatchTable:
         if np.isin(rows, outside).any():
             raise ValueError(
                 f"play_games plays whole games with agents only: player position(s) {outside.tolist()} "
-                "are outside players (None), whose moves come from step() instead"
+                "are outside players (None), whose moves come from apply() instead"
             )
         begun = np.flatnonzero(~batch.unbegun())
         if begun.size:
