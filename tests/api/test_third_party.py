@@ -190,6 +190,21 @@ def test_the_ray_check_names_a_private_name_that_rllib_uses_too():
     assert problems == ["4: Clashing's private names ['_cached_to_module', '_reset_envs'] are RLlib's runner's too"]
 
 
+@needs_rllib
+def test_the_ray_check_names_a_sampling_loop_that_no_longer_counts_the_runners_steps(monkeypatch):
+    from ray.rllib.execution import rollout_ops
+
+    from train.training.rllib import _internals as _rllib
+
+    def synchronous_parallel_sample(worker_set, max_env_steps=None, **kwargs):
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(rollout_ops, "synchronous_parallel_sample", synchronous_parallel_sample)
+    assert _rllib.broken_assumptions() == [
+        "6: synchronous_parallel_sample no longer counts the runners' NUM_ENV_STEPS_SAMPLED"
+    ]
+
+
 # --------------------------------------------------------------------------- uvicorn
 
 

@@ -598,15 +598,44 @@ def test_runner_samples_whole_games_when_asked_for_episodes():
     assert len({e.multi_agent_episode_id for e in episodes}) >= 5
 
 
-def test_runner_counts_the_learner_decisions_it_sampled():
-    """The count the trainer reads (the shared module's steps) is the moves made, which
-    the returned steps trail by at most the moves carried on into the next sample."""
+def test_runner_counts_the_learner_decisions_it_returned():
+    """The counts RLlib and the trainer read (env steps, each agent's, the shared module's)
+    are the steps returned, what the learner trains on: the moves carried over from one
+    sample are counted in the next, which returns them, and those that one sample makes
+    beyond the steps asked for are not counted yet."""
     runner = make_runner({"self": 1.0})
-    returned = sum(len(e) for _ in range(3) for e in runner.sample(num_timesteps=40, explore=True))
-    metrics = runner.get_metrics()
-    carried = sum(len(s.actions) for g in runner._games for s in g.seats.values())
-    assert returned == 120 and metrics["num_module_steps_sampled"]["shared"] == returned + carried
+    for _ in range(3):
+        episodes = runner.sample(num_timesteps=40, explore=True)
+        per_agent: dict[str, int] = {}
+        for e in episodes:
+            per_agent[e.agent_id] = per_agent.get(e.agent_id, 0) + len(e)
+        metrics = runner.get_metrics()
+        assert sum(per_agent.values()) == 40 and metrics["num_env_steps_sampled"] == 40
+        assert metrics["num_module_steps_sampled"]["shared"] == 40
+        assert {a: int(n) for a, n in metrics["num_agent_steps_sampled"].items()} == per_agent
+    assert sum(len(s.actions) for g in runner._games for s in g.seats.values()) > 0  # some moves carried on
     assert metrics["num_episodes"] >= 1 and metrics["episode_len_mean"] > 0
+
+
+def test_rllibs_sampling_stops_at_the_train_batch():
+    """What train/training/rllib/_internals.py assumes of RLlib's PPO (6): it samples
+    until the runners' logged env steps reach the train batch. They counted the moves
+    made in the call, fewer than the steps returned when moves carried over, so PPO
+    sampled a second round and trained on twice the batch asked for."""
+    from types import SimpleNamespace
+
+    import ray
+    from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
+
+    for mix in ({"self": 1.0}, {"heuristic": 1.0, "self": 1.0}):
+        runner = make_runner(mix, players=(2, 3, 4), n_envs=6)
+        group = SimpleNamespace(num_remote_workers=lambda: 0, local_env_runner=runner)
+        batch = runner.config.total_train_batch_size
+        for _ in range(6):  # as PPO's training_step calls it
+            episodes, _ = synchronous_parallel_sample(
+                worker_set=group, max_env_steps=batch, _uses_new_env_runners=True, _return_metrics=True
+            )
+            assert sum(len(e) for e in episodes) == batch, f"Ray {ray.__version__}, opponents {mix}"
 
 
 def test_runner_reports_whole_games_in_its_episode_metrics():

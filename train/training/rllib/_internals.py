@@ -16,7 +16,7 @@ too.
 What it assumes of RLlib, checked against **ray 2.60** (``pyproject.toml`` pins the minor
 version); :func:`broken_assumptions` checks each, and ``tests/api/test_third_party.py``
 fails, naming the Ray version and the assumption, when an upgrade breaks one
-(``tests/train/test_rllib.py`` checks 1 and 2 on a running runner):
+(``tests/train/test_rllib.py`` checks 1, 2 and 6 on a running runner):
 
 1. ``MultiAgentEnvRunner.sample`` calls ``self._sample`` and returns its episodes;
    ``_sample`` takes the keyword-only ``num_timesteps``, ``num_episodes``, ``explore``,
@@ -28,7 +28,11 @@ fails, naming the Ray version and the assumption, when an upgrade breaks one
 4. no private name of a runner built on :class:`OwnSampling` (its methods, its
    ``self._x =`` attributes) is one RLlib's runner already uses, but the two above;
 5. RLModule's documented hooks ``_forward(batch, **kwargs)`` and
-   ``_forward_train(batch, **kwargs)`` are still the ones RLlib calls.
+   ``_forward_train(batch, **kwargs)`` are still the ones RLlib calls;
+6. PPO's ``training_step`` samples through ``synchronous_parallel_sample``, which samples
+   again until the ``NUM_ENV_STEPS_SAMPLED`` the runners log add up to the train batch:
+   so the runner logs the steps it returns (the moves carried over from a sample
+   included), or PPO trains on a second round's steps too.
 """
 
 from __future__ import annotations
@@ -37,8 +41,10 @@ import inspect
 import re
 from typing import Any
 
+from ray.rllib.algorithms.ppo import PPO
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+from ray.rllib.execution import rollout_ops
 
 __all__ = ["CHECKED_VERSION", "OwnSampling", "broken_assumptions"]
 
@@ -139,6 +145,10 @@ def broken_assumptions(runner: type[OwnSampling] | None = None) -> list[str]:
         clash = sorted((_private_names(runner, stop=base) & _private_names(base)) - _OVERRIDDEN)
         if clash:
             problems.append(f"4: {runner.__name__}'s private names {clash} are RLlib's runner's too")
+    if "synchronous_parallel_sample(" not in _source(PPO.training_step):
+        problems.append("6: PPO.training_step no longer samples through synchronous_parallel_sample")
+    if "NUM_ENV_STEPS_SAMPLED" not in _source(rollout_ops.synchronous_parallel_sample):
+        problems.append("6: synchronous_parallel_sample no longer counts the runners' NUM_ENV_STEPS_SAMPLED")
     for hook in ("_forward", "_forward_train"):
         method = getattr(RLModule, hook, None)
         if method is None or list(inspect.signature(method).parameters)[:2] != ["self", "batch"]:

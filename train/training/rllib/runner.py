@@ -182,7 +182,6 @@ class LlamaEnvRunner(OwnSampling):
         done: list[SingleAgentEpisode] = []
         finished = 0
         ready = sum(len(s.actions) - s.waiting() for g in self._games for s in g.seats.values())
-        steps_per_agent: dict[str, int] = defaultdict(int)
         while (num_timesteps is not None and ready < num_timesteps) or (
             num_episodes is not None and finished < num_episodes
         ):
@@ -195,7 +194,6 @@ class LlamaEnvRunner(OwnSampling):
                 seat.actions.append(int(actions[i]))
                 seat.logp.append(float(logp[i]))
                 seat.logits.append(logits[i])
-                steps_per_agent[aid] += 1
                 obs, rewards, terminateds, _, _ = env.step({aid: int(actions[i])})
                 ready += game.observe(obs, rewards)
                 if terminateds["__all__"]:
@@ -211,7 +209,7 @@ class LlamaEnvRunner(OwnSampling):
                 chunks, excess = self._cut(game, excess)
                 episodes.extend(chunks)
         # with num_episodes, whole games only: the ones still running are dropped (the next call deals anew)
-        self._log_steps(steps_per_agent, finished)
+        self._log_steps(episodes, finished)
         return episodes
 
     def _reset_games(self) -> None:
@@ -273,7 +271,13 @@ class LlamaEnvRunner(OwnSampling):
 
     # ------------------------------------------------------------------ metrics
 
-    def _log_steps(self, per_agent: dict[str, int], finished: int) -> None:
+    def _log_steps(self, episodes: list[SingleAgentEpisode], finished: int) -> None:
+        """The steps of the episodes returned, not the moves made in this call: RLlib
+        samples again until the runners' step counts reach the train batch, and the moves
+        carried over from the last sample make a call return more steps than it makes."""
+        per_agent: dict[str, int] = defaultdict(int)
+        for e in episodes:
+            per_agent[str(e.agent_id)] += len(e)
         total = sum(per_agent.values())
         m = self.metrics
         m.log_value(NUM_ENV_STEPS_SAMPLED, total, reduce="sum")

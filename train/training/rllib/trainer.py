@@ -337,7 +337,7 @@ def _save_checkpoint(algo: Any, run: RunDir, steps: int) -> Path:
 
 
 def _learner_steps(result: dict[str, Any]) -> int:
-    """Decisions the learning seats made in this iteration (what the policy trains on)."""
+    """The learning seats' decisions the runners returned in this iteration: what the policy trains on."""
     from train.training.rllib.env import SHARED_POLICY
 
     steps = result.get("env_runners", {}).get("num_module_steps_sampled", {})
