@@ -921,6 +921,54 @@ def test_a_new_rllib_run_stopped_while_ray_starts_leaves_no_folder_behind(tmp_pa
     assert not (tmp_path / "int").exists()
 
 
+def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypatch):
+    """A run from Python left Tune's storage path on its run's ray_results (the caller's
+    next Algorithm logged into an old run) and RAY_AUTH_MODE=disabled in os.environ (the
+    caller's next ray.init started without auth). Ray and RLlib are stand-ins here: the
+    algorithm fails as it is built, when both are set."""
+    import ray
+    import ray.tune.trainable.trainable as trainable
+
+    from train.training.config import TrainConfig
+    from train.training.rllib import trainer
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    storage = trainable.DEFAULT_STORAGE_PATH
+    running = []
+    seen = {}
+    monkeypatch.setattr(ray, "is_initialized", lambda: bool(running))
+    monkeypatch.setattr(ray, "init", lambda **kwargs: running.append(kwargs))
+    monkeypatch.setattr(ray, "shutdown", running.clear)
+
+    class Built(Exception):
+        pass
+
+    def build_algo():
+        seen["storage"], seen["auth"] = trainable.DEFAULT_STORAGE_PATH, os.environ.get("RAY_AUTH_MODE")
+        raise Built
+
+    monkeypatch.setattr(
+        trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": build_algo})
+    )
+    config = TrainConfig(
+        backend="rllib",
+        players=(2,),
+        opponents="heuristic",
+        total_timesteps=64,
+        run_dir=str(tmp_path),
+        run_name="state",
+    )
+    with pytest.raises(Built):
+        trainer.train_rllib(config)
+    assert seen == {"storage": str((tmp_path / "state" / "ray_results").resolve()), "auth": "disabled"}
+    assert storage == trainable.DEFAULT_STORAGE_PATH and "RAY_AUTH_MODE" not in os.environ
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # a caller's own setting is its own
+    with pytest.raises(Built):
+        trainer.train_rllib(config)
+    assert seen["auth"] == "token" and os.environ["RAY_AUTH_MODE"] == "token"
+
+
 def test_quieting_rays_notices_keeps_everyone_elses_deprecation_warnings():
     """The filters for RLlib's notices about its own internals stay for the process: they
     match warnings raised in Ray's modules only (they hid every library's "has been

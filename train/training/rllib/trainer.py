@@ -141,7 +141,21 @@ def ray_link(target: Path) -> Path:
 @contextlib.contextmanager
 def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Iterator[None]:
     """Ray for one training session: the given cluster, or a local Ray started here and
-    shut down at the end, its temporary files under ``<run>/ray``."""
+    shut down at the end, its temporary files under ``<run>/ray``. The process's
+    ``RAY_AUTH_MODE``, which a local Ray is started with, is put back at the end."""
+    auth = os.environ.get("RAY_AUTH_MODE")
+    try:
+        with _ray_session(run, address, num_cpus):
+            yield
+    finally:
+        if auth is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = auth
+
+
+@contextlib.contextmanager
+def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[None]:
     import ray
 
     env_vars = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -397,16 +411,11 @@ def _train_rllib_threads_set(config: TrainConfig, run: RunDir, resume_from: Path
     write_json_atomic(config_file, config.to_dict())
     start_steps = _trained_steps(resume_from) if resume_from is not None else 0
     env_seed = int(np.random.SeedSequence([config.seed, start_steps]).generate_state(1)[0])
-    # RLlib's Algorithm logs (result.json, progress.csv, TensorBoard) to a folder under
-    # ~/ray_results, a path Ray fixes when it is imported; keep them in the run instead.
-    import ray.tune.trainable.trainable as trainable
-
-    trainable.DEFAULT_STORAGE_PATH = str((run.path / "ray_results").resolve())
     never = past_never_plays(config.opponents, config.past_every, config.total_timesteps, start_steps, 0)
     if never:  # the pool starts empty: it is filled by this session's snapshots alone
         warnings.warn(never, RuntimeWarning, stacklevel=2)
     saved: list[Path] = []
-    with forgotten_unless_saved(config_file, saved):
+    with forgotten_unless_saved(config_file, saved), _ray_results_in(run):
         algo = build_algorithm_config(config, env_seed).build_algo()
         try:
             if resume_from is not None:
@@ -417,6 +426,21 @@ def _train_rllib_threads_set(config: TrainConfig, run: RunDir, resume_from: Path
             return _loop(config, run, algo, resume_from, start_steps, config_file, saved)
         finally:
             algo.stop()
+
+
+@contextlib.contextmanager
+def _ray_results_in(run: RunDir) -> Iterator[None]:
+    """RLlib's Algorithm logs (result.json, progress.csv, TensorBoard) to a folder under
+    ~/ray_results, a path Ray fixes when it is imported (Tune's ``DEFAULT_STORAGE_PATH``):
+    the run's own ``ray_results`` while the session runs, and Ray's again after it."""
+    import ray.tune.trainable.trainable as trainable
+
+    before = trainable.DEFAULT_STORAGE_PATH
+    trainable.DEFAULT_STORAGE_PATH = str((run.path / "ray_results").resolve())
+    try:
+        yield
+    finally:
+        trainable.DEFAULT_STORAGE_PATH = before
 
 
 def _restore(algo: Any, checkpoint: Path, run: RunDir) -> None:
