@@ -969,6 +969,63 @@ def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypat
     assert seen["auth"] == "token" and os.environ["RAY_AUTH_MODE"] == "token"
 
 
+def test_more_env_runners_than_a_local_rays_cores_are_refused_before_ray_starts(tmp_path, monkeypatch, capsys):
+    """A local Ray has one CPU a core and each env runner takes one: RLlib waited for the
+    runners it had no CPU for with no time limit, and the run hung without a word."""
+    import ray
+
+    from train.training.rllib import trainer
+
+    def init(**kwargs):
+        raise AssertionError("Ray started")
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(trainer, "usable_cores", lambda: 2)
+    assert main(tiny_run(tmp_path, "many", 256, "--num-env-runners", "3")) == 2
+    err = capsys.readouterr().err
+    assert "config key 'num_env_runners' must be at most 2 on a local Ray, which has 2 cores" in err
+    assert "got 3" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "many").exists()
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # a cluster's CPUs are the cluster's to count
+    trainer._check_local_cores(trainer.RllibOptions(num_env_runners=3))
+
+
+def test_more_env_runners_than_a_clusters_cpus_are_said_before_rllib_waits_for_them(tmp_path, monkeypatch):
+    """On a cluster (here a caller's own Ray, a stand-in) RLlib waits until it has a CPU
+    for every env runner, as a cluster that scales up will; it says so first."""
+    import ray
+
+    from train.training.config import TrainConfig
+    from train.training.rllib import trainer
+
+    class Built(Exception):
+        pass
+
+    def build_algo():
+        raise Built
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0, "memory": 1e9})
+    monkeypatch.setattr(
+        trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": build_algo})
+    )
+    config = TrainConfig(
+        backend="rllib",
+        players=(2,),
+        opponents="heuristic",
+        total_timesteps=64,
+        run_dir=str(tmp_path),
+        run_name="cluster",
+        options={"num_env_runners": 3},
+    )
+    with pytest.warns(RuntimeWarning, match="num_env_runners 3: the Ray cluster has 2 CPUs"), pytest.raises(Built):
+        trainer.train_rllib(config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trainer._warn_short_of_cpus(2)
+
+
 def test_quieting_rays_notices_keeps_everyone_elses_deprecation_warnings():
     """The filters for RLlib's notices about its own internals stay for the process: they
     match warnings raised in Ray's modules only (they hid every library's "has been

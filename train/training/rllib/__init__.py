@@ -23,7 +23,11 @@ class RllibOptions:
     """The rllib backend's own settings."""
 
     num_env_runners: int = field(
-        default=0, metadata={"help": "remote env runner processes (0 = sample in the trainer's process)"}
+        default=0,
+        metadata={
+            "help": "remote env runner processes, one CPU each: at most the cores of a local Ray (0 = sample in "
+            "the trainer's process)"
+        },
     )
     address: str = field(
         default="", metadata={"help": "the address of a running Ray cluster (default: RAY_ADDRESS, else a local Ray)"}

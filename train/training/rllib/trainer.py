@@ -206,6 +206,43 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[No
                 link.unlink()
 
 
+def _check_local_cores(options: RllibOptions) -> None:
+    """A ``ValueError`` when a local Ray would get more env runners than it has cores,
+    before it starts: it is started with one CPU a core (:func:`usable_cores`), each
+    remote env runner takes one (the learner and the local runner run in this process
+    and take none), and RLlib waits for every runner with no time limit, so the run hung
+    without a word."""
+    import ray
+
+    runners = options.num_env_runners
+    if not runners or options.address or os.environ.get("RAY_ADDRESS") or ray.is_initialized():
+        return
+    cores = usable_cores()
+    if runners > cores:
+        raise ValueError(
+            f"config key 'num_env_runners' must be at most {cores} on a local Ray, which has {cores} cores and "
+            f"gives each env runner one, got {runners}; pass --address to train on a cluster with more"
+        )
+
+
+def _warn_short_of_cpus(runners: int) -> None:
+    """A warning, before RLlib asks for its env runners, when the running Ray has fewer
+    CPUs than ``runners`` (each takes one): RLlib then waits, with no time limit, until the
+    cluster grows (as one that scales up does), and Ray's own word on it is hidden."""
+    import ray
+
+    if not runners or not ray.is_initialized():
+        return
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    if runners > cpus:
+        warnings.warn(
+            f"num_env_runners {runners}: the Ray cluster has {cpus} CPUs and each env runner takes one; training "
+            f"waits until it has {runners} (Ctrl-C stops it; give at most {cpus} env runners, or add machines)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
 def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
     """The RLlib ``PPOConfig`` of a run: the env, the masked module, PPO's settings."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -367,6 +404,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
 
     _quiet_ray()
     config.validate()
+    _check_local_cores(config.options)
     run, fresh = session_run(config)
     resume_from: Path | None = None
     if config.resume:
@@ -382,6 +420,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
     with run.lock():
         try:
             with ray_session(run, config.options.address):
+                _warn_short_of_cpus(config.options.num_env_runners)
                 return _train_rllib_locked(config, run, resume_from)
         except BaseException:
             if fresh:  # a new run that failed before it saved anything (Ray's start-up files, RLlib's logs,
