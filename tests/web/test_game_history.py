@@ -588,6 +588,22 @@ def test_a_damaged_row_is_left_out_with_a_warning_and_its_record_is_named(hist, 
         hist.record(ids[4])
 
 
+def _without_json_functions(connect):  # type: ignore[no-untyped-def]
+    """``sqlite3.connect`` for a SQLite built without its JSON functions (before 3.38 they
+    were an option): each of them fails."""
+
+    def missing(*args):  # type: ignore[no-untyped-def]
+        raise sqlite3.OperationalError("no such function")
+
+    def connecting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        conn = connect(*args, **kwargs)
+        for name, arity in (("json_valid", 1), ("json_extract", 2), ("json", 1)):
+            conn.create_function(name, arity, missing)
+        return conn
+
+    return connecting
+
+
 def test_a_history_of_schema_2_takes_each_games_rule_options_from_its_record_when_opened(tmp_path):
     """Schema 2 kept a game's end score and no other option: a game played at another hand
     size (the API took one) was listed as a standard one. Opening the file fills in each
@@ -613,9 +629,12 @@ def test_a_history_of_schema_2_takes_each_games_rule_options_from_its_record_whe
             con.execute("INSERT INTO seats VALUES (?, ?, ?, 'agent', ?, ?, 0)", (game_id, seat, name, score, won))
     con.commit()
     con.close()
+    with pytest.MonkeyPatch.context() as patch:  # the upgrade needs none of SQLite's JSON functions
+        patch.setattr(history_module.sqlite3, "connect", _without_json_functions(sqlite3.connect))
+        with History(path) as hist:
+            listed = {g["id"]: g["options"] for g in hist.games()}
+    assert listed == {1: DEFAULT_RULES.options(), 2: small.options(), 3: DEFAULT_RULES.options()}
     with History(path) as hist:
-        listed = {g["id"]: g["options"] for g in hist.games()}
-        assert listed == {1: DEFAULT_RULES.options(), 2: small.options(), 3: DEFAULT_RULES.options()}
         new = hist.save(played[1][0], people=[False, False], finished=T0 + 10)
         (latest,) = hist.games(limit=1)
         assert (latest["id"], latest["options"]) == (new, small.options())

@@ -51,7 +51,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -114,19 +114,33 @@ CREATE TABLE seats (
 ) WITHOUT ROWID;
 CREATE INDEX seats_by_participant ON seats (kind, name);
 """
-_UPGRADES: dict[int, tuple[str, ...]] = {
+
+
+def _options_from_records(conn: sqlite3.Connection) -> None:
+    """Each game's ``options`` as its record's start holds them (a game of schema 2 may
+    have been played at another hand size through the API); none, so the standard rules,
+    where the record does not say or cannot be read. In Python, one game at a time: SQLite
+    without its JSON functions (older builds) upgrades too, and no history is read whole."""
+    names = {f.name for f in rule_option_fields()}
+    for (game_id,) in conn.execute("SELECT id FROM games").fetchall():
+        (record,) = conn.execute("SELECT record FROM games WHERE id = ?", (game_id,)).fetchone()
+        try:
+            start = json.loads(record).get("start") if isinstance(record, str) else None
+        except (ValueError, RecursionError, AttributeError):
+            continue
+        if isinstance(start, dict):
+            options = {key: value for key, value in start.items() if key in names and type(value) is int}
+            conn.execute(
+                "UPDATE games SET options = ? WHERE id = ?", (json.dumps(options, separators=(",", ":")), game_id)
+            )
+
+
+_UPGRADES: dict[int, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     1: ("ALTER TABLE seats ADD COLUMN forfeit INTEGER NOT NULL DEFAULT 0 CHECK (forfeit IN (0, 1))",),
-    2: (
-        "ALTER TABLE games ADD COLUMN options TEXT NOT NULL DEFAULT '{}'",
-        # each game's options as its record's start holds them (a game of schema 2 may have
-        # been played at another hand size through the API); none, so the standard rules,
-        # where the record does not say
-        "UPDATE games SET options = (SELECT json_group_object(key, value) FROM json_each(games.record, '$.start') "
-        f"WHERE key IN ({', '.join(repr(f.name) for f in rule_option_fields())}) AND type = 'integer') "
-        "WHERE json_valid(record)",
-    ),
+    2: ("ALTER TABLE games ADD COLUMN options TEXT NOT NULL DEFAULT '{}'", _options_from_records),
 }
-"""Schema version -> the statements that bring a file of it to the next one."""
+"""Schema version -> the statements (SQL, or a function of the connection) that bring a
+file of it to the next one."""
 
 
 class HistoryError(ValueError):
@@ -353,8 +367,11 @@ class History:
                 raise HistoryError(f"{self.path} has no history schema (user_version {version}): {_ADVICE}")
             else:
                 for old in range(version, SCHEMA_VERSION):  # in the same transaction: whole or not at all
-                    for statement in _UPGRADES[old]:
-                        conn.execute(statement)
+                    for step in _UPGRADES[old]:
+                        if callable(step):
+                            step(conn)
+                        else:
+                            conn.execute(step)
                     conn.execute(f"PRAGMA user_version = {old + 1}")
 
     @staticmethod
