@@ -509,23 +509,27 @@ class RunDir:
             raw, age = b"", _LOCK_BEING_WRITTEN_S
         try:
             held = json.loads(raw)
-            pid, host, since = held["pid"], str(held["host"]), held["since"]
-            if type(pid) is not int or not 0 < pid < 2**31 or isinstance(since, bool):  # what a trainer writes
+            pid, host = held["pid"], str(held["host"])
+            if type(pid) is not int or not 0 < pid < 2**31:  # what a trainer writes; os.kill takes no other
                 raise ValueError("not a process id")
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since))  # a number of this era
-        except (ValueError, KeyError, TypeError, RecursionError, OverflowError, OSError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             if age < _LOCK_BEING_WRITTEN_S:
                 raise RunDirError(
                     f"run directory {self.path} is in use by another trainer (its lock {self.lock_path} is being "
                     "written); wait for it to finish, or train into another run"
                 ) from None
-            pid, host, when = -1, socket.gethostname(), "?"  # unreadable and old: treat as left behind
+            held, pid, host = {}, -1, socket.gethostname()  # unreadable and old: treat as left behind
         if host != socket.gethostname():
             raise RunDirError(
                 f"run directory {self.path} is locked by process {pid} on {host}; if no trainer runs "
                 f"there any more, delete {self.lock_path} and try again"
             )
         if pid > 0 and pid != os.getpid() and _pid_alive(pid):
+            # The time is only shown: a live process keeps its lock whatever its "since" holds.
+            since, when = held.get("since"), "?"
+            if isinstance(since, (int, float)) and not isinstance(since, bool):  # localtime(None) is now
+                with contextlib.suppress(OverflowError, OSError, ValueError, TypeError):  # 1e300, nan
+                    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since))
             raise RunDirError(
                 f"run directory {self.path} is in use by another trainer (process {pid}, since {when}); "
                 f"wait for it to finish, or train into another run (if no trainer runs any more, as after a "
