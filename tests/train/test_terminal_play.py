@@ -281,6 +281,15 @@ def test_ctrl_d_at_a_terminal_ends_the_prompt_line_before_leaving():
     assert out.getvalue().endswith("\nYour move> \nEnd of input: leaving the game unfinished.\n")
 
 
+def test_ctrl_d_after_part_of_a_move_ends_the_line_it_was_typed_on():
+    """Ctrl-D after typing ``xyz`` hands over ``xyz`` with no newline: the refusal was
+    printed on the typed line ("Your move> xyzI don't understand ...")."""
+    out = io.StringIO()
+    assert play(PlayConfig(Rules(2), opponents=("random",), seed=0), _Terminal("xyz"), out) == terminal.EXIT_LEFT
+    prompts = out.getvalue().split("Your move> ")[1:]
+    assert len(prompts) == 2 and all(p.startswith("\n") for p in prompts), prompts
+
+
 def test_a_long_unparseable_move_is_cut_in_its_refusal():
     with pytest.raises(MoveError) as info:
         parse_move("x" * 100_000, LlamaGame(3, rng=0))

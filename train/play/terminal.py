@@ -464,8 +464,10 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
         stdout.write("Your move> ")
         stdout.flush()
         line = stdin.readline()
-        if echo or line == "":  # a terminal shows what is typed, but Ctrl-D there ends no line
+        if echo:
             stdout.write(line if line.endswith("\n") else line + "\n")
+        elif not line.endswith("\n"):  # a terminal shows what is typed, but Ctrl-D there ends no line
+            stdout.write("\n")
         if line == "":
             say("End of input: leaving the game unfinished.")
             return None
