@@ -342,6 +342,13 @@ def _asked(agent: Agent, game: LlamaGame, seat: int, name: str) -> object:
         return agent.act(obs, mask)
 
 
+def _batch_seat(games: list[LlamaGame]) -> tuple[int | None, str]:
+    """For an :class:`AgentError` of an ``act_batch`` over ``games``: the seat that acts in
+    them all (``None`` where they differ), and where it failed."""
+    seats = {g.current_player for g in games}
+    return (seats.pop() if len(seats) == 1 else None), " in act_batch"
+
+
 def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:
     """Advance every table until an outside seat must act or its game is over, asking
     the agents in batches.
@@ -387,8 +394,7 @@ def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object
     for r, g in enumerate(games):
         masks[r, g.legal_actions()] = True
     observations = many(games)
-    seats = {g.current_player for g in games}
-    with _Blame(name, seats.pop() if len(seats) == 1 else None, " in act_batch"):
+    with _Blame(name, functools.partial(_batch_seat, games)):
         answers = np.asarray(batch(observations, masks))
     if answers.shape != (len(games),):
         raise AgentError(
