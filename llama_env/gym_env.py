@@ -170,7 +170,8 @@ class LlamaEnv(gym.Env):
 
     @property
     def game(self) -> LlamaGame | None:
-        """The engine of the current episode (``None`` before the first reset)."""
+        """The engine of the current episode (``None`` before the first reset, and after a
+        reset that an opponent's ``reset`` failed)."""
         return self.table.game if self.table is not None else None
 
     # ------------------------------------------------------------------ gym API

@@ -168,7 +168,8 @@ MAX_GAMES = 10**9
 games_type = int_in(1, MAX_GAMES, "the number of games")
 workers_type = int_in(1, None, "the number of workers")
 seed_type = int_in(0, 2**63 - 1, "the seed")
-"""A seed every command can use: torch's and the trainers' take at most 2**63 - 1."""
+"""A seed every command can use (torch takes at most 2**63 - 1); the trainers refuse one
+of 2**32 or more, which the numpy seeding of SB3 and RLlib cannot take."""
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:

@@ -150,7 +150,8 @@ def _resumed_model(
         raise _unloadable(resume_from, exc) from None
     _check_spaces(saved, env, config, resume_from)
     _keep_network_of(saved, config, resume_from)
-    # seeded as SB3's load seeded it: torch's generator and the games, with the file's seed
+    # seeded as SB3's load seeded it: torch's generator with the file's seed (and the games,
+    # which the caller seeds again for the resumed part)
     model = _new_model(env, config, hyper, torch, ppo_cls, saved.seed)
     try:
         restore(model, saved)
