@@ -55,7 +55,11 @@ __all__ = [
     "model_file",
     "no_model_yet",
     "checkpoint_problem",
-    "read_save_data",
+    "read_save",
+    "saved_steps",
+    "sb3_hidden_layers",
+    "SB3_POLICY_WEIGHTS",
+    "MAX_SAVE_DATA_BYTES",
     "rllib_checkpoint_problem",
     "RLLIB_CHECKPOINT_FILES",
     "named_checkpoints",
@@ -245,57 +249,78 @@ def model_file(path: str | Path) -> Path:
 
 def checkpoint_problem(path: Path) -> str | None:
     """Why ``path`` is not a whole MaskablePPO save (``None`` when it looks whole): an
-    empty or truncated file, a bad zip, a failed CRC, a missing entry, unreadable data."""
+    empty or truncated file, a bad zip, anything :func:`read_save` refuses, a step count
+    missing or negative."""
     try:
         if path.stat().st_size == 0:
             return "the file is empty"
-        with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
-            missing = [n for n in ("data", "policy.pth") if n not in names]
-            if missing:
-                return f"it has no {' and no '.join(missing)}"
-            too_large = _save_too_large(zf)
-            if too_large is not None:
-                return too_large
-            bad = zf.testzip()
-            if bad is not None:
-                return f"its entry {bad} is corrupt (bad CRC)"
-            data = read_save_data(zf)
+        data, _ = read_save(path, ())
         if not isinstance(data, dict) or type(data.get("num_timesteps")) is not int:  # not true, not 1.5
             return "its data has no step count"
         if data["num_timesteps"] < 0:
             return f"its step count is negative ({data['num_timesteps']})"
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, RecursionError) as exc:
-        return error_line(exc)  # its type and first line (RecursionError: JSON nested too deep)
+        # our own refusal as it is; anything else with its type and first line (RecursionError: JSON nested too deep)
+        return str(exc) if type(exc) is ValueError else error_line(exc)
     return None
 
+
+SB3_POLICY_WEIGHTS = "policy.pth"
+"""The entry of a MaskablePPO save (SB3's ``model.save`` zip) that holds the policy's
+state dict, beside ``data``, the model's settings and counters as JSON; every save has both."""
 
 MAX_SAVE_DATA_BYTES = 16 * 2**20
 """The most a MaskablePPO save's ``data`` (JSON, some 100 KB) may unpack to; the whole
 save may unpack to :data:`agents.base.MAX_ARRAY_BYTES`."""
 
 
-def _save_too_large(zf: zipfile.ZipFile) -> str | None:
-    """Why the MaskablePPO save ``zf`` is too large to read (``None`` when it is not),
-    from the sizes its zip directory gives, before anything is unpacked: a 1 MB save of
-    1 GiB of zeros as its ``policy.pth`` was unpacked whole (``testzip``, then read and
-    handed to torch) and took 2.3 GB."""
-    total = sum(info.file_size for info in zf.infolist())
-    if total > MAX_ARRAY_BYTES:
-        return (
-            f"it unpacks to {total / 2**20:,.0f} MiB, more than {MAX_ARRAY_BYTES // 2**20} MiB (a model of this "
-            "game is well under 10 MiB): not read"
-        )
-    return None
+def read_save(path: Path, weights: Iterable[str] = (SB3_POLICY_WEIGHTS,)) -> tuple[Any, dict[str, bytes]]:
+    """The MaskablePPO save at ``path`` as SB3 wrote it: its ``data`` parsed (JSON: the
+    settings and counters; a dict unless the file is damaged) and the bytes of the
+    ``weights`` entries asked for (``<state dict>.pth``, for ``torch.load``). The one
+    reader of the zip, so every caller gets the same checks before anything is unpacked:
+    a ``ValueError`` saying why for a save without ``data`` or ``policy.pth`` (or an entry
+    asked for), one that unpacks to more than :data:`agents.base.MAX_ARRAY_BYTES` (its zip
+    directory's sizes: a 1 MB save of 1 GiB of zeros as its ``policy.pth`` took 2.3 GB),
+    one with a bad CRC, or a ``data`` over :data:`MAX_SAVE_DATA_BYTES`; what ``zipfile``,
+    ``json`` and ``bytes.decode`` raise for a damaged one."""
+    wanted = tuple(weights)
+    with zipfile.ZipFile(path) as zf:
+        names = set(zf.namelist())
+        missing = [n for n in dict.fromkeys(("data", SB3_POLICY_WEIGHTS, *wanted)) if n not in names]
+        if missing:
+            raise ValueError(f"it has no {' and no '.join(missing)} (not a MaskablePPO save, or one cut short)")
+        total = sum(info.file_size for info in zf.infolist())
+        if total > MAX_ARRAY_BYTES:
+            raise ValueError(
+                f"it unpacks to {total / 2**20:,.0f} MiB, more than {MAX_ARRAY_BYTES // 2**20} MiB (a model of this "
+                "game is well under 10 MiB): not read"
+            )
+        bad = zf.testzip()
+        if bad is not None:
+            raise ValueError(f"its entry {bad} is corrupt (bad CRC)")
+        if zf.getinfo("data").file_size > MAX_SAVE_DATA_BYTES:
+            raise ValueError(f"its data unpacks to more than {MAX_SAVE_DATA_BYTES // 2**20} MiB (it is some 100 KB)")
+        return json.loads(zf.read("data").decode()), {name: zf.read(name) for name in wanted}
 
 
-def read_save_data(zf: zipfile.ZipFile) -> Any:
-    """The ``data`` of the MaskablePPO save ``zf``, parsed: its settings and step count
-    (SB3 writes JSON); a ``ValueError`` when it unpacks to more than
-    :data:`MAX_SAVE_DATA_BYTES`, before it is unpacked."""
-    if zf.getinfo("data").file_size > MAX_SAVE_DATA_BYTES:
-        raise ValueError(f"its data unpacks to more than {MAX_SAVE_DATA_BYTES // 2**20} MiB (it is some 100 KB)")
-    return json.loads(zf.read("data").decode())
+def saved_steps(path: Path) -> int:
+    """The step count the whole save at ``path`` holds (:func:`checkpoint_problem` says it
+    is whole)."""
+    data, _ = read_save(path, ())
+    return int(data["num_timesteps"])
+
+
+_SB3_LAYER = re.compile(r"(mlp_extractor\.(policy|value)_net\.([0-9]+))\.weight")
+
+
+def sb3_hidden_layers(state: Any, net: str = "policy") -> list[str]:
+    """The hidden layers of the ``net`` network (``"policy"``, the actor, or ``"value"``)
+    in a state dict of SB3's ``MlpPolicy``, in order: their names,
+    ``mlp_extractor.<net>_net.<i>`` (``Linear`` at even ``i``), to which ``.weight`` and
+    ``.bias`` are added. The output layers are ``action_net`` and ``value_net``."""
+    found = ((_SB3_LAYER.fullmatch(str(key)), key) for key in state)
+    return [name for _, name in sorted((int(m.group(3)), m.group(1)) for m, _ in found if m and m.group(2) == net)]
 
 
 RLLIB_CHECKPOINT_FILES = ("rllib_checkpoint.json", "algorithm_state.pkl", "learner_group/learner/state.pkl")
@@ -778,19 +803,8 @@ def _load_actor_file(file: Path) -> Actor:
         ) from None
 
     try:
-        with zipfile.ZipFile(file) as zf:
-            names = set(zf.namelist())
-            missing = [n for n in ("policy.pth", "data") if n not in names]
-            if missing:
-                raise ValueError(f"it has no {' and no '.join(missing)} (not a MaskablePPO save, or one cut short)")
-            too_large = _save_too_large(zf)
-            if too_large is not None:
-                raise ValueError(too_large)
-            bad = zf.testzip()
-            if bad is not None:
-                raise ValueError(f"its entry {bad!r} is corrupt (bad CRC)")
-            data = read_save_data(zf)
-            state = torch.load(io.BytesIO(zf.read("policy.pth")), map_location="cpu", weights_only=True)
+        data, weights = read_save(file)
+        state = torch.load(io.BytesIO(weights[SB3_POLICY_WEIGHTS]), map_location="cpu", weights_only=True)
         actor = _actor_from_state(state, data)
     except Exception as exc:  # noqa: BLE001 - a bad zip or unpickling garbage raises many types
         raise _unreadable(file, exc) from None
@@ -834,17 +848,8 @@ def _actor_from_state(state: Any, data: Any) -> Actor:
     if not isinstance(state, dict) or not isinstance(data, dict):
         raise ValueError("its policy weights or data are not what MaskablePPO saves")
     act = _activation(data.get("policy_kwargs"))
-    idx = sorted(
-        {int(k.split(".")[2]) for k in state if k.startswith("mlp_extractor.policy_net.") and k.endswith(".weight")}
-    )
     try:
-        layers = [
-            (
-                state[f"mlp_extractor.policy_net.{i}.weight"].numpy(),
-                state[f"mlp_extractor.policy_net.{i}.bias"].numpy(),
-            )
-            for i in idx
-        ]
+        layers = [(state[f"{name}.weight"].numpy(), state[f"{name}.bias"].numpy()) for name in sb3_hidden_layers(state)]
         layers.append((state["action_net.weight"].numpy(), state["action_net.bias"].numpy()))
     except KeyError as exc:
         raise ValueError(f"its policy has no {exc.args[0]!r} weights") from None

@@ -240,6 +240,7 @@ def test_a_save_that_unpacks_beyond_the_bound_is_refused_before_it_is_unpacked(t
     assert checkpoint_problem(path) == fragment
     pytest.importorskip("torch")
     _refused(path, fragment)
+    _refused_on_resume(path, fragment)
 
 
 def test_a_save_whose_data_unpacks_beyond_its_bound_is_refused_before_it_is_read(tmp_path):
@@ -253,6 +254,37 @@ def test_a_save_whose_data_unpacks_beyond_its_bound_is_refused_before_it_is_read
     fragment = "its data unpacks to more than 16 MiB (it is some 100 KB)"
     with pytest.raises(ValueError, match=re.escape(fragment)):
         saved_steps(path)
-    assert checkpoint_problem(path) == f"ValueError: {fragment}"
+    assert checkpoint_problem(path) == fragment
     pytest.importorskip("torch")
     _refused(path, fragment)
+    _refused_on_resume(path, fragment)
+
+
+def _refused_on_resume(path, fragment: str) -> None:
+    """The resume's reader of a save refuses ``path`` as the ``ppo`` agent does."""
+    pytest.importorskip("sb3_contrib")
+    from train.training.sb3._internals import read_model_file
+
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        read_model_file(path)
+
+
+def test_a_save_whose_data_is_a_deflated_bomb_is_refused_by_every_reader(tmp_path):
+    """A 600 KB save whose data deflates from 40 MiB of padded JSON: the checkpoint check
+    and the ppo agent refused it, and a resume read it whole (its reader skipped their
+    bounds)."""
+    from agents.ppo import DEFAULT_MODEL_ZIP, checkpoint_problem
+
+    path = tmp_path / "model.zip"
+    with zipfile.ZipFile(DEFAULT_MODEL_ZIP) as src, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            content = src.read(info)
+            if info.filename == "data":
+                content = content.rstrip()[:-1] + b', "padding": "' + b" " * 40 * 2**20 + b'"}'
+            dst.writestr(info.filename, content)
+    assert path.stat().st_size < 1_000_000
+    fragment = "its data unpacks to more than 16 MiB (it is some 100 KB)"
+    assert checkpoint_problem(path) == fragment
+    pytest.importorskip("torch")
+    _refused(path, fragment)
+    _refused_on_resume(path, fragment)

@@ -35,7 +35,6 @@ import tempfile
 import threading
 import time
 import warnings
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -47,8 +46,8 @@ from agents.ppo import (  # a run's final model (the sb3 backend's and the rllib
     checkpoint_problem,
     is_run_directory,
     named_checkpoints,
-    read_save_data,
     rllib_checkpoint_problem,
+    saved_steps,
     whole_checkpoints,
 )
 from llama_env._atomic import atomic_write, atomic_write_text, new_file
@@ -147,12 +146,6 @@ def checkpoint_steps(path: Path) -> int:
     """The step count a checkpoint's name gives (``ppo_<steps>.zip``), -1 for another name."""
     head, _, steps = path.stem.partition("_")
     return int(steps) if head == "ppo" and steps.isascii() and steps.isdigit() else -1
-
-
-def saved_steps(path: Path) -> int:
-    """The step count a whole save holds (:func:`checkpoint_problem` says it is whole)."""
-    with zipfile.ZipFile(path) as zf:
-        return int(read_save_data(zf)["num_timesteps"])
 
 
 @contextlib.contextmanager

@@ -6,8 +6,12 @@ by :mod:`train.training.sb3.workers`: the option ``env_workers``); the trainer i
 :func:`train.training.sb3.trainer.train_sb3`, the per-rollout work (self-play copy,
 past league, checkpoints, evaluations, speed) :mod:`train.training.sb3.callbacks`.
 Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib), imported only when a
-run starts. What a resume assumes of SB3's model files (read without unpickling them) is
-confined to :mod:`~train.training.sb3._internals`.
+run starts. SB3's model files are read, without unpickling them, by
+:func:`agents.ppo.read_save` (their entries and bounds, for the ``ppo`` agent, the
+checkpoint checks and a resume alike; the layers' names by
+:func:`agents.ppo.sb3_hidden_layers`); what a resume assumes beyond that (the state dicts,
+the counters, ``set_parameters``) is confined to :mod:`~train.training.sb3._internals`,
+which checks it against the installed SB3.
 """
 
 from __future__ import annotations

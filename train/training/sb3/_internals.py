@@ -24,7 +24,8 @@ an upgrade breaks one:
    ``torch.load(weights_only=True)`` reads;
 3. the policy's layers are ``mlp_extractor.policy_net.<i>`` and
    ``mlp_extractor.value_net.<i>`` (``Linear`` at even ``i``), ``action_net`` and
-   ``value_net``;
+   ``value_net``, as :func:`agents.ppo.sb3_hidden_layers` reads them (the ``ppo`` agent
+   reads its actor so too);
 4. ``set_parameters(state_dicts, exact_match=True)`` puts both state dicts in place (the
    optimizer's step counts with them) and refuses a network of other layers;
 5. the counters are the model's plain attributes, and ``learn(reset_num_timesteps=False)``
@@ -37,7 +38,6 @@ the games with it), and restored so, learns on exactly as one that ``load`` made
 from __future__ import annotations
 
 import io
-import json
 import re
 import tempfile
 import zipfile
@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from agents.ppo import read_save, sb3_hidden_layers
 
 __all__ = [
     "CHECKED_VERSION",
@@ -68,7 +70,6 @@ COUNTERS = ("num_timesteps", "_n_updates", "_episode_num")
 counts, the episodes); everything else of the model is this session's."""
 
 _POLICY_KWARGS = ("net_arch", "activation_fn")  # the policy settings the trainer makes
-_LAYER = re.compile(r"mlp_extractor\.(policy|value)_net\.(\d+)\.weight")
 _CLASS_NAME = re.compile(r"<class '(?:[\w.]*\.)?(\w+)'>")
 
 
@@ -97,31 +98,22 @@ class SavedModel:
 
 
 def read_model_file(path: Path) -> SavedModel:
-    """The parts of the model file at ``path`` a resume takes. Raises ``ValueError`` for a
-    file that is not a MaskablePPO save, and whatever ``zipfile`` and ``torch.load`` raise
-    for a damaged one (torch's ``UnpicklingError`` for a ``.pth`` that holds more than
-    tensors: it is refused, not run)."""
+    """The parts of the model file at ``path`` a resume takes, read by
+    :func:`agents.ppo.read_save` (the bounds and checks every reader of a save has).
+    Raises ``ValueError`` for a file that is not a MaskablePPO save, and whatever
+    ``zipfile`` and ``torch.load`` raise for a damaged one (torch's ``UnpicklingError``
+    for a ``.pth`` that holds more than tensors: it is refused, not run)."""
     import torch
 
-    with zipfile.ZipFile(path) as zf:
-        names = set(zf.namelist())
-        missing = [n for n in ("data", *(f"{s}.pth" for s in STATE_DICTS)) if n not in names]
-        if missing:
-            raise ValueError(f"it has no {' and no '.join(missing)} (not a MaskablePPO save, or one cut short)")
-        data = json.loads(zf.read("data").decode())
-        state_dicts = {
-            s: torch.load(io.BytesIO(zf.read(f"{s}.pth")), map_location="cpu", weights_only=True) for s in STATE_DICTS
-        }
+    data, weights = read_save(path, (f"{s}.pth" for s in STATE_DICTS))
+    state_dicts = {
+        s: torch.load(io.BytesIO(weights[f"{s}.pth"]), map_location="cpu", weights_only=True) for s in STATE_DICTS
+    }
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in state_dicts.values()):
         raise ValueError("its data or state dicts are not what MaskablePPO saves")
     policy = state_dicts["policy"]
-    layers: dict[str, dict[int, Any]] = {"policy": {}, "value": {}}
-    for key, weight in policy.items():
-        m = _LAYER.fullmatch(str(key))
-        if m:
-            layers[m.group(1)][int(m.group(2))] = weight
-    pi = [layers["policy"][i] for i in sorted(layers["policy"])]
-    vf = [layers["value"][i] for i in sorted(layers["value"])]
+    pi = [policy[f"{name}.weight"] for name in sb3_hidden_layers(policy, "policy")]
+    vf = [policy[f"{name}.weight"] for name in sb3_hidden_layers(policy, "value")]
     first = pi[0] if pi else policy.get("action_net.weight")
     if not isinstance(first, torch.Tensor) or first.ndim != 2:
         raise ValueError("its policy has no 'action_net.weight' weights")
@@ -237,8 +229,8 @@ def broken_assumptions() -> list[str]:
 
 def _format_problems(path: Path, model: Any) -> list[str]:
     problems = []
+    data, _ = read_save(path, ())
     with zipfile.ZipFile(path) as zf:
-        data = json.loads(zf.read("data").decode())
         pth = sorted(n[: -len(".pth")] for n in zf.namelist() if n.endswith(".pth") and n != "pytorch_variables.pth")
     for name in (*COUNTERS, "seed"):
         if not _plain_int(data.get(name)) or data[name] != getattr(model, name):
