@@ -58,6 +58,8 @@ __all__ = [
     "DEFAULT_RULES",
     "rule_option_fields",
     "max_hand_size",
+    "option_high",
+    "table_sizes_allowing",
     "validate_rule_options",
     "check_flag",
     "action_index",
@@ -369,9 +371,8 @@ class Rules:
         if not MIN_PLAYERS <= n <= MAX_PLAYERS:
             raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {brief(n)}")
         for f in rule_option_fields():
-            low, high, value = f.metadata["low"], f.metadata["high"], getattr(self, f.name)
-            if high is None:  # the one option the table bounds
-                high = max_hand_size(n)
+            low, high, value = f.metadata["low"], option_high(f, n), getattr(self, f.name)
+            if f.metadata["high"] is None:  # the one option the table bounds
                 if not low <= value <= high:
                     raise ValueError(
                         f"{f.name} must be between {low} and {high} for {n} players "
@@ -457,6 +458,26 @@ def rule_option_fields() -> tuple[Field[Any], ...]:
     ``help``, ``flag_help``, ``low`` and ``high`` (``None``: bounded by the table) in
     its metadata."""
     return _RULE_OPTIONS
+
+
+def table_sizes_allowing(**options: int) -> tuple[int, ...]:
+    """The table sizes at which the rule ``options`` hold (a large hand fits fewer seats)."""
+    sizes = []
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+        try:
+            Rules(n, **options)
+        except ValueError:
+            continue
+        sizes.append(n)
+    return tuple(sizes)
+
+
+def option_high(option: Field[Any], num_players: int) -> int:
+    """The largest value of the rule ``option`` (one of :func:`rule_option_fields`) at a
+    table of ``num_players``: its ``high``, or where that is ``None`` what the deck allows
+    (:func:`max_hand_size`)."""
+    high = option.metadata["high"]
+    return max_hand_size(num_players) if high is None else int(high)
 
 
 _RULE_OPTIONS: tuple[Field[Any], ...] = tuple(f for f in fields(Rules) if f.name != "num_players")

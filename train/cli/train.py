@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from llama_env.engine import Rules
+from llama_env.engine import Rules, table_sizes_allowing
 from train.cli.common import (
     EXIT_INTERRUPTED,
     CommandError,
@@ -242,22 +242,13 @@ def print_final_comparison(
     contenders: dict[str, AgentLike] = {"new agent": make("ppo", path=model_path)}
     if has_shipped_models():
         contenders["shipped ppo"] = make("ppo")
-    sizes = [n for n in players if rules is None or _allowed(rules, n)]
+    sizes = [n for n in players if rules is None or n in table_sizes_allowing(**rules.options())]
     if not sizes:
         shown = " or ".join(map(str, players))
         print(f"\nno comparison: the run's rules ({rules.brief() if rules else ''}) do not allow {shown} players")
         return
     print(f"\nEvaluating against the baselines ({games} games per row)...", flush=True)
     print(format_comparison(compare_agents(contenders, players=sizes, games=games, seed=seed, rules=rules)))
-
-
-def _allowed(rules: Rules, num_players: int) -> bool:
-    """Whether ``rules``' options hold at ``num_players`` (a large hand fits fewer seats)."""
-    try:
-        rules.at(num_players)
-    except ValueError:
-        return False
-    return True
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:

@@ -67,7 +67,7 @@ from llama_env.engine import (
     action_index,
     brief,
     card_name,
-    max_hand_size,
+    option_high,
     rule_option_fields,
     winners,
 )
@@ -925,7 +925,6 @@ def rule_options() -> list[dict[str, Any]]:
     deck bounds)."""
     out = []
     for f in rule_option_fields():
-        high = f.metadata["high"]
         out.append(
             {
                 "name": f.name,
@@ -934,9 +933,7 @@ def rule_options() -> list[dict[str, Any]]:
                 "help": f.metadata["help"],
                 "default": getattr(DEFAULT_RULES, f.name),
                 "low": f.metadata["low"],
-                "high": {
-                    str(n): max_hand_size(n) if high is None else high for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
-                },
+                "high": {str(n): option_high(f, n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)},
             }
         )
     return out

@@ -32,7 +32,14 @@ from typing import Any
 
 from llama_env.agent import AgentSpec, is_path_parameter, parse_agent_spec
 from llama_env.agent import names as agent_names
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, parse_table_sizes, rule_option_fields
+from llama_env.engine import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    Rules,
+    parse_table_sizes,
+    rule_option_fields,
+    table_sizes_allowing,
+)
 from llama_env.observation import OBS_VERSIONS
 from llama_env.rewards import REWARD_MODES
 from train.training.backend import Backend, backend_named, backends, reserve_option_names
@@ -336,16 +343,9 @@ class TrainConfig:
             except ValueError as exc:
                 default = list(sizes) == field_defaults()[key]
                 given = f" (its default is {','.join(map(str, sizes))})" if default else ""
-                allowed = [m for m in range(MIN_PLAYERS, MAX_PLAYERS + 1) if self._rules_hold(m)]
+                allowed = table_sizes_allowing(**self.rule_options())
                 fix = f"; give {key} sizes these rules allow: {','.join(map(str, allowed))}" if allowed else ""
                 raise ValueError(f"config key {key!r} includes {n}{given}: {exc}{fix}") from None
-
-    def _rules_hold(self, num_players: int) -> bool:
-        try:
-            self.rules_at(num_players)
-        except ValueError:
-            return False
-        return True
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-friendly data, one flat mapping (tuples as lists; the backend's
