@@ -63,6 +63,13 @@ __all__ = [
     "rllib_checkpoint_problem",
     "RLLIB_CHECKPOINT_FILES",
     "named_checkpoints",
+    "checkpoint_name_steps",
+    "sb3_checkpoint_name",
+    "resumed_configs",
+    "resume_config_name",
+    "RUN_CONFIG",
+    "RUN_SESSIONS",
+    "RUN_CHECKPOINTS",
     "whole_checkpoints",
     "is_run_directory",
     "check_table_sizes",
@@ -223,9 +230,11 @@ RLLIB_MODULE_STATE = Path("learner_group", "learner", "rl_module", RLLIB_POLICY,
 weights of that policy."""
 
 
-def model_file(path: str | Path) -> Path:
+def model_file(path: str | Path, spec: str = "ppo:path=") -> Path:
     """The model behind ``path``: the file itself, a run directory's model (of either
-    trainer), or an RLlib checkpoint's module state."""
+    trainer), or an RLlib checkpoint's module state. For a run directory without its model
+    yet, the message suggests its newest checkpoint as ``spec`` names it (the caller's
+    own words: ``search:path=``, ``--model ``)."""
     if not str(path).strip():  # Path("") is the current folder: "no PPO model in ." hid the slip
         raise ValueError("the model path is empty: name a model file or run directory")
     p = Path(path)
@@ -235,7 +244,7 @@ def model_file(path: str | Path) -> Path:
                 return p / name
         if (p / RLLIB_MODULE_STATE).is_file():
             return p / RLLIB_MODULE_STATE
-        unfinished = no_model_yet(p, "use", lambda checkpoint: f"ppo:path={checkpoint}")
+        unfinished = no_model_yet(p, "use", lambda checkpoint: f"{spec}{checkpoint}")
         if unfinished is not None:
             raise ValueError(f"no PPO model in {p}: {unfinished}")
         raise ValueError(
@@ -357,19 +366,53 @@ def rllib_checkpoint_problem(path: Path) -> str | None:
     return None
 
 
-_CHECKPOINT_NAME = re.compile(r"ppo_(\d+)\.zip|rllib_(\d+)")
-"""A checkpoint's name in a run's ``checkpoints/``: the sb3 backend's file or the rllib backend's folder."""
+RUN_CONFIG = "config.json"
+"""A run directory's config, as its first session started it; each resumed session adds
+``config.resume_<k>.json`` with what it ran (:func:`resumed_configs`)."""
+RUN_SESSIONS = "sessions.jsonl"
+"""A run's record of its sessions, one JSON line each as ``llama-rl train`` ends one:
+``started_at_step``, ``ended_at_step`` and ``config``, the name of its config file."""
+RUN_CHECKPOINTS = "checkpoints"
+"""A run's folder of checkpoints: the sb3 backend's ``ppo_<steps>.zip``
+(:func:`sb3_checkpoint_name`) and the rllib backend's ``rllib_<steps>/`` folders."""
+
+_CHECKPOINT_NAME = re.compile(r"ppo_([0-9]+)\.zip|rllib_([0-9]+)")  # [0-9]: \d takes every script's digits
+_RESUMED = re.compile(r"config\.resume_([0-9]+)\.json")
+
+
+def sb3_checkpoint_name(steps: int) -> str:
+    """The name of the sb3 backend's checkpoint after ``steps`` steps."""
+    return f"ppo_{steps}.zip"
+
+
+def checkpoint_name_steps(name: str) -> tuple[int, bool] | None:
+    """The step count a checkpoint's name gives, and whether it is the rllib backend's
+    (``rllib_<steps>``, else ``ppo_<steps>.zip``); ``None`` for any other name."""
+    m = _CHECKPOINT_NAME.fullmatch(name)
+    return None if m is None else (int(m.group(1) or m.group(2)), m.group(2) is not None)
+
+
+def resume_config_name(k: int | str) -> str:
+    """The name of the config the ``k``-th resumed session of a run records (``"*"``: a glob of them)."""
+    return f"config.resume_{k}.json"
+
+
+def resumed_configs(run: Path) -> list[tuple[int, Path]]:
+    """The configs resumed sessions recorded in the run directory ``run``, with their
+    numbers ``k``, oldest first."""
+    found = ((_RESUMED.fullmatch(p.name), p) for p in run.glob(resume_config_name("*")))
+    return sorted((int(m.group(1)), p) for m, p in found if m)
 
 
 def named_checkpoints(run: Path) -> list[tuple[int, Path, bool]]:
     """Every checkpoint of either backend in the run directory ``run``, whole or not, by
     its name: its step count, its path and whether it is the rllib backend's
     (``rllib_<steps>/``, else ``ppo_<steps>.zip``), fewest steps first."""
-    folder = run / "checkpoints"
+    folder = run / RUN_CHECKPOINTS
     if not folder.is_dir():
         return []
-    found = ((_CHECKPOINT_NAME.fullmatch(p.name), p) for p in folder.iterdir())
-    return sorted((int(m.group(1) or m.group(2)), p, m.group(2) is not None) for m, p in found if m)
+    found = ((checkpoint_name_steps(p.name), p) for p in folder.iterdir())
+    return sorted((named[0], p, named[1]) for named, p in found if named)
 
 
 def whole_checkpoints(run: Path) -> list[tuple[int, Path]]:
@@ -387,10 +430,10 @@ def is_run_directory(path: Path) -> bool:
     """Whether a trainer wrote in the folder ``path``: a recorded config, a session or a
     checkpoints folder."""
     return (
-        (path / "config.json").exists()
-        or any(_RESUMED.fullmatch(p.name) for p in path.glob("config.resume_*.json"))
-        or (path / _SESSIONS).exists()
-        or (path / "checkpoints").is_dir()
+        (path / RUN_CONFIG).exists()
+        or bool(resumed_configs(path))
+        or (path / RUN_SESSIONS).exists()
+        or (path / RUN_CHECKPOINTS).is_dir()
     )
 
 
@@ -462,18 +505,16 @@ def run_table_sizes(file: Path) -> tuple[int, ...] | None:
     steps: int | None = None  # a checkpoint's step count
     if file.suffix == ".pkl":  # runs/<run>/checkpoints/rllib_<steps>/<RLLIB_MODULE_STATE>
         depth = len(RLLIB_MODULE_STATE.parts)  # parents[depth - 1] is rllib_<steps>
-        candidates = [parents[depth + 1]] if len(parents) > depth + 1 and parents[depth].name == "checkpoints" else []
+        in_run = len(parents) > depth + 1 and parents[depth].name == RUN_CHECKPOINTS
+        candidates = [parents[depth + 1]] if in_run else []
         steps = _checkpoint_steps(parents[depth - 1].name) if candidates else None
     else:
         candidates = [parents[0]] if file.name in MODEL_NAMES else []
-        if parents[0].name == "checkpoints" and len(parents) > 1:
+        if parents[0].name == RUN_CHECKPOINTS and len(parents) > 1:
             candidates = [parents[1]]
-            steps = _checkpoint_steps(file.stem)
+            steps = _checkpoint_steps(file.name)
     for run in candidates:
-        resumed = sorted(
-            (int(m.group(1)), f) for f in run.glob("config.resume_*.json") if (m := _RESUMED.fullmatch(f.name))
-        )
-        configs = [run / "config.json", *(f for _, f in resumed)]
+        configs = [run / RUN_CONFIG, *(f for _, f in resumed_configs(run))]
         if steps is None and file.name in MODEL_NAMES:
             steps = _summary_steps(run)
         if steps is not None:
@@ -488,16 +529,9 @@ def run_table_sizes(file: Path) -> tuple[int, ...] | None:
     return None
 
 
-_CHECKPOINT = re.compile(r"(?:ppo|rllib)_(\d+)")
-"""A checkpoint's name: ``ppo_<steps>`` (the SB3 trainer's ``.zip``) or ``rllib_<steps>``."""
-_SESSIONS = "sessions.jsonl"
-"""A run's record of its sessions, one JSON line each as ``llama-rl train`` ends one:
-``started_at_step``, ``ended_at_step`` and ``config``, the name of its config file."""
-
-
 def _checkpoint_steps(name: str) -> int | None:
-    m = _CHECKPOINT.fullmatch(name)
-    return int(m.group(1)) if m else None
+    named = checkpoint_name_steps(name)
+    return None if named is None else named[0]
 
 
 def _summary_steps(run: Path) -> int | None:
@@ -519,7 +553,7 @@ def _started_before(run: Path, configs: list[Path], steps: int) -> list[Path]:
     further than they ended (one that went on from the same step shows that the session
     between failed before it trained). Every file where the record cannot be read."""
     try:
-        rows = [json.loads(line) for line in (run / _SESSIONS).read_text(encoding="utf-8").splitlines() if line]
+        rows = [json.loads(line) for line in (run / RUN_SESSIONS).read_text(encoding="utf-8").splitlines() if line]
         started = {row["config"]: (int(row["started_at_step"]), int(row["ended_at_step"])) for row in rows}
     except (OSError, ValueError, TypeError, KeyError, RecursionError, AttributeError):
         return configs
@@ -535,10 +569,6 @@ def _started_before(run: Path, configs: list[Path], steps: int) -> list[Path]:
         if span is not None:
             ended = max(ended, span[1])
     return out
-
-
-_RESUMED = re.compile(r"config\.resume_(\d+)\.json")
-"""A resumed session's config in a run directory (what the trainers write)."""
 
 
 def _load_npz(file: Path) -> Actor:
@@ -720,7 +750,7 @@ def _rllib_activation(state_file: Path) -> str:
     checkpoint = state_file
     for _ in RLLIB_MODULE_STATE.parts:
         checkpoint = checkpoint.parent
-    config = checkpoint.parent.parent / "config.json"
+    config = checkpoint.parent.parent / RUN_CONFIG
     try:
         activation = json.loads(config.read_text(encoding="utf-8")).get("activation")
     except (OSError, ValueError, AttributeError, RecursionError):

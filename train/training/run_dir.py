@@ -4,7 +4,9 @@
 session adds ``config.resume_<k>.json`` with exactly what it ran), ``checkpoints/ppo_<steps>.zip``,
 ``model.zip`` (the latest policy), ``eval.jsonl`` (one line per periodic evaluation),
 ``summary.json`` (the last session's numbers), ``sessions.jsonl`` (one line per session)
-and ``tb/`` (TensorBoard logs).
+and ``tb/`` (TensorBoard logs). The names a run's readers share (its config, sessions and
+checkpoints) are declared in :mod:`agents.ppo`, which reads runs too (agents never import
+the trainers).
 
 Nothing saved is ever lost:
 
@@ -40,14 +42,21 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from agents.ppo import (  # a run's final model (the sb3 backend's and the rllib backend's), and checks of its saves
+from agents.ppo import (  # a run directory's layout (the ppo agent reads runs too), and checks of its saves
     MODEL_NAMES,
     RLLIB_CHECKPOINT_FILES,
+    RUN_CHECKPOINTS,
+    RUN_CONFIG,
+    RUN_SESSIONS,
+    checkpoint_name_steps,
     checkpoint_problem,
     is_run_directory,
     named_checkpoints,
+    resume_config_name,
+    resumed_configs,
     rllib_checkpoint_problem,
     saved_steps,
+    sb3_checkpoint_name,
     whole_checkpoints,
 )
 from llama_env._atomic import atomic_write, atomic_write_text, new_file
@@ -68,11 +77,10 @@ __all__ = [
     "saving_despite_ctrl_c",
 ]
 
-CHECKPOINT_GLOB = "ppo_*.zip"
 TEMP_GLOB = ".*.tmp"
 """Temporary files (and the RLlib backend's temporary checkpoint folders) of writes in progress."""
 RUN_FILES = (
-    *("config.json", "eval.jsonl", "progress.jsonl", "summary.json", "sessions.jsonl"),
+    *(RUN_CONFIG, "eval.jsonl", "progress.jsonl", "summary.json", RUN_SESSIONS),
     *("tb", "ray", "ray_results"),
 )
 """What the trainers write in a run directory besides checkpoints, models and the lock
@@ -144,8 +152,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def checkpoint_steps(path: Path) -> int:
     """The step count a checkpoint's name gives (``ppo_<steps>.zip``), -1 for another name."""
-    head, _, steps = path.stem.partition("_")
-    return int(steps) if head == "ppo" and steps.isascii() and steps.isdigit() else -1
+    named = checkpoint_name_steps(path.name)
+    return named[0] if named is not None and not named[1] else -1
 
 
 @contextlib.contextmanager
@@ -199,11 +207,11 @@ class RunDir:
 
     @property
     def checkpoints_dir(self) -> Path:
-        return self.path / "checkpoints"
+        return self.path / RUN_CHECKPOINTS
 
     @property
     def config_path(self) -> Path:
-        return self.path / "config.json"
+        return self.path / RUN_CONFIG
 
     @property
     def model_path(self) -> Path:
@@ -219,7 +227,7 @@ class RunDir:
 
     @property
     def sessions_path(self) -> Path:
-        return self.path / "sessions.jsonl"
+        return self.path / RUN_SESSIONS
 
     @property
     def tensorboard_dir(self) -> Path:
@@ -230,7 +238,7 @@ class RunDir:
         return self.path / ".lock"
 
     def checkpoint_path(self, steps: int) -> Path:
-        return self.checkpoints_dir / f"ppo_{steps}.zip"
+        return self.checkpoints_dir / sb3_checkpoint_name(steps)
 
     def rescue(self, save: Callable[[Path], object], steps: int, suffix: str, what: str) -> str:
         """Save a trainer's ``what`` (``save(path)``, a ``suffix`` file) to the temporary
@@ -243,8 +251,7 @@ class RunDir:
 
     def checkpoints(self) -> list[Path]:
         """The checkpoints, oldest (fewest steps) first."""
-        found = [(checkpoint_steps(p), p) for p in self.checkpoints_dir.glob(CHECKPOINT_GLOB)]
-        return [p for steps, p in sorted(found) if steps >= 0]  # not ours (ppo_final.zip...): -1
+        return [p for _, p, rllib in named_checkpoints(self.path) if not rllib]  # not ours (ppo_final.zip...)
 
     def whole_checkpoints(self) -> list[tuple[int, Path]]:
         """The checkpoints of either backend that look whole, with their step counts,
@@ -278,14 +285,8 @@ class RunDir:
 
     def config_files(self) -> list[Path]:
         """``config.json`` then each ``config.resume_<k>.json``, oldest first."""
-        resumes = []
-        for p in self.path.glob("config.resume_*.json"):
-            try:
-                resumes.append((int(p.stem.rsplit("_", 1)[1]), p))
-            except ValueError:
-                continue
         first = [self.config_path] if self.config_path.exists() else []
-        return first + [p for _, p in sorted(resumes)]
+        return first + [p for _, p in resumed_configs(self.path)]
 
     def session_rows(self) -> list[dict[str, Any]] | None:
         """The lines of ``sessions.jsonl`` (empty when there is none yet); ``None`` when it
@@ -395,8 +396,8 @@ class RunDir:
     def next_resume_config_path(self) -> Path:
         """Where a resumed session records its config: the next ``config.resume_<k>.json``
         after every one there (a gap left by a removed file is not filled)."""
-        taken = [int(p.stem.rsplit("_", 1)[1]) for p in self.config_files() if p != self.config_path]
-        return self.path / f"config.resume_{max(taken, default=0) + 1}.json"
+        taken = [k for k, _ in resumed_configs(self.path)]
+        return self.path / resume_config_name(max(taken, default=0) + 1)
 
     def append_jsonl(self, path: Path, row: dict[str, Any]) -> None:
         """Add one line to a JSON-lines file (rewritten atomically). The lines there are

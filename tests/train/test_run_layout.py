@@ -1,0 +1,56 @@
+"""A run directory's layout is declared once (in :mod:`agents.ppo`, which reads runs as
+the trainers write them): the trainer's :class:`RunDir` and the ``ppo`` agent list the
+same checkpoints and configs, and the hint for a run without its model yet names the
+caller's own spec."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from agents.ppo import DEFAULT_MODEL_ZIP, is_run_directory, model_file, whole_checkpoints
+from train.training.run_dir import RunDir
+
+
+def _run_with(tmp_path, *checkpoints: str) -> RunDir:
+    run = RunDir(tmp_path / "run")
+    run.checkpoints_dir.mkdir(parents=True)
+    run.config_path.write_text(json.dumps({"players": 2}))
+    for name in checkpoints:
+        shutil.copy(DEFAULT_MODEL_ZIP, run.checkpoints_dir / name)
+    return run
+
+
+def test_a_checkpoint_named_with_digits_of_another_script_is_no_checkpoint_for_either(tmp_path):
+    """``ppo_٣.zip`` (Arabic-Indic three) was listed by the ppo agent's reading of a run
+    (``\\d`` takes every script's digits) and suggested by ``ppo:path=``, and not by the
+    trainer's (ASCII digits only)."""
+    run = _run_with(tmp_path, "ppo_\u0663.zip")
+    assert run.checkpoints() == [] and run.checkpoint_step_counts() == []
+    assert whole_checkpoints(run.path) == run.whole_checkpoints() == []
+    with pytest.raises(ValueError, match="and no checkpoint to use either"):
+        model_file(run.path)
+    shutil.copy(DEFAULT_MODEL_ZIP, run.checkpoint_path(3))
+    assert [p.name for p in run.checkpoints()] == ["ppo_3.zip"]
+    assert whole_checkpoints(run.path) == run.whole_checkpoints() == [(3, run.checkpoint_path(3))]
+
+
+def test_a_resumed_config_named_with_digits_of_another_script_is_no_config_for_either(tmp_path):
+    run = RunDir(tmp_path / "run")
+    run.path.mkdir()
+    (run.path / "config.resume_\u0663.json").write_text("{}")
+    assert not is_run_directory(run.path) and not run.is_run() and run.config_files() == []
+    (run.path / "config.resume_2.json").write_text("{}")
+    assert is_run_directory(run.path) and run.config_files() == [run.path / "config.resume_2.json"]
+    assert run.next_resume_config_path() == run.path / "config.resume_3.json"
+
+
+@pytest.mark.parametrize("spec", ["ppo:path=", "search:path=", "--model "])
+def test_the_hint_for_a_run_without_its_model_names_the_callers_spec(spec, tmp_path):
+    run = _run_with(tmp_path, "ppo_1024.zip")
+    given = {} if spec == "ppo:path=" else {"spec": spec}  # ppo:path= is the default
+    with pytest.raises(ValueError, match="the run has no model yet") as info:
+        model_file(run.path, **given)
+    assert str(info.value).endswith(f"use its newest checkpoint instead: {spec}{run.checkpoint_path(1024)}")
