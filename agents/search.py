@@ -378,7 +378,7 @@ class SearchAgent(BaseAgent):
                 )
             self.networks[n] = own
             self.settings.setdefault(n, self.settings[min(SETTINGS, key=lambda m: abs(m - n))])
-        self.path = None if path is None else model_file(path)
+        self.path = None if path is None else model_file(path, "search:path=")
         """The model searched on instead of the shipped specialists (``None``: those)."""
         if self.path is not None:
             actor = load_actor(self.path)

@@ -54,3 +54,16 @@ def test_the_hint_for_a_run_without_its_model_names_the_callers_spec(spec, tmp_p
     with pytest.raises(ValueError, match="the run has no model yet") as info:
         model_file(run.path, **given)
     assert str(info.value).endswith(f"use its newest checkpoint instead: {spec}{run.checkpoint_path(1024)}")
+
+
+def test_the_search_agent_and_fit_search_name_their_own_words_in_the_hint(tmp_path):
+    """They said ppo:path= for a run still training, where the user had typed
+    search:path= or --model."""
+    from agents.search import SearchAgent
+    from train.fit.search_nets import SearchNetsConfig, fit_search_networks
+
+    run = _run_with(tmp_path, "ppo_1024.zip")
+    with pytest.raises(ValueError, match=r"instead: search:path=\S*ppo_1024\.zip$"):
+        SearchAgent(path=str(run.path))
+    with pytest.raises(ValueError, match=r"instead: --model \S*ppo_1024\.zip$"):
+        fit_search_networks(SearchNetsConfig(model=str(run.path)), tmp_path / "nets.npz")

@@ -266,7 +266,7 @@ def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable
     version-1 observations, or says it was trained at other table sizes only), or an
     ``out`` that is the specialist's own file, all before any game."""
     config.validate()
-    model = model_file(config.model_path())
+    model = model_file(config.model_path(), "--model ")
     refuse_own_file(
         out,
         model,
