@@ -25,6 +25,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import queue
 import signal
 import threading
 import time
@@ -388,16 +389,36 @@ class LocalProcesses:
 
     def run(self, payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[Any]:
         pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_init_worker, initargs=(payload,))
-        try:
+        results: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+        # the first job here: the workers it starts (forked) are this thread's children
+        first = pool.submit(run_job, jobs[0])
+
+        def drive() -> None:
             # not pool.map: interrupted, it cancels its futures, which raced with the pool
             # failing them once _stop_workers ended the workers (Python 3.11)
-            futures = [pool.submit(run_job, job) for job in jobs]
-            for future in futures:
-                try:
-                    result = future.result()
-                except BrokenProcessPool as exc:  # the pool's own words name neither cause nor remedy
-                    raise BrokenProcessPool(f"{WORKER_DIED}: try fewer workers") from exc
-                yield result
+            try:
+                futures = [first] + [pool.submit(run_job, job) for job in jobs[1:]]
+                for future in futures:
+                    results.put((True, future.result()))
+            except BrokenProcessPool as exc:  # the pool's own words name neither cause nor remedy
+                died = BrokenProcessPool(f"{WORKER_DIED}: try fewer workers")
+                died.__cause__ = exc
+                results.put((False, died))
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                results.put((False, exc))
+
+        # The pool is driven from a thread of its own: Ctrl-C (or SIGTERM as Ctrl-C) is raised
+        # in the main thread wherever it is, and raised inside submit or result, just after
+        # one of the pool's locks was taken (a Condition's __enter__), it left the lock held;
+        # the pool's thread then waited on it for good, and so did the interpreter at exit.
+        # Here the main thread waits on a SimpleQueue alone, which an interrupt leaves whole.
+        threading.Thread(target=drive, name="llama-rl chunks", daemon=True).start()
+        try:
+            for _ in jobs:
+                ok, value = results.get()
+                if not ok:
+                    raise value
+                yield value
         except BaseException:  # Ctrl-C, SIGTERM (as Ctrl-C), an error in a game, the caller stopping early
             _stop_workers(pool)
             raise
