@@ -921,6 +921,38 @@ def test_a_new_rllib_run_stopped_while_ray_starts_leaves_no_folder_behind(tmp_pa
     assert not (tmp_path / "int").exists()
 
 
+class _Built(Exception):
+    """Raised by a stand-in algorithm config once ``train_rllib`` comes to building it."""
+
+
+def _stop_at_build(monkeypatch, trainer, seen=lambda: None):  # type: ignore[no-untyped-def]
+    """``train_rllib`` ends where it builds its algorithm (``_Built``), ``seen()`` called first."""
+
+    def build_algo():  # type: ignore[no-untyped-def]
+        seen()
+        raise _Built
+
+    monkeypatch.setattr(
+        trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": build_algo})
+    )
+
+
+def _small_rllib_config(tmp_path, name, **options):  # type: ignore[no-untyped-def]
+    """A 64-step heads-up rllib run ``name`` in ``tmp_path`` against ``heuristic``."""
+    from train.training.config import TrainConfig
+
+    extra = {"options": options} if options else {}
+    return TrainConfig(
+        backend="rllib",
+        players=(2,),
+        opponents="heuristic",
+        total_timesteps=64,
+        run_dir=str(tmp_path),
+        run_name=name,
+        **extra,
+    )
+
+
 def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypatch):
     """A run from Python left Tune's storage path on its run's ray_results (the caller's
     next Algorithm logged into an old run) and RAY_AUTH_MODE=disabled in os.environ (the
@@ -929,7 +961,6 @@ def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypat
     import ray
     import ray.tune.trainable.trainable as trainable
 
-    from train.training.config import TrainConfig
     from train.training.rllib import trainer
 
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
@@ -941,30 +972,17 @@ def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypat
     monkeypatch.setattr(ray, "init", lambda **kwargs: running.append(kwargs))
     monkeypatch.setattr(ray, "shutdown", running.clear)
 
-    class Built(Exception):
-        pass
-
-    def build_algo():
+    def record() -> None:
         seen["storage"], seen["auth"] = trainable.DEFAULT_STORAGE_PATH, os.environ.get("RAY_AUTH_MODE")
-        raise Built
 
-    monkeypatch.setattr(
-        trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": build_algo})
-    )
-    config = TrainConfig(
-        backend="rllib",
-        players=(2,),
-        opponents="heuristic",
-        total_timesteps=64,
-        run_dir=str(tmp_path),
-        run_name="state",
-    )
-    with pytest.raises(Built):
+    _stop_at_build(monkeypatch, trainer, record)
+    config = _small_rllib_config(tmp_path, "state")
+    with pytest.raises(_Built):
         trainer.train_rllib(config)
     assert seen == {"storage": str((tmp_path / "state" / "ray_results").resolve()), "auth": "disabled"}
     assert storage == trainable.DEFAULT_STORAGE_PATH and "RAY_AUTH_MODE" not in os.environ
     monkeypatch.setenv("RAY_AUTH_MODE", "token")  # a caller's own setting is its own
-    with pytest.raises(Built):
+    with pytest.raises(_Built):
         trainer.train_rllib(config)
     assert seen["auth"] == "token" and os.environ["RAY_AUTH_MODE"] == "token"
 
@@ -996,30 +1014,13 @@ def test_more_env_runners_than_a_clusters_cpus_are_said_before_rllib_waits_for_t
     for every env runner, as a cluster that scales up will; it says so first."""
     import ray
 
-    from train.training.config import TrainConfig
     from train.training.rllib import trainer
-
-    class Built(Exception):
-        pass
-
-    def build_algo():
-        raise Built
 
     monkeypatch.setattr(ray, "is_initialized", lambda: True)
     monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2.0, "memory": 1e9})
-    monkeypatch.setattr(
-        trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": build_algo})
-    )
-    config = TrainConfig(
-        backend="rllib",
-        players=(2,),
-        opponents="heuristic",
-        total_timesteps=64,
-        run_dir=str(tmp_path),
-        run_name="cluster",
-        options={"num_env_runners": 3},
-    )
-    with pytest.warns(RuntimeWarning, match="num_env_runners 3: the Ray cluster has 2 CPUs"), pytest.raises(Built):
+    _stop_at_build(monkeypatch, trainer)
+    config = _small_rllib_config(tmp_path, "cluster", num_env_runners=3)
+    with pytest.warns(RuntimeWarning, match="num_env_runners 3: the Ray cluster has 2 CPUs"), pytest.raises(_Built):
         trainer.train_rllib(config)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
