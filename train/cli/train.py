@@ -242,7 +242,8 @@ def print_final_comparison(
     contenders: dict[str, AgentLike] = {"new agent": make("ppo", path=model_path)}
     if has_shipped_models():
         contenders["shipped ppo"] = make("ppo")
-    sizes = [n for n in players if rules is None or n in table_sizes_allowing(**rules.options())]
+    allowed = table_sizes_allowing(**rules.options()) if rules is not None else players
+    sizes = [n for n in players if n in allowed]
     if not sizes:
         shown = " or ".join(map(str, players))
         print(f"\nno comparison: the run's rules ({rules.brief() if rules else ''}) do not allow {shown} players")
