@@ -419,11 +419,17 @@ def whole_checkpoints(run: Path) -> list[tuple[int, Path]]:
     """The checkpoints of either backend in the run directory ``run`` that look whole,
     with their step counts, fewest steps first: ``ppo_<steps>.zip`` by
     :func:`checkpoint_problem`, ``rllib_<steps>/`` by :func:`rllib_checkpoint_problem`."""
-    return [
-        (steps, path)
-        for steps, path, rllib in named_checkpoints(run)
-        if (rllib_checkpoint_problem(path) if rllib else checkpoint_problem(path)) is None
-    ]
+    return [(steps, path) for steps, path, rllib in named_checkpoints(run) if _looks_whole(path, rllib)]
+
+
+def newest_whole_checkpoint(run: Path) -> Path | None:
+    """The last of :func:`whole_checkpoints`, checking from the newest back only as far as
+    the first whole one (each check reads the checkpoint through)."""
+    return next((path for _, path, rllib in reversed(named_checkpoints(run)) if _looks_whole(path, rllib)), None)
+
+
+def _looks_whole(path: Path, rllib: bool) -> bool:
+    return (rllib_checkpoint_problem(path) if rllib else checkpoint_problem(path)) is None
 
 
 def is_run_directory(path: Path) -> bool:
@@ -447,11 +453,10 @@ def no_model_yet(path: Path, use: str, instead: Callable[[Path], str]) -> str | 
     has_model = any((path / name).is_file() for name in MODEL_NAMES) or (path / RLLIB_MODULE_STATE).is_file()
     if not path.is_dir() or has_model or not is_run_directory(path):
         return None
-    found = whole_checkpoints(path)
+    newest = newest_whole_checkpoint(path)
     whole = "model yet (it is still training, or it stopped before its end, when the model is written)"
-    if not found:
+    if newest is None:
         return f"the run has no {whole}, and no checkpoint to {use} either"
-    _, newest = found[-1]  # (fewest steps first)
     return f"the run has no {whole}; {use} its newest checkpoint instead: {instead(newest)}"
 
 
