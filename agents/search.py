@@ -58,7 +58,7 @@ from agents.ppo import (
     shipped_actor,
 )
 from llama_env._atomic import atomic_savez
-from llama_env.agent import Agent, UnseenTableSize, agent_label, batch_from, register
+from llama_env.agent import Agent, UnseenTableSize, agent_label, and_list, batch_from, register
 from llama_env.batch import BatchGame
 from llama_env.engine import (
     DEFAULT_END_SCORE,
@@ -446,10 +446,9 @@ class SearchAgent(BaseAgent):
             return None
         where = ""
         category: type[Warning] = UserWarning
-        if players not in self._searches_at():
-            *head, last = map(str, self._searches_at())
-            sizes = f"{', '.join(head)} and {last}" if head else last
-            where = f"at a {players}-player table (it has search networks at {sizes} players only)"
+        searches_at = self._searches_at()
+        if players not in searches_at:
+            where = f"at a {players}-player table (it has search networks at {and_list(searches_at)} players only)"
             category = UnseenTableSize
         elif end_score != DEFAULT_END_SCORE:
             where = f"at end_score {end_score} (its networks were fitted on {DEFAULT_END_SCORE})"

@@ -570,7 +570,7 @@ def _unmade(agent: Agent, num_players: int) -> bool:
 def _unmade_line(name: str, agent: Agent, num_players: int) -> str:
     sizes = table_sizes(agent) or ()
     return (
-        f"agent {name!r} was trained at {_and(sizes)} players only; it plays this {num_players}-player "
+        f"agent {name!r} was trained at {and_list(sizes)} players only; it plays this {num_players}-player "
         "table as a table size it never saw"
     )
 
@@ -606,7 +606,7 @@ def table_warnings(agents: Sequence[AgentLike], rules: Rules) -> list[Warning]:
     return out
 
 
-def _and(values: Sequence[int]) -> str:
+def and_list(values: Sequence[int]) -> str:
     """``2``, ``2 and 4``, ``2, 4 and 6``."""
     head, last = [str(v) for v in values[:-1]], str(values[-1])
     return f"{', '.join(head)} and {last}" if head else last
