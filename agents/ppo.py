@@ -802,11 +802,13 @@ def _load_rllib_state(file: Path) -> Actor:
     return Actor(layers, _rllib_activation(file))
 
 
-def load_actor(path: str | Path) -> Actor:
+def load_actor(path: str | Path, spec: str = "ppo:path=") -> Actor:
     """Read the actor from a MaskablePPO ``.zip`` (``policy.pth`` state dict) without
     building the whole algorithm, from an exported ``.npz``, or from an RLlib checkpoint's
     module state: fast, CPU only. ``path`` may be a run directory (its model, of either
-    trainer) or an RLlib checkpoint directory.
+    trainer) or an RLlib checkpoint directory; for a run without its model yet, the
+    message names its newest checkpoint as ``spec`` (the caller's words) would take it
+    (:func:`model_file`).
 
     The actor's :attr:`Actor.table_sizes` are those the ``.npz`` names, else those of
     the run directory the model sits in (:func:`run_table_sizes`), else ``None``.
@@ -816,7 +818,7 @@ def load_actor(path: str | Path) -> Actor:
     weights), and ``ModuleNotFoundError`` naming the extra when torch is missing for a
     ``.zip``.
     """
-    file = model_file(path)
+    file = model_file(path, spec)
     actor = _load_actor_file(file)
     if actor.table_sizes is None:
         actor.table_sizes = run_table_sizes(file)

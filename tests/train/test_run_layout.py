@@ -56,10 +56,11 @@ def test_the_hint_for_a_run_without_its_model_names_the_callers_spec(spec, tmp_p
     assert str(info.value).endswith(f"use its newest checkpoint instead: {spec}{run.checkpoint_path(1024)}")
 
 
-def test_the_search_agent_and_fit_search_name_their_own_words_in_the_hint(tmp_path):
+def test_the_search_agent_fit_search_and_distill_name_their_own_words_in_the_hint(tmp_path):
     """They said ppo:path= for a run still training, where the user had typed
     search:path= or --model."""
     from agents.search import SearchAgent
+    from train.fit.distill import DistillConfig, distill
     from train.fit.search_nets import SearchNetsConfig, fit_search_networks
 
     run = _run_with(tmp_path, "ppo_1024.zip")
@@ -67,3 +68,5 @@ def test_the_search_agent_and_fit_search_name_their_own_words_in_the_hint(tmp_pa
         SearchAgent(path=str(run.path))
     with pytest.raises(ValueError, match=r"instead: --model \S*ppo_1024\.zip$"):
         fit_search_networks(SearchNetsConfig(model=str(run.path)), tmp_path / "nets.npz")
+    with pytest.raises(ValueError, match=r"instead: --model \S*ppo_1024\.zip$"):
+        distill(DistillConfig(model=str(run.path)), tmp_path / "distilled.npz")

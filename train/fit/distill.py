@@ -308,7 +308,7 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     (:func:`train.fit.search_nets.check_specialist`: one that does not read version-1
     observations, or says it was trained at other table sizes only)."""
     config.validate()
-    actor = load_actor(config.model_path())
+    actor = load_actor(config.model_path(), "--model ")
     check_specialist(actor, config.model_path(), config.players)
     if config.networks is not None:
         fitted_for = networks_table_size(config.networks)  # a ValueError naming the file if it is none
