@@ -87,3 +87,39 @@ def test_fit_search_refuses_to_write_the_networks_over_its_specialist(out, tmp_p
     assert code == 2 and "is the specialist's own file" in output and "Traceback" not in output, output
     assert "note:" not in output and len(output.strip().splitlines()) == 1
     assert {p: p.read_bytes() for p in before} == before
+
+
+@pytest.mark.parametrize("out", ["model", "link", "run", "default", "networks", "other networks"])
+def test_distill_refuses_to_write_the_policy_over_a_file_it_reads(out, tmp_path, monkeypatch):
+    """It refused an --out that was --networks only: --model (or a link to it), the default
+    specialist and the shipped networks were written over after minutes of games, and a
+    policy in search_4p.npz broke the search agent at every table size."""
+    import train.fit.distill
+    from agents.search import NETWORKS
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(train.fit.distill, "collect_searched", no_games)
+    monkeypatch.chdir(tmp_path)
+    _model_at(tmp_path / "mine.npz", (4,), players=4)
+    (tmp_path / "run").mkdir()
+    _model_at(tmp_path / "run" / "model.npz", (4,), players=4)
+    (tmp_path / "mine_link.npz").symlink_to(tmp_path / "mine.npz")
+    (tmp_path / "default.npz").symlink_to(SHIPPED["ppo"][4])
+    (tmp_path / "nets.npz").symlink_to(NETWORKS[4])
+    (tmp_path / "nets_2p.npz").symlink_to(NETWORKS[2])
+    argv, message = {
+        "model": (["--model", "mine.npz", "--out", "./mine.npz"], "is the specialist's own file"),
+        "link": (["--model", "mine.npz", "--out", "mine_link.npz"], "is the specialist's own file"),
+        "run": (["--model", "run", "--out", "run/model.npz"], "is the specialist's own file"),
+        "default": (["--out", "default.npz"], "is the specialist's own file"),
+        "networks": (["--out", "nets.npz"], "is the search's shipped networks file"),
+        "other networks": (["--model", "mine.npz", "--out", "nets_2p.npz"], "is the search's shipped networks file"),
+    }[out]
+    files = (tmp_path / "mine.npz", tmp_path / "run" / "model.npz", SHIPPED["ppo"][4], NETWORKS[4], NETWORKS[2])
+    before = {p: p.read_bytes() for p in files}
+    code, output = _cli(["distill", "--players", "4", "--games", "2", *argv])
+    assert code == 2 and message in output and "Traceback" not in output, output
+    assert "note:" not in output and len(output.strip().splitlines()) == 1
+    assert {p: p.read_bytes() for p in before} == before

@@ -73,7 +73,12 @@ def _by_size(field: str) -> str:
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     d = _DEFAULTS
     p = add_command(sub, "distill", _run, __doc__)
-    p.add_argument("--out", required=True, metavar="FILE", help="the .npz file to write")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="the .npz file to write (not a file it reads: the specialist's own, --networks, the shipped networks)",
+    )
     p.add_argument(
         "--players", type=players_type, default=d.players, metavar="N",
         help=f"the table size: 2, 4 or 6, or that of --networks (default {d.players})",

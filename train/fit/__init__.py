@@ -40,5 +40,5 @@ def refuse_own_file(out: str | Path, source: str | Path, message: str) -> None:
     """A ``ValueError`` saying ``message`` when ``out``, the file to write, is ``source``,
     a file the command reads (the same file by another name too), so that one is not
     written over the other."""
-    if Path(out).exists() and Path(out).samefile(source):
+    if Path(out).exists() and Path(source).exists() and Path(out).samefile(source):
         raise ValueError(message)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from agents.heuristic import HeuristicAgent
-from agents.ppo import SHIPPED, Actor, load_actor, save_actor
+from agents.ppo import SHIPPED, Actor, load_actor, model_file, save_actor
 from agents.search import BELOW_RANGE, NETWORKS, SearchAgent, networks_table_size
 from llama_env.agent import Agent
 from llama_env.batch import BatchGame
@@ -306,9 +306,24 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     saying it was trained at the table sizes its start says, else at ``players``.
     Raises ``ValueError`` for a bad config or a specialist that cannot serve
     (:func:`train.fit.search_nets.check_specialist`: one that does not read version-1
-    observations, or says it was trained at other table sizes only)."""
+    observations, or says it was trained at other table sizes only), or an ``out`` that
+    is a file it reads (the specialist's, the networks', a shipped networks file), all
+    before any game."""
     config.validate()
-    actor = load_actor(config.model_path(), "--model ")
+    model = model_file(config.model_path(), "--model ")
+    refuse_own_file(
+        out,
+        model,
+        f"{out} is the specialist's own file ({config.model_path()}): the policy would be written over it; "
+        "write it to another file (--out)",
+    )
+    for shipped in NETWORKS.values():  # the search reads every one of them, whatever --networks
+        refuse_own_file(
+            out,
+            shipped,
+            f"{out} is the search's shipped networks file ({shipped}): the policy would be written over them (--out)",
+        )
+    actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     if config.networks is not None:
         fitted_for = networks_table_size(config.networks)  # a ValueError naming the file if it is none
