@@ -9,18 +9,26 @@ BIN := $(VENV)/bin
 TORCH ?= default
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: setup setup-dev torch train test test-slow bench lint docs
+.PHONY: setup setup-dev torch train test test-slow bench lint docs python-version
+
+# llama-rl needs Python 3.10 or newer: PYTHON names another interpreter (make train
+# PYTHON=python3.12); a .venv made with an older one is refused, not reused
+NEW_ENOUGH := import sys; sys.exit(sys.version_info < (3, 10))
 
 $(BIN)/python:
+	@$(PYTHON) -c '$(NEW_ENOUGH)' || { echo "llama-rl needs Python 3.10 or newer, and "$(PYTHON) --version" says: $$($(PYTHON) --version 2>&1 | tail -n 1). Name another, as in make $(or $(MAKECMDGOALS),train) PYTHON=python3.12"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+python-version: $(BIN)/python
+	@$(BIN)/python -c '$(NEW_ENOUGH)' || { echo "$(VENV) was made with $$($(BIN)/python --version 2>&1), and llama-rl needs Python 3.10 or newer: remove it (rm -rf $(VENV)) and run make again with a newer one (PYTHON=python3.12)"; exit 1; }
+
 # pip shows its progress here: the training extra brings PyTorch, a download of minutes
-setup: $(BIN)/python torch
+setup: python-version torch
 	@echo "Installing llama-rl with its training and web extras (PyTorch, stable-baselines3...): this can take minutes."
 	$(BIN)/python -m pip install --progress-bar on -e ".[train,web]"
 
-torch: $(BIN)/python
+torch: python-version
 ifeq ($(TORCH),cpu)
 	@echo "Installing PyTorch's CPU-only build from $(TORCH_CPU_INDEX)"
 	$(BIN)/python -m pip install --progress-bar on torch --index-url $(TORCH_CPU_INDEX)
@@ -28,7 +36,7 @@ else ifneq ($(TORCH),default)
 	$(error TORCH must be cpu or default, got '$(TORCH)')
 endif
 
-setup-dev: $(BIN)/python torch
+setup-dev: python-version torch
 	$(BIN)/python -m pip install -q -e ".[dev]"
 
 # The main job: train a small agent for a few minutes, then print its evaluation
