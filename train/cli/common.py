@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import importlib
 import math
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -45,6 +46,7 @@ __all__ = [
     "add_count",
     "add_games",
     "write_npz",
+    "progress_log",
     "missing_dependency",
     "import_or_exit",
     "npz_out",
@@ -393,13 +395,41 @@ def npz_out(out: str | Path, model: str | None = None) -> Path:
     return path
 
 
-def replaced(path: Path, existed: bool) -> None:
+def replaced(path: Path, existed: bool, log: Callable[[str], None] | None = None) -> None:
     """Say that the file just written to ``path`` (an :func:`npz_out`) replaced the one
-    that ``existed`` there: the shipped recipes write over agents/models/ on purpose, so
-    this is a note, not a refusal. Said once written, so that a command refused or failed
-    on the way announces no replacement it never made."""
+    that ``existed`` there, on stdout or through ``log``: the shipped recipes write over
+    agents/models/ on purpose, so this is a note, not a refusal. Said once written, so
+    that a command refused or failed on the way announces no replacement it never made."""
     if existed:
-        print(f"note: the new {path} replaced the file that was there", flush=True)
+        line = f"note: the new {path} replaced the file that was there"
+        if log is None:
+            print(line, flush=True)
+        else:
+            log(line)
+
+
+def progress_log() -> Callable[[str], None]:
+    """A progress log on stdout for a command whose result is a file (``fit-search``,
+    ``distill``): when stdout fails (``llama-rl distill ... | head -1``: the reader left)
+    it stops printing and points stdout at the null device, so that neither its next line
+    nor the interpreter's last flush fails, and the file is still written. A command whose
+    output is its result (``eval``) stops at a broken pipe instead."""
+    quiet = False
+
+    def log(line: str) -> None:
+        nonlocal quiet
+        if quiet:
+            return
+        try:
+            print(line, flush=True)
+        except OSError:  # BrokenPipeError, or a device that failed under a redirect
+            quiet = True
+            with contextlib.suppress(OSError, AttributeError, ValueError):  # no file behind stdout: nothing to do
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
+
+    return log
 
 
 T = TypeVar("T")
@@ -419,7 +449,8 @@ def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str)
         import torch  # noqa: F401 - fail before minutes of games, not after them
 
         existed = path.exists()
+        log = progress_log()
         with game_errors():  # an agent failing in the games; a model that cannot be read, or reads version 0
-            result = fit(config, path, log=lambda line: print(line, flush=True))
-    replaced(path, existed)
+            result = fit(config, path, log=log)
+    replaced(path, existed, log)
     return result
