@@ -3,6 +3,8 @@ exit 1, however the games are played (here, in worker processes, on the batched 
 
 from __future__ import annotations
 
+import threading
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -13,6 +15,7 @@ from llama_env import agent as registry
 from llama_env.batch import BatchGame
 from llama_env.table import AgentError, BatchTable
 from train.cli import main
+from train.evaluation import evaluate
 
 
 class Breaks:
@@ -180,3 +183,44 @@ def test_an_agent_whose_reset_fails_is_named_with_the_game(capsys):
     assert err.strip() == (
         "llama-rl: error: agent 'tf_reset_breaks' at seat 1 in reset: RuntimeError: no such file (evaluation game 0)"
     )
+
+
+class RaisesInAct:
+    """Raises ``kind(message)`` on its first decision."""
+
+    def __init__(self, kind: type[Exception], message: str) -> None:
+        self.kind, self.message = kind, message
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        raise self.kind(self.message)
+
+
+class Unsendable(ValueError):
+    """An exception that cannot be pickled (it holds a lock)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.lock = threading.Lock()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_agents_own_exception_is_the_cause_in_worker_processes_too(workers):
+    """With workers the cause was concurrent.futures' _RemoteTraceback, not the KeyError
+    the agent raised (pickling drops an exception's __cause__)."""
+    with pytest.raises(AgentError) as info:
+        evaluate([RaisesInAct(KeyError, "boom"), "random"], 20, workers=workers, batched=False)
+    cause = info.value.__cause__
+    assert type(cause) is KeyError and cause.args == ("boom",), repr(cause)
+    assert info.value.agent == "RaisesInAct" and info.value.seat == 0
+    if workers > 1:  # the worker's traceback is kept, behind the agent's exception
+        assert "KeyError: 'boom'" in str(cause.__cause__)
+
+
+def test_an_exception_that_cannot_be_pickled_comes_back_as_a_stand_in_of_its_name():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # played in the workers, not in this process
+        with pytest.raises(AgentError) as info:
+            evaluate([RaisesInAct(Unsendable, "bad weights"), "random"], 20, workers=2, batched=False)
+    cause = info.value.__cause__
+    assert type(cause).__name__ == "Unsendable" and type(cause).__module__ == Unsendable.__module__
+    assert isinstance(cause, ValueError) and str(cause) == "bad weights"

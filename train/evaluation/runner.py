@@ -21,6 +21,7 @@ only on their seed, as :class:`agents.base.BaseAgent` subclasses do.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
@@ -370,7 +371,74 @@ def run_job(job: Job) -> Any:
     if "error" in _WORKER:
         raise _WORKER["error"]
     work, chunk = job
-    return work(_WORKER["agents"], _WORKER["args"], chunk)
+    try:
+        return work(_WORKER["agents"], _WORKER["args"], chunk)
+    except AgentError as exc:  # its __cause__ does not cross to the parent: it travels along
+        if exc.__cause__ is not None:
+            exc._carried_cause = _CarriedCause(exc.__cause__)  # type: ignore[attr-defined]
+        raise
+
+
+class _CarriedCause:
+    """An agent's exception on its way from a worker to the parent, where
+    :func:`_bring_back_cause` makes it the :class:`AgentError`'s ``__cause__`` again: a
+    pickled exception loses its ``__cause__``, and the process pool puts the worker's
+    traceback text there (``_RemoteTraceback``). The exception itself when it survives
+    pickling (cloudpickle: a class defined in a notebook or a script comes back as the
+    parent's own), else its type's name, builtin base and message, from which the parent
+    makes a stand-in of that name."""
+
+    def __init__(self, exc: BaseException) -> None:
+        kind = type(exc)
+        self.module, self.qualname = kind.__module__, kind.__qualname__
+        self.base = next(c for c in kind.__mro__ if c.__module__ == "builtins")  # pickled by name
+        self.message = str(exc)
+        self.args: tuple[Any, ...] | None = None
+        self.data: bytes | None = None
+        try:
+            data = cloudpickle.dumps(exc)
+            pickle.loads(data)  # an exception whose __init__ takes other arguments than its args fails here
+            self.data = data
+        except Exception:  # noqa: BLE001 - any failure means "send a stand-in"
+            with contextlib.suppress(Exception):  # else the message alone
+                self.args = pickle.loads(pickle.dumps(exc.args))
+
+    def restore(self) -> BaseException:
+        """The exception, or a stand-in: an instance of a class of the same name and
+        module, derived from the same builtin exception, with the same message."""
+        if self.data is not None:
+            try:
+                return pickle.loads(self.data)
+            except Exception:  # noqa: BLE001 - unpicklable here: the stand-in
+                pass
+        doc = "A stand-in, made where the evaluation ran, for an agent's exception that a worker could not send back."
+
+        def named(base: type[BaseException]) -> type[BaseException]:
+            name = self.qualname.rpartition(".")[2]
+            return type(name, (base,), {"__module__": self.module, "__qualname__": self.qualname, "__doc__": doc})
+
+        try:
+            return named(self.base)(*(self.args if self.args is not None else (self.message,)))
+        except Exception:  # noqa: BLE001 - a base that wants other arguments (UnicodeDecodeError)
+            return named(Exception)(self.message)
+
+    def is_kind_of(self, exc: BaseException | None) -> bool:
+        return exc is not None and (type(exc).__module__, type(exc).__qualname__) == (self.module, self.qualname)
+
+
+def _bring_back_cause(exc: AgentError) -> None:
+    """Make the agent's exception that :func:`run_job` sent along with ``exc`` its
+    ``__cause__`` again, as in this process (docs/agents.md promises it); the worker's
+    traceback (the pool's ``_RemoteTraceback``, the ``__cause__`` it got instead) becomes
+    that exception's own ``__cause__``, so a printed traceback still shows where the agent
+    failed in the worker."""
+    carried = exc.__dict__.pop("_carried_cause", None)
+    if not isinstance(carried, _CarriedCause) or carried.is_kind_of(exc.__cause__):  # not sent, or never lost
+        return
+    cause = carried.restore()
+    if cause.__cause__ is None and exc.__cause__ is not None:
+        cause.__cause__ = exc.__cause__
+    exc.__cause__ = cause
 
 
 WORKER_DIED = "a worker process died (killed, or out of memory?)"
@@ -550,6 +618,9 @@ def run_chunks(
                         bar.update(sizes[len(out) - 1])
                 if len(out) < len(chunks):
                     raise RuntimeError(f"the executor {executor!r} returned {len(out)} results for {len(chunks)} jobs")
+            except AgentError as exc:
+                _bring_back_cause(exc)
+                raise
             finally:  # stopped early (Ctrl-C in this loop): the executor stops its chunks now
                 close = getattr(results, "close", None)
                 if callable(close):
