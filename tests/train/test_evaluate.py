@@ -830,6 +830,12 @@ def test_an_agent_class_is_refused_by_name_before_any_game(batched):
         ([GameTask(0, 0, (0, 1, 1))], {}, ValueError, r"tasks\[0\].seat_agents must name an agent for each of the 2"),
         ([GameTask(-1, 0, (0, 1))], {}, ValueError, r"tasks\[0\].index must be a non-negative integer, got -1"),
         ([GameTask(0, -2, (0, 1))], {}, ValueError, r"tasks\[0\].deal_key must be a non-negative integer, got -2"),
+        (
+            [GameTask(0, 0, (0, 1)), GameTask(1, 1, (1, 0)), GameTask(0, 2, (1, 0))],
+            {},
+            ValueError,
+            r"tasks\[2\].index 0 repeats tasks\[0\].index: each game needs an index of its own",
+        ),
         ([(0, 0, (0, 1))], {}, TypeError, r"tasks\[0\] must be a GameTask\(index, deal_key, seat_agents\)"),
         ([GameTask(0, 0, (0, 1))], {"rules": None}, TypeError, "rules must be a llama_env.Rules, got None"),
         ([GameTask(0, 0, (0, 1))], {"seed": -1}, ValueError, "seed must be a non-negative integer, got -1"),

@@ -668,16 +668,23 @@ def play_games(
     the chunks (:class:`ChunkExecutor`).
 
     The arguments are checked as :func:`evaluate` checks its own, and each task is a
-    :class:`GameTask` whose index and deal key are non-negative integers and whose
+    :class:`GameTask` whose index and deal key are non-negative integers (the index
+    another task's does not repeat) and whose
     ``seat_agents`` name a position in ``agents`` for each of the rules' seats (a
     ``ValueError`` or ``TypeError`` names the task)."""
     agents = agent_list(agents)
     seed = check_seed(seed)
     rules = check_rules(rules)
+    first_at: dict[int, int] = {}
     for k, task in enumerate(tasks):
         if not isinstance(task, GameTask):
             raise TypeError(f"tasks[{k}] must be a GameTask(index, deal_key, seat_agents), got {task!r}")
         check_seed(task.index, f"tasks[{k}].index")
+        if first_at.setdefault(int(task.index), k) != k:  # its agents' seeds and its record's name would repeat
+            raise ValueError(
+                f"tasks[{k}].index {task.index} repeats tasks[{first_at[int(task.index)]}].index: "
+                f"each game needs an index of its own (it seeds the agents and names the game's record)"
+            )
         check_seed(task.deal_key, f"tasks[{k}].deal_key")
         if len(task.seat_agents) != rules.num_players:
             raise ValueError(
