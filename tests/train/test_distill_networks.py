@@ -83,6 +83,7 @@ def test_the_search_distilled_searches_with_the_networks_given(players, tmp_path
     code, output = _cli([*argv, "--model", str(model), "--networks", str(nets), "--out", str(tmp_path / "d.npz")])
     assert code == 0, output
     assert f"with the networks of {nets}" in output
+    assert f"search on it with search:path={tmp_path / 'd.npz'}:networks_path={nets}\n" in output
     (search,) = seen
     assert [w.shape for w, _ in search.networks[players][0]] == [(175, 4), (4, 1)]  # the file's, not the shipped
     assert search.searched > 0 and load_actor(tmp_path / "d.npz").obs_size == 175

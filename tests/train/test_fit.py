@@ -58,7 +58,7 @@ def test_fitted_networks_are_read_by_the_search_agent(tmp_path, monkeypatch):
     result = fit_search_networks(SearchNetsConfig(games=12, hidden=(8,)), out, log=lines.append)
     assert out.is_file() and result.path == out and result.decisions > 100
     assert [len(v) for v in result.held_out_loss.values()] == [2, 3]
-    assert lines[-1] == f"networks written to {out}"
+    assert lines[-1] == f"networks written to {out}; search with them at 4 players: search:networks_path={out}"
     value, belief = load_networks(out, 4)
     assert [w.shape for w, _ in value] == [(175, 8), (8, 1)]
     monkeypatch.setitem(NETWORKS, 4, out)

@@ -3,6 +3,8 @@ they write, and what they print on the way is progress."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -10,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.ppo import load_actor
+from agents.ppo import SHIPPED, load_actor
 from agents.search import load_networks
+from llama_env.agent import resolve
+from train.cli import main
+from train.fit.search_nets import SearchNetsConfig, fit_search_networks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,3 +44,33 @@ def test_a_reader_that_leaves_early_does_not_cost_the_file(command, tmp_path):
         assert load_actor(out).obs_size == 175
     else:
         load_networks(out, 2)
+
+
+def _cli(argv: list[str]) -> tuple[int, list[str]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(argv)
+    return code, out.getvalue().splitlines()
+
+
+def test_fit_search_ends_with_the_spec_that_searches_with_its_networks(tmp_path):
+    """export ends with `play it with ppo:path=FILE`; fit-search ended with the file alone,
+    and at 3 and 5 players `search:networks_path=FILE` alone is refused (no specialist)."""
+    out = tmp_path / "nets.npz"
+    code, lines = _cli(["fit-search", *SMALL["fit-search"], "--out", str(out)])
+    assert code == 0, lines
+    assert lines[-1] == f"networks written to {out}; search with them at 2 players: search:networks_path={out}"
+    assert resolve(f"search:networks_path={out}").networks_path == out
+    model = SHIPPED["ppo_v3"][2]
+    lines = []
+    config = SearchNetsConfig(players=2, games=2, hidden=(8,), model=str(model))
+    fit_search_networks(config, out, log=lines.append)
+    assert lines[-1].endswith(f"search with them at 2 players: search:path={model}:networks_path={out}")
+
+
+def test_distill_ends_with_the_specs_that_play_and_search_its_policy(tmp_path):
+    out = tmp_path / "d.npz"
+    code, lines = _cli(["distill", *SMALL["distill"], "--out", str(out)])
+    assert code == 0, lines
+    assert lines[-1].endswith(f"written to {out}; play it with ppo:path={out}, search on it with search:path={out}")
+    assert resolve(f"search:path={out}").path == out and resolve(f"ppo:path={out}") is not None

@@ -367,5 +367,9 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     fit_s = time.perf_counter() - t
     path = Path(out)
     save_or_rescue(lambda p: save_actor(new, p), path, "distilled policy's weights")
-    log(f"policy fitted in {fit_s:.0f} s and written to {path}")
+    networks = "" if config.networks is None else f":networks_path={config.networks}"
+    log(
+        f"policy fitted in {fit_s:.0f} s and written to {path}; play it with ppo:path={path}, "
+        f"search on it with search:path={path}{networks}"
+    )
     return DistillResult(path, len(data.obs), searched, agreements, prior_agreement, data_s, fit_s)

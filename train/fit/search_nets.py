@@ -289,5 +289,8 @@ def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable
         log(f"  {kind} network fitted in {fit_s[kind]:.0f} s")
     path = Path(out)
     save_or_rescue(lambda p: save_networks(p, nets["value"], nets["belief"]), path, "fitted networks")
-    log(f"networks written to {path}")
+    spec = f"search:networks_path={path}"
+    if config.model is not None:  # search on the specialist they were fitted on (at 3 and 5 players, no other)
+        spec = f"search:path={config.model}:networks_path={path}"
+    log(f"networks written to {path}; search with them at {config.players} players: {spec}")
     return FitResult(path, len(data.obs), losses, data_s, fit_s)
