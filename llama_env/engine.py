@@ -1166,6 +1166,8 @@ class LlamaGame:
         history = d.get("history")
         if history is not None:
             history = _check_history(history, n, hand_size, hands, draw_pile, discard_pile, quit_)
+        else:
+            _check_hands_without_history(hand_size, hands, undealt - len(draw_pile), last_player)
 
         if "rng_state" in d and d["rng_state"] is not None:
             gen = _rng_from_state(d["rng_state"])
@@ -1237,6 +1239,29 @@ class LlamaGame:
         return (
             f"LlamaGame(num_players={self.num_players}, round={self.round}, "
             f"current_player={self.current_player}, scores={self.scores}, game_over={self.game_over})"
+        )
+
+
+def _check_hands_without_history(hand_size: int, hands: list[list[int]], drawn: int, last_player: int | None) -> None:
+    """The hands of a snapshot without its round's history, checked against what the
+    piles show (``ValueError`` naming the contradiction), ``drawn`` being the cards that
+    left the draw pile this round. Each seat holds the ``hand_size`` dealt, plus what it
+    drew, less what it played. Who drew or played is unknown, but every card a seat holds
+    beyond the deal was drawn, so those cards together are at most ``drawn`` (the whole
+    deck being accounted for, the cards missing below the deal are then at most those
+    played). When they are exactly ``drawn``, no seat that drew also played, so only the
+    seats holding fewer than the deal played, and ``last_player`` is one of them."""
+    sizes = [len(h) for h in hands]
+    beyond = sum(max(0, k - hand_size) for k in sizes)
+    if beyond > drawn:
+        raise ValueError(
+            f"snapshot hands hold {sizes} cards, which a deal of {hand_size} each cannot become: they hold {beyond} "
+            f"beyond the deal, but the draw pile shows {drawn} drawn this round"
+        )
+    if beyond == drawn and last_player is not None and sizes[last_player] >= hand_size:
+        raise ValueError(
+            f"snapshot last_player {last_player} played no card this round: with hands of {sizes} cards after a deal "
+            f"of {hand_size} and {drawn} drawn, only the seats holding fewer than {hand_size} played"
         )
 
 

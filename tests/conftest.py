@@ -62,7 +62,8 @@ def make_state(
     the play rule allows (``make_state`` refuses placements that have none).
     ``game_over`` defaults to what the scores imply, ``round`` to 1 for all-zero scores
     and 2 otherwise, ``hand_size`` to the largest deal (at most 6) that leaves at least
-    the draw pile undealt, and ``last_player`` (when cards were played this round) to
+    the draw pile undealt and that the hands can come from (:func:`_fitting_hand_size`),
+    and ``last_player`` (when cards were played this round) to
     the seat before ``current_player``. ``extra`` keys (``starter``, ``last_player``,
     ``hand_size``, ``rng_state``...) are copied in as they are.
     """
@@ -89,9 +90,10 @@ def make_state(
     scores = list(scores) if scores is not None else [0] * num_players
     if round is None:
         round = 2 if any(scores) else 1  # noqa: A001
-    extra.setdefault("hand_size", max(1, min(6, (55 - len(draw)) // num_players)))
     if len(discard) > 1:
         extra.setdefault("last_player", (current_player - 1) % num_players)
+    if "hand_size" not in extra:
+        extra["hand_size"] = _fitting_hand_size([len(h) for h in hands], len(draw), extra.get("last_player"))
     d: dict[str, Any] = {
         "num_players": num_players,
         "scores": scores,
@@ -106,6 +108,21 @@ def make_state(
     }
     d.update(extra)
     return d
+
+
+def _fitting_hand_size(sizes: list[int], draw: int, last_player: int | None) -> int:
+    """The largest deal (at most 6, leaving at least the draw pile undealt) that hands of
+    ``sizes`` can come from: the cards they hold beyond it were drawn, so they are at most
+    the cards gone from the draw pile; when exactly that many, only seats below the deal
+    played, ``last_player`` among them (what ``LlamaGame.from_dict`` checks without a
+    history). The largest deal when none fits."""
+    largest = max(1, min(6, (55 - draw) // len(sizes)))
+    for h in range(largest, 0, -1):
+        drawn = 55 - len(sizes) * h - draw
+        beyond = sum(max(0, k - h) for k in sizes)
+        if beyond < drawn or (beyond == drawn and (last_player is None or sizes[last_player] < h)):
+            return h
+    return largest
 
 
 def legal_discard_order(cards: list[int], top: int) -> list[int]:

@@ -1,0 +1,66 @@
+"""``LlamaGame.from_dict`` refuses a state no game can reach, with or without the round's
+history: what the hands hold must follow from the deal, the draws and the plays the
+piles show, and the seats named for rule 11 and the turn must fit the record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llama_env.engine import Action, LlamaGame
+
+
+def _without_history(game: LlamaGame) -> dict:
+    d = game.to_dict()
+    d["history"] = None  # as an older or a hand-written snapshot
+    return d
+
+
+def test_hands_the_deal_cannot_become_are_refused_without_a_history():
+    """Nothing drawn or played, yet one seat holds 1 card and the other 11: accepted
+    before, because only a history was checked against the hands."""
+    d = _without_history(LlamaGame(2, rng=1))
+    h0, h1 = d["hands"]
+    d["hands"] = [h0[:1], sorted(h1 + h0[1:])]
+    with pytest.raises(ValueError, match=r"snapshot hands hold \[1, 11\] cards.*5 beyond the deal.*0 drawn"):
+        LlamaGame.from_dict(d)
+
+
+def test_a_hand_beyond_the_deal_fits_when_as_many_cards_were_drawn():
+    """Seat 0 drew a card and holds 7: that fits. Holding 8 while seat 1 holds 5 would
+    take two draws, and only one card left the draw pile."""
+    game = LlamaGame(2, rng=1)
+    game.step(Action.DRAW)
+    d = _without_history(game)
+    assert LlamaGame.from_dict(d).hand_sizes == [7, 6]
+    d["hands"] = [sorted(d["hands"][0] + d["hands"][1][:1]), d["hands"][1][1:]]
+    with pytest.raises(ValueError, match=r"snapshot hands hold \[8, 5\] cards.*2 beyond the deal.*1 drawn"):
+        LlamaGame.from_dict(d)
+
+
+def test_a_last_player_who_played_nothing_is_refused_without_a_history():
+    """Seat 0 played a 4 and nobody drew: only a seat holding fewer than it was dealt
+    can have played, so last_player 1 (still holding 6) is impossible."""
+    game = LlamaGame(2, rng=0)
+    game.step(Action.PLAY_4)
+    d = _without_history(game)
+    assert LlamaGame.from_dict(d).last_player == 0
+    d["last_player"] = 1
+    with pytest.raises(ValueError, match="snapshot last_player 1 played no card this round"):
+        LlamaGame.from_dict(d)
+
+
+@pytest.mark.parametrize(("n", "hand_size"), [(2, 6), (3, 1), (4, 6), (5, 11), (6, 3)])
+def test_every_state_of_real_games_is_accepted_without_its_history(n, hand_size):
+    """Guard: the checks refuse nothing a game reaches (every snapshot of random games,
+    with the history dropped, mid-round and finished)."""
+    rng = np.random.default_rng(n)
+    for seed in range(3):
+        game = LlamaGame(n, hand_size=hand_size, end_score=25, rng=seed)
+        while True:
+            restored = LlamaGame.from_dict(_without_history(game))
+            assert restored.hand_sizes == game.hand_sizes
+            if game.game_over:
+                break
+            legal = game.legal_actions()
+            game.step(int(rng.choice(legal)) if rng.random() < 0.9 else legal[-1])
