@@ -10,12 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agents.ppo import SHIPPED, load_actor
 from agents.search import load_networks
 from llama_env.agent import resolve
 from train.cli import main
+from train.fit.distill import DistillConfig, DistillData, fit_policy
 from train.fit.search_nets import SearchNetsConfig, fit_search_networks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,3 +76,29 @@ def test_distill_ends_with_the_specs_that_play_and_search_its_policy(tmp_path):
     assert code == 0, lines
     assert lines[-1].endswith(f"written to {out}; play it with ppo:path={out}, search on it with search:path={out}")
     assert resolve(f"search:path={out}").path == out and resolve(f"ppo:path={out}") is not None
+
+
+def test_distill_says_when_no_searched_decision_is_held_out():
+    """`distill --games 1` reported "the specialist plays the search's move in nan" and an
+    agreement of nan after each epoch: nothing searched was held out to measure it on."""
+    actor = load_actor(SHIPPED["ppo"][2])
+    n = 60
+    rng = np.random.default_rng(0)
+    masks = np.ones((n, 9), dtype=bool)
+    searched = np.arange(n) % 20 != 0  # the held-out rows (one in 20) were not searched
+    data = DistillData(
+        obs=rng.random((n, 175), dtype=np.float32),
+        masks=masks,
+        prior=np.full((n, 9), 1 / 9, dtype=np.float32),
+        searched=searched,
+        move=rng.integers(0, 9, n),
+        values=np.full((n, 9), np.nan, dtype=np.float32),
+    )
+    lines: list[str] = []
+    fit_policy(data, actor, DistillConfig(epochs=2), log=lines.append)
+    assert lines == [
+        "  no searched decision held out (one decision in 20 is held out, 57 searched in all): play more games to "
+        "measure the agreement with the search",
+        "  epoch 1 fitted",
+        "  epoch 2 fitted",
+    ]

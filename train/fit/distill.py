@@ -152,7 +152,7 @@ class DistillResult:
     searched: int
     agreement: list[float]
     """The held-out searched decisions' share on which the policy plays the search's
-    move, after each epoch."""
+    move, after each epoch (NaN when no searched decision was held out)."""
     prior_agreement: float
     """The same share for the specialist it started from."""
     data_s: float
@@ -282,7 +282,16 @@ def _fit_policy(
         return float((logits.argmax(dim=1).numpy() == data.move[check]).mean())
 
     prior_agreement = agreement()
-    log(f"  held-out searched decisions: {check.size}; the specialist plays the search's move in {prior_agreement:.3f}")
+    if check.size:
+        log(
+            f"  held-out searched decisions: {check.size}; the specialist plays the search's move in "
+            f"{prior_agreement:.3f}"
+        )
+    else:  # the agreements are NaN: nothing to measure them on
+        log(
+            f"  no searched decision held out (one decision in {config.held_out} is held out, "
+            f"{int(data.searched.sum())} searched in all): play more games to measure the agreement with the search"
+        )
     steps = config.epochs * (len(train) // config.batch_size + 1)
     opt = torch.optim.Adam(net.parameters(), lr=config.learning_rate)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
@@ -295,7 +304,11 @@ def _fit_policy(
             opt.step()
             sched.step()
         agreements.append(agreement())
-        log(f"  epoch {epoch + 1}: held-out agreement with the search {agreements[-1]:.3f}")
+        log(
+            f"  epoch {epoch + 1}: held-out agreement with the search {agreements[-1]:.3f}"
+            if check.size
+            else f"  epoch {epoch + 1} fitted"
+        )
     linear = [mod for mod in net if isinstance(mod, torch.nn.Linear)]
     layers = [(mod.weight.detach().numpy().copy(), mod.bias.detach().numpy().copy()) for mod in linear]
     return Actor(layers, actor.activation), agreements, prior_agreement
