@@ -135,7 +135,9 @@ def test_a_version_0_model_is_refused_before_any_game(tmp_path):
         (["--out", "nowhere/x.npz"], "the folder 'nowhere' does not exist"),
         (["--model", "nowhere.npz", "--out", "x.npz"], "--model 'nowhere.npz': no such file or directory"),
         (["--players", "5", "--out", "x.npz"], "the search agent has no specialist at 5 players"),
-        (["--games", "0", "--out", "x.npz"], "the number of games must be between 1 and 1000000000"),
+        (["--games", "0", "--out", "x.npz"], "the number of games must be between 2 and 1000000000"),
+        # refused by the config's check as "games must be >= 2", which named no flag
+        (["--games", "1", "--out", "x.npz"], "argument --games: the number of games must be between 2 and 1000000000"),
         (["--seed", str(2**63), "--out", "x.npz"], "the seed must be between 0 and 9223372036854775807"),
     ],
 )
@@ -246,7 +248,9 @@ def test_distill_refuses_a_version_0_model_before_any_game(tmp_path):
         (["--model", "nowhere.npz", "--out", "x.npz"], "--model 'nowhere.npz': no such file or directory"),
         (["--players", "5", "--out", "x.npz"], "players must be a table size with search networks"),
         (["--horizon", "-1", "--out", "x.npz"], "the horizon must be at least 0"),
-        (["--below", "1.5", "--out", "x.npz"], "below must be between 0.0 and 1.0, got 1.5"),
+        (["--below", "1.5", "--out", "x.npz"], "argument --below: below must be above 0.0 and at most 1.0, got 1.5"),
+        # refused by the config's check as "below must be in (0, 1]", which named no flag
+        (["--below", "0", "--out", "x.npz"], "argument --below: below must be above 0.0 and at most 1.0, got 0"),
         (["--below", "often", "--out", "x.npz"], "below must be a number, got 'often'"),
         (["--temperature", "-0.1", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),
         (["--temperature", "inf", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),

@@ -146,17 +146,22 @@ def int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
     return parse
 
 
-def float_in(low: float, high: float | None, what: str) -> Callable[[str], float]:
-    """An argparse type: a finite number in ``[low, high]`` (``high`` ``None``: no upper
-    bound) with a message naming the range."""
+def float_in(low: float, high: float | None, what: str, *, above: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number in ``[low, high]``, or ``(low, high]`` with
+    ``above`` (``high`` ``None``: no upper bound), with a message naming the range, so
+    that argparse names the flag of a value the command would refuse later."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
-        if not (math.isfinite(value) and low <= value and (high is None or value <= high)):  # NaN fails too
-            bound = f"between {low} and {high}" if high is not None else f"a finite number of at least {low}"
+        low_ok = low < value if above else low <= value
+        if not (math.isfinite(value) and low_ok and (high is None or value <= high)):  # NaN fails too
+            if above:
+                bound = f"above {low} and at most {high}" if high is not None else f"a finite number above {low}"
+            else:
+                bound = f"between {low} and {high}" if high is not None else f"a finite number of at least {low}"
             raise argparse.ArgumentTypeError(f"{what} must be {bound}, got {text}")
         return value
 

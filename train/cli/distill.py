@@ -109,9 +109,9 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         f"{_by_size('horizon')})",
     )  # fmt: skip
     p.add_argument(
-        "--below", type=float_in(*BELOW_RANGE, "below"), default=d.below, metavar="P",
-        help="the search runs where the specialist's top probability is below P, 1: at every decision with "
-        "a choice (default: the search "
+        "--below", type=float_in(*BELOW_RANGE, "below", above=True), default=d.below, metavar="P",
+        help="the search runs where the specialist's top probability is below P, above 0 and at most 1, 1: at "
+        "every decision with a choice (default: the search "
         f"agent's, {_by_size('below')})",
     )  # fmt: skip
     add_count(p, "--epochs", d.epochs, "the number of epochs", "passes of the fitting over the decisions")

@@ -54,7 +54,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--players", type=players_type, default=d.players, metavar="N",
         help=f"the table size the networks serve (default {d.players})",
     )  # fmt: skip
-    add_games(p, "--games", d.games, "games of data")
+    add_games(p, "--games", d.games, "games of data (game 0 is held out: at least 2)", low=2)
     p.add_argument(
         "--seed", type=seed_type, default=d.seed, help=f"seeds the data's deals and the fitting (default {d.seed})"
     )
