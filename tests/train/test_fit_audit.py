@@ -8,16 +8,19 @@ import io
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from agents.heuristic import HEURISTIC_DEFAULTS
 from agents.ppo import SHIPPED, load_actor
 from agents.search import load_networks
 from llama_env.agent import resolve
 from train.cli import main
 from train.fit.distill import DistillConfig, DistillData, fit_policy
+from train.fit.heuristic import TuneConfig, validate
 from train.fit.search_nets import SearchNetsConfig, fit_search_networks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,3 +105,21 @@ def test_distill_says_when_no_searched_decision_is_held_out():
         "  epoch 1 fitted",
         "  epoch 2 fitted",
     ]
+
+
+def test_tune_heuristic_says_how_many_games_each_validation_row_played(monkeypatch):
+    """The header said "4 games per row", but duplicate deals round up to a multiple of the
+    table size: the 6-player row played 6 (and 2004 of the default 2000)."""
+    import train.cli.tune_heuristic as command
+
+    monkeypatch.setattr(command, "tune", lambda config, log: dict(HEURISTIC_DEFAULTS))
+    out = io.StringIO()
+    config = TuneConfig(games=1, passes=1, validate_games=4, workers=1)
+    command.run_tune_heuristic(config, out)
+    header = "validation on a fresh seed (777), duplicate deals, 4 games per row at 2 and 4 players, 6 at 6:"
+    assert header in out.getvalue().splitlines()
+    rows = validate(HEURISTIC_DEFAULTS, 8, 0, workers=1)
+    assert [(row.players, row.games) for row in rows] == [(4, 8)] * 4 + [(2, 8)] * 3 + [(6, 12)]
+    assert command.games_per_row(rows[:7]) == "8 games per row"
+    default = [replace(row, games=2000 + (row.players == 6) * 4) for row in rows]
+    assert command.games_per_row(default) == "2000 games per row at 2 and 4 players, 2004 at 6"

@@ -24,6 +24,7 @@ import argparse
 from typing import TextIO
 
 from agents.heuristic import HEURISTIC_DEFAULTS
+from llama_env.agent import and_list
 from train.cli.common import (
     CommandError,
     SubParsers,
@@ -34,7 +35,7 @@ from train.cli.common import (
     seed_type,
     standard_output,
 )
-from train.fit.heuristic import TuneConfig, format_defaults, tune, validate
+from train.fit.heuristic import Row, TuneConfig, format_defaults, tune, validate
 
 __all__ = ["add_parser", "run_tune_heuristic"]
 
@@ -59,8 +60,7 @@ def run_tune_heuristic(config: TuneConfig, out: TextIO | None = None) -> dict[st
         best = tune(config, log)
         if config.validate_games:
             rows = validate(best, config.validate_games, config.validate_seed, config.workers)
-            games, seed = config.validate_games, config.validate_seed
-            log(f"\nvalidation on a fresh seed ({seed}), duplicate deals, {games} games per row:")
+            log(f"\nvalidation on a fresh seed ({config.validate_seed}), duplicate deals, {games_per_row(rows)}:")
             for row in rows:
                 log(f"  {row}")
     begin = config.starting_point()
@@ -70,6 +70,20 @@ def run_tune_heuristic(config: TuneConfig, out: TextIO | None = None) -> dict[st
     same = best == HEURISTIC_DEFAULTS
     log(f"these {'ARE' if same else 'are NOT'} the current HEURISTIC_DEFAULTS of agents/heuristic.py")
     return best
+
+
+def games_per_row(rows: list[Row]) -> str:
+    """How many games each row played: duplicate deals round the games asked for up to a
+    multiple of the table size, so the rows of one size can differ from the others'
+    (``2000 games per row at 2 and 4 players, 2004 at 6``)."""
+    sizes: dict[int, set[int]] = {}
+    for row in rows:
+        sizes.setdefault(row.games, set()).add(row.players)
+    if len(sizes) == 1:
+        return f"{next(iter(sizes))} games per row"
+    first, *others = sorted(sizes, key=lambda games: min(sizes[games]))
+    at = {games: and_list(sorted(sizes[games])) for games in sizes}
+    return f"{first} games per row at {at[first]} players, " + ", ".join(f"{g} at {at[g]}" for g in others)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -101,8 +115,15 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="start from the first hand-set guesses (start) or from the current HEURISTIC_DEFAULTS (current) "
         f"(default {d.start})",
     )
-    add_games(p, "--validate-games", d.validate_games, "games per row of the validation on a fresh seed, 0 = none",
-              low=0, what="the number of validation games")  # fmt: skip
+    add_games(
+        p,
+        "--validate-games",
+        d.validate_games,
+        "games per row of the validation on a fresh seed, rounded up to a multiple of the table size (duplicate "
+        "deals), 0 = none",
+        low=0,
+        what="the number of validation games",
+    )
     p.add_argument(
         "--validate-seed", type=seed_type, default=d.validate_seed, metavar="SEED",
         help=f"the validation's seed (default {d.validate_seed})",

@@ -79,7 +79,7 @@ class TuneConfig:
     """Where the descent starts: ``"start"`` (:data:`START`) or ``"current"``
     (``HEURISTIC_DEFAULTS``)."""
     validate_games: int = 2000
-    """Games per row of the validation (0: none)."""
+    """Games per row of the validation (0: none; rounded up to a multiple of the table size, as :attr:`games`)."""
     validate_seed: int = 777
     workers: int | None = None
     """Worker processes per evaluation (``None``: every core this process may use); the results do not depend
@@ -112,6 +112,10 @@ class Row:
     ci_low: float
     ci_high: float
     fair: float
+    players: int
+    games: int
+    """The games played: duplicate deals round the games asked for up to a multiple of
+    :attr:`players`."""
 
     def __str__(self) -> str:
         return (
@@ -170,7 +174,8 @@ def tune(config: TuneConfig, log: Callable[[str], None] = print) -> dict[str, fl
 
 
 def validate(params: Mapping[str, float], games: int, seed: int, workers: int | None = None) -> list[Row]:
-    """``params`` against :data:`START` and against each baseline, duplicate deals."""
+    """``params`` against :data:`START` and against each baseline, duplicate deals
+    (``games`` rounded up to a multiple of each table's size)."""
     tuned = _heuristic(params)
     tables: list[tuple[str, list[AgentLike]]] = [
         ("4p: tuned vs 3 x start", [tuned, *(_heuristic(START) for _ in range(3))]),
@@ -184,8 +189,9 @@ def validate(params: Mapping[str, float], games: int, seed: int, workers: int | 
     ]
     rows = []
     for label, table in tables:
-        a = evaluate(table, games, seed=seed, duplicate=True, workers=workers).agents[0]
-        rows.append(Row(label, a.win_share, a.ci_low, a.ci_high, 1 / len(table)))
+        result = evaluate(table, games, seed=seed, duplicate=True, workers=workers)
+        a = result.agents[0]
+        rows.append(Row(label, a.win_share, a.ci_low, a.ci_high, 1 / len(table), len(table), result.num_games))
     return rows
 
 
