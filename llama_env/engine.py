@@ -1149,6 +1149,11 @@ class LlamaGame:
         starter = _int_field(d, "starter", current)
         if not 0 <= starter < n:
             raise ValueError(f"snapshot starter must be a seat 0..{n - 1}, got {starter}")
+        if len(discard_pile) == 1 and len(draw_pile) == undealt and not any(quit_) and current != starter:
+            raise ValueError(
+                f"snapshot current_player {current} is not the starter {starter}, but no move was made this round "
+                "(nothing played, drawn or quit): the starter makes the first move"
+            )
         last_player = d.get("last_player")
         if last_player is not None:
             last_player = _int_field(d, "last_player")
@@ -1165,7 +1170,7 @@ class LlamaGame:
 
         history = d.get("history")
         if history is not None:
-            history = _check_history(history, n, hand_size, hands, draw_pile, discard_pile, quit_)
+            history = _check_history(history, n, hand_size, hands, draw_pile, discard_pile, quit_, last_player)
         else:
             _check_hands_without_history(hand_size, hands, undealt - len(draw_pile), last_player)
 
@@ -1273,6 +1278,7 @@ def _check_history(
     draw_pile: list[int],
     discard_pile: list[int],
     quit_: list[bool],
+    last_player: int | None,
 ) -> dict[str, Any]:
     """The ``history`` of a snapshot, checked against the rest of it (``ValueError``
     naming the first contradiction)."""
@@ -1309,6 +1315,12 @@ def _check_history(
         raise ValueError(
             f"snapshot history 'played' ({by_value} per value) contradicts the discard pile, which holds "
             f"{on_pile} cards per value played this round"
+        )
+    top = discard_pile[-1]
+    if last_player is not None and not played[last_player][top - 1]:  # the top card is the last one played
+        raise ValueError(
+            f"snapshot last_player {last_player} played no {card_name(top)[2:]} this round by the history's 'played' "
+            f"({played[last_player]} per value), yet the top card, played last, is {card_name(top)}"
         )
     drawn = DECK_SIZE - n * hand_size - 1 - len(draw_pile)
     if sum(map(sum, drew_on)) != drawn:

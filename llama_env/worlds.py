@@ -12,8 +12,9 @@ Three things the observation does not say are filled with a choice the engine ac
 and that encodes back to the same observation (tests/property/test_worlds.py holds both):
 
 * the order of the discard pile: the one ordering the counts allow that starts with a
-  card the others' plays leave unexplained and climbs value by value (rule 4) to the
-  top card, round the cycle as often as the counts need;
+  card the others' plays leave unexplained (when the observer played last, other than
+  the top card it played) and climbs value by value (rule 4) to the top card, round the
+  cycle as often as the counts need;
 * the observer's own moves this round: it played the cards on the pile that the others
   did not, and drew what the draw pile lost beyond the others' draws (counted as drawn
   on the top card: no observation shows on what the observer itself drew);
@@ -94,9 +95,11 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
     on_pile = list(o.discarded)
     opp_played = [list(row) for row in o.opp_played]
     opp_total = [sum(row[v] for row in opp_played) for v in range(_NV)]
-    # the bottom card was turned up, not played: it is one the others' plays do not explain
-    bottoms = [v + 1 for v in range(_NV) if on_pile[v] - opp_total[v] >= 1]
-    if any(on_pile[v] < opp_total[v] for v in range(_NV)) or not bottoms:
+    # the bottom card was turned up, not played: it is one the others' plays do not
+    # explain, and when I played last, not my copy of the top card's value (the top card)
+    mine = [int(o.last_player == 0 and v + 1 == o.top_card) for v in range(_NV)]
+    bottoms = [v + 1 for v in range(_NV) if on_pile[v] - opp_total[v] - mine[v] >= 1]
+    if any(on_pile[v] < opp_total[v] + mine[v] for v in range(_NV)) or not bottoms:
         raise ValueError("the observation's discard pile holds fewer cards than the others played")
     pile = discard_order(on_pile, o.top_card, bottoms)
     # what lies on the pile above its bottom card and the others did not play: never

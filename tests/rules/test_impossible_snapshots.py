@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from llama_env.batch import BatchGame
 from llama_env.engine import Action, LlamaGame
 
 
@@ -60,6 +61,56 @@ def test_every_state_of_real_games_is_accepted_without_its_history(n, hand_size)
         while True:
             restored = LlamaGame.from_dict(_without_history(game))
             assert restored.hand_sizes == game.hand_sizes
+            if game.game_over:
+                break
+            legal = game.legal_actions()
+            game.step(int(rng.choice(legal)) if rng.random() < 0.9 else legal[-1])
+
+
+def _after_a_play() -> LlamaGame:
+    """A three-player game stopped at the first card played (after draws until a seat
+    could play), so last_player is the one seat that played."""
+    game = LlamaGame(3, rng=2)
+    while not any(a < Action.DRAW for a in game.legal_actions()):
+        game.step(Action.DRAW)
+    game.step(min(game.legal_actions()))
+    return game
+
+
+def test_a_last_player_who_by_the_history_played_nothing_is_refused():
+    """Rule 11 makes last_player the next round's starter: one who, by the round's
+    history, never played (so not the top card) started the next round wrongly."""
+    game = _after_a_play()
+    d = game.to_dict()
+    d["last_player"] = (game.last_player + 1) % 3
+    with pytest.raises(ValueError, match=rf"snapshot last_player {d['last_player']} played no .* by the history's"):
+        LlamaGame.from_dict(d)
+    with pytest.raises(ValueError, match="snapshot last_player"):
+        BatchGame.from_snapshots([d])
+
+
+@pytest.mark.parametrize("history", [True, False])
+def test_a_current_player_other_than_the_starter_before_any_move_is_refused(history):
+    """Nothing played, drawn or quit: the seat that starts the round (rule 11) is to act,
+    never another."""
+    d = LlamaGame(3, rng=0).to_dict()
+    d["current_player"] = 2
+    if not history:
+        d["history"] = None
+    with pytest.raises(ValueError, match="snapshot current_player 2 is not the starter 0, but no move was made"):
+        LlamaGame.from_dict(d)
+    d["starter"] = 2  # seat 2 started: fine
+    assert LlamaGame.from_dict(d).current_player == 2
+
+
+@pytest.mark.parametrize(("n", "hand_size"), [(2, 6), (3, 1), (4, 6), (6, 3)])
+def test_every_state_of_real_games_is_accepted_with_its_history(n, hand_size):
+    """Guard: the history's checks refuse nothing a game reaches."""
+    rng = np.random.default_rng(n)
+    for seed in range(3):
+        game = LlamaGame(n, hand_size=hand_size, end_score=25, rng=seed, random_first_player=True)
+        while True:
+            assert LlamaGame.from_dict(game.to_dict()).to_dict() == game.to_dict()
             if game.game_over:
                 break
             legal = game.legal_actions()
