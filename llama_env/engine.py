@@ -587,14 +587,19 @@ def seeded_generator(seed: int | np.integer[Any] | None) -> np.random.Generator:
 # --------------------------------------------------------------------------- game
 
 
+def _check_rng(rng: object) -> None:
+    """A ``TypeError`` or ``ValueError`` unless ``rng`` is what :func:`_make_rng` takes."""
+    if isinstance(rng, np.random.Generator) or rng is None:
+        return
+    if not isinstance(rng, (int, np.integer)) or isinstance(rng, bool):
+        raise TypeError(f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}")
+    if rng < 0:
+        raise ValueError(f"rng: a seed must be a non-negative integer, got {rng}")
+
+
 def _make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
-        if rng is not None and rng < 0:
-            raise ValueError(f"rng: a seed must be a non-negative integer, got {rng}")
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}")
+    _check_rng(rng)
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 class LlamaGame:
@@ -1043,11 +1048,12 @@ class LlamaGame:
         ``hand_size``: :func:`rule_option_fields`) default to the standard rules,
         ``starter`` to the current player, ``last_player`` to nobody (only while no card
         has been played this round: rule 11 needs it after), and the generator to
-        ``rng`` (or fresh entropy) when ``rng_state`` is absent. Other keys (up to 1,000)
-        are ignored, except one that looks like a misspelling of a key the engine reads
-        (``endscore``).
+        ``rng`` (or fresh entropy) when ``rng_state`` is absent (``rng`` is checked either
+        way). Other keys (up to 1,000) are ignored, except one that looks like a
+        misspelling of a key the engine reads (``endscore``).
         An impossible state raises ``ValueError`` saying what is wrong.
         """
+        _check_rng(rng)  # even when the snapshot's generator is taken: a wrong one is a mistake all the same
         if not isinstance(d, dict):
             raise ValueError(f"a game snapshot must be a dict, got {type(d).__name__}")
         missing = [k for k in _REQUIRED_KEYS if k not in d]
