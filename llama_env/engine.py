@@ -166,7 +166,11 @@ class IllegalActionError(ValueError):
 
 
 def card_points(card: int) -> int:
-    """Rule 9: a number card is worth its value, a llama 10 points."""
+    """Rule 9: a number card is worth its value, a llama 10 points.
+
+    ``card`` is a card code 1..7, taken unchecked (tables by code are built from it, and
+    0, no card, is worth 0): another number reads a wrong entry or raises ``IndexError``.
+    """
     return _CARD_POINTS[card]
 
 
@@ -174,13 +178,17 @@ def playable_on(top: int) -> tuple[int, int]:
     """Rule 4: on ``top`` one may play the same value or that value plus one;
     on a 6 a 6 or a llama; on a llama a llama or a 1.
 
-    Returns the two card codes, in that order (same value first).
+    Returns the two card codes, in that order (same value first). A ``top`` that is no
+    card code 1..7 is a ``ValueError``.
     """
+    if not _is_int(top) or not 1 <= top <= NUM_CARD_VALUES:
+        raise ValueError(f"top must be a card code 1..7 (7 a llama), got {brief(top)}")
     return (top, top % NUM_CARD_VALUES + 1)
 
 
 def can_play_on(card: int, top: int) -> bool:
-    """Rule 4 as a predicate: may ``card`` be played on ``top``."""
+    """Rule 4 as a predicate: may ``card`` be played on ``top``. Both are card codes
+    1..7, taken unchecked (this runs for every card of a snapshot's discard pile)."""
     return card == top or card == top % NUM_CARD_VALUES + 1
 
 
@@ -226,12 +234,18 @@ def next_round_starter(last_player: int | None, previous_starter: int, num_playe
 
 
 def is_game_over(scores: list[int], end_score: int) -> bool:
-    """Rule 12: after a round is scored the game ends if any score reached ``end_score``."""
+    """Rule 12: after a round is scored the game ends if any score reached ``end_score``.
+    No ``scores`` at all is a ``ValueError``."""
+    if len(scores) == 0:  # (an array of scores, too)
+        raise ValueError("scores must hold a score for each seat, got none")
     return max(scores) >= end_score
 
 
 def winners(scores: list[int]) -> list[int]:
-    """Rule 12: the lowest score wins; tied lowest scores share the victory."""
+    """Rule 12: the lowest score wins; tied lowest scores share the victory. No ``scores``
+    at all is a ``ValueError``."""
+    if len(scores) == 0:  # (an array of scores, too)
+        raise ValueError("scores must hold a score for each seat, got none")
     best = min(scores)
     return [seat for seat, s in enumerate(scores) if s == best]
 
@@ -318,8 +332,11 @@ def _option(
 
 def max_hand_size(num_players: int) -> int:
     """Rule 2 bounds the deal: ``num_players`` x ``hand_size`` cards and one to turn up
-    come from the 56-card deck."""
-    return (DECK_SIZE - 1) // num_players
+    come from the 56-card deck. A table of no size 2..6 is a ``ValueError``."""
+    is_int = isinstance(num_players, (int, np.integer)) and not isinstance(num_players, bool)  # (as _is_int, below)
+    if not is_int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {brief(num_players)}")
+    return (DECK_SIZE - 1) // int(num_players)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llama_env.engine import LlamaGame
+from llama_env.engine import LlamaGame, is_game_over, max_hand_size, playable_on, winners
 
 
 @pytest.mark.parametrize(("rng", "error"), [("x", TypeError), (1.5, TypeError), (True, TypeError), (-1, ValueError)])
@@ -17,3 +17,33 @@ def test_from_dict_checks_rng_even_when_the_snapshot_holds_a_generator(rng, erro
     with pytest.raises(error, match="rng"):
         LlamaGame.from_dict(d, rng=rng)
     assert LlamaGame.from_dict(d, rng=np.random.default_rng(5)).to_dict() == d  # rng_state still wins
+
+
+@pytest.mark.parametrize("top", [0, 8, 9, -1, 3.0, True, None])
+def test_playable_on_takes_only_card_codes(top):
+    """playable_on(0) answered (0, 1) and playable_on(9) (9, 3)."""
+    with pytest.raises(ValueError, match=r"top must be a card code 1..7 \(7 a llama\), got "):
+        playable_on(top)
+
+
+def test_playable_on_each_card_code():
+    assert [playable_on(c) for c in range(1, 8)] == [(1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 1)]
+    assert playable_on(np.int64(7)) == (7, 1)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, -3, 4.0, True])
+def test_max_hand_size_takes_only_table_sizes(n):
+    """max_hand_size(7) answered 7 for a table the rules do not have, and 0 divided by zero."""
+    with pytest.raises(ValueError, match=r"num_players must be between 2 and 6, got "):
+        max_hand_size(n)
+
+
+def test_max_hand_size_of_each_table():
+    assert [max_hand_size(n) for n in range(2, 7)] == [27, 18, 13, 11, 9]
+
+
+@pytest.mark.parametrize("rule", [lambda s: is_game_over(s, 40), winners], ids=["is_game_over", "winners"])
+def test_rule_12_of_no_scores_names_them(rule):
+    """Both failed with the bare 'max() arg is an empty sequence' (min() for winners)."""
+    with pytest.raises(ValueError, match="scores must hold a score for each seat, got none"):
+        rule([])
