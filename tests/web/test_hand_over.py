@@ -185,6 +185,50 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
         assert history.record(view["history_id"])["context"]["names_given"] == {"0": "Ann"}
 
 
+def test_a_seat_whose_person_never_came_bears_the_agent_s_name_on_the_page_the_record_and_the_history(tmp_path):
+    """Bob never opened his link and heuristic took his seat from the start: the history
+    rated heuristic, but the page's log, result and standings, and the saved record (so
+    its replay), still named the seat Bob, and gave Bob the wins of a game he never
+    played. The seat is now "heuristic (for Bob)" everywhere, and the history rates the
+    agent."""
+    store = SessionStore()
+    with History(tmp_path / "h.sqlite3") as history:
+        client = make_client(store, history=history)
+        state = create(client, "Ann", "Bob", "@heuristic", end_score=15)
+        tokens = {link["seat"]: link["token"] for link in state["links"]}
+        session = store.get(state["id"])
+        until_turn_of(client, session, tokens[0], 1)
+        away(session, 1)
+        view = hand_over(client, session.id, tokens[0], seat=1).json()
+        name = "heuristic (for Bob)"
+        assert [e["text"] for e in view["events"] if e["type"] == "left"] == [
+            "Bob did not come: heuristic plays Bob's seat."
+        ]
+        assert view["table"]["seats"][1]["name"] == name
+        assert [e["name"] for e in view["events"] if e["type"] == "move" and e["seat"] == 1][:1] == [name]
+        while not view["game_over"]:
+            view = client.post(
+                f"/api/games/{session.id}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[0])
+            ).json()
+        assert [s["name"] for s in sorted(view["standings"], key=lambda s: s["seat"])] == ["Ann", name, "heuristic"]
+        assert "Bob " not in view["result"] and "Bob." not in view["result"]
+        record = history.record(view["history_id"])
+        assert record["names"] == ["Ann", name, "heuristic"]
+        assert record["agents"] == ["person", "heuristic", "heuristic"]
+        (game,) = history.games()
+        assert [(s["name"], s["kind"]) for s in game["seats"]] == [
+            ("Ann", "person"),
+            ("heuristic", "agent"),
+            ("heuristic", "agent"),
+        ]
+        assert not any(r["name"] == "Bob" for r in history.ratings())
+        replayed = replay(record)
+        replayed.step(None, 10_000)
+        assert replayed.view(None)["table"]["seats"][1]["name"] == name  # a replay shows the agent too
+        bob = client.get(f"/api/games/{session.id}", headers=as_(tokens[1])).json()
+        assert bob["table"]["seats"][1]["name"] == name and "You win" not in bob["result"]
+
+
 def test_the_creator_has_come_to_the_table_even_if_their_page_asks_nothing_more(tmp_path):
     """Ann started a game of Ann and Bob, then her page asked nothing more (it opened a
     replay): her seat counted as never come, so Bob could give it to an agent "as if it

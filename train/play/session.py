@@ -281,10 +281,13 @@ class _Recorder(TableListener):
         if not result.game_over:
             self.on_start(g)
 
-    def on_left(self, seat: int, agent: str, *, joined: bool = True, chose: bool = False) -> None:
-        """A person's seat is handed to an agent (``joined``: the person had come;
-        ``chose``: they left the table themselves)."""
-        self._events.append({"type": "left", "seat": seat, "agent": agent, "joined": joined, "chose": chose})
+    def on_left(self, seat: int, agent: str, person: str, *, joined: bool = True, chose: bool = False) -> None:
+        """``person``'s seat is handed to an agent (``joined``: the person had come;
+        ``chose``: they left the table themselves). The event keeps the person's name: a
+        seat whose person never came takes the agent's name from then on."""
+        self._events.append(
+            {"type": "left", "seat": seat, "agent": agent, "name": person, "joined": joined, "chose": chose}
+        )
 
     def on_start(self, game: LlamaGame) -> None:
         """A round is dealt: who starts, on what card."""
@@ -501,16 +504,17 @@ class GameSession:
         event = dict(raw)
         if kind == "left":
             seat = raw["seat"]
-            who, whose = ("You were", "your") if seat == viewer else (f"{names[seat]} was", f"{names[seat]}'s")
+            person = raw["name"]  # (the seat's name now is the agent's when its person never came)
+            who, whose = ("You were", "your") if seat == viewer else (f"{person} was", f"{person}'s")
             if raw.get("chose", False):
-                who = "You" if seat == viewer else names[seat]
+                who = "You" if seat == viewer else person
                 event["text"] = f"{who} left the table: {raw['agent']} plays {whose} seat from here on."
             elif raw.get("joined", True):
                 event["text"] = f"{who} away: {raw['agent']} plays {whose} seat from here on."
             elif seat == viewer:
                 event["text"] = f"You did not come in time: {raw['agent']} plays your seat."
             else:
-                event["text"] = f"{names[seat]} did not come: {raw['agent']} plays {whose} seat."
+                event["text"] = f"{person} did not come: {raw['agent']} plays {whose} seat."
         elif kind == "start":
             starter = "You start" if yours(raw["starter"]) else f"{names[raw['starter']]} starts"
             event["text"] = f"Round {raw['round']} begins: {starter} on {card_name(raw['top_card'])}."
@@ -673,12 +677,16 @@ class GameSession:
         if joined:
             left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
             left[str(seat)] = {"agent": label, "from_move": len(self.moves), "chose": seat == viewer}
-        else:  # an agent's seat from the start: the record and the history say so
+        person = self.names[seat]
+        if not joined:  # an agent's seat from the start: the table, the record and the history say so
             self.labels[seat] = label
+            # (a new list, one assignment: a view on another thread reads the old or the new)
+            self.names = [f"{label} (for {person})" if p == seat else name for p, name in enumerate(self.names)]
+            self.table.names[seat] = self.names[seat]
             given = {k: v for k, v in self.context.get("names_given", {}).items() if k != str(seat)}
             self.context["names_given"] = given
         self.apart = self.apart or _runs_apart([built])
-        self.recorder.on_left(seat, label, joined=joined, chose=seat == viewer)
+        self.recorder.on_left(seat, label, person, joined=joined, chose=seat == viewer)
         self.recorder.flush()
         self._advance()
 
@@ -699,7 +707,7 @@ class GameSession:
                     break
                 for seat, label, chose in self._left_at.pop(len(self.moves), ()):
                     self._roles = self._roles.handing(seat, label, self.seq + 1)
-                    self.recorder.on_left(seat, label, chose=chose)
+                    self.recorder.on_left(seat, label, self.names[seat], chose=chose)
                 action = self._replay[self._replayed_moves]
                 self._replayed_moves += 1
                 self.table.apply(action)  # the record was replayed whole when it arrived
