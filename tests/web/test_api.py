@@ -141,6 +141,7 @@ BAD_CREATE = [
     ({"seats": [{"person": "A" * 41}, {"agent": "random"}]}, "longer than 40"),
     ({"seats": seats("Ann", "@random"), "seed": -1}, "'seed' must be a non-negative integer"),
     ({"seats": seats("Ann", "@random"), "seed": 1.5}, "'seed' must be a non-negative integer"),
+    ({"seats": seats("Sam", "@random", " Sam ")}, "seats 0 and 2 are both named 'Sam': give each person a name"),
     ({"seats": seats("Ann", *["@random"] * 5), "hand_size": 30}, "hand_size must be between"),
     ({"seats": seats("Ann", "@random"), "end_score": True}, "'end_score' must be an integer"),
     ({"seats": seats("Ann", "@random"), "colour": "red"}, "unknown field 'colour'"),

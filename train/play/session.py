@@ -1018,6 +1018,12 @@ def new_game(
         if "person" in seat:
             specs.append(None)
             names.append(_name(seat["person"], f"seat {p}'s name"))
+            same = next((q for q, name in typed.items() if name == names[-1]), None)
+            if same is not None:  # the history would rate them as one person holding two seats
+                raise SessionError(
+                    f"seats {same} and {p} are both named {names[-1]!r}: give each person a name of their own "
+                    "(the history rates each name as one player)"
+                )
             typed[p] = names[-1]
         else:
             specs.append(policy.spec(seat["agent"], f"seat {p}"))
