@@ -770,8 +770,10 @@ class LlamaGame:
     def hand_view(self, seat: int) -> Sequence[int]:
         """``seat``'s cards per code (index 0 unused), live and not copied: for hot paths
         such as the observation encoder. Read it, never modify it; :meth:`hand_counts`
-        gives a copy."""
-        return self._hands[seat]
+        gives a copy. A seat off the table is a ``ValueError`` (-1 would read the last seat)."""
+        if type(seat) is int and 0 <= seat < self.num_players:  # the hot path: one test
+            return self._hands[seat]
+        return self._hands[check_seat(seat, self.num_players)]
 
     def hand_size_of(self, seat: int) -> int:
         """How many cards ``seat`` holds."""

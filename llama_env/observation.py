@@ -60,6 +60,7 @@ from llama_env.engine import (
     MIN_PLAYERS,
     NUM_ACTIONS,
     NUM_CARD_VALUES,
+    check_seat,
     hand_penalty,
 )
 
@@ -344,8 +345,9 @@ class ObsSpec:
 
     def encode_reference(self, game: LlamaGame, seat: int) -> np.ndarray:
         """The vector of ``seat`` written out field by field: the slow, obvious encoder
-        that the fast ones must match exactly."""
+        that the fast ones must match exactly. A seat off the table is a ``ValueError``."""
         n, end = game.num_players, game.end_score
+        seat = check_seat(seat, n)  # else -1 or n + 2 are another seat's vector, silently
         others = [(seat + 1 + k) % n for k in range(n - 1)]
         out: list[float] = []
         for f in self.fields:
@@ -521,7 +523,8 @@ HIDDEN_SIZE = HIDDEN.size
 def hidden_state(game: LlamaGame, seat: int) -> np.ndarray:
     """:data:`HIDDEN` for ``seat``: each other seat's hand per value 1..6, llama (count / 8,
     in turn order from the seat's left, zeros for absent seats), the draw pile per value
-    (count / 8) and its next card (one-hot, zeros when the pile is empty)."""
+    (count / 8) and its next card (one-hot, zeros when the pile is empty). A seat off the
+    table is a ``ValueError``."""
     return HIDDEN.encode_reference(game, seat)
 
 
@@ -712,6 +715,8 @@ def encode(game: LlamaGame, seat: int) -> np.ndarray:
     """The observation of ``seat``: public information and that seat's own hand only.
 
     A new, writable ``float32`` array of shape ``(OBS_SIZE,)`` laid out as :data:`FIELDS`.
+    A seat off the table is a ``ValueError`` (checked where its hand is read:
+    :meth:`LlamaGame.hand_view`).
     """
     return _frombuffer(bytearray(_encode_bytes(game, seat)), _FLOAT32)
 
@@ -775,7 +780,8 @@ def _history_bytes(game: LlamaGame, seat: int) -> bytes:
 def encode_v1(game: LlamaGame, seat: int) -> np.ndarray:
     """The version-1 observation of ``seat``: :func:`encode` followed by the public
     history of the round (:data:`HISTORY_FIELDS`). A new ``float32`` array of shape
-    ``(OBS_SIZE_V1,)`` laid out as :data:`FIELDS_V1`."""
+    ``(OBS_SIZE_V1,)`` laid out as :data:`FIELDS_V1`. A seat off the table is a
+    ``ValueError``, as in :func:`encode`."""
     return _frombuffer(bytearray(_encode_bytes(game, seat) + _history_bytes(game, seat)), _FLOAT32)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from llama_env.engine import LlamaGame, is_game_over, max_hand_size, playable_on, winners
+from llama_env.observation import OBS_V1, encode, encode_many, encode_many_v1, encode_v1, hidden_state
 
 
 @pytest.mark.parametrize(("rng", "error"), [("x", TypeError), (1.5, TypeError), (True, TypeError), (-1, ValueError)])
@@ -47,3 +48,35 @@ def test_rule_12_of_no_scores_names_them(rule):
     """Both failed with the bare 'max() arg is an empty sequence' (min() for winners)."""
     with pytest.raises(ValueError, match="scores must hold a score for each seat, got none"):
         rule([])
+
+
+_SEAT_READERS = {
+    "hand_view": lambda g, s: g.hand_view(s),
+    "encode": encode,
+    "encode_v1": encode_v1,
+    "encode_many": lambda g, s: encode_many([g], [s]),
+    "encode_many_v1": lambda g, s: encode_many_v1([g], [s]),
+    "hidden_state": hidden_state,
+    "encode_reference": OBS_V1.encode_reference,
+}
+
+
+@pytest.mark.parametrize("seat", [3, 5, -1, 1.0, True, "1", None], ids=repr)
+@pytest.mark.parametrize("reader", list(_SEAT_READERS))
+def test_a_seat_off_the_table_is_refused_where_a_seat_is_read(reader, seat):
+    """hidden_state(g, 5) and (g, -1) at three seats gave seat 2's hidden cards (the
+    privileged critic's input), hand_view(-1) the last seat's hand; encode(g, 3) was an
+    IndexError and encode(g, 1.0) a TypeError."""
+    game = LlamaGame(3, rng=0)
+    with pytest.raises(ValueError, match=r"seat must be 0..2 at a 3-player table, got "):
+        _SEAT_READERS[reader](game, seat)
+
+
+@pytest.mark.parametrize("reader", list(_SEAT_READERS))
+def test_each_seat_of_the_table_is_read_as_before(reader):
+    game = LlamaGame(3, rng=0)
+    for seat in (0, 2, np.int64(1)):
+        np.testing.assert_array_equal(
+            np.asarray(_SEAT_READERS[reader](game, seat)), np.asarray(_SEAT_READERS[reader](game, int(seat)))
+        )
+    assert list(game.hand_view(np.int64(2))) == game.hand_counts(2)
