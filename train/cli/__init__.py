@@ -43,7 +43,15 @@ from typing import Any
 from llama_env.agent import builtins_hidden
 from llama_env.table import AgentError
 from train.cli.agents import list_agents
-from train.cli.common import EXIT_GAME_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PROG, CommandError, HelpFormatter
+from train.cli.common import (
+    EXIT_GAME_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    PROG,
+    CommandError,
+    HelpFormatter,
+    silence_stdout,
+)
 from train.cli.evaluate import EvalCommand, run_eval
 from train.cli.play import run_play
 from train.cli.tournament import TournamentCommand, run_tournament
@@ -157,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {WORKER_DIED}: try fewer --workers", file=sys.stderr)
         return 1
     except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
-        _silence_stdout()
+        silence_stdout()
         return 1
     except OSError as exc:  # a disk full or read-only under a command's output, found while writing
         where = f" ({exc.filename})" if exc.filename else ""
@@ -216,12 +224,3 @@ def _names_an_extra(exc: ModuleNotFoundError) -> bool:
     """Whether ``exc`` is the project's own message for a missing optional package (it
     says what to install), rather than a broken install."""
     return " -m pip install " in str(exc)
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush does not complain again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, AttributeError, ValueError):
-        pass

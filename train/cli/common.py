@@ -46,6 +46,7 @@ __all__ = [
     "add_count",
     "add_games",
     "write_npz",
+    "silence_stdout",
     "progress_log",
     "missing_dependency",
     "import_or_exit",
@@ -429,12 +430,18 @@ def progress_log() -> Callable[[str], None]:
             print(line, flush=True)
         except OSError:  # BrokenPipeError, or a device that failed under a redirect
             quiet = True
-            with contextlib.suppress(OSError, AttributeError, ValueError):  # no file behind stdout: nothing to do
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-                os.close(devnull)
+            silence_stdout()
 
     return log
+
+
+def silence_stdout() -> None:
+    """Point stdout at the null device, so that nothing more written to it, nor the
+    interpreter's final flush, fails again after a broken pipe."""
+    with contextlib.suppress(OSError, AttributeError, ValueError):  # no file behind stdout: nothing to do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 T = TypeVar("T")
