@@ -149,7 +149,10 @@ class TestNoFileSystemFromTheWeb:
         r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": f"ppo:path={path}"}]})
         # one message for every path: existing or not, file or folder, readable or not
         assert r.status_code == 400
-        assert r.json()["error"] == "seat 1 (ppo:path=...): agents from the web load no files by path"
+        assert r.json()["error"] == (
+            "seat 1 (ppo:path=...): agents from the web load no files by path; to play the models under DIR, "
+            "start the server with --allow-models DIR (ppo:path=NAME then reads DIR/NAME)"
+        )
         assert len(store) == 0
 
     def test_allowed_model_directories_only(self, tmp_path, store):

@@ -832,7 +832,7 @@ class AgentPolicy:
             )
         for key, value in spec.params.items():
             if is_path_parameter(key):
-                self._check_path(value, f"{what} ({spec.name}:{key}=...)")
+                self._check_path(value, f"{what} ({spec.name}:{key}=...)", f"{spec.name}:{key}")
             elif isinstance(value, (int, float)) and not isinstance(value, bool):
                 low, high = limits.get(key, (-PARAMETER_BOUND, PARAMETER_BOUND))
                 if not (low <= value <= high) or (isinstance(value, float) and not math.isfinite(value)):
@@ -850,10 +850,13 @@ class AgentPolicy:
                 return candidate  # (the second: a link inside must not lead out)
         return None
 
-    def _check_path(self, value: object, what: str) -> None:
+    def _check_path(self, value: object, what: str, parameter: str) -> None:
+        """A 400 unless ``value`` lies under :attr:`model_dirs`; the message is the same
+        whatever the path (it tells nothing of the disk), and says how to allow models."""
         if self._under_root(value) is None:
             raise SessionError(
-                f"{what}: agents from the web load no files by path"
+                f"{what}: agents from the web load no files by path; to play the models under DIR, start the "
+                f"server with --allow-models DIR ({parameter}=NAME then reads DIR/NAME)"
                 if not self.model_dirs
                 else f"{what}: a model path must lie under a directory the server allows"
             )
