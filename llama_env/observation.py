@@ -60,6 +60,7 @@ from llama_env.engine import (
     MIN_PLAYERS,
     NUM_ACTIONS,
     NUM_CARD_VALUES,
+    brief,
     check_seat,
     hand_penalty,
 )
@@ -337,7 +338,15 @@ class ObsSpec:
         return ObsSpec(version, self.fields + fields)
 
     def bounds(self, end_score: int) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper bounds of every entry for a game with this ``end_score``."""
+        """Lower and upper bounds of every entry for a game with this ``end_score`` (an
+        end score the rules do not allow is a ``ValueError``: 0 divided by zero, and a
+        negative one gave negative bounds)."""
+        if (
+            isinstance(end_score, bool)
+            or not isinstance(end_score, (int, np.integer))
+            or not 1 <= end_score <= MAX_END_SCORE
+        ):
+            raise ValueError(f"end_score must be an integer between 1 and {MAX_END_SCORE}, got {brief(end_score)}")
         high = np.ones(self.size, dtype=np.float32)
         for f in self.fields:
             high[self.slices[f.name]] = f.unit.high(end_score)
@@ -580,7 +589,8 @@ def guess_obs_version(observation: Any) -> int:
 
 
 def observation_bounds(end_score: int, version: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of every entry for a game with this ``end_score``."""
+    """Lower and upper bounds of every entry for a game with this ``end_score``
+    (:meth:`ObsSpec.bounds`)."""
     return obs_spec(version).bounds(end_score)
 
 
@@ -824,7 +834,9 @@ def action_mask(legal: Sequence[int]) -> np.ndarray:
 
     There are few distinct legal sets, so masks are cached and returned read-only: an
     agent that writes into its mask gets an error instead of corrupting later decisions.
-    Copy it before handing it to code that may keep or modify it.
+    Copy it before handing it to code that may keep or modify it. An action that is no
+    integer 0..8 is a ``ValueError`` (checked when its set is first seen: the look-up
+    runs at every decision).
     """
     key = tuple(legal)
     m = _MASKS.get(key)
@@ -840,6 +852,8 @@ def _new_mask(key: tuple[int, ...], dtype: Any, cache: dict[tuple[int, ...], np.
     """The read-only mask of ``dtype`` with ``key``'s actions set, kept in ``cache`` and
     known to :func:`is_shared_mask` (the masks' cached look-ups stay inline: they run at
     every decision)."""
+    if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= a < NUM_ACTIONS for a in key):
+        raise ValueError(f"legal actions must be integers 0..{NUM_ACTIONS - 1}, got {brief(list(key))}")
     m = np.zeros(NUM_ACTIONS, dtype=dtype)
     m[list(key)] = 1
     m.flags.writeable = False
@@ -852,8 +866,8 @@ def agent_mask(legal: Sequence[int]) -> np.ndarray:
     """The boolean mask (length 9) of a list of legal actions, as an agent's ``act``
     gets it: the dtype of the Gym env's ``info["action_mask"]`` and of ``act_batch``'s
     masks, so that one policy reads its mask the same way as the learner and as an
-    opponent (``~mask`` on the ``int8`` mask picked the wrong actions). Cached and
-    read-only, as :func:`action_mask`."""
+    opponent (``~mask`` on the ``int8`` mask picked the wrong actions). Cached, read-only
+    and checked, as :func:`action_mask`."""
     key = tuple(legal)
     m = _AGENT_MASKS.get(key)
     return m if m is not None else _new_mask(key, bool, _AGENT_MASKS)

@@ -8,7 +8,17 @@ import numpy as np
 import pytest
 
 from llama_env.engine import LlamaGame, is_game_over, max_hand_size, playable_on, winners
-from llama_env.observation import OBS_V1, encode, encode_many, encode_many_v1, encode_v1, hidden_state
+from llama_env.observation import (
+    OBS_V1,
+    action_mask,
+    agent_mask,
+    encode,
+    encode_many,
+    encode_many_v1,
+    encode_v1,
+    hidden_state,
+    observation_bounds,
+)
 
 
 @pytest.mark.parametrize(("rng", "error"), [("x", TypeError), (1.5, TypeError), (True, TypeError), (-1, ValueError)])
@@ -80,3 +90,31 @@ def test_each_seat_of_the_table_is_read_as_before(reader):
             np.asarray(_SEAT_READERS[reader](game, seat)), np.asarray(_SEAT_READERS[reader](game, int(seat)))
         )
     assert list(game.hand_view(np.int64(2))) == game.hand_counts(2)
+
+
+@pytest.mark.parametrize("legal", [[-1], [9], [0, 7, 99], [7.5], ["8"]], ids=repr)
+@pytest.mark.parametrize("mask", [action_mask, agent_mask])
+def test_a_mask_of_actions_that_do_not_exist_is_refused(mask, legal):
+    """action_mask([-1]) marked QUIT (numpy's last entry) and action_mask([9]) was an IndexError."""
+    with pytest.raises(ValueError, match=r"legal actions must be integers 0..8, got "):
+        mask(legal)
+
+
+def test_masks_of_legal_actions_still_come_from_the_cache():
+    assert action_mask(np.array([0, 7, 8])).tolist() == [1, 0, 0, 0, 0, 0, 0, 1, 1]
+    assert action_mask((0, 7, 8)) is action_mask([0, 7, 8])
+    assert agent_mask(()).tolist() == [False] * 9
+
+
+@pytest.mark.parametrize("end_score", [0, -5, 1001, 40.0, True, None])
+def test_observation_bounds_refuse_an_end_score_the_rules_do_not_allow(end_score):
+    """observation_bounds(0) divided by zero and observation_bounds(-5) gave negative bounds."""
+    with pytest.raises(ValueError, match=r"end_score must be an integer between 1 and 1000, got "):
+        observation_bounds(end_score)
+    with pytest.raises(ValueError, match="end_score must be"):
+        OBS_V1.bounds(end_score)
+
+
+def test_observation_bounds_of_an_end_score_the_rules_allow():
+    low, high = observation_bounds(np.int64(40), 1)
+    assert low.min() == 0 and high.min() > 0 and high.shape == (OBS_V1.size,)
