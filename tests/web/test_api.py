@@ -474,8 +474,9 @@ def play_to_the_end(client, state: dict, tokens: dict) -> dict:
 def test_a_long_agent_spec_and_a_name_used_twice_are_saved_to_the_history(tmp_path):
     """The history held every seat's table name to 40 characters, though it stores the
     name typed for a person and the label for an agent: a game against a 46-character
-    spec, or of two people of one 40-character name (Ann#1 and Ann#2 at the table), was
-    not saved, and only the server's log said so."""
+    spec, or of a person whose 40-character name is an agent's label at the table (both
+    then #1 and #2 there), was not saved, and only the server's log said so. (Two people
+    of one name are refused: the history would rate them as one.)"""
     history = History(tmp_path / "history.sqlite3")
     client = make_client(history=history)
     spec = "heuristic:quit_base=2.5:quit_per_draw_cost=0.5"
@@ -483,14 +484,17 @@ def test_a_long_agent_spec_and_a_name_used_twice_are_saved_to_the_history(tmp_pa
     state = create(client, "Ann", "@" + spec, end_score=10)
     state = play_to_the_end(client, state, {0: state["token"]})
     assert isinstance(state["history_id"], int) and state["saving"] is False
-    name = "Alexandra Konstantinopoulou-Papadopoulos"
+    name = "heuristic:quit_base=2.5:quit_danger=0.25"
     assert len(name) == 40
-    state = create(client, name, name, end_score=10)
+    state = create(client, name, "@" + name, end_score=10)
     assert [s["name"] for s in state["table"]["seats"]] == [name + "#1", name + "#2"]
     state = play_to_the_end(client, state, {link["seat"]: link["token"] for link in state["links"]})
     assert isinstance(state["history_id"], int)
     games = client.get("/api/history").json()["games"]
-    assert [[s["name"] for s in g["seats"]] for g in games] == [[name, name], ["Ann", spec]]
+    assert [[(s["name"], s["kind"]) for s in g["seats"]] for g in games] == [
+        [(name, "person"), (name, "agent")],
+        [("Ann", "person"), (spec, "agent")],
+    ]
 
 
 def test_a_spec_whose_label_is_too_long_to_keep_is_refused_when_the_game_starts(client, store):
