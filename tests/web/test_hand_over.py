@@ -321,6 +321,34 @@ def test_a_person_may_leave_the_table_while_another_plays_on(table):
     assert texts == ["Bob left the table: random plays Bob's seat from here on."]
 
 
+def test_someone_leaving_does_not_refuse_the_move_of_the_person_whose_turn_it_is():
+    """Bob left while the table waited for Ann: her next click was refused as made on a
+    view of a game that had moved on, though nothing she could play had changed. A
+    hand-over that moves no card leaves her view current; a move since is still refused."""
+    store = SessionStore()
+    client = make_client(store)
+    state = create(client, "Ann", "Bob", "@heuristic")
+    tokens = {link["seat"]: link["token"] for link in state["links"]}
+    session = store.get(state["id"])
+    bob = client.get(f"/api/games/{session.id}", headers=as_(tokens[1])).json()  # Bob comes
+    while session.game.current_player != 0:
+        bob = client.post(
+            f"/api/games/{session.id}/move", json={"action": bob["legal"][0]}, headers=as_(tokens[1])
+        ).json()
+    ann = client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()
+    assert ann["your_turn"]
+    assert hand_over(client, session.id, tokens[1], seat=1).status_code == 200  # Bob leaves
+    assert session.seq > ann["seq"]
+    moves = len(session.moves)
+    body = {"action": ann["legal"][0], "since": ann["seq"]}
+    r = client.post(f"/api/games/{session.id}/move", json=body, headers=as_(tokens[0]))
+    assert r.status_code == 200, r.text
+    assert session.moves[moves] == (0, ann["legal"][0])
+    assert "Bob left the table: heuristic plays Bob's seat from here on." in [e["text"] for e in r.json()["events"]]
+    stale = client.post(f"/api/games/{session.id}/move", json=body, headers=as_(tokens[0]))
+    assert stale.status_code == 409 and "moved on since this view" in stale.json()["error"]
+
+
 def test_no_one_leaves_a_table_where_nobody_else_is_there_to_play_on(tmp_path):
     """Ann left while Bob had not opened his link: the game then waited for Bob for
     ever, and no page was left to hand his seat over."""

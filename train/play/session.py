@@ -374,6 +374,9 @@ class GameSession:
         """A replayed record's hand-overs: move number -> (seat, agent, whether the person
         chose to leave) from that move on."""
         self._frames: list[_Frame] = []
+        self._moved = 0
+        """The latest frame that changed the game (a move, a deal), not only who plays a
+        seat: a move made on a view of a frame before it is refused (:meth:`move`)."""
         g = game
         self.recorder.on_start(g)
         self.recorder.flush()
@@ -410,6 +413,8 @@ class GameSession:
 
     def _push(self, events: tuple[tuple[tuple[str, Any], ...], ...]) -> None:
         seq = self._frames[-1][0] + 1 if self._frames else 0
+        if any(dict(event)["type"] != "left" for event in events):
+            self._moved = seq
         self._frames.append((seq, events, _snapshot(self.game)))
         if len(self._frames) > KEEP_FRAMES:
             del self._frames[: len(self._frames) - KEEP_FRAMES]
@@ -604,14 +609,14 @@ class GameSession:
         """A person's move, validated by the driver's one rule, then the agents'
         replies until a person must act. ``since`` is the last frame the mover saw: a
         move made on an older view (another tab of the same seat has moved meanwhile)
-        is refused, not played on the seat's next turn."""
+        is refused, not played on the seat's next turn; a view older only by hand-overs
+        (a person left: no card moved) is not."""
         if self.mode != "play" or viewer is None:
             raise SessionError(f"this game is being {self.mode}ed: it takes no moves", 409)
         if viewer not in self.people:  # handed to an agent: when its person left, or never came
             agent = self.left.get(viewer, self.labels[viewer])
             raise SessionError(f"{agent} plays this seat since it was handed over: it takes no moves", 409)
-        latest = self._frames[-1][0]
-        if since is not None and 0 <= since < latest:
+        if since is not None and 0 <= since < self._moved:
             raise SessionError("the game has moved on since this view of it; look again before moving", 409)
         g = self.game
         if g.game_over:
