@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llama_env.engine import LlamaGame, RoundResult, check_seat
+from llama_env.engine import LlamaGame, RoundResult, brief, check_seat
 
 CARD_NAMES = {1: "1", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "L"}
 
@@ -25,12 +25,18 @@ def seat_label(seat: int, names: Sequence[str] | None = None) -> str:
 
 def seat_names(names: Sequence[str] | None, num_players: int) -> list[str]:
     """``names`` as a list labelling each seat of a ``num_players`` table (``player_<seat>``
-    without them); a list of another length is a ``ValueError``, not an ``IndexError``
-    halfway through a drawing."""
+    without them); a list of another length, or one of anything but strings (or one
+    string, whose letters would name the seats), is a ``ValueError``, not an
+    ``IndexError`` or ``AttributeError`` halfway through a drawing."""
     if names is None:
         return [f"player_{p}" for p in range(num_players)]
+    if isinstance(names, str):
+        raise ValueError(f"names must be a list of strings, one per seat, got the string {brief(names)}")
     if len(names) != num_players:
         raise ValueError(f"names must label all {num_players} seats, got {len(names)}")
+    for p, name in enumerate(names):
+        if not isinstance(name, str):
+            raise ValueError(f"names must be strings, got {brief(name)} ({type(name).__name__}) for seat {p}")
     return list(names)
 
 
@@ -52,7 +58,9 @@ def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None)
 
 
 def render_round_summary(result: RoundResult, names: Sequence[str] | None = None) -> str:
-    """What a round cost each seat, and the scores after it."""
+    """What a round cost each seat, and the scores after it. ``names`` that do not label
+    every seat are a ``ValueError``."""
+    names = seat_names(names, len(result.scores))
     if result.went_out is None:
         head = f"Round {result.round} over: everybody quit."
     else:

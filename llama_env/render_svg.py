@@ -23,7 +23,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from llama_env._install import install_hint
-from llama_env.engine import check_seat
+from llama_env.engine import check_flag, check_seat
 from llama_env.render import seat_names
 
 if TYPE_CHECKING:
@@ -94,7 +94,9 @@ def table_svg(
     """The table as ``viewer`` sees it (``None``: a spectator, who sees hands only with
     ``reveal``). ``legal_cards`` (card codes) are outlined in the viewer's hand. Returns
     an SVG document of :data:`WIDTH` x :data:`HEIGHT` pixels. A viewer off the table, or
-    ``names`` that do not label every seat, is a ``ValueError``."""
+    ``names`` that do not label every seat, is a ``ValueError``; ``reveal`` anything but
+    a bool a ``TypeError`` (``"no"`` would show every hand)."""
+    reveal = check_flag("reveal", reveal)
     n = game.num_players
     viewer = None if viewer is None else check_seat(viewer, n)  # else: no hand, no "(you)", silently
     names = seat_names(names, n)
