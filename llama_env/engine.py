@@ -437,8 +437,10 @@ class Rules:
     def options_at(cls, sizes: Iterable[int], **options: Any) -> dict[int, Rules]:
         """The rules at each table size of ``sizes`` with the same ``options`` (a
         training run's table mix): every size is checked, so an option that no size
-        allows is refused before the first game."""
+        allows is refused before the first game, and so are no sizes at all."""
         rules = [cls(n, **options) for n in dict.fromkeys(sizes)]  # Rules checks each size: 2.7 is no table
+        if not rules:
+            raise ValueError(f"sizes must name at least one table size ({MIN_PLAYERS}..{MAX_PLAYERS}), got none")
         return {r.num_players: r for r in sorted(rules, key=lambda r: r.num_players)}
 
     def at(self, num_players: int) -> Rules:

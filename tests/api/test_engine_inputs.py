@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llama_env.engine import LlamaGame, is_game_over, max_hand_size, playable_on, winners
+from llama_env.engine import LlamaGame, Rules, is_game_over, max_hand_size, playable_on, winners
 from llama_env.observation import (
     OBS_V1,
     action_mask,
@@ -118,3 +118,14 @@ def test_observation_bounds_refuse_an_end_score_the_rules_do_not_allow(end_score
 def test_observation_bounds_of_an_end_score_the_rules_allow():
     low, high = observation_bounds(np.int64(40), 1)
     assert low.min() == 0 and high.min() > 0 and high.shape == (OBS_V1.size,)
+
+
+@pytest.mark.parametrize("sizes", [[], (), iter([])], ids=["list", "tuple", "iterator"])
+def test_options_at_no_table_size_is_refused(sizes):
+    """Rules.options_at([]) returned {}: no size was checked, so any option passed."""
+    with pytest.raises(ValueError, match=r"sizes must name at least one table size \(2..6\), got none"):
+        Rules.options_at(sizes, hand_size=30)
+
+
+def test_options_at_each_size_once():
+    assert list(Rules.options_at([4, 2, 4], end_score=30)) == [2, 4]
