@@ -83,7 +83,8 @@ def test_the_command_line_takes_every_order(tmp_path, capsys):
 
 
 def test_a_tournaments_tables_keep_their_seating_unless_every_order():
-    """A table kept the pool's order round it; with every_order its k! seatings all come."""
+    """A table kept the pool's order round it; with every_order its k! seatings all come,
+    about equally often."""
     from collections import Counter
 
     from train.evaluation.tournament import _tables
@@ -93,12 +94,12 @@ def test_a_tournaments_tables_keep_their_seating_unless_every_order():
         tuple(sorted(t)) == tuple(t[(s + t.index(min(t))) % 3] for s in range(3)) for t in plain
     )  # each a rotation of its ascending combination
     mixed = Counter(_tables(5, 3, 180, seed=0, every_order=True))
-    assert len(mixed) == 60 and set(mixed.values()) == {3}  # 10 combinations x 3! seatings, each 3 times
+    assert len(mixed) == 60 and set(mixed.values()) <= {2, 3, 4}  # 10 combinations x 3! seatings, about 3 times each
     assert _tables(5, 3, 180, seed=0, every_order=False) == plain
-    # the tables of the code before every_order, which every recorded tournament played
+    # the tables since each game's seating evens out its agents' seats: what a seed plays
     assert plain[:12] == [
-        (1, 2, 4), (4, 2, 3), (2, 3, 0), (0, 2, 4), (3, 0, 1), (1, 2, 0),
-        (0, 3, 4), (3, 1, 2), (3, 4, 1), (0, 1, 4), (4, 1, 2), (3, 4, 2),
+        (1, 2, 4), (3, 4, 2), (2, 3, 0), (4, 0, 2), (0, 1, 3), (2, 0, 1),
+        (0, 3, 4), (1, 2, 3), (3, 4, 1), (0, 1, 4), (4, 1, 2), (4, 2, 3),
     ]  # fmt: skip
     rotations = [(0, 1, 2, 3), (3, 0, 1, 2), (2, 3, 0, 1), (1, 2, 3, 0)]
     assert _tables(4, 4, 6, seed=3) == rotations + rotations[:2]
