@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, DEFAULT_HAND_SIZE, NUM_CARD_VALUES, LlamaGame, Rules
+from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, DEFAULT_HAND_SIZE, NUM_CARD_VALUES, LlamaGame, Rules, brief
 from llama_env.observation import OBS_SIZE_V1, ObsView
 
 __all__ = ["PublicState", "public_state", "deal_world", "discard_order"]
@@ -147,13 +147,15 @@ def deal_world(state: PublicState, hands: Sequence[Sequence[int]], rng: np.rando
     """A whole game from ``state``: the other seats hold ``hands`` (card codes, in turn
     order from the observer's left), the draw pile the rest of the unseen cards,
     shuffled by ``rng``; later rounds are dealt from a generator seeded from ``rng``.
-    Raises ``ValueError`` when the hands do not fit (wrong sizes, or more cards of a
-    value than are unseen)."""
+    Raises ``ValueError`` when the hands do not fit (wrong sizes, a card that is no card
+    code 1..7, or more cards of a value than are unseen)."""
     if [len(h) for h in hands] != list(state.hand_sizes):
         raise ValueError(f"the other hands must hold {list(state.hand_sizes)} cards, got {[len(h) for h in hands]}")
     rest = list(state.unseen)
     for hand in hands:
         for card in hand:
+            if isinstance(card, bool) or not isinstance(card, (int, np.integer)) or not 1 <= card <= _NV:
+                raise ValueError(f"the other hands must hold card codes 1..7, got {brief(card)} in {brief(hand)}")
             rest[card - 1] -= 1
     if min(rest) < 0:
         raise ValueError(f"the other hands hold more cards of a value than are unseen ({list(state.unseen)})")

@@ -101,3 +101,14 @@ def test_hands_that_do_not_fit_are_refused():
     hands = [cards[:6], cards[6:12], cards[12:18]]
     with pytest.raises(ValueError, match="more cards of a value than are unseen"):
         deal_world(state, hands, rng)
+
+
+@pytest.mark.parametrize("card", [8, 0, -1, 7.0, True, "3"], ids=repr)
+def test_a_hand_card_that_is_no_card_code_is_refused(card):
+    """A code 8 was an IndexError, and 0 or -1 took a llama (or a 6) off the unseen cards."""
+    game = LlamaGame(4, rng=0)
+    state = public_state(encode_v1(game, game.current_player))
+    truth = [game.hand((game.current_player + k) % 4) for k in (1, 2, 3)]
+    truth[1][0] = card
+    with pytest.raises(ValueError, match=r"the other hands must hold card codes 1..7, got "):
+        deal_world(state, truth, np.random.default_rng(0))
