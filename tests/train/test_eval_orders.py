@@ -70,6 +70,29 @@ def test_every_order_is_refused_without_rotation():
     assert both.every_order and both.duplicate and both.rotate
 
 
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "match"),
+    [
+        ((2.5, 3), {}, ValueError, "num_games must be a non-negative integer, got 2.5"),
+        ((-1, 3), {}, ValueError, "num_games must be a non-negative integer, got -1"),
+        ((3, 0), {}, ValueError, r"num_players must be 2\.\.6, got 0"),
+        ((3, 7), {}, ValueError, r"num_players must be 2\.\.6, got 7"),
+        ((3, 3.0), {}, ValueError, "num_players must be an integer, got 3.0"),
+        ((3, True), {}, ValueError, "num_players must be an integer, got True"),
+        ((6, 3), {"every_order": True, "rotate": False}, ValueError, "every_order .* not with rotate=False"),
+        ((6, 3), {"rotate": "no"}, TypeError, "rotate must be True or False"),
+    ],
+)
+def test_seatings_checks_its_arguments(args, kwargs, error, match):
+    """seatings (which docs/agents.md points to) failed in numpy (an IndexError, a
+    divide-by-zero warning and empty rows) or, with every_order, rotated though told
+    rotate=False, which evaluate refuses."""
+    with pytest.raises(error, match=match):
+        seatings(*args, **kwargs)
+    assert seatings(0, 3).shape == (0, 3)
+    assert (seatings(np.int64(4), np.int64(2)) == seatings(4, 2)).all()
+
+
 def test_the_command_line_takes_every_order(tmp_path, capsys):
     code = main(
         ["eval", "--agents", "heuristic,random,greedy", "--games", "12", "--every-order", "--record", str(tmp_path)]

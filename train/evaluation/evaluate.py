@@ -187,10 +187,22 @@ def seatings(num_games: int, num_players: int, *, rotate: bool = True, every_ord
     the table changes too: each block of ``n`` games (a block of rotations, one deal of
     a duplicate evaluation) takes the next of the ``(n - 1)!`` orders of agents ``1..n-1``
     after agent 0 (the first, the list's own), so ``n!`` games play every seating once.
-    Without either, every agent keeps its seat."""
-    n = num_players
+    Without either, every agent keeps its seat.
+
+    ``num_games`` is a non-negative integer and ``num_players`` an integer 2..6 (a
+    ``ValueError`` otherwise); ``every_order`` rotates, so with ``rotate=False`` it is a
+    ``ValueError``, as :func:`evaluate` says."""
+    num_games = check_seed(num_games, "num_games")
+    if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)):
+        raise ValueError(f"num_players must be an integer, got {num_players!r}")
+    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players}")
+    rotate, every_order = check_flag("rotate", rotate), check_flag("every_order", every_order)
+    if every_order and not rotate:
+        raise ValueError("every_order changes the order round the table and rotates the seats: not with rotate=False")
+    n = int(num_players)
     index = np.arange(num_games)
-    shift = index % n if (rotate or every_order) else np.zeros(num_games, dtype=np.int64)
+    shift = index % n if rotate else np.zeros(num_games, dtype=np.int64)
     seats = (np.arange(n)[None, :] + shift[:, None]) % n  # [game, list position] -> seat
     if every_order:
         orders = np.array(table_orders(n))
@@ -272,12 +284,10 @@ def evaluate(
     seed = check_seed(seed)
     duplicate, rotate = check_flag("duplicate", duplicate), check_flag("rotate", rotate)
     every_order = check_flag("every_order", every_order)
-    if every_order and not (rotate or duplicate):
-        raise ValueError("every_order changes the order round the table and rotates the seats: not with rotate=False")
     if duplicate:
         num_games = math.ceil(num_games / n) * n
     index = np.arange(num_games)
-    seat_agents = seatings(num_games, n, rotate=rotate or duplicate, every_order=every_order)
+    seat_agents = seatings(num_games, n, rotate=rotate or duplicate, every_order=every_order)  # checks every_order
     deal_keys = index // n if duplicate else index
     names = agent_display_names(agents)
     games, was_batched = play_either(
