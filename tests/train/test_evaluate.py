@@ -811,6 +811,19 @@ def test_an_executor_that_returns_the_wrong_number_of_results_is_named():
         evaluate(["random", "random"], 20, workers=2, batched=False, executor=object())
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("batched", [False, True])
+def test_an_executor_class_is_refused_whatever_the_workers(workers, batched):
+    """The class instead of an instance: with workers a TypeError deep in the pool (run()
+    missing an argument), with workers=1 silently accepted."""
+    from train.evaluation.runner import LocalProcesses
+
+    with pytest.raises(ValueError, match=r"executor must be an instance: LocalProcesses\(\), not the class"):
+        evaluate(["random", "heuristic"], 40, workers=workers, batched=batched, executor=LocalProcesses)
+    with pytest.raises(ValueError, match=r"executor must be an instance: LocalProcesses\(\)"):
+        tournament(["random", "heuristic", "greedy"], 2, 6, workers=workers, batched=batched, executor=LocalProcesses)
+
+
 def test_a_comma_separated_string_is_a_table_and_one_agent_is_refused():
     listed = evaluate(["heuristic", "cautious:threshold=2"], 20, seed=1, workers=1)
     joined = evaluate("heuristic,cautious:threshold=2", 20, seed=1, workers=1)  # was read letter by letter

@@ -578,6 +578,8 @@ def run_chunks(
     agent's own warning as it played was given in every worker process, and a Python
     caller catching warnings never saw it."""
     workers = num_workers(workers)
+    if isinstance(executor, type):  # its run is a function that wants an instance first
+        raise ValueError(f"executor must be an instance: {executor.__name__}(), not the class {executor.__name__}")
     if executor is not None and not callable(getattr(executor, "run", None)):  # checked whether used or not
         raise ValueError(
             f"executor must have run(payload, jobs, workers), as train.evaluation.runner.LocalProcesses; "
