@@ -555,6 +555,20 @@ def test_the_comparison_after_training_plays_the_runs_rules(monkeypatch: pytest.
     assert seen[-1] == Rules(3)
 
 
+def test_the_comparison_table_names_rules_other_than_the_standard_ones():
+    """The table `llama-rl train` prints after a run at --end-score 20 read as if played at
+    the standard rules, unlike the eval and tournament headers."""
+    from train.evaluation import report
+
+    args = {"games": 2, "players": (2, 3), "opponents": ("random",), "workers": 1}
+    odd = report.format_comparison(report.compare_agents({"r": "random"}, rules=Rules(2, end_score=20), **args))
+    assert odd.splitlines()[0].endswith("seats rotated, end_score 20 (95% CI)"), odd
+    both = report.compare_agents({"r": "random"}, rules=Rules(2, end_score=20, hand_size=4), **args)
+    assert "seats rotated, end_score 20, hand_size 4 (95% CI)" in report.format_comparison(both)
+    standard = report.format_comparison(report.compare_agents({"r": "random"}, **args))
+    assert standard.splitlines()[0].endswith("2 games each, seats rotated (95% CI)"), standard
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llama_env.agent import AgentLike, UnseenTableSize
-from llama_env.engine import Rules
-from train.evaluation.evaluate import evaluate
+from llama_env.engine import DEFAULT_RULES, Rules
+from train.evaluation.evaluate import evaluate, rules_text
 
 __all__ = ["ComparisonRow", "compare_agents", "format_comparison", "has_shipped_models"]
 
@@ -27,6 +27,8 @@ class ComparisonRow:
     ci_low: float
     ci_high: float
     games: int
+    rules: Rules | None = None
+    """The rules the row was played by (at its table size); ``None``: the standard ones."""
 
 
 def compare_agents(
@@ -61,13 +63,14 @@ def compare_agents(
                         batched=False,
                     )
                 a = r.agents[0]
-                rows.append(ComparisonRow(label, n, opp, a.win_share, a.ci_low, a.ci_high, r.num_games))
+                rows.append(ComparisonRow(label, n, opp, a.win_share, a.ci_low, a.ci_high, r.num_games, r.rules))
     return rows
 
 
 def format_comparison(rows: Sequence[ComparisonRow]) -> str:
     """A plain-text table: one line per table size and opponent, one column per agent
-    (rows from :func:`compare_agents`, at least one: a ``ValueError`` otherwise)."""
+    (rows from :func:`compare_agents`, at least one: a ``ValueError`` otherwise). Rules
+    other than the standard ones are named in its first line, as an evaluation's are."""
     if not rows:
         raise ValueError("format_comparison needs at least one row, as compare_agents gives")
     labels = list(dict.fromkeys(r.agent for r in rows))
@@ -75,8 +78,11 @@ def format_comparison(rows: Sequence[ComparisonRow]) -> str:
     cell = {(r.agent, r.players, r.opponent): r for r in rows}
     w = max(22, *(len(s) + 2 for s in labels))
     games = rows[0].games
+    standard = DEFAULT_RULES.options()
+    played = (r.rules for r in rows if r.rules is not None and r.rules.options() != standard)
+    rules = "".join(f", {text}" for text in dict.fromkeys(rules_text(p) for p in played))
     lines = [
-        f"win share against players - 1 copies of the opponent, {games} games each, seats rotated (95% CI)",
+        f"win share against players - 1 copies of the opponent, {games} games each, seats rotated{rules} (95% CI)",
         f"{'players':>7}  {'opponent':<10}  {'fair':>5}" + "".join(f"  {s:>{w}}" for s in labels),
     ]
     for n, opp in keys:
