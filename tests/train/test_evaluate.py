@@ -393,10 +393,20 @@ def test_fitted_ratings_edge_cases():
     tied = fit_ratings([(["a", "b", "z"], [1.0, 1.0, 0.0])] * 200)
     assert tied["a"].mu == pytest.approx(tied["b"].mu) and tied["z"].mu > tied["a"].mu
     assert fit_ratings([]) == {}
-    with pytest.raises(ValueError, match="one score per seat: 2 seats, 3 scores"):
+    with pytest.raises(ValueError, match="game 0: a game needs one score per seat: 2 seats, 3 scores"):
         fit_ratings([(["a", "b"], [1.0, 2.0, 3.0])])
-    with pytest.raises(ValueError, match="scores must be finite"):
+    with pytest.raises(ValueError, match=r"game 0: scores must be finite numbers, got \[1.0, nan\]"):
         fit_ratings([(["a", "b"], [1.0, float("nan")])])
+
+
+@pytest.mark.parametrize("bad", ["x", None, "1", float("inf")])
+def test_fit_ratings_names_the_game_whose_scores_are_not_numbers(bad):
+    """A score 'x' failed with float()'s "could not convert string to float: 'x'", None
+    with a TypeError, though the docstring promises a ValueError; neither named the game."""
+    games = [(["a", "b"], [1, 2]), (["a", "b"], np.array([3, 1])), (["b", "a"], [0, bad])]
+    with pytest.raises(ValueError, match=r"^game 2: scores must be finite numbers, got \[0, "):
+        fit_ratings(games)
+    assert fit_ratings(games[:2])["a"].mu == fit_ratings([(["a", "b"], [1.0, 2.0]), (["a", "b"], [3.0, 1.0])])["a"].mu
 
 
 def test_fitted_ratings_of_a_heads_up_record_and_a_prior_alone():

@@ -20,6 +20,7 @@ kinds of participant:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -121,16 +122,17 @@ def fit_ratings(
 
     ``participants`` are listed first, in the given order (one that never plays keeps
     ``mu`` = ``MU``, and its ``sigma`` is the prior's about the pool's mean: less than
-    ``SIGMA``), then the others as they first sit down. Raises ``ValueError`` for
-    a game whose seats and scores differ in number or whose scores are not finite.
+    ``SIGMA``), then the others as they first sit down. Raises ``ValueError``, naming the
+    game by its place in ``games``, for a game whose seats and scores differ in number or
+    whose scores are not finite numbers (a string, ``None`` or NaN).
     """
     index: dict[K, int] = {key: i for i, key in enumerate(dict.fromkeys(participants))}
     by_size: dict[int, tuple[list[list[int]], list[list[float]]]] = {}
-    for seated, scores in games:
+    for k, (seated, scores) in enumerate(games):
         if len(seated) != len(scores):
-            raise ValueError(f"a game needs one score per seat: {len(seated)} seats, {len(scores)} scores")
-        if not all(math.isfinite(float(x)) for x in scores):
-            raise ValueError(f"a game's scores must be finite numbers, got {list(scores)}")
+            raise ValueError(f"game {k}: a game needs one score per seat: {len(seated)} seats, {len(scores)} scores")
+        if not all(_finite_number(x) for x in scores):
+            raise ValueError(f"game {k}: scores must be finite numbers, got {list(scores)}")
         seats, score_rows = by_size.setdefault(len(seated), ([], []))
         seats.append([index.setdefault(key, len(index)) for key in seated])
         score_rows.append([float(x) for x in scores])
@@ -163,6 +165,12 @@ def fit_ratings(
     centre = np.eye(m) - 1.0 / m
     sigma = np.sqrt(np.maximum(np.diag(centre @ np.linalg.inv(-hess) @ centre), 0.0))
     return {key: Rating(float(mu[i]), float(sigma[i]), float(mu[i] - 3 * sigma[i])) for key, i in index.items()}
+
+
+def _finite_number(x: object) -> bool:
+    """Whether ``x`` is a finite real number (numpy's too), not a string such as ``'1'``
+    that ``float`` would read, nor ``None``."""
+    return isinstance(x, numbers.Real) and math.isfinite(x)
 
 
 _GAIN_TOLERANCE = 1e-12
