@@ -39,7 +39,10 @@ from llama_env.agent import adopt, registrations
 from llama_env.engine import NUM_ACTIONS, LlamaGame
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, policy_rng, vec_env_class
 
-__all__ = ["SplitVecEnv", "make_vec_env", "worker_seed"]
+__all__ = ["CLOSE_WAIT", "SplitVecEnv", "make_vec_env", "worker_seed"]
+
+CLOSE_WAIT = 5.0
+"""Seconds :meth:`SplitVecEnv.close` gives the workers to stop before it kills them."""
 
 
 def make_vec_env(engine: str, env_workers: int, num_envs: int, **kwargs: Any) -> LlamaVecEnv | SplitVecEnv:
@@ -120,12 +123,18 @@ def _serve(
         except (EOFError, OSError):  # the trainer is gone
             return
         if cmd == "close":
-            conn.send(("ok", None))
             return
         try:
-            conn.send(("ok", share.handle(cmd, arg)))
-        except Exception as exc:  # noqa: BLE001 - the trainer raises it
-            conn.send(("error", _sendable(exc)))
+            answer = ("ok", share.handle(cmd, arg))
+            try:
+                conn.send(answer)
+            except OSError:  # the trainer closed the pipe: it stopped without waiting for this answer
+                return
+        except Exception as exc:  # noqa: BLE001 - the trainer raises it (an answer that does not pickle too)
+            try:
+                conn.send(("error", _sendable(exc)))
+            except OSError:
+                return
 
 
 class SplitVecEnv(OneVecEnv):
@@ -308,17 +317,21 @@ class SplitVecEnv(OneVecEnv):
         return [kinds for part in self._each("get", "seat_kinds") for kinds in part]
 
     def close(self) -> None:
-        """Stop the workers (a second call does nothing)."""
+        """Stop the workers (a second call does nothing). The pipes close with the request
+        to stop, so that a worker writing an answer nobody will read (a step that Ctrl-C
+        cut short) stops too; one still running :data:`CLOSE_WAIT` seconds later (in an
+        opponent's endless move, say) is killed: it ignores SIGTERM, the trainer's to
+        handle."""
         for conn in self._conns:
             with contextlib.suppress(OSError, ValueError):  # a worker already gone
                 conn.send(("close", None))
-        for proc in self._procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join()
-        for conn in self._conns:
             conn.close()
+        deadline = time.monotonic() + CLOSE_WAIT
+        for proc in self._procs:
+            proc.join(timeout=max(deadline - time.monotonic(), 0.0))
+            if proc.is_alive():
+                proc.kill()
+                proc.join(timeout=CLOSE_WAIT)
         self._conns, self._procs = [], []
 
     def seed(self, seed: int | None = None) -> list[int | None]:

@@ -1,0 +1,50 @@
+"""What the seventh stop's audit of training found: env workers that hung the trainer's
+Ctrl-C and outlived a killed trainer, a killed worker that lost the steps since the last
+checkpoint, periodic evaluations at sizes the run never trained at, the evaluation at the
+end never shown, the progress bar's last line, late and misnamed errors of env_workers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from train.training.sb3.vec_env import ScalarLlamaVecEnv
+from train.training.sb3.workers import SplitVecEnv
+
+CLOSE_WAIT = 5.0  # train.training.sb3.workers.CLOSE_WAIT
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie nobody reaped does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+# --------------------------------------------------------------------------- 1. close() after a step cut short
+
+
+def test_close_stops_a_worker_writing_an_answer_nobody_reads():
+    """Ctrl-C while the trainer waited for a step left the worker writing an answer too big
+    for the pipe; close() sent SIGTERM, which the worker ignores, then waited for it for ever."""
+    env = SplitVecEnv(ScalarLlamaVecEnv, 4096, 2, players=2, opponents="random", seed=0)
+    procs = list(env._procs)
+    try:
+        env.reset()
+        env._conns[0].send(("get", "games"))  # about 1 MB of answer, never read
+        time.sleep(0.3)
+        closing = threading.Thread(target=env.close, daemon=True)
+        started = time.perf_counter()
+        closing.start()
+        closing.join(CLOSE_WAIT + 10)
+        assert not closing.is_alive(), "close() hung"
+        assert time.perf_counter() - started < CLOSE_WAIT + 5
+        assert not any(p.is_alive() for p in procs)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+                p.join()
