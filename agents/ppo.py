@@ -34,17 +34,29 @@ import pickle
 import pickletools
 import re
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import Field
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, NamedTuple, cast
 
 import numpy as np
 
 from agents.base import MAX_ARRAY_BYTES, BaseAgent, check_observation, load_arrays, mask_list
 from llama_env._atomic import atomic_savez
 from llama_env._install import install_hint
-from llama_env.agent import register
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, brief, check_flag, error_line, parse_table_sizes
+from llama_env.agent import and_list, register
+from llama_env.engine import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_ACTIONS,
+    Rules,
+    brief,
+    check_flag,
+    error_line,
+    option_high,
+    parse_table_sizes,
+    rule_option_fields,
+)
 from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, guess_obs_version
 
 __all__ = [
@@ -74,7 +86,12 @@ __all__ = [
     "is_run_directory",
     "check_table_sizes",
     "run_table_sizes",
+    "run_trained_at",
+    "TrainedAt",
     "TABLE_SIZES_KEY",
+    "trained_rule_key",
+    "check_trained_rules",
+    "UnseenRules",
     "actor_from_policy",
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_ZIP",
@@ -146,6 +163,7 @@ class Actor:
         layers: list[tuple[np.ndarray, np.ndarray]],
         activation: str = "tanh",
         table_sizes: Iterable[int] | None = None,
+        trained_rules: Mapping[str, Iterable[int]] | None = None,
     ) -> None:
         if activation not in ("tanh", "relu"):
             raise ValueError(f"activation must be 'tanh' or 'relu', got {activation!r}")
@@ -157,6 +175,14 @@ class Actor:
         self.table_sizes: tuple[int, ...] | None = None if table_sizes is None else check_table_sizes(table_sizes)
         """The table sizes it was trained at, where its file says (:func:`save_actor`
         writes them, a run directory's config names them); ``None`` where nothing says."""
+        self.trained_rules: dict[str, tuple[int, ...]] | None = (
+            None if trained_rules is None else check_trained_rules(trained_rules)
+        )
+        """The values of each rule option (``end_score``, ``hand_size``:
+        :func:`llama_env.engine.rule_option_fields`) it was trained at, where its file or
+        run directory says (:func:`check_trained_rules`); an option it does not name is one
+        nothing says of, and ``None`` is nothing said of any (older files, the shipped
+        models)."""
         self._obs_version: int | None = None
 
     @property
@@ -462,7 +488,8 @@ def no_model_yet(path: Path, use: str, instead: Callable[[Path], str]) -> str | 
 
 def save_actor(actor: Actor, path: str | Path) -> None:
     """Write ``actor`` as a numpy archive (``.npz``): the layers' weights and the
-    activation, all a ``ppo`` agent needs to play, with no torch at play time. Written
+    activation, all a ``ppo`` agent needs to play, with no torch at play time, and what it
+    says it was trained at (:data:`TABLE_SIZES_KEY`, :func:`trained_rule_key`). Written
     to a temporary file and moved into place, so it is never half written; an actor
     with NaN or infinite weights (a fit gone wrong) is a ``ValueError``, and nothing is
     written (``ppo:path=`` would refuse the file, and an earlier one would be lost)."""
@@ -475,12 +502,59 @@ def save_actor(actor: Actor, path: str | Path) -> None:
         arrays[f"b{k}"] = b
     if actor.table_sizes is not None:
         arrays[TABLE_SIZES_KEY] = np.array(actor.table_sizes, dtype=np.int64)
+    for option, values in (actor.trained_rules or {}).items():
+        arrays[trained_rule_key(option)] = np.array(values, dtype=np.int64)
     atomic_savez(path, arrays)
 
 
 TABLE_SIZES_KEY = "table_sizes"
 """The entry of an exported actor (``.npz``) naming the table sizes it was trained at
 (written when known; files from before llama-rl 0.3 have none)."""
+
+
+def trained_rule_key(option: str) -> str:
+    """The entry of an exported actor (``.npz``) naming the values of the rule option
+    ``option`` it was trained at: ``trained_end_score``, ``trained_hand_size`` (written
+    when known; older files have none)."""
+    return f"trained_{option}"
+
+
+class UnseenRules(UserWarning):
+    """A model sits at a table whose rules use a value of a rule option it was never
+    trained at (:meth:`PPOAgent.forewarn`)."""
+
+
+def check_trained_rules(rules: Mapping[str, Iterable[int]]) -> dict[str, tuple[int, ...]] | None:
+    """``rules`` (rule option -> the values a model was trained at) in the order
+    :func:`llama_env.engine.rule_option_fields` declares the options, each option's values
+    a sorted tuple of distinct integers in its range (a hand size in the range of the
+    smallest table); ``None`` for an empty mapping. A ``ValueError`` names an unknown
+    option or what is wrong with its values."""
+    options = {f.name: f for f in rule_option_fields()}
+    if not isinstance(rules, Mapping):
+        raise ValueError(f"trained rules must map rule options ({', '.join(options)}) to values, got {brief(rules)}")
+    unknown = sorted(str(k) for k in rules if k not in options)
+    if unknown:
+        raise ValueError(f"unknown rule option {unknown[0]!r} (known: {', '.join(options)})")
+    checked = {name: _option_values(option, rules[name]) for name, option in options.items() if name in rules}
+    return checked or None
+
+
+def _option_values(option: Field[Any], values: Iterable[int]) -> tuple[int, ...]:
+    """``values`` of the rule ``option`` as a sorted tuple of distinct integers in its
+    range; a ``ValueError`` naming the option otherwise."""
+    low, high = option.metadata["low"], option_high(option, MIN_PLAYERS)
+    allowed = f"{option.name} values must be integers {low}..{high}"
+    try:
+        items = list(values) if not isinstance(values, (str, bytes)) else None
+        if items is None or any(isinstance(v, (bool, np.bool_)) for v in items):
+            raise TypeError
+        checked = [operator.index(v) for v in items]
+    except TypeError:
+        raise ValueError(f"{allowed}, got {brief(values)}") from None
+    if not checked or any(not low <= v <= high for v in checked):
+        raise ValueError(f"{allowed}, got {checked}")
+    return tuple(sorted(set(checked)))
 
 
 def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
@@ -495,17 +569,34 @@ def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted(set(values)))
 
 
+class TrainedAt(NamedTuple):
+    """What the sessions of a training run that made a model played (:func:`run_trained_at`)."""
+
+    table_sizes: tuple[int, ...]
+    """The table sizes (``players``), sorted, each once."""
+    rules: dict[str, tuple[int, ...]]
+    """Each rule option's values (:func:`check_trained_rules`); a config without an
+    option's key (written before the option existed) played its default."""
+
+
 def run_table_sizes(file: Path) -> tuple[int, ...] | None:
-    """The table sizes the training run that made ``file`` played (``players`` of its
-    ``config.json`` and of every resumed session's ``config.resume_<k>.json``), when
-    ``file`` is where ``llama-rl train`` puts a model: a run directory's model (the
-    sessions up to the step count its ``summary.json`` gives), a checkpoint in its
-    ``checkpoints`` folder (the sessions that had started before its step), or an RLlib
-    checkpoint's module state there, as the run's ``sessions.jsonl`` says; every
-    session where it cannot tell. A session that failed before it trained (its config
-    written, no line in ``sessions.jsonl``, and no steps it could have trained) is not
-    counted. ``None`` otherwise, or when a config cannot be read (the model plays all
-    the same)."""
+    """The table sizes the training run that made ``file`` played (:func:`run_trained_at`);
+    ``None`` where it cannot tell."""
+    trained = run_trained_at(file)
+    return None if trained is None else trained.table_sizes
+
+
+def run_trained_at(file: Path) -> TrainedAt | None:
+    """The table sizes and rule option values the training run that made ``file`` played
+    (``players``, ``end_score``... of its ``config.json`` and of every resumed session's
+    ``config.resume_<k>.json``: a resumed session may change them), when ``file`` is where
+    ``llama-rl train`` puts a model: a run directory's model (the sessions up to the step
+    count its ``summary.json`` gives), a checkpoint in its ``checkpoints`` folder (the
+    sessions that had started before its step), or an RLlib checkpoint's module state
+    there, as the run's ``sessions.jsonl`` says; every session where it cannot tell. A
+    session that failed before it trained (its config written, no line in
+    ``sessions.jsonl``, and no steps it could have trained) is not counted. ``None``
+    otherwise, or when a config cannot be read (the model plays all the same)."""
     parents = file.absolute().parents  # not resolved: a model linked into a run is that run's
     steps: int | None = None  # a checkpoint's step count
     if file.suffix == ".pkl":  # runs/<run>/checkpoints/rllib_<steps>/<RLLIB_MODULE_STATE>
@@ -524,13 +615,21 @@ def run_table_sizes(file: Path) -> tuple[int, ...] | None:
             steps = _summary_steps(run)
         if steps is not None:
             configs = _started_before(run, configs, steps)
+        if not configs:  # a checkpoint of step 0: no session had trained it
+            return None
+        options = rule_option_fields()
         sizes: set[int] = set()
+        values: dict[str, list[Any]] = {option.name: [] for option in options}
         try:
             for config in configs:
-                sizes.update(parse_table_sizes(json.loads(config.read_text(encoding="utf-8"))["players"]))
-        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+                recorded = json.loads(config.read_text(encoding="utf-8"))
+                sizes.update(parse_table_sizes(recorded["players"]))
+                for option in options:
+                    values[option.name].append(recorded.get(option.name, option.default))
+            rules = check_trained_rules(values) or {}
+        except (OSError, ValueError, TypeError, KeyError, RecursionError, AttributeError):
             return None
-        return tuple(sorted(sizes))
+        return TrainedAt(tuple(sorted(sizes)), rules)
     return None
 
 
@@ -587,15 +686,28 @@ def _load_npz(file: Path) -> Actor:
             layers.append((z[f"w{k}"], z[f"b{k}"]))
             k += 1
         activation = str(z["activation"])
-        sizes = z[TABLE_SIZES_KEY] if TABLE_SIZES_KEY in names else None
+        sizes = _integer_entry(z, TABLE_SIZES_KEY)
+        rules = {f: _integer_entry(z, trained_rule_key(f.name)) for f in rule_option_fields()}
     _check_layers(layers)
-    if sizes is not None:
-        if sizes.ndim != 1 or sizes.dtype.kind not in "iu":
-            raise ValueError(
-                f"its {TABLE_SIZES_KEY} entry is not a list of integers ({sizes.dtype}, shape {sizes.shape})"
-            )
-        sizes = check_table_sizes(sizes.tolist())
-    return Actor(layers, activation, sizes)
+    said = {}
+    for option, values in rules.items():
+        if values is not None:
+            try:
+                said[option.name] = _option_values(option, values)
+            except ValueError as exc:
+                raise ValueError(f"its {trained_rule_key(option.name)} entry: {exc}") from None
+    return Actor(layers, activation, None if sizes is None else check_table_sizes(sizes), said or None)
+
+
+def _integer_entry(z: Any, key: str) -> list[int] | None:
+    """The entry ``key`` of the open archive ``z`` as a list of integers, ``None`` where
+    it has none; a ``ValueError`` naming the entry where it holds anything else."""
+    if key not in z.files:
+        return None
+    entry = z[key]
+    if entry.ndim != 1 or entry.dtype.kind not in "iu":
+        raise ValueError(f"its {key} entry is not a list of integers ({entry.dtype}, shape {entry.shape})")
+    return list(entry.tolist())
 
 
 MAX_PICKLE_OPS = 2**20
@@ -811,7 +923,8 @@ def load_actor(path: str | Path, spec: str = "ppo:path=") -> Actor:
     (:func:`model_file`).
 
     The actor's :attr:`Actor.table_sizes` are those the ``.npz`` names, else those of
-    the run directory the model sits in (:func:`run_table_sizes`), else ``None``.
+    the run directory the model sits in (:func:`run_table_sizes`), else ``None``; its
+    :attr:`Actor.trained_rules` likewise, option by option (:func:`run_trained_at`).
 
     Raises ``ValueError`` naming the file for anything that is not a readable model of
     this game's shapes (empty, truncated or corrupt file, missing entries, garbage
@@ -820,8 +933,12 @@ def load_actor(path: str | Path, spec: str = "ppo:path=") -> Actor:
     """
     file = model_file(path, spec)
     actor = _load_actor_file(file)
-    if actor.table_sizes is None:
-        actor.table_sizes = run_table_sizes(file)
+    said = actor.trained_rules or {}
+    if actor.table_sizes is None or len(said) < len(rule_option_fields()):
+        run = run_trained_at(file)
+        if run is not None:
+            actor.table_sizes = actor.table_sizes or run.table_sizes
+            actor.trained_rules = {**run.rules, **said} or None  # what the file says wins
     return actor
 
 
@@ -977,6 +1094,7 @@ class PPOAgent(BaseAgent):
         shipped = SHIPPED.get(self.name, {}) if path is None else {}
         self.specialists: dict[int, Actor] = {n: shipped_actor(f) for n, f in shipped.items()}
         """Table size -> the model played there instead of :attr:`actor`."""
+        self._said: set[tuple[tuple[str, int], ...]] = set()  # the unseen rules forewarn has named
 
     @classmethod
     def from_actor(cls, actor: Actor, deterministic: bool = True, seed: int | None = None) -> PPOAgent:
@@ -987,6 +1105,7 @@ class PPOAgent(BaseAgent):
         agent.deterministic = bool(deterministic)
         agent.actor = actor
         agent.specialists = {}
+        agent._said = set()
         return agent
 
     @property
@@ -995,6 +1114,30 @@ class PPOAgent(BaseAgent):
         file or run directory says (:attr:`Actor.table_sizes`); evaluation warns when it
         sits at another. ``None`` where nothing says, and for the shipped agents."""
         return None if self.specialists else self.actor.table_sizes
+
+    @property
+    def trained_rules(self) -> dict[str, tuple[int, ...]] | None:
+        """The rule option values its one model (``path``) was trained at, where the
+        model's file or run directory says (:attr:`Actor.trained_rules`); ``None`` where
+        nothing says, and for the shipped agents."""
+        return None if self.specialists else self.actor.trained_rules
+
+    def forewarn(self, rules: Rules) -> Warning | None:
+        """An :class:`UnseenRules` warning when ``rules`` use a value of a rule option its
+        model was never trained at (:attr:`trained_rules`), given once for those values
+        (:func:`llama_env.agent.forewarn`: evaluation asks it before any game); ``None``
+        where the model was trained at them, or says nothing. It plays all the same."""
+        trained = self.trained_rules or {}
+        unseen = tuple((k, v) for k, v in rules.options().items() if k in trained and v not in trained[k])
+        if not unseen or unseen in self._said:
+            return None
+        self._said.add(unseen)
+        was = ", ".join(f"{k} {and_list(trained[k])}" for k, _ in unseen)
+        plays = ", ".join(f"{k} {v}" for k, v in unseen)
+        return UnseenRules(
+            f"{self!r} was trained at {was} only; this table plays {plays}, rules it never saw: it plays "
+            "all the same (said once)"
+        )
 
     @property
     def obs_version(self) -> int:

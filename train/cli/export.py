@@ -2,7 +2,8 @@
 
 MODEL is what `llama-rl train` made: a MaskablePPO .zip (the sb3 backend's model.zip), a
 run directory, or an RLlib checkpoint. The .npz holds the policy network alone (the
-weights and the activation), which is all `ppo:path=FILE` needs to play, with numpy
+weights and the activation, with the table sizes and rule options MODEL was trained at,
+where its file or run says), which is all `ppo:path=FILE` needs to play, with numpy
 alone: no torch, no Ray. It plays the same moves as MODEL. It cannot resume training:
 the value network and the optimiser stay behind in MODEL.
 
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.ppo import Actor, load_actor, no_model_yet, save_actor
+from llama_env.engine import DEFAULT_RULES
 from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
 
 __all__ = ["add_parser", "run_export"]
@@ -48,14 +50,25 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     if not same:  # pragma: no cover - save_actor and load_actor disagree
         raise CommandError(f"{path} does not read back as the model it was written from")
     sizes = "-".join(str(b.size) for _, b in written.layers[:-1])
-    tables = "" if written.table_sizes is None else f", trained at {'/'.join(map(str, written.table_sizes))} players"
     print(
         f"wrote {path}: a {sizes} {written.activation} policy reading observation version "
-        f"{written.obs_version}{tables}; play it with ppo:path={path}",
+        f"{written.obs_version}{_trained_at(written)}; play it with ppo:path={path}",
         flush=True,
     )
     replaced(path, existed)
     return written
+
+
+def _trained_at(actor: Actor) -> str:
+    """``", trained at 2 players, end_score 20, hand_size 4"``: the table sizes and the
+    rule options other than the standard ones that ``actor`` says it was trained at
+    (``""`` where it says nothing of them)."""
+    said = [] if actor.table_sizes is None else [f"{'/'.join(map(str, actor.table_sizes))} players"]
+    defaults = DEFAULT_RULES.options()
+    for option, values in (actor.trained_rules or {}).items():
+        if values != (defaults[option],):
+            said.append(f"{option} {'/'.join(map(str, values))}")
+    return f", trained at {', '.join(said)}" if said else ""
 
 
 def _check_run_has_a_model(path: Path, out: str | Path) -> None:
