@@ -61,6 +61,20 @@ def test_distill_keeps_the_table_sizes_its_model_says(tmp_path):
     assert load_actor(out).table_sizes == (2, 4)
 
 
+def test_distill_keeps_the_rule_options_its_model_says(tmp_path):
+    """It wrote no rule options: a specialist trained at end_score 20 lost them, and the
+    distilled policy was evaluated at any rules without a word. Its searched games play
+    the standard rules, which it has seen too."""
+    actor = load_actor(SHIPPED["ppo"][2])
+    actor.trained_rules = {"end_score": (20,), "hand_size": (4,)}
+    save_actor(actor, tmp_path / "es.npz")
+    out = tmp_path / "d.npz"
+    argv = ["distill", "--players", "2", "--games", "2", "--epochs", "1", "--below", "0.99"]
+    code, output = _cli([*argv, "--model", str(tmp_path / "es.npz"), "--out", str(out)])
+    assert code == 0, output
+    assert load_actor(out).trained_rules == {"end_score": (20, 40), "hand_size": (4, 6)}
+
+
 @pytest.mark.parametrize("out", ["model", "run", "default"])
 def test_fit_search_refuses_to_write_the_networks_over_its_specialist(out, tmp_path, monkeypatch):
     """--out equal to --model wrote the networks over the specialist, after minutes of its

@@ -39,7 +39,7 @@ from agents.ppo import SHIPPED, Actor, load_actor, model_file, save_actor
 from agents.search import BELOW_RANGE, NETWORKS, SearchAgent, networks_table_size
 from llama_env.agent import Agent
 from llama_env.batch import BatchGame
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
+from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
 from train.fit import refuse_own_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
@@ -316,7 +316,8 @@ def _fit_policy(
 
 def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] = print) -> DistillResult:
     """Both steps, then the new actor written to ``out`` (:func:`agents.ppo.save_actor`),
-    saying it was trained at the table sizes its start says, else at ``players``.
+    saying it was trained at the table sizes its start says, else at ``players``, and at
+    the rule options its start says with the standard ones (the searched games').
     Raises ``ValueError`` for a bad config or a specialist that cannot serve
     (:func:`train.fit.search_nets.check_specialist`: one that does not read version-1
     observations, or says it was trained at other table sizes only), or an ``out`` that
@@ -377,6 +378,9 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     # those tables, and evaluation warns at the others. Of a start that says nothing, all
     # that is known is this fit, at players alone.
     new.table_sizes = actor.table_sizes or (config.players,)
+    # the rule options likewise: its start's, with the standard rules this fit played
+    played = DEFAULT_RULES.options()
+    new.trained_rules = {k: tuple(sorted({*(actor.trained_rules or {}).get(k, ()), v})) for k, v in played.items()}
     fit_s = time.perf_counter() - t
     path = Path(out)
     save_or_rescue(lambda p: save_actor(new, p), path, "distilled policy's weights")
