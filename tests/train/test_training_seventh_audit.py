@@ -5,6 +5,10 @@ end never shown, the progress bar's last line, late and misnamed errors of env_w
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -48,3 +52,40 @@ def test_close_stops_a_worker_writing_an_answer_nobody_reads():
             if p.is_alive():
                 p.kill()
                 p.join()
+
+
+# --------------------------------------------------------------------------- 2. workers outliving the trainer
+
+TRAINER = """
+import sys, time
+from train.training.sb3.vec_env import ScalarLlamaVecEnv
+from train.training.sb3.workers import SplitVecEnv
+env = SplitVecEnv(ScalarLlamaVecEnv, 6, 3, players=2, opponents="random", seed=0)
+env.reset()
+print(*[p.pid for p in env._procs], flush=True)
+time.sleep(120)
+"""
+
+
+def test_env_workers_stop_when_the_trainer_is_killed():
+    """Each forked worker held the trainer's end of its own pipe (and of the pipes made
+    before it), so the pipe never read as closed: after a kill -9 of the trainer the
+    workers waited for requests for ever, and ignore SIGTERM."""
+    trainer = subprocess.Popen([sys.executable, "-c", TRAINER], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    workers: list[int] = []
+    try:
+        assert trainer.stdout is not None
+        workers = [int(pid) for pid in trainer.stdout.readline().split()]
+        assert len(workers) == 2 and all(running(pid) for pid in workers)
+        trainer.kill()
+        trainer.wait()
+        deadline = time.monotonic() + 10
+        while any(running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(running(pid) for pid in workers), "env workers outlived the trainer"
+    finally:
+        trainer.kill()
+        trainer.wait()
+        for pid in workers:
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 import pickle
 import signal
 import sys
@@ -43,6 +44,8 @@ __all__ = ["CLOSE_WAIT", "SplitVecEnv", "make_vec_env", "worker_seed"]
 
 CLOSE_WAIT = 5.0
 """Seconds :meth:`SplitVecEnv.close` gives the workers to stop before it kills them."""
+TRAINER_CHECK = 1.0
+"""Seconds between a waiting worker's checks that the trainer still runs."""
 
 
 def make_vec_env(engine: str, env_workers: int, num_envs: int, **kwargs: Any) -> LlamaVecEnv | SplitVecEnv:
@@ -104,12 +107,28 @@ class _Share:
 
 
 def _serve(
-    conn: Connection, env_class: type[LlamaVecEnv], num_envs: int, seed: int, kwargs: dict[str, Any], registered: bytes
+    conn: Connection,
+    trainer_ends: Sequence[Connection],
+    trainer: int,
+    env_class: type[LlamaVecEnv],
+    num_envs: int,
+    seed: int,
+    kwargs: dict[str, Any],
+    registered: bytes,
 ) -> None:
     """A worker's life: build its share of the games, then answer the trainer's requests
-    until told to close (or the trainer is gone)."""
+    until told to close, or the trainer (process ``trainer``) is gone.
+
+    A forked worker holds copies of the trainer's ends of the pipes made so far
+    (``trainer_ends``): it closes them, else its own pipe never reads as closed when the
+    trainer is killed, and the worker waited for requests for ever. Its parent's process
+    id is checked while it waits too, for the copies some other process forked by the
+    trainer may hold (``PR_SET_PDEATHSIG`` would kill it with the thread that started it,
+    not the process)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C and SIGTERM are the trainer's to handle
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for end in trainer_ends:
+        end.close()
     try:
         adopt(pickle.loads(registered))  # the opponents registered at run time: a spawned worker lacks them
         share = _Share(env_class, num_envs, seed, kwargs)
@@ -119,6 +138,9 @@ def _serve(
     conn.send(("ok", None))
     while True:
         try:
+            while not conn.poll(TRAINER_CHECK):
+                if os.getppid() != trainer:  # killed, and the worker handed to another parent
+                    return
             cmd, arg = conn.recv()
         except (EOFError, OSError):  # the trainer is gone
             return
@@ -159,14 +181,16 @@ class SplitVecEnv(OneVecEnv):
         self._procs: list[Any] = []
         self._here = _Share(env_class, self.shares[0], worker_seed(seed, 0), kwargs)  # checks the arguments
         # forked where that is safe (Linux: no re-import, the arguments inherited), else spawned
-        ctx: Any = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        fork = sys.platform.startswith("linux")
+        ctx: Any = mp.get_context("fork" if fork else "spawn")
         opponents = kwargs.get("opponents", ())
         registered = cloudpickle.dumps(registrations(opponents))
         try:
             for k in range(1, workers):
                 mine, theirs = ctx.Pipe()
-                share_args = (theirs, env_class, self.shares[k], worker_seed(seed, k), kwargs, registered)
-                proc = ctx.Process(target=_serve, args=share_args, daemon=True)
+                ends = [mine, *self._conns] if fork else []  # what a forked worker inherits, and closes
+                share = (env_class, self.shares[k], worker_seed(seed, k), kwargs, registered)
+                proc = ctx.Process(target=_serve, args=(theirs, ends, os.getpid(), *share), daemon=True)
                 proc.start()
                 theirs.close()
                 self._conns.append(mine)
