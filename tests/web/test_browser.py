@@ -138,12 +138,22 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chro
 def open_page(driver: webdriver.Chrome, url: str, screen: Screen) -> None:
     """``url`` in a viewport of exactly ``screen`` (a window's size would include the
     browser's own bars), as a phone's browser lays it out when ``screen.phone``."""
+    resize(driver, screen)
+    driver.get(url)
+    assert driver.execute_script("return [innerWidth, innerHeight]") == [screen.width, screen.height]
+
+
+def resize(driver: webdriver.Chrome, screen: Screen) -> None:
+    """The page as it is, in a viewport of exactly ``screen`` (see :func:`open_page`)."""
     driver.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride",
         {"width": screen.width, "height": screen.height, "deviceScaleFactor": 1, "mobile": screen.phone},
     )
-    driver.get(url)
-    assert driver.execute_script("return [innerWidth, innerHeight]") == [screen.width, screen.height]
+
+
+def fits(driver: webdriver.Chrome) -> bool:
+    """Whether nothing on the page scrolls sideways."""
+    return driver.execute_script("return document.documentElement.scrollWidth <= innerWidth")
 
 
 # --------------------------------------------------------------------------- reading the page
@@ -855,6 +865,51 @@ def test_the_browser_s_back_and_forward_go_between_the_form_and_the_games(site, 
     page.forward()
     idle(page, f"window.llamaState.id === '{second}'")
     assert shown(page, "game") and console_errors(page) == []
+
+
+def test_a_seed_is_sent_as_typed_and_a_bad_one_is_refused_naming_the_range(site, browser, tmp_path):
+    """The page sent Number(seed): 9007199254740993 dealt the game of 9007199254740992,
+    and the largest seed the server takes, 2^63 - 1, was refused as 9223372036854776000.
+    The digits reach the server as typed; what is not a whole number is refused by the
+    page, and a seed too large by the server, each naming the range."""
+    page = browser
+
+    def dealt(seed: str) -> dict[str, Any] | str:
+        open_page(page, site.url, DESKTOP)
+        set_up(page, [("person", "Mo"), ("agent", "heuristic")], seed=None, end_score=20)
+        page.find_element(By.ID, "seed").send_keys(seed)
+        games = len(site.store)
+        page.find_element(By.ID, "start").click()
+        WebDriverWait(page, 10).until(
+            lambda d: shown(d, "game") or d.find_element(By.ID, "setup-error").text or len(site.store) > games
+        )
+        if not shown(page, "game"):
+            return page.find_element(By.ID, "setup-error").text
+        return json.loads(site.store.get(idle(page)["id"])._start)
+
+    def server_deal(seed: int) -> dict[str, Any]:
+        body = {"seats": [{"person": "Mo"}, {"agent": "heuristic"}], "seed": seed, "end_score": 20}
+        return json.loads(new_game(body, secret=site.store.secret)._start)
+
+    for seed in (2**53 + 1, 2**63 - 1, 7):
+        assert dealt(str(seed)) == server_deal(seed), seed
+    assert dealt("0009") == server_deal(9)
+    assert dealt(str(2**53 + 1)) != server_deal(2**53)
+    too_large = dealt(str(2**63))
+    assert too_large == "'seed' must be an integer 0..9223372036854775807, got 9223372036854775808"
+    refusal = "The seed must be a whole number from 0 to 9223372036854775807, or empty for a random deal."
+    for bad in ("-3", "1e3", "2.5"):
+        assert dealt(bad) == refusal
+    screenshot(page, "seed-desktop.png", tmp_path)
+    open_page(page, site.url, PHONE)
+    set_up(page, [("person", "Mo"), ("agent", "heuristic")], seed=None, end_score=20)
+    page.find_element(By.ID, "seed").send_keys("-3")
+    page.find_element(By.ID, "start").click()
+    assert page.find_element(By.ID, "setup-error").text == refusal
+    assert fits(page)
+    screenshot(page, "seed-phone.png", tmp_path)
+    refused = console_errors(page)  # the server's 400 for 2^63, and only it
+    assert len(refused) == 1 and "/api/games" in refused[0] and "400" in refused[0], refused
 
 
 def test_the_keyboard_s_focus_comes_back_to_the_moves_after_a_round_s_result(site, browser):

@@ -1009,9 +1009,7 @@ def new_game(
         )
     n = len(seats)
     rules = _rules(body, n)
-    seed = body.get("seed")
-    if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
-        raise SessionError(f"'seed' must be a non-negative integer, got {brief(seed)}")
+    seed = int_field(body, "seed", 0, 2**63 - 1)
     if seed is not None and sum(isinstance(s, dict) and "person" in s for s in seats) > 1:
         raise SessionError(
             "'seed' is for a game with one person at most: with it, whoever starts this game could deal it "

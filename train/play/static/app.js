@@ -55,9 +55,13 @@ async function send(method, path, text) {
 }
 
 async function api(method, path, body) {
+  return apiText(method, path, body === undefined ? undefined : JSON.stringify(body));
+}
+
+async function apiText(method, path, text) {
   let response;
   try {
-    response = await send(method, path, body === undefined ? undefined : JSON.stringify(body));
+    response = await send(method, path, text);
   } catch (err) {
     if (err.status === undefined) err.message = "the server cannot be reached (is llama-rl serve still running?)";
     throw err;
@@ -206,6 +210,17 @@ function changedRules(options) {
 
 let starting = false;  // a game is being created: a second click must not create another
 
+// The seed as typed, digits only, for the body's JSON as they are: Number() rounds a seed
+// above 2^53 (9007199254740993 dealt the game of ...992, and the server's largest seed,
+// 2^63 - 1, came out as 9223372036854776000). null: no seed; undefined: not a seed.
+function seedDigits() {
+  const input = $("seed");
+  if (input.disabled) return null;
+  const text = input.value.trim();
+  if (input.validity.badInput || (text !== "" && !/^[0-9]+$/.test(text))) return undefined;
+  return text === "" ? null : text.replace(/^0+(?=[0-9])/, "");  // (JSON takes no leading zero)
+}
+
 async function start() {
   if (starting) return;
   $("setup-error").textContent = "";
@@ -213,16 +228,21 @@ async function start() {
     const text = row.querySelector("input").value.trim();
     return row.querySelector("select").value === "person" ? { person: text } : { agent: text };
   });
+  const seed = seedDigits();
+  if (seed === undefined) {
+    $("setup-error").textContent = "The seed must be a whole number from 0 to 9223372036854775807, or empty for a random deal.";
+    return;
+  }
   if (seats[0].person) localStorage.setItem("llama-name", seats[0].person);
   const body = { seats };
-  if ($("seed").value !== "" && !$("seed").disabled) body.seed = Number($("seed").value);
   for (const input of $("rule-fields").querySelectorAll("input")) {
     if (input.value !== "") body[input.dataset.option] = Number(input.value);
   }
+  const text = JSON.stringify(body);
   starting = true;
   $("start").disabled = true;
   try {
-    const state = await api("POST", "/api/games", body);
+    const state = await apiText("POST", "/api/games", seed === null ? text : `${text.slice(0, -1)},"seed":${seed}}`);
     token = state.token;
     goTo(`#game=${state.id}&token=${token}`);
     begin(state);
