@@ -745,12 +745,13 @@ def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser, tmp_
     assert console_errors(page) == []
 
 
-def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(site, browser):
+def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(site, browser, tmp_path):
     """The history and the new-game form stopped the page's polling, with no way back:
     90 s later the person counted as away and could be replaced (a forfeit), and the
     address bar lost their seat's link. The page keeps asking while the game goes on,
-    offers "Back to the game", a double click on Start makes one game, and the browser's
-    Back reopens the game left for another."""
+    offers "Back to the game", a double click on Start asks once and makes one game, and
+    the browser's Back reopens the game left for another. (Start dropped the seat
+    without a word, where a replay asked first.)"""
     page = browser
     state, session = start_with_friends(page, site)
     first, ann = session.id, page.current_url
@@ -774,6 +775,17 @@ def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(si
     set_up(page, [("person", "Ann"), ("agent", "random")], seed=1, end_score=20)
     games = len(site.store)
     page.execute_script("const b = document.getElementById('start'); b.click(); b.click();")
+    assert "Start a new game? This page then stops following your game" in asked(page)
+    for screen in (DESKTOP, PHONE):
+        resize(page, screen)
+        assert fits(page)
+        screenshot(page, f"ask-start-{screen.name}.png", tmp_path)
+    resize(page, DESKTOP)
+    page.find_element(By.ID, "ask-no").click()  # no: nothing is made, and the seat is kept
+    assert not asked(page) and shown(page, "setup") and shown(page, "nav-game") and len(site.store) == games
+    still_asking()
+    page.find_element(By.ID, "start").click()
+    page.find_element(By.ID, "ask-yes").click()
     idle(page, f"window.llamaState.id !== '{first}'")
     assert len(site.store) == games + 1 and page.current_url != ann
     page.back()

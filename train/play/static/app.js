@@ -84,17 +84,17 @@ function navGame() {
   $("nav-game").textContent = game && game.mode === "play" && game.your_turn ? "Back to the game: your turn" : "Back to the game";
 }
 
-// A replay takes this page's place at the table: the page follows one game at a time. A
-// seat it still plays is asked about first (the others could then hand it to an agent,
-// and the history count the game as lost); the answer is no once the seat is no longer
-// played here (the game ended meanwhile, say).
-async function leaveSeatForReplay() {
+// A replay or a new game takes this page's place at the table: the page follows one game
+// at a time. A seat it still plays is asked about first (the others could then hand it to
+// an agent, and the history count the game as lost); the answer is no once the seat is no
+// longer played here (the game ended meanwhile, say).
+async function leaveSeatFor(what, yes) {
   if (!seated()) return true;
   const id = game.id;
-  const question = "Open the replay? This page then stops following your game, which goes on: the others may " +
+  const question = `${what}? This page then stops following your game, which goes on: the others may ` +
     "let an agent play your seat, and your game history would count the game as lost. The browser's Back " +
-    "button returns to the game.";
-  return ask(question, "Open the replay", () => Boolean(game && game.id === id && seated()));
+    "button leads back to the game.";
+  return ask(question, yes, () => Boolean(game && game.id === id && seated()));
 }
 
 // Whether this page holds a seat a person still plays in a game going on: the page then
@@ -233,7 +233,6 @@ async function start() {
     $("setup-error").textContent = "The seed must be a whole number from 0 to 9223372036854775807, or empty for a random deal.";
     return;
   }
-  if (seats[0].person) localStorage.setItem("llama-name", seats[0].person);
   const body = { seats };
   for (const input of $("rule-fields").querySelectorAll("input")) {
     if (input.value !== "") body[input.dataset.option] = Number(input.value);
@@ -242,6 +241,8 @@ async function start() {
   starting = true;
   $("start").disabled = true;
   try {
+    if (!(await leaveSeatFor("Start a new game", "Start"))) return;
+    if (seats[0].person) localStorage.setItem("llama-name", seats[0].person);
     const state = await apiText("POST", "/api/games", seed === null ? text : `${text.slice(0, -1)},"seed":${seed}}`);
     token = state.token;
     goTo(`#game=${state.id}&token=${token}`);
@@ -257,7 +258,7 @@ async function start() {
 async function replayFile(event) {
   const file = event.target.files[0];
   if (!file) return;
-  if (!(await leaveSeatForReplay())) { event.target.value = ""; return; }
+  if (!(await leaveSeatFor("Open the replay", "Open the replay"))) { event.target.value = ""; return; }
   $("setup-error").textContent = "";
   try {
     const text = await file.text();
@@ -807,7 +808,7 @@ async function showHistory(more) {
 }
 
 async function replaySaved(id) {
-  if (!(await leaveSeatForReplay())) return;
+  if (!(await leaveSeatFor("Open the replay", "Open the replay"))) return;
   try {
     const state = await api("POST", `/api/history/${id}/replay`, {});
     token = state.token;
