@@ -89,3 +89,29 @@ def test_env_workers_stop_when_the_trainer_is_killed():
         for pid in workers:
             if running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+LEFT_OPEN = """
+from train.training.sb3.vec_env import ScalarLlamaVecEnv
+from train.training.sb3.workers import SplitVecEnv
+env = SplitVecEnv(ScalarLlamaVecEnv, 4, 2, players=2, opponents="random", seed=0)
+env.reset()
+print(env._procs[0].pid, flush=True)
+"""
+
+
+def test_a_script_that_never_closes_its_split_env_exits():
+    """multiprocessing's exit function sent the workers SIGTERM, which they ignore, then
+    waited for them: the script hung at its end."""
+    script = subprocess.Popen([sys.executable, "-c", LEFT_OPEN], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    worker = 0
+    try:
+        assert script.stdout is not None
+        worker = int(script.stdout.readline())
+        assert script.wait(timeout=20) == 0
+        assert not running(worker)
+    finally:
+        script.kill()
+        script.wait()
+        if worker and running(worker):
+            os.kill(worker, signal.SIGKILL)

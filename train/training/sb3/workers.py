@@ -20,13 +20,16 @@ workers, every game in the trainer's process).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import multiprocessing as mp
+import multiprocessing.util  # registers its exit function now: _close_open, registered later, runs first
 import os
 import pickle
 import signal
 import sys
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection
@@ -159,6 +162,30 @@ def _serve(
                 return
 
 
+_OPEN: weakref.WeakSet[SplitVecEnv] = weakref.WeakSet()
+"""The split vec envs not closed yet: closed at the interpreter's exit (:func:`_close_open`)."""
+_registered_at_exit = False
+
+
+def _close_open() -> None:
+    """Close the split vec envs left open, as the interpreter exits: multiprocessing's own
+    exit function sends their workers SIGTERM, which they ignore, then waits for them,
+    and the exit hung."""
+    for env in list(_OPEN):
+        env.close()
+
+
+def _close_at_exit(env: SplitVecEnv) -> None:
+    """Have ``env`` closed at the interpreter's exit, before multiprocessing stops its
+    children: exit functions run last registered first, and multiprocessing registered
+    its own when it was imported."""
+    global _registered_at_exit
+    if not _registered_at_exit:
+        atexit.register(_close_open)
+        _registered_at_exit = True
+    _OPEN.add(env)
+
+
 class SplitVecEnv(OneVecEnv):
     """``num_envs`` games of vec env ``env_class`` in ``workers`` shares (the first ones
     one game more when they do not divide evenly): the first share in this process, each
@@ -185,6 +212,7 @@ class SplitVecEnv(OneVecEnv):
         ctx: Any = mp.get_context("fork" if fork else "spawn")
         opponents = kwargs.get("opponents", ())
         registered = cloudpickle.dumps(registrations(opponents))
+        _close_at_exit(self)
         try:
             for k in range(1, workers):
                 mine, theirs = ctx.Pipe()
@@ -357,6 +385,7 @@ class SplitVecEnv(OneVecEnv):
                 proc.kill()
                 proc.join(timeout=CLOSE_WAIT)
         self._conns, self._procs = [], []
+        _OPEN.discard(self)
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         if seed is not None:
