@@ -879,6 +879,43 @@ def test_the_browser_s_back_and_forward_go_between_the_form_and_the_games(site, 
     assert shown(page, "game") and console_errors(page) == []
 
 
+def test_the_browser_s_back_goes_through_the_history_and_a_replay(site, browser):
+    """Only game links were entries of the browser's history: Back from History left the
+    app, Back from a replay opened from it went past History, and Back from the History
+    of a game being played showed the new-game form. History and a replay are entries."""
+    page = browser
+    record, _ = play_record(4, ["random", "random"])
+    site.history.save(record, people=[False, False])
+    page.get("data:text/html,<p>another site</p>")
+    open_page(page, site.url, DESKTOP)
+    page.find_element(By.ID, "nav-history").click()
+    replay = WebDriverWait(page, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "button.replay"))
+    assert page.current_url == f"{site.url}/#history"
+    replay.click()
+    idle(page, "window.llamaState.mode === 'replay'")
+    page.back()  # from the replay to the history
+    WebDriverWait(page, 10).until(lambda d: shown(d, "history"))
+    assert page.current_url == f"{site.url}/#history" and page.find_elements(By.CSS_SELECTOR, "button.replay")
+    page.forward()  # and on to the replay again
+    idle(page, "window.llamaState.mode === 'replay'")
+    assert shown(page, "game")
+    page.back()
+    page.back()  # the form the page opened on, not the site before
+    WebDriverWait(page, 10).until(lambda d: shown(d, "setup"))
+    assert page.current_url.startswith(site.url) and "#" not in page.current_url
+    state, session = start_with_friends(page, site)
+    ann = page.current_url
+    page.find_element(By.ID, "nav-history").click()
+    WebDriverWait(page, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "button.replay"))
+    page.execute_script("document.querySelector('#log li').id = 'kept'")
+    page.back()  # from the History of a game being played: the game, as it stands
+    WebDriverWait(page, 10).until(lambda d: shown(d, "game"))
+    assert page.current_url == ann and not shown(page, "nav-game") and not shown(page, "setup")
+    assert page.execute_script("return window.llamaState.id") == session.id == state["id"]
+    assert page.find_elements(By.ID, "kept")  # shown as it was, not opened anew
+    assert console_errors(page) == []
+
+
 def test_a_seed_is_sent_as_typed_and_a_bad_one_is_refused_naming_the_range(site, browser, tmp_path):
     """The page sent Number(seed): 9007199254740993 dealt the game of 9007199254740992,
     and the largest seed the server takes, 2^63 - 1, was refused as 9223372036854776000.

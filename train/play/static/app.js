@@ -104,10 +104,15 @@ function seated() {
   return Boolean(game && game.mode === "play" && !game.game_over && game.table.seats[game.seat]?.person);
 }
 
-// The address bar holds the open game's link. Opening another game pushes a new entry,
-// so the browser's Back opens the game before (a friend's only copy of their link).
+// The address bar holds the open game's link (a replay's too), or #history for the
+// history. Opening another game or the history pushes a new entry, so the browser's Back
+// goes to the view before (the game before: a friend's only copy of their link).
 function goTo(hash) {
   if (location.hash !== hash) history.pushState(null, "", hash || location.pathname);
+}
+
+function gameHash(id, seatToken) {
+  return `#game=${id}&token=${seatToken}`;
 }
 
 // ------------------------------------------------------------------ setup
@@ -245,7 +250,7 @@ async function start() {
     if (seats[0].person) localStorage.setItem("llama-name", seats[0].person);
     const state = await apiText("POST", "/api/games", seed === null ? text : `${text.slice(0, -1)},"seed":${seed}}`);
     token = state.token;
-    goTo(`#game=${state.id}&token=${token}`);
+    goTo(gameHash(state.id, token));
     begin(state);
   } catch (err) {
     $("setup-error").textContent = err.message;
@@ -264,7 +269,7 @@ async function replayFile(event) {
     const text = await file.text();
     const state = await (await send("POST", "/api/replays", text)).json();
     token = state.token;
-    goTo("");
+    goTo(gameHash(state.id, token));
     begin(state);
   } catch (err) {
     $("setup-error").textContent = err.message;
@@ -273,7 +278,7 @@ async function replayFile(event) {
 }
 
 function link(id, seatToken) {
-  return `${location.origin}${location.pathname}#game=${id}&token=${seatToken}`;
+  return `${location.origin}${location.pathname}${gameHash(id, seatToken)}`;
 }
 
 // The invitation links of the games this browser started (the server gives them once, to
@@ -774,6 +779,7 @@ async function download() {
 async function showHistory(more) {
   stopAutoplay();  // (a game this page plays in is still asked for: see seated)
   show("history");
+  goTo("#history");
   $("history-error").textContent = "";
   historyOffset = more ? historyOffset + 50 : 0;
   try {
@@ -812,7 +818,7 @@ async function replaySaved(id) {
   try {
     const state = await api("POST", `/api/history/${id}/replay`, {});
     token = state.token;
-    goTo("");
+    goTo(gameHash(state.id, token));
     begin(state);
   } catch (err) {
     $("history-error").textContent = err.message;
@@ -835,7 +841,7 @@ document.addEventListener("keydown", (event) => {  // (not a result the history 
 });
 $("download").addEventListener("click", download);
 $("history-more").addEventListener("click", () => showHistory(true));
-$("nav-history").addEventListener("click", () => showHistory(false));
+$("nav-history").addEventListener("click", () => showHistory(false));  // (an entry of its own: see goTo)
 // The new-game form. A game this page plays in goes on (its polling too), and "Back to
 // the game" returns to it; any other is let go.
 function toSetup() {
@@ -849,10 +855,11 @@ function toSetup() {
   show("setup");
 }
 
+// (the address keeps a seat's link while the page plays there: a reload reopens the game)
 const newGame = () => {
   const keep = seated();
   toSetup();
-  if (!keep) goTo("");
+  goTo(keep ? gameHash(game.id, token) : "");
 };
 $("new-game").addEventListener("click", newGame);
 $("leave").addEventListener("click", leaveTable);
@@ -865,9 +872,25 @@ $("nav-game").addEventListener("click", () => {
   if (!$("round-result").classList.contains("hidden")) $("round-ok").focus(); else focusMove();
 });
 // A game link pasted into a tab already open, or the browser's Back and Forward: the
-// entry's game, or the new-game form for an entry without one.
-window.addEventListener("hashchange", async () => { if (!(await openLink())) toSetup(); });
+// entry's view (the game this page follows is shown as it stands), or the new-game form
+// for an entry without one. The same on opening the page.
+async function route() {
+  if (location.hash === "#history") {
+    if (asking) asking.answer(false);
+    showHistory(false);
+    return;
+  }
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (game && params.get("game") === game.id && params.get("token") === token) {
+    if (asking) asking.answer(false);
+    show("game");
+    return;
+  }
+  if (!(await openLink())) toSetup();
+}
+
+window.addEventListener("hashchange", route);
 seatRows();
 loadAgents();
 loadRules();
-openLink();
+route();
