@@ -961,6 +961,49 @@ def test_a_seed_is_sent_as_typed_and_a_bad_one_is_refused_naming_the_range(site,
     assert len(refused) == 1 and "/api/games" in refused[0] and "400" in refused[0], refused
 
 
+def test_a_game_started_in_this_browser_is_offered_again_when_the_page_is_reopened(site, browser, tmp_path):
+    """The page kept the links of the games it started, but a creator who closed the tab
+    and opened the address again found only the new-game form, and no way back to their
+    game. The form offers the games started here that go on; one the server forgot is
+    not offered, and is forgotten here too."""
+    page = browser
+    state, session = start_with_friends(page, site)
+    open_page(page, site.url, DESKTOP)  # watched: kept nowhere
+    set_up(page, [("agent", "random"), ("agent", "greedy")], seed=1, end_score=20)
+    page.find_element(By.ID, "start").click()
+    idle(page)
+    page.get("data:text/html,<p>another site</p>")
+    open_page(page, site.url, DESKTOP)  # the tab closed, the address opened again
+    button = WebDriverWait(page, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "#resume-list button.resume"))
+    assert shown(page, "setup") and len(page.find_elements(By.CSS_SELECTOR, "#resume-list button")) == 1
+    turn = ", your turn" if state["your_turn"] else ""
+    assert button.text == f"Back to your game with Bob and heuristic (round 1{turn})"
+    assert button.size["height"] >= TOUCH
+    screenshot(page, "resume-desktop.png", tmp_path)
+    button.click()
+    back = idle(page, f"window.llamaState.id === '{session.id}'")
+    assert (
+        back["seat"] == 0
+        and shown(page, "game")
+        and page.current_url.endswith(f"#game={session.id}&token={state['token']}")
+    )
+    assert hand_shown(page) == [card_text(c) for c in session.game.hand(0)]
+    assert page.find_elements(By.CSS_SELECTOR, "#invite-list input.invite")  # Bob's link, to send again
+    open_page(page, site.url, PHONE)
+    WebDriverWait(page, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "#resume-list button.resume"))
+    assert fits(page)
+    screenshot(page, "resume-phone.png", tmp_path)
+    site.store._games.pop(session.id)  # forgotten (the server restarted, say)
+    page.get("data:text/html,<p>another site</p>")
+    open_page(page, site.url, DESKTOP)
+    WebDriverWait(page, 10).until(
+        lambda d: d.execute_script("return JSON.parse(localStorage.getItem('llama-invites')).length") == 0
+    )
+    assert not shown(page, "resume")
+    refused = console_errors(page)  # the 404 of the forgotten game, and only it
+    assert len(refused) == 1 and f"/api/games/{session.id}" in refused[0] and "404" in refused[0], refused
+
+
 def test_the_keyboard_s_focus_comes_back_to_the_moves_after_a_round_s_result(site, browser):
     """Closing the round's result left the focus on its hidden Continue button: the next
     Tab went through the log and the menus before the cards."""

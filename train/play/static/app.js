@@ -36,13 +36,13 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-// A request with this page's seat token; `text` is a body already written as JSON. A game
-// record travels as the text it came in: JSON.parse would round the generator's 128-bit
-// state in it to a float, and the server would refuse the record.
-async function send(method, path, text) {
+// A request with this page's seat token (or `seatToken`); `text` is a body already written
+// as JSON. A game record travels as the text it came in: JSON.parse would round the
+// generator's 128-bit state in it to a float, and the server would refuse the record.
+async function send(method, path, text, seatToken = token) {
   const headers = {};
   if (text !== undefined) headers["Content-Type"] = "application/json";
-  if (token) headers["X-Llama-Token"] = token;
+  if (seatToken) headers["X-Llama-Token"] = seatToken;
   const response = await fetch(path, { method, headers, body: text });
   if (!response.ok) {
     let data = {};
@@ -54,14 +54,14 @@ async function send(method, path, text) {
   return response;
 }
 
-async function api(method, path, body) {
-  return apiText(method, path, body === undefined ? undefined : JSON.stringify(body));
+async function api(method, path, body, seatToken = token) {
+  return apiText(method, path, body === undefined ? undefined : JSON.stringify(body), seatToken);
 }
 
-async function apiText(method, path, text) {
+async function apiText(method, path, text, seatToken = token) {
   let response;
   try {
-    response = await send(method, path, text);
+    response = await send(method, path, text, seatToken);
   } catch (err) {
     if (err.status === undefined) err.message = "the server cannot be reached (is llama-rl serve still running?)";
     throw err;
@@ -84,10 +84,10 @@ function navGame() {
   $("nav-game").textContent = game && game.mode === "play" && game.your_turn ? "Back to the game: your turn" : "Back to the game";
 }
 
-// A replay or a new game takes this page's place at the table: the page follows one game
-// at a time. A seat it still plays is asked about first (the others could then hand it to
-// an agent, and the history count the game as lost); the answer is no once the seat is no
-// longer played here (the game ended meanwhile, say).
+// A replay, a new game or another of this browser's games takes this page's place at the
+// table: the page follows one game at a time. A seat it still plays is asked about first
+// (the others could then hand it to an agent, and the history count the game as lost);
+// the answer is no once the seat is no longer played here (the game ended meanwhile, say).
 async function leaveSeatFor(what, yes) {
   if (!seated()) return true;
   const id = game.id;
@@ -289,6 +289,10 @@ function keptInvites() {
   try { return JSON.parse(localStorage.getItem(INVITES) || "[]"); } catch (err) { return []; }
 }
 
+function forgetInvites(id) {
+  try { localStorage.setItem(INVITES, JSON.stringify(keptInvites().filter((g) => g.id !== id))); } catch (err) { /* storage off */ }
+}
+
 function keepInvites(state) {
   const kept = keptInvites().filter((g) => g.id !== state.id);
   kept.push({ id: state.id, token: state.token, links: state.links });
@@ -372,6 +376,7 @@ async function openLink() {
     show("setup");
     const why = err.status === 403 ? "its token is not this game's (ask for the link again)" : err.message;
     $("setup-error").textContent = `That game link does not open a game: ${why}. Start a new game below.`;
+    offerKeptGames();
   }
   return true;
 }
@@ -853,6 +858,7 @@ function toSetup() {
     game = null;
   }
   show("setup");
+  offerKeptGames();
 }
 
 // (the address keeps a seat's link while the page plays there: a reload reopens the game)
@@ -887,6 +893,47 @@ async function route() {
     return;
   }
   if (!(await openLink())) toSetup();
+}
+
+// The games this browser started that go on (their links kept: see keepInvites), offered
+// on the new-game form: the page that started one may have been closed. Each is asked
+// for with its creator's token, without its events (since: a frame no game reaches); a
+// game the server no longer holds is forgotten here too.
+let offers = 0;
+
+async function offerKeptGames() {
+  const asked = ++offers;
+  const followed = game ? game.id : null;
+  const found = await Promise.all(keptInvites().filter((g) => g.id !== followed).map(async (kept) => {
+    try {
+      return { kept, state: await api("GET", `/api/games/${encodeURIComponent(kept.id)}?since=1000000000`, undefined, kept.token) };
+    } catch (err) {
+      if (err.status === 404) forgetInvites(kept.id);
+      return null;
+    }
+  }));
+  if (asked !== offers) return;  // a later call answers
+  const going = found.filter((f) => f && f.state.mode === "play" && !f.state.game_over).reverse();  // newest first
+  $("resume-list").replaceChildren(...going.map(({ kept, state }) => {
+    const seats = state.table.seats;
+    const others = seats.filter((s, p) => p !== state.seat).map((s) => s.name);
+    const turn = state.your_turn ? ", your turn" : "";
+    return el("li", {}, el("button", {
+      class: "resume", "data-game": kept.id, text: `Back to your game with ${namesText(others)} (round ${state.table.round}${turn})`,
+      onclick: () => resumeKept(kept),
+    }));
+  }));
+  $("resume").classList.toggle("hidden", going.length === 0);
+}
+
+function namesText(names) {
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+async function resumeKept(kept) {
+  if (!(await leaveSeatFor("Open that game", "Open it"))) return;
+  goTo(gameHash(kept.id, kept.token));
+  route();
 }
 
 window.addEventListener("hashchange", route);
