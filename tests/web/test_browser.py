@@ -916,6 +916,28 @@ def test_the_browser_s_back_goes_through_the_history_and_a_replay(site, browser)
     assert console_errors(page) == []
 
 
+def test_older_games_in_the_history_repeat_none_that_finished_while_the_list_was_open(site, browser):
+    """ "Older games" asked for the next 50 by position: games that finished while the
+    list was open pushed the older ones down, and those already listed came again."""
+    page = browser
+    record, _ = play_record(2, ["random", "random"], end_score=10)
+    for k in range(55):
+        site.history.save(record, people=[False, False], finished=T0 + k)
+    open_page(page, site.url, DESKTOP)
+    page.find_element(By.ID, "nav-history").click()
+    WebDriverWait(page, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "button.replay")) == 50)
+    for k in range(3):  # finished meanwhile
+        site.history.save(record, people=[False, False], finished=T0 + 100 + k)
+    page.find_element(By.ID, "history-more").click()
+    WebDriverWait(page, 10).until(lambda d: "58 games saved" in d.find_element(By.ID, "history-count").text)
+    idle_history = "return [...document.querySelectorAll('button.replay')].map((b) => Number(b.dataset.game))"
+    WebDriverWait(page, 10).until(lambda d: len(d.execute_script(idle_history)) == 55)
+    ids = page.execute_script(idle_history)
+    assert len(set(ids)) == len(ids) == 55 and set(ids) == set(range(1, 56))  # every older one, once
+    assert not shown(page, "history-more")
+    assert console_errors(page) == []
+
+
 def test_a_seed_is_sent_as_typed_and_a_bad_one_is_refused_naming_the_range(site, browser, tmp_path):
     """The page sent Number(seed): 9007199254740993 dealt the game of 9007199254740992,
     and the largest seed the server takes, 2^63 - 1, was refused as 9223372036854776000.

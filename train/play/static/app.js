@@ -19,6 +19,7 @@ let animating = false;
 let autoplay = null;
 let poller = null;
 let historyOffset = 0;
+let historyShown = new Set();  // the ids of the saved games listed (newer ones may arrive meanwhile)
 let pollFailures = 0;      // requests in a row that did not reach the server
 window.llamaIdle = true;  // for tests: nothing is being shown or fetched
 window.llamaAnimated = 0;  // for tests: events shown one by one since the page opened a game
@@ -787,6 +788,7 @@ async function showHistory(more) {
   goTo("#history");
   $("history-error").textContent = "";
   historyOffset = more ? historyOffset + 50 : 0;
+  if (!more) historyShown = new Set();
   try {
     const data = await api("GET", `/api/history?limit=50&offset=${historyOffset}`);
     $("history-count").textContent = `${data.count} game${data.count === 1 ? "" : "s"} saved.`;
@@ -803,7 +805,10 @@ async function showHistory(more) {
     await rulesLoaded;  // (the words for a game's options)
     const ghead = el("tr", {}, ...["finished", "rules", "players (score)", ""].map((h) => el("th", { text: h })));
     const rules = (g) => changedRules(g.options);
-    const rows = data.games.map((g) => el("tr", {},
+    // games finished since the list opened push the older ones down: those listed already are not repeated
+    const fresh = data.games.filter((g) => !historyShown.has(g.id));
+    for (const g of fresh) historyShown.add(g.id);
+    const rows = fresh.map((g) => el("tr", {},
       el("td", { text: new Date(g.finished).toLocaleString() }),
       el("td", { class: rules(g) ? "rules" : "rules kind", text: rules(g) || "standard" }),
       el("td", {}, ...g.seats.flatMap((s, p) => [p ? ", " : "", el("span", { class: s.winner ? "winner" : "" }, `${s.name} (${s.score}${s.forfeit ? ", left" : ""})`)])),
