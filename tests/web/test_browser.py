@@ -715,6 +715,32 @@ def test_a_friend_who_went_away_is_replaced_by_an_agent_from_the_page(site, brow
     assert console_errors(page) == []
 
 
+def test_a_friend_who_never_came_is_shown_as_the_agent_that_took_the_seat(site, browser, tmp_path):
+    """Bob never opened his link and heuristic took his seat from the start, as the
+    history says: the page went on naming the seat Bob (his moves, his win). It names it
+    for the agent."""
+    page = browser
+    state, session = start_with_friends(page, site)
+    state = until_bob_s_turn(page, state, session)
+    session.created = time.monotonic() - AWAY_SECONDS - 1  # Bob's link, never opened, counts from the start
+    WebDriverWait(page, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .hand-over')).click()
+    page.find_element(By.ID, "ask-yes").click()
+    idle(page, "window.llamaState.table.seats[1].name === 'heuristic (for Bob)'")
+    assert "Bob did not come: heuristic plays Bob's seat." in log_lines(page)
+    after = log_lines(page)[log_lines(page).index("Bob did not come: heuristic plays Bob's seat.") + 1 :]
+    assert after and not any(line.startswith("Bob ") for line in after)
+    seat = page.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .who')
+    assert seat.text.split("\n") == ["heuristic (for Bob)", "agent"]
+    whole = "const b = arguments[0]; return b.scrollWidth <= b.clientWidth && b.scrollHeight <= b.clientHeight"
+    for screen in (DESKTOP, PHONE):
+        resize(page, screen)
+        assert fits(page)
+        name = page.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .who b')
+        assert page.execute_script(whole, name), f"the seat's name is cut on the {screen.name}"
+        screenshot(page, f"never-came-{screen.name}.png", tmp_path)
+    assert console_errors(page) == []
+
+
 def test_a_person_leaves_the_table_from_the_page_and_watches(site, browser, tmp_path):
     """With another person at the table, "Leave the table" (asked first) gives this
     page's seat to heuristic; the page then watches. Alone with agents, or with a friend
