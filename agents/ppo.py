@@ -86,6 +86,7 @@ __all__ = [
     "is_run_directory",
     "check_table_sizes",
     "run_table_sizes",
+    "overtaken_model",
     "run_trained_at",
     "TrainedAt",
     "TABLE_SIZES_KEY",
@@ -267,6 +268,9 @@ def model_file(path: str | Path, spec: str = "ppo:path=") -> Path:
     if p.is_dir():
         for name in MODEL_NAMES:
             if (p / name).is_file():
+                stale = overtaken_model(p, lambda file: f"{spec}{file}")
+                if stale is not None:
+                    raise ValueError(f"which model of {p}? {stale}")
                 return p / name
         if (p / RLLIB_MODULE_STATE).is_file():
             return p / RLLIB_MODULE_STATE
@@ -466,6 +470,28 @@ def is_run_directory(path: Path) -> bool:
         or bool(resumed_configs(path))
         or (path / RUN_SESSIONS).exists()
         or (path / RUN_CHECKPOINTS).is_dir()
+    )
+
+
+def overtaken_model(path: Path, instead: Callable[[Path], str]) -> str | None:
+    """Why the model of the run directory ``path`` may not be the one meant: a checkpoint
+    of more steps than the model (its ``summary.json`` step count) lies beside it, from a
+    later session still training or stopped before its end (a crash, a killed process),
+    which writes the model only at its end. The message names both, as ``instead(file)``
+    writes them (a command, an agent spec). ``None`` where the model is the newest, or
+    where the step counts cannot be read (the model plays all the same)."""
+    model = next((path / name for name in MODEL_NAMES if (path / name).is_file()), None)
+    steps = None if model is None else _summary_steps(path)
+    if model is None or steps is None:
+        return None
+    later = [(k, file, rllib) for k, file, rllib in named_checkpoints(path) if k > steps]
+    newest = next(((k, file) for k, file, rllib in reversed(later) if _looks_whole(file, rllib)), None)
+    if newest is None:
+        return None
+    return (
+        f"its model ({steps} steps) is older than its checkpoint of {newest[0]} steps, from a later session "
+        "still training or stopped before its end; name the one you mean: "
+        f"{instead(model)} or {instead(newest[1])}"
     )
 
 

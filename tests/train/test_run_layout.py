@@ -70,3 +70,38 @@ def test_the_search_agent_fit_search_and_distill_name_their_own_words_in_the_hin
         fit_search_networks(SearchNetsConfig(model=str(run.path)), tmp_path / "nets.npz")
     with pytest.raises(ValueError, match=r"instead: --model \S*ppo_1024\.zip$"):
         distill(DistillConfig(model=str(run.path)), tmp_path / "distilled.npz")
+
+
+def _model_of(run: RunDir, steps: int) -> None:
+    shutil.copy(DEFAULT_MODEL_ZIP, run.path / "model.zip")
+    (run.path / "summary.json").write_text(json.dumps({"num_timesteps": steps}))
+
+
+def test_a_model_overtaken_by_a_later_checkpoint_is_not_played_unasked(tmp_path, capsys):
+    """A resumed session that crashed (or is still training) leaves checkpoints beyond the
+    run's model: ppo:path=, search:path= and export played or wrote the older model with no
+    word. They now name both; the files themselves still load."""
+    from agents.search import SearchAgent
+    from train.cli import main
+
+    run = _run_with(tmp_path, "ppo_1024.zip", "ppo_2048.zip")
+    _model_of(run, 2048)
+    assert model_file(run.path) == run.path / "model.zip"  # the newest: nothing to say
+    _model_of(run, 512)
+    with pytest.raises(ValueError, match=r"its model \(512 steps\) is older than its checkpoint of 2048 steps") as info:
+        model_file(run.path)
+    assert str(info.value).endswith(f"ppo:path={run.path / 'model.zip'} or ppo:path={run.checkpoint_path(2048)}")
+    with pytest.raises(ValueError, match=r"search:path=\S*model\.zip or search:path=\S*ppo_2048\.zip$"):
+        SearchAgent(path=str(run.path))
+    assert model_file(run.path / "model.zip") == run.path / "model.zip"  # named, it is played
+    assert main(["export", str(run.path), "--out", str(tmp_path / "a.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "older than its checkpoint of 2048 steps" in err and "llama-rl export" in err
+    assert not (tmp_path / "a.npz").exists()
+    run.checkpoint_path(2048).write_bytes(b"")  # a checkpoint cut short is not named: the newest whole one is
+    with pytest.raises(ValueError, match=r"ppo:path=\S*ppo_1024\.zip$"):
+        model_file(run.path)
+    _model_of(run, 1024)
+    assert model_file(run.path) == run.path / "model.zip"
+    (run.path / "summary.json").unlink()  # nothing says the model's steps: it plays
+    assert model_file(run.path) == run.path / "model.zip"

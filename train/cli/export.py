@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.ppo import Actor, load_actor, no_model_yet, save_actor
+from agents.ppo import Actor, load_actor, no_model_yet, overtaken_model, save_actor
 from llama_env.engine import DEFAULT_RULES
 from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
 
@@ -74,16 +74,19 @@ def _trained_at(actor: Actor) -> str:
 def _check_run_has_a_model(path: Path, out: str | Path) -> None:
     """A :class:`CommandError` for a run directory without its model yet (still training,
     or stopped before the end, when the model is written), naming its newest checkpoint
-    that can be exported instead (:func:`agents.ppo.no_model_yet`, which ``ppo:path=`` says too)."""
+    that can be exported instead (:func:`agents.ppo.no_model_yet`), or whose model a later
+    checkpoint has overtaken, naming both (:func:`agents.ppo.overtaken_model`);
+    ``ppo:path=`` says both too."""
     import shlex
 
-    unfinished = no_model_yet(
-        path,
-        "export",
-        lambda checkpoint: f"llama-rl export {shlex.quote(str(checkpoint))} --out {shlex.quote(str(out))}",
-    )
+    def command(file: Path) -> str:
+        return f"llama-rl export {shlex.quote(str(file))} --out {shlex.quote(str(out))}"
+
+    unfinished = no_model_yet(path, "export", command)
     if unfinished is not None:
         raise CommandError(f"MODEL {str(path)!r}: {unfinished}")
+    if path.is_dir() and (stale := overtaken_model(path, command)) is not None:
+        raise CommandError(f"MODEL {str(path)!r}: {stale}")
 
 
 def _run(args: argparse.Namespace) -> int:
