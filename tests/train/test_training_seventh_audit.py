@@ -5,6 +5,7 @@ end never shown, the progress bar's last line, late and misnamed errors of env_w
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,6 +14,11 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from train.cli import main
+from train.training import TrainConfig, TrainingStopped, train
+from train.training.presets import PRESETS
 from train.training.sb3.vec_env import ScalarLlamaVecEnv
 from train.training.sb3.workers import SplitVecEnv
 
@@ -58,6 +64,9 @@ def test_close_stops_a_worker_writing_an_answer_nobody_reads():
 
 TRAINER = """
 import sys, time
+from train.cli import main
+from train.training import TrainConfig, TrainingStopped, train
+from train.training.presets import PRESETS
 from train.training.sb3.vec_env import ScalarLlamaVecEnv
 from train.training.sb3.workers import SplitVecEnv
 env = SplitVecEnv(ScalarLlamaVecEnv, 6, 3, players=2, opponents="random", seed=0)
@@ -92,6 +101,9 @@ def test_env_workers_stop_when_the_trainer_is_killed():
 
 
 LEFT_OPEN = """
+from train.cli import main
+from train.training import TrainConfig, TrainingStopped, train
+from train.training.presets import PRESETS
 from train.training.sb3.vec_env import ScalarLlamaVecEnv
 from train.training.sb3.workers import SplitVecEnv
 env = SplitVecEnv(ScalarLlamaVecEnv, 4, 2, players=2, opponents="random", seed=0)
@@ -115,3 +127,48 @@ def test_a_script_that_never_closes_its_split_env_exits():
         script.wait()
         if worker and running(worker):
             os.kill(worker, signal.SIGKILL)
+
+
+# --------------------------------------------------------------------------- 3. a worker killed
+
+
+def test_a_killed_env_worker_saves_the_steps_learned_and_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    """A worker killed (the system out of memory) raised a 30-line traceback, and the steps
+    since the last checkpoint were lost: a new run was deleted outright."""
+    real = SplitVecEnv.step_wait
+    calls = {"k": 0}
+
+    def step_wait(self):
+        calls["k"] += 1
+        if calls["k"] == 40:  # 640 steps: in the second rollout of 512, the first learned from
+            os.kill(self._procs[0].pid, signal.SIGKILL)
+        return real(self)
+
+    monkeypatch.setattr(SplitVecEnv, "step_wait", step_wait)
+    args = ["train", "--preset", "smoke", "--env-workers", "2", "--eval-every", "0", "--no-tensorboard"]
+    code = main([*args, "--run-dir", str(tmp_path), "--run-name", "oom", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1, err
+    assert "training stopped: env worker 1 stopped (killed by SIGKILL, most often the system out of memory)" in err
+    assert f"at 512 steps; the steps learned are saved in {tmp_path / 'oom'}" in err
+    assert f"llama-rl train --resume {tmp_path / 'oom'}" in err
+    run = tmp_path / "oom"
+    assert (run / "checkpoints" / "ppo_512.zip").is_file() and (run / "model.zip").is_file()
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["num_timesteps"] == 512 and summary["interrupted"]
+
+
+def test_a_worker_killed_before_training_began_is_named_and_the_new_run_left_out(tmp_path, monkeypatch):
+    real = SplitVecEnv.set_policy
+
+    def set_policy(self, name, fn):
+        os.kill(self._procs[0].pid, signal.SIGKILL)
+        return real(self, name, fn)
+
+    monkeypatch.setattr(SplitVecEnv, "set_policy", set_policy)
+    config = TrainConfig(**{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "early"})
+    config.options = {"env_workers": 2, "tensorboard": False}
+    with pytest.raises(TrainingStopped, match=r"^env worker 1 stopped \(killed by SIGKILL.*\) before training began$"):
+        train(config)
+    assert not (tmp_path / "early").exists()

@@ -147,6 +147,7 @@ def _run(args: argparse.Namespace) -> int:
     command = "llama-rl train" + ("" if backend.name == "sb3" else f" --backend {backend.name}")
     with missing_dependency(command, extra=backend.extra):
         from train.training import train
+        from train.training.result import TrainingStopped
         from train.training.run_dir import RunDirError
 
         try:
@@ -154,6 +155,10 @@ def _run(args: argparse.Namespace) -> int:
                 result = train(config)  # SIGTERM stops it as Ctrl-C does (main)
         except RunDirError as exc:
             raise CommandError(str(exc), code=1) from None
+        except TrainingStopped as exc:  # an env worker killed: what was learned is saved
+            saved = exc.result
+            more = f": continue it with llama-rl train --resume {shlex.quote(str(saved.run_dir))}" if saved else ""
+            raise CommandError(f"training stopped: {exc}{more}", code=1) from None
     split = f" (env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)" if result.env_s else ""
     aside = f", evaluations and checkpoints {result.eval_save_s:.1f} s more" if result.eval_save_s >= 0.05 else ""
     print(

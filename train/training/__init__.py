@@ -28,7 +28,7 @@ import numpy as np
 from train.training.backend import Backend, backend_named, backends, register_backend
 from train.training.config import TrainConfig, config_from_dict
 from train.training.presets import PRESETS
-from train.training.result import TrainResult
+from train.training.result import TrainingStopped, TrainResult
 from train.training.resume import resume_config
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "Backend",
     "TrainConfig",
     "TrainResult",
+    "TrainingStopped",
     "backend_named",
     "backends",
     "config_from_dict",
@@ -48,9 +49,11 @@ __all__ = [
 def train(config: TrainConfig) -> TrainResult:
     """Run (or resume) a training run on ``config.backend``.
 
-    Raises ``ValueError`` for a bad config (naming the key) and
+    Raises ``ValueError`` for a bad config (naming the key),
     :class:`train.training.run_dir.RunDirError` when the run directory cannot be
-    written or is in use; what was saved before is kept.
+    written or is in use (what was saved before is kept), and :class:`TrainingStopped`
+    when a failure outside the policy stopped it (an env worker killed), once the steps
+    learned are saved.
 
     The run seeds Python's, numpy's and torch's global generators (SB3 does, from
     ``config.seed``); their states are put back when it returns, so the caller's own

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrainResult", "step_bar", "leave_out"]
+__all__ = ["TrainResult", "TrainingStopped", "step_bar", "leave_out"]
 
 LOG_INTERVAL = 60.0
 """Seconds between the bar's lines when stderr is a file (a log), not a terminal."""
@@ -63,3 +63,15 @@ class TrainResult:
     def steps_per_s(self) -> float:
         """Steps of this session per second of training (:attr:`wall_s`)."""
         return self.steps_this_session / self.wall_s if self.wall_s > 0 else 0.0
+
+
+class TrainingStopped(RuntimeError):
+    """Training stopped by a failure it cannot go on from (an env worker killed: the
+    system out of memory, a ``kill -9``). The message says what stopped it and what is
+    saved: the steps learned until then are saved as Ctrl-C saves them (a checkpoint and
+    the model, :attr:`result`; ``None`` when it stopped before training began), so the
+    run can be resumed."""
+
+    def __init__(self, message: str, result: TrainResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result

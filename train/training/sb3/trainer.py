@@ -16,8 +16,10 @@ TensorBoard logs (scalars namespaced ``rollout/``, ``train/``, ``eval/``, ``spee
 
 Ctrl-C saves a checkpoint and the model before returning (a second Ctrl-C while that
 is written is held back until the files are whole; a third stops at once, leaving the
-previous files). ``resume=`` continues a run with its step count: build the config
-with :func:`resume_config`, which starts from the run's own recorded config.
+previous files). An env worker killed (the system out of memory, a ``kill -9``) saves
+them so too, then raises :class:`~train.training.result.TrainingStopped` naming it.
+``resume=`` continues a run with its step count: build the config with
+:func:`resume_config`, which starts from the run's own recorded config.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import numpy as np
 from agents.ppo import Actor, actor_from_policy, load_actor, torch_load_error
 from llama_env.observation import VERSION_OF_SIZE
 from train.training.config import TrainConfig
-from train.training.result import TrainResult
+from train.training.result import TrainingStopped, TrainResult
 from train.training.resume import check_steps_left, find_checkpoint, session_run
 from train.training.run_dir import (
     RunDir,
@@ -49,7 +51,7 @@ from train.training.sb3 import Sb3Options
 from train.training.sb3._internals import SavedModel, read_model_file, restore
 from train.training.sb3.callbacks import TrainingHooks
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, policy_rng
-from train.training.sb3.workers import SplitVecEnv, make_vec_env
+from train.training.sb3.workers import EnvWorkerStopped, SplitVecEnv, make_vec_env
 from train.training.seats import past_never_plays
 
 __all__ = ["train_sb3", "save_model"]
@@ -245,22 +247,25 @@ def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, t
         check_steps_left(resume_from, start, config)
         env_seed = int(np.random.SeedSequence([config.seed, start]).generate_state(1)[0])
     options: Sb3Options = config.options
-    env = make_vec_env(
-        options.engine,
-        options.env_workers,
-        config.n_envs,
-        players=config.players,
-        opponents=config.opponents,
-        reward=config.reward,
-        seed=env_seed,
-        obs_version=config.obs_version,
-        rules=config.rules_at(min(config.players)),
-    )
-    opp_rng = policy_rng(env_seed)
     try:
-        return _train_on(env, env_seed, opp_rng, config, run, resume_from, torch, ppo_cls)
-    finally:
-        env.close()  # stops the env workers, if any
+        env = make_vec_env(
+            options.engine,
+            options.env_workers,
+            config.n_envs,
+            players=config.players,
+            opponents=config.opponents,
+            reward=config.reward,
+            seed=env_seed,
+            obs_version=config.obs_version,
+            rules=config.rules_at(min(config.players)),
+        )
+        opp_rng = policy_rng(env_seed)
+        try:
+            return _train_on(env, env_seed, opp_rng, config, run, resume_from, torch, ppo_cls)
+        finally:
+            env.close()  # stops the env workers, if any
+    except EnvWorkerStopped as exc:  # before learning began (once it has, _learn saves and says so)
+        raise TrainingStopped(f"{exc} before training began") from None
 
 
 def _train_on(
@@ -354,6 +359,7 @@ def _learn(
     remaining = max(config.total_timesteps - start_steps, 0)
     interrupted = False
     write_error: OSError | None = None
+    worker_stopped: EnvWorkerStopped | None = None
     t0 = time.perf_counter()
     env_t0 = env.env_time
     try:
@@ -367,16 +373,21 @@ def _learn(
             )
     except KeyboardInterrupt:
         interrupted = True
+    except EnvWorkerStopped as exc:  # saved as Ctrl-C saves (the policy is whole between updates), then raised
+        interrupted, worker_stopped = True, exc
     except OSError as exc:  # TensorBoard or another writer lost the run directory
         write_error = exc
     finally:
         hooks.close()
     # a rollout cut short was never learned from: the policy is saved at the steps it learned
     model.num_timesteps = hooks.steps_learned()
-    if interrupted:
+    if worker_stopped is None and interrupted:
         print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
-    elif write_error is None and not hooks.halt and remaining > 0:
-        hooks.after_learn()
+    elif write_error is None and not interrupted and not hooks.halt and remaining > 0:
+        try:
+            hooks.after_learn()
+        except EnvWorkerStopped as exc:  # the past league sent to the workers at the end
+            interrupted, worker_stopped = True, exc
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
@@ -406,7 +417,7 @@ def _learn(
             run.append_session(start_steps, model.num_timesteps, config_file.name, resume_from, interrupted)
     except OSError as exc:
         raise RunDirError(f"cannot write the final files of {run.path} ({exc}){_rescue(model, run)}") from None
-    return TrainResult(
+    result = TrainResult(
         run_dir=run.path,
         model_path=run.model_path,
         num_timesteps=model.num_timesteps,
@@ -420,3 +431,8 @@ def _learn(
         stopped_early=hooks.stopped_early,
         eval_save_s=hooks.aside_s,
     )
+    if worker_stopped is not None:
+        raise TrainingStopped(
+            f"{worker_stopped} at {model.num_timesteps:,} steps; the steps learned are saved in {run.path}", result
+        )
+    return result

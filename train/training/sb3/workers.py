@@ -43,12 +43,18 @@ from llama_env.agent import adopt, registrations
 from llama_env.engine import NUM_ACTIONS, LlamaGame
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, policy_rng, vec_env_class
 
-__all__ = ["CLOSE_WAIT", "SplitVecEnv", "make_vec_env", "worker_seed"]
+__all__ = ["CLOSE_WAIT", "EnvWorkerStopped", "SplitVecEnv", "make_vec_env", "worker_seed"]
 
 CLOSE_WAIT = 5.0
 """Seconds :meth:`SplitVecEnv.close` gives the workers to stop before it kills them."""
 TRAINER_CHECK = 1.0
 """Seconds between a waiting worker's checks that the trainer still runs."""
+
+
+class EnvWorkerStopped(RuntimeError):
+    """An env worker stopped without being asked to (killed: the system out of memory, a
+    ``kill -9``): its games are gone, and the vec env cannot go on. The message names the
+    worker and how it ended."""
 
 
 def make_vec_env(engine: str, env_workers: int, num_envs: int, **kwargs: Any) -> LlamaVecEnv | SplitVecEnv:
@@ -279,7 +285,7 @@ class SplitVecEnv(OneVecEnv):
             raise error
         return answers
 
-    def _stopped(self, k: int) -> RuntimeError:
+    def _stopped(self, k: int) -> EnvWorkerStopped:
         """The error for worker ``k`` (from 1), whose pipe closed: how it ended, once it
         has (a moment's wait for the system to say), a signal by its name."""
         proc = self._procs[k - 1]
@@ -296,7 +302,7 @@ class SplitVecEnv(OneVecEnv):
             how = f"killed by {name}" + (", most often the system out of memory" if oom else "")
         else:
             how = f"exit code {code}"
-        return RuntimeError(f"env worker {k} stopped ({how})")
+        return EnvWorkerStopped(f"env worker {k} stopped ({how})")
 
     def _each(self, cmd: str, arg: Any) -> list[Any]:
         return self._call(cmd, [arg] * len(self.shares))
