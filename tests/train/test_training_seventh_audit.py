@@ -172,3 +172,22 @@ def test_a_worker_killed_before_training_began_is_named_and_the_new_run_left_out
     with pytest.raises(TrainingStopped, match=r"^env worker 1 stopped \(killed by SIGKILL.*\) before training began$"):
         train(config)
     assert not (tmp_path / "early").exists()
+
+
+# --------------------------------------------------------------------------- 6. the evaluation at the end
+
+
+def test_the_evaluation_at_the_end_is_shown_and_a_run_that_trained_its_budget_did_not_stop_early(tmp_path, capsys):
+    """The evaluation at the end ran after the bar closed and printed nothing; when it beat
+    the target, a run that had trained every step of its budget said it stopped early and
+    skipped the final table."""
+    args = ["train", "--players", "4", "--eval-players", "4", "--opponents", "random", "--eval-opponent", "random"]
+    args += ["--total-timesteps", "256", "--n-envs", "8", "--n-steps", "16", "--batch-size", "64", "--n-epochs", "1"]
+    args += ["--eval-every", "256", "--eval-games", "40", "--stop-win-share", "0.01", "--checkpoint-every", "0"]
+    args += ["--past-every", "0", "--net-arch", "16", "--no-tensorboard", "--final-eval-games", "2"]
+    assert main([*args, "--run-dir", str(tmp_path), "--run-name", "end"]) == 0
+    out = capsys.readouterr().out
+    assert "[eval @ 256] win share vs random: 4p " in out and "(above 0.01)" in out
+    assert "stopping" not in out and "stopped early" not in out
+    assert "Evaluating against the baselines (2 games per row)" in out
+    assert json.loads((tmp_path / "end" / "summary.json").read_text())["stopped_early"] is False

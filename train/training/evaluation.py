@@ -2,7 +2,7 @@
 :class:`agents.ppo.Actor`) against ``config.eval_opponent`` at each size of
 ``config.eval_players``, on the run's rules; one row of ``eval.jsonl`` per evaluation,
 and whether it reaches ``config.stop_win_share`` (:func:`target_reached`), where a run
-stops early."""
+stops early (:func:`stops_early`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from train.evaluation.evaluate import evaluate
 if TYPE_CHECKING:
     from train.training.config import TrainConfig
 
-__all__ = ["evaluate_vs", "evaluation_row", "evaluation_message", "next_multiple", "target_reached"]
+__all__ = ["evaluate_vs", "evaluation_row", "evaluation_message", "next_multiple", "stops_early", "target_reached"]
 
 
 def evaluate_vs(actor: Actor, opponent: str, rules: Rules, games: int, seed: int = 0) -> tuple[float, float, float]:
@@ -45,15 +45,25 @@ def evaluation_row(actor: Actor, config: TrainConfig, steps: int) -> dict[str, A
 def target_reached(config: TrainConfig, row: dict[str, Any]) -> bool:
     """Whether an evaluation row shows the policy beating ``config.stop_win_share``: the
     lower end of the 95% interval at or above it at every table size evaluated (never
-    when ``stop_win_share`` is 0). Both backends stop training when it does."""
+    when ``stop_win_share`` is 0)."""
     target = config.stop_win_share
     return target > 0 and all(row[f"ci_low_{n}p"] >= target for n in config.eval_players)
 
 
+def stops_early(config: TrainConfig, row: dict[str, Any]) -> bool:
+    """Whether an evaluation row stops training before ``config.total_timesteps``: it
+    reached the target (:func:`target_reached`) with steps of the budget left. Both
+    backends stop when it does; the evaluation at the end of the budget stops nothing
+    (a run that trained its whole budget did not stop early)."""
+    return row["timesteps"] < config.total_timesteps and target_reached(config, row)
+
+
 def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
-    """The progress bar's line for an evaluation row."""
+    """The line shown for an evaluation row."""
     txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
-    reached = f" (above {config.stop_win_share:g}: stopping)" if target_reached(config, row) else ""
+    reached = ""
+    if target_reached(config, row):
+        reached = f" (above {config.stop_win_share:g}{': stopping' if stops_early(config, row) else ''})"
     return f"[eval @ {row['timesteps']:,}] win share vs {config.eval_opponent}: {txt}{reached}"
 
 

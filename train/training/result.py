@@ -54,7 +54,7 @@ class TrainResult:
     backend: str = "sb3"
     stopped_early: bool = False
     """Whether training stopped before ``total_timesteps`` because an evaluation reached
-    ``stop_win_share`` (:func:`train.training.evaluation.target_reached`)."""
+    ``stop_win_share`` (:func:`train.training.evaluation.stops_early`)."""
     eval_save_s: float = 0.0
     """Seconds of the periodic evaluations and of the checkpoints saved while training,
     which :attr:`wall_s` and :attr:`steps_per_s` leave out."""

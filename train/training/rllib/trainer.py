@@ -48,7 +48,7 @@ from llama_env.agent import registrations
 from llama_env.engine import error_line
 from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
-from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
+from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
 from train.training.result import TrainResult, leave_out, step_bar
 from train.training.resume import check_steps_left, session_run
 from train.training.rllib import RllibOptions
@@ -541,7 +541,7 @@ def _loop(
             if config.eval_every and steps >= next_eval:
                 evals.append(_evaluate(algo, config, run, steps, bar))
                 next_eval = next_multiple(steps, config.eval_every)
-                stopped_early = target_reached(config, evals[-1])
+                stopped_early = stops_early(config, evals[-1])
             spent = time.perf_counter() - started
             aside += spent
             if bar is not None:

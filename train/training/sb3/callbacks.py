@@ -21,7 +21,7 @@ import torch
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.ppo import Actor, actor_from_policy
-from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, target_reached
+from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
 from train.training.result import leave_out, step_bar
 from train.training.sb3.vec_env import ActorPolicy
 
@@ -83,7 +83,8 @@ class TrainingHooks(BaseCallback):
         self.write_error: OSError | None = None
         """Set when the run directory could not be written; training then stops."""
         self.stopped_early = False
-        """Set when an evaluation reached ``config.stop_win_share``; training then stops."""
+        """Set when an evaluation reached ``config.stop_win_share`` before the step budget's
+        end; training then stops (:func:`~train.training.evaluation.stops_early`)."""
         self.aside_s = 0.0
         """Seconds of the periodic evaluations and checkpoint saves: no part of training's
         time (:attr:`learn_seconds`, the bar's rate and the speed logged leave them out)."""
@@ -205,6 +206,8 @@ class TrainingHooks(BaseCallback):
             self.logger.record(f"eval/fair_share_{n}p", 1.0 / n)
         self.evals.append(row)
         self.run.append_eval(row)
-        self.stopped_early = target_reached(config, row)
+        self.stopped_early = stops_early(config, row)
         if self.bar is not None:
             self.bar.write(evaluation_message(config, row))
+        elif config.progress_bar:  # the evaluation at the end, once the bar is closed
+            print(evaluation_message(config, row), flush=True)
