@@ -296,7 +296,7 @@ function forgetInvites(id) {
 
 function keepInvites(state) {
   const kept = keptInvites().filter((g) => g.id !== state.id);
-  kept.push({ id: state.id, token: state.token, links: state.links });
+  kept.push({ id: state.id, token: state.token, links: state.links, started: Date.now() });
   try { localStorage.setItem(INVITES, JSON.stringify(kept.slice(-20))); } catch (err) { /* storage full or off */ }
 }
 
@@ -923,8 +923,9 @@ async function offerKeptGames() {
     const seats = state.table.seats;
     const others = seats.filter((s, p) => p !== state.seat).map((s) => s.name);
     const turn = state.your_turn ? ", your turn" : "";
+    const when = kept.started ? `, started ${new Date(kept.started).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}` : "";
     return el("li", {}, el("button", {
-      class: "resume", "data-game": kept.id, text: `Back to your game with ${namesText(others)} (round ${state.table.round}${turn})`,
+      class: "resume", "data-game": kept.id, text: `Back to your game with ${namesText(others)}${when} (round ${state.table.round}${turn})`,
       onclick: () => resumeKept(kept),
     }));
   }));
