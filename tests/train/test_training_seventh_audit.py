@@ -191,3 +191,34 @@ def test_the_evaluation_at_the_end_is_shown_and_a_run_that_trained_its_budget_di
     assert "stopping" not in out and "stopped early" not in out
     assert "Evaluating against the baselines (2 games per row)" in out
     assert json.loads((tmp_path / "end" / "summary.json").read_text())["stopped_early"] is False
+
+
+# --------------------------------------------------------------------------- 7. the bar's last line in a log
+
+
+def test_the_bar_draws_its_last_line_in_a_log_after_time_was_left_out(monkeypatch):
+    """Leaving an evaluation's time out moved the bar's start past the moment it was last
+    drawn, and close() took it for a bar never shown: a log ended at "0/256" (or the
+    last line drawn) with no newline, and the summary was glued to it."""
+    import io
+
+    from train.training.result import leave_out, step_bar
+
+    log = io.StringIO()
+    monkeypatch.setattr("sys.stderr", log)
+    bar = step_bar(256)
+    bar.update(128)
+    leave_out(bar, 5.0)
+    bar.update(128)
+    bar.close()
+    assert log.getvalue().endswith("\n")
+    assert "256/256" in log.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
+
+
+def test_tqdm_behaves_as_the_bar_assumes():
+    import tqdm
+
+    from train.training._tqdm_internals import CHECKED_VERSION, broken_assumptions
+
+    broken = broken_assumptions()
+    assert not broken, f"tqdm {tqdm.__version__} (checked: {CHECKED_VERSION}) breaks: {'; '.join(broken)}"

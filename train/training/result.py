@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from train.training._tqdm_internals import leave_out  # a periodic evaluation left out of the bar, as of wall_s
+
 __all__ = ["TrainResult", "TrainingStopped", "step_bar", "leave_out"]
 
 LOG_INTERVAL = 60.0
@@ -22,12 +24,6 @@ def step_bar(total: int) -> Any:
 
     interval = 0.1 if sys.stderr.isatty() else LOG_INTERVAL
     return tqdm(total=total, unit="step", unit_scale=True, smoothing=0, dynamic_ncols=True, mininterval=interval)
-
-
-def leave_out(bar: Any, seconds: float) -> None:
-    """Leave ``seconds`` (a periodic evaluation, a checkpoint saved) out of ``bar``'s
-    elapsed time, and so out of its rate, as :attr:`TrainResult.wall_s` leaves them out."""
-    bar.start_t += seconds
 
 
 @dataclass
