@@ -222,3 +222,36 @@ def test_tqdm_behaves_as_the_bar_assumes():
 
     broken = broken_assumptions()
     assert not broken, f"tqdm {tqdm.__version__} (checked: {CHECKED_VERSION}) breaks: {'; '.join(broken)}"
+
+
+# --------------------------------------------------------------------------- 8. games env_workers cannot share
+
+
+@pytest.mark.parametrize(
+    "n_envs, options, match",
+    [
+        (2, {"env_workers": 4}, r"config key 'env_workers' \(4\) must be at most n_envs \(2\)"),
+        (
+            8,
+            {"engine": "batch", "env_workers": 2},
+            r"config keys 'n_envs' \(8\) and 'env_workers' \(2\) give shares of 4 games, fewer than the 5 table "
+            r"sizes of players \(2, 3, 4, 5, 6\) that engine batch holds in one batch each: give n_envs 10 or more",
+        ),
+        (4, {"engine": "batch"}, r"config key 'n_envs' \(4\) must be at least the 5 table sizes of players"),
+    ],
+)
+def test_games_the_env_workers_cannot_share_are_refused_with_the_config_keys(n_envs, options, match):
+    """Both passed the config's checks and failed once the run had started, naming
+    neither env_workers nor engine ("num_envs (4) must be at least the number of table
+    sizes")."""
+    with pytest.raises(ValueError, match=match):
+        TrainConfig(n_envs=n_envs, batch_size=8, options=options).validate()
+    TrainConfig(n_envs=10, batch_size=8, options={"engine": "batch", "env_workers": 2}).validate()
+
+
+def test_the_command_line_refuses_them_before_training(tmp_path, capsys):
+    args = ["train", "--n-envs", "2", "--env-workers", "4", "--batch-size", "8", "--run-dir", str(tmp_path)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "config key 'env_workers' (4) must be at most n_envs (2)" in err
+    assert not any(tmp_path.iterdir())

@@ -68,7 +68,9 @@ class Sb3Options:
 def _check(config: Any) -> None:
     """A ``ValueError`` for a ``batch_size`` that leaves a minibatch of one step: MaskablePPO
     normalises the advantages of each minibatch (the last one is the rollout's remainder),
-    and one step has no spread, so its update turns the policy into NaN."""
+    and one step has no spread, so its update turns the policy into NaN. And for the games
+    the vec env cannot share out (:func:`_check_shares`)."""
+    _check_shares(config)
     rollout = config.n_steps * config.n_envs
     if config.batch_size == 1 or rollout % config.batch_size == 1:
         raise ValueError(
@@ -77,6 +79,35 @@ def _check(config: Any) -> None:
             f"step cannot do (its update would be NaN); give a batch size of at least 2 that divides {rollout} "
             "or leaves 2 steps or more"
         )
+
+
+def _check_shares(config: Any) -> None:
+    """A ``ValueError`` naming the keys, before anything starts, for ``n_envs`` games that
+    ``env_workers`` cannot share out (a worker with no game), or that leave a share of
+    ``engine`` batch fewer games than ``players`` has table sizes (it holds each size's
+    games in one batch): the vec env refused them once the run had started, naming
+    neither key."""
+    options: Sb3Options = config.options
+    workers, n_envs = options.env_workers, config.n_envs
+    if workers > n_envs:
+        raise ValueError(
+            f"config key 'env_workers' ({workers}) must be at most n_envs ({n_envs}): each env worker plays a "
+            "share of the games"
+        )
+    sizes = list(dict.fromkeys(config.players))
+    if options.engine != "batch" or n_envs // workers >= len(sizes):
+        return
+    listed = f"{len(sizes)} table sizes of players ({', '.join(map(str, sizes))})"
+    if workers == 1:
+        raise ValueError(
+            f"config key 'n_envs' ({n_envs}) must be at least the {listed} with engine batch, which holds the "
+            f"games of each size in one batch: give n_envs {len(sizes)} or more, or engine auto"
+        )
+    raise ValueError(
+        f"config keys 'n_envs' ({n_envs}) and 'env_workers' ({workers}) give shares of {n_envs // workers} games, "
+        f"fewer than the {listed} that engine batch holds in one batch each: give n_envs {workers * len(sizes)} "
+        "or more, fewer env_workers, or engine auto"
+    )
 
 
 BACKEND = Backend(
