@@ -13,7 +13,7 @@
   :class:`LocalProcesses`, a process pool on this machine), for spreading them further.
 """
 
-from train.evaluation.evaluate import EvalResult, evaluate
+from train.evaluation.evaluate import EvalResult, evaluate, seatings
 from train.evaluation.runner import (
     ChunkExecutor,
     GameColumns,
@@ -41,5 +41,6 @@ __all__ = [
     "evaluate",
     "mean_ci",
     "play_games",
+    "seatings",
     "tournament",
 ]
