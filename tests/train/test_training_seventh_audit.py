@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_backends import toy  # noqa: F401 - a fixture
 
 from train.cli import main
 from train.training import TrainConfig, TrainingStopped, train
@@ -255,3 +256,60 @@ def test_the_command_line_refuses_them_before_training(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "config key 'env_workers' (4) must be at most n_envs (2)" in err
     assert not any(tmp_path.iterdir())
+
+
+# --------------------------------------------------------------------------- 5. evaluation sizes
+
+
+def test_the_periodic_evaluation_plays_at_the_runs_own_sizes_by_default():
+    """eval_players defaulted to 2,4 whatever the run trained at: a 6-player run was
+    evaluated at 2 and 4 only, tables it never saw."""
+    assert TrainConfig().eval_players == (2, 4)
+    assert TrainConfig(players=6).eval_players == (6,)
+    assert TrainConfig(players=(2, 2, 6)).eval_players == (2, 6)
+    assert TrainConfig(players="3-5").eval_players == (3, 4)
+    assert TrainConfig(players=6, eval_players=(2, 6)).eval_players == (2, 6)  # given: kept
+    assert TrainConfig(players=6).to_dict()["eval_players"] == [6]  # a run records the sizes it used
+
+
+def parse(*argv: str) -> TrainConfig:
+    import argparse
+
+    from train.cli.train import add_arguments, config_from_args
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return config_from_args(parser.parse_args(list(argv)))
+
+
+def test_a_presets_evaluation_follows_the_players_given_and_its_heads_up_target_is_refused_elsewhere(capsys):
+    """--preset beat-heuristic --players 4 evaluated at 2 players only (the preset's) and
+    stopped on 0.5 there, a heads-up target, at a 4-player run."""
+    with pytest.raises(
+        ValueError,
+        match=r"^--preset beat-heuristic stops at a win share of 0\.5 measured at 2 players, and this run is "
+        r"evaluated at 4: give --stop-win-share for those sizes \(an even share is 1/4 at 4 players\), or "
+        r"--stop-win-share 0 to train to --total-timesteps$",
+    ):
+        parse("--preset", "beat-heuristic", "--players", "4")
+    config = parse("--preset", "beat-heuristic", "--players", "4", "--stop-win-share", "0.3")
+    assert config.eval_players == (4,) and config.stop_win_share == 0.3
+    assert parse("--preset", "beat-heuristic", "--players", "2").eval_players == (2,)
+    assert parse("--preset", "beat-heuristic").stop_win_share == 0.5
+    assert parse("--preset", "beat-heuristic", "--players", "4", "--eval-players", "2").eval_players == (2,)
+    assert parse("--preset", "ship", "--players", "6").eval_players == (6,)
+    assert "config key 'stop_win_share'" not in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("toy")
+def test_an_evaluation_at_sizes_the_run_does_not_train_at_is_warned_of(tmp_path):
+    config = TrainConfig(
+        **{**PRESETS["smoke"], "backend": "toy", "run_dir": str(tmp_path), "players": (4,), "eval_players": (2, 4)}
+    )
+    config.stop_win_share = 0.5
+    with pytest.warns(
+        RuntimeWarning,
+        match=r"^eval_players: the periodic evaluation plays at 2 players, where this run does not train "
+        r"\(players 4\), and stop_win_share 0\.5 decides on them: give eval_players among the sizes it trains at",
+    ):
+        train(config)

@@ -74,17 +74,18 @@ def test_opponent_weights_whose_total_overflows_are_refused_in_one_line(tmp_path
 
 
 def test_a_rule_option_error_names_the_key_its_table_size_came_from(tmp_path, capsys):
-    """``--players 2 --hand-size 20`` said "the rule options at 4 players", a size that
-    came from eval_players' default, which the message did not say."""
+    """``--players 2 --eval-players 2,4 --hand-size 20`` said "the rule options at 4
+    players", without the key the size came from. (eval_players' default is now the run's
+    own sizes: a run at 2 players is evaluated at 2.)"""
     args = ("train", "--preset", "smoke", "--run-dir", str(tmp_path), "--players", "2", "--hand-size", "20")
-    err = usage_error(capsys, *args)
+    err = usage_error(capsys, *args, "--eval-players", "2,4")
     assert err == (
-        "llama-rl: error: config key 'eval_players' includes 4 (its default is 2,4): hand_size must be between 1 and "
+        "llama-rl: error: config key 'eval_players' includes 4: hand_size must be between 1 and "
         "13 for 4 players (the deal needs 4 x hand_size + 1 <= 56 cards), got 20; give eval_players sizes these "
         "rules allow: 2\n"
     )
     # the rules hold at eval_players 2: what is refused next is the step count
-    assert "config key 'total_timesteps'" in usage_error(capsys, *args, "--eval-players", "2", "--total-timesteps", "0")
+    assert "config key 'total_timesteps'" in usage_error(capsys, *args, "--total-timesteps", "0")
     with pytest.raises(
         ValueError, match=r"^config key 'players' includes 3: .*; give players sizes these rules allow: 2$"
     ):

@@ -33,7 +33,16 @@ from train.cli.common import (
     game_errors,
     missing_dependency,
 )
-from train.training.config import PARSERS, TrainConfig, config_from_dict, field_defaults, flag_fields, option_owner
+from train.training.config import (
+    PARSERS,
+    TrainConfig,
+    comparison_sizes,
+    config_from_dict,
+    field_defaults,
+    flag_fields,
+    option_owner,
+    parse_players,
+)
 from train.training.presets import PRESETS
 
 __all__ = ["add_parser", "add_arguments", "config_from_args", "comparison_sizes", "print_final_comparison"]
@@ -72,7 +81,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     for f in flag_fields():
         flag = "--" + f.name.replace("_", "-")
-        helptext = f"{f.help} (default: {_show_default(f.default)})"
+        helptext = f"{f.help} (default: {_show_default(f.default)})" if f.default != () else f.help
         if f.type is bool:
             p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=helptext)
         else:
@@ -99,6 +108,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         # a preset's setting of one backend's own option applies on that backend only
         values.update({k: v for k, v in PRESETS[preset].items() if option_owner(k) in (None, backend)})
     values.update({name: getattr(args, name) for name in given})
+    if preset:
+        _fit_preset_evaluation(preset, values, given)
     if preset and getattr(args, "resume", None) is None and values.get("resume"):
         # a second-phase preset resumes its first phase's run where that one went: in --run-dir
         values["resume"] = str(Path(values.get("run_dir") or "runs") / Path(values["resume"]).name)
@@ -115,6 +126,38 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
                 f"--{name.replace('_', '-')} is an option of backend {owner!r}; this run uses {config.backend!r}"
             )
     return config
+
+
+def _fit_preset_evaluation(preset: str, values: dict[str, Any], given: set[str]) -> None:
+    """A preset's periodic evaluation is made for its own table sizes. With ``--players``
+    of other sizes given, the preset's ``eval_players`` are dropped, so that the run is
+    evaluated at its own sizes (:func:`~train.training.config.comparison_sizes`), not at
+    the preset's; and the preset's ``stop_win_share``, a win share at the preset's sizes
+    (``beat-heuristic``'s 0.5 is an even share heads-up, three times one at 6 players),
+    is a ``ValueError`` where the run is evaluated at other sizes and ``--stop-win-share``
+    is not given."""
+    settings = PRESETS[preset]
+    default_players = settings.get("players", field_defaults()["players"])
+    theirs = set(parse_players(default_players))
+    players = parse_players(values.get("players", default_players))
+    if "eval_players" in settings and "eval_players" not in given and set(players) != theirs:
+        del values["eval_players"]
+    target = settings.get("stop_win_share")
+    if not target or "stop_win_share" in given:
+        return
+    made_for = set(parse_players(settings.get("eval_players") or comparison_sizes(tuple(theirs))))
+    evaluated = set(parse_players(values.get("eval_players") or comparison_sizes(players)))
+    if evaluated != made_for:
+        shares = ", ".join(f"1/{n} at {n}" for n in sorted(evaluated))
+        raise ValueError(
+            f"--preset {preset} stops at a win share of {target:g} measured at {_listed(made_for)} players, and "
+            f"this run is evaluated at {_listed(evaluated)}: give --stop-win-share for those sizes (an even share "
+            f"is {shares} players), or --stop-win-share 0 to train to --total-timesteps"
+        )
+
+
+def _listed(sizes: set[int]) -> str:
+    return " and ".join(map(str, sorted(sizes)))
 
 
 def _check_preset_resume(preset: str, resume: str | None) -> None:
@@ -222,17 +265,6 @@ def next_commands(run: str, players: Sequence[int], steps: int, rules: str = "",
         + (" --stop-win-share 0" if stopped_early else "")
         + "   # train it further"
     )
-
-
-def comparison_sizes(players: Sequence[int]) -> list[int]:
-    """The table sizes of the comparison printed after training: at most two, all of them
-    sizes the run trained at (``players``): 2 and 4 where it trained there, else (or to
-    make up two) its smallest others. A 6-player specialist is measured at 6, not at the
-    2 and 4 it never saw."""
-    sizes = sorted(set(players))
-    picked: list[int] = [n for n in (2, 4) if n in sizes]
-    picked += [n for n in sizes if n not in picked][: 2 - len(picked)]
-    return sorted(picked)
 
 
 def print_final_comparison(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import random
 import sys
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -60,6 +61,9 @@ def train(config: TrainConfig) -> TrainResult:
     random streams go on as if no run had drawn from them. The built-in backends put
     torch's thread count back too (a run sets it to ``config.torch_threads``)."""
     config = config.validate().with_absolute_paths()
+    unseen = config.unseen_eval_sizes()
+    if unseen and config.eval_every:
+        warnings.warn(unseen, RuntimeWarning, stacklevel=2)
     with _global_random_states_kept():
         return config.backend_spec().run(config)
 

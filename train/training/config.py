@@ -25,7 +25,7 @@ import os
 import re
 import time
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ __all__ = [
     "FlagField",
     "check_option_types",
     "check_new_run_name",
+    "comparison_sizes",
 ]
 
 OPPONENT_SPECIALS = ("self", "past")
@@ -150,7 +151,12 @@ class TrainConfig:
     # --- evaluation, checkpoints, output
     eval_every: int = _f(250_000, "evaluate against eval_opponent every this many steps (0 = never)")
     eval_games: int = _f(400, "games per evaluation and table size")
-    eval_players: tuple[int, ...] = _f((2, 4), "table sizes of the periodic evaluation", metavar="SIZES")
+    eval_players: tuple[int, ...] = _f(
+        (),
+        "table sizes of the periodic evaluation (default: the run's own, as the comparison after training picks "
+        "them: 2 and 4 where it trains there, else its smallest, two at most)",
+        metavar="SIZES",
+    )
     eval_opponent: str = _f("heuristic", "the agent (a name or spec) evaluated against during training")
     stop_win_share: float = _f(
         0.0,
@@ -170,8 +176,12 @@ class TrainConfig:
     def __post_init__(self) -> None:
         # The Python edge: TrainConfig(players=4), players=[2, 4] or players="2-6" all
         # become the typed value here, once.
+        derived = isinstance(self.eval_players, (tuple, list)) and not self.eval_players
         for key, parse in PARSERS.items():
-            setattr(self, key, parse(getattr(self, key)))
+            if not (key == "eval_players" and derived):
+                setattr(self, key, parse(getattr(self, key)))
+        if derived:  # not given: the run is measured at its own sizes
+            self.eval_players = tuple(comparison_sizes(self.players))
         if isinstance(self.backend, str):
             self.options = _options_for(self.backend, self.options)
 
@@ -333,19 +343,30 @@ class TrainConfig:
 
     def _check_rules_at(self, key: str) -> None:
         """A ``ValueError`` naming ``key`` (``players`` or ``eval_players``) when the rule
-        options do not hold at one of its table sizes, saying when that size is the key's
-        default (``eval_players``' 4 refused a hand of 20 cards in a run of ``players`` 2)
-        and which sizes they allow."""
+        options do not hold at one of its table sizes, saying which sizes they allow."""
         sizes: tuple[int, ...] = getattr(self, key)
         for n in sorted(set(sizes)):
             try:
                 self.rules_at(n)
             except ValueError as exc:
-                default = list(sizes) == field_defaults()[key]
-                given = f" (its default is {','.join(map(str, sizes))})" if default else ""
                 allowed = table_sizes_allowing(**self.rule_options())
                 fix = f"; give {key} sizes these rules allow: {','.join(map(str, allowed))}" if allowed else ""
-                raise ValueError(f"config key {key!r} includes {n}{given}: {exc}{fix}") from None
+                raise ValueError(f"config key {key!r} includes {n}: {exc}{fix}") from None
+
+    def unseen_eval_sizes(self) -> str | None:
+        """The warning for a periodic evaluation at table sizes the run does not train at
+        (``None`` when every size of ``eval_players`` is one of ``players``): its win shares
+        measure tables the policy never saw, and ``stop_win_share`` would stop the run on
+        them."""
+        unseen = sorted(set(self.eval_players) - set(self.players))
+        if not unseen:
+            return None
+        stop = f", and stop_win_share {self.stop_win_share:g} decides on them" if self.stop_win_share else ""
+        return (
+            f"eval_players: the periodic evaluation plays at {_sizes(unseen)} players, where this run does not "
+            f"train (players {_sizes(sorted(set(self.players)))}){stop}: give eval_players among the sizes it "
+            "trains at (a new run that leaves it out is evaluated at its own)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-friendly data, one flat mapping (tuples as lists; the backend's
@@ -512,6 +533,21 @@ def check_new_run_name(name: str | None, run_dir: str | None = None) -> None:
                 f"config key {key!r} must not hold a comma, got {str(value)!r}: the commands that evaluate and play "
                 "a run name its model as ppo:path=<run>, which a comma would cut"
             )
+
+
+def comparison_sizes(players: Sequence[int]) -> list[int]:
+    """The table sizes a run is measured at (the periodic evaluation's by default, and the
+    comparison printed after training): at most two, all of them sizes the run trains at
+    (``players``): 2 and 4 where it trains there, else (or to make up two) its smallest
+    others. A 6-player specialist is measured at 6, not at the 2 and 4 it never saw."""
+    sizes = sorted(set(players))
+    picked: list[int] = [n for n in (2, 4) if n in sizes]
+    picked += [n for n in sizes if n not in picked][: 2 - len(picked)]
+    return sorted(picked)
+
+
+def _sizes(sizes: Sequence[int]) -> str:
+    return " and ".join(map(str, sizes)) if len(sizes) <= 2 else ", ".join(map(str, sizes))
 
 
 def _check_players(value: tuple[int, ...], key: str) -> None:
