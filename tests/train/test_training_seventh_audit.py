@@ -313,3 +313,29 @@ def test_an_evaluation_at_sizes_the_run_does_not_train_at_is_warned_of(tmp_path)
         r"\(players 4\), and stop_win_share 0\.5 decides on them: give eval_players among the sizes it trains at",
     ):
         train(config)
+
+
+# --------------------------------------------------------------------------- 9. the guide's commands
+
+
+def test_the_guides_new_run_from_a_model_file_asks_for_steps_the_file_has_not_trained(tmp_path):
+    """docs/training.md's `llama-rl train --resume ~/Downloads/model.zip --run-name mine
+    --players 6` failed on the shipped model: it has trained 26,001,408 steps, more than the
+    default total_timesteps of 2,000,000."""
+    import re
+    import shlex
+    import shutil
+
+    from agents.ppo import DEFAULT_MODEL_ZIP
+    from train.training.resume import check_steps_left
+    from train.training.run_dir import saved_steps
+
+    guide = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
+    (command,) = re.findall(r"`(llama-rl train --resume\s+~/Downloads/model\.zip[^`]*)`", guide)
+    model = tmp_path / "Downloads" / "model.zip"
+    model.parent.mkdir()
+    shutil.copy(DEFAULT_MODEL_ZIP, model)
+    argv = [str(model) if word == "~/Downloads/model.zip" else word for word in shlex.split(command)[2:]]
+    config = parse(*argv, "--run-dir", str(tmp_path / "runs"))
+    assert config.players == (6,) and config.resume == str(model)
+    check_steps_left(model, saved_steps(model), config)
