@@ -45,7 +45,7 @@ from llama_env.engine import LlamaGame, Rules
 from llama_env.record import GameRecording
 from llama_env.table import Table, TableListener
 from train.play.history import History, HistoryError
-from train.play.session import AWAY_SECONDS, GameSession, SessionError, SessionStore, new_game
+from train.play.session import AWAY_SECONDS, TURN_SECONDS, GameSession, SessionError, SessionStore, new_game
 from train.play.web import bind, create_app
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -818,6 +818,30 @@ def test_a_person_who_looks_at_the_history_or_sets_up_a_game_keeps_their_seat(si
     page.back()
     idle(page, f"window.llamaState.id === '{first}'")
     assert page.current_url == ann and hand_shown(page) == [card_text(c) for c in session.game.hand(0)]
+    assert console_errors(page) == []
+
+
+def test_start_goes_ahead_when_the_seat_asked_about_is_handed_over_meanwhile(site, browser):
+    """Start asks first while the page holds a seat; when Bob handed Ann's seat to an
+    agent while she was asked, the question went away with nothing made and nothing
+    said. The seat asked about is gone: the click goes ahead and makes the game."""
+    page = browser
+    state, session = start_with_friends(page, site)  # Ann's turn: seat 0 starts the first round
+    session.look(1)
+    bob = next(t for t, viewer in session.tokens.items() if viewer == 1)
+    page.find_element(By.ID, "nav-new").click()
+    set_up(page, [("person", "Ann"), ("agent", "random")], seed=1, end_score=20)
+    games = len(site.store)
+    page.find_element(By.ID, "start").click()
+    assert "Start a new game?" in asked(page)
+    seat, moves, _ = session._turn  # the table has waited long enough for Ann's move
+    session._turn = (seat, moves, time.monotonic() - TURN_SECONDS - 1)
+    answer = httpx.post(
+        f"{site.url}/api/games/{session.id}/hand-over", json={"seat": 0}, headers={"X-Llama-Token": bob}
+    )
+    assert answer.status_code == 200, answer.text
+    idle(page, f"window.llamaState.id !== '{session.id}'")
+    assert len(site.store) == games + 1 and not asked(page) and shown(page, "game")
     assert console_errors(page) == []
 
 

@@ -88,14 +88,15 @@ function navGame() {
 // A replay, a new game or another of this browser's games takes this page's place at the
 // table: the page follows one game at a time. A seat it still plays is asked about first
 // (the others could then hand it to an agent, and the history count the game as lost);
-// the answer is no once the seat is no longer played here (the game ended meanwhile, say).
+// once the seat is no longer played here (the game ended meanwhile, or the others handed
+// it to an agent) there is nothing left to ask about, and the click goes ahead.
 async function leaveSeatFor(what, yes) {
   if (!seated()) return true;
   const id = game.id;
   const question = `${what}? This page then stops following your game, which goes on: the others may ` +
     "let an agent play your seat, and your game history would count the game as lost. The browser's Back " +
     "button leads back to the game.";
-  return ask(question, yes, () => Boolean(game && game.id === id && seated()));
+  return (await ask(question, yes, () => Boolean(game && game.id === id && seated()))) !== false;
 }
 
 // Whether this page holds a seat a person still plays in a game going on: the page then
@@ -619,8 +620,11 @@ async function move(action) {
 }
 
 // Asks before a step that cannot be undone, in the page: window.confirm would stop the
-// page (its polling too, so the table could take it for away) until answered. The answer is
-// no once `still()` stops holding, say when the seat's person comes back meanwhile.
+// page (its polling too, so the table could take it for away) until answered. The answer:
+// true (yes), false (no, Escape, or the page went elsewhere), or LAPSED once `still()`
+// stops holding (the seat's person came back meanwhile, say): the caller says what that
+// means, no for a hand-over, yes for leaving a seat that is no longer this page's.
+const LAPSED = "lapsed";
 let asking = null;
 
 function ask(question, yes, still) {
@@ -641,7 +645,7 @@ function ask(question, yes, still) {
 }
 
 function askedStill() {
-  if (asking && !asking.still()) asking.answer(false);
+  if (asking && !asking.still()) asking.answer(LAPSED);
 }
 
 // Hands `seat` over once the person says yes, while `can()` still holds for this game.
@@ -649,7 +653,7 @@ async function askThenHandOver(seat, question, yes, can) {
   if (animating || !game || !can()) return;
   const id = game.id;
   const still = () => Boolean(game && game.id === id && !animating && can());
-  if ((await ask(question, yes, still)) && still()) await sendHandOver(seat);
+  if ((await ask(question, yes, still)) === true && still()) await sendHandOver(seat);
 }
 
 function handOver(seat, name) {
@@ -886,14 +890,13 @@ $("nav-game").addEventListener("click", () => {
 // entry's view (the game this page follows is shown as it stands), or the new-game form
 // for an entry without one. The same on opening the page.
 async function route() {
+  if (asking) asking.answer(false);  // (before another game is opened: its seat would lapse the question)
   if (location.hash === "#history") {
-    if (asking) asking.answer(false);
     showHistory(false);
     return;
   }
   const params = new URLSearchParams(location.hash.slice(1));
   if (game && params.get("game") === game.id && params.get("token") === token) {
-    if (asking) asking.answer(false);
     show("game");
     return;
   }
