@@ -622,7 +622,9 @@ def run_trained_at(file: Path) -> TrainedAt | None:
     there, as the run's ``sessions.jsonl`` says; every session where it cannot tell. A
     session that failed before it trained (its config written, no line in
     ``sessions.jsonl``, and no steps it could have trained) is not counted. ``None``
-    otherwise, or when a config cannot be read (the model plays all the same)."""
+    otherwise, or when a config cannot be read or names no table sizes (the model plays
+    all the same); a rule option out of its range or not a number in a config leaves the
+    sizes known and the rules empty (unknown)."""
     parents = file.absolute().parents  # not resolved: a model linked into a run is that run's
     steps: int | None = None  # a checkpoint's step count
     if file.suffix == ".pkl":  # runs/<run>/checkpoints/rllib_<steps>/<RLLIB_MODULE_STATE>
@@ -652,9 +654,12 @@ def run_trained_at(file: Path) -> TrainedAt | None:
                 sizes.update(parse_table_sizes(recorded["players"]))
                 for option in options:
                     values[option.name].append(recorded.get(option.name, option.default))
-            rules = check_trained_rules(values) or {}
         except (OSError, ValueError, TypeError, KeyError, RecursionError, AttributeError):
             return None
+        try:  # a bad rule option leaves the table sizes known
+            rules = check_trained_rules(values) or {}
+        except ValueError:
+            rules = {}
         return TrainedAt(tuple(sorted(sizes)), rules)
     return None
 

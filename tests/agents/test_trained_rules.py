@@ -23,6 +23,7 @@ from agents.ppo import (
     save_actor,
     trained_rule_key,
 )
+from llama_env.agent import unmade_for
 from llama_env.engine import DEFAULT_RULES, Rules, rule_option_fields
 from llama_env.observation import OBS_SIZE_V1
 from train.cli import main
@@ -159,13 +160,22 @@ def test_the_file_wins_over_the_run_option_by_option(tmp_path):
 
 @pytest.mark.parametrize(
     ("config", "why"),
-    [({"players": [2], "end_score": "twenty"}, "not a number"), ({"players": [2], "hand_size": 0}, "out of range")],
+    [
+        ({"players": [2], "end_score": "twenty"}, "not a number"),
+        ({"players": [2], "end_score": None}, "not a number"),
+        ({"players": [2], "end_score": 40, "hand_size": 0}, "out of range"),
+    ],
 )
-def test_a_run_config_with_a_bad_rule_option_says_nothing(tmp_path, config, why):
+def test_a_run_config_with_a_bad_rule_option_says_no_rules_but_keeps_its_table_sizes(tmp_path, config, why):
+    """One bad rule option in a run's config lost the run's table sizes too: a model of
+    a heads-up run sat at four players with no word."""
     run = run_dir(tmp_path / "run", config)
     save_actor(small_actor(), run / "model.npz")
     actor = load_actor(run)
-    assert (actor.table_sizes, actor.trained_rules) == (None, None), why
+    assert (actor.table_sizes, actor.trained_rules) == ((2,), None), why
+    assert run_table_sizes(run / "model.npz") == (2,)
+    assert run_trained_at(run / "model.npz").rules == {}
+    assert len(unmade_for([PPOAgent(path=str(run))], 4)) == 1
 
 
 @pytest.mark.parametrize(
