@@ -835,15 +835,17 @@ def action_mask(legal: Sequence[int]) -> np.ndarray:
     There are few distinct legal sets, so masks are cached and returned read-only: an
     agent that writes into its mask gets an error instead of corrupting later decisions.
     Copy it before handing it to code that may keep or modify it. An action that is no
-    integer 0..8 is a ``ValueError`` (checked when its set is first seen: the look-up
-    runs at every decision).
+    integer 0..8 is a ``ValueError``, whatever sets were seen before: a cached mask is
+    handed out unchecked only for a set of plain ``int`` (as keys, ``[1.0]`` and ``[True]``
+    equal ``[1]``); numpy integers are checked at each call.
     """
     key = tuple(legal)
     m = _MASKS.get(key)
-    return m if m is not None else _new_mask(key, np.int8, _MASKS)
+    return m if m is not None and _PLAIN.issuperset(map(type, key)) else _new_mask(key, np.int8, _MASKS)
 
 
 _SHARED: dict[int, np.ndarray] = {}
+_PLAIN = {int}  # the one type a cached set's look-up trusts: a float or a bool equals an int key
 
 _AGENT_MASKS: dict[tuple[int, ...], np.ndarray] = {}
 
@@ -851,9 +853,13 @@ _AGENT_MASKS: dict[tuple[int, ...], np.ndarray] = {}
 def _new_mask(key: tuple[int, ...], dtype: Any, cache: dict[tuple[int, ...], np.ndarray]) -> np.ndarray:
     """The read-only mask of ``dtype`` with ``key``'s actions set, kept in ``cache`` and
     known to :func:`is_shared_mask` (the masks' cached look-ups stay inline: they run at
-    every decision)."""
+    every decision). A set already cached under an equal key (numpy integers for ints) is
+    that mask, once checked."""
     if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= a < NUM_ACTIONS for a in key):
         raise ValueError(f"legal actions must be integers 0..{NUM_ACTIONS - 1}, got {brief(list(key))}")
+    m = cache.get(key)
+    if m is not None:
+        return m
     m = np.zeros(NUM_ACTIONS, dtype=dtype)
     m[list(key)] = 1
     m.flags.writeable = False
@@ -870,7 +876,7 @@ def agent_mask(legal: Sequence[int]) -> np.ndarray:
     and checked, as :func:`action_mask`."""
     key = tuple(legal)
     m = _AGENT_MASKS.get(key)
-    return m if m is not None else _new_mask(key, bool, _AGENT_MASKS)
+    return m if m is not None and _PLAIN.issuperset(map(type, key)) else _new_mask(key, bool, _AGENT_MASKS)
 
 
 def is_shared_mask(mask: object) -> bool:

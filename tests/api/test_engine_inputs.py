@@ -17,6 +17,7 @@ from llama_env.observation import (
     encode_many_v1,
     encode_v1,
     hidden_state,
+    is_shared_mask,
     observation_bounds,
 )
 
@@ -100,7 +101,21 @@ def test_a_mask_of_actions_that_do_not_exist_is_refused(mask, legal):
         mask(legal)
 
 
+@pytest.mark.parametrize(
+    ("seen", "legal"), [([1], [True]), ([1], [1.0]), ([0, 8], [0.0, 8]), ([0, 8], [False, 8])], ids=repr
+)
+@pytest.mark.parametrize("mask", [action_mask, agent_mask])
+def test_a_mask_is_refused_even_when_an_equal_set_of_integers_was_seen(mask, seen, legal):
+    """The check ran only for a set not yet cached, and the cache compares by equality:
+    [True] and [1.0] were refused in a fresh process but given a mask once [1] was seen."""
+    mask(seen)
+    with pytest.raises(ValueError, match=r"legal actions must be integers 0..8, got "):
+        mask(legal)
+
+
 def test_masks_of_legal_actions_still_come_from_the_cache():
+    assert action_mask(np.array([0, 7, 8])) is action_mask([0, 7, 8]) is action_mask((np.int8(0), 7, 8))
+    assert agent_mask([np.int64(8)]) is agent_mask([8]) and is_shared_mask(agent_mask([np.int64(8)]))
     assert action_mask(np.array([0, 7, 8])).tolist() == [1, 0, 0, 0, 0, 0, 0, 1, 1]
     assert action_mask((0, 7, 8)) is action_mask([0, 7, 8])
     assert agent_mask(()).tolist() == [False] * 9
