@@ -268,6 +268,11 @@ def check_seed(value: object, name: str = "seed") -> int:
     return int(value)
 
 
+def _is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
+    """An integer of the snapshot format: ``int`` or a numpy integer, never a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def check_seat(seat: object, num_players: int) -> int:
     """``seat`` as a Python ``int`` if it is a seat of a ``num_players`` table (numpy's
     integers too; never a bool, a float or a negative index, which read another seat),
@@ -275,6 +280,17 @@ def check_seat(seat: object, num_players: int) -> int:
     if not _is_int(seat) or not 0 <= seat < num_players:
         raise ValueError(f"seat must be 0..{num_players - 1} at a {num_players}-player table, got {brief(seat)}")
     return int(seat)
+
+
+def check_num_players(num_players: object) -> int:
+    """``num_players`` as a Python ``int`` if it is a table size 2..6 (numpy's integers
+    too; never a bool or a float, which would be truncated to another table), else a
+    ``ValueError``."""
+    if not _is_int(num_players):
+        raise ValueError(f"num_players must be an integer, got {brief(num_players)} ({type(num_players).__name__})")
+    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {brief(num_players)}")
+    return int(num_players)
 
 
 def parse_table_sizes(spec: object, what: str = "table sizes") -> tuple[int, ...]:
@@ -332,11 +348,9 @@ def _option(
 
 def max_hand_size(num_players: int) -> int:
     """Rule 2 bounds the deal: ``num_players`` x ``hand_size`` cards and one to turn up
-    come from the 56-card deck. A table of no size 2..6 is a ``ValueError``."""
-    is_int = isinstance(num_players, (int, np.integer)) and not isinstance(num_players, bool)  # (as _is_int, below)
-    if not is_int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {brief(num_players)}")
-    return (DECK_SIZE - 1) // int(num_players)
+    come from the 56-card deck. A table of no size 2..6 is a ``ValueError``
+    (:func:`check_num_players`)."""
+    return (DECK_SIZE - 1) // check_num_players(num_players)
 
 
 @dataclass(frozen=True)
@@ -384,9 +398,7 @@ class Rules:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise ValueError(f"{f.name} must be an integer, got {brief(value)} ({type(value).__name__})")
             object.__setattr__(self, f.name, int(value))
-        n = self.num_players
-        if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {brief(n)}")
+        n = check_num_players(self.num_players)
         for f in rule_option_fields():
             low, high, value = f.metadata["low"], option_high(f, n), getattr(self, f.name)
             if f.metadata["high"] is None:  # the one option the table bounds
@@ -1533,8 +1545,3 @@ _STATE_BOUNDS = {"pos": 624, "buffer_pos": 4, "has_uint32": 1, "uinteger": 2**32
 its 624 words, Philox's ``buffer_pos`` in its 4) or flag one: numpy does not check them,
 and a larger one reads memory outside the generator (a crash, or deals that differ
 from run to run)."""
-
-
-def _is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
-    """An integer of the snapshot format: ``int`` or a numpy integer, never a bool."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)

@@ -26,6 +26,7 @@ from llama_env.engine import (
     MIN_PLAYERS,
     Rules,
     check_flag,
+    check_num_players,
     check_seed,
     rule_option_fields,
 )
@@ -193,14 +194,10 @@ def seatings(num_games: int, num_players: int, *, rotate: bool = True, every_ord
     ``ValueError`` otherwise); ``every_order`` rotates, so with ``rotate=False`` it is a
     ``ValueError``, as :func:`evaluate` says."""
     num_games = check_seed(num_games, "num_games")
-    if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)):
-        raise ValueError(f"num_players must be an integer, got {num_players!r}")
-    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ValueError(f"num_players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players}")
+    n = check_num_players(num_players)
     rotate, every_order = check_flag("rotate", rotate), check_flag("every_order", every_order)
     if every_order and not rotate:
         raise ValueError("every_order changes the order round the table and rotates the seats: not with rotate=False")
-    n = int(num_players)
     index = np.arange(num_games)
     shift = index % n if rotate else np.zeros(num_games, dtype=np.int64)
     seats = (np.arange(n)[None, :] + shift[:, None]) % n  # [game, list position] -> seat

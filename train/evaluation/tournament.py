@@ -18,7 +18,7 @@ import numpy as np
 
 from llama_env import __version__
 from llama_env.agent import AgentLike
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, check_flag, check_seed
+from llama_env.engine import Rules, check_flag, check_num_players, check_seed
 from train.evaluation.batched import play_either
 from train.evaluation.evaluate import agent_position, rules_text, table_orders, table_rules
 from train.evaluation.ratings import Rating, fit_ratings
@@ -286,12 +286,8 @@ def tournament(
     """
     agents = agent_list(agents)
     m = len(agents)
-    if isinstance(num_players, (bool, np.bool_)) or not isinstance(num_players, (int, np.integer)):
-        raise ValueError(f"num_players must be an integer, got {num_players!r}")
-    num_players = int(num_players)
+    num_players = check_num_players(num_players)
     seed = check_seed(seed)
-    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ValueError(f"num_players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players}")
     if m < num_players:
         raise ValueError(f"a tournament at {num_players}-player tables needs at least {num_players} agents, got {m}")
     rules = Rules.for_table(num_players, table_rules(num_players, rules, options, "tournament"))
