@@ -393,22 +393,10 @@ class Rules:
     )
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-                raise ValueError(f"{f.name} must be an integer, got {brief(value)} ({type(value).__name__})")
-            object.__setattr__(self, f.name, int(value))
         n = check_num_players(self.num_players)
+        object.__setattr__(self, "num_players", n)
         for f in rule_option_fields():
-            low, high, value = f.metadata["low"], option_high(f, n), getattr(self, f.name)
-            if f.metadata["high"] is None:  # the one option the table bounds
-                if not low <= value <= high:
-                    raise ValueError(
-                        f"{f.name} must be between {low} and {high} for {n} players "
-                        f"(the deal needs {n} x {f.name} + 1 <= {DECK_SIZE} cards), got {brief(value)}"
-                    )
-            elif not low <= value <= high:
-                raise ValueError(f"{f.name} must be between {low} and {high}, got {brief(value)}")
+            object.__setattr__(self, f.name, check_rule_option(f, getattr(self, f.name), n))
 
     @classmethod
     def given(cls, rules: Rules | None = None, **options: Any) -> Rules:
@@ -501,6 +489,30 @@ def table_sizes_allowing(**options: int) -> tuple[int, ...]:
             continue
         sizes.append(n)
     return tuple(sizes)
+
+
+def check_rule_option(option: Field[Any] | str, value: object, num_players: int = MIN_PLAYERS) -> int:
+    """``value`` of the rule ``option`` (one of :func:`rule_option_fields`, or its name)
+    as a Python ``int`` if :class:`Rules` takes it at a table of ``num_players`` (by
+    default the smallest, where a hand may be largest), else a ``ValueError`` naming the
+    option and its range: the one check of an option's value."""
+    if isinstance(option, str):
+        named = {f.name: f for f in _RULE_OPTIONS}
+        if option not in named:
+            raise ValueError(f"unknown rule option {option!r} (known: {', '.join(named)})")
+        option = named[option]
+    name = option.name
+    if not _is_int(value):
+        raise ValueError(f"{name} must be an integer, got {brief(value)} ({type(value).__name__})")
+    low, high = option.metadata["low"], option_high(option, num_players)
+    if low <= value <= high:
+        return int(value)
+    if option.metadata["high"] is None:  # the one option the table bounds
+        raise ValueError(
+            f"{name} must be between {low} and {high} for {num_players} players "
+            f"(the deal needs {num_players} x {name} + 1 <= {DECK_SIZE} cards), got {brief(value)}"
+        )
+    raise ValueError(f"{name} must be between {low} and {high}, got {brief(value)}")
 
 
 def option_high(option: Field[Any], num_players: int) -> int:

@@ -61,6 +61,7 @@ from llama_env.engine import (
     NUM_ACTIONS,
     NUM_CARD_VALUES,
     brief,
+    check_rule_option,
     check_seat,
     hand_penalty,
 )
@@ -341,12 +342,7 @@ class ObsSpec:
         """Lower and upper bounds of every entry for a game with this ``end_score`` (an
         end score the rules do not allow is a ``ValueError``: 0 divided by zero, and a
         negative one gave negative bounds)."""
-        if (
-            isinstance(end_score, bool)
-            or not isinstance(end_score, (int, np.integer))
-            or not 1 <= end_score <= MAX_END_SCORE
-        ):
-            raise ValueError(f"end_score must be an integer between 1 and {MAX_END_SCORE}, got {brief(end_score)}")
+        end_score = check_rule_option("end_score", end_score)
         high = np.ones(self.size, dtype=np.float32)
         for f in self.fields:
             high[self.slices[f.name]] = f.unit.high(end_score)

@@ -128,7 +128,7 @@ def test_masks_of_legal_actions_still_come_from_the_cache():
 @pytest.mark.parametrize("end_score", [0, -5, 1001, 40.0, True, None])
 def test_observation_bounds_refuse_an_end_score_the_rules_do_not_allow(end_score):
     """observation_bounds(0) divided by zero and observation_bounds(-5) gave negative bounds."""
-    with pytest.raises(ValueError, match=r"end_score must be an integer between 1 and 1000, got "):
+    with pytest.raises(ValueError, match=r"^end_score must be (an integer|between 1 and 1000), got "):
         observation_bounds(end_score)
     with pytest.raises(ValueError, match="end_score must be"):
         OBS_V1.bounds(end_score)
