@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, LlamaGame, rule_option_fields
+from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, NUM_CARD_VALUES, LlamaGame, rule_option_fields
 
 ALL_CODES = tuple(range(1, NUM_CARD_VALUES + 1))
 
@@ -92,8 +92,6 @@ def make_state(
         round = 2 if any(scores) else 1  # noqa: A001
     if len(discard) > 1:
         extra.setdefault("last_player", (current_player - 1) % num_players)
-    if "hand_size" not in extra:
-        extra["hand_size"] = _fitting_hand_size([len(h) for h in hands], len(draw), extra.get("last_player"))
     d: dict[str, Any] = {
         "num_players": num_players,
         "scores": scores,
@@ -107,21 +105,22 @@ def make_state(
         "end_score": end_score,
     }
     d.update(extra)
+    if "hand_size" not in extra:
+        d["hand_size"] = _fitting_hand_size(d)
     return d
 
 
-def _fitting_hand_size(sizes: list[int], draw: int, last_player: int | None) -> int:
-    """The largest deal (at most 6, leaving at least the draw pile undealt) that hands of
-    ``sizes`` can come from: the cards they hold beyond it were drawn, so they are at most
-    the cards gone from the draw pile; when exactly that many, only seats below the deal
-    played, ``last_player`` among them (what ``LlamaGame.from_dict`` checks without a
-    history). The largest deal when none fits."""
-    largest = max(1, min(6, (55 - draw) // len(sizes)))
+def _fitting_hand_size(d: dict[str, Any]) -> int:
+    """The largest deal (at most 6, leaving at least the draw pile undealt) that
+    ``LlamaGame.from_dict`` takes the snapshot ``d`` with (the hands must be able to come
+    from it); the largest deal when it takes none (``d`` is wrong in another way)."""
+    largest = max(1, min(6, (DECK_SIZE - 1 - len(d["draw_pile"])) // len(d["hands"])))
     for h in range(largest, 0, -1):
-        drawn = 55 - len(sizes) * h - draw
-        beyond = sum(max(0, k - h) for k in sizes)
-        if beyond < drawn or (beyond == drawn and (last_player is None or sizes[last_player] < h)):
-            return h
+        try:
+            LlamaGame.from_dict({**d, "hand_size": h})
+        except ValueError:
+            continue
+        return h
     return largest
 
 
