@@ -29,7 +29,7 @@ from llama_env.agent import Agent
 from llama_env.engine import LlamaGame, rule_option_fields
 from llama_env.record import GameRecording
 from llama_env.table import Table
-from train.play.session import MAX_EVENTS, SessionStore
+from train.play.session import MAX_EVENTS, AgentPolicy, SessionStore
 from train.play.web import SWITCH_INTERVAL, create_app
 
 MODELS = Path(__file__).resolve().parents[2] / "agents" / "models"
@@ -170,6 +170,52 @@ class TestNoFileSystemFromTheWeb:
         for path in ("../outside.npz", str(outside), "link.npz", "/etc/passwd", "sub/../../outside.npz"):
             r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": f"ppo:path={path}"}]})
             assert r.status_code == 400 and r.json()["error"] == refused, path
+
+    def test_a_model_that_does_not_load_is_named_as_the_page_names_it(self, tmp_path, store):
+        """Why an allowed model did not load (a run's model overtaken by a checkpoint, a
+        run with no model yet, a broken or missing file) reached the page with the
+        server's absolute paths, and suggested specs no request could give: each path is
+        now relative to the allowed directory, as ppo:path=NAME reads it."""
+        from agents.ppo import DEFAULT_MODEL_ZIP
+
+        models = tmp_path / "models"
+        for run, checkpoints in (("run", (1024, 2048)), ("training", (1024,))):
+            (models / run / "checkpoints").mkdir(parents=True)
+            (models / run / "config.json").write_text(json.dumps({"players": 2}))
+            for steps in checkpoints:
+                shutil.copy(DEFAULT_MODEL_ZIP, models / run / "checkpoints" / f"ppo_{steps}.zip")
+        shutil.copy(DEFAULT_MODEL_ZIP, models / "run" / "model.zip")
+        (models / "run" / "summary.json").write_text(json.dumps({"num_timesteps": 512}))
+        (models / "bad.npz").write_bytes(b"not a model")
+        (models / "empty").mkdir()
+        client = client_for(create_app(store, model_dirs=[models]))
+
+        def refused(spec: str) -> str:
+            r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": spec}]})
+            assert r.status_code == 400, r.text
+            error = r.json()["error"]
+            assert str(tmp_path) not in error and str(tmp_path.resolve()) not in error, error
+            return error
+
+        assert refused("ppo:path=run").endswith(
+            "name the one you mean: ppo:path=run/model.zip or ppo:path=run/checkpoints/ppo_2048.zip"
+        )
+        assert refused("search:path=run").endswith(
+            "search:path=run/model.zip or search:path=run/checkpoints/ppo_2048.zip"
+        )
+        assert refused("ppo:path=training").endswith("instead: ppo:path=training/checkpoints/ppo_1024.zip")
+        assert "no PPO model in .: it is not a run directory" in refused("ppo:path=.")  # the directory itself
+        assert "bad.npz" in refused("ppo:path=bad.npz")
+        assert "no PPO model at missing.npz" in refused("ppo:path=missing.npz")
+        assert "no PPO model in empty" in refused("ppo:path=empty")
+        for named in ("run/model.zip", "training/checkpoints/ppo_1024.zip"):  # what they suggest is taken
+            ok = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": f"ppo:path={named}"}]})
+            assert ok.status_code == 201, ok.text
+        root = models.resolve()  # and a path outside the directory is not shown at all
+        said = f"{root}2/x.npz, '/etc/passwd' or C:\\x.npz beside {root}/a.npz (1/2, run/a.npz)"
+        assert AgentPolicy((root,)).on_the_page(said) == (
+            "(a path on the server), '(a path on the server)' or (a path on the server) beside a.npz (1/2, run/a.npz)"
+        )
 
 
 class TestNoRequestCanStallTheServer:

@@ -40,6 +40,7 @@ import copy
 import json
 import math
 import os
+import re
 import secrets
 import threading
 import time
@@ -866,6 +867,16 @@ class AgentPolicy:
                 else f"{what}: a model path must lie under a directory the server allows"
             )
 
+    def on_the_page(self, text: str) -> str:
+        """``text`` (why a model did not load) as a page may read it: a path under one of
+        :attr:`model_dirs` relative to it, as ``ppo:path=NAME`` names it
+        (``run/checkpoints/ppo_2048.zip``, the directory itself ``.``), and any other
+        absolute path left out, so that an error tells nothing of the disk outside them."""
+        for root in self.model_dirs:
+            under = re.escape(str(root)) + "(" + re.escape(os.sep) + r"|(?![\w.\-" + re.escape(os.sep) + "]))"
+            text = re.sub(under, lambda m: "" if m.group(1) else ".", text)
+        return _ABSOLUTE_PATH.sub("(a path on the server)", text)
+
     def resolve_paths(self, spec: AgentSpec) -> AgentSpec:
         """The spec with its (checked) paths made absolute under their directory."""
         if not any(is_path_parameter(k) for k in spec.params):
@@ -873,6 +884,10 @@ class AgentPolicy:
         return AgentSpec(
             spec.name, {k: self._under_root(v) if is_path_parameter(k) else v for k, v in spec.params.items()}
         )
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.])(?:/|[A-Za-z]:\\)[^\s'\"?:;,()]+")
+"""A POSIX or Windows absolute path in a message (``/srv/x``, ``C:\\x``; not ``a/b``)."""
 
 
 def _inside(path: str, root: str) -> bool:
@@ -1066,14 +1081,17 @@ def build_agent(
 ) -> Agent:
     """The agent of ``spec`` (checked by ``policy``), built by ``build(spec, seed)``
     (default: the registry) and reset to ``seed``; what fails is a :class:`SessionError`
-    naming ``what`` and the agent (a 429 when the process of costly agents is full)."""
+    naming ``what`` and the agent (a 429 when the process of costly agents is full), its
+    model's paths as the page names them (:meth:`AgentPolicy.on_the_page`)."""
     try:
         full = policy.resolve_paths(spec)
         agent = build(full, seed) if build is not None else full.build(seed)
     except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
-        # ModuleNotFoundError: an extra not installed; AgentHostFull: too many costly agents live
+        # ModuleNotFoundError: an extra not installed, with the server's own install command
+        # (as its operator runs it); AgentHostFull: too many costly agents live
+        why = str(exc) if isinstance(exc, ModuleNotFoundError) else policy.on_the_page(str(exc))
         raise SessionError(
-            f"{what}, agent {spec.label!r}: {exc}", 429 if isinstance(exc, AgentHostFull) else 400
+            f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
     reset_agent(agent, seed)
     return agent
