@@ -160,6 +160,42 @@ def test_a_killed_env_worker_saves_the_steps_learned_and_says_so_in_one_line(tmp
     assert summary["num_timesteps"] == 512 and summary["interrupted"]
 
 
+def test_a_worker_that_dies_once_the_budget_is_trained_leaves_a_finished_run(tmp_path, monkeypatch, capsys):
+    """The past league was sent to the workers after the last update, though no rollout
+    followed: a worker that died during that update (out of memory) turned a run that had
+    trained its whole budget into a stopped one: exit 1, summary.json "interrupted", no
+    evaluation at the end, and a printed --resume that was refused (nothing left to train)."""
+    from train.training.sb3.callbacks import TrainingHooks
+
+    sent: list[int] = []
+    real_past, real_end = SplitVecEnv.set_past_policies, TrainingHooks._on_training_end
+
+    def set_past_policies(self, fns):
+        sent.append(self.num_envs)
+        return real_past(self, fns)
+
+    def on_training_end(self):  # the last update done: the worker dies before anything else asks it
+        worker = self.env._procs[0]
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.join(10)
+        real_end(self)
+
+    monkeypatch.setattr(SplitVecEnv, "set_past_policies", set_past_policies)
+    monkeypatch.setattr(TrainingHooks, "_on_training_end", on_training_end)
+    args = ["train", "--preset", "smoke", "--env-workers", "2", "--no-tensorboard", "--progress-bar"]
+    assert main([*args, "--run-dir", str(tmp_path), "--run-name", "done", "--final-eval-games", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert "training stopped" not in err and "interrupted" not in out
+    assert "[eval @ 2,048] win share vs heuristic" in out
+    assert sent == [16]  # at 1,024 steps, before the second half's rollouts: none after the last update
+    run = tmp_path / "done"
+    assert (run / "checkpoints" / "ppo_2048.zip").is_file() and (run / "model.zip").is_file()
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["num_timesteps"] == 2048 and not summary["interrupted"]
+    assert [json.loads(line)["timesteps"] for line in (run / "eval.jsonl").read_text().splitlines()] == [1024, 2048]
+    assert json.loads((run / "sessions.jsonl").read_text().splitlines()[-1])["interrupted"] is False
+
+
 def test_a_worker_killed_before_training_began_is_named_and_the_new_run_left_out(tmp_path, monkeypatch):
     real = SplitVecEnv.set_policy
 

@@ -129,17 +129,20 @@ class TrainingHooks(BaseCallback):
         self._between_rollouts(actor)
 
     def after_learn(self) -> None:
-        """What fell due with ``learn``'s last update (an evaluation at the end); the
-        trainer calls it when ``learn`` returned of itself."""
-        self._between_rollouts(actor_from_policy(self.model.policy))
+        """What fell due with ``learn``'s last update (the checkpoint and evaluation at the
+        end); the trainer calls it when ``learn`` returned of itself. The games are not
+        asked anything: no rollout follows, so no past snapshot joins the league, and an
+        env worker that died during the last update stops nothing (the run has trained
+        its whole budget; closing the env ends the others)."""
+        self._between_rollouts(actor_from_policy(self.model.policy), rollout_follows=False)
 
-    def _between_rollouts(self, actor: Actor) -> None:
-        """The past snapshot, checkpoint and evaluation due by now, of ``actor``, the
-        policy updated on the model's steps so far. Sets :attr:`halt` when training
-        should stop."""
+    def _between_rollouts(self, actor: Actor, rollout_follows: bool = True) -> None:
+        """The past snapshot (before a rollout only), checkpoint and evaluation due by
+        now, of ``actor``, the policy updated on the model's steps so far. Sets
+        :attr:`halt` when training should stop."""
         config = self.config
         n = self.trained = self.model.num_timesteps
-        if config.past_every and n >= self.next_past:
+        if rollout_follows and config.past_every and n >= self.next_past:
             self.past.append(actor)
             del self.past[: -config.past_pool]
             self.env.set_past_policies([ActorPolicy(a, self.opp_rng) for a in self.past])

@@ -384,10 +384,7 @@ def _learn(
     if worker_stopped is None and interrupted:
         print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
     elif write_error is None and not interrupted and not hooks.halt and remaining > 0:
-        try:
-            hooks.after_learn()
-        except EnvWorkerStopped as exc:  # the past league sent to the workers at the end
-            interrupted, worker_stopped = True, exc
+        hooks.after_learn()  # asks the games nothing: a worker dead by now stops no finished run
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
