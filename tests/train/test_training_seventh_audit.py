@@ -61,6 +61,31 @@ def test_close_stops_a_worker_writing_an_answer_nobody_reads():
                 p.join()
 
 
+@pytest.mark.parametrize("built", [True, False], ids=["its-games-built", "its-games-refused"])
+def test_a_worker_told_to_stop_while_it_starts_ends_without_a_traceback(built, capfd):
+    """Ctrl-C while the env workers started: close() closes the pipes before it waits, and
+    a worker still building its games hit BrokenPipeError sending its startup answer
+    ("ok", or the error that refused its games) and printed a 15-line traceback."""
+    import multiprocessing as mp
+
+    import cloudpickle
+
+    from llama_env.agent import registrations
+    from train.training.sb3.workers import _serve
+
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    mine, theirs = ctx.Pipe()
+    mine.close()  # the trainer closed its end before the worker answered
+    kwargs = {"players": 2 if built else 9, "opponents": "random"}
+    share = (ScalarLlamaVecEnv, 2, 0, kwargs, cloudpickle.dumps(registrations("random")))
+    worker = ctx.Process(target=_serve, args=(theirs, [], os.getpid(), *share))
+    worker.start()
+    theirs.close()
+    worker.join(60)
+    assert worker.exitcode == 0
+    assert "Traceback" not in capfd.readouterr().err
+
+
 # --------------------------------------------------------------------------- 2. workers outliving the trainer
 
 TRAINER = """

@@ -142,9 +142,13 @@ def _serve(
         adopt(pickle.loads(registered))  # the opponents registered at run time: a spawned worker lacks them
         share = _Share(env_class, num_envs, seed, kwargs)
     except Exception as exc:  # noqa: BLE001 - the trainer raises it
-        conn.send(("error", _sendable(exc)))
+        with contextlib.suppress(OSError):  # the trainer closed the pipe (Ctrl-C while the workers started)
+            conn.send(("error", _sendable(exc)))
         return
-    conn.send(("ok", None))
+    try:
+        conn.send(("ok", None))
+    except OSError:  # the trainer closed the pipe while this worker built its games: it stopped
+        return
     while True:
         try:
             while not conn.poll(TRAINER_CHECK):
