@@ -569,8 +569,19 @@ def check_trained_rules(rules: Mapping[str, Iterable[int]]) -> dict[str, tuple[i
 def _option_values(option: Field[Any], values: Iterable[int]) -> tuple[int, ...]:
     """``values`` of the rule ``option`` as a sorted tuple of distinct integers in its
     range; a ``ValueError`` naming the option otherwise."""
-    low, high = option.metadata["low"], option_high(option, MIN_PLAYERS)
-    allowed = f"{option.name} values must be integers {low}..{high}"
+    return _distinct_ints(values, option.metadata["low"], option_high(option, MIN_PLAYERS), f"{option.name} values")
+
+
+def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
+    """``sizes`` as a sorted tuple of distinct table sizes (2..6); a ``ValueError``
+    naming what is wrong otherwise."""
+    return _distinct_ints(sizes, MIN_PLAYERS, MAX_PLAYERS, "table sizes")
+
+
+def _distinct_ints(values: Iterable[int], low: int, high: int, what: str) -> tuple[int, ...]:
+    """``values`` as a sorted tuple of distinct integers ``low..high`` (at least one;
+    not booleans); a ``ValueError`` saying that ``what`` must be so otherwise."""
+    allowed = f"{what} must be integers {low}..{high}"
     try:
         items = list(values) if not isinstance(values, (str, bytes)) else None
         if items is None or any(isinstance(v, (bool, np.bool_)) for v in items):
@@ -581,18 +592,6 @@ def _option_values(option: Field[Any], values: Iterable[int]) -> tuple[int, ...]
     if not checked or any(not low <= v <= high for v in checked):
         raise ValueError(f"{allowed}, got {checked}")
     return tuple(sorted(set(checked)))
-
-
-def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
-    """``sizes`` as a sorted tuple of distinct table sizes (2..6); a ``ValueError``
-    naming what is wrong otherwise."""
-    try:
-        values = [operator.index(n) for n in sizes]
-    except TypeError:
-        raise ValueError(f"table sizes must be integers {MIN_PLAYERS}..{MAX_PLAYERS}, got {sizes!r}") from None
-    if not values or any(not MIN_PLAYERS <= n <= MAX_PLAYERS for n in values):
-        raise ValueError(f"table sizes must be integers {MIN_PLAYERS}..{MAX_PLAYERS}, got {values}")
-    return tuple(sorted(set(values)))
 
 
 class TrainedAt(NamedTuple):
