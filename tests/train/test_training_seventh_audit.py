@@ -21,17 +21,26 @@ from train.cli import main
 from train.training import TrainConfig, TrainingStopped, train
 from train.training.presets import PRESETS
 from train.training.sb3.vec_env import ScalarLlamaVecEnv
-from train.training.sb3.workers import SplitVecEnv
+from train.training.sb3.workers import CLOSE_WAIT, TRAINER_CHECK, SplitVecEnv
 
-CLOSE_WAIT = 5.0  # train.training.sb3.workers.CLOSE_WAIT
+posix = pytest.mark.skipif(
+    os.name == "nt", reason="checks processes with os.kill(pid, 0) and SIGKILL, which Windows does not have"
+)
 
 
 def running(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie nobody reaped does not)."""
+    """Whether process ``pid`` runs: it exists, and (where /proc says) is no zombie that
+    nobody reaped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
     try:
         status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
+    except OSError:  # no /proc (macOS): it exists
+        return True
     return "\nState:\tZ" not in status
 
 
@@ -52,7 +61,7 @@ def test_close_stops_a_worker_writing_an_answer_nobody_reads():
         closing.start()
         closing.join(CLOSE_WAIT + 10)
         assert not closing.is_alive(), "close() hung"
-        assert time.perf_counter() - started < CLOSE_WAIT + 5
+        assert time.perf_counter() - started < CLOSE_WAIT  # stopped by the closed pipe, not killed after the wait
         assert not any(p.is_alive() for p in procs)
     finally:
         for p in procs:
@@ -102,6 +111,7 @@ time.sleep(120)
 """
 
 
+@posix
 def test_env_workers_stop_when_the_trainer_is_killed():
     """Each forked worker held the trainer's end of its own pipe (and of the pipes made
     before it), so the pipe never read as closed: after a kill -9 of the trainer the
@@ -126,6 +136,47 @@ def test_env_workers_stop_when_the_trainer_is_killed():
                 os.kill(pid, signal.SIGKILL)
 
 
+HELD = """
+import os, time
+from train.training.sb3.vec_env import ScalarLlamaVecEnv
+from train.training.sb3.workers import SplitVecEnv
+env = SplitVecEnv(ScalarLlamaVecEnv, 4, 2, players=2, opponents="random", seed=0)
+env.reset()
+holder = os.fork()
+if holder == 0:  # holds a copy of the trainer's end of the worker's pipe, as any process it forks does
+    time.sleep(120)
+    os._exit(0)
+print(env._procs[0].pid, holder, flush=True)
+time.sleep(120)
+"""
+
+
+@posix
+def test_an_env_worker_stops_when_the_trainer_is_killed_though_another_process_holds_its_pipe():
+    """Another process the trainer forked (a subprocess that outlives it, say) holds a
+    copy of the trainer's end of the worker's pipe, which then never reads as closed: only
+    the worker's check of its parent stops it."""
+    trainer = subprocess.Popen([sys.executable, "-c", HELD], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    worker = holder = 0
+    try:
+        assert trainer.stdout is not None
+        worker, holder = map(int, trainer.stdout.readline().split())
+        assert running(worker) and running(holder)
+        trainer.kill()
+        trainer.wait()
+        deadline = time.monotonic() + TRAINER_CHECK + 10
+        while running(worker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not running(worker), "the env worker outlived the trainer"
+        assert running(holder)  # the pipe stayed open all along
+    finally:
+        trainer.kill()
+        trainer.wait()
+        for pid in (worker, holder):
+            if pid and running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 LEFT_OPEN = """
 from train.cli import main
 from train.training import TrainConfig, TrainingStopped, train
@@ -138,6 +189,7 @@ print(env._procs[0].pid, flush=True)
 """
 
 
+@posix
 def test_a_script_that_never_closes_its_split_env_exits():
     """multiprocessing's exit function sent the workers SIGTERM, which they ignore, then
     waited for them: the script hung at its end."""
@@ -158,6 +210,7 @@ def test_a_script_that_never_closes_its_split_env_exits():
 # --------------------------------------------------------------------------- 3. a worker killed
 
 
+@posix
 def test_a_killed_env_worker_saves_the_steps_learned_and_says_so_in_one_line(tmp_path, monkeypatch, capsys):
     """A worker killed (the system out of memory) raised a 30-line traceback, and the steps
     since the last checkpoint were lost: a new run was deleted outright."""
@@ -185,6 +238,7 @@ def test_a_killed_env_worker_saves_the_steps_learned_and_says_so_in_one_line(tmp
     assert summary["num_timesteps"] == 512 and summary["interrupted"]
 
 
+@posix
 def test_a_worker_that_dies_once_the_budget_is_trained_leaves_a_finished_run(tmp_path, monkeypatch, capsys):
     """The past league was sent to the workers after the last update, though no rollout
     followed: a worker that died during that update (out of memory) turned a run that had
@@ -221,6 +275,7 @@ def test_a_worker_that_dies_once_the_budget_is_trained_leaves_a_finished_run(tmp
     assert json.loads((run / "sessions.jsonl").read_text().splitlines()[-1])["interrupted"] is False
 
 
+@posix
 def test_a_worker_killed_before_training_began_is_named_and_the_new_run_left_out(tmp_path, monkeypatch):
     real = SplitVecEnv.set_policy
 

@@ -130,10 +130,13 @@ def _serve(
 
     A forked worker holds copies of the trainer's ends of the pipes made so far
     (``trainer_ends``): it closes them, else its own pipe never reads as closed when the
-    trainer is killed, and the worker waited for requests for ever. Its parent's process
-    id is checked while it waits too, for the copies some other process forked by the
-    trainer may hold (``PR_SET_PDEATHSIG`` would kill it with the thread that started it,
-    not the process)."""
+    trainer is killed, and the worker waited for requests for ever. While it waits it also
+    checks that its parent is still process ``trainer``, for the copies some other process
+    forked by the trainer may hold: on Linux and macOS a process whose parent dies gets
+    another parent (``PR_SET_PDEATHSIG`` would kill it with the thread that started it, not
+    the process). On Windows the parent's id stays, and the check never fires; there the
+    workers are spawned, and a spawned process inherits no copy of another's pipe, so
+    the pipe reads as closed once the trainer is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C and SIGTERM are the trainer's to handle
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for end in trainer_ends:
@@ -152,7 +155,7 @@ def _serve(
     while True:
         try:
             while not conn.poll(TRAINER_CHECK):
-                if os.getppid() != trainer:  # killed, and the worker handed to another parent
+                if os.getppid() != trainer:  # the trainer died and this worker got another parent (not on Windows)
                     return
             cmd, arg = conn.recv()
         except (EOFError, OSError):  # the trainer is gone
