@@ -404,8 +404,9 @@ def test_a_presets_evaluation_follows_the_players_given_and_its_heads_up_target_
     with pytest.raises(
         ValueError,
         match=r"^--preset beat-heuristic stops at a win share of 0\.5 measured at 2 players, and this run is "
-        r"evaluated at 4: give --stop-win-share for those sizes \(an even share is 1/4 at 4 players\), or "
-        r"--stop-win-share 0 to train to --total-timesteps$",
+        r"evaluated at 4: give --stop-win-share for those sizes \(an even share is 1/4 at 4 players; 0 trains to "
+        r"--total-timesteps\), or --eval-players 2 to measure it as the preset does \(a size this run does not "
+        r"train at\)$",
     ):
         parse("--preset", "beat-heuristic", "--players", "4")
     config = parse("--preset", "beat-heuristic", "--players", "4", "--stop-win-share", "0.3")
@@ -415,6 +416,47 @@ def test_a_presets_evaluation_follows_the_players_given_and_its_heads_up_target_
     assert parse("--preset", "beat-heuristic", "--players", "4", "--eval-players", "2").eval_players == (2,)
     assert parse("--preset", "ship", "--players", "6").eval_players == (6,)
     assert "config key 'stop_win_share'" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("players", ["2-6", "2,4"])
+def test_a_presets_evaluation_stays_where_the_run_trains_at_its_sizes(players):
+    """--preset beat-heuristic --players 2-6 (or 2,4) ran before: measured heads-up, as
+    the preset is, and stopped at 0.5 there. It was refused, though the run trains at 2
+    players, and the error named --stop-win-share only, not --eval-players 2."""
+    config = parse("--preset", "beat-heuristic", "--players", players)
+    assert config.eval_players == (2,) and config.stop_win_share == 0.5
+    assert parse("--preset", "specialist-2p", "--players", players).eval_players == (2,)
+    with pytest.raises(
+        ValueError, match=r"evaluated at 2 and 4: .*, or --eval-players 2 to measure it as the preset does$"
+    ):
+        parse("--preset", "beat-heuristic", "--players", players, "--eval-players", "2,4")
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{}, {"players": "2-6"}, {"players": 4}, {"players": 4, "eval_players": 2}, {"players": 4, "stop_win_share": 0.3}],
+)
+def test_a_preset_gives_python_what_it_gives_the_command_line(given, tmp_path):
+    """The preset's evaluation rule lived in the command line only: Python's
+    config_from_dict({**PRESETS["beat-heuristic"], "players": (4,)}) measured a 4-player
+    run heads-up and stopped it at 0.5 there, where the command line refused it."""
+    from train.training.config import config_from_dict
+    from train.training.presets import preset_values
+
+    argv = ["--preset", "beat-heuristic", "--run-dir", str(tmp_path)]
+    for key, value in given.items():
+        argv += [f"--{key.replace('_', '-')}", str(value)]
+    try:
+        expected: object = parse(*argv).to_dict()
+    except ValueError as exc:
+        expected = str(exc)
+    try:
+        got: object = config_from_dict(preset_values("beat-heuristic", {**given, "run_dir": str(tmp_path)})).to_dict()
+    except ValueError as exc:
+        got = str(exc)
+    assert got == expected
+    if given == {"players": 4}:
+        assert isinstance(got, str) and got.startswith("--preset beat-heuristic stops at a win share of 0.5")
 
 
 @pytest.mark.usefixtures("toy")

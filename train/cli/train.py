@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from llama_env.engine import Rules, table_sizes_allowing
@@ -38,12 +37,10 @@ from train.training.config import (
     TrainConfig,
     comparison_sizes,
     config_from_dict,
-    field_defaults,
     flag_fields,
     option_owner,
-    parse_players,
 )
-from train.training.presets import PRESETS
+from train.training.presets import PRESETS, preset_values
 
 __all__ = ["add_parser", "add_arguments", "config_from_args", "comparison_sizes", "print_final_comparison"]
 
@@ -92,27 +89,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """Defaults, then the preset, then the flags given; validated. A preset's values for
-    one backend's own options apply on that backend only.
+    """Defaults, then the preset, then the flags given; validated. The preset's values
+    are :func:`~train.training.presets.preset_values`' (what Python gets too): its values
+    for one backend's own options apply on that backend only, and its evaluation is
+    fitted to the table sizes given.
 
     With ``--resume`` (given, or from a second-phase preset) the run's own recorded
     config takes the place of the defaults: only the second-phase preset's values and the
     flags given change it (see :func:`train.training.resume.resume_config`). Any other
     preset describes a new run: with the ``--resume`` of a run it is refused."""
-    values: dict[str, Any] = {}
-    given = {f.name for f in flag_fields() if getattr(args, f.name, None) is not None}
+    given = {f.name: getattr(args, f.name) for f in flag_fields() if getattr(args, f.name, None) is not None}
     preset = getattr(args, "preset", None)
-    if preset:
-        _check_preset_resume(preset, getattr(args, "resume", None))
-        backend = getattr(args, "backend", None) or PRESETS[preset].get("backend") or field_defaults()["backend"]
-        # a preset's setting of one backend's own option applies on that backend only
-        values.update({k: v for k, v in PRESETS[preset].items() if option_owner(k) in (None, backend)})
-    values.update({name: getattr(args, name) for name in given})
-    if preset:
-        _fit_preset_evaluation(preset, values, given)
-    if preset and getattr(args, "resume", None) is None and values.get("resume"):
-        # a second-phase preset resumes its first phase's run where that one went: in --run-dir
-        values["resume"] = str(Path(values.get("run_dir") or "runs") / Path(values["resume"]).name)
+    values = preset_values(preset, given) if preset else dict(given)
     if values.get("resume"):
         from train.training.resume import resume_config
 
@@ -126,54 +114,6 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
                 f"--{name.replace('_', '-')} is an option of backend {owner!r}; this run uses {config.backend!r}"
             )
     return config
-
-
-def _fit_preset_evaluation(preset: str, values: dict[str, Any], given: set[str]) -> None:
-    """A preset's periodic evaluation is made for its own table sizes. With ``--players``
-    of other sizes given, the preset's ``eval_players`` are dropped, so that the run is
-    evaluated at its own sizes (:func:`~train.training.config.comparison_sizes`), not at
-    the preset's; and the preset's ``stop_win_share``, a win share at the preset's sizes
-    (``beat-heuristic``'s 0.5 is an even share heads-up, three times one at 6 players),
-    is a ``ValueError`` where the run is evaluated at other sizes and ``--stop-win-share``
-    is not given."""
-    settings = PRESETS[preset]
-    default_players = settings.get("players", field_defaults()["players"])
-    theirs = set(parse_players(default_players))
-    players = parse_players(values.get("players", default_players))
-    if "eval_players" in settings and "eval_players" not in given and set(players) != theirs:
-        del values["eval_players"]
-    target = settings.get("stop_win_share")
-    if not target or "stop_win_share" in given:
-        return
-    made_for = set(parse_players(settings.get("eval_players") or comparison_sizes(tuple(theirs))))
-    evaluated = set(parse_players(values.get("eval_players") or comparison_sizes(players)))
-    if evaluated != made_for:
-        shares = ", ".join(f"1/{n} at {n}" for n in sorted(evaluated))
-        raise ValueError(
-            f"--preset {preset} stops at a win share of {target:g} measured at {_listed(made_for)} players, and "
-            f"this run is evaluated at {_listed(evaluated)}: give --stop-win-share for those sizes (an even share "
-            f"is {shares} players), or --stop-win-share 0 to train to --total-timesteps"
-        )
-
-
-def _listed(sizes: set[int]) -> str:
-    return " and ".join(map(str, sorted(sizes)))
-
-
-def _check_preset_resume(preset: str, resume: str | None) -> None:
-    """A ``ValueError`` for ``--preset`` with a ``--resume`` of a run: a preset describes a
-    new run, and a run goes on with its own recorded settings. A second-phase preset
-    (one that resumes a run itself) may be pointed at another run, and a model file from
-    outside any run starts a new run, which a preset may describe."""
-    from train.training.resume import bare_model
-
-    if not resume or "resume" in PRESETS[preset] or not Path(resume).exists() or bare_model(resume):
-        return
-    raise ValueError(
-        f"--preset {preset} describes a new run, and --resume {resume} continues a run with its own recorded "
-        "settings: leave out --preset (the flags given change what they name), or leave out --resume to start "
-        "a new run with the preset"
-    )
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ import numpy as np
 
 from train.training.backend import Backend, backend_named, backends, register_backend
 from train.training.config import TrainConfig, config_from_dict
-from train.training.presets import PRESETS
+from train.training.presets import PRESETS, preset_values
 from train.training.result import TrainingStopped, TrainResult
 from train.training.resume import resume_config
 
@@ -41,6 +41,7 @@ __all__ = [
     "backend_named",
     "backends",
     "config_from_dict",
+    "preset_values",
     "register_backend",
     "resume_config",
     "train",

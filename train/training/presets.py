@@ -1,6 +1,8 @@
 """Named training presets: each is a set of config values (``llama-rl train --preset
 NAME``) that overrides :class:`train.training.config.TrainConfig`'s defaults; flags given
-on the command line override the preset.
+on the command line override the preset. :func:`preset_values` gives what the command
+line runs, for Python too: ``config_from_dict(preset_values("beat-heuristic",
+{"players": (2, 3, 4, 5, 6)}))``.
 
 Every shipped model is made by a preset here (docs/training.md, "Reproduce every
 shipped agent").
@@ -8,9 +10,13 @@ shipped agent").
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-__all__ = ["PRESETS"]
+from train.training.config import TrainConfig, field_defaults, option_owner, parse_players
+
+__all__ = ["PRESETS", "preset_values"]
 
 PRESETS: dict[str, dict[str, Any]] = {
     "ship": {
@@ -145,3 +151,91 @@ PRESETS.update(
         "specialist-2p-v1-more": _more("specialist-2p-v1", 12_000_000),
     }
 )  # fmt: skip
+
+
+def preset_values(name: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The config values of ``llama-rl train --preset NAME`` with the settings ``given``
+    (the flags) over them, as :func:`~train.training.config.config_from_dict` takes them
+    (or :func:`~train.training.resume.resume_config`, for a preset that resumes a run).
+    ``{**PRESETS[name], ...}`` takes every value of the preset as given, and skips this:
+
+    * a preset's value of one backend's own option applies on that backend only (the one
+      given, else the preset's);
+    * a preset's periodic evaluation is made for its own table sizes: its
+      ``eval_players`` stay where the run trains at all of them (``--preset beat-heuristic
+      --players 2-6`` is still measured heads-up), and give way to the run's own sizes
+      where it does not (``--preset specialist-2p --players 4`` is measured at 4);
+    * its ``stop_win_share`` is a win share at those sizes (``beat-heuristic``'s 0.5 is
+      an even share heads-up, three times one at 6 players): a run evaluated at other
+      sizes is a ``ValueError`` that names both ways on, unless ``stop_win_share`` is given;
+    * a preset that resumes its first phase's run (``ship-finetune``) resumes it in the
+      ``run_dir`` given;
+    * a preset that describes a new run with the ``resume`` of a run is a ``ValueError``
+      (a run goes on with its own recorded settings).
+
+    The errors name the command line's flags, each a config key (``--stop-win-share`` is
+    ``stop_win_share``)."""
+    given = dict(given or {})
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; presets: {', '.join(sorted(PRESETS))}")
+    settings = PRESETS[name]
+    _check_resume(name, given.get("resume"))
+    backend = given.get("backend") or settings.get("backend") or field_defaults()["backend"]
+    values = {k: v for k, v in settings.items() if option_owner(k) in (None, backend)}
+    values.update(given)
+    _fit_evaluation(name, values, given)
+    if not given.get("resume") and values.get("resume"):  # a second phase: its first phase's run, in run_dir
+        values["resume"] = str(Path(values.get("run_dir") or "runs") / Path(values["resume"]).name)
+    return values
+
+
+def _fit_evaluation(name: str, values: dict[str, Any], given: Mapping[str, Any]) -> None:
+    """The preset's ``eval_players`` and ``stop_win_share`` fitted to the run's table
+    sizes, in ``values`` (see :func:`preset_values`)."""
+    settings = PRESETS[name]
+    if "eval_players" not in settings and "stop_win_share" not in settings:
+        return
+    made_for = _evaluated_at(settings.get("players", field_defaults()["players"]), settings.get("eval_players"))
+    players = parse_players(values.get("players", field_defaults()["players"]))
+    if "eval_players" in settings and "eval_players" not in given and not set(made_for) <= set(players):
+        del values["eval_players"]  # measured at the run's own sizes
+    target = settings.get("stop_win_share")
+    evaluated = _evaluated_at(players, values.get("eval_players"))
+    if not target or "stop_win_share" in given or set(evaluated) == set(made_for):
+        return
+    shares = ", ".join(f"1/{n} at {n}" for n in evaluated)
+    unseen = set(made_for) - set(players)
+    where = f" ({'a size' if len(unseen) == 1 else 'sizes'} this run does not train at)" if unseen else ""
+    raise ValueError(
+        f"--preset {name} stops at a win share of {target:g} measured at {_listed(made_for)} players, and this run "
+        f"is evaluated at {_listed(evaluated)}: give --stop-win-share for those sizes (an even share is {shares} "
+        f"players; 0 trains to --total-timesteps), or --eval-players {','.join(map(str, made_for))} to measure it "
+        f"as the preset does{where}"
+    )
+
+
+def _evaluated_at(players: Any, eval_players: Any) -> tuple[int, ...]:
+    """The table sizes a run of ``players`` is evaluated at, ``eval_players`` given or
+    not (``None``): as :class:`~train.training.config.TrainConfig` derives them."""
+    sizes: tuple[int, ...] = TrainConfig(players=players, eval_players=eval_players or ()).eval_players
+    return tuple(sorted(set(sizes)))
+
+
+def _listed(sizes: tuple[int, ...]) -> str:
+    return " and ".join(map(str, sizes))
+
+
+def _check_resume(name: str, resume: str | None) -> None:
+    """A ``ValueError`` for ``--preset`` with a ``--resume`` of a run: a preset describes a
+    new run, and a run goes on with its own recorded settings. A second-phase preset
+    (one that resumes a run itself) may be pointed at another run, and a model file from
+    outside any run starts a new run, which a preset may describe."""
+    from train.training.resume import bare_model
+
+    if not resume or "resume" in PRESETS[name] or not Path(resume).exists() or bare_model(resume):
+        return
+    raise ValueError(
+        f"--preset {name} describes a new run, and --resume {resume} continues a run with its own recorded "
+        "settings: leave out --preset (the flags given change what they name), or leave out --resume to start "
+        "a new run with the preset"
+    )
