@@ -497,3 +497,15 @@ def test_the_guides_new_run_from_a_model_file_asks_for_steps_the_file_has_not_tr
     config = parse(*argv, "--run-dir", str(tmp_path / "runs"))
     assert config.players == (6,) and config.resume == str(model)
     check_steps_left(model, saved_steps(model), config)
+
+
+def test_every_evaluation_prints_its_line_without_the_progress_bar(tmp_path, capsys):
+    """With --no-progress-bar (a log, a batch job) no evaluation line was printed at all:
+    only eval.jsonl held them."""
+    args = ["train", "--players", "2", "--opponents", "random", "--eval-opponent", "random", "--eval-players", "2"]
+    args += ["--total-timesteps", "256", "--n-envs", "8", "--n-steps", "16", "--batch-size", "64", "--n-epochs", "1"]
+    args += ["--eval-every", "128", "--eval-games", "10", "--checkpoint-every", "0", "--no-progress-bar"]
+    args += ["--past-every", "0", "--net-arch", "16", "--no-tensorboard", "--final-eval-games", "0"]
+    assert main([*args, "--run-dir", str(tmp_path), "--run-name", "quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "[eval @ 128] win share vs random: 2p " in out and "[eval @ 256] win share vs random: 2p " in out

@@ -605,6 +605,8 @@ def _evaluate(algo: Any, config: TrainConfig, run: RunDir, steps: int, bar: Any)
     run.append_eval(row)
     if bar is not None:
         bar.write(evaluation_message(config, row))
+    else:  # no bar, or the evaluation at the end, once the bar is closed
+        print(evaluation_message(config, row), flush=True)
     return row
 
 

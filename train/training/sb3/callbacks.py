@@ -212,5 +212,5 @@ class TrainingHooks(BaseCallback):
         self.stopped_early = stops_early(config, row)
         if self.bar is not None:
             self.bar.write(evaluation_message(config, row))
-        elif config.progress_bar:  # the evaluation at the end, once the bar is closed
+        else:  # no bar, or the evaluation at the end, once the bar is closed
             print(evaluation_message(config, row), flush=True)
