@@ -1074,3 +1074,44 @@ def test_an_rllib_resume_goes_past_a_truncated_newest_checkpoint(tmp_path, capsy
     assert code == 0, capsys.readouterr().err
     sessions = [json.loads(line) for line in (run / "sessions.jsonl").read_text().splitlines()]
     assert sessions[-1]["resumed_from"] == str(older) and sessions[-1]["ended_at_step"] >= 1024
+
+
+def test_an_rllib_run_sends_no_past_snapshot_after_its_last_update(tmp_path, monkeypatch):
+    """The past league was exported and sent to every env runner after the budget's last
+    update, though no sampling followed: wasted work, and a runner dead by then could
+    abort a finished run. RLlib is a stand-in here: each train() learns 32 steps."""
+    from train.training.config import TrainConfig
+    from train.training.rllib import trainer
+    from train.training.rllib.env import SHARED_POLICY
+    from train.training.run_dir import RunDir
+
+    sent: list[int] = []
+    steps = {"n": 0}
+
+    class Env:
+        decisions = illegal_total = 0
+
+        def set_past_policies(self, snapshots):  # type: ignore[no-untyped-def]
+            sent.append(steps["n"])
+
+    class Algo:
+        env_runner_group = type(
+            "G", (), {"foreach_env_runner": staticmethod(lambda fn: [fn(type("R", (), {"env": Env()}))])}
+        )
+
+        def train(self):  # type: ignore[no-untyped-def]
+            steps["n"] += 32
+            return {"env_runners": {"num_module_steps_sampled": {SHARED_POLICY: 32}}}
+
+    monkeypatch.setattr(trainer, "export_actor", lambda algo, config: object())
+    monkeypatch.setattr(trainer, "save_actor", lambda actor, path: None)
+    monkeypatch.setattr(trainer, "_save_checkpoint", lambda algo, run, n: run.checkpoints_dir / f"rllib_{n}")
+    config = TrainConfig(
+        backend="rllib", players=(2,), opponents="heuristic:1,past:1", total_timesteps=96, past_every=32,
+        eval_every=0, checkpoint_every=0, progress_bar=False, run_dir=str(tmp_path), run_name="past",
+    )  # fmt: skip
+    run = RunDir(tmp_path / "past")
+    run.path.mkdir()
+    result = trainer._loop(config, run, Algo(), None, 0, run.config_path, [])
+    assert result.num_timesteps == 96 and not result.interrupted
+    assert sent == [32, 64]  # before the second and third updates' sampling; none after the last

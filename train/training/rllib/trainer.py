@@ -528,7 +528,9 @@ def _loop(
                 bar.update(done)
             steps += done
             run.append_jsonl(run.path / PROGRESS_FILE, _progress_row(result, steps))
-            if config.past_every and steps >= next_past:
+            if config.past_every and steps >= next_past and steps < config.total_timesteps:
+                # a snapshot joins the league before more sampling only: none follows the budget's last
+                # update, and a runner dead by then could abort a finished run
                 past.append(export_actor(algo, config))
                 del past[: -config.past_pool]
                 snapshots = list(past)
@@ -605,7 +607,7 @@ def _evaluate(algo: Any, config: TrainConfig, run: RunDir, steps: int, bar: Any)
     run.append_eval(row)
     if bar is not None:
         bar.write(evaluation_message(config, row))
-    else:  # no bar, or the evaluation at the end, once the bar is closed
+    else:  # progress_bar off: the line alone (every evaluation runs in the loop, while a bar is open)
         print(evaluation_message(config, row), flush=True)
     return row
 
