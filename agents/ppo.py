@@ -43,7 +43,7 @@ import numpy as np
 
 from agents.base import MAX_ARRAY_BYTES, BaseAgent, check_observation, load_arrays, mask_list
 from llama_env._atomic import atomic_savez
-from llama_env._install import install_hint
+from llama_env._install import MissingExtra
 from llama_env.agent import and_list, register
 from llama_env.engine import (
     MAX_PLAYERS,
@@ -981,9 +981,8 @@ def _load_actor_file(file: Path) -> Actor:
     try:
         import torch
     except ImportError:
-        raise ModuleNotFoundError(
-            "the ppo agent reads its model with torch, which is not installed: " + install_hint("train"),
-            name="torch",
+        raise MissingExtra(
+            "the ppo agent reads its model with torch, which is not installed", "train", name="torch"
         ) from None
 
     try:

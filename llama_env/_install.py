@@ -14,8 +14,9 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-__all__ = ["install_hint"]
+__all__ = ["MissingExtra", "install_hint"]
 
 
 def install_hint(extra: str) -> str:
@@ -32,3 +33,23 @@ def _command(words: list[str]) -> str:
     if os.name == "nt":
         return subprocess.list2cmdline(words)
     return shlex.join(words)
+
+
+class MissingExtra(ModuleNotFoundError):
+    """An optional package of the extra :attr:`extra` is missing: the message is
+    :attr:`why` and the command that installs the extra (:func:`install_hint`), for whoever
+    runs this Python; :meth:`for_others` says the same without this machine's paths, for
+    someone who cannot run it (the web page of ``llama-rl serve``)."""
+
+    def __init__(self, why: str, extra: str, name: str) -> None:
+        super().__init__(f"{why}: {install_hint(extra)}", name=name)
+        self.why = why
+        self.extra = extra
+
+    def for_others(self) -> str:
+        """The message without the install command (it names this machine's Python and
+        checkout): the extra the machine lacks, for its operator to install."""
+        return f"{self.why}: this server lacks the {self.extra} extra; its operator installs it"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled across a process: by its parts, not its message
+        return (type(self), (self.why, self.extra, self.name))

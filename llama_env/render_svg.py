@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from llama_env._install import install_hint
+from llama_env._install import MissingExtra
 from llama_env.engine import check_flag, check_seat
 from llama_env.render import seat_names
 
@@ -169,9 +169,9 @@ def rasterize(svg: str) -> np.ndarray:
         import resvg_py
         from PIL import Image
     except ImportError:
-        raise ModuleNotFoundError(
-            "render_mode='rgb_array' draws the table with resvg-py and Pillow, which are not installed: "
-            + install_hint("web"),
+        raise MissingExtra(
+            "render_mode='rgb_array' draws the table with resvg-py and Pillow, which are not installed",
+            "web",
             name="resvg_py",
         ) from None
     global _FONTS_CHECKED

@@ -334,3 +334,32 @@ def test_a_finished_game_is_not_forgotten_to_make_room_for_costly_agents():
         session.step(None, 200)
     assert session.table.agents == [None, None]  # released at the end
     assert not store.forget_abandoned_apart() and store.get(session.id) is session
+
+
+def test_a_hosted_agent_whose_extra_is_missing_is_named_on_the_page_as_at_home(tmp_path, monkeypatch):
+    """A search reading a model only torch reads, on a server without the train extra: the
+    page got the child's message with its paths hidden ("(a path on the server) -m pip
+    install -e '(a path on the server)'"); it says which extra is missing, as for ppo."""
+    from agents.ppo import DEFAULT_MODEL_ZIP
+    from llama_env._install import MissingExtra
+
+    (tmp_path / "torch.py").write_text("raise ImportError('as if not installed')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # the spawned child starts with this process's path
+    host = AgentHost()
+    try:
+        with pytest.raises(MissingExtra) as refused:
+            host.agent(AgentSpec("search", {"path": str(DEFAULT_MODEL_ZIP)}), 0)
+        assert refused.value.extra == "train" and "torch" in str(refused.value)
+    finally:
+        host.close()
+    store = SessionStore()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(store, model_dirs=[DEFAULT_MODEL_ZIP.parent]), base_url="http://127.0.0.1")
+    with client:
+        spec = f"search:path={DEFAULT_MODEL_ZIP.name}"
+        r = client.post("/api/games", json={"seats": [{"agent": spec}, {"person": "Ann"}]})
+    assert r.status_code == 400 and r.json()["error"] == (
+        f"seat 0, agent '{spec}': the ppo agent reads its model with torch, which is not installed: "
+        "this server lacks the train extra; its operator installs it"
+    ), r.text

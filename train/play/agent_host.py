@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from llama_env._install import MissingExtra
 from llama_env.agent import Agent, AgentSpec, reset_agent
 
 __all__ = ["AgentHost", "AgentHostFull", "AgentLost", "RemoteAgent", "NICENESS"]
@@ -81,6 +82,8 @@ class AgentHost:
             raise AgentHostFull(value)
         if ok == _LOST:
             raise AgentLost(value)
+        if ok == _EXTRA:
+            raise MissingExtra(*value)
         if not ok:
             raise ValueError(value)
         return value
@@ -153,6 +156,8 @@ class RemoteAgent:
 
 _LOST = "lost"
 """The child's answer about an agent it never built (an earlier child held it)."""
+_EXTRA = "extra"
+"""The child's answer when an agent needs an extra that is not installed (:class:`MissingExtra`)."""
 
 
 def _main(conn: Connection, niceness: int, max_agents: int) -> None:
@@ -187,6 +192,8 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                 else:
                     reset_agent(agent, args[0])
             conn.send((True, value))
+        except MissingExtra as exc:  # the server words it for the page (without this machine's paths)
+            conn.send((_EXTRA, (exc.why, exc.extra, exc.name)))
         except Exception as exc:  # the server reports it; the child serves on
             # a bad spec or parameter is the message itself, as in the server; anything else says what failed
             conn.send((False, str(exc) if isinstance(exc, (ValueError, TypeError)) else f"{type(exc).__name__}: {exc}"))

@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import logging
 import math
 import os
 import re
@@ -54,6 +55,7 @@ from typing import Any, NamedTuple, overload
 import numpy as np
 
 from llama_env import __version__
+from llama_env._install import MissingExtra
 from llama_env.agent import Agent, AgentSpec, is_path_parameter, parse_agent_spec, request_limits, reset_agent
 from llama_env.engine import (
     DEFAULT_RULES,
@@ -96,6 +98,9 @@ __all__ = [
     "NAME_LENGTH",
     "SPEC_LENGTH",
 ]
+
+log = logging.getLogger("llama_rl.serve")
+"""The server's log (:mod:`train.play.web`): what the page is not told, its operator reads."""
 
 MAX_EVENTS = 200
 """Events in one response at most (a response that leaves older ones out says so)."""
@@ -1087,9 +1092,13 @@ def build_agent(
         full = policy.resolve_paths(spec)
         agent = build(full, seed) if build is not None else full.build(seed)
     except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
-        # ModuleNotFoundError: an extra not installed, with the server's own install command
-        # (as its operator runs it); AgentHostFull: too many costly agents live
-        why = str(exc) if isinstance(exc, ModuleNotFoundError) else policy.on_the_page(str(exc))
+        # MissingExtra: the page is told which extra the server lacks, its console the command that
+        # installs it (naming the server's Python and checkout); AgentHostFull: too many costly agents live
+        if isinstance(exc, MissingExtra):
+            log.warning("%s, agent %r: %s", what, spec.label, exc)
+            why = exc.for_others()
+        else:
+            why = policy.on_the_page(str(exc))
         raise SessionError(
             f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
