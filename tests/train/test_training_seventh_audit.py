@@ -432,31 +432,42 @@ def test_a_presets_evaluation_stays_where_the_run_trains_at_its_sizes(players):
         parse("--preset", "beat-heuristic", "--players", players, "--eval-players", "2,4")
 
 
+_REFUSED = r"^--preset beat-heuristic stops at a win share of 0\.5 measured at 2 players, .* evaluated at 4:"
+
+
 @pytest.mark.parametrize(
-    "given",
-    [{}, {"players": "2-6"}, {"players": 4}, {"players": 4, "eval_players": 2}, {"players": 4, "stop_win_share": 0.3}],
+    ("flags", "given", "expected"),
+    [
+        ((), {}, {"players": [2], "eval_players": [2], "stop_win_share": 0.5}),
+        (("--players", "2-6"), {"players": (2, 3, 4, 5, 6)}, {"eval_players": [2], "stop_win_share": 0.5}),
+        (("--players", "4", "--eval-players", "2"), {"players": (4,), "eval_players": (2,)}, {"eval_players": [2]}),
+        (
+            ("--players", "4", "--stop-win-share", "0.3"),
+            {"players": (4,), "stop_win_share": 0.3},
+            {"eval_players": [4]},
+        ),
+        (("--players", "4"), {"players": (4,)}, _REFUSED),
+    ],
 )
-def test_a_preset_gives_python_what_it_gives_the_command_line(given, tmp_path):
+def test_a_preset_gives_python_what_it_gives_the_command_line(flags, given, expected, tmp_path):
     """The preset's evaluation rule lived in the command line only: Python's
     config_from_dict({**PRESETS["beat-heuristic"], "players": (4,)}) measured a 4-player
-    run heads-up and stopped it at 0.5 there, where the command line refused it."""
-    from train.training.config import config_from_dict
-    from train.training.presets import preset_values
+    run heads-up and stopped it at 0.5 there, where the command line refused it. The
+    documented Python route, with typed values, builds what the flags build, and both
+    what the rule says."""
+    from train.training import config_from_dict, preset_values
 
-    argv = ["--preset", "beat-heuristic", "--run-dir", str(tmp_path)]
-    for key, value in given.items():
-        argv += [f"--{key.replace('_', '-')}", str(value)]
-    try:
-        expected: object = parse(*argv).to_dict()
-    except ValueError as exc:
-        expected = str(exc)
-    try:
-        got: object = config_from_dict(preset_values("beat-heuristic", {**given, "run_dir": str(tmp_path)})).to_dict()
-    except ValueError as exc:
-        got = str(exc)
-    assert got == expected
-    if given == {"players": 4}:
-        assert isinstance(got, str) and got.startswith("--preset beat-heuristic stops at a win share of 0.5")
+    argv = ["--preset", "beat-heuristic", "--run-dir", str(tmp_path), *flags]
+    values = {**given, "run_dir": str(tmp_path)}
+    if isinstance(expected, str):
+        with pytest.raises(ValueError, match=expected):
+            parse(*argv)
+        with pytest.raises(ValueError, match=expected):
+            config_from_dict(preset_values("beat-heuristic", values))
+        return
+    command_line = parse(*argv).to_dict()
+    assert config_from_dict(preset_values("beat-heuristic", values)).to_dict() == command_line
+    assert {key: command_line[key] for key in expected} == expected
 
 
 @pytest.mark.usefixtures("toy")
