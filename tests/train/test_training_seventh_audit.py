@@ -470,6 +470,26 @@ def test_a_preset_gives_python_what_it_gives_the_command_line(flags, given, expe
     assert {key: command_line[key] for key in expected} == expected
 
 
+def test_a_second_phase_preset_gives_python_the_runs_config_through_resume_config(tmp_path):
+    """The guide and the presets module said preset_values feeds config_from_dict; for a
+    preset that resumes a run that gave the defaults under the preset's few values
+    (net_arch 128,128 for a run of 32,32), not the run's config the command line resumes."""
+    from train.training import config_from_dict, preset_values, resume_config
+    from train.training.resume import session_run
+    from train.training.run_dir import write_json_atomic
+
+    first = parse("--preset", "specialist-4p", "--run-dir", str(tmp_path), "--net-arch", "32,32")
+    run, _ = session_run(first)
+    run.path.mkdir(parents=True)
+    write_json_atomic(run.config_path, first.to_dict())
+    command_line = parse("--preset", "specialist-4p-more", "--run-dir", str(tmp_path))
+    values = preset_values("specialist-4p-more", {"run_dir": str(tmp_path)})
+    python = resume_config(values["resume"], values)
+    assert python.to_dict() == command_line.to_dict()
+    assert python.net_arch == (32, 32) and python.total_timesteps == 22_000_000
+    assert config_from_dict(values).net_arch != (32, 32)  # why a second phase goes through resume_config
+
+
 @pytest.mark.usefixtures("toy")
 def test_an_evaluation_at_sizes_the_run_does_not_train_at_is_warned_of(tmp_path):
     config = TrainConfig(

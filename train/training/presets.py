@@ -2,7 +2,11 @@
 NAME``) that overrides :class:`train.training.config.TrainConfig`'s defaults; flags given
 on the command line override the preset. :func:`preset_values` gives what the command
 line runs, for Python too: ``config_from_dict(preset_values("beat-heuristic",
-{"players": (2, 3, 4, 5, 6)}))``.
+{"players": (2, 3, 4, 5, 6)}))``. A preset that resumes a run (``ship-finetune``, the
+``-more`` ones) gives the values that go over that run's recorded config:
+``resume_config(values["resume"], values)`` builds what the command line resumes
+(``config_from_dict`` would put them over the defaults: ``specialist-4p-more`` would get
+the default network, not the run's).
 
 Every shipped model is made by a preset here (docs/training.md, "Reproduce every
 shipped agent").
