@@ -217,6 +217,37 @@ class TestNoFileSystemFromTheWeb:
             "(a path on the server), '(a path on the server)' or (a path on the server) beside a.npz (1/2, run/a.npz)"
         )
 
+    def test_a_path_on_the_page_is_named_whole_as_a_request_reaches_it_or_hidden_whole(self, tmp_path):
+        """The page's names were garbled: a second pass hid what followed a bracket in a
+        name (``run (2)(a path on the server)``), the directory matched inside a path
+        (``oldmodel.zip``) and at its end (nothing), a path with a space was hidden up to
+        the space only, and a model under a second directory was named as the first reads
+        the name, another file."""
+        root = tmp_path / "runs"
+        for folder in ("run (2)", "exp[1]", "a+", "old" + str(root), "my models"):
+            (root / folder).mkdir(parents=True)
+        policy = AgentPolicy((root,))
+        for name in ("run (2)/model.zip", "exp[1]/model.zip", "a+/model.zip", f"old{root}/model.zip"):
+            said = f"no PPO model at {root}/{name}: the file does not exist"
+            assert policy.on_the_page(said) == f"no PPO model at {name}: the file does not exist", name
+        assert policy.on_the_page(f"no PPO model in {root}/: it is not a run directory") == (
+            "no PPO model in .: it is not a run directory"
+        )
+        elsewhere = tmp_path / "home" / "my models"
+        elsewhere.mkdir(parents=True)
+        for said in (f"{elsewhere}/x.npz", f"{elsewhere}/x.npz is not written", f"(see {tmp_path}/x.npz)."):
+            assert policy.on_the_page(said) == said.replace(
+                said[said.index("/") : said.index(".npz") + 4], ("(a path on the server)")
+            ), said
+        first, second = tmp_path / "first", tmp_path / "second"
+        for directory in (first, second):
+            directory.mkdir()
+        (second / "only.npz").write_bytes(b"")
+        both = AgentPolicy((first, second))
+        said = f"cannot load a PPO model from {second}/only.npz or {first}/a.npz"
+        assert both.on_the_page(said) == "cannot load a PPO model from (a path on the server) or a.npz"
+        assert both._under_root("only.npz") == str(first / "only.npz")  # the name reaches another file
+
 
 class TestNoRequestCanStallTheServer:
     def test_the_app_shortens_the_lock_switch_interval_and_never_lengthens_it(self):

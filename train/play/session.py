@@ -873,14 +873,52 @@ class AgentPolicy:
             )
 
     def on_the_page(self, text: str) -> str:
-        """``text`` (why a model did not load) as a page may read it: a path under one of
-        :attr:`model_dirs` relative to it, as ``ppo:path=NAME`` names it
-        (``run/checkpoints/ppo_2048.zip``, the directory itself ``.``), and any other
-        absolute path left out, so that an error tells nothing of the disk outside them."""
+        """``text`` (why a model did not load) as a page may read it: each absolute path
+        named as ``ppo:path=NAME`` reaches it (``run/checkpoints/ppo_2048.zip``, the
+        directory itself ``.``), relative to the first of :attr:`model_dirs` that
+        :meth:`_under_root` resolves that name under, and any other left out whole, so that
+        an error tells nothing of the disk outside them. One pass: no part of a path is
+        read again as a path of its own."""
+        out: list[str] = []
+        at = 0
+        while (found := _ABSOLUTE_PATH.search(text, at)) is not None:
+            path = self._path_in(found.group(0))
+            name, end = self._page_name(path), found.start() + len(path)
+            if name == _HIDDEN and (more := _PATH_GOES_ON.match(text, end)) is not None:
+                end = more.end()  # hidden whole: words that go on with a folder (my models/x.npz) are its own
+            out += [text[at : found.start()], name]
+            at = end
+        return "".join(out) + text[at:]
+
+    @staticmethod
+    def _path_in(run: str) -> str:
+        """The path at the start of ``run`` (a path and what follows it up to a
+        delimiter). Where the path ends is not in the text when it holds a space (``run
+        (2)/model.zip``, ``my models/x.npz``; ``x.zip is not written``): the longest part
+        of ``run`` that is on the disk, or whose directory with a space in its name is (a
+        file not yet written, its own name without a space), else up to the first space
+        (without a closing bracket or full stop after it)."""
+        words = run.split(" ")
+        for count in range(len(words), 1, -1):
+            whole = " ".join(words[:count])
+            for candidate in (whole, whole.rstrip(".)]")):
+                folder, file = os.path.split(candidate)
+                if os.path.lexists(candidate) or (
+                    " " in folder[len(words[0]) :] and " " not in file and os.path.isdir(folder)
+                ):
+                    return candidate
+        return words[0] if os.path.lexists(words[0]) else words[0].rstrip(".)]") or words[0]  # (x.npz).
+
+    def _page_name(self, path: str) -> str:
+        """``path`` as ``ppo:path=NAME`` reaches it (``NAME`` resolves back to it), else
+        :data:`_HIDDEN`."""
+        full = os.path.normpath(path)
         for root in self.model_dirs:
-            under = re.escape(str(root)) + "(" + re.escape(os.sep) + r"|(?![\w.\-" + re.escape(os.sep) + "]))"
-            text = re.sub(under, lambda m: "" if m.group(1) else ".", text)
-        return _ABSOLUTE_PATH.sub("(a path on the server)", text)
+            if _inside(full, str(root)):
+                name = os.path.relpath(full, root)
+                if self._under_root(name) == full:  # not a name an earlier directory takes
+                    return name
+        return _HIDDEN
 
     def resolve_paths(self, spec: AgentSpec) -> AgentSpec:
         """The spec with its (checked) paths made absolute under their directory."""
@@ -891,8 +929,15 @@ class AgentPolicy:
         )
 
 
-_ABSOLUTE_PATH = re.compile(r"(?<![\w.])(?:/|[A-Za-z]:\\)[^\s'\"?:;,()]+")
-"""A POSIX or Windows absolute path in a message (``/srv/x``, ``C:\\x``; not ``a/b``)."""
+_HIDDEN = "(a path on the server)"
+"""What the page reads for a path it may not be told."""
+_PATH_GOES_ON = re.compile(r"(?: [^ ]*[/\\][^ ]*)+")
+"""Words after a path's first space that hold a folder separator (``models/x.npz``)."""
+_ABSOLUTE_PATH = re.compile(r"(?:^|(?<=[\s'\"(=\[]))(?:/|[A-Za-z]:\\)[^\s'\"?:;,]*(?: [^\s'\"?:;,]+)*")
+"""A POSIX or Windows absolute path in a message (``/srv/x``, ``C:\\x``; not ``a/b`` or
+the ``/2`` of ``1/2``), at the start, after a space, a quote, a bracket or ``=``, with
+what follows it up to a delimiter (a quote, ``?``, ``:``, ``;``, ``,``, two spaces, a line's
+end): :meth:`AgentPolicy._path_in` finds where the path ends."""
 
 
 def _inside(path: str, root: str) -> bool:
