@@ -72,7 +72,7 @@ from llama_env.engine import (
     brief,
     error_line,
 )
-from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1
+from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1, unchecked_action_mask
 from llama_env.rewards import game_rewards
 from llama_env.table import BatchTable, Table
 from llama_env.worlds import PublicState, deal_world, public_state
@@ -834,7 +834,7 @@ def engine_values(
     live = sims
     while live := [s for s in live if not s[2].game_over and s[2].round == round_]:  # the rest of the round
         # the actor's moves in every world at once: one forward pass
-        masks = np.stack([action_mask(s[2].legal_actions()) for s in live])
+        masks = np.stack([unchecked_action_mask(s[2].legal_actions()) for s in live])
         moves = actor.act_batch(encode_many_v1([s[2] for s in live], [seat] * len(live)), masks)
         for (_, _, _, table), move in zip(live, moves.tolist(), strict=True):
             table.apply(move)

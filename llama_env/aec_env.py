@@ -38,7 +38,15 @@ from llama_env.engine import (
     check_seed,
     seeded_generator,
 )
-from llama_env.observation import action_mask, check_obs_version, encoder, is_shared_mask, obs_size, observation_bounds
+from llama_env.observation import (
+    action_mask,
+    check_obs_version,
+    encoder,
+    is_shared_mask,
+    obs_size,
+    observation_bounds,
+    unchecked_action_mask,
+)
 from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
@@ -296,7 +304,7 @@ class LlamaAECEnv(AECEnv):
             or self.truncations.get(agent, True)
         ):
             return {"observation": obs, "action_mask": _ZERO_MASK}
-        return {"observation": obs, "action_mask": action_mask(game.legal_actions())}
+        return {"observation": obs, "action_mask": unchecked_action_mask(game.legal_actions())}
 
     def step(self, action: Any) -> None:
         table = self.table

@@ -875,6 +875,23 @@ def agent_mask(legal: Sequence[int]) -> np.ndarray:
     return m if m is not None and _PLAIN.issuperset(map(type, key)) else _new_mask(key, bool, _AGENT_MASKS)
 
 
+def unchecked_action_mask(legal: list[int]) -> np.ndarray:
+    """:func:`action_mask` of a set of plain ``int`` 0..8, unchecked once cached: for the
+    engine's own callers, which pass ``legal_actions()`` at every decision (the check of
+    the public one doubled the look-up's time)."""
+    key = tuple(legal)
+    m = _MASKS.get(key)
+    return m if m is not None else _new_mask(key, np.int8, _MASKS)
+
+
+def unchecked_agent_mask(legal: list[int]) -> np.ndarray:
+    """:func:`agent_mask` of a set of plain ``int`` 0..8, unchecked once cached (as
+    :func:`unchecked_action_mask`)."""
+    key = tuple(legal)
+    m = _AGENT_MASKS.get(key)
+    return m if m is not None else _new_mask(key, bool, _AGENT_MASKS)
+
+
 def is_shared_mask(mask: object) -> bool:
     """Whether ``mask`` is one of the shared, read-only masks :func:`action_mask` and
     :func:`agent_mask` return

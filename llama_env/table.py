@@ -54,7 +54,7 @@ from llama_env.engine import (
     check_seat,
     error_line,
 )
-from llama_env.observation import OBS_VERSIONS, agent_mask, check_obs_version, encoder
+from llama_env.observation import OBS_VERSIONS, check_obs_version, encoder, unchecked_agent_mask
 
 __all__ = [
     "AgentError",
@@ -337,7 +337,7 @@ def _observe(agent: Agent, game: LlamaGame, seat: int) -> np.ndarray:
 def _asked(agent: Agent, game: LlamaGame, seat: int, name: str) -> object:
     """The answer of ``agent`` (labelled ``name``) at ``seat`` of ``game``, not yet
     validated; what its ``act`` raises is an :class:`AgentError` naming it and its seat."""
-    obs, mask = _observe(agent, game, seat), agent_mask(game.legal_actions())
+    obs, mask = _observe(agent, game, seat), unchecked_agent_mask(game.legal_actions())
     with _Blame(name, seat):
         return agent.act(obs, mask)
 
@@ -842,7 +842,7 @@ class BatchTable:
         else:
             out = []
             for r in range(games.size):
-                mask = agent_mask(np.flatnonzero(masks[r]).tolist())
+                mask = unchecked_agent_mask(np.flatnonzero(masks[r]).tolist())
                 with _Blame(self.names[k], functools.partial(self._seat_and_game, int(games[r]))):
                     answer = agent.act(obs[r], mask)
                 a = action_index(answer)

@@ -19,6 +19,8 @@ from llama_env.observation import (
     hidden_state,
     is_shared_mask,
     observation_bounds,
+    unchecked_action_mask,
+    unchecked_agent_mask,
 )
 
 
@@ -123,6 +125,9 @@ def test_masks_of_legal_actions_still_come_from_the_cache():
     assert action_mask(np.array([0, 7, 8])).tolist() == [1, 0, 0, 0, 0, 0, 0, 1, 1]
     assert action_mask((0, 7, 8)) is action_mask([0, 7, 8])
     assert agent_mask(()).tolist() == [False] * 9
+    # the engine's own callers (legal_actions: plain ints) look up the same shared masks unchecked
+    assert unchecked_action_mask([0, 7, 8]) is action_mask([0, 7, 8])
+    assert unchecked_agent_mask([2, 5]) is agent_mask([2, 5]) and is_shared_mask(unchecked_agent_mask([2, 5]))
 
 
 @pytest.mark.parametrize("end_score", [0, -5, 1001, 40.0, True, None])
