@@ -288,9 +288,10 @@ def check_num_players(num_players: object) -> int:
     ``ValueError``."""
     if not _is_int(num_players):
         raise ValueError(f"num_players must be an integer, got {brief(num_players)} ({type(num_players).__name__})")
-    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {brief(num_players)}")
-    return int(num_players)
+    n = int(num_players)  # a numpy integer is named as the number it is (9, not np.int64(9))
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {n}")
+    return n
 
 
 def parse_table_sizes(spec: object, what: str = "table sizes") -> tuple[int, ...]:
@@ -504,15 +505,16 @@ def check_rule_option(option: Field[Any] | str, value: object, num_players: int 
     name = option.name
     if not _is_int(value):
         raise ValueError(f"{name} must be an integer, got {brief(value)} ({type(value).__name__})")
+    number = int(value)  # a numpy integer is named as the number it is (30, not np.int32(30))
     low, high = option.metadata["low"], option_high(option, num_players)
-    if low <= value <= high:
-        return int(value)
+    if low <= number <= high:
+        return number
     if option.metadata["high"] is None:  # the one option the table bounds
         raise ValueError(
             f"{name} must be between {low} and {high} for {num_players} players "
-            f"(the deal needs {num_players} x {name} + 1 <= {DECK_SIZE} cards), got {brief(value)}"
+            f"(the deal needs {num_players} x {name} + 1 <= {DECK_SIZE} cards), got {number}"
         )
-    raise ValueError(f"{name} must be between {low} and {high}, got {brief(value)}")
+    raise ValueError(f"{name} must be between {low} and {high}, got {number}")
 
 
 def option_high(option: Field[Any], num_players: int) -> int:

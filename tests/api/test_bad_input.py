@@ -163,6 +163,22 @@ def test_bad_rule_options_raise_value_error_naming_the_option(factory, kwargs, m
         _call(factory, kwargs)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "said"),
+    [
+        ({"num_players": np.int64(9)}, "num_players must be between 2 and 6, got 9"),
+        ({"num_players": 2, "hand_size": np.int32(30)}, "hand_size must be between 1 and 27 for 2 players (the deal "),
+        ({"end_score": np.uint16(0)}, "end_score must be between 1 and 1000, got 0"),
+    ],
+    ids=repr,
+)
+def test_a_numpy_integer_out_of_range_is_named_as_its_number(kwargs, said):
+    """The messages named ``np.int64(9)`` and ``np.int32(30)``; they said 9 and 30 before."""
+    with pytest.raises(ValueError) as refused:
+        _call(Rules, kwargs)
+    assert str(refused.value).startswith(said) and "np." not in str(refused.value), str(refused.value)
+
+
 @pytest.mark.parametrize(("n", "hand_size"), [(2, 27), (3, 18), (4, 13), (5, 11), (6, 9)])
 def test_largest_hand_size_for_the_table_is_accepted(n, hand_size):
     g = LlamaGame(n, hand_size=hand_size, rng=0)
