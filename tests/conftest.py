@@ -7,6 +7,7 @@ about (hands, top card, draw pile, scores, ...) and it puts every remaining card
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, NUM_CARD_VALUES, LlamaGame, rule_option_fields
+from llama_env.engine import (
+    COPIES_PER_VALUE,
+    DECK_SIZE,
+    NUM_CARD_VALUES,
+    LlamaGame,
+    _check_hands_without_history,
+    rule_option_fields,
+)
 
 ALL_CODES = tuple(range(1, NUM_CARD_VALUES + 1))
 
@@ -111,17 +119,39 @@ def make_state(
 
 
 def _fitting_hand_size(d: dict[str, Any]) -> int:
-    """The largest deal (at most 6, leaving at least the draw pile undealt) that
-    ``LlamaGame.from_dict`` takes the snapshot ``d`` with (the hands must be able to come
-    from it); the largest deal when it takes none (``d`` is wrong in another way)."""
+    """The largest deal (at most 6, leaving at least the draw pile undealt) that the hands
+    of the snapshot ``d`` can come from: a deal is skipped where ``LlamaGame.from_dict``
+    refuses the hands (:data:`_HANDS_VERSUS_DEAL`); where it refuses ``d`` for another
+    reason first (a test's starter broken on purpose), the engine's check of hands without
+    a history decides, so that the test meets that reason, not a deal its hands cannot
+    come from. The largest deal when none fits."""
     largest = max(1, min(6, (DECK_SIZE - 1 - len(d["draw_pile"])) // len(d["hands"])))
     for h in range(largest, 0, -1):
         try:
             LlamaGame.from_dict({**d, "hand_size": h})
-        except ValueError:
-            continue
+        except ValueError as exc:
+            if _HANDS_VERSUS_DEAL.search(str(exc)) or not _hands_fit(d, h):
+                continue
         return h
     return largest
+
+
+_HANDS_VERSUS_DEAL = re.compile(r"which a deal of \d+ each cannot become|played no card this round")
+"""``LlamaGame.from_dict``'s refusals of hands that a deal cannot become."""
+
+
+def _hands_fit(d: dict[str, Any], hand_size: int) -> bool:
+    """Whether the engine's check of hands without a history takes ``d``'s hands after a
+    deal of ``hand_size`` (``True`` where ``d`` is too broken for it to tell)."""
+    hands = d["hands"]
+    drawn = DECK_SIZE - len(hands) * hand_size - 1 - len(d["draw_pile"])
+    try:
+        _check_hands_without_history(hand_size, hands, drawn, d.get("last_player"))
+    except ValueError:
+        return False
+    except (TypeError, IndexError):  # a last_player broken on purpose
+        pass
+    return True
 
 
 def legal_discard_order(cards: list[int], top: int) -> list[int]:

@@ -546,6 +546,17 @@ def test_make_state_accounts_for_all_cards():
     assert d["draw_pile"] == [3] and d["discard_pile"][-1] == 6
 
 
+def test_make_state_keeps_the_deal_its_hands_fit_in_a_state_broken_on_purpose():
+    """A snapshot refused for another reason (a starter of 1.5) was given the largest deal
+    (5), which its hands of 10 and 1 cards cannot come from; 1, as before."""
+    d = make_state(num_players=2, hands=[[1, 1, 2, 2, 3, 3, 4, 4, 5, 5], [6]], starter=1.5)
+    assert d["hand_size"] == 1
+    with pytest.raises(ValueError, match="starter must be an integer"):
+        LlamaGame.from_dict(d)
+    assert make_state(num_players=2, hands=[[1, 1, 2, 2, 3, 3, 4, 4, 5, 5], [6]])["hand_size"] == 1
+    assert make_state(num_players=3, hands=[[1, 2], [3, 4], [5, 6]], starter=2)["hand_size"] == 2
+
+
 # ----------------------------------------------------------------- playthrough regression
 
 
