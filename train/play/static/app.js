@@ -37,6 +37,18 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// The browser's site storage (the name last typed, the links of the games started here),
+// where it lets the page have it: with cookies blocked, reading localStorage throws, and a
+// full one refuses a write. The page then keeps nothing across reloads, and works on.
+const storage = {
+  get(key) {
+    try { return localStorage.getItem(key); } catch (err) { return null; }
+  },
+  set(key, value) {
+    try { localStorage.setItem(key, value); } catch (err) { /* storage off or full */ }
+  },
+};
+
 // A request with this page's seat token (or `seatToken`); `text` is a body already written
 // as JSON. A game record travels as the text it came in: JSON.parse would round the
 // generator's 128-bit state in it to a float, and the server would refuse the record.
@@ -87,15 +99,18 @@ function navGame() {
 
 // A replay, a new game or another of this browser's games takes this page's place at the
 // table: the page follows one game at a time. A seat it still plays is asked about first
-// (the others could then hand it to an agent, and the history count the game as lost);
+// (another person there could then hand it to an agent, and the history count the game as
+// lost; at a table of agents the game waits);
 // once the seat is no longer played here (the game ended meanwhile, or the others handed
 // it to an agent) there is nothing left to ask about, and the click goes ahead.
 async function leaveSeatFor(what, yes) {
   if (!seated()) return true;
   const id = game.id;
-  const question = `${what}? This page then stops following your game, which goes on: the others may ` +
-    "let an agent play your seat, and your game history would count the game as lost. The browser's Back " +
-    "button leads back to the game.";
+  const others = game.table.seats.some((s, p) => p !== game.seat && s.person);
+  const then = others ?
+    "which goes on: the others may let an agent play your seat, and your game history would count the game as lost." :
+    "which waits for you.";
+  const question = `${what}? This page then stops following your game, ${then} The browser's Back button leads back to the game.`;
   return (await ask(question, yes, () => Boolean(game && game.id === id && seated()))) !== false;
 }
 
@@ -106,15 +121,35 @@ function seated() {
   return Boolean(game && game.mode === "play" && !game.game_over && game.table.seats[game.seat]?.person);
 }
 
-// The address bar holds the open game's link (a replay's too), or #history for the
-// history. Opening another game or the history pushes a new entry, so the browser's Back
-// goes to the view before (the game before: a friend's only copy of their link).
-function goTo(hash) {
-  if (location.hash !== hash) history.pushState(null, "", hash || location.pathname);
+// The address bar holds the open game's link (a replay's too), #history for the history
+// and nothing for the new-game form; while the page holds a seat, the history's and the
+// form's addresses keep the seat's link (#history&game=...&token=..., #new&game=...), so a
+// reload there (a phone's pull to refresh) follows the game again. Opening another view
+// pushes a new entry, so the browser's Back goes to the view before (the game before: a
+// friend's only copy of their link).
+function goTo(hash, replace = false) {
+  if (location.hash === hash) return;
+  if (replace) history.replaceState(null, "", hash || location.pathname);
+  else history.pushState(null, "", hash || location.pathname);
 }
 
 function gameHash(id, seatToken) {
   return `#game=${id}&token=${seatToken}`;
+}
+
+// The address of `view` ("game", "history" or "setup") as this page stands.
+function viewHash(view) {
+  if (view === "game") return game ? gameHash(game.id, token) : "";
+  const seat = seated() ? `&game=${game.id}&token=${token}` : "";
+  if (view === "history") return `#history${seat}`;
+  return seat ? `#new${seat}` : "";
+}
+
+// Another game, opened from the form shown while seated, takes the form's entry: the
+// browser's Back then leads back to the game the form was opened from (as the question
+// before says).
+function goToGame(id, seatToken) {
+  goTo(gameHash(id, seatToken), location.hash.startsWith("#new&"));
 }
 
 // ------------------------------------------------------------------ setup
@@ -137,7 +172,7 @@ function seatRows() {
       input.setAttribute("list", person ? "" : "agent-list");
       input.placeholder = person ? "name" : "agent";
       if (!input.value || input.dataset.auto === "1") {
-        input.value = person ? (p === 0 ? (localStorage.getItem("llama-name") || "Guest") : `Guest ${p}`) : "heuristic";
+        input.value = person ? (p === 0 ? (storage.get("llama-name") || "Guest") : `Guest ${p}`) : "heuristic";
         input.dataset.auto = "1";
       }
     };
@@ -245,14 +280,14 @@ async function start() {
     if (input.value !== "") body[input.dataset.option] = Number(input.value);
   }
   const text = JSON.stringify(body);
-  starting = true;
-  $("start").disabled = true;
+  starting = true;  // (Start stays on while asked: the keyboard's focus comes back to it on Cancel)
   try {
     if (!(await leaveSeatFor("Start a new game", "Start"))) return;
-    if (seats[0].person) localStorage.setItem("llama-name", seats[0].person);
+    $("start").disabled = true;
+    if (seats[0].person) storage.set("llama-name", seats[0].person);
     const state = await apiText("POST", "/api/games", seed === null ? text : `${text.slice(0, -1)},"seed":${seed}}`);
     token = state.token;
-    goTo(gameHash(state.id, token));
+    goToGame(state.id, token);
     begin(state);
   } catch (err) {
     $("setup-error").textContent = err.message;
@@ -271,7 +306,7 @@ async function replayFile(event) {
     const text = await file.text();
     const state = await (await send("POST", "/api/replays", text)).json();
     token = state.token;
-    goTo(gameHash(state.id, token));
+    goToGame(state.id, token);
     begin(state);
   } catch (err) {
     $("setup-error").textContent = err.message;
@@ -285,26 +320,41 @@ function link(id, seatToken) {
 
 // The invitation links of the games this browser started (the server gives them once, to
 // the page that starts the game): kept for the last 20 games, so a reload shows them again.
+// Each with the time this browser last had the game open (seen), and done once the game is
+// over or the seat no longer played by a person (nothing to go back to).
 const INVITES = "llama-invites";
 
 function keptInvites() {
-  try { return JSON.parse(localStorage.getItem(INVITES) || "[]"); } catch (err) { return []; }
+  try {
+    const list = JSON.parse(storage.get(INVITES) || "[]");
+    return Array.isArray(list) ? list : [];
+  } catch (err) { return []; }
+}
+
+function writeInvites(list) {
+  storage.set(INVITES, JSON.stringify(list.slice(-20)));
 }
 
 function forgetInvites(id) {
-  try { localStorage.setItem(INVITES, JSON.stringify(keptInvites().filter((g) => g.id !== id))); } catch (err) { /* storage off */ }
+  writeInvites(keptInvites().filter((g) => g.id !== id));
+}
+
+function markInvites(id, fields) {
+  writeInvites(keptInvites().map((g) => (g.id === id ? { ...g, ...fields } : g)));
 }
 
 function keepInvites(state) {
-  const kept = keptInvites().filter((g) => g.id !== state.id);
-  kept.push({ id: state.id, token: state.token, links: state.links, started: Date.now() });
-  try { localStorage.setItem(INVITES, JSON.stringify(kept.slice(-20))); } catch (err) { /* storage full or off */ }
+  const list = keptInvites().filter((g) => g.id !== state.id);
+  list.push({ id: state.id, token: state.token, links: state.links, started: Date.now(), seen: Date.now() });
+  writeInvites(list);
 }
 
 function invitesOf(state) {
   if (state.links) { keepInvites(state); return state.links; }
-  const kept = keptInvites().find((g) => g.id === state.id && g.token === token);
-  return kept ? kept.links : [];
+  const found = keptInvites().find((g) => g.id === state.id && g.token === token);
+  if (!found) return [];
+  markInvites(state.id, { seen: Date.now() });
+  return found.links;
 }
 
 const LOOPBACK = ["127.0.0.1", "localhost", "[::1]", "::1"];
@@ -337,7 +387,7 @@ function begin(state, opened = false) {
       text: "Copy", "aria-label": `copy the link for seat ${l.seat} (${l.name})`,
       onclick: () => copyLink(input, note),
     });
-    return el("li", {}, el("span", { text: `seat ${l.seat} (${l.name}) ` }), input, copy, note);
+    return el("li", { "data-seat": String(l.seat) }, el("span", { text: `seat ${l.seat} (${l.name}) ` }), input, copy, note);
   }));
   receive(state, opened);
 }
@@ -366,21 +416,21 @@ function copySelected(input) {
   try { return document.execCommand("copy"); } catch (err) { return false; }
 }
 
-async function openLink() {
-  const params = new URLSearchParams(location.hash.slice(1));
-  if (!params.get("game") || !params.get("token")) return false;
-  token = params.get("token");
+// Opens the game of a link; `behind` another view (the history or the form) it is only
+// followed, and one that does not open is let go without a word.
+async function openLink(id, seatToken, behind = false) {
+  token = seatToken;
   try {
-    begin(await api("GET", `/api/games/${encodeURIComponent(params.get("game"))}`), true);
+    begin(await api("GET", `/api/games/${encodeURIComponent(id)}`), true);
   } catch (err) {
     token = null;
     game = null;
+    if (behind) return;
     show("setup");
     const why = err.status === 403 ? "its token is not this game's (ask for the link again)" : err.message;
     $("setup-error").textContent = `That game link does not open a game: ${why}. Start a new game below.`;
     offerKeptGames();
   }
-  return true;
 }
 
 // ------------------------------------------------------------------ showing
@@ -464,7 +514,9 @@ function drawTable(table, live) {
       class: `seat${p === table.current_player && !table.game_over ? " to-act" : ""}${seat.quit ? " out" : ""}`,
       "data-seat": String(p),
     },
-    el("div", { class: "who" }, el("b", { text: seat.name }), el("span", { class: "kind", text: seat.person ? "person" : "agent" })),
+    // (a long name is cut to two lines on screen: its title shows it whole; a screen reader reads the text whole)
+    el("div", { class: "who" }, el("b", { text: seat.name, title: seat.name }),
+      el("span", { class: "kind", text: seat.person ? "person" : "agent" })),
     el("div", { class: "nums" }, el("span", { text: `score ${seat.score}` }),
       el("span", { text: `${seat.hand_size} card${seat.hand_size === 1 ? "" : "s"}` })),
     el("div", { class: "tags", text: tags.join(" · ") }));
@@ -558,8 +610,16 @@ function render() {
   const recordable = game.game_over || game.mode === "replay";
   $("download").classList.toggle("hidden", !recordable);
   $("leave").classList.toggle("hidden", !canLeave());
+  fitInvites();
   navGame();
   askedStill();
+}
+
+// A seat handed to an agent (a friend who never came) has no link left to send.
+function fitInvites() {
+  const rows = [...$("invite-list").children];
+  for (const li of rows) li.classList.toggle("hidden", !game.table.seats[Number(li.dataset.seat)]?.person);
+  $("invites").classList.toggle("hidden", !rows.some((li) => !li.classList.contains("hidden")));
 }
 
 function showStandings() {
@@ -789,7 +849,7 @@ async function download() {
 async function showHistory(more) {
   stopAutoplay();  // (a game this page plays in is still asked for: see seated)
   show("history");
-  goTo("#history");
+  goTo(viewHash("history"));
   $("history-error").textContent = "";
   historyOffset = more ? historyOffset + 50 : 0;
   if (!more) historyShown = new Set();
@@ -870,11 +930,10 @@ function toSetup() {
   offerKeptGames();
 }
 
-// (the address keeps a seat's link while the page plays there: a reload reopens the game)
+// (an entry of its own, which keeps a seat's link while the page plays there: see goTo)
 const newGame = () => {
-  const keep = seated();
   toSetup();
-  goTo(keep ? gameHash(game.id, token) : "");
+  goTo(viewHash("setup"));
 };
 $("new-game").addEventListener("click", newGame);
 $("leave").addEventListener("click", leaveTable);
@@ -882,56 +941,95 @@ $("ask-yes").addEventListener("click", () => asking?.answer(true));
 $("ask-no").addEventListener("click", () => asking?.answer(false));
 $("ask").addEventListener("close", () => asking?.answer(false));  // Escape closes it too
 $("nav-new").addEventListener("click", newGame);
+$("resume-more").addEventListener("click", () => offerKeptGames(true));
 $("nav-game").addEventListener("click", () => {
+  goTo(viewHash("game"));
   show("game");  // (this button hides: the focus goes to the result shown, else to the moves)
   if (!$("round-result").classList.contains("hidden")) $("round-ok").focus(); else focusMove();
 });
 // A game link pasted into a tab already open, or the browser's Back and Forward: the
 // entry's view (the game this page follows is shown as it stands), or the new-game form
 // for an entry without one. The same on opening the page.
+// An entry of the history or the form that names a seat follows that game behind it, as
+// the page that made the entry did.
 async function route() {
   if (asking) asking.answer(false);  // (before another game is opened: its seat would lapse the question)
-  if (location.hash === "#history") {
-    showHistory(false);
-    return;
-  }
   const params = new URLSearchParams(location.hash.slice(1));
-  if (game && params.get("game") === game.id && params.get("token") === token) {
-    show("game");
+  const view = params.has("history") ? "history" : params.has("new") ? "setup" : "game";
+  const id = params.get("game"), seatToken = params.get("token");
+  const followed = Boolean(game && id === game.id && seatToken === token);
+  if (view === "game") {
+    if (followed) show("game");
+    else if (id && seatToken) await openLink(id, seatToken);
+    else toSetup();
     return;
   }
-  if (!(await openLink())) toSetup();
+  if (id && seatToken && !followed) await openLink(id, seatToken, true);
+  if (view === "history") {
+    goTo(viewHash("history"), true);  // (the seat's link: kept, or gone with a game no longer played)
+    showHistory(false);
+  } else {
+    toSetup();
+    goTo(viewHash("setup"), true);
+  }
 }
 
 // The games this browser started that go on (their links kept: see keepInvites), offered
 // on the new-game form: the page that started one may have been closed. Each is asked
-// for with its creator's token, without its events (since: a frame no game reaches); a
-// game the server no longer holds is forgotten here too.
+// for with its creator's token, without its events (since: a frame no game reaches),
+// newest first, until OFFERED are found (each request counts as the seat's page being
+// there, so not all 20 on every view of the form); "More of your games" asks for the
+// rest. A game the server no longer holds is forgotten here too, one over or whose seat
+// an agent now plays is not asked for again, and one this browser has not had open for
+// KEPT_FOR is let go unasked: its seat has been away that long, so the others have handed
+// it over, or the server forgot the game (after 30 minutes without a request by default).
+// The list is shared by this browser's tabs (another tab's seat is offered too): each
+// offer names its seat.
+const OFFERED = 3;
+const KEPT_FOR = 24 * 3600 * 1000;
 let offers = 0;
 
-async function offerKeptGames() {
+async function offerKeptGames(all = false) {
   const asked = ++offers;
   const followed = game ? game.id : null;
-  const found = await Promise.all(keptInvites().filter((g) => g.id !== followed).map(async (kept) => {
-    try {
-      return { kept, state: await api("GET", `/api/games/${encodeURIComponent(kept.id)}?since=1000000000`, undefined, kept.token) };
-    } catch (err) {
-      if (err.status === 404) forgetInvites(kept.id);
-      return null;
+  const now = Date.now();
+  for (const g of keptInvites()) if (now - (g.seen || g.started || 0) >= KEPT_FOR) forgetInvites(g.id);
+  const waiting = keptInvites().filter((g) => g.id !== followed && !g.done).reverse();  // newest first
+  const going = [];
+  while (waiting.length && (all || going.length <= OFFERED)) {
+    const found = await Promise.all(waiting.splice(0, OFFERED + 1).map(async (kept) => {
+      try {
+        return { kept, state: await api("GET", `/api/games/${encodeURIComponent(kept.id)}?since=1000000000`, undefined, kept.token) };
+      } catch (err) {
+        if (err.status === 404) forgetInvites(kept.id);
+        return null;
+      }
+    }));
+    for (const f of found.filter(Boolean)) {
+      const { kept, state } = f;
+      if (state.mode === "play" && !state.game_over && state.table.seats[state.seat].person) {
+        markInvites(kept.id, { seen: Date.now() });
+        going.push(f);
+      } else {
+        markInvites(kept.id, { done: true });
+      }
     }
-  }));
-  if (asked !== offers) return;  // a later call answers
-  const going = found.filter((f) => f && f.state.mode === "play" && !f.state.game_over).reverse();  // newest first
-  $("resume-list").replaceChildren(...going.map(({ kept, state }) => {
+    if (asked !== offers) return;  // a later call answers
+  }
+  const more = !all && going.length > OFFERED;
+  $("resume-list").replaceChildren(...going.slice(0, more ? OFFERED : undefined).map(({ kept, state }) => {
     const seats = state.table.seats;
+    const me = seats[state.seat].name;
     const others = seats.filter((s, p) => p !== state.seat).map((s) => s.name);
-    const turn = state.your_turn ? ", your turn" : "";
+    const turn = state.your_turn ? `, ${me}'s turn` : "";
     const when = kept.started ? `, started ${new Date(kept.started).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}` : "";
     return el("li", {}, el("button", {
-      class: "resume", "data-game": kept.id, text: `Back to your game with ${namesText(others)}${when} (round ${state.table.round}${turn})`,
+      class: "resume", "data-game": kept.id,
+      text: `Back to ${me}'s seat at the game with ${namesText(others)}${when} (round ${state.table.round}${turn})`,
       onclick: () => resumeKept(kept),
     }));
   }));
+  $("resume-more").classList.toggle("hidden", !more);
   $("resume").classList.toggle("hidden", going.length === 0);
 }
 
@@ -941,7 +1039,7 @@ function namesText(names) {
 
 async function resumeKept(kept) {
   if (!(await leaveSeatFor("Open that game", "Open it"))) return;
-  goTo(gameHash(kept.id, kept.token));
+  goToGame(kept.id, kept.token);
   route();
 }
 
