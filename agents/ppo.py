@@ -93,6 +93,7 @@ __all__ = [
     "trained_rule_key",
     "check_trained_rules",
     "UnseenRules",
+    "unseen_rules",
     "actor_from_policy",
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_ZIP",
@@ -548,6 +549,26 @@ def trained_rule_key(option: str) -> str:
 class UnseenRules(UserWarning):
     """A model sits at a table whose rules use a value of a rule option it was never
     trained at (:meth:`PPOAgent.forewarn`)."""
+
+
+def unseen_rules(
+    who: str, trained: Mapping[str, tuple[int, ...]] | None, rules: Rules, said: set[tuple[tuple[str, int], ...]]
+) -> UnseenRules | None:
+    """The :class:`UnseenRules` warning for the model ``who`` (its description), trained at
+    ``trained`` (rule option -> values; ``None``: nothing says), at a table of ``rules``:
+    ``None`` where it was trained at every value the table uses, or where ``said`` (the
+    unseen values named so far, updated) holds them already."""
+    trained = trained or {}
+    unseen = tuple((k, v) for k, v in rules.options().items() if k in trained and v not in trained[k])
+    if not unseen or unseen in said:
+        return None
+    said.add(unseen)
+    was = ", ".join(f"{k} {and_list(trained[k])}" for k, _ in unseen)
+    plays = ", ".join(f"{k} {v}" for k, v in unseen)
+    return UnseenRules(
+        f"{who} was trained at {was} only; this table plays {plays}, rules it never saw: it plays all the same "
+        "(said once)"
+    )
 
 
 def check_trained_rules(rules: Mapping[str, Iterable[int]]) -> dict[str, tuple[int, ...]] | None:
@@ -1156,17 +1177,7 @@ class PPOAgent(BaseAgent):
         model was never trained at (:attr:`trained_rules`), given once for those values
         (:func:`llama_env.agent.forewarn`: evaluation asks it before any game); ``None``
         where the model was trained at them, or says nothing. It plays all the same."""
-        trained = self.trained_rules or {}
-        unseen = tuple((k, v) for k, v in rules.options().items() if k in trained and v not in trained[k])
-        if not unseen or unseen in self._said:
-            return None
-        self._said.add(unseen)
-        was = ", ".join(f"{k} {and_list(trained[k])}" for k, _ in unseen)
-        plays = ", ".join(f"{k} {v}" for k, v in unseen)
-        return UnseenRules(
-            f"{self!r} was trained at {was} only; this table plays {plays}, rules it never saw: it plays "
-            "all the same (said once)"
-        )
+        return unseen_rules(repr(self), self.trained_rules, rules, self._said)
 
     @property
     def obs_version(self) -> int:

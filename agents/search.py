@@ -56,6 +56,7 @@ from agents.ppo import (
     load_actor,
     model_file,
     shipped_actor,
+    unseen_rules,
 )
 from llama_env._atomic import atomic_savez
 from llama_env.agent import Agent, UnseenTableSize, agent_label, and_list, batch_from, register
@@ -396,6 +397,8 @@ class SearchAgent(BaseAgent):
                 f"model path={str(path)!r} was trained at {', '.join(map(str, sizes))} players only"
             )
         self._sizes = sizes
+        self._trained_rules = None if self.path is None else actor.trained_rules
+        self._said: set[tuple[tuple[str, int], ...]] = set()  # the unseen rules forewarn has named
         self._networks_size = None if self.networks_path is None else n
         """The table size the networks of :attr:`networks_path` were fitted for (``None``: none given)."""
         given_what = [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in given.items()]
@@ -427,12 +430,17 @@ class SearchAgent(BaseAgent):
         no more at the table (:func:`llama_env.agent.forewarn`): where it does not search
         (a table size without networks, an end score or a hand size its networks were not
         fitted on), what it was given goes unused; where it searches with the shipped
-        networks, the networks of ``networks_path`` do. ``None`` where everything given is
-        used, nothing was given, or it was said already. Evaluation asks it before any game."""
+        networks, the networks of ``networks_path`` do; and where the rules use a value its
+        ``path`` model was never trained at, that (:func:`agents.ppo.unseen_rules`, as
+        ``ppo`` says it). ``None`` where everything given is used, nothing was given, or it
+        was said already. Evaluation asks it before any game."""
         warning = self._unused_warning(rules.num_players, rules.end_score, dealt=rules.hand_size == DEFAULT_HAND_SIZE)
         if warning is not None:
             self._unused = ""
-        return warning
+        unseen = unseen_rules(f"{self!r}'s model", self._trained_rules, rules, self._said)
+        if warning is not None and unseen is not None:  # both, in one warning said once
+            return type(warning)(f"{warning}; and {unseen}")
+        return warning if warning is not None else unseen
 
     def _searches_at(self) -> list[int]:
         """The table sizes where it searches: those with networks and a specialist."""

@@ -217,3 +217,20 @@ def test_export_names_only_the_rule_options_other_than_the_standard_ones(tmp_pat
     assert code == 0, output
     assert "trained at 4/6 players; play it" in output
     assert load_actor(tmp_path / "x.npz").trained_rules == {k: (v,) for k, v in standard.items()}
+
+
+def test_the_search_says_the_rules_its_path_model_never_saw(tmp_path):
+    """search:path= of a model trained at end_score 20 said nothing of it at 40, where
+    ppo:path= of the same file warned."""
+    from agents.search import SearchAgent
+
+    save_actor(small_actor([4], rules={"end_score": [20], "hand_size": [6]}), tmp_path / "m.npz")
+    agent = SearchAgent(path=str(tmp_path / "m.npz"))
+    warning = agent.forewarn(Rules(4))
+    assert isinstance(warning, UnseenRules)
+    assert str(warning).startswith(f"{agent!r}'s model was trained at end_score 20 only; this table plays end_score 40")
+    assert agent.forewarn(Rules(4)) is None  # said once
+    both = SearchAgent(path=str(tmp_path / "m.npz"), below=0.5).forewarn(Rules(4, end_score=25))  # below unused too
+    assert both is not None and "does not search at end_score 25" in str(both)
+    assert "'s model was trained at end_score 20 only; this table plays end_score 25" in str(both)
+    assert SearchAgent().forewarn(Rules(4, end_score=25)) is None  # the shipped models say nothing
