@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -289,6 +290,84 @@ def test_a_worker_killed_before_training_began_is_named_and_the_new_run_left_out
     with pytest.raises(TrainingStopped, match=r"^env worker 1 stopped \(killed by SIGKILL.*\) before training began$"):
         train(config)
     assert not (tmp_path / "early").exists()
+
+
+class FailsOnCue:
+    """An opponent whose ``act`` raises once the file named by ``$TF_FAILS_ON_CUE`` exists
+    (read in every process: env workers forked or spawned see the same file)."""
+
+    def act(self, observation, action_mask):
+        if os.path.exists(os.environ["TF_FAILS_ON_CUE"]):
+            raise RuntimeError("the model file vanished")
+        return int(action_mask.argmax())
+
+
+@pytest.fixture
+def fails_on_cue(tmp_path, monkeypatch):
+    """The cue's path; the agent ``tf_fails_on_cue`` registered meanwhile."""
+    from llama_env import agent as registry
+
+    cue = tmp_path / "cue"
+    monkeypatch.setenv("TF_FAILS_ON_CUE", str(cue))
+    registry.register("tf_fails_on_cue")(FailsOnCue)
+    try:
+        yield cue
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            table.pop("tf_fails_on_cue", None)
+
+
+@posix
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("who", ["opponent", "evaluation"])
+def test_an_agent_failing_during_training_saves_the_steps_learned_and_says_so(
+    fails_on_cue, tmp_path, monkeypatch, capsys, workers, who
+):
+    """An opponent (or the evaluation's agent) that raised in the middle of a run ended it
+    with the steps since the last checkpoint lost, where Ctrl-C and a killed env worker
+    save them: its error line, exit 1, and a new run deleted outright."""
+    from train.training.sb3.callbacks import TrainingHooks
+
+    real = TrainingHooks._on_rollout_end
+
+    def on_rollout_end(self):  # the first rollout collected: the agent fails from the second on
+        fails_on_cue.touch()
+        real(self)
+
+    monkeypatch.setattr(TrainingHooks, "_on_rollout_end", on_rollout_end)
+    agents = ["--opponents", "tf_fails_on_cue"] if who == "opponent" else ["--eval-opponent", "tf_fails_on_cue"]
+    args = ["train", "--preset", "smoke", "--env-workers", str(workers), "--no-tensorboard", *agents]
+    if who == "opponent":
+        args += ["--eval-every", "0"]
+    run = tmp_path / "runs" / "failed"
+    code = main([*args, "--run-dir", str(run.parent), "--run-name", "failed", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("llama-rl: error: training stopped: agent 'tf_fails_on_cue' at seat "), err
+    steps = 512 if who == "opponent" else 1024  # the second rollout's first step; the evaluation at 1,024
+    game = r" \(evaluation game \d+\)" if who == "evaluation" else ""
+    saved = rf"the {steps:,} steps learned are saved in {re.escape(str(run))}:"
+    said = rf"RuntimeError: the model file vanished{game}; {saved}"
+    assert re.search(said, err), err
+    assert err.endswith(f": continue it with llama-rl train --resume {run}\n"), err
+    assert (run / "checkpoints" / f"ppo_{steps}.zip").is_file() and (run / "model.zip").is_file()
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["num_timesteps"] == steps and summary["interrupted"]
+
+
+@posix
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_opponent_failing_before_a_step_is_learned_still_leaves_no_new_run(fails_on_cue, tmp_path, capsys, workers):
+    fails_on_cue.touch()
+    args = ["train", "--preset", "smoke", "--env-workers", str(workers), "--opponents", "tf_fails_on_cue"]
+    runs = tmp_path / "runs"
+    code = main([*args, "--no-tensorboard", "--run-dir", str(runs), "--run-name", "early", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.startswith("llama-rl: error: training stopped: agent 'tf_fails_on_cue' at seat "), err
+    assert err.strip().endswith("RuntimeError: the model file vanished"), err
+    assert not (runs / "early").exists()
 
 
 # --------------------------------------------------------------------------- 6. the evaluation at the end

@@ -166,7 +166,11 @@ class TrainingHooks(BaseCallback):
 
     def steps_learned(self) -> int:
         """The step count to save the policy under now: :attr:`trained` in the middle of
-        a rollout (what it collected was not learned from), else the model's count."""
+        a rollout (what it collected was not learned from), else the model's count; the
+        count it started from when ``learn`` stopped before it began (in its first reset,
+        where the opponents move first: no model is given to the callback yet)."""
+        if getattr(self, "model", None) is None:
+            return self.start_steps
         return self.trained if self.collecting else self.model.num_timesteps
 
     def _on_rollout_end(self) -> None:

@@ -16,8 +16,11 @@ TensorBoard logs (scalars namespaced ``rollout/``, ``train/``, ``eval/``, ``spee
 
 Ctrl-C saves a checkpoint and the model before returning (a second Ctrl-C while that
 is written is held back until the files are whole; a third stops at once, leaving the
-previous files). An env worker killed (the system out of memory, a ``kill -9``) saves
-them so too, then raises :class:`~train.training.result.TrainingStopped` naming it.
+previous files). An env worker killed (the system out of memory, a ``kill -9``), or an
+opponent or the evaluation's agent failing in a game (an ``AgentError`` or
+``IllegalActionError`` of the table driver), saves them so too, then raises
+:class:`~train.training.result.TrainingStopped` naming it; an agent failing before the
+session learned a step raises its own error, as before (a new run is then left out).
 ``resume=`` continues a run with its step count: build the config with
 :func:`resume_config`, which starts from the run's own recorded config.
 """
@@ -34,7 +37,9 @@ from typing import Any
 import numpy as np
 
 from agents.ppo import Actor, actor_from_policy, load_actor, torch_load_error
+from llama_env.engine import IllegalActionError
 from llama_env.observation import VERSION_OF_SIZE
+from llama_env.table import AgentError
 from train.training.config import TrainConfig
 from train.training.result import TrainingStopped, TrainResult
 from train.training.resume import check_steps_left, find_checkpoint, session_run
@@ -360,6 +365,7 @@ def _learn(
     interrupted = False
     write_error: OSError | None = None
     worker_stopped: EnvWorkerStopped | None = None
+    agent_failed: AgentError | IllegalActionError | None = None
     t0 = time.perf_counter()
     env_t0 = env.env_time
     try:
@@ -375,13 +381,17 @@ def _learn(
         interrupted = True
     except EnvWorkerStopped as exc:  # saved as Ctrl-C saves (the policy is whole between updates), then raised
         interrupted, worker_stopped = True, exc
+    except (AgentError, IllegalActionError) as exc:  # in a game (a rollout's step, an evaluation): likewise
+        interrupted, agent_failed = True, exc
     except OSError as exc:  # TensorBoard or another writer lost the run directory
         write_error = exc
     finally:
         hooks.close()
     # a rollout cut short was never learned from: the policy is saved at the steps it learned
     model.num_timesteps = hooks.steps_learned()
-    if worker_stopped is None and interrupted:
+    if agent_failed is not None and model.num_timesteps == start_steps:
+        raise agent_failed  # nothing learned to save: a new run is left out, as for a bad agent at the start
+    if worker_stopped is None and agent_failed is None and interrupted:
         print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
     elif write_error is None and not interrupted and not hooks.halt and remaining > 0:
         hooks.after_learn()  # asks the games nothing: a worker dead by now stops no finished run
@@ -432,4 +442,8 @@ def _learn(
         raise TrainingStopped(
             f"{worker_stopped} at {model.num_timesteps:,} steps; the steps learned are saved in {run.path}", result
         )
+    if agent_failed is not None:
+        raise TrainingStopped(
+            f"{agent_failed}; the {model.num_timesteps:,} steps learned are saved in {run.path}", result
+        ) from agent_failed
     return result
