@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from llama_env.agent import AgentSpec, is_path_parameter, parse_agent_spec
+from llama_env.agent import AgentSpec, and_list, is_path_parameter, parse_agent_spec
 from llama_env.agent import names as agent_names
 from llama_env.engine import (
     MAX_PLAYERS,
@@ -363,8 +363,8 @@ class TrainConfig:
             return None
         stop = f", and stop_win_share {self.stop_win_share:g} decides on them" if self.stop_win_share else ""
         return (
-            f"eval_players: the periodic evaluation plays at {_sizes(unseen)} players, where this run does not "
-            f"train (players {_sizes(sorted(set(self.players)))}){stop}: give eval_players among the sizes it "
+            f"eval_players: the periodic evaluation plays at {and_list(unseen)} players, where this run does not "
+            f"train (players {and_list(sorted(set(self.players)))}){stop}: give eval_players among the sizes it "
             "trains at (a new run that leaves it out is evaluated at its own)"
         )
 
@@ -544,10 +544,6 @@ def comparison_sizes(players: Sequence[int]) -> list[int]:
     picked: list[int] = [n for n in (2, 4) if n in sizes]
     picked += [n for n in sizes if n not in picked][: 2 - len(picked)]
     return sorted(picked)
-
-
-def _sizes(sizes: Sequence[int]) -> str:
-    return " and ".join(map(str, sizes)) if len(sizes) <= 2 else ", ".join(map(str, sizes))
 
 
 def _check_players(value: tuple[int, ...], key: str) -> None:

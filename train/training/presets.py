@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from llama_env.agent import and_list
 from train.training.config import TrainConfig, field_defaults, option_owner, parse_players
 
 __all__ = ["PRESETS", "preset_values"]
@@ -211,8 +212,8 @@ def _fit_evaluation(name: str, values: dict[str, Any], given: Mapping[str, Any])
     unseen = set(made_for) - set(players)
     where = f" ({'a size' if len(unseen) == 1 else 'sizes'} this run does not train at)" if unseen else ""
     raise ValueError(
-        f"--preset {name} stops at a win share of {target:g} measured at {_listed(made_for)} players, and this run "
-        f"is evaluated at {_listed(evaluated)}: give --stop-win-share for those sizes (an even share is {shares} "
+        f"--preset {name} stops at a win share of {target:g} measured at {and_list(made_for)} players, and this run "
+        f"is evaluated at {and_list(evaluated)}: give --stop-win-share for those sizes (an even share is {shares} "
         f"players; 0 trains to --total-timesteps), or --eval-players {','.join(map(str, made_for))} to measure it "
         f"as the preset does{where}"
     )
@@ -223,10 +224,6 @@ def _evaluated_at(players: Any, eval_players: Any) -> tuple[int, ...]:
     not (``None``): as :class:`~train.training.config.TrainConfig` derives them."""
     sizes: tuple[int, ...] = TrainConfig(players=players, eval_players=eval_players or ()).eval_players
     return tuple(sorted(set(sizes)))
-
-
-def _listed(sizes: tuple[int, ...]) -> str:
-    return " and ".join(map(str, sizes))
 
 
 def _check_resume(name: str, resume: str | None) -> None:
