@@ -145,12 +145,9 @@ def _serve(
         adopt(pickle.loads(registered))  # the opponents registered at run time: a spawned worker lacks them
         share = _Share(env_class, num_envs, seed, kwargs)
     except Exception as exc:  # noqa: BLE001 - the trainer raises it
-        with contextlib.suppress(OSError):  # the trainer closed the pipe (Ctrl-C while the workers started)
-            conn.send(("error", _sendable(exc)))
+        _answer(conn, ("error", _sendable(exc)))
         return
-    try:
-        conn.send(("ok", None))
-    except OSError:  # the trainer closed the pipe while this worker built its games: it stopped
+    if not _answer(conn, ("ok", None)):
         return
     while True:
         try:
@@ -163,16 +160,22 @@ def _serve(
         if cmd == "close":
             return
         try:
-            answer = ("ok", share.handle(cmd, arg))
-            try:
-                conn.send(answer)
-            except OSError:  # the trainer closed the pipe: it stopped without waiting for this answer
-                return
+            answered = _answer(conn, ("ok", share.handle(cmd, arg)))
         except Exception as exc:  # noqa: BLE001 - the trainer raises it (an answer that does not pickle too)
-            try:
-                conn.send(("error", _sendable(exc)))
-            except OSError:
-                return
+            answered = _answer(conn, ("error", _sendable(exc)))
+        if not answered:
+            return
+
+
+def _answer(conn: Connection, message: tuple[str, Any]) -> bool:
+    """Send ``message`` to the trainer; ``False`` where the trainer has closed the pipe (it
+    stopped without waiting for the answer: Ctrl-C while the workers started, or during a
+    step), and the worker should stop."""
+    try:
+        conn.send(message)
+    except OSError:
+        return False
+    return True
 
 
 _OPEN: weakref.WeakSet[SplitVecEnv] = weakref.WeakSet()
