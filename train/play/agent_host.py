@@ -82,8 +82,8 @@ class AgentHost:
             raise AgentHostFull(value)
         if ok == _LOST:
             raise AgentLost(value)
-        if ok == _EXTRA:
-            raise MissingExtra(*value)
+        if ok == _EXTRA:  # the child's MissingExtra, pickled by its parts
+            raise value
         if not ok:
             raise ValueError(value)
         return value
@@ -193,7 +193,7 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                     reset_agent(agent, args[0])
             conn.send((True, value))
         except MissingExtra as exc:  # the server words it for the page (without this machine's paths)
-            conn.send((_EXTRA, (exc.why, exc.extra, exc.name)))
+            conn.send((_EXTRA, exc))
         except Exception as exc:  # the server reports it; the child serves on
             # a bad spec or parameter is the message itself, as in the server; anything else says what failed
             conn.send((False, str(exc) if isinstance(exc, (ValueError, TypeError)) else f"{type(exc).__name__}: {exc}"))

@@ -993,8 +993,10 @@ async function offerKeptGames(all = false) {
   const asked = ++offers;
   const followed = game ? game.id : null;
   const now = Date.now();
-  for (const g of keptInvites()) if (now - (g.seen || g.started || 0) >= KEPT_FOR) forgetInvites(g.id);
-  const waiting = keptInvites().filter((g) => g.id !== followed && !g.done).reverse();  // newest first
+  const kept = keptInvites();
+  const fresh = kept.filter((g) => now - (g.seen || g.started || 0) < KEPT_FOR);
+  if (fresh.length < kept.length) writeInvites(fresh);  // a game not opened here for a day: forgotten
+  const waiting = fresh.filter((g) => g.id !== followed && !g.done).reverse();  // newest first
   const going = [];
   while (waiting.length && (all || going.length <= OFFERED)) {
     const found = await Promise.all(waiting.splice(0, OFFERED + 1).map(async (kept) => {
