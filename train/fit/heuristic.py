@@ -111,11 +111,15 @@ class Row:
     win_share: float
     ci_low: float
     ci_high: float
-    fair: float
     players: int
     games: int
     """The games played: duplicate deals round the games asked for up to a multiple of
     :attr:`players`."""
+
+    @property
+    def fair(self) -> float:
+        """The fair share at its table: one in :attr:`players`."""
+        return 1 / self.players
 
     def __str__(self) -> str:
         return (
@@ -191,7 +195,7 @@ def validate(params: Mapping[str, float], games: int, seed: int, workers: int | 
     for label, table in tables:
         result = evaluate(table, games, seed=seed, duplicate=True, workers=workers)
         a = result.agents[0]
-        rows.append(Row(label, a.win_share, a.ci_low, a.ci_high, 1 / len(table), len(table), result.num_games))
+        rows.append(Row(label, a.win_share, a.ci_low, a.ci_high, len(table), result.num_games))
     return rows
 
 
