@@ -456,7 +456,15 @@ def whole_checkpoints(run: Path) -> list[tuple[int, Path]]:
 def newest_whole_checkpoint(run: Path) -> Path | None:
     """The last of :func:`whole_checkpoints`, checking from the newest back only as far as
     the first whole one (each check reads the checkpoint through)."""
-    return next((path for _, path, rllib in reversed(named_checkpoints(run)) if _looks_whole(path, rllib)), None)
+    newest = _newest_whole(run)
+    return None if newest is None else newest[1]
+
+
+def _newest_whole(run: Path, above: int = -1) -> tuple[int, Path] | None:
+    """The newest whole checkpoint of ``run`` of more than ``above`` steps, with its step
+    count, checking from the newest back only as far as the first whole one."""
+    later = (c for c in reversed(named_checkpoints(run)) if c[0] > above)
+    return next(((steps, path) for steps, path, rllib in later if _looks_whole(path, rllib)), None)
 
 
 def _looks_whole(path: Path, rllib: bool) -> bool:
@@ -485,8 +493,7 @@ def overtaken_model(path: Path, instead: Callable[[Path], str]) -> str | None:
     steps = None if model is None else _summary_steps(path)
     if model is None or steps is None:
         return None
-    later = [(k, file, rllib) for k, file, rllib in named_checkpoints(path) if k > steps]
-    newest = next(((k, file) for k, file, rllib in reversed(later) if _looks_whole(file, rllib)), None)
+    newest = _newest_whole(path, above=steps)
     if newest is None:
         return None
     return (
