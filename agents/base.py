@@ -184,16 +184,20 @@ def load_arrays(path: str | Path) -> Any:
         raise ValueError("it is not an .npz archive of arrays (not a zip file)")
     declared = _declared_bytes(path)
     if declared > MAX_ARRAY_BYTES:
-        raise ValueError(
-            f"it declares {declared / 2**20:,.0f} MiB of arrays, more than {MAX_ARRAY_BYTES // 2**20} MiB "
-            "(a model of this game is well under 10 MiB): not loaded"
-        )
+        raise too_large(f"it declares {declared / 2**20:,.0f} MiB of arrays,", MAX_ARRAY_BYTES)
     return np.load(path, allow_pickle=False)
 
 
 MAX_ARRAY_BYTES = 256 * 2**20
 """The most an ``.npz`` that :func:`load_arrays` reads may hold once unpacked: a small
 file can declare gigabytes of zeros, which were unpacked before any check."""
+
+
+def too_large(what: str, limit: int, verb: str = "loaded") -> ValueError:
+    """The refusal of a file over ``limit`` bytes (:data:`MAX_ARRAY_BYTES`, as the caller
+    reads it): ``what`` it holds (``"it is 1,234 bytes,"``), then the bound, and that it
+    is not ``verb``."""
+    return ValueError(f"{what} more than {limit // 2**20} MiB (a model of this game is well under 10 MiB): not {verb}")
 
 
 _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}

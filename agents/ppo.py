@@ -41,7 +41,7 @@ from typing import IO, Any, NamedTuple, cast
 
 import numpy as np
 
-from agents.base import MAX_ARRAY_BYTES, BaseAgent, check_observation, load_arrays, mask_list
+from agents.base import MAX_ARRAY_BYTES, BaseAgent, check_observation, load_arrays, mask_list, too_large
 from llama_env._atomic import atomic_savez
 from llama_env._install import MissingExtra
 from llama_env.agent import and_list, register
@@ -332,10 +332,7 @@ def read_save(path: Path, weights: Iterable[str] = (SB3_POLICY_WEIGHTS,)) -> tup
             raise ValueError(f"it has no {' and no '.join(missing)} (not a MaskablePPO save, or one cut short)")
         total = sum(info.file_size for info in zf.infolist())
         if total > MAX_ARRAY_BYTES:
-            raise ValueError(
-                f"it unpacks to {total / 2**20:,.0f} MiB, more than {MAX_ARRAY_BYTES // 2**20} MiB (a model of this "
-                "game is well under 10 MiB): not read"
-            )
+            raise too_large(f"it unpacks to {total / 2**20:,.0f} MiB,", MAX_ARRAY_BYTES, "read")
         bad = zf.testzip()
         if bad is not None:
             raise ValueError(f"its entry {bad} is corrupt (bad CRC)")
@@ -888,10 +885,7 @@ class _ArraysOnly(pickle.Unpickler):
         for n in dims:
             size *= max(operator.index(n), 0)
         if size > self._left:
-            raise ValueError(
-                f"its arrays hold more than {MAX_ARRAY_BYTES // 2**20} MiB (a model of this game is well under "
-                "10 MiB): not loaded"
-            )
+            raise too_large("its arrays hold", MAX_ARRAY_BYTES)
         self._left -= size
         return dtype
 
@@ -943,10 +937,7 @@ def _load_rllib_state(file: Path) -> Actor:
     policy head (what the trainer exports as ``model.npz``), with no Ray or torch."""
     size = file.stat().st_size
     if size > MAX_ARRAY_BYTES:
-        raise ValueError(
-            f"it is {size:,} bytes, more than {MAX_ARRAY_BYTES // 2**20} MiB (a model of this game is well under "
-            "10 MiB): not loaded"
-        )
+        raise too_large(f"it is {size:,} bytes,", MAX_ARRAY_BYTES)
     data = file.read_bytes()
     _walk_pickle(data)
     state = _ArraysOnly(io.BytesIO(data)).load()
