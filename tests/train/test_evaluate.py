@@ -743,6 +743,34 @@ def test_an_evaluation_stopped_or_killed_leaves_no_worker_running(tmp_path, sign
         assert json.loads(record.read_text())["format"] == "llama-rl-game"
 
 
+def _sleep(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+def test_workers_stopped_leave_no_pool_thread_for_exit_to_race_with():
+    """Python 3.11's exit hook wakes a process pool's thread with no lock: when that thread
+    was still closing its wakeup pipe, an interrupted ``llama-rl eval`` printed an
+    "Exception ignored ... Bad file descriptor" traceback after "interrupted". Stopping the
+    workers now waits for the pool's thread to end."""
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    from train.evaluation import runner
+
+    pool = ProcessPoolExecutor(max_workers=2)
+    futures = [pool.submit(_sleep, 30.0) for _ in range(4)]
+    deadline = time.monotonic() + 30
+    while not futures[0].running() and time.monotonic() < deadline:  # the workers have begun
+        time.sleep(0.05)
+    manager = pool._executor_manager_thread
+    assert manager is not None and manager.is_alive()
+    runner._stop_workers(pool)
+    assert not manager.is_alive()
+    assert all(f.done() for f in futures)
+
+
 def test_workers_on_windows_stay_within_its_process_pools_limit(monkeypatch):
     """Windows' process pools take at most 61 processes: on a machine of 64 cores every
     default evaluation failed with "max_workers must be <= 61" (and train's final

@@ -526,9 +526,15 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         return
     for process in list((getattr(pool, "_processes", None) or {}).values()):  # before 3.14: its private table
         process.terminate()
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown forgets it
     # the pool finds its workers gone and fails the jobs not begun; cancelling them as well
     # raced with that in Python 3.11 (an InvalidStateError traceback from its thread)
     pool.shutdown(wait=False)
+    if isinstance(manager, threading.Thread):
+        # Python 3.11's exit hook wakes the pool's thread with no lock: had that thread not
+        # yet closed its wakeup pipe, exit wrote to a pipe closing under it, and an
+        # interrupted run printed an "Exception ignored ... Bad file descriptor" traceback
+        manager.join(timeout=5.0)
 
 
 def _one_blas_thread() -> None:
