@@ -356,6 +356,33 @@ def test_an_agent_failing_during_training_saves_the_steps_learned_and_says_so(
     assert summary["num_timesteps"] == steps and summary["interrupted"]
 
 
+def test_an_agent_failing_in_the_evaluation_at_the_end_of_the_budget_keeps_the_model(
+    fails_on_cue, tmp_path, monkeypatch, capsys
+):
+    """The evaluation due with the budget's last update runs after training: an agent that
+    raised there left the run without its ``model.zip`` and its summary, and the command
+    said nothing of the steps learned."""
+    from train.training.sb3.callbacks import TrainingHooks
+
+    real = TrainingHooks.after_learn
+
+    def after_learn(self):  # the budget is trained: the agent fails from here on
+        fails_on_cue.touch()
+        real(self)
+
+    monkeypatch.setattr(TrainingHooks, "after_learn", after_learn)
+    args = ["train", "--preset", "smoke", "--no-tensorboard", "--eval-opponent", "tf_fails_on_cue"]
+    run = tmp_path / "runs" / "end"
+    code = main([*args, "--run-dir", str(run.parent), "--run-name", "end", "--final-eval-games", "0"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert "RuntimeError: the model file vanished (evaluation game " in err, err
+    assert f"; the 2,048 steps learned are saved in {run}" in err, err
+    assert (run / "model.zip").is_file() and (run / "checkpoints" / "ppo_2048.zip").is_file()
+    assert json.loads((run / "summary.json").read_text())["num_timesteps"] == 2048
+
+
 @posix
 @pytest.mark.parametrize("workers", [1, 2])
 def test_an_opponent_failing_before_a_step_is_learned_still_leaves_no_new_run(fails_on_cue, tmp_path, capsys, workers):

@@ -394,7 +394,10 @@ def _learn(
     if worker_stopped is None and agent_failed is None and interrupted:
         print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
     elif write_error is None and not interrupted and not hooks.halt and remaining > 0:
-        hooks.after_learn()  # asks the games nothing: a worker dead by now stops no finished run
+        try:
+            hooks.after_learn()  # asks the games nothing: a worker dead by now stops no finished run
+        except (AgentError, IllegalActionError) as exc:  # in the evaluation at the end: the budget is learned
+            agent_failed = exc
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
