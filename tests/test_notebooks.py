@@ -8,9 +8,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "notebooks"))
+import run_notebooks  # noqa: E402
 from run_notebooks import NOTEBOOKS, execute  # noqa: E402
 
 EXPECTED = {"01_environment_tour.ipynb", "02_compare_agents.ipynb", "03_training.ipynb"}
@@ -40,3 +42,79 @@ def test_committed_notebook_has_outputs(path: Path) -> None:
     assert code and all(c.execution_count is not None for c in code), "commit the notebook executed"
     assert any("image/png" in o.get("data", {}) for c in code for o in c.outputs), "committed without its plots"
     assert not any(o.output_type == "error" for c in code for o in c.outputs)
+
+
+@pytest.fixture
+def executed(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The notebooks run_notebooks.main runs, recorded in place of running them."""
+    ran: list[Path] = []
+
+    def record(path: Path, out: Path, **_: object) -> float:
+        ran.append(path)
+        return 0.0
+
+    monkeypatch.setattr(run_notebooks, "execute", record)
+    return ran
+
+
+def test_quick_needs_an_out_folder_of_its_own(
+    executed: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --quick in place replaced the committed notebooks' outputs with tiny-budget ones
+    for argv in (["--quick"], ["--quick", "--out", str(ROOT / "notebooks")], ["--quick", "01_environment_tour"]):
+        assert run_notebooks.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "error: --quick needs --out DIR" in err, err
+    assert executed == []
+    assert run_notebooks.main(["--quick", "--out", str(tmp_path), "01_environment_tour"]) == 0
+    assert executed == [ROOT / "notebooks" / "01_environment_tour.ipynb"]
+
+
+def test_names_and_out_are_checked_before_any_notebook_runs(
+    executed: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_notebooks.main(["01_environment_tour.ipynb", "nosuch.ipynb", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error: no notebook 'nosuch.ipynb'" in err and "03_training" in err, err
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert run_notebooks.main(["01_environment_tour", "--out", str(afile)]) == 2
+    assert f"error: --out {afile} is a file, not a folder" in capsys.readouterr().err
+    assert executed == []
+
+
+def test_a_notebook_is_named_bare_without_ipynb_or_by_path(
+    executed: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    argv = ["notebooks/01_environment_tour.ipynb", "02_compare_agents", "03_training.ipynb", "--out", str(tmp_path)]
+    assert run_notebooks.main(argv) == 0
+    assert executed == [ROOT / "notebooks" / name for name in sorted(EXPECTED)]
+
+
+def test_a_failing_cell_is_one_line_and_the_rest_still_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    bad = new_notebook(
+        cells=[
+            new_code_cell("print('before')"),
+            new_markdown_cell("text"),
+            new_code_cell("raise ValueError('boom\\nmore')"),
+        ]
+    )
+    nbformat.write(bad, "bad.ipynb")
+    nbformat.write(new_notebook(cells=[new_code_cell("print('fine')")]), "good.ipynb")
+    assert run_notebooks.main(["bad", "good", "--out", "out"]) == 1
+    captured = capsys.readouterr()
+    failure = [line for line in captured.err.splitlines() if line.startswith("bad.ipynb")]
+    assert failure == ["bad.ipynb: cell 2 failed: ValueError: boom (as far as it ran: out/bad.ipynb)"], captured.err
+    assert "good.ipynb: executed" in captured.out
+    partial = nbformat.read("out/bad.ipynb", as_version=4)
+    assert partial.cells[0].outputs[0].text == "before\n" and partial.cells[2].outputs[0].ename == "ValueError"
+    assert nbformat.read("out/good.ipynb", as_version=4).cells[0].outputs[0].text == "fine\n"
+    # in place, the failed run goes beside the notebook, which keeps its committed outputs
+    assert run_notebooks.main(["bad.ipynb"]) == 1
+    assert "bad.ipynb: cell 2 failed: ValueError: boom (as far as it ran: " in capsys.readouterr().err
+    assert nbformat.read("bad.ipynb", as_version=4) == bad
+    assert nbformat.read("bad.failed.ipynb", as_version=4).cells[2].outputs[0].evalue == "boom\nmore"
