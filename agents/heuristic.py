@@ -483,12 +483,15 @@ class PerturbedHeuristic(BaseAgent):
     ``size`` heuristics are drawn at construction (:func:`perturbed_params`, seeded by
     ``seed``; ``spread`` scales how far they stray from the tuned defaults). Each game
     (``reset``) seats one of them, drawn with the game's seed; trainers that share one
-    object across games seat a member per game (``members``,
+    object across games seat a member per game (``population = True`` and ``members``,
     :func:`llama_env.agent.seat_member`). Two populations with different seeds hold
     different players: train against one, evaluate against another.
     """
 
     name = "perturbed"
+    population = True
+    """A population (:func:`llama_env.agent.population_members`): a driver that plays
+    many games seats one of ``members`` per game in its place."""
     batch_from = 32
     """Decisions from which a driver asks ``act_batch``
     (:func:`llama_env.agent.batch_from`): as its members, heuristics."""

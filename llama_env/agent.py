@@ -43,6 +43,7 @@ __all__ = [
     "resolve",
     "reset_agent",
     "seat_member",
+    "population_members",
     "agent_label",
     "check_agent",
     "parse_agent_spec",
@@ -80,7 +81,9 @@ class Agent(Protocol):
     when it sits at another. An agent that warns while it plays at some tables (what it
     was given goes unused there) may give that warning beforehand, from the rules alone,
     in ``forewarn(rules)`` (:func:`forewarn`): evaluation then says it once, before any
-    game, instead of each worker process saying it as it plays.
+    game, instead of each worker process saying it as it plays. A population of players
+    (``perturbed``) says ``population = True`` and holds them in ``members``
+    (:func:`population_members`): a member plays each game in its place.
     """
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
@@ -434,13 +437,37 @@ _RESET_SEED_BY: dict[object, str] = {}
 ``"keyword"`` or ``"none"``."""
 
 
-def seat_member(agent: Agent, rng: np.random.Generator) -> Agent:
-    """The agent to seat for one game: ``agent`` itself, or, for a population (an agent
-    with a non-empty ``members`` sequence, e.g. ``perturbed``), one member drawn with
-    ``rng``. Trainers that share one agent object across many games seat members this
-    way, so that each game meets one consistent player."""
+def population_members(agent: Agent) -> Sequence[Agent] | None:
+    """The members of a population, ``None`` for any other agent.
+
+    A population (``perturbed``) is an agent that says so, ``population = True``, and
+    holds its players in ``members``, a non-empty list or tuple of agents: evaluation and
+    the trainers seat one of them per game in its place (:func:`seat_member`), and never
+    call the population's own ``act``. An agent with a ``members`` attribute of its own
+    (an ensemble's, say) and no ``population = True`` plays as itself. A population whose
+    ``members`` are not such a list is a ``TypeError`` naming the agent."""
+    if getattr(agent, "population", False) is not True:
+        return None
     members = getattr(agent, "members", None)
-    if members:
+    where = f"agent {agent_label(agent)!r} is a population (population = True)"
+    if not isinstance(members, (list, tuple)) or not members:
+        raise TypeError(f"{where}: its members must be a non-empty list of agents, got {brief(members)}")
+    for k, member in enumerate(members):
+        if isinstance(member, type) or not callable(getattr(member, "act", None)):
+            raise TypeError(
+                f"{where}: members[{k}] must be an agent (an object with act(observation, action_mask) -> int), "
+                f"got {brief(member)}"
+            )
+    return members
+
+
+def seat_member(agent: Agent, rng: np.random.Generator) -> Agent:
+    """The agent to seat for one game: ``agent`` itself, or, for a population
+    (:func:`population_members`, e.g. ``perturbed``), one member drawn with ``rng``.
+    Trainers that share one agent object across many games seat members this way, so
+    that each game meets one consistent player."""
+    members = population_members(agent)
+    if members is not None:
         return members[int(rng.integers(len(members)))]
     return agent
 

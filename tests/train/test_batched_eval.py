@@ -13,6 +13,7 @@ by game.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -169,6 +170,58 @@ def test_one_population_object_at_two_seats_seats_a_member_at_each_on_both_paths
     population.members = [_Seen(m, seen) for m in population.members]
     r = evaluate([population, population], 1, seed=0, workers=1, batched=batched)
     assert r.batched is batched and len(seen) == 2
+
+
+class _Ensemble:
+    """An agent of its own with a ``members`` attribute (weights, players it consults):
+    not a population, since it does not say ``population = True``."""
+
+    name = "ensemble"
+
+    def __init__(self, members: Any) -> None:
+        self.members, self.calls = members, 0
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.calls += 1
+        return int(np.flatnonzero(action_mask)[-1])  # quits whenever it may
+
+
+@pytest.mark.parametrize(
+    "members",
+    [[agents.make("heuristic"), agents.make("greedy")], [np.zeros((52, 9)), np.ones((52, 9))], np.zeros((3, 52, 9))],
+    ids=["agents", "weights", "array"],
+)
+def test_an_agent_with_members_that_is_no_population_plays_as_itself(members):
+    """Any agent with a non-empty ``members`` was taken for a population: a member played
+    in its place and its act was never called (with agents as members), or a member was
+    seated and refused (weights), or the evaluation failed on the array's truth value.
+    Now only ``population = True`` makes a population; the ensemble plays its own moves,
+    game by game, since it has no act_batch."""
+    ensemble = _Ensemble(members)
+    r = evaluate([ensemble, "random"], 4, seed=0, workers=1)
+    assert not r.batched and ensemble.calls > 0
+    with pytest.raises(ValueError, match="agent 'ensemble' has no act_batch"):
+        evaluate([_Ensemble(members), "random"], 4, seed=0, workers=1, batched=True)
+
+
+@pytest.mark.parametrize(
+    ("members", "found"),
+    [
+        (np.zeros((3, 52, 9)), r"got array\(\[\[\["),
+        ([], r"got \[\]"),
+        ([agents.make("heuristic"), np.zeros((52, 9))], r"members\[1\] must be an agent .*, got array"),
+    ],
+    ids=["array", "empty", "weights"],
+)
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_population_whose_members_are_no_agents_is_refused_by_name(members, found, batched):
+    """A population (``population = True``) must hold a non-empty list of agents: else a
+    TypeError names it, briefly (an array's repr was printed whole)."""
+    population = agents.make("perturbed", seed=0, size=2)
+    population.members = members
+    with pytest.raises(TypeError, match=r"agent 'perturbed' is a population \(population = True\): ") as caught:
+        evaluate([population, "heuristic"], 2, seed=0, workers=1, batched=batched)
+    assert re.search(found, str(caught.value)) and len(str(caught.value)) < 300
 
 
 class NoBatch:

@@ -17,7 +17,8 @@ are the batch's own, not the scalar runner's (whose game ``i`` deals from ``(see
 so the two paths give different games of the same distribution: equal statistics, not
 equal numbers.
 
-Populations (an agent with ``members``, as ``perturbed``) seat a member per seat of each
+Populations (an agent with ``population = True`` and ``members``, as ``perturbed``:
+:func:`llama_env.agent.population_members`) seat a member per seat of each
 game, drawn from the chunk's generator, as the scalar runner seats one per seat of each
 game with the game's seed (:func:`train.evaluation.runner.seat_members`). An agent is
 reset once per chunk, not once per game: an agent whose play depends on a per-game
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, resolve
+from llama_env.agent import Agent, AgentLike, population_members, resolve
 from llama_env.batch import BatchGame, unplayed_options
 from llama_env.engine import Action, Rules, check_seed
 from llama_env.table import BatchTable, BatchTableListener, reset_seat, seat_positions
@@ -70,10 +71,10 @@ SLOTS = 8192
 _DRAW, _QUIT = int(Action.DRAW), int(Action.QUIT)
 
 
-def can_act_on_batches(agent: object) -> bool:
+def can_act_on_batches(agent: Agent) -> bool:
     """Whether ``agent`` (and every member of a population) has ``act_batch``."""
-    members = getattr(agent, "members", None)
-    players = list(members) if members else [agent]
+    members = population_members(agent)
+    players = [agent] if members is None else list(members)
     return all(callable(getattr(p, "act_batch", None)) for p in players)
 
 
@@ -152,8 +153,8 @@ def _play_batch_chunk(agents: list[Agent], args: RunArgs, job: tuple[int, int, n
     labels: list[str] = []
     first, size = [], []
     for agent, name in zip(agents, names, strict=True):
-        members = getattr(agent, "members", None)
-        group = list(members) if members else [agent]
+        members = population_members(agent)
+        group = [agent] if members is None else list(members)
         first.append(len(players))
         size.append(len(group))
         players.extend(group)

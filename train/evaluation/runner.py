@@ -50,6 +50,7 @@ from llama_env.agent import (
     agent_label,
     forewarn,
     parse_agent_list,
+    population_members,
     registrations,
     resolve,
     seat_member,
@@ -268,7 +269,7 @@ def seat_members(agents: Sequence[Agent], task: GameTask, seed: int) -> list[Age
     seated = []
     for i in task.seat_agents:
         agent = agents[i]
-        if getattr(agent, "members", None):
+        if population_members(agent) is not None:
             rng = draws.setdefault(i, np.random.default_rng(seed_int(seed, KEY_AGENT, task.index, i)))
             agent = seat_member(agent, rng)
         seated.append(agent)

@@ -47,7 +47,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from llama_env.agent import Agent, resolve, seat_member
+from llama_env.agent import Agent, population_members, resolve, seat_member
 from llama_env.batch import BatchGame
 from llama_env.engine import NUM_ACTIONS, LlamaGame, Rules
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
@@ -392,7 +392,7 @@ class BatchedLlamaVecEnv(LlamaVecEnv):
         self._position: dict[int, int] = {id(self._self): 1}
         for kind in self.mix.baselines:
             agent = self._agents[kind]
-            for member in getattr(agent, "members", None) or [agent]:
+            for member in population_members(agent) or [agent]:
                 self._position.setdefault(id(member), len(self._fixed))
                 self._fixed.append(member)
                 self._names.append(kind)
