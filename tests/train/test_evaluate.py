@@ -50,6 +50,30 @@ class Unpicklable(BaseAgent):
         return int(legal[self.rng.integers(legal.size)])
 
 
+class _Held(Exception):
+    """An exception whose ``__init__`` takes two arguments: it pickles, but its pickle
+    does not load (``__init__`` is called with its ``args``, one)."""
+
+    def __init__(self, a, b):
+        super().__init__(a)
+        self.b = b
+
+
+class Unrebuildable(BaseAgent):
+    """A random agent holding a :class:`_Held`: it pickles, but cannot be rebuilt from its
+    pickle."""
+
+    name = "unrebuildable"
+
+    def __init__(self, seed=None):
+        super().__init__(seed)
+        self.held = _Held("x", 1)
+
+    def act(self, observation, action_mask):
+        legal = np.flatnonzero(action_mask)
+        return int(legal[self.rng.integers(legal.size)])
+
+
 def test_result_shape_and_shares_sum_to_one_per_game():
     r = evaluate(["heuristic", "random", "random"], 60, seed=1, workers=1)
     assert r.names == ["heuristic", "random#1", "random#2"]
@@ -140,6 +164,36 @@ def test_unpicklable_agents_fall_back_to_this_process():
         r = evaluate([Unpicklable(), "random"], 12, seed=6, workers=2)
     ref = evaluate([Unpicklable(), "random"], 12, seed=6, workers=1)
     np.testing.assert_array_equal(r.scores, ref.scores)
+
+
+def test_agents_that_cannot_be_rebuilt_from_their_pickle_fall_back_to_this_process():
+    """Every worker failed to rebuild the agent, and the evaluation raised a bare
+    ``TypeError`` of ``_Held.__init__``, naming neither the workers nor the agent. It is
+    now played in this process, with the warning of an agent that cannot be pickled, which
+    names it."""
+    with pytest.warns(RuntimeWarning, match=r"agent 'unrebuildable' cannot be pickled and rebuilt in a worker") as w:
+        r = evaluate([Unrebuildable(), "random"], 12, seed=6, workers=2, batched=False)
+    assert "missing 1 required positional argument: 'b'" in str(w[0].message)
+    ref = evaluate([Unrebuildable(), "random"], 12, seed=6, workers=1)
+    np.testing.assert_array_equal(r.scores, ref.scores)
+
+
+def test_a_worker_that_cannot_rebuild_the_agents_says_so():
+    """Where only the worker fails to load the agents (another executor's remote
+    process, a worker started anew), the first job raises a ``ValueError`` saying so, with
+    the loading's error as its cause, not that error alone."""
+    import cloudpickle
+
+    from train.evaluation import runner
+
+    payload = cloudpickle.dumps(([], [Unrebuildable(), "random"], ["unrebuildable", "random"], 0, Rules(2), None))
+    try:
+        runner.setup_worker(payload)
+        with pytest.raises(ValueError, match=r"the agents could not be rebuilt in a worker process \(TypeError: ") as e:
+            runner.run_job((lambda *a: None, []))
+        assert isinstance(e.value.__cause__, TypeError) and "evaluate with workers=1" in str(e.value)
+    finally:
+        runner._WORKER.clear()
 
 
 def _blas_threads() -> list[int]:

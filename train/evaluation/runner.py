@@ -11,8 +11,9 @@ order -- so the same ``seed`` gives the same results with any number of ``worker
 
 Parallelism: games are split into chunks played by a ``ProcessPoolExecutor``. The
 workers build the agents once each (a registered name or an agent spec is resolved
-there; an agent object is pickled over). An agent object that cannot be pickled makes
-the evaluation run in this process (``workers=1``) with a warning. In this process the
+there; an agent object is pickled over). An agent object that cannot be pickled, or
+cannot be rebuilt from its pickle, makes the evaluation run in this process
+(``workers=1``) with a warning. In this process the
 agent objects are used as they are (their ``reset`` is called before each game; a
 population seats a member at each seat, :func:`seat_members`), in a
 worker they are copies; both give the same results for agents whose behaviour depends
@@ -357,7 +358,14 @@ def setup_worker(payload: bytes) -> None:
     kept and raised by the first job, so the caller sees it, not a broken pool."""
     try:
         _one_blas_thread()
-        registered, specs, names, seed, rules, record_dir = pickle.loads(payload)
+        try:
+            loaded = pickle.loads(payload)
+        except Exception as exc:  # a bare TypeError of some __init__ named neither the worker nor the cure
+            raise ValueError(
+                f"the agents could not be rebuilt in a worker process ({type(exc).__name__}: {exc}); "
+                f"evaluate with workers=1, or make the agent rebuild from its pickle"
+            ) from exc
+        registered, specs, names, seed, rules, record_dir = loaded
         adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
         _WORKER["agents"] = _forewarned([resolve(s) for s in specs], rules)
         _WORKER["args"] = (names, seed, rules, record_dir)
@@ -561,6 +569,39 @@ def _play_chunk(agents: list[Agent], args: RunArgs, tasks: list[GameTask]) -> li
     return [play_one(agents, names, t, seed, rules, record_dir) for t in tasks]
 
 
+def _payload(agents: Sequence[AgentLike], args: RunArgs) -> bytes | None:
+    """What every worker gets (:func:`setup_worker`): the agents, their registrations and
+    ``args``, pickled with cloudpickle (a class defined in a notebook or a script travels
+    by value); ``None``, with a ``RuntimeWarning`` naming the agent, where an agent cannot
+    be pickled, or pickles but cannot be rebuilt from its pickle (an exception it holds
+    whose ``__init__`` takes other arguments, say), as every worker would have failed to:
+    the evaluation then runs in this process."""
+    try:
+        payload = cloudpickle.dumps((registrations(agents), list(agents), *args))
+        pickle.loads(payload)  # what each worker does first
+        return payload
+    except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
+        who = _unpicklable(agents)
+        warnings.warn(
+            f"{who} cannot be pickled and rebuilt in a worker process ({type(exc).__name__}: {exc}); "
+            f"evaluating in this process (workers=1)",
+            RuntimeWarning,
+            stacklevel=5,
+        )
+        return None
+
+
+def _unpicklable(agents: Sequence[AgentLike]) -> str:
+    """``agent 'name'`` for the first of ``agents`` that does not survive a pickle and its
+    loading, else ``an agent``."""
+    for name, agent in zip(agent_display_names(agents), agents, strict=True):
+        try:
+            pickle.loads(cloudpickle.dumps(agent))
+        except Exception:  # noqa: BLE001 - this one
+            return f"agent {name!r}"
+    return "an agent"
+
+
 def run_chunks(
     agents: Sequence[AgentLike],
     chunks: Sequence[C],
@@ -595,16 +636,7 @@ def run_chunks(
     rules = args[2]
     for warning in table_warnings(agents, rules):
         warnings.warn(warning, stacklevel=5)  # the caller of evaluate or tournament
-    payload = None
-    if workers > 1 and len(chunks) > 1:
-        try:  # cloudpickle: a class defined in a notebook or a script travels by value
-            payload = cloudpickle.dumps((registrations(agents), list(agents), *args))
-        except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
-            warnings.warn(
-                f"an agent cannot be pickled ({type(exc).__name__}: {exc}); evaluating in this process (workers=1)",
-                RuntimeWarning,
-                stacklevel=4,
-            )
+    payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
     bar = _progress_bar(progress, sum(sizes))
     out: list[R] = []
     try:
