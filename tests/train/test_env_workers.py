@@ -20,6 +20,7 @@ import pytest
 from agents.ppo import DEFAULT_MODEL, load_actor
 from llama_env.engine import IllegalActionError, Rules
 from llama_env.observation import encode
+from llama_env.table import AgentError
 from train.training import train
 from train.training.config import TrainConfig
 from train.training.presets import PRESETS
@@ -128,15 +129,41 @@ def test_the_same_seed_replays_and_reseeding_restarts(split):
     np.testing.assert_array_equal(c.reset(), oa)
 
 
+class FailingPolicy:
+    """A ``"self"`` policy that fails in the workers (not in the trainer's process ``pid``)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if os.getpid() != self.pid:
+            raise ValueError("the policy failed")
+        return masks.argmax(axis=1)
+
+
 def test_errors_in_a_worker_reach_the_trainer_and_the_env_goes_on(split):
+    env = split(ScalarLlamaVecEnv, 6, 3, seed=0, players=2, opponents="self", seat=1)
+    env.set_policy("self", FailingPolicy(os.getpid()))
+    with pytest.raises(AgentError, match="agent 'self' at seat 0 in act_batch: ValueError: the policy failed"):
+        env.reset()
+    env.set_policy("self", ActorPolicy(actor(), np.random.default_rng(0)))
+    env.reset()  # every worker answered: the pipes are still in step
+    env.step(pick(np.random.default_rng(0), env.action_masks()))
+
+
+def test_an_illegal_action_is_refused_before_any_share_moves(split):
+    """The shares before the one holding the illegal action had stepped (their games a
+    move further than the masks handed out), and the error named a slot of its share."""
     env = split(ScalarLlamaVecEnv, 6, 3, seed=0, players=2, opponents="random")
     env.reset()
     masks = env.action_masks()
+    games = [g.to_dict() for g in env.games]
     bad = pick(np.random.default_rng(0), masks)
     bad[5] = int(np.flatnonzero(~masks[5])[0])  # an illegal move in the last worker's share
-    with pytest.raises(IllegalActionError):
+    with pytest.raises(IllegalActionError, match=r"^env 5, seat \d: action \d \(.*\) is illegal"):
         env.step(bad)
-    assert env.games  # every worker answered: the pipes are still in step
+    assert [g.to_dict() for g in env.games] == games
+    env.step(pick(np.random.default_rng(0), masks))
 
 
 def test_a_policy_opponent_needs_a_policy_that_pickles(split):

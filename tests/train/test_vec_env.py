@@ -267,6 +267,34 @@ def test_illegal_learner_action_raises(cls):
 
 
 @pytest.mark.parametrize("cls", ENVS)
+def test_an_illegal_action_is_refused_before_any_game_moves(cls):
+    """The scalar env applied the slots before the illegal one (their opponents never
+    moved: the next step played the learner's action at an opponent's seat), the batched
+    env the table sizes before it (their rewards lost); the error named no slot, or a
+    game of a size group."""
+    env = make_env(cls, num_envs=6, players=[2, 3], reward="round")
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        env.step(pick(rng, env.action_masks()))
+    masks = env.action_masks()
+    games, pending = [g.to_dict() for g in env.games], env._pending.copy()
+    actions = pick(rng, masks)
+    actions[4] = int(np.flatnonzero(~masks[4])[0])  # slot 4: a 3-player game in the batched env
+    seat = int(env.seats[4])
+    with pytest.raises(IllegalActionError, match=rf"^env 4, seat {seat}: action {actions[4]} \(.*\) is illegal") as err:
+        env.step(actions)
+    assert err.value.seat == seat
+    assert [g.to_dict() for g in env.games] == games
+    np.testing.assert_array_equal(env._pending, pending)
+    np.testing.assert_array_equal(env.action_masks(), masks)
+    actions[3] = actions[5] = 9
+    with pytest.raises(IllegalActionError, match=r"^env 3, .* out of range .* \(and 2 more env\(s\)"):
+        env.step(actions)
+    env.step(pick(rng, masks))  # the env goes on from where it was
+
+
+@pytest.mark.parametrize("cls", ENVS)
 def test_illegal_opponent_action_is_an_error(cls):
     class Cheat:
         def act(self, observation, action_mask):

@@ -26,7 +26,9 @@ The bookkeeping is ``Llama-v0``'s in both: one learner seat per game, one episod
 game, rewards of rounds that end during the opponents' moves credited to the learner's
 next step, auto-reset with ``info["terminal_observation"]`` (and ``"scores"``,
 ``"seat"``, ``"num_players"``, ``"win_share"``, ``"episode"``), rewards from
-:mod:`llama_env.rewards` (every mode), masks from :meth:`action_masks`.
+:mod:`llama_env.rewards` (every mode), masks from :meth:`action_masks` (a step with an
+action they rule out raises :class:`~llama_env.engine.IllegalActionError` naming the env
+and its seat, before any game moves).
 
 Each game's seating (the learner's seat, every other seat's opponent kind; and its table
 size in the scalar env) is drawn by :class:`train.training.seats.OpponentMix`, the routine
@@ -49,7 +51,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from llama_env.agent import Agent, population_members, resolve, seat_member
 from llama_env.batch import BatchGame
-from llama_env.engine import NUM_ACTIONS, LlamaGame, Rules
+from llama_env.engine import NUM_ACTIONS, IllegalActionError, LlamaGame, Rules, brief
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import batch_rewards, game_rewards, rewards_for, validate_reward_mode
 from llama_env.table import BatchTable, Table, advance_all, deal_table
@@ -125,6 +127,63 @@ class OneVecEnv(VecEnv):
     (``self._masks``, ``(num_envs, 9)`` bool) answer ``action_masks``."""
 
     _masks: np.ndarray
+    _started = False  # reset() has dealt the games: the masks are theirs
+
+    @property
+    def games(self) -> list[LlamaGame]:
+        """Every slot's current game as an engine game (for inspection)."""
+        raise NotImplementedError
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = self._checked_actions(actions)
+
+    def _checked_actions(self, actions: object) -> np.ndarray:
+        """``actions``, one per slot, as an int64 ``(num_envs,)`` array, each legal by its
+        slot's row of the masks (a game over before its learner's first turn, a row of
+        ``False``, ignores its action). Checked before any game moves: a step refused
+        changes nothing. Raises ``RuntimeError`` before :meth:`reset`, ``ValueError`` for
+        another shape or dtype, and :class:`~llama_env.engine.IllegalActionError` naming
+        the first slot (``env i``) whose action is illegal, its seat and the legal actions."""
+        if not self._started:
+            raise RuntimeError("call reset() before stepping the vec env")
+        n = self.num_envs
+        a = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+        if a.size != n or (a.ndim > 1 and a.shape != (n, 1)) or a.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be an integer array of shape ({n},), one per env, got {brief(actions)} "
+                f"of shape {a.shape} ({a.dtype})"
+            )
+        a = a.reshape(n)
+        try:  # one look-up at every step: a negative action, read unsigned, is out of range too
+            legal = self._masks[np.arange(n), a.view(f"u{a.itemsize}")]
+        except IndexError:
+            legal = None
+        if legal is None or not legal.all():
+            self._check_each(a)
+        return a.astype(np.int64, copy=False)
+
+    def _check_each(self, a: np.ndarray) -> None:
+        """The slow path of :meth:`_checked_actions`: the first illegal action raised
+        (a slot whose game is over takes any)."""
+        masks = self._masks
+        ok = (a >= 0) & (a < NUM_ACTIONS)
+        ok &= masks[np.arange(a.size), np.where(ok, a, 0)]
+        ok |= ~masks.any(axis=1)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            raise self._illegal(int(bad[0]), a[bad[0]].item(), bad.size - 1)
+
+    def _illegal(self, slot: int, action: int, others: int) -> IllegalActionError:
+        """The engine's error for ``action`` in slot ``slot``'s game, naming the slot and the seat."""
+        game = self._game(slot)
+        error = game.illegal_action_error(action, who=f"env {slot}, seat {game.current_player}")
+        if others:
+            error.args = (f"{error.args[0]} (and {others} more env(s) with an illegal action)",)
+        return error
+
+    def _game(self, slot: int) -> LlamaGame:
+        """Slot ``slot``'s current game as an engine game."""
+        return self.games[slot]
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, shape ``(num_envs, 9)`` bool."""
@@ -238,11 +297,6 @@ class LlamaVecEnv(OneVecEnv):
         """Seconds spent inside :meth:`step_wait` and :meth:`reset` (rules, encoding, opponents)."""
         self._seed_generators(seed)
 
-    @property
-    def games(self) -> list[LlamaGame]:
-        """Every slot's current game as an engine game (for inspection)."""
-        raise NotImplementedError
-
     # ------------------------------------------------------------------ policies
 
     def set_policy(self, name: str, fn: PolicyFn) -> None:
@@ -273,6 +327,7 @@ class LlamaVecEnv(OneVecEnv):
         self._pending[:] = 0
         self._deal_all()
         self._observe()
+        self._started = True
         self.env_time += time.perf_counter() - t0
         return self._obs.copy()
 
@@ -281,9 +336,6 @@ class LlamaVecEnv(OneVecEnv):
 
     def _observe(self) -> None:  # pragma: no cover - each env observes its own
         raise NotImplementedError
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
 
     def _take_actions(self) -> np.ndarray:
         actions = self._actions
@@ -412,6 +464,10 @@ class BatchedLlamaVecEnv(LlamaVecEnv):
         super().set_past_policies(fns)
         self._reseat_players()
 
+    def _game(self, slot: int) -> LlamaGame:
+        grp = next(grp for grp in self._groups if grp.lo <= slot < grp.hi)
+        return LlamaGame.from_dict(self._batch(grp).snapshot(slot - grp.lo))
+
     def _deal_all(self) -> None:
         for grp, rng in zip(self._groups, self._deal_rngs, strict=True):
             count = grp.hi - grp.lo
@@ -428,7 +484,7 @@ class BatchedLlamaVecEnv(LlamaVecEnv):
             # the learners' moves (games already over ignore theirs), then the opponents'
             before, was_over = self._books(grp)
             table = self._table(grp)
-            table.apply(actions[grp.lo : grp.hi])
+            table.apply(actions[grp.lo : grp.hi])  # checked against the masks in step_async
             table.advance()
             rews[grp.lo : grp.hi] += self._learner_rewards(grp, before, was_over)
         self._ep_ret += rews
@@ -580,7 +636,7 @@ class ScalarLlamaVecEnv(LlamaVecEnv):
         for i, table in enumerate(self.tables):
             if table.game.game_over:  # ended before the learner's first turn (hand_size=1): nothing to apply
                 continue
-            result = table.apply(actions[i])  # raises IllegalActionError on a masked action
+            result = table.apply(int(actions[i]))  # legal: checked against the masks in step_async
             if result is not None:
                 self._pending[i] += rewards_for(result, mode)[int(self.seats[i])]
         rews, self._pending = self._pending, np.zeros(n, dtype=np.float64)

@@ -347,11 +347,9 @@ class SplitVecEnv(OneVecEnv):
         t0 = time.perf_counter()
         answers = self._each("reset", None)
         self._masks[:] = np.concatenate([m for _, m in answers])
+        self._started = True
         self.env_time += time.perf_counter() - t0
         return np.concatenate([o for o, _ in answers])
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
 
     def step_wait(self) -> VecEnvStepReturn:
         actions = self._actions
