@@ -196,6 +196,32 @@ def test_a_worker_that_cannot_rebuild_the_agents_says_so():
         runner._WORKER.clear()
 
 
+class Counting:
+    """Counts the games and moves it plays."""
+
+    name = "counting"
+
+    def __init__(self):
+        self.games = self.moves = 0
+
+    def reset(self, seed=None):
+        self.games += 1
+
+    def act(self, observation, action_mask):
+        self.moves += 1
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def test_worker_processes_play_copies_of_the_agent_objects():
+    """As the docs say (they did not): with workers the object passed is left as it was,
+    its copies played; with ``workers=1`` it plays, and counts every game."""
+    spread, here = Counting(), Counting()
+    evaluate([spread, "random"], 8, seed=0, workers=2, batched=False)
+    evaluate([here, "random"], 8, seed=0, workers=1)
+    assert (spread.games, spread.moves) == (0, 0)
+    assert here.games == 8 and here.moves > 0
+
+
 def _blas_threads() -> list[int]:
     from threadpoolctl import threadpool_info
 

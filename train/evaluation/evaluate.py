@@ -238,7 +238,10 @@ def evaluate(
         seed: derives every deal and every agent's ``reset(seed)`` per game index (a
             non-negative integer).
         workers: processes to use; ``None`` = every core this process may use
-            (:func:`~train.evaluation.runner.usable_cores`), 1 = this process.
+            (:func:`~train.evaluation.runner.usable_cores`), 1 = this process. Worker
+            processes play with copies of the agent objects (pickled over), so what an
+            agent records as it plays (``search``'s ``searched``) stays in the copies and
+            the objects passed are left as they were; ``workers=1`` plays with them.
         duplicate: replay each deal sequence (the same shuffles) with the seating
             rotated through all n rotations, so luck of the deal cancels out; the
             confidence intervals are then computed over deal groups.
