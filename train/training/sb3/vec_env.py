@@ -127,6 +127,7 @@ class OneVecEnv(VecEnv):
     (``self._masks``, ``(num_envs, 9)`` bool) answer ``action_masks``."""
 
     _masks: np.ndarray
+    _actions: np.ndarray | None
     _started = False  # reset() has dealt the games: the masks are theirs
 
     @property
