@@ -225,8 +225,9 @@ def test_a_dead_worker_is_named_with_how_it_ended(split):
     [
         ({"num_envs": 1}, r"num_envs \(1\) must be at least the number of env workers \(2\)"),
         ({"workers": 1}, "at least 2 workers"),
-        ({"players": [7]}, "num_players"),
+        ({"players": [7]}, "players must be a table size 2..6"),
         ({"reward": "points"}, "reward"),
+        ({"seed": None}, "seed must be a non-negative integer, got None"),
     ],
 )
 def test_bad_arguments_name_the_problem(kw, match):
@@ -234,6 +235,19 @@ def test_bad_arguments_name_the_problem(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         SplitVecEnv(ScalarLlamaVecEnv, args.pop("num_envs"), args.pop("workers"), **args)
+
+
+def test_a_closed_split_env_says_so(split):
+    """A step or reset after close() was zip()'s 'argument 2 is longer' ValueError."""
+    env = split(ScalarLlamaVecEnv, np.int64(4), np.int64(2), seed=0, players=2, opponents="random")
+    env.reset()
+    masks = env.action_masks()
+    env.close()
+    closed = r"the vec env is closed \(its env workers stopped\): make a new one"
+    with pytest.raises(RuntimeError, match=closed):
+        env.step(masks.argmax(axis=1))
+    with pytest.raises(RuntimeError, match=closed):
+        env.reset()
 
 
 def test_make_vec_env_picks_the_engine_per_worker():

@@ -316,11 +316,24 @@ def test_policy_opponent_needs_a_policy(cls):
 @pytest.mark.parametrize(
     "kw, match",
     [
-        ({"num_envs": 0}, "num_envs"),
-        ({"players": [7]}, "num_players"),
+        ({"num_envs": 0}, "num_envs must be a positive integer, got 0"),
+        ({"num_envs": 2.0}, "num_envs must be a positive integer, got 2.0"),
+        ({"players": [7]}, r"players must be a table size 2\.\.6 or a sequence of them, got \[7\]"),
+        # a float was truncated to another table, a string read digit by digit
+        ({"players": (2.7,)}, r"players must be a table size 2\.\.6 or a sequence of them, got \(2\.7,\)"),
+        ({"players": "24"}, "players must be a table size 2..6 or a sequence of them, got '24'"),
+        ({"players": True}, "players must be a table size 2..6 or a sequence of them, got True"),
+        ({"players": []}, r"players must be a table size 2\.\.6 or a sequence of them, got \[\]"),
         ({"opponents": {"random": -1}}, "opponents"),
         ({"reward": "points"}, "reward"),
-        ({"seat": 3, "players": [2, 4]}, "seat"),
+        (
+            {"seat": 3, "players": [2, 4]},
+            r"seat must be 'random' or a seat valid at every table size \(0\.\.1\), got 3",
+        ),
+        ({"seat": True}, "seat must be 'random' or a seat valid at every table size .*, got True"),  # was seat 1
+        ({"seed": None}, "seed must be a non-negative integer, got None"),
+        ({"seed": 1.5}, "seed must be a non-negative integer, got 1.5"),
+        ({"seed": -1}, "seed must be a non-negative integer, got -1"),
     ],
 )
 def test_bad_arguments_name_the_problem(cls, kw, match):
@@ -328,6 +341,37 @@ def test_bad_arguments_name_the_problem(cls, kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         cls(**args)
+
+
+@pytest.mark.parametrize("cls", ENVS)
+def test_numpy_integers_are_arguments_as_ints_are(cls):
+    """``num_envs=np.int64(4)`` and ``seat=np.int64(1)`` were refused, ``players=np.int64(3)``
+    was a TypeError (not iterable)."""
+    env = cls(np.int64(4), players=np.int64(3), opponents="random", seed=np.int64(2), seat=np.int64(1))
+    assert (env.num_envs, env.players, env.fixed_seat) == (4, [3], 1)
+    assert type(env.num_envs) is int and type(env.fixed_seat) is int
+    env.reset()
+    assert (env.seats == 1).all()
+
+
+@pytest.mark.parametrize("cls", ENVS)
+def test_steps_out_of_order_or_of_another_shape_name_the_problem(cls):
+    """A step before reset was an IndexError in the scalar env; actions of another shape
+    numpy's reshape message; a seed of 1.5 numpy's."""
+    env = cls(4, players=3, opponents="random", seed=0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before stepping the vec env"):
+        env.step(np.zeros(4, dtype=np.int64))
+    env.reset()
+    legal = env.action_masks().argmax(axis=1)
+    with pytest.raises(
+        ValueError, match=r"actions must be an integer array of shape \(4,\), one per env, .*shape \(3,\)"
+    ):
+        env.step(legal[:3])
+    with pytest.raises(ValueError, match=r"actions must be an integer array of shape \(4,\), .*\(float64\)"):
+        env.step(legal.astype(float))
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got 1.5"):
+        env.seed(1.5)
+    env.step(legal[:, None])  # a column of actions is one per env too
 
 
 def test_the_batched_env_needs_a_game_per_table_size():
@@ -350,5 +394,6 @@ def test_auto_picks_the_batch_with_many_games_per_table_size():
     assert vec_env_class("auto", (2, 2, 3, 4, 4, 5, 6), 256) is ScalarLlamaVecEnv  # the ship preset
     assert vec_env_class("auto", (2, 3, 4, 5, 6), 1280) is BatchedLlamaVecEnv
     assert vec_env_class("scalar", (2,), 4096) is ScalarLlamaVecEnv
+    assert vec_env_class("auto", 2, 256) is BatchedLlamaVecEnv  # one size, as the vec envs take it (was a TypeError)
     with pytest.raises(ValueError, match="config key 'engine' must be auto or one of batch, scalar"):
         vec_env_class("fast", (2,), 4)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 from gymnasium import spaces
@@ -51,7 +51,17 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from llama_env.agent import Agent, population_members, resolve, seat_member
 from llama_env.batch import BatchGame
-from llama_env.engine import NUM_ACTIONS, IllegalActionError, LlamaGame, Rules, brief
+from llama_env.engine import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_ACTIONS,
+    IllegalActionError,
+    LlamaGame,
+    Rules,
+    brief,
+    check_num_players,
+    check_seed,
+)
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import batch_rewards, game_rewards, rewards_for, validate_reward_mode
 from llama_env.table import BatchTable, Table, advance_all, deal_table
@@ -252,11 +262,9 @@ class LlamaVecEnv(OneVecEnv):
         agents: Mapping[str, Agent] | None = None,
         obs_version: int = 0,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
-        self.players = [players] if isinstance(players, int) else [int(p) for p in players]
-        if not self.players:
-            raise ValueError("players must name at least one table size 2..6")
+        num_envs = _check_num_envs(num_envs)
+        self.players = _table_sizes(players)
+        seed = check_seed(seed)
         if rules is not None and not isinstance(rules, Rules):
             raise ValueError(f"rules must be a llama_env.engine.Rules, got {rules!r}")
         self.rules = Rules.options_at(self.players, **(rules or Rules()).options())
@@ -264,9 +272,15 @@ class LlamaVecEnv(OneVecEnv):
         if isinstance(opponents, str):
             opponents = {opponents: 1.0}
         self.reward_mode = validate_reward_mode(reward)
-        if not (seat == "random" or (isinstance(seat, int) and 0 <= seat < min(self.players))):
-            raise ValueError(f"seat must be 'random' or a seat valid at every table size, got {seat!r}")
-        self.fixed_seat = None if seat == "random" else int(seat)
+        if isinstance(seat, str) and seat == "random":
+            self.fixed_seat: int | None = None
+        elif _is_int(seat) and 0 <= seat < min(self.players):
+            self.fixed_seat = int(seat)
+        else:
+            raise ValueError(
+                f"seat must be 'random' or a seat valid at every table size (0..{min(self.players) - 1}), "
+                f"got {brief(seat)}"
+            )
         self.mix = OpponentMix(opponents, self.players, self.fixed_seat)
         self._agents: dict[str, Agent] = dict(agents or {})
         for i, k in enumerate(self.mix.kinds):
@@ -363,11 +377,42 @@ class LlamaVecEnv(OneVecEnv):
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         if seed is not None:
+            seed = check_seed(seed)
             self._seed_generators(seed)
         return [seed] * self.num_envs
 
     def _seed_generators(self, seed: int) -> None:  # pragma: no cover - each env seeds its own
         raise NotImplementedError
+
+
+def _is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
+    """An integer argument: ``int`` or a numpy integer, never a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _check_num_envs(num_envs: object) -> int:
+    """``num_envs`` as a Python ``int`` if it is a positive integer (numpy's too, never a
+    bool), else a ``ValueError``."""
+    if not _is_int(num_envs) or num_envs < 1:
+        raise ValueError(f"num_envs must be a positive integer, got {brief(num_envs)}")
+    return int(num_envs)
+
+
+def _table_sizes(players: object) -> list[int]:
+    """``players`` as a vec env reads it: one table size (an integer, numpy's too) or a
+    sequence of them, a repeat weighing a size; anything else (a float, which would be
+    truncated to another table, a string, a bool) is a ``ValueError``."""
+    sizes = [players] if _is_int(players) else players
+    what = f"players must be a table size {MIN_PLAYERS}..{MAX_PLAYERS} or a sequence of them, got {brief(players)}"
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)):
+        raise ValueError(what)
+    try:
+        out = [check_num_players(n) for n in sizes]
+    except ValueError:
+        raise ValueError(what) from None
+    if not out:
+        raise ValueError(what)
+    return out
 
 
 # --------------------------------------------------------------------------- the batched engine
@@ -708,12 +753,12 @@ average: below it a step of a batch, a fixed cost of some hundred microseconds h
 games move in it, outweighs what it saves (docs/research/2026-12-03-batched-vec-env-and-beat-heuristic.md)."""
 
 
-def vec_env_class(engine: str, players: Sequence[int], num_envs: int) -> type[LlamaVecEnv]:
+def vec_env_class(engine: str, players: Sequence[int] | int, num_envs: int) -> type[LlamaVecEnv]:
     """The vec env that ``engine`` names; ``"auto"``: the batched one when ``num_envs``
-    games give every table size of ``players`` :data:`BATCH_GAMES_PER_SIZE` games on
-    average, else the scalar one."""
+    games give every table size of ``players`` (one size, or a sequence of them, as the
+    vec envs take it) :data:`BATCH_GAMES_PER_SIZE` games on average, else the scalar one."""
     if engine == "auto":
-        engine = "batch" if num_envs >= BATCH_GAMES_PER_SIZE * len(set(players)) else "scalar"
+        engine = "batch" if num_envs >= BATCH_GAMES_PER_SIZE * len(set(_table_sizes(players))) else "scalar"
     if engine not in VEC_ENVS:
         raise ValueError(f"config key 'engine' must be auto or one of {', '.join(VEC_ENVS)}, got {engine!r}")
     return VEC_ENVS[engine]

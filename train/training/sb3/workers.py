@@ -40,7 +40,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from llama_env.agent import adopt, registrations
-from llama_env.engine import NUM_ACTIONS, LlamaGame
+from llama_env.engine import NUM_ACTIONS, LlamaGame, brief, check_seed
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, policy_rng, vec_env_class
 
 __all__ = ["CLOSE_WAIT", "EnvWorkerStopped", "SplitVecEnv", "make_vec_env", "worker_seed"]
@@ -213,15 +213,17 @@ class SplitVecEnv(OneVecEnv):
     def __init__(
         self, env_class: type[LlamaVecEnv], num_envs: int, workers: int, *, seed: int = 0, **kwargs: Any
     ) -> None:
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 2:
-            raise ValueError(f"SplitVecEnv needs at least 2 workers, got {workers!r}")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < workers:
-            raise ValueError(f"num_envs ({num_envs!r}) must be at least the number of env workers ({workers})")
+        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 2:
+            raise ValueError(f"SplitVecEnv needs at least 2 workers, got {brief(workers)}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < workers:
+            raise ValueError(f"num_envs ({brief(num_envs)}) must be at least the number of env workers ({workers})")
+        num_envs, workers, seed = int(num_envs), int(workers), check_seed(seed)
         self.shares = [len(part) for part in np.array_split(np.arange(num_envs), workers)]
         """Games per share, this process's first."""
         self._bounds = np.cumsum([0, *self.shares])
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
+        self._closed = False
         self._here = _Share(env_class, self.shares[0], worker_seed(seed, 0), kwargs)  # checks the arguments
         # forked where that is safe (Linux: no re-import, the arguments inherited), else spawned
         fork = sys.platform.startswith("linux")
@@ -258,6 +260,7 @@ class SplitVecEnv(OneVecEnv):
         """Every share's answer to ``cmd`` with its argument of ``args``: the workers
         start, this process answers for its share, then the workers' answers are
         gathered. The first error is raised once all have answered."""
+        self._check_open()
         sent = []
         for conn, arg in zip(self._conns, args[1:], strict=True):
             try:
@@ -314,6 +317,10 @@ class SplitVecEnv(OneVecEnv):
             how = f"exit code {code}"
         return EnvWorkerStopped(f"env worker {k} stopped ({how})")
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the vec env is closed (its env workers stopped): make a new one")
+
     def _each(self, cmd: str, arg: Any) -> list[Any]:
         return self._call(cmd, [arg] * len(self.shares))
 
@@ -350,6 +357,10 @@ class SplitVecEnv(OneVecEnv):
         self._started = True
         self.env_time += time.perf_counter() - t0
         return np.concatenate([o for o, _ in answers])
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._check_open()
+        super().step_async(actions)
 
     def step_wait(self) -> VecEnvStepReturn:
         actions = self._actions
@@ -399,9 +410,11 @@ class SplitVecEnv(OneVecEnv):
                 proc.kill()
                 proc.join(timeout=CLOSE_WAIT)
         self._conns, self._procs = [], []
+        self._closed = True
         _OPEN.discard(self)
 
     def seed(self, seed: int | None = None) -> list[int | None]:
         if seed is not None:
+            seed = check_seed(seed)
             self._call("seed", [worker_seed(seed, k) for k in range(len(self.shares))])
         return [seed] * self.num_envs
