@@ -159,6 +159,27 @@ def test_agent_objects_are_reset_per_game_so_objects_and_names_agree():
     np.testing.assert_array_equal(by_name.scores, by_obj.scores)
 
 
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_specs_own_seed_is_mixed_into_the_seeds_of_its_games(batched):
+    """Each game's (or batched chunk's) reset replaced a spec's seed: ``random:seed=5``
+    and ``random:seed=6`` played the very games of ``random``. Mixed in, they differ, each
+    repeats itself with any workers, and an agent without ``seed=`` plays as it did (as an
+    object does, whose own seed is replaced); a population's ``seed=`` picks the population
+    and its games are seeded as before."""
+    from agents import make
+    from llama_env.agent import AgentSpec
+
+    def scores(agent, workers=1):
+        return evaluate([agent, "heuristic"], 60, seed=0, workers=workers, batched=batched).scores
+
+    plain, five, six = scores("random"), scores("random:seed=5"), scores("random:seed=6")
+    assert not np.array_equal(five, six) and not np.array_equal(five, plain)
+    np.testing.assert_array_equal(five, scores(AgentSpec("random", {"seed": 5}), workers=2))
+    np.testing.assert_array_equal(plain, scores(make("random", seed=5)))
+    population = scores("perturbed:seed=3:size=4")
+    np.testing.assert_array_equal(population, scores(make("perturbed", seed=3, size=4)))
+
+
 def test_unpicklable_agents_fall_back_to_this_process():
     with pytest.warns(RuntimeWarning, match="cannot be pickled"):
         r = evaluate([Unpicklable(), "random"], 12, seed=6, workers=2)

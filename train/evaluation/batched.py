@@ -11,18 +11,19 @@ says why a request cannot be played so; :func:`train.evaluation.evaluate` and
 
 Reproducibility: the games are cut into chunks of consecutive tasks by their number
 alone (:func:`chunk_bounds`); chunk ``c`` deals from a generator seeded by ``(seed,
-KEY_BATCH, c)`` and resets every player once with a seed derived from ``(seed, KEY_BATCH,
-c, player)``. The same seed gives the same results with any number of workers. The deals
-are the batch's own, not the scalar runner's (whose game ``i`` deals from ``(seed, i)``),
-so the two paths give different games of the same distribution: equal statistics, not
-equal numbers.
+KEY_BATCH, c)`` and resets every player once with a seed derived from ``(seed,
+KEY_BATCH, c, player)`` (and its spec's own ``seed=``:
+:func:`train.evaluation.runner.seed_keys`). The same seed gives the same results with
+any number of workers. The deals are the batch's own, not the scalar runner's (whose
+game ``i`` deals from ``(seed, i)``), so the two paths give different games of the same
+distribution: equal statistics, not equal numbers.
 
 Populations (an agent with ``population = True`` and ``members``, as ``perturbed``:
-:func:`llama_env.agent.population_members`) seat a member per seat of each
-game, drawn from the chunk's generator, as the scalar runner seats one per seat of each
-game with the game's seed (:func:`train.evaluation.runner.seat_members`). An agent is
-reset once per chunk, not once per game: an agent whose play depends on a per-game
-``reset`` other than through ``members`` must not offer ``act_batch``.
+:func:`llama_env.agent.population_members`) seat a member per seat of each game, drawn
+from the chunk's generator, as the scalar runner seats one per seat of each game with
+the game's seed (:func:`train.evaluation.runner.seat_members`). An agent is reset once
+per chunk, not once per game: an agent whose play depends on a per-game ``reset`` other
+than through ``members`` must not offer ``act_batch``.
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ from train.evaluation.runner import (
     agent_display_names,
     agent_list,
     check_rules,
+    own_keys,
     play_games,
     run_chunks,
     seed_int,
+    seed_keys,
 )
 
 __all__ = [
@@ -145,22 +148,23 @@ def _play_batch_chunk(agents: list[Agent], args: RunArgs, job: tuple[int, int, n
     the games' seatings) on a batch of :data:`SLOTS` games, refilling each slot with the
     next game as its game ends."""
     chunk, start, seat_agents = job
-    names, seed, rules, _ = args
+    names, seed, rules, _, keys = args
     p = rules.num_players
     gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_BATCH, chunk)))
     # every player: an agent, or each member of a population
     players: list[Agent] = []
     labels: list[str] = []
-    first, size = [], []
-    for agent, name in zip(agents, names, strict=True):
+    first, size, own = [], [], []
+    for agent, name, key in zip(agents, names, own_keys(agents, keys), strict=True):
         members = population_members(agent)
         group = [agent] if members is None else list(members)
         first.append(len(players))
         size.append(len(group))
         players.extend(group)
+        own.extend([key] * len(group))
         labels.extend([name] if len(group) == 1 else [f"{name} member {k}" for k in range(len(group))])
     for k, player in enumerate(players):
-        reset_seat(player, seed_int(seed, KEY_BATCH, chunk, k), labels[k], None)
+        reset_seat(player, seed_int(seed, KEY_BATCH, chunk, k, *own[k]), labels[k], None)
     seating = np.array(first)[seat_agents] + gen.integers(np.array(size)[seat_agents])
 
     g = len(seat_agents)
@@ -222,7 +226,7 @@ def play_batched(
         agents,
         jobs,
         _play_batch_chunk,
-        args=(names, seed, rules, None),
+        args=(names, seed, rules, None, seed_keys(agents)),
         workers=workers,
         sizes=[len(j[2]) for j in jobs],
         progress=progress,

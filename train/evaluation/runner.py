@@ -6,18 +6,19 @@ records what the evaluation reports (plays, draws and quits per seat, the penalt
 when quitting, who went out).
 
 Reproducibility: every game's deal and every agent's ``reset(seed)`` are derived from
-``(seed, game index)`` through ``np.random.SeedSequence`` -- never from a worker's
-order -- so the same ``seed`` gives the same results with any number of ``workers``.
+``(seed, game index)`` (and an agent spec's own ``seed=``, :func:`seed_keys`) through
+``np.random.SeedSequence`` -- never from a worker's order -- so the same ``seed`` gives
+the same results with any number of ``workers``.
 
 Parallelism: games are split into chunks played by a ``ProcessPoolExecutor``. The
 workers build the agents once each (a registered name or an agent spec is resolved
 there; an agent object is pickled over). An agent object that cannot be pickled, or
 cannot be rebuilt from its pickle, makes the evaluation run in this process
-(``workers=1``) with a warning. In this process the
-agent objects are used as they are (their ``reset`` is called before each game; a
-population seats a member at each seat, :func:`seat_members`), in a
-worker they are copies; both give the same results for agents whose behaviour depends
-only on their seed, as :class:`agents.base.BaseAgent` subclasses do.
+(``workers=1``) with a warning. In this process the agent objects are used as they are
+(their ``reset`` is called before each game; a population seats a member at each seat,
+:func:`seat_members`), in a worker they are copies; both give the same results for
+agents whose behaviour depends only on their seed, as :class:`agents.base.BaseAgent`
+subclasses do.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import math
 import multiprocessing
+import operator
 import os
 import pickle
 import queue
@@ -51,6 +53,7 @@ from llama_env.agent import (
     agent_label,
     forewarn,
     parse_agent_list,
+    parse_agent_spec,
     population_members,
     registrations,
     resolve,
@@ -225,6 +228,41 @@ def seed_int(seed: int, *key: int) -> int:
     return int(ss.generate_state(2, np.uint64)[0] >> np.uint64(1))
 
 
+SeedKey = tuple[int, ...]
+"""What an agent's own seed adds to the key of the seeds an evaluation derives for it
+(:func:`seed_keys`): ``(s,)``, or ``()`` for none."""
+
+
+def seed_keys(agents: Sequence[AgentLike]) -> list[SeedKey]:
+    """Per agent, its own seed as a key to add to those of the seeds an evaluation derives
+    for it: ``(s,)`` for a name or spec given ``seed=s`` (``random:seed=5``), else ``()``.
+    Each game (or batched chunk) resets its agents with a seed of its own, which replaced
+    the spec's: ``random:seed=5`` and ``random:seed=6`` played the very same games. Mixed
+    in, they play differently, each repeatably, and an agent without ``seed=`` gets the
+    seeds it always got. An agent object's own seed is replaced, as before, and a
+    population's picks which population plays (:func:`own_keys`)."""
+    out: list[SeedKey] = []
+    for agent in agents:
+        seed = None
+        with contextlib.suppress(ValueError):  # a spec that does not parse: its build names it, as before
+            spec = parse_agent_spec(agent, check=False) if isinstance(agent, str) else agent
+            seed = spec.params.get("seed") if isinstance(spec, AgentSpec) else None
+        own = None
+        if seed is not None and not isinstance(seed, (bool, np.bool_)):
+            with contextlib.suppress(TypeError):  # a bad seed: refused by the agent's build
+                own = operator.index(seed)
+        out.append(() if own is None or own < 0 else (own,))
+    return out
+
+
+def own_keys(agents: Sequence[Agent], keys: Sequence[SeedKey]) -> list[SeedKey]:
+    """``keys`` (:func:`seed_keys`) for the built ``agents``, ``()`` for a population:
+    its ``seed=`` picked which population plays, and its members are drawn and reset
+    from the seeds of the game (:func:`seat_members`) as without it."""
+    pairs = zip(agents, keys, strict=True)
+    return [() if population_members(agent) is not None else tuple(key) for agent, key in pairs]
+
+
 class _Recorder(TableListener):
     """What a :class:`GameRecord` holds beyond the scores, heard from the table (and,
     when recording, every move)."""
@@ -284,9 +322,11 @@ def play_one(
     seed: int,
     rules: Rules,
     record_dir: str | None = None,
+    keys: Sequence[SeedKey] | None = None,
 ) -> GameRecord:
     """Play the game of ``task`` by ``rules`` on the table driver and record it (with
-    ``record_dir``, also as ``game_<index>.json``, a game record that the web app replays)."""
+    ``record_dir``, also as ``game_<index>.json``, a game record that the web app replays).
+    ``keys`` (:func:`own_keys`) add each agent's own seed to the seed of its ``reset``."""
     n = rules.num_players
     game = LlamaGame(
         rules=rules, rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_DEAL, task.deal_key)))
@@ -298,7 +338,8 @@ def play_one(
     table = Table(game, seated, names=seat_names, listener=rec)
     try:
         for seat, (i, agent) in enumerate(zip(task.seat_agents, seated, strict=True)):
-            reset_seat(agent, seed_int(seed, KEY_AGENT, task.index, i), names[i], seat)
+            own = keys[i] if keys else ()
+            reset_seat(agent, seed_int(seed, KEY_AGENT, task.index, i, *own), names[i], seat)
         table.play()
     except IllegalActionError as exc:
         raise IllegalActionError(
@@ -325,9 +366,10 @@ def play_one(
 # Per-worker state: the agents built once by the pool initializer.
 _WORKER: dict[str, Any] = {}
 
-RunArgs = tuple[list[str], int, Rules, "str | None"]
+RunArgs = tuple[list[str], int, Rules, "str | None", list[SeedKey]]
 """What every chunk of games is played with besides the agents: display names, seed,
-rules, the folder for game records (or ``None``)."""
+rules, the folder for game records (or ``None``), the agents' own seeds
+(:func:`seed_keys`)."""
 
 
 Job = tuple[Callable[[list[Agent], RunArgs, Any], Any], Any]
@@ -365,10 +407,10 @@ def setup_worker(payload: bytes) -> None:
                 f"the agents could not be rebuilt in a worker process ({type(exc).__name__}: {exc}); "
                 f"evaluate with workers=1, or make the agent rebuild from its pickle"
             ) from exc
-        registered, specs, names, seed, rules, record_dir = loaded
+        registered, specs, *args = loaded
         adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
-        _WORKER["agents"] = _forewarned([resolve(s) for s in specs], rules)
-        _WORKER["args"] = (names, seed, rules, record_dir)
+        _WORKER["agents"] = _forewarned([resolve(s) for s in specs], args[2])
+        _WORKER["args"] = tuple(args)
         _WORKER.pop("error", None)
     except Exception as exc:  # noqa: BLE001 - raised by the first job
         _WORKER["error"] = exc
@@ -565,8 +607,9 @@ def _forewarned(agents: list[Agent], rules: Rules) -> list[Agent]:
 
 
 def _play_chunk(agents: list[Agent], args: RunArgs, tasks: list[GameTask]) -> list[GameRecord]:
-    names, seed, rules, record_dir = args
-    return [play_one(agents, names, t, seed, rules, record_dir) for t in tasks]
+    names, seed, rules, record_dir, keys = args
+    own = own_keys(agents, keys)
+    return [play_one(agents, names, t, seed, rules, record_dir, own) for t in tasks]
 
 
 def _payload(agents: Sequence[AgentLike], args: RunArgs) -> bytes | None:
@@ -745,7 +788,7 @@ def play_games(
         agents,
         chunks,
         _play_chunk,
-        args=(names, seed, rules, record),
+        args=(names, seed, rules, record, seed_keys(agents)),
         workers=workers,
         sizes=[len(c) for c in chunks],
         progress=progress,
