@@ -883,15 +883,17 @@ class BatchGame:
         """A copy (``copy.deepcopy``) or a pickle keeps the seat arrays once: their two
         flat views (:meth:`__setstate__` makes them again) would come back as arrays of
         their own, and a step would write the hands where the masks and snapshots do not
-        read them."""
+        read them. The observation plans are left out too (their readers are lambdas,
+        which do not pickle); :meth:`observation` makes them again."""
         state = self.__dict__.copy()
-        del state["_seat_flat"], state["_seat_rows"]
+        del state["_seat_flat"], state["_seat_rows"], state["_plans"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._seat_flat = self._seats.reshape(-1)
         self._seat_rows = self._seats.reshape(-1, _SEAT_COLUMNS)
+        self._plans = {}
 
     def __repr__(self) -> str:
         return f"BatchGame(num_games={self.num_games}, rules={self.rules!r}, auto_reset={self.auto_reset})"

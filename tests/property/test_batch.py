@@ -621,16 +621,20 @@ def test_the_batch_imports_only_numpy_and_the_engine_modules():
 def test_a_copied_batch_plays_exactly_as_its_original(how):
     """Its seat arrays were copied as three arrays, not one and two views of it: a step
     wrote the hands where the masks and snapshots did not read them (a played card stayed
-    in the hand, and most snapshots no longer held the deck)."""
+    in the hand, and most snapshots no longer held the deck). A batch observed once did
+    not pickle at all (its cached observation plans hold lambdas)."""
     import copy
     import pickle
 
     batch = BatchGame(40, 4, seed=3, auto_reset=False)
+    batch.observation(0), batch.observation(1)
     twin = copy.deepcopy(batch) if how == "deepcopy" else pickle.loads(pickle.dumps(batch))
     rng = np.random.default_rng(0)
     for _ in range(60):
         masks = batch.legal_action_mask
         assert np.array_equal(twin.legal_action_mask, masks)
+        for version in (0, 1):
+            assert np.array_equal(twin.observation(version), batch.observation(version))
         actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks])
         batch.step(actions)
         twin.step(actions)
