@@ -23,9 +23,9 @@ when an upgrade breaks one:
    ``_WRAPPER_METHODS`` (a new override would be skipped by the fast paths);
 2. ``BaseWrapper.__getattr__`` hands every public attribute (and ``_cumulative_rewards``)
    to the wrapped env, so the raw env's attributes are the chain's;
-3. ``OrderEnforcingWrapper`` keeps its order checks in ``_has_reset`` (set by ``reset``)
-   and ``_has_updated`` (set by ``step`` and ``reset``, cleared by each agent of
-   ``agent_iter``);
+3. ``OrderEnforcingWrapper`` keeps its order checks in ``_has_reset`` (set by ``reset``,
+   and here by a game set on the raw env) and ``_has_updated`` (set by ``step`` and
+   ``reset``, cleared by each agent of ``agent_iter``);
 4. ``TerminateIllegalWrapper`` keeps the observation its mask check reads in
    ``_prev_obs``/``_prev_info`` (both ``None`` after ``reset`` and ``step``) and whether an
    illegal move ended the game in ``_terminated`` (``False`` after ``reset``);
@@ -175,11 +175,13 @@ class _FastOrderEnforcing(wrappers.OrderEnforcingWrapper):
         self._raw.on_begin = self._begun  # a game set on the raw env (env.unwrapped.game = g)
 
     def _begun(self) -> None:
-        """The raw env began a game (``reset``, or a game set on it): the chain's per-game
-        flags as ``reset`` leaves them (the old game's observation must not judge the new
-        game's moves, nor an illegal move of the old one keep the slow path)."""
-        if self._has_reset:
-            self._has_updated = True
+        """The raw env began a game (``reset``, or a game set on it): the chain's flags as
+        ``reset`` leaves them. A game set before any ``reset`` is then played as on the
+        raw env (the order checks refused every call and ``reset`` dealt it away); the old
+        game's observation must not judge the new game's moves, nor an illegal move of the
+        old one keep the slow path."""
+        self._has_reset = True
+        self._has_updated = True
         illegal = self._illegal
         illegal._terminated = False
         illegal._prev_obs = None

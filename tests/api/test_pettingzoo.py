@@ -168,6 +168,28 @@ def test_setting_a_game_gives_the_turn_to_its_current_player():
     assert e.observe("player_2")["action_mask"].any() and not e.observe("player_0")["action_mask"].any()
 
 
+@pytest.mark.parametrize("make", [llama_env.env, llama_env.raw_env])
+def test_a_game_set_before_any_reset_is_played(make):
+    """Through llama_env.env the setter took the game, and then every call refused it:
+    agent_selection "cannot be accessed before reset", last() and agent_iter() "reset()
+    needs to be called"; the raw env played it."""
+    game = make_game(num_players=3, hands=[[1, 2], [3], [4]], top=5, current_player=2)
+    twin = LlamaGame.from_dict(game.to_dict())
+    e = make(num_players=3)
+    e.unwrapped.game = game
+    assert e.agent_selection == "player_2"
+    for agent in e.agent_iter(8):
+        obs, _, term, trunc, _ = e.last()
+        if term or trunc:
+            e.step(None)
+            continue
+        assert agent == f"player_{twin.current_player}"
+        action = int(np.flatnonzero(obs["action_mask"])[0])
+        twin.step(action)
+        e.step(action)
+    assert e.unwrapped.game.to_dict() == twin.to_dict() and twin.round_moves > 0
+
+
 def test_a_game_set_must_fit_the_env_and_starts_the_api_state_afresh():
     """The setter took a game of other rules (observations left the space, env.rules
     misreported them), played nothing when set after a finished game, and left the agents
