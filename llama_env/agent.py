@@ -313,6 +313,8 @@ def make(name: str, **params: Any) -> Agent:
     """Build the agent registered as ``name`` with keyword ``params``; ``name`` may also
     be an agent spec with its parameters (``"cautious:threshold=2"``), as ``--agents``
     takes it; a keyword, ``seed`` included, overrides the spec's parameter of that name.
+    A ``seed`` reaches the agent as :meth:`AgentSpec.build` gives it, name or spec: as its
+    constructor's ``seed`` where it has one, else through its ``reset(seed)``.
 
     Unknown names and parameters raise ``ValueError`` listing what exists; the agent's
     own constructor checks the values, and whatever else it raises, or a factory that
@@ -326,7 +328,9 @@ def make(name: str, **params: Any) -> Agent:
             return AgentSpec(spec.name, {**spec.params, **params}).build()
         seed = params.pop("seed", None)  # build() gives it to an agent without a seed parameter through reset
         return AgentSpec(spec.name, {**spec.params, **params}).build(seed)
-    return _built(name, params, AgentSpec(name, params).label)
+    label = AgentSpec(name, params).label
+    seed = params.pop("seed") if "seed" in params and not _takes_seed(_factory(name)) else None
+    return _seeded(name, params, seed, label)  # a seed the constructor takes stays in params, None included
 
 
 def _built(name: str, params: dict[str, Any], label: str) -> Agent:
@@ -689,23 +693,31 @@ class AgentSpec:
         Raises ``ValueError`` for an unknown name or parameter or a bad value, and for a
         factory that raises or returns no agent, naming the spec (:func:`make`).
         """
-        factory = _REGISTRY.get(self.name)
-        if factory is None:
-            _load_plugins()
-            factory = _REGISTRY.get(self.name)
-            if factory is None:
-                raise _unknown(self.name)
-        params = dict(self.params)
-        takes_seed = "seed" in inspect.signature(factory).parameters
-        if takes_seed and "seed" not in params and seed is not None:
-            params["seed"] = seed
-        agent = _built(self.name, params, self.label)
-        if seed is not None and not takes_seed:
-            reset_agent(agent, seed)
+        agent = _seeded(self.name, dict(self.params), seed, self.label)
         if self.params:
             with contextlib.suppress(AttributeError):  # an agent with a read-only name keeps it
                 agent.name = self.label  # type: ignore[attr-defined]
         return agent
+
+
+def _takes_seed(factory: Factory) -> bool:
+    """Whether ``factory`` names a ``seed`` parameter (an agent without one is seeded
+    through its ``reset``)."""
+    return "seed" in inspect.signature(factory).parameters
+
+
+def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str) -> Agent:
+    """The agent registered as ``name`` built with ``params`` (:func:`_built`, refused
+    naming it by ``label``) and seeded with ``seed``: as its constructor's ``seed`` where
+    it has one and ``params`` set none, else through its ``reset(seed)``
+    (:func:`reset_agent`; an agent with neither draws nothing to seed)."""
+    takes_seed = _takes_seed(_factory(name))
+    if takes_seed and "seed" not in params and seed is not None:
+        params = {**params, "seed": seed}
+    agent = _built(name, params, label)
+    if seed is not None and not takes_seed:
+        reset_agent(agent, seed)
+    return agent
 
 
 def is_path_parameter(key: str) -> bool:

@@ -109,3 +109,47 @@ def test_a_bad_value_is_the_value_error_that_build_promises(spec, message):
         spec.build()
     with pytest.raises(ValueError, match=message):
         agents.make(spec.name, **spec.params)
+
+
+class _ResetSeeded:
+    """A plugin's agent seeded through ``reset`` alone, as evaluation seeds it."""
+
+    def __init__(self, depth: int = 2) -> None:
+        self.depth = depth
+        self.rng = np.random.default_rng()
+
+    def reset(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+
+class _Unseeded(_First):
+    def __init__(self, depth: int = 2) -> None:
+        self.depth = depth
+
+
+def test_make_seeds_an_agent_through_its_reset_whether_given_a_name_or_a_spec():
+    """``make("bot", seed=1)`` said "agent 'bot' has no parameter 'seed'" while
+    ``make("bot:depth=3", seed=1)``, ``AgentSpec.build(seed)`` and ``resolve`` seeded it
+    through its ``reset``; an agent with neither was refused by name and not by spec."""
+    registry.register("tf_reset_seeded")(_ResetSeeded)
+    registry.register("tf_unseeded")(_Unseeded)
+    try:
+        obs, mask = np.zeros(52, np.float32), np.ones(9, dtype=bool)
+        built = [
+            agents.make("tf_reset_seeded", seed=1),
+            agents.make("tf_reset_seeded", depth=3, seed=1),
+            agents.make("tf_reset_seeded:depth=3", seed=1),
+            registry.AgentSpec("tf_reset_seeded").build(seed=1),
+            registry.resolve("tf_reset_seeded", seed=1),
+        ]
+        moves = [[a.act(obs, mask) for _ in range(12)] for a in built]
+        assert moves[1:] == moves[:1] * 4
+        assert agents.make("tf_reset_seeded", depth=3, seed=1).depth == 3
+        assert agents.make("tf_unseeded", seed=1).depth == agents.make("tf_unseeded:depth=2", seed=1).depth == 2
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            for name in ("tf_reset_seeded", "tf_unseeded"):
+                table.pop(name, None)
