@@ -36,9 +36,11 @@ __all__ = [
 
 class BaseAgent:
     """Convenience base: a seeded ``np.random.Generator`` in ``self.rng`` and a
-    ``reset(seed)`` that reseeds it. ``reset`` is called at the start of each game."""
+    ``reset(seed)`` that reseeds it. ``reset`` is called at the start of each game.
 
-    name = "agent"
+    Result tables and messages name a subclass by its ``name`` attribute where it sets
+    one (``name = "greedy"``), else by its class name (:func:`llama_env.agent.agent_label`);
+    evaluation names an agent it was given as a registered name or spec by that text."""
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = _check_seed(seed)

@@ -11,8 +11,10 @@ import threading
 import numpy as np
 import pytest
 
+import agents
 import llama_env
 from agents.base import BaseAgent
+from llama_env.agent import agent_label
 from llama_env.engine import IllegalActionError, Rules
 from train.evaluation import GameTask, agent_display_names, evaluate, mean_ci, play_games, tournament
 from train.evaluation.ratings import BETA, Rater, fit_ratings
@@ -387,6 +389,29 @@ def test_display_names():
 
     # two agents shared a name, and the tables built by name counted them as one
     assert agent_display_names([Numbered(), "random", "random"]) == ["random#1", "random#2", "random#3"]
+
+
+def test_a_base_agent_subclass_without_a_name_is_named_by_its_class():
+    """BaseAgent's name "agent" labelled every subclass that set none: tables read
+    agent#1, agent#2 and result["MyBot"] was a KeyError."""
+
+    class MyBot(BaseAgent):
+        def act(self, o, m):
+            return int(self.rng.choice(np.flatnonzero(m)))
+
+    class Other(BaseAgent):
+        def act(self, o, m):
+            return int(np.flatnonzero(m)[0])
+
+    assert agent_display_names([MyBot(seed=1), Other(), "random"]) == ["MyBot", "Other", "random"]
+    result = evaluate([MyBot(seed=1), Other()], 4, seed=0, workers=1)
+    assert [a.name for a in result.agents] == ["MyBot", "Other"]
+    assert result["MyBot"].name == "MyBot"
+    assert [agent_label(a) for a in (agents.make("greedy"), agents.make("perturbed"), agents.make("random"))] == [
+        "greedy",
+        "perturbed",
+        "random",
+    ]
 
 
 def test_results_are_strict_json_when_an_agent_played_no_game():
