@@ -862,7 +862,7 @@ def test_an_evaluation_stopped_or_killed_leaves_no_worker_running(tmp_path, sign
     finally:
         proc.kill()
     if signum == "SIGTERM":
-        assert proc.returncode == 130 and "terminated (SIGTERM)" in err, err
+        assert proc.returncode == 130 and "llama-rl: interrupted (SIGTERM)" in err, err
         assert "Traceback" not in err, err
     assert _gone(workers, timeout=10), f"workers left running after {signum}: {workers}"
     for record in (tmp_path / "rec").glob("game_*.json"):  # each is whole: written aside, then moved

@@ -316,7 +316,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_it_resumes(tmp_path):
     finally:
         proc.kill()
     assert proc.returncode == 130, (out, err)
-    assert "terminated (SIGTERM)" in err and f"llama-rl train --resume {run}" in out
+    assert "llama-rl: interrupted (SIGTERM)" in err and f"llama-rl train --resume {run}" in out
     files_are_whole(run)
     summary = json.loads((run / "summary.json").read_text())
     assert summary["interrupted"] and 0 < summary["num_timesteps"] < 50_000_000

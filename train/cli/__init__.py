@@ -141,9 +141,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     default_format = warnings.formatwarning
     warnings.formatwarning = partial(_format_warning, default_format)
+    stopped_by: list[str] = []
     try:
-        with _terminate_as_ctrl_c():
+        with _terminate_as_ctrl_c(stopped_by):
             code = func(args)
+        if code == EXIT_INTERRUPTED and stopped_by:  # a trainer saved its checkpoint and said so on stdout
+            print(f"{PROG}: {_interrupted(stopped_by)}", file=sys.stderr)
     except CommandError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.code
@@ -156,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        print(f"\n{PROG}: {_interrupted(stopped_by)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except MemoryError:  # numpy's names the bytes it wanted; the person needs the cause
         print(f"{PROG}: error: out of memory: ask for less (fewer --games, say)", file=sys.stderr)
@@ -188,17 +191,24 @@ def _tolerant_streams() -> None:
                 stream.reconfigure(errors=errors)
 
 
-def _terminate_as_ctrl_c() -> contextlib.AbstractContextManager[Any]:
+def _interrupted(stopped_by: list[str]) -> str:
+    """The line that says a command was stopped: ``interrupted``, with the signal that
+    stopped it where one did (``interrupted (SIGTERM)``), so a job's log says why."""
+    return f"interrupted ({stopped_by[0]})" if stopped_by else "interrupted"
+
+
+def _terminate_as_ctrl_c(stopped_by: list[str]) -> contextlib.AbstractContextManager[Any]:
     """While a command runs, SIGTERM (``kill``, ``timeout``, a job scheduler stopping the
     job) stops it as Ctrl-C does: a training run saves a checkpoint and can be resumed, an
     evaluation ends its worker processes (they were left running for no one), and the exit
     code is 130. On Windows, which sends no SIGTERM, so does SIGBREAK (Ctrl-Break, the
-    console closed)."""
+    console closed). The signal's name is added to ``stopped_by``, for :func:`main`'s one
+    line (the handler itself says nothing: a second line said the same)."""
 
     from train.training import run_dir  # it imports agents.ppo: not before main's check
 
     def handler(signum: int, frame: Any) -> None:
-        print(f"\nterminated ({signal.Signals(signum).name}): stopping as on Ctrl-C", file=sys.stderr, flush=True)
+        stopped_by.append(signal.Signals(signum).name)
         raise KeyboardInterrupt
 
     stack = contextlib.ExitStack()
