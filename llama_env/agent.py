@@ -530,7 +530,7 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
     if not callable(getattr(agent, "act", None)):
         raise TypeError(
             f"an agent must have act(observation, action_mask) -> int, or be a registered name "
-            f"or an AgentSpec; got {agent!r} ({type(agent).__name__})"
+            f"or an AgentSpec; got {' '.join(brief(agent).split())} ({type(agent).__name__})"
         )
     return agent
 
@@ -650,7 +650,8 @@ def check_agent(agent: object, where: str) -> None:
     missing an argument (``HeuristicAgent`` for ``HeuristicAgent()``). The table driver
     checks its seats with it, and :func:`make` what a factory returns."""
     if not callable(getattr(agent, "act", None)):
-        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {agent!r}")
+        got = " ".join(brief(agent).split())  # bounded, in one line: an array's repr runs to pages
+        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {got}")
     if isinstance(agent, type):
         raise TypeError(f"{where}: got the class {agent.__name__}: pass an instance, {agent.__name__}()")
 

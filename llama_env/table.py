@@ -179,12 +179,10 @@ class Table:
         for seat, agent in enumerate(seats):
             if agent is not None:
                 check_agent(agent, f"seat {seat}")
-            version = getattr(agent, "obs_version", 0) if agent is not None else 0
-            if version:
-                try:
-                    check_obs_version(version)
+                try:  # any obs_version, None and False included: the encoder would refuse it naming no agent
+                    check_obs_version(getattr(agent, "obs_version", 0))
                 except ValueError as exc:
-                    raise ValueError(f"seat {seat}: agent {agent!r}: {exc}") from None
+                    raise ValueError(f"seat {seat}: agent {agent_label(agent)!r}: {exc}") from None
         if names is not None and len(names) != n:
             raise ValueError(f"names must label all {n} seats, got {len(names)}")
         self.game = game
@@ -551,13 +549,14 @@ class BatchTable:
             raise ValueError("a BatchTable needs at least one player (an agent, or None for an outside seat)")
         versions = []
         for k, agent in enumerate(players):
-            if agent is not None:
-                check_agent(agent, f"player {k}")
-            version = getattr(agent, "obs_version", 0) if agent is not None else 0
+            if agent is None:
+                versions.append(0)
+                continue
+            check_agent(agent, f"player {k}")
             try:
-                versions.append(check_obs_version(version))
+                versions.append(check_obs_version(getattr(agent, "obs_version", 0)))
             except ValueError as exc:
-                raise ValueError(f"player {k}: agent {agent!r}: {exc}") from None
+                raise ValueError(f"player {k}: agent {agent_label(agent)!r}: {exc}") from None
         if names is not None and len(names) != len(players):
             raise ValueError(f"names must label all {len(players)} players, got {len(names)}")
         self.batch = batch

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -12,9 +14,10 @@ import agents
 import llama_env
 from agents.ppo import Actor, PPOAgent
 from llama_env.agent import seat_member
+from llama_env.batch import BatchGame
 from llama_env.engine import LlamaGame
 from llama_env.observation import OBS_SIZE, OBS_SIZE_V1, action_mask, encode, encode_v1
-from llama_env.table import Table
+from llama_env.table import BatchTable, Table
 from train.training.config import TrainConfig
 from train.training.sb3.vec_env import BatchedLlamaVecEnv
 
@@ -65,6 +68,27 @@ def test_the_table_driver_encodes_the_version_each_agent_reads():
     assert old.sizes == {OBS_SIZE} and new.sizes == {OBS_SIZE_V1}
     with pytest.raises(ValueError, match="seat 1: agent .*obs_version must be one of 0, 1, got 7"):
         Table(LlamaGame(3, rng=1), [old, Recorder(7), plain])
+
+
+@pytest.mark.parametrize("version", [None, False, 7, "1"])
+def test_a_bad_obs_version_is_refused_naming_the_seat_and_the_agents_label(version):
+    """A falsy obs_version (None) was not checked and failed at the first move naming no
+    agent ("obs_version must be one of 0, 1, got None"); the others named the agent by its
+    default repr (agent <__main__.V object at 0x7f59...>)."""
+    match = re.escape(f"seat 1: agent 'Recorder': obs_version must be one of 0, 1, got {version!r}")
+    with pytest.raises(ValueError, match=match):
+        Table(LlamaGame(3, rng=1), [Recorder(0), Recorder(version), None])
+    with pytest.raises(ValueError, match=match.replace("seat", "player")):
+        BatchTable(BatchGame(2, 3, seed=0), [Recorder(0), Recorder(version), None])
+
+
+def test_a_seat_without_act_is_named_in_one_bounded_line():
+    """An ensemble's weights given as an agent were printed whole, line after line."""
+    with pytest.raises(TypeError) as refused:
+        Table(LlamaGame(3, rng=1), [np.zeros((52, 9)), None, None])
+    message = str(refused.value)
+    assert message.startswith("seat 0: an agent must have act(observation, action_mask) -> int, got array(")
+    assert "\n" not in message and len(message) < 200
 
 
 def v1_actor(seed: int = 0) -> Actor:
