@@ -221,12 +221,14 @@ class _FastOrderEnforcing(wrappers.OrderEnforcingWrapper):
         self._raw.reset(seed=seed, options=options)
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self._raw.action_spaces[agent]
+        return self._raw.action_space(agent)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         raw = self._raw
+        if not raw.agents:  # every agent stepped out: the raw env says so
+            return raw.last(observe)
         agent = raw.agent_selection
         return (
             raw.observe(agent) if observe else None,

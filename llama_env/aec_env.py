@@ -58,6 +58,7 @@ ILLEGAL_ACTION_REWARD = -1.0
 RENDER_MODES = ("ansi", "human", "rgb_array")
 
 _ZERO_MASK = action_mask(())  # shared and read-only, like every mask the env returns
+_ALL_OUT = "the game is over and every agent has stepped out: call reset() to start a new game"
 _MASK_BITS = bytes([0, 1])
 
 
@@ -267,10 +268,20 @@ class LlamaAECEnv(AECEnv):
         return self.table
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        try:
+            return self.observation_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._no_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        try:
+            return self.action_spaces[agent]
+        except (KeyError, TypeError):
+            raise self._no_agent(agent) from None
+
+    def _no_agent(self, agent: object) -> KeyError:
+        """The error for an agent of no seat at this table (``observe``, the spaces)."""
+        return KeyError(f"no agent {agent!r} at this table; its agents are {', '.join(self.possible_agents)}")
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game. ``seed`` gives the deals a new generator,
@@ -294,7 +305,7 @@ class LlamaAECEnv(AECEnv):
         game = table.game
         seat = self._seat.get(agent) if isinstance(agent, str) else None
         if seat is None:
-            raise KeyError(f"no agent {agent!r} at this table; its agents are {', '.join(self.possible_agents)}")
+            raise self._no_agent(agent)
         obs = self._encode(game, seat)
         if (
             seat != game.current_player
@@ -311,7 +322,7 @@ class LlamaAECEnv(AECEnv):
         if table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
         if not self.agents:
-            raise RuntimeError("the game is over and every agent has stepped out: call reset() to start a new game")
+            raise RuntimeError(_ALL_OUT)
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -346,6 +357,8 @@ class LlamaAECEnv(AECEnv):
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
+        if not self.agents:  # the last agent stepped out: no agent is selected
+            raise RuntimeError(_ALL_OUT)
         return super().last(observe)
 
     def _on_round_end(self, result: RoundResult) -> None:

@@ -207,11 +207,21 @@ def test_a_seat_off_the_table_is_refused_not_read_as_another(method):
     assert getattr(g, method)(3) == getattr(g, method)(np.int64(3))  # every seat of the table reads
 
 
-def test_observe_names_the_agents_of_the_table():
-    e = llama_env.raw_env(num_players=3)
+@pytest.mark.parametrize("make", [llama_env.env, llama_env.raw_env])
+def test_observe_and_the_spaces_name_the_agents_of_the_table(make):
+    """action_space("player_7") and observation_space("x") were bare KeyErrors."""
+    e = make(num_players=3)
     e.reset(seed=0)
-    with pytest.raises(KeyError, match="no agent 'player_9' at this table; its agents are player_0, player_1, play"):
+    agents = "at this table; its agents are player_0, player_1, player_2"
+    with pytest.raises(KeyError, match=f"no agent 'player_9' {agents}"):
         e.observe("player_9")
+    with pytest.raises(KeyError, match=f"no agent 'player_7' {agents}"):
+        e.action_space("player_7")
+    with pytest.raises(KeyError, match=f"no agent 'x' {agents}"):
+        e.observation_space("x")
+    with pytest.raises(KeyError, match=rf"no agent \['player_0'\] {agents}"):
+        e.action_space(["player_0"])
+    assert e.action_space("player_2") is e.unwrapped.action_spaces["player_2"]
 
 
 # ----------------------------------------------------------------- snapshots
@@ -649,6 +659,21 @@ def test_raw_env_before_reset_and_after_the_end_says_what_to_do():
         e.step(None if term or trunc else 8)
     with pytest.raises(RuntimeError, match=r"every agent has stepped out: call reset\(\)"):
         e.step(8)
+
+
+@pytest.mark.parametrize("make", [llama_env.env, llama_env.raw_env])
+def test_last_after_every_agent_stepped_out_says_what_to_do(make):
+    """It was a bare KeyError 'player_0' (step said what to do)."""
+    e = make(num_players=3)
+    e.reset(seed=0)
+    for _ in e.agent_iter():
+        _, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else 8)
+    assert e.agents == []
+    with pytest.raises(RuntimeError, match=r"^the game is over and every agent has stepped out: call reset\(\)"):
+        e.last()
+    e.reset(seed=0)
+    assert e.last()[2] is False
 
 
 def test_gym_env_illegal_action_points_to_the_mask_and_terminate_mode():
