@@ -3,6 +3,7 @@ closed or full stderr, and a game left early."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -36,3 +37,19 @@ def test_sigterm_says_so_in_one_line():
         proc.kill()
     assert proc.returncode == 130
     assert err == "\nllama-rl: interrupted (SIGTERM)\n"
+
+
+def test_a_stray_byte_in_plays_input_is_a_refused_move(monkeypatch, capsys):
+    """A UTF-8 console reads stdin strictly: one byte that is not UTF-8 ended the game with
+    exit 2 and the codec's message, and the moves read with it (a pipe is decoded in
+    chunks) were never played. Now that line is refused like any other and the game goes on."""
+    from train.cli import main
+
+    stdin = io.TextIOWrapper(io.BytesIO(b"q\nexit # caf\xe9\nexit\n"), encoding="utf-8", errors="strict")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code = main(["play", "--seed", "7"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "You quit the round." in out
+    assert "I don't understand 'exit # caf\ufffd'" in out
+    assert out.rstrip().endswith("You left the game unfinished.")

@@ -181,12 +181,19 @@ def main(argv: list[str] | None = None) -> int:
 
 def _tolerant_streams() -> None:
     """Standard streams that are not UTF-8 (Windows' when redirected: cp1252) write a
-    character they lack as an escape and read undecodable input as a replacement
-    character, instead of failing the command after its work is done (a run named
-    ``σ-run`` trained, then its summary raised UnicodeEncodeError)."""
+    character they lack as an escape, instead of failing the command after its work is
+    done (a run named ``σ-run`` trained, then its summary raised UnicodeEncodeError).
+    Standard input, whatever its encoding, reads undecodable bytes as a replacement
+    character: on a UTF-8 console one stray byte in ``play``'s input was an error that
+    ended the game (exit 2), the moves read with it lost."""
     for stream, errors in ((sys.stdout, "backslashreplace"), (sys.stderr, "backslashreplace"), (sys.stdin, "replace")):
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-        if encoding and encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+        strict = getattr(stream, "errors", None) == "strict"
+        if (
+            encoding
+            and (encoding not in ("utf8", "utf8sig") or (stream is sys.stdin and strict))
+            and hasattr(stream, "reconfigure")
+        ):
             with contextlib.suppress(ValueError, OSError, io.UnsupportedOperation):
                 stream.reconfigure(errors=errors)
 
