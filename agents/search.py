@@ -25,12 +25,13 @@ The two networks (``agents/models/search_<n>p.npz``, :data:`NETWORKS`) were fitt
 48,000 games of the PPO specialist (``ppo_v3``'s) against ``heuristic`` by ``llama-rl fit-search``
 (:mod:`train.fit.search_nets`; docs/training.md, "Reproduce every shipped agent"). At
 table sizes without them, at rule options they were not fitted on (``end_score`` other
-than 40) and for observations that do not fit a round dealt 6 cards a hand, it does not
-search: at 3 and 5 players it plays exactly as ``ppo`` (the general model), elsewhere its
-specialist's move unsearched, which is ``ppo``'s heads-up and at 4 players and
-``ppo_v3``'s at 6 (so at 6 players ``below=0`` plays exactly as ``ppo_v3``, not as
-``ppo``). Given a version-0 observation it plays the general model at every size, exactly
-as ``ppo``.
+than 40) and in rounds dealt other than 6 cards a hand, it does not search: at 3 and 5
+players it plays exactly as ``ppo`` (the general model), elsewhere its specialist's move
+unsearched, which is ``ppo``'s heads-up and at 4 players and ``ppo_v3``'s at 6 (so at 6
+players ``below=0`` plays exactly as ``ppo_v3``, not as ``ppo``). Given a version-0
+observation it plays the general model at every size, exactly as ``ppo``. An observation
+it would search that fits no round at any hand size (a vector of no game) is a
+``ValueError`` saying why, not read as another hand size.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ from llama_env.engine import (
 from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1, unchecked_action_mask
 from llama_env.rewards import game_rewards
 from llama_env.table import BatchTable, Table
-from llama_env.worlds import PublicState, deal_world, public_state
+from llama_env.worlds import PublicState, deal_world, dealt_hand_size, public_state
 
 __all__ = [
     "SearchAgent",
@@ -528,8 +529,11 @@ class SearchAgent(BaseAgent):
             for r in rows[unsure & choice[rows]].tolist():
                 try:
                     state = public_state(obs[r])
-                except ValueError:  # not a round dealt with the default hand size: no world to search in
-                    self._warn_unused(n, DEFAULT_END_SCORE, dealt=False)
+                except ValueError as exc:
+                    if dealt_hand_size(obs[r]) in (None, DEFAULT_HAND_SIZE):  # no round of any hand size fits it
+                        where = "the observation" if len(obs) == 1 else f"observation {r}"
+                        raise ValueError(f"{where} fits no round of the game at any hand size: {exc}") from None
+                    self._warn_unused(n, DEFAULT_END_SCORE, dealt=False)  # dealt another hand size: no world to search
                     continue
                 decisions.append(_Decision(r, n, np.flatnonzero(masks[r]).tolist(), obs[r], state))
         searched = np.zeros(len(obs), dtype=bool)

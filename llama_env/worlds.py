@@ -36,7 +36,7 @@ import numpy as np
 from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, DEFAULT_HAND_SIZE, NUM_CARD_VALUES, LlamaGame, Rules, brief
 from llama_env.observation import OBS_SIZE_V1, ObsView
 
-__all__ = ["PublicState", "public_state", "deal_world", "discard_order"]
+__all__ = ["PublicState", "public_state", "dealt_hand_size", "deal_world", "discard_order"]
 
 _NV = NUM_CARD_VALUES
 
@@ -141,6 +141,33 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
     }
     unseen = tuple(COPIES_PER_VALUE - o.hand[v] - on_pile[v] for v in range(_NV))
     return PublicState(snapshot, unseen, o.opp_hand_size)
+
+
+def dealt_hand_size(observation: np.ndarray | Sequence[float]) -> int | None:
+    """The hand size that the counts of a version-1 observation balance at: the only one
+    the round behind it can have been dealt with; ``None`` where none can (a vector of no
+    game: made up, or damaged).
+
+    The deck less the turned-up card is the hands dealt, the draw pile and the cards drawn
+    since, and my hand is what I was dealt and drew less what I played (the pile but its
+    bottom card and the others' plays): one hand size balances them, and it must be one the
+    table can be dealt, with my draws not negative. The rest of the vector is not looked at
+    (:func:`public_state` reads it). A search that cannot read a round at the default hand
+    size tells so a round dealt another from a vector of no game, in a few microseconds."""
+    if np.shape(observation) != (OBS_SIZE_V1,):
+        return None
+    try:
+        o = ObsView(observation, 1)
+        n = o.num_players
+        played = sum(o.discarded) - 1 - sum(sum(row) for row in o.opp_played)
+        unseen = DECK_SIZE - 1 - o.draw_pile - sum(o.opp_draws)  # dealt and drawn by all, as the counts have it
+        dealt, rest = divmod(unseen - played - o.hand_size, n - 1)
+        if rest or unseen - n * dealt < 0:  # my draws would be negative
+            return None
+        Rules(n, hand_size=dealt)  # a hand size that table can be dealt
+    except (ValueError, OverflowError):  # a NaN read as a count, a hand size out of bounds
+        return None
+    return dealt
 
 
 def deal_world(state: PublicState, hands: Sequence[Sequence[int]], rng: np.random.Generator) -> LlamaGame:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 from test_search_agent import _Recorder
 
@@ -16,6 +17,7 @@ from agents.ppo import SHIPPED, load_actor, save_actor
 from agents.search import NETWORKS, SearchAgent
 from llama_env.agent import UnseenTableSize, unmade_for
 from llama_env.engine import LlamaGame, Rules
+from llama_env.observation import action_mask, encode_v1
 from llama_env.table import Table
 from train.evaluation import evaluate
 
@@ -139,3 +141,21 @@ def test_settings_given_where_it_cannot_search_are_warned_about_once():
     # nothing given, or where what was given holds: not a word (the default agent is as it was)
     assert _play(SearchAgent(seed=0), 3, 1) == _play(SearchAgent(seed=0), 4, 1, end_score=20) == []
     assert _play(SearchAgent(worlds=2, seed=0), 4, 1) == []
+
+
+def test_an_observation_of_no_game_is_refused_not_taken_for_another_hand_size():
+    """Any observation public_state could not read was warned about as "not dealt 6 cards a
+    hand" and played unsearched: a valid heads-up observation with its hand zeroed by mistake
+    passed so, without a word of what was wrong."""
+    game = LlamaGame(2, rng=1)
+    while len(game.legal_actions()) < 2:
+        game.step(game.legal_actions()[0])
+    obs, mask = encode_v1(game, game.current_player), action_mask(game.legal_actions())
+    zeroed = np.where(np.arange(len(obs)) < 8, 0, obs).astype(np.float32)
+    with pytest.raises(ValueError, match="the observation fits no round of the game at any hand size: the observation"):
+        SearchAgent(below=1.0, worlds=8, seed=0).act(zeroed, mask)
+    with pytest.raises(ValueError, match=r"observation 1 fits no round of the game at any hand size"):
+        SearchAgent(below=1.0, worlds=8, seed=0).act_batch(np.stack([obs, zeroed]), np.stack([mask, mask]))
+    searched = SearchAgent(below=1.0, worlds=8, seed=0)
+    searched.act(obs, mask)
+    assert searched.searched == 1

@@ -11,7 +11,7 @@ from agents.random_agent import RandomAgent
 from llama_env.engine import NUM_CARD_VALUES, LlamaGame, can_play_on
 from llama_env.observation import encode, encode_v1
 from llama_env.table import Table
-from llama_env.worlds import deal_world, discard_order, public_state
+from llama_env.worlds import deal_world, dealt_hand_size, discard_order, public_state
 
 
 def _decisions(players: int, games: int, agent, hand_size: int = 6):
@@ -80,6 +80,22 @@ def test_a_version_0_observation_or_another_hand_size_is_refused():
         refused += 1
         public_state(encode_v1(game, seat), hand_size=4)  # told the rule option, it fits
     assert refused > 10
+
+
+@pytest.mark.parametrize(("players", "hand_size"), [(2, 6), (2, 27), (3, 9), (4, 4), (6, 2), (6, 9)])
+def test_the_hand_size_a_round_was_dealt_is_read_from_its_counts(players, hand_size):
+    decisions = _decisions(players, 2, HeuristicAgent(), hand_size)
+    assert {dealt_hand_size(encode_v1(game, seat)) for game, seat in decisions} == {hand_size}
+
+
+def test_a_vector_of_no_game_fits_no_hand_size():
+    """The search read any observation public_state refused as a round dealt another hand
+    size: a hand zeroed by mistake was warned about as "not dealt 6 cards a hand"."""
+    game, seat = next(iter(_decisions(2, 1, HeuristicAgent())))
+    obs = encode_v1(game, seat)
+    zeroed = np.where(np.arange(len(obs)) < 8, 0, obs).astype(np.float32)
+    assert dealt_hand_size(obs) == 6
+    assert dealt_hand_size(zeroed) is dealt_hand_size(np.full_like(obs, np.nan)) is dealt_hand_size(obs[:52]) is None
 
 
 def test_hands_that_do_not_fit_are_refused():
