@@ -902,12 +902,14 @@ def is_shared_mask(mask: object) -> bool:
 # --------------------------------------------------------------------------- reading
 
 
-def view(obs: np.ndarray, version: int | None = None) -> dict[str, np.ndarray]:
+def view(obs: np.ndarray | Sequence[float], version: int | None = None) -> dict[str, np.ndarray]:
     """The fields of an observation (or a batch of them) of ``version`` by name: numpy
-    views, still scaled. Without a version it is told by the length (a vector from
-    outside); a version-1 observation also has the fields of :data:`HISTORY_FIELDS`, and
-    read as version 0 it is its first 52 entries. A vector of no version from ``version``
-    on (52 entries read as version 1) is a ``ValueError``."""
+    views, still scaled (of the array a list is made into, as :func:`decode` takes one).
+    Without a version it is told by the length (a vector from outside); a version-1
+    observation also has the fields of :data:`HISTORY_FIELDS`, and read as version 0 it is
+    its first 52 entries. A vector of no version from ``version`` on (52 entries read as
+    version 1) is a ``ValueError``."""
+    obs = np.asarray(obs)
     if version is None:
         return obs_spec(guess_obs_version(obs)).view(obs)
     if _read_as(np.shape(obs)[-1] if np.ndim(obs) else -1, version) is None:

@@ -49,6 +49,15 @@ def test_every_reader_told_version_0_reads_a_version_1_vector_by_its_first_52_en
         np.testing.assert_array_equal(getattr(batch, f.name), getattr(rows, f.name))
 
 
+def test_view_reads_a_list_as_decode_does():
+    """view(list) was a TypeError (list indices must be integers) where decode(list) read it."""
+    v0, v1 = _vectors()
+    for obs, version in ((v0, None), (v1, None), (v1, 0), (v1, 1)):
+        got = view(obs.tolist(), version)
+        assert {k: a.tolist() for k, a in got.items()} == {k: a.tolist() for k, a in view(obs, version).items()}
+    assert view([v0.tolist(), v0.tolist()])["hand"].shape == (2, 7)
+
+
 def test_each_reader_told_version_1_refuses_a_version_0_vector():
     v0, _ = _vectors()
     for read in (lambda: ObsView(v0, 1), lambda: decode(v0, 1)):
