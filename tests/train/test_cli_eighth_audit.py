@@ -8,10 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = "import sys\nfrom train.cli import main\nsys.exit(main(sys.argv[1:]))\n"
 
 
@@ -53,3 +56,41 @@ def test_a_stray_byte_in_plays_input_is_a_refused_move(monkeypatch, capsys):
     assert "You quit the round." in out
     assert "I don't understand 'exit # caf\ufffd'" in out
     assert out.rstrip().endswith("You left the game unfinished.")
+
+
+ENTRY = textwrap.dedent(
+    """
+    import importlib, importlib.abc, os, signal, sys, tomllib
+
+    how = sys.argv[1]
+
+    class Stop(importlib.abc.MetaPathFinder):
+        # Ctrl-C (or SIGTERM) in the middle of the command line's imports
+        def find_spec(self, name, path, target=None):
+            if name == "train.cli":
+                sys.meta_path.remove(self)
+                if how == "SIGTERM":
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    for _ in range(10**6):  # the handler runs between two bytecodes
+                        pass
+                raise KeyboardInterrupt
+            return None
+
+    with open("pyproject.toml", "rb") as f:
+        module, function = tomllib.load(f)["project"]["scripts"]["llama-rl"].split(":")
+    sys.argv = ["llama-rl", "agents"]
+    sys.meta_path.insert(0, Stop())
+    getattr(importlib.import_module(module), function)()
+    """
+)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="sends SIGTERM")
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+def test_stopped_while_it_starts_is_one_line_and_exit_130(how):
+    """Until main's handlers were in place (its imports, then the parser built) nothing
+    caught Ctrl-C: a traceback of 27 lines ending in importlib; SIGTERM killed it with no
+    word (exit 143). The entry point of pyproject's [project.scripts] catches both."""
+    proc = subprocess.run([sys.executable, "-c", ENTRY, how], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    said = " (SIGTERM)" if how == "SIGTERM" else ""
+    assert (proc.returncode, proc.stderr) == (130, f"\nllama-rl: interrupted{said}\n"), proc.stderr

@@ -1,7 +1,5 @@
 """``python -m train.cli``: the ``llama-rl`` command."""
 
-import sys
+from train.launch import run
 
-from train.cli import main
-
-sys.exit(main())
+run()
