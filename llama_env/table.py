@@ -149,6 +149,17 @@ class TableListener:
         """A round was scored; ``result.game_over`` says whether the game ended."""
 
 
+def _not_a_name(agents: object) -> None:
+    """A ``TypeError`` for a name where a table takes its list of agents: read letter by
+    letter, ``"heuristic"`` was nine players (``player 0: an agent must have act(...),
+    got 'h'``)."""
+    if isinstance(agents, str):
+        raise TypeError(
+            f"agents must be a list of agents (or None for an outside seat), got the name {agents!r}: "
+            f"make the agent first, agents.make({agents!r})"
+        )
+
+
 class Table:
     """A game and what sits at each seat: an agent, or ``None`` for an outside seat.
 
@@ -173,6 +184,7 @@ class Table:
         listener: TableListener | None = None,
     ) -> None:
         n = game.num_players
+        _not_a_name(agents)
         seats: list[Agent | None] = [None] * n if agents is None else list(agents)
         if len(seats) != n:
             raise ValueError(f"a table of {n} players needs {n} seats (an agent or None each), got {len(seats)}")
@@ -544,6 +556,7 @@ class BatchTable:
                 "a BatchTable drives a batched engine (llama_env.batch.BatchEngine, such as BatchGame), "
                 f"got {brief(batch)}"
             )
+        _not_a_name(agents)
         players = list(agents)
         if not players:
             raise ValueError("a BatchTable needs at least one player (an agent, or None for an outside seat)")

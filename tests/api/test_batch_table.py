@@ -315,6 +315,11 @@ def test_bad_tables_are_refused():
         BatchTable(batch, [None, None])
     with pytest.raises(TypeError, match="player 1: an agent must have act"):
         BatchTable(batch, [None, object(), None])
+    # a name was read letter by letter: "player 0: an agent must have act(...), got 'h'"
+    with pytest.raises(
+        TypeError, match=r"agents must be a list of agents .*got the name 'heuristic'.*make\('heuristic'\)"
+    ):
+        BatchTable(batch, "heuristic")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"player 2: got the class GreedyAgent: pass an instance, GreedyAgent\(\)"):
         BatchTable(batch, [None, None, GreedyAgent])
     with pytest.raises(ValueError, match=r"seating must be an integer array of shape \(4, 3\)"):

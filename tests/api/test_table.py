@@ -222,6 +222,8 @@ def test_deal_table_reseeds_opponents_then_deals_from_the_same_generator():
             r"seat 1: got the class FirstLegal: pass an instance, FirstLegal\(\)",
         ),
         (None, ["a"], ValueError, "names must label all 3 seats"),
+        # a name was read letter by letter ("seat 0: an agent must have act(...), got 'a'")
+        ("abc", None, TypeError, r"agents must be a list of agents .*got the name 'abc'.*make\('abc'\)"),
     ],
 )
 def test_bad_tables_are_refused(agents, names, error, match):
