@@ -3,6 +3,7 @@ closed or full stderr, and a game left early."""
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import signal
@@ -94,3 +95,41 @@ def test_stopped_while_it_starts_is_one_line_and_exit_130(how):
     proc = subprocess.run([sys.executable, "-c", ENTRY, how], capture_output=True, text=True, timeout=120, cwd=ROOT)
     said = " (SIGTERM)" if how == "SIGTERM" else ""
     assert (proc.returncode, proc.stderr) == (130, f"\nllama-rl: interrupted{said}\n"), proc.stderr
+
+
+class _FullDisk(io.StringIO):
+    """A stderr on a full disk (``2>/dev/full``): every write fails."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+EVAL = ["eval", "--agents", "heuristic,random", "--games", "3", "--workers", "1", "--progress"]
+
+
+@pytest.mark.parametrize("stderr", [None, _FullDisk()], ids=["closed", "full"])
+def test_a_progress_bar_that_cannot_be_shown_leaves_the_results(monkeypatch, capsys, stderr):
+    """With --progress, a full stderr was exit 1 and no results (the error handler's own
+    line raised a second OSError), a closed one exit 1 and nothing anywhere (tqdm wrote to
+    None). Now the bar is dropped and the results print."""
+    from train.cli import main
+
+    monkeypatch.setattr(sys, "stderr", stderr)
+    code = main(EVAL)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("3 games, 2 players") and "heuristic" in out and "random" in out
+
+
+@pytest.mark.parametrize(
+    "argv", [["eval", "--agents", "heuristc"], ["eval", "--games", "0", "--agents", "random"], []], ids=str
+)
+@pytest.mark.parametrize("stderr", [None, _FullDisk()], ids=["closed", "full"])
+def test_errors_go_to_stderr_or_nowhere_never_to_stdout(monkeypatch, capsys, argv, stderr):
+    """With stderr closed (``2>&-``), every ``llama-rl: error:`` line, and argparse's usage,
+    went to stdout, among a command's results (``print(file=None)``)."""
+    from train.cli import main
+
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert main(argv) == 2
+    assert capsys.readouterr().out == ""

@@ -31,6 +31,7 @@ import os
 import pickle
 import queue
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -833,13 +834,45 @@ MAX_WORKERS_WINDOWS = 61
 
 
 def _progress_bar(progress: bool | str, total: int) -> Any:
-    if not progress:
+    """A progress bar on stderr when ``progress`` asks for one (a string names what it
+    counts), else ``None``; ``None`` too where stderr is closed (``2>&-``). A stderr that
+    refuses a write (``2>/dev/full``) stops the bar, not the games: the results are still
+    returned and printed."""
+    if not progress or sys.stderr is None:
         return None
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency of the train extra
         return None
-    return tqdm(total=total, desc=progress if isinstance(progress, str) else "games", unit="game")
+    desc = progress if isinstance(progress, str) else "games"
+    return tqdm(total=total, desc=desc, unit="game", file=_Dropping(sys.stderr))
+
+
+class _Dropping:
+    """A text stream that drops what it cannot write (a full disk, a closed pipe) instead
+    of raising; the rest of its attributes are the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._broken = False
+
+    def write(self, text: str) -> int:
+        if not self._broken:
+            try:
+                return int(self._stream.write(text))
+            except (OSError, ValueError):
+                self._broken = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._broken:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._broken = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def check_num_games(num_games: object) -> int:
