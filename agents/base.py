@@ -11,6 +11,7 @@ by name without importing this package; this package fills the registry.
 
 from __future__ import annotations
 
+import math
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "mask_list",
     "check_observation",
     "check_batch",
+    "check_finite",
     "number",
     "load_arrays",
 ]
@@ -68,17 +70,44 @@ def _check_seed(seed: object) -> int | None:
 
 def check_observation(observation: Any) -> None:
     """Raise ``ValueError`` unless ``observation`` is one flat observation vector of
-    any version (the rule-based agents read the first 52 entries, which all share)."""
+    any version (the rule-based agents read the first 52 entries, which all share).
+
+    Only the shape: it runs at every decision, and looking at each entry would cost the
+    cheap agents a tenth of their time. What reads the values checks them where it is
+    cheap (:func:`check_finite`): ``ppo``, ``search`` and every ``act_batch`` before
+    reading, the rule-based agents when a value they read fails to be a count."""
     shape = observation.shape if type(observation) is np.ndarray else np.shape(observation)
     if len(shape) != 1 or shape[0] not in VERSION_OF_SIZE:  # every version extends version 0
         raise ValueError(f"an observation is a flat vector of {sizes_text()} values, got shape {shape}")
 
 
+def check_finite(observations: Any) -> None:
+    """Raise ``ValueError`` naming the first entry of ``observations`` (one vector, or
+    ``(B, size)`` rows) that is NaN or infinite: such a value read as a count or fed to a
+    network gave "cannot convert float NaN to integer" or a move from nonsense.
+
+    One BLAS pass where all are finite (their sum of squares is; an entry beyond about
+    1e19 overflows it, and then each entry is looked at)."""
+    values = observations if type(observations) is np.ndarray else np.asarray(observations)
+    if values.dtype.kind != "f":
+        return  # integers and booleans are finite; other kinds fail on their own
+    flat = values if values.ndim == 1 else values.reshape(-1)
+    if math.isfinite(flat.dot(flat)):
+        return
+    bad = ~np.isfinite(values)
+    if bad.any():
+        at = np.unravel_index(int(np.argmax(bad)), values.shape)
+        where = f"row {at[0]}, entry {at[1]}" if values.ndim == 2 else f"entry {at[0]}"
+        what = "the observations" if values.ndim == 2 else "an observation"
+        raise ValueError(f"{what} must hold finite numbers, got {values[at]} at {where}") from None
+
+
 def check_batch(observations: Any, action_masks: Any) -> tuple[np.ndarray, np.ndarray]:
     """The arguments of an ``act_batch`` checked: ``observations`` a ``(B, 52)`` or ``(B,
-    175)`` array, ``action_masks`` ``(B, 9)`` with at least one legal action in every row.
-    Returns the observations and the masks as booleans; raises ``ValueError`` naming the
-    shape, or the first row without a legal action."""
+    175)`` array of finite numbers, ``action_masks`` ``(B, 9)`` with at least one legal
+    action in every row. Returns the observations and the masks as booleans; raises
+    ``ValueError`` naming the shape, the first row without a legal action, or the first
+    entry that is not finite."""
     obs = np.asarray(observations)
     masks = np.asarray(action_masks)
     if obs.ndim != 2 or obs.shape[1] not in VERSION_OF_SIZE:
@@ -92,6 +121,7 @@ def check_batch(observations: Any, action_masks: Any) -> tuple[np.ndarray, np.nd
     empty = ~legal.any(axis=1)
     if empty.any():
         raise ValueError(f"the action mask of row {int(np.argmax(empty))} has no legal action")
+    check_finite(obs)
     return obs, legal
 
 

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from agents.base import BaseAgent, check_batch, check_observation, legal_actions, mask_list, number
+from agents.base import BaseAgent, check_batch, check_finite, check_observation, legal_actions, mask_list, number
 from llama_env.agent import register
 from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, card_points
 from llama_env.observation import MAX_OTHERS, BatchView, ObsView
@@ -119,12 +119,16 @@ class GreedyAgent(BaseAgent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_actions(action_mask)
-        o = ObsView(observation)
+        o = ObsView(observation)  # checks the shape
         plays = [a for a in legal if a < _DRAW]
         if plays:
-            if self.prefer == "same" or len(plays) == 1:
-                return _same_first(plays, o.top_card)
-            return _best_points_play(plays, o.hand_counts())
+            try:
+                if self.prefer == "same" or len(plays) == 1:
+                    return _same_first(plays, o.top_card)
+                return _best_points_play(plays, o.hand_counts())
+            except (ValueError, OverflowError):  # a NaN or infinity read as a count: named (free until then)
+                check_finite(observation)
+                raise
         return _DRAW if _DRAW in legal else _QUIT
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -171,12 +175,16 @@ class CautiousAgent(BaseAgent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_actions(action_mask)
-        o = ObsView(observation)
-        if o.hand_penalty <= self.threshold and _QUIT in legal:
-            return _QUIT
-        plays = [a for a in legal if a < _DRAW]
-        if plays:
-            return _best_points_play(plays, o.hand_counts())
+        o = ObsView(observation)  # checks the shape
+        try:
+            if o.hand_penalty <= self.threshold and _QUIT in legal:
+                return _QUIT
+            plays = [a for a in legal if a < _DRAW]
+            if plays:
+                return _best_points_play(plays, o.hand_counts())
+        except (ValueError, OverflowError):  # a NaN or infinity read as a count: named (free until then)
+            check_finite(observation)
+            raise
         return _DRAW if _DRAW in legal else _QUIT
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -300,11 +308,15 @@ class HeuristicAgent(BaseAgent):
                 raise ValueError("the action mask has no legal action")
             return _QUIT
         o = ObsView(observation)
-        hand = o.hand_counts()
-        danger = self._danger(o)
-        if plays:
-            return self._choose_play(plays, hand, o.top_card, danger)
-        return _QUIT if self._should_quit(o, hand, danger) else _DRAW
+        try:
+            hand = o.hand_counts()
+            danger = self._danger(o)
+            if plays:
+                return self._choose_play(plays, hand, o.top_card, danger)
+            return _QUIT if self._should_quit(o, hand, danger) else _DRAW
+        except (ValueError, OverflowError):  # a NaN or infinity read as a count: named (free until then)
+            check_finite(observation)
+            raise
 
     def _danger(self, o: ObsView) -> bool:
         """Whether an opponent still in the round holds at most ``danger_hand`` cards."""

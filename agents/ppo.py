@@ -41,7 +41,15 @@ from typing import IO, Any, NamedTuple, cast
 
 import numpy as np
 
-from agents.base import MAX_ARRAY_BYTES, BaseAgent, check_observation, load_arrays, mask_list, too_large
+from agents.base import (
+    MAX_ARRAY_BYTES,
+    BaseAgent,
+    check_finite,
+    check_observation,
+    load_arrays,
+    mask_list,
+    too_large,
+)
 from llama_env._atomic import atomic_savez
 from llama_env._install import MissingExtra
 from llama_env.agent import and_list, register
@@ -1200,6 +1208,7 @@ class PPOAgent(BaseAgent):
         mask = np.asarray(mask_list(action_mask), dtype=bool).reshape(1, -1)
         if not mask.any():
             raise ValueError("PPOAgent.act: the action mask has no legal action")
+        check_finite(observation)
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
         return int(self._act(obs, mask)[0])
 
@@ -1216,6 +1225,7 @@ class PPOAgent(BaseAgent):
             )
         if not masks.any(axis=1).all():
             raise ValueError("PPOAgent.act_batch: an action mask has no legal action")
+        check_finite(obs)
         return self._act(obs, masks)
 
     def _act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from agents.base import BaseAgent, check_batch, check_observation, legal_actions, load_arrays, number
+from agents.base import BaseAgent, check_batch, check_finite, check_observation, legal_actions, load_arrays, number
 from agents.heuristic import HeuristicAgent
 from agents.ppo import (
     DEFAULT_MODEL,
@@ -486,6 +486,7 @@ class SearchAgent(BaseAgent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
+        check_finite(observation)
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, legal_actions(action_mask)] = True
         return int(self.act_batch(np.asarray(observation)[None], mask)[0])

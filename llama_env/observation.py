@@ -938,6 +938,10 @@ class ObsView:
 
     :meth:`count`, :meth:`hand_counts`, :meth:`discarded_count` and
     :meth:`discard_counts` index by card code instead.
+
+    Only the shape is checked: a NaN or infinite entry is not looked for here (that would
+    cost each of an agent's decisions again); read as a count it fails there, and the
+    built-in agents then name it (``agents.base.check_finite``).
     """
 
     __slots__ = ("_v", "_n", "version")
@@ -947,8 +951,14 @@ class ObsView:
         def __getattr__(self, name: str) -> Any: ...
 
     def __init__(self, observation: np.ndarray | Sequence[float], version: int | None = None) -> None:
-        v = observation.tolist() if type(observation) is np.ndarray else list(observation)
-        n = len(v)
+        try:
+            v = observation.tolist() if type(observation) is np.ndarray else list(observation)
+            n = len(v)
+        except TypeError:  # None, a number, a 0-d array: no vector (a bare "not iterable" named nothing)
+            what = "an observation is" if version is None else f"version {version} reads"
+            raise ValueError(
+                f"{what} a flat vector of {sizes_text(version or 0)} values, got shape {np.shape(observation)}"
+            ) from None
         if version is None:  # the hot path: an agent's act
             told = VERSION_OF_SIZE.get(n)
         else:

@@ -73,6 +73,36 @@ def test_observations_of_the_wrong_shape_are_refused(name, shape):
         agents.make(name).act(obs, MASK)
 
 
+@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("obs", [None, 5, np.float32(0.5)], ids=repr)
+def test_an_observation_that_is_no_vector_is_refused_as_every_agent_refuses_it(name, obs):
+    """greedy and cautious said "'NoneType' object is not iterable" where the others named
+    the shape."""
+    with pytest.raises(ValueError, match=r"an observation is a flat vector of 52 \(version 0\) .* got shape \(\)"):
+        agents.make(name).act(obs, MASK)
+
+
+TWO_PLAYS = np.array([1, 1, 0, 0, 0, 0, 0, 1, 1], dtype=bool)
+"""Two plays, a draw and a quit: every agent but random reads the observation's values."""
+
+
+@pytest.mark.parametrize("name", [n for n in BUILTIN if n != "random"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_an_observation_that_is_not_finite_is_refused_naming_the_entry(name, bad):
+    """All NaN, greedy, cautious, heuristic and perturbed said "cannot convert float NaN to
+    integer"; ppo and search played a move from it without a word."""
+    agent = agents.make(name, seed=0)
+    obs = (encode_v1(GAME, 0) if getattr(agent, "obs_version", 0) else OBS).copy()
+    obs[3] = bad
+    with pytest.raises(ValueError, match=rf"an observation must hold finite numbers, got {bad} at entry 3"):
+        agent.act(obs, TWO_PLAYS)
+    if hasattr(agent, "act_batch"):
+        rows = np.stack([np.where(np.isfinite(obs), obs, 0), obs])
+        refused = rf"the observations must hold finite numbers, got {bad} at row 1, entry 3"
+        with pytest.raises(ValueError, match=refused):
+            agent.act_batch(rows, np.stack([TWO_PLAYS, TWO_PLAYS]))
+
+
 def test_the_rule_based_agents_read_any_declared_observation_version(monkeypatch):
     """They took only the lengths of versions 0 and 1, written out: a version 2 declared in
     llama_env.observation (a longer vector, version 0's entries first) was refused."""
