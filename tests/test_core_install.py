@@ -1,12 +1,15 @@
-"""A core install (numpy, gymnasium, pettingzoo; no training extra) runs the envs, the
-baselines, the shipped ppo and search agents and the evaluation; a model only torch can
-read, and a results table without pandas, say what to install."""
+"""A core install (numpy, gymnasium, pettingzoo, tqdm; no training extra) runs the envs,
+the baselines, the shipped ppo and search agents and the evaluation with its progress
+bar; a model only torch can read, and a results table without pandas, say what to
+install."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 from llama_env._install import install_hint
@@ -14,7 +17,7 @@ from llama_env._install import install_hint
 SCRIPT = textwrap.dedent(
     """
     import sys
-    for name in ("torch", "stable_baselines3", "sb3_contrib", "openskill", "tqdm", "pandas"):
+    for name in ("torch", "stable_baselines3", "sb3_contrib", "openskill", "pandas"):
         sys.modules[name] = None          # as if not installed
     import gymnasium as gym
     import llama_env, agents
@@ -80,7 +83,7 @@ def test_tune_heuristic_runs_on_the_core_install_and_its_help_says_so():
     script = textwrap.dedent(
         """
         import sys
-        for name in ("torch", "stable_baselines3", "sb3_contrib", "openskill", "tqdm", "pandas", "rich"):
+        for name in ("torch", "stable_baselines3", "sb3_contrib", "openskill", "pandas", "rich"):
             sys.modules[name] = None          # as if not installed
         from train.cli import main
         main(["tune-heuristic", "--help"])
@@ -91,3 +94,29 @@ def test_tune_heuristic_runs_on_the_core_install_and_its_help_says_so():
     assert out.returncode == 0, out.stderr
     assert "usage: llama-rl tune-heuristic" in out.stdout and "extra" not in out.stdout
     assert "HEURISTIC_DEFAULTS of agents/heuristic.py" in out.stdout
+
+
+def test_the_progress_bar_comes_with_the_core_install():
+    """``--progress``, and the bar shown by default at a terminal, did nothing on the core
+    install: tqdm came only with the train extra, and a missing tqdm was no bar, without a
+    word. It is a core dependency; an install without it says there is no bar."""
+    with open(Path(__file__).resolve().parents[1] / "pyproject.toml", "rb") as f:
+        core = tomllib.load(f)["project"]["dependencies"]
+    assert any(re.match(r"tqdm\b", d) for d in core), core
+    script = textwrap.dedent(
+        """
+        import sys
+        for name in ("torch", "stable_baselines3", "sb3_contrib", "openskill", "pandas", "rich"):
+            sys.modules[name] = None          # as if not installed
+        from train.cli import main
+        main(["eval", "--agents", "heuristic,random", "--games", "4", "--workers", "1", "--progress"])
+        sys.modules["tqdm"] = sys.modules["tqdm.auto"] = None
+        sys.exit(main(["eval", "--agents", "heuristic,random", "--games", "4", "--workers", "1", "--progress"]))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    bar, missing = out.stderr.split("llama-rl: warning: ")
+    assert "4/4 [" in bar
+    assert missing == "no progress bar: the package 'tqdm' is not installed (pip install tqdm)\n"
+    assert out.stdout.count("4 games, 2 players") == 2
