@@ -835,14 +835,16 @@ MAX_WORKERS_WINDOWS = 61
 
 def _progress_bar(progress: bool | str, total: int) -> Any:
     """A progress bar on stderr when ``progress`` asks for one (a string names what it
-    counts), else ``None``; ``None`` too where stderr is closed (``2>&-``). A stderr that
-    refuses a write (``2>/dev/full``) stops the bar, not the games: the results are still
-    returned and printed."""
+    counts), else ``None``; ``None`` too where stderr is closed (``2>&-``), and, with a
+    warning, where tqdm is missing (a dependency, but an install without its dependencies
+    lacks it). A stderr that refuses a write (``2>/dev/full``) stops the bar, not the
+    games: the results are still returned and printed."""
     if not progress or sys.stderr is None:
         return None
     try:
         from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is a dependency of the train extra
+    except ImportError:
+        warnings.warn("no progress bar: the package 'tqdm' is not installed (pip install tqdm)", stacklevel=2)
         return None
     desc = progress if isinstance(progress, str) else "games"
     return tqdm(total=total, desc=desc, unit="game", file=_Dropping(sys.stderr))
