@@ -61,7 +61,7 @@ def test_a_stray_byte_in_plays_input_is_a_refused_move(monkeypatch, capsys):
 
 ENTRY = textwrap.dedent(
     """
-    import importlib, importlib.abc, os, signal, sys, tomllib
+    import importlib, importlib.abc, os, re, signal, sys
 
     how = sys.argv[1]
 
@@ -77,8 +77,8 @@ ENTRY = textwrap.dedent(
                 raise KeyboardInterrupt
             return None
 
-    with open("pyproject.toml", "rb") as f:
-        module, function = tomllib.load(f)["project"]["scripts"]["llama-rl"].split(":")
+    with open("pyproject.toml", encoding="utf-8") as f:  # [project.scripts]; no tomllib on Python 3.10
+        module, function = re.search(r'^llama-rl = "([\\w.]+):(\\w+)"$', f.read(), flags=re.M).groups()
     sys.argv = ["llama-rl", "agents"]
     sys.meta_path.insert(0, Stop())
     getattr(importlib.import_module(module), function)()
