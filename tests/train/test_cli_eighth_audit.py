@@ -133,3 +133,17 @@ def test_errors_go_to_stderr_or_nowhere_never_to_stdout(monkeypatch, capsys, arg
     monkeypatch.setattr(sys, "stderr", stderr)
     assert main(argv) == 2
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(("typed", "why"), [("q\n", "end of input"), ("q\nexit\n", "exit")])
+def test_a_game_left_unfinished_says_so_on_stderr(monkeypatch, capsys, typed, why):
+    """Leaving play early was exit 1 with nothing on stderr (what said so went to stdout
+    only): a script that kept stdout apart saw a failure without a word."""
+    from train.cli import main
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(typed))
+    code = main(["play", "--seed", "7"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert captured.err == f"llama-rl: game left unfinished ({why})\n"
+    assert "You quit the round." in captured.out and "game left unfinished (" not in captured.out

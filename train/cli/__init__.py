@@ -50,6 +50,7 @@ from train.cli.common import (
     PROG,
     CommandError,
     HelpFormatter,
+    say_on_stderr,
     silence_stdout,
 )
 from train.cli.evaluate import EvalCommand, run_eval
@@ -132,7 +133,7 @@ def _main(argv: list[str] | None) -> int:
     _tolerant_streams()
     hidden = builtins_hidden()
     if hidden:  # a user's agents.py beside the script (python -m train.cli): Python's error named no file
-        _say(f"{PROG}: error: {hidden}")
+        say_on_stderr(f"{PROG}: error: {hidden}")
         return 1
     parser = build_parser()
     try:
@@ -145,7 +146,7 @@ def _main(argv: list[str] | None) -> int:
     func = getattr(args, "func", None)
     if func is None:
         parser.print_usage(sys.stderr)
-        _say(f"{PROG}: error: a command is required: {', '.join(COMMAND_NAMES)}")
+        say_on_stderr(f"{PROG}: error: a command is required: {', '.join(COMMAND_NAMES)}")
         return EXIT_USAGE
     default_format = warnings.formatwarning
     warnings.formatwarning = partial(_format_warning, default_format)
@@ -154,47 +155,37 @@ def _main(argv: list[str] | None) -> int:
         with _terminate_as_ctrl_c(stopped_by):
             code = func(args)
         if code == EXIT_INTERRUPTED and stopped_by:  # a trainer saved its checkpoint and said so on stdout
-            _say(f"{PROG}: {_interrupted(stopped_by)}")
+            say_on_stderr(f"{PROG}: {_interrupted(stopped_by)}")
     except CommandError as exc:
-        _say(f"{PROG}: error: {exc}")
+        say_on_stderr(f"{PROG}: error: {exc}")
         return exc.code
     except AgentError as exc:  # an agent failed in the games of a command without a rule of its own (fit-search)
-        _say(f"{PROG}: error: {exc}")
+        say_on_stderr(f"{PROG}: error: {exc}")
         return EXIT_GAME_FAILED
     except ModuleNotFoundError as exc:  # an optional package an agent needs (ppo:path=X.zip: torch)
         if not _names_an_extra(exc):
             raise
-        _say(f"{PROG}: error: {exc}")
+        say_on_stderr(f"{PROG}: error: {exc}")
         return 1
     except KeyboardInterrupt:
-        _say(f"\n{PROG}: {_interrupted(stopped_by)}")
+        say_on_stderr(f"\n{PROG}: {_interrupted(stopped_by)}")
         return EXIT_INTERRUPTED
     except MemoryError:  # numpy's names the bytes it wanted; the person needs the cause
-        _say(f"{PROG}: error: out of memory: ask for less (fewer --games, say)")
+        say_on_stderr(f"{PROG}: error: out of memory: ask for less (fewer --games, say)")
         return 1
     except BrokenProcessPool:  # a worker killed (the out-of-memory killer, kill -9): the pool's traceback said neither
-        _say(f"{PROG}: error: {WORKER_DIED}: try fewer --workers")
+        say_on_stderr(f"{PROG}: error: {WORKER_DIED}: try fewer --workers")
         return 1
     except BrokenPipeError:  # `llama-rl ... | head`: the reader left; stop quietly
         silence_stdout()
         return 1
     except OSError as exc:  # a disk full or read-only under a command's output, found while writing
         where = f" ({exc.filename})" if exc.filename else ""
-        _say(f"{PROG}: error: {exc.strerror or exc}{where}")
+        say_on_stderr(f"{PROG}: error: {exc.strerror or exc}{where}")
         return 1
     finally:
         warnings.formatwarning = default_format
     return int(code or 0)
-
-
-def _say(line: str) -> None:
-    """``line`` on stderr, where it can be written: nothing where stderr is closed
-    (``2>&-``: ``print`` wrote it on stdout, among a command's results) or refuses the
-    write (``2>/dev/full``: a second error, raised from the handler of the first)."""
-    if sys.stderr is None:
-        return
-    with contextlib.suppress(OSError, ValueError):
-        print(line, file=sys.stderr, flush=True)
 
 
 def _tolerant_streams() -> None:

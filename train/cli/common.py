@@ -47,6 +47,7 @@ __all__ = [
     "add_games",
     "write_npz",
     "silence_stdout",
+    "say_on_stderr",
     "progress_log",
     "missing_dependency",
     "import_or_exit",
@@ -433,6 +434,16 @@ def progress_log() -> Callable[[str], None]:
             silence_stdout()
 
     return log
+
+
+def say_on_stderr(line: str) -> None:
+    """``line`` on stderr, where it can be written: nothing where stderr is closed
+    (``2>&-``: ``print`` wrote it on stdout, among a command's results) or refuses the
+    write (``2>/dev/full``: a second error, raised from the handler of the first)."""
+    if sys.stderr is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def silence_stdout() -> None:

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from train.cli.common import (
     AGENT_SYNTAX,
+    PROG,
     CommandError,
     HelpFormatter,
     SubParsers,
@@ -17,6 +18,7 @@ from train.cli.common import (
     int_in,
     players_type,
     rules_from_args,
+    say_on_stderr,
     seed_type,
     standard_output,
 )
@@ -28,16 +30,19 @@ __all__ = ["run_play", "add_parser"]
 def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """``llama-rl play``: one game against agents on the terminal (see :func:`train.play.terminal.play`).
 
-    A closed standard input or output, and an agent that fails during the game (named
-    with its seat), are a :class:`CommandError` with exit code 1: the game is left
-    unfinished, as when the person leaves it; a bad configuration one with exit code 2."""
+    A game left unfinished (``exit``, end of input) is exit code 1 with one line on stderr
+    saying so (``llama-rl: game left unfinished (end of input)``), for a script that
+    captures stdout apart. A closed standard input or output, and an agent that fails
+    during the game (named with its seat), are a :class:`CommandError` with exit code 1:
+    the game is left unfinished, as when the person leaves it; a bad configuration one
+    with exit code 2."""
     stdin = stdin if stdin is not None else sys.stdin
     if stdin is None:  # `llama-rl play <&-`: Python sets sys.stdin to None
         raise CommandError("standard input is closed: play reads your moves from it", code=EXIT_LEFT)
     stdout = stdout if stdout is not None else standard_output("play shows the game on it")
     with game_errors():
         config.validate()
-        return play(config, stdin, stdout)
+        return play(config, stdin, stdout, on_leave=lambda why: say_on_stderr(f"{PROG}: game left unfinished ({why})"))
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -330,13 +330,14 @@ class _Transcript(TableListener):
             self.say(_round_opening(table.game, self.names))
 
 
-def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
+def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[str], None] | None = None) -> int:
     """Play one game with a person at ``config.seat``; return an exit code.
 
     The game runs on the table driver: the agents' seats are answered by their agents,
     the person's by what they type. Returns :data:`EXIT_FINISHED` (0) when the game ends
     normally and :data:`EXIT_LEFT` (1) when the person types ``exit`` or the input ends
-    (EOF) before that. Raises ``ValueError`` for a bad configuration (before anything
+    (EOF) before that; ``on_leave`` is then called with why (``"exit"``, ``"end of
+    input"``), for the command line's line on stderr. Raises ``ValueError`` for a bad configuration (before anything
     is printed), :class:`AgentError` when an agent's ``reset`` or ``act`` raises and
     ``IllegalActionError`` when it answers an illegal move, both naming the agent and
     its seat.
@@ -371,7 +372,9 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO) -> int:
         if game.game_over:
             break
         action = _ask(game, me, names, stdin, stdout)
-        if action is None:
+        if isinstance(action, str):
+            if on_leave is not None:
+                on_leave(action)
             return EXIT_LEFT
         table.apply(action)
     say("Thanks for playing.")
@@ -443,8 +446,9 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
     return EXIT_FINISHED
 
 
-def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO) -> int | None:
-    """Show the table and read moves until a legal one; ``None`` when the person leaves.
+def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO) -> int | str:
+    """Show the table and read moves until a legal one; why the person left (``"exit"``,
+    ``"end of input"``) when they leave.
 
     When the input is not a terminal (a pipe, a file, a test's ``StringIO``) each line
     read is echoed after the prompt, so the transcript reads like a session; at a
@@ -470,7 +474,7 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
             stdout.write("\n")
         if line == "":
             say("End of input: leaving the game unfinished.")
-            return None
+            return "end of input"
         try:
             action = parse_move(line, game)
         except MoveError as exc:
@@ -482,7 +486,7 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
             continue
         if action == _EXIT:
             say("You left the game unfinished.")
-            return None
+            return "exit"
         return action
 
 
