@@ -147,3 +147,15 @@ def test_a_game_left_unfinished_says_so_on_stderr(monkeypatch, capsys, typed, wh
     assert code == 1
     assert captured.err == f"llama-rl: game left unfinished ({why})\n"
     assert "You quit the round." in captured.out and "game left unfinished (" not in captured.out
+
+
+def test_help_in_the_game_says_how_to_leave_it():
+    """``help`` listed the moves but never said that ``exit`` leaves the program (``q``
+    quits only the round)."""
+    from llama_env import Rules
+    from train.play.terminal import PlayConfig, play
+
+    out = io.StringIO()
+    play(PlayConfig(rules=Rules(2), opponents=("random",), seed=3), io.StringIO("help\nexit\n"), out)
+    after_help = out.getvalue().split("Your move> help\n")[1]
+    assert after_help.splitlines()[1] == "Type 'exit' to leave the game; q quits only the round."

@@ -483,6 +483,7 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
             continue
         if action == _HELP:
             say("Your moves: " + format_moves(legal))
+            say("Type 'exit' to leave the game; q quits only the round.")
             continue
         if action == _EXIT:
             say("You left the game unfinished.")
