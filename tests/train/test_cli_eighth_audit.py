@@ -159,3 +159,26 @@ def test_help_in_the_game_says_how_to_leave_it():
     play(PlayConfig(rules=Rules(2), opponents=("random",), seed=3), io.StringIO("help\nexit\n"), out)
     after_help = out.getvalue().split("Your move> help\n")[1]
     assert after_help.splitlines()[1] == "Type 'exit' to leave the game; q quits only the round."
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("stdout", "pause"), [(None, 0.0), (_Terminal(), 0.5)], ids=["file", "terminal"])
+def test_watch_waits_between_moves_only_at_a_terminal(monkeypatch, capsys, stdout, pause):
+    """``llama-rl watch > game.txt`` waited half a second a move into the file (80 s for a
+    game); without --delay it waits only at a terminal."""
+    import train.play.terminal
+    from train.cli import main
+
+    pauses: list[float] = []
+    monkeypatch.setattr(train.play.terminal.time, "sleep", pauses.append)
+    if stdout is not None:
+        monkeypatch.setattr(sys, "stdout", stdout)
+    assert main(["watch", "--players", "2", "--seed", "1", "--end-score", "10", "--hand-size", "3"]) == 0
+    assert pauses == [pause] * len(pauses) and bool(pauses) == bool(pause)  # a delay of 0 never sleeps
+    moves = len(pauses)
+    assert main(["watch", "--players", "2", "--seed", "1", "--end-score", "10", "--delay", "0.25"]) == 0
+    assert pauses[moves:] and set(pauses[moves:]) == {0.25}  # as asked, anywhere

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TextIO
 
 from train.cli.common import (
     AGENT_SYNTAX,
@@ -36,14 +37,28 @@ DEFAULT_PLAYERS = 4
 """The table a single agent fills when --players is not given."""
 
 
+DEFAULT_DELAY = 0.5
+"""The seconds before each move at a terminal; into a file or a pipe, no wait."""
+
+
 def _run(args: argparse.Namespace) -> int:
     specs = agent_specs(args.agents, "--agents")
     players = args.players if args.players is not None or len(specs) > 1 else DEFAULT_PLAYERS
     seats = seat_agents(specs, players, "--agents")
-    config = WatchConfig(seats, rules=rules_from_args(args, len(seats)), seed=args.seed, delay=args.delay)
+    rules = rules_from_args(args, len(seats))
+    out = standard_output("watch shows the game on it")
+    delay = args.delay if args.delay is not None else DEFAULT_DELAY if _isatty(out) else 0.0
+    config = WatchConfig(seats, rules=rules, seed=args.seed, delay=delay)
     with game_errors():
         config.validate()
-        return watch(config, standard_output("watch shows the game on it"))
+        return watch(config, out)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
@@ -73,7 +88,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help=f"players, 2..6 (default: as agents, or {DEFAULT_PLAYERS} for a single agent)",
     )
     p.add_argument("--seed", type=seed_type, default=None, help="seed for a reproducible game")
-    p.add_argument("--delay", type=_delay, default=0.5, help="seconds before each move is shown (default 0.5)")
+    p.add_argument(
+        "--delay",
+        type=_delay,
+        default=None,
+        help=f"seconds before each move is shown (default {DEFAULT_DELAY:g} at a terminal, 0 into a file or a pipe)",
+    )
     add_rule_options(p)
     p.set_defaults(func=_run, command_parser=p)
     return p
