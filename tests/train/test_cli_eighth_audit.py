@@ -182,3 +182,19 @@ def test_watch_waits_between_moves_only_at_a_terminal(monkeypatch, capsys, stdou
     moves = len(pauses)
     assert main(["watch", "--players", "2", "--seed", "1", "--end-score", "10", "--delay", "0.25"]) == 0
     assert pauses[moves:] and set(pauses[moves:]) == {0.25}  # as asked, anywhere
+
+
+def test_agents_wraps_to_the_terminal_under_the_name_column(monkeypatch):
+    """``llama-rl agents`` wrote lines of some 260 characters whatever the terminal's width;
+    into a file or a pipe it still writes one line per agent (docs/cli.md shows it so)."""
+    from train.cli.agents import list_agents
+
+    monkeypatch.setenv("COLUMNS", "60")
+    wrapped, whole = _Terminal(), io.StringIO()
+    list_agents(wrapped)
+    list_agents(whole)
+    lines = wrapped.getvalue().splitlines()
+    assert max(map(len, lines)) <= 60 < max(len(s) for s in whole.getvalue().splitlines())
+    hanging = [s for s in lines if s.startswith("   ")]
+    assert hanging and all(s.startswith(" " * 13) and s[13] != " " for s in hanging)  # under the descriptions
+    assert " ".join(wrapped.getvalue().split()) == " ".join(whole.getvalue().split())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+import textwrap
 from typing import TextIO
 
 from llama_env.agent import GROUPS, describe, grouped
@@ -19,11 +21,30 @@ def list_agents(out: TextIO | None = None) -> dict[str, str]:
     out = out if out is not None else standard_output("agents lists the agents on it")
     groups = grouped()
     width = max((len(n) for agents in groups.values() for n in agents), default=0)
+    columns = _terminal_columns(out)
     for k, (group, agents) in enumerate(groups.items()):
         print(("\n" if k else "") + GROUPS[group] + ":", file=out)
         for name, doc in agents.items():
-            print(f"  {name:<{width}}  {doc}".rstrip(), file=out)
+            line = f"  {name:<{width}}  {doc}".rstrip()
+            if columns is not None:  # under the name column, not back at the margin
+                line = textwrap.fill(
+                    line,
+                    max(columns, width + 24),
+                    subsequent_indent=" " * (width + 4),
+                    break_on_hyphens=False,  # "heads-up" stays whole
+                    break_long_words=False,
+                )
+            print(line, file=out)
     return describe()
+
+
+def _terminal_columns(out: TextIO) -> int | None:
+    """The width to wrap to when ``out`` is a terminal; ``None`` (a line per agent, whole)
+    into a file or a pipe, for grep."""
+    try:
+        return shutil.get_terminal_size().columns if out.isatty() else None
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _run(args: argparse.Namespace) -> int:
