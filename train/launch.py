@@ -14,12 +14,9 @@ import signal
 import sys
 from types import FrameType
 
-__all__ = ["run"]
+from train._program import EXIT_INTERRUPTED, PROG
 
-PROG = "llama-rl"
-"""``train.cli.common.PROG``, written again: importing it would import the rest first."""
-EXIT_INTERRUPTED = 130
-"""``train.cli.common.EXIT_INTERRUPTED``, written again for the same reason."""
+__all__ = ["run"]
 
 
 def run() -> None:

@@ -1,5 +1,8 @@
-"""``python -m train.cli``: the ``llama-rl`` command."""
+"""``python -m train.cli``: the ``llama-rl`` command. (The installed ``llama-rl`` starts at
+:func:`train.launch.run`, which also stands guard while the commands are imported.)"""
 
-from train.launch import run
+import sys
 
-run()
+from train.cli import main
+
+sys.exit(main())

@@ -19,6 +19,7 @@ from llama_env._install import install_hint
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
+from train._program import EXIT_INTERRUPTED, EXIT_USAGE, PROG
 
 __all__ = [
     "PROG",
@@ -56,9 +57,6 @@ __all__ = [
     "SubParsers",
 ]
 
-PROG = "llama-rl"
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 SubParsers = Any
 """argparse's subparsers action (``ArgumentParser.add_subparsers()``), which has no public type."""
