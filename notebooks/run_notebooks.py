@@ -42,7 +42,9 @@ def execute(path: Path, out: Path, *, quick: bool, timeout: int = 1800, failed_o
     """Run one notebook with its folder as working directory and write it to ``out``.
 
     A cell that fails (raises, times out, kills the kernel) raises :class:`NotebookFailed`
-    after the notebook, as far as it ran, is written to ``failed_out`` (default ``out``)."""
+    after the notebook, as far as it ran, is written to ``failed_out`` (default ``out``);
+    nbclient's error is its cause, so a test that calls this shows the cell's source and
+    traceback, where the command line prints the one line."""
     nb = nbformat.read(path, as_version=4)
     env_backup = os.environ.get("LLAMA_RL_QUICK")
     os.environ["LLAMA_RL_QUICK"] = "1" if quick else "0"
@@ -61,14 +63,18 @@ def execute(path: Path, out: Path, *, quick: bool, timeout: int = 1800, failed_o
     )
     t0 = time.perf_counter()
     failure: str | None = None
+    cause: Exception | None = None
     try:
         client.execute()
     except CellExecutionError as exc:
         evalue = (exc.evalue or "").strip().splitlines()
+        cause = exc
         failure = f"cell {running.get('k', '?')} failed: {exc.ename}" + (f": {evalue[0]}" if evalue else "")
-    except CellTimeoutError:
+    except CellTimeoutError as exc:
+        cause = exc
         failure = f"cell {running.get('k', '?')} failed: it ran past the {timeout} s timeout"
-    except DeadKernelError:
+    except DeadKernelError as exc:
+        cause = exc
         failure = f"cell {running.get('k', '?')} failed: the kernel died"
     finally:
         if env_backup is None:
@@ -79,7 +85,7 @@ def execute(path: Path, out: Path, *, quick: bool, timeout: int = 1800, failed_o
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)
     if failure is not None:
-        raise NotebookFailed(failure)
+        raise NotebookFailed(failure) from cause
     return time.perf_counter() - t0
 
 

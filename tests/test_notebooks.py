@@ -118,3 +118,16 @@ def test_a_failing_cell_is_one_line_and_the_rest_still_run(
     assert "bad.ipynb: cell 2 failed: ValueError: boom (as far as it ran: " in capsys.readouterr().err
     assert nbformat.read("bad.ipynb", as_version=4) == bad
     assert nbformat.read("bad.failed.ipynb", as_version=4).cells[2].outputs[0].evalue == "boom\nmore"
+
+
+def test_a_failing_cell_is_the_cause_of_the_failure(tmp_path: Path) -> None:
+    """``test_notebook_executes`` calls ``execute`` itself: a notebook that failed showed
+    only ``NotebookFailed: cell 1 failed: ZeroDivisionError``, without the cell's source and
+    traceback, as nbclient's error was dropped. Now it is the cause, which pytest prints."""
+    from nbclient.exceptions import CellExecutionError
+
+    nbformat.write(new_notebook(cells=[new_code_cell("x = 1\nx / 0")]), tmp_path / "bad.ipynb")
+    with pytest.raises(run_notebooks.NotebookFailed, match=r"^cell 1 failed: ZeroDivisionError") as failed:
+        execute(tmp_path / "bad.ipynb", tmp_path / "out.ipynb", quick=True, timeout=120)
+    cause = failed.value.__cause__
+    assert isinstance(cause, CellExecutionError) and "x / 0" in str(cause), cause
