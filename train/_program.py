@@ -1,10 +1,29 @@
-"""The ``llama-rl`` program's name and exit codes, in a module of no imports: its entry
-point (:mod:`train.launch`), which must not import the rest before it stands guard, and
-the commands (:mod:`train.cli.common`) read them here."""
+"""The ``llama-rl`` program as a process: its name and exit codes, the signals that stop
+it and the line that says so, and writing to stderr and asking whether a stream is a
+terminal, each written once. It imports only the standard library: its entry point
+(:mod:`train.launch`) must not import the rest before it stands guard; the commands
+(:mod:`train.cli`), the trainers (:mod:`train.training.run_dir`) and terminal play read
+them here."""
 
 from __future__ import annotations
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "PROG"]
+import contextlib
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import Any
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "PROG",
+    "STOP_SIGNALS",
+    "interrupted",
+    "is_terminal",
+    "say_on_stderr",
+    "stop_as_ctrl_c",
+]
 
 PROG = "llama-rl"
 """The program's name, as its messages begin (``llama-rl: error: ...``)."""
@@ -12,3 +31,46 @@ EXIT_USAGE = 2
 """The exit code of a command refused as asked (argparse's own)."""
 EXIT_INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells say)."""
+
+STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM,) + (
+    (signal.SIGBREAK,) if hasattr(signal, "SIGBREAK") else ()  # Windows: Ctrl-Break, the console closed
+)
+"""The signals that stop a command as Ctrl-C does (a trainer saves its checkpoint)."""
+
+
+def stop_as_ctrl_c(stopped_by: list[str]) -> Callable[[int, FrameType | None], None]:
+    """A handler for the :data:`STOP_SIGNALS` that stops the program as Ctrl-C does (it
+    raises ``KeyboardInterrupt``), adding the signal's name to ``stopped_by`` for
+    :func:`interrupted`'s line; it says nothing itself (a second line said the same)."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopped_by.append(signal.Signals(signum).name)
+        raise KeyboardInterrupt
+
+    return stop
+
+
+def interrupted(stopped_by: Sequence[str]) -> str:
+    """The line that says the program was stopped, ``llama-rl: interrupted``, with the
+    signal that stopped it where one did (``llama-rl: interrupted (SIGTERM)``), so that a
+    job's log says why."""
+    return f"{PROG}: interrupted ({stopped_by[0]})" if stopped_by else f"{PROG}: interrupted"
+
+
+def say_on_stderr(line: str) -> None:
+    """``line`` on stderr, where it can be written: nothing where stderr is closed
+    (``2>&-``: ``print`` wrote it on stdout, among a command's results) or refuses the
+    write (``2>/dev/full``: a second error, raised from the handler of the first)."""
+    if sys.stderr is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
+
+
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal: ``False`` for a file, a pipe, a closed stream
+    (``None``, or one whose file is closed) and an object without ``isatty``."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False

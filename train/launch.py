@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from types import FrameType
 
-from train._program import EXIT_INTERRUPTED, PROG
+from train._program import EXIT_INTERRUPTED, STOP_SIGNALS, interrupted, say_on_stderr, stop_as_ctrl_c
 
 __all__ = ["run"]
 
@@ -25,28 +24,14 @@ def run() -> None:
     place, and again after it; what is interrupted outside ``main``'s command is said as
     ``main`` says it: ``llama-rl: interrupted``, with the signal's name where one stopped it."""
     stopped_by: list[str] = []
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        stopped_by.append(signal.Signals(signum).name)
-        raise KeyboardInterrupt
-
-    for name in ("SIGTERM", "SIGBREAK"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), stop)
+    stop = stop_as_ctrl_c(stopped_by)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, stop)
     try:
         from train.cli import main
 
         code = main()
     except KeyboardInterrupt:
-        _say(f"\n{PROG}: interrupted" + (f" ({stopped_by[0]})" if stopped_by else ""))
+        say_on_stderr("\n" + interrupted(stopped_by))
         code = EXIT_INTERRUPTED
     sys.exit(code)
-
-
-def _say(line: str) -> None:
-    """``line`` on stderr, if it can be written there (it may be closed, or a full disk)."""
-    try:
-        if sys.stderr is not None:
-            print(line, file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass

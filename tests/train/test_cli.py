@@ -783,10 +783,12 @@ def test_every_stop_signal_stops_a_command_as_ctrl_c_does(monkeypatch):
     """Windows sends no SIGTERM: there Ctrl-Break and a closed console (SIGBREAK) must
     stop a run as Ctrl-C does, checkpoint and all. SIGUSR1 stands in for it here."""
     import train.cli
+    from train import _program
     from train.training import run_dir
 
-    assert (signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])) == run_dir.STOP_SIGNALS
-    monkeypatch.setattr(run_dir, "STOP_SIGNALS", (signal.SIGTERM, signal.SIGUSR1))
+    assert (signal.SIGTERM, *([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])) == _program.STOP_SIGNALS
+    assert run_dir.STOP_SIGNALS is _program.STOP_SIGNALS  # a trainer's save holds back the same ones
+    monkeypatch.setattr(_program, "STOP_SIGNALS", (signal.SIGTERM, signal.SIGUSR1))
     before = signal.getsignal(signal.SIGUSR1)
     stopped_by: list[str] = []
     with pytest.raises(KeyboardInterrupt), train.cli._terminate_as_ctrl_c(stopped_by):

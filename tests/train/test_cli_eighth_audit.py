@@ -97,6 +97,18 @@ def test_stopped_while_it_starts_is_one_line_and_exit_130(how):
     assert (proc.returncode, proc.stderr) == (130, f"\nllama-rl: interrupted{said}\n"), proc.stderr
 
 
+def test_the_entry_point_imports_only_the_standard_library():
+    """The entry point stands guard before the commands are imported; what it shares with
+    them (the stop handler, the stop signals, its one line, the stderr writer) lives in
+    train/_program.py, which must stay the standard library alone to be there in time."""
+    script = (
+        "import sys\nbefore = set(sys.modules)\nimport train.launch\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.split('.')[0] not in sys.stdlib_module_names))"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert run.stdout == "['train', 'train._program', 'train.launch']\n", run.stderr
+
+
 class _FullDisk(io.StringIO):
     """A stderr on a full disk (``2>/dev/full``): every write fails."""
 

@@ -32,7 +32,6 @@ import contextlib
 import importlib
 import io
 import os
-import signal
 import sys
 import warnings
 from concurrent.futures.process import BrokenProcessPool
@@ -42,6 +41,8 @@ from typing import Any
 
 from llama_env.agent import builtins_hidden
 from llama_env.table import AgentError
+from train import _program
+from train._program import interrupted, stop_as_ctrl_c
 from train.cli.agents import list_agents
 from train.cli.common import (
     EXIT_GAME_FAILED,
@@ -155,7 +156,7 @@ def _main(argv: list[str] | None) -> int:
         with _terminate_as_ctrl_c(stopped_by):
             code = func(args)
         if code == EXIT_INTERRUPTED and stopped_by:  # a trainer saved its checkpoint and said so on stdout
-            say_on_stderr(f"{PROG}: {_interrupted(stopped_by)}")
+            say_on_stderr(interrupted(stopped_by))
     except CommandError as exc:
         say_on_stderr(f"{PROG}: error: {exc}")
         return exc.code
@@ -168,7 +169,7 @@ def _main(argv: list[str] | None) -> int:
         say_on_stderr(f"{PROG}: error: {exc}")
         return 1
     except KeyboardInterrupt:
-        say_on_stderr(f"\n{PROG}: {_interrupted(stopped_by)}")
+        say_on_stderr("\n" + interrupted(stopped_by))
         return EXIT_INTERRUPTED
     except MemoryError:  # numpy's names the bytes it wanted; the person needs the cause
         say_on_stderr(f"{PROG}: error: out of memory: ask for less (fewer --games, say)")
@@ -207,29 +208,20 @@ def _tolerant_streams() -> None:
                 stream.reconfigure(errors=errors)
 
 
-def _interrupted(stopped_by: list[str]) -> str:
-    """The line that says a command was stopped: ``interrupted``, with the signal that
-    stopped it where one did (``interrupted (SIGTERM)``), so a job's log says why."""
-    return f"interrupted ({stopped_by[0]})" if stopped_by else "interrupted"
-
-
 def _terminate_as_ctrl_c(stopped_by: list[str]) -> contextlib.AbstractContextManager[Any]:
     """While a command runs, SIGTERM (``kill``, ``timeout``, a job scheduler stopping the
     job) stops it as Ctrl-C does: a training run saves a checkpoint and can be resumed, an
     evaluation ends its worker processes (they were left running for no one), and the exit
     code is 130. On Windows, which sends no SIGTERM, so does SIGBREAK (Ctrl-Break, the
     console closed). The signal's name is added to ``stopped_by``, for :func:`main`'s one
-    line (the handler itself says nothing: a second line said the same)."""
+    line (:func:`train._program.stop_as_ctrl_c`)."""
 
     from train.training import run_dir  # it imports agents.ppo: not before main's check
 
-    def handler(signum: int, frame: Any) -> None:
-        stopped_by.append(signal.Signals(signum).name)
-        raise KeyboardInterrupt
-
+    stop = stop_as_ctrl_c(stopped_by)
     stack = contextlib.ExitStack()
-    for signum in run_dir.STOP_SIGNALS:
-        stack.enter_context(run_dir.signal_handler(signum, handler))
+    for signum in _program.STOP_SIGNALS:
+        stack.enter_context(run_dir.signal_handler(signum, stop))
     return stack
 
 

@@ -8,7 +8,7 @@ import textwrap
 from typing import TextIO
 
 from llama_env.agent import GROUPS, describe, grouped
-from train.cli.common import HelpFormatter, SubParsers, standard_output
+from train.cli.common import HelpFormatter, SubParsers, is_terminal, standard_output
 
 __all__ = ["list_agents", "add_parser"]
 
@@ -41,10 +41,7 @@ def list_agents(out: TextIO | None = None) -> dict[str, str]:
 def _terminal_columns(out: TextIO) -> int | None:
     """The width to wrap to when ``out`` is a terminal; ``None`` (a line per agent, whole)
     into a file or a pipe, for grep."""
-    try:
-        return shutil.get_terminal_size().columns if out.isatty() else None
-    except (AttributeError, ValueError, OSError):
-        return None
+    return shutil.get_terminal_size().columns if is_terminal(out) else None
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from llama_env._install import install_hint
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
-from train._program import EXIT_INTERRUPTED, EXIT_USAGE, PROG
+from train._program import EXIT_INTERRUPTED, EXIT_USAGE, PROG, is_terminal, say_on_stderr
 
 __all__ = [
     "PROG",
@@ -36,6 +36,7 @@ __all__ = [
     "players_type",
     "seed_type",
     "progress_wanted",
+    "is_terminal",
     "agent_specs",
     "seat_agents",
     "add_rule_options",
@@ -183,10 +184,7 @@ def progress_wanted(args: argparse.Namespace) -> bool:
     """Progress bars when asked, or by default when stderr is a terminal."""
     if args.progress is not None:
         return bool(args.progress)
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return is_terminal(sys.stderr)
 
 
 def agent_specs(text: str, option: str) -> list[AgentSpec]:
@@ -432,16 +430,6 @@ def progress_log() -> Callable[[str], None]:
             silence_stdout()
 
     return log
-
-
-def say_on_stderr(line: str) -> None:
-    """``line`` on stderr, where it can be written: nothing where stderr is closed
-    (``2>&-``: ``print`` wrote it on stdout, among a command's results) or refuses the
-    write (``2>/dev/full``: a second error, raised from the handler of the first)."""
-    if sys.stderr is None:
-        return
-    with contextlib.suppress(OSError, ValueError):
-        print(line, file=sys.stderr, flush=True)
 
 
 def silence_stdout() -> None:

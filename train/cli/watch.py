@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
 
 from train.cli.common import (
     AGENT_SYNTAX,
@@ -12,6 +11,7 @@ from train.cli.common import (
     add_rule_options,
     agent_specs,
     game_errors,
+    is_terminal,
     players_type,
     rules_from_args,
     seat_agents,
@@ -47,18 +47,11 @@ def _run(args: argparse.Namespace) -> int:
     seats = seat_agents(specs, players, "--agents")
     rules = rules_from_args(args, len(seats))
     out = standard_output("watch shows the game on it")
-    delay = args.delay if args.delay is not None else DEFAULT_DELAY if _isatty(out) else 0.0
+    delay = args.delay if args.delay is not None else DEFAULT_DELAY if is_terminal(out) else 0.0
     config = WatchConfig(seats, rules=rules, seed=args.seed, delay=delay)
     with game_errors():
         config.validate()
         return watch(config, out)
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:

@@ -41,6 +41,7 @@ from llama_env.engine import (
 )
 from llama_env.render import card_str, render_round_summary, render_table
 from llama_env.table import AgentError, Table, TableListener, agent_failed
+from train._program import is_terminal
 
 __all__ = [
     "PlayConfig",
@@ -454,7 +455,7 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
     read is echoed after the prompt, so the transcript reads like a session; at a
     terminal, end of input (Ctrl-D) ends the prompt's line, which the terminal does not.
     """
-    echo = not _isatty(stdin)
+    echo = not is_terminal(stdin)
 
     def say(line: str = "") -> None:
         stdout.write(line + "\n")
@@ -489,10 +490,3 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
             say("You left the game unfinished.")
             return "exit"
         return action
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False

@@ -61,6 +61,7 @@ from agents.ppo import (  # a run directory's layout (the ppo agent reads runs t
 )
 from llama_env._atomic import atomic_write, atomic_write_text, new_file
 from llama_env.engine import error_line
+from train._program import STOP_SIGNALS  # they stop a command as Ctrl-C does: a trainer saves its checkpoint
 
 __all__ = [
     "RunDir",
@@ -107,12 +108,6 @@ def signal_handler(signum: int, handler: Callable[[int, FrameType | None], None]
         yield
     finally:
         signal.signal(signum, old)
-
-
-STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM,) + (
-    (signal.SIGBREAK,) if hasattr(signal, "SIGBREAK") else ()  # Windows: Ctrl-Break, the console closed
-)
-"""The signals that stop a command as Ctrl-C does (a trainer saves its checkpoint)."""
 
 
 @contextlib.contextmanager
