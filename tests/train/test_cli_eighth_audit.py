@@ -196,6 +196,22 @@ def test_watch_waits_between_moves_only_at_a_terminal(monkeypatch, capsys, stdou
     assert pauses[moves:] and set(pauses[moves:]) == {0.25}  # as asked, anywhere
 
 
+@pytest.mark.parametrize(("stdout", "pause"), [(io.StringIO(), 0.0), (_Terminal(), 0.5)], ids=["file", "terminal"])
+def test_watch_from_python_waits_between_moves_only_at_a_terminal(monkeypatch, stdout, pause):
+    """Only the command line knew not to wait into a file: ``watch(WatchConfig(...),
+    open("g.txt", "w"))`` still waited half a second a move. WatchConfig's delay now
+    defaults to None, which watch() reads as the command line did."""
+    import train.play.terminal
+    from llama_env import Rules
+    from train.play.terminal import WatchConfig, watch
+
+    pauses: list[float] = []
+    monkeypatch.setattr(train.play.terminal.time, "sleep", pauses.append)
+    watch(WatchConfig(("heuristic",) * 2, rules=Rules(2, end_score=10, hand_size=3), seed=1), stdout)
+    assert "Round 1" in stdout.getvalue()
+    assert pauses == [pause] * len(pauses) and bool(pauses) == bool(pause)  # a delay of 0 never sleeps
+
+
 def test_agents_wraps_to_the_terminal_under_the_name_column(monkeypatch):
     """``llama-rl agents`` wrote lines of some 260 characters whatever the terminal's width;
     into a file or a pipe it still writes one line per agent (docs/cli.md shows it so)."""

@@ -11,14 +11,13 @@ from train.cli.common import (
     add_rule_options,
     agent_specs,
     game_errors,
-    is_terminal,
     players_type,
     rules_from_args,
     seat_agents,
     seed_type,
     standard_output,
 )
-from train.play.terminal import WatchConfig, watch
+from train.play.terminal import WATCH_DELAY, WatchConfig, watch
 
 __all__ = ["add_parser"]
 
@@ -37,18 +36,13 @@ DEFAULT_PLAYERS = 4
 """The table a single agent fills when --players is not given."""
 
 
-DEFAULT_DELAY = 0.5
-"""The seconds before each move at a terminal; into a file or a pipe, no wait."""
-
-
 def _run(args: argparse.Namespace) -> int:
     specs = agent_specs(args.agents, "--agents")
     players = args.players if args.players is not None or len(specs) > 1 else DEFAULT_PLAYERS
     seats = seat_agents(specs, players, "--agents")
     rules = rules_from_args(args, len(seats))
     out = standard_output("watch shows the game on it")
-    delay = args.delay if args.delay is not None else DEFAULT_DELAY if is_terminal(out) else 0.0
-    config = WatchConfig(seats, rules=rules, seed=args.seed, delay=delay)
+    config = WatchConfig(seats, rules=rules, seed=args.seed, delay=args.delay)  # None: watch decides
     with game_errors():
         config.validate()
         return watch(config, out)
@@ -85,7 +79,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--delay",
         type=_delay,
         default=None,
-        help=f"seconds before each move is shown (default {DEFAULT_DELAY:g} at a terminal, 0 into a file or a pipe)",
+        help=f"seconds before each move is shown (default {WATCH_DELAY:g} at a terminal, 0 into a file or a pipe)",
     )
     add_rule_options(p)
     p.set_defaults(func=_run, command_parser=p)

@@ -55,6 +55,7 @@ __all__ = [
     "EXIT_FINISHED",
     "EXIT_LEFT",
     "WatchConfig",
+    "WATCH_DELAY",
     "watch",
 ]
 
@@ -382,6 +383,10 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[
     return EXIT_FINISHED
 
 
+WATCH_DELAY = 0.5
+"""The seconds :func:`watch` waits before each move by default, at a terminal only."""
+
+
 @dataclass(frozen=True)
 class WatchConfig:
     """A game among agents, shown in the terminal move by move."""
@@ -392,8 +397,9 @@ class WatchConfig:
     rules: Rules | None = None
     """The rules of the game, for ``len(agents)`` players; ``None``: the standard rules."""
     seed: int | None = None
-    delay: float = 0.5
-    """Seconds to wait before each move is shown (0 shows the game at once)."""
+    delay: float | None = None
+    """Seconds to wait before each move is shown (0 shows the game at once); ``None``:
+    :data:`WATCH_DELAY` when the output is a terminal, none into a file or a pipe."""
 
     def table_rules(self) -> Rules:
         """The rules of the game: :attr:`rules`, or the standard rules at ``len(agents)``
@@ -410,8 +416,11 @@ class WatchConfig:
         self.table_rules()
         if self.seed is not None:
             check_seed(self.seed)
-        if isinstance(self.delay, bool) or not isinstance(self.delay, (int, float)) or not 0 <= self.delay <= 60:
-            raise ValueError(f"delay must be 0..60 seconds, got {self.delay!r}")
+        delay = self.delay
+        if delay is not None and (
+            isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= 60
+        ):
+            raise ValueError(f"delay must be 0..60 seconds or None, got {delay!r}")
 
 
 def watch(config: WatchConfig, stdout: TextIO) -> int:
@@ -429,7 +438,8 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
         stdout.write(line + "\n")
         stdout.flush()
 
-    transcript = _Transcript(say, None, names, config.delay)
+    delay = config.delay if config.delay is not None else WATCH_DELAY if is_terminal(stdout) else 0.0
+    transcript = _Transcript(say, None, names, delay)
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
     say(
         f"L.L.A.M.A. with {n} players: "
