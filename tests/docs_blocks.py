@@ -112,11 +112,18 @@ def samples(block: Block) -> list[Sample]:
     return found
 
 
-def run_cli(argv: list[str], stdin: str = "") -> tuple[int, str]:
-    """``llama-rl argv`` in this process: the exit code and stdout and stderr as one text."""
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def run_cli(argv: list[str], stdin: str = "", *, terminal: bool = False) -> tuple[int, str]:
+    """``llama-rl argv`` in this process: the exit code and stdout and stderr as one text,
+    written to a terminal when ``terminal`` (a session a person typed: what a command says
+    only off a terminal is left out, as the person would not see it)."""
     from train.cli import main
 
-    out = io.StringIO()
+    out = _Terminal() if terminal else io.StringIO()
     saved_stdin = sys.stdin
     sys.stdin = io.StringIO(stdin)
     try:

@@ -235,7 +235,7 @@ def _parse_only_reason(words: list[str]) -> str | None:
 def _run_sample(sample: Sample) -> None:
     """Run a ``llama-rl`` sample and compare what it prints with what the doc shows."""
     words = _words(sample)
-    code, output = run_cli(words[1:], "".join(f"{t}\n" for t in sample.typed))
+    code, output = run_cli(words[1:], "".join(f"{t}\n" for t in sample.typed), terminal=bool(sample.typed))
     if sample.output:
         assert output == sample.output, f"{sample.where}: `{sample.command}` now prints:\n{output}"
     if sample.output.startswith(f"{PROG}: error:"):

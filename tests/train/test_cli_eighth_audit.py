@@ -161,6 +161,20 @@ def test_a_game_left_unfinished_says_so_on_stderr(monkeypatch, capsys, typed, wh
     assert "You quit the round." in captured.out and "game left unfinished (" not in captured.out
 
 
+def test_a_game_left_at_a_terminal_is_said_once(monkeypatch, capsys):
+    """At a terminal, leaving printed "You left the game unfinished." and then
+    "llama-rl: game left unfinished (exit)": the person read it twice. The stderr line is
+    for a script that keeps stdout apart; at a terminal the game's own line says it."""
+    from train.cli import main
+
+    stderr = _Terminal()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("exit\n"))
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert main(["play", "--seed", "7"]) == 1
+    assert capsys.readouterr().out.rstrip().endswith("You left the game unfinished.")
+    assert stderr.getvalue() == ""
+
+
 def test_help_in_the_game_says_how_to_leave_it():
     """``help`` listed the moves but never said that ``exit`` leaves the program (``q``
     quits only the round)."""
