@@ -133,13 +133,25 @@ def test_a_progress_bar_that_cannot_be_shown_leaves_the_results(monkeypatch, cap
     assert out.startswith("3 games, 2 players") and "heuristic" in out and "random" in out
 
 
+_REFUSED = {
+    "unknown agent": ["eval", "--agents", "heuristc"],  # llama-rl's own error line
+    "bad option": ["eval", "--games", "0", "--agents", "random"],  # argparse's usage and error
+    "no command": [],  # argparse's usage, then llama-rl's line
+}
+
+
 @pytest.mark.parametrize(
-    "argv", [["eval", "--agents", "heuristc"], ["eval", "--games", "0", "--agents", "random"], []], ids=str
+    ("stderr", "argv"),
+    [
+        *(pytest.param(None, argv, id=f"closed-{why}") for why, argv in _REFUSED.items()),
+        # argparse itself drops what it cannot write (it ignores OSError): no "bad option" here
+        *(pytest.param(_FullDisk(), _REFUSED[why], id=f"full-{why}") for why in ("unknown agent", "no command")),
+    ],
 )
-@pytest.mark.parametrize("stderr", [None, _FullDisk()], ids=["closed", "full"])
 def test_errors_go_to_stderr_or_nowhere_never_to_stdout(monkeypatch, capsys, argv, stderr):
     """With stderr closed (``2>&-``), every ``llama-rl: error:`` line, and argparse's usage,
-    went to stdout, among a command's results (``print(file=None)``)."""
+    went to stdout, among a command's results (``print(file=None)``); with it full
+    (``2>/dev/full``), the error line's own write failed the command."""
     from train.cli import main
 
     monkeypatch.setattr(sys, "stderr", stderr)
@@ -229,8 +241,10 @@ def test_watch_from_python_waits_between_moves_only_at_a_terminal(monkeypatch, s
 def test_agents_wraps_to_the_terminal_under_the_name_column(monkeypatch):
     """``llama-rl agents`` wrote lines of some 260 characters whatever the terminal's width;
     into a file or a pipe it still writes one line per agent (docs/cli.md shows it so)."""
+    from llama_env.agent import grouped
     from train.cli.agents import list_agents
 
+    column = 2 + max(len(name) for agents in grouped().values() for name in agents) + 2  # where descriptions start
     monkeypatch.setenv("COLUMNS", "60")
     wrapped, whole = _Terminal(), io.StringIO()
     list_agents(wrapped)
@@ -238,5 +252,5 @@ def test_agents_wraps_to_the_terminal_under_the_name_column(monkeypatch):
     lines = wrapped.getvalue().splitlines()
     assert max(map(len, lines)) <= 60 < max(len(s) for s in whole.getvalue().splitlines())
     hanging = [s for s in lines if s.startswith("   ")]
-    assert hanging and all(s.startswith(" " * 13) and s[13] != " " for s in hanging)  # under the descriptions
+    assert hanging and all(s.startswith(" " * column) and s[column] != " " for s in hanging)  # under the descriptions
     assert " ".join(wrapped.getvalue().split()) == " ".join(whole.getvalue().split())
