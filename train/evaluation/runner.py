@@ -64,6 +64,7 @@ from llama_env.agent import (
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
 from llama_env.table import AgentError, Table, TableListener, check_agent, reset_seat, seat_positions
+from train.evaluation._pool_internals import stop_workers
 
 __all__ = [
     "GameRecord",
@@ -515,7 +516,7 @@ class LocalProcesses:
 
         def drive() -> None:
             # not pool.map: interrupted, it cancels its futures, which raced with the pool
-            # failing them once _stop_workers ended the workers (Python 3.11)
+            # failing them once stop_workers ended the workers (Python 3.11)
             try:
                 futures = [first] + [pool.submit(run_job, job) for job in jobs[1:]]
                 for future in futures:
@@ -540,7 +541,7 @@ class LocalProcesses:
                     raise value
                 yield value
         except BaseException:  # Ctrl-C, SIGTERM (as Ctrl-C), an error in a game, the caller stopping early
-            _stop_workers(pool)
+            stop_workers(pool)
             raise
         pool.shutdown()
 
@@ -567,26 +568,6 @@ def _exit_with_parent() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="llama-rl parent watch", daemon=True).start()
-
-
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """End a pool's workers now, games under way included, and drop the jobs not begun: an
-    interrupted evaluation must neither wait for its chunks nor leave them running."""
-    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
-    if callable(terminate):
-        terminate()
-        return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):  # before 3.14: its private table
-        process.terminate()
-    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown forgets it
-    # the pool finds its workers gone and fails the jobs not begun; cancelling them as well
-    # raced with that in Python 3.11 (an InvalidStateError traceback from its thread)
-    pool.shutdown(wait=False)
-    if isinstance(manager, threading.Thread):
-        # Python 3.11's exit hook wakes the pool's thread with no lock: had that thread not
-        # yet closed its wakeup pipe, exit wrote to a pipe closing under it, and an
-        # interrupted run printed an "Exception ignored ... Bad file descriptor" traceback
-        manager.join(timeout=5.0)
 
 
 def _one_blas_thread() -> None:
