@@ -205,6 +205,23 @@ def test_the_ray_check_names_a_sampling_loop_that_no_longer_counts_the_runners_s
     ]
 
 
+@needs_rllib
+def test_the_ray_check_names_an_apply_that_no_longer_runs_the_call_as_assumed(monkeypatch):
+    """The runner's ``apply`` takes over RLlib's to pass a failed opponent's error on; an
+    RLlib whose ``apply`` calls the function another way would leave it unused."""
+    from ray.rllib.utils import actor_manager
+
+    from train.training.rllib import _internals as _rllib
+
+    def apply(self, func, *args, **kwargs):
+        return func(self, args, kwargs)
+
+    monkeypatch.setattr(actor_manager.FaultAwareApply, "apply", apply)
+    assert _rllib.broken_assumptions() == [
+        "7: MultiAgentEnvRunner no longer runs func(self, *args, **kwargs) in FaultAwareApply.apply"
+    ]
+
+
 # --------------------------------------------------------------------------- uvicorn
 
 

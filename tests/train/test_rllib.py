@@ -1115,3 +1115,134 @@ def test_an_rllib_run_sends_no_past_snapshot_after_its_last_update(tmp_path, mon
     result = trainer._loop(config, run, Algo(), None, 0, run.config_path, [])
     assert result.num_timesteps == 96 and not result.interrupted
     assert sent == [32, 64]  # before the second and third updates' sampling; none after the last
+
+
+class _StandInAlgo:
+    """RLlib's algorithm, a stand-in for ``trainer._loop``: each ``train()`` learns 32 steps
+    or does what ``iterations`` holds for it (an exception is raised, a number is the steps)."""
+
+    def __init__(self, *iterations: object) -> None:
+        self.iterations = list(iterations)
+        env = type("Env", (), {"decisions": 0, "illegal_total": 0, "set_past_policies": lambda self, s: None})()
+        runner = type("R", (), {"env": env})()
+        self.env_runner_group = type("G", (), {"foreach_env_runner": staticmethod(lambda fn: [fn(runner)])})
+
+    def train(self):  # type: ignore[no-untyped-def]
+        from train.training.rllib.env import SHARED_POLICY
+
+        step = self.iterations.pop(0) if self.iterations else 32
+        if isinstance(step, BaseException):
+            raise step
+        return {"env_runners": {"num_module_steps_sampled": {SHARED_POLICY: step}}}
+
+
+def _stand_in_loop(tmp_path, monkeypatch, algo, name="fail"):  # type: ignore[no-untyped-def]
+    """``trainer._loop`` of a 320-step run on ``algo``, RLlib's saving a stand-in; the run directory."""
+    from train.training.config import TrainConfig
+    from train.training.rllib import trainer
+    from train.training.run_dir import RunDir
+
+    def save(algo, run, n):  # type: ignore[no-untyped-def]
+        (run.checkpoints_dir / f"rllib_{n}").mkdir(parents=True)
+        return run.checkpoints_dir / f"rllib_{n}"
+
+    monkeypatch.setattr(trainer, "export_actor", lambda algo, config: object())
+    monkeypatch.setattr(trainer, "save_actor", lambda actor, path: Path(path).write_text("model"))
+    monkeypatch.setattr(trainer, "_save_checkpoint", save)
+    config = TrainConfig(
+        backend="rllib", players=(2,), opponents="heuristic", total_timesteps=320, eval_every=0,
+        checkpoint_every=0, progress_bar=False, run_dir=str(tmp_path), run_name=name,
+    )  # fmt: skip
+    run = RunDir(tmp_path / name)
+    run.path.mkdir()
+    return trainer._loop(config, run, algo, None, 0, run.config_path, [])
+
+
+def _remote(exc: BaseException) -> BaseException:
+    """``exc`` as a remote env runner's error reaches the trainer: Ray's RayTaskError, an
+    instance of the error's class too, its message the runner's traceback."""
+    from ray.exceptions import RayTaskError
+
+    try:
+        raise exc
+    except BaseException as raised:  # noqa: BLE001 - any error a runner raises
+        import traceback
+
+        return RayTaskError("apply", traceback.format_exc(), raised).as_instanceof_cause()
+
+
+def test_an_opponent_failing_on_an_env_runner_stops_the_run_and_saves_what_was_learned(tmp_path, monkeypatch):
+    """An opponent raising in a remote env runner's games hung the run: RLlib restarted the
+    runner a minute later, up to 1000 times, and the loop took iterations of 0 steps. The
+    run now stops at once, saves the steps learned as Ctrl-C does and names the agent, as on
+    sb3; RLlib, Ray's wrapping of the runner's error included, is a stand-in here."""
+    from llama_env.table import AgentError
+    from train.training import TrainingStopped
+
+    failed = AgentError("agent 'flaky' at seat 1: RuntimeError: it broke", agent="flaky", seat=1)
+    for name, error in (("local", failed), ("remote", _remote(failed))):
+        with pytest.raises(TrainingStopped) as caught:
+            _stand_in_loop(tmp_path, monkeypatch, _StandInAlgo(32, 32, error), name)
+        run = tmp_path / name
+        assert (
+            str(caught.value)
+            == f"agent 'flaky' at seat 1: RuntimeError: it broke; the 64 steps learned are saved in {run}"
+        )
+        assert caught.value.__cause__ is (failed if name == "local" else error.cause)  # type: ignore[attr-defined]
+        assert caught.value.result is not None and caught.value.result.num_timesteps == 64
+        summary = json.loads((run / "summary.json").read_text())
+        assert summary["interrupted"] and summary["num_timesteps"] == 64
+        assert (run / "checkpoints" / "rllib_64").is_dir() and (run / "model.npz").is_file()
+    # nothing learned yet: the agent's own error, as on sb3 (a new run is then left out)
+    with pytest.raises(AgentError, match="^agent 'flaky' at seat 1: RuntimeError: it broke$"):
+        _stand_in_loop(tmp_path, monkeypatch, _StandInAlgo(_remote(failed)), "first")
+    assert not (tmp_path / "first" / "checkpoints").exists()
+
+
+def test_an_env_runner_that_dies_or_samples_nothing_stops_the_run(tmp_path, monkeypatch):
+    """A runner killed (out of memory, kill -9) was restarted by RLlib a minute later, up to
+    1000 times, and an iteration that sampled nothing counted as one that learned 0 steps:
+    the run hung without a word. Both now stop it, saying so, the steps learned saved."""
+    from ray.exceptions import ActorDiedError
+
+    from train.training import TrainingStopped
+
+    died = ActorDiedError()
+    cases = {
+        "died": (
+            died,
+            "an env runner stopped (ActorDiedError: The actor died unexpectedly before finishing this task.)",
+        ),
+        "bug": (_remote(KeyError("x")), "an env runner stopped (KeyError: 'x')"),
+        "none": (0, "an RLlib iteration sampled no step (its env runners returned no games)"),
+    }
+    for name, (what, said) in cases.items():
+        with pytest.raises(TrainingStopped) as caught:
+            _stand_in_loop(tmp_path, monkeypatch, _StandInAlgo(32, what), name)
+        assert str(caught.value) == f"{said} at 32 steps; the steps learned are saved in {tmp_path / name}"
+        assert json.loads((tmp_path / name / "summary.json").read_text())["num_timesteps"] == 32
+    with pytest.raises(TrainingStopped, match=r"^an env runner stopped \(ActorDiedError: .*\) before training began$"):
+        _stand_in_loop(tmp_path, monkeypatch, _StandInAlgo(died), "at-once")
+
+
+def test_env_runners_are_not_restarted_and_pass_their_error_on(monkeypatch):
+    """RLlib restarted a failed runner after 60 s, up to 1000 times, and its ``apply`` ended
+    a runner's process on any error (the trainer learned only that it died); a sample that
+    took over 60 s was dropped. Now a failed runner stays out of service, its error (an
+    opponent's AgentError) reaches the trainer, and a sample takes as long as it takes."""
+    from ray.rllib.utils import actor_manager
+
+    from llama_env.table import AgentError
+
+    monkeypatch.setattr(actor_manager.time, "sleep", lambda s: None)  # RLlib's wait before a restart
+    runner = make_runner({"heuristic": 1.0}, players=(2,), n_envs=2)
+    config = runner.config
+    assert config.restart_failed_env_runners is False and config.ignore_env_runner_failures is False
+    assert config.sample_timeout_s is None
+
+    def fail(runner):  # type: ignore[no-untyped-def]
+        raise AgentError("agent 'x' at seat 1: RuntimeError: boom", agent="x", seat=1)
+
+    with pytest.raises(AgentError, match="^agent 'x' at seat 1"):
+        runner.apply(fail)
+    assert runner.apply(lambda r, n: n + 1, 1) == 2

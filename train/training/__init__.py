@@ -54,9 +54,9 @@ def train(config: TrainConfig) -> TrainResult:
     Raises ``ValueError`` for a bad config (naming the key),
     :class:`train.training.run_dir.RunDirError` when the run directory cannot be
     written or is in use (what was saved before is kept), and :class:`TrainingStopped`
-    when a failure outside the policy stopped it (an env worker killed; with the sb3
-    backend, an opponent failing in a game too: its ``AgentError`` is the ``__cause__``),
-    once the steps learned are saved. An agent that fails before a step is learned
+    when a failure outside the policy stopped it (an env worker or an rllib env runner
+    killed or failing; an opponent failing in a game: its ``AgentError`` is the
+    ``__cause__``), once the steps learned are saved. An agent that fails before a step is learned
     raises its ``AgentError`` (or ``IllegalActionError``), and a new run is left out.
 
     The run seeds Python's, numpy's and torch's global generators (SB3 does, from

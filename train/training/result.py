@@ -62,9 +62,10 @@ class TrainResult:
 
 
 class TrainingStopped(RuntimeError):
-    """Training stopped by a failure it cannot go on from (an env worker killed: the
-    system out of memory, a ``kill -9``; an opponent or the evaluation's agent failing in a
-    game, its ``AgentError`` the ``__cause__``). The message says what stopped it and what is
+    """Training stopped by a failure it cannot go on from (an env worker or an rllib env
+    runner killed: the system out of memory, a ``kill -9``; an rllib env runner failing; an
+    opponent or the evaluation's agent failing in a game, its ``AgentError`` the
+    ``__cause__``). The message says what stopped it and what is
     saved: the steps learned until then are saved as Ctrl-C saves them (a checkpoint and
     the model, :attr:`result`; ``None`` when it stopped before training began), so the
     run can be resumed."""

@@ -32,7 +32,12 @@ fails, naming the Ray version and the assumption, when an upgrade breaks one
 6. PPO's ``training_step`` samples through ``synchronous_parallel_sample``, which samples
    again until the ``NUM_ENV_STEPS_SAMPLED`` the runners log add up to the train batch:
    so the runner logs the steps it returns (the moves carried over from a sample
-   included), or PPO trains on a second round's steps too.
+   included), or PPO trains on a second round's steps too;
+7. the env runner group calls a runner through ``FaultAwareApply.apply(func, ...)``,
+   which ends the runner's process (``sys.exit(1)``) when ``func`` raises: the trainer
+   then saw only "the actor died", never the opponent that failed or why.
+   :meth:`OwnSampling.apply` lets the error go to the trainer instead, when RLlib is set
+   not to restart failed runners (the trainer's setting: the runner is out of service).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from ray.rllib.algorithms.ppo import PPO
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.execution import rollout_ops
+from ray.rllib.utils import actor_manager
 
 __all__ = ["CHECKED_VERSION", "OwnSampling", "broken_assumptions"]
 
@@ -88,6 +94,15 @@ class OwnSampling(MultiAgentEnvRunner):
         """``num_timesteps`` steps or ``num_episodes`` whole episodes (one of them is
         ``None``), as RLlib's ``sample`` asks for them."""
         raise NotImplementedError
+
+    def apply(self, func: Any, *args: Any, **kwargs: Any) -> Any:
+        """``func(self, *args, **kwargs)``, what RLlib's ``apply`` runs for the trainer. What
+        it raises goes to the trainer as it is (an opponent's ``AgentError``, with its
+        message), where RLlib's own ``apply`` ends the runner's process and the trainer learns
+        only that it died (7); with RLlib set to restart failed runners, it is RLlib's."""
+        if self.config.restart_failed_env_runners:
+            return super().apply(func, *args, **kwargs)
+        return func(self, *args, **kwargs)
 
     @property
     def needs_reset(self) -> bool:
@@ -149,6 +164,12 @@ def broken_assumptions(runner: type[OwnSampling] | None = None) -> list[str]:
         problems.append("6: PPO.training_step no longer samples through synchronous_parallel_sample")
     if "NUM_ENV_STEPS_SAMPLED" not in _source(rollout_ops.synchronous_parallel_sample):
         problems.append("6: synchronous_parallel_sample no longer counts the runners' NUM_ENV_STEPS_SAMPLED")
+    if not issubclass(base, actor_manager.FaultAwareApply) or "func(self, *args, **kwargs)" not in _source(
+        actor_manager.FaultAwareApply.apply
+    ):
+        problems.append("7: MultiAgentEnvRunner no longer runs func(self, *args, **kwargs) in FaultAwareApply.apply")
+    if ".apply.remote(" not in _source(actor_manager.FaultTolerantActorManager):
+        problems.append("7: RLlib's actor manager no longer calls a runner through apply")
     for hook in ("_forward", "_forward_train"):
         method = getattr(RLModule, hook, None)
         if method is None or list(inspect.signature(method).parameters)[:2] != ["self", "batch"]:

@@ -21,6 +21,10 @@ The run directory is every backend's (:mod:`train.training.run_dir`): ``config.j
 and renamed into place), ``summary.json``, ``sessions.jsonl``, and ``model.npz``: the
 policy exported as a numpy actor, which ``agents.make("ppo", path=<run dir>)`` plays
 with no Ray or torch installed.
+
+Ctrl-C and SIGTERM save a checkpoint and the model, as on sb3. So does an opponent or the
+evaluation's agent failing in a game, or an env runner failing or dying (RLlib is set not
+to restart one), before :class:`~train.training.result.TrainingStopped` names it.
 """
 
 from __future__ import annotations
@@ -45,11 +49,12 @@ import cloudpickle
 
 from agents.ppo import Actor, save_actor
 from llama_env.agent import registrations
-from llama_env.engine import error_line
+from llama_env.engine import IllegalActionError, error_line
+from llama_env.table import AgentError
 from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
-from train.training.result import TrainResult, leave_out, step_bar
+from train.training.result import TrainingStopped, TrainResult, leave_out, step_bar
 from train.training.resume import check_steps_left, session_run
 from train.training.rllib import RllibOptions
 from train.training.run_dir import (
@@ -86,6 +91,10 @@ def _quiet_ray() -> None:
 
     for name in ("ray", "ray.rllib", "ray.tune", "ray.util"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # a failed env runner's traceback ("taking actor 1 out of service", "Failed to stop workers!"):
+    # the run stops on it and says what failed in a line (_loop)
+    for name in ("ray.rllib.utils.actor_manager", "ray.rllib.env.env_runner_group"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def check_reachable(address: str, timeout: float = 5.0) -> None:
@@ -289,6 +298,9 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
             rollout_fragment_length="auto",
             num_cpus_per_env_runner=1,
             env_runner_cls=LlamaEnvRunner,
+            # a sample waits for its runners however long their games take: after RLlib's 60 s it dropped
+            # theirs, and an iteration that learned no step is taken for a failure (_loop)
+            sample_timeout_s=None,
         )
         .learners(
             num_learners=0,
@@ -317,6 +329,9 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
             use_kl_loss=bool(config.target_kl),
             kl_target=config.target_kl or 0.01,
         )
+        # a failed env runner (an opponent raising in its games) stops the run, saying why (_loop): RLlib's
+        # default restarted it a minute later, up to 1000 times, and the run hung on iterations of no step
+        .fault_tolerance(restart_failed_env_runners=False, ignore_env_runner_failures=False)
         .debugging(seed=config.seed, log_level="ERROR")
         .reporting(metrics_num_episodes_for_smoothing=100)
     )
@@ -494,6 +509,21 @@ def _restore(algo: Any, checkpoint: Path, run: RunDir) -> None:
         ) from None
 
 
+class EnvRunnerStopped(RuntimeError):
+    """An env runner failed (its process killed, an error of its own) or RLlib's iteration
+    sampled no step: the run cannot go on. The message says which."""
+
+
+def _failure(exc: BaseException) -> BaseException:
+    """What stopped a run, as it is said: an opponent's ``AgentError`` or
+    ``IllegalActionError`` itself (a remote runner's comes wrapped in Ray's error, its
+    traceback the message), anything else of a runner an :class:`EnvRunnerStopped`."""
+    cause = getattr(exc, "cause", None) or exc  # a RayTaskError's: the runner's own error
+    if isinstance(cause, (AgentError, IllegalActionError, EnvRunnerStopped)):
+        return cause
+    return EnvRunnerStopped(f"an env runner stopped ({error_line(cause)})")
+
+
 def _loop(
     config: TrainConfig,
     run: RunDir,
@@ -504,7 +534,11 @@ def _loop(
     saved: list[Path],
 ) -> TrainResult:
     """Train until the step budget, the target or Ctrl-C, then write the final files;
-    ``saved`` gathers the checkpoints written."""
+    ``saved`` gathers the checkpoints written. An opponent or the evaluation's agent failing
+    in a game, or an env runner stopping, saves them as Ctrl-C does, then raises
+    :class:`TrainingStopped` naming it (or its own error when nothing was learned yet)."""
+    from ray.exceptions import RayError
+
     steps = start_steps
     evals: list[dict[str, Any]] = []
     past: list[Actor] = []
@@ -517,6 +551,7 @@ def _loop(
         print(f"training {budget:,} steps on RLlib (to {config.total_timesteps:,}) in {run.path}", flush=True)
         bar = step_bar(budget)
     interrupted = False
+    failure: BaseException | None = None
     stopped_early = False
     aside = 0.0  # seconds of checkpoints and evaluations: no part of training's time
     t0 = time.perf_counter()
@@ -524,6 +559,8 @@ def _loop(
         while steps < config.total_timesteps and not stopped_early:
             result = algo.train()
             done = _learner_steps(result)
+            if done == 0:  # RLlib returns an iteration without samples when its runners fail
+                raise EnvRunnerStopped("an RLlib iteration sampled no step (its env runners returned no games)")
             if bar is not None:
                 bar.update(done)
             steps += done
@@ -551,6 +588,8 @@ def _loop(
     except KeyboardInterrupt:
         interrupted = True
         print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
+    except (AgentError, IllegalActionError, RayError, EnvRunnerStopped) as exc:
+        interrupted, failure = True, _failure(exc)
     except OSError as exc:
         raise RunDirError(
             f"cannot write to the run directory {run.path} ({exc}); training stopped at {steps} steps: "
@@ -559,6 +598,10 @@ def _loop(
     finally:
         if bar is not None:
             bar.close()
+    if failure is not None and steps == start_steps:  # nothing learned to save (a new run is left out)
+        if isinstance(failure, EnvRunnerStopped):
+            raise TrainingStopped(f"{failure} before training began") from failure
+        raise failure
     wall = time.perf_counter() - t0 - aside
     try:
         with saving_despite_ctrl_c():
@@ -581,7 +624,7 @@ def _loop(
         raise RunDirError(
             f"cannot write the final files of {run.path} ({exc}){_rescued(algo, config, run, steps)}"
         ) from None
-    return TrainResult(
+    trained = TrainResult(
         run_dir=run.path,
         model_path=run.path / "model.npz",
         num_timesteps=steps,
@@ -595,6 +638,11 @@ def _loop(
         stopped_early=stopped_early,
         eval_save_s=aside,
     )
+    if isinstance(failure, EnvRunnerStopped):
+        raise TrainingStopped(f"{failure} at {steps:,} steps; the steps learned are saved in {run.path}", trained)
+    if failure is not None:
+        raise TrainingStopped(f"{failure}; the {steps:,} steps learned are saved in {run.path}", trained) from failure
+    return trained
 
 
 def _rescued(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> str:
