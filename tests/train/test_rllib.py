@@ -404,7 +404,7 @@ def test_sigterm_saves_an_rllib_run_although_ray_installs_its_own_handler(tmp_pa
         [sys.executable, "-c", script, *tiny_run(tmp_path, "t", 100_000)], capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 130, (proc.stdout, proc.stderr[-3000:])
-    assert "terminated (SIGTERM)" in proc.stderr and "interrupted at" in proc.stdout
+    assert "interrupted (SIGTERM)" in proc.stderr and "interrupted at" in proc.stdout
     summary = json.loads((tmp_path / "t" / "summary.json").read_text())
     assert summary["interrupted"] and 0 < summary["num_timesteps"] < 100_000
     assert (tmp_path / "t" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
