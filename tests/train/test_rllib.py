@@ -987,6 +987,46 @@ def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypat
     assert seen["auth"] == "token" and os.environ["RAY_AUTH_MODE"] == "token"
 
 
+def test_an_rllib_run_gives_sigterm_back_after_ray_shuts_down(tmp_path, monkeypatch):
+    """ray.shutdown() sets SIGTERM back to the system's default, beneath Python: after an
+    rllib run SIGTERM killed the process at once (exit 143), the caller's handler never
+    called, and ``llama-rl train`` died without a word in its final evaluation. Whatever
+    SIGTERM was before the session is put back. Ray is a stand-in here, which does to
+    SIGTERM what Ray does (its own handler at ray.init, the default at ray.shutdown)."""
+    import ray
+
+    from train.training.rllib import trainer
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    running = []
+
+    def init(**kwargs):  # type: ignore[no-untyped-def]
+        signal.signal(signal.SIGTERM, lambda signum, frame: None)
+        running.append(kwargs)
+
+    def shutdown():  # type: ignore[no-untyped-def]
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        running.clear()
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: bool(running))
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "shutdown", shutdown)
+    _stop_at_build(monkeypatch, trainer)
+    before = signal.getsignal(signal.SIGTERM)
+
+    def mine(signum, frame):  # type: ignore[no-untyped-def]
+        pass
+
+    try:
+        for k, handler in enumerate((mine, signal.SIG_IGN)):
+            signal.signal(signal.SIGTERM, handler)
+            with pytest.raises(_Built):
+                trainer.train_rllib(_small_rllib_config(tmp_path, f"term{k}"))
+            assert signal.getsignal(signal.SIGTERM) is handler
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def test_more_env_runners_than_a_local_rays_cores_are_refused_before_ray_starts(tmp_path, monkeypatch, capsys):
     """A local Ray has one CPU a core and each env runner takes one: RLlib waited for the
     runners it had no CPU for with no time limit, and the run hung without a word."""

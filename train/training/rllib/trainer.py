@@ -210,6 +210,11 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[No
     finally:
         if ray.is_initialized():
             ray.shutdown()
+        # ray.shutdown sets SIGTERM back to the system's default beneath Python (signal.getsignal still
+        # names the handler before it): after a run SIGTERM killed the process at once, a caller's handler
+        # (llama-rl train's, during its final evaluation) never called. What it was is put back.
+        if on_term is not None:
+            signal.signal(signal.SIGTERM, on_term)
         if link is not None:
             with contextlib.suppress(OSError):
                 link.unlink()
