@@ -233,8 +233,23 @@ class Flag(Unit):
     def reader(self, start: int, per_other: bool) -> Reader:
         i = start
         if not per_other:
-            return lambda o: o._v[i] > 0.5
-        return lambda o: tuple([x > 0.5 for x in o._v[i : i + o.num_players - 1]])
+
+            def read(o: ObsView) -> bool:
+                x = o._v[i]
+                if x - x == 0.0:  # not NaN or infinite, which would compare as a flag without a word
+                    return x > 0.5
+                raise _not_finite(o._v, i, 1)
+
+            return read
+
+        def each(o: ObsView) -> tuple[bool, ...]:
+            flags = o._v[i : i + o.num_players - 1]
+            total = sum(flags)
+            if total - total == 0.0:
+                return tuple([x > 0.5 for x in flags])
+            raise _not_finite(o._v, i, len(flags))
+
+        return each
 
     def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
         return block[..., 0] > 0.5
@@ -261,31 +276,77 @@ class OneHot(Unit):
 
     def reader(self, start: int, per_other: bool) -> Reader:
         first, c, empty = self.first, self.count, self.empty
+        marks = self._marks()
 
-        if empty is _ALWAYS:  # the largest entry, so that a noisy vector still reads
+        # a 1 and a sum of 1: one 1 and 0s, as the encoders write it (a NaN or an
+        # infinity anywhere fails the sum; the block's largest entry read as the value let
+        # a NaN through as another card, without a word)
+        if empty is _ALWAYS:
 
             def one(v: list[float], i: int) -> Any:
                 b = v[i : i + c]
-                return b.index(max(b)) + first
+                if sum(b) == 1.0:
+                    try:
+                        return b.index(1.0) + first
+                    except ValueError:
+                        pass
+                raise _not_one_hot(v, i, c, marks)
 
         else:
 
             def one(v: list[float], i: int) -> Any:
                 b = v[i : i + c]
-                return b.index(1.0) + first if 1.0 in b else empty
+                total = sum(b)
+                if total == 1.0:
+                    try:
+                        return b.index(1.0) + first
+                    except ValueError:
+                        pass
+                elif total == 0.0 and max(b) == 0.0:
+                    return empty
+                raise _not_one_hot(v, i, c, marks)
 
         i = start
         if not per_other:
             return lambda o: one(o._v, i)
         return lambda o: tuple([one(o._v, i + k * c) for k in range(o.num_players - 1)])
 
+    def _marks(self) -> str:
+        """What a block holds, for messages."""
+        return "one 1 and 0s" if self.empty is _ALWAYS else "one 1 and 0s, or only 0s"
+
     def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
         """The value each block marks; an unset block (of a value that may be unset)
-        reads ``first - 1``, an integer standing for :attr:`empty`."""
+        reads ``first - 1``, an integer standing for :attr:`empty`. Unchecked, unlike the
+        reader: a block that is not one-hot reads its first largest entry (the check would
+        cost a batched agent's decisions a tenth more; ``act_batch`` refuses a NaN or an
+        infinity anywhere in its rows first)."""
         if self.empty is _ALWAYS:
-            return np.argmax(block, axis=-1) + self.first  # the first largest entry, as the reader
+            return np.argmax(block, axis=-1) + self.first
         one = block == 1.0
         return np.where(one.any(axis=-1), np.argmax(one, axis=-1) + self.first, self.first - 1)
+
+
+def _not_finite(v: list[float], start: int, count: int) -> ValueError:
+    """The error of entries ``v[start : start + count]`` whose sum is NaN or infinite,
+    naming the first that is (or, where they are finite but add up beyond float range,
+    the largest)."""
+    span = range(start, start + count)
+    at = next((k for k in span if v[k] - v[k] != 0.0), None)
+    if at is None:
+        at = max(span, key=lambda k: abs(v[k]))
+        return ValueError(f"an observation's entries must be far below float range, got {v[at]} at entry {at}")
+    return ValueError(f"an observation must hold finite numbers, got {v[at]} at entry {at}")
+
+
+def _not_one_hot(v: list[float], start: int, count: int, marks: str) -> ValueError:
+    """The error of the one-hot block ``v[start : start + count]`` that does not hold
+    ``marks`` (``one 1 and 0s``): a NaN or an infinity named by its entry, anything else
+    by the block's entries."""
+    block = v[start : start + count]
+    if sum(block) - sum(block) != 0.0:
+        return _not_finite(v, start, count)
+    return ValueError(f"entries {start} to {start + count - 1} are a one-hot block, which holds {marks}; got {block}")
 
 
 # --------------------------------------------------------------------------- specs
@@ -939,9 +1000,11 @@ class ObsView:
     :meth:`count`, :meth:`hand_counts`, :meth:`discarded_count` and
     :meth:`discard_counts` index by card code instead.
 
-    Only the shape is checked: a NaN or infinite entry is not looked for here (that would
-    cost each of an agent's decisions again); read as a count it fails there, and the
-    built-in agents then name it (``agents.base.check_finite``).
+    Only the shape is checked here: a NaN or infinite entry is not looked for (that would
+    cost each of an agent's decisions again), but read, as a count, a flag, a one-hot
+    block or a seat of :attr:`min_opp_hand_in_round`, it is a ``ValueError`` (the built-in
+    agents then name its entry, ``agents.base.check_finite``), and so is a one-hot block
+    that holds anything but one 1 and 0s (all 0s too, where its value may be unset).
     """
 
     __slots__ = ("_v", "_n", "version")
@@ -1004,8 +1067,11 @@ class ObsView:
     def min_opp_hand_in_round(self) -> int | None:
         """The fewest cards held by an opponent still in the round (``None`` when all
         the others have quit): how close the round is to being ended by someone else."""
-        v = self._v
-        sizes = [v[_OHS + i] for i in range(self.num_players - 1) if v[_IN + i] > 0.5]
+        v, others = self._v, self.num_players - 1
+        read = sum(v[_IN : _OHS + others])  # the flags (padded to MAX_OTHERS), then the sizes
+        if read - read != 0.0:  # a NaN or an infinity, which min() and the flags would pass over
+            raise _not_finite(v, _IN, _OHS + others - _IN)
+        sizes = [v[_OHS + i] for i in range(others) if v[_IN + i] > 0.5]
         return int(min(sizes) * HAND_SIZE_SCALE + 0.5) if sizes else None
 
     def __repr__(self) -> str:

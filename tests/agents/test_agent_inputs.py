@@ -16,11 +16,12 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+from conftest import make_game
 
 import agents
 from agents.ppo import DEFAULT_MODEL_ZIP, FOUR_PLAYER_MODEL, RLLIB_MODULE_STATE, load_actor
 from llama_env.engine import LlamaGame
-from llama_env.observation import action_mask, encode, encode_v1
+from llama_env.observation import SLICES, ObsView, action_mask, encode, encode_v1
 from train.cli import main
 
 BUILTIN = [
@@ -101,6 +102,59 @@ def test_an_observation_that_is_not_finite_is_refused_naming_the_entry(name, bad
         refused = rf"the observations must hold finite numbers, got {bad} at row 1, entry 3"
         with pytest.raises(ValueError, match=refused):
             agent.act_batch(rows, np.stack([TWO_PLAYS, TWO_PLAYS]))
+
+
+CHOICE = make_game(num_players=3, hands=[[1, 2, 3], [3, 3], [4, 4]], top=2, current_player=0)
+"""Two plays on a 2 (the 2 and the 3): the heuristic reads the top card, the table size and
+the other seats' flags and hand sizes to choose."""
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "field"),
+    [
+        *[(n, {}, f) for n in ("heuristic", "perturbed") for f in ("top_card", "num_players", "opp_in_round")],
+        *[(n, {}, "opp_hand_size") for n in ("heuristic", "perturbed")],
+        ("greedy", {"prefer": "same"}, "top_card"),
+    ],
+)
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_value_the_rule_agents_read_that_is_not_finite_is_named_as_act_batch_names_it(name, params, field, bad):
+    """A NaN in the top card's block (where its 1 was, or beside it) was read as another
+    card, and one in a seat's flag or hand size was passed over: heuristic.act played a move
+    without a word while act_batch refused the row."""
+    agent = agents.make(name, seed=0, **params)
+    obs, mask = encode(CHOICE, 0), action_mask(CHOICE.legal_actions())
+    block = SLICES[field]
+    for entry in range(block.start, block.start + 2) if field.startswith("opp_") else range(block.start, block.stop):
+        o = obs.copy()
+        o[entry] = bad
+        with pytest.raises(ValueError, match=rf"an observation must hold finite numbers, got {bad} at entry {entry}$"):
+            agent.act(o, mask)
+        with pytest.raises(ValueError, match=rf"got {bad} at row 0, entry {entry}$"):
+            agent.act_batch(o[None], mask[None])
+
+
+def test_a_top_card_that_is_no_one_hot_block_is_refused_naming_its_entries():
+    """Read by its largest entry, a block of 0s was a 1, and 0.5s the first of them."""
+    start = SLICES["top_card"].start
+    for block in ([0.0] * 7, [0.0, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]):
+        obs = encode(CHOICE, 0)
+        obs[SLICES["top_card"]] = block
+        with pytest.raises(ValueError, match=rf"entries {start} to {start + 6} are a one-hot block, which holds one 1"):
+            agents.make("heuristic").act(obs, action_mask(CHOICE.legal_actions()))
+
+
+def test_a_flag_that_is_not_finite_is_refused_by_the_view():
+    """``x > 0.5`` read a NaN as no and an infinity as yes."""
+    obs = encode(CHOICE, 0)
+    at = SLICES["can_draw"].start
+    obs[at] = np.nan
+    with pytest.raises(ValueError, match=rf"an observation must hold finite numbers, got nan at entry {at}"):
+        _ = ObsView(obs).can_draw
+    obs = encode(CHOICE, 0)
+    obs[SLICES["opp_in_round"].start + 1] = np.inf
+    with pytest.raises(ValueError, match=rf"got inf at entry {SLICES['opp_in_round'].start + 1}"):
+        _ = ObsView(obs).opp_in_round
 
 
 def test_the_rule_based_agents_read_any_declared_observation_version(monkeypatch):
