@@ -239,7 +239,7 @@ def test_bad_arguments_name_the_problem(kw, match):
 
 def test_a_closed_split_env_says_so(split):
     """A step or reset after close() was zip()'s 'argument 2 is longer' ValueError."""
-    env = split(ScalarLlamaVecEnv, np.int64(4), np.int64(2), seed=0, players=2, opponents="random")
+    env = split(ScalarLlamaVecEnv, 4, 2, seed=0, players=2, opponents="random")
     env.reset()
     masks = env.action_masks()
     env.close()
