@@ -95,7 +95,7 @@ class Action(IntEnum):
     def play(cls, card: int) -> Action:
         """The action that plays a card of code ``card`` (1..7); a ``ValueError`` for
         anything else (8 is no card, though ``Action(7)`` is the draw)."""
-        if not _is_int(card) or not 1 <= card <= 7:
+        if not is_int(card) or not 1 <= card <= 7:
             raise ValueError(f"a card code is an integer 1..7 (6 a six, 7 a llama), got {brief(card)}")
         return cls(int(card) - 1)
 
@@ -181,7 +181,7 @@ def playable_on(top: int) -> tuple[int, int]:
     Returns the two card codes, in that order (same value first). A ``top`` that is no
     card code 1..7 is a ``ValueError``.
     """
-    if not _is_int(top) or not 1 <= top <= NUM_CARD_VALUES:
+    if not is_int(top) or not 1 <= top <= NUM_CARD_VALUES:
         raise ValueError(f"top must be a card code 1..7 (7 a llama), got {brief(top)}")
     return (top, top % NUM_CARD_VALUES + 1)
 
@@ -268,8 +268,9 @@ def check_seed(value: object, name: str = "seed") -> int:
     return int(value)
 
 
-def _is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
-    """An integer of the snapshot format: ``int`` or a numpy integer, never a bool."""
+def is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
+    """An integer, of the snapshot format or an argument: ``int`` or a numpy integer, never
+    a bool (which ``isinstance`` takes for an ``int``)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
@@ -277,7 +278,7 @@ def check_seat(seat: object, num_players: int) -> int:
     """``seat`` as a Python ``int`` if it is a seat of a ``num_players`` table (numpy's
     integers too; never a bool, a float or a negative index, which read another seat),
     else a ``ValueError``."""
-    if not _is_int(seat) or not 0 <= seat < num_players:
+    if not is_int(seat) or not 0 <= seat < num_players:
         raise ValueError(f"seat must be 0..{num_players - 1} at a {num_players}-player table, got {brief(seat)}")
     return int(seat)
 
@@ -286,7 +287,7 @@ def check_num_players(num_players: object) -> int:
     """``num_players`` as a Python ``int`` if it is a table size 2..6 (numpy's integers
     too; never a bool or a float, which would be truncated to another table), else a
     ``ValueError``."""
-    if not _is_int(num_players):
+    if not is_int(num_players):
         raise ValueError(f"num_players must be an integer, got {brief(num_players)} ({type(num_players).__name__})")
     n = int(num_players)  # a numpy integer is named as the number it is (9, not np.int64(9))
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
@@ -503,7 +504,7 @@ def check_rule_option(option: Field[Any] | str, value: object, num_players: int 
             raise ValueError(f"unknown rule option {option!r} (known: {', '.join(named)})")
         option = named[option]
     name = option.name
-    if not _is_int(value):
+    if not is_int(value):
         raise ValueError(f"{name} must be an integer, got {brief(value)} ({type(value).__name__})")
     number = int(value)  # a numpy integer is named as the number it is (30, not np.int32(30))
     low, high = option.metadata["low"], option_high(option, num_players)
@@ -1340,7 +1341,7 @@ def _check_history(
         raise ValueError(f"snapshot 'history' must be a dict with the keys {', '.join(keys)}, got {brief(h)}")
 
     def count(x: Any, what: str) -> int:
-        if not _is_int(x) or x < 0:
+        if not is_int(x) or x < 0:
             raise ValueError(f"snapshot history {what} must be a non-negative integer, got {brief(x)}")
         return int(x)
 
@@ -1543,12 +1544,12 @@ def _check_state_fields(given: Any, like: Any, where: str) -> None:
         if isinstance(given, np.ndarray):
             ok = given.dtype.kind in "iu" and given.shape == like.shape and not (given < 0).any()
         else:
-            ok = isinstance(given, list) and len(given) == like.size and all(_is_int(v) and v >= 0 for v in given)
+            ok = isinstance(given, list) and len(given) == like.size and all(is_int(v) and v >= 0 for v in given)
         if not ok:
             raise ValueError(f"{where} must be a list of {like.size} integers >= 0, got {brief(given)}")
     elif isinstance(like, int):
         bound = _STATE_BOUNDS.get(where.rsplit(".", 1)[-1])
-        if not (_is_int(given) and given >= 0):
+        if not (is_int(given) and given >= 0):
             raise ValueError(f"{where} must be an integer >= 0, got {brief(given)}")
         if bound is not None and given > bound:
             raise ValueError(f"{where} must be an integer 0..{bound}, got {brief(given)}")

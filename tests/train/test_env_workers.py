@@ -228,6 +228,8 @@ def test_a_dead_worker_is_named_with_how_it_ended(split):
         ({"players": [7]}, "players must be a table size 2..6"),
         ({"reward": "points"}, "reward"),
         ({"seed": None}, "seed must be a non-negative integer, got None"),
+        ({"workers": True}, "at least 2 workers, got True"),
+        ({"num_envs": 4.0}, r"num_envs \(4.0\) must be at least"),
     ],
 )
 def test_bad_arguments_name_the_problem(kw, match):
@@ -235,6 +237,11 @@ def test_bad_arguments_name_the_problem(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         SplitVecEnv(ScalarLlamaVecEnv, args.pop("num_envs"), args.pop("workers"), **args)
+
+
+def test_numpy_integers_size_a_split_env(split):
+    env = split(ScalarLlamaVecEnv, np.int64(5), np.int64(2), seed=np.int64(0), players=2, opponents="random")
+    assert env.num_envs == 5 and env.shares == [3, 2]
 
 
 def test_a_closed_split_env_says_so(split):

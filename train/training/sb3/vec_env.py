@@ -43,7 +43,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
@@ -61,6 +61,7 @@ from llama_env.engine import (
     brief,
     check_num_players,
     check_seed,
+    is_int,
 )
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import batch_rewards, game_rewards, rewards_for, validate_reward_mode
@@ -274,7 +275,7 @@ class LlamaVecEnv(OneVecEnv):
         self.reward_mode = validate_reward_mode(reward)
         if isinstance(seat, str) and seat == "random":
             self.fixed_seat: int | None = None
-        elif _is_int(seat) and 0 <= seat < min(self.players):
+        elif is_int(seat) and 0 <= seat < min(self.players):
             self.fixed_seat = int(seat)
         else:
             raise ValueError(
@@ -385,15 +386,10 @@ class LlamaVecEnv(OneVecEnv):
         raise NotImplementedError
 
 
-def _is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
-    """An integer argument: ``int`` or a numpy integer, never a bool."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
 def _check_num_envs(num_envs: object) -> int:
     """``num_envs`` as a Python ``int`` if it is a positive integer (numpy's too, never a
     bool), else a ``ValueError``."""
-    if not _is_int(num_envs) or num_envs < 1:
+    if not is_int(num_envs) or num_envs < 1:
         raise ValueError(f"num_envs must be a positive integer, got {brief(num_envs)}")
     return int(num_envs)
 
@@ -402,7 +398,7 @@ def _table_sizes(players: object) -> list[int]:
     """``players`` as a vec env reads it: one table size (an integer, numpy's too) or a
     sequence of them, a repeat weighing a size; anything else (a float, which would be
     truncated to another table, a string, a bool) is a ``ValueError``."""
-    sizes = [players] if _is_int(players) else players
+    sizes = [players] if is_int(players) else players
     what = f"players must be a table size {MIN_PLAYERS}..{MAX_PLAYERS} or a sequence of them, got {brief(players)}"
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)):
         raise ValueError(what)

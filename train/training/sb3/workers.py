@@ -40,7 +40,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from llama_env.agent import adopt, registrations
-from llama_env.engine import NUM_ACTIONS, LlamaGame, brief, check_seed
+from llama_env.engine import NUM_ACTIONS, LlamaGame, brief, check_seed, is_int
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, policy_rng, vec_env_class
 
 __all__ = ["CLOSE_WAIT", "EnvWorkerStopped", "SplitVecEnv", "make_vec_env", "worker_seed"]
@@ -213,9 +213,9 @@ class SplitVecEnv(OneVecEnv):
     def __init__(
         self, env_class: type[LlamaVecEnv], num_envs: int, workers: int, *, seed: int = 0, **kwargs: Any
     ) -> None:
-        if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 2:
+        if not is_int(workers) or workers < 2:
             raise ValueError(f"SplitVecEnv needs at least 2 workers, got {brief(workers)}")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < workers:
+        if not is_int(num_envs) or num_envs < workers:
             raise ValueError(f"num_envs ({brief(num_envs)}) must be at least the number of env workers ({workers})")
         num_envs, workers, seed = int(num_envs), int(workers), check_seed(seed)
         self.shares = [len(part) for part in np.array_split(np.arange(num_envs), workers)]
