@@ -1027,6 +1027,48 @@ def test_an_rllib_run_gives_sigterm_back_after_ray_shuts_down(tmp_path, monkeypa
         signal.signal(signal.SIGTERM, before)
 
 
+def test_a_ctrl_c_while_ray_stops_after_the_save_is_held_back(tmp_path, monkeypatch, capsys):
+    """RLlib's runners and Ray take seconds to stop after the final save, and a second
+    Ctrl-C then lost the run's result: ``llama-rl train`` printed only "interrupted", not
+    the run's line nor the command that continues it. One is held back there too, saying
+    so; the next stops at once. Ray and RLlib are stand-ins, pressed as they stop."""
+    import ray
+
+    from train.training.rllib import trainer
+    from train.training.run_dir import signal_handler
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    running = []
+    stopped = []
+
+    def press_and(then):  # type: ignore[no-untyped-def]
+        def stop() -> None:
+            signal.raise_signal(signal.SIGINT)  # the user presses Ctrl-C again as it stops
+            stopped.append(then())
+
+        return stop
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: bool(running))
+    monkeypatch.setattr(ray, "init", lambda **kwargs: running.append(kwargs))
+    monkeypatch.setattr(ray, "shutdown", press_and(running.clear))
+    algo = type("Algo", (), {"stop": staticmethod(press_and(lambda: "algo"))})()
+    monkeypatch.setattr(
+        trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": lambda: algo})
+    )
+    monkeypatch.setattr(trainer, "_loop", lambda *args: "the result")
+    with signal_handler(signal.SIGINT, signal.default_int_handler):
+        try:
+            assert trainer.train_rllib(_small_rllib_config(tmp_path, "held")) == "the result"
+        except KeyboardInterrupt:  # caught, or it would stop the whole test session
+            pytest.fail("a Ctrl-C while Ray stopped lost the run's result")
+        assert stopped == ["algo", None] and not running
+        assert capsys.readouterr().err.count(f"\n{trainer.STOPPING_RAY}\n") == 2
+        # two presses while Ray stops: the second stops at once
+        monkeypatch.setattr(ray, "shutdown", press_and(press_and(running.clear)))
+        with pytest.raises(KeyboardInterrupt):
+            trainer.train_rllib(_small_rllib_config(tmp_path, "twice"))
+
+
 def test_more_env_runners_than_a_local_rays_cores_are_refused_before_ray_starts(tmp_path, monkeypatch, capsys):
     """A local Ray has one CPU a core and each env runner takes one: RLlib waited for the
     runners it had no CPU for with no time limit, and the run hung without a word."""

@@ -111,17 +111,20 @@ def signal_handler(signum: int, handler: Callable[[int, FrameType | None], None]
 
 
 @contextlib.contextmanager
-def saving_despite_ctrl_c() -> Iterator[None]:
+def saving_despite_ctrl_c(
+    saying: str = "still saving the checkpoint (a few seconds); Ctrl-C again stops without it",
+) -> Iterator[None]:
     """While a trainer writes its final files, hold back one more Ctrl-C or SIGTERM (which
-    stops a run as Ctrl-C does), saying so; a further one stops at once (the atomic
-    writes leave the previous files whole)."""
+    stops a run as Ctrl-C does), ``saying`` so; a further one stops at once (the atomic
+    writes leave the previous files whole). The rllib trainer holds one back so too while
+    Ray stops, after the save, so that the run's result is still reported."""
     presses = [0]
 
     def handler(signum: int, frame: Any) -> None:
         presses[0] += 1
         if presses[0] > 1:
             raise KeyboardInterrupt
-        print("\nstill saving the checkpoint (a few seconds); Ctrl-C again stops without it", file=sys.stderr)
+        print(f"\n{saying}", file=sys.stderr)
 
     with contextlib.ExitStack() as stack:
         for signum in (signal.SIGINT, *STOP_SIGNALS):

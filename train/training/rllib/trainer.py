@@ -121,6 +121,10 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
+STOPPING_RAY = "still stopping Ray (a few seconds); Ctrl-C again stops at once"
+"""Said at a Ctrl-C (or SIGTERM) while RLlib's runners and Ray stop, which takes seconds
+after the final save: one is held back, so the run's result is still reported."""
+
 RAY_SOCKET_TAIL = len("/session_2026-12-05_23-59-59_123456_1234567/sockets/plasma_store")
 """What Ray puts after its temporary folder in its longest socket path (a session
 folder named by the date, time and process id, then the socket)."""
@@ -208,16 +212,19 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[No
             signal.signal(signal.SIGTERM, on_term)
         yield
     finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        # ray.shutdown sets SIGTERM back to the system's default beneath Python (signal.getsignal still
-        # names the handler before it): after a run SIGTERM killed the process at once, a caller's handler
-        # (llama-rl train's, during its final evaluation) never called. What it was is put back.
-        if on_term is not None:
-            signal.signal(signal.SIGTERM, on_term)
-        if link is not None:
-            with contextlib.suppress(OSError):
-                link.unlink()
+        try:
+            with saving_despite_ctrl_c(STOPPING_RAY):  # the run's result is still to be reported
+                if ray.is_initialized():
+                    ray.shutdown()
+        finally:
+            # ray.shutdown sets SIGTERM back to the system's default beneath Python (signal.getsignal still
+            # names the handler before it): after a run SIGTERM killed the process at once, a caller's
+            # handler (llama-rl train's, during its final evaluation) never called. What it was is put back.
+            if on_term is not None:
+                signal.signal(signal.SIGTERM, on_term)
+            if link is not None:
+                with contextlib.suppress(OSError):
+                    link.unlink()
 
 
 def _check_local_cores(options: RllibOptions) -> None:
@@ -484,7 +491,8 @@ def _train_rllib_threads_set(config: TrainConfig, run: RunDir, resume_from: Path
                 run.drop_rows_after(run.eval_path, "timesteps", start_steps)
             return _loop(config, run, algo, resume_from, start_steps, config_file, saved)
         finally:
-            algo.stop()
+            with saving_despite_ctrl_c(STOPPING_RAY):  # a second Ctrl-C after the save lost the result
+                algo.stop()
 
 
 @contextlib.contextmanager
