@@ -27,8 +27,10 @@ draws a random number.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -58,6 +60,27 @@ _PTS_BY_VALUE = np.array(_PTS[1:], dtype=np.int64)  # rule 9 by value index 0..6
 _VALUE_CODES = np.arange(1, _NV + 1)
 _NONE = np.iinfo(np.int64).max  # the minimum over no seat: larger than any count or score
 _OTHER_SEATS = np.arange(MAX_OTHERS)
+
+
+_A = TypeVar("_A")
+
+
+def _naming_non_finite(act: Callable[[_A, Any, Any], int]) -> Callable[[_A, Any, Any], int]:
+    """``act`` whose ``ValueError`` or ``OverflowError`` is :func:`check_finite`'s, naming
+    the entry, where the observation holds a NaN or an infinity: read as a count, a flag or a
+    one-hot block, such a value fails with a message that names nothing. Free until then:
+    the observation is looked at only once something failed."""
+
+    @functools.wraps(act)
+    def act_naming(self: _A, observation: Any, action_mask: Any) -> int:
+        try:
+            return act(self, observation, action_mask)
+        except (ValueError, OverflowError):
+            if np.ndim(observation) == 1:  # else the shape is what is wrong, and named
+                check_finite(observation)
+            raise
+
+    return act_naming
 
 
 def _batch_inputs(observations: np.ndarray, action_masks: np.ndarray) -> tuple[BatchView, np.ndarray, np.ndarray]:
@@ -117,18 +140,15 @@ class GreedyAgent(BaseAgent):
             raise ValueError(f"GreedyAgent prefer must be 'points' or 'same', got {prefer!r}")
         self.prefer = prefer
 
+    @_naming_non_finite
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_actions(action_mask)
         o = ObsView(observation)  # checks the shape
         plays = [a for a in legal if a < _DRAW]
         if plays:
-            try:
-                if self.prefer == "same" or len(plays) == 1:
-                    return _same_first(plays, o.top_card)
-                return _best_points_play(plays, o.hand_counts())
-            except (ValueError, OverflowError):  # a NaN or infinity read as a count: named (free until then)
-                check_finite(observation)
-                raise
+            if self.prefer == "same" or len(plays) == 1:
+                return _same_first(plays, o.top_card)
+            return _best_points_play(plays, o.hand_counts())
         return _DRAW if _DRAW in legal else _QUIT
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -173,18 +193,15 @@ class CautiousAgent(BaseAgent):
         super().__init__(seed)
         self.threshold = int(number("CautiousAgent", "threshold", threshold, integer=True, minimum=0))
 
+    @_naming_non_finite
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_actions(action_mask)
         o = ObsView(observation)  # checks the shape
-        try:
-            if o.hand_penalty <= self.threshold and _QUIT in legal:
-                return _QUIT
-            plays = [a for a in legal if a < _DRAW]
-            if plays:
-                return _best_points_play(plays, o.hand_counts())
-        except (ValueError, OverflowError):  # a NaN or infinity read as a count: named (free until then)
-            check_finite(observation)
-            raise
+        if o.hand_penalty <= self.threshold and _QUIT in legal:
+            return _QUIT
+        plays = [a for a in legal if a < _DRAW]
+        if plays:
+            return _best_points_play(plays, o.hand_counts())
         return _DRAW if _DRAW in legal else _QUIT
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -297,6 +314,7 @@ class HeuristicAgent(BaseAgent):
         """The agent's parameters by name."""
         return {k: getattr(self, k) for k in HEURISTIC_DEFAULTS}
 
+    @_naming_non_finite
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
         m = mask_list(action_mask)
@@ -308,15 +326,11 @@ class HeuristicAgent(BaseAgent):
                 raise ValueError("the action mask has no legal action")
             return _QUIT
         o = ObsView(observation)
-        try:
-            hand = o.hand_counts()
-            danger = self._danger(o)
-            if plays:
-                return self._choose_play(plays, hand, o.top_card, danger)
-            return _QUIT if self._should_quit(o, hand, danger) else _DRAW
-        except (ValueError, OverflowError):  # a NaN or infinity read as a count: named (free until then)
-            check_finite(observation)
-            raise
+        hand = o.hand_counts()
+        danger = self._danger(o)
+        if plays:
+            return self._choose_play(plays, hand, o.top_card, danger)
+        return _QUIT if self._should_quit(o, hand, danger) else _DRAW
 
     def _danger(self, o: ObsView) -> bool:
         """Whether an opponent still in the round holds at most ``danger_hand`` cards."""
