@@ -530,7 +530,7 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
     if not callable(getattr(agent, "act", None)):
         raise TypeError(
             f"an agent must have act(observation, action_mask) -> int, or be a registered name "
-            f"or an AgentSpec; got {' '.join(brief(agent).split())} ({type(agent).__name__})"
+            f"or an AgentSpec; got {_one_line(agent)} ({type(agent).__name__})"
         )
     return agent
 
@@ -650,10 +650,15 @@ def check_agent(agent: object, where: str) -> None:
     missing an argument (``HeuristicAgent`` for ``HeuristicAgent()``). The table driver
     checks its seats with it, and :func:`make` what a factory returns."""
     if not callable(getattr(agent, "act", None)):
-        got = " ".join(brief(agent).split())  # bounded, in one line: an array's repr runs to pages
-        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {got}")
+        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {_one_line(agent)}")
     if isinstance(agent, type):
         raise TypeError(f"{where}: got the class {agent.__name__}: pass an instance, {agent.__name__}()")
+
+
+def _one_line(value: object) -> str:
+    """``value`` named for a message about what is no agent: bounded (:func:`brief`) and
+    in one line, as an array's repr runs to pages and over many lines."""
+    return " ".join(brief(value).split())
 
 
 def agent_label(agent: AgentLike) -> str:
