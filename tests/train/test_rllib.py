@@ -7,9 +7,11 @@ are skipped only where it is knowingly absent: ``LLAMA_RL_NO_RLLIB=1``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
+import re
 import signal
 import tempfile
 import warnings
@@ -1067,6 +1069,34 @@ def test_a_ctrl_c_while_ray_stops_after_the_save_is_held_back(tmp_path, monkeypa
         monkeypatch.setattr(ray, "shutdown", press_and(press_and(running.clear)))
         with pytest.raises(KeyboardInterrupt):
             trainer.train_rllib(_small_rllib_config(tmp_path, "twice"))
+
+
+def test_an_env_runner_that_cannot_start_is_one_line_naming_its_error(tmp_path, monkeypatch, capsys):
+    """An opponent that cannot be built on a remote env runner (its model file only on the
+    driver's machine) ended the run in RLlib's ``IndexError: list index out of range``, or
+    in the runner's own error of any type after Ray's traceback. It is one ``ValueError``
+    line naming that error (``llama-rl: error:``, exit 2), and the new run is left out.
+    RLlib is a stand-in, raising as it does when a runner fails in its constructor."""
+    from ray.exceptions import RayActorError
+
+    from train.training.rllib import trainer
+
+    def build_algo():  # type: ignore[no-untyped-def]
+        try:
+            raise RayActorError()
+        except RayActorError:  # RLlib raises the runner's own error from its RayActorError
+            raise FileNotFoundError("model file /data/only-on-the-head.npz not found") from None
+
+    monkeypatch.setattr(
+        trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": build_algo})
+    )
+    monkeypatch.setattr(trainer, "ray_session", lambda run, address: contextlib.nullcontext())
+    said = "an env runner failed to start (FileNotFoundError: model file /data/only-on-the-head.npz not found)"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+        trainer.train_rllib(_small_rllib_config(tmp_path, "no-start"))
+    assert main(tiny_run(tmp_path, "no-start", 256)) == 2
+    assert capsys.readouterr().err == f"llama-rl: error: {said}\n"
+    assert not (tmp_path / "no-start").exists()
 
 
 def test_more_env_runners_than_a_local_rays_cores_are_refused_before_ray_starts(tmp_path, monkeypatch, capsys):

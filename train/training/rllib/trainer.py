@@ -482,7 +482,7 @@ def _train_rllib_threads_set(config: TrainConfig, run: RunDir, resume_from: Path
         warnings.warn(never, RuntimeWarning, stacklevel=2)
     saved: list[Path] = []
     with forgotten_unless_saved(config_file, saved), _ray_results_in(run):
-        algo = build_algorithm_config(config, env_seed).build_algo()
+        algo = _build_algo(config, env_seed)
         try:
             if resume_from is not None:
                 _restore(algo, resume_from, run)
@@ -493,6 +493,22 @@ def _train_rllib_threads_set(config: TrainConfig, run: RunDir, resume_from: Path
         finally:
             with saving_despite_ctrl_c(STOPPING_RAY):  # a second Ctrl-C after the save lost the result
                 algo.stop()
+
+
+def _build_algo(config: TrainConfig, env_seed: int) -> Any:
+    """RLlib's algorithm for the run. An env runner that cannot start (its games cannot be
+    built on its machine: an opponent's file only on this one, say) is a ``ValueError`` in
+    a line naming the runner's error: RLlib raises that error, of any type, after Ray's
+    traceback of the runner (with restarts on it was an ``IndexError`` of RLlib's)."""
+    from ray.exceptions import RayError
+
+    try:
+        return build_algorithm_config(config, env_seed).build_algo()
+    except Exception as exc:  # noqa: BLE001 - a runner's own error may be of any type
+        if not isinstance(exc, RayError) and not isinstance(exc.__context__, RayError):
+            raise
+        cause = getattr(exc, "cause", None) or exc  # a RayTaskError's: the runner's own error
+        raise ValueError(f"an env runner failed to start ({error_line(cause)})") from exc
 
 
 @contextlib.contextmanager
