@@ -209,7 +209,8 @@ def test_a_worker_that_cannot_rebuild_the_agents_says_so():
 
     from train.evaluation import runner
 
-    payload = cloudpickle.dumps(([], [Unrebuildable(), "random"], ["unrebuildable", "random"], 0, Rules(2), None))
+    args = runner.RunArgs(["unrebuildable", "random"], 0, Rules(2), None, [(), ()])
+    payload = cloudpickle.dumps(([], [Unrebuildable(), "random"], args))
     try:
         runner.setup_worker(payload)
         with pytest.raises(ValueError, match=r"the agents could not be rebuilt in a worker process \(TypeError: ") as e:
@@ -799,7 +800,7 @@ def test_a_worker_that_cannot_build_its_agents_raises_the_reason():
 
     from train.evaluation import runner
 
-    payload = pickle.dumps(([], ["no_such_agent"], ["x"], 0, Rules(2), None))
+    payload = pickle.dumps(([], ["no_such_agent"], runner.RunArgs(["x"], 0, Rules(2), None, [()])))
     try:
         runner.setup_worker(payload)
         with pytest.raises(ValueError, match="unknown agent 'no_such_agent'"):

@@ -148,7 +148,7 @@ def _play_batch_chunk(agents: list[Agent], args: RunArgs, job: tuple[int, int, n
     the games' seatings) on a batch of :data:`SLOTS` games, refilling each slot with the
     next game as its game ends."""
     chunk, start, seat_agents = job
-    names, seed, rules, _, keys = args
+    names, seed, rules, keys = args.names, args.seed, args.rules, args.keys
     p = rules.num_players
     gen = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_BATCH, chunk)))
     # every player: an agent, or each member of a population
@@ -226,7 +226,7 @@ def play_batched(
         agents,
         jobs,
         _play_batch_chunk,
-        args=(names, seed, rules, None, seed_keys(agents)),
+        args=RunArgs(names, seed, rules, None, seed_keys(agents)),
         workers=workers,
         sizes=[len(j[2]) for j in jobs],
         progress=progress,

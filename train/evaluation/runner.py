@@ -40,7 +40,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import cloudpickle
 import numpy as np
@@ -368,10 +368,21 @@ def play_one(
 # Per-worker state: the agents built once by the pool initializer.
 _WORKER: dict[str, Any] = {}
 
-RunArgs = tuple[list[str], int, Rules, "str | None", list[SeedKey]]
-"""What every chunk of games is played with besides the agents: display names, seed,
-rules, the folder for game records (or ``None``), the agents' own seeds
-(:func:`seed_keys`)."""
+
+class RunArgs(NamedTuple):
+    """What every chunk of games is played with besides the agents, sent to each worker
+    once with them (pickled: a class of this module travels by its name)."""
+
+    names: list[str]
+    """The agents' display names (:func:`agent_display_names`)."""
+    seed: int
+    """The evaluation's seed, from which each game's derives."""
+    rules: Rules
+    """The rules of every game."""
+    record_dir: str | None
+    """The folder for game records, or ``None``."""
+    keys: list[SeedKey]
+    """The agents' own seeds (:func:`seed_keys`)."""
 
 
 Job = tuple[Callable[[list[Agent], RunArgs, Any], Any], Any]
@@ -409,10 +420,10 @@ def setup_worker(payload: bytes) -> None:
                 f"the agents could not be rebuilt in a worker process ({type(exc).__name__}: {exc}); "
                 f"evaluate with workers=1, or make the agent rebuild from its pickle"
             ) from exc
-        registered, specs, *args = loaded
+        registered, specs, args = loaded
         adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
-        _WORKER["agents"] = _forewarned([resolve(s) for s in specs], args[2])
-        _WORKER["args"] = tuple(args)
+        _WORKER["agents"] = _forewarned([resolve(s) for s in specs], args.rules)
+        _WORKER["args"] = args
         _WORKER.pop("error", None)
     except Exception as exc:  # noqa: BLE001 - raised by the first job
         _WORKER["error"] = exc
@@ -589,9 +600,8 @@ def _forewarned(agents: list[Agent], rules: Rules) -> list[Agent]:
 
 
 def _play_chunk(agents: list[Agent], args: RunArgs, tasks: list[GameTask]) -> list[GameRecord]:
-    names, seed, rules, record_dir, keys = args
-    own = own_keys(agents, keys)
-    return [play_one(agents, names, t, seed, rules, record_dir, own) for t in tasks]
+    own = own_keys(agents, args.keys)
+    return [play_one(agents, args.names, t, args.seed, args.rules, args.record_dir, own) for t in tasks]
 
 
 def _payload(agents: Sequence[AgentLike], args: RunArgs) -> bytes | None:
@@ -602,7 +612,7 @@ def _payload(agents: Sequence[AgentLike], args: RunArgs) -> bytes | None:
     whose ``__init__`` takes other arguments, say), as every worker would have failed to:
     the evaluation then runs in this process."""
     try:
-        payload = cloudpickle.dumps((registrations(agents), list(agents), *args))
+        payload = cloudpickle.dumps((registrations(agents), list(agents), args))
         pickle.loads(payload)  # what each worker does first
         return payload
     except Exception as exc:  # noqa: BLE001 - any pickling failure means "run here"
@@ -658,7 +668,7 @@ def run_chunks(
             f"executor must have run(payload, jobs, workers), as train.evaluation.runner.LocalProcesses; "
             f"got {executor!r}"
         )
-    rules = args[2]
+    rules = args.rules
     for warning in table_warnings(agents, rules):
         warnings.warn(warning, stacklevel=5)  # the caller of evaluate or tournament
     payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
@@ -770,7 +780,7 @@ def play_games(
         agents,
         chunks,
         _play_chunk,
-        args=(names, seed, rules, record, seed_keys(agents)),
+        args=RunArgs(names, seed, rules, record, seed_keys(agents)),
         workers=workers,
         sizes=[len(c) for c in chunks],
         progress=progress,
