@@ -1099,6 +1099,26 @@ def test_an_env_runner_that_cannot_start_is_one_line_naming_its_error(tmp_path, 
     assert not (tmp_path / "no-start").exists()
 
 
+def test_resuming_an_rllib_run_on_sb3_names_the_backend(tmp_path, capsys):
+    """``--resume <an rllib run> --backend sb3`` said "config key 'num_env_runners' is an
+    option of backend 'rllib' (this run uses 'sb3')", a flag never given: the run's own
+    options met the new backend before the backend was checked. It names the backend."""
+    from train.training.config import TrainConfig
+    from train.training.resume import resume_config
+
+    run = tmp_path / "r"
+    run.mkdir()
+    recorded = TrainConfig(backend="rllib", players=(2,), options={"num_env_runners": 2}, run_dir=str(tmp_path))
+    (run / "config.json").write_text(json.dumps({**recorded.to_dict(), "run_name": "r"}))
+    said = f"config key 'backend' cannot change when resuming {run}: the run was trained with 'rllib', the config "
+    said += "asks for 'sb3'"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}"):
+        resume_config(run, {"backend": "sb3"})
+    assert main(["train", "--resume", str(run), "--backend", "sb3", "--final-eval-games", "0"]) == 2
+    assert said in capsys.readouterr().err
+    assert resume_config(run, {"backend": "rllib"}).options.num_env_runners == 2
+
+
 def test_more_env_runners_than_a_local_rays_cores_are_refused_before_ray_starts(tmp_path, monkeypatch, capsys):
     """A local Ray has one CPU a core and each env runner takes one: RLlib waited for the
     runners it had no CPU for with no time limit, and the run hung without a word."""

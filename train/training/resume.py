@@ -153,6 +153,9 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
         return config_from_dict({**overrides, **here})
     base = _config_of(run, recorded)
     _warn_defaulted(run, recorded, base)
+    backend = overrides.get("backend", base.backend)
+    if backend != base.backend:  # before the run's own options meet it: they belong to its backend
+        raise _cannot_change("backend", base.backend, backend, run)
     candidate = config_from_dict({**base.to_dict(), **overrides, **here})
     check_fixed(base, candidate, run)
     return candidate
@@ -178,10 +181,14 @@ def check_fixed(recorded: TrainConfig, config: TrainConfig, run: RunDir) -> None
     for key in FIXED_ON_RESUME + recorded.backend_spec().fixed_on_resume:
         then, now = recorded.value(key), config.value(key)
         if then != now:
-            raise ValueError(
-                f"config key {key!r} cannot change when resuming {run.path}: the run was trained with "
-                f"{then!r}, the config asks for {now!r} (start a new run to change it)"
-            )
+            raise _cannot_change(key, then, now, run)
+
+
+def _cannot_change(key: str, then: Any, now: Any, run: RunDir) -> ValueError:
+    return ValueError(
+        f"config key {key!r} cannot change when resuming {run.path}: the run was trained with "
+        f"{then!r}, the config asks for {now!r} (start a new run to change it)"
+    )
 
 
 def check_steps_left(checkpoint: Path, trained: int, config: TrainConfig) -> None:
