@@ -43,6 +43,7 @@ __all__ = [
     "resolve",
     "reset_agent",
     "seat_member",
+    "is_population",
     "population_members",
     "agent_label",
     "check_agent",
@@ -441,6 +442,12 @@ _RESET_SEED_BY: dict[object, str] = {}
 ``"keyword"`` or ``"none"``."""
 
 
+def is_population(agent: object) -> bool:
+    """Whether ``agent`` says it is a population (``population = True``, as ``perturbed``):
+    :func:`population_members` checks what it holds."""
+    return getattr(agent, "population", False) is True
+
+
 def population_members(agent: Agent) -> Sequence[Agent] | None:
     """The members of a population, ``None`` for any other agent.
 
@@ -449,8 +456,9 @@ def population_members(agent: Agent) -> Sequence[Agent] | None:
     the trainers seat one of them per game in its place (:func:`seat_member`), and never
     call the population's own ``act``. An agent with a ``members`` attribute of its own
     (an ensemble's, say) and no ``population = True`` plays as itself. A population whose
-    ``members`` are not such a list is a ``TypeError`` naming the agent."""
-    if getattr(agent, "population", False) is not True:
+    ``members`` are not such a list is a ``TypeError`` naming the agent: :func:`resolve`
+    checks so, once, each agent a driver takes."""
+    if not is_population(agent):
         return None
     members = getattr(agent, "members", None)
     where = f"agent {agent_label(agent)!r} is a population (population = True)"
@@ -467,11 +475,15 @@ def population_members(agent: Agent) -> Sequence[Agent] | None:
 
 def seat_member(agent: Agent, rng: np.random.Generator) -> Agent:
     """The agent to seat for one game: ``agent`` itself, or, for a population
-    (:func:`population_members`, e.g. ``perturbed``), one member drawn with ``rng``.
+    (:func:`is_population`, e.g. ``perturbed``), one member drawn with ``rng``.
     Trainers that share one agent object across many games seat members this way, so
-    that each game meets one consistent player."""
-    members = population_members(agent)
-    if members is not None:
+    that each game meets one consistent player.
+
+    It does not check the members, at every game again (some microseconds for
+    ``perturbed``'s 32): the driver checks them once when it takes the agent
+    (:func:`resolve`, :func:`population_members`)."""
+    if is_population(agent):
+        members: Sequence[Agent] = agent.members  # type: ignore[attr-defined]
         return members[int(rng.integers(len(members)))]
     return agent
 
@@ -521,18 +533,23 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
     """An agent object from an agent, a registered name or an :class:`AgentSpec`.
 
     A name or spec is built (and seeded with ``seed`` when given); an object is returned
-    as it is. Anything else is a ``TypeError`` naming what an agent must be.
+    as it is. Anything else is a ``TypeError`` naming what an agent must be, and so is a
+    population whose members are no list of agents (:func:`population_members`): checked
+    here once, where a driver takes the agent, not at each game it seats a member.
     """
     if isinstance(agent, str):
-        return parse_agent_spec(agent, check=False).build(seed)  # build() checks name and parameters
-    if isinstance(agent, AgentSpec):
-        return agent.build(seed)
-    if not callable(getattr(agent, "act", None)):
+        out = parse_agent_spec(agent, check=False).build(seed)  # build() checks name and parameters
+    elif isinstance(agent, AgentSpec):
+        out = agent.build(seed)
+    elif not callable(getattr(agent, "act", None)):
         raise TypeError(
             f"an agent must have act(observation, action_mask) -> int, or be a registered name "
             f"or an AgentSpec; got {_one_line(agent)} ({type(agent).__name__})"
         )
-    return agent
+    else:
+        out = agent
+    population_members(out)
+    return out
 
 
 def batch_from(agent: Agent) -> int:

@@ -229,3 +229,14 @@ def client(store: Any) -> Any:
     from train.play.web import create_app
 
     return client_for(create_app(store))
+
+
+class LookedMembers(list):
+    """A population's members (``population.members = LookedMembers(population.members)``)
+    that count the times they are looked through, as checking them does."""
+
+    looks = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        self.looks += 1
+        return super().__iter__()

@@ -16,8 +16,10 @@ import copy
 
 import numpy as np
 import pytest
+from conftest import LookedMembers
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 
+import agents
 from llama_env.engine import NUM_ACTIONS, IllegalActionError, Rules
 from llama_env.gym_env import LlamaEnv
 from llama_env.observation import OBS_SIZE, decode, encode
@@ -303,6 +305,19 @@ def test_illegal_opponent_action_is_an_error(cls):
     env = cls(4, players=2, opponents="cheat", agents={"cheat": Cheat()}, seed=0, seat=1)
     with pytest.raises(IllegalActionError, match="agent 'cheat' at seat 0.*: action .* is illegal"):
         env.reset()
+
+
+@pytest.mark.parametrize("cls", ENVS)
+def test_a_population_opponent_is_checked_once_not_at_every_new_game(cls):
+    """Seating a member checked all of them at each new game (perturbed's 32: 1.2 -> 4.9 us)."""
+    population = agents.make("perturbed", seed=0, size=4)
+    population.members = looked = LookedMembers(population.members)
+    env = cls(4, players=2, opponents="pop", agents={"pop": population}, seed=0, seat=1)
+    env.reset()
+    checked, games, rng = looked.looks, 0, np.random.default_rng(0)
+    for _ in range(300):
+        games += int(env.step(pick(rng, env.action_masks()))[2].sum())
+    assert checked > 0 and games > 4 and looked.looks == checked
 
 
 @pytest.mark.parametrize("cls", ENVS)

@@ -53,6 +53,7 @@ from llama_env.agent import (
     adopt,
     agent_label,
     forewarn,
+    is_population,
     parse_agent_list,
     parse_agent_spec,
     population_members,
@@ -310,7 +311,7 @@ def seat_members(agents: Sequence[Agent], task: GameTask, seed: int) -> list[Age
     seated = []
     for i in task.seat_agents:
         agent = agents[i]
-        if population_members(agent) is not None:
+        if is_population(agent):  # its members checked when it was resolved
             rng = draws.setdefault(i, np.random.default_rng(seed_int(seed, KEY_AGENT, task.index, i)))
             agent = seat_member(agent, rng)
         seated.append(agent)

@@ -284,6 +284,8 @@ class LlamaVecEnv(OneVecEnv):
             )
         self.mix = OpponentMix(opponents, self.players, self.fixed_seat)
         self._agents: dict[str, Agent] = dict(agents or {})
+        for agent in self._agents.values():  # a population's members checked once, not as each game seats one
+            population_members(agent)
         for i, k in enumerate(self.mix.kinds):
             if k not in POLICY_KINDS and k not in self._agents:
                 self._agents[k] = resolve(k, seed=seed + 1000 + i)
