@@ -428,6 +428,51 @@ def test_an_address_where_nothing_answers_is_refused_before_ray_retries(tmp_path
         assert not (tmp_path / "a").exists()
 
 
+def test_a_ray_address_from_the_environment_is_named_as_such(tmp_path, capsys, monkeypatch):
+    """RAY_ADDRESS where nothing answers said "config key 'address' ... or leave --address
+    out", though no --address was given: the message names RAY_ADDRESS and says to unset it."""
+    import ray
+
+    def no_init(*args, **kwargs):
+        raise AssertionError("ray.init called")
+
+    monkeypatch.setattr(ray, "init", no_init)
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    code = main(tiny_run(tmp_path, "env", 256))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(
+        "llama-rl: error: RAY_ADDRESS: nothing answers at 127.0.0.1:1 (127.0.0.1:1: "
+    ), err
+    assert err.endswith("; start the cluster's head (ray start --head) or unset RAY_ADDRESS to train on a local Ray\n")
+    assert "--address" not in err and not (tmp_path / "env").exists()
+
+
+def test_address_local_is_a_local_ray_of_the_runs_own(tmp_path, monkeypatch, capsys):
+    """``--address local`` (Ray's word for a new local Ray) skipped what a local Ray gets:
+    its CPUs counted, its files in the run directory, no token file in ~/.ray (it wrote
+    /root/.ray/auth_token and /tmp/ray/session_*), and the check of runners against cores.
+    Ray is a stand-in here; RAY_ADDRESS naming a cluster does not take it there."""
+    import ray
+
+    from train.training.rllib import trainer
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    running: list[dict] = []
+    seen = {}
+    monkeypatch.setattr(ray, "is_initialized", lambda: bool(running))
+    monkeypatch.setattr(ray, "init", lambda **kwargs: running.append(kwargs))
+    monkeypatch.setattr(ray, "shutdown", running.clear)
+    monkeypatch.setattr(trainer, "usable_cores", lambda: 2)
+    _stop_at_build(monkeypatch, trainer, lambda: seen.update(running[0], auth=os.environ.get("RAY_AUTH_MODE")))
+    with pytest.raises(_Built):
+        trainer.train_rllib(_small_rllib_config(tmp_path, "local", address="local"))
+    assert seen["address"] == "local" and seen["num_cpus"] == 2 and seen["auth"] == "disabled"
+    assert seen["_temp_dir"] == str(trainer.ray_link((tmp_path / "local" / "ray").resolve()))  # to the run's ray/
+    assert main(tiny_run(tmp_path, "many", 256, "--address", "local", "--num-env-runners", "3")) == 2
+    assert "config key 'num_env_runners' must be at most 2 on a local Ray" in capsys.readouterr().err
+
+
 def test_rllib_without_the_extra_names_the_extra():
     import subprocess
     import sys

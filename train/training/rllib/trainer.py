@@ -97,10 +97,20 @@ def _quiet_ray() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def check_reachable(address: str, timeout: float = 5.0) -> None:
+def cluster_address(address: str) -> tuple[str, str]:
+    """The cluster a session joins, from ``address`` (the ``address`` option), else
+    ``RAY_ADDRESS``, and the name of what gave it (``"--address"`` or ``"RAY_ADDRESS"``,
+    for the messages); ``""`` for a local Ray of the trainer's own, which ``local`` (Ray's
+    word for a new local Ray) asks for too."""
+    given, name = (address, "--address") if address else (os.environ.get("RAY_ADDRESS", ""), "RAY_ADDRESS")
+    return ("" if given.strip() == "local" else given), name
+
+
+def check_reachable(address: str, timeout: float = 5.0, given_by: str = "--address") -> None:
     """A ``ValueError`` when nothing answers at a cluster's ``address`` (``host:port``, the
     head's GCS port 6379 by default, or ``ray://host:port``, 10001 by default): Ray itself
-    retries for minutes before it says so. ``auto`` and ``local`` are Ray's to resolve."""
+    retries for minutes before it says so. ``auto`` is Ray's to resolve. ``given_by``:
+    ``--address`` or ``RAY_ADDRESS``, which the message names."""
     if address in ("auto", "local"):
         return
     rest, port = address, 6379
@@ -115,9 +125,11 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host.strip("[]"), port), timeout=timeout).close()
     except OSError as exc:
+        flag = given_by == "--address"
+        key, instead = ("config key 'address'", "leave --address out") if flag else (given_by, f"unset {given_by}")
         raise ValueError(
-            f"config key 'address': nothing answers at {address} ({host}:{port}: {exc.strerror or exc}); start "
-            "the cluster's head (ray start --head) or leave --address out to train on a local Ray"
+            f"{key}: nothing answers at {address} ({host}:{port}: {exc.strerror or exc}); start the cluster's head "
+            f"(ray start --head) or {instead} to train on a local Ray"
         ) from None
 
 
@@ -172,7 +184,7 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[No
     import ray
 
     env_vars = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    address = address or os.environ.get("RAY_ADDRESS", "")
+    address, given_by = cluster_address(address)
     if not address:
         # a local Ray of our own: no token file in ~/.ray (a cluster keeps its own auth settings)
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -187,7 +199,7 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[No
     on_term = signal.getsignal(signal.SIGTERM) if main else None
     try:
         if address:
-            check_reachable(address)
+            check_reachable(address, given_by=given_by)
             ray.init(address=address, log_to_driver=False, configure_logging=False, runtime_env={"env_vars": env_vars})
         else:
             target = (run.path / "ray").resolve()
@@ -201,6 +213,7 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[No
                 link.symlink_to(target, target_is_directory=True)
                 temp_dir = link
             ray.init(
+                address="local",  # a new Ray, though RAY_ADDRESS names a cluster (--address local)
                 num_cpus=num_cpus or usable_cores(),
                 include_dashboard=False,
                 log_to_driver=False,
@@ -236,7 +249,7 @@ def _check_local_cores(options: RllibOptions) -> None:
     import ray
 
     runners = options.num_env_runners
-    if not runners or options.address or os.environ.get("RAY_ADDRESS") or ray.is_initialized():
+    if not runners or cluster_address(options.address)[0] or ray.is_initialized():
         return
     cores = usable_cores()
     if runners > cores:
