@@ -20,7 +20,9 @@ that knows RLlib's internals):
 * a chunk that ends mid-game is cut as RLlib cuts one: its last observation bootstraps
   the value. A seat that has moved but not yet seen the outcome keeps that move for the
   next chunk (its reward is not known yet), and so do the moves beyond the steps asked
-  for: a sample returns exactly that many steps, all with known rewards;
+  for, as far as the games still running hold them: a sample returns that many steps,
+  all with known rewards, or a few more when a game that has just ended (whose moves
+  all go) brings more than the running games can hold over;
 * RLlib builds every env of a vector from one context, so on the first deal the runner
   gives each env its own stream of games and of its opponents' play, from the run's env
   seed and its worker index.
@@ -202,8 +204,9 @@ class LlamaEnvRunner(OwnSampling):
                     games[i] = _deal(env)
         episodes = done
         if num_timesteps is not None:
-            # exactly the steps asked for (PPO's minibatches divide the batch it asked for):
-            # the moves over that carry on into the next sample, like unanswered ones
+            # the steps asked for (PPO's minibatches divide the batch it asked for): the moves
+            # over that carry on into the next sample, like unanswered ones, as far as the running
+            # games hold them (a game that has just ended goes whole: at times a few more)
             excess = ready - num_timesteps
             for game in self._games:
                 chunks, excess = self._cut(game, excess)
