@@ -17,6 +17,7 @@ import inspect
 import math
 import operator
 import re
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -315,7 +316,8 @@ def make(name: str, **params: Any) -> Agent:
     be an agent spec with its parameters (``"cautious:threshold=2"``), as ``--agents``
     takes it; a keyword, ``seed`` included, overrides the spec's parameter of that name.
     A ``seed`` reaches the agent as :meth:`AgentSpec.build` gives it, name or spec: as its
-    constructor's ``seed`` where it has one, else through its ``reset(seed)``.
+    constructor's ``seed`` where it has one, else through its ``reset(seed)``; an agent
+    with neither cannot be seeded, and a ``RuntimeWarning`` says so (once per name).
 
     Unknown names and parameters raise ``ValueError`` listing what exists; the agent's
     own constructor checks the values, and whatever else it raises, or a factory that
@@ -532,15 +534,17 @@ def _seed_by(reset: Callable[..., object]) -> str:
 def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
     """An agent object from an agent, a registered name or an :class:`AgentSpec`.
 
-    A name or spec is built (and seeded with ``seed`` when given); an object is returned
+    A name or spec is built as :meth:`AgentSpec.build` builds it, and seeded with ``seed``
+    when given, but silent where the agent cannot be seeded: the drivers that resolve
+    agents seed each game so, as evaluation does through ``reset``. An object is returned
     as it is. Anything else is a ``TypeError`` naming what an agent must be, and so is a
     population whose members are no list of agents (:func:`population_members`): checked
     here once, where a driver takes the agent, not at each game it seats a member.
     """
     if isinstance(agent, str):
-        out = parse_agent_spec(agent, check=False).build(seed)  # build() checks name and parameters
+        out = parse_agent_spec(agent, check=False)._build(seed, say=False)  # checks name and parameters
     elif isinstance(agent, AgentSpec):
-        out = agent.build(seed)
+        out = agent._build(seed, say=False)
     elif not callable(getattr(agent, "act", None)):
         raise TypeError(
             f"an agent must have act(observation, action_mask) -> int, or be a registered name "
@@ -714,9 +718,15 @@ class AgentSpec:
         ``cautious:threshold=2`` from ``cautious``.
 
         Raises ``ValueError`` for an unknown name or parameter or a bad value, and for a
-        factory that raises or returns no agent, naming the spec (:func:`make`).
+        factory that raises or returns no agent, naming the spec (:func:`make`). An agent
+        that takes a seed neither as a parameter nor through its ``reset`` cannot be
+        seeded: a ``RuntimeWarning`` says so, once per agent name.
         """
-        agent = _seeded(self.name, dict(self.params), seed, self.label)
+        return self._build(seed, say=True)
+
+    def _build(self, seed: int | None, say: bool) -> Agent:
+        """:meth:`build`, saying (``say``) that a seed goes unused or not."""
+        agent = _seeded(self.name, dict(self.params), seed, self.label, say)
         if self.params:
             with contextlib.suppress(AttributeError):  # an agent with a read-only name keeps it
                 agent.name = self.label  # type: ignore[attr-defined]
@@ -729,18 +739,43 @@ def _takes_seed(factory: Factory) -> bool:
     return "seed" in inspect.signature(factory).parameters
 
 
-def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str) -> Agent:
+_UNSEEDABLE_SAID: set[str] = set()
+"""The agents whose seed :func:`_seeded` said it could not give, by registered name."""
+
+
+def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say: bool = True) -> Agent:
     """The agent registered as ``name`` built with ``params`` (:func:`_built`, refused
     naming it by ``label``) and seeded with ``seed``: as its constructor's ``seed`` where
     it has one and ``params`` set none, else through its ``reset(seed)``
-    (:func:`reset_agent`; an agent with neither draws nothing to seed)."""
+    (:func:`reset_agent`). An agent with neither cannot be seeded: with ``say``, a
+    ``RuntimeWarning`` says so, once per agent name, as the seed goes unused (not where a
+    driver seeds each game, as :func:`resolve` or evaluation through ``reset``)."""
     takes_seed = _takes_seed(_factory(name))
     if takes_seed and "seed" not in params and seed is not None:
         params = {**params, "seed": seed}
     agent = _built(name, params, label)
     if seed is not None and not takes_seed:
+        reset = getattr(agent, "reset", None)
+        if say and (not callable(reset) or _seed_by(reset) == "none") and name not in _UNSEEDABLE_SAID:
+            _UNSEEDABLE_SAID.add(name)
+            warnings.warn(
+                f"agent {name!r} cannot be seeded: it has no seed parameter and no reset that takes a seed, "
+                f"so seed={seed} goes unused (said once)",
+                RuntimeWarning,
+                stacklevel=_outside_here(),
+            )
         reset_agent(agent, seed)
     return agent
+
+
+def _outside_here() -> int:
+    """The ``stacklevel`` of a warning given by this function's caller that points at the
+    first caller outside this module (``make``, ``AgentSpec.build`` and ``resolve`` call one
+    another)."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and frame.f_globals.get("__name__") == __name__:
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 def is_path_parameter(key: str) -> bool:

@@ -6,6 +6,7 @@ agent when its factory raises, in one ``ValueError``."""
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator
 
 import gymnasium as gym
@@ -130,10 +131,11 @@ class _Unseeded(_First):
         self.depth = depth
 
 
-def test_make_seeds_an_agent_through_its_reset_whether_given_a_name_or_a_spec():
+def test_make_seeds_an_agent_through_its_reset_whether_given_a_name_or_a_spec(monkeypatch):
     """``make("bot", seed=1)`` said "agent 'bot' has no parameter 'seed'" while
     ``make("bot:depth=3", seed=1)``, ``AgentSpec.build(seed)`` and ``resolve`` seeded it
     through its ``reset``; an agent with neither was refused by name and not by spec."""
+    monkeypatch.setattr(registry, "_UNSEEDABLE_SAID", set(), raising=False)
     registry.register("tf_reset_seeded")(_ResetSeeded)
     registry.register("tf_unseeded")(_Unseeded)
     try:
@@ -148,8 +150,52 @@ def test_make_seeds_an_agent_through_its_reset_whether_given_a_name_or_a_spec():
         moves = [[a.act(obs, mask) for _ in range(12)] for a in built]
         assert moves[1:] == moves[:1] * 4
         assert agents.make("tf_reset_seeded", depth=3, seed=1).depth == 3
-        assert agents.make("tf_unseeded", seed=1).depth == agents.make("tf_unseeded:depth=2", seed=1).depth == 2
+        with pytest.warns(RuntimeWarning, match="agent 'tf_unseeded' cannot be seeded"):
+            assert agents.make("tf_unseeded", seed=1).depth == agents.make("tf_unseeded:depth=2", seed=1).depth == 2
     finally:
         for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
             for name in ("tf_reset_seeded", "tf_unseeded"):
+                table.pop(name, None)
+
+
+class _ResetUnseeded(_Unseeded):
+    def reset(self) -> None:
+        """A new game, with nothing to seed."""
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda name: agents.make(name, seed=1),
+        lambda name: agents.make(f"{name}:depth=3", seed=1),
+        lambda name: registry.AgentSpec(name).build(1),
+    ],
+    ids=["make", "make a spec", "build"],
+)
+def test_a_seed_that_an_agent_cannot_take_is_said_once(build, monkeypatch):
+    """Since 1ef3fdd, ``make("bot", seed=1)`` for an agent with no ``seed`` parameter and no
+    ``reset`` taking one dropped the seed without a word (it used to be refused)."""
+    monkeypatch.setattr(registry, "_UNSEEDABLE_SAID", set(), raising=False)
+    made = {"tf_unseeded": _Unseeded, "tf_reset_unseeded": _ResetUnseeded, "tf_reset_seeded": _ResetSeeded}
+    for name, cls in made.items():
+        registry.register(name)(cls)
+    try:
+        for name in ("tf_unseeded", "tf_reset_unseeded"):
+            said = rf"agent '{name}' cannot be seeded: .* so seed=1 goes unused \(said once\)"
+            with pytest.warns(RuntimeWarning, match=said) as caught:
+                build(name)
+            assert len(caught) == 1 and caught[0].filename == __file__
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                build(name)  # once
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            registry._UNSEEDABLE_SAID.clear()
+            build("tf_reset_seeded")
+            agents.make("tf_unseeded")  # no seed, nothing to say
+            registry.resolve("tf_reset_unseeded", seed=1)  # a driver seeding each game, as evaluation does:
+            evaluate(["tf_unseeded", "tf_reset_unseeded", "random"], 3, seed=0, workers=1)  # through reset
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            for name in made:
                 table.pop(name, None)
