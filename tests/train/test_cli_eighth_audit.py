@@ -173,18 +173,23 @@ def test_a_game_left_unfinished_says_so_on_stderr(monkeypatch, capsys, typed, wh
     assert "You quit the round." in captured.out and "game left unfinished (" not in captured.out
 
 
-def test_a_game_left_at_a_terminal_is_said_once(monkeypatch, capsys):
+@pytest.mark.parametrize("stdout_at_terminal", [True, False], ids=["terminal", "file"])
+def test_a_game_left_at_a_terminal_is_said_once(monkeypatch, stdout_at_terminal):
     """At a terminal, leaving printed "You left the game unfinished." and then
     "llama-rl: game left unfinished (exit)": the person read it twice. The stderr line is
-    for a script that keeps stdout apart; at a terminal the game's own line says it."""
+    for a script that keeps stdout apart; at a terminal the game's own line says it. With
+    stdout in a file and stderr at the terminal (``llama-rl play < moves.txt > out.txt``)
+    the terminal showed nothing at all: the line is said there."""
     from train.cli import main
 
+    stdout = _Terminal() if stdout_at_terminal else io.StringIO()
     stderr = _Terminal()
     monkeypatch.setattr(sys, "stdin", io.StringIO("exit\n"))
+    monkeypatch.setattr(sys, "stdout", stdout)
     monkeypatch.setattr(sys, "stderr", stderr)
     assert main(["play", "--seed", "7"]) == 1
-    assert capsys.readouterr().out.rstrip().endswith("You left the game unfinished.")
-    assert stderr.getvalue() == ""
+    assert stdout.getvalue().rstrip().endswith("You left the game unfinished.")
+    assert stderr.getvalue() == ("" if stdout_at_terminal else "llama-rl: game left unfinished (exit)\n")
 
 
 def test_help_in_the_game_says_how_to_leave_it():

@@ -33,24 +33,26 @@ def run_play(config: PlayConfig, stdin: TextIO | None = None, stdout: TextIO | N
 
     A game left unfinished (``exit``, end of input) is exit code 1 with one line on stderr
     saying so (``llama-rl: game left unfinished (end of input)``), for a script that
-    captures stdout apart; not when stderr is a terminal, where the person has just read
-    it in the game (``You left the game unfinished.``). A closed standard input or output,
+    captures stdout apart; not when both stdout and stderr are terminals, where the person
+    has just read it in the game (``You left the game unfinished.``). A closed standard input or output,
     and an agent that fails during the game (named with its seat), are a
     :class:`CommandError` with exit code 1: the game is left unfinished, as when the
     person leaves it; a bad configuration one with exit code 2."""
     stdin = stdin if stdin is not None else sys.stdin
     if stdin is None:  # `llama-rl play <&-`: Python sets sys.stdin to None
         raise CommandError("standard input is closed: play reads your moves from it", code=EXIT_LEFT)
-    stdout = stdout if stdout is not None else standard_output("play shows the game on it")
+    out = stdout if stdout is not None else standard_output("play shows the game on it")
     with game_errors():
         config.validate()
-        return play(config, stdin, stdout, on_leave=_left)
+        return play(config, stdin, out, on_leave=lambda why: _left(why, out))
 
 
-def _left(why: str) -> None:
-    """Say on stderr that the game was left unfinished, and ``why``, unless stderr is a
-    terminal: the person there has just read it in the game, and a second line repeated it."""
-    if not is_terminal(sys.stderr):
+def _left(why: str, stdout: TextIO) -> None:
+    """Say on stderr that the game was left unfinished, and ``why``, unless the game's
+    ``stdout`` and stderr are both terminals: the person there has just read it in the game,
+    and a second line repeated it. With stdout in a file (``> out.txt``) the terminal
+    showed nothing of the game, so the line is said."""
+    if not (is_terminal(stdout) and is_terminal(sys.stderr)):
         say_on_stderr(f"{PROG}: game left unfinished ({why})")
 
 
