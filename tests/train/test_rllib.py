@@ -1271,9 +1271,17 @@ def test_an_rllib_run_sends_no_past_snapshot_after_its_last_update(tmp_path, mon
         def set_past_policies(self, snapshots):  # type: ignore[no-untyped-def]
             sent.append(steps["n"])
 
+    runner = type("R", (), {"env": Env()})()
+
     class Algo:
         env_runner_group = type(
-            "G", (), {"foreach_env_runner": staticmethod(lambda fn: [fn(type("R", (), {"env": Env()}))])}
+            "G",
+            (),
+            {
+                "foreach_env_runner": staticmethod(lambda fn: [fn(runner)]),
+                "local_env_runner": runner,
+                "num_remote_env_runners": staticmethod(lambda: 0),
+            },
         )
 
         def train(self):  # type: ignore[no-untyped-def]
@@ -1302,7 +1310,15 @@ class _StandInAlgo:
         self.iterations = list(iterations)
         env = type("Env", (), {"decisions": 0, "illegal_total": 0, "set_past_policies": lambda self, s: None})()
         runner = type("R", (), {"env": env})()
-        self.env_runner_group = type("G", (), {"foreach_env_runner": staticmethod(lambda fn: [fn(runner)])})
+        self.env_runner_group = type(
+            "G",
+            (),
+            {
+                "foreach_env_runner": staticmethod(lambda fn: [fn(runner)]),
+                "local_env_runner": runner,
+                "num_remote_env_runners": staticmethod(lambda: 0),
+            },
+        )
 
     def train(self):  # type: ignore[no-untyped-def]
         from train.training.rllib.env import SHARED_POLICY
@@ -1400,6 +1416,68 @@ def test_an_env_runner_that_dies_or_samples_nothing_stops_the_run(tmp_path, monk
         assert json.loads((tmp_path / name / "summary.json").read_text())["num_timesteps"] == 32
     with pytest.raises(TrainingStopped, match=r"^an env runner stopped \(ActorDiedError: .*\) before training began$"):
         _stand_in_loop(tmp_path, monkeypatch, _StandInAlgo(died), "at-once")
+
+
+class _StandInRunners:
+    """RLlib's env runner group, a stand-in: a local runner without games and remote ones,
+    each ``(decisions, illegal actions)`` of its games, or the error Ray raises at a call to
+    it; ``unhealthy`` holds the indexes RLlib took out of service (they are alive). A call
+    raises a runner's error as RLlib's does (the first one), or returns object refs."""
+
+    def __init__(self, runners: list[object], unhealthy: tuple[int, ...] = ()) -> None:
+        self.runners, self.unhealthy = runners, unhealthy
+        self.local_env_runner = type("R", (), {"env": None})()
+
+    def num_remote_env_runners(self) -> int:
+        return len(self.runners)
+
+    def foreach_env_runner(self, fn, *, local_env_runner=True, healthy_only=True, return_obj_refs=False):  # type: ignore[no-untyped-def]
+        results = [fn(self.local_env_runner)] if local_env_runner else []
+        for k, runner in enumerate(self.runners):
+            if healthy_only and k in self.unhealthy:
+                continue
+            if isinstance(runner, BaseException):
+                if not return_obj_refs:
+                    raise runner
+                results.append(runner)
+                continue
+            decisions, illegal = runner  # type: ignore[misc]
+            env = type("Env", (), {"decisions": decisions, "illegal_total": illegal})()
+            results.append(fn(type("R", (), {"env": env})()))
+        return results
+
+
+def test_an_env_runner_dead_at_the_end_leaves_the_summary_counts_partial_not_missing(tmp_path, monkeypatch):
+    """A remote env runner dead at the run's end (killed after its last sample, or by the
+    SIGTERM ``timeout`` sends the process group) made the final save end in Ray's
+    ActorDiedError traceback, after the checkpoint and the model: no summary.json, no line
+    in sessions.jsonl. And the runner whose failure stopped a run was left out of the
+    counts (taken out of service, though alive): 0 decisions sampled. The summary now
+    counts every runner that answers and says how many did not. RLlib is a stand-in."""
+    import ray
+    from ray.exceptions import ActorDiedError
+
+    from train.training import TrainingStopped
+
+    monkeypatch.setattr(ray, "get", lambda ref: _raise(ref) if isinstance(ref, BaseException) else ref)
+    algo = _StandInAlgo()
+    algo.env_runner_group = _StandInRunners([(500, 0), ActorDiedError(), (700, 2)])
+    result = _stand_in_loop(tmp_path, monkeypatch, algo, "dead")
+    summary = json.loads((tmp_path / "dead" / "summary.json").read_text())
+    assert summary["all_seats_decisions_sampled"] == 1200 and summary["illegal_actions"] == 2
+    assert summary["env_runners_not_counted"] == 1 and result.num_timesteps == 320
+    assert len((tmp_path / "dead" / "sessions.jsonl").read_text().splitlines()) == 1
+    # the runner that failed, out of service but alive, is counted
+    algo = _StandInAlgo(32, _remote(KeyError("x")))
+    algo.env_runner_group = _StandInRunners([(500, 0), (700, 0)], unhealthy=(1,))
+    with pytest.raises(TrainingStopped):
+        _stand_in_loop(tmp_path, monkeypatch, algo, "failed")
+    summary = json.loads((tmp_path / "failed" / "summary.json").read_text())
+    assert summary["all_seats_decisions_sampled"] == 1200 and summary["env_runners_not_counted"] == 0
+
+
+def _raise(exc: BaseException) -> None:
+    raise exc
 
 
 def test_env_runners_are_not_restarted_and_pass_their_error_on(monkeypatch):

@@ -649,12 +649,14 @@ def _loop(
         with saving_despite_ctrl_c():
             saved.append(_save_checkpoint(algo, run, steps))
             save_actor(export_actor(algo, config), run.path / "model.npz")
+            decisions, illegal, not_counted = _runner_counts(algo)
             summary = {
                 "backend": "rllib",
                 "num_timesteps": steps,
                 "steps_this_session": steps - start_steps,
-                "all_seats_decisions_sampled": sum(_foreach_env(algo, lambda env: int(env.decisions))),
-                "illegal_actions": sum(_foreach_env(algo, lambda env: int(env.illegal_total))),
+                "all_seats_decisions_sampled": decisions,
+                "illegal_actions": illegal,
+                "env_runners_not_counted": not_counted,
                 "wall_s": wall,
                 "eval_save_s": aside,
                 "interrupted": interrupted,
@@ -724,6 +726,34 @@ def _sub_envs(runner: Any) -> list[Any]:
         return []
     env = getattr(runner.env, "unwrapped", runner.env)
     return [e for e in (getattr(e, "unwrapped", e) for e in getattr(env, "envs", [env])) if e is not None]
+
+
+def _runner_counts(algo: Any) -> tuple[int, int, int]:
+    """The decisions sampled (every seat's) and the illegal actions received on the env
+    runners that answer, and how many remote runners do not (dead by the run's end, a
+    ``timeout``'s SIGTERM to the process group, say): the summary's counts leave theirs
+    out, and say how many. A runner out of service after failing is asked too, as it is
+    alive. RLlib's own call raised the first runner's error, after the final save, and
+    the run ended without its summary; so each runner's answer is fetched on its own."""
+    import ray
+    from ray.exceptions import RayError
+
+    def counts(runner: Any) -> tuple[int, int]:
+        envs = _sub_envs(runner)
+        return sum(int(e.decisions) for e in envs), sum(int(e.illegal_total) for e in envs)
+
+    group = algo.env_runner_group
+    answers = [] if group.local_env_runner is None else [counts(group.local_env_runner)]
+    not_counted = 0
+    if group.num_remote_env_runners():
+        refs = group.foreach_env_runner(counts, local_env_runner=False, healthy_only=False, return_obj_refs=True)
+        not_counted = group.num_remote_env_runners() - len(refs)
+        for ref in refs:
+            try:
+                answers.append(ray.get(ref))
+            except RayError:
+                not_counted += 1
+    return sum(d for d, _ in answers), sum(i for _, i in answers), not_counted
 
 
 def _foreach_env(algo: Any, fn: Any) -> list[Any]:
