@@ -69,18 +69,31 @@ def _naming_non_finite(act: Callable[[_A, Any, Any], int]) -> Callable[[_A, Any,
     """``act`` whose ``ValueError`` or ``OverflowError`` is :func:`check_finite`'s, naming
     the entry, where the observation holds a NaN or an infinity: read as a count, a flag or a
     one-hot block, such a value fails with a message that names nothing. Free until then:
-    the observation is looked at only once something failed."""
+    the observation is looked at only once something failed. An observation of the wrong
+    shape or a mask with no legal action keeps ``act``'s own message, whatever else the
+    observation holds."""
 
     @functools.wraps(act)
     def act_naming(self: _A, observation: Any, action_mask: Any) -> int:
         try:
             return act(self, observation, action_mask)
         except (ValueError, OverflowError):
-            if np.ndim(observation) == 1:  # else the shape is what is wrong, and named
+            if _well_formed(observation, action_mask):  # else act named what is wrong
                 check_finite(observation)
             raise
 
     return act_naming
+
+
+def _well_formed(observation: Any, action_mask: Any) -> bool:
+    """Whether ``observation`` has an observation's shape and ``action_mask`` is a mask
+    with a legal action: what ``act`` checks before reading the values."""
+    try:
+        check_observation(observation)
+        legal_actions(action_mask)
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def _batch_inputs(observations: np.ndarray, action_masks: np.ndarray) -> tuple[BatchView, np.ndarray, np.ndarray]:

@@ -134,6 +134,27 @@ def test_a_value_the_rule_agents_read_that_is_not_finite_is_named_as_act_batch_n
             agent.act_batch(o[None], mask[None])
 
 
+@pytest.mark.parametrize("name", ["greedy", "cautious", "heuristic"])
+@pytest.mark.parametrize(
+    ("obs", "mask", "message"),
+    [
+        (
+            np.full(10, np.nan, np.float32),
+            action_mask([0, 7]),
+            r"an observation is a flat vector of 52 .* got shape \(10,\)$",
+        ),
+        (np.full(52, np.nan, np.float32), np.zeros(9), r"^the action mask has no legal action$"),
+    ],
+    ids=["short vector", "empty mask"],
+)
+def test_a_nan_does_not_hide_a_wrong_shape_or_an_empty_mask(name, obs, mask, message):
+    """Naming a NaN took over every error of act: a 10-entry vector of NaNs was "must hold
+    finite numbers, got nan at entry 0" where the shape was wrong, and an empty mask beside
+    a NaN lost "the action mask has no legal action"."""
+    with pytest.raises(ValueError, match=message):
+        agents.make(name).act(obs, mask)
+
+
 def test_a_top_card_that_is_no_one_hot_block_is_refused_naming_its_entries():
     """Read by its largest entry, a block of 0s was a 1, and 0.5s the first of them."""
     start = SLICES["top_card"].start
