@@ -957,7 +957,7 @@ def test_a_new_rllib_run_stopped_while_ray_starts_leaves_no_folder_behind(tmp_pa
     import train.training.rllib.trainer as trainer
 
     @contextlib.contextmanager
-    def interrupted_start(run, address):
+    def interrupted_start(run, address, **kwargs):
         (run.path / "ray" / "session_x").mkdir(parents=True)  # what Ray writes as it starts
         (run.path / "ray" / "session_x" / "log.txt").write_text("starting")
         raise KeyboardInterrupt
@@ -1078,7 +1078,9 @@ def test_a_ctrl_c_while_ray_stops_after_the_save_is_held_back(tmp_path, monkeypa
     """RLlib's runners and Ray take seconds to stop after the final save, and a second
     Ctrl-C then lost the run's result: ``llama-rl train`` printed only "interrupted", not
     the run's line nor the command that continues it. One is held back there too, saying
-    so; the next stops at once. Ray and RLlib are stand-ins, pressed as they stop."""
+    so, from RLlib's stop until Ray's is done; the next stops at once (each stop held one
+    back on a count of its own: up to five presses). Ray and RLlib are stand-ins, pressed
+    as they stop."""
     import ray
 
     from train.training.rllib import trainer
@@ -1088,32 +1090,43 @@ def test_a_ctrl_c_while_ray_stops_after_the_save_is_held_back(tmp_path, monkeypa
     running = []
     stopped = []
 
-    def press_and(then):  # type: ignore[no-untyped-def]
+    def press_and(then, presses=1):  # type: ignore[no-untyped-def]
         def stop() -> None:
-            signal.raise_signal(signal.SIGINT)  # the user presses Ctrl-C again as it stops
+            for _ in range(presses):
+                signal.raise_signal(signal.SIGINT)  # the user presses Ctrl-C again as it stops
             stopped.append(then())
 
         return stop
 
+    def algo_stopping(presses):  # type: ignore[no-untyped-def]
+        algo = type("Algo", (), {"stop": staticmethod(press_and(lambda: "algo", presses))})()
+        monkeypatch.setattr(
+            trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": lambda: algo})
+        )
+
     monkeypatch.setattr(ray, "is_initialized", lambda: bool(running))
     monkeypatch.setattr(ray, "init", lambda **kwargs: running.append(kwargs))
-    monkeypatch.setattr(ray, "shutdown", press_and(running.clear))
-    algo = type("Algo", (), {"stop": staticmethod(press_and(lambda: "algo"))})()
-    monkeypatch.setattr(
-        trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": lambda: algo})
-    )
     monkeypatch.setattr(trainer, "_loop", lambda *args: "the result")
     with signal_handler(signal.SIGINT, signal.default_int_handler):
-        try:
-            assert trainer.train_rllib(_small_rllib_config(tmp_path, "held")) == "the result"
-        except KeyboardInterrupt:  # caught, or it would stop the whole test session
-            pytest.fail("a Ctrl-C while Ray stopped lost the run's result")
-        assert stopped == ["algo", None] and not running
-        assert capsys.readouterr().err.count(f"\n{trainer.STOPPING_RAY}\n") == 2
-        # two presses while Ray stops: the second stops at once
-        monkeypatch.setattr(ray, "shutdown", press_and(press_and(running.clear)))
-        with pytest.raises(KeyboardInterrupt):
-            trainer.train_rllib(_small_rllib_config(tmp_path, "twice"))
+        for name, (in_algo, in_ray) in {"algo": (1, 0), "ray": (0, 1)}.items():
+            algo_stopping(in_algo)
+            monkeypatch.setattr(ray, "shutdown", press_and(running.clear, in_ray))
+            try:
+                assert trainer.train_rllib(_small_rllib_config(tmp_path, name)) == "the result"
+            except KeyboardInterrupt:  # caught, or it would stop the whole test session
+                pytest.fail(f"a Ctrl-C while {name} stopped lost the run's result")
+            assert stopped == ["algo", None] and not running
+            assert capsys.readouterr().err.count(f"\n{trainer.STOPPING_RAY}\n") == 1
+            stopped.clear()
+        # a second press while they stop, in RLlib's stop or Ray's: it stops at once
+        for name, (in_algo, in_ray) in {"in-ray": (1, 1), "in-algo": (2, 0)}.items():
+            algo_stopping(in_algo)
+            monkeypatch.setattr(ray, "shutdown", press_and(running.clear, in_ray))
+            with pytest.raises(KeyboardInterrupt):
+                trainer.train_rllib(_small_rllib_config(tmp_path, name))
+            assert capsys.readouterr().err.count(f"\n{trainer.STOPPING_RAY}\n") == 1
+            running.clear()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_an_env_runner_that_cannot_start_is_one_line_naming_its_error(tmp_path, monkeypatch, capsys):
@@ -1135,7 +1148,7 @@ def test_an_env_runner_that_cannot_start_is_one_line_naming_its_error(tmp_path, 
     monkeypatch.setattr(
         trainer, "build_algorithm_config", lambda config, seed: type("C", (), {"build_algo": build_algo})
     )
-    monkeypatch.setattr(trainer, "ray_session", lambda run, address: contextlib.nullcontext())
+    monkeypatch.setattr(trainer, "ray_session", lambda run, address, **kwargs: contextlib.nullcontext())
     said = "an env runner failed to start (FileNotFoundError: model file /data/only-on-the-head.npz not found)"
     with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
         trainer.train_rllib(_small_rllib_config(tmp_path, "no-start"))

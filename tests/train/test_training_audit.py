@@ -196,7 +196,7 @@ def no_ray(monkeypatch):
         def stop(self):
             pass
 
-    monkeypatch.setattr(trainer, "ray_session", lambda run, address: contextlib.nullcontext())
+    monkeypatch.setattr(trainer, "ray_session", lambda run, address, **kwargs: contextlib.nullcontext())
     monkeypatch.setattr(trainer, "build_algorithm_config", lambda config, seed: SimpleNamespace(build_algo=Algo))
     monkeypatch.setattr(trainer, "_loop", lambda *args: "trained")
     return seen

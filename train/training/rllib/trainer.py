@@ -137,6 +137,32 @@ STOPPING_RAY = "still stopping Ray (a few seconds); Ctrl-C again stops at once"
 """Said at a Ctrl-C (or SIGTERM) while RLlib's runners and Ray stop, which takes seconds
 after the final save: one is held back, so the run's result is still reported."""
 
+
+class _StoppingRay:
+    """One Ctrl-C (or SIGTERM) held back, saying :data:`STOPPING_RAY`, from :meth:`start`
+    (before RLlib's runners stop) until the block ends (after Ray's shutdown), the next
+    stopping at once: RLlib's ``algo.stop()`` and Ray's shutdown each held one back on a
+    count of its own, and it took up to five presses to stop."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.ExitStack()
+        self._held = False
+
+    def start(self) -> None:
+        if not self._held:
+            self._stack.enter_context(saving_despite_ctrl_c(STOPPING_RAY))
+            self._held = True
+
+    def __enter__(self) -> _StoppingRay:
+        return self
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
 RAY_SOCKET_TAIL = len("/session_2026-12-05_23-59-59_123456_1234567/sockets/plasma_store")
 """What Ray puts after its temporary folder in its longest socket path (a session
 folder named by the date, time and process id, then the socket)."""
@@ -164,13 +190,17 @@ def ray_link(target: Path) -> Path:
 
 
 @contextlib.contextmanager
-def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Iterator[None]:
+def ray_session(
+    run: RunDir, address: str, num_cpus: int | None = None, stopping: _StoppingRay | None = None
+) -> Iterator[None]:
     """Ray for one training session: the given cluster, or a local Ray started here and
     shut down at the end, its temporary files under ``<run>/ray``. The process's
-    ``RAY_AUTH_MODE``, which a local Ray is started with, is put back at the end."""
+    ``RAY_AUTH_MODE``, which a local Ray is started with, is put back at the end. One
+    Ctrl-C is held back while Ray shuts down, on the count of ``stopping``, which the
+    trainer starts before RLlib's runners stop."""
     auth = os.environ.get("RAY_AUTH_MODE")
     try:
-        with _ray_session(run, address, num_cpus):
+        with _ray_session(run, address, num_cpus, stopping or _StoppingRay()):
             yield
     finally:
         if auth is None:
@@ -180,7 +210,7 @@ def ray_session(run: RunDir, address: str, num_cpus: int | None = None) -> Itera
 
 
 @contextlib.contextmanager
-def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[None]:
+def _ray_session(run: RunDir, address: str, num_cpus: int | None, stopping: _StoppingRay) -> Iterator[None]:
     import ray
 
     env_vars = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -190,7 +220,10 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[No
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         env_vars["RAY_AUTH_MODE"] = os.environ["RAY_AUTH_MODE"]
     if ray.is_initialized():  # a caller's own Ray: use it as it is
-        yield
+        try:
+            yield
+        finally:
+            stopping.close()
         return
     link: Path | None = None
     # ray.init replaces SIGTERM's handler with its own (it logs and dies), so a handler the
@@ -226,10 +259,11 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None) -> Iterator[No
         yield
     finally:
         try:
-            with saving_despite_ctrl_c(STOPPING_RAY):  # the run's result is still to be reported
-                if ray.is_initialized():
-                    ray.shutdown()
+            stopping.start()  # the run's result is still to be reported
+            if ray.is_initialized():
+                ray.shutdown()
         finally:
+            stopping.close()  # before SIGTERM's handler is put back, which the hold's would replace
             # ray.shutdown sets SIGTERM back to the system's default beneath Python (signal.getsignal still
             # names the handler before it): after a run SIGTERM killed the process at once, a caller's
             # handler (llama-rl train's, during its final evaluation) never called. What it was is put back.
@@ -459,27 +493,33 @@ def train_rllib(config: TrainConfig) -> TrainResult:
     run.create(fresh=fresh)
     with run.lock():
         try:
-            with ray_session(run, config.options.address):
+            # RLlib's runners and Ray take seconds to stop after the final save: one Ctrl-C is held back
+            # from the first's stop until the second's is done, so that the run's result is still reported
+            with _StoppingRay() as stopping, ray_session(run, config.options.address, stopping=stopping):
                 _warn_short_of_cpus(config.options.num_env_runners)
-                return _train_rllib_locked(config, run, resume_from)
+                return _train_rllib_locked(config, run, resume_from, stopping)
         except BaseException:
             if fresh:  # a new run that failed before it saved anything (Ray's start-up files, RLlib's logs,
                 run.remove_new_run()  # its config) leaves no folder to block the next try
             raise
 
 
-def _train_rllib_locked(config: TrainConfig, run: RunDir, resume_from: Path | None) -> TrainResult:
+def _train_rllib_locked(
+    config: TrainConfig, run: RunDir, resume_from: Path | None, stopping: _StoppingRay
+) -> TrainResult:
     import torch
 
     threads = torch.get_num_threads()  # the caller's, put back when the run ends
     torch.set_num_threads(config.torch_threads)
     try:
-        return _train_rllib_threads_set(config, run, resume_from)
+        return _train_rllib_threads_set(config, run, resume_from, stopping)
     finally:
         torch.set_num_threads(threads)
 
 
-def _train_rllib_threads_set(config: TrainConfig, run: RunDir, resume_from: Path | None) -> TrainResult:
+def _train_rllib_threads_set(
+    config: TrainConfig, run: RunDir, resume_from: Path | None, stopping: _StoppingRay
+) -> TrainResult:
     import numpy as np
     from ray.tune.registry import register_env
 
@@ -504,8 +544,8 @@ def _train_rllib_threads_set(config: TrainConfig, run: RunDir, resume_from: Path
                 run.drop_rows_after(run.eval_path, "timesteps", start_steps)
             return _loop(config, run, algo, resume_from, start_steps, config_file, saved)
         finally:
-            with saving_despite_ctrl_c(STOPPING_RAY):  # a second Ctrl-C after the save lost the result
-                algo.stop()
+            stopping.start()  # a Ctrl-C after the save lost the result: one is held back until Ray is down
+            algo.stop()
 
 
 def _build_algo(config: TrainConfig, env_seed: int) -> Any:
