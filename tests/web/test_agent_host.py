@@ -363,3 +363,47 @@ def test_a_hosted_agent_whose_extra_is_missing_is_named_on_the_page_as_at_home(t
         f"seat 0, agent '{spec}': the ppo agent reads its model with torch, which is not installed: "
         "this server lacks the train extra; its operator installs it"
     ), r.text
+
+
+class _Unseeded:
+    """A user's agent with no seed parameter and no reset: a seed cannot reach it."""
+
+    def act(self, observation, action_mask):
+        return int(action_mask.nonzero()[0][0])
+
+
+@pytest.mark.parametrize("in_child", [False, True], ids=["server", "child"])
+def test_an_agent_that_cannot_be_seeded_is_seated_without_a_warning(monkeypatch, in_child):
+    """The server seeds every game it seats an agent in, yet built each agent as
+    ``AgentSpec.build(seed)`` does, so a user's agent without a seed parameter or a reset
+    warned "cannot be seeded" into the server's log (in the child of costly agents too)."""
+    import multiprocessing
+    import threading
+
+    import llama_env.agent as registry
+    import train.play.agent_host
+
+    monkeypatch.setattr(registry, "_UNSEEDABLE_SAID", set())
+    registry.register("tw_unseeded")(_Unseeded)
+    try:
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            if in_child:  # the child's loop, run here (a spawned child would not know the agent)
+                monkeypatch.setattr(train.play.agent_host.signal, "signal", lambda *a: None)
+                server, child = multiprocessing.Pipe()
+                serving = threading.Thread(target=train.play.agent_host._main, args=(child, 0, 4))
+                serving.start()
+                server.send(("build", 0, "tw_unseeded", {}, 7))
+                assert server.recv() == (True, 0)
+                server.close()
+                serving.join(10)
+            else:
+                with TestClient(create_app(SessionStore()), base_url="http://127.0.0.1") as client:
+                    r = client.post(
+                        "/api/games", json={"seats": [{"person": "Ann"}, {"agent": "tw_unseeded"}], "seed": 7}
+                    )
+                assert r.status_code == 201, r.text
+        assert [str(w.message) for w in said if "cannot be seeded" in str(w.message)] == []
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            table.pop("tw_unseeded", None)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from llama_env._install import MissingExtra
-from llama_env.agent import Agent, AgentSpec, reset_agent
+from llama_env.agent import Agent, AgentSpec, reset_agent, resolve
 
 __all__ = ["AgentHost", "AgentHostFull", "AgentLost", "RemoteAgent", "NICENESS"]
 
@@ -178,7 +178,7 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                     conn.send((None, f"the server runs {max_agents} costly agents already: try again when a game ends"))
                     continue
                 name, params, seed = args
-                agents[key] = AgentSpec(name, params).build(seed)
+                agents[key] = resolve(AgentSpec(name, params), seed)  # seeded each game: no word on one that cannot be
                 value = getattr(agents[key], "obs_version", 0)
             elif kind == "drop":
                 agents.pop(key, None)

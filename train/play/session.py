@@ -56,7 +56,15 @@ import numpy as np
 
 from llama_env import __version__
 from llama_env._install import MissingExtra
-from llama_env.agent import Agent, AgentSpec, is_path_parameter, parse_agent_spec, request_limits, reset_agent
+from llama_env.agent import (
+    Agent,
+    AgentSpec,
+    is_path_parameter,
+    parse_agent_spec,
+    request_limits,
+    reset_agent,
+    resolve,
+)
 from llama_env.engine import (
     DEFAULT_RULES,
     MAX_PLAYERS,
@@ -1130,12 +1138,13 @@ def build_agent(
     build: Callable[[AgentSpec, int], Agent] | None = None,
 ) -> Agent:
     """The agent of ``spec`` (checked by ``policy``), built by ``build(spec, seed)``
-    (default: the registry) and reset to ``seed``; what fails is a :class:`SessionError`
+    (default: the registry, through :func:`~llama_env.agent.resolve`, silent on an agent
+    that cannot be seeded, as each game is seeded here) and reset to ``seed``; what fails is a :class:`SessionError`
     naming ``what`` and the agent (a 429 when the process of costly agents is full), its
     model's paths as the page names them (:meth:`AgentPolicy.on_the_page`)."""
     try:
         full = policy.resolve_paths(spec)
-        agent = build(full, seed) if build is not None else full.build(seed)
+        agent = build(full, seed) if build is not None else resolve(full, seed)
     except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
         # MissingExtra: the page is told which extra the server lacks, its console the command that
         # installs it (naming the server's Python and checkout); AgentHostFull: too many costly agents live

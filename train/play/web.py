@@ -71,7 +71,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec
+from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec, resolve
 from llama_env.engine import MAX_PLAYERS, error_line
 from train.play._uvicorn import timely_protocol
 from train.play.agent_host import AgentHost
@@ -343,10 +343,12 @@ class _App:
     # ------------------------------------------------------------------ helpers
 
     def build(self, spec: AgentSpec, seed: int) -> Agent:
-        """An agent for a seat: a costly one in the child process of :mod:`train.play.agent_host`."""
+        """An agent for a seat: a costly one in the child process of :mod:`train.play.agent_host`.
+        Built through :func:`~llama_env.agent.resolve`, silent on an agent that cannot be
+        seeded: each game resets it to its seed, and a warning there spoke to no one."""
         if costly(spec.name):
             return self.agents_apart.agent(spec, seed)
-        return spec.build(seed)
+        return resolve(spec, seed)
 
     def making_room(self, make: Callable[[], T]) -> T:
         """``make()``, tried again while it is a 429 because the process of costly agents
