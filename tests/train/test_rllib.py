@@ -1493,6 +1493,44 @@ def _raise(exc: BaseException) -> None:
     raise exc
 
 
+def test_an_env_runner_killed_is_said_with_the_reason_ray_gives(tmp_path, monkeypatch):
+    """A runner's process killed (the node out of memory, say) was said as "an env runner
+    stopped (ActorDiedError: The actor died unexpectedly before finishing this task.)", the
+    reason Ray gives on a later line dropped; it is said now, its first sentence of detail
+    (the node's memory figures left out). RLlib is a stand-in; Ray's error is built as Ray
+    builds it."""
+    from ray.core.generated.common_pb2 import ActorDiedErrorContext
+    from ray.exceptions import ActorDiedError
+
+    from train.training import TrainingStopped
+    from train.training.rllib import trainer
+
+    reason = (
+        "The actor is dead because its worker process has died. Worker exit type: NODE_OUT_OF_MEMORY Worker exit "
+        "detail: Task was killed due to the node running low on memory. Memory on the node (IP: 10.0.0.7) was 31GB "
+        "/ 32GB."
+    )
+    context = ActorDiedErrorContext(
+        class_name="LlamaEnvRunner", actor_id=b"\x01" * 16, pid=4242, node_ip_address="10.0.0.7", error_message=reason
+    )
+    with pytest.raises(TrainingStopped) as caught:
+        _stand_in_loop(tmp_path, monkeypatch, _StandInAlgo(32, ActorDiedError(context)), "oom")
+    assert str(caught.value) == (
+        "an env runner stopped (ActorDiedError: The actor died unexpectedly before finishing this task. The actor is "
+        "dead because its worker process has died. Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail: Task was "
+        f"killed due to the node running low on memory.) at 32 steps; the steps learned are saved in {tmp_path / 'oom'}"
+    )
+    killed = ActorDiedError(
+        ActorDiedErrorContext(
+            actor_id=b"\x02" * 16, error_message="The actor is dead because it was killed by `ray.kill`."
+        )
+    )
+    assert str(trainer._failure(killed)) == (
+        "an env runner stopped (ActorDiedError: The actor died unexpectedly before finishing this task. The actor is "
+        "dead because it was killed by `ray.kill`.)"
+    )
+
+
 def test_env_runners_are_not_restarted_and_pass_their_error_on(monkeypatch):
     """RLlib restarted a failed runner after 60 s, up to 1000 times, and its ``apply`` ended
     a runner's process on any error (the trainer learned only that it died); a sample that

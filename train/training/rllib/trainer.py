@@ -603,7 +603,32 @@ def _failure(exc: BaseException) -> BaseException:
     cause = getattr(exc, "cause", None) or exc  # a RayTaskError's: the runner's own error
     if isinstance(cause, (AgentError, IllegalActionError, EnvRunnerStopped)):
         return cause
-    return EnvRunnerStopped(f"an env runner stopped ({error_line(cause)})")
+    return EnvRunnerStopped(f"an env runner stopped ({_died_line(cause)})")
+
+
+_DEAD_BECAUSE = "The actor is dead because"
+"""How the line of Ray's ``ActorDiedError`` that gives the reason begins, after the lines
+naming the actor (its class, id, process, machine)."""
+
+
+def _died_line(exc: BaseException) -> str:
+    """``error_line(exc)``, and for a runner's process that died (Ray's ``RayActorError``)
+    the reason Ray gives, its first sentence of detail: the exit type (``NODE_OUT_OF_MEMORY``,
+    ``SYSTEM_ERROR``, ``INTENDED_USER_EXIT``) or ``ray.kill``. The first line alone only
+    said that the actor died."""
+    from ray.exceptions import RayActorError
+
+    line = error_line(exc)
+    if not isinstance(exc, RayActorError):
+        return line
+    for text in str(exc).splitlines()[1:]:
+        text = text.strip()
+        if text.startswith(_DEAD_BECAUSE):
+            head, sep, detail = text.partition("Worker exit detail: ")
+            if sep:  # its first sentence: the rest is the node's memory figures and the like
+                text = f"{head}{sep}{detail.split('. ')[0].rstrip('.')}."
+            return f"{line} {text[:240]}"
+    return line
 
 
 def _loop(
