@@ -147,9 +147,10 @@ class Unit:
         """The largest entry (every entry is at least 0)."""
         return 1.0
 
-    def reader(self, start: int, per_other: bool) -> Reader:  # pragma: no cover - abstract
+    def reader(self, start: int, per_other: bool, name: str) -> Reader:  # pragma: no cover - abstract
         """A function reading the value at ``start`` of an :class:`ObsView` (one per
-        other seat, for the ``num_players - 1`` seats present, when ``per_other``)."""
+        other seat, for the ``num_players - 1`` seats present, when ``per_other``);
+        ``name``, the field's, is what a message about a bad value names."""
         raise NotImplementedError
 
     def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
@@ -179,7 +180,7 @@ class Count(Unit):
     def high(self, end_score: int) -> float:
         return self.most / self.scale
 
-    def reader(self, start: int, per_other: bool) -> Reader:
+    def reader(self, start: int, per_other: bool, name: str) -> Reader:
         i, s, w = start, self.scale, self.width
         if not per_other:
             if w == 1:
@@ -207,7 +208,7 @@ class Score(Unit):
     def high(self, end_score: int) -> float:
         return (end_score - 1 + MAX_PENALTY) / end_score
 
-    def reader(self, start: int, per_other: bool) -> Reader:
+    def reader(self, start: int, per_other: bool, name: str) -> Reader:
         i = start
         if not per_other:
             return lambda o: int(o._v[i] * o.end_score + 0.5)
@@ -230,7 +231,7 @@ class Flag(Unit):
     def entries(self, value: Any, end_score: int) -> list[float]:
         return [1.0 if value else 0.0]
 
-    def reader(self, start: int, per_other: bool) -> Reader:
+    def reader(self, start: int, per_other: bool, name: str) -> Reader:
         i = start
         if not per_other:
 
@@ -274,7 +275,7 @@ class OneHot(Unit):
     def entries(self, value: Any, end_score: int) -> list[float]:
         return [1.0 if value == self.first + k else 0.0 for k in range(self.count)]
 
-    def reader(self, start: int, per_other: bool) -> Reader:
+    def reader(self, start: int, per_other: bool, name: str) -> Reader:
         first, c, empty = self.first, self.count, self.empty
         marks = self._marks()
 
@@ -290,7 +291,7 @@ class OneHot(Unit):
                         return b.index(1.0) + first
                     except ValueError:
                         pass
-                raise _not_one_hot(v, i, c, marks)
+                raise _not_one_hot(v, i, c, marks, name)
 
         else:
 
@@ -304,7 +305,7 @@ class OneHot(Unit):
                         pass
                 elif total == 0.0 and max(b) == 0.0:
                     return empty
-                raise _not_one_hot(v, i, c, marks)
+                raise _not_one_hot(v, i, c, marks, name)
 
         i = start
         if not per_other:
@@ -339,14 +340,16 @@ def _not_finite(v: list[float], start: int, count: int) -> ValueError:
     return ValueError(f"an observation must hold finite numbers, got {v[at]} at entry {at}")
 
 
-def _not_one_hot(v: list[float], start: int, count: int, marks: str) -> ValueError:
-    """The error of the one-hot block ``v[start : start + count]`` that does not hold
-    ``marks`` (``one 1 and 0s``): a NaN or an infinity named by its entry, anything else
-    by the block's entries."""
+def _not_one_hot(v: list[float], start: int, count: int, marks: str, name: str) -> ValueError:
+    """The error of the one-hot block ``v[start : start + count]`` of field ``name`` that
+    does not hold ``marks`` (``one 1 and 0s``): a NaN or an infinity named by its entry,
+    anything else by the field and the block's entries."""
     block = v[start : start + count]
     if sum(block) - sum(block) != 0.0:
         return _not_finite(v, start, count)
-    return ValueError(f"entries {start} to {start + count - 1} are a one-hot block, which holds {marks}; got {block}")
+    return ValueError(
+        f"{name} (entries {start} to {start + count - 1}) is a one-hot block, which holds {marks}; got {block}"
+    )
 
 
 # --------------------------------------------------------------------------- specs
@@ -1080,7 +1083,7 @@ class ObsView:
 
 def _field_property(f: Field, start: int, since: int) -> property:
     """The attribute of field ``f`` (at ``start``, first in version ``since``)."""
-    read = f.unit.reader(start, f.per_other)
+    read = f.unit.reader(start, f.per_other, f.name)
     if since == 0:  # in every version: no check on the hot path
         return property(read, doc=f.doc)
 
@@ -1103,7 +1106,9 @@ _NEWEST = SPECS[max(SPECS)]
 for _f in _NEWEST.fields:
     if _f.name not in ObsView.__dict__:
         setattr(ObsView, _f.name, _field_property(_f, _NEWEST.slices[_f.name].start, _since(_f.name)))
-_read_num_players = next(f for f in FIELDS if f.name == "num_players").unit.reader(SLICES["num_players"].start, False)
+_read_num_players = next(f for f in FIELDS if f.name == "num_players").unit.reader(
+    SLICES["num_players"].start, False, "num_players"
+)
 
 
 class BatchView:

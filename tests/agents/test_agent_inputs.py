@@ -156,12 +156,15 @@ def test_a_nan_does_not_hide_a_wrong_shape_or_an_empty_mask(name, obs, mask, mes
 
 
 def test_a_top_card_that_is_no_one_hot_block_is_refused_naming_its_entries():
-    """Read by its largest entry, a block of 0s was a 1, and 0.5s the first of them."""
+    """Read by its largest entry, a block of 0s was a 1, and 0.5s the first of them. The
+    message names the field, not only its entries."""
     start = SLICES["top_card"].start
     for block in ([0.0] * 7, [0.0, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]):
         obs = encode(CHOICE, 0)
         obs[SLICES["top_card"]] = block
-        with pytest.raises(ValueError, match=rf"entries {start} to {start + 6} are a one-hot block, which holds one 1"):
+        with pytest.raises(
+            ValueError, match=rf"^top_card \(entries {start} to {start + 6}\) is a one-hot block, which holds one 1"
+        ):
             agents.make("heuristic").act(obs, action_mask(CHOICE.legal_actions()))
 
 
