@@ -481,9 +481,11 @@ def seat_member(agent: Agent, rng: np.random.Generator) -> Agent:
     Trainers that share one agent object across many games seat members this way, so
     that each game meets one consistent player.
 
-    It does not check the members, at every game again (some microseconds for
-    ``perturbed``'s 32): the driver checks them once when it takes the agent
-    (:func:`resolve`, :func:`population_members`)."""
+    Unchecked: it does not check the members, at every game again (some microseconds for
+    ``perturbed``'s 32). Callers resolve the agent (:func:`resolve`) or call
+    :func:`population_members` on it first, once; given an unchecked population whose
+    ``members`` is no non-empty list of agents, it fails with whatever indexing raises or
+    seats what is no agent."""
     if is_population(agent):
         members: Sequence[Agent] = agent.members  # type: ignore[attr-defined]
         return members[int(rng.integers(len(members)))]
