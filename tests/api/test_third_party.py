@@ -5,6 +5,10 @@ assumes.
 * PettingZoo: :mod:`llama_env._pettingzoo` (the fast wrapper chain of ``llama_env.env()``);
 * Ray RLlib: :mod:`train.training.rllib._internals` (the env runner's own ``_sample``).
 * uvicorn: :mod:`train.play._uvicorn` (its h11 protocol's ``cycle``, read by the idle-connection timer).
+* Python's process pool: :mod:`train.evaluation._pool_internals` (``_processes`` and
+  ``_executor_manager_thread``, read to stop an interrupted evaluation's workers before
+  Python 3.14); the installed Python is checked in ``tests/train/test_evaluate.py``, the
+  check itself here.
 
 The pins in ``pyproject.toml`` name the minor versions the modules were checked against.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -240,3 +245,26 @@ def test_uvicorn_sets_what_the_idle_connection_timer_reads():
     )
     assert issubclass(timely_protocol(1.0), H11Protocol)
     assert not sets_cycle(object)  # an uvicorn without it: its own protocol, as before
+
+
+# --------------------------------------------------------------------------- Python's process pool
+
+
+@pytest.mark.skipif(
+    hasattr(ProcessPoolExecutor, "terminate_workers"),
+    reason="Python 3.14's pool ends its workers publicly: no private attribute is read",
+)
+def test_the_process_pool_check_names_a_pool_that_keeps_its_thread(monkeypatch):
+    """The check that ``tests/train/test_evaluate.py`` runs against the installed Python
+    names a broken assumption by its number: here a pool whose ``shutdown(wait=False)``
+    keeps ``_executor_manager_thread``, as a new Python might."""
+    from train.evaluation import _pool_internals
+
+    class KeepsItsThread(ProcessPoolExecutor):
+        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+            thread = self._executor_manager_thread  # type: ignore[attr-defined]
+            super().shutdown(wait=wait, cancel_futures=cancel_futures)
+            self._executor_manager_thread = thread
+
+    monkeypatch.setattr(_pool_internals, "ProcessPoolExecutor", KeepsItsThread)
+    assert _pool_internals.broken_assumptions() == ["2: shutdown(wait=False) does not forget _executor_manager_thread"]
