@@ -309,7 +309,7 @@ def test_rllib_training_time_leaves_out_the_evaluations_and_checkpoints(tmp_path
     monkeypatch.setattr(trainer, "_evaluate", slow(lambda algo, config, run, steps, bar: row))
     monkeypatch.setattr(trainer, "export_actor", lambda algo, config: None)
     monkeypatch.setattr(trainer, "save_actor", lambda actor, path: None)
-    monkeypatch.setattr(trainer, "_foreach_env", lambda algo, fn: [])
+    monkeypatch.setattr(trainer, "_runner_counts", lambda algo: (0, 0, 0))
     algo = SimpleNamespace(train=lambda: {"env_runners": {"num_module_steps_sampled": {SHARED_POLICY: 512}}})
     config = TrainConfig(backend="rllib", total_timesteps=1024, checkpoint_every=512, eval_every=512, past_every=0,
                          opponents="heuristic", eval_players=2, progress_bar=False, run_dir=str(tmp_path))  # fmt: skip
