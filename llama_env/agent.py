@@ -26,7 +26,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
-from llama_env.engine import Rules, brief, error_line
+from llama_env.engine import Rules, brief, error_line, is_int
 
 __all__ = [
     "Agent",
@@ -563,7 +563,7 @@ def batch_from(agent: Agent) -> int:
     ``batch_from`` attribute, 1 without one; see :class:`BatchAgent`). Anything but a
     positive integer is a ``ValueError`` naming the agent."""
     n = getattr(agent, "batch_from", 1)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+    if not is_int(n) or n < 1:
         raise ValueError(f"agent {agent_label(agent)!r}: batch_from must be a positive integer, got {n!r}")
     return int(n)
 

@@ -52,6 +52,7 @@ from llama_env.engine import (
     brief,
     card_points,
     check_flag,
+    is_int,
     seeded_generator,
 )
 from llama_env.observation import (
@@ -285,7 +286,7 @@ class BatchGame:
 
     def _setup(self, num_games: object, rules: Rules, seed: object, auto_reset: object) -> None:
         """Check the arguments and allocate the state (every game still to be dealt)."""
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+        if not is_int(num_games) or num_games < 1:
             raise ValueError(f"num_games must be a positive integer, got {brief(num_games)}")
         most = _MAX_INT // (rules.num_players * (_V + 1))  # the deal's row numbers are int32
         if num_games > most:
@@ -298,7 +299,7 @@ class BatchGame:
             self._rng = seed
         elif seed is None:
             self._rng = seeded_generator(None)
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        elif is_int(seed):
             if seed < 0:
                 raise ValueError(f"seed must be a non-negative integer, got {seed}")
             self._rng = seeded_generator(seed)
@@ -695,7 +696,7 @@ class BatchGame:
         would until its next deal. The generator state it names is the one the snapshot it
         was loaded from named, until the batch deals that game; after that, a state derived
         from the batch's seed, the game and its deals (the batch deals from its own)."""
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_games:
+        if not is_int(i) or not 0 <= i < self.num_games:
             raise ValueError(f"game must be an index 0..{self.num_games - 1}, got {brief(i)}")
         i = int(i)
         seats = self._seats[i]

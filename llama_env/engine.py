@@ -623,7 +623,7 @@ def seeded_generator(seed: int | np.integer[Any] | None) -> np.random.Generator:
     heads-up game), and deals differently from it. Anything but a non-negative integer
     (Python or numpy) goes to ``np.random.default_rng``, with its checks.
     """
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+    if is_int(seed) and seed >= 0:
         # int(): np.int64(5) deals as 5 does. numpy's bit generators take any
         # ISeedSequence (its documented extension point); its stubs name only SeedSequence
         return np.random.Generator(np.random.PCG64(_HashedSeed(int(seed))))  # type: ignore[arg-type]
@@ -637,7 +637,7 @@ def _check_rng(rng: object) -> None:
     """A ``TypeError`` or ``ValueError`` unless ``rng`` is what :func:`_make_rng` takes."""
     if isinstance(rng, np.random.Generator) or rng is None:
         return
-    if not isinstance(rng, (int, np.integer)) or isinstance(rng, bool):
+    if not is_int(rng):
         raise TypeError(f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}")
     if rng < 0:
         raise ValueError(f"rng: a seed must be a non-negative integer, got {rng}")
@@ -1422,18 +1422,14 @@ the keys it reads for a misspelling (a key twice as long as the longest is none)
 
 def _int_field(d: dict[str, Any], key: str, default: int | None = None) -> int:
     value = d.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not is_int(value):
         raise ValueError(f"snapshot {key} must be an integer, got {brief(value)}")
     return int(value)
 
 
 def _int_list(d: dict[str, Any], key: str, length: int) -> list[int]:
     value = d[key]
-    if (
-        not isinstance(value, list)
-        or len(value) != length
-        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
-    ):
+    if not isinstance(value, list) or len(value) != length or not all(is_int(v) for v in value):
         raise ValueError(f"snapshot {key} must be a list of {length} integers, got {brief(value)}")
     return [int(v) for v in value]
 
@@ -1444,7 +1440,7 @@ def _card_list(value: Any, what: str) -> list[int]:
     if len(value) > DECK_SIZE:
         raise ValueError(f"snapshot {what} holds {len(value)} cards, more than the {DECK_SIZE} of the deck")
     for c in value:
-        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not 1 <= c <= NUM_CARD_VALUES:
+        if not is_int(c) or not 1 <= c <= NUM_CARD_VALUES:
             raise ValueError(f"snapshot {what} holds {brief(c)}, which is not a card code 1..7")
     return [int(c) for c in value]
 

@@ -28,6 +28,7 @@ from llama_env.engine import (
     action_index,
     check_flag,
     check_seed,
+    is_int,
 )
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
@@ -147,7 +148,7 @@ class LlamaEnv(gym.Env):
         n = self.rules.num_players
         if seat == "random":
             self.fixed_seat: int | None = None
-        elif isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and 0 <= seat < n:
+        elif is_int(seat) and 0 <= seat < n:
             self.fixed_seat = int(seat)
         else:
             raise ValueError(f"seat must be 'random' or a seat 0..{n - 1}, got {seat!r}")

@@ -64,6 +64,7 @@ from llama_env.engine import (
     check_rule_option,
     check_seat,
     hand_penalty,
+    is_int,
 )
 
 if TYPE_CHECKING:
@@ -609,7 +610,7 @@ def obs_size(version: int) -> int:
 
 def check_obs_version(version: object) -> int:
     """``version`` if it is a known observation version, else ``ValueError``."""
-    if isinstance(version, bool) or not isinstance(version, (int, np.integer)) or int(version) not in SPECS:
+    if not is_int(version) or int(version) not in SPECS:
         raise ValueError(f"obs_version must be one of {', '.join(map(str, OBS_VERSIONS))}, got {version!r}")
     return int(version)
 
@@ -915,7 +916,7 @@ def _new_mask(key: tuple[int, ...], dtype: Any, cache: dict[tuple[int, ...], np.
     known to :func:`is_shared_mask` (the masks' cached look-ups stay inline: they run at
     every decision). A set already cached under an equal key (numpy integers for ints) is
     that mask, once checked."""
-    if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= a < NUM_ACTIONS for a in key):
+    if not all(is_int(a) and 0 <= a < NUM_ACTIONS for a in key):
         raise ValueError(f"legal actions must be integers 0..{NUM_ACTIONS - 1}, got {brief(list(key))}")
     m = cache.get(key)
     if m is not None:

@@ -33,7 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from llama_env.engine import COPIES_PER_VALUE, DECK_SIZE, DEFAULT_HAND_SIZE, NUM_CARD_VALUES, LlamaGame, Rules, brief
+from llama_env.engine import (
+    COPIES_PER_VALUE,
+    DECK_SIZE,
+    DEFAULT_HAND_SIZE,
+    NUM_CARD_VALUES,
+    LlamaGame,
+    Rules,
+    brief,
+    is_int,
+)
 from llama_env.observation import OBS_SIZE_V1, ObsView
 
 __all__ = ["PublicState", "public_state", "dealt_hand_size", "deal_world", "discard_order"]
@@ -181,7 +190,7 @@ def deal_world(state: PublicState, hands: Sequence[Sequence[int]], rng: np.rando
     rest = list(state.unseen)
     for hand in hands:
         for card in hand:
-            if isinstance(card, bool) or not isinstance(card, (int, np.integer)) or not 1 <= card <= _NV:
+            if not is_int(card) or not 1 <= card <= _NV:
                 raise ValueError(f"the other hands must hold card codes 1..7, got {brief(card)} in {brief(hand)}")
             rest[card - 1] -= 1
     if min(rest) < 0:
