@@ -54,7 +54,7 @@ from llama_env.table import AgentError
 from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
-from train.training.result import TrainingStopped, TrainResult, leave_out, step_bar
+from train.training.result import TrainResult, leave_out, raise_unless_learned, result_or_stopped, step_bar
 from train.training.resume import check_steps_left, session_run
 from train.training.rllib import RllibOptions
 from train.training.run_dir import (
@@ -560,8 +560,7 @@ def _build_algo(config: TrainConfig, env_seed: int) -> Any:
     except Exception as exc:  # noqa: BLE001 - a runner's own error may be of any type
         if not isinstance(exc, RayError) and not isinstance(exc.__context__, RayError):
             raise
-        cause = getattr(exc, "cause", None) or exc  # a RayTaskError's: the runner's own error
-        raise ValueError(f"an env runner failed to start ({error_line(cause)})") from exc
+        raise ValueError(f"an env runner failed to start ({error_line(_runner_error(exc))})") from exc
 
 
 @contextlib.contextmanager
@@ -596,11 +595,16 @@ class EnvRunnerStopped(RuntimeError):
     sampled no step: the run cannot go on. The message says which."""
 
 
+def _runner_error(exc: BaseException) -> BaseException:
+    """A runner's own error in Ray's ``RayTaskError`` (its ``cause``), else ``exc``."""
+    return getattr(exc, "cause", None) or exc
+
+
 def _failure(exc: BaseException) -> BaseException:
     """What stopped a run, as it is said: an opponent's ``AgentError`` or
     ``IllegalActionError`` itself (a remote runner's comes wrapped in Ray's error, its
     traceback the message), anything else of a runner an :class:`EnvRunnerStopped`."""
-    cause = getattr(exc, "cause", None) or exc  # a RayTaskError's: the runner's own error
+    cause = _runner_error(exc)
     if isinstance(cause, (AgentError, IllegalActionError, EnvRunnerStopped)):
         return cause
     return EnvRunnerStopped(f"an env runner stopped ({_died_line(cause)})")
@@ -705,10 +709,7 @@ def _loop(
     finally:
         if bar is not None:
             bar.close()
-    if failure is not None and steps == start_steps:  # nothing learned to save (a new run is left out)
-        if isinstance(failure, EnvRunnerStopped):
-            raise TrainingStopped(f"{failure} before training began") from failure
-        raise failure
+    raise_unless_learned(failure, steps > start_steps, process=isinstance(failure, EnvRunnerStopped))
     wall = time.perf_counter() - t0 - aside
     try:
         with saving_despite_ctrl_c():
@@ -747,11 +748,7 @@ def _loop(
         stopped_early=stopped_early,
         eval_save_s=aside,
     )
-    if isinstance(failure, EnvRunnerStopped):
-        raise TrainingStopped(f"{failure} at {steps:,} steps; the steps learned are saved in {run.path}", trained)
-    if failure is not None:
-        raise TrainingStopped(f"{failure}; the {steps:,} steps learned are saved in {run.path}", trained) from failure
-    return trained
+    return result_or_stopped(trained, failure, process=isinstance(failure, EnvRunnerStopped))
 
 
 def _rescued(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> str:

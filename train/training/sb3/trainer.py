@@ -41,7 +41,7 @@ from llama_env.engine import IllegalActionError
 from llama_env.observation import VERSION_OF_SIZE
 from llama_env.table import AgentError
 from train.training.config import TrainConfig
-from train.training.result import TrainingStopped, TrainResult
+from train.training.result import TrainingStopped, TrainResult, raise_unless_learned, result_or_stopped
 from train.training.resume import check_steps_left, find_checkpoint, session_run
 from train.training.run_dir import (
     RunDir,
@@ -389,8 +389,7 @@ def _learn(
         hooks.close()
     # a rollout cut short was never learned from: the policy is saved at the steps it learned
     model.num_timesteps = hooks.steps_learned()
-    if agent_failed is not None and model.num_timesteps == start_steps:
-        raise agent_failed  # nothing learned to save: a new run is left out, as for a bad agent at the start
+    raise_unless_learned(agent_failed, model.num_timesteps > start_steps)  # (a stopped env worker: saved all the same)
     if worker_stopped is None and agent_failed is None and interrupted:
         print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
     elif write_error is None and not interrupted and not hooks.halt and remaining > 0:
@@ -442,11 +441,5 @@ def _learn(
         eval_save_s=hooks.aside_s,
     )
     if worker_stopped is not None:
-        raise TrainingStopped(
-            f"{worker_stopped} at {model.num_timesteps:,} steps; the steps learned are saved in {run.path}", result
-        )
-    if agent_failed is not None:
-        raise TrainingStopped(
-            f"{agent_failed}; the {model.num_timesteps:,} steps learned are saved in {run.path}", result
-        ) from agent_failed
-    return result
+        return result_or_stopped(result, worker_stopped, process=True)
+    return result_or_stopped(result, agent_failed)
