@@ -1232,6 +1232,38 @@ def test_quieting_rays_notices_keeps_everyone_elses_deprecation_warnings():
     assert sorted(str(w.message) for w in caught) == ["g has been deprecated", "h has been deprecated"]
 
 
+def test_rllibs_runner_failure_loggers_are_silenced_for_the_session_only(tmp_path, monkeypatch):
+    """RLlib's loggers of a failed env runner's traceback are silenced while a run trains
+    (it says what failed in a line); they stayed silenced for the process after it, a
+    notebook's own RLlib work after a run included. Their levels are put back. Ray is a
+    stand-in."""
+    import logging
+
+    import ray
+
+    from train.training.rllib import trainer
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    running: list[object] = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: bool(running))
+    monkeypatch.setattr(ray, "init", lambda **kwargs: running.append(kwargs))
+    monkeypatch.setattr(ray, "shutdown", running.clear)
+    loggers = [logging.getLogger(name) for name in ("ray.rllib.utils.actor_manager", "ray.rllib.env.env_runner_group")]
+    seen: list[int] = []
+    _stop_at_build(monkeypatch, trainer, lambda: seen.extend(logger.level for logger in loggers))
+    before = [logger.level for logger in loggers]
+    try:
+        loggers[0].setLevel(logging.WARNING)
+        loggers[1].setLevel(logging.NOTSET)
+        with pytest.raises(_Built):
+            trainer.train_rllib(_small_rllib_config(tmp_path, "loggers"))
+        assert seen == [logging.CRITICAL, logging.CRITICAL]
+        assert [logger.level for logger in loggers] == [logging.WARNING, logging.NOTSET]
+    finally:
+        for logger, level in zip(loggers, before, strict=True):
+            logger.setLevel(level)
+
+
 def test_rays_socket_folder_is_short_enough_on_macos_and_a_long_one_is_named(monkeypatch, tmp_path):
     """On macOS the temporary folder (/var/folders/xx/<28 characters>/T) left Ray's
     socket paths at 134 bytes, over the 103 macOS takes: Ray failed to start with a

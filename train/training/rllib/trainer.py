@@ -91,10 +91,29 @@ def _quiet_ray() -> None:
 
     for name in ("ray", "ray.rllib", "ray.tune", "ray.util"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    # a failed env runner's traceback ("taking actor 1 out of service", "Failed to stop workers!"):
-    # the run stops on it and says what failed in a line (_loop)
-    for name in ("ray.rllib.utils.actor_manager", "ray.rllib.env.env_runner_group"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+_RUNNER_FAILURE_LOGGERS = ("ray.rllib.utils.actor_manager", "ray.rllib.env.env_runner_group")
+"""RLlib's loggers of a failed env runner's traceback ("taking actor 1 out of service",
+"Failed to stop workers!"): a run stops on it and says what failed in a line (_loop)."""
+
+
+@contextlib.contextmanager
+def _runner_failures_unlogged() -> Iterator[None]:
+    """RLlib's tracebacks of failed env runners unlogged for a session, the levels of
+    their loggers put back after it: they stayed silenced for the process (a notebook's
+    own RLlib work after a run)."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in _RUNNER_FAILURE_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def cluster_address(address: str) -> tuple[str, str]:
@@ -491,7 +510,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
         resume_from = newest_whole_checkpoint(found, run)
         check_steps_left(resume_from, _trained_steps(resume_from), config)
     run.create(fresh=fresh)
-    with run.lock():
+    with _runner_failures_unlogged(), run.lock():
         try:
             # RLlib's runners and Ray take seconds to stop after the final save: one Ctrl-C is held back
             # from the first's stop until the second's is done, so that the run's result is still reported
