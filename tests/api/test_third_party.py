@@ -227,6 +227,58 @@ def test_the_ray_check_names_an_apply_that_no_longer_runs_the_call_as_assumed(mo
     ]
 
 
+@needs_rllib
+def test_the_ray_check_names_a_runner_apply_no_longer_reaches(monkeypatch):
+    """The other two parts of 7: the runner is no ``FaultAwareApply`` any more, or RLlib's
+    actor manager no longer calls a runner through ``apply``."""
+    from ray.rllib.utils import actor_manager
+
+    from train.training.rllib import _internals as _rllib
+
+    with monkeypatch.context() as patch:
+        patch.setattr(actor_manager, "FaultAwareApply", type("FaultAwareApply", (), {"apply": lambda self: None}))
+        assert _rllib.broken_assumptions() == [
+            "7: MultiAgentEnvRunner no longer runs func(self, *args, **kwargs) in FaultAwareApply.apply"
+        ]
+
+    class FaultTolerantActorManager:
+        def foreach_actor(self, func):  # type: ignore[no-untyped-def]
+            return [actor.run.remote(func) for actor in ()]
+
+    monkeypatch.setattr(actor_manager, "FaultTolerantActorManager", FaultTolerantActorManager)
+    assert _rllib.broken_assumptions() == ["7: RLlib's actor manager no longer calls a runner through apply"]
+
+
+@needs_rllib
+def test_the_ray_check_names_a_runner_group_that_no_longer_raises_a_failed_start_as_assumed(monkeypatch):
+    """The trainer tells a runner that cannot start by the ``RayActorError`` that
+    ``EnvRunnerGroup.__init__`` raises, or the runner's own error raised while it handles
+    that one (8); an RLlib that swallowed it, or caught something else, would leave the
+    trainer's check blind."""
+    from ray.exceptions import RayActorError
+    from ray.rllib.env.env_runner_group import EnvRunnerGroup
+
+    from train.training.rllib import _internals as _rllib
+
+    def swallowing(self, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            self._setup(**kwargs)
+        except RayActorError:
+            self.failed = True
+
+    def other(self, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            self._setup(**kwargs)
+        except RuntimeError as e:
+            raise e
+
+    for init in (swallowing, other):
+        monkeypatch.setattr(EnvRunnerGroup, "__init__", init)
+        assert _rllib.broken_assumptions() == [
+            "8: EnvRunnerGroup.__init__ no longer raises a runner's error inside except RayActorError"
+        ]
+
+
 # --------------------------------------------------------------------------- uvicorn
 
 

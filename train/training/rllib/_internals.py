@@ -38,16 +38,27 @@ fails, naming the Ray version and the assumption, when an upgrade breaks one
    then saw only "the actor died", never the opponent that failed or why.
    :meth:`OwnSampling.apply` lets the error go to the trainer instead, when RLlib is set
    not to restart failed runners (the trainer's setting: the runner is out of service).
+   Checked: the runner class is a ``FaultAwareApply`` whose ``apply`` runs
+   ``func(self, *args, **kwargs)``, and RLlib's actor manager calls runners through
+   ``.apply.remote(``;
+8. ``EnvRunnerGroup.__init__`` raises a runner's error in its constructor inside
+   ``except RayActorError``: Ray's ``RayActorError``, or the runner's own error of any
+   type with that one as its ``__context__``, which is how the trainer's ``_build_algo``
+   tells a runner that cannot start from any other error. Checked: the constructor
+   catches ``RayActorError`` and raises in that ``except`` block.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
+import textwrap
 from typing import Any
 
 from ray.rllib.algorithms.ppo import PPO
 from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.env.env_runner_group import EnvRunnerGroup
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.execution import rollout_ops
 from ray.rllib.utils import actor_manager
@@ -170,6 +181,8 @@ def broken_assumptions(runner: type[OwnSampling] | None = None) -> list[str]:
         problems.append("7: MultiAgentEnvRunner no longer runs func(self, *args, **kwargs) in FaultAwareApply.apply")
     if ".apply.remote(" not in _source(actor_manager.FaultTolerantActorManager):
         problems.append("7: RLlib's actor manager no longer calls a runner through apply")
+    if not _raises_in_except(_source(EnvRunnerGroup.__init__), "RayActorError"):
+        problems.append("8: EnvRunnerGroup.__init__ no longer raises a runner's error inside except RayActorError")
     for hook in ("_forward", "_forward_train"):
         method = getattr(RLModule, hook, None)
         if method is None or list(inspect.signature(method).parameters)[:2] != ["self", "batch"]:
@@ -177,6 +190,20 @@ def broken_assumptions(runner: type[OwnSampling] | None = None) -> list[str]:
         elif f"self.{hook}(" not in _source(RLModule):
             problems.append(f"5: RLModule no longer calls self.{hook}")
     return problems
+
+
+def _raises_in_except(source: str, error: str) -> bool:
+    """Whether ``source`` has an ``except <error>`` block with a ``raise`` in it."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(node, ast.ExceptHandler)
+        and error in ast.unparse(node.type or ast.Name(""))
+        and any(isinstance(n, ast.Raise) for n in ast.walk(node))
+        for node in ast.walk(tree)
+    )
 
 
 def _source(obj: Any) -> str:

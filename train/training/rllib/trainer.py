@@ -571,7 +571,9 @@ def _build_algo(config: TrainConfig, env_seed: int) -> Any:
     """RLlib's algorithm for the run. An env runner that cannot start (its games cannot be
     built on its machine: an opponent's file only on this one, say) is a ``ValueError`` in
     a line naming the runner's error: RLlib raises that error, of any type, after Ray's
-    traceback of the runner (with restarts on it was an ``IndexError`` of RLlib's)."""
+    traceback of the runner (with restarts on it was an ``IndexError`` of RLlib's), with
+    Ray's ``RayActorError`` as its ``__context__`` (assumption 8 of
+    :mod:`train.training.rllib._internals`)."""
     from ray.exceptions import RayError
 
     try:
