@@ -1,9 +1,10 @@
 """The ``llama-rl`` program as a process: its name and exit codes, the signals that stop
-it and the line that says so, and writing to stderr and asking whether a stream is a
-terminal, each written once. It imports only the standard library: its entry point
-(:mod:`train.launch`) must not import the rest before it stands guard; the commands
-(:mod:`train.cli`), the trainers (:mod:`train.training.run_dir`) and terminal play read
-them here."""
+it and the line that says so, writing to stderr (and to a stream that may refuse a
+write), and asking whether a stream is a terminal, each written once. It imports only
+the standard library: its entry point (:mod:`train.launch`) must not import the rest
+before it stands guard; the commands (:mod:`train.cli`), the trainers
+(:mod:`train.training.run_dir`, the progress bar), evaluation's progress bar and terminal
+play read them here."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from types import FrameType
 from typing import Any
 
 __all__ = [
+    "Dropping",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "PROG",
@@ -74,3 +76,30 @@ def is_terminal(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
         return False
+
+
+class Dropping:
+    """A text stream that drops what it cannot write (a full disk, a closed pipe) instead
+    of raising; the rest of its attributes are the wrapped stream's."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._broken = False
+
+    def write(self, text: str) -> int:
+        if not self._broken:
+            try:
+                return int(self._stream.write(text))
+            except (OSError, ValueError):
+                self._broken = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._broken:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._broken = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

@@ -133,6 +133,21 @@ def test_a_progress_bar_that_cannot_be_shown_leaves_the_results(monkeypatch, cap
     assert out.startswith("3 games, 2 players") and "heuristic" in out and "random" in out
 
 
+@pytest.mark.parametrize("stderr", [None, _FullDisk()], ids=["closed", "full"])
+def test_a_training_bar_that_cannot_be_shown_leaves_the_run(tmp_path, monkeypatch, stderr):
+    """``llama-rl train --progress-bar 2>/dev/full`` (or a trainer under pythonw, where
+    stderr is None) ended at the bar's first line, exit 1, and the new run was deleted:
+    tqdm's OSError was read as the run directory failing. Now the bar is dropped and the
+    run trains and keeps its model."""
+    from train.training import TrainConfig, train
+    from train.training.presets import PRESETS
+
+    values = {**PRESETS["smoke"], "progress_bar": True}
+    monkeypatch.setattr(sys, "stderr", stderr)
+    result = train(TrainConfig(**values, run_dir=str(tmp_path), run_name="bar"))
+    assert result.num_timesteps == 2048 and (tmp_path / "bar" / "model.zip").is_file()
+
+
 _REFUSED = {
     "unknown agent": ["eval", "--agents", "heuristc"],  # llama-rl's own error line
     "bad option": ["eval", "--games", "0", "--agents", "random"],  # argparse's usage and error

@@ -65,6 +65,7 @@ from llama_env.agent import (
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
 from llama_env.table import AgentError, Table, TableListener, check_agent, reset_seat, seat_positions
+from train._program import Dropping
 from train.evaluation._pool_internals import stop_workers
 
 __all__ = [
@@ -839,34 +840,7 @@ def _progress_bar(progress: bool | str, total: int) -> Any:
         warnings.warn("no progress bar: the package 'tqdm' is not installed (pip install tqdm)", stacklevel=2)
         return None
     desc = progress if isinstance(progress, str) else "games"
-    return tqdm(total=total, desc=desc, unit="game", file=_Dropping(sys.stderr))
-
-
-class _Dropping:
-    """A text stream that drops what it cannot write (a full disk, a closed pipe) instead
-    of raising; the rest of its attributes are the wrapped stream's."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._broken = False
-
-    def write(self, text: str) -> int:
-        if not self._broken:
-            try:
-                return int(self._stream.write(text))
-            except (OSError, ValueError):
-                self._broken = True
-        return len(text)
-
-    def flush(self) -> None:
-        if not self._broken:
-            try:
-                self._stream.flush()
-            except (OSError, ValueError):
-                self._broken = True
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+    return tqdm(total=total, desc=desc, unit="game", file=Dropping(sys.stderr))
 
 
 def check_num_games(num_games: object) -> int:

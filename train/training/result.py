@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from train._program import Dropping, is_terminal
 from train.training._tqdm_internals import leave_out  # a periodic evaluation left out of the bar, as of wall_s
 
 __all__ = ["TrainResult", "TrainingStopped", "step_bar", "leave_out", "raise_unless_learned", "result_or_stopped"]
@@ -20,10 +21,20 @@ def step_bar(total: int) -> Any:
     average since the start, the evaluations and checkpoint saves left out
     (:func:`leave_out`: the number the summary reports). On a terminal it redraws in
     place; written to a file it adds a line a minute instead of ten a second."""
+    if sys.stderr is None:  # pythonw, or a stderr closed: nowhere to draw (the callers take None as no bar)
+        return None
     from tqdm.auto import tqdm
 
-    interval = 0.1 if sys.stderr.isatty() else LOG_INTERVAL
-    return tqdm(total=total, unit="step", unit_scale=True, smoothing=0, dynamic_ncols=True, mininterval=interval)
+    interval = 0.1 if is_terminal(sys.stderr) else LOG_INTERVAL
+    return tqdm(
+        total=total,
+        unit="step",
+        unit_scale=True,
+        smoothing=0,
+        dynamic_ncols=True,
+        mininterval=interval,
+        file=Dropping(sys.stderr),  # a full stderr (2>/dev/full) stops the bar, not the run
+    )
 
 
 @dataclass
