@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "interrupted",
     "is_terminal",
     "say_on_stderr",
+    "signal_handler",
     "stop_as_ctrl_c",
 ]
 
@@ -50,6 +52,20 @@ def stop_as_ctrl_c(stopped_by: list[str]) -> Callable[[int, FrameType | None], N
         raise KeyboardInterrupt
 
     return stop
+
+
+@contextlib.contextmanager
+def signal_handler(signum: int, handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """``handler`` for signal ``signum`` inside the block, the previous one after it.
+    Python handles signals in the main thread only; elsewhere the block runs unchanged."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signum, old)
 
 
 def interrupted(stopped_by: Sequence[str]) -> str:

@@ -215,13 +215,10 @@ def _terminate_as_ctrl_c(stopped_by: list[str]) -> contextlib.AbstractContextMan
     code is 130. On Windows, which sends no SIGTERM, so does SIGBREAK (Ctrl-Break, the
     console closed). The signal's name is added to ``stopped_by``, for :func:`main`'s one
     line (:func:`train._program.stop_as_ctrl_c`)."""
-
-    from train.training import run_dir  # it imports agents.ppo: not before main's check
-
     stop = stop_as_ctrl_c(stopped_by)
     stack = contextlib.ExitStack()
     for signum in _program.STOP_SIGNALS:
-        stack.enter_context(run_dir.signal_handler(signum, stop))
+        stack.enter_context(_program.signal_handler(signum, stop))
     return stack
 
 

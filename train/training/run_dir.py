@@ -34,12 +34,10 @@ import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from agents.ppo import (  # a run directory's layout (the ppo agent reads runs too), and checks of its saves
@@ -61,7 +59,10 @@ from agents.ppo import (  # a run directory's layout (the ppo agent reads runs t
 )
 from llama_env._atomic import atomic_write, atomic_write_text, new_file
 from llama_env.engine import error_line
-from train._program import STOP_SIGNALS  # they stop a command as Ctrl-C does: a trainer saves its checkpoint
+from train._program import (  # they stop a command as Ctrl-C does: a trainer saves its checkpoint
+    STOP_SIGNALS,
+    signal_handler,
+)
 
 __all__ = [
     "RunDir",
@@ -94,20 +95,6 @@ for file systems without hard links writes it in place); an older one as left be
 class RunDirError(OSError):
     """The run directory cannot be written, or is in use: the message says what, where,
     and what was kept."""
-
-
-@contextlib.contextmanager
-def signal_handler(signum: int, handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
-    """``handler`` for signal ``signum`` inside the block, the previous one after it.
-    Python handles signals in the main thread only; elsewhere the block runs unchanged."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.signal(signum, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signum, old)
 
 
 @contextlib.contextmanager
