@@ -48,12 +48,12 @@ from llama_env.engine import (
 )
 from llama_env.observation import (
     HIDDEN_SIZE,
-    action_mask,
     check_obs_version,
     encoder,
     hidden_state,
     obs_size,
     observation_bounds,
+    unchecked_action_mask,
 )
 from llama_env.rewards import rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener
@@ -211,8 +211,8 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
     def _obs(self, seat: int) -> dict[str, np.ndarray]:
         game = self._table().game
         legal = game.legal_actions() if game.current_player == seat and not game.game_over else []
-        observation = self._encode(game, seat)
-        obs = {"observation": observation, "action_mask": action_mask(legal).copy()}
+        observation = self._encode(game, seat)  # the engine's legal actions: the mask's check is for other callers
+        obs = {"observation": observation, "action_mask": unchecked_action_mask(legal).copy()}
         if self.privileged_critic:
             obs["critic"] = np.concatenate([observation, hidden_state(game, seat)])
         return obs
