@@ -66,6 +66,7 @@ __all__ = [
     "BatchTableListener",
     "BatchResult",
     "check_agent",
+    "illegal_rows",
     "seat_positions",
 ]
 
@@ -449,6 +450,14 @@ def deal_table(
 
 
 # --------------------------------------------------------------------------- many games at once
+
+
+def illegal_rows(answers: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The rows (indices, ascending) whose integer answer is out of 0..8 or not legal by
+    its row of ``masks`` (``(len(answers), 9)`` bool): the one rule of a batch of moves."""
+    ok = (answers >= 0) & (answers < NUM_ACTIONS)
+    ok &= masks[np.arange(answers.size), np.where(ok, answers, 0)]
+    return np.flatnonzero(~ok)
 
 
 def seat_positions(seating: object, rows: int | None, width: int, count: int, cell: str) -> np.ndarray:
@@ -868,10 +877,8 @@ class BatchTable:
     def _check(self, answers: np.ndarray, masks: np.ndarray, games: np.ndarray, k: int) -> None:
         """The one rule for integer ``answers`` of player ``k`` (-1: an outside seat) in
         ``games``: each in range and legal by its row of ``masks``."""
-        ok = (answers >= 0) & (answers < NUM_ACTIONS)
-        ok &= masks[np.arange(answers.size), np.where(ok, answers, 0)]
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
+        bad = illegal_rows(answers, masks)
+        if bad.size:
             raise self._illegal(k, int(games[bad[0]]), answers[bad[0]].item(), bad.size - 1)
 
     def _seat_of(self, game: int) -> tuple[int, int]:

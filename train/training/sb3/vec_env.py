@@ -65,7 +65,7 @@ from llama_env.engine import (
 )
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.rewards import batch_rewards, game_rewards, rewards_for, validate_reward_mode
-from llama_env.table import BatchTable, Table, advance_all, deal_table
+from llama_env.table import BatchTable, Table, advance_all, deal_table, illegal_rows
 from train.training.seats import POLICY_KINDS, OpponentMix, past_index
 
 if TYPE_CHECKING:
@@ -177,12 +177,9 @@ class OneVecEnv(VecEnv):
     def _check_each(self, a: np.ndarray) -> None:
         """The slow path of :meth:`_checked_actions`: the first illegal action raised
         (a slot whose game is over takes any)."""
-        masks = self._masks
-        ok = (a >= 0) & (a < NUM_ACTIONS)
-        ok &= masks[np.arange(a.size), np.where(ok, a, 0)]
-        ok |= ~masks.any(axis=1)
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
+        bad = illegal_rows(a, self._masks)
+        bad = bad[self._masks[bad].any(axis=1)]
+        if bad.size:
             raise self._illegal(int(bad[0]), a[bad[0]].item(), bad.size - 1)
 
     def _illegal(self, slot: int, action: int, others: int) -> IllegalActionError:
