@@ -10,7 +10,15 @@ from typing import Any
 from train._program import Dropping, is_terminal
 from train.training._tqdm_internals import leave_out  # a periodic evaluation left out of the bar, as of wall_s
 
-__all__ = ["TrainResult", "TrainingStopped", "step_bar", "leave_out", "raise_unless_learned", "result_or_stopped"]
+__all__ = [
+    "ProcessStopped",
+    "TrainResult",
+    "TrainingStopped",
+    "step_bar",
+    "leave_out",
+    "raise_unless_learned",
+    "result_or_stopped",
+]
 
 LOG_INTERVAL = 60.0
 """Seconds between the bar's lines when stderr is a file (a log), not a terminal."""
@@ -86,26 +94,31 @@ class TrainingStopped(RuntimeError):
         self.result = result
 
 
-def raise_unless_learned(failure: BaseException | None, learned: bool, *, process: bool = False) -> None:
+class ProcessStopped(RuntimeError):
+    """A process a trainer samples its games in stopped (an sb3 env worker, an RLlib env
+    runner): the run cannot go on. Its message says what the process was doing."""
+
+
+def raise_unless_learned(failure: BaseException | None, learned: bool) -> None:
     """How a run stopped by ``failure`` before it ``learned`` a step ends, whichever the
     backend: with nothing to save, an agent's error is raised as it is (the trainer then
-    leaves a new run out, as for an agent that fails at the start), an env worker or runner
-    that stopped (``process``) a :class:`TrainingStopped` "... before training began"."""
+    leaves a new run out, as for an agent that fails at the start), a
+    :class:`ProcessStopped` as a :class:`TrainingStopped` "... before training began"."""
     if failure is None or learned:
         return
-    if process:
+    if isinstance(failure, ProcessStopped):
         raise TrainingStopped(f"{failure} before training began") from failure
     raise failure
 
 
-def result_or_stopped(result: TrainResult, failure: BaseException | None, *, process: bool = False) -> TrainResult:
+def result_or_stopped(result: TrainResult, failure: BaseException | None) -> TrainResult:
     """``result`` of a run that ended as it should, or the :class:`TrainingStopped` (carrying
-    ``result``, whose steps are saved) that names the ``failure`` that stopped it: an env
-    worker or runner that stopped (``process``: its message says what it was doing), or an
-    agent's error, which it is raised from."""
+    ``result``, whose steps are saved) that names the ``failure`` that stopped it: a
+    :class:`ProcessStopped` (its message says what the process was doing), or an agent's
+    error, which it is raised from."""
     if failure is None:
         return result
-    if process:
+    if isinstance(failure, ProcessStopped):
         raise TrainingStopped(
             f"{failure} at {result.num_timesteps:,} steps; the steps learned are saved in {result.run_dir}", result
         )

@@ -54,7 +54,14 @@ from llama_env.table import AgentError
 from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
-from train.training.result import TrainResult, leave_out, raise_unless_learned, result_or_stopped, step_bar
+from train.training.result import (
+    ProcessStopped,
+    TrainResult,
+    leave_out,
+    raise_unless_learned,
+    result_or_stopped,
+    step_bar,
+)
 from train.training.resume import check_steps_left, session_run
 from train.training.rllib import RllibOptions
 from train.training.run_dir import (
@@ -611,7 +618,7 @@ def _restore(algo: Any, checkpoint: Path, run: RunDir) -> None:
         ) from None
 
 
-class EnvRunnerStopped(RuntimeError):
+class EnvRunnerStopped(ProcessStopped):
     """An env runner failed (its process killed, an error of its own) or RLlib's iteration
     sampled no step: the run cannot go on. The message says which."""
 
@@ -730,7 +737,7 @@ def _loop(
     finally:
         if bar is not None:
             bar.close()
-    raise_unless_learned(failure, steps > start_steps, process=isinstance(failure, EnvRunnerStopped))
+    raise_unless_learned(failure, steps > start_steps)
     wall = time.perf_counter() - t0 - aside
     try:
         with saving_despite_ctrl_c():
@@ -769,7 +776,7 @@ def _loop(
         stopped_early=stopped_early,
         eval_save_s=aside,
     )
-    return result_or_stopped(trained, failure, process=isinstance(failure, EnvRunnerStopped))
+    return result_or_stopped(trained, failure)
 
 
 def _rescued(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> str:

@@ -440,6 +440,4 @@ def _learn(
         stopped_early=hooks.stopped_early,
         eval_save_s=hooks.aside_s,
     )
-    if worker_stopped is not None:
-        return result_or_stopped(result, worker_stopped, process=True)
-    return result_or_stopped(result, agent_failed)
+    return result_or_stopped(result, worker_stopped or agent_failed)

@@ -41,6 +41,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from llama_env.agent import adopt, registrations
 from llama_env.engine import NUM_ACTIONS, LlamaGame, brief, check_seed, is_int
+from train.training.result import ProcessStopped
 from train.training.sb3.vec_env import ActorPolicy, LlamaVecEnv, OneVecEnv, PolicyFn, policy_rng, vec_env_class
 
 __all__ = ["CLOSE_WAIT", "EnvWorkerStopped", "SplitVecEnv", "make_vec_env", "worker_seed"]
@@ -51,7 +52,7 @@ TRAINER_CHECK = 1.0
 """Seconds between a waiting worker's checks that the trainer still runs."""
 
 
-class EnvWorkerStopped(RuntimeError):
+class EnvWorkerStopped(ProcessStopped):
     """An env worker stopped without being asked to (killed: the system out of memory, a
     ``kill -9``): its games are gone, and the vec env cannot go on. The message names the
     worker and how it ended."""
