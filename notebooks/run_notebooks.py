@@ -62,31 +62,33 @@ def execute(path: Path, out: Path, *, quick: bool, timeout: int = 1800, failed_o
         on_cell_execute=count,
     )
     t0 = time.perf_counter()
-    failure: str | None = None
     cause: Exception | None = None
     try:
         client.execute()
-    except CellExecutionError as exc:
-        evalue = (exc.evalue or "").strip().splitlines()
+    except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:
         cause = exc
-        failure = f"cell {running.get('k', '?')} failed: {exc.ename}" + (f": {evalue[0]}" if evalue else "")
-    except CellTimeoutError as exc:
-        cause = exc
-        failure = f"cell {running.get('k', '?')} failed: it ran past the {timeout} s timeout"
-    except DeadKernelError as exc:
-        cause = exc
-        failure = f"cell {running.get('k', '?')} failed: the kernel died"
     finally:
         if env_backup is None:
             os.environ.pop("LLAMA_RL_QUICK", None)
         else:
             os.environ["LLAMA_RL_QUICK"] = env_backup
-    target = out if failure is None or failed_out is None else failed_out
+    target = out if cause is None or failed_out is None else failed_out
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)
-    if failure is not None:
-        raise NotebookFailed(failure) from cause
+    if cause is not None:
+        raise NotebookFailed(f"cell {running.get('k', '?')} failed: {_why(cause, timeout)}") from cause
     return time.perf_counter() - t0
+
+
+def _why(exc: Exception, timeout: int) -> str:
+    """Why a cell failed, in a few words: the error's name and first line, the timeout
+    passed, or the kernel gone."""
+    if isinstance(exc, CellTimeoutError):
+        return f"it ran past the {timeout} s timeout"
+    if isinstance(exc, DeadKernelError):
+        return "the kernel died"
+    evalue = (getattr(exc, "evalue", "") or "").strip().splitlines()
+    return f"{getattr(exc, 'ename', type(exc).__name__)}" + (f": {evalue[0]}" if evalue else "")
 
 
 def resolve(name: str) -> Path:
