@@ -41,6 +41,7 @@ from llama_env.engine import (
     LlamaGame,
     Rules,
     brief,
+    check_rule_option,
     is_int,
 )
 from llama_env.observation import OBS_SIZE_V1, ObsView
@@ -173,7 +174,7 @@ def dealt_hand_size(observation: np.ndarray | Sequence[float]) -> int | None:
         dealt, rest = divmod(unseen - played - o.hand_size, n - 1)
         if rest or unseen - n * dealt < 0:  # my draws would be negative
             return None
-        Rules(n, hand_size=dealt)  # a hand size that table can be dealt
+        check_rule_option("hand_size", dealt, n)  # a hand size that table can be dealt
     except (ValueError, OverflowError):  # a NaN read as a count, a hand size out of bounds
         return None
     return dealt
