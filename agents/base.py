@@ -75,8 +75,8 @@ def check_observation(observation: Any) -> None:
     Only the shape: it runs at every decision, and looking at each entry would cost the
     cheap agents a tenth of their time. What reads the values checks them where it is
     cheap (:func:`check_finite`): ``ppo``, ``search`` and every ``act_batch`` before
-    reading, the rule-based agents when a value they read fails to read (as a count, a
-    flag or a one-hot block)."""
+    reading; the rule-based agents read through ``ObsView``, which names such an entry as
+    it reads it."""
     shape = observation.shape if type(observation) is np.ndarray else np.shape(observation)
     if len(shape) != 1 or shape[0] not in VERSION_OF_SIZE:  # every version extends version 0
         raise ValueError(f"an observation is a flat vector of {sizes_text()} values, got shape {shape}")

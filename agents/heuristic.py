@@ -27,14 +27,12 @@ draws a random number.
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from agents.base import BaseAgent, check_batch, check_finite, check_observation, legal_actions, mask_list, number
+from agents.base import BaseAgent, check_batch, check_observation, legal_actions, mask_list, number
 from llama_env.agent import register
 from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, card_points
 from llama_env.observation import MAX_OTHERS, BatchView, ObsView
@@ -60,40 +58,6 @@ _PTS_BY_VALUE = np.array(_PTS[1:], dtype=np.int64)  # rule 9 by value index 0..6
 _VALUE_CODES = np.arange(1, _NV + 1)
 _NONE = np.iinfo(np.int64).max  # the minimum over no seat: larger than any count or score
 _OTHER_SEATS = np.arange(MAX_OTHERS)
-
-
-_A = TypeVar("_A")
-
-
-def _naming_non_finite(act: Callable[[_A, Any, Any], int]) -> Callable[[_A, Any, Any], int]:
-    """``act`` whose ``ValueError`` or ``OverflowError`` is :func:`check_finite`'s, naming
-    the entry, where the observation holds a NaN or an infinity: read as a count, a flag or a
-    one-hot block, such a value fails with a message that names nothing. Free until then:
-    the observation is looked at only once something failed. An observation of the wrong
-    shape or a mask with no legal action keeps ``act``'s own message, whatever else the
-    observation holds."""
-
-    @functools.wraps(act)
-    def act_naming(self: _A, observation: Any, action_mask: Any) -> int:
-        try:
-            return act(self, observation, action_mask)
-        except (ValueError, OverflowError):
-            if _well_formed(observation, action_mask):  # else act named what is wrong
-                check_finite(observation)
-            raise
-
-    return act_naming
-
-
-def _well_formed(observation: Any, action_mask: Any) -> bool:
-    """Whether ``observation`` has an observation's shape and ``action_mask`` is a mask
-    with a legal action: what ``act`` checks before reading the values."""
-    try:
-        check_observation(observation)
-        legal_actions(action_mask)
-    except (ValueError, TypeError):
-        return False
-    return True
 
 
 def _batch_inputs(observations: np.ndarray, action_masks: np.ndarray) -> tuple[BatchView, np.ndarray, np.ndarray]:
@@ -153,7 +117,6 @@ class GreedyAgent(BaseAgent):
             raise ValueError(f"GreedyAgent prefer must be 'points' or 'same', got {prefer!r}")
         self.prefer = prefer
 
-    @_naming_non_finite
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_actions(action_mask)
         o = ObsView(observation)  # checks the shape
@@ -206,7 +169,6 @@ class CautiousAgent(BaseAgent):
         super().__init__(seed)
         self.threshold = int(number("CautiousAgent", "threshold", threshold, integer=True, minimum=0))
 
-    @_naming_non_finite
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = legal_actions(action_mask)
         o = ObsView(observation)  # checks the shape
@@ -327,7 +289,6 @@ class HeuristicAgent(BaseAgent):
         """The agent's parameters by name."""
         return {k: getattr(self, k) for k in HEURISTIC_DEFAULTS}
 
-    @_naming_non_finite
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
         m = mask_list(action_mask)

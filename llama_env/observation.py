@@ -185,13 +185,41 @@ class Count(Unit):
         i, s, w = start, self.scale, self.width
         if not per_other:
             if w == 1:
-                return lambda o: int(o._v[i] * s + 0.5)
-            return lambda o: tuple([int(x * s + 0.5) for x in o._v[i : i + w]])
+
+                def one(o: ObsView) -> int:
+                    try:
+                        return int(o._v[i] * s + 0.5)
+                    except (ValueError, OverflowError):
+                        raise _not_finite(o._v, i, 1) from None
+
+                return one
+
+            def values(o: ObsView) -> tuple[int, ...]:
+                try:
+                    return tuple([int(x * s + 0.5) for x in o._v[i : i + w]])
+                except (ValueError, OverflowError):
+                    raise _not_finite(o._v, i, w) from None
+
+            return values
         if w == 1:
-            return lambda o: tuple([int(x * s + 0.5) for x in o._v[i : i + o.num_players - 1]])
-        return lambda o: tuple(
-            tuple([int(x * s + 0.5) for x in o._v[i + k * w : i + (k + 1) * w]]) for k in range(o.num_players - 1)
-        )
+
+            def each(o: ObsView) -> tuple[int, ...]:
+                n = o.num_players - 1
+                try:
+                    return tuple([int(x * s + 0.5) for x in o._v[i : i + n]])
+                except (ValueError, OverflowError):
+                    raise _not_finite(o._v, i, n) from None
+
+            return each
+
+        def each_values(o: ObsView) -> tuple[tuple[int, ...], ...]:
+            n = o.num_players - 1
+            try:
+                return tuple(tuple([int(x * s + 0.5) for x in o._v[i + k * w : i + (k + 1) * w]]) for k in range(n))
+            except (ValueError, OverflowError):
+                raise _not_finite(o._v, i, n * w) from None
+
+        return each_values
 
     def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
         v = (block.astype(np.float64) * self.scale + 0.5).astype(np.int64)  # int() of each: truncated
@@ -212,13 +240,24 @@ class Score(Unit):
     def reader(self, start: int, per_other: bool, name: str) -> Reader:
         i = start
         if not per_other:
-            return lambda o: int(o._v[i] * o.end_score + 0.5)
 
-        def read(o: ObsView) -> tuple[int, ...]:
-            end = o.end_score
-            return tuple([int(x * end + 0.5) for x in o._v[i : i + o.num_players - 1]])
+            def one(o: ObsView) -> int:
+                end = o.end_score
+                try:
+                    return int(o._v[i] * end + 0.5)
+                except (ValueError, OverflowError):
+                    raise _not_finite(o._v, i, 1) from None
 
-        return read
+            return one
+
+        def each(o: ObsView) -> tuple[int, ...]:
+            end, n = o.end_score, o.num_players - 1
+            try:
+                return tuple([int(x * end + 0.5) for x in o._v[i : i + n]])
+            except (ValueError, OverflowError):
+                raise _not_finite(o._v, i, n) from None
+
+        return each
 
     def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
         end = end_score.reshape(end_score.shape + (1,) * (block.ndim - 2))
@@ -1005,10 +1044,10 @@ class ObsView:
     :meth:`discard_counts` index by card code instead.
 
     Only the shape is checked here: a NaN or infinite entry is not looked for (that would
-    cost each of an agent's decisions again), but read, as a count, a flag, a one-hot
-    block or a seat of :attr:`min_opp_hand_in_round`, it is a ``ValueError`` (the built-in
-    agents then name its entry, ``agents.base.check_finite``), and so is a one-hot block
-    that holds anything but one 1 and 0s (all 0s too, where its value may be unset).
+    cost each of an agent's decisions again), but reading one (a count, a flag, a one-hot
+    block, a seat of :attr:`min_opp_hand_in_round`) is a ``ValueError`` naming its entry,
+    and so is a one-hot block that holds anything but one 1 and 0s (all 0s too, where its
+    value may be unset).
     """
 
     __slots__ = ("_v", "_n", "version")
@@ -1052,20 +1091,20 @@ class ObsView:
     # -- by card code: the convention of the engine's LlamaGame.hand_counts
     def count(self, card: int) -> int:
         """How many cards of code ``card`` (1..7) I hold."""
-        return int(self._v[_HAND + card - 1] * COPIES_PER_VALUE + 0.5)
+        return _card_count(self._v, _HAND + card - 1)
 
     def hand_counts(self) -> list[int]:
         """My cards per card CODE, index 0 unused: the convention of the engine's
         ``LlamaGame.hand_counts``, handy for rules code (``counts[top]``)."""
-        return [0, *[int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_HAND : _HAND + _NV]]]
+        return _card_counts(self._v, _HAND)
 
     def discarded_count(self, card: int) -> int:
         """Cards of code ``card`` (1..7) in the discard pile this round."""
-        return int(self._v[_DISC + card - 1] * COPIES_PER_VALUE + 0.5)
+        return _card_count(self._v, _DISC + card - 1)
 
     def discard_counts(self) -> list[int]:
         """Cards per card CODE in the discard pile this round, index 0 unused."""
-        return [0, *[int(x * COPIES_PER_VALUE + 0.5) for x in self._v[_DISC : _DISC + _NV]]]
+        return _card_counts(self._v, _DISC)
 
     @property
     def min_opp_hand_in_round(self) -> int | None:
@@ -1080,6 +1119,22 @@ class ObsView:
 
     def __repr__(self) -> str:
         return f"ObsView({decode(self)!r})"
+
+
+def _card_count(v: list[float], at: int) -> int:
+    """The count of one card value at entry ``at`` (a hand's or the discard pile's)."""
+    try:
+        return int(v[at] * COPIES_PER_VALUE + 0.5)
+    except (ValueError, OverflowError):
+        raise _not_finite(v, at, 1) from None
+
+
+def _card_counts(v: list[float], start: int) -> list[int]:
+    """The counts of the seven card values from entry ``start``, by card code (index 0 unused)."""
+    try:
+        return [0, *[int(x * COPIES_PER_VALUE + 0.5) for x in v[start : start + _NV]]]
+    except (ValueError, OverflowError):
+        raise _not_finite(v, start, _NV) from None
 
 
 def _field_property(f: Field, start: int, since: int) -> property:

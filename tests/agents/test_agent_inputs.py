@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from conftest import make_game
 import agents
 from agents.ppo import DEFAULT_MODEL_ZIP, FOUR_PLAYER_MODEL, RLLIB_MODULE_STATE, load_actor
 from llama_env.engine import LlamaGame
-from llama_env.observation import SLICES, ObsView, action_mask, encode, encode_v1
+from llama_env.observation import FIELDS_V1, SLICES, SLICES_V1, Count, ObsView, Score, action_mask, encode, encode_v1
 from train.cli import main
 
 BUILTIN = [
@@ -639,3 +640,37 @@ def test_a_file_named_agents_beside_a_script_is_named_when_it_hides_the_built_in
     assert run.returncode != 0
     assert f"'import agents' found {tmp_path / 'agents.py'}, not llama-rl's package" in run.stderr
     assert "install the package" not in run.stderr
+
+
+COUNTED = [f for f in FIELDS_V1 if isinstance(f.unit, (Count, Score)) and f.name != "end_score"]
+"""Every field read as a whole number (a count, or points by the end score); ``end_score``
+apart, as every score reads it first."""
+
+
+@pytest.mark.parametrize("field", COUNTED, ids=lambda f: f.name)
+@pytest.mark.parametrize("bad", [np.nan, -np.inf, 1e308])
+def test_a_count_that_is_not_finite_is_refused_by_the_view_naming_the_entry(field, bad):
+    """Read as a count, a NaN was "cannot convert float NaN to integer" and an infinity "cannot
+    convert float infinity to integer", naming no entry, from ObsView as from any agent of
+    one's own that read it (the built-in rule agents named it only from outside the view)."""
+    obs = encode_v1(CHOICE, 0)
+    at = SLICES_V1[field.name].start
+    obs = obs.astype(np.float64)
+    obs[at] = bad
+    name = re.escape(f"got {bad} at entry {at}") + "$"
+    with pytest.raises(ValueError, match=("far below float range, " if bad == 1e308 else "finite numbers, ") + name):
+        _ = getattr(ObsView(obs), field.name)
+
+
+@pytest.mark.parametrize(
+    ("read", "block"),
+    [("hand_counts", "hand"), ("discard_counts", "discarded"), ("count", "hand"), ("discarded_count", "discarded")],
+)
+def test_the_view_s_card_counts_name_an_entry_that_is_not_finite(read, block):
+    """``hand_counts`` and its kin read by card code, with the same message as the fields."""
+    obs = encode(CHOICE, 0)
+    at = SLICES[block].start + 2
+    obs[at] = np.nan
+    view = ObsView(obs)
+    with pytest.raises(ValueError, match=rf"^an observation must hold finite numbers, got nan at entry {at}$"):
+        getattr(view, read)(3) if read.endswith("count") else getattr(view, read)()
