@@ -51,7 +51,7 @@ train: setup
 test: setup-dev
 	$(BIN)/ruff check llama_env agents train benchmarks tests
 	$(BIN)/mypy
-	$(BIN)/mkdocs build --strict --quiet
+	$(BIN)/mkdocs build --strict
 	$(BIN)/python -m pytest -n 2 -q
 
 # The documentation site, served at http://127.0.0.1:8001/ while you edit it

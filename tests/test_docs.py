@@ -199,3 +199,23 @@ def test_the_citation_check_catches_a_missing_file(tmp_path: Path) -> None:
     assert PLAIN.search(f"as {missing} assumes").group(1) == missing
     assert PLAIN.search(f"see `{missing}`") is None  # backticked: TICKED's
     assert _is_placeholder("runs/<name>/config.json") and not _is_placeholder("docs/rules.md")
+
+
+def test_every_docs_page_is_in_the_site_s_navigation() -> None:
+    """A page left out of ``nav`` is a page no reader of the site can find; ``mkdocs build
+    --strict`` fails on it, but ``make test`` ran it with ``--quiet``, which drops the very
+    warnings ``--strict`` counts: a research note left out passed."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\s*-\s(?:'(?:[^']|'')*':\s|[^:'\n]+:\s)?(\S+\.md)\s*$", config, flags=re.M))
+    pages = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md") if "_hooks" not in p.parts}
+    assert pages - listed == set(), "docs pages missing from mkdocs.yml's nav"
+    assert listed - pages == set(), "mkdocs.yml's nav names pages docs/ lacks"
+
+
+def test_the_test_command_builds_the_site_strictly_with_its_warnings_heard() -> None:
+    """``--quiet`` silences the warnings ``--strict`` turns into a failure."""
+    for where in ("Makefile", "README.md"):
+        builds = re.findall(r"mkdocs build[^\n]*", (ROOT / where).read_text(encoding="utf-8"))
+        assert builds, where
+        for command in builds:
+            assert "--strict" in command and "--quiet" not in command and " -q" not in command, (where, command)
