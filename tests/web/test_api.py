@@ -631,6 +631,52 @@ def test_llama_rl_serve_listens_on_localhost_and_says_where(tmp_path):
     assert f"http://127.0.0.1:{port}/" in out and str(db) in out and db.exists()
 
 
+def test_llama_rl_serve_stopped_leaves_its_games_in_the_history_file_itself(tmp_path):
+    """The server never closed the history: its games stayed in the file's write-ahead log
+    (``-wal``) after Ctrl-C, and a copy of the file alone held none of them."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    port = _free_port()
+    db = tmp_path / "h.sqlite3"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--history", str(db)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 30
+        while True:
+            try:
+                state = httpx.post(f"{url}/api/games", json={"seats": seats("@random", "@random"), "seed": 3}).json()
+                break
+            except httpx.TransportError:
+                assert time.time() < deadline and proc.poll() is None, "the server did not start"
+                time.sleep(0.2)
+        while not state["game_over"]:
+            state = httpx.post(
+                f"{url}/api/games/{state['id']}/step", json={"moves": 200}, headers=as_(state["token"])
+            ).json()
+        assert httpx.get(f"{url}/api/history").json()["count"] == 1
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _, err = proc.communicate()
+    assert "Traceback" not in err, err
+    shutil.copy(db, tmp_path / "copy.sqlite3")  # the file alone, as a backup by hand copies it
+    with History(tmp_path / "copy.sqlite3") as copy:
+        assert copy.count() == 1
+
+
 def test_llama_rl_serve_refuses_a_corrupt_history_in_one_line(tmp_path):
     from train.cli import main
 

@@ -62,14 +62,18 @@ def _run(args: argparse.Namespace) -> int:
         shown = f"[{shown}]" if ":" in shown else shown
         saved = f"games are saved in {history.path}" if history is not None else "no history is kept"
         print(f"LLAMA-RL is served at http://{shown}:{args.port}/  ({saved}; Ctrl-C stops it)", flush=True)
-        serve(
-            sock,
-            hosts=hosts,
-            max_games=args.max_games,
-            idle_minutes=args.idle_minutes,
-            history=history,
-            model_dirs=model_dirs,
-        )
+        try:
+            serve(
+                sock,
+                hosts=hosts,
+                max_games=args.max_games,
+                idle_minutes=args.idle_minutes,
+                history=history,
+                model_dirs=model_dirs,
+            )
+        finally:  # closing folds the write-ahead log into the file: a copy of the file alone holds every game
+            if history is not None:
+                history.close()
     return 0
 
 
