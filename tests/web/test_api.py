@@ -706,6 +706,27 @@ def test_llama_rl_serve_refuses_a_corrupt_history_in_one_line(tmp_path):
         assert fragment in err.getvalue() and "Traceback" not in err.getvalue(), err.getvalue()
 
 
+def test_llama_rl_serve_refuses_an_empty_history_or_models_path(tmp_path, monkeypatch, capsys):
+    """``--history ""`` (a script's unset variable) served on the real history in the
+    data folder, mixing test games into its ratings; ``--allow-models ""`` let the page
+    load models from the current folder. Both are refused, as usage errors."""
+    import train.play.history
+    import train.play.web
+    from train.cli import main
+
+    served = []
+    monkeypatch.setattr(train.play.history, "default_path", lambda: tmp_path / "real.sqlite3")
+    monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: served.append(kw) or sock.close())
+    for argv, fragment in [
+        (["--history", ""], 'argument --history: needs a file\'s name, got ""'),
+        (["--allow-models", " "], "argument --allow-models: needs a folder's name"),
+    ]:
+        assert main(["serve", "--port", str(_free_port()), *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("usage:") and fragment in err.strip().splitlines()[-1], err
+    assert served == [] and not (tmp_path / "real.sqlite3").exists()
+
+
 def test_a_null_field_means_its_default(client, store):
     """JSON ``null`` for an optional integer field is the field left out (found by the
     security fuzz: ``{"moves": null}`` on /step was a 500)."""

@@ -44,6 +44,8 @@ __all__ = [
     "rules_from_args",
     "add_run_options",
     "add_record_option",
+    "folder_name",
+    "file_name",
     "add_command",
     "add_count",
     "add_games",
@@ -285,16 +287,26 @@ def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
     )
 
 
-def _folder_name(text: str) -> str:
-    if not text.strip():  # Path("") is the current folder: the records landed there unasked
+def folder_name(text: str) -> str:
+    """A folder named on the command line; an empty name is refused: ``Path("")`` is the
+    current folder, and an unset shell variable (``--record "$DIR"``) put files there unasked."""
+    if not text.strip():
         raise argparse.ArgumentTypeError('needs a folder\'s name ("." for the current one), got ""')
+    return text
+
+
+def file_name(text: str) -> str:
+    """A file named on the command line; an empty name is refused, where it was taken
+    for the option left out (``--history "$FILE"`` with FILE unset used the real history)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError('needs a file\'s name, got ""')
     return text
 
 
 def add_record_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--record",
-        type=_folder_name,
+        type=folder_name,
         default=None,
         metavar="DIR",
         help="write every game to DIR, a new or empty folder, as a game record (llama-rl serve replays it)",

@@ -6,7 +6,15 @@ import argparse
 import re
 from pathlib import Path
 
-from train.cli.common import CommandError, HelpFormatter, SubParsers, int_in, missing_dependency
+from train.cli.common import (
+    CommandError,
+    HelpFormatter,
+    SubParsers,
+    file_name,
+    folder_name,
+    int_in,
+    missing_dependency,
+)
 
 __all__ = ["add_parser"]
 
@@ -48,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
         history = None
         try:
             if not args.no_history:
-                history = History(Path(args.history).expanduser() if args.history else default_path())
+                history = History(default_path() if args.history is None else Path(args.history).expanduser())
         except HistoryError as exc:
             sock.close()
             raise CommandError(str(exc)) from None
@@ -112,12 +120,14 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     kept.add_argument(
         "--history",
         metavar="FILE",
+        type=file_name,
         help="the SQLite file of finished games and ratings (default: history.sqlite3 in your data directory)",
     )
     kept.add_argument("--no-history", action="store_true", help="save no games")
     p.add_argument(
         "--allow-models",
         metavar="DIR",
+        type=folder_name,
         action="append",
         default=[],
         help="let the page name models under DIR (ppo:path=...); by default agents from the page load no files",
