@@ -595,6 +595,27 @@ def test_hostile_bodies_never_get_a_5xx(client):
             assert r.status_code < 500, (method, path, body[:60], r.text)
 
 
+def test_replaying_a_saved_game_takes_an_empty_body_only(tmp_path):
+    """POST /api/history/{n}/replay never read its body: text that is not JSON, or fields
+    it does not take, got a 201 where every other POST refuses them with a 400."""
+    from train.play.history import History
+
+    with History(tmp_path / "h.sqlite3") as history:
+        number = history.save(finished_record(), people=[False, False])
+        client = client_for(create_app(SessionStore(), history=history))
+        path = f"/api/history/{number}/replay"
+        for body, fragment in [
+            (b"not json at all", "the request body is not JSON"),
+            (b'{"moves": "garbage", "x": [1, 2]}', "unknown field 'moves' (known: none)"),
+            (b"[]", "the request body must be {}"),
+            (b"null", "the request body must be {}"),
+        ]:
+            r = client.post(path, content=body, headers={"content-type": "application/json"})
+            assert r.status_code == 400 and fragment in r.json()["error"], (body, r.text)
+        assert client.post(path, json={}).status_code == 201  # what the page sends
+        assert client.post(path, headers={"content-type": "application/json"}).status_code == 201  # no body: {}
+
+
 def test_hostile_records_are_a_400(client):
     good = finished_record()
     failures = []

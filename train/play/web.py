@@ -20,7 +20,7 @@ JavaScript served as package data, no build step) and a JSON API.
     POST /api/replays                a game record: a new game that replays it
     GET  /api/history?limit=&offset= saved games, and the ratings of people and agents
     GET  /api/history/{n}            a saved game's record
-    POST /api/history/{n}/replay     a saved game, replayed
+    POST /api/history/{n}/replay     {} (or no body): a saved game, replayed
     GET  /api/agents                 the registered agents
     GET  /api/rules                  the rule options a new game's body takes (session.rule_options),
                                      from which the page builds its fields
@@ -510,6 +510,10 @@ class _App:
         return JSONResponse(await self.work(partial(self._saved_record, request), self.disk))
 
     async def history_replay(self, request: Request) -> Response:
+        body = await _body(request)
+        if not isinstance(body, dict):
+            raise SessionError("the request body must be {}")
+        known_fields(body, ())
         record = await self.work(partial(self._saved_record, request), self.disk)
         return await self.work(lambda: self.added(replay(record)))
 
