@@ -616,6 +616,22 @@ def test_replaying_a_saved_game_takes_an_empty_body_only(tmp_path):
         assert client.post(path, headers={"content-type": "application/json"}).status_code == 201  # no body: {}
 
 
+def test_a_field_given_twice_is_a_400_naming_it(client):
+    """Python's JSON reader keeps the last of two equal keys: ``{"action": 0, "action": 7}``
+    played 7 (a draw) where another reader of the same body would have played 0."""
+    game = new(client, PLAY, seed=3)
+    token = {"X-Llama-Token": game["token"], "content-type": "application/json"}
+    before = client.get(f"/api/games/{game['id']}", headers=token).json()["table"]
+    for path, body, field in [
+        (f"/api/games/{game['id']}/move", b'{"action": 0, "action": 7}', "action"),
+        ("/api/games", b'{"seats": [{"person": "Ann", "person": "Bob"}, {"agent": "random"}]}', "person"),
+    ]:
+        r = client.post(path, content=body, headers=token)
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["error"] == f"field '{field}' is given twice in the request body"
+    assert client.get(f"/api/games/{game['id']}", headers=token).json()["table"] == before
+
+
 def test_hostile_records_are_a_400(client):
     good = finished_record()
     failures = []

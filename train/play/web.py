@@ -72,7 +72,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec, resolve
-from llama_env.engine import MAX_PLAYERS, error_line
+from llama_env.engine import MAX_PLAYERS, brief, error_line
 from train.play._uvicorn import timely_protocol
 from train.play.agent_host import AgentHost
 from train.play.history import History, HistoryError
@@ -262,8 +262,10 @@ thread (a client posting 2 MB bodies made every other request 30 times slower)."
 def _parse(raw: bytes) -> Any:
     """A request body's JSON, checked (a :class:`SessionError` naming what is wrong)."""
     try:
-        value = json.loads(raw, parse_constant=_reject_constant)
+        value = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=_once_each)
         json.dumps(value, ensure_ascii=False).encode()  # lone surrogates ("\ud800") cannot be sent back
+    except SessionError:
+        raise
     except RecursionError:
         raise SessionError("the request body is nested too deeply") from None
     except UnicodeEncodeError:
@@ -271,6 +273,19 @@ def _parse(raw: bytes) -> Any:
     except ValueError as exc:
         raise SessionError(f"the request body is not JSON: {str(exc)[:80]}") from None
     return value
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of a request body, each field given once: a 400 names a field given
+    twice (``json.loads`` kept the last, so ``{"action": 0, "action": 7}`` drew a card)."""
+    fields = dict(pairs)
+    if len(fields) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise SessionError(f"field {brief(key)} is given twice in the request body")
+            seen.add(key)
+    return fields
 
 
 @overload
