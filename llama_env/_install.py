@@ -4,7 +4,9 @@
 must not send anyone to ``pip install 'llama-rl[web]'`` there: from a checkout (the
 package installed editable, ``pip install -e``), the hint names that checkout and the
 interpreter running now, so that it installs into the same environment whatever is on
-the PATH.
+the PATH. From a wheel, the hint pins the version installed here: pip then keeps that
+install and adds the extra's packages, and run where this version is not installed it
+fails instead of fetching the other project's package.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ def install_hint(extra: str) -> str:
     root = Path(__file__).resolve().parents[1]
     if (root / "pyproject.toml").is_file():  # a checkout
         return _command([sys.executable or "python", "-m", "pip", "install", "-e", f"{root}[{extra}]"])
-    command = _command([sys.executable or "python", "-m", "pip", "install", f"llama-rl[{extra}]"])
-    return f"{command} (from the checkout or wheel llama-rl came from)"
+    from llama_env import __version__  # here: llama_env's own modules import this one
+
+    command = _command([sys.executable or "python", "-m", "pip", "install", f"llama-rl[{extra}]=={__version__}"])
+    return f"{command} (the llama-rl installed here: the llama-rl on PyPI is another project)"
 
 
 def _command(words: list[str]) -> str:

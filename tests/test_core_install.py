@@ -64,14 +64,18 @@ def test_the_install_hint_names_this_checkout_and_this_interpreter(monkeypatch, 
     """The hints said pip install 'llama-rl[web]', a name PyPI gives another project."""
     import shlex
 
+    import llama_env
     import llama_env._install as hint
 
     root = Path(hint.__file__).resolve().parents[1]
     assert shlex.split(hint.install_hint("web")) == [sys.executable, "-m", "pip", "install", "-e", f"{root}[web]"]
     monkeypatch.setattr(hint, "__file__", str(tmp_path / "it's $HOME" / "llama_env" / "_install.py"))
     outside = hint.install_hint("web")
-    assert outside.endswith(" (from the checkout or wheel llama-rl came from)")
-    assert shlex.split(outside)[:5] == [sys.executable, "-m", "pip", "install", "llama-rl[web]"]
+    assert outside.endswith(" (the llama-rl installed here: the llama-rl on PyPI is another project)")
+    # pinned: pip keeps the llama-rl installed here and adds the extra's packages; where this
+    # version is not installed it fails, where 'llama-rl[web]' fetched PyPI's llama-rl 0.0.1
+    pinned = f"llama-rl[web]=={llama_env.__version__}"
+    assert shlex.split(outside)[:5] == [sys.executable, "-m", "pip", "install", pinned]
     (tmp_path / "it's $HOME" / "pyproject.toml").parent.mkdir(parents=True)
     (tmp_path / "it's $HOME" / "pyproject.toml").write_text("")  # a checkout at an awkward path
     assert shlex.split(hint.install_hint("web"))[-1] == f"{tmp_path}/it's $HOME[web]"  # quoted for the shell
