@@ -757,6 +757,24 @@ def test_serve_without_the_web_extra_names_the_extras_package():
     assert install_hint("web") in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_serve_without_openskill_names_the_web_extra(tmp_path):
+    """It started without openskill, which the web extra brings, and the History page then
+    failed ('the server failed on this request', a ModuleNotFoundError in the console)."""
+    script = (
+        "import sys\n"
+        "sys.modules['openskill'] = None\n"
+        "from train.cli import main\n"
+        f"sys.exit(main(['serve', '--port', '8765', '--history', {str(tmp_path / 'h.sqlite3')!r}]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(
+        "llama-rl: error: llama-rl serve needs the package 'openskill', which is not installed"
+    )
+    assert install_hint("web") in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == ""  # refused before it served
+
+
 def test_a_console_that_is_not_utf8_gets_escapes_not_a_failed_command(monkeypatch, capsys):
     """Windows' redirected streams are cp1252: a run named ``σ-run`` trained, then its
     summary raised UnicodeEncodeError (exit 1, the final comparison never printed), and

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 from pathlib import Path
 
@@ -19,6 +20,10 @@ from train.cli.common import (
 __all__ = ["add_parser"]
 
 _WILDCARDS = ("0.0.0.0", "::", "")
+_WEB_MODULES = ("starlette", "uvicorn", "openskill")
+"""The web extra's packages serve needs, imported before it starts so that a missing one is
+the usual line naming the extra, the extra's own package first (the one a missing extra
+names): openskill rates the History page's games, and is imported only when that is read."""
 
 
 def _host_name(text: str) -> str:
@@ -34,9 +39,8 @@ def _host_name(text: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     with missing_dependency("llama-rl serve", extra="web"):
-        import starlette  # noqa: F401 - the extra's own package is the one a missing extra names
-        import uvicorn  # noqa: F401
-
+        for module in _WEB_MODULES:
+            importlib.import_module(module)
         from train.play.history import History, HistoryError, default_path
         from train.play.web import LOCAL_HOSTS, bind, serve
 
