@@ -47,8 +47,8 @@ def bench_config(steps: int, run_dir: str, name: str, **changes: Any) -> TrainCo
     return config_from_dict(values)
 
 
-def sb3(steps: int, run_dir: str) -> tuple[float, float, float]:
-    """(learner decisions/s, all seats' decisions/s, setup s) of the SB3 trainer."""
+def sb3(steps: int, run_dir: str) -> tuple[int, float, float, float]:
+    """(learner decisions, learner decisions/s, all seats' decisions/s, setup s) of the SB3 trainer."""
     from llama_env.table import Table, TableListener
     from train.training import train
     from train.training.sb3.vec_env import ScalarLlamaVecEnv
@@ -75,11 +75,11 @@ def sb3(steps: int, run_dir: str) -> tuple[float, float, float]:
         total = time.perf_counter() - t0
     finally:
         ScalarLlamaVecEnv._new_table = real  # type: ignore[method-assign]
-    return result.steps_per_s, moves[0] / result.wall_s, total - result.wall_s
+    return result.steps_this_session, result.steps_per_s, moves[0] / result.wall_s, total - result.wall_s
 
 
-def rllib(steps: int, run_dir: str, runners: int) -> tuple[float, float, float]:
-    """(learner decisions/s, all seats' decisions/s, setup s) of the RLlib trainer."""
+def rllib(steps: int, run_dir: str, runners: int) -> tuple[int, float, float, float]:
+    """(learner decisions, learner decisions/s, all seats' decisions/s, setup s) of the RLlib trainer."""
     from train.training.rllib.trainer import train_rllib
 
     t0 = time.perf_counter()
@@ -89,12 +89,18 @@ def rllib(steps: int, run_dir: str, runners: int) -> tuple[float, float, float]:
     import json
 
     summary = json.loads((result.run_dir / "summary.json").read_text(encoding="utf-8"))
-    return result.steps_per_s, summary["all_seats_decisions_sampled"] / result.wall_s, total - result.wall_s
+    everyone = summary["all_seats_decisions_sampled"] / result.wall_s
+    return result.steps_this_session, result.steps_per_s, everyone, total - result.wall_s
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int_in(1, None, "--steps"), default=60_000, help="learner decisions per trainer")
+    ap.add_argument(
+        "--steps",
+        type=int_in(1, None, "--steps"),
+        default=60_000,
+        help="learner decisions per trainer (at least: whole rollouts)",
+    )
     ap.add_argument(
         "--runners", type=int_in(0, None, "--runners"), nargs="+", default=[0, 1, 2], help="RLlib env runner counts"
     )
@@ -106,17 +112,37 @@ def main() -> None:
     except ValueError as exc:
         ap.error(str(exc))
     import_or_exit(ap.prog, "rllib", "train.training.sb3.trainer", "ray.rllib")  # (the sb3 trainer: its baseline)
+    from train.training.rllib.trainer import local_runner_cores
+
+    cores = local_runner_cores(bench_config(args.steps, "runs", "rllib", backend="rllib").options)
+    if cores is not None and max(args.runners) > cores:  # the trainer's check, made before any trainer runs
+        ap.error(
+            f"--runners must be at most {cores}: the local Ray has {cores} cores here and gives each env runner "
+            f"one, got {max(args.runners)}"
+        )
     warnings.filterwarnings("ignore")
-    rows = []
+    print(
+        f"--steps {args.steps:,} (each trainer plays whole rollouts: 'learner dec' is what it played), "
+        f"{os.cpu_count()} cores, the ship preset's settings"
+    )
+    print(
+        f"{'trainer':<34} {'learner dec':>11} {'learner dec/s':>14} {'all seats dec/s':>16} {'x SB3':>6} "
+        f"{'setup s':>8}",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        rows.append(("SB3 MaskablePPO, scalar vec env", *sb3(args.steps, tmp)))
-        for n in args.runners:
-            rows.append((f"RLlib PPO, {n} env runner{'s' if n != 1 else ''}", *rllib(args.steps, tmp, n)))
-    base = rows[0][1]
-    print(f"{args.steps:,} learner decisions per trainer, {os.cpu_count()} cores, the ship preset's settings")
-    print(f"{'trainer':<34} {'learner dec/s':>14} {'all seats dec/s':>16} {'x SB3':>6} {'setup s':>8}")
-    for name, learner, everyone, setup in rows:
-        print(f"{name:<34} {learner:>14,.0f} {everyone:>16,.0f} {learner / base:>6.2f} {setup:>8.1f}")
+        rows: list[tuple[str, int | None]] = [("SB3 MaskablePPO, scalar vec env", None)]
+        rows += [(f"RLlib PPO, {n} env runner{'s' if n != 1 else ''}", n) for n in args.runners]
+        base = 0.0
+        for name, runners in rows:  # each row printed when done: a trainer failing later loses none
+            steps, learner, everyone, setup = (
+                sb3(args.steps, tmp) if runners is None else rllib(args.steps, tmp, runners)
+            )
+            base = base or learner
+            print(
+                f"{name:<34} {steps:>11,} {learner:>14,.0f} {everyone:>16,.0f} {learner / base:>6.2f} {setup:>8.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from llama_env._install import install_hint
+from train.evaluation.runner import usable_cores
+from train.training.presets import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,3 +144,26 @@ def test_train_speed_times_each_preset_it_offers_as_that_preset() -> None:
     assert "n_envs=1024 n_steps=16 batch=4096" in out.stdout and "players=(2,)" in out.stdout
     line = one_error(bench("train_speed", "--preset", "specialist-2p-more"), "train_speed", 2)
     assert "invalid choice: 'specialist-2p-more'" in line
+
+
+def test_rllib_speed_refuses_more_env_runners_than_cores_before_training() -> None:
+    """The SB3 baseline trained first (14 s), then the RLlib trainer's own check failed in
+    a traceback that said to pass --address, which the script has not; the rows done were
+    lost."""
+    cores = usable_cores()
+    line = one_error(bench("rllib_speed", "--steps", "1", "--runners", "0", str(cores + 1)), "rllib_speed", 2)
+    assert f"--runners must be at most {cores}: the local Ray has {cores} cores" in line
+    assert f"got {cores + 1}" in line and "--address" not in line
+
+
+@pytest.mark.slow
+def test_rllib_speed_prints_the_learner_decisions_each_trainer_played() -> None:
+    """The header said "1 learner decisions per trainer" for --steps 1, where each trainer
+    played a whole rollout."""
+    out = bench("rllib_speed", "--steps", "1", "--runners", "0")
+    assert out.returncode == 0, out.stderr
+    rollout = PRESETS["ship"]["n_envs"] * PRESETS["ship"]["n_steps"]
+    rows = [line for line in out.stdout.splitlines() if line.startswith(("SB3 ", "RLlib "))]
+    assert len(rows) == 2, out.stdout
+    for row in rows:
+        assert row[34:].split()[0] == f"{rollout:,}", out.stdout

@@ -74,7 +74,7 @@ from train.training.run_dir import (
 )
 from train.training.seats import past_never_plays
 
-__all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config"]
+__all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config", "local_runner_cores"]
 
 RLLIB_CHECKPOINT_PREFIX = "rllib_"
 PROGRESS_FILE = "progress.jsonl"
@@ -300,19 +300,24 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None, stopping: _Sto
                     link.unlink()
 
 
-def _check_local_cores(options: RllibOptions) -> None:
-    """A ``ValueError`` when a local Ray would get more env runners than it has cores,
-    before it starts: it is started with one CPU a core (:func:`usable_cores`), each
-    remote env runner takes one (the learner and the local runner run in this process
-    and take none), and RLlib waits for every runner with no time limit, so the run hung
-    without a word."""
+def local_runner_cores(options: RllibOptions) -> int | None:
+    """The most env runners a run with ``options`` can have: the cores of the local Ray
+    it starts, with one CPU a core (:func:`usable_cores`), each remote env runner taking
+    one (the learner and the local runner run in this process and take none); ``None``
+    where the run starts no Ray of its own (a cluster's address, or a Ray already
+    running), whose CPUs are that Ray's to count."""
     import ray
 
+    return None if cluster_address(options.address)[0] or ray.is_initialized() else usable_cores()
+
+
+def _check_local_cores(options: RllibOptions) -> None:
+    """A ``ValueError`` when a local Ray would get more env runners than it has cores
+    (:func:`local_runner_cores`), before it starts: RLlib waits for every runner with no
+    time limit, so the run hung without a word."""
     runners = options.num_env_runners
-    if not runners or cluster_address(options.address)[0] or ray.is_initialized():
-        return
-    cores = usable_cores()
-    if runners > cores:
+    cores = local_runner_cores(options) if runners else None
+    if cores is not None and runners > cores:
         raise ValueError(
             f"config key 'num_env_runners' must be at most {cores} on a local Ray, which has {cores} cores and "
             f"gives each env runner one, got {runners}; pass --address to train on a cluster with more"
