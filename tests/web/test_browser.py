@@ -1424,15 +1424,28 @@ def test_a_waiting_page_keeps_polling_through_a_busy_server(browser):
 
 
 SMALL_PHONE = Screen("small phone", 320, 640, phone=True)
+SMALL_FIELDS = """
+const invite = Object.assign(document.createElement('input'), {className: 'invite', readOnly: true});
+document.getElementById('invite-list').append(invite);  // a friend's link, as a game of two people shows it
+const small = [...document.querySelectorAll('input, select, textarea')]
+  .map((e) => [e.id || e.className || e.tagName, parseFloat(getComputedStyle(e).fontSize)])
+  .filter(([, px]) => px < 16);
+invite.remove();
+return small;
+"""
+"""The form fields whose text is under 16 px: iPhone Safari zooms the page in when one is tapped."""
 
 
 def test_a_small_phone_fits_the_setup_and_a_full_table_of_long_names(site, browser):
     """At 320 px nothing is wider than the screen (the record's file input was 360 px,
-    so the phone zoomed the whole page out), and at six seats a name as long as the
-    server takes is cut inside its seat, not spilled over the next one."""
+    so the phone zoomed the whole page out), no form field's text is under 16 px (at 15 px
+    the phone zoomed the page in at each tap on one), and at six seats a name as long as
+    the server takes is cut inside its seat, not spilled over the next one."""
     driver = browser
     open_page(driver, site.url, SMALL_PHONE)
     assert driver.execute_script("return document.documentElement.scrollWidth") <= SMALL_PHONE.width
+    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.ID, "end-score"))  # (built from GET /api/rules)
+    assert driver.execute_script(SMALL_FIELDS) == []
     long_name = "Bartholomew Fitzgerald-Montgomery the 3rd"[:40]
     set_up(driver, [("person", long_name)] + [("agent", "random")] * 5, seed=1, end_score=20)
     driver.find_element(By.ID, "start").click()
