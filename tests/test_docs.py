@@ -122,15 +122,19 @@ def _names_in_repo() -> set[str]:
 
 
 def _exists(target: str, citing: Path) -> bool:
-    return (ROOT / target).exists() or (citing.parent / target).exists()
+    """The file is in the repository, from its root or from the citing file's folder: an
+    absolute path, or one going up out of the repository, names a file its readers lack."""
+    return any(p.exists() and p.resolve().is_relative_to(ROOT) for p in (ROOT / target, citing.parent / target))
 
 
 def _is_placeholder(target: str) -> bool:
-    """Paths that name what a user's run makes, or a pattern, rather than a file of ours."""
+    """Paths that name what a user's run makes, or a pattern, rather than a file of ours
+    (``~`` and ``$`` start a path on the user's machine). An absolute path is not one: it
+    names a file on the writer's machine (a note once cited its scripts in /tmp)."""
     return (
         any(c in target for c in "<>*{}")
         or "..." in target
-        or target.startswith(("runs/", "~", "/", "$"))
+        or target.startswith(("runs/", "~", "$"))
         or "://" in target
         or target.startswith(("mailto:", "#"))
     )
@@ -199,6 +203,19 @@ def test_the_citation_check_catches_a_missing_file(tmp_path: Path) -> None:
     assert PLAIN.search(f"as {missing} assumes").group(1) == missing
     assert PLAIN.search(f"see `{missing}`") is None  # backticked: TICKED's
     assert _is_placeholder("runs/<name>/config.json") and not _is_placeholder("docs/rules.md")
+
+
+def test_the_citation_check_catches_a_file_outside_the_repository(tmp_path: Path) -> None:
+    """A research note cited its one-off scripts in /tmp: every path starting with / passed
+    as a placeholder, so a file no reader has was never flagged."""
+    doc = ROOT / "docs" / "rules.md"
+    outside = tmp_path / "belief.py"
+    outside.write_text("")  # even where it exists on this machine
+    assert TICKED.search(f"see `{outside}`").group(1) == str(outside)
+    assert not _is_placeholder(str(outside)) and not _exists(str(outside), doc)
+    up = Path(*[".."] * len(doc.parent.parts), *outside.parts[1:])  # out of the repository, relatively
+    assert (doc.parent / up).exists() and not _exists(up.as_posix(), doc)
+    assert _is_placeholder("~/.local/share/llama-rl/history.sqlite3")  # the user's machine
 
 
 def test_every_docs_page_is_in_the_site_s_navigation() -> None:
