@@ -331,7 +331,7 @@ def test_a_result_that_cannot_be_written_at_the_end_is_saved_aside(command, tmp_
     argv = [command, "--players", "2", "--games", "4", "--out", str(out)]
     argv += ["--epochs", "1", "--below", "0.99"] if command == "distill" else []
     code, output = _cli(argv)
-    rescued = tmp_path / "tmp" / "llama-rl-rescue-out.npz"
+    (rescued,) = (tmp_path / "tmp").glob("llama-rl-rescue-out-*.npz")  # a new file of its own
     assert code == 1 and f"cannot write {out} (No space left on device)" in output, output
     assert f"were saved to {rescued} instead" in output and "Traceback" not in output
     assert rescued.is_file() and not out.exists()

@@ -120,12 +120,20 @@ def saving_despite_ctrl_c(
 
 
 def save_aside(save: Callable[[Path], object], name: str) -> Path | None:
-    """``save(path)`` to ``llama-rl-rescue-<name>`` in the temporary directory, for a result
-    that could not be written where it belongs; the path, or ``None`` when that fails too."""
-    target = Path(tempfile.gettempdir()) / f"llama-rl-rescue-{name}"
+    """``save(path)`` to a new file of the temporary directory, for a result that could not
+    be written where it belongs: ``llama-rl-rescue-<stem>-<random>.<suffix>`` of ``name``,
+    made afresh (:func:`llama_env._atomic.new_file`), so that a second rescue of the same
+    name keeps the first, and a link planted under a fixed name in a shared directory
+    redirects nothing. The path, or ``None`` when that fails too."""
+    stem, suffix = Path(name).stem, Path(name).suffix
+    try:
+        target = new_file(Path(tempfile.gettempdir()), f"llama-rl-rescue-{stem}-", suffix)
+    except OSError:
+        return None
     try:
         save(target)
     except OSError:
+        target.unlink(missing_ok=True)
         return None
     return target
 
