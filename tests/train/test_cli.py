@@ -775,6 +775,26 @@ def test_serve_without_openskill_names_the_web_extra(tmp_path):
     assert proc.stdout == ""  # refused before it served
 
 
+def test_no_help_sends_a_wheel_install_to_a_docs_file_it_lacks():
+    """'llama-rl --help' listed 'train a PPO agent with self-play (see docs/training.md)', and a
+    wheel ships no docs/: a help that points to a guide says it is in the source."""
+    import argparse
+    import re
+
+    from train.cli import build_parser
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, p in {"llama-rl": parser, **commands.choices}.items():
+        text = p.format_help()
+        for m in re.finditer(r"docs/\S+\.md", text):
+            assert re.match(r"\s+in\s+the\s+source\b", text[m.end() :]), (name, text[m.start() - 40 : m.end() + 20])
+    assert "train a PPO agent with self-play\n" in parser.format_help()
+    assert "training guide (docs/training.md in the source)" in " ".join(
+        commands.choices["train"].format_help().split()
+    )
+
+
 def test_a_console_that_is_not_utf8_gets_escapes_not_a_failed_command(monkeypatch, capsys):
     """Windows' redirected streams are cp1252: a run named ``σ-run`` trained, then its
     summary raised UnicodeEncodeError (exit 1, the final comparison never printed), and

@@ -9,7 +9,7 @@ and the structured fields (``--players 2-6``, ``--opponents heuristic:0.6,self:0
 string is parsed once, here. Precedence: the dataclass defaults, then ``--preset``, then
 the flags given.
 
-    llama-rl train --preset ship --seed 0          # the shipped agent (docs/training.md)
+    llama-rl train --preset ship --seed 0          # the shipped agent (docs/training.md in the source)
     llama-rl train --players 2 --opponents heuristic:1 --total-timesteps 2000000
     llama-rl train --resume runs/ship               # continue a run, its step count too
     llama-rl train --backend rllib --num-env-runners 2   # on Ray RLlib (the rllib extra)
@@ -236,7 +236,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     listed = "; ".join(f"{b.name}: {b.summary}" for b in backends().values())
     p: argparse.ArgumentParser = sub.add_parser(
         "train",
-        help="train a PPO agent with self-play (see docs/training.md)",
+        help="train a PPO agent with self-play",
         description=(
             "Train a PPO agent against a mix of baselines, itself and past checkpoints, on a "
             f"backend ({listed}). Writes runs/<run>/ with config.json, checkpoints, eval.jsonl "
@@ -250,7 +250,10 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
             "  llama-rl train --players 2-6 --opponents heuristic:0.6,self:0.2,past:0.2 --total-timesteps 5000000\n"
             "  llama-rl train --resume runs/llama__maskableppo__0__1700000000\n"
             "  llama-rl train --backend rllib --players 2 --opponents heuristic --total-timesteps 3000000\n"
-            "  llama-rl train --backend rllib --address 10.0.0.1:6379 --num-env-runners 32"
+            "  llama-rl train --backend rllib --address 10.0.0.1:6379 --num-env-runners 32\n"
+            "\n"
+            "The presets, resuming, RLlib on a cluster and the shipped models' recipes: the training\n"
+            "guide (docs/training.md in the source)."
         ),
         formatter_class=HelpFormatter,
     )
