@@ -58,7 +58,13 @@ def request(
         headers["X-Llama-Token"] = token
     conn.request(method, path, body=data, headers=headers)
     response = conn.getresponse()
-    return response.status, json.loads(response.read())
+    body = response.read()
+    try:
+        return response.status, json.loads(body)
+    except ValueError:  # a refusal in plain text (uvicorn's 503 past its connections) is the caller's to report
+        if response.status < 400:
+            raise
+        return response.status, {"error": body.decode(errors="replace").strip() or response.reason}
 
 
 def client(
@@ -139,12 +145,15 @@ def server_said(log: IO[bytes]) -> str:
     return f"; the server said:\n{said}" if said else ""
 
 
-def start_server(port: int, log: IO[bytes]) -> subprocess.Popen[bytes]:
+def start_server(port: int, log: IO[bytes], games: int) -> subprocess.Popen[bytes]:
     """``llama-rl serve`` on ``port`` once it answers there, its stderr written to
-    ``log``; if it exits or does not answer within :data:`START_SECONDS`, its stderr is
+    ``log``, with room for the live games of ``games`` clients (a game cut short by the
+    end of the first load stays live through the second: a thousand to spare beside both
+    loads); if it exits or does not answer within :data:`START_SECONDS`, its stderr is
     shown and the script stops."""
+    live = str(1000 + 2 * games)
     server = subprocess.Popen(
-        [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--max-games", "1000", "--no-history"],
+        [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--max-games", live, "--no-history"],
         stdout=subprocess.DEVNULL,
         stderr=log,
     )
@@ -180,7 +189,12 @@ def percentiles(ms: np.ndarray) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", type=games_type, default=50, help="games played at once (client threads)")
+    ap.add_argument(
+        "--games",
+        type=games_type,
+        default=50,
+        help="games played at once (client threads), fewer than the server's connections",
+    )
     ap.add_argument("--seconds", type=float_in(1, None, "--seconds"), default=20.0, help="how long the load lasts")
     ap.add_argument("--opponents", default="heuristic", help="the agent in the three other seats (one spec)")
     ap.add_argument("--costly", default="search:worlds=96", help="the agent of the one costly game of the second run")
@@ -191,9 +205,14 @@ def main() -> None:
         except ValueError as exc:
             ap.error(f"--{option}: {exc}")
     import_or_exit(PROG, "web", "starlette", "uvicorn", "train.play.web")  # what llama-rl serve needs, before it starts
+    from train.play.web import MAX_CONNECTIONS
+
+    most = MAX_CONNECTIONS - 2  # 503 from the 512th connection on, one asking counted: the games' and the costly one
+    if args.games > most:
+        ap.error(f"--games must be at most {most} (the server takes {MAX_CONNECTIONS} connections), got {args.games}")
     port = free_port()
     with tempfile.TemporaryFile() as log:
-        server = start_server(port, log)
+        server = start_server(port, log, args.games)
         try:
             alone: list[float] = []
             errors: list[str] = []

@@ -28,13 +28,30 @@ SITECUSTOMIZE = textwrap.dedent(
         sys.stderr.write("llama-rl: error: the test's server cannot start\\n")
         sys.stderr.flush()
         os._exit(2)
+    if os.environ.get("BENCH_TEST_SERVER_BUSY") and sys.argv[:2] == ["-m", "serve"]:
+        from http.server import BaseHTTPRequestHandler, HTTPServer
+
+        class Busy(BaseHTTPRequestHandler):  # what uvicorn answers past its connections
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(503)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", "19")
+                self.end_headers()
+                self.wfile.write(b"Service Unavailable")
+
+            def log_message(self, *args):
+                pass
+
+        HTTPServer(("127.0.0.1", int(sys.argv[sys.argv.index("--port") + 1])), Busy).serve_forever()
     """
 )
 
 
 def bench(script: str, *args: str, tmp_path: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     """``python benchmarks/<script>.py args``; with ``env``, a ``sitecustomize`` in
-    ``tmp_path`` blocks the modules of ``BENCH_TEST_BLOCK`` (or fails the server child)."""
+    ``tmp_path`` blocks the modules of ``BENCH_TEST_BLOCK`` (or fails the server child, or
+    makes it answer every request 503 in plain text)."""
     environ = dict(os.environ)
     if env:
         assert tmp_path is not None
@@ -133,6 +150,22 @@ def test_serve_load_stops_at_a_request_the_server_refuses(tmp_path: Path) -> Non
     line = one_error(out, "serve_load", 1)
     assert "the server refused a game against ppo:path=" in line
     assert "load no files by path" in line
+
+
+def test_serve_load_refuses_more_games_than_the_server_takes_connections() -> None:
+    """--games took up to 10**9, the server answered the connections past 512 with a 503,
+    and the script stopped with "lost the server: JSONDecodeError"."""
+    from train.play.web import MAX_CONNECTIONS
+
+    line = one_error(bench("serve_load", "--games", str(MAX_CONNECTIONS - 1), "--seconds", "1"), "serve_load", 2)
+    assert f"--games must be at most {MAX_CONNECTIONS - 2} (the server takes {MAX_CONNECTIONS} connections)" in line
+
+
+def test_serve_load_reports_a_refusal_in_plain_text_as_a_refusal(tmp_path: Path) -> None:
+    """A 503 in plain text was read as JSON: "lost the server: JSONDecodeError"."""
+    out = bench("serve_load", "--games", "1", "--seconds", "1", tmp_path=tmp_path, BENCH_TEST_SERVER_BUSY="1")
+    line = one_error(out, "serve_load", 1)
+    assert line == "serve_load.py: error: the server refused a game against heuristic: 503 Service Unavailable"
 
 
 def test_train_speed_times_each_preset_it_offers_as_that_preset() -> None:
