@@ -90,6 +90,7 @@ USAGE_ERRORS = [
     ("search_speed", ["--games", "1", "--rounds", "2", "--batched-games", "0"], "cannot be split over 2 rounds"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", "heuristic"], "--agents names 1 agent;"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", ",".join(["random"] * 7)], "names 7 agents;"),
+    ("eval_speed", ["--games", "9", "--scalar-games", "2", "--workers", "2"], "--scalar-games must be more than"),
     ("train_speed", ["--steps", "10", "--n-envs", "8"], "'batch_size' (2048) must be <= n_steps x n_envs"),
     ("train_speed", ["--steps", "10", "--players", "7"], "config key 'players' must be ints 2..6"),
     ("train_speed", ["--steps", "10", "--opponents", "bogus"], "config key 'opponents' names unknown agent 'bogus'"),
@@ -166,6 +167,17 @@ def test_serve_load_reports_a_refusal_in_plain_text_as_a_refusal(tmp_path: Path)
     out = bench("serve_load", "--games", "1", "--seconds", "1", tmp_path=tmp_path, BENCH_TEST_SERVER_BUSY="1")
     line = one_error(out, "serve_load", 1)
     assert line == "serve_load.py: error: the server refused a game against heuristic: 503 Service Unavailable"
+
+
+def test_eval_speed_scales_the_games_not_the_start_up_and_says_where_each_path_played() -> None:
+    """--scalar-games scaled a whole evaluate call, the worker processes' start-up with
+    the games (87x from 20 games, 19x from 400), and the header said "2 workers" for a
+    batch of up to 50,000 games, which plays in one process."""
+    out = bench("eval_speed", "--games", "40", "--scalar-games", "10", "--workers", "2", "--repeats", "1")
+    assert out.returncode == 0, out.stderr
+    batched, scalar = [line for line in out.stdout.splitlines() if ", run 1:" in line]
+    assert "this process" in batched
+    assert "(scaled from 10 games, start-up " in scalar and "2 worker processes" in scalar
 
 
 def test_train_speed_times_each_preset_it_offers_as_that_preset() -> None:
