@@ -33,7 +33,7 @@ PLAYERS = (2, 4, 6)
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", type=games_type, default=3000, help="games per cell (default 3000)")
     ap.add_argument("--tournament-games", type=games_type, default=2000, help="games of the tournament (default 2000)")
     ap.add_argument("--seed", type=seed_type, default=2024)
@@ -41,24 +41,28 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
-    print(
-        f"Win share of the first agent against n - 1 copies of the second; {args.games} games per cell, "
-        f"duplicate deals, seed {args.seed}; 95% interval in brackets; fair share 1/n.\n"
-    )
-    print("| agent | vs | " + " | ".join(f"{n} players (fair {1 / n:.2f})" for n in PLAYERS) + " |")
-    print("|---|---|" + "---|" * len(PLAYERS))
-    for me, opp in MATCHUPS:
-        cells = []
+    for row, (me, opp) in enumerate(MATCHUPS):
+        cells, played = [], []
         for n in PLAYERS:
             r = evaluate([me] + [opp] * (n - 1), args.games, seed=args.seed, workers=args.workers, duplicate=True)
             a = r.agents[0]
             cells.append(f"{a.win_share:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}]")
+            played.append(r.num_games)
+        if row == 0:  # the games a cell played: duplicate deals round --games up to a multiple of the table size
+            print(
+                f"Win share of the first agent against n - 1 copies of the second; duplicate deals (--games "
+                f"{args.games}, each column's games in its head), seed {args.seed}; 95% interval in brackets; "
+                f"fair share 1/n.\n"
+            )
+            heads = [f"{n} players (fair {1 / n:.2f}, {g} games)" for n, g in zip(PLAYERS, played, strict=True)]
+            print("| agent | vs | " + " | ".join(heads) + " |")
+            print("|---|---|" + "---|" * len(PLAYERS))
         print(f"| {me} | {opp} | " + " | ".join(cells) + " |", flush=True)
 
     pool = ["heuristic", "cautious", "greedy", "random"]
     t = tournament(pool, 4, args.tournament_games, seed=args.seed, workers=args.workers)
     fitted = "Plackett-Luce fitted to all of them"
-    print(f"\nFour-player tournament of {', '.join(pool)} ({args.tournament_games} games, {fitted}):\n")
+    print(f"\nFour-player tournament of {', '.join(pool)} ({t.num_games} games, {fitted}):\n")
     print("| rank | agent | mu | sigma | ordinal | win share |")
     print("|---|---|---|---|---|---|")
     for rank, i in enumerate(t.ranking(), 1):

@@ -180,6 +180,17 @@ def test_eval_speed_scales_the_games_not_the_start_up_and_says_where_each_path_p
     assert "(scaled from 10 games, start-up " in scalar and "2 worker processes" in scalar
 
 
+def test_results_table_heads_each_column_with_the_games_played_and_describes_itself_whole() -> None:
+    """--games 1 printed "1 games per cell" where duplicate deals played 2, 4 and 6 games
+    (a multiple of the table size), and --help cut its description off mid-sentence."""
+    out = bench("results_table", "--games", "1", "--tournament-games", "1", "--workers", "1")
+    assert out.returncode == 0, out.stderr
+    heads = "| 2 players (fair 0.50, 2 games) | 4 players (fair 0.25, 4 games) | 6 players (fair 0.17, 6 games) |"
+    assert heads in out.stdout
+    usage = " ".join(bench("results_table", "--help").stdout.split())
+    assert "each other, plus a four-player tournament of the built-in agents. options:" in usage
+
+
 def test_train_speed_times_each_preset_it_offers_as_that_preset() -> None:
     """beat-heuristic (a top-level tensorboard key, a stop rule that reads evaluations)
     failed in a TypeError, and the presets that resume another run were offered though
