@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -44,11 +45,18 @@ def table_sizes(text: str) -> list[int]:
 
 def build_model(ap: argparse.ArgumentParser, model: str, seed: int) -> Agent:
     """``--model``: a model file or run directory, else an agent spec; any problem is a
-    usage error, found before a game is played."""
+    usage error, found before a game is played. A value that is no agent spec but reads
+    as a path (a folder separator, a ``.zip`` or ``.npz``) is a file that is not there."""
     try:
         if Path(model).exists():
             return PPOAgent(path=model)
-        return parse_agent_spec(model).build(seed)
+        try:
+            spec = parse_agent_spec(model)
+        except ValueError:
+            if any(sep in model for sep in ("/", os.sep)) or model.lower().endswith((".zip", ".npz")):
+                ap.error(f"--model {model!r}: no such model file or run directory")
+            raise
+        return spec.build(seed)
     except (ValueError, OSError) as exc:
         ap.error(f"--model {model!r}: {exc}")
     except ModuleNotFoundError as exc:  # a .zip model on a core install: the message names the extra
@@ -81,7 +89,7 @@ def main() -> None:
 
     rows = []
     print(f"model {args.model}; {args.games} games per row, seats rotated, seed {args.seed}\n")
-    print("| players | opponents | PPO win share | 95% CI | fair share | games | seconds |")
+    print(f"| players | opponents | {args.model} win share | 95% CI | fair share | games | seconds |")
     print("|---|---|---|---|---|---|---|")
     for n in args.players:
         for opp in opponents:

@@ -86,6 +86,8 @@ USAGE_ERRORS = [
     ("ppo_strength", ["--games", "1", "--players", "2,x"], "the number of players must be an integer, got 'x'"),
     ("ppo_strength", ["--games", "1", "--players", "2", "--model", "bogus"], "--model 'bogus': unknown agent"),
     ("ppo_strength", ["--games", "1", "--players", "2", "--opponents", "bogus"], "--opponents: unknown agent"),
+    ("ppo_strength", ["--players", "2", "--model", "no_such_dir/m.zip"], "'no_such_dir/m.zip': no such model file or"),
+    ("ppo_strength", ["--players", "2", "--model", "no_such.npz"], "--model 'no_such.npz': no such model file or"),
     ("search_speed", ["--games", "0", "--batched-games", "0"], "--games must be between 1 and"),
     ("search_speed", ["--games", "1", "--rounds", "2", "--batched-games", "0"], "cannot be split over 2 rounds"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", "heuristic"], "--agents names 1 agent;"),
@@ -130,6 +132,14 @@ def test_a_missing_extra_is_one_line_naming_it(
 ) -> None:
     line = one_error(bench(script, *args, tmp_path=tmp_path, BENCH_TEST_BLOCK=blocked), script, 1)
     assert f"install the {extra!r} extra: {install_hint(extra)}" in line
+
+
+def test_ppo_strength_names_the_column_by_the_model() -> None:
+    """The column said "PPO win share" whatever --model played."""
+    args = ["--games", "1", "--players", "2", "--opponents", "random", "--workers", "1", "--model", "ppo_v3"]
+    out = bench("ppo_strength", *args)
+    assert out.returncode == 0, out.stderr
+    assert "| players | opponents | ppo_v3 win share | 95% CI |" in out.stdout
 
 
 def test_serve_load_shows_why_its_server_did_not_start(tmp_path: Path) -> None:
