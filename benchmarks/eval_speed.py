@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> None:
         )
     print(
         f"{args.games} games of {','.join(table)} (game by game: {scalar_games}"
-        f"{f', its times scaled to {args.games}' if scalar_games != args.games else ''}), up to {workers} worker "
-        f"processes, load {_load():.2f}"
+        f"{f', its times scaled to {args.games}' if scalar_games != args.games else ''}), "
+        f"{'this process' if workers == 1 else f'up to {workers} worker processes'}, load {_load():.2f}"
     )
     times: dict[bool, list[float]] = {True: [], False: []}
     cpus: dict[bool, list[float]] = {True: [], False: []}
