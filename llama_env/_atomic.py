@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["atomic_write", "atomic_write_text", "atomic_savez", "new_file"]
+__all__ = ["atomic_write", "atomic_write_text", "atomic_savez", "new_file", "check_writable_folder"]
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
@@ -86,3 +86,19 @@ def new_file(directory: Path, prefix: str, suffix: str) -> Path:
         os.close(fd)
         return path
     raise FileExistsError(f"no free temporary name {prefix}*{suffix} in {directory}")  # pragma: no cover
+
+
+def check_writable_folder(folder: Path) -> None:
+    """A ``ValueError`` unless ``folder`` is a folder this process can write a file in
+    (tried with a file made and removed at once), saying which: a file in its place or
+    above it, a folder that does not exist, or why it cannot be written. Checked before
+    a command's work, not when its result is saved."""
+    if not folder.is_dir():
+        above = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if above is not None and not above.is_dir():
+            raise ValueError(f"{str(above)!r} is a file, not a folder")
+        raise ValueError(f"the folder {str(folder)!r} does not exist")
+    try:
+        new_file(folder, ".llama-rl-write-test.", "").unlink()
+    except OSError as exc:
+        raise ValueError(f"cannot write in {str(folder)!r} ({exc.strerror or exc})") from None

@@ -727,7 +727,7 @@ def test_an_output_folder_that_takes_no_file_is_refused_before_the_work(capsys, 
     def read_only(directory, prefix, suffix):
         raise PermissionError(30, "Read-only file system", str(directory))
 
-    monkeypatch.setattr("train.cli.common.new_file", read_only)
+    monkeypatch.setattr("llama_env._atomic.new_file", read_only)
     for argv in (("export", str(DEFAULT_MODEL)), ("fit-search", "--games", "8"), ("distill", "--games", "8")):
         code, _, err = run(capsys, *argv, "--out", str(tmp_path / "a.npz"))
         assert code == 2 and f"cannot write in {str(tmp_path)!r} (Read-only file system)" in err, (argv, err)

@@ -1,11 +1,21 @@
 """What the ninth stop's audit of fit-search, distill and export found: a result saved
-aside when its file cannot be written."""
+aside when its file cannot be written, and an --out that holds what must not be written
+over."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import tempfile
 from pathlib import Path
 
+import pytest
+
+from agents.ppo import SHIPPED, load_actor
+from agents.search import NETWORKS
+from train.cli import main
+from train.fit.distill import DistillConfig, distill
+from train.fit.search_nets import SearchNetsConfig, fit_search_networks
 from train.training.run_dir import save_aside
 
 
@@ -39,3 +49,102 @@ def test_a_rescue_that_fails_too_leaves_no_empty_file(tmp_path, monkeypatch):
 
     assert save_aside(fail, "out.npz") is None
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- --out of the other kind
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(argv)
+    return code, out.getvalue()
+
+
+def _no_games(monkeypatch) -> None:
+    import train.fit.distill
+    import train.fit.search_nets
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(train.fit.search_nets, "collect", no_games)
+    monkeypatch.setattr(train.fit.distill, "collect_searched", no_games)
+
+
+def _writes(command: str) -> list[str]:
+    return {
+        "export": ["export", str(SHIPPED["ppo"][2])],
+        "fit-search": ["fit-search", "--players", "2", "--games", "2"],
+        "distill": ["distill", "--players", "2", "--games", "2"],
+    }[command]
+
+
+@pytest.mark.parametrize("command", ["export", "fit-search", "distill"])
+def test_a_file_of_the_other_kind_is_not_written_over(command, tmp_path, monkeypatch):
+    """export and distill wrote a policy over the search's networks, fit-search networks
+    over a policy (a run's own model.npz), with only a note: the agents reading the file
+    then refused it ('it has no value network', 'not an exported actor')."""
+    _no_games(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r").mkdir()
+    policy, networks = tmp_path / "r" / "model.npz", tmp_path / "nets.npz"
+    policy.write_bytes(SHIPPED["ppo"][2].read_bytes())
+    networks.write_bytes(NETWORKS[2].read_bytes())
+    out, holds = ("r/model.npz", "a PPO policy") if command == "fit-search" else ("nets.npz", "the search's")
+    before = {p: p.read_bytes() for p in (policy, networks)}
+    code, output = _cli([*_writes(command), "--out", out])
+    assert code == 2 and "Traceback" not in output and len(output.strip().splitlines()) == 1, output
+    assert f"--out {out!r} holds {holds}" in output and "would be written over it" in output
+    assert {p: p.read_bytes() for p in before} == before
+    # the Python API refuses it too, before any game
+    if command == "fit-search":
+        with pytest.raises(ValueError, match="holds a PPO policy"):
+            fit_search_networks(SearchNetsConfig(players=2, games=2), policy)
+    elif command == "distill":
+        with pytest.raises(ValueError, match="holds the search's value and belief networks"):
+            distill(DistillConfig(players=2, games=2), networks)
+
+
+@pytest.mark.parametrize("command", ["export", "fit-search", "distill"])
+def test_no_writer_writes_into_the_shipped_models(command, tmp_path, monkeypatch):
+    """distill alone refused the shipped networks files; export and fit-search wrote over
+    any shipped file (`--out agents/models/search_4p.npz`) with only a note."""
+    import train.fit
+
+    _no_games(monkeypatch)
+    shipped = tmp_path / "models"
+    shipped.mkdir()
+    monkeypatch.setattr(train.fit, "MODELS_DIR", shipped, raising=False)
+    (shipped / "search_2p.npz").write_bytes(NETWORKS[2].read_bytes())
+    (tmp_path / "link.npz").symlink_to(shipped / "search_2p.npz")
+    for out in (shipped / "search_2p.npz", shipped / "new.npz", tmp_path / "link.npz"):
+        code, output = _cli([*_writes(command), "--out", str(out)])
+        assert code == 2 and "Traceback" not in output and len(output.strip().splitlines()) == 1, output
+        assert f"--out {str(out)!r} is in {shipped}, the models the package's agents play" in output
+    assert sorted(p.name for p in shipped.iterdir()) == ["search_2p.npz"]
+    assert (shipped / "search_2p.npz").read_bytes() == NETWORKS[2].read_bytes()
+
+
+def test_a_file_of_the_same_kind_is_still_replaced_with_a_note(tmp_path, capsys):
+    """A new version of one's own file: replaced on purpose, and said."""
+    from train.cli.export import run_export
+
+    out = tmp_path / "mine.npz"
+    out.write_bytes(SHIPPED["ppo"][4].read_bytes())
+    run_export(str(SHIPPED["ppo"][2]), out)
+    assert capsys.readouterr().out.splitlines()[-1] == f"note: the new {out} replaced the file that was there"
+    assert load_actor(out).obs_size == load_actor(SHIPPED["ppo"][2]).obs_size
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_the_python_api_checks_the_out_folder_before_any_game(command, tmp_path, monkeypatch):
+    """fit_search_networks and distill played and fitted, then found the folder missing
+    and saved the result aside; the command line alone checked it first."""
+    _no_games(monkeypatch)
+    out = tmp_path / "missing" / "x.npz"
+    with pytest.raises(ValueError, match=f"the folder {str(out.parent)!r} does not exist"):
+        if command == "fit-search":
+            fit_search_networks(SearchNetsConfig(players=2, games=2), out)
+        else:
+            distill(DistillConfig(players=2, games=2), out)

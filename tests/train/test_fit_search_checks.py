@@ -96,9 +96,14 @@ def test_fit_search_refuses_to_write_the_networks_over_its_specialist(out, tmp_p
         "run": ["--model", "run", "--out", "run/model.npz"],
         "default": ["--out", "link.npz"],
     }[out]
+    message = {  # the networks would not replace a policy (the specialist's or any), nor a shipped file
+        "model": "--out './mine.npz' holds a PPO policy",
+        "run": "--out 'run/model.npz' holds a PPO policy",
+        "default": "--out 'link.npz' is in ",
+    }[out]
     before = {p: p.read_bytes() for p in (tmp_path / "mine.npz", tmp_path / "run" / "model.npz", FITTED_ON[4])}
     code, output = _cli(["fit-search", "--players", "4", "--games", "2", *argv])
-    assert code == 2 and "is the specialist's own file" in output and "Traceback" not in output, output
+    assert code == 2 and message in output and "Traceback" not in output, output
     assert "note:" not in output and len(output.strip().splitlines()) == 1
     assert {p: p.read_bytes() for p in before} == before
 
@@ -127,9 +132,9 @@ def test_distill_refuses_to_write_the_policy_over_a_file_it_reads(out, tmp_path,
         "model": (["--model", "mine.npz", "--out", "./mine.npz"], "is the specialist's own file"),
         "link": (["--model", "mine.npz", "--out", "mine_link.npz"], "is the specialist's own file"),
         "run": (["--model", "run", "--out", "run/model.npz"], "is the specialist's own file"),
-        "default": (["--out", "default.npz"], "is the specialist's own file"),
-        "networks": (["--out", "nets.npz"], "is the search's shipped networks file"),
-        "other networks": (["--model", "mine.npz", "--out", "nets_2p.npz"], "is the search's shipped networks file"),
+        "default": (["--out", "default.npz"], "--out 'default.npz' is in "),  # a shipped file: none is written over
+        "networks": (["--out", "nets.npz"], "--out 'nets.npz' is in "),
+        "other networks": (["--model", "mine.npz", "--out", "nets_2p.npz"], "--out 'nets_2p.npz' is in "),
     }[out]
     files = (tmp_path / "mine.npz", tmp_path / "run" / "model.npz", SHIPPED["ppo"][4], NETWORKS[4], NETWORKS[2])
     before = {p: p.read_bytes() for p in files}

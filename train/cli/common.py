@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from llama_env._atomic import new_file
+from llama_env._atomic import check_writable_folder
 from llama_env._install import install_hint
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
@@ -382,29 +382,29 @@ def add_games(
 
 def writable_folder(folder: Path, what: str) -> None:
     """A :class:`CommandError` naming ``what`` unless ``folder`` is a folder this process
-    can write a file in (tried with a file made and removed at once): found before the
-    work, not when its result is saved."""
-    if not folder.is_dir():
-        above = next((p for p in (folder, *folder.parents) if p.exists()), None)
-        if above is not None and not above.is_dir():
-            raise CommandError(f"{what}: {str(above)!r} is a file, not a folder")
-        raise CommandError(f"{what}: the folder {str(folder)!r} does not exist")
+    can write a file in (:func:`llama_env._atomic.check_writable_folder`): found before
+    the work, not when its result is saved."""
     try:
-        new_file(folder, ".llama-rl-write-test.", "").unlink()
-    except OSError as exc:
-        raise CommandError(f"{what}: cannot write in {str(folder)!r} ({exc.strerror or exc})") from None
+        check_writable_folder(folder)
+    except ValueError as exc:
+        raise CommandError(f"{what}: {exc}") from None
 
 
-def npz_out(out: str | Path, model: str | None = None) -> Path:
-    """``--out`` as a path to a ``.npz`` file in a folder that exists, and ``--model``
+def npz_out(out: str | Path, writes: str, model: str | None = None) -> Path:
+    """``--out`` as a path to a ``.npz`` file that may be written with ``writes``
+    (``"actor"`` or ``"networks"``, :func:`train.fit.out_file`: in a folder that can be
+    written, not among the shipped models, not a file of the other kind), and ``--model``
     (if given) an existing file or directory; anything else is a :class:`CommandError`.
     Say :func:`replaced` once the new file is written."""
+    from train.fit import out_file
+
     path = Path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
-    writable_folder(path.parent, f"--out {str(out)!r}")
-    if path.exists() and not path.is_file():
-        raise CommandError(f"--out {str(out)!r} is a folder, not a file")
+    try:
+        out_file(out, writes)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     if model is not None and not Path(model).exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
     return path
@@ -412,8 +412,9 @@ def npz_out(out: str | Path, model: str | None = None) -> Path:
 
 def replaced(path: Path, existed: bool, log: Callable[[str], None] | None = None) -> None:
     """Say that the file just written to ``path`` (an :func:`npz_out`) replaced the one
-    that ``existed`` there, on stdout or through ``log``: the shipped recipes write over
-    agents/models/ on purpose, so this is a note, not a refusal. Said once written, so
+    that ``existed`` there, on stdout or through ``log``: a file of the kind written (a
+    file of the other kind, or a shipped one, was refused before any work), replaced on
+    purpose as a new version, so this is a note, not a refusal. Said once written, so
     that a command refused or failed on the way announces no replacement it never made."""
     if existed:
         line = f"note: the new {path} replaced the file that was there"
@@ -456,12 +457,13 @@ def silence_stdout() -> None:
 T = TypeVar("T")
 
 
-def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str) -> T:
-    """The run of a command that fits with torch and writes ``--out`` (``fit-search``,
-    ``distill``): ``config`` (with its ``model`` and ``validate()``) and ``out`` checked
-    first, then ``fit(config, path, log=...)`` reporting on stdout; bad input, found
-    before or while the model is read, is a :class:`CommandError`."""
-    path = npz_out(out, config.model)
+def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str, writes: str) -> T:
+    """The run of a command that fits with torch and writes ``writes`` to ``--out``
+    (``fit-search``, ``distill``): ``config`` (with its ``model`` and ``validate()``)
+    and ``out`` checked first (:func:`npz_out`), then ``fit(config, path, log=...)``
+    reporting on stdout; bad input, found before or while the model is read, is a
+    :class:`CommandError`."""
+    path = npz_out(out, writes, config.model)
     try:
         config.validate()
     except ValueError as exc:

@@ -46,7 +46,7 @@ _DEFAULTS = DistillConfig()
 def run_distill(config: DistillConfig, out: str | Path) -> DistillResult:
     """Distil ``config`` into ``out`` (a ``.npz`` file in a folder that exists), reporting
     progress on stdout; bad input is a :class:`CommandError`."""
-    return write_npz(config, out, distill, "llama-rl distill")
+    return write_npz(config, out, distill, "llama-rl distill", "actor")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -77,7 +77,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--out",
         required=True,
         metavar="FILE",
-        help="the .npz file to write (not a file it reads: the specialist's own, --networks, the shipped networks)",
+        help="the .npz file to write (not the specialist's own file, a networks file, nor a file in the package's "
+        "agents/models/)",
     )
     p.add_argument(
         "--players", type=players_type, default=d.players, metavar="N",

@@ -34,13 +34,13 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     if not Path(model).exists():
         raise CommandError(f"MODEL {str(model)!r}: no such file or directory")
     _check_run_has_a_model(Path(model), out)
+    path = npz_out(out, "actor")  # before the model is read: torch takes seconds to start
+    existed = path.exists()
     with missing_dependency("llama-rl export of a .zip model"):
         try:
             actor = load_actor(model)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-    path = npz_out(out)
-    existed = path.exists()
     save_actor(actor, path)
     written = load_actor(path)  # what ppo:path= will read: the same weights, to the bit
     same = written.activation == actor.activation and all(
@@ -97,5 +97,11 @@ def _run(args: argparse.Namespace) -> int:
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p = add_command(sub, "export", _run, __doc__)
     p.add_argument("model", metavar="MODEL", help="a model file (.zip or .npz), a run directory or an RLlib checkpoint")
-    p.add_argument("--out", required=True, metavar="FILE", help="the .npz file to write")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="the .npz file to write (not a networks file that llama-rl fit-search wrote, nor a file in the "
+        "package's agents/models/)",
+    )
     return p

@@ -35,7 +35,7 @@ _DEFAULTS = SearchNetsConfig()
 def run_fit_search(config: SearchNetsConfig, out: str | Path) -> FitResult:
     """Fit the networks of ``config`` into ``out`` (a ``.npz`` file in a folder that
     exists), reporting progress on stdout; bad input is a :class:`CommandError`."""
-    return write_npz(config, out, fit_search_networks, "llama-rl fit-search")
+    return write_npz(config, out, fit_search_networks, "llama-rl fit-search", "networks")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -48,7 +48,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     d = _DEFAULTS
     p = add_command(sub, "fit-search", _run, __doc__)
     p.add_argument(
-        "--out", required=True, metavar="FILE", help="the .npz file to write (not the specialist's own file)"
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="the .npz file to write (not a policy's file, the specialist's included, nor a file in the package's "
+        "agents/models/)",
     )
     p.add_argument(
         "--players", type=players_type, default=d.players, metavar="N",

@@ -17,7 +17,61 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from agents.ppo import MODELS_DIR, load_actor
+from agents.search import networks_table_size
+from llama_env._atomic import check_writable_folder
 from train.training.run_dir import save_aside
+
+WRITES = {"actor": "a PPO policy", "networks": "the search's value and belief networks"}
+"""What a command writes to its ``out`` file, by kind (:func:`out_file`): an actor
+(``llama-rl export`` and ``distill``: ``ppo:path=`` plays it), or the search's networks
+(``llama-rl fit-search``: ``search:networks_path=`` reads them)."""
+
+
+def out_file(out: str | Path, writes: str) -> Path:
+    """``out`` as the file a command is about to write ``writes`` to (a key of
+    :data:`WRITES`), checked before any work; a ``ValueError`` in one line naming it
+    otherwise. Its folder exists and can be written; it is no folder; it is not in
+    :data:`agents.ppo.MODELS_DIR`, whose files the package's agents play (write to another
+    file, and copy it there to ship it); and a file already there is not of the other
+    kind (a policy where networks are written, or networks where a policy is), which
+    every agent reading it would then refuse. A file of the same kind is replaced."""
+    if writes not in WRITES:
+        raise ValueError(f"writes must be one of {', '.join(map(repr, WRITES))}, got {writes!r}")
+    path = Path(out)
+    try:
+        check_writable_folder(path.parent)
+    except ValueError as exc:
+        raise ValueError(f"--out {str(out)!r}: {exc}") from None
+    if path.exists() and not path.is_file():
+        raise ValueError(f"--out {str(out)!r} is a folder, not a file")
+    if path.resolve().parent == MODELS_DIR:  # resolved: a link to a shipped file, or to their folder, too
+        raise ValueError(
+            f"--out {str(out)!r} is in {MODELS_DIR}, the models the package's agents play: write to another "
+            "file (and copy it there yourself to ship it)"
+        )
+    held = _holds(path) if path.exists() else None
+    if held is not None and held != writes:
+        raise ValueError(
+            f"--out {str(out)!r} holds {WRITES[held]}: {WRITES[writes]} would be written over it; write to "
+            "another file, or delete it first"
+        )
+    return path
+
+
+def _holds(path: Path) -> str | None:
+    """The kind of :data:`WRITES` the file ``path`` holds, as the agents that read it
+    read it; ``None`` for a file of neither kind (damaged, or of something else)."""
+    try:
+        networks_table_size(path)
+        return "networks"
+    except ValueError:
+        pass
+    try:
+        load_actor(path)
+        return "actor"
+    except (ValueError, ImportError):  # ImportError: a .zip without torch to read it
+        return None
 
 
 def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:

@@ -41,7 +41,7 @@ from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
-from train.fit import refuse_own_file, save_or_rescue
+from train.fit import out_file, refuse_own_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -318,12 +318,13 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     """Both steps, then the new actor written to ``out`` (:func:`agents.ppo.save_actor`),
     saying it was trained at the table sizes its start says, else at ``players``, and at
     the rule options its start says with the standard ones (the searched games').
-    Raises ``ValueError`` for a bad config or a specialist that cannot serve
-    (:func:`train.fit.search_nets.check_specialist`: one that does not read version-1
-    observations, or says it was trained at other table sizes only), or an ``out`` that
-    is a file it reads (the specialist's, the networks', a shipped networks file), all
-    before any game."""
+    Raises ``ValueError`` for a bad config, an ``out`` that cannot take it
+    (:func:`train.fit.out_file`: in a folder that cannot be written, among the shipped
+    models, which the search reads, a networks file) or that is a file it reads (the
+    specialist's, the networks'), or a specialist that cannot serve
+    (:func:`train.fit.search_nets.check_specialist`), all before any game."""
     config.validate()
+    out_file(out, "actor")
     model = model_file(config.model_path(), "--model ")
     refuse_own_file(
         out,
@@ -331,12 +332,6 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
         f"{out} is the specialist's own file ({config.model_path()}): the policy would be written over it; "
         "write it to another file (--out)",
     )
-    for shipped in NETWORKS.values():  # the search reads every one of them, whatever --networks
-        refuse_own_file(
-            out,
-            shipped,
-            f"{out} is the search's shipped networks file ({shipped}): the policy would be written over them (--out)",
-        )
     actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     if config.networks is not None:
@@ -345,9 +340,6 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
             raise ValueError(
                 f"the networks of {config.networks} are for {fitted_for} players, not {config.players} (--players)"
             )
-        refuse_own_file(
-            out, config.networks, f"{out} is the networks' own file: the policy would be written over them (--out)"
-        )
     search = SearchAgent(
         worlds=config.worlds,
         below=config.below,

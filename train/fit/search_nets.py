@@ -17,8 +17,8 @@ each other hand) to deal those worlds. Both come from here, in two steps:
 
 The defaults are those of the shipped networks, fitted on the games of the PPO specialists
 before distillation (:data:`agents.search.FITTED_ON`, ``ppo_v3``'s): ``llama-rl
-fit-search --players 4 --out agents/models/search_4p.npz`` writes that file again, array
-for array, and ``--players 2`` and ``--players 6`` made ``search_2p.npz`` and
+fit-search --players 4 --out search_4p.npz`` writes ``agents/models/search_4p.npz`` again,
+array for array, and ``--players 2`` and ``--players 6`` made ``search_2p.npz`` and
 ``search_6p.npz`` (docs/training.md, "Reproduce every shipped agent"). The fitting needs
 PyTorch (the ``train`` extra); the data and the search itself do not.
 """
@@ -41,7 +41,7 @@ from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGam
 from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
-from train.fit import refuse_own_file, save_or_rescue
+from train.fit import out_file, refuse_own_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -261,11 +261,13 @@ def check_specialist(actor: Actor, path: Path, players: int) -> None:
 
 def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable[[str], None] = print) -> FitResult:
     """Both steps, then the networks written to ``out`` as the search agent reads them
-    (:func:`agents.search.save_networks`). Raises ``ValueError`` for a bad config or a
-    specialist that cannot serve (:func:`check_specialist`: one that does not read
-    version-1 observations, or says it was trained at other table sizes only), or an
-    ``out`` that is the specialist's own file, all before any game."""
+    (:func:`agents.search.save_networks`). Raises ``ValueError`` for a bad config, an
+    ``out`` that cannot take them (:func:`train.fit.out_file`: in a folder that cannot be
+    written, among the shipped models, a policy's file) or that is the specialist's own
+    file, or a specialist that cannot serve (:func:`check_specialist`), all before any
+    game."""
     config.validate()
+    out_file(out, "networks")
     model = model_file(config.model_path(), "--model ")
     refuse_own_file(
         out,
