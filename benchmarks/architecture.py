@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the graph is the layers test's
 from import_graph import LAYER, PACKAGES, collect, find_cycles, graph_of, part_of  # noqa: E402
+from machine import print_machine  # noqa: E402
 
 
 def code_lines(path: Path) -> int:
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     missing = [pkg for pkg in PACKAGES if not (args.root / pkg / "__init__.py").is_file()]
     if missing:  # nothing read would pass the check: an empty graph has no upward arrow
         p.error(f"--root {args.root}: not a checkout of the project (no {', '.join(missing)} package there)")
+    print_machine(__file__, argv)
 
     modules = collect(args.root)
     graph = graph_of(args.root)

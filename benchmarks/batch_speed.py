@@ -27,6 +27,7 @@ import statistics
 import time
 
 import numpy as np
+from machine import print_machine
 
 from llama_env.batch import BatchGame
 from llama_env.engine import NUM_ACTIONS, LlamaGame
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--repeats", type=int_in(1, None, "--repeats"), default=3, help="windows per side")
     args = parser.parse_args(argv)
+    print_machine(__file__, argv)
 
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})

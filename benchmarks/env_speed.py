@@ -40,6 +40,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from machine import print_machine
 
 import llama_env
 from agents.random_agent import RandomAgent
@@ -214,6 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--players", type=players_type, nargs="+", default=[2, 4], help="table sizes")
     ap.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel rows")
     args = ap.parse_args(argv)
+    print_machine(__file__, argv)
 
     rows: list[tuple[str, Callable[[int, float], float]]] = [
         ("engine (legal_actions + step)", bench_engine),

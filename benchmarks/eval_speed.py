@@ -30,6 +30,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from machine import print_machine
+
 from llama_env.agent import parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
 from train.cli.common import games_type, int_in, seed_type, workers_type
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
             f"--scalar-games must be more than the workers ({workers}): a call of one game a worker measures "
             f"their start-up, got {scalar_games}"
         )
+    print_machine(__file__, argv)
     print(
         f"{args.games} games of {','.join(table)} (game by game: {scalar_games}"
         f"{f', its times scaled to {args.games}' if scalar_games != args.games else ''}), "

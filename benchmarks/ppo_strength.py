@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from machine import print_machine
+
 import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from agents.ppo import PPOAgent
 from llama_env.agent import Agent, parse_agent_list, parse_agent_spec
@@ -86,6 +88,7 @@ def main() -> None:
         except CommandError as exc:
             ap.error(str(exc))
     agent = build_model(ap, args.model, args.seed)
+    print_machine(__file__)
 
     rows = []
     print(f"model {args.model}; {args.games} games per row, seats rotated, seed {args.seed}\n")

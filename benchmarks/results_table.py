@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from machine import print_machine
+
 from train.cli.common import games_type, seed_type, workers_type
 from train.evaluation import evaluate, tournament
 
@@ -39,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=seed_type, default=2024)
     ap.add_argument("--workers", type=workers_type, default=None)
     args = ap.parse_args(argv)
+    print_machine(__file__, argv)
 
     t0 = time.perf_counter()
     for row, (me, opp) in enumerate(MATCHUPS):

@@ -27,6 +27,8 @@ from typing import Any
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
+from machine import print_machine
+
 from train.cli.common import import_or_exit, int_in
 from train.training.config import TrainConfig, config_from_dict  # noqa: E402
 from train.training.presets import PRESETS  # noqa: E402
@@ -121,9 +123,10 @@ def main() -> None:
             f"one, got {max(args.runners)}"
         )
     warnings.filterwarnings("ignore")
+    print_machine(__file__)
     print(
         f"--steps {args.steps:,} (each trainer plays whole rollouts: 'learner dec' is what it played), "
-        f"{os.cpu_count()} cores, the ship preset's settings"
+        f"the ship preset's settings"
     )
     print(
         f"{'trainer':<34} {'learner dec':>11} {'learner dec/s':>14} {'all seats dec/s':>16} {'x SB3':>6} "

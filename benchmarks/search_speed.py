@@ -33,6 +33,7 @@ import time
 from typing import Any
 
 import numpy as np
+from machine import print_machine
 
 from agents.base import BaseAgent, check_observation, legal_actions
 from agents.search import SearchAgent, belief_world, policy_move, searched_move
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.games < args.rounds:
         p.error(f"--games {args.games} cannot be split over {args.rounds} rounds: give at least one game a round")
+    print_machine(__file__, argv)
     horizon = {} if args.horizon is None else {"horizon": args.horizon}
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})

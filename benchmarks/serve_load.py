@@ -33,6 +33,7 @@ import time
 from typing import IO, NoReturn
 
 import numpy as np
+from machine import print_machine
 
 import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from llama_env.agent import parse_agent_spec
@@ -228,6 +229,7 @@ def main() -> None:
             server.terminate()
             server.wait(timeout=20)
     a = np.array(alone) * 1000
+    print_machine(__file__)  # with the results: a run the server stops prints only its error
     print(f"4-player games against {args.opponents}; the server on 127.0.0.1, 1 process")
     print(f"one game alone: {len(a)} moves, {percentiles(a)}")
     for label, x, w in (

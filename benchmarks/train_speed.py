@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from machine import print_machine
+
 from train.cli.common import import_or_exit, int_in
 from train.training import train
 from train.training.config import PARSERS, config_from_dict
@@ -131,6 +133,7 @@ def main() -> None:
         except ValueError as exc:
             ap.error(str(exc))
     import_or_exit(ap.prog, "train", "train.training.sb3.trainer")  # torch, stable-baselines3 and sb3-contrib
+    print_machine(__file__)
     rates = []
     for (engine, workers), cfg in zip(runs, configs, strict=True):
         with tempfile.TemporaryDirectory() as tmp:

@@ -6,6 +6,7 @@ measuring."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -109,6 +110,34 @@ def test_a_bad_option_is_a_usage_error(script: str, args: list[str], message: st
     assert message in one_error(bench(script, *args), script, 2)
 
 
+def first_line(out: subprocess.CompletedProcess[str], script: str, args: list[str]) -> None:
+    """The run's first line names the machine (its CPU, the cores this process may use) and
+    the command that reproduces it."""
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("machine: ") and f", {usable_cores()} usable cores of {os.cpu_count()}, " in first
+    assert first.endswith("; command: " + shlex.join(["python", f"benchmarks/{script}.py", *args])), first
+
+
+QUICK_RUNS = [
+    ("architecture", []),
+    ("batch_speed", ["--games", "4", "--seconds", "0.01", "--repeats", "1"]),
+    ("env_speed", ["--seconds", "0.01", "--repeats", "1", "--players", "2", "--no-openspiel"]),
+    ("eval_speed", ["--games", "10", "--repeats", "1", "--workers", "1"]),
+    ("results_table", ["--games", "1", "--tournament-games", "1", "--workers", "1"]),
+    ("search_speed", ["--games", "1", "--rounds", "1", "--batched-games", "0", "--worlds", "1"]),
+    ("ppo_strength", ["--games", "1", "--players", "2", "--opponents", "random", "--workers", "1"]),
+]
+
+
+@pytest.mark.parametrize(("script", "args"), QUICK_RUNS, ids=[s for s, _ in QUICK_RUNS])
+def test_a_run_first_says_on_what_machine_and_by_what_command(script: str, args: list[str]) -> None:
+    """No script said what machine it ran on or how to run it again, and the docs compare
+    figures between machines (train_speed and rllib_speed: in their own tests)."""
+    out = bench(script, *args)
+    assert "Traceback" not in out.stderr, out.stderr
+    first_line(out, script, args)
+
+
 def test_ppo_strength_checks_the_json_folder_before_the_first_row(tmp_path: Path) -> None:
     """The JSON's folder was found missing after every row had played, the rows lost."""
     missing = tmp_path / "missing" / "x.json"
@@ -208,6 +237,7 @@ def test_train_speed_times_each_preset_it_offers_as_that_preset() -> None:
     they hold only what they change: they timed the defaults."""
     out = bench("train_speed", "--preset", "beat-heuristic", "--steps", "300", "--engine", "batch")
     assert out.returncode == 0, out.stderr
+    first_line(out, "train_speed", ["--preset", "beat-heuristic", "--steps", "300", "--engine", "batch"])
     assert "n_envs=1024 n_steps=16 batch=4096" in out.stdout and "players=(2,)" in out.stdout
     line = one_error(bench("train_speed", "--preset", "specialist-2p-more"), "train_speed", 2)
     assert "invalid choice: 'specialist-2p-more'" in line
@@ -229,6 +259,7 @@ def test_rllib_speed_prints_the_learner_decisions_each_trainer_played() -> None:
     played a whole rollout."""
     out = bench("rllib_speed", "--steps", "1", "--runners", "0")
     assert out.returncode == 0, out.stderr
+    first_line(out, "rllib_speed", ["--steps", "1", "--runners", "0"])
     rollout = PRESETS["ship"]["n_envs"] * PRESETS["ship"]["n_steps"]
     rows = [line for line in out.stdout.splitlines() if line.startswith(("SB3 ", "RLlib "))]
     assert len(rows) == 2, out.stdout

@@ -1,0 +1,62 @@
+"""The first line every benchmark prints: the machine it ran on and the command that
+reproduces it, so that figures from two machines are not compared unawares.
+
+    machine: AMD EPYC 7B13, 2 usable cores of 2, Python 3.11.7 on Linux; command: python benchmarks/env_speed.py
+
+The usable cores are the ones this process may run on (``train.evaluation.runner.usable_cores``:
+its CPU affinity, what the evaluation's workers and a local Ray count), not the machine's.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from train.evaluation.runner import usable_cores
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cpu_model() -> str:
+    """The processor's name, as the system gives it (``/proc/cpuinfo`` on Linux, ``sysctl``
+    on macOS), else Python's word for the architecture."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and value.strip():
+                    return " ".join(value.split())
+    except OSError:
+        pass
+    if sys.platform == "darwin":
+        try:
+            done = subprocess.run(
+                ["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True, timeout=5, check=False
+            )
+            if done.stdout.strip():
+                return done.stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return platform.processor() or platform.machine() or "an unknown processor"
+
+
+def machine_line(script: str, argv: Sequence[str] | None = None) -> str:
+    """``machine: <CPU>, <n> usable cores of <m>, Python <v> on <system>; command: python
+    <script> <argv>`` (``argv``: the script's arguments, default ``sys.argv[1:]``)."""
+    path = Path(script).resolve()
+    shown = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+    command = shlex.join(["python", shown, *(sys.argv[1:] if argv is None else argv)])
+    return (
+        f"machine: {cpu_model()}, {usable_cores()} usable cores of {os.cpu_count() or '?'}, "
+        f"Python {platform.python_version()} on {platform.system() or sys.platform}; command: {command}"
+    )
+
+
+def print_machine(script: str, argv: Sequence[str] | None = None) -> None:
+    """Print :func:`machine_line` (call it once the options are checked, before measuring)."""
+    print(machine_line(script, argv), flush=True)
