@@ -102,6 +102,7 @@ __all__ = [
     "check_trained_rules",
     "UnseenRules",
     "unseen_rules",
+    "untrained_rules",
     "actor_from_policy",
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_ZIP",
@@ -571,7 +572,7 @@ def unseen_rules(
     ``None`` where it was trained at every value the table uses, or where ``said`` (the
     unseen values named so far, updated) holds them already."""
     trained = trained or {}
-    unseen = tuple((k, v) for k, v in rules.options().items() if k in trained and v not in trained[k])
+    unseen = untrained_rules(trained, rules)
     if not unseen or unseen in said:
         return None
     said.add(unseen)
@@ -581,6 +582,14 @@ def unseen_rules(
         f"{who} was trained at {was} only; this table plays {plays}, rules it never saw: it plays all the same "
         "(said once)"
     )
+
+
+def untrained_rules(trained: Mapping[str, tuple[int, ...]] | None, rules: Rules) -> tuple[tuple[str, int], ...]:
+    """The rule options of ``rules``, with their values, that a model trained at
+    ``trained`` (rule option -> values; ``None``: nothing says) never saw: ``()`` where it
+    saw them all, or where nothing says (an option ``trained`` does not name)."""
+    trained = trained or {}
+    return tuple((k, v) for k, v in rules.options().items() if k in trained and v not in trained[k])
 
 
 def check_trained_rules(rules: Mapping[str, Iterable[int]]) -> dict[str, tuple[int, ...]] | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.ppo import SHIPPED, load_actor
+from agents.ppo import SHIPPED, load_actor, save_actor
 from agents.search import NETWORKS
 from train.cli import main
 from train.fit.distill import DistillConfig, distill
@@ -148,3 +148,25 @@ def test_the_python_api_checks_the_out_folder_before_any_game(command, tmp_path,
             fit_search_networks(SearchNetsConfig(players=2, games=2), out)
         else:
             distill(DistillConfig(players=2, games=2), out)
+
+
+# --------------------------------------------------------------------------- a specialist of other rules
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_a_specialist_trained_under_other_rules_is_refused_before_any_game(command, tmp_path, monkeypatch):
+    """Both play standard-rule games alone, and took a specialist trained at end_score 20
+    and hand_size 4 without a word (evaluation warns of it); distill's policy then said
+    it was trained at end_score 20 and 40, hand_size 4 and 6."""
+    _no_games(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    actor = load_actor(SHIPPED["ppo"][2])
+    actor.trained_rules = {"end_score": (20,), "hand_size": (4, 6)}
+    save_actor(actor, tmp_path / "short.npz")
+    code, output = _cli([command, "--players", "2", "--games", "2", "--model", "short.npz", "--out", "x.npz"])
+    assert code == 2 and "Traceback" not in output and len(output.strip().splitlines()) == 1, output
+    assert (
+        "short.npz was trained at end_score 20 only; fit-search and distill play standard-rule games "
+        "(end_score 40), which it never saw: give a specialist trained at them"
+    ) in output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["short.npz"]

@@ -62,11 +62,11 @@ def test_distill_keeps_the_table_sizes_its_model_says(tmp_path):
 
 
 def test_distill_keeps_the_rule_options_its_model_says(tmp_path):
-    """It wrote no rule options: a specialist trained at end_score 20 lost them, and the
-    distilled policy was evaluated at any rules without a word. Its searched games play
-    the standard rules, which it has seen too."""
+    """It wrote no rule options: a specialist trained at end_score 20 too lost them, and
+    the distilled policy was evaluated at any rules without a word. Its searched games
+    play the standard rules, which it has seen too (a specialist that has not is refused)."""
     actor = load_actor(SHIPPED["ppo"][2])
-    actor.trained_rules = {"end_score": (20,), "hand_size": (4,)}
+    actor.trained_rules = {"end_score": (20, 40), "hand_size": (4, 6)}
     save_actor(actor, tmp_path / "es.npz")
     out = tmp_path / "d.npz"
     argv = ["distill", "--players", "2", "--games", "2", "--epochs", "1", "--below", "0.99"]

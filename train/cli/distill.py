@@ -96,7 +96,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--model",
         metavar="PATH",
         help="the specialist searched on and trained (a model file or run directory, observation version 1, "
-        "trained at --players if it says where it was trained; default: the shipped ppo specialist of --players)",
+        "trained at --players and the standard rules if it says where it was trained; default: the shipped ppo "
+        "specialist of --players)",
     )
     p.add_argument(
         "--networks",

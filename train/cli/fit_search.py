@@ -66,7 +66,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--model",
         metavar="PATH",
         help="the specialist whose games are the data (a model file or run directory, observation version 1, "
-        "trained at --players if it says where it was trained; default: ppo_v3's specialist at --players, the one "
-        "the shipped networks were fitted on)",
+        "trained at --players and the standard rules if it says where it was trained; default: ppo_v3's "
+        "specialist at --players, the one the shipped networks were fitted on)",
     )
     return p

@@ -60,8 +60,8 @@ class DistillConfig:
     """Seeds the data's deals, the search and the fitting."""
     model: str | None = None
     """The specialist searched on and trained: a model file or run directory with
-    observation version 1, trained at :attr:`players` if it says where it was trained;
-    ``None`` = the shipped ``ppo`` specialist of :attr:`players`."""
+    observation version 1, trained at :attr:`players` and the standard rules if it says
+    where it was trained; ``None`` = the shipped ``ppo`` specialist of :attr:`players`."""
     networks: str | None = None
     """The search's value and belief networks: a file ``llama-rl fit-search`` wrote for
     :attr:`players` (best fitted on :attr:`model`'s games); ``None`` = the shipped ones

@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 
 from agents.heuristic import HeuristicAgent
-from agents.ppo import Actor, PPOAgent, load_actor, model_file
+from agents.ppo import Actor, PPOAgent, load_actor, model_file, untrained_rules
 from agents.search import FITTED_ON, Layers, save_networks
-from llama_env.agent import Agent
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame
+from llama_env.agent import Agent, and_list
+from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame
 from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
@@ -75,7 +75,7 @@ class SearchNetsConfig:
     model: str | None = None
     """The specialist whose games are the data and whose moves the search plays in its
     rollouts: a model file or run directory with observation version 1, trained at
-    :attr:`players` if it says where it was trained; ``None`` = the
+    :attr:`players` and the standard rules if it says where it was trained; ``None`` = the
     specialist the shipped networks at :attr:`players` were fitted on
     (:data:`agents.search.FITTED_ON`)."""
     hidden: tuple[int, ...] = (256, 256)
@@ -245,8 +245,11 @@ def fit_network(
 
 def check_specialist(actor: Actor, path: Path, players: int) -> None:
     """A ``ValueError`` in one line unless ``actor`` (read from ``path``) can be the
-    specialist of a ``players``-seat search: it reads version-1 observations, and
-    ``players`` is among the table sizes it says it was trained at (if it says)."""
+    specialist of a ``players``-seat search: it reads version-1 observations, ``players``
+    is among the table sizes it says it was trained at, and the standard rules among the
+    rule options it says it was trained at (if it says): fit-search and distill play
+    standard-rule games alone, and a specialist of other rules was fitted on and
+    distilled without a word (evaluation warns of it)."""
     if actor.obs_version != 1:
         raise ValueError(
             f"{path} reads version-{actor.obs_version} observations; the search needs a "
@@ -256,6 +259,15 @@ def check_specialist(actor: Actor, path: Path, players: int) -> None:
         raise ValueError(
             f"{path} was trained at {', '.join(map(str, actor.table_sizes))} players only, not at "
             f"{players} (--players): give a specialist trained at that table size"
+        )
+    unseen = untrained_rules(actor.trained_rules, DEFAULT_RULES)
+    if unseen:
+        trained = actor.trained_rules or {}
+        was = ", ".join(f"{k} {and_list(trained[k])}" for k, _ in unseen)
+        plays = ", ".join(f"{k} {v}" for k, v in unseen)
+        raise ValueError(
+            f"{path} was trained at {was} only; fit-search and distill play standard-rule games ({plays}), "
+            "which it never saw: give a specialist trained at them"
         )
 
 
