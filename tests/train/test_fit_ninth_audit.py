@@ -170,3 +170,40 @@ def test_a_specialist_trained_under_other_rules_is_refused_before_any_game(comma
         "(end_score 40), which it never saw: give a specialist trained at them"
     ) in output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["short.npz"]
+
+
+# --------------------------------------------------------------------------- the Python API's configs
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (DistillConfig(temperature=float("inf")), "DistillConfig temperature must be a finite number, got inf"),
+        (DistillConfig(learning_rate=float("inf")), "DistillConfig learning_rate must be a finite number, got inf"),
+        (DistillConfig(searched_weight=float("nan")), "DistillConfig searched_weight must be a finite number"),
+        (DistillConfig(games="10"), "DistillConfig games must be an integer, got '10'"),
+        (DistillConfig(worlds=2.5), "DistillConfig worlds must be an integer, got 2.5"),
+        (DistillConfig(model=3), "DistillConfig model must be a file's path"),
+        (SearchNetsConfig(games="10"), "SearchNetsConfig games must be an integer, got '10'"),
+        (SearchNetsConfig(seed=True), "SearchNetsConfig seed must be an integer, got True"),
+        (SearchNetsConfig(learning_rate=float("inf")), "SearchNetsConfig learning_rate must be a finite number"),
+        (SearchNetsConfig(hidden=256), "hidden must be positive layer sizes, got 256"),
+        (SearchNetsConfig(hidden=(8.5,)), r"hidden must be positive layer sizes, got \(8.5,\)"),
+    ],
+)
+def test_a_config_field_of_the_wrong_type_or_not_finite_is_named_by_validate(config, message):
+    """validate() let an infinite temperature through (`not T >= 0`): distill played and
+    fitted, then failed on 'the policy's layer 0 holds NaN or infinite weights'; a string
+    of digits was a raw TypeError of a comparison."""
+    with pytest.raises(ValueError, match=message):
+        config.validate()
+
+
+def test_run_distill_refuses_an_infinite_temperature_before_any_game(tmp_path, monkeypatch, capsys):
+    from train.cli.common import CommandError
+    from train.cli.distill import run_distill
+
+    _no_games(monkeypatch)
+    with pytest.raises(CommandError, match="temperature must be a finite number, got inf"):
+        run_distill(DistillConfig(players=2, games=3, temperature=float("inf")), tmp_path / "x.npz")
+    assert list(tmp_path.iterdir()) == []

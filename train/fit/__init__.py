@@ -14,12 +14,16 @@ of ``agents/models/`` and what it cost.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
+from agents.base import number
 from agents.ppo import MODELS_DIR, load_actor
 from agents.search import networks_table_size
 from llama_env._atomic import check_writable_folder
+from llama_env.engine import brief
 from train.training.run_dir import save_aside
 
 WRITES = {"actor": "a PPO policy", "networks": "the search's value and belief networks"}
@@ -96,3 +100,22 @@ def refuse_own_file(out: str | Path, source: str | Path, message: str) -> None:
     written over the other."""
     if Path(out).exists() and Path(source).exists() and Path(out).samefile(source):
         raise ValueError(message)
+
+
+def check_field_types(config: Any, integers: Iterable[str], numbers: Iterable[str], paths: Iterable[str]) -> None:
+    """A ``ValueError`` naming the first field of ``config`` (a fit's config dataclass)
+    of the wrong type (:func:`agents.base.number`): ``integers`` an integer, ``numbers``
+    a finite number, ``paths`` a ``str`` or a path; each may be ``None`` where its
+    default is. A string of digits was met as a ``TypeError`` of a comparison, and an
+    infinity as NaN weights after all the games."""
+    owner = type(config).__name__
+    for key in integers:
+        if getattr(config, key) is not None:
+            number(owner, key, getattr(config, key), integer=True)
+    for key in numbers:
+        if getattr(config, key) is not None:
+            number(owner, key, getattr(config, key))
+    for key in paths:
+        value = getattr(config, key)
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise ValueError(f"{owner} {key} must be a file's path (a str or a Path), got {brief(value)}")

@@ -41,7 +41,7 @@ from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
-from train.fit import out_file, refuse_own_file, save_or_rescue
+from train.fit import check_field_types, out_file, refuse_own_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -85,6 +85,9 @@ class DistillConfig:
 
     def validate(self) -> DistillConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
+        integers = ("players", "games", "seed", "worlds", "horizon", "slots", "epochs", "batch_size", "held_out")
+        numbers = ("below", "learning_rate", "searched_weight", "temperature")
+        check_field_types(self, integers, numbers, ("model", "networks"))
         if self.networks is None and self.players not in NETWORKS:
             raise ValueError(
                 f"players must be a table size with search networks ({', '.join(map(str, sorted(NETWORKS)))}), "

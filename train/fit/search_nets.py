@@ -37,11 +37,11 @@ from agents.heuristic import HeuristicAgent
 from agents.ppo import Actor, PPOAgent, load_actor, model_file, untrained_rules
 from agents.search import FITTED_ON, Layers, save_networks
 from llama_env.agent import Agent, and_list
-from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame
+from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame, brief, is_int
 from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
-from train.fit import out_file, refuse_own_file, save_or_rescue
+from train.fit import check_field_types, out_file, refuse_own_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -89,6 +89,10 @@ class SearchNetsConfig:
 
     def validate(self) -> SearchNetsConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
+        integers = ("players", "games", "seed", "batch_size", "value_epochs", "belief_epochs", "held_out")
+        check_field_types(self, integers, ("learning_rate",), ("model",))
+        if not isinstance(self.hidden, (tuple, list)) or not all(is_int(h) for h in self.hidden):
+            raise ValueError(f"hidden must be positive layer sizes, got {brief(self.hidden)}")
         if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
             raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
         if self.model is None and self.players not in FITTED_ON:
