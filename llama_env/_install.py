@@ -27,9 +27,10 @@ def install_hint(extra: str) -> str:
     root = Path(__file__).resolve().parents[1]
     if (root / "pyproject.toml").is_file():  # a checkout
         return _command([sys.executable or "python", "-m", "pip", "install", "-e", f"{root}[{extra}]"])
-    from llama_env import __version__  # here: llama_env's own modules import this one
+    from importlib.metadata import version  # here: rarely needed, and costly to import
 
-    command = _command([sys.executable or "python", "-m", "pip", "install", f"llama-rl[{extra}]=={__version__}"])
+    installed = version("llama-rl")  # the installed metadata (llama_env's modules import this module)
+    command = _command([sys.executable or "python", "-m", "pip", "install", f"llama-rl[{extra}]=={installed}"])
     return f"{command} (the llama-rl installed here: the llama-rl on PyPI is another project)"
 
 
