@@ -103,6 +103,7 @@ __all__ = [
     "UnseenRules",
     "unseen_rules",
     "untrained_rules",
+    "with_run_trained_at",
     "actor_from_policy",
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_ZIP",
@@ -998,7 +999,15 @@ def load_actor(path: str | Path, spec: str = "ppo:path=") -> Actor:
     ``.zip``.
     """
     file = model_file(path, spec)
-    actor = _load_actor_file(file)
+    return with_run_trained_at(_load_actor_file(file), file)
+
+
+def with_run_trained_at(actor: Actor, file: Path) -> Actor:
+    """``actor``, the policy of ``file``, saying the table sizes and rule options that
+    the training run that made ``file`` played (:func:`run_trained_at`) where it says
+    nothing of them itself: what :func:`load_actor` reads, ``llama-rl export`` writes, and
+    the rllib trainer writes into a run's ``model.npz`` (from the checkpoint saved with
+    it), so that a copy of that file alone keeps them."""
     said = actor.trained_rules or {}
     if actor.table_sizes is None or len(said) < len(rule_option_fields()):
         run = run_trained_at(file)

@@ -299,6 +299,20 @@ def test_exported_agent_plays_like_the_rllib_module(rllib_run):
         assert chosen == logits.argmax(axis=1).tolist(), path
 
 
+def test_a_copy_of_an_rllib_runs_model_says_what_the_run_trained_at(rllib_run, tmp_path):
+    """The run's model.npz said nothing of its table sizes or rules, which `llama-rl
+    export runs/<name>` writes: a copy of the file alone (the training guide's `cp`)
+    let fit-search and distill take another --players, and evaluation warned of nothing."""
+    from agents.ppo import load_actor
+
+    run, _, _ = rllib_run
+    loose = tmp_path / "specialist.npz"
+    loose.write_bytes((run / "model.npz").read_bytes())
+    actor = load_actor(loose)
+    assert actor.table_sizes == (2, 3)
+    assert actor.trained_rules == {"end_score": (40,), "hand_size": (6,)}
+
+
 def test_rllib_run_resumes(rllib_run, capsys):
     run, _, _ = rllib_run
     code = main(
@@ -1334,6 +1348,7 @@ def test_an_rllib_run_sends_no_past_snapshot_after_its_last_update(tmp_path, mon
             return {"env_runners": {"num_module_steps_sampled": {SHARED_POLICY: 32}}}
 
     monkeypatch.setattr(trainer, "export_actor", lambda algo, config: object())
+    monkeypatch.setattr(trainer, "with_run_trained_at", lambda actor, file: actor)
     monkeypatch.setattr(trainer, "save_actor", lambda actor, path: None)
     monkeypatch.setattr(trainer, "_save_checkpoint", lambda algo, run, n: run.checkpoints_dir / f"rllib_{n}")
     config = TrainConfig(
@@ -1385,6 +1400,7 @@ def _stand_in_loop(tmp_path, monkeypatch, algo, name="fail"):  # type: ignore[no
         return run.checkpoints_dir / f"rllib_{n}"
 
     monkeypatch.setattr(trainer, "export_actor", lambda algo, config: object())
+    monkeypatch.setattr(trainer, "with_run_trained_at", lambda actor, file: actor)
     monkeypatch.setattr(trainer, "save_actor", lambda actor, path: Path(path).write_text("model"))
     monkeypatch.setattr(trainer, "_save_checkpoint", save)
     config = TrainConfig(

@@ -308,6 +308,7 @@ def test_rllib_training_time_leaves_out_the_evaluations_and_checkpoints(tmp_path
     row = {"timesteps": 0, "win_share_2p": 0.5, "ci95_2p": 0.1, "ci_low_2p": 0.4}
     monkeypatch.setattr(trainer, "_evaluate", slow(lambda algo, config, run, steps, bar: row))
     monkeypatch.setattr(trainer, "export_actor", lambda algo, config: None)
+    monkeypatch.setattr(trainer, "with_run_trained_at", lambda actor, file: actor)
     monkeypatch.setattr(trainer, "save_actor", lambda actor, path: None)
     monkeypatch.setattr(trainer, "_runner_counts", lambda algo: (0, 0, 0))
     algo = SimpleNamespace(train=lambda: {"env_runners": {"num_module_steps_sampled": {SHARED_POLICY: 512}}})

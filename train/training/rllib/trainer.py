@@ -20,7 +20,8 @@ The run directory is every backend's (:mod:`train.training.run_dir`): ``config.j
 ``checkpoints/rllib_<steps>/`` (RLlib checkpoints, each written to a temporary folder
 and renamed into place), ``summary.json``, ``sessions.jsonl``, and ``model.npz``: the
 policy exported as a numpy actor, which ``agents.make("ppo", path=<run dir>)`` plays
-with no Ray or torch installed.
+with no Ray or torch installed, saying the table sizes and rule options the run trained
+at (:func:`agents.ppo.with_run_trained_at`), as ``llama-rl export`` of the run does.
 
 Ctrl-C and SIGTERM save a checkpoint and the model, as on sb3. So does an opponent or the
 evaluation's agent failing in a game, or an env runner failing or dying (RLlib is set not
@@ -47,7 +48,7 @@ from typing import Any
 
 import cloudpickle
 
-from agents.ppo import Actor, save_actor
+from agents.ppo import RLLIB_MODULE_STATE, Actor, save_actor, with_run_trained_at
 from llama_env.agent import registrations
 from llama_env.engine import IllegalActionError, error_line
 from llama_env.table import AgentError
@@ -747,7 +748,10 @@ def _loop(
     try:
         with saving_despite_ctrl_c():
             saved.append(_save_checkpoint(algo, run, steps))
-            save_actor(export_actor(algo, config), run.path / "model.npz")
+            # with the table sizes and rules the run trained at, as `llama-rl export runs/<name>` writes them
+            # (a copy of the file alone keeps them), from the checkpoint just saved: the sessions up to it
+            policy = with_run_trained_at(export_actor(algo, config), saved[-1] / RLLIB_MODULE_STATE)
+            save_actor(policy, run.path / "model.npz")
             decisions, illegal, not_counted = _runner_counts(algo)
             summary = {
                 "backend": "rllib",
