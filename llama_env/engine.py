@@ -462,6 +462,8 @@ class Rules:
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
         """Rules from plain data (a record, a request); an unknown key is a ``ValueError``."""
         known = [f.name for f in fields(cls)]
+        if not isinstance(data, Mapping):  # a string or a list of pairs read key by key named nonsense
+            raise ValueError(f"rules are a mapping of {', '.join(known)} to integers, got {brief(data)}")
         unknown = sorted(str(k) for k in data if k not in known)
         if unknown:
             raise ValueError(f"unknown rule option {unknown[0]!r} (known: {', '.join(known)})")
@@ -483,6 +485,8 @@ def rule_option_fields() -> tuple[Field[Any], ...]:
 
 def table_sizes_allowing(**options: int) -> tuple[int, ...]:
     """The table sizes at which the rule ``options`` hold (a large hand fits fewer seats)."""
+    for name, value in options.items():  # a malformed option is an error, not "no table fits"
+        check_rule_option(name, value)
     sizes = []
     for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
         try:
@@ -1131,8 +1135,9 @@ class LlamaGame:
         draw_pile = _card_list(d["draw_pile"], "draw_pile")
         discard_pile = _card_list(d["discard_pile"], "discard_pile")
         quit_ = d["quit"]
-        if not isinstance(quit_, list) or len(quit_) != n or not all(isinstance(q, bool) for q in quit_):
+        if not isinstance(quit_, list) or len(quit_) != n or not all(isinstance(q, (bool, np.bool_)) for q in quit_):
             raise ValueError(f"snapshot 'quit' must be a list of {n} booleans, got {brief(quit_)}")
+        quit_ = [bool(q) for q in quit_]  # numpy's too, as the counts take numpy integers
         current = _int_field(d, "current_player")
         if not 0 <= current < n:
             raise ValueError(f"snapshot current_player must be a seat 0..{n - 1}, got {current}")
@@ -1140,8 +1145,9 @@ class LlamaGame:
         if round_ < 1:
             raise ValueError(f"snapshot round must be at least 1, got {round_}")
         game_over = d["game_over"]
-        if not isinstance(game_over, bool):
+        if not isinstance(game_over, (bool, np.bool_)):
             raise ValueError(f"snapshot game_over must be a bool, got {brief(game_over)}")
+        game_over = bool(game_over)
 
         counts = [0] * (NUM_CARD_VALUES + 1)
         for pile in (*hands, draw_pile, discard_pile):

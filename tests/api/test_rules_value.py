@@ -22,6 +22,7 @@ from llama_env.engine import (
     MIN_PLAYERS,
     max_hand_size,
     rule_option_fields,
+    table_sizes_allowing,
 )
 
 
@@ -153,3 +154,24 @@ def test_a_game_keeps_its_rules_through_snapshot_and_copy():
     assert (game.num_players, game.end_score, game.hand_size) == (5, 12, 3)
     assert LlamaGame.from_dict(game.to_dict()).rules == RULES
     assert game.copy().rules == RULES
+
+
+@pytest.mark.parametrize("data", [None, "abc", [("num_players", 3)]], ids=["None", "a string", "pairs"])
+def test_rules_from_anything_but_a_mapping_is_refused_as_such(data):
+    """None was "'NoneType' object is not iterable", a string "unknown rule option 'a'" and a
+    list of pairs an unknown option named by the pair."""
+    with pytest.raises(
+        ValueError, match=r"^rules are a mapping of num_players, end_score, hand_size to integers, got "
+    ):
+        Rules.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"end_score": "x"}, "end_score must be an integer"), ({"hand_size": 0}, "hand_size must be between 1 and")],
+)
+def test_table_sizes_allowing_a_malformed_option_is_an_error_not_no_table(options, message):
+    """It answered ``()``, "no table fits", for an option no table could take."""
+    with pytest.raises(ValueError, match=message):
+        table_sizes_allowing(**options)
+    assert table_sizes_allowing(hand_size=11) == (2, 3, 4, 5)  # a large hand: fewer seats, no error

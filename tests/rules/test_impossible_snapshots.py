@@ -115,3 +115,18 @@ def test_every_state_of_real_games_is_accepted_with_its_history(n, hand_size):
                 break
             legal = game.legal_actions()
             game.step(int(rng.choice(legal)) if rng.random() < 0.9 else legal[-1])
+
+
+def test_a_snapshot_built_from_numpy_values_loads_as_the_plain_one():
+    """Numpy integers were taken for the scores but numpy booleans refused for ``quit`` and
+    ``game_over`` ("must be a list of 3 booleans, got [np.False_, ...]"), so a snapshot
+    built from arrays failed on some fields only."""
+    game = LlamaGame(3, rng=4)
+    game.step(Action.DRAW)
+    plain = game.to_dict()
+    numpy = dict(plain, scores=[np.int64(s) for s in plain["scores"]])
+    numpy["quit"] = list(np.array(plain["quit"], dtype=bool))
+    numpy["game_over"] = np.bool_(plain["game_over"])
+    loaded = LlamaGame.from_dict(numpy)
+    assert loaded.to_dict() == plain
+    assert all(type(q) is bool for q in loaded.quit) and type(loaded.to_dict()["game_over"]) is bool
