@@ -87,6 +87,7 @@ __all__ = [
     "FITTED_ON",
     "SETTINGS",
     "Settings",
+    "settings_size",
     "BELOW_RANGE",
     "MAX_WORLDS",
     "Layers",
@@ -174,6 +175,14 @@ steps keeps the strength of 40 (0.317 against 0.322 on the target's deals, 0.320
 77 ms against 109 without, searching the PPO specialist).
 At 2 and 6 players 40 steps read 0.713 against 0.718 and 0.227 against 0.231, so there
 the play-outs run to their end."""
+
+
+def settings_size(players: int) -> int:
+    """The table size of :data:`SETTINGS` whose settings the search takes at ``players``
+    (where networks of its own let it search there): its own, else the nearest, the
+    smaller of two as near (2 at 3 players, 4 at 5)."""
+    return min(SETTINGS, key=lambda m: (abs(m - players), m))
+
 
 _NV = NUM_CARD_VALUES
 
@@ -379,7 +388,7 @@ class SearchAgent(BaseAgent):
                     "specialist is shipped to search with: give the model they were fitted on too (path=...)"
                 )
             self.networks[n] = own
-            self.settings.setdefault(n, self.settings[min(SETTINGS, key=lambda m: abs(m - n))])
+            self.settings.setdefault(n, self.settings[settings_size(n)])
         self.path = None if path is None else model_file(path, "search:path=")
         """The model searched on instead of the shipped specialists (``None``: those)."""
         if self.path is not None:

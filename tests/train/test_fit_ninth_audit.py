@@ -207,3 +207,18 @@ def test_run_distill_refuses_an_infinite_temperature_before_any_game(tmp_path, m
     with pytest.raises(CommandError, match="temperature must be a finite number, got inf"):
         run_distill(DistillConfig(players=2, games=3, temperature=float("inf")), tmp_path / "x.npz")
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- 3 and 5 players
+
+
+def test_distills_help_says_which_settings_the_search_takes_at_3_and_5_players(capsys):
+    """The help listed the search's defaults at 2, 4 and 6 players only; at 3 and 5 it
+    takes those of 2 and 4, which the agent and the help now read from one place."""
+    from agents.search import settings_size
+
+    assert [settings_size(n) for n in range(2, 7)] == [2, 2, 4, 4, 6]
+    assert main(["distill", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0.95 at 6 players; at 3 and 5 players those of 2 and 4)" in text
+    assert "at 3 and 5 players the search takes the settings of 2 and 4 players" in text

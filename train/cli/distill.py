@@ -10,7 +10,9 @@ actor goes to --out, a .npz file that `ppo:path=FILE` plays and `search:path=FIL
 searches on (one step of expert iteration; repeat with --model FILE).
 
 Only table sizes with search networks: 2, 4 and 6, or that of --networks (a file that
-llama-rl fit-search wrote, best on --model's games). Needs the 'train' extra (PyTorch).
+llama-rl fit-search wrote, best on --model's games); at 3 and 5 players the search takes
+the settings of 2 and 4 players (its worlds, --below and --horizon, unless given). Needs
+the 'train' extra (PyTorch).
 
 examples:
   llama-rl distill --players 4 --out ppo_4p_distilled.npz
@@ -24,7 +26,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agents.search import BELOW_RANGE, SETTINGS
+from agents.search import BELOW_RANGE, SETTINGS, settings_size
+from llama_env.agent import and_list
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
 from train.cli.common import (
     SubParsers,
     add_command,
@@ -66,8 +70,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _by_size(field: str) -> str:
-    """The search agent's default ``field`` at each table size, for the help."""
-    return ", ".join(f"{getattr(s, field)} at {n} players" for n, s in sorted(SETTINGS.items()))
+    """The search agent's default ``field`` at each table size, for the help: at the
+    sizes without settings of their own, those of the nearest (:func:`settings_size`)."""
+    own = ", ".join(f"{getattr(s, field)} at {n} players" for n, s in sorted(SETTINGS.items()))
+    others = [n for n in range(MIN_PLAYERS, MAX_PLAYERS + 1) if n not in SETTINGS]
+    nearest = [settings_size(n) for n in others]
+    return f"{own}; at {and_list(others)} players those of {and_list(nearest)}"
 
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:

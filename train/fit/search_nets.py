@@ -55,9 +55,12 @@ __all__ = [
 ]
 
 DATA_DEALS = 20_000_000
-"""Game ``g`` of seed ``s`` is dealt from ``DATA_DEALS + s * 1_000_003 + g``: far from the
-deals of every evaluation (``llama-rl eval`` derives its deals from seed sequences, the
-benchmarks from ``seed * 1_000_003 + g``)."""
+"""Game ``g`` of seed ``s`` is dealt from ``DATA_DEALS + s * 1_000_003 + g`` (fit-search,
+game by game), and distill's batched games from ``SeedSequence(DATA_DEALS + s)``: apart
+from the deals of every evaluation (``llama-rl eval`` and ``tournament``, training's
+evaluations, the benchmarks that measure strength: :func:`train.evaluation.evaluate`
+and :func:`train.evaluation.tournament`), which come from spawn keys of their seed's
+``SeedSequence``, never from a plain integer seed."""
 
 _NV = NUM_CARD_VALUES
 
