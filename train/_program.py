@@ -12,12 +12,14 @@ import contextlib
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import Any
 
 __all__ = [
     "Dropping",
+    "game_bar",
     "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "PROG",
@@ -119,3 +121,21 @@ class Dropping:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def game_bar(progress: bool | str, total: int) -> Any:
+    """A progress bar of ``total`` games on stderr when ``progress`` asks for one (a
+    string names what it counts), else ``None``: evaluation's, fit-search's and
+    distill's. ``None`` too where stderr is closed (``2>&-``), and, with a warning, where
+    tqdm is missing (a dependency, but an install without its dependencies lacks it). A
+    stderr that refuses a write (``2>/dev/full``) stops the bar (:class:`Dropping`), not
+    the games."""
+    if not progress or sys.stderr is None:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        warnings.warn("no progress bar: the package 'tqdm' is not installed (pip install tqdm)", stacklevel=2)
+        return None
+    desc = progress if isinstance(progress, str) else "games"
+    return tqdm(total=total, desc=desc, unit="game", file=Dropping(sys.stderr))

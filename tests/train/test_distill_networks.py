@@ -93,7 +93,7 @@ def test_the_networks_flag_reaches_the_config(monkeypatch):
     import train.cli.distill
 
     seen: list[DistillConfig] = []
-    monkeypatch.setattr(train.cli.distill, "run_distill", lambda config, out: seen.append(config))
+    monkeypatch.setattr(train.cli.distill, "run_distill", lambda config, out, progress: seen.append(config))
     assert _cli(["distill", "--out", "x.npz", "--networks", "n.npz"])[0] == 0
     assert _cli(["distill", "--out", "x.npz"])[0] == 0
     assert (seen[0].networks, seen[1].networks) == ("n.npz", None)

@@ -270,7 +270,7 @@ def test_distill_flags_reach_the_config(monkeypatch):
     import train.cli.distill
 
     seen: list[DistillConfig] = []
-    monkeypatch.setattr(train.cli.distill, "run_distill", lambda config, out: seen.append(config))
+    monkeypatch.setattr(train.cli.distill, "run_distill", lambda config, out, progress: seen.append(config))
     argv = ["distill", "--out", "x.npz", "--players", "2", "--below", "0.8", "--temperature", "0.05", "--epochs", "2"]
     assert _cli(argv)[0] == 0
     assert (seen[0].players, seen[0].below, seen[0].temperature, seen[0].epochs) == (2, 0.8, 0.05, 2)

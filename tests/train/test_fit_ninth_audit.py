@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from agents.ppo import SHIPPED, load_actor, save_actor
@@ -222,3 +224,29 @@ def test_distills_help_says_which_settings_the_search_takes_at_3_and_5_players(c
     text = " ".join(capsys.readouterr().out.split())
     assert "0.95 at 6 players; at 3 and 5 players those of 2 and 4)" in text
     assert "at 3 and 5 players the search takes the settings of 2 and 4 players" in text
+
+
+# --------------------------------------------------------------------------- --progress
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_progress_shows_a_bar_of_the_games_and_changes_nothing_else(command, tmp_path, monkeypatch, capsys):
+    """fit-search printed nothing until its games were all played (911 s for the shipped
+    4-player file), distill nothing after 'searching on ...' for up to 53 minutes."""
+    monkeypatch.chdir(tmp_path)
+    argv = [command, "--players", "2", "--games", "4"]
+    argv += ["--epochs", "1", "--below", "0.99"] if command == "distill" else []
+    printed = {}
+    for flag in ("--progress", "--no-progress"):
+        out = f"{flag[2:]}.npz"
+        assert main([*argv, "--out", out, flag]) == 0
+        captured = capsys.readouterr()
+        printed[flag] = captured.out.replace(out, "OUT").splitlines()
+        bar = "games of data" if command == "fit-search" else "games of search"
+        assert (f"{bar}: 100%" in captured.err and "4/4" in captured.err) == (flag == "--progress"), captured.err
+    timings = re.compile(r"\d+ s\b")
+    assert [timings.sub("", line) for line in printed["--progress"]] == [
+        timings.sub("", line) for line in printed["--no-progress"]
+    ]
+    with np.load(tmp_path / "progress.npz") as a, np.load(tmp_path / "no-progress.npz") as b:
+        assert a.files == b.files and all(np.array_equal(a[k], b[k]) for k in a.files)

@@ -36,6 +36,7 @@ __all__ = [
     "players_type",
     "seed_type",
     "progress_wanted",
+    "add_progress_option",
     "is_terminal",
     "agent_specs",
     "seat_agents",
@@ -271,12 +272,7 @@ def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
         metavar="N",
         help="worker processes (default: every core this process may use; 1 = this process)",
     )
-    p.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="show a progress bar on stderr (default: when stderr is a terminal)",
-    )
+    add_progress_option(p)
     p.add_argument(
         "--batch",
         action=argparse.BooleanOptionalAction,
@@ -284,6 +280,17 @@ def add_run_options(p: argparse.ArgumentParser, default_games: int) -> None:
         help="play thousands of games at once on the batched engine, with its own deals (default: whenever "
         "every agent can act on a batch and no game is recorded or dealt twice); --no-batch plays game by "
         "game, each dealt from --seed and its number",
+    )
+
+
+def add_progress_option(p: argparse.ArgumentParser) -> None:
+    """``--progress`` / ``--no-progress``, which :func:`progress_wanted` reads: a bar of the
+    games on stderr (``eval``, ``tournament``, ``fit-search``, ``distill``)."""
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr (default: when stderr is a terminal)",
     )
 
 
@@ -457,11 +464,14 @@ def silence_stdout() -> None:
 T = TypeVar("T")
 
 
-def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str, writes: str) -> T:
+def write_npz(
+    config: Any, out: str | Path, fit: Callable[..., T], command: str, writes: str, progress: bool = False
+) -> T:
     """The run of a command that fits with torch and writes ``writes`` to ``--out``
     (``fit-search``, ``distill``): ``config`` (with its ``model`` and ``validate()``)
-    and ``out`` checked first (:func:`npz_out`), then ``fit(config, path, log=...)``
-    reporting on stdout; bad input, found before or while the model is read, is a
+    and ``out`` checked first (:func:`npz_out`), then ``fit(config, path, log=...,
+    progress=...)`` reporting on stdout, with a bar of its games on stderr if
+    ``progress``; bad input, found before or while the model is read, is a
     :class:`CommandError`."""
     path = npz_out(out, writes, config.model)
     try:
@@ -474,6 +484,6 @@ def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str,
         existed = path.exists()
         log = progress_log()
         with game_errors():  # an agent failing in the games; a model that cannot be read, or reads version 0
-            result = fit(config, path, log=log)
+            result = fit(config, path, log=log, progress=progress)
     replaced(path, existed, log)
     return result

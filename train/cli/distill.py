@@ -34,9 +34,11 @@ from train.cli.common import (
     add_command,
     add_count,
     add_games,
+    add_progress_option,
     float_in,
     int_in,
     players_type,
+    progress_wanted,
     seed_type,
     write_npz,
 )
@@ -47,10 +49,11 @@ __all__ = ["add_parser", "run_distill"]
 _DEFAULTS = DistillConfig()
 
 
-def run_distill(config: DistillConfig, out: str | Path) -> DistillResult:
+def run_distill(config: DistillConfig, out: str | Path, progress: bool = False) -> DistillResult:
     """Distil ``config`` into ``out`` (a ``.npz`` file in a folder that exists), reporting
-    progress on stdout; bad input is a :class:`CommandError`."""
-    return write_npz(config, out, distill, "llama-rl distill", "actor")
+    progress on stdout (and a bar of the games on stderr if ``progress``); bad input is a
+    :class:`CommandError`."""
+    return write_npz(config, out, distill, "llama-rl distill", "actor", progress)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -65,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         temperature=args.temperature,
     )
-    run_distill(config, args.out)
+    run_distill(config, args.out, progress_wanted(args))
     return 0
 
 
@@ -130,4 +133,5 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="a searched decision's target: 0, the searched move alone; above 0, every legal move in "
         f"proportion to exp(value / T), its mean value over the worlds (default {d.temperature:g})",
     )  # fmt: skip
+    add_progress_option(p)
     return p

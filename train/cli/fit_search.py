@@ -24,7 +24,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from train.cli.common import SubParsers, add_command, add_games, players_type, seed_type, write_npz
+from train.cli.common import (
+    SubParsers,
+    add_command,
+    add_games,
+    add_progress_option,
+    players_type,
+    progress_wanted,
+    seed_type,
+    write_npz,
+)
 from train.fit.search_nets import FitResult, SearchNetsConfig, fit_search_networks
 
 __all__ = ["add_parser", "run_fit_search"]
@@ -32,15 +41,16 @@ __all__ = ["add_parser", "run_fit_search"]
 _DEFAULTS = SearchNetsConfig()
 
 
-def run_fit_search(config: SearchNetsConfig, out: str | Path) -> FitResult:
+def run_fit_search(config: SearchNetsConfig, out: str | Path, progress: bool = False) -> FitResult:
     """Fit the networks of ``config`` into ``out`` (a ``.npz`` file in a folder that
-    exists), reporting progress on stdout; bad input is a :class:`CommandError`."""
-    return write_npz(config, out, fit_search_networks, "llama-rl fit-search", "networks")
+    exists), reporting progress on stdout (and a bar of the games on stderr if
+    ``progress``); bad input is a :class:`CommandError`."""
+    return write_npz(config, out, fit_search_networks, "llama-rl fit-search", "networks", progress)
 
 
 def _run(args: argparse.Namespace) -> int:
     config = SearchNetsConfig(players=args.players, games=args.games, seed=args.seed, model=args.model)
-    run_fit_search(config, args.out)
+    run_fit_search(config, args.out, progress_wanted(args))
     return 0
 
 
@@ -69,4 +79,5 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "trained at --players and the standard rules if it says where it was trained; default: ppo_v3's "
         "specialist at --players, the one the shipped networks were fitted on)",
     )
+    add_progress_option(p)
     return p

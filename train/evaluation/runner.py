@@ -31,7 +31,6 @@ import os
 import pickle
 import queue
 import signal
-import sys
 import threading
 import time
 import warnings
@@ -65,7 +64,7 @@ from llama_env.agent import (
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
 from llama_env.table import AgentError, Table, TableListener, check_agent, reset_seat, seat_positions
-from train._program import Dropping
+from train._program import game_bar
 from train.evaluation._pool_internals import stop_workers
 
 __all__ = [
@@ -674,7 +673,7 @@ def run_chunks(
     for warning in table_warnings(agents, rules):
         warnings.warn(warning, stacklevel=5)  # the caller of evaluate or tournament
     payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
-    bar = _progress_bar(progress, sum(sizes))
+    bar = game_bar(progress, sum(sizes))
     out: list[R] = []
     try:
         if payload is None:
@@ -824,23 +823,6 @@ def usable_cores() -> int:
 
 MAX_WORKERS_WINDOWS = 61
 """The most processes a process pool takes on Windows."""
-
-
-def _progress_bar(progress: bool | str, total: int) -> Any:
-    """A progress bar on stderr when ``progress`` asks for one (a string names what it
-    counts), else ``None``; ``None`` too where stderr is closed (``2>&-``), and, with a
-    warning, where tqdm is missing (a dependency, but an install without its dependencies
-    lacks it). A stderr that refuses a write (``2>/dev/full``) stops the bar, not the
-    games: the results are still returned and printed."""
-    if not progress or sys.stderr is None:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        warnings.warn("no progress bar: the package 'tqdm' is not installed (pip install tqdm)", stacklevel=2)
-        return None
-    desc = progress if isinstance(progress, str) else "games"
-    return tqdm(total=total, desc=desc, unit="game", file=Dropping(sys.stderr))
 
 
 def check_num_games(num_games: object) -> int:

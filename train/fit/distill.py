@@ -41,6 +41,7 @@ from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
+from train._program import game_bar
 from train.fit import check_field_types, out_file, refuse_own_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
@@ -203,10 +204,17 @@ class _Teacher:
 
 
 def collect_searched(
-    search: SearchAgent, actor: Actor, players: int, games: int, seed: int = 0, slots: int = 8192
+    search: SearchAgent,
+    actor: Actor,
+    players: int,
+    games: int,
+    seed: int = 0,
+    slots: int = 8192,
+    progress: bool | str = False,
 ) -> DistillData:
     """Step 1: the decisions of ``search`` (searching on ``actor``) in ``games`` games
-    against ``heuristic``, ``slots`` at once; its seat rotates from game to game."""
+    against ``heuristic``, ``slots`` at once; its seat rotates from game to game. A bar
+    of the games ended on stderr if ``progress`` (:func:`train._program.game_bar`)."""
     gen = np.random.default_rng(np.random.SeedSequence(DATA_DEALS + seed))
     teacher = _Teacher(search, actor)
     players_at: list[Agent] = [teacher, HeuristicAgent()]
@@ -215,7 +223,12 @@ def collect_searched(
     slots = min(slots, games)
     batch = BatchGame(slots, players, seed=gen, auto_reset=False)
     table = BatchTable(batch, players_at, seating[:slots])
-    table.play_games(seating, lambda done, rows: None)
+    bar = game_bar(progress, games)
+    try:
+        table.play_games(seating, lambda done, rows: None if bar is None else bar.update(len(rows)))
+    finally:
+        if bar is not None:
+            bar.close()
     if not teacher.rows:
         raise ValueError(f"{games} game(s) gave the search no decision with a choice: play more games")
     return DistillData(*(np.concatenate(parts) for parts in zip(*teacher.rows, strict=True)))
@@ -317,10 +330,14 @@ def _fit_policy(
     return Actor(layers, actor.activation), agreements, prior_agreement
 
 
-def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] = print) -> DistillResult:
+def distill(
+    config: DistillConfig, out: str | Path, log: Callable[[str], None] = print, progress: bool = False
+) -> DistillResult:
     """Both steps, then the new actor written to ``out`` (:func:`agents.ppo.save_actor`),
     saying it was trained at the table sizes its start says, else at ``players``, and at
-    the rule options its start says with the standard ones (the searched games').
+    the rule options its start says with the standard ones (the searched games'). With
+    ``progress``, a bar of the searched games on stderr: their minutes, up to an hour,
+    said nothing else until they ended.
     Raises ``ValueError`` for a bad config, an ``out`` that cannot take it
     (:func:`train.fit.out_file`: in a folder that cannot be written, among the shipped
     models, which the search reads, a networks file) or that is a file it reads (the
@@ -355,7 +372,8 @@ def distill(config: DistillConfig, out: str | Path, log: Callable[[str], None] =
     nets = "" if config.networks is None else f" with the networks of {config.networks}"
     log(f"searching on {config.model_path()}{nets}: {used.worlds} worlds, below {used.below}, horizon {used.horizon}")
     t = time.perf_counter()
-    data = collect_searched(search, actor, config.players, config.games, config.seed, config.slots)
+    bar = progress and "games of search"
+    data = collect_searched(search, actor, config.players, config.games, config.seed, config.slots, bar)
     data_s = time.perf_counter() - t
     searched = int(data.searched.sum())
     log(

@@ -41,6 +41,7 @@ from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_V
 from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
+from train._program import game_bar
 from train.fit import check_field_types, out_file, refuse_own_file, save_or_rescue
 
 __all__ = [
@@ -166,8 +167,19 @@ class _Recorder(TableListener):
             self.hands.append(np.array(others, dtype=np.int8))
 
 
-def collect(actor: Actor, players: int, games: int, seed: int = 0) -> SearchData:
-    """Step 1: the decisions of ``actor`` in ``games`` games against ``heuristic``."""
+def collect(actor: Actor, players: int, games: int, seed: int = 0, progress: bool | str = False) -> SearchData:
+    """Step 1: the decisions of ``actor`` in ``games`` games against ``heuristic``, with
+    a bar of the games on stderr if ``progress`` (:func:`train._program.game_bar`)."""
+    bar = game_bar(progress, games)
+    try:
+        return _collect(actor, players, games, seed, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _collect(actor: Actor, players: int, games: int, seed: int, bar: Any) -> SearchData:
+    """:func:`collect`'s games, moving ``bar`` (``None``: none) a game at a time."""
     heuristic = HeuristicAgent()
     ppo = PPOAgent.from_actor(actor)
     # one array per game, joined once at the end: a list of millions of one-row arrays
@@ -183,6 +195,8 @@ def collect(actor: Actor, players: int, games: int, seed: int = 0) -> SearchData
         seats[seat] = ppo
         recorder = _Recorder(seat)
         Table(game, seats, listener=recorder).play()
+        if bar is not None:
+            bar.update(1)
         if not recorder.obs:
             continue
         k = len(recorder.obs)
@@ -278,9 +292,12 @@ def check_specialist(actor: Actor, path: Path, players: int) -> None:
         )
 
 
-def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable[[str], None] = print) -> FitResult:
+def fit_search_networks(
+    config: SearchNetsConfig, out: str | Path, log: Callable[[str], None] = print, progress: bool = False
+) -> FitResult:
     """Both steps, then the networks written to ``out`` as the search agent reads them
-    (:func:`agents.search.save_networks`). Raises ``ValueError`` for a bad config, an
+    (:func:`agents.search.save_networks`), with a bar of the games on stderr if
+    ``progress`` (its minutes said nothing else until they ended). Raises ``ValueError`` for a bad config, an
     ``out`` that cannot take them (:func:`train.fit.out_file`: in a folder that cannot be
     written, among the shipped models, a policy's file) or that is the specialist's own
     file, or a specialist that cannot serve (:func:`check_specialist`), all before any
@@ -297,7 +314,7 @@ def fit_search_networks(config: SearchNetsConfig, out: str | Path, log: Callable
     actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     t = time.perf_counter()
-    data = collect(actor, config.players, config.games, config.seed)
+    data = collect(actor, config.players, config.games, config.seed, progress=progress and "games of data")
     data_s = time.perf_counter() - t
     log(f"{len(data.obs)} decisions of {config.games} games collected in {data_s:.0f} s")
     nets: dict[str, Layers] = {}
