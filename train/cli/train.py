@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(str(exc), code=1) from None
         except TrainingStopped as exc:  # an env worker killed: what was learned is saved
             saved = exc.result
-            more = f": continue it with llama-rl train --resume {shlex.quote(str(saved.run_dir))}" if saved else ""
+            more = f": continue it with {continue_command(saved, config)}" if saved else ""
             raise CommandError(f"training stopped: {exc}{more}", code=1) from None
     split = f" (env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)" if result.env_s else ""
     aside = f", evaluations and checkpoints {result.eval_save_s:.1f} s more" if result.eval_save_s >= 0.05 else ""
@@ -151,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
         + (f" [stopped early: the evaluation beat {config.stop_win_share:g}]" if result.stopped_early else "")
     )
     if result.interrupted:
-        print(f"continue it with: llama-rl train --resume {shlex.quote(str(result.run_dir))}")  # pasted into a shell
+        print(f"continue it with: {continue_command(result, config)}")
         return EXIT_INTERRUPTED
     if result.stopped_early:
         last = result.evals[-1]
@@ -174,6 +174,17 @@ def _run(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def continue_command(result: Any, config: TrainConfig) -> str:
+    """The command that continues a stopped run (its :class:`~train.training.TrainResult`),
+    pasted into a shell: ``--resume`` of its directory, with more steps where it had
+    learned its whole budget (stopped in the evaluation at the end), which ``--resume``
+    alone refuses as nothing left to train."""
+    command = f"llama-rl train --resume {shlex.quote(str(result.run_dir))}"
+    if result.num_timesteps >= config.total_timesteps:
+        command += f" --total-timesteps {2 * result.num_timesteps}"
+    return command
 
 
 def rule_flags(config: TrainConfig) -> str:

@@ -14,13 +14,14 @@ TensorBoard logs (scalars namespaced ``rollout/``, ``train/``, ``eval/``, ``spee
 ``checkpoints/ppo_<steps>.zip``, ``eval.jsonl`` and the final ``model.zip``
 (:mod:`train.training.run_dir`, which also says how nothing saved gets lost).
 
-Ctrl-C saves a checkpoint and the model before returning (a second Ctrl-C while that
-is written is held back until the files are whole; a third stops at once, leaving the
-previous files). An env worker killed (the system out of memory, a ``kill -9``), or an
-opponent or the evaluation's agent failing in a game (an ``AgentError`` or
-``IllegalActionError`` of the table driver), saves them so too, then raises
-:class:`~train.training.result.TrainingStopped` naming it; an agent failing before the
-session learned a step raises its own error, as before (a new run is then left out).
+Ctrl-C (or SIGTERM) saves a checkpoint and the model before returning, in the evaluation
+at the end of the budget too (a second Ctrl-C while that is written is held back until the
+files are whole; a third stops at once, leaving the previous files). An env worker
+killed (the system out of memory, a ``kill -9``), or an opponent or the evaluation's
+agent failing in a game (an ``AgentError`` or ``IllegalActionError`` of the table
+driver), saves them so too, then raises :class:`~train.training.result.TrainingStopped`
+naming it; an agent failing before the session learned a step raises its own error, as
+before (a new run is then left out).
 ``resume=`` continues a run with its step count: build the config with
 :func:`resume_config`, which starts from the run's own recorded config.
 """
@@ -390,13 +391,15 @@ def _learn(
     # a rollout cut short was never learned from: the policy is saved at the steps it learned
     model.num_timesteps = hooks.steps_learned()
     raise_unless_learned(agent_failed, model.num_timesteps > start_steps)  # (a stopped env worker: saved all the same)
-    if worker_stopped is None and agent_failed is None and interrupted:
-        print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
-    elif write_error is None and not interrupted and not hooks.halt and remaining > 0:
+    if write_error is None and not interrupted and not hooks.halt and remaining > 0:
         try:
             hooks.after_learn()  # asks the games nothing: a worker dead by now stops no finished run
+        except KeyboardInterrupt:  # in the checkpoint or evaluation at the end: saved as during learning
+            interrupted = True
         except (AgentError, IllegalActionError) as exc:  # in the evaluation at the end: the budget is learned
             agent_failed = exc
+    if worker_stopped is None and agent_failed is None and interrupted:
+        print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
