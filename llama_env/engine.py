@@ -484,9 +484,12 @@ def rule_option_fields() -> tuple[Field[Any], ...]:
 
 
 def table_sizes_allowing(**options: int) -> tuple[int, ...]:
-    """The table sizes at which the rule ``options`` hold (a large hand fits fewer seats)."""
-    for name, value in options.items():  # a malformed option is an error, not "no table fits"
-        check_rule_option(name, value)
+    """The table sizes at which the rule ``options`` hold (a large hand fits fewer seats;
+    a value no table takes, none). An unknown option or one that is no integer is a
+    ``ValueError`` naming it, not "no table fits"."""
+    for name, value in options.items():
+        if name not in _RULE_OPTION_NAMES or not is_int(value):
+            check_rule_option(name, value)  # raises, naming it
     sizes = []
     for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
         try:
@@ -531,6 +534,7 @@ def option_high(option: Field[Any], num_players: int) -> int:
 
 
 _RULE_OPTIONS: tuple[Field[Any], ...] = tuple(f for f in fields(Rules) if f.name != "num_players")
+_RULE_OPTION_NAMES = frozenset(f.name for f in _RULE_OPTIONS)
 DEFAULT_RULES = Rules()
 """The standard rules: 4 players, end score 40, hand size 6."""
 

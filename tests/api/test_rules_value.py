@@ -168,10 +168,11 @@ def test_rules_from_anything_but_a_mapping_is_refused_as_such(data):
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"end_score": "x"}, "end_score must be an integer"), ({"hand_size": 0}, "hand_size must be between 1 and")],
+    [({"end_score": "x"}, "end_score must be an integer"), ({"hand": 3}, "unknown rule option 'hand'")],
 )
 def test_table_sizes_allowing_a_malformed_option_is_an_error_not_no_table(options, message):
-    """It answered ``()``, "no table fits", for an option no table could take."""
+    """It answered ``()``, "no table fits", for an option that is no option or no integer."""
     with pytest.raises(ValueError, match=message):
         table_sizes_allowing(**options)
     assert table_sizes_allowing(hand_size=11) == (2, 3, 4, 5)  # a large hand: fewer seats, no error
+    assert table_sizes_allowing(hand_size=0) == table_sizes_allowing(hand_size=28) == ()  # no table takes it
