@@ -5,6 +5,7 @@ Gymnasium env ``Llama-v0``, with the table driver that plays games among agents.
 public history of the round) with Gymnasium.
 """
 
+from llama_env._version import __version__ as __version__
 from llama_env.aec_env import LlamaAECEnv, env, raw_env
 from llama_env.agent import Agent, AgentSpec
 from llama_env.engine import Action, Card, IllegalActionError, LlamaGame, RoundResult, Rules
@@ -12,8 +13,6 @@ from llama_env.gym_env import LlamaEnv
 from llama_env.observation import FIELDS, FIELDS_V1, OBS_SIZE, OBS_SIZE_V1, ObsView, decode, encode, encode_v1, view
 from llama_env.rewards import REWARD_MODES
 from llama_env.table import AgentError, Table, TableListener
-
-__version__ = "0.3.0.dev0"
 
 __all__ = [
     "Action",

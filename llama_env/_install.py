@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from llama_env._version import __version__
+
 __all__ = ["MissingExtra", "install_hint"]
 
 
@@ -27,10 +29,7 @@ def install_hint(extra: str) -> str:
     root = Path(__file__).resolve().parents[1]
     if (root / "pyproject.toml").is_file():  # a checkout
         return _command([sys.executable or "python", "-m", "pip", "install", "-e", f"{root}[{extra}]"])
-    from importlib.metadata import version  # here: rarely needed, and costly to import
-
-    installed = version("llama-rl")  # the installed metadata (llama_env's modules import this module)
-    command = _command([sys.executable or "python", "-m", "pip", "install", f"llama-rl[{extra}]=={installed}"])
+    command = _command([sys.executable or "python", "-m", "pip", "install", f"llama-rl[{extra}]=={__version__}"])
     return f"{command} (the llama-rl installed here: the llama-rl on PyPI is another project)"
 
 
