@@ -7,9 +7,19 @@ run interrupted before it learned a step kept an untrained model."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
+
+from agents.ppo import overtaken_model
 from train.cli import main
+from train.training.run_dir import RunDir
+
+posix = pytest.mark.skipif(os.name == "nt", reason="kills a trainer with SIGKILL, which Windows does not have")
 
 
 def smoke_args(tmp_path: Path, name: str, *extra: str) -> list[str]:
@@ -45,3 +55,59 @@ def test_ctrl_c_in_the_evaluation_at_the_end_of_the_budget_saves_the_run(tmp_pat
     (session,) = [json.loads(line) for line in (run / "sessions.jsonl").read_text().splitlines()]
     assert (session["ended_at_step"], session["interrupted"]) == (2048, True)
     assert not (run / ".lock").exists()
+
+
+# --------------------------------------------------------------------------- 4. summary.json of a killed session
+
+
+def test_a_summary_is_marked_out_of_date_while_a_session_holds_the_run(tmp_path):
+    """The figures stay the last finished session's; the mark keeps the model's step
+    count (agents.ppo reads it), and a session that ends without writing its own summary
+    (a failure it reports) puts the old one back."""
+    run = RunDir(tmp_path / "r")
+    run.create(fresh=False)
+    old = {"num_timesteps": 2048, "steps_this_session": 2048, "interrupted": False, "stopped_early": False}
+    run.summary_path.write_text(json.dumps(old))
+    before = run.summary_path.read_bytes()
+    with pytest.raises(RuntimeError), run.lock():
+        marked = json.loads(run.summary_path.read_text())
+        raise RuntimeError("the session fails")
+    assert marked["running"] is True and marked["num_timesteps"] == 2048 and "interrupted" not in marked
+    assert run.summary_path.read_bytes() == before
+    with run.lock():  # a session that writes its own summary keeps it
+        run.summary_path.write_text(json.dumps({**old, "num_timesteps": 4096}))
+    assert json.loads(run.summary_path.read_text())["num_timesteps"] == 4096
+    with run.lock():
+        pass
+    assert not (tmp_path / "r" / "summary.json.tmp").exists() and not list((tmp_path / "r").glob(".*.tmp"))
+
+
+@posix
+def test_a_resumed_session_killed_outright_leaves_no_summary_of_a_clean_end(tmp_path):
+    """``kill -9`` of a resumed session left the previous session's summary, 2048 steps and
+    not interrupted, while its checkpoints went on to 6144 and more."""
+    run = tmp_path / "k1"
+    assert main(smoke_args(tmp_path, "k1", "--no-tensorboard")) == 0
+    args = ["train", "--resume", str(run), "--total-timesteps", "50000000", "--checkpoint-every", "1024"]
+    args += ["--eval-every", "0", "--final-eval-games", "0", "--no-progress-bar"]
+    script = "import sys\nfrom train.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (run / "checkpoints" / "ppo_3072.zip").exists():  # the session trains beyond the model
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the resumed session never saved a checkpoint"
+            time.sleep(0.2)
+    finally:
+        proc.kill()  # SIGKILL: no handler runs
+        proc.communicate()
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["running"] is True and "interrupted" not in summary, summary
+    assert summary["num_timesteps"] == 2048  # the model's, which ppo:path= and eval read
+    warned = overtaken_model(run, lambda p: f"ppo:path={p}")
+    assert warned is not None and "its model (2048 steps) is older than its checkpoint" in warned
+    # the next session takes over the lock and writes a summary of its own at its end
+    with pytest.warns(RuntimeWarning, match="taking over a stale lock"):
+        assert main(["train", "--resume", str(run), "--total-timesteps", "8192", "--final-eval-games", "0"]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert "running" not in summary and summary["num_timesteps"] == 8192 and summary["interrupted"] is False

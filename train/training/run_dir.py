@@ -3,7 +3,8 @@
 ``runs/<name>/`` holds ``config.json`` (the config the run was started with; a resumed
 session adds ``config.resume_<k>.json`` with exactly what it ran), ``checkpoints/ppo_<steps>.zip``,
 ``model.zip`` (the latest policy), ``eval.jsonl`` (one line per periodic evaluation),
-``summary.json`` (the last session's numbers), ``sessions.jsonl`` (one line per session)
+``summary.json`` (the last session's numbers; marked ``"running": true`` while a session
+runs, which one killed leaves: :func:`out_of_date_summary`), ``sessions.jsonl`` (one line per session)
 and ``tb/`` (TensorBoard logs). The names a run's readers share (its config, sessions and
 checkpoints) are declared in :mod:`agents.ppo`, which reads runs too (agents never import
 the trainers).
@@ -75,6 +76,7 @@ __all__ = [
     "forgotten_unless_saved",
     "saved_steps",
     "checkpoint_steps",
+    "out_of_date_summary",
     "signal_handler",
     "saving_despite_ctrl_c",
 ]
@@ -141,6 +143,22 @@ def save_aside(save: Callable[[Path], object], name: str) -> Path | None:
 def write_json_atomic(path: Path, data: Any) -> None:
     """``json.dump(data)`` to ``path``, atomically."""
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def out_of_date_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """What ``summary.json`` says while a session runs, and after one killed before it wrote
+    its own: ``"running": true``, a note, and of the last finished session's figures the
+    step count of the model it saved (``num_timesteps``; :mod:`agents.ppo` reads it) and
+    its backend."""
+    kept = {key: summary[key] for key in ("backend", "num_timesteps") if key in summary}
+    return {
+        "running": True,
+        "note": (
+            "a session started after the one that wrote model.zip (of num_timesteps steps) and has not ended: it "
+            "trains still, or was killed; its checkpoints may be newer than the model"
+        ),
+        **kept,
+    }
 
 
 def checkpoint_steps(path: Path) -> int:
@@ -457,11 +475,41 @@ class RunDir:
             raise RunDirError(f"cannot lock the run directory {self.path}: another trainer took it")
         try:
             self._remove_temp_files()
-            yield
+            with self._summary_out_of_date():
+                yield
         finally:
             with contextlib.suppress(OSError):
                 if self.lock_path.read_bytes() == me.encode("utf-8"):  # bytes: any other content is not ours
                     self.lock_path.unlink()
+
+    @contextlib.contextmanager
+    def _summary_out_of_date(self) -> Iterator[None]:
+        """``summary.json`` marked out of date while a session holds the lock: its figures
+        are the last finished session's, and one killed (``kill -9``, a crash) never writes
+        its own, so they read as the run's end while checkpoints went further. The mark
+        (:func:`out_of_date_summary`) keeps the step count of ``model.zip``, which readers
+        take from it; a session that ends without writing its summary (a failure it
+        reports) puts the old one back. A summary that cannot be read is left alone."""
+        path = self.summary_path
+        try:
+            old = path.read_bytes()
+            data = json.loads(old)
+        except (OSError, ValueError, RecursionError):
+            data = None
+        marked = None
+        if isinstance(data, dict):
+            marked = (json.dumps(out_of_date_summary(data), indent=2) + "\n").encode("utf-8")
+            try:
+                _write_bytes_atomic(path, marked)
+            except OSError:  # the session's own writes will say what is wrong with the folder
+                marked = None
+        try:
+            yield
+        finally:
+            if marked is not None:
+                with contextlib.suppress(OSError):
+                    if path.read_bytes() == marked:
+                        _write_bytes_atomic(path, old)
 
     def _create_lock(self, content: str) -> bool:
         """Make ``.lock`` holding ``content``, whole from the moment it exists (a hard link
