@@ -17,9 +17,14 @@ import pytest
 
 from agents.ppo import overtaken_model
 from train.cli import main
+from train.training import TrainConfig
+from train.training.presets import PRESETS
 from train.training.run_dir import RunDir
 
 posix = pytest.mark.skipif(os.name == "nt", reason="kills a trainer with SIGKILL, which Windows does not have")
+rllib = pytest.mark.skipif(
+    os.environ.get("LLAMA_RL_NO_RLLIB") == "1", reason="LLAMA_RL_NO_RLLIB=1: the rllib extra is knowingly absent"
+)
 
 
 def smoke_args(tmp_path: Path, name: str, *extra: str) -> list[str]:
@@ -111,3 +116,74 @@ def test_a_resumed_session_killed_outright_leaves_no_summary_of_a_clean_end(tmp_
         assert main(["train", "--resume", str(run), "--total-timesteps", "8192", "--final-eval-games", "0"]) == 0
     summary = json.loads((run / "summary.json").read_text())
     assert "running" not in summary and summary["num_timesteps"] == 8192 and summary["interrupted"] is False
+
+
+# --------------------------------------------------------------------------- 5. a run killed before its first save
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended (a trainer killed outright)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+def killed_before_its_first_save(root: Path, name: str, backend: str = "sb3") -> Path:
+    """What ``kill -9`` of a new run before its first checkpoint leaves: its config,
+    ``tb/``, the lock of a process gone, an empty ``checkpoints/``."""
+    run = root / name
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "tb" / "ppo_1").mkdir(parents=True)
+    config = TrainConfig(**{**PRESETS["smoke"], "run_dir": str(root), "run_name": name, "backend": backend})
+    (run / "config.json").write_text(json.dumps(config.to_dict()))
+    (run / ".lock").write_text(json.dumps({"pid": dead_pid(), "host": os.uname().nodename, "since": time.time()}))
+    return run
+
+
+@posix
+def test_a_run_killed_before_its_first_save_is_named_so_by_resume_and_by_its_run_name(tmp_path, capsys):
+    """``--resume`` said "no usable checkpoint", and the same --run-name "continue it with
+    --resume": each sent the user to the other."""
+    run = killed_before_its_first_save(tmp_path, "kk")
+    said = "is a run stopped before its first save (it holds no checkpoint or model to go on from): delete it"
+    assert main(["train", "--resume", str(run), "--final-eval-games", "0"]) == 2
+    err = capsys.readouterr().err
+    assert f"config key 'resume': {run} {said}" in err and "--resume" not in err.split(said)[1], err
+    assert main(smoke_args(tmp_path, "kk")) == 2
+    err = capsys.readouterr().err
+    assert f"run directory {run} {said}, or give another --run-name" in err and "continue it" not in err, err
+    assert sorted(p.name for p in run.iterdir()) == [".lock", "checkpoints", "config.json", "tb"]
+
+
+@posix
+def test_a_run_still_before_its_first_save_is_not_to_be_deleted(tmp_path):
+    """A trainer that runs and has saved nothing yet leaves the same files: the refusal
+    says it trains, not that it stopped."""
+    run = killed_before_its_first_save(tmp_path, "live")
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (run / ".lock").write_text(json.dumps({"pid": alive.pid, "host": os.uname().nodename, "since": time.time()}))
+        unsaved = RunDir(run).nothing_saved()
+    finally:
+        alive.kill()
+        alive.wait()
+    assert unsaved is not None and f"still before its first save (process {alive.pid} trains it)" in unsaved
+    assert "delete" not in unsaved
+
+
+def test_a_run_whose_saves_are_all_broken_is_no_run_that_saved_nothing(tmp_path):
+    """Its saves are named and skipped with a warning; it saved something."""
+    run = RunDir(tmp_path / "b")
+    run.create(fresh=False)
+    run.checkpoint_path(1024).write_bytes(b"")
+    assert run.saved_anything() and run.nothing_saved() is None
+    assert RunDir(tmp_path / "no run").nothing_saved() is None
+
+
+@posix
+@rllib
+def test_an_rllib_run_killed_before_its_first_save_is_named_so_by_resume(tmp_path, capsys):
+    run = killed_before_its_first_save(tmp_path, "kr", backend="rllib")
+    assert main(["train", "--resume", str(run), "--final-eval-games", "0"]) == 2
+    err = capsys.readouterr().err
+    assert f"config key 'resume': {run} is a run stopped before its first save" in err, err

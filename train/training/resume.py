@@ -94,7 +94,7 @@ def find_checkpoint(path: str | Path) -> Path:
     """The checkpoint to resume from: the given zip, or a run directory's newest whole
     checkpoint (else its ``model.zip``). Checkpoints that are empty or corrupt are
     skipped with a warning naming them; a given zip that is not whole is a ``ValueError``
-    naming it."""
+    naming it, and so is a run that saved nothing (:meth:`RunDir.nothing_saved`)."""
     p = Path(path)
     if p.is_file():
         problem = checkpoint_problem(p)
@@ -115,6 +115,9 @@ def find_checkpoint(path: str | Path) -> Path:
     for bad, why in skipped:
         warnings.warn(f"resume: skipping {bad} ({why})", RuntimeWarning, stacklevel=2)
     if found is None:
+        unsaved = run.nothing_saved()  # not a run whose saves are all broken: one that saved none
+        if unsaved is not None:
+            raise ValueError(f"config key 'resume': {run.path} is {unsaved}")
         raise ValueError(f"config key 'resume': no usable checkpoint in {p} (a .zip or a run directory)")
     return found
 

@@ -294,6 +294,30 @@ class RunDir:
         (:func:`agents.ppo.is_run_directory`)."""
         return is_run_directory(self.path)
 
+    def saved_anything(self) -> bool:
+        """Whether a trainer saved a checkpoint (of either backend, whole or not) or a model here."""
+        return bool(self.checkpoint_step_counts()) or any((self.path / name).exists() for name in MODEL_NAMES)
+
+    def nothing_saved(self) -> str | None:
+        """What this folder is when a trainer wrote here and saved no checkpoint and no
+        model (:meth:`saved_anything`): a run stopped before its first save (a ``kill -9``
+        or a crash leaves its config, ``tb/``, the lock and an empty ``checkpoints/``),
+        which holds nothing to resume, or one still training towards it; with what to do,
+        as the refusals of a new run in it and of ``--resume`` of it end. ``None`` for a
+        folder that is no run or a run that saved something."""
+        if not self.is_run() or self.saved_anything():
+            return None
+        pid = self._live_lock_holder()
+        if pid is not None:
+            return (
+                f"a run still before its first save (process {pid} trains it): wait for its first checkpoint, "
+                "or give another --run-name"
+            )
+        return (
+            "a run stopped before its first save (it holds no checkpoint or model to go on from): delete it, "
+            "or give another --run-name"
+        )
+
     def config_files(self) -> list[Path]:
         """``config.json`` then each ``config.resume_<k>.json``, oldest first."""
         first = [self.config_path] if self.config_path.exists() else []
@@ -360,6 +384,9 @@ class RunDir:
         made (a file in the way, a read-only parent...) and ``ValueError`` when a fresh
         run would overwrite an existing one."""
         if fresh and self.path.is_dir() and any(self.path.iterdir()):
+            unsaved = self.nothing_saved()
+            if unsaved is not None:  # nothing to continue: --resume would refuse it too
+                raise ValueError(f"run directory {self.path} is {unsaved}")
             if self.is_run():
                 raise ValueError(
                     f"run directory {self.path} already exists and is not empty (an earlier run's): give another "
@@ -382,7 +409,7 @@ class RunDir:
         when the run began), then the directory if nothing else is left, so that its name
         is free for the next try. A run that saved something is left whole. Only the holder
         of the lock calls it."""
-        if self.checkpoint_step_counts() or any((self.path / name).exists() for name in MODEL_NAMES):
+        if self.saved_anything():
             return
         for name in RUN_FILES:
             path = self.path / name
@@ -510,6 +537,18 @@ class RunDir:
                 with contextlib.suppress(OSError):
                     if path.read_bytes() == marked:
                         _write_bytes_atomic(path, old)
+
+    def _live_lock_holder(self) -> int | None:
+        """The process of this machine that holds the lock, while it runs; ``None`` for no
+        lock, one left behind, or one of another machine."""
+        try:
+            held = json.loads(self.lock_path.read_bytes())
+            pid, host = held["pid"], str(held["host"])
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            return None
+        if type(pid) is not int or not 0 < pid < 2**31 or host != socket.gethostname():
+            return None
+        return pid if pid != os.getpid() and _pid_alive(pid) else None
 
     def _create_lock(self, content: str) -> bool:
         """Make ``.lock`` holding ``content``, whole from the moment it exists (a hard link

@@ -515,6 +515,9 @@ def train_rllib(config: TrainConfig) -> TrainResult:
     resume_from: Path | None = None
     if config.resume:
         found = [] if fresh else _checkpoints(run)
+        unsaved = None if fresh else run.nothing_saved()
+        if unsaved is not None:
+            raise ValueError(f"config key 'resume': {run.path} is {unsaved}")
         if not found:
             raise ValueError(
                 f"config key 'resume': no RLlib checkpoint in {config.resume if fresh else run.path} (the rllib "
