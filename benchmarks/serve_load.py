@@ -38,6 +38,7 @@ from machine import print_machine
 import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from llama_env.agent import parse_agent_spec
 from train.cli.common import float_in, games_type, import_or_exit
+from train.play import WEB_REQUIRES
 
 PROG = "serve_load.py"
 START_SECONDS = 30.0
@@ -205,7 +206,7 @@ def main() -> None:
             parse_agent_spec(getattr(args, option))  # its name and parameters; the agent built once
         except ValueError as exc:
             ap.error(f"--{option}: {exc}")
-    import_or_exit(PROG, "web", "starlette", "uvicorn", "train.play.web")  # what llama-rl serve needs, before it starts
+    import_or_exit(PROG, "web", *WEB_REQUIRES, "train.play.web")  # what llama-rl serve needs, before it starts
     from train.play.web import MAX_CONNECTIONS
 
     most = MAX_CONNECTIONS - 2  # 503 from the 512th connection on, one asking counted: the games' and the costly one

@@ -16,14 +16,11 @@ from train.cli.common import (
     int_in,
     missing_dependency,
 )
+from train.play import WEB_REQUIRES
 
 __all__ = ["add_parser"]
 
 _WILDCARDS = ("0.0.0.0", "::", "")
-_WEB_MODULES = ("starlette", "uvicorn", "openskill")
-"""The web extra's packages serve needs, imported before it starts so that a missing one is
-the usual line naming the extra, the extra's own package first (the one a missing extra
-names): openskill rates the History page's games, and is imported only when that is read."""
 
 
 def _host_name(text: str) -> str:
@@ -39,7 +36,7 @@ def _host_name(text: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     with missing_dependency("llama-rl serve", extra="web"):
-        for module in _WEB_MODULES:
+        for module in WEB_REQUIRES:
             importlib.import_module(module)
         from train.play.history import History, HistoryError, default_path
         from train.play.web import LOCAL_HOSTS, bind, serve
