@@ -718,8 +718,11 @@ def test_llama_rl_serve_refuses_an_empty_history_or_models_path(tmp_path, monkey
     monkeypatch.setattr(train.play.history, "default_path", lambda: tmp_path / "real.sqlite3")
     monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: served.append(kw) or sock.close())
     for argv, fragment in [
-        (["--history", ""], 'argument --history: needs a file\'s name, got ""'),
-        (["--allow-models", " "], "argument --allow-models: needs a folder's name"),
+        (["--history", ""], "argument --history: needs a file's name, got ''"),
+        (
+            ["--allow-models", " "],
+            "argument --allow-models: needs a folder's name (\".\" for the current one), got ' '",
+        ),
     ]:
         assert main(["serve", "--port", str(_free_port()), *argv]) == 2, argv
         err = capsys.readouterr().err

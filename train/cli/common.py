@@ -298,7 +298,7 @@ def folder_name(text: str) -> str:
     """A folder named on the command line; an empty name is refused: ``Path("")`` is the
     current folder, and an unset shell variable (``--record "$DIR"``) put files there unasked."""
     if not text.strip():
-        raise argparse.ArgumentTypeError('needs a folder\'s name ("." for the current one), got ""')
+        raise argparse.ArgumentTypeError(f'needs a folder\'s name ("." for the current one), got {text!r}')
     return text
 
 
@@ -306,7 +306,7 @@ def file_name(text: str) -> str:
     """A file named on the command line; an empty name is refused, where it was taken
     for the option left out (``--history "$FILE"`` with FILE unset used the real history)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError('needs a file\'s name, got ""')
+        raise argparse.ArgumentTypeError(f"needs a file's name, got {text!r}")
     return text
 
 
