@@ -257,7 +257,7 @@ def test_a_fresh_run_in_a_folder_that_holds_no_run_is_not_told_to_resume_it(tmp_
     assert "--resume" not in str(refused.value)
     run = RunDir(tmp_path / "run")
     run.create(fresh=False)
-    run.checkpoint_path(1024).write_bytes(b"")  # a run that saved something (one that saved nothing is told to delete it)
+    run.checkpoint_path(1024).write_bytes(b"")  # a run that saved something
     with pytest.raises(ValueError, match=r"an earlier run's\): give another --run-name, continue it with --resume"):
         RunDir(tmp_path / "run").create(fresh=True)
 

@@ -150,7 +150,7 @@ def out_of_date_summary(summary: dict[str, Any]) -> dict[str, Any]:
     its own: ``"running": true``, a note, and of the last finished session's figures the
     step count of the model it saved (``num_timesteps``; :mod:`agents.ppo` reads it) and
     its backend."""
-    kept = {key: summary[key] for key in ("backend", "num_timesteps") if key in summary}
+    kept: dict[str, Any] = {key: summary[key] for key in ("backend", "num_timesteps") if key in summary}
     return {
         "running": True,
         "note": (
