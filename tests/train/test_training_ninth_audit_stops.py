@@ -17,9 +17,10 @@ import pytest
 
 from agents.ppo import overtaken_model
 from train.cli import main
-from train.training import TrainConfig
+from train.training import TrainConfig, train
 from train.training.presets import PRESETS
 from train.training.run_dir import RunDir
+from train.training.sb3.vec_env import VEC_ENVS
 
 posix = pytest.mark.skipif(os.name == "nt", reason="kills a trainer with SIGKILL, which Windows does not have")
 rllib = pytest.mark.skipif(
@@ -187,3 +188,65 @@ def test_an_rllib_run_killed_before_its_first_save_is_named_so_by_resume(tmp_pat
     assert main(["train", "--resume", str(run), "--final-eval-games", "0"]) == 2
     err = capsys.readouterr().err
     assert f"config key 'resume': {run} is a run stopped before its first save" in err, err
+
+
+# --------------------------------------------------------------------------- 6. interrupted before a step is learned
+
+
+@pytest.fixture
+def interrupt_at_first_step(monkeypatch):
+    """Ctrl-C at the run's first VecEnv step, before its first rollout is learned."""
+    for cls in VEC_ENVS.values():  # whichever the run's engine picks
+
+        def step_wait(self):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(cls, "step_wait", step_wait)
+
+
+def test_a_new_run_interrupted_before_it_learned_a_step_is_removed(tmp_path, interrupt_at_first_step, capsys):
+    """It kept ``checkpoints/ppo_0.zip`` and a ``model.zip`` of 0 steps, which
+    ``ppo:path=`` then played as the run's policy: an untrained one."""
+    run = tmp_path / "f3"
+    assert main(smoke_args(tmp_path, "f3")) == 130
+    out = capsys.readouterr().out
+    assert f"interrupted at 0 steps: nothing learned yet, so nothing is saved; removing {run}" in out, out
+    assert "continue it with" not in out
+    assert not run.exists()
+
+
+def test_a_resumed_run_interrupted_before_it_learned_a_step_is_saved_as_before(tmp_path, monkeypatch, capsys):
+    """A resumed run's steps are its earlier sessions': it is kept, and the session recorded."""
+    config = TrainConfig(
+        **{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "r", "options": {"tensorboard": False}}
+    )
+    train(config)
+    for cls in VEC_ENVS.values():
+
+        def step_wait(self):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(cls, "step_wait", step_wait)
+    run = tmp_path / "r"
+    assert main(["train", "--resume", str(run), "--total-timesteps", "4096", "--final-eval-games", "0"]) == 130
+    assert "interrupted at 2048 steps: saving a checkpoint" in capsys.readouterr().out
+    sessions = [json.loads(line) for line in (run / "sessions.jsonl").read_text().splitlines()]
+    assert [(s["ended_at_step"], s["interrupted"]) for s in sessions] == [(2048, False), (2048, True)]
+    assert (run / "model.zip").is_file()
+
+
+@rllib
+def test_a_new_rllib_run_interrupted_before_it_learned_a_step_is_removed(tmp_path, monkeypatch, capsys):
+    from ray.rllib.algorithms.algorithm import Algorithm
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Algorithm, "train", interrupted)
+    argv = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--total-timesteps", "100000"]
+    argv += ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--net-arch", "8"]
+    argv += ["--eval-every", "0", "--run-dir", str(tmp_path), "--run-name", "r0", "--final-eval-games", "0"]
+    assert main([*argv, "--no-progress-bar"]) == 130
+    out = capsys.readouterr().out
+    assert f"interrupted at 0 steps: nothing learned yet, so nothing is saved; removing {tmp_path / 'r0'}" in out
+    assert not (tmp_path / "r0").exists()

@@ -18,6 +18,7 @@ __all__ = [
     "leave_out",
     "raise_unless_learned",
     "result_or_stopped",
+    "say_interrupted",
 ]
 
 LOG_INTERVAL = 60.0
@@ -97,6 +98,22 @@ class TrainingStopped(RuntimeError):
 class ProcessStopped(RuntimeError):
     """A process a trainer samples its games in stopped (an sb3 env worker, an RLlib env
     runner): the run cannot go on. Its message says what the process was doing."""
+
+
+def say_interrupted(steps: int, learned: bool, new_run: Path | None) -> None:
+    """What a trainer does at a Ctrl-C or SIGTERM that stopped it, whichever the backend:
+    it says that it saves the ``steps`` learned, and goes on to save them. A new run (its
+    directory ``new_run``; ``None`` for a resumed one) that ``learned`` no step keeps
+    nothing: it says so and raises ``KeyboardInterrupt``, on which the trainer removes the
+    run as for a failure before the first step (it kept a checkpoint of 0 steps and an
+    untrained model, played as the run's). A resumed run is saved all the same: its steps
+    are its earlier sessions'."""
+    if new_run is not None and not learned:
+        print(
+            f"\ninterrupted at {steps} steps: nothing learned yet, so nothing is saved; removing {new_run}", flush=True
+        )
+        raise KeyboardInterrupt
+    print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
 
 
 def raise_unless_learned(failure: BaseException | None, learned: bool) -> None:

@@ -23,9 +23,10 @@ policy exported as a numpy actor, which ``agents.make("ppo", path=<run dir>)`` p
 with no Ray or torch installed, saying the table sizes and rule options the run trained
 at (:func:`agents.ppo.with_run_trained_at`), as ``llama-rl export`` of the run does.
 
-Ctrl-C and SIGTERM save a checkpoint and the model, as on sb3. So does an opponent or the
-evaluation's agent failing in a game, or an env runner failing or dying (RLlib is set not
-to restart one), before :class:`~train.training.result.TrainingStopped` names it.
+Ctrl-C and SIGTERM save a checkpoint and the model, as on sb3 (a new run stopped before
+it learned a step is removed instead). So does an opponent or the evaluation's agent
+failing in a game, or an env runner failing or dying (RLlib is set not to restart one),
+before :class:`~train.training.result.TrainingStopped` names it.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from train.training.result import (
     leave_out,
     raise_unless_learned,
     result_or_stopped,
+    say_interrupted,
     step_bar,
 )
 from train.training.resume import check_steps_left, session_run
@@ -733,9 +735,8 @@ def _loop(
             aside += spent
             if bar is not None:
                 leave_out(bar, spent)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # in an iteration, or in the checkpoint or evaluation after it (the last too)
         interrupted = True
-        print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
     except (AgentError, IllegalActionError, RayError, EnvRunnerStopped) as exc:
         interrupted, failure = True, _failure(exc)
     except OSError as exc:
@@ -747,6 +748,8 @@ def _loop(
         if bar is not None:
             bar.close()
     raise_unless_learned(failure, steps > start_steps)
+    if interrupted and failure is None:
+        say_interrupted(steps, steps > start_steps, new_run=run.path if resume_from is None else None)
     wall = time.perf_counter() - t0 - aside
     try:
         with saving_despite_ctrl_c():

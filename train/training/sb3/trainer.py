@@ -16,7 +16,8 @@ TensorBoard logs (scalars namespaced ``rollout/``, ``train/``, ``eval/``, ``spee
 
 Ctrl-C (or SIGTERM) saves a checkpoint and the model before returning, in the evaluation
 at the end of the budget too (a second Ctrl-C while that is written is held back until the
-files are whole; a third stops at once, leaving the previous files). An env worker
+files are whole; a third stops at once, leaving the previous files); a new run stopped
+before it learned a step is removed instead, as a failure then removes it. An env worker
 killed (the system out of memory, a ``kill -9``), or an opponent or the evaluation's
 agent failing in a game (an ``AgentError`` or ``IllegalActionError`` of the table
 driver), saves them so too, then raises :class:`~train.training.result.TrainingStopped`
@@ -42,7 +43,13 @@ from llama_env.engine import IllegalActionError
 from llama_env.observation import VERSION_OF_SIZE
 from llama_env.table import AgentError
 from train.training.config import TrainConfig
-from train.training.result import TrainingStopped, TrainResult, raise_unless_learned, result_or_stopped
+from train.training.result import (
+    TrainingStopped,
+    TrainResult,
+    raise_unless_learned,
+    result_or_stopped,
+    say_interrupted,
+)
 from train.training.resume import check_steps_left, find_checkpoint, session_run
 from train.training.run_dir import (
     RunDir,
@@ -390,7 +397,8 @@ def _learn(
         hooks.close()
     # a rollout cut short was never learned from: the policy is saved at the steps it learned
     model.num_timesteps = hooks.steps_learned()
-    raise_unless_learned(agent_failed, model.num_timesteps > start_steps)  # (a stopped env worker: saved all the same)
+    learned = model.num_timesteps > start_steps
+    raise_unless_learned(agent_failed, learned)  # (a stopped env worker: saved all the same)
     if write_error is None and not interrupted and not hooks.halt and remaining > 0:
         try:
             hooks.after_learn()  # asks the games nothing: a worker dead by now stops no finished run
@@ -399,7 +407,7 @@ def _learn(
         except (AgentError, IllegalActionError) as exc:  # in the evaluation at the end: the budget is learned
             agent_failed = exc
     if worker_stopped is None and agent_failed is None and interrupted:
-        print(f"\ninterrupted at {model.num_timesteps} steps: saving a checkpoint", flush=True)
+        say_interrupted(model.num_timesteps, learned, new_run=run.path if resume_from is None else None)
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
