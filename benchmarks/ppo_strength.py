@@ -47,15 +47,17 @@ def table_sizes(text: str) -> list[int]:
 
 def build_model(ap: argparse.ArgumentParser, model: str, seed: int) -> Agent:
     """``--model``: a model file or run directory, else an agent spec; any problem is a
-    usage error, found before a game is played. A value that is no agent spec but reads
-    as a path (a folder separator, a ``.zip`` or ``.npz``) is a file that is not there."""
+    usage error, found before a game is played. A value that reads as a path (a folder
+    separator, a ``.zip`` or ``.npz``) and is not written as a spec with parameters
+    (``name:key=value``, whose own error is kept) is a file that is not there."""
     try:
         if Path(model).exists():
             return PPOAgent(path=model)
         try:
             spec = parse_agent_spec(model)
         except ValueError:
-            if any(sep in model for sep in ("/", os.sep)) or model.lower().endswith((".zip", ".npz")):
+            path_like = any(sep in model for sep in ("/", os.sep)) or model.lower().endswith((".zip", ".npz"))
+            if path_like and not _written_as_spec(model):
                 ap.error(f"--model {model!r}: no such model file or run directory")
             raise
         return spec.build(seed)
@@ -63,6 +65,16 @@ def build_model(ap: argparse.ArgumentParser, model: str, seed: int) -> Agent:
         ap.error(f"--model {model!r}: {exc}")
     except ModuleNotFoundError as exc:  # a .zip model on a core install: the message names the extra
         sys.exit(f"{ap.prog}: error: --model {model!r}: {exc}")
+
+
+def _written_as_spec(model: str) -> bool:
+    """Whether ``model`` is written as an agent spec with parameters (``ppo:paht=m.zip``,
+    ``search:worlds=0/1``), whatever its name and values: a Windows path's colon
+    (``C:\\models\\m.zip``) starts no ``key=value``."""
+    try:
+        return bool(parse_agent_spec(model, check=False).params)
+    except ValueError:
+        return False
 
 
 def main() -> None:

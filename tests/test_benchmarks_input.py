@@ -89,6 +89,10 @@ USAGE_ERRORS = [
     ("ppo_strength", ["--games", "1", "--players", "2", "--opponents", "bogus"], "--opponents: unknown agent"),
     ("ppo_strength", ["--players", "2", "--model", "no_such_dir/m.zip"], "'no_such_dir/m.zip': no such model file or"),
     ("ppo_strength", ["--players", "2", "--model", "no_such.npz"], "--model 'no_such.npz': no such model file or"),
+    # a spec with parameters keeps its own error, whatever its values hold
+    ("ppo_strength", ["--players", "2", "--model", "ppo:paht=/tmp/x.zip"], "agent 'ppo' has no parameter 'paht'"),
+    ("ppo_strength", ["--players", "2", "--model", "serach:networks_path=/tmp/x.npz"], "unknown agent 'serach'"),
+    ("ppo_strength", ["--players", "2", "--model", "search:worlds=0/1"], "SearchAgent worlds must be an integer"),
     ("search_speed", ["--games", "0", "--batched-games", "0"], "--games must be between 1 and"),
     ("search_speed", ["--games", "1", "--rounds", "2", "--batched-games", "0"], "cannot be split over 2 rounds"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", "heuristic"], "--agents names 1 agent;"),
