@@ -25,31 +25,17 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable
-from typing import Any
 
 from machine import print_machine
 
 from train.cli.common import import_or_exit, int_in
+from train.cli.train import flag_type
 from train.training import train
-from train.training.config import PARSERS, config_from_dict
+from train.training.config import config_from_dict
 from train.training.presets import PRESETS
 
 BENCH = {k: PRESETS["ship"][k] for k in ("players", "opponents", "n_envs", "n_steps", "batch_size", "n_epochs")}
 """The shipped run's table, network and PPO settings: what this script times by default."""
-
-
-def config_value(key: str) -> Callable[[str], Any]:
-    """An argparse type: the parser of the config key ``key``, its error a usage error
-    that names the flag, as ``llama-rl train`` says it."""
-
-    def parse(text: str) -> Any:
-        try:
-            return PARSERS[key](text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
 
 
 def sb3_baseline(steps: int, threads: int) -> float:
@@ -80,10 +66,8 @@ def main() -> None:
         choices=sorted(k for k, v in PRESETS.items() if v.get("backend", "sb3") == "sb3" and "resume" not in v),
         help="time a preset of the sb3 trainer that starts a run (default: ship's settings)",
     )
-    ap.add_argument(
-        "--opponents", type=config_value("opponents"), default=None, help="override the preset's opponent mix"
-    )
-    ap.add_argument("--players", type=config_value("players"), default=None, help="override the preset's table sizes")
+    ap.add_argument("--opponents", type=flag_type("opponents"), default=None, help="override the preset's opponent mix")
+    ap.add_argument("--players", type=flag_type("players"), default=None, help="override the preset's table sizes")
     ap.add_argument(
         "--n-envs", type=int_in(1, None, "--n-envs"), default=None, help="override the preset's games side by side"
     )

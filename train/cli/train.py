@@ -42,11 +42,14 @@ from train.training.config import (
 )
 from train.training.presets import PRESETS, preset_values
 
-__all__ = ["add_parser", "add_arguments", "config_from_args", "comparison_sizes", "print_final_comparison"]
+__all__ = ["add_parser", "add_arguments", "config_from_args", "comparison_sizes", "flag_type", "print_final_comparison"]
 
 
-def _flag_type(name: str, typ: Any) -> Callable[[str], Any]:
-    """The argparse type of a config field: its parser, with errors as usage errors."""
+def flag_type(name: str, typ: Any = str) -> Callable[[str], Any]:
+    """The argparse type of the config key ``name``: its parser (``PARSERS``, else the
+    field's type ``typ``), its errors usage errors that name the flag (``argument
+    --players: config key 'players' must be ints 2..6 ...``). A script that takes a config
+    key as a flag of its own parses it so."""
     parse: Callable[[str], Any] = PARSERS.get(name) or typ
 
     def convert(text: str) -> Any:
@@ -84,7 +87,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         else:
             metavar = f.metavar or f.name.upper()
             p.add_argument(
-                flag, dest=f.name, type=_flag_type(f.name, f.type), default=None, metavar=metavar, help=helptext
+                flag, dest=f.name, type=flag_type(f.name, f.type), default=None, metavar=metavar, help=helptext
             )
 
 
