@@ -7,6 +7,7 @@ about (hands, top card, draw pile, scores, ...) and it puts every remaining card
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -25,6 +26,12 @@ from llama_env.engine import (
 )
 
 ALL_CODES = tuple(range(1, NUM_CARD_VALUES + 1))
+
+needs_rllib = pytest.mark.skipif(
+    os.environ.get("LLAMA_RL_NO_RLLIB") == "1", reason="LLAMA_RL_NO_RLLIB=1: the rllib extra is knowingly absent"
+)
+"""A test that needs the ``rllib`` extra, skipped only where it is knowingly absent (a
+missing extra otherwise fails the test, as ``tests/train/test_rllib.py`` does)."""
 
 
 def card_counts(d: dict[str, Any]) -> Counter:

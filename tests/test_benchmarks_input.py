@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import needs_rllib
 
 from llama_env._install import install_hint
 from train.evaluation.runner import usable_cores
@@ -247,6 +248,7 @@ def test_train_speed_times_each_preset_it_offers_as_that_preset() -> None:
     assert "invalid choice: 'specialist-2p-more'" in line
 
 
+@needs_rllib
 def test_rllib_speed_refuses_more_env_runners_than_cores_before_training() -> None:
     """The SB3 baseline trained first (14 s), then the RLlib trainer's own check failed in
     a traceback that said to pass --address, which the script has not; the rows done were
@@ -257,6 +259,7 @@ def test_rllib_speed_refuses_more_env_runners_than_cores_before_training() -> No
     assert f"got {cores + 1}" in line and "--address" not in line
 
 
+@needs_rllib
 @pytest.mark.slow
 def test_rllib_speed_prints_the_learner_decisions_each_trainer_played() -> None:
     """The header said "1 learner decisions per trainer" for --steps 1, where each trainer

@@ -15,7 +15,6 @@ The pins in ``pyproject.toml`` name the minor versions the modules were checked 
 
 from __future__ import annotations
 
-import os
 import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pettingzoo
 import pytest
+from conftest import needs_rllib
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
@@ -133,10 +133,6 @@ def test_masked_discrete_reads_no_private_field_of_gymnasium():
 
 
 # --------------------------------------------------------------------------- Ray RLlib
-
-needs_rllib = pytest.mark.skipif(
-    os.environ.get("LLAMA_RL_NO_RLLIB") == "1", reason="LLAMA_RL_NO_RLLIB=1: the rllib extra is knowingly absent"
-)
 
 
 @needs_rllib

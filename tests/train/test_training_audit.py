@@ -7,12 +7,12 @@ a resume, and exporting a run that has no model yet."""
 from __future__ import annotations
 
 import json
-import os
 import pickle
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import needs_rllib
 from sb3_contrib import MaskablePPO
 from test_run_safety import smoke
 
@@ -149,8 +149,6 @@ def test_a_new_run_that_saved_a_checkpoint_keeps_its_folder_when_it_fails_later(
 
 
 # --------------------------------------------------------------------------- 2. rllib: a damaged newest checkpoint
-
-needs_rllib = pytest.mark.skipif(os.environ.get("LLAMA_RL_NO_RLLIB") == "1", reason="the rllib extra is absent")
 
 
 def rllib_checkpoint(folder: Path) -> Path:
