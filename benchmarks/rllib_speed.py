@@ -114,14 +114,13 @@ def main() -> None:
     except ValueError as exc:
         ap.error(str(exc))
     import_or_exit(ap.prog, "rllib", "train.training.sb3.trainer", "ray.rllib")  # (the sb3 trainer: its baseline)
-    from train.training.rllib.trainer import local_runner_cores
+    from train.training.rllib.trainer import check_local_cores
 
-    cores = local_runner_cores(bench_config(args.steps, "runs", "rllib", backend="rllib").options)
-    if cores is not None and max(args.runners) > cores:  # the trainer's check, made before any trainer runs
-        ap.error(
-            f"--runners must be at most {cores}: the local Ray has {cores} cores here and gives each env runner "
-            f"one, got {max(args.runners)}"
-        )
+    most = bench_config(args.steps, "runs", "rllib", backend="rllib", num_env_runners=max(args.runners))
+    try:  # the trainer's own check, made before any trainer runs (no remedy: the script has no --address)
+        check_local_cores(most.options, flag="--runners", remedy="")
+    except ValueError as exc:
+        ap.error(str(exc))
     warnings.filterwarnings("ignore")
     print_machine(__file__)
     print(

@@ -255,7 +255,7 @@ def test_rllib_speed_refuses_more_env_runners_than_cores_before_training() -> No
     lost."""
     cores = usable_cores()
     line = one_error(bench("rllib_speed", "--steps", "1", "--runners", "0", str(cores + 1)), "rllib_speed", 2)
-    assert f"--runners must be at most {cores}: the local Ray has {cores} cores" in line
+    assert f"--runners must be at most {cores} on a local Ray, which has {cores} cores" in line
     assert f"got {cores + 1}" in line and "--address" not in line
 
 

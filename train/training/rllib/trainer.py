@@ -77,7 +77,14 @@ from train.training.run_dir import (
 )
 from train.training.seats import past_never_plays
 
-__all__ = ["train_rllib", "RLLIB_CHECKPOINT_PREFIX", "ray_session", "build_algorithm_config", "local_runner_cores"]
+__all__ = [
+    "train_rllib",
+    "RLLIB_CHECKPOINT_PREFIX",
+    "ray_session",
+    "build_algorithm_config",
+    "local_runner_cores",
+    "check_local_cores",
+]
 
 RLLIB_CHECKPOINT_PREFIX = "rllib_"
 PROGRESS_FILE = "progress.jsonl"
@@ -314,17 +321,25 @@ def local_runner_cores(options: RllibOptions) -> int | None:
     return None if cluster_address(options.address)[0] or ray.is_initialized() else usable_cores()
 
 
-def _check_local_cores(options: RllibOptions) -> None:
-    """A ``ValueError`` when a local Ray would get more env runners than it has cores
-    (:func:`local_runner_cores`), before it starts: RLlib waits for every runner with no
-    time limit, so the run hung without a word."""
+def check_local_cores(
+    options: RllibOptions,
+    *,
+    flag: str = "config key 'num_env_runners'",
+    remedy: str = "pass --address to train on a cluster with more",
+) -> int | None:
+    """The most env runners a run with ``options`` can have (:func:`local_runner_cores`;
+    ``None``: a cluster's CPUs, its own to count), after checking that
+    ``options.num_env_runners`` is no more, before Ray starts: RLlib waits for every runner
+    with no time limit, so the run hung without a word. Else a ``ValueError`` naming
+    ``flag`` (what set the count: a script's own flag), the cores and ``remedy`` ("": none)."""
     runners = options.num_env_runners
-    cores = local_runner_cores(options) if runners else None
+    cores = local_runner_cores(options)
     if cores is not None and runners > cores:
         raise ValueError(
-            f"config key 'num_env_runners' must be at most {cores} on a local Ray, which has {cores} cores and "
-            f"gives each env runner one, got {runners}; pass --address to train on a cluster with more"
+            f"{flag} must be at most {cores} on a local Ray, which has {cores} cores and gives each env runner "
+            f"one, got {runners}{f'; {remedy}' if remedy else ''}"
         )
+    return cores
 
 
 def _warn_short_of_cpus(runners: int) -> None:
@@ -512,7 +527,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
 
     _quiet_ray()
     config.validate()
-    _check_local_cores(config.options)
+    check_local_cores(config.options)
     run, fresh = session_run(config)
     resume_from: Path | None = None
     if config.resume:
