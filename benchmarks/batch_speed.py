@@ -109,10 +109,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--repeats", type=int_in(1, None, "--repeats"), default=3, help="windows per side")
     args = parser.parse_args(argv)
-    print_machine(__file__, argv)
-
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    print_machine(__file__, argv)  # once pinned: the one core it measures on
     batch = BatchGame(args.games, args.players, seed=0)
     pick = MaskPicker(1)
     rng = np.random.default_rng(2)

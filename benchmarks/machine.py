@@ -47,12 +47,14 @@ def cpu_model() -> str:
 
 def machine_line(script: str, argv: Sequence[str] | None = None) -> str:
     """``machine: <CPU>, <n> usable cores of <m>, Python <v> on <system>; command: python
-    <script> <argv>`` (``argv``: the script's arguments, default ``sys.argv[1:]``)."""
+    <script> <argv>`` (``argv``: the script's arguments, default ``sys.argv[1:]``). A script
+    that pins itself to one core prints it once pinned: "1 usable core of <m>"."""
     path = Path(script).resolve()
     shown = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
     command = shlex.join(["python", shown, *(sys.argv[1:] if argv is None else argv)])
+    cores = usable_cores()
     return (
-        f"machine: {cpu_model()}, {usable_cores()} usable cores of {os.cpu_count() or '?'}, "
+        f"machine: {cpu_model()}, {cores} usable core{'s' if cores != 1 else ''} of {os.cpu_count() or '?'}, "
         f"Python {platform.python_version()} on {platform.system() or sys.platform}; command: {command}"
     )
 

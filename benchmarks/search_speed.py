@@ -132,10 +132,10 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.games < args.rounds:
         p.error(f"--games {args.games} cannot be split over {args.rounds} rounds: give at least one game a round")
-    print_machine(__file__, argv)
     horizon = {} if args.horizon is None else {"horizon": args.horizon}
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    print_machine(__file__, argv)  # once pinned: the one core it measures on
     try:
         from threadpoolctl import threadpool_limits
 

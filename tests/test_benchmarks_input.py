@@ -115,11 +115,17 @@ def test_a_bad_option_is_a_usage_error(script: str, args: list[str], message: st
     assert message in one_error(bench(script, *args), script, 2)
 
 
+PINNED = {"batch_speed", "search_speed"}
+"""The scripts that pin themselves to one core (where the system lets a process do so)."""
+
+
 def first_line(out: subprocess.CompletedProcess[str], script: str, args: list[str]) -> None:
-    """The run's first line names the machine (its CPU, the cores this process may use) and
-    the command that reproduces it."""
+    """The run's first line names the machine (its CPU, the cores this process may use: one
+    for a script that pins itself to one) and the command that reproduces it."""
     first = out.stdout.splitlines()[0]
-    assert first.startswith("machine: ") and f", {usable_cores()} usable cores of {os.cpu_count()}, " in first
+    cores = 1 if script in PINNED and hasattr(os, "sched_setaffinity") else usable_cores()
+    assert first.startswith("machine: ") and f", {cores} usable core{'s' if cores != 1 else ''} of " in first
+    assert f" of {os.cpu_count()}, " in first
     assert first.endswith("; command: " + shlex.join(["python", f"benchmarks/{script}.py", *args])), first
 
 
