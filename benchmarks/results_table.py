@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"{args.games}, each column's games in its head), seed {args.seed}; 95% interval in brackets; "
                 f"fair share 1/n.\n"
             )
-            heads = [f"{n} players (fair {1 / n:.2f}, {g} games)" for n, g in zip(PLAYERS, played, strict=True)]
+            heads = [f"{n} players (fair {1 / n:.2f}, {g:,} games)" for n, g in zip(PLAYERS, played, strict=True)]
             print("| agent | vs | " + " | ".join(heads) + " |")
             print("|---|---|" + "---|" * len(PLAYERS))
         print(f"| {me} | {opp} | " + " | ".join(cells) + " |", flush=True)
