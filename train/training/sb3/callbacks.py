@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 
 from agents.ppo import Actor, actor_from_policy
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
@@ -208,9 +209,15 @@ class TrainingHooks(BaseCallback):
     def run_eval(self, actor: Actor) -> None:
         config = self.config
         row = evaluation_row(actor, config, self.trained)
+        # written now, at the step measured, by a logger of their own on the run's outputs:
+        # recorded in the model's, SB3 would write them at its next dump, a rollout later,
+        # and the evaluation at the end of the budget never
+        logger = Logger(folder=None, output_formats=self.logger.output_formats)
+        logger.set_level(self.logger.level)
         for n in config.eval_players:
-            self.logger.record(f"eval/win_share_vs_{config.eval_opponent}_{n}p", row[f"win_share_{n}p"])
-            self.logger.record(f"eval/fair_share_{n}p", 1.0 / n)
+            logger.record(f"eval/win_share_vs_{config.eval_opponent}_{n}p", row[f"win_share_{n}p"])
+            logger.record(f"eval/fair_share_{n}p", 1.0 / n)
+        logger.dump(self.trained)
         self.evals.append(row)
         self.run.append_eval(row)
         self.stopped_early = stops_early(config, row)
