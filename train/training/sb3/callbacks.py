@@ -101,7 +101,7 @@ class TrainingHooks(BaseCallback):
         if self.config.progress_bar and budget > 0:
             print(
                 f"training {budget:,} steps (to {self.config.total_timesteps:,}) in {self.run.path}; "
-                "a time estimate follows the first rollout",
+                "a time estimate follows the first update",
                 flush=True,
             )
             self.bar = step_bar(budget)
@@ -128,6 +128,8 @@ class TrainingHooks(BaseCallback):
         self.env.set_policy("self", ActorPolicy(actor, self.opp_rng))
         self.collecting = True
         self._between_rollouts(actor)
+        if not self.halt:
+            self._show_estimate()
 
     def after_learn(self) -> None:
         """What fell due with ``learn``'s last update (the checkpoint and evaluation at the
@@ -186,11 +188,18 @@ class TrainingHooks(BaseCallback):
         if self.wins:
             self.logger.record("rollout/win_share", float(np.mean(self.wins)))
             self.wins = []
-        if self.bar is not None and not self._eta_shown and done > 0:
-            self._eta_shown = True
-            rate = done / max(wall, 1e-9)
-            left = (self.config.total_timesteps - self.model.num_timesteps) / rate
-            self.bar.write(f"{rate:,.0f} steps/s so far: {_duration(left)} to go (evaluations add a little)")
+
+    def _show_estimate(self) -> None:
+        """The time left, shown once: at the start of the second rollout, from the rate of
+        the first rollout and the update that followed it (taken at the end of the rollout,
+        the rate left the updates out, and the estimate was a fraction of the time)."""
+        done = self.model.num_timesteps - self.start_steps
+        if self.bar is None or self._eta_shown or done <= 0:
+            return
+        self._eta_shown = True
+        rate = done / max(self._training_seconds(), 1e-9)
+        left = (self.config.total_timesteps - self.model.num_timesteps) / rate
+        self.bar.write(f"{rate:,.0f} steps/s so far: {_duration(left)} to go (evaluations add a little)")
 
     def _training_seconds(self) -> float:
         """Seconds since training started, the evaluations and checkpoint saves left out."""
