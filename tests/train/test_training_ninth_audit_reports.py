@@ -1,14 +1,26 @@
 """What the ninth stop's audit of sb3 training found in what a run reports: TensorBoard's
 evaluations a rollout late (the last one never), a time estimate that left the updates
-out."""
+out, a bad rule option blamed on the table sizes."""
 
 from __future__ import annotations
 
 import json
 import re
 
+import pytest
+
+from train.cli import main
 from train.training import TrainConfig, train
 from train.training.presets import PRESETS
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The one error line ``llama-rl`` prints for a usage error (exit 2)."""
+    assert main(list(args)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    return err
+
 
 # --------------------------------------------------------------------------- 2. evaluations in TensorBoard
 
@@ -60,3 +72,36 @@ def test_the_time_estimate_counts_the_update_after_the_first_rollout(tmp_path, c
     rate, left = int(estimate[0].replace(",", "")), int(estimate[1])
     assert rate < 512 and left >= 2, estimate  # 1536 steps left at under 512 a second
     assert "a time estimate follows the first update" in captured.out
+
+
+# --------------------------------------------------------------------------- 7. a rule option's own range
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--end-score", "0"], "config key 'end_score': end_score must be between 1 and 1000, got 0"),
+        (["--end-score", "5000"], "config key 'end_score': end_score must be between 1 and 1000, got 5000"),
+        (["--hand-size", "0"], "config key 'hand_size': hand_size must be between 1 and 27 for 2 players"),
+        (["--players", "4", "--hand-size", "30"], "config key 'hand_size': hand_size must be between 1 and 27"),
+        # a hand some table sizes deal: the sizes are to blame, and those that deal it are named
+        (
+            ["--players", "2,3", "--hand-size", "20"],
+            "config key 'players' includes 3: hand_size must be between 1 and 18 for 3 players",
+        ),
+    ],
+)
+def test_a_rule_option_out_of_its_range_names_its_own_key(tmp_path, capsys, flags, said):
+    """``--end-score 0`` said "config key 'players' includes 2: end_score must be between 1
+    and 1000, got 0" (later "end_score must be ...", naming no key at all): no table size
+    allows it, and the key to fix is end_score."""
+    err = usage_error(capsys, "train", "--preset", "smoke", "--run-dir", str(tmp_path), *flags)
+    assert err.startswith(f"llama-rl: error: {said}"), err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_config_with_a_rule_option_out_of_its_range_names_the_option():
+    with pytest.raises(ValueError, match="^config key 'end_score': end_score must be between 1 and 1000, got 0$"):
+        TrainConfig(end_score=0).validate()
+    with pytest.raises(ValueError, match="^config key 'hand_size': hand_size must be between 1 and 27 for 2 "):
+        TrainConfig(players=(4,), hand_size=28).validate()

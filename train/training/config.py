@@ -36,6 +36,7 @@ from llama_env.engine import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     Rules,
+    check_rule_option,
     parse_table_sizes,
     rule_option_fields,
     table_sizes_allowing,
@@ -251,6 +252,11 @@ class TrainConfig:
                     f"config key {key!r} is not used by backend {self.backend!r}; leave it at its default "
                     f"({field_defaults()[key]!r}) or pick another backend"
                 )
+        for option in rule_option_fields():  # its own range first: no table size is to blame
+            try:
+                check_rule_option(option, getattr(self, option.name))
+            except ValueError as exc:
+                raise ValueError(f"config key {option.name!r}: {exc}") from None
         self._check_rules_at("players")
         self._check_rules_at("eval_players")
         if self.obs_version not in OBS_VERSIONS:
@@ -343,7 +349,8 @@ class TrainConfig:
 
     def _check_rules_at(self, key: str) -> None:
         """A ``ValueError`` naming ``key`` (``players`` or ``eval_players``) when the rule
-        options do not hold at one of its table sizes, saying which sizes they allow."""
+        options, each in its own range, do not hold at one of its table sizes (a hand too
+        large to deal there), saying which sizes they allow."""
         sizes: tuple[int, ...] = getattr(self, key)
         for n in sorted(set(sizes)):
             try:
