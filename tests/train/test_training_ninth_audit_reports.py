@@ -1,17 +1,20 @@
 """What the ninth stop's audit of sb3 training found in what a run reports: TensorBoard's
 evaluations a rollout late (the last one never), a time estimate that left the updates
-out, a bad rule option blamed on the table sizes."""
+out, a bad rule option blamed on the table sizes, and a second-phase preset without its
+first phase's run met with a generic error."""
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
+from pathlib import Path
 
 import pytest
 
 from train.cli import main
 from train.training import TrainConfig, train
-from train.training.presets import PRESETS
+from train.training.presets import PRESETS, preset_values
 
 
 def usage_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -105,3 +108,29 @@ def test_a_config_with_a_rule_option_out_of_its_range_names_the_option():
         TrainConfig(end_score=0).validate()
     with pytest.raises(ValueError, match="^config key 'hand_size': hand_size must be between 1 and 27 for 2 "):
         TrainConfig(players=(4,), hand_size=28).validate()
+
+
+# --------------------------------------------------------------------------- 8. a second phase without its first
+
+
+@pytest.mark.parametrize("second", sorted(name for name, values in PRESETS.items() if "resume" in values))
+def test_a_second_phase_preset_without_its_first_run_names_the_preset_to_train_first(
+    second, tmp_path, capsys, monkeypatch
+):
+    """``llama-rl train --preset ship-finetune`` without runs/ship said only "'runs/ship' is
+    neither a run directory nor a checkpoint"."""
+    (first,) = [p for p, values in PRESETS.items() if values.get("run_name") == Path(PRESETS[second]["resume"]).name]
+    monkeypatch.chdir(tmp_path)
+    err = usage_error(capsys, "train", "--preset", second)
+    assert err == (
+        f"llama-rl: error: --preset {second} continues the run of --preset {first}, and there is no "
+        f"{Path('runs', first)}: train that first (llama-rl train --preset {first}), give --run-dir the folder "
+        "that holds its run, or --resume the run\n"
+    )
+    elsewhere = tmp_path / "my runs"
+    err = usage_error(capsys, "train", "--preset", second, "--run-dir", str(elsewhere))
+    assert f"there is no {elsewhere / first}: " in err
+    assert f"(llama-rl train --preset {first} --run-dir {shlex.quote(str(elsewhere))})" in err
+    with pytest.raises(ValueError, match=f"^--preset {second} continues the run of --preset {first}, "):
+        preset_values(second)
+    assert not (tmp_path / "runs").exists() and not elsewhere.exists()

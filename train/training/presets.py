@@ -14,6 +14,7 @@ shipped agent").
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -174,7 +175,8 @@ def preset_values(name: str, given: Mapping[str, Any] | None = None) -> dict[str
       an even share heads-up, three times one at 6 players): a run evaluated at other
       sizes is a ``ValueError`` that names both ways on, unless ``stop_win_share`` is given;
     * a preset that resumes its first phase's run (``ship-finetune``) resumes it in the
-      ``run_dir`` given;
+      ``run_dir`` given: where there is none, a ``ValueError`` names the first phase's
+      preset to train first;
     * a preset that describes a new run with the ``resume`` of a run is a ``ValueError``
       (a run goes on with its own recorded settings).
 
@@ -191,7 +193,35 @@ def preset_values(name: str, given: Mapping[str, Any] | None = None) -> dict[str
     _fit_evaluation(name, values, given)
     if not given.get("resume") and values.get("resume"):  # a second phase: its first phase's run, in run_dir
         values["resume"] = str(Path(values.get("run_dir") or "runs") / Path(values["resume"]).name)
+        _check_first_phase(name, values)
     return values
+
+
+def _first_phase(name: str) -> str | None:
+    """The preset whose run the second-phase preset ``name`` continues: the one that names
+    the folder of its ``resume`` (``ship-finetune`` continues ``runs/ship``, the run of
+    ``ship``); ``None`` for a preset that starts a run, or whose run no preset makes."""
+    resume = PRESETS[name].get("resume")
+    if not resume:
+        return None
+    folder = Path(resume).name
+    return next((p for p, s in PRESETS.items() if "resume" not in s and s.get("run_name") == folder), None)
+
+
+def _check_first_phase(name: str, values: Mapping[str, Any]) -> None:
+    """A ``ValueError`` for a second-phase preset whose first phase's run is not there,
+    naming that phase's preset and the flags that say where the run lies (the resume's
+    own error said only that the path was neither a run nor a checkpoint)."""
+    first = _first_phase(name)
+    resume = Path(values["resume"])
+    if first is None or resume.exists():
+        return
+    run_dir = f" --run-dir {shlex.quote(str(resume.parent))}" if values.get("run_dir") else ""
+    raise ValueError(
+        f"--preset {name} continues the run of --preset {first}, and there is no {resume}: train that first "
+        f"(llama-rl train --preset {first}{run_dir}), give --run-dir the folder that holds its run, or --resume "
+        "the run"
+    )
 
 
 def _fit_evaluation(name: str, values: dict[str, Any], given: Mapping[str, Any]) -> None:
