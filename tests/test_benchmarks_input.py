@@ -5,6 +5,7 @@ measuring."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -46,6 +47,22 @@ SITECUSTOMIZE = textwrap.dedent(
                 pass
 
         HTTPServer(("127.0.0.1", int(sys.argv[sys.argv.index("--port") + 1])), Busy).serve_forever()
+    if os.environ.get("BENCH_TEST_EVAL_SECONDS"):  # each evaluate call takes the (wall, CPU) seconds given
+        import json, time
+        import train.evaluation
+
+        given, clock, play = json.loads(os.environ["BENCH_TEST_EVAL_SECONDS"]), [0.0, 0.0], train.evaluation.evaluate
+
+        def evaluate(*args, **kwargs):
+            result = play(*args, **kwargs)
+            wall, cpu = given["batched" if kwargs.get("batched", True) else "game by game"].pop(0)
+            clock[0] += wall
+            clock[1] += cpu
+            return result
+
+        train.evaluation.evaluate = evaluate
+        time.perf_counter = lambda: clock[0]
+        time.process_time = lambda: clock[1]
     """
 )
 
@@ -53,7 +70,8 @@ SITECUSTOMIZE = textwrap.dedent(
 def bench(script: str, *args: str, tmp_path: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     """``python benchmarks/<script>.py args``; with ``env``, a ``sitecustomize`` in
     ``tmp_path`` blocks the modules of ``BENCH_TEST_BLOCK`` (or fails the server child, or
-    makes it answer every request 503 in plain text)."""
+    makes it answer every request 503 in plain text, or gives each ``evaluate`` call the
+    wall and CPU seconds of ``BENCH_TEST_EVAL_SECONDS``)."""
     environ = dict(os.environ)
     if env:
         assert tmp_path is not None
@@ -98,7 +116,6 @@ USAGE_ERRORS = [
     ("search_speed", ["--games", "1", "--rounds", "2", "--batched-games", "0"], "cannot be split over 2 rounds"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", "heuristic"], "--agents names 1 agent;"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", ",".join(["random"] * 7)], "names 7 agents;"),
-    ("eval_speed", ["--games", "9", "--scalar-games", "2", "--workers", "2"], "--scalar-games must be more than"),
     ("train_speed", ["--steps", "10", "--n-envs", "8"], "'batch_size' (2048) must be <= n_steps x n_envs"),
     ("train_speed", ["--steps", "10", "--players", "7"], "argument --players: config key 'players' must be ints 2..6"),
     ("train_speed", ["--opponents", "heuristic:x"], "argument --opponents: config key 'opponents': weight of"),
@@ -220,15 +237,46 @@ def test_serve_load_reports_a_refusal_in_plain_text_as_a_refusal(tmp_path: Path)
     assert line == "serve_load.py: error: the server refused a game against heuristic: 503 Service Unavailable"
 
 
-def test_eval_speed_scales_the_games_not_the_start_up_and_says_where_each_path_played() -> None:
-    """--scalar-games scaled a whole evaluate call, the worker processes' start-up with
-    the games (87x from 20 games, 19x from 400), and the header said "2 workers" for a
-    batch of up to 50,000 games, which plays in one process."""
+def test_eval_speed_says_where_each_path_played() -> None:
+    """The header said "2 workers" for a batch of up to 50,000 games, which plays in one
+    process."""
     out = bench("eval_speed", "--games", "40", "--scalar-games", "10", "--workers", "2", "--repeats", "1")
     assert out.returncode == 0, out.stderr
     batched, scalar = [line for line in out.stdout.splitlines() if ", run 1:" in line]
-    assert "this process" in batched
-    assert "(scaled from 10 games, start-up " in scalar and "2 worker processes" in scalar
+    assert "40 games, this process" in batched
+    assert "10 games, 2 worker processes" in scalar
+
+
+def test_eval_speed_compares_each_path_by_the_games_a_second_of_its_own_calls(tmp_path: Path) -> None:
+    """--scalar-games scaled the game-by-game time to --games: the speed-up grew as the
+    option shrank (62x from 20 games of 4,000, 15x unscaled), and with the start-up taken
+    off first a run read -281 s and the summary "-444.1x (best)". Each call's own seconds
+    (stubbed here) are now printed as measured, and the paths compared by games per
+    second and per CPU second."""
+    seconds = {
+        "batched": [[0.5, 0.5], [0.25, 0.25], [1.0, 0.0625]],  # 40 games a call
+        "game by game": [[1.0, 1.0], [2.0, 1.25], [0.625, 0.5]],  # 10 games a call
+    }
+    args = ["--games", "40", "--scalar-games", "10", "--workers", "1", "--repeats", "3"]
+    out = bench("eval_speed", *args, tmp_path=tmp_path, BENCH_TEST_EVAL_SECONDS=json.dumps(seconds))
+    assert out.returncode == 0, out.stderr
+    runs = [line.split(":", 1)[1] for line in out.stdout.splitlines() if ", run " in line]
+    assert [r.split(", ")[:3] for r in runs] == [
+        ["   0.50 s", "  0.50 CPU s", "40 games"],
+        ["   1.00 s", "  1.00 CPU s", "10 games"],
+        ["   0.25 s", "  0.25 CPU s", "40 games"],
+        ["   2.00 s", "  1.25 CPU s", "10 games"],
+        ["   1.00 s", "  0.06 CPU s", "40 games"],
+        ["   0.62 s", "  0.50 CPU s", "10 games"],
+    ]
+    assert "best 0.25 s, median 0.50 s for 40 games (160 games/s, " in out.stdout  # 40 / 0.25, 40 / 0.5
+    assert "CPU best 0.06 s, median 0.25 s;" in out.stdout
+    assert "best 0.62 s, median 1.00 s for 10 games (16 games/s, " in out.stdout  # 10 / 0.625, 10 / 1
+    assert "CPU best 0.50 s, median 1.00 s;" in out.stdout
+    # 160 / 16 and 80 / 10 games/s; 640 / 20 and 160 / 10 games a CPU second
+    ratio = "games per second: 10.0x (best), 8.0x (median); games per CPU second: 32.0x (best), 16.0x (median)"
+    assert out.stdout.splitlines()[-1] == f"batched / game by game, {ratio}"
+    assert "(fewer: a call's start-up weighs more a game, so the ratio reads high)" in out.stdout.splitlines()[1]
 
 
 def test_results_table_heads_each_column_with_the_games_played_and_describes_itself_whole() -> None:
