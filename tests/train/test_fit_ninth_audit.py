@@ -201,6 +201,26 @@ def test_a_config_field_of_the_wrong_type_or_not_finite_is_named_by_validate(con
         config.validate()
 
 
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (DistillConfig(games=None), "DistillConfig games must be an integer, got None"),
+        (DistillConfig(seed=None), "DistillConfig seed must be an integer, got None"),
+        (DistillConfig(temperature=None), "DistillConfig temperature must be a finite number, got None"),
+        (SearchNetsConfig(players=None), "SearchNetsConfig players must be an integer, got None"),
+        (SearchNetsConfig(held_out=None), "SearchNetsConfig held_out must be an integer, got None"),
+        (SearchNetsConfig(learning_rate=None), "SearchNetsConfig learning_rate must be a finite number, got None"),
+    ],
+)
+def test_none_is_refused_by_validate_where_the_field_does_not_allow_it(config, message):
+    """Every field skipped None, though only worlds, below, horizon, model and networks
+    mean something by it: DistillConfig(games=None) passed validate(), and distill failed
+    in numpy ('NoneType' object cannot be interpreted as an integer)."""
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        config.validate()
+    assert DistillConfig(players=2, worlds=None, below=None, horizon=None, model=None, networks=None).validate()
+
+
 def test_run_distill_refuses_an_infinite_temperature_before_any_game(tmp_path, monkeypatch, capsys):
     from train.cli.common import CommandError
     from train.cli.distill import run_distill

@@ -15,7 +15,9 @@ of ``agents/models/`` and what it cost.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+import types
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,20 +104,26 @@ def refuse_own_file(out: str | Path, source: str | Path, message: str) -> None:
         raise ValueError(message)
 
 
-def check_field_types(config: Any, integers: Iterable[str], numbers: Iterable[str], paths: Iterable[str]) -> None:
+def check_field_types(config: Any) -> None:
     """A ``ValueError`` naming the first field of ``config`` (a fit's config dataclass)
-    of the wrong type (:func:`agents.base.number`): ``integers`` an integer, ``numbers``
-    a finite number, ``paths`` a ``str`` or a path; each may be ``None`` where its
-    default is. A string of digits was met as a ``TypeError`` of a comparison, and an
-    infinity as NaN weights after all the games."""
+    whose value is not of the type its annotation gives (:func:`agents.base.number`): an
+    ``int`` an integer, a ``float`` a finite number, a ``str`` a file's path (a ``str`` or
+    a path), and ``None`` only where the annotation allows it (``int | None``). Read from
+    the annotations (``typing.get_type_hints``, as the training config's are), never from
+    a list kept beside them; a field of another type (``hidden``'s tuple) is left to the
+    config's ``validate``. A string of digits was met as a ``TypeError`` of a comparison,
+    an infinity as NaN weights after all the games, and a ``None`` as a ``TypeError`` in
+    numpy."""
     owner = type(config).__name__
-    for key in integers:
-        if getattr(config, key) is not None:
-            number(owner, key, getattr(config, key), integer=True)
-    for key in numbers:
-        if getattr(config, key) is not None:
-            number(owner, key, getattr(config, key))
-    for key in paths:
+    for key, hint in typing.get_type_hints(type(config)).items():
         value = getattr(config, key)
-        if value is not None and not isinstance(value, (str, os.PathLike)):
+        allowed = set(typing.get_args(hint)) if typing.get_origin(hint) in (typing.Union, types.UnionType) else {hint}
+        if value is None and type(None) in allowed:
+            continue
+        allowed.discard(type(None))
+        if allowed == {int}:
+            number(owner, key, value, integer=True)
+        elif allowed == {float}:
+            number(owner, key, value)
+        elif allowed == {str} and not isinstance(value, (str, os.PathLike)):
             raise ValueError(f"{owner} {key} must be a file's path (a str or a Path), got {brief(value)}")

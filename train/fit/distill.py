@@ -86,9 +86,7 @@ class DistillConfig:
 
     def validate(self) -> DistillConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
-        integers = ("players", "games", "seed", "worlds", "horizon", "slots", "epochs", "batch_size", "held_out")
-        numbers = ("below", "learning_rate", "searched_weight", "temperature")
-        check_field_types(self, integers, numbers, ("model", "networks"))
+        check_field_types(self)
         if self.networks is None and self.players not in NETWORKS:
             raise ValueError(
                 f"players must be a table size with search networks ({', '.join(map(str, sorted(NETWORKS)))}), "

@@ -93,8 +93,7 @@ class SearchNetsConfig:
 
     def validate(self) -> SearchNetsConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
-        integers = ("players", "games", "seed", "batch_size", "value_epochs", "belief_epochs", "held_out")
-        check_field_types(self, integers, ("learning_rate",), ("model",))
+        check_field_types(self)
         if not isinstance(self.hidden, (tuple, list)) or not all(is_int(h) for h in self.hidden):
             raise ValueError(f"hidden must be positive layer sizes, got {brief(self.hidden)}")
         if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
