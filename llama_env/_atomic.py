@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["atomic_write", "atomic_write_text", "atomic_savez", "new_file", "check_writable_folder"]
+__all__ = ["atomic_write", "atomic_write_text", "atomic_savez", "new_file", "check_writable_folder", "write_target"]
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:
@@ -25,9 +25,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     file; two writers at once each get a temporary file of their own. A file that is
     there keeps its permissions, and a symbolic link its place: the file it points to is
     the one replaced, as ``open(path, "w")`` would write it."""
-    path = Path(path)
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
+    path = write_target(path)
     tmp = new_file(path.parent, f".{path.name}.", ".tmp")
     try:
         write(tmp)
@@ -37,6 +35,14 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_target(path: str | os.PathLike[str]) -> Path:
+    """The file :func:`atomic_write` replaces for ``path``, in whose folder it writes
+    first: the one a symbolic link there points to (a dangling link's too), else ``path``
+    itself. A command checks that folder before its work (:func:`check_writable_folder`)."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 _WINDOWS = os.name == "nt"

@@ -152,6 +152,29 @@ def test_the_python_api_checks_the_out_folder_before_any_game(command, tmp_path,
             distill(DistillConfig(players=2, games=2), out)
 
 
+@pytest.mark.parametrize("command", ["export", "fit-search", "distill"])
+def test_the_folder_checked_is_the_one_a_link_writes_in(command, tmp_path, monkeypatch):
+    """The check looked at the link's folder, the write follows the link: --out
+    dangling.npz (a link to /nonexistent/t.npz) passed, and fit-search played and fitted,
+    then failed at the last write."""
+    _no_games(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "nowhere" / "t.npz"
+    (tmp_path / "dangling.npz").symlink_to(missing)
+    code, output = _cli([*_writes(command), "--out", "dangling.npz"])
+    assert code == 2 and "Traceback" not in output and len(output.strip().splitlines()) == 1, output
+    assert f"--out 'dangling.npz' (a link to {str(missing)!r}): the folder {str(missing.parent)!r} does not exist" in (
+        output
+    )
+    if command == "fit-search":
+        with pytest.raises(ValueError, match="the folder .* does not exist"):
+            fit_search_networks(SearchNetsConfig(players=2, games=2), "dangling.npz")
+    elif command == "distill":
+        with pytest.raises(ValueError, match="the folder .* does not exist"):
+            distill(DistillConfig(players=2, games=2), "dangling.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.npz"]
+
+
 # --------------------------------------------------------------------------- a specialist of other rules
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from agents.base import number
 from agents.ppo import MODELS_DIR, load_actor
 from agents.search import networks_table_size
-from llama_env._atomic import check_writable_folder
+from llama_env._atomic import check_writable_folder, write_target
 from llama_env.engine import brief
 from train.training.run_dir import save_aside
 
@@ -37,7 +37,8 @@ WRITES = {"actor": "a PPO policy", "networks": "the search's value and belief ne
 def out_file(out: str | Path, writes: str) -> Path:
     """``out`` as the file a command is about to write ``writes`` to (a key of
     :data:`WRITES`), checked before any work; a ``ValueError`` in one line naming it
-    otherwise. Its folder exists and can be written; it is no folder; it is not in
+    otherwise. The folder written in exists and can be written (that of the file a link
+    points to, where :func:`llama_env._atomic.atomic_write` writes); it is no folder; it is not in
     :data:`agents.ppo.MODELS_DIR`, whose files the package's agents play (write to another
     file, and copy it there to ship it); and a file already there is not of the other
     kind (a policy where networks are written, or networks where a policy is), which
@@ -45,10 +46,12 @@ def out_file(out: str | Path, writes: str) -> Path:
     if writes not in WRITES:
         raise ValueError(f"writes must be one of {', '.join(map(repr, WRITES))}, got {writes!r}")
     path = Path(out)
+    target = write_target(path)
     try:
-        check_writable_folder(path.parent)
+        check_writable_folder(target.parent)
     except ValueError as exc:
-        raise ValueError(f"--out {str(out)!r}: {exc}") from None
+        linked = f" (a link to {str(target)!r})" if target != path else ""
+        raise ValueError(f"--out {str(out)!r}{linked}: {exc}") from None
     if path.exists() and not path.is_file():
         raise ValueError(f"--out {str(out)!r} is a folder, not a file")
     if path.resolve().parent == MODELS_DIR:  # resolved: a link to a shipped file, or to their folder, too
