@@ -175,6 +175,44 @@ def test_the_folder_checked_is_the_one_a_link_writes_in(command, tmp_path, monke
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling.npz"]
 
 
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_the_python_api_names_its_out_file_without_the_flag(command, tmp_path, monkeypatch):
+    """fit_search_networks and distill said '--out 'x.npz' holds ...', a flag a Python
+    caller never gave."""
+    _no_games(monkeypatch)
+    out = tmp_path / "x.npz"
+    if command == "fit-search":
+        out.write_bytes(SHIPPED["ppo"][2].read_bytes())
+        with pytest.raises(ValueError, match=f"^{re.escape(repr(str(out)))} holds a PPO policy: "):
+            fit_search_networks(SearchNetsConfig(players=2, games=2), out)
+    else:
+        out.write_bytes(NETWORKS[2].read_bytes())
+        with pytest.raises(ValueError, match=f"^{re.escape(repr(str(out)))} holds the search's value"):
+            distill(DistillConfig(players=2, games=2), out)
+
+
+@pytest.mark.parametrize("command", ["export", "fit-search", "distill"])
+def test_the_shipped_models_rule_comes_before_the_folders_write_check(command, tmp_path, monkeypatch):
+    """On a read-only install, --out agents/models/x.npz said 'cannot write in ...', as if
+    the folder's permissions were the problem, where the rule is that nothing is written
+    there."""
+    import train.fit
+
+    _no_games(monkeypatch)
+    shipped = tmp_path / "models"
+    shipped.mkdir()
+    monkeypatch.setattr(train.fit, "MODELS_DIR", shipped, raising=False)
+
+    def read_only(directory, prefix, suffix):
+        raise PermissionError(30, "Read-only file system", str(directory))
+
+    monkeypatch.setattr("llama_env._atomic.new_file", read_only)
+    out = str(shipped / "x.npz")
+    code, output = _cli([*_writes(command), "--out", out])
+    assert code == 2 and "Traceback" not in output and len(output.strip().splitlines()) == 1, output
+    assert f"--out {out!r} is in {shipped}, the models the package's agents play" in output
+
+
 # --------------------------------------------------------------------------- a specialist of other rules
 
 

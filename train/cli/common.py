@@ -12,7 +12,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from llama_env._atomic import check_writable_folder
 from llama_env._install import install_hint
@@ -20,6 +20,9 @@ from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
 from train._program import EXIT_INTERRUPTED, EXIT_USAGE, PROG, is_terminal, say_on_stderr
+
+if TYPE_CHECKING:  # train.fit is imported by the commands that write with it, not by every command
+    from train.fit import Writes
 
 __all__ = [
     "PROG",
@@ -397,7 +400,7 @@ def writable_folder(folder: Path, what: str) -> None:
         raise CommandError(f"{what}: {exc}") from None
 
 
-def npz_out(out: str | Path, writes: str, model: str | None = None) -> Path:
+def npz_out(out: str | Path, writes: Writes, model: str | None = None) -> Path:
     """``--out`` as a path to a ``.npz`` file that may be written with ``writes``
     (``"actor"`` or ``"networks"``, :func:`train.fit.out_file`: in a folder that can be
     written, not among the shipped models, not a file of the other kind), and ``--model``
@@ -409,7 +412,7 @@ def npz_out(out: str | Path, writes: str, model: str | None = None) -> Path:
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
     try:
-        out_file(out, writes)
+        out_file(out, writes, "--out ")
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     if model is not None and not Path(model).exists():
@@ -465,7 +468,7 @@ T = TypeVar("T")
 
 
 def write_npz(
-    config: Any, out: str | Path, fit: Callable[..., T], command: str, writes: str, progress: bool = False
+    config: Any, out: str | Path, fit: Callable[..., T], command: str, writes: Writes, progress: bool = False
 ) -> T:
     """The run of a command that fits with torch and writes ``writes`` to ``--out``
     (``fit-search``, ``distill``): ``config`` (with its ``model`` and ``validate()``)

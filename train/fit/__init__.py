@@ -19,7 +19,7 @@ import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agents.base import number
 from agents.ppo import MODELS_DIR, load_actor
@@ -33,42 +33,47 @@ WRITES = {"actor": "a PPO policy", "networks": "the search's value and belief ne
 (``llama-rl export`` and ``distill``: ``ppo:path=`` plays it), or the search's networks
 (``llama-rl fit-search``: ``search:networks_path=`` reads them)."""
 
+Writes = Literal["actor", "networks"]
+"""A key of :data:`WRITES`."""
 
-def out_file(out: str | Path, writes: str) -> Path:
+
+def out_file(out: str | Path, writes: Writes, label: str = "") -> Path:
     """``out`` as the file a command is about to write ``writes`` to (a key of
     :data:`WRITES`), checked before any work; a ``ValueError`` in one line naming it
-    otherwise. The folder written in exists and can be written (that of the file a link
-    points to, where :func:`llama_env._atomic.atomic_write` writes); it is no folder; it is not in
+    (``label`` first: ``"--out "`` from the command line) otherwise. It is not in
     :data:`agents.ppo.MODELS_DIR`, whose files the package's agents play (write to another
-    file, and copy it there to ship it); and a file already there is not of the other
-    kind (a policy where networks are written, or networks where a policy is), which
-    every agent reading it would then refuse. A file of the same kind is replaced."""
+    file, and copy it there to ship it); the folder written in exists and can be written
+    (that of the file a link points to, where :func:`llama_env._atomic.atomic_write`
+    writes); it is no folder; and a file already there is not of the other kind (a policy
+    where networks are written, or networks where a policy is), which every agent reading
+    it would then refuse. A file of the same kind is replaced."""
     if writes not in WRITES:
         raise ValueError(f"writes must be one of {', '.join(map(repr, WRITES))}, got {writes!r}")
     path = Path(out)
+    named = f"{label}{str(out)!r}"
+    if path.resolve().parent == MODELS_DIR:  # resolved: a link to a shipped file, or to their folder, too
+        raise ValueError(
+            f"{named} is in {MODELS_DIR}, the models the package's agents play: write to another "
+            "file (and copy it there yourself to ship it)"
+        )
     target = write_target(path)
     try:
         check_writable_folder(target.parent)
     except ValueError as exc:
         linked = f" (a link to {str(target)!r})" if target != path else ""
-        raise ValueError(f"--out {str(out)!r}{linked}: {exc}") from None
+        raise ValueError(f"{named}{linked}: {exc}") from None
     if path.exists() and not path.is_file():
-        raise ValueError(f"--out {str(out)!r} is a folder, not a file")
-    if path.resolve().parent == MODELS_DIR:  # resolved: a link to a shipped file, or to their folder, too
-        raise ValueError(
-            f"--out {str(out)!r} is in {MODELS_DIR}, the models the package's agents play: write to another "
-            "file (and copy it there yourself to ship it)"
-        )
+        raise ValueError(f"{named} is a folder, not a file")
     held = _holds(path) if path.exists() else None
     if held is not None and held != writes:
         raise ValueError(
-            f"--out {str(out)!r} holds {WRITES[held]}: {WRITES[writes]} would be written over it; write to "
+            f"{named} holds {WRITES[held]}: {WRITES[writes]} would be written over it; write to "
             "another file, or delete it first"
         )
     return path
 
 
-def _holds(path: Path) -> str | None:
+def _holds(path: Path) -> Writes | None:
     """The kind of :data:`WRITES` the file ``path`` holds, as the agents that read it
     read it; ``None`` for a file of neither kind (damaged, or of something else)."""
     try:
