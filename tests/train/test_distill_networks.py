@@ -52,7 +52,7 @@ def no_games(monkeypatch):
         (["--players", "4", "--networks", "two.npz"], "the networks of two.npz are for 2 players, not 4 (--players)"),
         (["--players", "3", "--networks", "three.npz"], "no ppo specialist is shipped at 3 players (only at 2, 4, 6)"),
         (["--players", "2", "--networks", "nowhere.npz"], "cannot load the search networks from nowhere.npz"),
-        (["--players", "2", "--networks", "two.npz", "--out", "two.npz"], "--out 'two.npz' holds the search's value"),
+        (["--players", "2", "--networks", "two.npz", "--out", "two.npz"], "--out 'two.npz' is the networks' own file"),
         (["--players", "3"], "players must be a table size with search networks (2, 4, 6), got 3"),
     ],
 )

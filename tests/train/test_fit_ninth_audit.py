@@ -152,6 +152,32 @@ def test_the_python_api_checks_the_out_folder_before_any_game(command, tmp_path,
             distill(DistillConfig(players=2, games=2), out)
 
 
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_an_out_that_is_a_file_the_command_reads_is_said_to_be_so(command, tmp_path, monkeypatch):
+    """The kind check came first: `fit-search --model mine.npz --out mine.npz` said '--out
+    'mine.npz' holds a PPO policy: ... write to another file, or delete it first', and
+    distill the same of its --networks: deleting it would lose the file the command reads."""
+    _no_games(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    if command == "fit-search":
+        mine, whose = tmp_path / "mine.npz", "the specialist's"
+        mine.write_bytes(SHIPPED["ppo"][2].read_bytes())
+        argv = ["--model", "mine.npz"]
+    else:
+        mine, whose = tmp_path / "mine.npz", "the networks'"
+        mine.write_bytes(NETWORKS[2].read_bytes())
+        argv = ["--networks", "mine.npz"]
+    code, output = _cli([*_writes(command), *argv, "--out", "mine.npz"])
+    assert code == 2 and "Traceback" not in output and len(output.strip().splitlines()) == 1, output
+    assert f"--out 'mine.npz' is {whose} own file (mine.npz): " in output and "delete" not in output
+    with pytest.raises(ValueError, match=f"^'mine.npz' is {whose} own file"):
+        if command == "fit-search":
+            fit_search_networks(SearchNetsConfig(players=2, games=2, model="mine.npz"), "mine.npz")
+        else:
+            distill(DistillConfig(players=2, games=2, networks="mine.npz"), "mine.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.npz"]
+
+
 @pytest.mark.parametrize("command", ["export", "fit-search", "distill"])
 def test_the_folder_checked_is_the_one_a_link_writes_in(command, tmp_path, monkeypatch):
     """The check looked at the link's folder, the write follows the link: --out

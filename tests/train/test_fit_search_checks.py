@@ -96,9 +96,10 @@ def test_fit_search_refuses_to_write_the_networks_over_its_specialist(out, tmp_p
         "run": ["--model", "run", "--out", "run/model.npz"],
         "default": ["--out", "link.npz"],
     }[out]
-    message = {  # the networks would not replace a policy (the specialist's or any), nor a shipped file
-        "model": "--out './mine.npz' holds a PPO policy",
-        "run": "--out 'run/model.npz' holds a PPO policy",
+    message = {  # said as the specialist's own file before what it holds (a PPO policy); nor a shipped file
+        "model": "--out './mine.npz' is the specialist's own file (mine.npz): the search's value and belief "
+        "networks would be written over it",
+        "run": "--out 'run/model.npz' is the specialist's own file (run/model.npz)",
         "default": "--out 'link.npz' is in ",
     }[out]
     before = {p: p.read_bytes() for p in (tmp_path / "mine.npz", tmp_path / "run" / "model.npz", FITTED_ON[4])}

@@ -10,7 +10,7 @@ import math
 import os
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -400,19 +400,20 @@ def writable_folder(folder: Path, what: str) -> None:
         raise CommandError(f"{what}: {exc}") from None
 
 
-def npz_out(out: str | Path, writes: Writes, model: str | None = None) -> Path:
+def npz_out(out: str | Path, writes: Writes, model: str | None = None, reads: Mapping[str, Path] | None = None) -> Path:
     """``--out`` as a path to a ``.npz`` file that may be written with ``writes``
     (``"actor"`` or ``"networks"``, :func:`train.fit.out_file`: in a folder that can be
-    written, not among the shipped models, not a file of the other kind), and ``--model``
-    (if given) an existing file or directory; anything else is a :class:`CommandError`.
-    Say :func:`replaced` once the new file is written."""
+    written, not among the shipped models, none of the files the command ``reads``, not a
+    file of the other kind), and ``--model`` (if given) an existing file or directory;
+    anything else is a :class:`CommandError`. Say :func:`replaced` once the new file is
+    written."""
     from train.fit import out_file
 
     path = Path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
     try:
-        out_file(out, writes, "--out ")
+        out_file(out, writes, "--out ", reads)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     if model is not None and not Path(model).exists():
@@ -471,16 +472,16 @@ def write_npz(
     config: Any, out: str | Path, fit: Callable[..., T], command: str, writes: Writes, progress: bool = False
 ) -> T:
     """The run of a command that fits with torch and writes ``writes`` to ``--out``
-    (``fit-search``, ``distill``): ``config`` (with its ``model`` and ``validate()``)
-    and ``out`` checked first (:func:`npz_out`), then ``fit(config, path, log=...,
-    progress=...)`` reporting on stdout, with a bar of its games on stderr if
-    ``progress``; bad input, found before or while the model is read, is a
+    (``fit-search``, ``distill``): ``config`` (with its ``model``, ``validate()`` and
+    ``read_files()``) and ``out`` checked first (:func:`npz_out`), then ``fit(config,
+    path, log=..., progress=...)`` reporting on stdout, with a bar of its games on stderr
+    if ``progress``; bad input, found before or while the model is read, is a
     :class:`CommandError`."""
-    path = npz_out(out, writes, config.model)
     try:
         config.validate()
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    path = npz_out(out, writes, config.model, config.read_files())
     with missing_dependency(command):
         import torch  # noqa: F401 - fail before minutes of games, not after them
 

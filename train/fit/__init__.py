@@ -17,12 +17,12 @@ from __future__ import annotations
 import os
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from agents.base import number
-from agents.ppo import MODELS_DIR, load_actor
+from agents.ppo import MODELS_DIR, load_actor, model_file
 from agents.search import networks_table_size
 from llama_env._atomic import check_writable_folder, write_target
 from llama_env.engine import brief
@@ -37,16 +37,18 @@ Writes = Literal["actor", "networks"]
 """A key of :data:`WRITES`."""
 
 
-def out_file(out: str | Path, writes: Writes, label: str = "") -> Path:
+def out_file(out: str | Path, writes: Writes, label: str = "", reads: Mapping[str, Path] | None = None) -> Path:
     """``out`` as the file a command is about to write ``writes`` to (a key of
     :data:`WRITES`), checked before any work; a ``ValueError`` in one line naming it
     (``label`` first: ``"--out "`` from the command line) otherwise. It is not in
     :data:`agents.ppo.MODELS_DIR`, whose files the package's agents play (write to another
     file, and copy it there to ship it); the folder written in exists and can be written
     (that of the file a link points to, where :func:`llama_env._atomic.atomic_write`
-    writes); it is no folder; and a file already there is not of the other kind (a policy
-    where networks are written, or networks where a policy is), which every agent reading
-    it would then refuse. A file of the same kind is replaced."""
+    writes); it is no folder; it is none of the files the command ``reads``, by whose
+    they are (``{"the specialist's": Path("mine.npz")}``: the same file by another name
+    too), said as such before what it holds; and a file already there is not of the
+    other kind (a policy where networks are written, or networks where a policy is),
+    which every agent reading it would then refuse. A file of the same kind is replaced."""
     if writes not in WRITES:
         raise ValueError(f"writes must be one of {', '.join(map(repr, WRITES))}, got {writes!r}")
     path = Path(out)
@@ -64,6 +66,12 @@ def out_file(out: str | Path, writes: Writes, label: str = "") -> Path:
         raise ValueError(f"{named}{linked}: {exc}") from None
     if path.exists() and not path.is_file():
         raise ValueError(f"{named} is a folder, not a file")
+    for whose, source in (reads or {}).items():
+        if path.exists() and source.exists() and path.samefile(source):
+            raise ValueError(
+                f"{named} is {whose} own file ({source}): {WRITES[writes]} would be written over it; write to "
+                "another file"
+            )
     held = _holds(path) if path.exists() else None
     if held is not None and held != writes:
         raise ValueError(
@@ -104,12 +112,14 @@ def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:
         ) from None
 
 
-def refuse_own_file(out: str | Path, source: str | Path, message: str) -> None:
-    """A ``ValueError`` saying ``message`` when ``out``, the file to write, is ``source``,
-    a file the command reads (the same file by another name too), so that one is not
-    written over the other."""
-    if Path(out).exists() and Path(source).exists() and Path(out).samefile(source):
-        raise ValueError(message)
+def specialist_file(path: Path) -> Path:
+    """The file of the specialist at ``path`` (a model file or run directory,
+    :func:`agents.ppo.model_file`), as a file its command reads (:func:`out_file`); ``path``
+    itself where it names none, refused with its own message where it is read."""
+    try:
+        return model_file(path, "--model ")
+    except ValueError:
+        return path
 
 
 def check_field_types(config: Any) -> None:

@@ -42,7 +42,7 @@ from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
 from train._program import game_bar
-from train.fit import check_field_types, out_file, refuse_own_file, save_or_rescue
+from train.fit import check_field_types, out_file, save_or_rescue, specialist_file
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -124,6 +124,14 @@ class DistillConfig:
     def model_path(self) -> Path:
         """The specialist's file."""
         return Path(self.model) if self.model is not None else SHIPPED["ppo"][self.players]
+
+    def read_files(self) -> dict[str, Path]:
+        """The files the distillation reads, by whose they are, which its out file may not
+        be (:func:`train.fit.out_file`); of a validated config."""
+        files = {"the specialist's": specialist_file(self.model_path())}
+        if self.networks is not None:
+            files["the networks'"] = Path(self.networks)
+        return files
 
 
 @dataclass(frozen=True)
@@ -342,14 +350,8 @@ def distill(
     specialist's, the networks'), or a specialist that cannot serve
     (:func:`train.fit.search_nets.check_specialist`), all before any game."""
     config.validate()
-    out_file(out, "actor")
+    out_file(out, "actor", reads=config.read_files())
     model = model_file(config.model_path(), "--model ")
-    refuse_own_file(
-        out,
-        model,
-        f"{out} is the specialist's own file ({config.model_path()}): the policy would be written over it; "
-        "write it to another file (--out)",
-    )
     actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     if config.networks is not None:

@@ -42,7 +42,7 @@ from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from train._program import game_bar
-from train.fit import check_field_types, out_file, refuse_own_file, save_or_rescue
+from train.fit import check_field_types, out_file, save_or_rescue, specialist_file
 
 __all__ = [
     "DATA_DEALS",
@@ -121,6 +121,11 @@ class SearchNetsConfig:
     def model_path(self) -> Path:
         """The specialist's file."""
         return Path(self.model) if self.model is not None else FITTED_ON[self.players]
+
+    def read_files(self) -> dict[str, Path]:
+        """The files the fit reads, by whose they are, which its out file may not be
+        (:func:`train.fit.out_file`); of a validated config."""
+        return {"the specialist's": specialist_file(self.model_path())}
 
 
 @dataclass(frozen=True)
@@ -302,14 +307,8 @@ def fit_search_networks(
     file, or a specialist that cannot serve (:func:`check_specialist`), all before any
     game."""
     config.validate()
-    out_file(out, "networks")
+    out_file(out, "networks", reads=config.read_files())
     model = model_file(config.model_path(), "--model ")
-    refuse_own_file(
-        out,
-        model,
-        f"{out} is the specialist's own file ({config.model_path()}): the networks would be written over it; "
-        "write them to another file (--out)",
-    )
     actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     t = time.perf_counter()
