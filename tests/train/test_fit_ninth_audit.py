@@ -53,6 +53,19 @@ def test_a_rescue_that_fails_too_leaves_no_empty_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_rescue_stopped_by_ctrl_c_leaves_no_empty_file(tmp_path, monkeypatch):
+    """The rescue's file is made first, and was removed only when the save failed with an
+    OSError: Ctrl-C while it was written left an empty llama-rl-rescue-*.npz behind."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def interrupted(path: Path) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        save_aside(interrupted, "out.npz")
+    assert list(tmp_path.iterdir()) == []
+
+
 # --------------------------------------------------------------------------- --out of the other kind
 
 

@@ -126,7 +126,8 @@ def save_aside(save: Callable[[Path], object], name: str) -> Path | None:
     be written where it belongs: ``llama-rl-rescue-<stem>-<random>.<suffix>`` of ``name``,
     made afresh (:func:`llama_env._atomic.new_file`), so that a second rescue of the same
     name keeps the first, and a link planted under a fixed name in a shared directory
-    redirects nothing. The path, or ``None`` when that fails too."""
+    redirects nothing. The path, or ``None`` when that fails too; a save that fails or is
+    stopped (Ctrl-C) leaves no empty file behind."""
     stem, suffix = Path(name).stem, Path(name).suffix
     try:
         target = new_file(Path(tempfile.gettempdir()), f"llama-rl-rescue-{stem}-", suffix)
@@ -137,6 +138,9 @@ def save_aside(save: Callable[[Path], object], name: str) -> Path | None:
     except OSError:
         target.unlink(missing_ok=True)
         return None
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
     return target
 
 
