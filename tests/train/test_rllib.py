@@ -374,7 +374,10 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
 
 def test_an_rllib_run_that_cannot_write_its_final_files_says_so_and_keeps_the_policy(tmp_path, monkeypatch, capsys):
     """A full disk at the final save: one error line naming the run directory and the
-    cause, and the policy exported to the temporary directory, never a traceback."""
+    cause, and the policy exported to the temporary directory, never a traceback; it says
+    the table sizes and rules the run trained at, as the run's model.npz does (the rescued
+    file said nothing of them, and no checkpoint was saved at its step to read them from)."""
+    from agents.ppo import load_actor
     from train.training.rllib import trainer as rllib_trainer
 
     def disk_full(algo, run, steps):
@@ -392,6 +395,8 @@ def test_an_rllib_run_that_cannot_write_its_final_files_says_so_and_keeps_the_po
         obs, masks = real_batch(20, seed=2)
         agent = agents.make("ppo", path=str(rescued))
         assert all(masks[i, agent.act(o, m)] for i, (o, m) in enumerate(zip(obs, masks, strict=True)))
+        actor = load_actor(rescued)
+        assert actor.table_sizes == (2,) and actor.trained_rules == {"end_score": (40,), "hand_size": (6,)}
     finally:
         rescued.unlink(missing_ok=True)
     assert not (tmp_path / name / "model.npz").exists() and not (tmp_path / name / ".lock").exists()

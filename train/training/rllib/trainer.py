@@ -769,10 +769,7 @@ def _loop(
     try:
         with saving_despite_ctrl_c():
             saved.append(_save_checkpoint(algo, run, steps))
-            # with the table sizes and rules the run trained at, as `llama-rl export runs/<name>` writes them
-            # (a copy of the file alone keeps them), from the checkpoint just saved: the sessions up to it
-            policy = with_run_trained_at(export_actor(algo, config), saved[-1] / RLLIB_MODULE_STATE)
-            save_actor(policy, run.path / "model.npz")
+            save_actor(_run_policy(algo, config, run, steps), run.path / "model.npz")
             decisions, illegal, not_counted = _runner_counts(algo)
             summary = {
                 "backend": "rllib",
@@ -809,9 +806,19 @@ def _loop(
     return result_or_stopped(trained, failure)
 
 
+def _run_policy(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> Actor:
+    """The policy at ``steps``, saying the table sizes and rules the run trained at up to
+    then, as ``llama-rl export`` of its checkpoint at ``steps`` writes them (a copy of the
+    file alone keeps them): read from the run's configs and sessions
+    (:func:`agents.ppo.with_run_trained_at`), so that they are said whether that checkpoint
+    was saved (``model.npz``) or not (a rescue)."""
+    checkpoint = run.checkpoints_dir / f"{RLLIB_CHECKPOINT_PREFIX}{steps}" / RLLIB_MODULE_STATE
+    return with_run_trained_at(export_actor(algo, config), checkpoint)
+
+
 def _rescued(algo: Any, config: TrainConfig, run: RunDir, steps: int) -> str:
     """Export the policy somewhere writable when the run directory is not; says where."""
-    return run.rescue(lambda path: save_actor(export_actor(algo, config), path), steps, ".npz", "policy")
+    return run.rescue(lambda path: save_actor(_run_policy(algo, config, run, steps), path), steps, ".npz", "policy")
 
 
 def _evaluate(algo: Any, config: TrainConfig, run: RunDir, steps: int, bar: Any) -> dict[str, Any]:
