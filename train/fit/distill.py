@@ -71,7 +71,8 @@ class DistillConfig:
     below: float | None = None
     horizon: int | None = None
     """The search agent's settings (:class:`agents.search.Settings`; ``None``: its default
-    at the table size, :data:`agents.search.SETTINGS`)."""
+    of :data:`agents.search.SETTINGS` at the table size, or at 3 and 5 players at that of
+    2 and 4, :func:`agents.search.settings_size`)."""
     slots: int = 8192
     """Games played at once: the more, the more searches share each step of the play-outs."""
     epochs: int = 4
