@@ -1583,3 +1583,77 @@ def still(driver: webdriver.Chrome) -> None:
     time.sleep(0.6)
     after = idle(driver)
     assert after["seq"] == seq and not after["game_over"], "the game went on after Pause"
+
+
+# --------------------------------------------------------------------------- 5. following the game as it is shown
+
+
+SAMPLE_TURN = """
+const [target, seq, id, done] = arguments;
+const samples = [];
+const timer = setInterval(() => {
+  const seat = document.querySelector('#seats .seat.to-act b');
+  const state = window.llamaState;
+  samples.push({idle: window.llamaIdle, turn: document.getElementById('turn').textContent,
+                to_act: seat ? seat.textContent : null, id: state ? state.id : null,
+                shown: !document.getElementById('game').classList.contains('hidden')});
+  if (window.llamaIdle && state && (state.seq !== seq || state.id !== id)) { clearInterval(timer); done(samples); }
+}, 15);
+target.click();
+"""
+"""Clicks ``target`` and reads the turn line (with the seat the table marks to act) every
+15 ms until the page is idle on a state other than frame ``seq`` of game ``id``."""
+
+
+def sampled_turn(driver: webdriver.Chrome, target: Any) -> list[dict[str, Any]]:
+    state = driver.execute_script("return window.llamaState")
+    before = (state["seq"], state["id"]) if state else (None, None)
+    return driver.execute_async_script(SAMPLE_TURN, target, *before)
+
+
+def test_the_turn_line_says_who_plays_while_the_moves_are_shown(site, browser):
+    """The line over the hand was written only once the page was idle: while the agents'
+    moves were shown it still said "Your turn: tap a card, draw or quit." (every button
+    off, another seat marked to act), as it did while a slow move was on its way, and a
+    second game in the page showed the first one's "Game over" during its opening moves.
+    A screen reader heard "Your turn" once only (the line did not change). The line now
+    follows each move shown, says a move is on its way, and is read out at rest."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("person", "Kim")] + [("agent", "heuristic")] * 3, seed=3, end_score=1)
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver)
+    assert driver.find_element(By.ID, "turn").get_attribute("aria-live") is None  # (read out through #announce)
+    driver.execute_script(  # a slow network: each request arrives 0.6 s late
+        "const f = window.fetch; window.fetch = (...a) => new Promise((r) => setTimeout(r, 600)).then(() => f(...a));"
+    )
+    samples: list[dict[str, Any]] = []
+    for turn in range(60):
+        if state["game_over"]:
+            break
+        assert state["your_turn"]
+        if shown(driver, "round-result"):
+            dismiss_round(driver)
+        said = driver.execute_script("return document.getElementById('announce').textContent")
+        assert said == driver.find_element(By.ID, "turn").text and said.startswith("Your turn"), said
+        cards = driver.find_elements(By.CSS_SELECTOR, "#hand button:enabled")
+        draw = driver.find_element(By.ID, "draw")
+        target = cards[0] if cards else draw if draw.is_enabled() and turn % 3 else driver.find_element(By.ID, "quit")
+        samples += sampled_turn(driver, target)
+        state = idle(driver)
+    assert state["game_over"]
+    busy = [s for s in samples if not s["idle"]]
+    assert any(s["turn"] == "Sending your move…" for s in busy)
+    assert any(s["turn"].endswith(" is playing…") for s in busy)
+    for s in busy:
+        assert s["turn"] in ("Sending your move…", "Game over.", f"{s['to_act']} is playing…") or (
+            s["turn"] == "Your turn…" and s["to_act"] == "Kim"
+        ), s
+    if shown(driver, "round-result"):
+        dismiss_round(driver)
+    first = state["id"]
+    driver.find_element(By.ID, "new-game").click()
+    set_up(driver, [("person", "Kim")] + [("agent", "heuristic")] * 3, seed=4, end_score=1)
+    samples = sampled_turn(driver, driver.find_element(By.ID, "start"))
+    opening = [s for s in samples if s["id"] != first and s["shown"]]
+    assert opening and not any("Game over" in s["turn"] for s in opening), opening

@@ -367,6 +367,8 @@ function begin(state, opened = false) {
   window.llamaAnimated = 0;
   game = null;
   $("log").replaceChildren();
+  showTurn("");  // (not the last game's result while this one's first moves are shown)
+  $("penalty").textContent = "";
   $("round-result").classList.add("hidden");
   $("standings").classList.add("hidden");
   $("download").classList.add("hidden");
@@ -484,8 +486,36 @@ function showNext() {
   drawTable(event.table, false);
   logEvent(event);
   $("announce").textContent = event.text;  // read out by screen readers
+  turnSaid = "";  // (the turn line after these moves is read out, even the one read before them)
+  if (game.mode === "play") {
+    showTurn(playingNow(event.table));
+    $("penalty").style.visibility = "hidden";  // (the server's figure is the hand's once the moves are shown)
+  }
   if (event.type === "round") showRound(event);
   setTimeout(showNext, queue.length ? delay() : Math.min(delay(), 250));
+}
+
+// The line over the hand says whose turn it is on the table shown: while moves are shown
+// one by one, who plays next on that table (render writes the line of the table at rest),
+// and while this page's move is on its way, that. It is not a live region: the line at
+// rest is read out through #announce when it changes (see sayTurn), not every step of it.
+function showTurn(text, mine = false) {
+  $("turn").textContent = text;
+  $("turn").classList.toggle("mine", mine);
+}
+
+function playingNow(table) {
+  if (table.game_over) return "Game over.";
+  const p = table.current_player;
+  return p === game.seat && table.seats[p].person ? "Your turn…" : `${table.seats[p].name} is playing…`;
+}
+
+let turnSaid = "";  // the turn line last read out
+
+function sayTurn(text) {
+  if (text === turnSaid) return;
+  turnSaid = text;
+  $("announce").textContent = text;
 }
 
 function cardFace(card, small) {
@@ -596,9 +626,11 @@ function render() {
     const waiting = game.table.seats[game.table.current_player].name;
     const me = game.table.seats[game.seat];
     const gone = me.person ? "" : `${me.agent} plays your seat now: you are watching.`;
-    $("turn").textContent = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : gone || `Waiting for ${waiting}…`;
-    $("turn").classList.toggle("mine", game.your_turn);
+    const line = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : gone || `Waiting for ${waiting}…`;
+    showTurn(line, game.your_turn);
+    sayTurn(line);
     $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
+    $("penalty").style.visibility = "";
     focusMove();
   } else {
     const done = game.game_over || (game.mode === "replay" && game.moves_left === 0);
@@ -656,6 +688,7 @@ async function move(action) {
   if (animating || !game || !game.your_turn) return;
   window.llamaIdle = false;
   disableInput();
+  showTurn("Sending your move…");
   stopPolling();
   $("game-error").textContent = "";
   $("round-result").classList.add("hidden");
@@ -736,6 +769,7 @@ function leaveTable() {
 async function sendHandOver(seat) {
   window.llamaIdle = false;
   disableInput();
+  showTurn(seat === game.seat ? "Leaving the table…" : `Handing ${game.table.seats[seat].name}'s seat to heuristic…`);
   stopPolling();
   $("game-error").textContent = "";
   try {
