@@ -88,6 +88,19 @@ def test_a_summary_is_marked_out_of_date_while_a_session_holds_the_run(tmp_path)
     assert not (tmp_path / "r" / "summary.json.tmp").exists() and not list((tmp_path / "r").glob(".*.tmp"))
 
 
+def test_a_failed_session_that_saved_a_checkpoint_keeps_the_mark(tmp_path):
+    """A session that failed after it saved checkpoints put the old summary back: 2048
+    steps, not interrupted, no mark, while ``checkpoints/`` went on to ppo_4096."""
+    run = RunDir(tmp_path / "r")
+    run.create(fresh=False)
+    run.summary_path.write_text(json.dumps({"num_timesteps": 2048, "interrupted": False}))
+    with pytest.raises(RuntimeError), run.lock():
+        run.checkpoint_path(4096).write_bytes(b"a checkpoint")
+        raise RuntimeError("the evaluation at 4096 steps fails")
+    summary = json.loads(run.summary_path.read_text())
+    assert summary["running"] is True and summary["num_timesteps"] == 2048 and "interrupted" not in summary
+
+
 @posix
 def test_a_resumed_session_killed_outright_leaves_no_summary_of_a_clean_end(tmp_path):
     """``kill -9`` of a resumed session left the previous session's summary, 2048 steps and

@@ -520,8 +520,11 @@ class RunDir:
         its own, so they read as the run's end while checkpoints went further. The mark
         (:func:`out_of_date_summary`) keeps the step count of ``model.zip``, which readers
         take from it; a session that ends without writing its summary (a failure it
-        reports) puts the old one back. A summary that cannot be read is left alone."""
+        reports) puts the old one back when it saved nothing, and otherwise keeps the mark:
+        its checkpoints went beyond the old figures. A summary that cannot be read is left
+        alone."""
         path = self.summary_path
+        saves = self._saves()
         try:
             old = path.read_bytes()
             data = json.loads(old)
@@ -539,8 +542,18 @@ class RunDir:
         finally:
             if marked is not None:
                 with contextlib.suppress(OSError):
-                    if path.read_bytes() == marked:
+                    if path.read_bytes() == marked and self._saves() == saves:
                         _write_bytes_atomic(path, old)
+
+    def _saves(self) -> set[tuple[str, int]]:
+        """The checkpoints and models here, each with the time it was last written: two
+        differ when a session saved something between them."""
+        paths = [p for _, p, _ in named_checkpoints(self.path)] + [self.path / name for name in MODEL_NAMES]
+        found = set()
+        for p in paths:
+            with contextlib.suppress(OSError):
+                found.add((p.name, p.stat().st_mtime_ns))
+        return found
 
     def _live_lock_holder(self) -> int | None:
         """The process of this machine that holds the lock, while it runs; ``None`` for no
