@@ -181,8 +181,27 @@ def test_a_run_still_before_its_first_save_is_not_to_be_deleted(tmp_path):
     finally:
         alive.kill()
         alive.wait()
-    assert unsaved is not None and f"still before its first save (process {alive.pid} trains it)" in unsaved
+    here = os.uname().nodename
+    assert unsaved is not None and f"in use by process {alive.pid} on {here}: wait for it to end" in unsaved
     assert "delete" not in unsaved
+
+
+@posix
+def test_a_run_trained_from_another_machine_is_not_called_stopped(tmp_path, capsys):
+    """Its lock is another machine's, whose processes cannot be checked, and a new trainer
+    would not take it over; yet --resume and --run-name both called the run stopped and
+    said to delete it."""
+    run = killed_before_its_first_save(tmp_path, "kk")
+    (run / ".lock").write_text(json.dumps({"pid": 12345, "host": "gpu-node-7"}))
+    said = "a run before its first save, in use by process 12345 on gpu-node-7: wait for it to end"
+    assert main(["train", "--resume", str(run), "--final-eval-games", "0"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "delete" not in err, err
+    assert main(smoke_args(tmp_path, "kk")) == 2
+    err = capsys.readouterr().err
+    assert said in err and "delete" not in err, err
+    (run / ".lock").write_text("{")  # still being written
+    assert "in use by another trainer (its lock is being written): wait" in str(RunDir(run).nothing_saved())
 
 
 def test_a_run_whose_saves_are_all_broken_is_no_run_that_saved_nothing(tmp_path):

@@ -27,6 +27,7 @@ Nothing saved is ever lost:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import secrets
@@ -311,12 +312,10 @@ class RunDir:
         folder that is no run or a run that saved something."""
         if not self.is_run() or self.saved_anything():
             return None
-        pid = self._live_lock_holder()
-        if pid is not None:
-            return (
-                f"a run still before its first save (process {pid} trains it): wait for its first checkpoint, "
-                "or give another --run-name"
-            )
+        lock = self._read_lock()
+        if lock is not None and lock.held:  # what the next trainer would not take over
+            who = "another trainer (its lock is being written)" if lock.being_written else lock.holder
+            return f"a run before its first save, in use by {who}: wait for it to end, or give another --run-name"
         return (
             "a run stopped before its first save (it holds no checkpoint or model to go on from): delete it, "
             "or give another --run-name"
@@ -555,17 +554,28 @@ class RunDir:
                 found.add((p.name, p.stat().st_mtime_ns))
         return found
 
-    def _live_lock_holder(self) -> int | None:
-        """The process of this machine that holds the lock, while it runs; ``None`` for no
-        lock, one left behind, or one of another machine."""
+    def _read_lock(self) -> _Lock | None:
+        """What ``.lock`` holds, and whether its trainer holds it still (:class:`_Lock`);
+        ``None`` when there is no lock."""
         try:
-            held = json.loads(self.lock_path.read_bytes())
+            raw = self.lock_path.read_bytes()
+            age = time.time() - self.lock_path.stat().st_mtime
+        except FileNotFoundError:
+            return None
+        except OSError:
+            raw, age = b"", _LOCK_BEING_WRITTEN_S
+        try:
+            held = json.loads(raw)
             pid, host = held["pid"], str(held["host"])
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):
-            return None
-        if type(pid) is not int or not 0 < pid < 2**31 or host != socket.gethostname():
-            return None
-        return pid if pid != os.getpid() and _pid_alive(pid) else None
+            if type(pid) is not int or not 0 < pid < 2**31:  # what a trainer writes; os.kill takes no other
+                raise ValueError("not a process id")
+        except (ValueError, KeyError, TypeError, RecursionError):
+            if age < _LOCK_BEING_WRITTEN_S:
+                return _Lock(raw, -1, socket.gethostname(), None, held=True, being_written=True)
+            return _Lock(raw, -1, socket.gethostname(), None, held=False)  # unreadable and old: left behind
+        here = host == socket.gethostname()
+        alive = not here or (pid != os.getpid() and _pid_alive(pid))  # another machine's cannot be checked
+        return _Lock(raw, pid, host, held.get("since"), held=alive)
 
     def _create_lock(self, content: str) -> bool:
         """Make ``.lock`` holding ``content``, whole from the moment it exists (a hard link
@@ -591,33 +601,23 @@ class RunDir:
 
     def _break_stale_lock(self) -> None:
         """Take away a lock whose trainer is gone; a ``RunDirError`` when it is alive."""
-        try:
-            raw = self.lock_path.read_bytes()
-            age = time.time() - self.lock_path.stat().st_mtime
-        except FileNotFoundError:
+        lock = self._read_lock()
+        if lock is None:
             return  # released meanwhile: try again
-        except OSError:
-            raw, age = b"", _LOCK_BEING_WRITTEN_S
-        try:
-            held = json.loads(raw)
-            pid, host = held["pid"], str(held["host"])
-            if type(pid) is not int or not 0 < pid < 2**31:  # what a trainer writes; os.kill takes no other
-                raise ValueError("not a process id")
-        except (ValueError, KeyError, TypeError, RecursionError):
-            if age < _LOCK_BEING_WRITTEN_S:
-                raise RunDirError(
-                    f"run directory {self.path} is in use by another trainer (its lock {self.lock_path} is being "
-                    "written); wait for it to finish, or train into another run"
-                ) from None
-            held, pid, host = {}, -1, socket.gethostname()  # unreadable and old: treat as left behind
+        if lock.being_written:
+            raise RunDirError(
+                f"run directory {self.path} is in use by another trainer (its lock {self.lock_path} is being "
+                "written); wait for it to finish, or train into another run"
+            )
+        pid, host, raw = lock.pid, lock.host, lock.raw
         if host != socket.gethostname():
             raise RunDirError(
                 f"run directory {self.path} is locked by process {pid} on {host}; if no trainer runs "
                 f"there any more, delete {self.lock_path} and try again"
             )
-        if pid > 0 and pid != os.getpid() and _pid_alive(pid):
+        if lock.held:
             # The time is only shown: a live process keeps its lock whatever its "since" holds.
-            since, when = held.get("since"), "?"
+            since, when = lock.since, "?"
             if isinstance(since, (int, float)) and not isinstance(since, bool):  # localtime(None) is now
                 with contextlib.suppress(OverflowError, OSError, ValueError, TypeError):  # 1e300, nan
                     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(since))
@@ -659,6 +659,26 @@ class RunDir:
                         shutil.rmtree(p)
                     else:
                         p.unlink()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Lock:
+    """What a run's ``.lock`` holds (:meth:`RunDir._read_lock`): the bytes read, the
+    trainer's process and machine (-1 and this machine for a lock that cannot be read),
+    the time it took the lock, and whether the lock is held: its process runs, it is
+    another machine's (whose processes cannot be checked) or it is still being written.
+    A lock not held is stale, and the next trainer takes it over."""
+
+    raw: bytes
+    pid: int
+    host: str
+    since: Any
+    held: bool
+    being_written: bool = False
+
+    @property
+    def holder(self) -> str:
+        return f"process {self.pid} on {self.host}"
 
 
 def _row_beyond(line: bytes, key: str, steps: int) -> bool:
