@@ -1657,3 +1657,86 @@ def test_the_turn_line_says_who_plays_while_the_moves_are_shown(site, browser):
     samples = sampled_turn(driver, driver.find_element(By.ID, "start"))
     opening = [s for s in samples if s["id"] != first and s["shown"]]
     assert opening and not any("Game over" in s["turn"] for s in opening), opening
+
+
+def card_word(card: int) -> str:
+    return "llama" if card == 7 else str(card)
+
+
+def card_name(card: int) -> str:
+    return "a llama" if card == 7 else f"a {card}"
+
+
+def check_turn_says_why(driver: webdriver.Chrome, state: dict[str, Any]) -> set[str]:
+    """The turn line names the cards this page can play on the top card, whether it can
+    draw and why not, and each card or move that is off says why in its title (the
+    description a screen reader reads); which of the cases came up."""
+    line = driver.find_element(By.ID, "turn").text
+    top = state["table"]["top_card"]
+    legal = set(state["legal"])
+    on, playable = f"on the {card_word(top)}", (top, top % 7 + 1)
+    cards = [c for c in playable if c - 1 in legal]
+    cases = set()
+    if cards:
+        assert line.startswith(f"Your turn: play {' or '.join(card_name(c) for c in cards)} {on}, "), line
+        cases.add("play")
+    else:
+        assert f"You hold no {card_word(playable[0])} or {card_word(playable[1])} to play {on}." in line, line
+        cases.add("no card")
+    draw = driver.find_element(By.ID, "draw")
+    if 7 in legal:
+        assert "draw" in line and "cannot draw" not in line and not draw.get_attribute("title"), line
+    else:
+        why = "the draw pile is empty" if state["table"]["draw_pile"] == 0 else "you are the last one in the round"
+        assert line.endswith(f"You cannot draw: {why}."), line
+        assert draw.get_attribute("title") == f"you cannot draw: {why}"
+        cases.add("no draw")
+    only = f"cannot be played {on}: only {card_name(playable[0])} or {card_name(playable[1])}"
+    for button in driver.find_elements(By.CSS_SELECTOR, "#hand button"):
+        assert button.get_attribute("title") == ("" if button.is_enabled() else only)
+    return cases
+
+
+def described(driver: webdriver.Chrome, name: str) -> list[str]:
+    """The descriptions the accessibility tree gives the buttons named ``name``."""
+    nodes = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
+    return [
+        n.get("description", {}).get("value", "")
+        for n in nodes
+        if n.get("role", {}).get("value") == "button" and n.get("name", {}).get("value") == name
+    ]
+
+
+def test_the_turn_line_names_the_cards_that_can_be_played_and_why_a_move_is_off(site, browser):
+    """The line always said "tap a card, draw or quit", with no card to play (a llama on
+    the pile, no llama or 1 in the hand) and with Draw off (the last one in the round):
+    a card that could not be played was only dimmed, and a screen reader heard "play 3,
+    disabled" and no reason. The line names the plays and why a move is off, and every
+    card or move that is off says why."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    cases: set[str] = set()
+    for opponent in ("random", "cautious:threshold=100"):  # (the second quits at once: Kim is the last one in)
+        set_up(driver, [("person", "Kim"), ("agent", opponent)], seed=2, end_score=30)
+        driver.find_element(By.ID, "start").click()
+        state = idle(driver)
+        for turn in range(80):
+            if state["game_over"]:
+                break
+            if shown(driver, "round-result"):
+                dismiss_round(driver)
+                state = idle(driver)
+            cases |= check_turn_says_why(driver, state)
+            off = driver.find_elements(By.CSS_SELECTOR, "#hand button:disabled")
+            if off and "described" not in cases:
+                top = state["table"]["top_card"]
+                name = off[0].get_attribute("aria-label")
+                said = described(driver, name)
+                assert said and all(d.startswith(f"cannot be played on the {card_word(top)}:") for d in said), said
+                cases.add("described")
+            if cases >= {"play", "no card", "no draw", "described"}:
+                return
+            play_something(driver, turn)
+            state = idle(driver, f"window.llamaState.seq > {state['seq']}")
+        driver.find_element(By.ID, "new-game").click()
+    raise AssertionError(f"only {sorted(cases)} came up")

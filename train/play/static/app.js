@@ -12,6 +12,11 @@
 const $ = (id) => document.getElementById(id);
 const CARD = (c) => (c === 7 ? "L" : String(c));
 const CARD_NAME = (c) => (c === 7 ? "a llama" : `a ${c}`);
+const CARD_WORD = (c) => (c === 7 ? "llama" : String(c));
+const TOP_NAME = (c) => `the ${CARD_WORD(c)}`;
+// Rule 4, as the rules on the page say it (the server's legal moves decide): on a card
+// its value or one more, on a 6 a 6 or a llama, on a llama a llama or a 1.
+const PLAYABLE_ON = (top) => [top, top % 7 + 1];
 let game = null;          // the last state from the server
 let token = null;         // this page's seat token
 let queue = [];           // events still to show
@@ -568,21 +573,46 @@ function drawTable(table, live) {
   );
   if (game && game.mode === "play") {
     const me = table.seats[game.seat];
-    drawHand(me && me.hand ? me.hand : [], live ? new Set(game.legal) : new Set());
+    const mine = live && game.your_turn;
+    drawHand(me && me.hand ? me.hand : [], mine ? new Set(game.legal) : new Set(), mine ? table : null);
   }
 }
 
-function drawHand(hand, legal) {
+// The cards and moves of this page's hand, those in `legal` on; on its turn (`table` given)
+// each one off says why, in its title (a tooltip, and the description a screen reader reads).
+function drawHand(hand, legal, table) {
+  const wait = table ? "" : game && game.game_over ? "the game is over" : "not your turn";
   const buttons = hand.map((card) => {
     const b = el("button", { class: `card c${card}`, text: CARD(card), "data-action": String(card - 1), "aria-label": card === 7 ? "play a llama" : `play ${card}` });
     b.disabled = !legal.has(card - 1);
     if (!b.disabled) b.classList.add("legal");
+    else b.title = wait || `cannot be played on ${TOP_NAME(table.top_card)}: only ${PLAYABLE_ON(table.top_card).map(CARD_NAME).join(" or ")}`;
     b.addEventListener("click", () => move(card - 1));
     return b;
   });
   $("hand").replaceChildren(...buttons);
   $("draw").disabled = !legal.has(7);
+  $("draw").title = legal.has(7) ? "" : wait || `you cannot draw: ${noDraw(table)}`;
   $("quit").disabled = !legal.has(8);
+  $("quit").title = legal.has(8) ? "" : wait;
+}
+
+// Why the player to move may not draw (rule 5).
+function noDraw(table) {
+  return table.draw_pile === 0 ? "the draw pile is empty" : "you are the last one in the round";
+}
+
+// The turn line on this page's turn: the cards it can play on the top card, whether it
+// can draw, and why not ("Your turn: play a 3 or a 4 on the 3, draw, or quit.").
+function yourTurnText() {
+  const top = game.table.top_card;
+  const legal = new Set(game.legal);
+  const cards = PLAYABLE_ON(top).filter((c) => legal.has(c - 1));
+  const draw = legal.has(7);
+  const line = cards.length ?
+    `Your turn: play ${cards.map(CARD_NAME).join(" or ")} on ${TOP_NAME(top)}, ${draw ? "draw, " : ""}or quit.` :
+    `Your turn: ${draw ? "draw or quit" : "quit"}. You hold no ${PLAYABLE_ON(top).map(CARD_WORD).join(" or ")} to play on ${TOP_NAME(top)}.`;
+  return draw ? line : `${line} You cannot draw: ${noDraw(game.table)}.`;
 }
 
 function showRound(event) {
@@ -626,7 +656,7 @@ function render() {
     const waiting = game.table.seats[game.table.current_player].name;
     const me = game.table.seats[game.seat];
     const gone = me.person ? "" : `${me.agent} plays your seat now: you are watching.`;
-    const line = game.game_over ? game.result : game.your_turn ? "Your turn: tap a card, draw or quit." : gone || `Waiting for ${waiting}…`;
+    const line = game.game_over ? game.result : game.your_turn ? yourTurnText() : gone || `Waiting for ${waiting}…`;
     showTurn(line, game.your_turn);
     sayTurn(line);
     $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
