@@ -1096,7 +1096,7 @@ class ObsView:
     def hand_counts(self) -> list[int]:
         """My cards per card CODE, index 0 unused: the convention of the engine's
         ``LlamaGame.hand_counts``, handy for rules code (``counts[top]``)."""
-        return _card_counts(self._v, _HAND)
+        return [0, *self.hand]
 
     def discarded_count(self, card: int) -> int:
         """Cards of code ``card`` (1..7) in the discard pile this round."""
@@ -1104,7 +1104,7 @@ class ObsView:
 
     def discard_counts(self) -> list[int]:
         """Cards per card CODE in the discard pile this round, index 0 unused."""
-        return _card_counts(self._v, _DISC)
+        return [0, *self.discarded]
 
     @property
     def min_opp_hand_in_round(self) -> int | None:
@@ -1127,14 +1127,6 @@ def _card_count(v: list[float], at: int) -> int:
         return int(v[at] * COPIES_PER_VALUE + 0.5)
     except (ValueError, OverflowError):
         raise _not_finite(v, at, 1) from None
-
-
-def _card_counts(v: list[float], start: int) -> list[int]:
-    """The counts of the seven card values from entry ``start``, by card code (index 0 unused)."""
-    try:
-        return [0, *[int(x * COPIES_PER_VALUE + 0.5) for x in v[start : start + _NV]]]
-    except (ValueError, OverflowError):
-        raise _not_finite(v, start, _NV) from None
 
 
 def _field_property(f: Field, start: int, since: int) -> property:
