@@ -86,7 +86,11 @@ def test_the_time_estimate_counts_the_update_after_the_first_rollout(tmp_path, c
         (["--end-score", "0"], "config key 'end_score': end_score must be between 1 and 1000, got 0"),
         (["--end-score", "5000"], "config key 'end_score': end_score must be between 1 and 1000, got 5000"),
         (["--hand-size", "0"], "config key 'hand_size': hand_size must be between 1 and 27 for 2 players"),
-        (["--players", "4", "--hand-size", "30"], "config key 'hand_size': hand_size must be between 1 and 27"),
+        # a hand no table deals: the bound of the run's own table size, not of 2 players
+        (
+            ["--players", "4", "--hand-size", "30"],
+            "config key 'players' includes 4: hand_size must be between 1 and 13 for 4 players",
+        ),
         # a hand some table sizes deal: the sizes are to blame, and those that deal it are named
         (
             ["--players", "2,3", "--hand-size", "20"],
@@ -106,7 +110,7 @@ def test_a_rule_option_out_of_its_range_names_its_own_key(tmp_path, capsys, flag
 def test_a_config_with_a_rule_option_out_of_its_range_names_the_option():
     with pytest.raises(ValueError, match="^config key 'end_score': end_score must be between 1 and 1000, got 0$"):
         TrainConfig(end_score=0).validate()
-    with pytest.raises(ValueError, match="^config key 'hand_size': hand_size must be between 1 and 27 for 2 "):
+    with pytest.raises(ValueError, match="^config key 'players' includes 4: hand_size must be between 1 and 13 for 4 "):
         TrainConfig(players=(4,), hand_size=28).validate()
 
 

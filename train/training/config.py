@@ -37,6 +37,7 @@ from llama_env.engine import (
     MIN_PLAYERS,
     Rules,
     check_rule_option,
+    is_int,
     parse_table_sizes,
     rule_option_fields,
     table_sizes_allowing,
@@ -253,8 +254,11 @@ class TrainConfig:
                     f"({field_defaults()[key]!r}) or pick another backend"
                 )
         for option in rule_option_fields():  # its own range first: no table size is to blame
+            value = getattr(self, option.name)
+            if option.metadata["high"] is None and is_int(value) and value >= option.metadata["low"]:
+                continue  # a hand's upper bound is its table's: _check_rules_at gives the run's own sizes
             try:
-                check_rule_option(option, getattr(self, option.name))
+                check_rule_option(option, value)
             except ValueError as exc:
                 raise ValueError(f"config key {option.name!r}: {exc}") from None
         self._check_rules_at("players")
