@@ -518,7 +518,7 @@ function playingNow(table) {
 let turnSaid = "";  // the turn line last read out
 
 function sayTurn(text) {
-  if (text === turnSaid) return;
+  if (text === turnSaid || $("game").classList.contains("hidden")) return;  // (not read out off screen)
   turnSaid = text;
   $("announce").textContent = text;
 }
