@@ -1740,3 +1740,33 @@ def test_the_turn_line_names_the_cards_that_can_be_played_and_why_a_move_is_off(
             state = idle(driver, f"window.llamaState.seq > {state['seq']}")
         driver.find_element(By.ID, "new-game").click()
     raise AssertionError(f"only {sorted(cases)} came up")
+
+
+LIVE = """
+return [...document.querySelectorAll('[aria-live], [role=log], [role=status], [role=alert]')]
+  .filter((e) => (e.getAttribute('aria-live') || 'polite') !== 'off' && e.closest('#game'))
+  .map((e) => e.id || e.className);
+"""
+"""The live regions of the game's view (a role of log or status is polite unless aria-live says off)."""
+
+
+def test_a_screen_reader_hears_each_move_once(site, browser):
+    """The log (role="log", a polite live region) and #announce both read out every move,
+    so a screen reader heard each one twice, and a page opened on a game under way read
+    out up to 200 lines at once. The log is not read out; #announce reads each move."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("person", "Kim"), ("agent", "heuristic")], seed=3, end_score=20)
+    driver.find_element(By.ID, "start").click()
+    idle(driver)
+    assert driver.find_element(By.ID, "log").get_attribute("aria-live") == "off"
+    regions = driver.execute_script(LIVE)
+    assert "log" not in regions and "announce" in regions
+    nodes = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
+    lives = {
+        n.get("role", {}).get("value"): p["value"]["value"]
+        for n in nodes
+        for p in n.get("properties", [])
+        if p["name"] == "live"
+    }
+    assert lives.get("log", "off") == "off", lives
