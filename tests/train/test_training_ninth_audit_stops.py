@@ -53,8 +53,9 @@ def test_ctrl_c_in_the_evaluation_at_the_end_of_the_budget_saves_the_run(tmp_pat
     out = capsys.readouterr().out
     assert code == 130, out
     assert "interrupted at 2048 steps: saving a checkpoint" in out
-    # the budget is learned: --resume alone would refuse it as nothing left to train
-    assert f"continue it with: llama-rl train --resume {run} --total-timesteps 4096" in out
+    # the budget is learned and saved: nothing to continue (it said to resume it with twice the budget)
+    assert "its budget of 2048 steps is learned and the model saved\n\nnext:\n  llama-rl eval --agents" in out
+    assert "continue it with" not in out and "--total-timesteps 4096   # train it further" in out
     assert (run / "checkpoints" / "ppo_2048.zip").is_file() and (run / "model.zip").is_file()
     summary = json.loads((run / "summary.json").read_text())
     assert summary["num_timesteps"] == 2048 and summary["interrupted"] is True

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llama_env.engine import Rules, table_sizes_allowing
 from train.cli.common import (
@@ -41,6 +41,9 @@ from train.training.config import (
     option_owner,
 )
 from train.training.presets import PRESETS, preset_values
+
+if TYPE_CHECKING:
+    from train.training import TrainResult
 
 __all__ = ["add_parser", "add_arguments", "config_from_args", "comparison_sizes", "flag_type", "print_final_comparison"]
 
@@ -143,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(str(exc), code=1) from None
         except TrainingStopped as exc:  # an env worker killed: what was learned is saved
             saved = exc.result
-            more = f": continue it with {continue_command(saved, config)}" if saved else ""
+            more = f": {stopped_note(saved, config)}" if saved else ""
             raise CommandError(f"training stopped: {exc}{more}", code=1) from None
     split = f" (env {result.env_s:.1f} s, learning {result.learn_s:.1f} s)" if result.env_s else ""
     aside = f", evaluations and checkpoints {result.eval_save_s:.1f} s more" if result.eval_save_s >= 0.05 else ""
@@ -154,7 +157,10 @@ def _run(args: argparse.Namespace) -> int:
         + (f" [stopped early: the evaluation beat {config.stop_win_share:g}]" if result.stopped_early else "")
     )
     if result.interrupted:
-        print(f"continue it with: {continue_command(result, config)}")
+        if result.num_timesteps < config.total_timesteps:
+            print(f"continue it with: llama-rl train --resume {shlex.quote(str(result.run_dir))}")
+        else:  # only the evaluation at the end was stopped
+            print(f"{stopped_note(result, config)}\n\nnext:\n{next_commands_of(result, config)}")
         return EXIT_INTERRUPTED
     if result.stopped_early:
         last = result.evals[-1]
@@ -170,24 +176,24 @@ def _run(args: argparse.Namespace) -> int:
         print_final_comparison(
             str(result.model_path), games, seed=config.seed, rules=config.rules_at(sizes[0]), players=sizes
         )
-    print(
-        "\nnext:\n"
-        + next_commands(
-            str(result.run_dir), config.players, result.num_timesteps, rule_flags(config), result.stopped_early
-        )
-    )
+    print(f"\nnext:\n{next_commands_of(result, config)}")
     return 0
 
 
-def continue_command(result: Any, config: TrainConfig) -> str:
-    """The command that continues a stopped run (its :class:`~train.training.TrainResult`),
-    pasted into a shell: ``--resume`` of its directory, with more steps where it had
-    learned its whole budget (stopped in the evaluation at the end), which ``--resume``
-    alone refuses as nothing left to train."""
-    command = f"llama-rl train --resume {shlex.quote(str(result.run_dir))}"
-    if result.num_timesteps >= config.total_timesteps:
-        command += f" --total-timesteps {2 * result.num_timesteps}"
-    return command
+def stopped_note(result: TrainResult, config: TrainConfig) -> str:
+    """What to do with a run stopped and saved: continue it (``--resume`` of its
+    directory, pasted into a shell), or, where it had learned its whole budget (stopped
+    in the evaluation at the end), nothing: it is done."""
+    if result.num_timesteps < config.total_timesteps:
+        return f"continue it with llama-rl train --resume {shlex.quote(str(result.run_dir))}"
+    return f"its budget of {config.total_timesteps} steps is learned and the model saved"
+
+
+def next_commands_of(result: TrainResult, config: TrainConfig) -> str:
+    """:func:`next_commands` of a finished run."""
+    return next_commands(
+        str(result.run_dir), config.players, result.num_timesteps, rule_flags(config), result.stopped_early
+    )
 
 
 def rule_flags(config: TrainConfig) -> str:
