@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import needs_rllib
 
 from agents.ppo import overtaken_model
 from train.cli import main
@@ -23,9 +24,6 @@ from train.training.run_dir import RunDir
 from train.training.sb3.vec_env import VEC_ENVS
 
 posix = pytest.mark.skipif(os.name == "nt", reason="kills a trainer with SIGKILL, which Windows does not have")
-rllib = pytest.mark.skipif(
-    os.environ.get("LLAMA_RL_NO_RLLIB") == "1", reason="LLAMA_RL_NO_RLLIB=1: the rllib extra is knowingly absent"
-)
 
 
 def smoke_args(tmp_path: Path, name: str, *extra: str) -> list[str]:
@@ -215,7 +213,7 @@ def test_a_run_whose_saves_are_all_broken_is_no_run_that_saved_nothing(tmp_path)
 
 
 @posix
-@rllib
+@needs_rllib
 def test_an_rllib_run_killed_before_its_first_save_is_named_so_by_resume(tmp_path, capsys):
     run = killed_before_its_first_save(tmp_path, "kr", backend="rllib")
     assert main(["train", "--resume", str(run), "--final-eval-games", "0"]) == 2
@@ -226,15 +224,19 @@ def test_an_rllib_run_killed_before_its_first_save_is_named_so_by_resume(tmp_pat
 # --------------------------------------------------------------------------- 6. interrupted before a step is learned
 
 
-@pytest.fixture
-def interrupt_at_first_step(monkeypatch):
-    """Ctrl-C at the run's first VecEnv step, before its first rollout is learned."""
+def interrupt_first_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C at a run's first VecEnv step, before its first rollout is learned."""
     for cls in VEC_ENVS.values():  # whichever the run's engine picks
 
         def step_wait(self):
             raise KeyboardInterrupt
 
         monkeypatch.setattr(cls, "step_wait", step_wait)
+
+
+@pytest.fixture
+def interrupt_at_first_step(monkeypatch):
+    interrupt_first_step(monkeypatch)
 
 
 def test_a_new_run_interrupted_before_it_learned_a_step_is_removed(tmp_path, interrupt_at_first_step, capsys):
@@ -254,12 +256,7 @@ def test_a_resumed_run_interrupted_before_it_learned_a_step_is_saved_as_before(t
         **{**PRESETS["smoke"], "run_dir": str(tmp_path), "run_name": "r", "options": {"tensorboard": False}}
     )
     train(config)
-    for cls in VEC_ENVS.values():
-
-        def step_wait(self):
-            raise KeyboardInterrupt
-
-        monkeypatch.setattr(cls, "step_wait", step_wait)
+    interrupt_first_step(monkeypatch)
     run = tmp_path / "r"
     assert main(["train", "--resume", str(run), "--total-timesteps", "4096", "--final-eval-games", "0"]) == 130
     assert "interrupted at 2048 steps: saving a checkpoint" in capsys.readouterr().out
@@ -268,7 +265,7 @@ def test_a_resumed_run_interrupted_before_it_learned_a_step_is_saved_as_before(t
     assert (run / "model.zip").is_file()
 
 
-@rllib
+@needs_rllib
 def test_a_new_rllib_run_interrupted_before_it_learned_a_step_is_removed(tmp_path, monkeypatch, capsys):
     from ray.rllib.algorithms.algorithm import Algorithm
 

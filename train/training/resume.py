@@ -20,6 +20,7 @@ __all__ = [
     "bare_model",
     "session_run",
     "find_checkpoint",
+    "refuse_nothing_saved",
     "resume_config",
     "check_fixed",
     "check_steps_left",
@@ -90,6 +91,14 @@ def _config_of(run: RunDir, recorded: Mapping[str, Any]) -> TrainConfig:
         raise ValueError(f"in {run.recorded_config_path()}: {exc}") from None
 
 
+def refuse_nothing_saved(run: RunDir) -> None:
+    """The ``ValueError`` of ``--resume`` of a run that saved nothing to go on from
+    (:meth:`RunDir.nothing_saved`), on either backend."""
+    unsaved = run.nothing_saved()
+    if unsaved is not None:
+        raise ValueError(f"config key 'resume': {run.path} is {unsaved}")
+
+
 def find_checkpoint(path: str | Path) -> Path:
     """The checkpoint to resume from: the given zip, or a run directory's newest whole
     checkpoint (else its ``model.zip``). Checkpoints that are empty or corrupt are
@@ -115,9 +124,7 @@ def find_checkpoint(path: str | Path) -> Path:
     for bad, why in skipped:
         warnings.warn(f"resume: skipping {bad} ({why})", RuntimeWarning, stacklevel=2)
     if found is None:
-        unsaved = run.nothing_saved()  # not a run whose saves are all broken: one that saved none
-        if unsaved is not None:
-            raise ValueError(f"config key 'resume': {run.path} is {unsaved}")
+        refuse_nothing_saved(run)  # not a run whose saves are all broken: one that saved none
         raise ValueError(f"config key 'resume': no usable checkpoint in {p} (a .zip or a run directory)")
     return found
 
