@@ -1770,3 +1770,27 @@ def test_a_screen_reader_hears_each_move_once(site, browser):
         if p["name"] == "live"
     }
     assert lives.get("log", "off") == "off", lives
+
+
+def test_stepping_a_replay_with_the_keyboard_keeps_the_focus_on_step(site, browser, tmp_path):
+    """Step and Play were switched off while a step was shown: the keyboard's focus fell
+    to the page, and of three presses of Space on Step only the first stepped. They stay
+    on (a step asked for while one is shown is let go), and Play hands the focus to Pause."""
+    driver = browser
+    record, _ = play_record(4, ["greedy", "greedy"])  # (a long first round: no result takes the focus)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    open_page(driver, site.url, DESKTOP)
+    driver.find_element(By.ID, "replay-file").send_keys(str(path))
+    state = idle(driver, "window.llamaState.mode === 'replay'")
+    driver.execute_script("document.getElementById('step').focus()")
+    for _ in range(3):
+        ActionChains(driver).send_keys(" ").perform()
+        state = idle(driver, f"window.llamaState.seq > {state['seq']}", timeout=5)
+        assert focused(driver) == "step"
+    assert state["moves_left"] == len(record["moves"]) - 3
+    driver.execute_script("document.getElementById('play').focus()")
+    ActionChains(driver).send_keys(" ").send_keys(" ").perform()  # Play, then Pause
+    still(driver)
+    assert focused(driver) == "pause" and driver.find_element(By.ID, "play").is_enabled()
+    assert console_errors(driver) == []

@@ -645,8 +645,11 @@ function focusMove() {
   if (target) target.focus();
 }
 
+// While moves are shown or a move is on its way. Step and Play stay on (a step asked for
+// meanwhile is let go: see step): switched off, they dropped the keyboard's focus to the
+// page, and the next Space stepped nothing.
 function disableInput() {
-  for (const b of document.querySelectorAll("#hand button, #draw, #quit, #step, #play, .hand-over")) b.disabled = true;
+  for (const b of document.querySelectorAll("#hand button, #draw, #quit, .hand-over")) b.disabled = true;
 }
 
 function render() {
@@ -812,14 +815,21 @@ async function sendHandOver(seat) {
   }
 }
 
+let stepping = false;  // a step is on its way to the server
+
 async function step() {
-  if (!game || game.game_over) return;
+  if (!game || game.game_over || animating || stepping) return;
+  stepping = true;
   window.llamaIdle = false;
   $("round-result").classList.add("hidden");  // a watched game goes on: the result gives way
   $("game-error").textContent = "";
   try {
-    receive(await api("POST", `/api/games/${game.id}/step`, { moves: 1, since: game.seq }));
+    const id = game.id;
+    const state = await api("POST", `/api/games/${id}/step`, { moves: 1, since: game.seq });
+    stepping = false;
+    if (game && game.id === id) receive(state);  // (not when another game was opened meanwhile)
   } catch (err) {
+    stepping = false;
     $("game-error").textContent = err.message;
     stopAutoplay();
     window.llamaIdle = true;
@@ -885,6 +895,7 @@ function playAuto() {
     autoplay = setTimeout(tick, delay());
   };
   autoplay = setTimeout(tick, 0);
+  if (document.activeElement === $("play")) $("pause").focus();  // (Play goes off: the keyboard's focus is not dropped)
   $("play").disabled = true;
 }
 
