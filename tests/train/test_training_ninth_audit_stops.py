@@ -250,6 +250,24 @@ def test_a_new_run_interrupted_before_it_learned_a_step_is_removed(tmp_path, int
     assert not run.exists()
 
 
+def test_a_new_run_whose_env_worker_stops_before_it_learned_a_step_is_removed(tmp_path, monkeypatch, capsys):
+    """It kept ``checkpoints/ppo_0.zip`` and a ``model.zip`` of 0 steps, where the rllib
+    backend says "before training began" and removes the run."""
+    from train.training.sb3.workers import EnvWorkerStopped
+
+    def step_wait(self):
+        raise EnvWorkerStopped("env worker 1 stopped (killed by SIGKILL, most often the system out of memory)")
+
+    for cls in VEC_ENVS.values():
+        monkeypatch.setattr(cls, "step_wait", step_wait)
+    run = tmp_path / "w0"
+    assert main(smoke_args(tmp_path, "w0")) == 1
+    err = capsys.readouterr().err
+    assert "training stopped: env worker 1 stopped (killed by SIGKILL, most often the system out of memory) " in err
+    assert "before training began" in err and "continue it" not in err, err
+    assert not run.exists()
+
+
 def test_a_resumed_run_interrupted_before_it_learned_a_step_is_saved_as_before(tmp_path, monkeypatch, capsys):
     """A resumed run's steps are its earlier sessions': it is kept, and the session recorded."""
     config = TrainConfig(

@@ -398,7 +398,7 @@ def _learn(
     # a rollout cut short was never learned from: the policy is saved at the steps it learned
     model.num_timesteps = hooks.steps_learned()
     learned = model.num_timesteps > start_steps
-    raise_unless_learned(agent_failed, learned)  # (a stopped env worker: saved all the same)
+    raise_unless_learned(agent_failed or worker_stopped, learned)
     if write_error is None and not interrupted and not hooks.halt and remaining > 0:
         try:
             hooks.after_learn()  # asks the games nothing: a worker dead by now stops no finished run
