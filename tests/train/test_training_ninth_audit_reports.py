@@ -77,6 +77,15 @@ def test_the_time_estimate_counts_the_update_after_the_first_rollout(tmp_path, c
     assert "a time estimate follows the first update" in captured.out
 
 
+def test_a_budget_of_one_rollout_promises_no_time_estimate(tmp_path, capsys):
+    """The estimate follows the first update, at the second rollout's start, which a
+    budget of one rollout never reaches: the start line promised it all the same."""
+    smoke = {**PRESETS["smoke"], "progress_bar": True, "total_timesteps": 512, "eval_every": 0}
+    train(TrainConfig(**smoke, run_dir=str(tmp_path), run_name="one"))
+    out = capsys.readouterr().out
+    assert "training 512 steps (to 512) in " in out and "time estimate" not in out and "to go" not in out, out
+
+
 # --------------------------------------------------------------------------- 7. a rule option's own range
 
 

@@ -99,10 +99,10 @@ class TrainingHooks(BaseCallback):
         self.t0 = time.perf_counter()
         budget = self.config.total_timesteps - self.start_steps
         if self.config.progress_bar and budget > 0:
+            rollout = self.model.n_steps * self.model.n_envs
+            later = "; a time estimate follows the first update" if budget > rollout else ""  # one rollout: none
             print(
-                f"training {budget:,} steps (to {self.config.total_timesteps:,}) in {self.run.path}; "
-                "a time estimate follows the first update",
-                flush=True,
+                f"training {budget:,} steps (to {self.config.total_timesteps:,}) in {self.run.path}{later}", flush=True
             )
             self.bar = step_bar(budget)
 
