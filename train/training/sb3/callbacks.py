@@ -99,7 +99,7 @@ class TrainingHooks(BaseCallback):
         self.t0 = time.perf_counter()
         budget = self.config.total_timesteps - self.start_steps
         if self.config.progress_bar and budget > 0:
-            rollout = self.model.n_steps * self.model.n_envs
+            rollout = self.config.n_steps * self.config.n_envs
             later = "; a time estimate follows the first update" if budget > rollout else ""  # one rollout: none
             print(
                 f"training {budget:,} steps (to {self.config.total_timesteps:,}) in {self.run.path}{later}", flush=True
