@@ -10,9 +10,9 @@ import math
 import os
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from llama_env._atomic import check_writable_folder
 from llama_env._install import install_hint
@@ -20,9 +20,6 @@ from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
 from train._program import EXIT_INTERRUPTED, EXIT_USAGE, PROG, is_terminal, say_on_stderr
-
-if TYPE_CHECKING:  # train.fit is imported by the commands that write with it, not by every command
-    from train.fit import Writes
 
 __all__ = [
     "PROG",
@@ -400,22 +397,15 @@ def writable_folder(folder: Path, what: str) -> None:
         raise CommandError(f"{what}: {exc}") from None
 
 
-def npz_out(out: str | Path, writes: Writes, model: str | None = None, reads: Mapping[str, Path] | None = None) -> Path:
-    """``--out`` as a path to a ``.npz`` file that may be written with ``writes``
-    (``"actor"`` or ``"networks"``, :func:`train.fit.out_file`: in a folder that can be
-    written, not among the shipped models, none of the files the command ``reads``, not a
-    file of the other kind), and ``--model`` (if given) an existing file or directory;
-    anything else is a :class:`CommandError`. Say :func:`replaced` once the new file is
+def npz_out(out: str | Path, model: str | None = None) -> Path:
+    """``--out`` as a path to a ``.npz`` file, and ``--model`` (if given) an existing file
+    or directory; anything else is a :class:`CommandError`. What the file may be (not a
+    shipped one, nor one the command reads, nor a file of the other kind) is
+    :func:`train.fit.out_file`'s to check. Say :func:`replaced` once the new file is
     written."""
-    from train.fit import out_file
-
     path = Path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
-    try:
-        out_file(out, writes, "--out ", reads)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
     if model is not None and not Path(model).exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
     return path
@@ -468,26 +458,23 @@ def silence_stdout() -> None:
 T = TypeVar("T")
 
 
-def write_npz(
-    config: Any, out: str | Path, fit: Callable[..., T], command: str, writes: Writes, progress: bool = False
-) -> T:
-    """The run of a command that fits with torch and writes ``writes`` to ``--out``
-    (``fit-search``, ``distill``): ``config`` (with its ``model``, ``validate()`` and
-    ``read_files()``) and ``out`` checked first (:func:`npz_out`), then ``fit(config,
-    path, log=..., progress=...)`` reporting on stdout, with a bar of its games on stderr
-    if ``progress``; bad input, found before or while the model is read, is a
-    :class:`CommandError`."""
+def write_npz(config: Any, out: str | Path, fit: Callable[..., T], command: str, progress: bool = False) -> T:
+    """The run of a command that fits with torch and writes to ``--out`` (``fit-search``,
+    ``distill``): ``config`` (with its ``model`` and ``validate()``) and ``out``'s name
+    checked first (:func:`npz_out`), then ``fit(config, out, log=..., progress=...,
+    label="--out ")`` reporting on stdout, with a bar of its games on stderr if
+    ``progress``; ``fit`` checks ``out`` itself (:func:`train.fit.out_file`) and imports
+    torch after it, so that both fail before minutes of games. Bad input, found before or
+    while the model is read, is a :class:`CommandError`; torch missing names the extra."""
     try:
         config.validate()
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    path = npz_out(out, writes, config.model, config.read_files())
-    with missing_dependency(command):
-        import torch  # noqa: F401 - fail before minutes of games, not after them
-
-        existed = path.exists()
-        log = progress_log()
-        with game_errors():  # an agent failing in the games; a model that cannot be read, or reads version 0
-            result = fit(config, path, log=log, progress=progress)
+    path = npz_out(out, config.model)
+    existed = path.exists()
+    log = progress_log()
+    # game_errors: an agent failing in the games; an out file, or a model, refused by fit
+    with missing_dependency(command), game_errors():
+        result = fit(config, out, log=log, progress=progress, label="--out ")
     replaced(path, existed, log)
     return result

@@ -53,7 +53,7 @@ def run_distill(config: DistillConfig, out: str | Path, progress: bool = False) 
     """Distil ``config`` into ``out`` (a ``.npz`` file in a folder that exists), reporting
     progress on stdout (and a bar of the games on stderr if ``progress``); bad input is a
     :class:`CommandError`."""
-    return write_npz(config, out, distill, "llama-rl distill", "actor", progress)
+    return write_npz(config, out, distill, "llama-rl distill", progress)
 
 
 def _run(args: argparse.Namespace) -> int:

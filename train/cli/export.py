@@ -24,6 +24,7 @@ import numpy as np
 from agents.ppo import Actor, load_actor, no_model_yet, overtaken_model, save_actor
 from llama_env.engine import DEFAULT_RULES
 from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
+from train.fit import out_file
 
 __all__ = ["add_parser", "run_export"]
 
@@ -34,7 +35,11 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     if not Path(model).exists():
         raise CommandError(f"MODEL {str(model)!r}: no such file or directory")
     _check_run_has_a_model(Path(model), out)
-    path = npz_out(out, "actor")  # before the model is read: torch takes seconds to start
+    path = npz_out(out)
+    try:
+        out_file(out, "actor", "--out ")  # before the model is read: torch takes seconds to start
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     existed = path.exists()
     with missing_dependency("llama-rl export of a .zip model"):
         try:

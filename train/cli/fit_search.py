@@ -45,7 +45,7 @@ def run_fit_search(config: SearchNetsConfig, out: str | Path, progress: bool = F
     """Fit the networks of ``config`` into ``out`` (a ``.npz`` file in a folder that
     exists), reporting progress on stdout (and a bar of the games on stderr if
     ``progress``); bad input is a :class:`CommandError`."""
-    return write_npz(config, out, fit_search_networks, "llama-rl fit-search", "networks", progress)
+    return write_npz(config, out, fit_search_networks, "llama-rl fit-search", progress)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agents.base import number
-from agents.ppo import MODELS_DIR, load_actor, model_file
+from agents.ppo import MODELS_DIR, load_actor
 from agents.search import networks_table_size
 from llama_env._atomic import check_writable_folder, write_target
 from llama_env.engine import brief
@@ -110,16 +110,6 @@ def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:
         raise OSError(
             exc.errno, f"cannot write {path} ({exc.strerror or exc}); the {what} were saved to {target} instead"
         ) from None
-
-
-def specialist_file(path: Path) -> Path:
-    """The file of the specialist at ``path`` (a model file or run directory,
-    :func:`agents.ppo.model_file`), as a file its command reads (:func:`out_file`); ``path``
-    itself where it names none, refused with its own message where it is read."""
-    try:
-        return model_file(path, "--model ")
-    except ValueError:
-        return path
 
 
 def check_field_types(config: Any) -> None:

@@ -42,7 +42,7 @@ from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
 from train._program import game_bar
-from train.fit import check_field_types, out_file, save_or_rescue, specialist_file
+from train.fit import check_field_types, out_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -125,14 +125,6 @@ class DistillConfig:
     def model_path(self) -> Path:
         """The specialist's file."""
         return Path(self.model) if self.model is not None else SHIPPED["ppo"][self.players]
-
-    def read_files(self) -> dict[str, Path]:
-        """The files the distillation reads, by whose they are, which its out file may not
-        be (:func:`train.fit.out_file`); of a validated config."""
-        files = {"the specialist's": specialist_file(self.model_path())}
-        if self.networks is not None:
-            files["the networks'"] = Path(self.networks)
-        return files
 
 
 @dataclass(frozen=True)
@@ -338,7 +330,11 @@ def _fit_policy(
 
 
 def distill(
-    config: DistillConfig, out: str | Path, log: Callable[[str], None] = print, progress: bool = False
+    config: DistillConfig,
+    out: str | Path,
+    log: Callable[[str], None] = print,
+    progress: bool = False,
+    label: str = "",
 ) -> DistillResult:
     """Both steps, then the new actor written to ``out`` (:func:`agents.ppo.save_actor`),
     saying it was trained at the table sizes its start says, else at ``players``, and at
@@ -349,10 +345,17 @@ def distill(
     (:func:`train.fit.out_file`: in a folder that cannot be written, among the shipped
     models, which the search reads, a networks file) or that is a file it reads (the
     specialist's, the networks'), or a specialist that cannot serve
-    (:func:`train.fit.search_nets.check_specialist`), all before any game."""
+    (:func:`train.fit.search_nets.check_specialist`), all before any game (those of
+    ``out`` after ``label``: ``"--out "`` from the command line); ``ModuleNotFoundError``
+    without torch, found after ``out``'s check."""
     config.validate()
-    out_file(out, "actor", reads=config.read_files())
     model = model_file(config.model_path(), "--model ")
+    reads = {"the specialist's": model}
+    if config.networks is not None:
+        reads["the networks'"] = Path(config.networks)
+    out_file(out, "actor", label, reads=reads)
+    import torch  # noqa: F401 - fail before minutes of games, not after them
+
     actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     if config.networks is not None:

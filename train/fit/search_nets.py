@@ -42,7 +42,7 @@ from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from train._program import game_bar
-from train.fit import check_field_types, out_file, save_or_rescue, specialist_file
+from train.fit import check_field_types, out_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -121,11 +121,6 @@ class SearchNetsConfig:
     def model_path(self) -> Path:
         """The specialist's file."""
         return Path(self.model) if self.model is not None else FITTED_ON[self.players]
-
-    def read_files(self) -> dict[str, Path]:
-        """The files the fit reads, by whose they are, which its out file may not be
-        (:func:`train.fit.out_file`); of a validated config."""
-        return {"the specialist's": specialist_file(self.model_path())}
 
 
 @dataclass(frozen=True)
@@ -297,7 +292,11 @@ def check_specialist(actor: Actor, path: Path, players: int) -> None:
 
 
 def fit_search_networks(
-    config: SearchNetsConfig, out: str | Path, log: Callable[[str], None] = print, progress: bool = False
+    config: SearchNetsConfig,
+    out: str | Path,
+    log: Callable[[str], None] = print,
+    progress: bool = False,
+    label: str = "",
 ) -> FitResult:
     """Both steps, then the networks written to ``out`` as the search agent reads them
     (:func:`agents.search.save_networks`), with a bar of the games on stderr if
@@ -305,10 +304,13 @@ def fit_search_networks(
     ``out`` that cannot take them (:func:`train.fit.out_file`: in a folder that cannot be
     written, among the shipped models, a policy's file) or that is the specialist's own
     file, or a specialist that cannot serve (:func:`check_specialist`), all before any
-    game."""
+    game (those of ``out`` after ``label``: ``"--out "`` from the command line), and
+    ``ModuleNotFoundError`` without torch, found after ``out``'s check."""
     config.validate()
-    out_file(out, "networks", reads=config.read_files())
     model = model_file(config.model_path(), "--model ")
+    out_file(out, "networks", label, reads={"the specialist's": model})
+    import torch  # noqa: F401 - fail before minutes of games, not after them
+
     actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
     t = time.perf_counter()
