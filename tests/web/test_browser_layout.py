@@ -1,16 +1,19 @@
 """How the page of ``llama-rl serve`` looks, in a real headless Chromium (the server and
-the browser are test_browser.py's fixtures): the history fits a phone.
+the browser are test_browser.py's fixtures): the history fits a phone, and a seat out of
+the round looks so while its words stay readable (WCAG's 4.5:1 for text).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import httpx
 import pytest
 import test_browser
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
-from test_browser import BROKEN_WORDS, DESKTOP, PHONE, SMALL_PHONE, Screen, console_errors, open_page
+from test_browser import BROKEN_WORDS, DESKTOP, PHONE, SMALL_PHONE, Screen, console_errors, idle, open_page
 from test_game_history import T0, play_record
 
 site = test_browser.site
@@ -72,3 +75,81 @@ def test_the_history_on_a_wide_screen_keeps_every_column(site, browser):
     WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "button.replay"))
     heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#ratings th")]
     assert heads == ["#", "name", "kind", "games", "wins", "win share", "rating", "mu ± σ"]
+
+
+# --------------------------------------------------------------------------- what is out of play
+
+
+def _rgba(css: str) -> tuple[float, float, float, float]:
+    """A computed colour (``rgb(1, 2, 3)`` or ``rgba(1, 2, 3, 0.5)``) as 0..255 channels and alpha."""
+    parts = [float(x) for x in re.findall(r"[\d.]+", css)]
+    return (parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else 1.0)
+
+
+def _over(top: str, below: tuple[float, float, float]) -> tuple[float, float, float]:
+    r, g, b, a = _rgba(top)
+    return (r * a + below[0] * (1 - a), g * a + below[1] * (1 - a), b * a + below[2] * (1 - a))
+
+
+def contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """WCAG's contrast ratio of two sRGB colours (0..255 channels)."""
+
+    def luminance(c: tuple[float, ...]) -> float:
+        lin = [v / 255 / 12.92 if v / 255 <= 0.03928 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in c[:3]]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+BOARD_LIGHTEST = (0x2E, 0x7D, 0x32)
+"""The board's lightest green (its gradient's centre): text over it has the least contrast."""
+
+
+def api(at: Any, method: str, path: str, token: str | None = None, **body: Any) -> dict[str, Any]:
+    headers = {"X-Llama-Token": token} if token else {}
+    r = httpx.request(method, at.url + path, json=body if method == "POST" else None, headers=headers)
+    assert r.status_code < 300, r.text
+    return r.json()
+
+
+def _game_with_a_seat_out(at: Any) -> tuple[str, str]:
+    """A watched game of agents stepped until a seat has quit the round (its id and token)."""
+    seats = [{"agent": "heuristic"}, {"agent": "random"}, {"agent": "greedy"}]
+    state = api(at, "POST", "/api/games", seats=seats, seed=1)
+    game, token = state["id"], state["token"]
+    for _ in range(300):
+        seats = state["table"]["seats"]
+        if any(s["quit"] for s in seats) and not state["table"]["game_over"]:
+            return game, token
+        state = api(at, "POST", f"/api/games/{game}/step", token, moves=1)
+    raise AssertionError("no seat quit")
+
+
+SEAT_STYLE = """
+const seat = document.querySelector('#seats .seat.out');
+const words = [...seat.querySelectorAll('.who b, .kind, .nums, .tags')];
+let faded = 1;
+for (let e = seat; e; e = e.parentElement) faded *= Number(getComputedStyle(e).opacity);
+return {faded, background: getComputedStyle(seat).backgroundColor,
+        words: words.map((w) => [w.textContent, getComputedStyle(w).color, Number(getComputedStyle(w).opacity)])};
+"""
+
+
+def test_a_seat_out_of_the_round_looks_out_and_its_words_stay_readable(site, browser):
+    """The seat of a player who quit the round was drawn at 0.6 opacity, its 12 px words
+    ('agent' 2.8:1, 'quit' 3.6:1) faded below 4.5:1. Its box is shaded and dashed now,
+    and every word on it is at least 4.5:1 over the board's lightest green."""
+    game, token = _game_with_a_seat_out(site)
+    driver = browser
+    open_page(driver, f"{site.url}/#game={game}&token={token}", DESKTOP)
+    idle(driver)
+    style = driver.execute_script(SEAT_STYLE)
+    assert style["faded"] == 1, style
+    assert (
+        driver.find_element(By.CSS_SELECTOR, "#seats .seat.out").value_of_css_property("border-top-style") == "dashed"
+    )
+    behind = _over(style["background"], BOARD_LIGHTEST)
+    for text, colour, opacity in style["words"]:
+        assert opacity == 1 and contrast(_over(colour, behind), behind) >= 4.5, (text, colour, style)
+    assert any("quit" in text for text, _, _ in style["words"]), style
