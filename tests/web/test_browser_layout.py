@@ -1,6 +1,7 @@
 """How the page of ``llama-rl serve`` looks, in a real headless Chromium (the server and
-the browser are test_browser.py's fixtures): the history fits a phone, and a seat out of
-the round looks so while its words stay readable (WCAG's 4.5:1 for text).
+the browser are test_browser.py's fixtures): the history fits a phone, and what cannot
+be played or is out of the round looks so while its words stay readable (WCAG's 4.5:1
+for text).
 """
 
 from __future__ import annotations
@@ -153,3 +154,56 @@ def test_a_seat_out_of_the_round_looks_out_and_its_words_stay_readable(site, bro
     for text, colour, opacity in style["words"]:
         assert opacity == 1 and contrast(_over(colour, behind), behind) >= 4.5, (text, colour, style)
     assert any("quit" in text for text, _, _ in style["words"]), style
+
+
+CARD_STYLE = """
+return [...document.querySelectorAll('#hand button.card')].map((b) => {
+  const s = getComputedStyle(b);
+  return {card: b.textContent, disabled: b.disabled, opacity: Number(s.opacity), filter: s.filter,
+          border: s.borderTopStyle, background: s.backgroundColor, colour: s.color};
+});
+"""
+
+
+def _saturated(rgb: tuple[float, ...], s: float) -> tuple[float, float, float]:
+    """``rgb`` through CSS's ``saturate(s)`` filter (its matrix, Filter Effects 1)."""
+    r, g, b = rgb[:3]
+    m = (
+        (0.213 + 0.787 * s, 0.715 - 0.715 * s, 0.072 - 0.072 * s),
+        (0.213 - 0.213 * s, 0.715 + 0.285 * s, 0.072 - 0.072 * s),
+        (0.213 - 0.213 * s, 0.715 - 0.715 * s, 0.072 + 0.928 * s),
+    )
+    out = [min(255.0, max(0.0, row[0] * r + row[1] * g + row[2] * b)) for row in m]
+    return (out[0], out[1], out[2])
+
+
+def _saturation(css_filter: str) -> float:
+    found = re.fullmatch(r"saturate\(([\d.]+)\)", css_filter)
+    return float(found.group(1)) if found else 1.0
+
+
+def test_a_card_that_cannot_be_played_looks_unlike_a_playable_one_and_its_digit_stays_readable(site, browser):
+    """A card that could not be played now was only at 0.85 opacity, hard to tell from a
+    playable one. It is greyed and outlined in dashes now (a playable card's outline is
+    solid), not faded, and its digit keeps at least 4.5:1 on the grey."""
+    for seed in range(40):  # a deal where Ann moves first with a card she may play and one she may not
+        state = api(site, "POST", "/api/games", seats=[{"person": "Ann"}, {"agent": "random"}], seed=seed)
+        unplayable = [c for c in state["hand"] if c - 1 not in state["legal"]]
+        if state["your_turn"] and unplayable and len(unplayable) < len(state["hand"]):
+            break
+    else:
+        raise AssertionError("no deal with a playable and an unplayable card")
+    driver = browser
+    open_page(driver, f"{site.url}/#game={state['id']}&token={state['token']}", DESKTOP)
+    idle(driver, "window.llamaState.your_turn && document.querySelector('#hand button:enabled') !== null")
+    cards = driver.execute_script(CARD_STYLE)
+    off = [c for c in cards if c["disabled"]]
+    on = [c for c in cards if not c["disabled"]]
+    assert off and on, cards
+    for card in on:
+        assert card["border"] == "solid" and _saturation(card["filter"]) == 1, card
+    for card in off:
+        grey = _saturation(card["filter"])
+        assert card["opacity"] == 1 and card["border"] == "dashed" and grey <= 0.5, card
+        digit = contrast(_saturated(_rgba(card["colour"]), grey), _saturated(_rgba(card["background"]), grey))
+        assert digit >= 4.5, (card, digit)
