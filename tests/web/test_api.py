@@ -143,8 +143,8 @@ BAD_CREATE = [
     ({"seats": seats("Ann", "@random"), "seed": 1.5}, "'seed' must be an integer 0..9223372036854775807"),
     ({"seats": seats("Ann", "@random"), "seed": 2**63}, "'seed' must be an integer 0..9223372036854775807"),
     ({"seats": seats("Sam", "@random", " Sam ")}, "seats 0 and 2 are both named 'Sam': give each person a name"),
-    ({"seats": seats("Ann", *["@random"] * 5), "hand_size": 30}, "hand_size must be between"),
-    ({"seats": seats("Ann", "@random"), "end_score": True}, "'end_score' must be an integer"),
+    ({"seats": seats("Ann", *["@random"] * 5), "hand_size": 30}, "'Cards in a hand …' (hand_size) must be between"),
+    ({"seats": seats("Ann", "@random"), "end_score": True}, "'Game ends at … points' (end_score) must be an integer"),
     ({"seats": seats("Ann", "@random"), "colour": "red"}, "unknown field 'colour'"),
     ({"seats": seats("Ann", "@cautious:threshold=x")}, "threshold must be an integer"),
 ]
@@ -170,7 +170,30 @@ def test_every_rule_option_is_a_field_of_a_new_game_and_reaches_it(client, store
 def test_a_rule_option_field_takes_only_an_integer_in_its_range(client, store, field):
     for bad in (True, "5", 5.0, -(10**30)):
         r = client.post("/api/games", json={"seats": seats("Ann", "@random"), field: bad})
-        assert r.status_code == 400 and f"'{field}' must be an integer" in r.json()["error"], r.json()
+        assert r.status_code == 400 and f"({field}) must be an integer" in r.json()["error"], r.json()
+    assert len(store) == 0
+
+
+def test_a_rule_option_out_of_range_is_named_by_the_form_s_label_and_its_field(client, store):
+    """The page's form says "Game ends at … points" and "Cards in a hand …", and the error
+    under it said 'end_score' and hand_size: each option's error now names the label the
+    page has from GET /api/rules and the field an API client sent."""
+    refused = {
+        "end_score": (2, 0, "'Game ends at … points' (end_score) must be an integer 1..1000, got 0"),
+        "hand_size": (
+            3,
+            30,
+            "'Cards in a hand …' (hand_size) must be between 1 and 18 for 3 players "
+            "(the deal needs 3 x hand_size + 1 <= 56 cards), got 30",
+        ),
+    }
+    assert set(refused) == {f.name for f in rule_option_fields()}  # (a new option: say its message here)
+    for option in client.get("/api/rules").json():
+        players, value, message = refused[option["name"]]
+        body = {"seats": seats("Ann", *["@random"] * (players - 1)), option["name"]: value}
+        r = client.post("/api/games", json=body)
+        assert r.status_code == 400 and r.json()["error"] == message, r.json()
+        assert r.json()["error"].startswith(f"'{option['label'].replace('{}', '…')}' ({option['name']})")
     assert len(store) == 0
 
 

@@ -48,7 +48,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, overload
 
@@ -78,6 +78,7 @@ from llama_env.engine import (
     action_index,
     brief,
     card_name,
+    check_rule_option,
     option_high,
     rule_option_fields,
     winners,
@@ -967,24 +968,38 @@ def known_fields(body: dict[str, Any], known: Sequence[str]) -> None:
 
 
 @overload
-def int_field(body: dict[str, Any], key: str, low: int, high: int | None, default: int) -> int: ...
+def int_field(
+    body: dict[str, Any], key: str, low: int, high: int | None, default: int, *, what: str | None = None
+) -> int: ...
 
 
 @overload
-def int_field(body: dict[str, Any], key: str, low: int, high: int | None, default: None = None) -> int | None: ...
+def int_field(
+    body: dict[str, Any], key: str, low: int, high: int | None, default: None = None, *, what: str | None = None
+) -> int | None: ...
 
 
-def int_field(body: dict[str, Any], key: str, low: int, high: int | None, default: int | None = None) -> int | None:
+def int_field(
+    body: dict[str, Any], key: str, low: int, high: int | None, default: int | None = None, *, what: str | None = None
+) -> int | None:
     """``body[key]``, an integer ``low..high`` (not a bool or a float; ``high=None``: no
     upper bound), or ``default`` when it is absent or ``null``; anything else is a 400
-    naming the field."""
+    naming the field (as ``what``, ``'key'`` by default)."""
     value = body.get(key)
     if value is None:
         return default
     if type(value) is not int or not low <= value <= (value if high is None else high):
         bound = f"{low}.." if high is None else f"{low}..{high}"
-        raise SessionError(f"'{key}' must be an integer {bound}, got {brief(value)}")
+        name = what or f"'{key}'"
+        raise SessionError(f"{name} must be an integer {bound}, got {brief(value)}")
     return value
+
+
+def rule_option_words(option: Field[Any]) -> str:
+    """How an error names the rule ``option``: its label on the page's form and its field,
+    ``'Game ends at … points' (end_score)``, so that a person finds the field they filled
+    in and an API client the key it sent."""
+    return f"'{option.metadata['label'].replace('{}', '…')}' ({option.name})"
 
 
 _GAME_FIELDS = ("seats", "seed", *(f.name for f in rule_option_fields()))
@@ -994,11 +1009,21 @@ _GAME_FIELDS = ("seats", "seed", *(f.name for f in rule_option_fields()))
 
 def _rules(body: dict[str, Any], num_players: int) -> Rules:
     """The rules of a new game from its body's rule option fields (each an integer in its
-    declared range, the default when absent); a combination the rules refuse is a 400."""
-    options = {
-        f.name: int_field(body, f.name, f.metadata["low"], f.metadata["high"], getattr(DEFAULT_RULES, f.name))
-        for f in rule_option_fields()
-    }
+    declared range, the default when absent); a combination the rules refuse is a 400. An
+    option out of range is named by its label and its field (:func:`rule_option_words`)."""
+    options = {}
+    for f in rule_option_fields():
+        what = rule_option_words(f)
+        value = int_field(
+            body, f.name, f.metadata["low"], f.metadata["high"], getattr(DEFAULT_RULES, f.name), what=what
+        )
+        try:  # its range at this table size (the deck bounds the hand)
+            options[f.name] = check_rule_option(f, value, num_players)
+        except ValueError as exc:  # "hand_size must be between 1 and 18 for 3 players ...", named as above
+            text = str(exc)
+            raise SessionError(
+                what + text[len(f.name) :] if text.startswith(f"{f.name} ") else f"{what}: {text}"
+            ) from None
     try:
         return Rules(num_players, **options)
     except ValueError as exc:
