@@ -433,6 +433,20 @@ def test_watch_and_replay_a_record_exactly(client):
         assert r.status_code == 400 and fragment in r.json()["error"]
 
 
+def test_a_file_that_is_not_json_given_as_a_replay_is_said_to_be_no_game_record(client, store):
+    """The page sends the text of the file a person picked to replay: a text file was
+    refused as "the request body is not JSON: Expecting value: ...", words of the API, not
+    of the file. The body of any other request that is not JSON is still called so."""
+    headers = {"content-type": "application/json"}
+    r = client.post("/api/replays", content=b"not json\n", headers=headers)
+    assert r.status_code == 400 and r.json()["error"] == (
+        "this file is not a game record: it is not JSON (Expecting value: line 1 column 1 (char 0))"
+    )
+    r = client.post("/api/games", content=b"not json\n", headers=headers)
+    assert r.status_code == 400 and r.json()["error"].startswith("the request body is not JSON: Expecting value")
+    assert len(store) == 0
+
+
 def test_a_replay_shows_seats_not_you(client):
     state = create(client, "You", "@random", seed=4, end_score=10)
     while not state["game_over"]:

@@ -271,8 +271,16 @@ def _parse(raw: bytes) -> Any:
     except UnicodeEncodeError:
         raise SessionError("the request body holds text that is not valid Unicode") from None
     except ValueError as exc:
-        raise SessionError(f"the request body is not JSON: {str(exc)[:80]}") from None
+        raise NotJSONError(str(exc)[:80]) from None
     return value
+
+
+class NotJSONError(SessionError):
+    """A request body that is not JSON; ``reason`` is what the JSON reader said of it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the request body is not JSON: {reason}")
+        self.reason = reason
 
 
 def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -492,7 +500,10 @@ class _App:
         return await self.work(lambda: JSONResponse(session.recording.to_json()), self.views)
 
     async def replay(self, request: Request) -> Response:
-        body = await _body(request)
+        try:
+            body = await _body(request)
+        except NotJSONError as exc:  # the page sends the text of the file a person chose
+            raise SessionError(f"this file is not a game record: it is not JSON ({exc.reason})") from None
         return await self.work(lambda: self.added(replay(body)))
 
     # ------------------------------------------------------------------ history
