@@ -1794,3 +1794,27 @@ def test_stepping_a_replay_with_the_keyboard_keeps_the_focus_on_step(site, brows
     still(driver)
     assert focused(driver) == "pause" and driver.find_element(By.ID, "play").is_enabled()
     assert console_errors(driver) == []
+
+
+def test_play_waits_at_each_round_s_result_until_it_is_closed(site, browser):
+    """Watching agents with Play, each round's result was hidden again by the next step
+    (0.7 s at the default speed), and the focus on its Continue button was lost. Play
+    waits at the result until it is closed, then goes on, the focus on Pause."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("agent", "heuristic"), ("agent", "greedy"), ("agent", "random")], seed=3, end_score=100)
+    driver.find_element(By.ID, "start").click()
+    idle(driver, "window.llamaState.mode === 'watch'")
+    driver.find_element(By.ID, "play").click()
+    WebDriverWait(driver, 60, poll_frequency=0.05).until(lambda d: shown(d, "round-result"))
+    time.sleep(1.5)  # (ten steps' time at this speed)
+    assert shown(driver, "round-result") and focused(driver) == "round-ok"
+    state = idle(driver)
+    time.sleep(0.5)
+    assert idle(driver)["seq"] == state["seq"]
+    ActionChains(driver).send_keys("\ue00c").perform()  # Escape
+    assert not shown(driver, "round-result") and focused(driver) == "pause"
+    idle(driver, f"window.llamaState.seq > {state['seq']}")  # Play goes on
+    driver.execute_script("document.getElementById('pause').click()")  # (another result may be over it)
+    still(driver)
+    assert console_errors(driver) == []

@@ -629,10 +629,18 @@ function showRound(event) {
   $("round-ok").focus();
 }
 
+function roundOpen() {
+  return !$("round-result").classList.contains("hidden");
+}
+
 function closeRound() {
-  const wasOpen = !$("round-result").classList.contains("hidden");
+  const wasOpen = roundOpen();
   $("round-result").classList.add("hidden");
-  if (wasOpen) focusMove();  // (its Continue button, now hidden, counts as no focus)
+  if (!wasOpen || !game) return;
+  // (its Continue button, now hidden, counts as no focus): back to the moves, or to Pause
+  // while Play goes on, else Step
+  if (game.mode === "play") focusMove();
+  else [autoplay !== null ? $("pause") : $("step"), $("new-game")].find((b) => !b.disabled).focus();
 }
 
 // After a move the buttons are drawn anew: the keyboard's focus goes to the first card
@@ -640,7 +648,7 @@ function closeRound() {
 function focusMove() {
   const active = document.activeElement;
   const lost = !active || active === document.body || active.disabled || !active.isConnected || active.offsetParent === null;  // (hidden)
-  if (!lost || !game || !game.your_turn || animating || !$("round-result").classList.contains("hidden")) return;
+  if (!lost || !game || !game.your_turn || animating || roundOpen()) return;
   const target = document.querySelector("#hand button:enabled") || [$("draw"), $("quit")].find((b) => !b.disabled);
   if (target) target.focus();
 }
@@ -886,11 +894,13 @@ function stopPolling() {
   poller = null;
 }
 
+// Play steps on by itself, and waits at each round's result until it is closed (Continue
+// or Escape): it went on at once, and the result was gone before it could be read.
 function playAuto() {
   if (autoplay !== null) return;
   const tick = async () => {
     if (!game || game.game_over || (game.mode === "replay" && game.moves_left === 0)) { stopAutoplay(); render(); return; }
-    if (!animating) await step();
+    if (!animating && !roundOpen()) await step();
     if (autoplay === null) return;  // paused while the step was on its way
     autoplay = setTimeout(tick, delay());
   };
@@ -1020,7 +1030,7 @@ $("resume-more").addEventListener("click", () => offerKeptGames(true));
 $("nav-game").addEventListener("click", () => {
   goTo(viewHash("game"));
   show("game");  // (this button hides: the focus goes to the result shown, else to the moves)
-  if (!$("round-result").classList.contains("hidden")) $("round-ok").focus(); else focusMove();
+  if (roundOpen()) $("round-ok").focus(); else focusMove();
 });
 // A game link pasted into a tab already open, or the browser's Back and Forward: the
 // entry's view (the game this page follows is shown as it stands), or the new-game form
