@@ -123,19 +123,33 @@ class Dropping:
         return getattr(self._stream, name)
 
 
-def game_bar(progress: bool | str, total: int) -> Any:
+class _NoBar:
+    """What :func:`game_bar` yields where it shows no bar: its ``update`` does nothing."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def game_bar(progress: bool | str, total: int) -> Iterator[Any]:
     """A progress bar of ``total`` games on stderr when ``progress`` asks for one (a
-    string names what it counts), else ``None``: evaluation's, fit-search's and
-    distill's. ``None`` too where stderr is closed (``2>&-``), and, with a warning, where
-    tqdm is missing (a dependency, but an install without its dependencies lacks it). A
-    stderr that refuses a write (``2>/dev/full``) stops the bar (:class:`Dropping`), not
-    the games."""
+    string names what it counts), closed after the block; a bar whose ``update`` does
+    nothing otherwise: evaluation's, fit-search's and distill's. No bar either where
+    stderr is closed (``2>&-``), nor, with a warning, where tqdm is missing (a
+    dependency, but an install without its dependencies lacks it). A stderr that refuses
+    a write (``2>/dev/full``) stops the bar (:class:`Dropping`), not the games."""
     if not progress or sys.stderr is None:
-        return None
+        yield _NoBar()
+        return
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        warnings.warn("no progress bar: the package 'tqdm' is not installed (pip install tqdm)", stacklevel=2)
-        return None
+        warnings.warn("no progress bar: the package 'tqdm' is not installed (pip install tqdm)", stacklevel=3)
+        yield _NoBar()
+        return
     desc = progress if isinstance(progress, str) else "games"
-    return tqdm(total=total, desc=desc, unit="game", file=Dropping(sys.stderr))
+    bar = tqdm(total=total, desc=desc, unit="game", file=Dropping(sys.stderr))
+    try:
+        yield bar
+    finally:
+        bar.close()

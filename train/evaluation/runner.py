@@ -673,15 +673,13 @@ def run_chunks(
     for warning in table_warnings(agents, rules):
         warnings.warn(warning, stacklevel=5)  # the caller of evaluate or tournament
     payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
-    bar = game_bar(progress, sum(sizes))
     out: list[R] = []
-    try:
+    with game_bar(progress, sum(sizes)) as bar:
         if payload is None:
             objs = _forewarned([resolve(a) for a in agents], rules)
             for c, size in zip(chunks, sizes, strict=True):
                 out.append(work(objs, args, c))
-                if bar is not None:
-                    bar.update(size)
+                bar.update(size)
         else:
             results = (executor or LocalProcesses()).run(payload, [(work, c) for c in chunks], workers)
             try:
@@ -691,8 +689,7 @@ def run_chunks(
                             f"the executor {executor!r} returned more results than its {len(chunks)} jobs"
                         )
                     out.append(result)
-                    if bar is not None:
-                        bar.update(sizes[len(out) - 1])
+                    bar.update(sizes[len(out) - 1])
                 if len(out) < len(chunks):
                     raise RuntimeError(f"the executor {executor!r} returned {len(out)} results for {len(chunks)} jobs")
             except AgentError as exc:
@@ -702,9 +699,6 @@ def run_chunks(
                 close = getattr(results, "close", None)
                 if callable(close):
                     close()
-    finally:
-        if bar is not None:
-            bar.close()
     return out
 
 

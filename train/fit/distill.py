@@ -222,12 +222,8 @@ def collect_searched(
     slots = min(slots, games)
     batch = BatchGame(slots, players, seed=gen, auto_reset=False)
     table = BatchTable(batch, players_at, seating[:slots])
-    bar = game_bar(progress, games)
-    try:
-        table.play_games(seating, lambda done, rows: None if bar is None else bar.update(len(rows)))
-    finally:
-        if bar is not None:
-            bar.close()
+    with game_bar(progress, games) as bar:
+        table.play_games(seating, lambda done, rows: bar.update(len(rows)))
     if not teacher.rows:
         raise ValueError(f"{games} game(s) gave the search no decision with a choice: play more games")
     return DistillData(*(np.concatenate(parts) for parts in zip(*teacher.rows, strict=True)))

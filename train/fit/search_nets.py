@@ -169,16 +169,6 @@ class _Recorder(TableListener):
 def collect(actor: Actor, players: int, games: int, seed: int = 0, progress: bool | str = False) -> SearchData:
     """Step 1: the decisions of ``actor`` in ``games`` games against ``heuristic``, with
     a bar of the games on stderr if ``progress`` (:func:`train._program.game_bar`)."""
-    bar = game_bar(progress, games)
-    try:
-        return _collect(actor, players, games, seed, bar)
-    finally:
-        if bar is not None:
-            bar.close()
-
-
-def _collect(actor: Actor, players: int, games: int, seed: int, bar: Any) -> SearchData:
-    """:func:`collect`'s games, moving ``bar`` (``None``: none) a game at a time."""
     heuristic = HeuristicAgent()
     ppo = PPOAgent.from_actor(actor)
     # one array per game, joined once at the end: a list of millions of one-row arrays
@@ -187,22 +177,22 @@ def _collect(actor: Actor, players: int, games: int, seed: int, bar: Any) -> Sea
     hands: list[np.ndarray] = []
     wins: list[np.ndarray] = []
     game_of: list[np.ndarray] = []
-    for g in range(games):
-        seat = g % players
-        game = LlamaGame(players, rng=DATA_DEALS + seed * 1_000_003 + g)
-        seats: list[Agent] = [heuristic] * players
-        seats[seat] = ppo
-        recorder = _Recorder(seat)
-        Table(game, seats, listener=recorder).play()
-        if bar is not None:
+    with game_bar(progress, games) as bar:
+        for g in range(games):
+            seat = g % players
+            game = LlamaGame(players, rng=DATA_DEALS + seed * 1_000_003 + g)
+            seats: list[Agent] = [heuristic] * players
+            seats[seat] = ppo
+            recorder = _Recorder(seat)
+            Table(game, seats, listener=recorder).play()
             bar.update(1)
-        if not recorder.obs:
-            continue
-        k = len(recorder.obs)
-        obs.append(np.stack(recorder.obs))
-        hands.append(np.stack(recorder.hands))
-        wins.append(np.full(k, game_rewards(game.scores)[seat], dtype=np.float32))
-        game_of.append(np.full(k, g, dtype=np.int32))
+            if not recorder.obs:
+                continue
+            k = len(recorder.obs)
+            obs.append(np.stack(recorder.obs))
+            hands.append(np.stack(recorder.hands))
+            wins.append(np.full(k, game_rewards(game.scores)[seat], dtype=np.float32))
+            game_of.append(np.full(k, g, dtype=np.int32))
     return SearchData(
         obs=np.concatenate(obs),
         hands=np.concatenate(hands),
