@@ -1818,3 +1818,28 @@ def test_play_waits_at_each_round_s_result_until_it_is_closed(site, browser):
     driver.execute_script("document.getElementById('pause').click()")  # (another result may be over it)
     still(driver)
     assert console_errors(driver) == []
+
+
+def test_a_refused_leave_catches_up_with_the_table(site, browser):
+    """Ann's page learnt of Bob's coming only at its next look, 15 s later on her turn (no
+    "Leave the table" until then), and when Bob left just before her own Leave, the
+    server's refusal was all she got: her page showed Bob as a person and offered Leave
+    until its next look. It looks every 3 s while another person is at the table, and
+    after a refused hand-over or Leave it asks for the game and shows what it missed."""
+    page = browser
+    state, session = start_with_friends(page, site)
+    assert state["your_turn"] and not shown(page, "leave")
+    session.look(1)  # as Bob's page does when it opens the link
+    WebDriverWait(page, 6, poll_frequency=0.1).until(lambda d: shown(d, "leave"))
+    page.execute_script("stopPolling()")  # (only the refusal can tell the page now)
+    bob = next(t for t, viewer in session.tokens.items() if viewer == 1)
+    leave = f"{site.url}/api/games/{session.id}/hand-over"
+    answer = httpx.post(leave, json={"seat": 1}, headers={"X-Llama-Token": bob})
+    assert answer.status_code == 200, answer.text  # Bob leaves first
+    page.find_element(By.ID, "leave").click()
+    page.find_element(By.ID, "ask-yes").click()
+    idle(page, "window.llamaState.left.includes(1)", timeout=5)
+    assert page.find_element(By.ID, "game-error").text.startswith("no other person is here to play on")
+    assert "Bob left the table: heuristic plays Bob's seat from here on." in log_lines(page)
+    assert not shown(page, "leave") and session.left == {1: "heuristic"}
+    assert "left: heuristic plays" in page.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .tags').text

@@ -736,21 +736,34 @@ async function move(action) {
   try {
     receive(await api("POST", `/api/games/${game.id}/move`, { action, since: game.seq }));
   } catch (err) {
-    if (err.status === 409 && game.mode === "play") {  // the game may have moved on (another tab): catch up
-      try {
-        const state = await api("GET", `/api/games/${game.id}?since=${game.seq}`);
-        if (state.seq !== game.seq) {
-          receive(state);
-          $("game-error").textContent = "The game had moved on since this page last looked: here is where it stands.";
-          return;
-        }
-      } catch (again) { /* say the first error */ }
+    // the game may have moved on (another tab): catch up
+    if (err.status === 409 && game.mode === "play" && await caughtUp()) {
+      $("game-error").textContent = "The game had moved on since this page last looked: here is where it stands.";
+      return;
     }
     $("game-error").textContent = err.message;
     render();
     window.llamaIdle = true;
     schedulePoll();
   }
+}
+
+// After a request the server refused (4xx), the page may be behind: another tab moved,
+// another person left or handed a seat over. It asks for the game again and shows what it
+// missed (true), or at least who is away and whether it may leave, as the server has them.
+async function caughtUp() {
+  const id = game.id;
+  try {
+    const state = await api("GET", `/api/games/${id}?since=${game.seq}`);
+    if (!game || game.id !== id) return true;  // (another game was opened meanwhile)
+    if (state.seq !== game.seq) {
+      receive(state);
+      return true;
+    }
+    game = state;
+    window.llamaState = state;
+  } catch (again) { /* say the first error */ }
+  return false;
 }
 
 // Asks before a step that cannot be undone, in the page: window.confirm would stop the
@@ -816,7 +829,8 @@ async function sendHandOver(seat) {
   try {
     receive(await api("POST", `/api/games/${game.id}/hand-over`, { seat, since: game.seq }));
   } catch (err) {
-    $("game-error").textContent = err.message;
+    $("game-error").textContent = err.message;  // (why, over what the page missed: see caughtUp)
+    if (err.status >= 400 && err.status < 500 && await caughtUp()) return;
     render();
     window.llamaIdle = true;
     schedulePoll();
@@ -846,7 +860,9 @@ async function step() {
 
 // Another person's move reaches this page by polling while it waits for its turn. On its
 // own turn it looks every 15 s: that keeps the game from being forgotten as idle, and
-// catches a move made for this seat in another tab. A request that does not reach the
+// catches a move made for this seat in another tab; every 3 s while another person is at
+// the table, who may leave or hand a seat over meanwhile (and whose coming lets this
+// page leave). A request that does not reach the
 // server, or that the server cannot answer now (5xx, 429: busy, restarting), is tried
 // again, less and less often, and the page says so; a game the server refuses this page
 // (403, 404: forgotten, another token) stops the polling.
@@ -861,7 +877,8 @@ function schedulePoll() {
   stopPolling();
   // (a game just over is asked for until the server has saved it: another page ended it)
   if (!game || game.mode !== "play" || (game.game_over && !game.saving)) return;
-  const wait = pollFailures ? Math.min(1000 * 2 ** pollFailures, 15000) : game.your_turn ? 15000 : 600;
+  const others = game.table.seats.some((s, p) => p !== game.seat && s.person);  // (who may leave, or hand a seat over)
+  const wait = pollFailures ? Math.min(1000 * 2 ** pollFailures, 15000) : !game.your_turn ? 600 : others ? 3000 : 15000;
   poller = setTimeout(async () => {
     poller = null;
     if (animating || !game) return;
