@@ -94,7 +94,11 @@ class SearchNetsConfig:
     def validate(self) -> SearchNetsConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
         check_field_types(self)
-        if not isinstance(self.hidden, (tuple, list)) or not all(is_int(h) for h in self.hidden):
+        if (
+            not isinstance(self.hidden, (tuple, list))
+            or not self.hidden
+            or not all(is_int(h) and h >= 1 for h in self.hidden)
+        ):
             raise ValueError(f"hidden must be positive layer sizes, got {brief(self.hidden)}")
         if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
             raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
@@ -112,8 +116,6 @@ class SearchNetsConfig:
             raise ValueError(f"games must be >= 2 (game 0 is held out, the others are fitted), got {self.games}")
         if self.seed < 0:
             raise ValueError(f"seed must be >= 0, got {self.seed}")
-        if not self.hidden or min(self.hidden) < 1:
-            raise ValueError(f"hidden must be positive layer sizes, got {self.hidden}")
         if not self.learning_rate > 0:
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
         return self
