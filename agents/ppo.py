@@ -103,6 +103,7 @@ __all__ = [
     "UnseenRules",
     "unseen_rules",
     "untrained_rules",
+    "untrained_rules_said",
     "with_run_trained_at",
     "actor_from_policy",
     "DEFAULT_MODEL",
@@ -577,8 +578,7 @@ def unseen_rules(
     if not unseen or unseen in said:
         return None
     said.add(unseen)
-    was = ", ".join(f"{k} {and_list(trained[k])}" for k, _ in unseen)
-    plays = ", ".join(f"{k} {v}" for k, v in unseen)
+    was, plays = untrained_rules_said(trained, unseen)
     return UnseenRules(
         f"{who} was trained at {was} only; this table plays {plays}, rules it never saw: it plays all the same "
         "(said once)"
@@ -591,6 +591,16 @@ def untrained_rules(trained: Mapping[str, tuple[int, ...]] | None, rules: Rules)
     saw them all, or where nothing says (an option ``trained`` does not name)."""
     trained = trained or {}
     return tuple((k, v) for k, v in rules.options().items() if k in trained and v not in trained[k])
+
+
+def untrained_rules_said(
+    trained: Mapping[str, tuple[int, ...]] | None, unseen: tuple[tuple[str, int], ...]
+) -> tuple[str, str]:
+    """How a message says that a model trained at ``trained`` never saw the rule options
+    ``unseen`` (:func:`untrained_rules`): what it was trained at (``"end_score 20 and
+    30"``) and what the table plays (``"end_score 40"``)."""
+    trained = trained or {}
+    return ", ".join(f"{k} {and_list(trained[k])}" for k, _ in unseen), ", ".join(f"{k} {v}" for k, v in unseen)
 
 
 def check_trained_rules(rules: Mapping[str, Iterable[int]]) -> dict[str, tuple[int, ...]] | None:

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from agents.heuristic import HeuristicAgent
-from agents.ppo import Actor, PPOAgent, load_actor, model_file, untrained_rules
+from agents.ppo import Actor, PPOAgent, load_actor, model_file, untrained_rules, untrained_rules_said
 from agents.search import FITTED_ON, Layers, save_networks
-from llama_env.agent import Agent, and_list
+from llama_env.agent import Agent
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_CARD_VALUES, LlamaGame, brief, is_int
 from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
@@ -274,9 +274,7 @@ def check_specialist(actor: Actor, path: Path, players: int) -> None:
         )
     unseen = untrained_rules(actor.trained_rules, DEFAULT_RULES)
     if unseen:
-        trained = actor.trained_rules or {}
-        was = ", ".join(f"{k} {and_list(trained[k])}" for k, _ in unseen)
-        plays = ", ".join(f"{k} {v}" for k, v in unseen)
+        was, plays = untrained_rules_said(actor.trained_rules, unseen)
         raise ValueError(
             f"{path} was trained at {was} only; fit-search and distill play standard-rule games ({plays}), "
             "which it never saw: give a specialist trained at them"
