@@ -275,7 +275,9 @@ def set_up(
 
 def play_something(driver: webdriver.Chrome, turn: int) -> None:
     """A legal move by clicking: the first playable card, else draw (two turns in three),
-    else quit."""
+    else quit (a round's result still open closed first)."""
+    if shown(driver, "round-result"):
+        dismiss_round(driver)
     cards = driver.find_elements(By.CSS_SELECTOR, "#hand button:enabled")
     draw = driver.find_element(By.ID, "draw")
     if cards:
@@ -1843,3 +1845,32 @@ def test_a_refused_leave_catches_up_with_the_table(site, browser):
     assert "Bob left the table: heuristic plays Bob's seat from here on." in log_lines(page)
     assert not shown(page, "leave") and session.left == {1: "heuristic"}
     assert "left: heuristic plays" in page.find_element(By.CSS_SELECTOR, '.seat[data-seat="1"] .tags').text
+
+
+def test_a_reload_keeps_the_round_s_result_that_was_open(site, browser):
+    """A page opening a game wrote the game so far in the log only: a reload (or the link
+    opened again) while a round's result was open lost the result, its points with it. A
+    page opening a game shows the last round's result when its seat has not moved since."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("person", "Kay"), ("agent", "heuristic"), ("agent", "greedy")], seed=2, end_score=100)
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver)
+    for _ in range(40):
+        if shown(driver, "round-result"):
+            break
+        driver.find_element(By.ID, "quit").click()
+        state = idle(driver, f"window.llamaState.seq > {state['seq']}")
+    result = driver.find_element(By.ID, "round-result").text
+    assert "Round 1 over" in result
+    driver.refresh()
+    idle(driver, f"window.llamaState.seq === {state['seq']}")
+    assert shown(driver, "round-result") and driver.find_element(By.ID, "round-result").text == result
+    assert focused(driver) == "round-ok"
+    dismiss_round(driver)
+    play_something(driver, 0)  # once this seat has moved, a reload shows the table
+    state = idle(driver, f"window.llamaState.seq > {state['seq']}")
+    driver.refresh()
+    idle(driver, f"window.llamaState.seq === {state['seq']}")
+    assert not shown(driver, "round-result") or "Round 1 over" not in driver.find_element(By.ID, "round-result").text
+    assert console_errors(driver) == []

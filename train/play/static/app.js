@@ -448,10 +448,21 @@ function receive(state, opened = false) {
   if (state.truncated) log("(earlier moves left out)", "note");
   if (opened) {  // the game so far, written at once: only what happens from now on is shown move by move
     for (const event of state.events) logEvent(event);
+    const result = unseenRound(state);
+    if (result) showRound(result);  // (a reload keeps the result that was open)
   } else {
     queue.push(...state.events);
   }
   if (!animating) showNext();
+}
+
+// The last round's result, when it may not have been seen yet: no move of this page's
+// seat (of any seat, watching) came after it.
+function unseenRound(state) {
+  const last = state.events.findLastIndex((e) => e.type === "round");
+  if (last < 0) return null;
+  const moved = state.events.slice(last + 1).some((e) => e.type === "move" && (state.mode !== "play" || e.seat === state.seat));
+  return moved ? null : state.events[last];
 }
 
 function log(text, cls) {
