@@ -64,11 +64,13 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     checkpoint in it) continues it in place, refusing a change of a setting in
     :data:`FIXED_ON_RESUME`. Resuming a model file that lies outside any run (a
     downloaded or copied ``model.zip``) starts a new run at ``config.run_path()`` from its
-    weights and step count: the folder the file lies in is never written to."""
+    weights and step count: the folder the file lies in is never written to. A run that
+    saved nothing to go on from is refused (:func:`refuse_nothing_saved`), on either backend."""
     if not config.resume or bare_model(config.resume):
         check_new_run_name(config.run_name, config.run_dir)
         return RunDir(config.run_path(claim=not config.resume)), True  # (a resume is checked before the run is made)
     run = run_of(config.resume)
+    refuse_nothing_saved(run)
     recorded = _recorded(run)
     if recorded is not None:
         check_fixed(recorded, config, run)
@@ -93,7 +95,7 @@ def _config_of(run: RunDir, recorded: Mapping[str, Any]) -> TrainConfig:
 
 def refuse_nothing_saved(run: RunDir) -> None:
     """The ``ValueError`` of ``--resume`` of a run that saved nothing to go on from
-    (:meth:`RunDir.nothing_saved`), on either backend."""
+    (:meth:`RunDir.nothing_saved`)."""
     unsaved = run.nothing_saved()
     if unsaved is not None:
         raise ValueError(f"config key 'resume': {run.path} is {unsaved}")
@@ -103,7 +105,7 @@ def find_checkpoint(path: str | Path) -> Path:
     """The checkpoint to resume from: the given zip, or a run directory's newest whole
     checkpoint (else its ``model.zip``). Checkpoints that are empty or corrupt are
     skipped with a warning naming them; a given zip that is not whole is a ``ValueError``
-    naming it, and so is a run that saved nothing (:meth:`RunDir.nothing_saved`)."""
+    naming it."""
     p = Path(path)
     if p.is_file():
         problem = checkpoint_problem(p)
@@ -124,7 +126,6 @@ def find_checkpoint(path: str | Path) -> Path:
     for bad, why in skipped:
         warnings.warn(f"resume: skipping {bad} ({why})", RuntimeWarning, stacklevel=2)
     if found is None:
-        refuse_nothing_saved(run)  # not a run whose saves are all broken: one that saved none
         raise ValueError(f"config key 'resume': no usable checkpoint in {p} (a .zip or a run directory)")
     return found
 

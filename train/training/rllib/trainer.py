@@ -65,7 +65,7 @@ from train.training.result import (
     say_interrupted,
     step_bar,
 )
-from train.training.resume import check_steps_left, refuse_nothing_saved, session_run
+from train.training.resume import check_steps_left, session_run
 from train.training.rllib import RllibOptions
 from train.training.run_dir import (
     RunDir,
@@ -532,8 +532,6 @@ def train_rllib(config: TrainConfig) -> TrainResult:
     resume_from: Path | None = None
     if config.resume:
         found = [] if fresh else _checkpoints(run)
-        if not fresh:
-            refuse_nothing_saved(run)
         if not found:
             raise ValueError(
                 f"config key 'resume': no RLlib checkpoint in {config.resume if fresh else run.path} (the rllib "
