@@ -82,7 +82,6 @@ __all__ = [
     "RLLIB_CHECKPOINT_PREFIX",
     "ray_session",
     "build_algorithm_config",
-    "local_runner_cores",
     "check_local_cores",
 ]
 
@@ -310,36 +309,30 @@ def _ray_session(run: RunDir, address: str, num_cpus: int | None, stopping: _Sto
                     link.unlink()
 
 
-def local_runner_cores(options: RllibOptions) -> int | None:
-    """The most env runners a run with ``options`` can have: the cores of the local Ray
-    it starts, with one CPU a core (:func:`usable_cores`), each remote env runner taking
-    one (the learner and the local runner run in this process and take none); ``None``
-    where the run starts no Ray of its own (a cluster's address, or a Ray already
-    running), whose CPUs are that Ray's to count."""
-    import ray
-
-    return None if cluster_address(options.address)[0] or ray.is_initialized() else usable_cores()
-
-
 def check_local_cores(
     options: RllibOptions,
     *,
     flag: str = "config key 'num_env_runners'",
     remedy: str = "pass --address to train on a cluster with more",
-) -> int | None:
-    """The most env runners a run with ``options`` can have (:func:`local_runner_cores`;
-    ``None``: a cluster's CPUs, its own to count), after checking that
-    ``options.num_env_runners`` is no more, before Ray starts: RLlib waits for every runner
-    with no time limit, so the run hung without a word. Else a ``ValueError`` naming
-    ``flag`` (what set the count: a script's own flag), the cores and ``remedy`` ("": none)."""
+) -> None:
+    """A ``ValueError`` when a local Ray would get more env runners than it has cores,
+    before it starts: it is started with one CPU a core (:func:`usable_cores`), each
+    remote env runner takes one (the learner and the local runner run in this process
+    and take none), and RLlib waits for every runner with no time limit, so the run hung
+    without a word. The error names ``flag`` (what set the count: a script's own flag),
+    the cores and ``remedy`` ("": none). A cluster's CPUs (``options.address``, or a Ray
+    already running) are that Ray's to count."""
+    import ray
+
     runners = options.num_env_runners
-    cores = local_runner_cores(options)
+    if not runners:
+        return
+    cores = None if cluster_address(options.address)[0] or ray.is_initialized() else usable_cores()
     if cores is not None and runners > cores:
         raise ValueError(
             f"{flag} must be at most {cores} on a local Ray, which has {cores} cores and gives each env runner "
             f"one, got {runners}{f'; {remedy}' if remedy else ''}"
         )
-    return cores
 
 
 def _warn_short_of_cpus(runners: int) -> None:
