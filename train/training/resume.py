@@ -70,8 +70,8 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
         check_new_run_name(config.run_name, config.run_dir)
         return RunDir(config.run_path(claim=not config.resume)), True  # (a resume is checked before the run is made)
     run = run_of(config.resume)
+    recorded = _recorded(run)  # a config file that cannot be read is named first, as resume_config does
     refuse_nothing_saved(run)
-    recorded = _recorded(run)
     if recorded is not None:
         check_fixed(recorded, config, run)
     return run, False
