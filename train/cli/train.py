@@ -157,10 +157,7 @@ def _run(args: argparse.Namespace) -> int:
         + (f" [stopped early: the evaluation beat {config.stop_win_share:g}]" if result.stopped_early else "")
     )
     if result.interrupted:
-        if result.num_timesteps < config.total_timesteps:
-            print(f"continue it with: llama-rl train --resume {shlex.quote(str(result.run_dir))}")
-        else:  # only the evaluation at the end was stopped
-            print(f"{stopped_note(result, config)}\n\nnext:\n{next_commands_of(result, config)}")
+        print(stopped_note(result, config, sep=": ", then_next=True))
         return EXIT_INTERRUPTED
     if result.stopped_early:
         last = result.evals[-1]
@@ -180,13 +177,15 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def stopped_note(result: TrainResult, config: TrainConfig) -> str:
+def stopped_note(result: TrainResult, config: TrainConfig, sep: str = " ", then_next: bool = False) -> str:
     """What to do with a run stopped and saved: continue it (``--resume`` of its
-    directory, pasted into a shell), or, where it had learned its whole budget (stopped
-    in the evaluation at the end), nothing: it is done."""
+    directory, pasted into a shell, after "continue it with" and ``sep``), or, where it
+    had learned its whole budget (stopped in the evaluation at the end), nothing: it is
+    done, and ``then_next`` adds the commands that come next (:func:`next_commands_of`)."""
     if result.num_timesteps < config.total_timesteps:
-        return f"continue it with llama-rl train --resume {shlex.quote(str(result.run_dir))}"
-    return f"its budget of {config.total_timesteps} steps is learned and the model saved"
+        return f"continue it with{sep}llama-rl train --resume {shlex.quote(str(result.run_dir))}"
+    done = f"its budget of {config.total_timesteps} steps is learned and the model saved"
+    return f"{done}\n\nnext:\n{next_commands_of(result, config)}" if then_next else done
 
 
 def next_commands_of(result: TrainResult, config: TrainConfig) -> str:
