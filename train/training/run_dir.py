@@ -301,7 +301,7 @@ class RunDir:
 
     def saved_anything(self) -> bool:
         """Whether a trainer saved a checkpoint (of either backend, whole or not) or a model here."""
-        return bool(self.checkpoint_step_counts()) or any((self.path / name).exists() for name in MODEL_NAMES)
+        return bool(self._saved_paths())
 
     def nothing_saved(self) -> str | None:
         """What this folder is when a trainer wrote here and saved no checkpoint and no
@@ -547,12 +547,16 @@ class RunDir:
     def _saves(self) -> set[tuple[str, int]]:
         """The checkpoints and models here, each with the time it was last written: two
         differ when a session saved something between them."""
-        paths = [p for _, p, _ in named_checkpoints(self.path)] + [self.path / name for name in MODEL_NAMES]
         found = set()
-        for p in paths:
+        for p in self._saved_paths():
             with contextlib.suppress(OSError):
                 found.add((p.name, p.stat().st_mtime_ns))
         return found
+
+    def _saved_paths(self) -> list[Path]:
+        """The checkpoints here, of either backend and whole or not, then the models."""
+        models = [p for p in (self.path / name for name in MODEL_NAMES) if p.exists()]
+        return [p for _, p, _ in named_checkpoints(self.path)] + models
 
     def _read_lock(self) -> _Lock | None:
         """What ``.lock`` holds, and whether its trainer holds it still (:class:`_Lock`);
