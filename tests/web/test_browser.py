@@ -270,7 +270,18 @@ def set_up(
         box.clear()
         if value is not None:
             box.send_keys(str(value))
-    driver.execute_script("document.getElementById('speed').value = 10")
+    full_speed(driver)
+
+
+FULL_SPEED = """
+try { localStorage.setItem('llama-speeds', JSON.stringify({play: 10, watch: 10})); } catch (err) { /* blocked */ }
+document.getElementById('speed').value = 10;
+"""
+
+
+def full_speed(driver: webdriver.Chrome) -> None:
+    """The moves of the next game the page opens, played or watched, shown at full speed."""
+    driver.execute_script(FULL_SPEED)
 
 
 def play_something(driver: webdriver.Chrome, turn: int) -> None:
@@ -289,8 +300,10 @@ def play_something(driver: webdriver.Chrome, turn: int) -> None:
 
 
 def dismiss_round(driver: webdriver.Chrome) -> None:
+    """Continue on the round's result; then the next round's moves held for it are shown."""
     driver.find_element(By.ID, "round-ok").click()
     assert not shown(driver, "round-result")
+    idle(driver)
 
 
 def screenshot(driver: webdriver.Chrome, name: str, tmp_path: Path) -> None:
@@ -322,27 +335,27 @@ def test_a_whole_game_by_clicking_then_its_history(site, browser, screen, tmp_pa
     pictured = False
     while True:
         state = idle(driver)
-        # the screen follows every move: each event is one more line in the log
         log_seen += len(state["events"])
-        assert len(log_lines(driver)) == log_seen
         assert driver.find_element(By.ID, "game-error").text == "", "an old error stays on screen"
         round_over = any(e["type"] == "round" for e in state["events"])
         check_layout(driver, screen, overlay=round_over)
-        # the hand is the server's, and exactly the legal cards can be clicked
         assert hand_shown(driver) == [card_text(c) for c in state["hand"]]
         if round_over:
             rounds += 1
             result = driver.find_element(By.ID, "round-result")
             assert result.is_displayed() and "Round" in result.text
             assert len(result.find_elements(By.CSS_SELECTOR, "tr")) == 1 + 3
+            if not state["game_over"]:
+                dismiss_round(driver)  # (the next round's moves are shown once it is closed)
+        # the screen follows every move: each event is one more line in the log
+        assert len(log_lines(driver)) == log_seen
         if state["game_over"]:
             break
+        # the hand is the server's, and exactly the legal cards can be clicked
         assert state["your_turn"] and state["seat"] == 0
         assert enabled_cards(driver) == {c - 1 for c in state["hand"]} & set(state["legal"])
         assert driver.find_element(By.ID, "draw").is_enabled() == (7 in state["legal"])
         assert driver.find_element(By.ID, "quit").is_enabled() == (8 in state["legal"])
-        if round_over:
-            dismiss_round(driver)
         disabled = driver.find_elements(By.CSS_SELECTOR, "#hand button:disabled")
         if disabled and not tried_disabled:
             # a real click on a card that cannot be played does nothing
@@ -1249,7 +1262,9 @@ def test_the_keyboard_s_focus_comes_back_to_the_moves_after_a_round_s_result(sit
             page.find_element(By.ID, "nav-game").click()
             assert shown(page, "round-result")
             ActionChains(page).send_keys("\ue00c").perform()  # Escape
-            assert not shown(page, "round-result") and focused(page) in ("card", "draw", "quit")
+            assert not shown(page, "round-result")
+            idle(page)  # (the next round's moves held for the result are shown first)
+            assert focused(page) in ("card", "draw", "quit")
             return
         page.find_element(By.ID, "quit").click()
         idle(page, f"window.llamaState.seq > {state['seq']}")
@@ -1294,6 +1309,7 @@ def test_a_game_reopened_by_keyboard_reload_and_link(site, browser):
         if shown(driver, "round-result"):
             ActionChains(driver).send_keys("\ue00c").perform()  # Escape closes the round's result
             assert not shown(driver, "round-result")
+            idle(driver)  # (the next round's moves held for it)
         assert focused(driver) in ("card", "draw", "quit")
         ActionChains(driver).send_keys("\ue007").perform()  # Enter
         idle(driver, f"window.llamaState.seq > {state['seq']}")
@@ -1506,7 +1522,7 @@ def test_names_from_a_record_are_shown_as_text_never_as_markup(site, browser, tm
     open_page(driver, site.url, DESKTOP)
     path = tmp_path / "record.json"
     path.write_text(json.dumps(markup_record(seed=4)), encoding="utf-8")
-    driver.execute_script("document.getElementById('speed').value = 10")
+    full_speed(driver)
     driver.find_element(By.ID, "replay-file").send_keys(str(path))
     state = idle(driver, "window.llamaState.mode === 'replay'")
     for _ in range(3):
@@ -1873,4 +1889,55 @@ def test_a_reload_keeps_the_round_s_result_that_was_open(site, browser):
     driver.refresh()
     idle(driver, f"window.llamaState.seq === {state['seq']}")
     assert not shown(driver, "round-result") or "Round 1 over" not in driver.find_element(By.ID, "round-result").text
+    assert console_errors(driver) == []
+
+
+SPEED = """
+const speed = document.getElementById('speed');
+if (arguments[0] !== null) { speed.value = arguments[0]; speed.dispatchEvent(new Event('input')); }
+return [speed.value, speed.getBoundingClientRect().height > 0, localStorage.getItem('llama-speeds')];
+"""
+"""Sets the speed as a person drags it (unless None): its value, whether it shows, what the browser keeps."""
+
+
+def test_the_next_round_waits_for_the_result_and_the_speed_is_the_mode_s_own(site, browser):
+    """The agents' moves of a played game went by at 350 ms each, or at a watched game's
+    speed from earlier in the tab, and nothing could slow them: the speed was hidden
+    while playing. The next round's moves went on under the round's result. The speed
+    shows while playing too, kept apart for played and watched games, and the next
+    round's moves wait for the result to be closed."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("agent", "heuristic"), ("agent", "greedy")], seed=1, end_score=20)
+    driver.execute_script("localStorage.setItem('llama-speeds', JSON.stringify({play: 3, watch: 9}))")
+    driver.find_element(By.ID, "start").click()
+    idle(driver, "window.llamaState.mode === 'watch'")
+    assert driver.execute_script(SPEED, None)[:2] == ["9", True]
+    driver.find_element(By.ID, "new-game").click()
+    set_up(driver, [("person", "Kay"), ("agent", "heuristic"), ("agent", "greedy")], seed=2, end_score=100)
+    driver.execute_script("localStorage.setItem('llama-speeds', JSON.stringify({play: 3, watch: 9}))")
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver, "window.llamaState.mode === 'play'")
+    assert driver.execute_script(SPEED, None)[:2] == ["3", True]  # shown while playing, at the played games' speed
+    value, _, kept = driver.execute_script(SPEED, 10)
+    assert value == "10" and json.loads(kept) == {"play": 10, "watch": 9}
+    assert not any(shown(driver, b) for b in ("step", "play", "pause"))
+
+    for _ in range(60):
+        if shown(driver, "round-result"):
+            after = state["events"][max(i for i, e in enumerate(state["events"]) if e["type"] == "round") + 1 :]
+            if any(e["type"] == "move" for e in after):
+                break
+            dismiss_round(driver)
+        driver.find_element(By.ID, "quit").click()
+        state = idle(driver, f"window.llamaState.seq > {state['seq']}")
+    else:
+        raise AssertionError("no round ended before agents' moves")
+    time.sleep(0.5)  # (several moves' time)
+    held = [e["text"] for e in after if e["type"] == "move"]
+    assert log_lines(driver)[-1].startswith("Round ") and not set(held) & set(log_lines(driver)[-len(after) :])
+    driver.find_element(By.ID, "round-ok").click()
+    idle(driver)
+    assert log_lines(driver)[-len(after) :] == [e["text"] for e in after]
+    assert focused(driver) in ("card", "draw", "quit")
     assert console_errors(driver) == []

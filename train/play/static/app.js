@@ -91,6 +91,35 @@ function delay() {
   return Math.round(1400 / Number($("speed").value || 4));
 }
 
+// The speed of the moves shown, one for the games played here and one for those watched
+// or replayed (a watch at full speed left a played game's agents at it, with no control
+// shown), kept in the browser's site storage where it lets the page, else for this tab.
+const SPEEDS = "llama-speeds";
+const speeds = { play: 4, watch: 4 };
+
+function speedKind(mode) {
+  return mode === "play" ? "play" : "watch";
+}
+
+function keptSpeeds() {
+  try {
+    const kept = JSON.parse(storage.get(SPEEDS) || "{}");
+    return kept && typeof kept === "object" ? kept : {};
+  } catch (err) { return {}; }
+}
+
+function fitSpeed(mode) {
+  const kept = Number(keptSpeeds()[speedKind(mode)]);
+  $("speed").value = String(kept >= 1 && kept <= 10 ? kept : speeds[speedKind(mode)]);
+}
+
+function keepSpeed() {
+  if (!game) return;
+  const kind = speedKind(game.mode);
+  speeds[kind] = Number($("speed").value);
+  storage.set(SPEEDS, JSON.stringify({ ...keptSpeeds(), [kind]: speeds[kind] }));
+}
+
 function show(section) {
   for (const id of ["setup", "game", "history"]) $(id).classList.toggle("hidden", id !== section);
   $("nav-game").classList.toggle("hidden", section === "game" || !game);
@@ -380,7 +409,8 @@ function begin(state, opened = false) {
   $("game-error").textContent = "";
   show("game");
   $("you").classList.toggle("hidden", state.mode !== "play");
-  $("watch-controls").classList.toggle("hidden", state.mode === "play");
+  for (const id of ["step", "play", "pause"]) $(id).classList.toggle("hidden", state.mode === "play");  // (the speed stays)
+  fitSpeed(state.mode);
   const others = (state.mode === "play" ? invitesOf(state) : []).filter((l) => l.seat !== state.seat);
   $("invites").classList.toggle("hidden", others.length === 0);
   $("invite-local").classList.toggle("hidden", !LOOPBACK.includes(location.hostname));
@@ -486,6 +516,14 @@ function showNext() {
       logEvent(event);
       if (event.type === "round") showRound(event);
     }
+  }
+  if (queue.length && queue[0].type === "move" && roundOpen()) {
+    // the next round's moves wait for the round's result to be closed (see closeRound):
+    // they went on under it, and the person saw the table only once they were over
+    animating = false;
+    window.llamaIdle = true;
+    schedulePoll();
+    return;
   }
   if (queue.length === 0) {
     animating = false;
@@ -648,6 +686,7 @@ function closeRound() {
   const wasOpen = roundOpen();
   $("round-result").classList.add("hidden");
   if (!wasOpen || !game) return;
+  if (queue.length && !animating) showNext();  // the next round's moves held for it
   // (its Continue button, now hidden, counts as no focus): back to the moves, or to Pause
   // while Play goes on, else Step
   if (game.mode === "play") focusMove();
@@ -672,7 +711,7 @@ function disableInput() {
 }
 
 function render() {
-  if (!game) return;
+  if (!game || queue.length) return;  // (moves still to show: the table shown is not the state at rest)
   drawTable(game.table, true);
   if (game.mode === "play") {
     const waiting = game.table.seats[game.table.current_player].name;
@@ -737,7 +776,7 @@ function keepsHistory() {
 // ------------------------------------------------------------------ acting
 
 async function move(action) {
-  if (animating || !game || !game.your_turn) return;
+  if (animating || queue.length || !game || !game.your_turn) return;
   window.llamaIdle = false;
   disableInput();
   showTurn("Sending your move…");
@@ -808,9 +847,9 @@ function askedStill() {
 
 // Hands `seat` over once the person says yes, while `can()` still holds for this game.
 async function askThenHandOver(seat, question, yes, can) {
-  if (animating || !game || !can()) return;
+  if (animating || queue.length || !game || !can()) return;
   const id = game.id;
-  const still = () => Boolean(game && game.id === id && !animating && can());
+  const still = () => Boolean(game && game.id === id && !animating && !queue.length && can());
   if ((await ask(question, yes, still)) === true && still()) await sendHandOver(seat);
 }
 
@@ -1022,6 +1061,7 @@ $("quit").addEventListener("click", () => move(8));
 $("step").addEventListener("click", step);
 $("play").addEventListener("click", playAuto);
 $("pause").addEventListener("click", stopAutoplay);
+$("speed").addEventListener("input", keepSpeed);
 $("round-ok").addEventListener("click", closeRound);
 document.addEventListener("keydown", (event) => {  // (not a result the history or the form hides)
   if (event.key === "Escape" && !$("game").classList.contains("hidden")) closeRound();
