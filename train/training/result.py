@@ -100,18 +100,16 @@ class ProcessStopped(RuntimeError):
     runner): the run cannot go on. Its message says what the process was doing."""
 
 
-def say_interrupted(steps: int, learned: bool, new_run: Path | None) -> None:
+def say_interrupted(steps: int, learned: bool, run: Path, resume_from: Path | None) -> None:
     """What a trainer does at a Ctrl-C or SIGTERM that stopped it, whichever the backend:
-    it says that it saves the ``steps`` learned, and goes on to save them. A new run (its
-    directory ``new_run``; ``None`` for a resumed one) that ``learned`` no step keeps
-    nothing: it says so and raises ``KeyboardInterrupt``, on which the trainer removes the
-    run as for a failure before the first step (it kept a checkpoint of 0 steps and an
-    untrained model, played as the run's). A resumed run is saved all the same: its steps
-    are its earlier sessions'."""
-    if new_run is not None and not learned:
-        print(
-            f"\ninterrupted at {steps} steps: nothing learned yet, so nothing is saved; removing {new_run}", flush=True
-        )
+    it says that it saves the ``steps`` learned, and goes on to save them. A new run (one
+    that continues no checkpoint: ``resume_from`` is ``None``) that ``learned`` no step
+    keeps nothing: it says so, naming its directory ``run``, and raises
+    ``KeyboardInterrupt``, on which the trainer removes the run as for a failure before
+    the first step (it kept a checkpoint of 0 steps and an untrained model, played as the
+    run's). A resumed run is saved all the same: its steps are its earlier sessions'."""
+    if resume_from is None and not learned:
+        print(f"\ninterrupted at {steps} steps: nothing learned yet, so nothing is saved; removing {run}", flush=True)
         raise KeyboardInterrupt
     print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
 

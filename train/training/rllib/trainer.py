@@ -754,7 +754,7 @@ def _loop(
             bar.close()
     raise_unless_learned(failure, steps > start_steps)
     if interrupted and failure is None:
-        say_interrupted(steps, steps > start_steps, new_run=run.path if resume_from is None else None)
+        say_interrupted(steps, steps > start_steps, run.path, resume_from)
     wall = time.perf_counter() - t0 - aside
     try:
         with saving_despite_ctrl_c():

@@ -407,7 +407,7 @@ def _learn(
         except (AgentError, IllegalActionError) as exc:  # in the evaluation at the end: the budget is learned
             agent_failed = exc
     if worker_stopped is None and agent_failed is None and interrupted:
-        say_interrupted(model.num_timesteps, learned, new_run=run.path if resume_from is None else None)
+        say_interrupted(model.num_timesteps, learned, run.path, resume_from)
     write_error = write_error or hooks.write_error
     wall = hooks.learn_seconds or (time.perf_counter() - t0)
     if write_error is not None:
