@@ -270,7 +270,8 @@ def _parse(sample: Sample) -> argparse.Namespace:
 
 
 def _check_train(sample: Sample, args: argparse.Namespace) -> None:
-    """A train sample's validated config, recorded in its run directory as the trainer does first."""
+    """A train sample's validated config, recorded in its run directory as the trainer does
+    first, and an empty stand-in of its model: a run that saved nothing cannot be resumed."""
     from train.cli.train import config_from_args
     from train.training.resume import session_run
     from train.training.run_dir import write_json_atomic
@@ -282,6 +283,7 @@ def _check_train(sample: Sample, args: argparse.Namespace) -> None:
         pytest.fail(f"{sample.where}: `{sample.command}` is not a valid config: {exc}")
     run.path.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run.config_path if fresh else run.next_resume_config_path(), config.to_dict())
+    (run.path / "model.zip").touch()
 
 
 def _copy_run(sample: Sample) -> bool:
