@@ -86,11 +86,13 @@ def test_the_console_blocks_name_every_specialist_preset():
 
 def _config(words: list[str]) -> dict[str, Any]:
     """What ``llama-rl train <words>`` would train, recorded in its run directory as the
-    trainer does first (so that a later ``--resume`` of that run, or of a copy, finds it)."""
+    trainer does first (so that a later ``--resume`` of that run, or of a copy, finds it),
+    with an empty stand-in of its model: a run that saved nothing cannot be resumed."""
     config = config_from_args(build_parser().parse_args(["train", *words]))
     run, fresh = session_run(config)
     run.path.mkdir(parents=True, exist_ok=True)
     write_json_atomic(run.config_path if fresh else run.next_resume_config_path(), config.to_dict())
+    (run.path / "model.zip").touch()
     return {k: v for k, v in config.to_dict().items() if k not in WHERE_THE_RUN_LIES}
 
 
