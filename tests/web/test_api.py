@@ -629,30 +629,40 @@ def test_a_port_the_server_just_served_on_can_serve_again_and_a_taken_one_cannot
         again.close()
 
 
-def test_llama_rl_serve_listens_on_localhost_and_says_where(tmp_path):
+def _llama_rl_serve(port: int, db, stdout: int):
+    """A ``llama-rl serve`` process on ``port`` with the history ``db``, once its page answers."""
     import subprocess
     import sys
     import time
     import urllib.request
 
-    port = _free_port()
-    db = tmp_path / "h.sqlite3"
     proc = subprocess.Popen(
         [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--history", str(db)],
-        stdout=subprocess.PIPE,
+        stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,
     )
+    deadline = time.time() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
+                assert r.status == 200 and b"L.L.A.M.A." in r.read()
+            return proc
+        except OSError:
+            if time.time() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise AssertionError(f"the server did not start: {proc.communicate()[1]}") from None
+            time.sleep(0.2)
+
+
+def test_llama_rl_serve_listens_on_localhost_and_says_where(tmp_path):
+    import subprocess
+    import sys
+
+    port = _free_port()
+    db = tmp_path / "h.sqlite3"
+    proc = _llama_rl_serve(port, db, stdout=subprocess.PIPE)
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as r:
-                    assert r.status == 200 and b"L.L.A.M.A." in r.read()
-                break
-            except OSError:
-                assert time.time() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else "timeout"
-                time.sleep(0.2)
         # a second server on the same port: one line, exit 2
         taken = subprocess.run(
             [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--no-history"],
@@ -674,29 +684,15 @@ def test_llama_rl_serve_stopped_leaves_its_games_in_the_history_file_itself(tmp_
     import shutil
     import signal
     import subprocess
-    import sys
-    import time
 
     import httpx
 
     port = _free_port()
     db = tmp_path / "h.sqlite3"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--history", str(db)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _llama_rl_serve(port, db, stdout=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 30
-        while True:
-            try:
-                state = httpx.post(f"{url}/api/games", json={"seats": seats("@random", "@random"), "seed": 3}).json()
-                break
-            except httpx.TransportError:
-                assert time.time() < deadline and proc.poll() is None, "the server did not start"
-                time.sleep(0.2)
+        state = httpx.post(f"{url}/api/games", json={"seats": seats("@random", "@random"), "seed": 3}).json()
         while not state["game_over"]:
             state = httpx.post(
                 f"{url}/api/games/{state['id']}/step", json={"moves": 200}, headers=as_(state["token"])
