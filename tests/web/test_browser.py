@@ -1941,3 +1941,40 @@ def test_the_next_round_waits_for_the_result_and_the_speed_is_the_mode_s_own(sit
     assert log_lines(driver)[-len(after) :] == [e["text"] for e in after]
     assert focused(driver) in ("card", "draw", "quit")
     assert console_errors(driver) == []
+
+
+def test_the_table_leads_the_host_to_the_link_of_a_friend_who_has_not_played(site, browser, tmp_path):
+    """On a phone the links for the others are below the table, out of sight, and the
+    table said only "Waiting for Bob…" while Bob had perhaps never opened his link. While
+    the table waits for a person who has not played yet, the page that holds their link
+    says so, with a button that leads to the link."""
+    page = browser
+    open_page(page, site.url, DESKTOP)
+    set_up(page, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=None, end_score=200)
+    page.find_element(By.ID, "start").click()
+    state = idle(page)
+    session = site.store.get(state["id"])
+    state = until_bob_s_turn(page, state, session)
+    resize(page, Screen("phone", 360, 740, phone=True))
+    page.execute_script("scrollTo(0, 0)")
+    turn = page.find_element(By.ID, "turn")
+    assert turn.text.startswith("Waiting for Bob… Bob has not played yet:")
+    nudge = turn.find_element(By.CSS_SELECTOR, "button.send-link")
+    screenshot(page, "send-link-phone.png", tmp_path)
+    assert page.execute_script("return document.getElementById('announce').textContent") == turn.text
+    copy = page.find_element(By.CSS_SELECTOR, '#invite-list li[data-seat="1"] button')
+    assert copy.rect["y"] > 740  # below the fold
+    nudge.click()
+    WebDriverWait(page, 5).until(
+        lambda d: 0 <= d.execute_script("return arguments[0].getBoundingClientRect().bottom", copy) <= 740
+    )
+    assert page.switch_to.active_element == copy
+    resize(page, DESKTOP)
+    with session.lock:  # as the server changes a game
+        session.move(1, session.game.legal_actions()[0])  # Bob plays (and stays in the round): he has his link
+    for _ in range(10):  # until the table waits for Bob again (a round's end may come between)
+        state = until_bob_s_turn(page, idle(page, f"window.llamaState.seq === {session.seq}"), session)
+        if session.game.current_player == 1:
+            break
+    assert page.find_element(By.ID, "turn").text == "Waiting for Bob…"
+    assert console_errors(page) == []

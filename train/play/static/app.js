@@ -20,6 +20,7 @@ const PLAYABLE_ON = (top) => [top, top % 7 + 1];
 let game = null;          // the last state from the server
 let token = null;         // this page's seat token
 let queue = [];           // events still to show
+let movedSeats = new Set();  // the seats seen to move in this game (see linkNudge)
 let animating = false;
 let autoplay = null;
 let poller = null;
@@ -397,6 +398,7 @@ function begin(state, opened = false) {
   stopAutoplay();
   stopPolling();
   queue = [];
+  movedSeats = new Set();
   pollFailures = 0;
   window.llamaAnimated = 0;
   game = null;
@@ -475,6 +477,7 @@ async function openLink(id, seatToken, behind = false) {
 function receive(state, opened = false) {
   game = state;
   window.llamaState = state;  // for tests and the curious: what the server sent
+  for (const event of state.events) if (event.type === "move") movedSeats.add(event.seat);
   if (state.truncated) log("(earlier moves left out)", "note");
   if (opened) {  // the game so far, written at once: only what happens from now on is shown move by move
     for (const event of state.events) logEvent(event);
@@ -717,9 +720,12 @@ function render() {
     const waiting = game.table.seats[game.table.current_player].name;
     const me = game.table.seats[game.seat];
     const gone = me.person ? "" : `${me.agent} plays your seat now: you are watching.`;
-    const line = game.game_over ? game.result : game.your_turn ? yourTurnText() : gone || `Waiting for ${waiting}…`;
+    const nudge = game.game_over || game.your_turn || gone ? null : linkNudge(game.table.current_player);
+    const line = game.game_over ? game.result : game.your_turn ? yourTurnText() : gone ||
+      `Waiting for ${waiting}…${nudge ? ` ${waiting} has not played yet:` : ""}`;
     showTurn(line, game.your_turn);
-    sayTurn(line);
+    if (nudge) $("turn").append(" ", nudge);
+    sayTurn($("turn").textContent);
     $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
     $("penalty").style.visibility = "";
     focusMove();
@@ -736,6 +742,22 @@ function render() {
   fitInvites();
   navGame();
   askedStill();
+}
+
+// The table waits for a person who has not moved yet, whose link this page holds (it
+// started the game): they may not have it, and on a phone the links are out of sight below
+// the table. A button leads to the link (its Copy button).
+function linkNudge(p) {
+  const row = $("invite-list").querySelector(`li[data-seat="${p}"]`);
+  if (!row || movedSeats.has(p) || !game.table.seats[p].person) return null;
+  return el("button", {
+    class: "link send-link", text: "send the link",
+    "aria-label": `go to ${game.table.seats[p].name}'s link, to send it`,
+    onclick: () => {
+      row.scrollIntoView({ block: "center" });
+      row.querySelector("button").focus();
+    },
+  });
 }
 
 // A seat handed to an agent (a friend who never came) has no link left to send.
