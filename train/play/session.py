@@ -1265,9 +1265,9 @@ def _hand_overs(context: dict[str, Any], n: int, moves: int) -> dict[int, list[t
 
 ABANDONED_SECONDS = 120.0
 """A game not looked at for this long gives its place to a new game when the store is
-full: a page playing a game asks about twice a second while it waits and every 15 s on
-its own turn, so such a game has no page open on it (a paused watch or a replay asks
-nothing)."""
+full: a page playing a game asks about twice a second while it waits, and on its own
+turn every 3 s while another person is at the table, else every 15 s; so such a game has
+no page open on it (a paused watch or a replay asks nothing)."""
 
 
 @dataclass
