@@ -102,11 +102,16 @@ function speedKind(mode) {
   return mode === "play" ? "play" : "watch";
 }
 
-function keptSpeeds() {
+// What the site storage keeps under `key`, if `isOk` takes it, else `empty`.
+function keptJSON(key, isOk, empty) {
   try {
-    const kept = JSON.parse(storage.get(SPEEDS) || "{}");
-    return kept && typeof kept === "object" ? kept : {};
-  } catch (err) { return {}; }
+    const kept = JSON.parse(storage.get(key) || "null");
+    return isOk(kept) ? kept : empty;
+  } catch (err) { return empty; }
+}
+
+function keptSpeeds() {
+  return keptJSON(SPEEDS, (kept) => kept !== null && typeof kept === "object", {});
 }
 
 function fitSpeed(mode) {
@@ -360,10 +365,7 @@ function link(id, seatToken) {
 const INVITES = "llama-invites";
 
 function keptInvites() {
-  try {
-    const list = JSON.parse(storage.get(INVITES) || "[]");
-    return Array.isArray(list) ? list : [];
-  } catch (err) { return []; }
+  return keptJSON(INVITES, Array.isArray, []);
 }
 
 function writeInvites(list) {
