@@ -476,9 +476,14 @@ async function openLink(id, seatToken, behind = false) {
 
 // ------------------------------------------------------------------ showing
 
-function receive(state, opened = false) {
+// The server's state of the game becomes the page's (without showing its events).
+function adopt(state) {
   game = state;
   window.llamaState = state;  // for tests and the curious: what the server sent
+}
+
+function receive(state, opened = false) {
+  adopt(state);
   for (const event of state.events) if (event.type === "move") movedSeats.add(event.seat);
   if (state.truncated) log("(earlier moves left out)", "note");
   if (opened) {  // the game so far, written at once: only what happens from now on is shown move by move
@@ -834,8 +839,7 @@ async function caughtUp() {
       receive(state);
       return true;
     }
-    game = state;
-    window.llamaState = state;
+    adopt(state);
   } catch (again) { /* say the first error */ }
   return false;
 }
@@ -967,8 +971,7 @@ function schedulePoll() {
       }
       if (state.events.length || state.seq !== game.seq) { window.llamaIdle = false; receive(state); return; }
       if (String(state.away) !== String(game.away) || state.can_leave !== game.can_leave || state.saving !== game.saving) {
-        game = state;  // who is away, whether this page may leave, the save: shown without an event
-        window.llamaState = state;
+        adopt(state);  // who is away, whether this page may leave, the save: shown without an event
         render();
       }
     } catch (err) {
