@@ -527,17 +527,11 @@ function showNext() {
       if (event.type === "round") showRound(event);
     }
   }
-  if (queue.length && queue[0].type === "move" && roundOpen()) {
-    // the next round's moves wait for the round's result to be closed (see closeRound):
-    // they went on under it, and the person saw the table only once they were over
+  // the next round's moves wait for the round's result to be closed (see closeRound):
+  // they went on under it, and the person saw the table only once they were over
+  if (queue.length === 0 || (queue[0].type === "move" && roundOpen())) {
     animating = false;
-    window.llamaIdle = true;
-    schedulePoll();
-    return;
-  }
-  if (queue.length === 0) {
-    animating = false;
-    render();
+    render();  // (which returns at once while moves wait in the queue)
     window.llamaIdle = true;
     schedulePoll();
     return;
