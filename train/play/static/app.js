@@ -480,6 +480,7 @@ async function openLink(id, seatToken, behind = false) {
 function adopt(state) {
   game = state;
   window.llamaState = state;  // for tests and the curious: what the server sent
+  fitInvites();  // from the state itself: render waits while moves are still to show
 }
 
 function receive(state, opened = false) {
@@ -740,7 +741,6 @@ function render() {
   const recordable = game.game_over || game.mode === "replay";
   $("download").classList.toggle("hidden", !recordable);
   $("leave").classList.toggle("hidden", !canLeave());
-  fitInvites();
   navGame();
   askedStill();
 }
