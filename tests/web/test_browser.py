@@ -505,11 +505,11 @@ def until_bob_s_turn(page: webdriver.Chrome, state: dict[str, Any], session: Gam
     return state
 
 
-def start_with_friends(driver: webdriver.Chrome, site: Site) -> tuple[dict[str, Any], GameSession]:
+def start_with_friends(driver: webdriver.Chrome, site: Site, end_score: int = 20) -> tuple[dict[str, Any], GameSession]:
     """Ann and Bob (people) and a heuristic, started on a desktop page as Ann: the page's
-    state and the server's session."""
+    state and the server's session. The deal is random (a game of two people takes no seed)."""
     open_page(driver, site.url, DESKTOP)
-    set_up(driver, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=None, end_score=20)
+    set_up(driver, [("person", "Ann"), ("person", "Bob"), ("agent", "heuristic")], seed=None, end_score=end_score)
     driver.find_element(By.ID, "start").click()
     state = idle(driver)
     return state, site.store.get(state["id"])
@@ -918,7 +918,7 @@ def test_what_happens_while_a_person_looks_at_the_history_waits_for_them(site, b
     history, and the screen reader's live region read each move out. The moves are now
     written at once, unread, and "Back to the game" says when it is their turn."""
     page = browser
-    state, session = start_with_friends(page, site)
+    state, session = start_with_friends(page, site, end_score=40)  # no round ends the game before Ann's turn
     session.look(1)
     state = until_bob_s_turn(page, state, session)
     page.find_element(By.ID, "nav-history").click()
@@ -927,6 +927,12 @@ def test_what_happens_while_a_person_looks_at_the_history_waits_for_them(site, b
     said = page.execute_script("return document.getElementById('announce').textContent")
     with session.lock:  # as the server changes a game
         session.move(1, 8)  # Bob quits; the heuristic moves, then it is Ann's turn again
+        while session.game.current_player == 1:  # unless Ann had quit: Bob plays on into the next round
+            session.move(1, session.game.legal_actions()[0])
+        while session.game.current_player == 1 and not session.game.game_over:
+            # unless the round ended and Bob, who played its last card, starts the next (the
+            # deal is random: a game of two people takes no seed): he moves until it is Ann's turn
+            session.move(1, session.game.legal_actions()[-1])
     state = idle(page, f"window.llamaState.seq > {state['seq']} && window.llamaState.your_turn")
     assert page.execute_script("return window.llamaAnimated") == animated
     assert page.execute_script("return document.getElementById('announce').textContent") == said
