@@ -90,7 +90,7 @@ def test_a_game_against_a_search_goes_on_when_the_agents_process_dies():
     """A search agent's process killed (out of memory, say) froze every game with a
     search for good: the person's move was a 500, then 'it is search's turn' for ever.
     The agent is built again in a new process and the game goes on."""
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         client = TestClient(create_app(store), base_url="http://127.0.0.1")
@@ -118,7 +118,7 @@ def test_a_game_against_a_search_goes_on_when_the_agents_process_dies():
 
 
 def test_the_web_app_seats_a_search_apart_and_forgets_it_at_the_end():
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         client = TestClient(create_app(store), base_url="http://127.0.0.1")
@@ -148,7 +148,7 @@ def app_of_two_costly_agents(monkeypatch, idle_seconds: float) -> tuple[SessionS
     import train.play.web as web
 
     monkeypatch.setattr(web, "AgentHost", functools.partial(AgentHost, max_agents=2))
-    store = SessionStore(idle_seconds=idle_seconds)
+    store = SessionStore(entropy=0, idle_seconds=idle_seconds)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return store, TestClient(create_app(store), base_url="http://127.0.0.1")
@@ -249,7 +249,7 @@ def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
             return self.agent.act(observation, action_mask)
 
     monkeypatch.setattr(web._App, "build", lambda self, spec, seed: FailsOnce(spec.build(seed)))
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     with failing_app(store) as client:
         r, state, token = move_until_the_agent_fails(client)
         game_id, session = state["id"], store.get(state["id"])
@@ -273,7 +273,7 @@ def test_a_game_whose_agent_always_fails_is_still_shown_and_not_retried_at_every
             raise RuntimeError("broken for good")
 
     monkeypatch.setattr(web._App, "build", lambda self, spec, seed: Fails())
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     with failing_app(store) as client:
         move, state, token = move_until_the_agent_fails(client)
         assert move.status_code == 500 and len(calls) == 1
@@ -318,7 +318,7 @@ def test_a_finished_game_is_not_forgotten_to_make_room_for_costly_agents():
     then a 404) freed nothing."""
     from train.play.session import ABANDONED_SECONDS, new_game
 
-    store = SessionStore()
+    store = SessionStore(entropy=0)
 
     class Apart:
         runs_apart = True
@@ -352,7 +352,7 @@ def test_a_hosted_agent_whose_extra_is_missing_is_named_on_the_page_as_at_home(t
         assert refused.value.extra == "train" and "torch" in str(refused.value)
     finally:
         host.close()
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         client = TestClient(create_app(store, model_dirs=[DEFAULT_MODEL_ZIP.parent]), base_url="http://127.0.0.1")
@@ -398,7 +398,7 @@ def test_an_agent_that_cannot_be_seeded_is_seated_without_a_warning(monkeypatch,
                 server.close()
                 serving.join(10)
             else:
-                with TestClient(create_app(SessionStore()), base_url="http://127.0.0.1") as client:
+                with TestClient(create_app(SessionStore(entropy=0)), base_url="http://127.0.0.1") as client:
                     r = client.post(
                         "/api/games", json={"seats": [{"person": "Ann"}, {"agent": "tw_unseeded"}], "seed": 7}
                     )

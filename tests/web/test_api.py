@@ -22,7 +22,7 @@ from train.play.web import create_app
 
 
 def make_client(store: SessionStore | None = None, **kwargs) -> TestClient:
-    return client_for(create_app(store if store is not None else SessionStore(), **kwargs))
+    return client_for(create_app(store if store is not None else SessionStore(entropy=0), **kwargs))
 
 
 def seats(*kinds: str) -> list[dict[str, str]]:
@@ -307,6 +307,20 @@ def test_a_game_of_several_people_takes_no_seed(client, store):
         create(client, *kinds, seed=7)
 
 
+def test_a_store_of_fixed_entropy_deals_the_same_games_in_the_same_order():
+    """The games that chose no seed (every game of several people) are dealt from the
+    store's entropy: fixed, two servers deal the same games in turn, as tests of such
+    games need to repeat; by default each game is dealt from the system's randomness."""
+
+    def deals(store: SessionStore) -> list[dict]:
+        client = make_client(store)
+        return [store.get(create(client, "Ann", "@random", "Bob")["id"]).game.to_dict() for _ in range(3)]
+
+    first = deals(SessionStore(entropy=5))
+    assert deals(SessionStore(entropy=5)) == first and first[0] != first[1]
+    assert deals(SessionStore()) != first and deals(SessionStore(entropy=6)) != first
+
+
 def test_people_at_one_table_each_see_and_move_only_their_seat(client, store):
     state = create(client, "Ann", "@heuristic", "Bob")  # (a game of people takes no seed)
     links = {link["seat"]: link["token"] for link in state["links"]}
@@ -344,7 +358,7 @@ def finish(client, state):
 
 
 def test_the_store_is_bounded_and_forgets_idle_games():
-    store = SessionStore(max_games=3, idle_seconds=600)
+    store = SessionStore(entropy=0, max_games=3, idle_seconds=600)
     client = make_client(store)
     ids = [create(client, "Ann", "@random")["id"] for _ in range(3)]
     full = client.post("/api/games", json={"seats": seats("Ann", "@random")})
@@ -361,7 +375,7 @@ def test_a_full_store_makes_room_by_forgetting_a_game_no_page_is_open_on():
     ABANDONED_SECONDS (an open page looks every few seconds) now gives its place."""
     from train.play.session import ABANDONED_SECONDS
 
-    store = SessionStore(max_games=3, idle_seconds=1800)
+    store = SessionStore(entropy=0, max_games=3, idle_seconds=1800)
     client = make_client(store)
     games = [create(client, "Ann", "@random") for _ in range(3)]
     assert client.post("/api/games", json={"seats": seats("Ann", "@random")}).status_code == 429
@@ -375,7 +389,7 @@ def test_a_full_store_makes_room_by_forgetting_a_game_no_page_is_open_on():
 
 
 def test_a_full_store_makes_room_by_forgetting_the_oldest_finished_game():
-    store = SessionStore(max_games=3, idle_seconds=600)
+    store = SessionStore(entropy=0, max_games=3, idle_seconds=600)
     client = make_client(store)
     games = [create(client, "@heuristic", "@heuristic") for _ in range(3)]
     for g in games[:2]:  # two games end; the first one is then used again
@@ -394,7 +408,7 @@ def test_a_game_the_store_forgets_is_freed_at_once_without_a_collection():
     import gc
     import weakref
 
-    store = SessionStore(max_games=2, idle_seconds=600)
+    store = SessionStore(entropy=0, max_games=2, idle_seconds=600)
     client = make_client(store)
     games = [create(client, "@heuristic", "@heuristic") for _ in range(2)]
     for g in games:
@@ -550,7 +564,7 @@ def test_a_view_says_saving_until_the_save_is_done_and_then_whether_the_game_was
     """Another person's page may look while the game that just ended is being saved: its
     view says saving, and the page asks again. A game the history could not save says
     history_id null once it is done (the page then says it was not saved)."""
-    client = make_client(store := SessionStore(), history=History(tmp_path / "history.sqlite3"))
+    client = make_client(store := SessionStore(entropy=0), history=History(tmp_path / "history.sqlite3"))
     state = create(client, "Ann", "Bob", end_score=5)
     session = store.get(state["id"])
     saving = session.on_over

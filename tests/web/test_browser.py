@@ -80,9 +80,10 @@ class Site:
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
     """The app with a history file of its own, served by uvicorn on a thread. The
-    store's secret is fixed, so a seed deals the same game every run (a game of one
-    person at most: a game of several takes no seed)."""
-    store = SessionStore(secret=bytes(16))
+    store's secret and entropy are fixed, so a seed deals the same game every run, and
+    so does a game without one (a game of several people takes no seed): a test's deals
+    are the same each run, not a random one now and then that its steps do not fit."""
+    store = SessionStore(entropy=0, secret=bytes(16))
     history = History(tmp_path / "history.sqlite3")
     sock = bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
@@ -451,7 +452,7 @@ def test_a_finished_game_the_server_could_not_save_says_so(site, browser, monkey
     WebDriverWait(driver, 10).until(lambda d: note.is_displayed())
     assert note.text.startswith("This game was not saved to the history")
 
-    server, thread = serve_on(SessionStore(), 0)  # no history: nothing to say
+    server, thread = serve_on(SessionStore(entropy=0), 0)  # no history: nothing to say
     try:
         open_page(driver, f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}", DESKTOP)
         set_up(driver, [("person", "Ann"), ("agent", "random")], seed=1, end_score=1)
@@ -1387,7 +1388,7 @@ def test_a_waiting_page_says_the_server_is_lost_and_recovers_when_it_is_back(bro
     """A page waiting for another person's move that cannot reach the server says so and
     tries again (it stopped polling for good, showing "Failed to fetch"); when the same
     server answers again, the message goes and the page follows the game."""
-    store = SessionStore(secret=bytes(16))
+    store = SessionStore(entropy=0, secret=bytes(16))
     server, thread = serve_on(store, 0)
     port = server.servers[0].sockets[0].getsockname()[1]
     driver = browser
@@ -1415,7 +1416,7 @@ def test_a_waiting_page_keeps_polling_through_a_busy_server(browser):
     """A page waiting for another person's move that got one 503 (or 500, 429) stopped
     polling for good, showing 'HTTP 503': the other person's moves never reached it. It
     says the server is busy, tries again, and follows the game once it answers."""
-    store = SessionStore(secret=bytes(16))
+    store = SessionStore(entropy=0, secret=bytes(16))
     inner = create_app(store)
     outage = threading.Event()
 

@@ -65,7 +65,7 @@ def until_turn_of(client, session: GameSession, token: str, seat: int) -> dict:
 def table(tmp_path):
     """Ann, Bob and a heuristic at one table, with a history; Bob has opened his link
     and the table waits for him: (client, session, history, tokens by seat)."""
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     history = History(tmp_path / "history.sqlite3")
     client = make_client(store, history=history)
     state = create(client, "Ann", "Bob", "@heuristic")  # (a game of people takes no seed)
@@ -150,7 +150,7 @@ def test_an_away_seat_goes_to_an_agent_the_game_ends_and_the_history_rates_the_p
 
 
 def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_path):
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     with History(tmp_path / "h.sqlite3") as history:
         client = make_client(store, history=history)
         state = create(client, "Ann", "Bob", end_score=15)
@@ -191,7 +191,7 @@ def test_a_seat_whose_person_never_came_bears_the_agent_s_name_on_the_page_the_r
     its replay), still named the seat Bob, and gave Bob the wins of a game he never
     played. The seat is now "heuristic (for Bob)" everywhere, and the history rates the
     agent."""
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     with History(tmp_path / "h.sqlite3") as history:
         client = make_client(store, history=history)
         state = create(client, "Ann", "Bob", "@heuristic", end_score=15)
@@ -234,7 +234,7 @@ def test_the_creator_has_come_to_the_table_even_if_their_page_asks_nothing_more(
     replay): her seat counted as never come, so Bob could give it to an agent "as if it
     had sat there from the start", and the history rated the agent instead of Ann's
     forfeit. The page that starts a game has come."""
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     with History(tmp_path / "h.sqlite3") as history:
         client = make_client(store, history=history)
         state = create(client, "Ann", "Bob", end_score=15)
@@ -267,7 +267,7 @@ def test_the_page_of_one_who_left_calls_the_agent_s_round_starts_and_going_out_t
     """Bob's page said "Round 2 over: You went out." and "Round 3 begins: You start"
     for what the agent did in his seat after he left."""
     for _ in range(20):  # a game in which Bob's seat starts a round or goes out after he left
-        store = SessionStore()
+        store = SessionStore(entropy=0)
         client = make_client(store)
         state = create(client, "Ann", "Bob", "@random", end_score=25)
         tokens = {link["seat"]: link["token"] for link in state["links"]}
@@ -325,7 +325,7 @@ def test_someone_leaving_does_not_refuse_the_move_of_the_person_whose_turn_it_is
     """Bob left while the table waited for Ann: her next click was refused as made on a
     view of a game that had moved on, though nothing she could play had changed. A
     hand-over that moves no card leaves her view current; a move since is still refused."""
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     client = make_client(store)
     state = create(client, "Ann", "Bob", "@heuristic")
     tokens = {link["seat"]: link["token"] for link in state["links"]}
@@ -352,7 +352,7 @@ def test_someone_leaving_does_not_refuse_the_move_of_the_person_whose_turn_it_is
 def test_no_one_leaves_a_table_where_nobody_else_is_there_to_play_on(tmp_path):
     """Ann left while Bob had not opened his link: the game then waited for Bob for
     ever, and no page was left to hand his seat over."""
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     client = make_client(store)
     state = create(client, "Ann", "Bob", "@heuristic")
     tokens = {link["seat"]: link["token"] for link in state["links"]}
@@ -368,7 +368,7 @@ def test_no_one_leaves_a_table_where_nobody_else_is_there_to_play_on(tmp_path):
 
 def test_a_record_s_hand_overs_are_read_as_data_not_trusted():
     """A seat key such as "²" passed str.isdigit() and failed int(): the replay was a 500."""
-    store = SessionStore()
+    store = SessionStore(entropy=0)
     client = make_client(store)
     record, _ = play_record(0, ["heuristic", "random"], names=["Ann", "Bob"], labels=["person", "person"])
     for key in ("²", "1" * 5000, "-1", "7"):

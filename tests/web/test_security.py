@@ -507,7 +507,7 @@ def test_the_fuzz_covers_every_route_of_the_api(client):
     """A new endpoint is fuzzed once it is listed in :func:`endpoints`: this fails, naming
     it, until it is."""
     listed = endpoints(client)
-    routes = [r for r in create_app(SessionStore()).app.routes if getattr(r, "path", "").startswith("/api/")]
+    routes = [r for r in create_app(SessionStore(entropy=0)).app.routes if getattr(r, "path", "").startswith("/api/")]
     missing = [
         (method, route.path)
         for route in routes
@@ -602,7 +602,7 @@ def test_replaying_a_saved_game_takes_an_empty_body_only(tmp_path):
 
     with History(tmp_path / "h.sqlite3") as history:
         number = history.save(finished_record(), people=[False, False])
-        client = client_for(create_app(SessionStore(), history=history))
+        client = client_for(create_app(SessionStore(entropy=0), history=history))
         path = f"/api/history/{number}/replay"
         for body, fragment in [
             (b"not json at all", "the request body is not JSON"),
@@ -722,7 +722,7 @@ FIELDS = st.dictionaries(
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(body=FIELDS | JSON, which=st.integers(0, 11))
 def test_fuzzed_json_never_gets_a_5xx(body, which):
-    client = client_for(create_app(SessionStore(max_games=1000)))
+    client = client_for(create_app(SessionStore(entropy=0, max_games=1000)))
     method, path, headers = endpoints(client)[which]
     r = client.request(method, path, json=body if method == "POST" else None, headers=headers)
     assert r.status_code < 500, (method, path, body, r.text)
@@ -768,7 +768,7 @@ def test_a_large_body_is_parsed_off_the_event_loop(monkeypatch):
         return parse(raw)
 
     monkeypatch.setattr(web, "_parse", spy)
-    client = client_for(create_app(SessionStore()))
+    client = client_for(create_app(SessionStore(entropy=0)))
     small = {"seats": [{"person": "Ann"}, {"agent": "random"}]}
     large = {**small, "padding": "x" * 100_000}
     assert client.post("/api/games", json=small).status_code == 201
@@ -790,7 +790,7 @@ def test_too_many_seats_are_refused_before_any_is_read(monkeypatch):
         return parse(text, **kwargs)
 
     monkeypatch.setattr(web, "parse_agent_spec", spy)
-    client = client_for(create_app(SessionStore()))
+    client = client_for(create_app(SessionStore(entropy=0)))
     r = client.post("/api/games", json={"seats": [{"agent": "random"}] * 95_000})
     assert r.status_code == 400 and "'seats' must list 2..6 seats" in r.json()["error"]
     assert parsed == []

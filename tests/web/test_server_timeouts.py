@@ -36,7 +36,7 @@ def serving(app=None) -> Iterator[int]:
     uvicorn on a thread: its port."""
     sock = web.bind("127.0.0.1", 0)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(web.server_config(app or create_app(SessionStore())))
+    server = uvicorn.Server(web.server_config(app or create_app(SessionStore(entropy=0))))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
@@ -242,7 +242,7 @@ def test_a_connection_asking_in_time_is_served_however_long_it_lasts(monkeypatch
     """The timer counts each request apart, and not while the app answers: a connection
     whose requests each come in time lasts as long as it likes, and a slow answer is sent."""
     monkeypatch.setattr(web, "REQUEST_SECONDS", 0.5)
-    inner = create_app(SessionStore())
+    inner = create_app(SessionStore(entropy=0))
 
     async def slow_agents(scope, receive, send):
         if scope["type"] == "http" and scope["path"] == "/api/agents":
@@ -266,7 +266,7 @@ def test_a_connection_asking_in_time_is_served_however_long_it_lasts(monkeypatch
 def test_a_client_that_leaves_mid_body_is_a_warning_not_a_failure(caplog):
     """A client that left partway through its body was logged as the app failing
     (``POST /api/games failed: ClientDisconnect:``)."""
-    app = create_app(SessionStore())
+    app = create_app(SessionStore(entropy=0))
     messages = iter([{"type": "http.request", "body": b"{", "more_body": True}, {"type": "http.disconnect"}])
     sent: list[dict] = []
 
@@ -375,7 +375,7 @@ def test_the_timers_check_names_what_is_gone():
 
 
 def test_the_server_times_requests_with_the_timer():
-    config = web.server_config(create_app(SessionStore()))
+    config = web.server_config(create_app(SessionStore(entropy=0)))
     assert config.http.__name__ == "TimelyH11"
     assert config.timeout_graceful_shutdown == web.SHUTDOWN_SECONDS
 

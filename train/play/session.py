@@ -1064,12 +1064,13 @@ def _name(value: object, what: str) -> str:
     return name
 
 
-def _seeds(seed: int | None, secret: bytes, count: int) -> list[int]:
+def _seeds(seed: int | None, secret: bytes, count: int, fresh: int | None) -> list[int]:
     """``count`` seeds: from ``seed`` mixed with the server's ``secret`` (a seed repeats
     a game on this server, and tells nothing of its deals; :func:`new_game` takes one
-    only for a game of one person at most), or fresh ones."""
+    only for a game of one person at most), or from ``fresh`` (``None``: the system's
+    randomness)."""
     if seed is None:
-        sequence = np.random.SeedSequence()
+        sequence = np.random.SeedSequence(fresh)
     else:
         sequence = np.random.SeedSequence([seed, *np.frombuffer(secret, dtype=np.uint32).tolist()])
     return [int(s) for s in sequence.generate_state(count, np.uint64)]
@@ -1080,6 +1081,7 @@ def new_game(
     *,
     policy: AgentPolicy | None = None,
     secret: bytes = b"\0" * 16,
+    fresh: int | None = None,
     build: Callable[[AgentSpec, int], Agent] | None = None,
 ) -> GameSession:
     """A session from a request body::
@@ -1093,8 +1095,9 @@ def new_game(
     A game with a person in any seat is played (``mode`` ``"play"``); one with agents
     everywhere is watched. A ``seed`` repeats a game on this server; a game of several
     people takes none (its creator holds every seat's link, and could deal the game
-    again to watch every hand). ``build(spec, seed)`` makes an agent (default: the
-    registry). Bad input is a :class:`SessionError`.
+    again to watch every hand); without one, it is dealt from ``fresh``
+    (:meth:`SessionStore.fresh_seed`; ``None``: the system's randomness).
+    ``build(spec, seed)`` makes an agent (default: the registry). Bad input is a :class:`SessionError`.
     """
     policy = policy or AgentPolicy()
     if not isinstance(body, dict):
@@ -1134,7 +1137,7 @@ def new_game(
             names.append("")
     # an agent is known by its spec; a name used twice gets #1, #2
     names = agent_display_names([name if spec is None else spec.label for name, spec in zip(names, specs, strict=True)])
-    seeds = _seeds(seed, secret, n + 1)
+    seeds = _seeds(seed, secret, n + 1, fresh)
     agents: list[Agent | None] = []
     for p, spec in enumerate(specs):
         if spec is None:
@@ -1276,13 +1279,29 @@ class SessionStore:
     ``idle_seconds`` without a request; when the store is full, a new game replaces the
     least recently used game that is over, else the least recently used one that no page
     has looked at for :data:`ABANDONED_SECONDS`, else it is refused. Ids and tokens are
-    unguessable (``secrets``); ``secret`` mixes into chosen seeds."""
+    unguessable (``secrets``); ``secret`` mixes into chosen seeds.
+
+    ``entropy`` is where the seeds that no request chose come from (the deal of a game
+    without a ``seed``, an agent taking over a seat): ``None``, the system's randomness;
+    an integer deals the same games in the same order on every run, as tests of games
+    between several people need (such games take no ``seed``)."""
 
     max_games: int = 200
     idle_seconds: float = 1800.0
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(16))
+    entropy: int | None = None
     _games: OrderedDict[str, GameSession] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _fresh: np.random.SeedSequence = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._fresh = np.random.SeedSequence(self.entropy)
+
+    def fresh_seed(self) -> int:
+        """A seed no request chose, the next drawn from ``entropy``."""
+        with self._lock:
+            (child,) = self._fresh.spawn(1)
+        return int(child.generate_state(1, np.uint64)[0] >> np.uint64(1))  # 63 bits, as a chosen seed
 
     def __len__(self) -> int:
         return len(self._games)

@@ -52,7 +52,6 @@ import logging
 import mimetypes
 import os
 import re
-import secrets
 import socket
 import sqlite3
 import sys
@@ -435,8 +434,11 @@ class _App:
 
         def make() -> JSONResponse:
             self.store.forget_idle()  # before the agents are built: a forgotten game's make room
+            store = self.store
             return self.making_room(
-                lambda: self.added(new_game(body, policy=self.policy, secret=self.store.secret, build=self.build))
+                lambda: self.added(
+                    new_game(body, policy=self.policy, secret=store.secret, fresh=store.fresh_seed(), build=self.build)
+                )
             )
 
         return await self.work(make, self.slow_games if _names_a_costly_agent(body) else self.games)
@@ -481,7 +483,7 @@ class _App:
         since = int_field(body, "since", -1, 10**9)
         session, viewer = self.session(request)
         spec = self.policy.spec(HAND_OVER_AGENT if body.get("agent") is None else body["agent"], "agent")
-        seed = secrets.randbits(63)
+        seed = self.store.fresh_seed()
 
         def agent() -> tuple[Agent, str]:
             built = self.making_room(
