@@ -5,7 +5,8 @@ those numbers must be a rule of docs/rules.md. docs/env.md's tables match the co
 examples run in tests/test_docs_snippets.py, with every doc's). And no Markdown or Python
 file of the repository may cite a file the repository does not hold (a Markdown link, or
 a backticked path to a .md, .py, .ipynb, .toml, .json or .png file), least of all the
-SPEC.md the rules once lived in.
+SPEC.md the rules once lived in. Nor may a table or a list under docs/ start right under a
+paragraph's line, where the site prints it as raw text.
 """
 
 from __future__ import annotations
@@ -227,3 +228,51 @@ def test_the_test_command_builds_the_site_strictly_with_its_warnings_heard() -> 
         assert builds, where
         for command in builds:
             assert "--strict" in command and "--quiet" not in command and " -q" not in command, (where, command)
+
+
+# ------------------------------------------------------------- blocks the site renders raw
+
+# A table row, a bullet, or a numbered list starting at 1 (only those may begin a list
+# mid-paragraph in CommonMark, which GitHub follows; "0." or "3." wrapped to a line's
+# start stays text there and here alike).
+BLOCK_START = re.compile(r"^(?:\||[-*+]\s|1\.\s)")
+
+
+def _blocks_glued_to_a_paragraph(text: str) -> list[int]:
+    """The lines where a table or a list starts right under a paragraph's line: the site's
+    Markdown (Python-Markdown) needs a blank line between them, and without one it prints
+    the rows' pipes and the dashes as part of the paragraph (GitHub shows them right)."""
+    lines, fenced, block = [], False, []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced, block = not fenced, []
+        elif fenced or not line.strip():
+            block = []
+        else:
+            if block and BLOCK_START.match(line) and not BLOCK_START.match(block[0]):
+                if not block[0].startswith(("#", "<", ">", " ", "\t")):
+                    lines.append(n)
+                block = []
+            block.append(line)
+    return lines
+
+
+def test_no_table_or_list_starts_right_under_a_paragraph() -> None:
+    """Three research notes' tables and lists came out of the site as raw text."""
+    glued = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in sorted((ROOT / "docs").rglob("*.md"))
+        for n in _blocks_glued_to_a_paragraph(p.read_text(encoding="utf-8"))
+    ]
+    assert not glued, f"add a blank line before the table or list at {glued}"
+
+
+def test_the_glued_block_check_catches_a_table_and_a_list() -> None:
+    assert _blocks_glued_to_a_paragraph("Text:\n| a |\n|---|\n") == [2]
+    assert _blocks_glued_to_a_paragraph("Text:\n- one\n- two\n") == [2]
+    assert _blocks_glued_to_a_paragraph("Text:\n1. one\n") == [2]
+    assert _blocks_glued_to_a_paragraph("Text:\n\n| a |\n|---|\n\n- one\n- two\n") == []
+    assert _blocks_glued_to_a_paragraph("seed\n0. The next sentence\n") == []
+    assert _blocks_glued_to_a_paragraph("```\nText:\n- one\n```\n") == []
+    assert _blocks_glued_to_a_paragraph("- one\n  more of one\n- two\n") == []
+    assert _blocks_glued_to_a_paragraph("## Heading\n- one\n") == []
