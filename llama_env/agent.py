@@ -26,7 +26,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
-from llama_env.engine import Rules, brief, error_line, is_int
+from llama_env.engine import Rules, brief, check_seed, error_line, is_int
 
 __all__ = [
     "Agent",
@@ -751,8 +751,16 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
     it has one and ``params`` set none, else through its ``reset(seed)``
     (:func:`reset_agent`). An agent with neither cannot be seeded: with ``say``, a
     ``RuntimeWarning`` says so, once per agent name, as the seed goes unused (not where a
-    driver seeds each game, as :func:`resolve` or evaluation through ``reset``)."""
+    driver seeds each game, as :func:`resolve` or evaluation through ``reset``). A
+    ``seed`` in ``params`` (``mine:seed=5``) of an agent without the parameter is given
+    through its ``reset`` too, in place of ``seed``, as a spec's own seed overrides the
+    one a constructor would get."""
     takes_seed = _takes_seed(_factory(name))
+    if not takes_seed and "seed" in params:  # _built would refuse it as no parameter of the agent
+        params = dict(params)
+        seed = params.pop("seed")
+        if seed is not None:  # else its reset would fail on it, naming no agent
+            check_seed(seed, f"agent {label!r}: seed")
     if takes_seed and "seed" not in params and seed is not None:
         params = {**params, "seed": seed}
     agent = _built(name, params, label)

@@ -158,6 +158,34 @@ def test_make_seeds_an_agent_through_its_reset_whether_given_a_name_or_a_spec(mo
                 table.pop(name, None)
 
 
+def test_a_spec_seeds_an_agent_through_its_reset_as_the_keyword_does(monkeypatch):
+    """docs/agents.md says an agent without a ``seed`` parameter gets the seed through its
+    ``reset``, "by name or by spec"; ``make("bot:seed=5")``, ``--agents bot:seed=5``,
+    evaluation and the Gym env's opponents refused it: "agent 'bot' has no parameter
+    'seed'; its parameters: depth"."""
+    monkeypatch.setattr(registry, "_UNSEEDABLE_SAID", set(), raising=False)
+    registry.register("tf_reset_seeded")(_ResetSeeded)
+    try:
+        obs, mask = np.zeros(52, np.float32), np.ones(9, dtype=bool)
+        built = [
+            agents.make("tf_reset_seeded", seed=5),
+            agents.make("tf_reset_seeded:seed=5"),
+            agents.make("tf_reset_seeded:depth=3:seed=5"),
+            agents.make("tf_reset_seeded:seed=1", seed=5),  # the keyword overrides the spec's
+            registry.parse_agent_spec("tf_reset_seeded:seed=5").build(),
+        ]
+        moves = [[a.act(obs, mask) for _ in range(12)] for a in built]
+        assert moves[1:] == moves[:1] * 4
+        assert built[1].name == "tf_reset_seeded:seed=5" and built[2].depth == 3
+        evaluate(["tf_reset_seeded:seed=5", "random"], 2, seed=0, workers=1)
+        gym.make("Llama-v0", num_players=2, opponents="tf_reset_seeded:seed=5").reset(seed=0)
+        with pytest.raises(ValueError, match=r"agent 'tf_reset_seeded:seed=x': seed must be a non-negative integer"):
+            agents.make("tf_reset_seeded:seed=x")
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            table.pop("tf_reset_seeded", None)
+
+
 class _ResetUnseeded(_Unseeded):
     def reset(self) -> None:
         """A new game, with nothing to seed."""
