@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from llama_env.agent import Agent, AgentLike, AgentSpec, agent_label, resolve
+from llama_env.agent import Agent, AgentLike, AgentSpec, agent_label, check_agent, resolve
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
@@ -367,10 +367,14 @@ def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
     except (TypeError, ValueError) as exc:  # a config error: name the option, as for the others
         raise ValueError(f"opponents: {exc}") from exc
     for i, agent in enumerate(agents):  # else the table refuses it only at the first reset
+        where = f"{i + 1} seat{'s' if i else ''} to the learner's left"
+        try:  # a class has a callable act too: resolve takes it, and its reset failed missing self
+            check_agent(agent, f"opponents: {where}")
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
         try:
             check_obs_version(getattr(agent, "obs_version", 0))
         except ValueError as exc:
-            where = f"{i + 1} seat{'s' if i else ''} to the learner's left"
             raise ValueError(f"opponents: {agent_label(agent)!r}, {where}: {exc}") from None
     return agents
 

@@ -74,3 +74,16 @@ def test_llama_v1_refuses_an_obs_version_that_is_no_integer_as_llama_v0_does(ver
         with pytest.raises(ValueError, match="obs_version must be one of 0, 1"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             gym.make(env_id, obs_version=version)
+
+
+@pytest.mark.parametrize("opponents", ["class", "in a list"])
+def test_make_refuses_an_opponent_class_naming_the_instance_to_pass(opponents):
+    """A class has a callable ``act`` too: gym.make took it, and the first reset failed
+    with "BaseAgent.reset() missing 1 required positional argument: 'self'"."""
+    from agents.random_agent import RandomAgent
+
+    given = RandomAgent if opponents == "class" else ["random", RandomAgent]
+    where = "1 seat" if opponents == "class" else "2 seats"
+    match = rf"^opponents: {where} to the learner's left: got the class RandomAgent: pass an instance, RandomAgent\(\)$"
+    with pytest.raises(ValueError, match=match):
+        gym.make("Llama-v0", num_players=3, opponents=given)
