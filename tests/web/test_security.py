@@ -248,6 +248,43 @@ class TestNoFileSystemFromTheWeb:
         assert both.on_the_page(said) == "cannot load a PPO model from (a path on the server) or a.npz"
         assert both._under_root("only.npz") == str(first / "only.npz")  # the name reaches another file
 
+    def test_a_name_that_reaches_nothing_says_where_it_is_read_and_a_run_as_train_names_it_is_fixed(
+        self, tmp_path, store
+    ):
+        """``ppo:path=runs/beat-heuristic``, as ``llama-rl train`` names a run, under
+        ``--allow-models runs`` was answered that nothing is at ``runs/beat-heuristic`` (read as
+        runs/runs/beat-heuristic), though that run exists: the page is told where a name is
+        read, and that ``ppo:path=beat-heuristic`` is the run; the folder's path is not told,
+        and a name outside the folder still reaches nothing."""
+        runs, other = tmp_path / "runs", tmp_path / "other"
+        (runs / "beat-heuristic").mkdir(parents=True)
+        shutil.copy(MODELS / "ppo_llama_2p.npz", runs / "beat-heuristic" / "model.npz")
+        (other / "runs").mkdir(parents=True)
+        (tmp_path / "first").mkdir()
+        (runs / "away").symlink_to(other)  # runs/away/runs/x is refused; runs/x must not be suggested for it
+
+        def answer(spec: str, *folders: Path) -> str:
+            client = client_for(create_app(store, model_dirs=list(folders or (runs,))))
+            r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": spec}]})
+            assert str(tmp_path) not in r.text and str(tmp_path.resolve()) not in r.text, r.text
+            return r.json()["error"] if r.status_code == 400 else f"{r.status_code}"
+
+        read = "ppo:path=NAME is read inside the folder the server allows (--allow-models DIR reads DIR/NAME)"
+        assert answer("ppo:path=runs/beat-heuristic") == (
+            "seat 1, agent 'ppo:path=runs/beat-heuristic': no PPO model at runs/beat-heuristic: the file does not "
+            f"exist; {read}, and runs is that folder: try ppo:path=beat-heuristic"
+        )
+        assert answer("ppo:path=beat-heuristic") == "201"
+        assert answer("ppo:path=./runs/beat-heuristic/model.npz").endswith("try ppo:path=beat-heuristic/model.npz")
+        for spec in ("ppo:path=runs/nothing", "ppo:path=nothing", "search:path=runs/nothing"):
+            assert answer(spec).endswith(f"; {read.replace('ppo:', spec.split(':')[0] + ':', 1)}"), spec
+        assert answer("ppo:path=away/runs/beat-heuristic") == (
+            "seat 1 (ppo:path=...): a model path must lie under a directory the server allows"
+        )
+        assert answer("ppo:path=runs/beat-heuristic", tmp_path / "first", runs).endswith(
+            "is read inside the first folder the server allows (--allow-models DIR reads DIR/NAME)"
+        )  # (a second folder's run has no name of its own: the first one takes it)
+
 
 class TestNoRequestCanStallTheServer:
     def test_the_app_shortens_the_lock_switch_interval_and_never_lengthens_it(self):

@@ -929,6 +929,39 @@ class AgentPolicy:
                     return name
         return _HIDDEN
 
+    def where_names_lead(self, spec: AgentSpec) -> str:
+        """Where the paths of ``spec`` that name nothing are read, for the message of an agent
+        that did not load (empty where each is there): inside the directory the server
+        allows, so that ``ppo:path=runs/x`` under ``--allow-models runs`` is ``runs/runs/x``,
+        as ``llama-rl train`` names a run for the command line. A name that starts with an
+        allowed directory's own name, the rest of it there, is suggested without it. Nothing
+        outside :attr:`model_dirs` is looked at, and no directory is named but by the name
+        the request gave it."""
+        notes = []
+        for key, value in spec.params.items():
+            full = self._under_root(value) if is_path_parameter(key) else None
+            if full is None or os.path.lexists(full):
+                continue
+            many = len(self.model_dirs) > 1
+            note = (
+                f"{spec.name}:{key}=NAME is read inside the {'first ' if many else ''}folder the server allows "
+                "(--allow-models DIR reads DIR/NAME)"
+            )
+            first, *rest = Path(os.path.normpath(value)).parts or (".",)
+            for root in self.model_dirs:
+                candidate = os.path.join(root, *rest)
+                if (
+                    rest
+                    and first == root.name
+                    and (name := self._page_name(candidate)) != _HIDDEN
+                    and os.path.lexists(candidate)  # (inside the directory: _page_name resolved it there)
+                ):
+                    note += f", and {first} is {'one of the folders it allows' if many else 'that folder'}: "
+                    note += f"try {spec.name}:{key}={name}"
+                    break
+            notes.append(note)
+        return "".join(f"; {note}" for note in notes)
+
     def resolve_paths(self, spec: AgentSpec) -> AgentSpec:
         """The spec with its (checked) paths made absolute under their directory."""
         if not any(is_path_parameter(k) for k in spec.params):
@@ -1169,7 +1202,8 @@ def build_agent(
     (default: the registry, through :func:`~llama_env.agent.resolve`, silent on an agent
     that cannot be seeded, as each game is seeded here) and reset to ``seed``; what fails is a :class:`SessionError`
     naming ``what`` and the agent (a 429 when the process of costly agents is full), its
-    model's paths as the page names them (:meth:`AgentPolicy.on_the_page`)."""
+    model's paths as the page names them (:meth:`AgentPolicy.on_the_page`) and, for a path
+    that names nothing, where the server reads it (:meth:`AgentPolicy.where_names_lead`)."""
     try:
         full = policy.resolve_paths(spec)
         agent = build(full, seed) if build is not None else resolve(full, seed)
@@ -1180,7 +1214,7 @@ def build_agent(
             log.warning("%s, agent %r: %s", what, spec.label, exc)
             why = exc.for_others()
         else:
-            why = policy.on_the_page(str(exc))
+            why = policy.on_the_page(str(exc)) + policy.where_names_lead(spec)
         raise SessionError(
             f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
