@@ -99,7 +99,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         ),
         epilog=(
             "examples:\n  llama-rl serve\n  llama-rl serve --port 8080\n"
-            "  llama-rl serve --allow-models runs        # opponents may be ppo:path=<run under runs/>"
+            "  llama-rl serve --allow-models runs        # the page seats the run runs/NAME as ppo:path=NAME"
         ),
         formatter_class=HelpFormatter,
     )
@@ -131,7 +131,10 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         type=folder_name,
         action="append",
         default=[],
-        help="let the page name models under DIR (ppo:path=...); by default agents from the page load no files",
+        help=(
+            "let the page name models under DIR (ppo:path=NAME reads DIR/NAME); "
+            "by default agents from the page load no files"
+        ),
     )
     p.add_argument(
         "--allow-host",
