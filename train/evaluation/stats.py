@@ -69,8 +69,12 @@ def mean_ci(values: np.ndarray, binary: bool = False) -> tuple[float, float, flo
       one value throughout (every game a two-way tie, 0.5) gets an interval about as
       wide as Wilson's for all zeros, not a point, and one tie among zeros one no
       narrower than all zeros (the normal interval made it 2.6 times narrower).
+
+    ``values`` are one-dimensional, each a number in [0, 1]: anything else (a score, a
+    NaN, a string, a table of rows) is a ``ValueError`` naming the first such value, where
+    it gave an interval that did not hold the mean (``[5, 7]``: 6.0 in [2.34, -4.71]).
     """
-    x = np.asarray(values, dtype=np.float64)
+    x = _unit_values(values)
     n = x.size
     if n == 0:
         return (math.nan, math.nan, math.nan)
@@ -91,15 +95,41 @@ def mean_ci(values: np.ndarray, binary: bool = False) -> tuple[float, float, flo
     return (mean, low, high)
 
 
+def _unit_values(values: Any) -> np.ndarray:
+    """``values`` as a float array, checked as :func:`mean_ci` needs them (vectorised: it
+    runs on every game of an evaluation)."""
+    try:
+        given = np.asarray(values)
+    except ValueError:  # numpy: an inhomogeneous shape
+        raise ValueError("values must be one number in [0, 1] per game or deal (1-D), got rows") from None
+    if given.ndim != 1:
+        raise ValueError(f"values must be one number in [0, 1] per game or deal (1-D), got shape {given.shape}")
+    if given.dtype.kind not in "biuf":  # strings, None, objects: numpy read '1' as 1.0
+        items = given.tolist() if isinstance(values, np.ndarray) else list(values)  # [1, '0'] became strings
+        first = next((k for k, v in enumerate(items) if not isinstance(v, (int, float, np.number))), 0)
+        raise ValueError(f"{_UNIT}, got {items[first]!r} at values[{first}]")
+    x = given.astype(np.float64, copy=False)
+    if x.size and not (x.min() >= 0.0 and x.max() <= 1.0):  # NaN too: its min is NaN
+        first = int((~((x >= 0.0) & (x <= 1.0))).argmax())
+        raise ValueError(f"{_UNIT}, got {float(x[first])!r} at values[{first}]")
+    return x
+
+
+_UNIT = "values must be numbers in [0, 1] (win shares, or per-deal means)"
+
+
 @dataclass
 class AgentStats:
     """One agent's results in an evaluation."""
 
     name: str
+    """The agent's display name."""
     win_share: float
     """Mean share of the win per game (ties shared 1/k)."""
     ci_low: float
+    """The low end of the win share's 95% confidence interval."""
     ci_high: float
+    """The high end of the win share's 95% confidence interval."""
     mean_score: float
     """Mean final score (lower is better)."""
     points_per_round: float

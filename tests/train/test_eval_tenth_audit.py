@@ -1,0 +1,49 @@
+"""What the tenth stop's audit of evaluation found: intervals of values that are no win
+shares, a table of agents given as a set, an executor that returns its chunks out of
+order, and results and analysis tables that took what they could not read."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from train.evaluation import mean_ci
+
+
+@pytest.mark.parametrize(
+    ("values", "match"),
+    [
+        ([5, 7], r"got 5\.0 at values\[0\]"),  # was (6.0, 2.341, -4.711): the mean outside its interval
+        ([0.5, -1, 0], r"got -1\.0 at values\[1\]"),
+        ([0, math.nan, 1], r"got nan at values\[1\]"),  # was (nan, 0.0, 1.0)
+        ([0, math.inf], r"got inf at values\[1\]"),
+        (["1", "0"], r"got '1' at values\[0\]"),  # was read as the numbers 1 and 0
+        ([1, "0"], r"got '0' at values\[1\]"),
+        ([0.5, None], r"got None at values\[1\]"),
+    ],
+)
+def test_mean_ci_refuses_what_is_no_win_share(values, match):
+    with pytest.raises(
+        ValueError, match=r"values must be numbers in \[0, 1\] \(win shares, or per-deal means\), " + match
+    ):
+        mean_ci(values)
+
+
+@pytest.mark.parametrize(
+    ("values", "shape"),
+    [([[0, 1], [1, 0]], r"shape \(2, 2\)"), (0.5, r"shape \(\)"), ([[0, 1], [1]], "rows")],
+)
+def test_mean_ci_refuses_what_is_not_one_row_of_values(values, shape):
+    """A table of rows was flattened into one list of games."""
+    with pytest.raises(
+        ValueError, match=r"values must be one number in \[0, 1\] per game or deal \(1-D\), got " + shape
+    ):
+        mean_ci(values)
+
+
+def test_mean_ci_still_takes_win_shares_in_any_numeric_form():
+    assert mean_ci([True, False]) == mean_ci(np.array([1.0, 0.0]))
+    assert mean_ci(np.float32([0.5, 1.0]))[0] == 0.75
+    assert math.isnan(mean_ci([])[0])
