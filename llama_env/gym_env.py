@@ -354,7 +354,8 @@ def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
 
     A name builds one agent per seat; an agent object is seated as it is, at every seat
     it is given for (a policy updated in place plays its newest weights), so the seats,
-    and every env made with it, share its random state (docs/env.md says so)."""
+    and every env made with it, share its random state (docs/env.md says so); a
+    population seats a member of its own at each seat of each game (:func:`deal_table`)."""
     k = num_players - 1
     if isinstance(opponents, str) or not isinstance(opponents, Sequence):
         spec = [opponents] * k

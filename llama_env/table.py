@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from llama_env.agent import Agent, agent_label, batch_from, check_agent, reset_agent
+from llama_env.agent import Agent, agent_label, batch_from, check_agent, is_population, reset_agent, seat_member
 from llama_env.batch import BatchEngine
 from llama_env.engine import (
     NUM_ACTIONS,
@@ -431,22 +431,34 @@ def deal_table(
 
     Each opponent is first reset with a seed drawn from ``rng`` (so a seeded env replays
     the opponents' choices too), then the game is dealt from ``rng``. ``Llama-v0`` and
-    the batched VecEnv start every game through here, which is why the same generator
-    gives both the same game. ``names`` labels the seats in messages (see :class:`Table`).
+    the scalar VecEnv start every game through here, which is why the same generator
+    gives both the same game. A population (:func:`~llama_env.agent.is_population`, as
+    ``perturbed``) is not seated itself: each of its seats gets a member of its own
+    (:func:`~llama_env.agent.seat_member`), drawn from that seat's seed, the member the
+    population's own ``reset`` would pick, and reset with it; its members are not checked
+    here (callers :func:`~llama_env.agent.resolve` it once). ``names`` labels the seats
+    in messages (see :class:`Table`; by default an opponent's label, a population's and
+    not its member's).
     """
     n = rules.num_players
     seat = check_seat(seat, n)
     if len(opponents) != n - 1:
         raise ValueError(f"a table of {n} players needs {n - 1} opponents, got {len(opponents)}")
+    if names is not None and len(names) != n:  # before any opponent is reset
+        raise ValueError(f"names must label all {n} seats, got {len(names)}")
     agents: list[Agent | None] = [None] * n
-    for i, agent in enumerate(opponents):
-        agents[(seat + 1 + i) % n] = agent
-    labels = list(names) if names is not None and len(names) == n else None
+    labels = list(names) if names is not None else [f"player_{s}" for s in range(n)]
     for i, agent in enumerate(opponents):
         at = (seat + 1 + i) % n
-        reset_seat(agent, int(rng.integers(2**31)), labels[at] if labels else agent_label(agent), at)
+        if names is None:
+            labels[at] = agent_label(agent)
+        drawn = int(rng.integers(2**31))
+        if is_population(agent):  # a member at each seat, never the population's own act
+            agent = seat_member(agent, np.random.default_rng(drawn))
+        agents[at] = agent
+        reset_seat(agent, drawn, labels[at], at)
     game = LlamaGame(rules=rules, rng=rng, random_first_player=random_first_player)
-    return Table(game, agents, names=names, listener=listener)
+    return Table(game, agents, names=labels, listener=listener)
 
 
 # --------------------------------------------------------------------------- many games at once

@@ -209,6 +209,23 @@ def test_deal_table_reseeds_opponents_then_deals_from_the_same_generator():
         deal_table(rng, 0, a[:1], rules=Rules(3))
 
 
+def test_deal_table_seats_a_member_of_a_population_at_each_seat_drawn_as_its_reset_draws():
+    """deal_table seated the population itself, whose own act the drivers never call; one
+    population object at several seats then played one member at all of them."""
+    import agents
+
+    population = agents.make("perturbed", seed=1, size=16)
+    rng = np.random.default_rng(5)
+    drawn = copy.deepcopy(rng).integers(2**31, size=3).tolist()
+    table = deal_table(rng, 0, [population] * 3, rules=Rules(4))
+    for seat, seed in zip((1, 2, 3), drawn, strict=True):
+        population.reset(seed)  # the member a population at one seat played, as before
+        assert table.agents[seat] is population.current and table.names[seat] == "perturbed"
+    assert len({id(a) for a in table.agents[1:]}) > 1
+    with pytest.raises(ValueError, match="names must label all 4 seats, got 2"):
+        deal_table(rng, 0, [population] * 3, rules=Rules(4), names=["a", "b"])
+
+
 @pytest.mark.parametrize(
     ("agents", "names", "error", "match"),
     [

@@ -183,6 +183,27 @@ def test_the_scalar_env_matches_the_gym_env_on_the_same_seed(reward):
     assert episodes == 3
 
 
+def test_the_scalar_env_seats_a_populations_members_as_the_gym_env_does():
+    """Both deal through deal_table, which seats a population's members: the scalar env
+    drew them from its own generator as well, so a seeded gym env met other players."""
+    vec = ScalarLlamaVecEnv(
+        1, players=3, opponents={"pop": 1.0}, seed=11, seat=1, agents={"pop": agents.make("perturbed", size=8)}
+    )
+    gym_env = LlamaEnv(num_players=3, opponents=agents.make("perturbed", size=8), seat=1)
+    gym_env._np_random = copy.deepcopy(vec.game_rngs[0])  # same deals; reset(seed=None) keeps it
+    vec.reset()
+    gym_env.reset()
+    rng = np.random.default_rng(5)
+    for _ in range(6):  # games
+        members = [[m.params() for m in t.agents if m is not None] for t in (vec.tables[0], gym_env.table)]
+        assert members[0] == members[1]
+        while not gym_env.game.game_over:
+            a = int(pick(rng, vec.action_masks())[0])
+            vec.step(np.array([a]))
+            gym_env.step(a)
+        gym_env.reset()
+
+
 def _statistics(cls: type[LlamaVecEnv], players: int, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """The win shares and the lengths (learner steps) of the games a fixed learner
     (``greedy``) finishes against the heuristic."""

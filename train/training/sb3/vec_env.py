@@ -711,12 +711,12 @@ class ScalarLlamaVecEnv(LlamaVecEnv):
 
     def _new_table(self, i: int) -> Table:
         """Slot ``i``'s next game: its seating drawn from the env's own generator
-        (:meth:`OpponentMix.draw`), then dealt as ``Llama-v0`` deals (deal_table)."""
-        rng = self._meta_rng
-        seating = self.mix.draw(rng, len(self._past))
+        (:meth:`OpponentMix.draw`), then dealt as ``Llama-v0`` deals (deal_table, which
+        seats a population's members from the slot's generator as the gym env does)."""
+        seating = self.mix.draw(self._meta_rng, len(self._past))
         self.seats[i] = seating.learner
         self.seat_kinds[i] = list(seating.kinds)
-        opponents = [seat_member(self._agent(kind), rng) for kind in seating.opponents()]
+        opponents = [self._agent(kind) for kind in seating.opponents()]
         names = [kind or "learner" for kind in seating.kinds]
         return deal_table(
             self.game_rngs[i], seating.learner, opponents, rules=self.rules[seating.num_players], names=names

@@ -1,0 +1,59 @@
+"""Llama-v0 seats its opponents as evaluation and the trainers do: a population plays a
+member of its own at each seat, never its own ``act``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from llama_env import LlamaEnv
+
+
+class League:
+    """A population whose own ``act`` must never be called (docs/agents.md: the drivers
+    seat one member per game in its place)."""
+
+    name = "league"
+    population = True
+
+    def __init__(self) -> None:
+        self.members = [agents.make("heuristic"), agents.make("cautious"), agents.make("random")]
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        raise NotImplementedError("a population plays through its members")
+
+
+def _play_out(env: LlamaEnv, seed: int) -> None:
+    _, info = env.reset(seed=seed)
+    done = False
+    while not done:
+        _, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_population_plays_through_its_members_never_its_own_act(players):
+    """Llama-v0 seated the population itself: its first opponent move failed with
+    "AgentError ... NotImplementedError: a population plays through its members"."""
+    league = League()
+    env = LlamaEnv(num_players=players, opponents=league)
+    for seed in range(3):
+        _play_out(env, seed)
+        others = [s for s in range(players) if s != env.seat]
+        assert all(any(env.table.agents[s] is m for m in league.members) for s in others)
+        assert [env.table.names[s] for s in others] == ["league"] * (players - 1)  # named as given
+
+
+def test_one_population_object_seats_a_member_of_its_own_at_each_seat():
+    """With one ``perturbed`` object at 4 players every reset seated the same player at
+    all three seats (each seat's reset of the shared object replaced the last one's),
+    where evaluation and the trainers draw a member per seat."""
+    population = agents.make("perturbed", seed=0, size=8)
+    env = LlamaEnv(num_players=4, opponents=population)
+    mixed = 0
+    for seed in range(10):
+        env.reset(seed=seed)
+        seated = [env.table.agents[s] for s in range(4) if s != env.seat]
+        assert all(any(a is m for m in population.members) for a in seated)
+        mixed += len({id(a) for a in seated}) > 1
+    assert mixed >= 5
