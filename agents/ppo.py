@@ -1222,12 +1222,13 @@ class PPOAgent(BaseAgent):
     @property
     def obs_size(self) -> int:
         """The length of the observations the agent reads (it also takes the shorter ones
-        of :attr:`actor`'s version, and then plays :attr:`actor` alone)."""
+        of :attr:`actor`'s version, and then plays :attr:`actor` alone, and those of a
+        later version, whose first entries it reads)."""
         return max([self.actor.obs_size, *(a.obs_size for a in self.specialists.values())])
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
-        if np.shape(observation)[0] not in (self.obs_size, self.actor.obs_size):
+        if np.shape(observation)[0] < self.actor.obs_size:  # a later version's starts with this one's
             raise ValueError(
                 f"this PPO agent reads version-{self.obs_version} observations of {self.obs_size} values, "
                 f"got {np.shape(observation)[0]} (use an env with obs_version={self.obs_version}, e.g. "
@@ -1244,7 +1245,7 @@ class PPOAgent(BaseAgent):
         """Actions for many observations at once (one forward pass per model)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks).astype(bool)
-        sizes = sorted({self.obs_size, self.actor.obs_size}, reverse=True)
+        sizes = sorted((n for n in VERSION_OF_SIZE if n >= self.actor.obs_size), reverse=True)
         if obs.ndim != 2 or obs.shape[1] not in sizes or masks.shape != (len(obs), NUM_ACTIONS):
             shapes = " or ".join(f"(B, {n})" for n in sizes)
             raise ValueError(

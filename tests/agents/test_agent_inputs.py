@@ -674,3 +674,29 @@ def test_the_view_s_card_counts_name_an_entry_that_is_not_finite(read, block):
     view = ObsView(obs)
     with pytest.raises(ValueError, match=rf"^an observation must hold finite numbers, got nan at entry {at}$"):
         getattr(view, read)(3) if read.endswith("count") else getattr(view, read)()
+
+
+def _decisions(players: int, count: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``count`` decisions of a heuristic game at ``players``: the observation of each
+    version and the mask."""
+    game, out, heuristic = LlamaGame(players, rng=5), [], agents.make("heuristic")
+    while len(out) < count and not game.game_over:
+        seat, mask = game.current_player, action_mask(game.legal_actions())
+        out.append((encode(game, seat), encode_v1(game, seat), mask))
+        game.step(heuristic.act(out[-1][0], mask))
+    return out
+
+
+@pytest.mark.parametrize("spec", ["ppo_v0", "ppo:path=<general model>"])
+def test_a_version_0_ppo_model_reads_a_version_1_observation_by_its_first_entries(spec):
+    """ppo_v0 (and ppo:path= a version-0 model) refused what every other agent reads: "this
+    PPO agent reads version-0 observations of 52 values, got 175"."""
+    from agents.ppo import DEFAULT_MODEL
+
+    agent = agents.make(spec.replace("<general model>", str(DEFAULT_MODEL)))
+    rows = _decisions(2, 20) + _decisions(4, 20)
+    old, new, masks = (np.stack(x) for x in zip(*rows, strict=True))
+    assert [agent.act(o, m) for o, m in zip(new, masks, strict=True)] == [
+        agent.act(o, m) for o, m in zip(old, masks, strict=True)
+    ]
+    np.testing.assert_array_equal(agent.act_batch(new, masks), agent.act_batch(old, masks))
