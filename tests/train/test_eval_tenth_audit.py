@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from train.evaluation import mean_ci
+from train.evaluation import evaluate, mean_ci, tournament
 
 
 @pytest.mark.parametrize(
@@ -47,3 +47,22 @@ def test_mean_ci_still_takes_win_shares_in_any_numeric_form():
     assert mean_ci([True, False]) == mean_ci(np.array([1.0, 0.0]))
     assert mean_ci(np.float32([0.5, 1.0]))[0] == 0.75
     assert math.isnan(mean_ci([])[0])
+
+
+@pytest.mark.parametrize(
+    ("agents", "kind"),
+    [
+        ({"heuristic", "random"}, "set"),
+        (frozenset({"heuristic", "random"}), "frozenset"),
+        ({"heuristic": 1, "random": 2}, "dict"),
+        ({"heuristic": 1, "random": 2}.keys(), "dict_keys"),
+    ],
+)
+def test_a_set_or_dict_of_agents_is_refused(agents, kind):
+    """A set's order follows string hashing, so the same seed seated the agents, and gave
+    results, differently in each Python process; a dict was read as its keys."""
+    message = rf"agents must be an ordered sequence \(a list\), got a {kind}$"
+    with pytest.raises(ValueError, match=message):
+        evaluate(agents, 4, workers=1)
+    with pytest.raises(ValueError, match=message):
+        tournament(agents, 2, 4, workers=1)

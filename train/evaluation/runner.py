@@ -6,9 +6,10 @@ records what the evaluation reports (plays, draws and quits per seat, the penalt
 when quitting, who went out).
 
 Reproducibility: every game's deal and every agent's ``reset(seed)`` are derived from
-``(seed, game index)`` (and an agent spec's own ``seed=``, :func:`seed_keys`) through
-``np.random.SeedSequence`` -- never from a worker's order -- so the same ``seed`` gives
-the same results with any number of ``workers``.
+``(seed, game index)`` (and an agent spec's own ``seed=``,
+:func:`llama_env.agent.seed_keys`) through ``np.random.SeedSequence`` -- never from a
+worker's order -- so the same ``seed`` gives the same results with any number of
+``workers``.
 
 Parallelism: games are split into chunks played by a ``ProcessPoolExecutor``. The
 workers build the agents once each (a registered name or an agent spec is resolved
@@ -26,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import math
 import multiprocessing
-import operator
 import os
 import pickle
 import queue
@@ -34,7 +34,8 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, fields
@@ -49,16 +50,18 @@ from llama_env.agent import (
     Agent,
     AgentLike,
     AgentSpec,
+    SeedKey,
     adopt,
     agent_label,
     forewarn,
     is_population,
+    own_keys,
     parse_agent_list,
-    parse_agent_spec,
-    population_members,
     registrations,
     resolve,
     seat_member,
+    seed_int,
+    seed_keys,
     table_warnings,
 )
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
@@ -223,47 +226,6 @@ class GameTask:
     index: int
     deal_key: int
     seat_agents: tuple[int, ...]
-
-
-def seed_int(seed: int, *key: int) -> int:
-    """A 63-bit integer seed derived from ``(seed, *key)`` (independent of any order)."""
-    ss = np.random.SeedSequence(seed, spawn_key=key)
-    return int(ss.generate_state(2, np.uint64)[0] >> np.uint64(1))
-
-
-SeedKey = tuple[int, ...]
-"""What an agent's own seed adds to the key of the seeds an evaluation derives for it
-(:func:`seed_keys`): ``(s,)``, or ``()`` for none."""
-
-
-def seed_keys(agents: Sequence[AgentLike]) -> list[SeedKey]:
-    """Per agent, its own seed as a key to add to those of the seeds an evaluation derives
-    for it: ``(s,)`` for a name or spec given ``seed=s`` (``random:seed=5``), else ``()``.
-    Each game (or batched chunk) resets its agents with a seed of its own, which replaced
-    the spec's: ``random:seed=5`` and ``random:seed=6`` played the very same games. Mixed
-    in, they play differently, each repeatably, and an agent without ``seed=`` gets the
-    seeds it always got. An agent object's own seed is replaced, as before, and a
-    population's picks which population plays (:func:`own_keys`)."""
-    out: list[SeedKey] = []
-    for agent in agents:
-        seed = None
-        with contextlib.suppress(ValueError):  # a spec that does not parse: its build names it, as before
-            spec = parse_agent_spec(agent, check=False) if isinstance(agent, str) else agent
-            seed = spec.params.get("seed") if isinstance(spec, AgentSpec) else None
-        own = None
-        if seed is not None and not isinstance(seed, (bool, np.bool_)):
-            with contextlib.suppress(TypeError):  # a bad seed: refused by the agent's build
-                own = operator.index(seed)
-        out.append(() if own is None or own < 0 else (own,))
-    return out
-
-
-def own_keys(agents: Sequence[Agent], keys: Sequence[SeedKey]) -> list[SeedKey]:
-    """``keys`` (:func:`seed_keys`) for the built ``agents``, ``()`` for a population:
-    its ``seed=`` picked which population plays, and its members are drawn and reset
-    from the seeds of the game (:func:`seat_members`) as without it."""
-    pairs = zip(agents, keys, strict=True)
-    return [() if population_members(agent) is not None else tuple(key) for agent, key in pairs]
 
 
 class _Recorder(TableListener):
@@ -838,11 +800,16 @@ def check_rules(rules: object) -> Rules:
 def agent_list(agents: object) -> list[AgentLike]:
     """The table or pool of an evaluation: a sequence of agents, names or specs, or one
     comma-separated string of names and specs (``"heuristic,random"``, as ``--agents``
-    takes it), which would otherwise be read letter by letter."""
+    takes it), which would otherwise be read letter by letter. A set is refused: its
+    order, on which the seats and every agent's seeds depend, follows string hashing,
+    so the same seed gave other results in each Python process; so is a dict, read as
+    its keys."""
     if isinstance(agents, str):
         return list(parse_agent_list(agents))
     if isinstance(agents, AgentSpec) or callable(getattr(agents, "act", None)):
         raise ValueError(f"agents must be a list, one agent per seat, got one agent: {agents!r}")
+    if isinstance(agents, (AbstractSet, Mapping)):
+        raise ValueError(f"agents must be an ordered sequence (a list), got a {type(agents).__name__}")
     try:
         out = list(agents)  # type: ignore[call-overload]
     except TypeError:
