@@ -25,6 +25,7 @@ subclasses do.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import multiprocessing
 import os
@@ -362,9 +363,11 @@ class ChunkExecutor(Protocol):
 
     ``run`` calls :func:`run_job` on each of ``jobs`` in at most ``workers`` processes (or
     remote actors), each of which first called :func:`setup_worker` with ``payload`` once
-    (the agents, built there once, and what every chunk needs), and yields the results in
-    the order of ``jobs``. The numbers then do not depend on where a chunk ran. Ending the
-    iteration early (Ctrl-C, an error in a game) should stop the chunks under way."""
+    (the agents, built there once, and what every chunk needs), and yields the results as
+    they come, in any order (each carries its job's place, by which they are put back in
+    order: Ray's ``map_unordered`` will do). The numbers then do not depend on where or
+    when a chunk ran. Ending the iteration early (Ctrl-C, an error in a game) should stop
+    the chunks under way."""
 
     def run(self, payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[Any]: ...
 
@@ -643,17 +646,23 @@ def run_chunks(
                 out.append(work(objs, args, c))
                 bar.update(size)
         else:
-            results = (executor or LocalProcesses()).run(payload, [(work, c) for c in chunks], workers)
+            runner = executor or LocalProcesses()
+            jobs = [(functools.partial(_numbered, work, k), c) for k, c in enumerate(chunks)]
+            results = runner.run(payload, jobs, workers)
+            done: dict[int, R] = {}
             try:
-                for result in results:
-                    if len(out) == len(chunks):
+                for item in results:  # in any order: each comes with its job's place
+                    k, result = _place(item, runner, len(chunks))
+                    if k in done:
                         raise RuntimeError(
-                            f"the executor {executor!r} returned more results than its {len(chunks)} jobs"
+                            f"the executor {runner!r} returned more results than its {len(chunks)} jobs "
+                            f"(job {k}'s twice)"
                         )
-                    out.append(result)
-                    bar.update(sizes[len(out) - 1])
-                if len(out) < len(chunks):
-                    raise RuntimeError(f"the executor {executor!r} returned {len(out)} results for {len(chunks)} jobs")
+                    done[k] = result
+                    bar.update(sizes[k])
+                if len(done) < len(chunks):
+                    raise RuntimeError(f"the executor {runner!r} returned {len(done)} results for {len(chunks)} jobs")
+                out = [done[k] for k in range(len(chunks))]
             except AgentError as exc:
                 _bring_back_cause(exc)
                 raise
@@ -662,6 +671,24 @@ def run_chunks(
                 if callable(close):
                     close()
     return out
+
+
+def _numbered(
+    work: Callable[[list[Agent], RunArgs, C], R], k: int, agents: list[Agent], args: RunArgs, chunk: C
+) -> tuple[int, R]:
+    """``work``'s result for the ``k``-th chunk with ``k``: how :func:`run_chunks` puts
+    an executor's results back in the order of the chunks, whatever order it yields
+    them in."""
+    return k, work(agents, args, chunk)
+
+
+def _place(item: object, executor: ChunkExecutor, jobs: int) -> tuple[int, Any]:
+    """``item``, one result an executor yielded, as its job's place and the result
+    (:func:`_numbered`); a ``RuntimeError`` naming the executor where it is no result
+    that :func:`run_job` returned for one of the ``jobs``."""
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], int) and 0 <= item[0] < jobs:
+        return item[0], item[1]
+    raise RuntimeError(f"the executor {executor!r} returned {item!r:.60}, not what run_job returned for a job")
 
 
 def _record_folder(folder: Path) -> Path:
