@@ -65,11 +65,12 @@ from llama_env.engine import (
     parse_table_sizes,
     rule_option_fields,
 )
-from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, guess_obs_version
+from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, ObsView, guess_obs_version
 
 __all__ = [
     "PPOAgent",
     "Actor",
+    "checked_table_size",
     "load_actor",
     "save_actor",
     "model_file",
@@ -1156,6 +1157,22 @@ def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
 
 
 _TABLE_SIZE = SLICES["num_players"]
+_TOP_CARD = SLICES["top_card"]
+
+
+def checked_table_size(observation: np.ndarray) -> int:
+    """The table size that one observation (a vector of any version) marks, after checking
+    the one-hot fields an agent's ``act`` refuses, as :class:`ObsView` reads them: the top
+    card and the table size must each hold one 1 and 0s, else a ``ValueError`` names the
+    field and its entries. Read by their largest entry, a table size of 0s played the
+    heads-up specialist at any table. Plain sums, under a microsecond: cheap enough for every
+    decision of ``ppo``. The entries are taken to be finite (:func:`check_finite` comes first)."""
+    top, size = observation[_TOP_CARD].tolist(), observation[_TABLE_SIZE].tolist()
+    if sum(top) == 1.0 and sum(size) == 1.0 and 1.0 in top and 1.0 in size:  # ObsView's test
+        return size.index(1.0) + MIN_PLAYERS
+    view = ObsView(observation)  # its readers name the field that is not one-hot
+    _ = view.top_card
+    return view.num_players
 
 
 @register("ppo", group="policy")
@@ -1239,10 +1256,14 @@ class PPOAgent(BaseAgent):
             raise ValueError("PPOAgent.act: the action mask has no legal action")
         check_finite(observation)
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
-        return int(self._act(obs, mask)[0])
+        actor = self.specialists.get(checked_table_size(obs[0]), self.actor)  # as _act picks, for one row
+        if actor.obs_size > obs.shape[1]:
+            actor = self.actor
+        return int(actor.act_batch(obs[:, : actor.obs_size], mask, self.deterministic, self.rng)[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """Actions for many observations at once (one forward pass per model)."""
+        """Actions for many observations at once (one forward pass per model); the table
+        size is read by its block's largest entry, unchecked (:meth:`act` checks it)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks).astype(bool)
         sizes = sorted((n for n in VERSION_OF_SIZE if n >= self.actor.obs_size), reverse=True)

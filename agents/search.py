@@ -54,6 +54,7 @@ from agents.ppo import (
     Actor,
     PPOAgent,
     PPOv3Agent,
+    checked_table_size,
     load_actor,
     model_file,
     shipped_actor,
@@ -496,9 +497,11 @@ class SearchAgent(BaseAgent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_observation(observation)
         check_finite(observation)
+        obs = np.asarray(observation)
+        checked_table_size(obs)  # as ppo's act: act_batch reads one-hot blocks unchecked
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, legal_actions(action_mask)] = True
-        return int(self.act_batch(np.asarray(observation)[None], mask)[0])
+        return int(self.act_batch(obs[None], mask)[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """:meth:`act` for every row, ``(B,)`` int64: its policy's moves (:attr:`ppo`), and one search

@@ -700,3 +700,22 @@ def test_a_version_0_ppo_model_reads_a_version_1_observation_by_its_first_entrie
         agent.act(o, m) for o, m in zip(old, masks, strict=True)
     ]
     np.testing.assert_array_equal(agent.act_batch(new, masks), agent.act_batch(old, masks))
+
+
+@pytest.mark.parametrize("name", ["ppo", "ppo_v0", "ppo_v3", "search"])
+@pytest.mark.parametrize("field", ["top_card", "num_players"])
+@pytest.mark.parametrize("version", [0, 1])
+def test_ppo_and_search_refuse_a_one_hot_field_that_is_not_one_hot(name, field, version):
+    """ppo read the table size by its largest entry: a block of 0s played the heads-up
+    specialist at a 4-player table without a word, where heuristic refused it (and search
+    too, where it searched), as the docs say every built-in agent's act does."""
+    agent = agents.make(name, seed=0)
+    game = make_game(num_players=4, hands=[[1, 2, 3], [3, 3], [4, 4], [5]], top=2, current_player=0)
+    obs, mask = (encode_v1 if version else encode)(game, 0), action_mask(game.legal_actions())
+    block = SLICES[field]
+    width = block.stop - block.start
+    for entries in ([0.0] * width, [0.5, 0.5] + [0.0] * (width - 2), [1.0, 1.0] + [0.0] * (width - 2)):
+        bad = obs.copy()
+        bad[block] = entries
+        with pytest.raises(ValueError, match=rf"^{field} \(entries {block.start} to {block.stop - 1}\) is a one-hot"):
+            agent.act(bad, mask)
