@@ -55,6 +55,8 @@ from llama_env.table import Table
 __all__ = ["env", "raw_env", "LlamaAECEnv", "ILLEGAL_ACTION_REWARD", "MaskedDiscrete"]
 
 ILLEGAL_ACTION_REWARD = -1.0
+"""What an illegal action ends the game with for its agent under :func:`env`'s wrapper,
+as in PettingZoo's classic games."""
 RENDER_MODES = ("ansi", "human", "rgb_array")
 
 _ZERO_MASK = action_mask(())  # shared and read-only, like every mask the env returns

@@ -64,6 +64,8 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "llama_rl.agents"
+"""The entry-point group a package names its agents' module in, so that llama_env finds
+them by name without importing it (the built-in agents come this way too)."""
 
 
 @runtime_checkable

@@ -106,11 +106,17 @@ class Action(IntEnum):
 
 
 NUM_ACTIONS = len(Action)
+"""The size of the one action space, ``Discrete(9)``: a play of each kind of card, draw, quit."""
 NUM_CARD_VALUES = len(Card)
+"""The kinds of card (rule 1): 1 to 6 and the llama, card codes 1 to 7."""
 COPIES_PER_VALUE = 8
+"""Copies of each kind in the deck (rule 1)."""
 DECK_SIZE = NUM_CARD_VALUES * COPIES_PER_VALUE
+"""56 cards: each round deals from the whole deck (rules 1 and 2)."""
 MIN_PLAYERS = 2
+"""The fewest players a table seats (rule 1)."""
 MAX_PLAYERS = 6
+"""The most players a table seats (rule 1); observations leave room for this many."""
 
 
 class _StandardValue(int):
@@ -123,14 +129,18 @@ class _StandardValue(int):
 
 
 DEFAULT_NUM_PLAYERS: int = _StandardValue(4)
+"""The table size where none is given: the engine's, the batch engine's and both environments'."""
 DEFAULT_END_SCORE: int = _StandardValue(40)
+"""The rulebook's end of the game, a score of 40 (rule 12); the ``end_score`` option."""
 DEFAULT_HAND_SIZE: int = _StandardValue(6)
+"""The rulebook's hand of 6 cards at the deal (rule 2); the ``hand_size`` option."""
 MAX_END_SCORE = 1000
 LLAMA_POINTS = 10
 
 _DECK = tuple(c for c in range(1, NUM_CARD_VALUES + 1) for _ in range(COPIES_PER_VALUE))
 _CARD_POINTS = (0, 1, 2, 3, 4, 5, 6, LLAMA_POINTS)
-MAX_PENALTY = sum(_CARD_POINTS)  # rule 9: the most a round costs (1 + ... + 6 + 10 = 31)
+MAX_PENALTY = sum(_CARD_POINTS)
+"""The most a round costs (rule 9): one of each kind left in hand, 1 + ... + 6 + 10 = 31."""
 
 
 # The actions as plain ints for the hot paths: comparing an int with an IntEnum member
@@ -706,8 +716,12 @@ class LlamaGame:
     """``rules.num_players``, kept as a plain attribute for the hot paths (as are
     ``end_score`` and ``hand_size``)."""
     end_score: int
+    """The score that ends the game (rule 12), ``rules.end_score``."""
     hand_size: int
+    """The cards each seat is dealt (rule 2), ``rules.hand_size``."""
     scores: list[int]
+    """Each seat's score so far, the sum of its penalties less the markers it gave back
+    (rules 9 and 10); the lowest wins (rule 12)."""
     _hands: list[list[int]]
     hand_sizes: list[int]
     """How many cards each seat holds (live: read it, never modify it)."""
@@ -726,6 +740,8 @@ class LlamaGame:
     round: int
     """The number of the current round (1 for the first)."""
     game_over: bool
+    """Whether a score has reached :attr:`end_score` (rule 12): :meth:`step` then refuses
+    every action."""
     starter: int
     """The seat that started the current round."""
     last_player: int | None

@@ -39,7 +39,11 @@ from llama_env.table import Table, TableListener, deal_table
 __all__ = ["LlamaEnv", "ActionSpace", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD", "make_v1"]
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
+"""What ``illegal_action=`` may say an illegal action does: raise, or end the episode with a
+penalty (for generic checkers and learners that do not read the mask)."""
 ILLEGAL_ACTION_REWARD = -1.0
+"""Added to the reward of an illegal action with ``illegal_action="terminate"``, which
+ends the episode."""
 
 
 class ActionSpace(spaces.Discrete):

@@ -120,8 +120,11 @@ __all__ = [
 ]
 
 MAX_OTHERS = MAX_PLAYERS - 1
+"""The other seats a per-seat field has room for: an observation is one length at any table size."""
 HAND_SIZE_SCALE = 10.0
+"""Counts of cards held or drawn are divided by this (``hand_size``: cards I hold / 10), keeping entries small."""
 END_SCORE_SCALE = 100.0
+"""The ``end_score`` rule option is divided by this in the observation (40 reads 0.4)."""
 MOVES_SCALE = 50.0
 ROUND_SCALE = 10.0
 MAX_ROUND_MOVES = 2 * DECK_SIZE + MAX_PLAYERS  # every card played and drawn, every player quits
@@ -595,9 +598,17 @@ SPECS: dict[int, ObsSpec] = {0: OBS_V0, 1: OBS_V1}
 """Every observation version's spec, by version. Each extends the one before."""
 
 FIELDS_V1 = OBS_V1.fields
-SLICES, OBS_SIZE = OBS_V0.slices, OBS_V0.size
-SLICES_V1, OBS_SIZE_V1 = OBS_V1.slices, OBS_V1.size
+"""The fields of version 1: :data:`FIELDS`, then :data:`HISTORY_FIELDS`."""
+SLICES = OBS_V0.slices
+"""Where each field of version 0 lies in the vector, by name."""
+OBS_SIZE = OBS_V0.size
+"""The length of a version-0 observation (``Llama-v0``): 52."""
+SLICES_V1 = OBS_V1.slices
+"""Where each field of version 1 lies in the vector, by name."""
+OBS_SIZE_V1 = OBS_V1.size
+"""The length of a version-1 observation (``Llama-v1``): 175."""
 OBS_VERSIONS = tuple(SPECS)
+"""The observation versions there are, for ``obs_version=`` (0 and 1)."""
 
 HIDDEN = ObsSpec(
     None,
@@ -1245,6 +1256,7 @@ DecodedHistory = _record(
     HISTORY_FIELDS,
     "The fields a version-1 observation adds, in natural units (see :class:`ObsView`).",
 )
+"""The record :attr:`Decoded.history` holds for a version-1 observation (``None`` for version 0)."""
 Decoded = _record(
     "Decoded",
     FIELDS,
@@ -1252,6 +1264,7 @@ Decoded = _record(
     " holds the fields version 1 adds (``None`` for version 0).",
     [("history", Any, _field(default=None))],
 )
+"""What :func:`decode` returns: every field of an observation in natural units, by name."""
 
 
 def decode(obs: np.ndarray | ObsView | Any, version: int | None = None) -> Any:

@@ -24,7 +24,9 @@ from llama_env.engine import LlamaGame, brief
 __all__ = ["GameRecording", "RECORD_FORMAT", "RECORD_VERSION"]
 
 RECORD_FORMAT = "llama-rl-game"
+"""The ``"format"`` of a game record's JSON, so that a file of another kind is refused by name."""
 RECORD_VERSION = 1
+"""The ``"version"`` of the records this code writes and reads; another is refused."""
 
 
 @dataclass

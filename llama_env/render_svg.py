@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 
 __all__ = ["table_svg", "rasterize", "CARD_COLORS", "WIDTH", "HEIGHT"]
 
-WIDTH, HEIGHT = 760, 500
+WIDTH = 760
+"""The picture's width in pixels (``render_mode="rgb_array"`` frames are this wide)."""
+HEIGHT = 500
+"""The picture's height in pixels."""
 FONT = "DejaVu Sans, Arial, sans-serif"
 """The font families the picture's text asks for, in order."""
 CARD_COLORS = {

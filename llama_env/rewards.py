@@ -30,7 +30,9 @@ import numpy as np
 from llama_env.engine import RoundResult, winners
 
 REWARD_MODES = ("game", "round", "shaped")
+"""The ``reward=`` modes of both environments and of training; another is a ``ValueError``."""
 DEFAULT_REWARD = "game"
+"""The win share at the game's end: what evaluation measures, so what a policy should learn."""
 SHAPING_PER_POINT = 0.01
 """Win share per point of lead in ``"shaped"``: heuristic self-play wins about 0.012 more
 per point of lead over the table's mean score at 2, 4 and 6 players (a linear fit at

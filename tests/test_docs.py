@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "docs" / "rules.md"
 
@@ -276,3 +278,74 @@ def test_the_glued_block_check_catches_a_table_and_a_list() -> None:
     assert _blocks_glued_to_a_paragraph("```\nText:\n- one\n```\n") == []
     assert _blocks_glued_to_a_paragraph("- one\n  more of one\n- two\n") == []
     assert _blocks_glued_to_a_paragraph("## Heading\n- one\n") == []
+
+
+# ------------------------------------------------------------- the API reference
+
+API = ROOT / "docs" / "api"
+
+
+def _api_blocks() -> list[tuple[str, str, list[str] | None]]:
+    """Each ``::: name`` block of the API reference's pages: the page, the name, and the
+    block's ``members`` list (``None``: what the module's ``__all__`` names)."""
+    import textwrap
+
+    import yaml
+
+    blocks = []
+    for page in sorted(API.glob("*.md")):
+        for m in re.finditer(r"^::: ([\w.]+)\n((?:[ \t]+\S.*\n)*)", page.read_text(encoding="utf-8"), flags=re.M):
+            options = (yaml.safe_load(textwrap.dedent(m.group(2))) or {}).get("options", {})
+            blocks.append((page.name, m.group(1), options.get("members")))
+    return blocks
+
+
+def _api_problems() -> list[str]:
+    """What the reference would get wrong, read by Griffe as mkdocstrings reads the code: a
+    public name it leaves out (one without a docstring, as ``show_if_no_docstring`` is off,
+    or one assigned in a tuple, which Griffe does not see), and a class or function shown
+    twice (a package and the module that defines it both listing it: a ``members`` list
+    on the package's block leaves it to the module)."""
+    griffe = pytest.importorskip("griffe")
+    loader = griffe.GriffeLoader(search_paths=[str(ROOT)])
+    for package in ("llama_env", "agents", "train"):
+        loader.load(package)
+    loader.resolve_aliases(implicit=False, external=False)
+    shown: dict[str, str] = {}  # each object shown: where it is defined -> where it is shown
+    problems, public = [], []
+    for page, name, members in _api_blocks():
+        obj = loader.modules_collection.get_member(name)
+        listed = {name: obj}
+        if obj.is_module:
+            names = (
+                [str(n) for n in obj.exports]
+                if obj.exports is not None
+                else [n for n, m in obj.members.items() if m.is_public]
+            )
+            unseen = [n for n in names if n not in obj.members]
+            problems += [f"{page}: {name}.{n} is not seen (assigned in a tuple?): give it a line" for n in unseen]
+            entries = {f"{name}.{n}": obj.members[n] for n in names if n not in unseen}
+            entries = {path: m for path, m in entries.items() if not m.is_module}
+            public += [(page, path, m) for path, m in entries.items()]
+            listed = entries if members is None else {f"{name}.{n}": obj.members[n] for n in members}
+        for path, member in listed.items():
+            target = member.final_target if member.is_alias else member
+            if target.package.name != name.partition(".")[0]:
+                continue  # mkdocstrings shows no alias into another package: its home shows it
+            if target.path in shown and (target.is_class or target.is_function):
+                problems.append(f"{page}: {path} is shown twice, also as {shown[target.path]}: leave it out of one")
+            shown.setdefault(target.path, path)
+            if not member.has_docstrings:
+                problems.append(f"{page}: {path} has no docstring, so the reference leaves it out")
+    for page, path, member in public:
+        if (member.final_target if member.is_alias else member).path not in shown:
+            problems.append(f"{page}: {path} is shown nowhere: add it to its block's members")
+    return problems
+
+
+def test_the_api_reference_shows_every_public_name_once() -> None:
+    """docs/env.md says the reference lists what each module's ``__all__`` names: it left
+    out every name without a docstring (``OBS_SIZE``, ``Decoded``...) and showed about 15
+    objects twice (``TrainConfig`` under ``train.training`` and ``train.training.config``)."""
+    problems = _api_problems()
+    assert not problems, "the API reference:\n" + "\n".join(problems)

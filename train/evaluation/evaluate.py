@@ -42,29 +42,41 @@ class EvalResult:
     """What :func:`evaluate` measured; per agent in the order of the agents list.
 
     ``print(result)`` shows :meth:`to_table`; :meth:`to_dict` and :meth:`to_dataframe`
-    serve notebooks. ``rules`` are the rules every game was played by (``num_players``
-    reads ``rules.num_players``; :meth:`to_dict` writes each option by name). The
-    per-game arrays are kept (``shares``, ``scores``, ``outs``, ``rounds``, ``decisions``,
-    shape ``(games, agents)`` or ``(games,)``; ``actions``, shape ``(games, agents, 3)``:
-    plays, draws, quits; ``quit_penalty``, shape ``(games, agents)``: summed hand penalty
-    at the quits) for further analysis.
+    serve notebooks. ``result["heuristic"]`` (or ``result[0]``) is one agent's
+    :class:`AgentStats`. The per-game arrays (``shares`` to ``quit_penalty``) are kept
+    for further analysis; their agents axis follows the agents list, not the seats.
     """
 
     names: list[str]
+    """The agents' display names, in the order of the agents list."""
     rules: Rules
+    """The rules every game was played by (:meth:`to_dict` writes each option by name)."""
     num_games: int
+    """The games played (with ``duplicate``, rounded up to a multiple of the table size)."""
     seed: int
+    """The seed every deal and every agent's ``reset`` derive from."""
     duplicate: bool
+    """Whether each deal was replayed with the seating rotated through the table."""
     rotate: bool
+    """Whether the seating shifted by one seat each game."""
     agents: list[AgentStats]
+    """Each agent's results (win share with its 95% interval, score, rates), as listed."""
     rounds_per_game: float
+    """The mean number of rounds a game lasted."""
     shares: np.ndarray = field(repr=False)
+    """Each agent's share of the win in each game, shape ``(games, agents)``."""
     scores: np.ndarray = field(repr=False)
+    """Each agent's final score in each game, shape ``(games, agents)``."""
     outs: np.ndarray = field(repr=False)
+    """How many rounds each agent ended by going out in each game, shape ``(games, agents)``."""
     rounds: np.ndarray = field(repr=False)
+    """Each game's rounds, shape ``(games,)``."""
     decisions: np.ndarray = field(repr=False)
+    """The actions taken in each game, all seats together, shape ``(games,)``."""
     actions: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0, 3)))
+    """Each agent's plays, draws and quits in each game, shape ``(games, agents, 3)``."""
     quit_penalty: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
+    """The hand penalty each agent held at its quits, summed per game, shape ``(games, agents)``."""
     batched: bool = False
     """Whether the games were played on the batched engine (their own deals) rather than
     game by game (the deals of ``seed`` and the game index)."""
@@ -78,10 +90,12 @@ class EvalResult:
 
     @property
     def num_players(self) -> int:
+        """The table size, ``rules.num_players``."""
         return self.rules.num_players
 
     @property
     def win_shares(self) -> list[float]:
+        """Each agent's win share, as listed (the numbers of :attr:`agents`)."""
         return [a.win_share for a in self.agents]
 
     def to_dict(self) -> dict[str, Any]:

@@ -29,9 +29,12 @@ import numpy as np
 
 __all__ = ["Rater", "Rating", "fit_ratings", "MU", "SIGMA", "BETA"]
 
-MU, SIGMA, BETA = 25.0, 25.0 / 3.0, 25.0 / 6.0
-"""openskill's defaults, the scale of both ways: a new participant's ``mu`` and ``sigma``,
-and ``BETA``, the spread of one game's performance around a skill."""
+MU = 25.0
+"""A new participant's ``mu``: openskill's default, so both ways of rating share its scale."""
+SIGMA = MU / 3
+"""A new participant's ``sigma`` (openskill's default, 25 / 3): how unsure a first skill is."""
+BETA = MU / 6
+"""The spread of one game's performance around a skill (openskill's default, 25 / 6)."""
 
 K = TypeVar("K", bound=Hashable)
 
@@ -41,8 +44,11 @@ class Rating:
     """A rating on openskill's scale: ``mu`` and ``sigma``; ``ordinal`` = mu - 3 sigma ranks them."""
 
     mu: float
+    """The skill's most likely value (a new participant's is :data:`MU`)."""
     sigma: float
+    """How unsure ``mu`` is: it shrinks as games are played."""
     ordinal: float
+    """``mu - 3 * sigma``: a skill the participant very likely has at least; tables rank by it."""
 
 
 class Rater(Generic[K]):

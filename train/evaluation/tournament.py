@@ -37,27 +37,35 @@ __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 
 @dataclass
 class TournamentResult:
-    """What :func:`tournament` measured.
+    """What :func:`tournament` measured: per agent in the order of the agents list.
 
-    ``ratings`` (Plackett-Luce on openskill's scale, ranked by final score, ties equal,
-    fitted to all the games at once: :func:`train.evaluation.ratings.fit_ratings`),
-    ``pairwise[i][j]`` = share of the games where agents i and j both sat in which i
-    finished ahead of j (ties 0.5; NaN if they never met), ``pair_games[i][j]`` = how
-    many such games, ``win_share`` = mean share of the win over the games each agent
-    played (ties 1/k), ``games_played``, and the ``rules`` every game was played by
-    (``num_players`` is the table size, ``rules.num_players``).
+    ``print(result)`` shows :meth:`to_table` (the agents ranked by rating) and
+    :meth:`pairwise_table`;
+    ``result["ppo"]`` (or ``result[0]``) is one agent's row.
     """
 
     names: list[str]
+    """The agents' display names, in the order of the agents list."""
     rules: Rules
+    """The rules every game was played by (``num_players`` is the table size)."""
     num_games: int
+    """The games played."""
     seed: int
+    """The seed the tables drawn and every game's deal derive from."""
     ratings: list[Rating]
+    """Plackett-Luce ratings on openskill's scale, ranked by final score, ties equal, fitted
+    to all the games at once (:func:`train.evaluation.ratings.fit_ratings`)."""
     win_share: list[float]
+    """Each agent's mean share of the win over the games it played (ties 1/k)."""
     games_played: list[int]
+    """How many games each agent sat in."""
     pairwise: np.ndarray
+    """``pairwise[i][j]``: the share of the games where agents i and j both sat in which i
+    finished ahead of j (ties 0.5; NaN if they never met)."""
     pair_games: np.ndarray
+    """``pair_games[i][j]``: how many games agents i and j both sat in."""
     records: list[GameRecord] = field(repr=False)
+    """Every game: who sat where, the scores, the rounds and the decisions."""
     batched: bool = False
     """Whether the games were played on the batched engine (see :func:`tournament`)."""
     every_order: bool = False
@@ -65,6 +73,7 @@ class TournamentResult:
 
     @property
     def num_players(self) -> int:
+        """The table size, ``rules.num_players``."""
         return self.rules.num_players
 
     @property

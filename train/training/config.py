@@ -68,6 +68,7 @@ __all__ = [
 OPPONENT_SPECIALS = ("self", "past")
 """Opponent kinds that are not registered agents: the current policy and past snapshots."""
 ACTIVATIONS = ("tanh", "relu")
+"""The hidden activations a policy may have (``activation``): the two the ``ppo`` agent plays without torch."""
 
 
 def _f(default: Any, help: str, **kw: Any) -> Any:  # noqa: A002 - mirrors argparse

@@ -59,6 +59,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "torch_threads": 1,
     },
 }
+"""Every preset by name, with the config values it sets (``llama-rl train --preset NAME``):
+``beat-heuristic``, the quickest win over the heuristic, and each shipped model's recipe."""
 # The quickest agent that beats the heuristic heads-up (docs/training.md, "Beat the
 # heuristic in seconds"): one table size, thousands of games in the batched engine, a
 # small network and a fast schedule, stopped by the periodic evaluation as soon as its
