@@ -44,6 +44,10 @@ __all__ = [
     "resolve",
     "reset_agent",
     "seat_member",
+    "SeedKey",
+    "seed_int",
+    "seed_keys",
+    "own_keys",
     "is_population",
     "population_members",
     "agent_label",
@@ -492,6 +496,48 @@ def seat_member(agent: Agent, rng: np.random.Generator) -> Agent:
         members: Sequence[Agent] = agent.members  # type: ignore[attr-defined]
         return members[int(rng.integers(len(members)))]
     return agent
+
+
+SeedKey: TypeAlias = tuple[int, ...]
+"""What an agent's own seed adds to the key of the seeds a driver derives for it
+(:func:`seed_keys`): ``(s,)``, or ``()`` for none."""
+
+
+def seed_int(seed: int, *key: int) -> int:
+    """A 63-bit integer seed derived from ``(seed, *key)`` (independent of any order)."""
+    ss = np.random.SeedSequence(seed, spawn_key=key)
+    return int(ss.generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
+def seed_keys(agents: Sequence[AgentLike]) -> list[SeedKey]:
+    """Per agent, its own seed as a key to add to those of the seeds a driver derives for
+    it: ``(s,)`` for a name or spec given ``seed=s`` (``random:seed=5``), else ``()``.
+    Each game (or batched chunk) of an evaluation, and each episode of ``Llama-v0``, resets
+    its agents with a seed of its own, which replaced the spec's: ``random:seed=5`` and
+    ``random:seed=6`` played the very same games. Mixed in (:func:`seed_int`), they play
+    differently, each repeatably, and an agent without ``seed=`` gets the seeds it always
+    got. An agent object's own seed is replaced, as before, and a population's picks which
+    population plays (:func:`own_keys`)."""
+    out: list[SeedKey] = []
+    for agent in agents:
+        seed = None
+        with contextlib.suppress(ValueError):  # a spec that does not parse: its build names it, as before
+            spec = parse_agent_spec(agent, check=False) if isinstance(agent, str) else agent
+            seed = spec.params.get("seed") if isinstance(spec, AgentSpec) else None
+        own = None
+        if seed is not None and not isinstance(seed, (bool, np.bool_)):
+            with contextlib.suppress(TypeError):  # a bad seed: refused by the agent's build
+                own = operator.index(seed)
+        out.append(() if own is None or own < 0 else (own,))
+    return out
+
+
+def own_keys(agents: Sequence[Agent], keys: Sequence[SeedKey]) -> list[SeedKey]:
+    """``keys`` (:func:`seed_keys`) for the built ``agents``, ``()`` for a population:
+    its ``seed=`` picked which population plays, and its members are drawn and reset
+    from the seeds of the game (:func:`seat_member`) as without it."""
+    pairs = zip(agents, keys, strict=True)
+    return [() if population_members(agent) is not None else tuple(key) for agent, key in pairs]
 
 
 def reset_agent(agent: object, seed: int | None) -> None:

@@ -15,7 +15,17 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from llama_env.agent import Agent, AgentLike, AgentSpec, agent_label, check_agent, resolve
+from llama_env.agent import (
+    Agent,
+    AgentLike,
+    AgentSpec,
+    SeedKey,
+    agent_label,
+    check_agent,
+    own_keys,
+    resolve,
+    seed_keys,
+)
 from llama_env.engine import (
     DEFAULT_END_SCORE,
     DEFAULT_HAND_SIZE,
@@ -156,7 +166,7 @@ class LlamaEnv(gym.Env):
             self.fixed_seat = int(seat)
         else:
             raise ValueError(f"seat must be 'random' or a seat 0..{n - 1}, got {seat!r}")
-        self.opponents = _build_opponents(opponents, n)
+        self.opponents, self._opponent_keys = _build_opponents(opponents, n)
 
         low, high = observation_bounds(self.rules.end_score, self.obs_version)
         self.observation_space = spaces.Box(low=low, high=high, shape=(obs_size(self.obs_version),), dtype=np.float32)
@@ -201,6 +211,7 @@ class LlamaEnv(gym.Env):
             rules=self.rules,
             random_first_player=self.random_first_player,
             listener=self._log,
+            keys=self._opponent_keys,
         )
         self.seat, self.table = seat, table
         self._ended = False
@@ -353,8 +364,10 @@ def _rules_from_json(rules: Any) -> Any:
     return Rules(**rules)
 
 
-def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
-    """One agent per other seat from an agent, a name or spec, or a sequence of them.
+def _build_opponents(opponents: Any, num_players: int) -> tuple[list[Agent], list[SeedKey]]:
+    """One agent per other seat from an agent, a name or spec, or a sequence of them,
+    and each one's own seed (:func:`~llama_env.agent.own_keys`: a spec's ``seed=``,
+    which :func:`deal_table` mixes into the seed of each episode's reset).
 
     A name builds one agent per seat; an agent object is seated as it is, at every seat
     it is given for (a policy updated in place plays its newest weights), so the seats,
@@ -368,7 +381,8 @@ def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
         if len(spec) != k:
             raise ValueError(f"opponents: {num_players} players need {k} opponents, got {len(spec)}")
     try:
-        agents = [resolve(_spec_from_json(o)) for o in spec]
+        given = [_spec_from_json(o) for o in spec]
+        agents = [resolve(o) for o in given]
     except (TypeError, ValueError) as exc:  # a config error: name the option, as for the others
         raise ValueError(f"opponents: {exc}") from exc
     for i, agent in enumerate(agents):  # else the table refuses it only at the first reset
@@ -381,7 +395,7 @@ def _build_opponents(opponents: Any, num_players: int) -> list[Agent]:
             check_obs_version(getattr(agent, "obs_version", 0))
         except ValueError as exc:
             raise ValueError(f"opponents: {agent_label(agent)!r}, {where}: {exc}") from None
-    return agents
+    return agents, own_keys(agents, seed_keys(given))
 
 
 def _spec_from_json(opponent: Any) -> Any:

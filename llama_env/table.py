@@ -40,7 +40,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from llama_env.agent import Agent, agent_label, batch_from, check_agent, is_population, reset_agent, seat_member
+from llama_env.agent import (
+    Agent,
+    SeedKey,
+    agent_label,
+    batch_from,
+    check_agent,
+    is_population,
+    reset_agent,
+    seat_member,
+    seed_int,
+)
 from llama_env.batch import BatchEngine
 from llama_env.engine import (
     NUM_ACTIONS,
@@ -425,12 +435,16 @@ def deal_table(
     random_first_player: bool = False,
     names: Sequence[str] | None = None,
     listener: TableListener | None = None,
+    keys: Sequence[SeedKey] | None = None,
 ) -> Table:
     """A new game by ``rules`` with an outside seat at ``seat`` and ``opponents`` at the
     others, in turn order from that seat's left.
 
     Each opponent is first reset with a seed drawn from ``rng`` (so a seeded env replays
-    the opponents' choices too), then the game is dealt from ``rng``. ``Llama-v0`` and
+    the opponents' choices too), its own seed mixed in where ``keys`` (one per opponent,
+    :func:`~llama_env.agent.own_keys`) gives it one (``random:seed=5`` and
+    ``random:seed=6`` play differently, as in evaluation), then the game is dealt from
+    ``rng``. ``Llama-v0`` and
     the scalar VecEnv start every game through here, which is why the same generator
     gives both the same game. A population (:func:`~llama_env.agent.is_population`, as
     ``perturbed``) is not seated itself: each of its seats gets a member of its own
@@ -446,6 +460,8 @@ def deal_table(
         raise ValueError(f"a table of {n} players needs {n - 1} opponents, got {len(opponents)}")
     if names is not None and len(names) != n:  # before any opponent is reset
         raise ValueError(f"names must label all {n} seats, got {len(names)}")
+    if keys is not None and len(keys) != n - 1:
+        raise ValueError(f"keys must hold one seed key per opponent ({n - 1}), got {len(keys)}")
     agents: list[Agent | None] = [None] * n
     labels = list(names) if names is not None else [f"player_{s}" for s in range(n)]
     for i, agent in enumerate(opponents):
@@ -456,7 +472,8 @@ def deal_table(
         if is_population(agent):  # a member at each seat, never the population's own act
             agent = seat_member(agent, np.random.default_rng(drawn))
         agents[at] = agent
-        reset_seat(agent, drawn, labels[at], at)
+        key = keys[i] if keys is not None else ()
+        reset_seat(agent, seed_int(drawn, *key) if key else drawn, labels[at], at)
     game = LlamaGame(rules=rules, rng=rng, random_first_player=random_first_player)
     return Table(game, agents, names=labels, listener=listener)
 

@@ -57,3 +57,28 @@ def test_one_population_object_seats_a_member_of_its_own_at_each_seat():
         assert all(any(a is m for m in population.members) for a in seated)
         mixed += len({id(a) for a in seated}) > 1
     assert mixed >= 5
+
+
+def _seen(opponents: object, seed: int = 0, episodes: int = 2) -> list[list[float]]:
+    """What the learner saw (so what the opponents chose) in a few seeded episodes, the
+    learner playing its first legal action."""
+    env = LlamaEnv(num_players=2, opponents=opponents, seat=0)
+    seen = []
+    for e in range(episodes):
+        obs, info = env.reset(seed=seed + e)
+        done = False
+        while not done:
+            seen.append(obs.tolist())
+            obs, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    return seen
+
+
+def test_a_specs_own_seed_plays_differently_in_llama_v0_as_in_evaluation():
+    """Each episode's reset seed replaced the spec's: ``random:seed=1``, ``random:seed=2``
+    and ``random`` played the very same games, where evaluation mixes the spec's seed in
+    and docs/agents.md promises that such seeds play differently."""
+    plain, one, two = (_seen(o) for o in ("random", "random:seed=1", "random:seed=2"))
+    assert one != plain and two != plain and one != two
+    assert _seen("random:seed=1") == one  # each repeatably
+    assert _seen({"name": "random", "params": {"seed": 1}}) == one  # the JSON form of its AgentSpec
+    assert _seen(agents.make("random", seed=1)) == plain  # an object's own seed is replaced, as there

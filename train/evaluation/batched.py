@@ -13,7 +13,7 @@ Reproducibility: the games are cut into chunks of consecutive tasks by their num
 alone (:func:`chunk_bounds`); chunk ``c`` deals from a generator seeded by ``(seed,
 KEY_BATCH, c)`` and resets every player once with a seed derived from ``(seed,
 KEY_BATCH, c, player)`` (and its spec's own ``seed=``:
-:func:`train.evaluation.runner.seed_keys`). The same seed gives the same results with
+:func:`llama_env.agent.seed_keys`). The same seed gives the same results with
 any number of workers. The deals are the batch's own, not the scalar runner's (whose
 game ``i`` deals from ``(seed, i)``), so the two paths give different games of the same
 distribution: equal statistics, not equal numbers.
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, population_members, resolve
+from llama_env.agent import Agent, AgentLike, own_keys, population_members, resolve, seed_int, seed_keys
 from llama_env.batch import BatchGame, unplayed_options
 from llama_env.engine import Action, Rules, check_seed
 from llama_env.table import BatchTable, BatchTableListener, reset_seat, seat_positions
@@ -47,11 +47,8 @@ from train.evaluation.runner import (
     agent_display_names,
     agent_list,
     check_rules,
-    own_keys,
     play_games,
     run_chunks,
-    seed_int,
-    seed_keys,
 )
 
 __all__ = [

@@ -251,7 +251,7 @@ def evaluate(
             the table size (``result.num_games`` is the number played).
         seed: derives every deal and every agent's ``reset(seed)`` per game index (a
             non-negative integer). A spec's own ``seed=`` is mixed into its agent's
-            (:func:`~train.evaluation.runner.seed_keys`): ``random:seed=5`` and
+            (:func:`~llama_env.agent.seed_keys`): ``random:seed=5`` and
             ``random:seed=6`` play differently; an agent object's own seed is replaced.
         workers: processes to use; ``None`` = every core this process may use
             (:func:`~train.evaluation.runner.usable_cores`), 1 = this process. Worker
