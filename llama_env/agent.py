@@ -734,13 +734,16 @@ def _one_line(value: object) -> str:
 
 def agent_label(agent: AgentLike) -> str:
     """How an agent is named in tables and messages: a spec's label, else the object's
-    ``name`` attribute, else its class name."""
+    ``name`` where the object or its own class sets it, else its class name. A ``name``
+    inherited is not the subclass's: ``class Bolder(HeuristicAgent)`` is ``Bolder``, not
+    a second ``heuristic``."""
     if isinstance(agent, str):
         return agent
     if isinstance(agent, AgentSpec):
         return agent.label
     n = getattr(agent, "name", None)
-    return n if isinstance(n, str) and n else type(agent).__name__
+    own = "name" in getattr(agent, "__dict__", ()) or "name" in type(agent).__dict__
+    return n if own and isinstance(n, str) and n else type(agent).__name__
 
 
 # --------------------------------------------------------------------------- specs

@@ -1,0 +1,39 @@
+"""The agent API as the audits of the tenth stop met it: a subclass of a built-in agent
+named as the built-in, spec typos passed over, a numpy warning out of the finite check,
+and plugin warnings pointing inside llama-rl."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import agents
+from agents.base import BaseAgent
+from agents.heuristic import HeuristicAgent
+from llama_env.agent import agent_label
+from train.evaluation import agent_display_names, evaluate
+
+
+class Bolder(HeuristicAgent):
+    def __init__(self) -> None:
+        super().__init__(quit_base=-5)
+
+
+class Named(HeuristicAgent):
+    name = "named"
+
+
+class Mine(BaseAgent):
+    def act(self, observation, action_mask):
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+
+def test_a_subclass_of_a_built_in_agent_is_named_by_its_own_class():
+    """``class Bolder(HeuristicAgent)`` inherited the name "heuristic": result tables read
+    heuristic#1, heuristic#2 for it and the real heuristic."""
+    assert agent_label(Bolder()) == "Bolder" and agent_label(Named()) == "named"
+    assert agent_display_names([Bolder(), "heuristic", Mine()]) == ["Bolder", "heuristic", "Mine"]
+    result = evaluate([Bolder(), "heuristic", Mine()], 3, seed=0, workers=1)
+    assert [a.name for a in result.agents] == ["Bolder", "heuristic", "Mine"]
+    # the built-in agents and a spec's label (set on the object) keep their names
+    assert [agent_label(agents.make(n)) for n in ("heuristic", "random", "ppo")] == ["heuristic", "random", "ppo"]
+    assert agent_label(agents.make("cautious:threshold=2")) == "cautious:threshold=2"
