@@ -890,10 +890,11 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
 
     Values are read as ``int``, ``float`` (written in the ASCII digits 0-9),
     ``true``/``false``/``none``, or else left as strings; ``name:`` with no parameters
-    after its colon is refused. With ``check`` (the default) the name must be registered and the parameters
-    must be the agent's; the agent is built once (unseeded) so that bad values or a
-    missing model file are found before any game is played. A problem raises
-    ``ValueError`` naming it and what exists.
+    after its colon is refused, and so is a ``:`` with none after a parameter
+    (``cautious:threshold=4:``, which read the value ``4:``). With ``check`` (the
+    default) the name must be registered and the parameters must be the agent's; the
+    agent is built once (unseeded) so that bad values or a missing model file are found
+    before any game is played. A problem raises ``ValueError`` naming it and what exists.
     """
     if not isinstance(text, str):
         raise TypeError(f"an agent spec must be a string like 'cautious:threshold=4', got {text!r}")
@@ -912,6 +913,11 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
             raise ValueError(f"agent parameter {part!r} in {text!r} is not of the form key=value")
         if key in params:
             raise ValueError(f"agent parameter {key!r} is given twice in {text!r}")
+        if value.rstrip().endswith(":"):  # "threshold=4:" was read as the value "4:", a typo passed over
+            given = f"{key}={value.strip()[:-1].rstrip()}"
+            raise ValueError(
+                f"agent spec {brief(text)} has an empty parameter after {given!r}: a ':' with no key=value after it"
+            )
         try:
             params[key] = value.strip() if is_path_parameter(key) else _parse_value(value.strip())
         except ValueError as exc:
@@ -926,8 +932,13 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
 
 def parse_agent_list(text: str | Iterable[str], *, check: bool = True) -> list[AgentSpec]:
     """Parse a comma-separated list of specs (or an iterable of spec strings); empty
-    entries are an error."""
+    entries are a ``ValueError``, an entry that is no string a ``TypeError`` naming it."""
     items = text.split(",") if isinstance(text, str) else list(text)
-    if not items or any(not isinstance(item, str) or not item.strip() for item in items):
+    for k, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(
+                f"entry {k} of the agent list must be a spec string like 'cautious:threshold=4', got {_one_line(item)}"
+            )
+    if not items or any(not item.strip() for item in items):
         raise ValueError(f"empty entry in the agent list {text!r}; separate agent names with single commas")
     return [parse_agent_spec(item, check=check) for item in items]

@@ -5,11 +5,12 @@ and plugin warnings pointing inside llama-rl."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import agents
 from agents.base import BaseAgent
 from agents.heuristic import HeuristicAgent
-from llama_env.agent import agent_label
+from llama_env.agent import agent_label, parse_agent_list, parse_agent_spec
 from train.evaluation import agent_display_names, evaluate
 
 
@@ -37,3 +38,28 @@ def test_a_subclass_of_a_built_in_agent_is_named_by_its_own_class():
     # the built-in agents and a spec's label (set on the object) keep their names
     assert [agent_label(agents.make(n)) for n in ("heuristic", "random", "ppo")] == ["heuristic", "random", "ppo"]
     assert agent_label(agents.make("cautious:threshold=2")) == "cautious:threshold=2"
+
+
+@pytest.mark.parametrize(
+    ("spec", "given"),
+    [
+        ("cautious:threshold=4:", "threshold=4"),
+        ("cautious:threshold=4: ", "threshold=4"),
+        ("cautious:threshold=4::seed=1", "threshold=4"),
+        ("ppo:path=m.npz:", "path=m.npz"),
+    ],
+)
+def test_a_colon_with_no_parameter_after_a_parameter_is_refused(spec, given):
+    """The colon was glued to the value: 'must be an integer, got '4:'', or a model file
+    named 'm.npz:' looked for."""
+    with pytest.raises(ValueError, match=f"has an empty parameter after '{given}': a ':' with no key=value"):
+        parse_agent_spec(spec, check=False)
+    assert parse_agent_spec("ppo:path=C:\\models\\m.npz", check=False).params == {"path": "C:\\models\\m.npz"}
+
+
+def test_an_agent_list_entry_that_is_no_text_is_named():
+    """It was called an "empty entry in the agent list"."""
+    with pytest.raises(TypeError, match="entry 1 of the agent list must be a spec string .*, got 3"):
+        parse_agent_list(["random", 3])
+    with pytest.raises(ValueError, match="empty entry in the agent list"):
+        parse_agent_list(["random", " "])
