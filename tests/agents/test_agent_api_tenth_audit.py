@@ -4,11 +4,14 @@ and plugin warnings pointing inside llama-rl."""
 
 from __future__ import annotations
 
+import warnings
+
+import gymnasium as gym
 import numpy as np
 import pytest
 
 import agents
-from agents.base import BaseAgent
+from agents.base import BaseAgent, check_finite
 from agents.heuristic import HeuristicAgent
 from llama_env.agent import agent_label, parse_agent_list, parse_agent_spec
 from train.evaluation import agent_display_names, evaluate
@@ -63,3 +66,22 @@ def test_an_agent_list_entry_that_is_no_text_is_named():
         parse_agent_list(["random", 3])
     with pytest.raises(ValueError, match="empty entry in the agent list"):
         parse_agent_list(["random", " "])
+
+
+def test_a_large_finite_observation_entry_gives_no_numpy_warning():
+    """An entry above about 1e19 overflowed the sum of squares: "RuntimeWarning: overflow
+    encountered in dot" escaped from ppo.act."""
+    env = gym.make("Llama-v0", num_players=4, opponents="heuristic")
+    obs, info = env.reset(seed=0)
+    obs = obs.copy()
+    obs[40] = 1e30
+    ppo = agents.make("ppo")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_finite(obs)
+        check_finite(np.stack([obs, obs]))
+        ppo.act(obs, info["action_mask"])
+        ppo.act_batch(np.stack([obs, obs]), np.stack([info["action_mask"]] * 2))
+    obs[41] = np.inf
+    with pytest.raises(ValueError, match="must hold finite numbers, got inf at entry 41"):
+        check_finite(obs)
