@@ -210,6 +210,22 @@ def _is_builtin(factory: Factory) -> bool:
     )
 
 
+_CALLED_THROUGH = ("llama_env", "agents", "train", "gymnasium", "pettingzoo")
+"""The packages a program reaches the loading of agents through: llama-rl's own, and the
+envs' ``make`` (``gym.make("Llama-v0", opponents=...)``)."""
+
+
+def _past_llama_rl() -> int:
+    """The ``stacklevel`` of a warning given by this function's caller that points at the
+    program's line: the first caller outside :data:`_CALLED_THROUGH`. Agents load at many
+    depths below ``names()``, ``make()``, ``evaluate()``, ``gym.make`` or a plugin's
+    ``@register``, and a fixed level pointed inside this module."""
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and str(frame.f_globals.get("__name__")).partition(".")[0] in _CALLED_THROUGH:
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 def _load(ep: Any) -> None:
     """Load one entry point; a failure is a warning naming it (one broken plugin must not
     take the others' agents with it)."""
@@ -222,7 +238,7 @@ def _load(ep: Any) -> None:
             f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
             f"{error_line(exc, 200)}",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=_past_llama_rl(),
         )
 
 
@@ -240,7 +256,7 @@ def _load_builtins(*, warn: bool = True) -> None:
                 _load(ep)
                 _hidden = _hiding(ep.value)
                 if _hidden and warn:
-                    warnings.warn(_hidden, RuntimeWarning, stacklevel=4)
+                    warnings.warn(_hidden, RuntimeWarning, stacklevel=_past_llama_rl())
 
 
 _hidden = ""

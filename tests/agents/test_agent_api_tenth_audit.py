@@ -4,6 +4,9 @@ and plugin warnings pointing inside llama-rl."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 
 import gymnasium as gym
@@ -85,3 +88,28 @@ def test_a_large_finite_observation_entry_gives_no_numpy_warning():
     obs[41] = np.inf
     with pytest.raises(ValueError, match="must hold finite numbers, got inf at entry 41"):
         check_finite(obs)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "from llama_env.agent import names; names()",
+        "from llama_env.agent import make; make('heuristic')",
+        "import gymnasium as gym, llama_env; gym.make('Llama-v0', opponents='heuristic')",
+    ],
+)
+def test_a_broken_plugin_warning_points_at_the_programs_line(tmp_path, call):
+    """It pointed at a line of llama_env/agent.py (names() at agent.py:291), a fixed
+    stacklevel one short of the caller on one path and wrong on the others."""
+    (tmp_path / "brokenplug").mkdir()
+    (tmp_path / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
+    info = tmp_path / "brokenplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[llama_rl.agents]\nbroken = brokenplug\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", call], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "<string>:1: RuntimeWarning: the agents of entry point 'broken'" in done.stderr, done.stderr
