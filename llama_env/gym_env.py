@@ -43,7 +43,13 @@ from llama_env.engine import (
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
-from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
+from llama_env.rewards import (
+    DEFAULT_REWARD,
+    ILLEGAL_ACTION_REWARD,
+    illegal_action_reward,
+    rewards_for,
+    validate_reward_mode,
+)
 from llama_env.table import Table, TableListener, deal_table
 
 __all__ = ["LlamaEnv", "ActionSpace", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD", "make_v1"]
@@ -51,9 +57,6 @@ __all__ = ["LlamaEnv", "ActionSpace", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_RE
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 """What ``illegal_action=`` may say an illegal action does: raise, or end the episode with a
 penalty (for generic checkers and learners that do not read the mask)."""
-ILLEGAL_ACTION_REWARD = -1.0
-"""Added to the reward of an illegal action with ``illegal_action="terminate"``, which
-ends the episode."""
 
 
 class ActionSpace(spaces.Discrete):
@@ -76,8 +79,11 @@ class LlamaEnv(gym.Env):
     The legal ones are in :meth:`action_masks` (for sb3-contrib's ``MaskablePPO``) and in
     ``info["action_mask"]``. An illegal action raises ``IllegalActionError`` (game
     untouched) by default; with ``illegal_action="terminate"`` it instead ends the episode
-    with reward -1 (as PettingZoo's classic wrapper does), which is what generic checkers
-    that sample unmasked actions (Gymnasium's and SB3's ``check_env``) need. Something that
+    with a penalty, which is what generic checkers that sample unmasked actions
+    (Gymnasium's and SB3's ``check_env``) need: its reward makes the episode add up to
+    less than any finished game, -1 with ``reward="game"`` or ``"shaped"`` (as PettingZoo's
+    classic wrapper pays) and ``-(end_score + 31)`` with ``"round"``
+    (:func:`llama_env.rewards.illegal_action_return`). Something that
     is no action of the space (a float, ``None``, 9) raises in both modes: it is a bug in
     the caller, not a move to learn from.
 
@@ -175,6 +181,7 @@ class LlamaEnv(gym.Env):
         self.seat = self.fixed_seat if self.fixed_seat is not None else 0
         self._log = _RoundLog() if render_mode is not None else None
         self._pending_reward = 0.0
+        self._paid = 0.0  # the learner's rewards in this episode, the pending one included
         self._ended = False
         self._stopped = False  # an opponent's move failed: the table is not at the learner's turn
 
@@ -215,6 +222,7 @@ class LlamaEnv(gym.Env):
         )
         self.seat, self.table = seat, table
         self._ended = False
+        self._paid = 0.0
         if self._log is not None:
             self._log.lines.clear()
         # With hand_size=1 an opponent can go out before the learner's first turn: that
@@ -255,7 +263,7 @@ class LlamaEnv(gym.Env):
                 self._pending_reward = reward
                 if in_space:  # in "raise" mode
                     hint = (
-                        ", or make the env with illegal_action='terminate' to end the episode with reward -1 "
+                        ", or make the env with illegal_action='terminate' to end the episode with a penalty "
                         "instead (what check_env and plain PPO need)"
                     )
                 elif self.illegal_action == "terminate":
@@ -272,7 +280,8 @@ class LlamaEnv(gym.Env):
             self._ended = True
             info = self._info()
             info["illegal_action"] = exc.action
-            return self._encode(game, self.seat), reward + ILLEGAL_ACTION_REWARD, True, False, info
+            penalty = illegal_action_reward(self.reward_mode, self.rules.end_score, self._paid)
+            return self._encode(game, self.seat), reward + penalty, True, False, info
         if result is not None:
             reward += self._reward([result])
         reward += self._reward(self._opponents_move())
@@ -332,9 +341,12 @@ class LlamaEnv(gym.Env):
     # ------------------------------------------------------------------ books
 
     def _reward(self, results: list[RoundResult]) -> float:
-        """The learner's reward from the rounds that ended (:mod:`llama_env.rewards`)."""
+        """The learner's reward from the rounds that ended (:mod:`llama_env.rewards`),
+        counted in what the episode paid."""
         seat, mode = self.seat, self.reward_mode
-        return float(sum(rewards_for(r, mode)[seat] for r in results))
+        reward = float(sum(rewards_for(r, mode)[seat] for r in results))
+        self._paid += reward
+        return reward
 
 
 class _RoundLog(TableListener):

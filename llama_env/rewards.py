@@ -21,13 +21,22 @@ widens or narrows the lead is credited when it happens instead of at the game's 
 same numbers for many games of a batch (:class:`llama_env.batch.BatchGame`) at once, from
 their scores around a step: every mode is a function of the score changes and, at a
 game's end, of the final scores.
+
+An illegal move that ends an episode (the Gymnasium env's ``illegal_action="terminate"``,
+:func:`llama_env.env`'s PettingZoo wrapper, the RLlib env) must cost more than any game
+played to its end, or a learner meets a shortcut: a round-mode seat that expects to lose
+about 35 points by playing on learns to break a rule on its first move for -1, and a
+shaped-mode seat far ahead to cash its lead and the penalty on top. So such an episode
+adds up to :func:`illegal_action_return`, below every finished game's return in its mode,
+and the last reward is that minus what the episode paid before
+(:func:`illegal_action_reward`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from llama_env.engine import RoundResult, winners
+from llama_env.engine import MAX_PENALTY, RoundResult, winners
 
 REWARD_MODES = ("game", "round", "shaped")
 """The ``reward=`` modes of both environments and of training; another is a ``ValueError``."""
@@ -37,6 +46,11 @@ SHAPING_PER_POINT = 0.01
 """Win share per point of lead in ``"shaped"``: heuristic self-play wins about 0.012 more
 per point of lead over the table's mean score at 2, 4 and 6 players (a linear fit at
 every round's start, 2,000 games per size)."""
+ILLEGAL_ACTION_REWARD = -1.0
+"""What an episode that an illegal move ends adds up to in ``"game"`` and ``"shaped"``:
+less than any finished game's return there (a win share, 0 to 1). In ``"game"`` it is the
+illegal move's own reward (nothing was paid before); ``"round"`` needs a lower total
+(:func:`illegal_action_return`)."""
 
 
 def validate_reward_mode(mode: object) -> str:
@@ -78,6 +92,26 @@ def shaped_rewards(result: RoundResult) -> list[float]:
         share = game_rewards(result.scores)
         rewards = [r + g - f for r, g, f in zip(rewards, share, final, strict=True)]
     return rewards
+
+
+def illegal_action_return(mode: str, end_score: int) -> float:
+    """What an episode that an illegal move ends adds up to under ``mode``: less than any
+    game played to its end. ``"game"`` and ``"shaped"``: :data:`ILLEGAL_ACTION_REWARD`
+    (-1; a finished game pays a win share, 0 to 1). ``"round"``: ``-(end_score +
+    MAX_PENALTY)``; a finished game pays minus the final score, which is at most
+    ``end_score - 1 + MAX_PENALTY`` (every score was below ``end_score`` before the last
+    round, rule 12, and a round costs at most ``MAX_PENALTY`` = 31, rule 9)."""
+    if mode == "round":
+        return float(-(end_score + MAX_PENALTY))
+    validate_reward_mode(mode)
+    return ILLEGAL_ACTION_REWARD
+
+
+def illegal_action_reward(mode: str, end_score: int, paid: float) -> float:
+    """The reward of the illegal move that ends an episode in which the offending seat was
+    ``paid`` so far (every reward it got in this game, those paid with this step too): its
+    episode then adds up to :func:`illegal_action_return`."""
+    return illegal_action_return(mode, end_score) - paid
 
 
 def rewards_for(result: RoundResult, mode: str) -> list[float]:

@@ -10,12 +10,13 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
+import agents
 import llama_env
 from agents.random_agent import RandomAgent
 from llama_env import LlamaEnv
-from llama_env.engine import IllegalActionError, LlamaGame
+from llama_env.engine import MAX_PENALTY, IllegalActionError, LlamaGame
 from llama_env.observation import OBS_SIZE, encode
-from llama_env.rewards import game_rewards
+from llama_env.rewards import game_rewards, illegal_action_return
 
 
 def run_episode(env: gym.Env, seed: int, action_seed: int = 0) -> tuple[list, float, dict]:
@@ -66,13 +67,13 @@ def test_sb3_check_env(n):
     sb3_check_env(LlamaEnv(num_players=n, illegal_action="terminate"), warn=True)
 
 
-def test_illegal_action_terminate_mode_ends_the_episode_with_minus_one():
+def test_illegal_action_terminate_mode_ends_the_episode_with_a_penalty():
     env = LlamaEnv(num_players=3, illegal_action="terminate", reward="round")
     env.reset(seed=1)
     before = env.game.to_dict()
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     obs, reward, terminated, truncated, info = env.step(illegal)
-    assert (reward, terminated, truncated) == (-1.0, True, False)
+    assert (reward, terminated, truncated) == (-71.0, True, False)  # -(end_score + 31): nothing paid before
     assert info["illegal_action"] == illegal
     assert info["action_mask"].tolist() == [False] * 9
     assert env.game.to_dict() == before  # the engine never applied it
@@ -80,6 +81,30 @@ def test_illegal_action_terminate_mode_ends_the_episode_with_minus_one():
         env.step(8)
     env.reset(seed=2)
     assert env.action_masks().any()  # a new episode starts normally
+
+
+@pytest.mark.parametrize("reward", ["game", "round", "shaped"])
+def test_an_episode_an_illegal_move_ends_totals_less_than_any_finished_game(reward):
+    """An illegal move paid -1 in every mode: in "round", where a whole game pays minus the
+    final score (about -35), PPO learned to break a rule on its first move, and in "shaped"
+    a learner far ahead kept its lead's rewards and took -1 on top (1.08 at end score 1000,
+    more than a win). Now the episode adds up to illegal_action_return whatever was paid."""
+    end_score = 1000 if reward == "shaped" else 60
+    env = LlamaEnv(num_players=2, opponents="random", reward=reward, end_score=end_score, illegal_action="terminate")
+    learner = agents.make("heuristic", seed=0)
+    obs, info = env.reset(seed=0)
+    total = 0.0
+    # play on until the learner was paid what the old -1 went wrong with: points lost, a lead
+    while {"game": env.game.round < 3, "round": total > -20, "shaped": total < 1.5}[reward]:
+        obs, r, terminated, _, info = env.step(learner.act(obs, info["action_mask"]))
+        total += r
+        assert not terminated
+    _, r, terminated, _, info = env.step(int(np.flatnonzero(~info["action_mask"])[0]))
+    total += r
+    assert terminated and "illegal_action" in info
+    assert total == pytest.approx(illegal_action_return(reward, end_score), abs=1e-9)
+    worst_finished = -(end_score - 1 + MAX_PENALTY) if reward == "round" else 0.0  # the lowest return of a whole game
+    assert total < worst_finished
 
 
 @pytest.mark.parametrize("bad", [np.float32(7.0), 9, -1, None, np.array([1, 2]), "7"])

@@ -25,7 +25,7 @@ from llama_env.engine import (
     playable_on,
     winners,
 )
-from llama_env.rewards import batch_rewards, game_rewards, rewards_for
+from llama_env.rewards import batch_rewards, game_rewards, illegal_action_return, rewards_for
 
 PLAY = {c: c - 1 for c in range(1, 8)}  # card code -> action
 DRAW, QUIT = int(Action.DRAW), int(Action.QUIT)
@@ -645,6 +645,20 @@ def test_shaped_rewards_sum_to_the_game_reward_over_a_game(players):
                 total = [t + r for t, r in zip(total, rewards_for(result, "shaped"), strict=True)]
         assert rounds > 1  # the shaping terms did not all vanish in one round
         assert total == pytest.approx(game_rewards(g.scores), abs=1e-12)
+
+
+@pytest.mark.parametrize("end_score", [1, 40, 1000])
+def test_an_illegal_move_s_episode_totals_less_than_any_finished_game(end_score):
+    """-1 in every mode was a shortcut in "round", where a whole game pays minus the final
+    score: at most end_score - 1 before the last round (rule 12) plus one round's 31 (rule 9)."""
+    from llama_env.engine import MAX_PENALTY
+
+    worst_round_game = -(end_score - 1 + MAX_PENALTY)
+    assert illegal_action_return("round", end_score) == worst_round_game - 1 == -(end_score + 31)
+    for mode in ("game", "shaped"):  # a finished game pays its win share, 0 to 1
+        assert illegal_action_return(mode, end_score) == -1.0
+    with pytest.raises(ValueError, match="reward must be one of"):
+        illegal_action_return("Round", end_score)
 
 
 def test_a_returned_marker_is_paid_in_the_round_reward():
