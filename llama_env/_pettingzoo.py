@@ -27,8 +27,13 @@ when an upgrade breaks one:
    and here by a game set on the raw env) and ``_has_updated`` (set by ``step`` and
    ``reset``, cleared by each agent of ``agent_iter``);
 4. ``TerminateIllegalWrapper`` keeps the observation its mask check reads in
-   ``_prev_obs``/``_prev_info`` (both ``None`` after ``reset`` and ``step``) and whether an
-   illegal move ended the game in ``_terminated`` (``False`` after ``reset``);
+   ``_prev_obs``/``_prev_info`` (both ``None`` after ``reset`` and ``step``), whether an
+   illegal move ended the game in ``_terminated`` (``False`` after ``reset``), and pays
+   the offender ``_illegal_value``, read in ``step``: the fast chain sets it to the env's
+   own penalty (:meth:`llama_env.aec_env.LlamaAECEnv.illegal_action_reward`, which
+   depends on what the agent was paid) before each step it hands PettingZoo's wrapper,
+   and gives the wrapper NaN to start with, so a wrapper that kept its number elsewhere
+   pays NaN and fails 6;
 5. ``AECEnv`` has the env author's helper ``_was_dead_step`` and ``last()`` reports
    ``_cumulative_rewards[agent]`` (PettingZoo's documented contract for env authors, which
    :class:`llama_env.aec_env.LlamaAECEnv` also relies on);
@@ -84,16 +89,19 @@ _WRAPPER_METHODS: dict[type, frozenset[str]] = {
 }
 
 
-def wrap(raw: AECEnv, illegal_reward: float) -> AECEnv:
-    """``raw`` in PettingZoo's three classic wrappers, with the fast paths of this module.
+def wrap(raw: AECEnv) -> AECEnv:
+    """``raw`` in PettingZoo's three classic wrappers, with the fast paths of this module;
+    an illegal move pays the offender ``raw.illegal_action_reward(agent)``.
 
-    ``raw`` is a :class:`llama_env.aec_env.LlamaAECEnv` (it provides ``step_legal``)."""
-    return _FastOrderEnforcing(_FastAssertOutOfBounds(_FastTerminateIllegal(raw, illegal_reward)))
+    ``raw`` is a :class:`llama_env.aec_env.LlamaAECEnv` (it provides ``step_legal`` and
+    ``illegal_action_reward``)."""
+    return _FastOrderEnforcing(_FastAssertOutOfBounds(_FastTerminateIllegal(raw)))
 
 
 def standard_wrap(raw: AECEnv, illegal_reward: float) -> AECEnv:
-    """``raw`` in PettingZoo's own three classic wrappers, as they are: what :func:`wrap`
-    must behave exactly like."""
+    """``raw`` in PettingZoo's own three classic wrappers, as they are, an illegal move
+    paying ``illegal_reward``: what :func:`wrap` must behave exactly like where its penalty
+    is that number (in ``"game"`` mode, -1)."""
     return wrappers.OrderEnforcingWrapper(
         wrappers.AssertOutOfBoundsWrapper(wrappers.TerminateIllegalWrapper(raw, illegal_reward))
     )
@@ -127,9 +135,17 @@ def _forwarding(guarded: bool) -> Callable[[type], type]:
 
 @_forwarding(guarded=False)
 class _FastTerminateIllegal(wrappers.TerminateIllegalWrapper):
-    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+    def __init__(self, env: AECEnv) -> None:
         self._raw = env
-        super().__init__(env, illegal_reward)
+        super().__init__(env, float("nan"))  # never paid: step sets the env's penalty first
+
+    def step(self, action: Any) -> None:
+        # PettingZoo's wrapper pays one fixed number; the env's penalty depends on what the
+        # selected agent was paid so far (assumption 4). Only the slow path comes here.
+        raw = self._raw
+        if raw.agents:
+            self._illegal_value = raw.illegal_action_reward(raw.agent_selection)
+        super().step(action)
 
 
 @_forwarding(guarded=False)
@@ -293,6 +309,8 @@ def _flags_as_assumed(make_raw: Callable[[], AECEnv]) -> list[str]:
         problems.append("3: OrderEnforcingWrapper.reset does not set _has_reset and _has_updated")
     if (illegal._terminated, illegal._prev_obs, illegal._prev_info) != (False, None, None):
         problems.append("4: TerminateIllegalWrapper.reset does not set _terminated, _prev_obs, _prev_info as assumed")
+    if getattr(illegal, "_illegal_value", None) != -1.0:
+        problems.append("4: TerminateIllegalWrapper does not keep the reward of an illegal move in _illegal_value")
     raw = chain.unwrapped
     if chain.agent_selection is not raw.agent_selection or chain._cumulative_rewards is not raw._cumulative_rewards:
         problems.append("2: BaseWrapper.__getattr__ does not hand agent_selection and _cumulative_rewards to the env")
@@ -352,7 +370,8 @@ def _same_play(make_raw: Callable[[], AECEnv]) -> list[str]:
         call("out of bounds", lambda: (env.reset(seed=3), env.step(NUM_ACTIONS)))
         return out
 
-    fast, standard = trace(wrap(make_raw(), -1.0)), trace(standard_wrap(make_raw(), -1.0))
+    # (in "game" mode, make_raw's default, the fast chain's penalty is -1 throughout)
+    fast, standard = trace(wrap(make_raw())), trace(standard_wrap(make_raw(), -1.0))
     for i, (a, b) in enumerate(zip(fast, standard, strict=False)):
         if a != b:
             return [f"6: the fast chain and PettingZoo's differ at call {i}: {a!r} != {b!r}"]

@@ -49,14 +49,17 @@ from llama_env.observation import (
 )
 from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
-from llama_env.rewards import DEFAULT_REWARD, rewards_for, validate_reward_mode
+from llama_env.rewards import (
+    DEFAULT_REWARD,
+    ILLEGAL_ACTION_REWARD,
+    illegal_action_reward,
+    rewards_for,
+    validate_reward_mode,
+)
 from llama_env.table import Table
 
 __all__ = ["env", "raw_env", "LlamaAECEnv", "ILLEGAL_ACTION_REWARD", "MaskedDiscrete"]
 
-ILLEGAL_ACTION_REWARD = -1.0
-"""What an illegal action ends the game with for its agent under :func:`env`'s wrapper,
-as in PettingZoo's classic games."""
 RENDER_MODES = ("ansi", "human", "rgb_array")
 
 _ZERO_MASK = action_mask(())  # shared and read-only, like every mask the env returns
@@ -159,7 +162,11 @@ class LlamaAECEnv(AECEnv):
     ## Illegal actions
     The raw env raises :class:`llama_env.engine.IllegalActionError` and leaves the game
     untouched. :func:`env` wraps it the PettingZoo classic way, where an illegal action
-    instead ends the game with reward -1 for the offender and 0 for the others.
+    instead ends the game with a penalty for the offender and 0 for the others. The
+    penalty makes the offender's game add up to less than any finished game: -1 with
+    ``reward="game"`` or ``"shaped"`` (as in PettingZoo's classic games) and ``-(end_score +
+    31)`` with ``"round"`` (:func:`llama_env.rewards.illegal_action_return`), so it is that
+    total minus what the agent was paid before (:meth:`illegal_action_reward`).
 
     ## Arguments
     ``num_players`` (2..6, default 4), ``render_mode`` (``None``, ``"ansi"``,
@@ -255,6 +262,7 @@ class LlamaAECEnv(AECEnv):
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self._paid = dict.fromkeys(self.agents, 0.0)  # every reward of this game, reported by last() or not
         self.terminations = dict.fromkeys(self.agents, game.game_over)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
@@ -356,6 +364,13 @@ class LlamaAECEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def illegal_action_reward(self, agent: str) -> float:
+        """What an illegal move by ``agent`` now pays it when it ends the game (the
+        wrappers of :func:`llama_env.env`): what the rule wants its game to add up to
+        (:func:`llama_env.rewards.illegal_action_return`) minus the rewards the game gave
+        it so far."""
+        return illegal_action_reward(self.reward_mode, self.rules.end_score, self._paid[agent])
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
@@ -370,9 +385,10 @@ class LlamaAECEnv(AECEnv):
         agents = self.agents
         if any(values):  # else the rewards stay as they are: all 0 (cleared by the step before)
             self.rewards = dict(zip(agents, values, strict=True))
-            cumulative = self._cumulative_rewards
+            cumulative, paid = self._cumulative_rewards, self._paid
             for agent, value in zip(agents, values, strict=True):
                 cumulative[agent] += value
+                paid[agent] += value
         self.infos = {a: {"round_result": result} for a in agents}
         if result.game_over:
             self.terminations = dict.fromkeys(agents, True)
@@ -412,6 +428,6 @@ def raw_env(num_players: int = DEFAULT_NUM_PLAYERS, render_mode: str | None = No
 
 def env(num_players: int = DEFAULT_NUM_PLAYERS, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
     """The AEC env in PettingZoo's standard classic wrappers (illegal action: the game
-    ends with reward -1 for the offender; out-of-bounds action: assertion; calls out of
-    order: error)."""
-    return wrap(raw_env(num_players, render_mode, **kwargs), ILLEGAL_ACTION_REWARD)
+    ends with a penalty for the offender, see :class:`LlamaAECEnv`; out-of-bounds action:
+    assertion; calls out of order: error)."""
+    return wrap(raw_env(num_players, render_mode, **kwargs))

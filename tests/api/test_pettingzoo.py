@@ -11,9 +11,9 @@ from conftest import make_game
 from pettingzoo.test import api_test, render_test, seed_test
 
 import llama_env
-from llama_env.engine import Action, IllegalActionError, LlamaGame
+from llama_env.engine import MAX_PENALTY, Action, IllegalActionError, LlamaGame
 from llama_env.observation import OBS_SIZE, agent_mask, encode
-from llama_env.rewards import game_rewards
+from llama_env.rewards import game_rewards, illegal_action_return
 
 PLAYER_COUNTS = [2, 3, 4, 5, 6]
 
@@ -291,6 +291,47 @@ def test_wrapped_env_illegal_action_ends_the_game_with_minus_one(offender_seat, 
     assert e.agents == []
     assert totals[offender] == -1.0
     assert sum(totals.values()) == -1.0
+
+
+@pytest.mark.parametrize("reward", ["game", "round", "shaped"])
+def test_an_illegal_move_ends_the_offender_s_game_below_any_finished_game(reward):
+    """The wrapper paid -1 in every mode: with reward="round", where a whole game pays
+    minus the final score, an illegal move was a shortcut, and with "shaped" an agent ahead
+    kept its lead's rewards on top of the -1. Its game now adds up to illegal_action_return."""
+    end_score = 100
+    e = llama_env.env(num_players=3, reward=reward, end_score=end_score)
+    e.reset(seed=3)
+    rng = np.random.default_rng(3)
+    totals = dict.fromkeys(e.possible_agents, 0.0)
+    offender = None
+    for agent in e.agent_iter(max_iter=100_000):
+        obs, r, terminated, truncated, _ = e.last()
+        totals[agent] += r
+        if terminated or truncated:
+            e.step(None)
+            continue
+        mask = obs["action_mask"]
+        # the first agent that was paid what the old -1 went wrong with: points lost, a lead
+        paid = {"game": e.unwrapped.game.round >= 3, "round": totals[agent] < -10, "shaped": totals[agent] > 0.05}
+        if offender is None and paid[reward]:
+            offender = agent
+            e.step(int(np.flatnonzero(mask == 0)[0]))
+        else:
+            e.step(int(rng.choice(np.flatnonzero(mask))))
+    assert offender is not None, "the game ended before the illegal move"
+    assert totals[offender] == pytest.approx(illegal_action_return(reward, end_score), abs=1e-9)
+    worst_finished = -(end_score - 1 + MAX_PENALTY) if reward == "round" else 0.0  # the lowest return of a whole game
+    assert totals[offender] < worst_finished
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_shaped_rewards_add_up_to_the_game_reward(n):
+    e = llama_env.env(num_players=n, reward="shaped")
+    e.reset(seed=n)
+    totals = dict.fromkeys(e.possible_agents, 0.0)
+    play_out(e, n, totals)
+    shares = game_rewards(e.unwrapped.game.scores)
+    assert [totals[a] for a in e.possible_agents] == pytest.approx(shares, abs=1e-12)
 
 
 @pytest.mark.parametrize("n", [2, 3, 5])

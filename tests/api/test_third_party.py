@@ -99,10 +99,31 @@ def test_the_pettingzoo_check_names_a_field_that_is_gone(monkeypatch):
 
 def test_the_pettingzoo_check_compares_whole_games(monkeypatch):
     """Where the flags hold but the fast chain plays differently, the scripted game says where."""
-    real = _pettingzoo.wrap
-    monkeypatch.setattr(_pettingzoo, "wrap", lambda raw, reward: real(raw, reward / 2))
+    monkeypatch.setattr(llama_env.LlamaAECEnv, "illegal_action_reward", lambda self, agent: -0.5)
     problems = _pettingzoo.broken_assumptions(llama_env.raw_env)
     assert len(problems) == 1 and problems[0].startswith("6: the fast chain and PettingZoo's differ"), problems
+
+
+def test_the_pettingzoo_check_names_a_penalty_kept_elsewhere(monkeypatch):
+    """The fast chain hands PettingZoo's wrapper the env's penalty in ``_illegal_value``
+    before each step: a wrapper that paid a number kept under another name would pay the
+    NaN it was made with."""
+    cls = wrappers.TerminateIllegalWrapper
+    init, step = cls.__init__, cls.step
+
+    def init_elsewhere(self, env, illegal_reward):
+        init(self, env, illegal_reward)
+        self._fixed = illegal_reward
+
+    def step_elsewhere(self, action):
+        self._illegal_value = self._fixed
+        step(self, action)
+
+    monkeypatch.setattr(cls, "__init__", init_elsewhere)
+    monkeypatch.setattr(cls, "step", step_elsewhere)
+    problems = _pettingzoo.broken_assumptions(llama_env.raw_env)
+    assert len(problems) == 1 and problems[0].startswith("6: the fast chain and PettingZoo's differ"), problems
+    assert "nan" in problems[0]
 
 
 def test_the_fast_chain_warns_after_the_end_as_pettingzoos_does():
