@@ -33,7 +33,7 @@ import agents  # noqa: E402
 from llama_env._install import install_hint  # noqa: E402
 from llama_env.engine import IllegalActionError, LlamaGame  # noqa: E402
 from llama_env.observation import OBS_SIZE, action_mask, encode  # noqa: E402
-from llama_env.rewards import game_rewards  # noqa: E402
+from llama_env.rewards import game_rewards, illegal_action_return  # noqa: E402
 from train.cli import main  # noqa: E402
 from train.training.rllib.env import LlamaMultiAgentEnv  # noqa: E402
 from train.training.rllib.module import MaskedPPOModule, actor_from_module  # noqa: E402
@@ -154,6 +154,17 @@ def test_env_counts_an_illegal_action_and_ends_the_game_with_a_penalty():
     totals, illegal = play(env, seed=3, illegal_at=0)
     assert illegal == 1 and env.illegal_total == 1
     assert min(totals.values()) == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("reward", ["round", "shaped"])
+def test_an_illegal_action_ends_the_seat_s_game_below_any_finished_game(reward):
+    """The env paid -1 on top of what the seat was paid: in "round", where a whole game pays
+    minus the final score, that was a shortcut. The game now adds up to illegal_action_return."""
+    config = {"players": [2], "opponents": {"heuristic": 1.0}, "reward": reward, "rules": {"end_score": 1000}}
+    env = LlamaMultiAgentEnv(config)
+    totals, illegal = play(env, seed=3, illegal_at=20)
+    assert illegal == 1 and env.table.game.round > 2  # rounds were paid before
+    assert list(totals.values()) == [pytest.approx(illegal_action_return(reward, 1000), abs=1e-9)]
 
 
 def test_env_seats_past_snapshots_when_it_has_them():

@@ -20,9 +20,11 @@ observation followed by :func:`hidden_state` (the others' hands, the draw pile),
 value network reads in training (:mod:`train.training.rllib.module`). The policy, and so
 the exported agent, still reads ``"observation"`` alone.
 
-An action the rules forbid (the masked module never sends one) ends the game with
-reward -1 for that seat, as PettingZoo's classic wrapper does, and is counted in
-``illegal_actions`` (reported per episode in the infos).
+An action the rules forbid (the masked module never sends one) ends the game with a
+penalty for that seat, and is counted in ``illegal_actions`` (reported per episode in the
+infos). The penalty makes the seat's game add up to less than any finished game, as in
+the other envs (:func:`llama_env.rewards.illegal_action_return`): -1 with ``"game"`` and
+``"shaped"``, ``-(end_score + 31)`` with ``"round"``.
 """
 
 from __future__ import annotations
@@ -55,14 +57,13 @@ from llama_env.observation import (
     observation_bounds,
     unchecked_action_mask,
 )
-from llama_env.rewards import rewards_for, validate_reward_mode
+from llama_env.rewards import illegal_action_reward, rewards_for, validate_reward_mode
 from llama_env.table import Table, TableListener
 from train.training.seats import POLICY_KINDS, OpponentMix, past_index
 
 __all__ = ["LlamaMultiAgentEnv", "SHARED_POLICY", "agent_id", "policy_mapping", "hidden_state", "HIDDEN_SIZE"]
 
 SHARED_POLICY = RLLIB_POLICY  # where agents.ppo finds it in a checkpoint
-ILLEGAL_ACTION_REWARD = -1.0
 
 
 def agent_id(seat: int) -> str:
@@ -122,6 +123,7 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         self.table: Table | None = None
         self.learning: set[int] = set()
         self._pending: dict[int, float] = {}
+        self._paid: dict[int, float] = {}  # each learning seat's rewards in this game, the pending ones included
         self._acted: set[int] = set()
         self.illegal_actions = 0
         """Actions the rules forbid that this env received in this episode (the masked module sends none)."""
@@ -167,6 +169,7 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
         self.table = Table(game, seats, names=names, listener=self._counter)
         self.agents = [agent_id(s) for s in sorted(self.learning)]
         self._pending = dict.fromkeys(self.learning, 0.0)
+        self._paid = dict.fromkeys(self.learning, 0.0)
         self._acted = set()
         self.illegal_actions = 0
         self._collect(self.table.advance())
@@ -188,7 +191,7 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
             self.illegal_total += 1
             obs = {agent_id(s): self._obs(s) for s in self._acted}
             rewards = {agent_id(s): self._pending.pop(s, 0.0) for s in self._acted}
-            rewards[me] += ILLEGAL_ACTION_REWARD
+            rewards[me] += illegal_action_reward(self.reward_mode, table.game.rules.end_score, self._paid[seat])
             return obs, rewards, {"__all__": True}, {"__all__": False}, self._infos()
         if result is not None:
             self._collect([result])
@@ -230,6 +233,7 @@ class LlamaMultiAgentEnv(MultiAgentEnv):
             values = rewards_for(result, self.reward_mode)
             for s in self.learning:
                 self._pending[s] = self._pending.get(s, 0.0) + values[s]
+                self._paid[s] += values[s]
 
     def _infos(self) -> dict[str, Any]:
         return {"__common__": {"illegal_actions": self.illegal_actions}}
