@@ -123,3 +123,16 @@ def test_an_executor_that_yields_no_job_result_is_named(in_this_process):
         RuntimeError, match=r"the executor <.*Stranger.*> returned 'a result', not what run_job returned"
     ):
         evaluate(["random", "random"], 20, workers=2, batched=False, executor=Stranger())
+
+
+def test_a_result_is_read_by_agent_name_as_a_dict():
+    """``"heuristic" in result`` was False while ``result["heuristic"]`` worked: Python
+    read ``in`` (and ``for``) through ``__getitem__`` by position, meeting AgentStats."""
+    r = evaluate(["heuristic", "random"], 4, seed=0, workers=1)
+    assert "heuristic" in r and "random" in r and "greedy" not in r and 0 not in r
+    assert list(r) == ["heuristic", "random"] and len(r) == 2
+    assert {name: r[name].win_share for name in r} == dict(zip(r.names, r.win_shares, strict=True))
+    t = tournament(["heuristic", "random", "greedy"], 2, 6, seed=0, workers=1)
+    assert "greedy" in t and "cautious" not in t
+    assert list(t) == t.names and len(t) == 3
+    assert [t[name]["games"] for name in t] == t.games_played

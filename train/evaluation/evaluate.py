@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,14 +37,35 @@ from train.evaluation.stats import AgentStats, aggregate, json_number, pandas
 __all__ = ["EvalResult", "evaluate", "seatings", "table_orders"]
 
 
+class ByAgentName:
+    """A result read as a dict of the agents' results by display name, as the docs read
+    it: ``result["heuristic"]`` (the class's ``__getitem__``, which takes a list position
+    too), ``"heuristic" in result``, ``for name in result`` (the names, in list order) and
+    ``len(result)`` (the agents). Without these Python read ``in`` and ``for`` through
+    ``__getitem__`` by position, so ``"heuristic" in result`` was ``False``."""
+
+    names: list[str]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
 @dataclass
-class EvalResult:
+class EvalResult(ByAgentName):
     """What :func:`evaluate` measured; per agent in the order of the agents list.
 
     ``print(result)`` shows :meth:`to_table`; :meth:`to_dict` and :meth:`to_dataframe`
     serve notebooks. ``result["heuristic"]`` (or ``result[0]``) is one agent's
-    :class:`AgentStats`. The per-game arrays (``shares`` to ``quit_penalty``) are kept
-    for further analysis; their agents axis follows the agents list, not the seats.
+    :class:`AgentStats`; ``"heuristic" in result``, ``for name in result`` and
+    ``len(result)`` read it as a dict of the agents by name. The per-game arrays
+    (``shares`` to ``quit_penalty``) are kept for further analysis; their agents axis
+    follows the agents list, not the seats.
     """
 
     names: list[str]

@@ -20,7 +20,7 @@ from llama_env import __version__
 from llama_env.agent import AgentLike
 from llama_env.engine import Rules, check_flag, check_num_players, check_seed
 from train.evaluation.batched import play_either
-from train.evaluation.evaluate import agent_position, rules_text, table_orders, table_rules
+from train.evaluation.evaluate import ByAgentName, agent_position, rules_text, table_orders, table_rules
 from train.evaluation.ratings import Rating, fit_ratings
 from train.evaluation.runner import (
     KEY_TABLES,
@@ -36,12 +36,13 @@ __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 
 
 @dataclass
-class TournamentResult:
+class TournamentResult(ByAgentName):
     """What :func:`tournament` measured: per agent in the order of the agents list.
 
     ``print(result)`` shows :meth:`to_table` (the agents ranked by rating) and
     :meth:`pairwise_table`;
-    ``result["ppo"]`` (or ``result[0]``) is one agent's row.
+    ``result["ppo"]`` (or ``result[0]``) is one agent's row; ``"ppo" in result``, ``for
+    name in result`` and ``len(result)`` read it as a dict of the agents by name.
     """
 
     names: list[str]
