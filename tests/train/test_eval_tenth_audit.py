@@ -136,3 +136,31 @@ def test_a_result_is_read_by_agent_name_as_a_dict():
     assert "greedy" in t and "cautious" not in t
     assert list(t) == t.names and len(t) == 3
     assert [t[name]["games"] for name in t] == t.games_played
+
+
+def test_the_analysis_tables_say_what_they_need():
+    """A result where its records belong failed deep inside: "'EvalResult' object has no
+    attribute 'records'", "'AgentStats' object has no attribute 'win_shares'"; no
+    records at all were a KeyError 'agent'."""
+    from train.evaluation.analysis import behaviour_frame, games_frame, win_share_frame
+
+    r = evaluate(["heuristic", "random"], 4, seed=0, workers=1)
+    t = tournament(["heuristic", "random", "greedy"], 2, 6, seed=0, workers=1)
+    needs = r"games_frame needs game records, a tournament's \(result.records, result.names\), got "
+    with pytest.raises(
+        TypeError, match=r"win_share_frame needs a TournamentResult \(its game records\), got EvalResult: "
+    ):
+        win_share_frame(r)
+    with pytest.raises(TypeError, match=needs + "the EvalResult: an evaluation keeps none"):
+        games_frame(r, r.names)
+    with pytest.raises(TypeError, match=needs + r"the TournamentResult: pass its \.records"):
+        games_frame(t, t.names)
+    with pytest.raises(TypeError, match=needs + r"AgentStats at records\[0\]"):
+        games_frame(r.agents, r.names)
+    with pytest.raises(ValueError, match=r"records\[0\] seats agent \d, names has 1"):
+        behaviour_frame(t.records, t.names[:1])
+    assert games_frame(iter(t.records), t.names).equals(games_frame(t.records, t.names))
+    none = behaviour_frame([], [])
+    assert none.empty and list(none.columns) == list(behaviour_frame(t.records, t.names).columns)
+    assert games_frame([], []).empty and "win_share" in games_frame([], []).columns
+

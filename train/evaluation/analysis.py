@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from train.evaluation.evaluate import EvalResult
 from train.evaluation.runner import GameRecord
 from train.evaluation.stats import mean_ci, pandas
 from train.evaluation.tournament import TournamentResult
@@ -20,11 +21,13 @@ __all__ = ["games_frame", "win_share_frame", "behaviour_frame"]
 def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
     """One row per (game, seat): the agent, its final score, points per round, share of
     the win, whether it won, rounds it went out, and how it played (plays, draws, quits,
-    summed penalty held when quitting)."""
+    summed penalty held when quitting). ``records`` are game records, as a
+    :class:`~train.evaluation.TournamentResult` keeps them (``result.records``), and
+    ``names`` the agents they seat (``result.names``); no records give no rows."""
     pd = pandas()
 
     rows = []
-    for r in records:
+    for r in _game_records(records, names, "games_frame"):
         shares = r.win_shares
         for seat, i in enumerate(r.seat_agents):
             plays, draws, quits = r.actions[seat] if r.actions else (0, 0, 0)
@@ -45,13 +48,54 @@ def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
                     "quit_penalty": r.quit_penalty[seat] if r.quit_penalty else 0,
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=_GAME_COLUMNS)  # the columns even without a row
+
+
+_GAME_COLUMNS = [
+    "game",
+    "seat",
+    "agent",
+    "players",
+    "score",
+    "rounds",
+    "points_per_round",
+    "win_share",
+    "went_out",
+    "plays",
+    "draws",
+    "quits",
+    "quit_penalty",
+]
+"""The columns of :func:`games_frame`."""
+
+
+def _game_records(records: object, names: Sequence[str], caller: str) -> list[GameRecord]:
+    """``records`` if they are game records whose agents ``names`` name, else a
+    ``TypeError`` (or ``ValueError``) that says what ``caller`` needs: a result's
+    attribute was read deep inside ('AgentStats' object has no attribute 'win_shares')."""
+    needs = f"{caller} needs game records, a tournament's (result.records, result.names)"
+    if isinstance(records, (EvalResult, TournamentResult)):
+        kept = "pass its .records" if isinstance(records, TournamentResult) else "an evaluation keeps none"
+        raise TypeError(f"{needs}, got the {type(records).__name__}: {kept}")
+    try:
+        listed = list(records)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(f"{needs}, got {type(records).__name__}") from None
+    for k, r in enumerate(listed):
+        if not isinstance(r, GameRecord):
+            raise TypeError(f"{needs}, got {type(r).__name__} at records[{k}]")
+        if max(r.seat_agents) >= len(names):
+            raise ValueError(f"{needs}: records[{k}] seats agent {max(r.seat_agents)}, names has {len(names)}")
+    return listed
 
 
 def win_share_frame(result: TournamentResult) -> Any:
     """Per agent: mean share of the win over the games it played with a 95% interval
     (over games, as :func:`train.evaluation.mean_ci` computes it), its rating
-    (:attr:`TournamentResult.ratings`) and the number of games, best rating first."""
+    (:attr:`TournamentResult.ratings`) and the number of games, best rating first.
+    ``result`` is a :class:`~train.evaluation.TournamentResult`: an evaluation keeps no
+    game records, and has its own win shares and intervals in ``to_dataframe()``."""
+    result = _tournament_result(result)
     pd = pandas()
 
     df = games_frame(result.records, result.names)
@@ -74,6 +118,15 @@ def win_share_frame(result: TournamentResult) -> Any:
             }
         )
     return pd.DataFrame(rows).set_index("agent").sort_values("ordinal", ascending=False)
+
+
+def _tournament_result(result: object) -> TournamentResult:
+    """``result`` if it is a :class:`~train.evaluation.TournamentResult`, else a
+    ``TypeError`` that says so ('EvalResult' object has no attribute 'records')."""
+    if isinstance(result, TournamentResult):
+        return result
+    hint = ": an EvalResult has its win shares in result.to_dataframe()" if isinstance(result, EvalResult) else ""
+    raise TypeError(f"win_share_frame needs a TournamentResult (its game records), got {type(result).__name__}{hint}")
 
 
 def behaviour_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
