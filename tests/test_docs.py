@@ -348,3 +348,36 @@ def test_the_api_reference_shows_every_public_name_once() -> None:
     objects twice (``TrainConfig`` under ``train.training`` and ``train.training.config``)."""
     problems = _api_problems()
     assert not problems, "the API reference:\n" + "\n".join(problems)
+
+
+def _reference_options() -> dict:
+    import yaml
+
+    plugins = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["plugins"]
+    (mkdocstrings,) = [p["mkdocstrings"] for p in plugins if isinstance(p, dict) and "mkdocstrings" in p]
+    return mkdocstrings["handlers"]["python"]["options"]
+
+
+def test_the_reference_shows_how_to_make_each_class() -> None:
+    """A class's entry showed no arguments (``PPOAgent(path=None, deterministic=True,
+    seed=None)``, ``TrainConfig``'s fields), and, once they were shown, each ``TrainConfig``
+    field read ``_f("sb3", "trainer: ...")``: the reference's Griffe extension shows the
+    default, and the help ``llama-rl train --help`` prints as the field's docstring."""
+    import dataclasses
+    import html
+
+    from train.training.config import TrainConfig
+
+    griffe = pytest.importorskip("griffe")
+    options = _reference_options()
+    assert options["merge_init_into_class"] is True
+    extensions = griffe.load_extensions(*(str(ROOT / path) for path in options.get("extensions", [])))
+    loader = griffe.GriffeLoader(search_paths=[str(ROOT)], extensions=extensions)
+    loader.load("train")
+    entry = loader.modules_collection.get_member("train.training.config.TrainConfig")
+    for f in dataclasses.fields(TrainConfig):
+        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+        shown = entry.members[f.name]
+        assert (str(shown.value), str(entry.parameters[f.name].default)) == (repr(default),) * 2, f.name
+        assert shown.docstring is not None, f.name
+        assert html.unescape(re.sub(r"\\(.)", r"\1", shown.docstring.value)) == f.metadata["help"], f.name

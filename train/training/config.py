@@ -87,7 +87,10 @@ def _rule(name: str) -> Any:
 @dataclass
 class TrainConfig:
     """A PPO self-play training run: MaskablePPO on the batched L.L.A.M.A. vec env, or
-    multi-agent PPO on Ray RLlib (``backend="rllib"``)."""
+    multi-agent PPO on Ray RLlib (``backend="rllib"``).
+
+    Each field is a config key and a flag of ``llama-rl train`` (``n_envs``: ``--n-envs``);
+    docs/training.md, "Configuration", has them in one table, with each backend's own."""
 
     # --- the trainer
     backend: str = _f(
