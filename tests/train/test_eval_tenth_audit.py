@@ -164,3 +164,14 @@ def test_the_analysis_tables_say_what_they_need():
     assert none.empty and list(none.columns) == list(behaviour_frame(t.records, t.names).columns)
     assert games_frame([], []).empty and "win_share" in games_frame([], []).columns
 
+
+def test_compare_agents_takes_one_opponent_or_table_size_alone():
+    """``opponents="random"`` was read letter by letter ("unknown agent 'r'"), and
+    ``players=4`` failed with "object of type 'int' has no len()"."""
+    from train.evaluation.report import compare_agents
+
+    alone = compare_agents({"h": "heuristic"}, opponents="random", players=3, games=3, workers=1)
+    listed = compare_agents({"h": "heuristic"}, opponents=["random"], players=[3], games=3, workers=1)
+    assert alone == listed and [(row.players, row.opponent) for row in alone] == [(3, "random")]
+    with pytest.raises(ValueError, match="compare_agents needs at least one of opponents"):
+        compare_agents({"h": "heuristic"}, opponents="", games=3)

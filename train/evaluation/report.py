@@ -11,6 +11,8 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from llama_env.agent import AgentLike, UnseenTableSize
 from llama_env.engine import DEFAULT_RULES, Rules
 from train.evaluation.evaluate import evaluate, rules_text
@@ -34,8 +36,8 @@ class ComparisonRow:
 def compare_agents(
     contenders: dict[str, AgentLike],
     *,
-    opponents: Sequence[str] = ("random", "heuristic"),
-    players: Sequence[int] = (2, 4),
+    opponents: str | Sequence[str] = ("random", "heuristic"),
+    players: int | Sequence[int] = (2, 4),
     games: int = 1000,
     seed: int = 0,
     workers: int | None = None,
@@ -43,8 +45,13 @@ def compare_agents(
 ) -> list[ComparisonRow]:
     """Win share (95% CI) of each contender against ``n - 1`` copies of each opponent at
     each table size ``n``, on ``rules`` (the standard rules by default; the table size is
-    each row's). Empty ``contenders``, ``opponents`` or ``players`` are a ``ValueError``:
-    there would be nothing to compare."""
+    each row's). One opponent or table size may stand alone (``opponents="random"``,
+    ``players=4``). Empty ``contenders``, ``opponents`` or ``players`` are a
+    ``ValueError``: there would be nothing to compare."""
+    if isinstance(opponents, str):  # one opponent, not one per letter ("unknown agent 'r'")
+        opponents = (opponents,) if opponents.strip() else ()
+    if isinstance(players, (int, np.integer)):  # len() of an int failed
+        players = (int(players),)
     for what, given in (("contenders", contenders), ("opponents", opponents), ("players", players)):
         if len(given) == 0:  # (not `not given`: a numpy array of table sizes has no truth value)
             raise ValueError(f"compare_agents needs at least one of {what}, got {given!r}")
