@@ -378,8 +378,9 @@ class SearchAgent(BaseAgent):
         self.ppo.specialists = {n: shipped_actor(f) for n, f in SEARCHED_ON.items()}
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
         """Table size -> (value network, belief network)."""
-        self.networks_path = None if networks_path is None else Path(networks_path)
-        """The networks used instead of the shipped ones at their table size (``None``: none)."""
+        self.networks_path = None if networks_path is None else Path(networks_path).expanduser()
+        """The networks used instead of the shipped ones at their table size (``None``: none);
+        a leading ``~`` is the home folder, as in ``path``."""
         if self.networks_path is not None:
             own = load_networks(self.networks_path)  # read once: its table size comes with it
             n = _table_size(own[1], self.networks_path)

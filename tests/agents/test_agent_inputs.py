@@ -719,3 +719,19 @@ def test_ppo_and_search_refuse_a_one_hot_field_that_is_not_one_hot(name, field, 
         bad[block] = entries
         with pytest.raises(ValueError, match=rf"^{field} \(entries {block.start} to {block.stop - 1}\) is a one-hot"):
             agent.act(bad, mask)
+
+
+def test_a_path_that_starts_with_a_tilde_is_read_in_the_home_folder(tmp_path, monkeypatch):
+    """The shell leaves ~ as it is inside 'ppo:path=~/m.npz' (and after = in
+    --opponents=...): "no PPO model at ~/m.npz", for ppo:path=, search:path= and
+    networks_path=, where llama-rl serve's own paths read ~ as the home folder."""
+    from agents.ppo import DEFAULT_MODEL
+    from agents.search import NETWORKS
+
+    shutil.copy(DEFAULT_MODEL, tmp_path / "m.npz")
+    shutil.copy(FOUR_PLAYER_MODEL, tmp_path / "m4.npz")
+    shutil.copy(NETWORKS[4], tmp_path / "n4.npz")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert agents.make("ppo:path=~/m.npz").path == tmp_path / "m.npz"
+    search = agents.make("search:path=~/m4.npz:networks_path=~/n4.npz")
+    assert (search.path, search.networks_path) == (tmp_path / "m4.npz", tmp_path / "n4.npz")

@@ -209,6 +209,8 @@ def test_file_parameters_of_agent_specs_are_made_absolute(tmp_path, monkeypatch)
     )
     for same in ("heuristic", "cautious:threshold=2", "ppo:path=/abs/m.zip", "ppo:path="):
         assert absolute_agent_paths(same) == same
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # ~ is the home folder, as the agents read it (was ./~/m.zip)
+    assert absolute_agent_paths("ppo:path=~/m.zip") == f"ppo:path={tmp_path / 'home' / 'm.zip'}"
     config = TrainConfig(opponents={"ppo:path=m.zip": 1, f"ppo:path={here / 'm.zip'}": 2, "self": 1})
     assert config.with_absolute_paths().opponents == {f"ppo:path={here / 'm.zip'}": 3, "self": 1}
     assert TrainConfig().with_absolute_paths().opponents == TrainConfig().opponents

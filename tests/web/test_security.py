@@ -171,6 +171,22 @@ class TestNoFileSystemFromTheWeb:
             r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": f"ppo:path={path}"}]})
             assert r.status_code == 400 and r.json()["error"] == refused, path
 
+    def test_a_tilde_from_the_web_is_a_folder_inside_the_allowed_one(self, tmp_path, store, monkeypatch):
+        """The agents read a leading ~ in ppo:path= as the home folder: from the web it is
+        still a name inside the folder the server allows, and never reaches the home folder."""
+        home, models = tmp_path / "home", tmp_path / "models"
+        (models / "~").mkdir(parents=True)
+        home.mkdir()
+        shutil.copy(MODELS / "ppo_llama_2p.npz", home / "mine.npz")
+        monkeypatch.setenv("HOME", str(home))
+        client = client_for(create_app(store, model_dirs=[models]))
+        for spec in ("ppo:path=~/mine.npz", "search:path=~/mine.npz", "search:networks_path=~/mine.npz"):
+            r = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": spec}]})
+            assert r.status_code == 400 and "~/mine.npz: the file does not exist" in r.json()["error"], r.text
+        shutil.copy(MODELS / "ppo_llama_2p.npz", models / "~" / "mine.npz")
+        ok = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "ppo:path=~/mine.npz"}]})
+        assert ok.status_code == 201, ok.text
+
     def test_a_model_that_does_not_load_is_named_as_the_page_names_it(self, tmp_path, store):
         """Why an allowed model did not load (a run's model overtaken by a checkpoint, a
         run with no model yet, a broken or missing file) reached the page with the

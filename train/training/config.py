@@ -595,7 +595,8 @@ def _check_opponents(mix: Mapping[str, float]) -> None:
 def absolute_agent_paths(spec: str) -> str:
     """An agent spec with each file parameter (:func:`llama_env.agent.is_path_parameter`)
     made absolute, against the current folder (``ppo:path=m.zip`` ->
-    ``ppo:path=/home/me/m.zip``); a spec without one, or one that cannot be read, as it is."""
+    ``ppo:path=/home/me/m.zip``), a leading ``~`` read as the home folder, as the agents
+    read it; a spec without one, or one that cannot be read, as it is."""
     if ":" not in spec:
         return spec
     try:
@@ -603,7 +604,9 @@ def absolute_agent_paths(spec: str) -> str:
     except ValueError:  # refused where it is checked
         return spec
     params = {
-        key: os.path.abspath(value) if is_path_parameter(key) and isinstance(value, str) and value.strip() else value
+        key: os.path.abspath(os.path.expanduser(value))
+        if is_path_parameter(key) and isinstance(value, str) and value.strip()
+        else value
         for key, value in parsed.params.items()
     }
     return spec if params == dict(parsed.params) else AgentSpec(parsed.name, params).label
