@@ -37,8 +37,9 @@ it would search that fits no round at any hand size (a vector of no game) is a
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -599,19 +600,53 @@ class SearchAgent(BaseAgent):
 
 
 _BLAS: Any = None
+_BLAS_LOCK = threading.Lock()
+_BLAS_USERS = 0
+_BLAS_LIMIT: Any = None
 
 
-def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
     """numpy's BLAS on one thread, for a search's forward passes: its matrices are small, and
     a BLAS that spreads them over busy cores made a game of ``opponents="search"`` two to
     seven times slower on a loaded 2-core machine. The controller is made on first use
-    (it looks through the loaded libraries once)."""
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController
+    (it looks through the loaded libraries once).
 
-        _BLAS = ThreadpoolController()  # about 8 us a limit, against 200 for threadpool_limits
-    return _BLAS.limit(limits=1, user_api="blas")
+    The BLAS's threads are the whole process's: searches in several threads at once share
+    one limit, set by the first to start and lifted by the last to end. Each limiting for
+    itself, a second search took the first one's 1 as the number to go back to, and left
+    numpy on one thread for good."""
+    global _BLAS, _BLAS_USERS, _BLAS_LIMIT
+    with _BLAS_LOCK:
+        if not _BLAS_USERS:
+            if _BLAS is None:
+                from threadpoolctl import ThreadpoolController
+
+                _BLAS = ThreadpoolController()  # about 8 us a limit, against 200 for threadpool_limits
+            _BLAS_LIMIT = _BLAS.limit(limits=1, user_api="blas")
+            _drop_blas_claim()
+        _BLAS_USERS += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_USERS -= 1
+            if not _BLAS_USERS:
+                _BLAS_LIMIT.restore_original_limits()
+                _drop_blas_claim()
+                _BLAS_LIMIT = None
+
+
+def _drop_blas_claim() -> None:
+    """Let any thread set OpenBLAS's threads again. threadpoolctl 3.8 gives that say to the
+    thread that set them last, until it drops it (a limit's ``with`` drops it at its end):
+    the thread that lifts the search's limit may not be the one that set it, and while
+    that one lived, lifting it did nothing. Earlier versions give no such say."""
+    import threadpoolctl
+
+    drop = getattr(getattr(threadpoolctl, "OpenBLASController", None), "clear_controlling_thread", None)
+    if drop is not None:
+        drop()
 
 
 class _ReadsVersion1:

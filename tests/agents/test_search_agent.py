@@ -108,22 +108,72 @@ def test_it_searches_where_the_specialist_is_unsure_and_sometimes_overrules_it(p
 def test_it_searches_with_numpy_on_one_blas_thread(monkeypatch):
     """A BLAS spreading the search's small matrices over busy cores made a game of
     opponents="search" up to 5 times slower; the limit holds for the search alone."""
-    import contextlib
 
     import agents.search as search_module
 
     limits: list[dict[str, object]] = []
+    lifted: list[int] = []
 
     class Controller:
-        def limit(self, **kwargs: object) -> contextlib.AbstractContextManager[None]:
+        def limit(self, **kwargs: object) -> Controller:
             limits.append(kwargs)
-            return contextlib.nullcontext()
+            return self
+
+        def restore_original_limits(self) -> None:
+            lifted.append(len(limits))
 
     monkeypatch.setattr(search_module, "_BLAS", Controller())
     search = SearchAgent(worlds=4, below=1.0)
     _moves(search, 4, 1)
     assert search.searched > 0 and limits == [{"limits": 1, "user_api": "blas"}] * len(limits) and limits
+    assert lifted == list(range(1, len(limits) + 1))  # each lifted before the next search
     assert search_module.one_blas_thread() is not None
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_searches_in_two_threads_at_once_leave_numpy_s_blas_as_they_found_it():
+    """Each search limited the BLAS for itself: a second one that began while the first ran
+    took the first one's 1 as the number to go back to, and numpy stayed on one thread for
+    the rest of the process. One limit is now set by the first search to start and lifted
+    by the last to end, whichever thread that is: the one that set it still alive, as a
+    thread pool's worker is (threadpoolctl 3.8 let only that thread lift it)."""
+    import threading
+
+    from agents.search import one_blas_thread
+
+    before = _blas_threads()
+    if not before or min(before) < 2:
+        pytest.skip("numpy's BLAS runs on one thread here")
+    steps = {name: threading.Event() for name in ("first in", "second in", "first out", "second out")}
+    seen: dict[str, list[int]] = {}
+
+    def first() -> None:
+        with one_blas_thread():
+            steps["first in"].set()
+            steps["second in"].wait(10)
+        steps["first out"].set()
+        steps["second out"].wait(10)  # alive while the second lifts the limit
+
+    def second() -> None:
+        steps["first in"].wait(10)
+        with one_blas_thread():
+            steps["second in"].set()
+            steps["first out"].wait(10)
+            seen["second alone"] = _blas_threads()
+        steps["second out"].set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen == {"second alone": [1] * len(before)}  # the limit holds for the last one
+    assert _blas_threads() == before
 
 
 def test_the_same_seed_plays_the_same_moves():
