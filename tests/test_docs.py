@@ -381,3 +381,16 @@ def test_the_reference_shows_how_to_make_each_class() -> None:
         assert (str(shown.value), str(entry.parameters[f.name].default)) == (repr(default),) * 2, f.name
         assert shown.docstring is not None, f.name
         assert html.unescape(re.sub(r"\\(.)", r"\1", shown.docstring.value)) == f.metadata["help"], f.name
+
+
+def test_every_word_in_italics_on_the_agents_page_is_a_term() -> None:
+    """docs/agents.md says its words in italics are explained under Terms: *value network*
+    and *belief network* were not."""
+    text = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    body, terms = text.split("\n## Terms\n")
+    explained = {t.lower() for t in re.findall(r"^\* \*\*(.+?)\*\*", terms, flags=re.M)}
+    prose = re.sub(r"`[^`]*`", "", re.sub(r"```.*?```", "", body, flags=re.S))
+    italic = {" ".join(w.lower().split()) for w in re.findall(r"(?<![*\w])\*(\w[^*]{0,40}?)\*(?![*\w])", prose)}
+    italic -= {"italics"}
+    missing = {w for w in italic if w not in explained and w.rstrip("s") not in explained}
+    assert italic and not missing, f"in italics on docs/agents.md but not under Terms: {sorted(missing)}"
