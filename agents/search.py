@@ -31,7 +31,8 @@ unsearched, which is ``ppo``'s heads-up and at 4 players and ``ppo_v3``'s at 6 (
 players ``below=0`` plays exactly as ``ppo_v3``, not as ``ppo``). Given a version-0
 observation it plays the general model at every size, exactly as ``ppo``. An observation
 it would search that fits no round at any hand size (a vector of no game) is a
-``ValueError`` saying why, not read as another hand size.
+``ValueError`` saying why, not read as another hand size, and so is an action mask that
+allows a move the rules do not allow in the game behind it (its worlds would play it).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from llama_env.engine import (
     MIN_PLAYERS,
     NUM_ACTIONS,
     NUM_CARD_VALUES,
+    Action,
     LlamaGame,
     Rules,
     brief,
@@ -550,7 +552,13 @@ class SearchAgent(BaseAgent):
                         raise ValueError(f"{where} fits no round of the game at any hand size: {exc}") from None
                     self._warn_unused(n, DEFAULT_END_SCORE, dealt=False)  # dealt another hand size: no world to search
                     continue
-                decisions.append(_Decision(r, n, np.flatnonzero(masks[r]).tolist(), obs[r], state))
+                legal = np.flatnonzero(masks[r]).tolist()
+                unfit = _unfit_mask(legal, state)
+                if unfit:
+                    mask = "the action mask" if len(obs) == 1 else f"action mask {r}"
+                    where = "the observation" if len(obs) == 1 else f"observation {r}"
+                    raise ValueError(f"{mask} does not fit {where}: {unfit}")
+                decisions.append(_Decision(r, n, legal, obs[r], state))
         searched = np.zeros(len(obs), dtype=bool)
         found: list[np.ndarray] = []
         if decisions:
@@ -691,6 +699,28 @@ class SearchedMoves:
     """``(B, 9)`` float64: in a searched row, each legal move's mean value over the
     worlds (the chance to win the game); NaN for the illegal moves and the rows not
     searched. The move played is the legal move of the highest value."""
+
+
+def _unfit_mask(legal: list[int], state: PublicState) -> str:
+    """Why the moves ``legal`` of a mask do not fit the game behind ``state`` (``""``: they
+    do). Its worlds would try a move the rules do not allow there, and the search would
+    fail with the illegal moves of hundreds of imagined games, which the user never
+    played. A mask that leaves a legal move out fits (the search tries only those it
+    allows). The observer's legal moves are the same in every world (its own hand, the top
+    card, whether the draw pile holds a card and whether another player is still in decide
+    them): they are read from one, dealt in order."""
+    cards = [v + 1 for v in range(NUM_CARD_VALUES) for _ in range(state.unseen[v])]
+    ends = np.cumsum(state.hand_sizes).tolist()
+    hands = [cards[end - size : end] for size, end in zip(state.hand_sizes, ends, strict=True)]
+    allowed = deal_world(state, hands, np.random.default_rng(0)).legal_actions()
+    if set(legal) <= set(allowed):
+        return ""
+
+    def names(actions: Iterable[int]) -> str:
+        return ", ".join(f"{a} ({Action(a).name})" for a in actions)
+
+    extra = names(a for a in legal if a not in allowed)
+    return f"it allows {extra}, which the rules do not; legal there: {names(allowed)}"
 
 
 @dataclass(frozen=True)

@@ -491,3 +491,33 @@ def test_the_search_plays_the_best_mean_over_its_worlds_not_the_best_single_worl
     np.testing.assert_allclose(out.values[0, legal], _one_lucky_world(legal.size).mean(axis=0))
     monkeypatch.setattr(search_module, "engine_values", lambda worlds, seat, legal, *a: _one_lucky_world(len(legal)))
     assert search_module.searched_move([], 0, [4, 7, 8], None, None, []) == 7
+
+
+def _draw_or_quit(players: int) -> LlamaGame:
+    """A heuristic game at its first decision with only a draw and a quit."""
+    game, heuristic = LlamaGame(players, rng=3), HeuristicAgent()
+    while game.legal_actions() != [7, 8]:
+        seat = game.current_player
+        game.step(heuristic.act(encode(game, seat), action_mask(game.legal_actions())))
+    return game
+
+
+def test_a_mask_that_does_not_fit_the_observation_is_refused_before_a_world_is_played():
+    """All nine allowed at a draw-or-quit decision: the search tried them in its worlds and
+    failed with "IllegalActionError game 0, seat 0: action 0 (PLAY_1) is illegal ... (and 335
+    more game(s) ...)", naming games the user never played. A mask that leaves a legal move
+    out still fits: the search tries the moves it allows."""
+    game = _draw_or_quit(4)
+    obs, mask = encode_v1(game, game.current_player), action_mask([7, 8])
+    search = SearchAgent(worlds=2, below=1.0, seed=0)
+    plays = r"0 \(PLAY_1\), 1 \(PLAY_2\), 2 \(PLAY_3\), 3 \(PLAY_4\), 4 \(PLAY_5\), 5 \(PLAY_6\), 6 \(PLAY_LLAMA\)"
+    with pytest.raises(
+        ValueError,
+        match=rf"^the action mask does not fit the observation: it allows {plays}, which the rules do not; "
+        r"legal there: 7 \(DRAW\), 8 \(QUIT\)$",
+    ):
+        search.act(obs, np.ones(9, dtype=bool))
+    with pytest.raises(ValueError, match=r"^action mask 1 does not fit observation 1: it allows 0 \(PLAY_1\),"):
+        search.act_batch(np.stack([obs, obs]), np.stack([mask, action_mask([0, 7, 8])]))
+    assert search.act(obs, mask) in (7, 8) and search.searched == 1
+    assert search.act(obs, action_mask([8])) == 8  # one move allowed: nothing to search
