@@ -321,6 +321,16 @@ def test_a_store_of_fixed_entropy_deals_the_same_games_in_the_same_order():
     assert deals(SessionStore()) != first and deals(SessionStore(entropy=6)) != first
 
 
+def test_the_table_says_whose_page_has_come(client):
+    """``joined``: the people's seats whose page has come, so the page that holds a
+    friend's link can say the friend has not opened it (it could only guess from moves)."""
+    state = create(client, "Ann", "@heuristic", "Bob")
+    assert state["joined"] == [0]
+    bob = next(link["token"] for link in state["links"] if link["seat"] == 2)
+    assert client.get(f"/api/games/{state['id']}", headers=as_(bob)).json()["joined"] == [0, 2]
+    assert client.get(f"/api/games/{state['id']}", headers=as_(state["token"])).json()["joined"] == [0, 2]
+
+
 def test_people_at_one_table_each_see_and_move_only_their_seat(client, store):
     state = create(client, "Ann", "@heuristic", "Bob")  # (a game of people takes no seed)
     links = {link["seat"]: link["token"] for link in state["links"]}

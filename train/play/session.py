@@ -562,7 +562,8 @@ class GameSession:
         """What ``viewer`` may see now, with the events after frame ``since`` (all
         kept ones when ``None``; at most :data:`MAX_EVENTS`, the latest). Once the game
         is over, ``history_id`` is its id in the history, ``None`` when it was not saved;
-        ``saving`` is true while that is not known yet."""
+        ``saving`` is true while that is not known yet. ``joined`` lists the people's
+        seats whose page has come (a link opened), ``away`` those the table may hand on."""
         frames = list(self._frames)  # a copy: the thread that moves may append and trim meanwhile
         roles = self._roles  # one value: a hand-over replaces it whole
         over_done = self._over_done  # (read before history_id: on_over sets that, then this)
@@ -600,6 +601,7 @@ class GameSession:
             "history_id": self.history_id,
             "saving": game_over and not over_done,
             "away": away,
+            "joined": [p for p in roles.people if p in self.seen],
             "left": sorted(roles.left),
             "can_leave": not game_over and self._others_play_on(viewer, roles.people, away),
         }

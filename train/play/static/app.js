@@ -20,7 +20,6 @@ const PLAYABLE_ON = (top) => [top, top % 7 + 1];
 let game = null;          // the last state from the server
 let token = null;         // this page's seat token
 let queue = [];           // events still to show
-let movedSeats = new Set();  // the seats seen to move in this game (see linkNudge)
 let animating = false;
 let autoplay = null;
 let poller = null;
@@ -400,7 +399,6 @@ function begin(state, opened = false) {
   stopAutoplay();
   stopPolling();
   queue = [];
-  movedSeats = new Set();
   pollFailures = 0;
   window.llamaAnimated = 0;
   game = null;
@@ -485,7 +483,6 @@ function adopt(state) {
 
 function receive(state, opened = false) {
   adopt(state);
-  for (const event of state.events) if (event.type === "move") movedSeats.add(event.seat);
   if (state.truncated) log("(earlier moves left out)", "note");
   if (opened) {  // the game so far, written at once: only what happens from now on is shown move by move
     for (const event of state.events) logEvent(event);
@@ -724,7 +721,7 @@ function render() {
     const gone = me.person ? "" : `${me.agent} plays your seat now: you are watching.`;
     const nudge = game.game_over || game.your_turn || gone ? null : linkNudge(game.table.current_player);
     const line = game.game_over ? game.result : game.your_turn ? yourTurnText() : gone ||
-      `Waiting for ${waiting}…${nudge ? ` ${waiting} has not played yet:` : ""}`;
+      `Waiting for ${waiting}…${nudge ? ` ${waiting} has not opened the link yet:` : ""}`;
     showTurn(line, game.your_turn);
     if (nudge) $("turn").append(" ", nudge);
     sayTurn($("turn").textContent);
@@ -745,12 +742,12 @@ function render() {
   askedStill();
 }
 
-// The table waits for a person who has not moved yet, whose link this page holds (it
-// started the game): they may not have it, and on a phone the links are out of sight below
+// The table waits for a person whose page has not come yet (game.joined: their link not
+// opened), whose link this page holds (it started the game): they may not have it, and on a phone the links are out of sight below
 // the table. A button leads to the link (its Copy button).
 function linkNudge(p) {
   const row = $("invite-list").querySelector(`li[data-seat="${p}"]`);
-  if (!row || movedSeats.has(p) || !game.table.seats[p].person) return null;
+  if (!row || game.joined.includes(p) || !game.table.seats[p].person) return null;
   return el("button", {
     class: "link send-link", text: "send the link",
     "aria-label": `go to ${game.table.seats[p].name}'s link, to send it`,
@@ -964,8 +961,9 @@ function schedulePoll() {
         if ([LOST, BUSY].includes($("game-error").textContent)) $("game-error").textContent = "";
       }
       if (state.events.length || state.seq !== game.seq) { window.llamaIdle = false; receive(state); return; }
-      if (String(state.away) !== String(game.away) || state.can_leave !== game.can_leave || state.saving !== game.saving) {
-        adopt(state);  // who is away, whether this page may leave, the save: shown without an event
+      const unevented = (s) => [s.away, s.joined, s.can_leave, s.saving].map(String).join("|");
+      if (unevented(state) !== unevented(game)) {
+        adopt(state);  // who is away or came, whether this page may leave, the save: shown without an event
         render();
       }
     } catch (err) {
