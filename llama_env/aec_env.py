@@ -309,6 +309,8 @@ class LlamaAECEnv(AECEnv):
         self._begin(LlamaGame.unchecked(self.rules, self._rng, self.random_first_player))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``agent``'s ``{"observation", "action_mask"}``: the mask is all zero unless it is
+        that agent's turn, so one loop reads every agent the same way."""
         table = self.table
         if table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
@@ -328,6 +330,9 @@ class LlamaAECEnv(AECEnv):
         return {"observation": obs, "action_mask": unchecked_action_mask(game.legal_actions())}
 
     def step(self, action: Any) -> None:
+        """Play ``action`` for :attr:`agent_selection`; the rewards of a round that ends are in
+        ``rewards``. An illegal action raises :class:`~llama_env.engine.IllegalActionError`,
+        the game untouched (:func:`env`'s wrappers end the game with a penalty instead)."""
         table = self.table
         if table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
@@ -372,6 +377,8 @@ class LlamaAECEnv(AECEnv):
         return illegal_action_reward(self.reward_mode, self.rules.end_score, self._paid[agent])
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last()`` for the agent to act, with a clear error before
+        ``reset()`` and once every agent has stepped out."""
         if self.table is None:
             raise RuntimeError("the env has no game yet: call reset() first")
         if not self.agents:  # the last agent stepped out: no agent is selected
@@ -394,6 +401,9 @@ class LlamaAECEnv(AECEnv):
             self.terminations = dict.fromkeys(agents, True)
 
     def render(self) -> Any:
+        """The table from the seat to act: text (returned for ``"ansi"``, printed for
+        ``"human"``), with the result of a round that just ended, or a picture for
+        ``"rgb_array"`` (the ``web`` extra)."""
         if self.render_mode is None:
             from gymnasium.logger import warn
 

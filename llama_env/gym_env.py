@@ -199,6 +199,10 @@ class LlamaEnv(gym.Env):
     # ------------------------------------------------------------------ gym API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Deal a new game, draw the learner's seat (unless ``seat`` fixed it) and play the
+        opponents up to its first turn. ``seed`` seeds the episode's generator (the deals,
+        the seat, the opponents' seeds); ``options`` are refused, as the seat, the
+        opponents and the rules are arguments of ``gym.make``."""
         if options:  # silently ignored, reset(options={"seat": 2}) looked as if it worked
             raise ValueError(
                 f"Llama-v0 takes no reset options, got {sorted(map(str, options))}: the seat, the opponents "
@@ -233,6 +237,10 @@ class LlamaEnv(gym.Env):
         return self._encode(self.table.game, self.seat), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Play the learner's ``action``, then the opponents up to its next turn; the reward is
+        what the rounds that ended pay it (:mod:`llama_env.rewards`). An illegal action
+        raises :class:`~llama_env.engine.IllegalActionError`, the game untouched, or with
+        ``illegal_action="terminate"`` ends the episode with a penalty."""
         table = self.table
         if table is None:
             raise RuntimeError("call reset() before step()")
@@ -317,6 +325,9 @@ class LlamaEnv(gym.Env):
         return results
 
     def render(self) -> Any:  # str for 'ansi', an array for 'rgb_array', None for 'human'
+        """The table as the learner sees it: text with the results of the rounds that ended
+        in the last step (returned for ``"ansi"``, printed for ``"human"``), or a picture
+        for ``"rgb_array"`` (the ``web`` extra; every hand shows once the game is over)."""
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
