@@ -44,6 +44,7 @@ __all__ = [
     "resolve",
     "reset_agent",
     "seat_member",
+    "seat_for_game",
     "SeedKey",
     "seed_int",
     "seed_keys",
@@ -554,6 +555,26 @@ def own_keys(agents: Sequence[Agent], keys: Sequence[SeedKey]) -> list[SeedKey]:
     from the seeds of the game (:func:`seat_member`) as without it."""
     pairs = zip(agents, keys, strict=True)
     return [() if population_members(agent) is not None else tuple(key) for agent, key in pairs]
+
+
+def seat_for_game(agent: Agent, seed: int | None, key: SeedKey = ()) -> Agent:
+    """The player ``agent`` seats for one game, reset for it: ``agent`` itself, or, for a
+    population (:func:`is_population`, as ``perturbed``), a member of its own drawn from
+    ``seed`` (:func:`seat_member`), the member the population's own ``reset(seed)`` would
+    pick; the population's own ``act`` is never called. The player is reset with
+    ``seed``, ``key`` (:func:`own_keys`: a spec's own ``seed=``) mixed in
+    (:func:`seed_int`); a ``None`` seed draws the member from fresh randomness and lets
+    the player keep its own random state.
+
+    The drivers that seat an agent per game, ``Llama-v0`` (through
+    :func:`~llama_env.table.deal_table`), terminal play and the web app, all seat through
+    here, so a population plays alike in each. Unchecked, as :func:`seat_member` (callers
+    :func:`resolve` the agent once); what the player's ``reset`` raises goes through as it
+    is, for the caller to name the seat."""
+    if is_population(agent):
+        agent = seat_member(agent, np.random.default_rng(seed))
+    reset_agent(agent, seed_int(seed, *key) if key and seed is not None else seed)
+    return agent
 
 
 def reset_agent(agent: object, seed: int | None) -> None:

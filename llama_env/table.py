@@ -46,10 +46,8 @@ from llama_env.agent import (
     agent_label,
     batch_from,
     check_agent,
-    is_population,
     reset_agent,
-    seat_member,
-    seed_int,
+    seat_for_game,
 )
 from llama_env.batch import BatchEngine
 from llama_env.engine import (
@@ -448,7 +446,7 @@ def deal_table(
     the scalar VecEnv start every game through here, which is why the same generator
     gives both the same game. A population (:func:`~llama_env.agent.is_population`, as
     ``perturbed``) is not seated itself: each of its seats gets a member of its own
-    (:func:`~llama_env.agent.seat_member`), drawn from that seat's seed, the member the
+    (:func:`~llama_env.agent.seat_for_game`), drawn from that seat's seed, the member the
     population's own ``reset`` would pick, and reset with it; its members are not checked
     here (callers :func:`~llama_env.agent.resolve` it once). ``names`` labels the seats
     in messages (see :class:`Table`; by default an opponent's label, a population's and
@@ -469,11 +467,8 @@ def deal_table(
         if names is None:
             labels[at] = agent_label(agent)
         drawn = int(rng.integers(2**31))
-        if is_population(agent):  # a member at each seat, never the population's own act
-            agent = seat_member(agent, np.random.default_rng(drawn))
-        agents[at] = agent
-        key = keys[i] if keys is not None else ()
-        reset_seat(agent, seed_int(drawn, *key) if key else drawn, labels[at], at)
+        with _Blame(labels[at], at, " in reset"):  # as reset_seat names it
+            agents[at] = seat_for_game(agent, drawn, keys[i] if keys is not None else ())
     game = LlamaGame(rules=rules, rng=rng, random_first_player=random_first_player)
     return Table(game, agents, names=labels, listener=listener)
 

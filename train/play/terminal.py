@@ -27,7 +27,7 @@ from typing import TextIO
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve
+from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve, seat_for_game
 from llama_env.engine import (
     NUM_ACTIONS,
     Action,
@@ -283,17 +283,16 @@ def _seat_agents(
     specs: Sequence[tuple[int, AgentLike]], n: int, seeds: Sequence[int | None]
 ) -> tuple[list[Agent | None], list[str]]:
     """The agents at their seats, each reset for a new game with ``seeds[seat + 1]``
-    (``None``: as the agent's own seed, or none, has it; a population such as
-    ``perturbed`` then draws its member), and how messages name each seat: the agent's
-    label, as the command line wrote it."""
+    (``None``: as the agent's own seed, or none, has it), and how messages name each
+    seat: the agent's label, as the command line wrote it. A population (``perturbed``)
+    seats a member of its own at each of its seats, drawn from that seed, as ``Llama-v0``
+    seats it (:func:`~llama_env.agent.seat_for_game`): its own ``act`` is never called."""
     seats: list[Agent | None] = [None] * n
     labels = [f"player_{p}" for p in range(n)]
     for p, spec in specs:
         labels[p] = agent_label(spec)
-        with _blamed(labels, p):
-            agent = resolve(spec, seed=seeds[p + 1])
-            reset_agent(agent, seeds[p + 1])  # every game: its own seed, else one of its own drawing
-        seats[p] = agent
+        with _blamed(labels, p):  # every game: its own seed, else one of its own drawing
+            seats[p] = seat_for_game(resolve(spec, seed=seeds[p + 1]), seeds[p + 1])
     return seats, labels
 
 
