@@ -20,6 +20,7 @@ from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
 from train._program import EXIT_INTERRUPTED, EXIT_USAGE, PROG, is_terminal, say_on_stderr
+from train.evaluation.runner import GamesInterrupted
 
 __all__ = [
     "PROG",
@@ -29,6 +30,7 @@ __all__ = [
     "CommandError",
     "EXIT_GAME_FAILED",
     "game_errors",
+    "games_kept",
     "standard_output",
     "HelpFormatter",
     "AGENT_SYNTAX",
@@ -92,6 +94,23 @@ def game_errors(prefix: str = "") -> Iterator[None]:
         raise CommandError(f"{prefix}{exc}", code=EXIT_GAME_FAILED) from None
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+
+
+@contextlib.contextmanager
+def games_kept(out: TextIO) -> Iterator[None]:
+    """``eval`` and ``tournament`` stopped by Ctrl-C (or SIGTERM): the table of the games
+    finished is printed to ``out``, headed by what it is of (``interrupted: the first 1,234
+    of 4,000 games, in order ...``), before ``llama-rl: interrupted`` and exit 130 (the
+    games finished were lost); nothing where no game had finished. An ``out`` that
+    refuses the write loses the table, not the exit code."""
+    try:
+        yield
+    except GamesInterrupted as stop:
+        if stop.partial is not None:
+            lead = "\n" if is_terminal(out) else ""  # past the ^C the terminal shows
+            with contextlib.suppress(OSError, ValueError):
+                print(f"{lead}{stop}\n{stop.partial}", file=out, flush=True)
+        raise
 
 
 def standard_output(why: str) -> TextIO:

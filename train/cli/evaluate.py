@@ -19,6 +19,7 @@ from train.cli.common import (
     add_run_options,
     agent_specs,
     game_errors,
+    games_kept,
     missing_dependency,
     players_type,
     progress_wanted,
@@ -61,10 +62,11 @@ class EvalCommand:
 
 
 def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
-    """Play ``cmd.games`` games and print the evaluation table to ``out``; return the result."""
+    """Play ``cmd.games`` games and print the evaluation table to ``out``; return the result.
+    Interrupted, it prints the table of the games finished before raising on (:func:`games_kept`)."""
     if out is None:  # the printed table is the result; with --record the games are kept too
         out = sys.stdout if cmd.record else standard_output("eval prints its results on it")
-    with missing_dependency("llama-rl eval"):
+    with missing_dependency("llama-rl eval"), games_kept(out):
         result = evaluate(
             list(cmd.agents),
             cmd.games,

@@ -20,6 +20,7 @@ from train.cli.common import (
     add_run_options,
     agent_specs,
     game_errors,
+    games_kept,
     missing_dependency,
     players_type,
     progress_wanted,
@@ -63,10 +64,11 @@ class TournamentCommand:
 
 
 def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> TournamentResult:
-    """Play a tournament and print the ratings and the pairwise matrix to ``out``; return the result."""
+    """Play a tournament and print the ratings and the pairwise matrix to ``out``; return the result.
+    Interrupted, it prints those of the games finished before raising on (:func:`games_kept`)."""
     if out is None:  # the printed table is the result; with --record the games are kept too
         out = sys.stdout if cmd.record else standard_output("tournament prints its ratings on it")
-    with missing_dependency("llama-rl tournament"):
+    with missing_dependency("llama-rl tournament"), games_kept(out):
         result = tournament(
             list(cmd.agents),
             cmd.num_players,

@@ -10,7 +10,9 @@
 * :mod:`train.evaluation.analysis`: tables for notebooks from game records;
 * :mod:`train.evaluation.report`: the new-agent-vs-shipped-agent table of ``llama-rl train``;
 * :class:`ChunkExecutor`: where the chunks of games are played (default
-  :class:`LocalProcesses`, a process pool on this machine), for spreading them further.
+  :class:`LocalProcesses`, a process pool on this machine), for spreading them further;
+* :class:`GamesInterrupted`: the ``KeyboardInterrupt`` of games stopped by Ctrl-C, which
+  carries the result of the games that had finished.
 """
 
 from train.evaluation.evaluate import EvalResult, evaluate, seatings
@@ -18,6 +20,7 @@ from train.evaluation.runner import (
     ChunkExecutor,
     GameColumns,
     GameRecord,
+    GamesInterrupted,
     GameTask,
     LocalProcesses,
     agent_display_names,
@@ -32,6 +35,7 @@ __all__ = [
     "EvalResult",
     "GameColumns",
     "GameRecord",
+    "GamesInterrupted",
     "GameTask",
     "LocalProcesses",
     "Rating",

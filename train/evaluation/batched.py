@@ -42,6 +42,7 @@ from train.evaluation.runner import (
     KEY_BATCH,
     ChunkExecutor,
     GameColumns,
+    GamesInterrupted,
     GameTask,
     RunArgs,
     agent_display_names,
@@ -219,16 +220,20 @@ def play_batched(
     names = agent_display_names(agents)
     bounds = chunk_bounds(len(seats))
     jobs = [(c, a, seats[a:b]) for c, (a, b) in enumerate(itertools.pairwise(bounds))]
-    done = run_chunks(
-        agents,
-        jobs,
-        _play_batch_chunk,
-        args=RunArgs(names, seed, rules, None, seed_keys(agents)),
-        workers=workers,
-        sizes=[len(j[2]) for j in jobs],
-        progress=progress,
-        executor=executor,
-    )
+    try:
+        done = run_chunks(
+            agents,
+            jobs,
+            _play_batch_chunk,
+            args=RunArgs(names, seed, rules, None, seed_keys(agents)),
+            workers=workers,
+            sizes=[len(j[2]) for j in jobs],
+            progress=progress,
+            executor=executor,
+        )
+    except GamesInterrupted as stop:
+        stop.carry(GameColumns.concat)
+        raise
     return GameColumns.concat(done)
 
 
@@ -260,9 +265,13 @@ def play_either(
     if batched is not False:
         refusal = batch_refusal(agents, duplicate=duplicate, record_dir=record_dir, rules=rules)
         if refusal is None:
-            games = play_batched(
-                agents, seat_agents, seed=seed, workers=workers, rules=rules, progress=progress, executor=executor
-            )
+            try:
+                games = play_batched(
+                    agents, seat_agents, seed=seed, workers=workers, rules=rules, progress=progress, executor=executor
+                )
+            except GamesInterrupted as stop:
+                stop.carry(lambda finished: (finished, True))
+                raise
             return games, True
         if batched:
             raise ValueError(f"these games cannot be played on the batched engine: {refusal}")
@@ -270,14 +279,18 @@ def play_either(
         GameTask(i, key, tuple(seats))
         for i, (key, seats) in enumerate(zip(deal_keys.tolist(), seat_agents.tolist(), strict=True))
     ]
-    records = play_games(
-        agents,
-        tasks,
-        seed=seed,
-        workers=workers,
-        rules=rules,
-        progress=progress,
-        record_dir=record_dir,
-        executor=executor,
-    )
+    try:
+        records = play_games(
+            agents,
+            tasks,
+            seed=seed,
+            workers=workers,
+            rules=rules,
+            progress=progress,
+            record_dir=record_dir,
+            executor=executor,
+        )
+    except GamesInterrupted as stop:
+        stop.carry(lambda finished: (GameColumns.of(finished, rules.num_players), False))
+        raise
     return GameColumns.of(records, rules.num_players), False

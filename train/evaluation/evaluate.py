@@ -31,7 +31,14 @@ from llama_env.engine import (
     rule_option_fields,
 )
 from train.evaluation.batched import play_either
-from train.evaluation.runner import ChunkExecutor, agent_display_names, agent_list, check_num_games
+from train.evaluation.runner import (
+    ChunkExecutor,
+    GameColumns,
+    GamesInterrupted,
+    agent_display_names,
+    agent_list,
+    check_num_games,
+)
 from train.evaluation.stats import AgentStats, aggregate, json_number, pandas
 
 __all__ = ["EvalResult", "evaluate", "seatings", "table_orders"]
@@ -311,6 +318,10 @@ def evaluate(
             :class:`~train.evaluation.runner.ChunkExecutor` (default: a process pool on
             this machine, :class:`~train.evaluation.runner.LocalProcesses`). Any executor
             gives the same numbers for the same seed.
+
+    Stopped by Ctrl-C, it raises :class:`~train.evaluation.runner.GamesInterrupted`, a
+    ``KeyboardInterrupt`` whose ``partial`` is the result of the first games that had
+    finished (``None`` if none had).
     """
     agents = agent_list(agents)
     n = len(agents)
@@ -327,27 +338,36 @@ def evaluate(
     seat_agents = seatings(num_games, n, rotate=rotate or duplicate, every_order=every_order)  # checks every_order
     deal_keys = index // n if duplicate else index
     names = agent_display_names(agents)
-    games, was_batched = play_either(
-        agents,
-        seat_agents,
-        deal_keys,
-        seed=seed,
-        workers=workers,
-        rules=rules,
-        progress=progress,
-        record_dir=record_dir,
-        duplicate=duplicate,
-        batched=batched,
-        executor=executor,
-    )
-    return EvalResult(
-        names=names,
-        rules=rules,
-        num_games=num_games,
-        seed=seed,
-        duplicate=duplicate,
-        rotate=rotate or duplicate,
-        **aggregate(games, names, duplicate, n),
-        batched=was_batched,
-        every_order=every_order,
-    )
+
+    def measured(games: GameColumns, was_batched: bool) -> EvalResult:
+        return EvalResult(
+            names=names,
+            rules=rules,
+            num_games=len(games),
+            seed=seed,
+            duplicate=duplicate,
+            rotate=rotate or duplicate,
+            **aggregate(games, names, duplicate, n),
+            batched=was_batched,
+            every_order=every_order,
+        )
+
+    try:
+        games, was_batched = play_either(
+            agents,
+            seat_agents,
+            deal_keys,
+            seed=seed,
+            workers=workers,
+            rules=rules,
+            progress=progress,
+            record_dir=record_dir,
+            duplicate=duplicate,
+            batched=batched,
+            executor=executor,
+        )
+    except GamesInterrupted as stop:  # the games finished, measured; whole deals, on which the intervals rest
+        whole = stop.games // n * n if duplicate else stop.games
+        stop.carry(lambda finished: measured(finished[0].head(whole), finished[1]), whole)
+        raise
+    return measured(games, was_batched)

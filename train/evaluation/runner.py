@@ -75,6 +75,7 @@ __all__ = [
     "GameRecord",
     "GameColumns",
     "GameTask",
+    "GamesInterrupted",
     "play_games",
     "agent_display_names",
     "check_num_games",
@@ -172,6 +173,10 @@ class GameColumns:
 
     def __len__(self) -> int:
         return len(self.index)
+
+    def head(self, games: int) -> GameColumns:
+        """The first ``games`` rows."""
+        return GameColumns(*(getattr(self, f.name)[:games] for f in fields(self)))
 
     @property
     def win_shares(self) -> np.ndarray:
@@ -625,7 +630,10 @@ def run_chunks(
     table sizes or one whose parameters go unused there
     (:func:`llama_env.agent.table_warnings`), is said here once, before any game: an
     agent's own warning as it played was given in every worker process, and a Python
-    caller catching warnings never saw it."""
+    caller catching warnings never saw it.
+
+    Stopped by Ctrl-C (or SIGTERM as Ctrl-C), it raises :class:`GamesInterrupted` with
+    the results of the chunks finished in a row from the first."""
     workers = num_workers(workers)
     if isinstance(executor, type):  # its run is a function that wants an instance first
         raise ValueError(f"executor must be an instance: {executor.__name__}(), not the class {executor.__name__}")
@@ -638,39 +646,100 @@ def run_chunks(
     for warning in table_warnings(agents, rules):
         warnings.warn(warning, stacklevel=5)  # the caller of evaluate or tournament
     payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
-    out: list[R] = []
-    with game_bar(progress, sum(sizes)) as bar:
-        if payload is None:
-            objs = _forewarned([resolve(a) for a in agents], rules)
-            for c, size in zip(chunks, sizes, strict=True):
-                out.append(work(objs, args, c))
-                bar.update(size)
-        else:
-            runner = executor or LocalProcesses()
-            jobs = [(functools.partial(_numbered, work, k), c) for k, c in enumerate(chunks)]
-            results = runner.run(payload, jobs, workers)
-            done: dict[int, R] = {}
-            try:
-                for item in results:  # in any order: each comes with its job's place
-                    k, result = _place(item, runner, len(chunks))
-                    if k in done:
-                        raise RuntimeError(
-                            f"the executor {runner!r} returned more results than its {len(chunks)} jobs "
-                            f"(job {k}'s twice)"
-                        )
-                    done[k] = result
-                    bar.update(sizes[k])
-                if len(done) < len(chunks):
-                    raise RuntimeError(f"the executor {runner!r} returned {len(done)} results for {len(chunks)} jobs")
-                out = [done[k] for k in range(len(chunks))]
-            except AgentError as exc:
-                _bring_back_cause(exc)
-                raise
-            finally:  # stopped early (Ctrl-C in this loop): the executor stops its chunks now
-                close = getattr(results, "close", None)
-                if callable(close):
-                    close()
-    return out
+    done: dict[int, R] = {}  # by the chunk's place: what an interrupt leaves
+    try:
+        with game_bar(progress, sum(sizes)) as bar:
+            if payload is None:
+                objs = _forewarned([resolve(a) for a in agents], rules)
+                for k, (c, size) in enumerate(zip(chunks, sizes, strict=True)):
+                    done[k] = work(objs, args, c)
+                    bar.update(size)
+            else:
+                _run_spread(executor or LocalProcesses(), payload, chunks, work, workers, sizes, bar, done)
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM as Ctrl-C: the games finished are kept
+        first = 0
+        while first in done:
+            first += 1
+        finished = [done[k] for k in range(first)]
+        interrupted = GamesInterrupted(finished or None, sum(sizes[:first]), sum(sizes))
+        raise interrupted.with_traceback(stop.__traceback__) from None
+    return [done[k] for k in range(len(chunks))]
+
+
+def _run_spread(
+    runner: ChunkExecutor,
+    payload: bytes,
+    chunks: Sequence[C],
+    work: Callable[[list[Agent], RunArgs, C], R],
+    workers: int,
+    sizes: Sequence[int],
+    bar: Any,
+    done: dict[int, R],
+) -> None:
+    """:func:`run_chunks`' chunks spread by ``runner``, each result put in ``done`` at its
+    chunk's place as it comes (an interrupt leaves those that came)."""
+    jobs = [(functools.partial(_numbered, work, k), c) for k, c in enumerate(chunks)]
+    results = runner.run(payload, jobs, workers)
+    try:
+        for item in results:  # in any order: each comes with its job's place
+            k, result = _place(item, runner, len(chunks))
+            if k in done:
+                raise RuntimeError(
+                    f"the executor {runner!r} returned more results than its {len(chunks)} jobs (job {k}'s twice)"
+                )
+            done[k] = result
+            bar.update(sizes[k])
+        if len(done) < len(chunks):
+            raise RuntimeError(f"the executor {runner!r} returned {len(done)} results for {len(chunks)} jobs")
+    except AgentError as exc:
+        _bring_back_cause(exc)
+        raise
+    finally:  # stopped early (Ctrl-C in this loop): the executor stops its chunks now
+        close = getattr(results, "close", None)
+        if callable(close):
+            close()
+
+
+class GamesInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM, which ``llama-rl`` turns into Ctrl-C) that stopped games under
+    way, with what the games finished before it give: still a ``KeyboardInterrupt``, so
+    code that catches that is unchanged.
+
+    ``partial`` is what the function interrupted would have returned, for its first
+    ``games`` of the ``planned`` games alone (an :class:`~train.evaluation.EvalResult`
+    from :func:`~train.evaluation.evaluate`, a
+    :class:`~train.evaluation.TournamentResult` from
+    :func:`~train.evaluation.tournament`, the records from :func:`play_games`), or
+    ``None`` where no game had finished. They are the first games in order, the chunks
+    finished one after the other from the first: a chunk that finished while one before
+    it was still under way is left out, so that the games kept do not depend on which
+    worker was faster. Game by game, they are the games (and the numbers) that asking
+    for ``games`` games with the same seed gives. An interrupted
+    :func:`~train.evaluation.evaluate` with ``duplicate`` keeps whole deals.
+    ``str()`` of it is the line ``llama-rl eval`` heads the table of those games with."""
+
+    def __init__(self, partial: Any, games: int, planned: int) -> None:
+        super().__init__(partial, games, planned)
+        self.partial = partial
+        self.games = games
+        self.planned = planned
+
+    def carry(self, make: Callable[[Any], Any], games: int | None = None) -> None:
+        """Made ready for a caller to raise on: ``partial`` made into what the caller
+        returns (``make(partial)``), over its first ``games`` games where given (fewer
+        than finished: an evaluation of duplicate deals keeps whole deals)."""
+        if games is not None:
+            self.games = games
+        self.partial = make(self.partial) if self.partial is not None and self.games else None
+        self.args = (self.partial, self.games, self.planned)
+
+    def __str__(self) -> str:
+        if self.partial is None:
+            return f"interrupted before any of {self.planned:,} games had finished"
+        return (
+            f"interrupted: the first {self.games:,} of {self.planned:,} games, in order "
+            f"(later ones finished early are left out)"
+        )
 
 
 def _numbered(
@@ -760,16 +829,20 @@ def play_games(
     record = None if record_dir is None else str(_record_folder(Path(record_dir)))
     chunk = max(1, min(256, math.ceil(len(tasks) / (num_workers(workers) * 8))))
     chunks = [list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)]
-    done = run_chunks(
-        agents,
-        chunks,
-        _play_chunk,
-        args=RunArgs(names, seed, rules, record, seed_keys(agents)),
-        workers=workers,
-        sizes=[len(c) for c in chunks],
-        progress=progress,
-        executor=executor,
-    )
+    try:
+        done = run_chunks(
+            agents,
+            chunks,
+            _play_chunk,
+            args=RunArgs(names, seed, rules, record, seed_keys(agents)),
+            workers=workers,
+            sizes=[len(c) for c in chunks],
+            progress=progress,
+            executor=executor,
+        )
+    except GamesInterrupted as stop:
+        stop.carry(lambda finished: [r for records in finished for r in records])
+        raise
     return [r for records in done for r in records]
 
 

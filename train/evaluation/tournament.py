@@ -25,7 +25,9 @@ from train.evaluation.ratings import Rating, fit_ratings
 from train.evaluation.runner import (
     KEY_TABLES,
     ChunkExecutor,
+    GameColumns,
     GameRecord,
+    GamesInterrupted,
     agent_display_names,
     agent_list,
     check_num_games,
@@ -292,7 +294,10 @@ def tournament(
     ``rules``: the rules every game is played by, for ``num_players`` players (a
     ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
     ``record_dir``, ``batched``, ``executor``, ``every_order`` (also vary the order round
-    each table) and rule options by name (``end_score=20``) behave as in :func:`evaluate`.
+    each table) and rule options by name (``end_score=20``) behave as in :func:`evaluate`,
+    and so does Ctrl-C: its :class:`~train.evaluation.runner.GamesInterrupted` carries the
+    tournament of the first games that had finished, the tables a tournament of that many
+    games draws.
     """
     agents = agent_list(agents)
     m = len(agents)
@@ -307,19 +312,31 @@ def tournament(
     seat_agents = np.array(_tables(m, num_players, num_games, seed, every_order), dtype=np.int64).reshape(
         -1, num_players
     )
-    games, was_batched = play_either(
-        agents,
-        seat_agents,
-        np.arange(num_games),
-        seed=seed,
-        workers=workers,
-        rules=rules,
-        progress=progress,
-        record_dir=record_dir,
-        duplicate=False,
-        batched=batched,
-        executor=executor,
-    )
+    try:
+        games, was_batched = play_either(
+            agents,
+            seat_agents,
+            np.arange(num_games),
+            seed=seed,
+            workers=workers,
+            rules=rules,
+            progress=progress,
+            record_dir=record_dir,
+            duplicate=False,
+            batched=batched,
+            executor=executor,
+        )
+    except GamesInterrupted as stop:  # the first games: the tables a tournament of that many draws
+        stop.carry(lambda finished: _measured(finished[0], finished[1], names, rules, seed, every_order))
+        raise
+    return _measured(games, was_batched, names, rules, seed, every_order)
+
+
+def _measured(
+    games: GameColumns, was_batched: bool, names: list[str], rules: Rules, seed: int, every_order: bool
+) -> TournamentResult:
+    """The ratings, win shares and pairwise matrix of a tournament's ``games``."""
+    m, num_players = len(names), rules.num_players
     records = games.records()
 
     agent_at = games.seat_agents.ravel()
@@ -337,7 +354,7 @@ def tournament(
     return TournamentResult(
         names=names,
         rules=rules,
-        num_games=num_games,
+        num_games=len(games),
         seed=seed,
         ratings=list(fit_ratings(((r.seat_agents, r.scores) for r in records), range(m)).values()),
         win_share=[float(wins[i] / played[i]) if played[i] else math.nan for i in range(m)],
