@@ -49,6 +49,17 @@ def test_mean_ci_still_takes_win_shares_in_any_numeric_form():
     assert math.isnan(mean_ci([])[0])
 
 
+def test_mean_ci_reads_numbers_held_as_objects():
+    """A pandas ``object`` column of win shares (an empty table's) was refused naming a
+    good value ("got 0.5 at values[0]"), and an empty one was an IndexError."""
+    assert mean_ci(np.array([0.5, 1.0], dtype=object)) == mean_ci([0.5, 1.0])
+    assert all(math.isnan(x) for x in mean_ci(np.array([], dtype=object)))
+    with pytest.raises(ValueError, match=r"got None at values\[1\]"):
+        mean_ci(np.array([0.5, None], dtype=object))
+    with pytest.raises(ValueError, match=r"got 1j at values\[0\]"):
+        mean_ci(np.array([1j, 0.5], dtype=object))
+
+
 @pytest.mark.parametrize(
     ("agents", "kind"),
     [

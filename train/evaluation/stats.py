@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,8 @@ def mean_ci(values: np.ndarray, binary: bool = False) -> tuple[float, float, flo
     ``values`` are one-dimensional, each a number in [0, 1]: anything else (a score, a
     NaN, a string, a table of rows) is a ``ValueError`` naming the first such value, where
     it gave an interval that did not hold the mean (``[5, 7]``: 6.0 in [2.34, -4.71]).
+    Numbers held as objects (a pandas ``object`` column) are read as numbers, and no
+    values at all give ``(nan, nan, nan)``: no games, no mean.
     """
     x = _unit_values(values)
     n = x.size
@@ -106,8 +109,10 @@ def _unit_values(values: Any) -> np.ndarray:
         raise ValueError(f"values must be one number in [0, 1] per game or deal (1-D), got shape {given.shape}")
     if given.dtype.kind not in "biuf":  # strings, None, objects: numpy read '1' as 1.0
         items = given.tolist() if isinstance(values, np.ndarray) else list(values)  # [1, '0'] became strings
-        first = next((k for k, v in enumerate(items) if not isinstance(v, (int, float, np.number))), 0)
-        raise ValueError(f"{_UNIT}, got {items[first]!r} at values[{first}]")
+        first = next((k for k, v in enumerate(items) if not isinstance(v, (Real, np.bool_))), None)
+        if first is not None:
+            raise ValueError(f"{_UNIT}, got {items[first]!r} at values[{first}]")
+        given = np.array(items, dtype=np.float64)  # numbers in an object array (a pandas column, empty too)
     x = given.astype(np.float64, copy=False)
     if x.size and not (x.min() >= 0.0 and x.max() <= 1.0):  # NaN too: its min is NaN
         first = int((~((x >= 0.0) & (x <= 1.0))).argmax())
