@@ -204,6 +204,26 @@ def test_the_scalar_env_seats_a_populations_members_as_the_gym_env_does():
         gym_env.reset()
 
 
+def _scalar_seen(opponents: str, steps: int = 300) -> list[list[float]]:
+    """What the learner of a one-slot scalar env saw (so what its opponent chose) over
+    ``steps`` steps, the learner playing its first legal action."""
+    vec = ScalarLlamaVecEnv(1, players=2, opponents=opponents, seed=0, seat=0)
+    seen = [vec.reset()[0].tolist()]
+    for _ in range(steps):
+        seen.append(vec.step(np.array([int(np.flatnonzero(vec.action_masks()[0])[0])]))[0][0].tolist())
+    return seen
+
+
+def test_a_specs_own_seed_plays_differently_in_the_scalar_env_as_in_llama_v0():
+    """The scalar env's deal_table replaced a spec's own seed with each game's reset seed:
+    ``random:seed=1``, ``random:seed=2`` and ``random`` played the very same games, where
+    Llama-v0 and evaluation mix it in (and the batched env, which never resets its
+    baselines, plays it)."""
+    plain, one, two = (_scalar_seen(o) for o in ("random", "random:seed=1", "random:seed=2"))
+    assert one != plain and two != plain and one != two
+    assert _scalar_seen("random:seed=1") == one  # each repeatably
+
+
 def _statistics(cls: type[LlamaVecEnv], players: int, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """The win shares and the lengths (learner steps) of the games a fixed learner
     (``greedy``) finishes against the heuristic."""

@@ -49,7 +49,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from llama_env.agent import Agent, population_members, resolve, seat_member
+from llama_env.agent import Agent, SeedKey, own_keys, population_members, resolve, seat_member, seed_keys
 from llama_env.batch import BatchGame
 from llama_env.engine import (
     MAX_PLAYERS,
@@ -283,9 +283,13 @@ class LlamaVecEnv(OneVecEnv):
         self._agents: dict[str, Agent] = dict(agents or {})
         for agent in self._agents.values():  # a population's members checked once, not as each game seats one
             population_members(agent)
+        self._keys: dict[str, SeedKey] = {}
+        """Per kind built by name, its spec's own ``seed=`` (:func:`~llama_env.agent.own_keys`),
+        which the scalar env mixes into each game's reset seed, as ``Llama-v0`` does."""
         for i, k in enumerate(self.mix.kinds):
             if k not in POLICY_KINDS and k not in self._agents:
                 self._agents[k] = resolve(k, seed=seed + 1000 + i)
+                self._keys[k] = own_keys([self._agents[k]], seed_keys([k]))[0]
         self.obs_version = check_obs_version(obs_version)
         self._self = PolicyAgent("self", obs_version=self.obs_version)
         self._past: list[PolicyAgent] = []
@@ -712,14 +716,18 @@ class ScalarLlamaVecEnv(LlamaVecEnv):
     def _new_table(self, i: int) -> Table:
         """Slot ``i``'s next game: its seating drawn from the env's own generator
         (:meth:`OpponentMix.draw`), then dealt as ``Llama-v0`` deals (deal_table, which
-        seats a population's members from the slot's generator as the gym env does)."""
+        seats a population's members from the slot's generator as the gym env does, and
+        mixes a spec's own ``seed=`` into its opponent's reset seed: ``random:seed=1`` and
+        ``random:seed=2`` play differently, as in ``Llama-v0`` and evaluation)."""
         seating = self.mix.draw(self._meta_rng, len(self._past))
         self.seats[i] = seating.learner
         self.seat_kinds[i] = list(seating.kinds)
-        opponents = [self._agent(kind) for kind in seating.opponents()]
+        kinds = seating.opponents()
+        opponents = [self._agent(kind) for kind in kinds]
         names = [kind or "learner" for kind in seating.kinds]
+        keys = [self._keys.get(kind, ()) for kind in kinds]
         return deal_table(
-            self.game_rngs[i], seating.learner, opponents, rules=self.rules[seating.num_players], names=names
+            self.game_rngs[i], seating.learner, opponents, rules=self.rules[seating.num_players], names=names, keys=keys
         )
 
     def _observe(self) -> None:
