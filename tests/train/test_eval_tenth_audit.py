@@ -176,6 +176,20 @@ def test_the_analysis_tables_say_what_they_need():
     assert games_frame([], []).empty and "win_share" in games_frame([], []).columns
 
 
+def test_the_analysis_tables_without_records_have_their_columns_types():
+    """With no records the games table's columns held objects, so win_share_frame of a
+    tournament without records failed deep inside (mean_ci: IndexError)."""
+    import dataclasses
+
+    from train.evaluation.analysis import games_frame, win_share_frame
+
+    t = tournament(["heuristic", "random", "greedy"], 2, 6, seed=0, workers=1)
+    full, empty = games_frame(t.records, t.names), games_frame([], [])
+    assert dict(empty.dtypes) == dict(full.dtypes) and "object" not in set(map(str, full.drop(columns="agent").dtypes))
+    none = win_share_frame(dataclasses.replace(t, records=[]))
+    assert sorted(none.index) == sorted(t.names) and (none.games == 0).all() and none.win_share.isna().all()
+
+
 def test_compare_agents_takes_one_opponent_or_table_size_alone():
     """``opponents="random"`` was read letter by letter ("unknown agent 'r'"), and
     ``players=4`` failed with "object of type 'int' has no len()"."""

@@ -8,7 +8,7 @@ keeps none). Needs pandas (the ``notebooks`` extra).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple, get_type_hints
 
 from train.evaluation.evaluate import EvalResult
 from train.evaluation.runner import GameRecord
@@ -20,10 +20,11 @@ __all__ = ["games_frame", "win_share_frame", "behaviour_frame"]
 
 def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
     """One row per (game, seat): the agent, its final score, points per round, share of
-    the win, whether it won, rounds it went out, and how it played (plays, draws, quits,
-    summed penalty held when quitting). ``records`` are game records, as a
-    :class:`~train.evaluation.TournamentResult` keeps them (``result.records``), and
-    ``names`` the agents they seat (``result.names``); no records give no rows."""
+    the win (1/k for each of k tied winners, 0 for a loss), rounds it went out, and how
+    it played (plays, draws, quits, summed penalty held when quitting). ``records`` are
+    game records, as a :class:`~train.evaluation.TournamentResult` keeps them
+    (``result.records``), and ``names`` the agents they seat (``result.names``); no
+    records give no rows, with the columns and their types."""
     pd = pandas()
 
     rows = []
@@ -32,41 +33,60 @@ def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
         for seat, i in enumerate(r.seat_agents):
             plays, draws, quits = r.actions[seat] if r.actions else (0, 0, 0)
             rows.append(
-                {
-                    "game": r.index,
-                    "seat": seat,
-                    "agent": names[i],
-                    "players": len(r.seat_agents),
-                    "score": r.scores[seat],
-                    "rounds": r.rounds,
-                    "points_per_round": r.scores[seat] / r.rounds,
-                    "win_share": shares[seat],
-                    "went_out": r.went_out[seat],
-                    "plays": plays,
-                    "draws": draws,
-                    "quits": quits,
-                    "quit_penalty": r.quit_penalty[seat] if r.quit_penalty else 0,
-                }
+                _SeatRow(
+                    game=r.index,
+                    seat=seat,
+                    agent=names[i],
+                    players=len(r.seat_agents),
+                    score=r.scores[seat],
+                    rounds=r.rounds,
+                    points_per_round=r.scores[seat] / r.rounds,
+                    win_share=shares[seat],
+                    went_out=r.went_out[seat],
+                    plays=plays,
+                    draws=draws,
+                    quits=quits,
+                    quit_penalty=r.quit_penalty[seat] if r.quit_penalty else 0,
+                )
             )
-    return pd.DataFrame(rows, columns=_GAME_COLUMNS)  # the columns even without a row
+    # the columns and their types even without a row (not object columns)
+    dtypes = {field: _DTYPES[kind] for field, kind in get_type_hints(_SeatRow).items()}
+    return pd.DataFrame(rows, columns=_SeatRow._fields).astype(dtypes)
 
 
-_GAME_COLUMNS = [
-    "game",
-    "seat",
-    "agent",
-    "players",
-    "score",
-    "rounds",
-    "points_per_round",
-    "win_share",
-    "went_out",
-    "plays",
-    "draws",
-    "quits",
-    "quit_penalty",
-]
-"""The columns of :func:`games_frame`."""
+class _SeatRow(NamedTuple):
+    """A row of :func:`games_frame`, one seat of one game: its fields are the table's
+    columns, declared once, and their types the columns' types (an empty table's too)."""
+
+    game: int
+    """The game's index."""
+    seat: int
+    """The seat's position at the table."""
+    agent: str
+    """The name of the agent at the seat."""
+    players: int
+    """The table size."""
+    score: int
+    """The seat's final score (lower is better)."""
+    rounds: int
+    """Rounds the game lasted."""
+    points_per_round: float
+    """``score / rounds``."""
+    win_share: float
+    """The seat's share of the win: 1/k for each of the k tied lowest scores, else 0."""
+    went_out: int
+    """Rounds the seat ended by playing its last card."""
+    plays: int
+    """Times it played a card."""
+    draws: int
+    """Times it drew a card."""
+    quits: int
+    """Times it quit a round."""
+    quit_penalty: int
+    """The summed hand penalty it held when it quit."""
+
+
+_DTYPES = {int: "int64", float: "float64", str: "object"}
 
 
 def _game_records(records: object, names: Sequence[str], caller: str) -> list[GameRecord]:
