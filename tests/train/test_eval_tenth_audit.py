@@ -153,6 +153,8 @@ def test_the_analysis_tables_say_what_they_need():
     """A result where its records belong failed deep inside: "'EvalResult' object has no
     attribute 'records'", "'AgentStats' object has no attribute 'win_shares'"; no
     records at all were a KeyError 'agent'."""
+    import dataclasses
+
     from train.evaluation.analysis import behaviour_frame, games_frame, win_share_frame
 
     r = evaluate(["heuristic", "random"], 4, seed=0, workers=1)
@@ -168,8 +170,13 @@ def test_the_analysis_tables_say_what_they_need():
         games_frame(t, t.names)
     with pytest.raises(TypeError, match=needs + r"AgentStats at records\[0\]"):
         games_frame(r.agents, r.names)
-    with pytest.raises(ValueError, match=r"records\[0\] seats agent \d, names has 1"):
+    with pytest.raises(ValueError, match=r"behaviour_frame needs .*: records\[0\] seats agent \d, names has 1"):
         behaviour_frame(t.records, t.names[:1])
+    # each names itself, not the games_frame it calls
+    with pytest.raises(TypeError, match=needs.replace("games_frame", "behaviour_frame") + "the EvalResult"):
+        behaviour_frame(r, r.names)
+    with pytest.raises(TypeError, match=needs.replace("games_frame", "win_share_frame") + r"AgentStats at records"):
+        win_share_frame(dataclasses.replace(t, records=r.agents))
     assert games_frame(iter(t.records), t.names).equals(games_frame(t.records, t.names))
     none = behaviour_frame([], [])
     assert none.empty and list(none.columns) == list(behaviour_frame(t.records, t.names).columns)

@@ -25,10 +25,15 @@ def games_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
     game records, as a :class:`~train.evaluation.TournamentResult` keeps them
     (``result.records``), and ``names`` the agents they seat (``result.names``); no
     records give no rows, with the columns and their types."""
+    return _games_frame(records, names, "games_frame")
+
+
+def _games_frame(records: object, names: Sequence[str], caller: str) -> Any:
+    """:func:`games_frame`, whose errors name ``caller``, the function the user called."""
     pd = pandas()
 
     rows = []
-    for r in _game_records(records, names, "games_frame"):
+    for r in _game_records(records, names, caller):
         shares = r.win_shares
         for seat, i in enumerate(r.seat_agents):
             plays, draws, quits = r.actions[seat] if r.actions else (0, 0, 0)
@@ -118,7 +123,7 @@ def win_share_frame(result: TournamentResult) -> Any:
     result = _tournament_result(result)
     pd = pandas()
 
-    df = games_frame(result.records, result.names)
+    df = _games_frame(result.records, result.names, "win_share_frame")
     rows = []
     for i, name in enumerate(result.names):
         shares = df.loc[df.agent == name, "win_share"].to_numpy()
@@ -153,7 +158,7 @@ def behaviour_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
     """Per agent: the share of its decisions that play, draw and quit, the mean hand
     penalty it held when quitting, the share of rounds it went out, and its mean points
     per round."""
-    df = games_frame(records, names)
+    df = _games_frame(records, names, "behaviour_frame")
     g = df.groupby("agent", sort=False)
     sums = g[["plays", "draws", "quits", "quit_penalty", "went_out", "rounds", "score"]].sum()
     decisions = sums[["plays", "draws", "quits"]].sum(axis=1)
