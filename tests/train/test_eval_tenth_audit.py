@@ -207,3 +207,16 @@ def test_compare_agents_takes_one_opponent_or_table_size_alone():
     assert alone == listed and [(row.players, row.opponent) for row in alone] == [(3, "random")]
     with pytest.raises(ValueError, match="compare_agents needs at least one of opponents"):
         compare_agents({"h": "heuristic"}, opponents="", games=3)
+
+
+def test_compare_agents_reads_a_string_of_opponents_as_evaluate_reads_agents():
+    """``opponents="random,greedy"`` was one agent ("unknown agent 'random,greedy'"), where
+    ``evaluate("random,greedy", ...)`` seats two."""
+    from train.evaluation.report import compare_agents
+
+    args = {"players": 2, "games": 2, "workers": 1}
+    text = compare_agents({"h": "heuristic"}, opponents="random,cautious:threshold=4", **args)
+    listed = compare_agents({"h": "heuristic"}, opponents=["random", "cautious:threshold=4"], **args)
+    assert text == listed and [row.opponent for row in text] == ["random", "cautious:threshold=4"]
+    with pytest.raises(ValueError, match=r"empty entry in the agent list 'random,'"):
+        compare_agents({"h": "heuristic"}, opponents="random,", **args)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from llama_env.agent import AgentLike, UnseenTableSize
+from llama_env.agent import AgentLike, AgentSpec, UnseenTableSize, parse_agent_list
 from llama_env.engine import DEFAULT_RULES, Rules
 from train.evaluation.evaluate import evaluate, rules_text
 
@@ -45,20 +45,23 @@ def compare_agents(
 ) -> list[ComparisonRow]:
     """Win share (95% CI) of each contender against ``n - 1`` copies of each opponent at
     each table size ``n``, on ``rules`` (the standard rules by default; the table size is
-    each row's). One opponent or table size may stand alone (``opponents="random"``,
-    ``players=4``). Empty ``contenders``, ``opponents`` or ``players`` are a
+    each row's). ``opponents`` may be one string of comma-separated names and specs, read
+    as :func:`train.evaluation.evaluate` reads its agents (``"random"``,
+    ``"random,cautious:threshold=4"``), and one table size may stand alone
+    (``players=4``). Empty ``contenders``, ``opponents`` or ``players`` are a
     ``ValueError``: there would be nothing to compare."""
-    if isinstance(opponents, str):  # one opponent, not one per letter ("unknown agent 'r'")
-        opponents = (opponents,) if opponents.strip() else ()
+    opps: Sequence[str | AgentSpec] = opponents
+    if isinstance(opponents, str):  # not one per letter ("unknown agent 'r'"), nor "random,greedy" as one
+        opps = parse_agent_list(opponents) if opponents.strip() else ()
     if isinstance(players, (int, np.integer)):  # len() of an int failed
         players = (int(players),)
-    for what, given in (("contenders", contenders), ("opponents", opponents), ("players", players)):
+    for what, given in (("contenders", contenders), ("opponents", opps), ("players", players)):
         if len(given) == 0:  # (not `not given`: a numpy array of table sizes has no truth value)
             raise ValueError(f"compare_agents needs at least one of {what}, got {given!r}")
     rows = []
     for label, agent in contenders.items():
         for n in players:
-            for opp in opponents:
+            for opp in opps:
                 with warnings.catch_warnings():  # the sizes are this table's choice, not the user's
                     warnings.simplefilter("ignore", UnseenTableSize)
                     r = evaluate(
@@ -70,7 +73,8 @@ def compare_agents(
                         batched=False,
                     )
                 a = r.agents[0]
-                rows.append(ComparisonRow(label, n, opp, a.win_share, a.ci_low, a.ci_high, r.num_games, r.rules))
+                name = opp.label if isinstance(opp, AgentSpec) else opp
+                rows.append(ComparisonRow(label, n, name, a.win_share, a.ci_low, a.ci_high, r.num_games, r.rules))
     return rows
 
 
