@@ -340,7 +340,8 @@ def make(name: str, **params: Any) -> Agent:
     takes it; a keyword, ``seed`` included, overrides the spec's parameter of that name.
     A ``seed`` reaches the agent as :meth:`AgentSpec.build` gives it, name or spec: as its
     constructor's ``seed`` where it has one, else through its ``reset(seed)``; an agent
-    with neither cannot be seeded, and a ``RuntimeWarning`` says so (once per name).
+    with neither cannot be seeded, and a ``RuntimeWarning`` says so (once per name), where
+    a spec's own ``seed=`` (``"fixed:seed=1"``) is a ``ValueError`` naming the agent.
 
     Unknown names and parameters raise ``ValueError`` listing what exists; the agent's
     own constructor checks the values, and whatever else it raises, or a factory that
@@ -810,7 +811,8 @@ class AgentSpec:
         Raises ``ValueError`` for an unknown name or parameter or a bad value, and for a
         factory that raises or returns no agent, naming the spec (:func:`make`). An agent
         that takes a seed neither as a parameter nor through its ``reset`` cannot be
-        seeded: a ``RuntimeWarning`` says so, once per agent name.
+        seeded: a ``RuntimeWarning`` says so, once per agent name, and a ``seed`` among the
+        spec's parameters is a ``ValueError`` naming it.
         """
         return self._build(seed, say=True)
 
@@ -842,9 +844,12 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
     driver seeds each game, as :func:`resolve` or evaluation through ``reset``). A
     ``seed`` in ``params`` (``mine:seed=5``) of an agent without the parameter is given
     through its ``reset`` too, in place of ``seed``, as a spec's own seed overrides the
-    one a constructor would get."""
-    takes_seed = _takes_seed(_factory(name))
-    if not takes_seed and "seed" in params:  # _built would refuse it as no parameter of the agent
+    one a constructor would get; where that ``reset`` takes no seed either, the spec is
+    refused, naming the agent, said or not: a seed written into a spec is not dropped."""
+    factory = _factory(name)
+    takes_seed = _takes_seed(factory)
+    own = not takes_seed and "seed" in params  # _built would refuse it as no parameter of the agent
+    if own:
         params = dict(params)
         seed = params.pop("seed")
         if seed is not None:  # else its reset would fail on it, naming no agent
@@ -852,9 +857,14 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
     if takes_seed and "seed" not in params and seed is not None:
         params = {**params, "seed": seed}
     agent = _built(name, params, label)
+    if own and _unseedable(agent):
+        allowed = [p for p in inspect.signature(factory).parameters if p not in ("self", "seed")]
+        raise ValueError(
+            f"agent {name!r} has no parameter 'seed' and no reset that takes a seed, so {label!r} cannot be "
+            f"seeded; its parameters: {', '.join(allowed) or '(none)'}"
+        )
     if seed is not None and not takes_seed:
-        reset = getattr(agent, "reset", None)
-        if say and (not callable(reset) or _seed_by(reset) == "none") and name not in _UNSEEDABLE_SAID:
+        if say and _unseedable(agent) and name not in _UNSEEDABLE_SAID:
             _UNSEEDABLE_SAID.add(name)
             warnings.warn(
                 f"agent {name!r} cannot be seeded: it has no seed parameter and no reset that takes a seed, "
@@ -864,6 +874,13 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
             )
         reset_agent(agent, seed)
     return agent
+
+
+def _unseedable(agent: object) -> bool:
+    """Whether ``agent`` has no ``reset`` that takes a seed (:func:`reset_agent` then calls
+    it with none, or calls nothing)."""
+    reset = getattr(agent, "reset", None)
+    return not callable(reset) or _seed_by(reset) == "none"
 
 
 def _outside_here() -> int:

@@ -227,3 +227,53 @@ def test_a_seed_that_an_agent_cannot_take_is_said_once(build, monkeypatch):
         for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
             for name in made:
                 table.pop(name, None)
+
+
+def _eval_cli(spec: str) -> None:
+    """``llama-rl eval --agents SPEC,random``; what it says on stderr, as a ``ValueError``."""
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["eval", "--agents", f"{spec},random", "--games", "2", "--workers", "1"])
+    if code != 0:
+        raise ValueError(err.getvalue())
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda spec: agents.make(spec),
+        lambda spec: agents.make(spec, seed=3),
+        lambda spec: registry.parse_agent_spec(spec),
+        lambda spec: registry.resolve(spec, seed=7),
+        lambda spec: evaluate([spec, "random"], 2, seed=0, workers=1),
+        lambda spec: gym.make("Llama-v0", num_players=2, opponents=spec),
+        _eval_cli,
+    ],
+    ids=["make", "make with a seed", "parse", "resolve", "evaluate", "gym.make", "eval"],
+)
+def test_a_spec_s_seed_that_an_agent_cannot_take_is_refused(build, monkeypatch):
+    """Since e48ea52 a spec's ``seed=`` is given through the agent's ``reset``; for an
+    agent with no ``seed`` parameter and no ``reset`` taking one, ``fixed:seed=5`` was then
+    dropped without a word where a driver resolves it (``evaluate``, the Gym env's
+    ``opponents``, ``parse_agent_spec``, ``--agents``): it was refused before, and the
+    keyword form (``make("fixed", seed=5)``) says so with a warning."""
+    monkeypatch.setattr(registry, "_UNSEEDABLE_SAID", set(), raising=False)
+    made = {"tf_unseeded": _Unseeded, "tf_reset_unseeded": _ResetUnseeded}
+    for name, cls in made.items():
+        registry.register(name)(cls)
+    try:
+        for name in made:
+            for seed in ("5", "none"):
+                said = f"agent '{name}' has no parameter 'seed' and no reset that takes a seed, so '{name}:seed="
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error", RuntimeWarning)
+                    with pytest.raises(ValueError, match=re.escape(said)) as caught:
+                        build(f"{name}:seed={seed}")
+                assert "its parameters: depth" in str(caught.value)
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            for name in made:
+                table.pop(name, None)
