@@ -12,6 +12,7 @@ by name without importing this package; this package fills the registry.
 from __future__ import annotations
 
 import math
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = [
     "check_finite",
     "number",
     "load_arrays",
+    "agent_path",
 ]
 
 
@@ -203,6 +205,17 @@ def legal_actions(action_mask: np.ndarray | list[int]) -> list[int]:
 
 
 _ACTIONS = range(9)
+
+
+def agent_path(value: str | Path) -> Path:
+    """A file parameter's value as the built-in agents read it (``ppo``'s and ``search``'s
+    ``path``, ``networks_path``; ``llama-rl train`` records their specs so): a leading ``~``
+    or ``~user`` is that home folder, which the shell does not expand inside
+    ``'ppo:path=~/m.npz'``. Where there is no such folder (a folder named ``~old``, no user
+    ``old``), the value is read as written, relative to the current folder
+    (:func:`os.path.expanduser`: ``Path.expanduser`` raised there). A plugin's parameters
+    reach it as written."""
+    return Path(os.path.expanduser(value))
 
 
 def load_arrays(path: str | Path) -> Any:

@@ -44,6 +44,7 @@ import numpy as np
 from agents.base import (
     MAX_ARRAY_BYTES,
     BaseAgent,
+    agent_path,
     check_finite,
     check_observation,
     load_arrays,
@@ -274,11 +275,11 @@ def model_file(path: str | Path, spec: str = "ppo:path=") -> Path:
     """The model behind ``path``: the file itself, a run directory's model (of either
     trainer), or an RLlib checkpoint's module state. For a run directory without its model
     yet, the message suggests its newest checkpoint as ``spec`` names it (the caller's
-    own words: ``search:path=``, ``--model ``). A leading ``~`` is the home folder: the
-    shell leaves it as it is inside ``'ppo:path=~/m.npz'``."""
+    own words: ``search:path=``, ``--model ``). A leading ``~`` is the home folder
+    (:func:`agents.base.agent_path`)."""
     if not str(path).strip():  # Path("") is the current folder: "no PPO model in ." hid the slip
         raise ValueError("the model path is empty: name a model file or run directory")
-    p = Path(path).expanduser()
+    p = agent_path(path)
     if p.is_dir():
         for name in MODEL_NAMES:
             if (p / name).is_file():

@@ -47,7 +47,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from agents.base import BaseAgent, check_batch, check_finite, check_observation, legal_actions, load_arrays, number
+from agents.base import (
+    BaseAgent,
+    agent_path,
+    check_batch,
+    check_finite,
+    check_observation,
+    legal_actions,
+    load_arrays,
+    number,
+)
 from agents.heuristic import HeuristicAgent
 from agents.ppo import (
     DEFAULT_MODEL,
@@ -381,9 +390,9 @@ class SearchAgent(BaseAgent):
         self.ppo.specialists = {n: shipped_actor(f) for n, f in SEARCHED_ON.items()}
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
         """Table size -> (value network, belief network)."""
-        self.networks_path = None if networks_path is None else Path(networks_path).expanduser()
+        self.networks_path = None if networks_path is None else agent_path(networks_path)
         """The networks used instead of the shipped ones at their table size (``None``: none);
-        a leading ``~`` is the home folder, as in ``path``."""
+        a leading ``~`` is the home folder, as in ``path`` (:func:`agents.base.agent_path`)."""
         if self.networks_path is not None:
             own = load_networks(self.networks_path)  # read once: its table size comes with it
             n = _table_size(own[1], self.networks_path)

@@ -735,3 +735,30 @@ def test_a_path_that_starts_with_a_tilde_is_read_in_the_home_folder(tmp_path, mo
     assert agents.make("ppo:path=~/m.npz").path == tmp_path / "m.npz"
     search = agents.make("search:path=~/m4.npz:networks_path=~/n4.npz")
     assert (search.path, search.networks_path) == (tmp_path / "m4.npz", tmp_path / "n4.npz")
+
+
+def test_a_folder_whose_name_starts_with_a_tilde_is_read_where_it_is(tmp_path, monkeypatch):
+    """``~old`` names no home folder (no user old): Path.expanduser raised "Could not
+    determine home directory" for ppo:path=~old/m.npz, which loaded before, while train's
+    record of the spec read it as ./~old/m.npz. The agents and the record now read every
+    path alike: ~ as the home folder where there is one, else as written."""
+    from agents.ppo import DEFAULT_MODEL
+    from agents.search import NETWORKS
+    from train.training.config import absolute_agent_paths
+
+    folder = tmp_path / "~no_such_user_of_llama_rl"
+    folder.mkdir()
+    (tmp_path / "home").mkdir()
+    for source, name in ((DEFAULT_MODEL, "m.npz"), (FOUR_PLAYER_MODEL, "m4.npz"), (NETWORKS[4], "n4.npz")):
+        shutil.copy(source, folder / name)
+        shutil.copy(source, tmp_path / "home" / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for where in (folder.name, "~"):
+        ppo = f"ppo:path={where}/m.npz"
+        search = f"search:path={where}/m4.npz:networks_path={where}/n4.npz"
+        read = tmp_path / ("home" if where == "~" else where)
+        assert agents.make(ppo).path.absolute() == agents.make(absolute_agent_paths(ppo)).path == read / "m.npz"
+        made, recorded = agents.make(search), agents.make(absolute_agent_paths(search))
+        assert (made.path.absolute(), made.networks_path.absolute()) == (read / "m4.npz", read / "n4.npz")
+        assert (recorded.path, recorded.networks_path) == (read / "m4.npz", read / "n4.npz")

@@ -216,6 +216,31 @@ def test_file_parameters_of_agent_specs_are_made_absolute(tmp_path, monkeypatch)
     assert TrainConfig().with_absolute_paths().opponents == TrainConfig().opponents
 
 
+def test_a_plugins_file_parameters_are_made_absolute_as_it_reads_them(tmp_path, monkeypatch):
+    """agents.make hands a plugin's model_path=~/m.npz over as written (read in ./~ by a
+    plugin that opens it): the record of the spec read it in the home folder, which only
+    the built-in agents do."""
+    from llama_env import agent as registry
+
+    class Mine:
+        def __init__(self, model_path: str = "") -> None:
+            self.model_path = model_path
+
+        def act(self, observation, action_mask):  # pragma: no cover - never played
+            return 0
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    registry.register("tilde_plugin_test_agent")(Mine)
+    try:
+        spec = "tilde_plugin_test_agent:model_path=~/m.npz"
+        assert absolute_agent_paths(spec) == f"tilde_plugin_test_agent:model_path={tmp_path / '~' / 'm.npz'}"
+        assert agents.make(spec).model_path == "~/m.npz"
+    finally:
+        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
+            table.pop("tilde_plugin_test_agent", None)
+
+
 # --------------------------------------------------------------------------- 3. ppo:path= of a run still training
 
 NO_MODEL_YET = (

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from llama_env.agent import AgentSpec, and_list, is_path_parameter, parse_agent_spec
+from llama_env.agent import AgentSpec, and_list, is_path_parameter, parse_agent_spec, registrations
 from llama_env.agent import names as agent_names
 from llama_env.engine import (
     MAX_PLAYERS,
@@ -595,21 +595,36 @@ def _check_opponents(mix: Mapping[str, float]) -> None:
 def absolute_agent_paths(spec: str) -> str:
     """An agent spec with each file parameter (:func:`llama_env.agent.is_path_parameter`)
     made absolute, against the current folder (``ppo:path=m.zip`` ->
-    ``ppo:path=/home/me/m.zip``), a leading ``~`` read as the home folder, as the agents
-    read it; a spec without one, or one that cannot be read, as it is."""
+    ``ppo:path=/home/me/m.zip``), read as the agent reads it: a built-in agent's leading
+    ``~`` as the home folder (:func:`agents.base.agent_path`), a plugin's as written (as
+    :func:`llama_env.agent.make` hands it over); a spec without one, or one that cannot be
+    read, as it is."""
     if ":" not in spec:
         return spec
     try:
         parsed = parse_agent_spec(spec, check=False)
     except ValueError:  # refused where it is checked
         return spec
+    if not any(is_path_parameter(key) for key in parsed.params):
+        return spec
+    from agents.base import agent_path
+
+    read = agent_path if _built_in(parsed.name) else Path
     params = {
-        key: os.path.abspath(os.path.expanduser(value))
+        key: os.path.abspath(read(value))
         if is_path_parameter(key) and isinstance(value, str) and value.strip()
         else value
         for key, value in parsed.params.items()
     }
     return spec if params == dict(parsed.params) else AgentSpec(parsed.name, params).label
+
+
+def _built_in(name: str) -> bool:
+    """Whether the agent registered as ``name`` is one of llama-rl's own (its factory in the
+    package ``agents``); an unknown name is not."""
+    found = registrations([name])
+    module = (getattr(found[0][1], "__module__", None) or "") if found else ""
+    return module == "agents" or module.startswith("agents.")
 
 
 # --------------------------------------------------------------------------- parsers (the edge)
