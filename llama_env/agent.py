@@ -16,6 +16,7 @@ import functools
 import inspect
 import math
 import operator
+import os
 import re
 import sys
 import warnings
@@ -211,18 +212,42 @@ def _is_builtin(factory: Factory) -> bool:
     )
 
 
-_CALLED_THROUGH = ("llama_env", "agents", "train", "gymnasium", "pettingzoo")
-"""The packages a program reaches the loading of agents through: llama-rl's own, and the
-envs' ``make`` (``gym.make("Llama-v0", opponents=...)``)."""
+_OURS = ("llama_env", "agents", "train")
+"""llama-rl's packages, installed side by side (this module's package among them)."""
+_ENV_MAKERS = ("gymnasium", "pettingzoo")
+"""The packages whose ``make`` reaches the loading of agents (``gym.make("Llama-v0",
+opponents=...)``)."""
 
 
-def _past_llama_rl() -> int:
+def _called_through() -> tuple[str, ...]:
+    """The folders a program reaches the loading of agents through: llama-rl's packages
+    (:data:`_OURS`) where they are installed, beside this module's, and those of
+    :data:`_ENV_MAKERS` imported. By location, not by name: a program's own package
+    called ``agents`` or ``train`` is the program's line."""
+    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    makers = [getattr(sys.modules.get(name), "__file__", None) for name in _ENV_MAKERS]
+    return (
+        *(os.path.join(root, name) for name in _OURS),
+        *(os.path.dirname(os.path.realpath(f)) for f in makers if isinstance(f, str)),
+    )
+
+
+def _stacklevel_past(places: Sequence[str]) -> int:
     """The ``stacklevel`` of a warning given by this function's caller that points at the
-    program's line: the first caller outside :data:`_CALLED_THROUGH`. Agents load at many
-    depths below ``names()``, ``make()``, ``evaluate()``, ``gym.make`` or a plugin's
-    ``@register``, and a fixed level pointed inside this module."""
+    program's line: the first caller whose module's file is none of ``places`` (files, or
+    folders with all under them: real paths). A warning given at many depths below the
+    call that led to it (agents load below ``names()``, ``make()``, ``evaluate()``,
+    ``gym.make`` or a plugin's ``@register``; ``make``, ``AgentSpec.build`` and ``resolve``
+    build through one another) pointed inside llama-rl with a fixed level."""
+
+    def inside(file: object) -> bool:
+        if not isinstance(file, str):  # python -c, an interactive prompt: the program's
+            return False
+        path = os.path.realpath(file)
+        return any(path == place or path.startswith(place + os.sep) for place in places)
+
     level, frame = 1, sys._getframe(1)
-    while frame.f_back is not None and str(frame.f_globals.get("__name__")).partition(".")[0] in _CALLED_THROUGH:
+    while frame.f_back is not None and inside(frame.f_globals.get("__file__")):
         level, frame = level + 1, frame.f_back
     return level
 
@@ -239,7 +264,7 @@ def _load(ep: Any) -> None:
             f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
             f"{error_line(exc, 200)}",
             RuntimeWarning,
-            stacklevel=_past_llama_rl(),
+            stacklevel=_stacklevel_past(_called_through()),
         )
 
 
@@ -257,7 +282,7 @@ def _load_builtins(*, warn: bool = True) -> None:
                 _load(ep)
                 _hidden = _hiding(ep.value)
                 if _hidden and warn:
-                    warnings.warn(_hidden, RuntimeWarning, stacklevel=_past_llama_rl())
+                    warnings.warn(_hidden, RuntimeWarning, stacklevel=_stacklevel_past(_called_through()))
 
 
 _hidden = ""
@@ -870,7 +895,7 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
                 f"agent {name!r} cannot be seeded: it has no seed parameter and no reset that takes a seed, "
                 f"so seed={seed} goes unused (said once)",
                 RuntimeWarning,
-                stacklevel=_outside_here(),
+                stacklevel=_stacklevel_past([os.path.realpath(__file__)]),  # the line that called make or build
             )
         reset_agent(agent, seed)
     return agent
@@ -881,16 +906,6 @@ def _unseedable(agent: object) -> bool:
     it with none, or calls nothing)."""
     reset = getattr(agent, "reset", None)
     return not callable(reset) or _seed_by(reset) == "none"
-
-
-def _outside_here() -> int:
-    """The ``stacklevel`` of a warning given by this function's caller that points at the
-    first caller outside this module (``make``, ``AgentSpec.build`` and ``resolve`` call one
-    another)."""
-    level, frame = 1, sys._getframe(1)
-    while frame.f_back is not None and frame.f_globals.get("__name__") == __name__:
-        level, frame = level + 1, frame.f_back
-    return level
 
 
 def is_path_parameter(key: str) -> bool:

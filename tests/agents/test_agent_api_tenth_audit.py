@@ -113,3 +113,32 @@ def test_a_broken_plugin_warning_points_at_the_programs_line(tmp_path, call):
     )
     assert done.returncode == 0, done.stderr
     assert "<string>:1: RuntimeWarning: the agents of entry point 'broken'" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("package", ["train", "agents_of_mine"])
+def test_a_broken_plugin_warning_points_into_a_program_s_own_package(tmp_path, package):
+    """The warning skipped every frame of a package named ``llama_env``, ``agents`` or
+    ``train``, so a program's own ``train/run.py`` (a common name) was passed over and the
+    warning pointed at whatever imported it; llama-rl's packages are known by where they
+    are installed, not by name."""
+    (tmp_path / "brokenplug").mkdir()
+    (tmp_path / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
+    info = tmp_path / "brokenplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[llama_rl.agents]\nbroken = brokenplug\n")
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / package / "run.py").write_text("from llama_env.agent import names\n\nnames()\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", f"import {package}.run"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    where = os.path.join(package, "run.py")
+    assert f"{where}:3: RuntimeWarning: the agents of entry point 'broken'" in done.stderr, done.stderr
