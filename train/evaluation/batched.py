@@ -42,11 +42,11 @@ from train.evaluation.runner import (
     KEY_BATCH,
     ChunkExecutor,
     GameColumns,
-    GamesInterrupted,
     GameTask,
     RunArgs,
     agent_display_names,
     agent_list,
+    carried,
     check_rules,
     play_games,
     run_chunks,
@@ -220,21 +220,17 @@ def play_batched(
     names = agent_display_names(agents)
     bounds = chunk_bounds(len(seats))
     jobs = [(c, a, seats[a:b]) for c, (a, b) in enumerate(itertools.pairwise(bounds))]
-    try:
-        done = run_chunks(
-            agents,
-            jobs,
-            _play_batch_chunk,
-            args=RunArgs(names, seed, rules, None, seed_keys(agents)),
-            workers=workers,
-            sizes=[len(j[2]) for j in jobs],
-            progress=progress,
-            executor=executor,
-        )
-    except GamesInterrupted as stop:
-        stop.carry(GameColumns.concat)
-        raise
-    return GameColumns.concat(done)
+    return run_chunks(
+        agents,
+        jobs,
+        _play_batch_chunk,
+        GameColumns.concat,
+        args=RunArgs(names, seed, rules, None, seed_keys(agents)),
+        workers=workers,
+        sizes=[len(j[2]) for j in jobs],
+        progress=progress,
+        executor=executor,
+    )
 
 
 def play_either(
@@ -265,32 +261,32 @@ def play_either(
     if batched is not False:
         refusal = batch_refusal(agents, duplicate=duplicate, record_dir=record_dir, rules=rules)
         if refusal is None:
-            try:
-                games = play_batched(
-                    agents, seat_agents, seed=seed, workers=workers, rules=rules, progress=progress, executor=executor
-                )
-            except GamesInterrupted as stop:
-                stop.carry(lambda finished: (finished, True))
-                raise
-            return games, True
+            return carried(
+                lambda games: (games, True),
+                play_batched,
+                agents,
+                seat_agents,
+                seed=seed,
+                workers=workers,
+                rules=rules,
+                progress=progress,
+                executor=executor,
+            )
         if batched:
             raise ValueError(f"these games cannot be played on the batched engine: {refusal}")
     tasks = [
         GameTask(i, key, tuple(seats))
         for i, (key, seats) in enumerate(zip(deal_keys.tolist(), seat_agents.tolist(), strict=True))
     ]
-    try:
-        records = play_games(
-            agents,
-            tasks,
-            seed=seed,
-            workers=workers,
-            rules=rules,
-            progress=progress,
-            record_dir=record_dir,
-            executor=executor,
-        )
-    except GamesInterrupted as stop:
-        stop.carry(lambda finished: (GameColumns.of(finished, rules.num_players), False))
-        raise
-    return GameColumns.of(records, rules.num_players), False
+    return carried(
+        lambda records: (GameColumns.of(records, rules.num_players), False),
+        play_games,
+        agents,
+        tasks,
+        seed=seed,
+        workers=workers,
+        rules=rules,
+        progress=progress,
+        record_dir=record_dir,
+        executor=executor,
+    )

@@ -41,7 +41,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import Any, NamedTuple, ParamSpec, Protocol, TypeVar, runtime_checkable
 
 import cloudpickle
 import numpy as np
@@ -93,6 +93,8 @@ KEY_DEAL, KEY_AGENT, KEY_TABLES, KEY_BATCH = 0, 1, 2, 3
 _DRAW = int(Action.DRAW)
 C = TypeVar("C")
 R = TypeVar("R")
+T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def agent_display_names(agents: Sequence[AgentLike]) -> list[str]:
@@ -612,14 +614,16 @@ def run_chunks(
     agents: Sequence[AgentLike],
     chunks: Sequence[C],
     work: Callable[[list[Agent], RunArgs, C], R],
+    combine: Callable[[list[R]], T],
     *,
     args: RunArgs,
     workers: int | None,
     sizes: Sequence[int],
     progress: bool | str = False,
     executor: ChunkExecutor | None = None,
-) -> list[R]:
-    """``work(agents, args, chunk)`` for every chunk, in chunk order: in this process, or
+) -> T:
+    """``work(agents, args, chunk)`` for every chunk, its results in chunk order made into
+    one by ``combine`` (the records of all the games, say): in this process, or
     spread by ``executor`` (default :class:`LocalProcesses`) over workers that build the
     agents once each (``work`` must be a module-level function). The workers know the
     agents registered here at run time, and the classes defined in a notebook or a
@@ -633,7 +637,7 @@ def run_chunks(
     caller catching warnings never saw it.
 
     Stopped by Ctrl-C (or SIGTERM as Ctrl-C), it raises :class:`GamesInterrupted` with
-    the results of the chunks finished in a row from the first."""
+    the results of the chunks finished in a row from the first, combined."""
     workers = num_workers(workers)
     if isinstance(executor, type):  # its run is a function that wants an instance first
         raise ValueError(f"executor must be an instance: {executor.__name__}(), not the class {executor.__name__}")
@@ -660,10 +664,10 @@ def run_chunks(
         first = 0
         while first in done:
             first += 1
-        finished = [done[k] for k in range(first)]
-        interrupted = GamesInterrupted(finished or None, sum(sizes[:first]), sum(sizes))
+        finished = combine([done[k] for k in range(first)]) if first else None
+        interrupted = GamesInterrupted(finished, sum(sizes[:first]), sum(sizes))
         raise interrupted.with_traceback(stop.__traceback__) from None
-    return [done[k] for k in range(len(chunks))]
+    return combine([done[k] for k in range(len(chunks))])
 
 
 def _run_spread(
@@ -740,6 +744,18 @@ class GamesInterrupted(KeyboardInterrupt):
             f"interrupted: the first {self.games:,} of {self.planned:,} games, in order "
             f"(later ones finished early are left out)"
         )
+
+
+def carried(make: Callable[[R], T], play: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """``make(play(*args, **kwargs))``: games played, made into what the caller returns
+    (their result, say); interrupted, the :class:`GamesInterrupted` raised on carries the
+    games finished made so (:meth:`GamesInterrupted.carry`)."""
+    try:
+        played = play(*args, **kwargs)
+    except GamesInterrupted as stop:
+        stop.carry(make)
+        raise
+    return make(played)
 
 
 def _numbered(
@@ -829,21 +845,17 @@ def play_games(
     record = None if record_dir is None else str(_record_folder(Path(record_dir)))
     chunk = max(1, min(256, math.ceil(len(tasks) / (num_workers(workers) * 8))))
     chunks = [list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)]
-    try:
-        done = run_chunks(
-            agents,
-            chunks,
-            _play_chunk,
-            args=RunArgs(names, seed, rules, record, seed_keys(agents)),
-            workers=workers,
-            sizes=[len(c) for c in chunks],
-            progress=progress,
-            executor=executor,
-        )
-    except GamesInterrupted as stop:
-        stop.carry(lambda finished: [r for records in finished for r in records])
-        raise
-    return [r for records in done for r in records]
+    return run_chunks(
+        agents,
+        chunks,
+        _play_chunk,
+        lambda parts: [r for records in parts for r in records],
+        args=RunArgs(names, seed, rules, record, seed_keys(agents)),
+        workers=workers,
+        sizes=[len(c) for c in chunks],
+        progress=progress,
+        executor=executor,
+    )
 
 
 def num_workers(workers: int | None) -> int:

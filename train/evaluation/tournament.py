@@ -27,9 +27,9 @@ from train.evaluation.runner import (
     ChunkExecutor,
     GameColumns,
     GameRecord,
-    GamesInterrupted,
     agent_display_names,
     agent_list,
+    carried,
     check_num_games,
 )
 from train.evaluation.stats import json_number, pandas
@@ -312,24 +312,21 @@ def tournament(
     seat_agents = np.array(_tables(m, num_players, num_games, seed, every_order), dtype=np.int64).reshape(
         -1, num_players
     )
-    try:
-        games, was_batched = play_either(
-            agents,
-            seat_agents,
-            np.arange(num_games),
-            seed=seed,
-            workers=workers,
-            rules=rules,
-            progress=progress,
-            record_dir=record_dir,
-            duplicate=False,
-            batched=batched,
-            executor=executor,
-        )
-    except GamesInterrupted as stop:  # the first games: the tables a tournament of that many draws
-        stop.carry(lambda finished: _measured(finished[0], finished[1], names, rules, seed, every_order))
-        raise
-    return _measured(games, was_batched, names, rules, seed, every_order)
+    return carried(  # interrupted, the first games: the tables a tournament of that many draws
+        lambda played: _measured(*played, names, rules, seed, every_order),
+        play_either,
+        agents,
+        seat_agents,
+        np.arange(num_games),
+        seed=seed,
+        workers=workers,
+        rules=rules,
+        progress=progress,
+        record_dir=record_dir,
+        duplicate=False,
+        batched=batched,
+        executor=executor,
+    )
 
 
 def _measured(
