@@ -797,16 +797,32 @@ def _one_line(value: object) -> str:
 
 def agent_label(agent: AgentLike) -> str:
     """How an agent is named in tables and messages: a spec's label, else the object's
-    ``name`` where the object or its own class sets it, else its class name. A ``name``
-    inherited is not the subclass's: ``class Bolder(HeuristicAgent)`` is ``Bolder``, not
-    a second ``heuristic``."""
+    ``name``, else its class name. A built-in agent's ``name`` inherited by a class of
+    yours is not yours: ``class Bolder(HeuristicAgent)`` is ``Bolder``, not a second
+    ``heuristic``; a ``name`` your own base class sets (an attribute or a property) is
+    kept."""
     if isinstance(agent, str):
         return agent
     if isinstance(agent, AgentSpec):
         return agent.label
     n = getattr(agent, "name", None)
-    own = "name" in getattr(agent, "__dict__", ()) or "name" in type(agent).__dict__
-    return n if own and isinstance(n, str) and n else type(agent).__name__
+    return n if isinstance(n, str) and n and not _builtin_name(agent) else type(agent).__name__
+
+
+def _builtin_name(agent: object) -> bool:
+    """Whether the ``name`` of ``agent`` is a built-in agent's, inherited by a class that
+    is not one: the class nearest in its class's order that holds ``name`` sets it as a
+    plain string, and is defined in the built-in agents' package (:func:`_is_builtin`),
+    while the agent's own class is not."""
+    if "name" in getattr(agent, "__dict__", ()):  # set on the object: a spec's label, or the user's
+        return False
+    own = type(agent)
+    for cls in own.__mro__:
+        if "name" in cls.__dict__:
+            return (
+                cls is not own and isinstance(cls.__dict__["name"], str) and _is_builtin(cls) and not _is_builtin(own)
+            )
+    return False
 
 
 # --------------------------------------------------------------------------- specs

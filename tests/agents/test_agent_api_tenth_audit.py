@@ -46,6 +46,52 @@ def test_a_subclass_of_a_built_in_agent_is_named_by_its_own_class():
     assert agent_label(agents.make("cautious:threshold=2")) == "cautious:threshold=2"
 
 
+class Tuned(BaseAgent):
+    def __init__(self, depth: int = 3) -> None:
+        super().__init__()
+        self.depth = depth
+
+    @property
+    def name(self) -> str:
+        return f"tuned-{self.depth}"
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class Tuned3(Tuned):
+    pass
+
+
+class MyBase(BaseAgent):
+    name = "mine"
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class MyDebug(MyBase):
+    pass
+
+
+class BolderStill(Bolder):
+    pass
+
+
+def test_a_name_a_users_base_class_sets_is_kept():
+    """Since af4fb7c set aside every inherited ``name`` (it meant a built-in agent's), a
+    user's own base class lost its own: ``Tuned3(Tuned)`` with ``Tuned.name`` a property
+    (``tuned-3``) read ``Tuned3``, and ``MyDebug(MyBase)`` with ``MyBase.name = "mine"``
+    read ``MyDebug``."""
+    assert agent_label(Tuned3()) == "tuned-3" and agent_label(Tuned(4)) == "tuned-4"
+    assert agent_label(MyDebug()) == "mine" and agent_label(MyBase()) == "mine"
+    # a built-in agent's name stays set aside, however far down the user's classes go
+    assert agent_label(BolderStill()) == "BolderStill" and agent_label(Bolder()) == "Bolder"
+    named = Bolder()
+    named.name = "bolder-5"  # set on the object
+    assert agent_label(named) == "bolder-5"
+
+
 @pytest.mark.parametrize(
     ("spec", "given"),
     [
