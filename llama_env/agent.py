@@ -1017,12 +1017,14 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
 
 def parse_agent_list(text: str | Iterable[str], *, check: bool = True) -> list[AgentSpec]:
     """Parse a comma-separated list of specs (or an iterable of spec strings); empty
-    entries are a ``ValueError``, an entry that is no string a ``TypeError`` naming it."""
+    entries are a ``ValueError``, an entry that is no string a ``TypeError`` naming it
+    (counted from 1: the first is entry 1)."""
     items = text.split(",") if isinstance(text, str) else list(text)
     for k, item in enumerate(items):
         if not isinstance(item, str):
             raise TypeError(
-                f"entry {k} of the agent list must be a spec string like 'cautious:threshold=4', got {_one_line(item)}"
+                f"entry {k + 1} of the agent list must be a spec string like 'cautious:threshold=4', "
+                f"got {_one_line(item)}"
             )
     if not items or any(not item.strip() for item in items):
         raise ValueError(f"empty entry in the agent list {text!r}; separate agent names with single commas")

@@ -110,9 +110,12 @@ def test_a_colon_with_no_parameter_after_a_parameter_is_refused(spec, given):
 
 
 def test_an_agent_list_entry_that_is_no_text_is_named():
-    """It was called an "empty entry in the agent list"."""
-    with pytest.raises(TypeError, match="entry 1 of the agent list must be a spec string .*, got 3"):
+    """It was called an "empty entry in the agent list"; then counted from 0, so the
+    first entry was "entry 0" and the second "entry 1"."""
+    with pytest.raises(TypeError, match="entry 2 of the agent list must be a spec string .*, got 3"):
         parse_agent_list(["random", 3])
+    with pytest.raises(TypeError, match="entry 1 of the agent list must be a spec string .*, got None"):
+        parse_agent_list([None, "random"])
     with pytest.raises(ValueError, match="empty entry in the agent list"):
         parse_agent_list(["random", " "])
 
