@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -285,36 +286,30 @@ def test_the_glued_block_check_catches_a_table_and_a_list() -> None:
 API = ROOT / "docs" / "api"
 
 
-def _api_blocks() -> list[tuple[str, str, list[str] | None]]:
-    """Each ``::: name`` block of the API reference's pages: the page, the name, and the
-    block's ``members`` list (``None``: what the module's ``__all__`` names)."""
-    import textwrap
-
-    yaml = pytest.importorskip("yaml")  # the site's tools, in the dev extra
-
-    blocks = []
-    for page in sorted(API.glob("*.md")):
-        for m in re.finditer(r"^::: ([\w.]+)\n((?:[ \t]+\S.*\n)*)", page.read_text(encoding="utf-8"), flags=re.M):
-            options = (yaml.safe_load(textwrap.dedent(m.group(2))) or {}).get("options", {})
-            blocks.append((page.name, m.group(1), options.get("members")))
-    return blocks
+def _api_blocks() -> list[tuple[str, str]]:
+    """Each ``::: name`` block of the API reference's pages: the page and the name."""
+    return [
+        (page.name, name)
+        for page in sorted(API.glob("*.md"))
+        for name in re.findall(r"^::: ([\w.]+)", page.read_text(encoding="utf-8"), flags=re.M)
+    ]
 
 
 def _api_problems() -> list[str]:
-    """What the reference would get wrong, read by Griffe as mkdocstrings reads the code: a
-    public name it leaves out (one without a docstring, as ``show_if_no_docstring`` is off,
-    or one assigned in a tuple, which Griffe does not see), and a class or function shown
-    twice (a package and the module that defines it both listing it: a ``members`` list
-    on the package's block leaves it to the module). An alias into another package counts
-    as shown: mkdocstrings shows it when that package was loaded first, by an earlier page."""
+    """What the reference would get wrong, read by Griffe with the site's extensions as
+    mkdocstrings reads the code: a public name it leaves out (one without a docstring, as
+    ``show_if_no_docstring`` is off, one assigned in a tuple, which Griffe does not see, or
+    one a package imports that the module defining it does not show), and a class or
+    function shown twice (a package and the module that defines it both showing it:
+    docs/_hooks/reexports.py leaves it to the module, where a page shows that module)."""
     griffe = pytest.importorskip("griffe")
-    loader = griffe.GriffeLoader(search_paths=[str(ROOT)])
+    loader = _reference_loader(griffe)
     for package in ("llama_env", "agents", "train"):
         loader.load(package)
     loader.resolve_aliases(implicit=False, external=False)
     shown: dict[str, str] = {}  # each object shown: where it is defined -> where it is shown
     problems, public = [], []
-    for page, name, members in _api_blocks():
+    for page, name in _api_blocks():
         obj = loader.modules_collection.get_member(name)
         listed = {name: obj}
         if obj.is_module:
@@ -328,7 +323,7 @@ def _api_problems() -> list[str]:
             entries = {f"{name}.{n}": obj.members[n] for n in names if n not in unseen}
             entries = {path: m for path, m in entries.items() if not m.is_module}
             public += [(page, path, m) for path, m in entries.items()]
-            listed = entries if members is None else {f"{name}.{n}": obj.members[n] for n in members}
+            listed = {path: m for path, m in entries.items() if m.is_public}
         for path, member in listed.items():
             target = member.final_target if member.is_alias else member
             if target.path in shown and (target.is_class or target.is_function):
@@ -337,8 +332,9 @@ def _api_problems() -> list[str]:
             if not member.has_docstrings:
                 problems.append(f"{page}: {path} has no docstring, so the reference leaves it out")
     for page, path, member in public:
-        if (member.final_target if member.is_alias else member).path not in shown:
-            problems.append(f"{page}: {path} is shown nowhere: add it to its block's members")
+        target = member.final_target if member.is_alias else member
+        if target.path not in shown:
+            problems.append(f"{page}: {path} is shown nowhere: is it in the __all__ of {target.parent.path}?")
     return problems
 
 
@@ -358,6 +354,12 @@ def _reference_options() -> dict:
     return mkdocstrings["handlers"]["python"]["options"]
 
 
+def _reference_loader(griffe: Any) -> Any:
+    """A Griffe loader with the Griffe extensions the site's reference is built with."""
+    extensions = griffe.load_extensions(*(str(ROOT / path) for path in _reference_options().get("extensions", [])))
+    return griffe.GriffeLoader(search_paths=[str(ROOT)], extensions=extensions)
+
+
 def test_the_reference_shows_how_to_make_each_class() -> None:
     """A class's entry showed no arguments (``PPOAgent(path=None, deterministic=True,
     seed=None)``, ``TrainConfig``'s fields), and, once they were shown, each ``TrainConfig``
@@ -369,10 +371,8 @@ def test_the_reference_shows_how_to_make_each_class() -> None:
     from train.training.config import TrainConfig
 
     griffe = pytest.importorskip("griffe")
-    options = _reference_options()
-    assert options["merge_init_into_class"] is True
-    extensions = griffe.load_extensions(*(str(ROOT / path) for path in options.get("extensions", [])))
-    loader = griffe.GriffeLoader(search_paths=[str(ROOT)], extensions=extensions)
+    assert _reference_options()["merge_init_into_class"] is True
+    loader = _reference_loader(griffe)
     loader.load("train")
     entry = loader.modules_collection.get_member("train.training.config.TrainConfig")
     for f in dataclasses.fields(TrainConfig):
