@@ -54,3 +54,14 @@ def test_behaviour_frame_agrees_with_evaluate_rates():
     # a 3-agent pool at 3-player tables seats everybody in every game, rotated, as evaluate does
     for i, name in enumerate(r.names):
         assert b.loc[name, "quit_rate"] == pytest.approx(r.agents[i].quit_rate, abs=0.05)
+
+
+def test_a_column_the_rows_have_and_the_declared_columns_lack_is_named(monkeypatch):
+    """The columns and their types are declared once (``_COLUMNS``): pandas would drop a
+    row's column left out of them without a word."""
+    from train.evaluation import analysis
+
+    t = tournament(["random", "greedy"], 2, 2, seed=0, workers=1)
+    monkeypatch.setattr(analysis, "_COLUMNS", {k: v for k, v in analysis._COLUMNS.items() if k != "quits"})
+    with pytest.raises(RuntimeError, match=r"games_frame's rows have the columns \[.*'quits'.*\], _COLUMNS declares"):
+        games_frame(t.records, t.names)

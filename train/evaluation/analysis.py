@@ -8,7 +8,7 @@ keeps none). Needs pandas (the ``notebooks`` extra).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple, get_type_hints
+from typing import Any
 
 from train.evaluation.evaluate import EvalResult
 from train.evaluation.runner import GameRecord
@@ -38,60 +38,44 @@ def _games_frame(records: object, names: Sequence[str], caller: str) -> Any:
         for seat, i in enumerate(r.seat_agents):
             plays, draws, quits = r.actions[seat] if r.actions else (0, 0, 0)
             rows.append(
-                _SeatRow(
-                    game=r.index,
-                    seat=seat,
-                    agent=names[i],
-                    players=len(r.seat_agents),
-                    score=r.scores[seat],
-                    rounds=r.rounds,
-                    points_per_round=r.scores[seat] / r.rounds,
-                    win_share=shares[seat],
-                    went_out=r.went_out[seat],
-                    plays=plays,
-                    draws=draws,
-                    quits=quits,
-                    quit_penalty=r.quit_penalty[seat] if r.quit_penalty else 0,
-                )
+                {
+                    "game": r.index,
+                    "seat": seat,
+                    "agent": names[i],
+                    "players": len(r.seat_agents),
+                    "score": r.scores[seat],
+                    "rounds": r.rounds,
+                    "points_per_round": r.scores[seat] / r.rounds,
+                    "win_share": shares[seat],
+                    "went_out": r.went_out[seat],
+                    "plays": plays,
+                    "draws": draws,
+                    "quits": quits,
+                    "quit_penalty": r.quit_penalty[seat] if r.quit_penalty else 0,
+                }
             )
-    # the columns and their types even without a row (not object columns)
-    dtypes = {field: _DTYPES[kind] for field, kind in get_type_hints(_SeatRow).items()}
-    return pd.DataFrame(rows, columns=_SeatRow._fields).astype(dtypes)
+    if rows and rows[0].keys() != _COLUMNS.keys():  # a column left out of _COLUMNS would be dropped
+        raise RuntimeError(f"games_frame's rows have the columns {list(rows[0])}, _COLUMNS declares {list(_COLUMNS)}")
+    return pd.DataFrame(rows, columns=list(_COLUMNS)).astype(_COLUMNS)
 
 
-class _SeatRow(NamedTuple):
-    """A row of :func:`games_frame`, one seat of one game: its fields are the table's
-    columns, declared once, and their types the columns' types (an empty table's too)."""
-
-    game: int
-    """The game's index."""
-    seat: int
-    """The seat's position at the table."""
-    agent: str
-    """The name of the agent at the seat."""
-    players: int
-    """The table size."""
-    score: int
-    """The seat's final score (lower is better)."""
-    rounds: int
-    """Rounds the game lasted."""
-    points_per_round: float
-    """``score / rounds``."""
-    win_share: float
-    """The seat's share of the win: 1/k for each of the k tied lowest scores, else 0."""
-    went_out: int
-    """Rounds the seat ended by playing its last card."""
-    plays: int
-    """Times it played a card."""
-    draws: int
-    """Times it drew a card."""
-    quits: int
-    """Times it quit a round."""
-    quit_penalty: int
-    """The summed hand penalty it held when it quit."""
-
-
-_DTYPES = {int: "int64", float: "float64", str: "object"}
+_COLUMNS = {
+    "game": "int64",
+    "seat": "int64",
+    "agent": "object",
+    "players": "int64",
+    "score": "int64",
+    "rounds": "int64",
+    "points_per_round": "float64",
+    "win_share": "float64",
+    "went_out": "int64",
+    "plays": "int64",
+    "draws": "int64",
+    "quits": "int64",
+    "quit_penalty": "int64",
+}
+"""The columns of :func:`games_frame` and their types, declared once: an empty table has
+them too (no object columns, which :func:`~train.evaluation.mean_ci` could not read)."""
 
 
 def _game_records(records: object, names: Sequence[str], caller: str) -> list[GameRecord]:
