@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from llama_env.agent import AgentLike, AgentSpec, UnseenTableSize, parse_agent_list
+from llama_env.agent import AgentLike, UnseenTableSize, agent_label
 from llama_env.engine import DEFAULT_RULES, Rules
 from train.evaluation.evaluate import evaluate, rules_text
+from train.evaluation.runner import agent_list
 
 __all__ = ["ComparisonRow", "compare_agents", "format_comparison", "has_shipped_models"]
 
@@ -50,9 +51,9 @@ def compare_agents(
     ``"random,cautious:threshold=4"``), and one table size may stand alone
     (``players=4``). Empty ``contenders``, ``opponents`` or ``players`` are a
     ``ValueError``: there would be nothing to compare."""
-    opps: Sequence[str | AgentSpec] = opponents
+    opps: Sequence[AgentLike] = opponents
     if isinstance(opponents, str):  # not one per letter ("unknown agent 'r'"), nor "random,greedy" as one
-        opps = parse_agent_list(opponents) if opponents.strip() else ()
+        opps = agent_list(opponents) if opponents.strip() else ()
     if isinstance(players, (int, np.integer)):  # len() of an int failed
         players = (int(players),)
     for what, given in (("contenders", contenders), ("opponents", opps), ("players", players)):
@@ -73,7 +74,7 @@ def compare_agents(
                         batched=False,
                     )
                 a = r.agents[0]
-                name = opp.label if isinstance(opp, AgentSpec) else opp
+                name = agent_label(opp)
                 rows.append(ComparisonRow(label, n, name, a.win_share, a.ci_low, a.ci_high, r.num_games, r.rules))
     return rows
 
