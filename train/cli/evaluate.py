@@ -80,7 +80,7 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
             batched=cmd.batched,
             every_order=cmd.every_order,
         )
-    print(result.to_table(), file=out)
+    print(result, file=out)  # as games_kept prints the games finished when interrupted
     return result
 
 

@@ -81,9 +81,7 @@ def run_tournament(cmd: TournamentCommand, out: TextIO | None = None) -> Tournam
             batched=cmd.batched,
             every_order=cmd.every_order,
         )
-    print(result.to_table(), file=out)
-    print(file=out)
-    print(result.pairwise_table(), file=out)
+    print(result, file=out)  # as games_kept prints the games finished when interrupted
     return result
 
 
