@@ -51,14 +51,14 @@ from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import (
     DEFAULT_REWARD,
-    ILLEGAL_ACTION_REWARD,
+    ILLEGAL_ACTION_REWARD,  # noqa: F401 - importable from here as before, no longer exported
     illegal_action_reward,
     rewards_for,
     validate_reward_mode,
 )
 from llama_env.table import Table
 
-__all__ = ["env", "raw_env", "LlamaAECEnv", "ILLEGAL_ACTION_REWARD", "MaskedDiscrete"]
+__all__ = ["env", "raw_env", "LlamaAECEnv", "MaskedDiscrete"]
 
 RENDER_MODES = ("ansi", "human", "rgb_array")
 

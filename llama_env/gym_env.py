@@ -45,14 +45,14 @@ from llama_env.render import render_round_summary, render_table
 from llama_env.render_svg import rasterize, table_svg
 from llama_env.rewards import (
     DEFAULT_REWARD,
-    ILLEGAL_ACTION_REWARD,
+    ILLEGAL_ACTION_REWARD,  # noqa: F401 - importable from here as before, no longer exported
     illegal_action_reward,
     rewards_for,
     validate_reward_mode,
 )
 from llama_env.table import Table, TableListener, deal_table
 
-__all__ = ["LlamaEnv", "ActionSpace", "ILLEGAL_ACTION_MODES", "ILLEGAL_ACTION_REWARD", "make_v1"]
+__all__ = ["LlamaEnv", "ActionSpace", "ILLEGAL_ACTION_MODES", "make_v1"]
 
 ILLEGAL_ACTION_MODES = ("raise", "terminate")
 """What ``illegal_action=`` may say an illegal action does: raise, or end the episode with a

@@ -49,8 +49,13 @@ every round's start, 2,000 games per size)."""
 ILLEGAL_ACTION_REWARD = -1.0
 """What an episode that an illegal move ends adds up to in ``"game"`` and ``"shaped"``:
 less than any finished game's return there (a win share, 0 to 1). In ``"game"`` it is the
-illegal move's own reward (nothing was paid before); ``"round"`` needs a lower total
-(:func:`illegal_action_return`)."""
+illegal move's own reward (nothing was paid before); ``"round"`` needs a lower total.
+Read an episode's total with :func:`illegal_action_return` and the illegal step's reward
+with :func:`illegal_action_reward` (this total minus what was paid before): this
+constant is neither in ``"round"``, nor the step's reward in ``"shaped"``. Once what
+every illegal move paid, it is still importable from :mod:`llama_env.gym_env` and
+:mod:`llama_env.aec_env` for code that imports it from there, but no longer listed in
+their ``__all__``."""
 
 
 def validate_reward_mode(mode: object) -> str:

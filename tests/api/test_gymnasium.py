@@ -519,3 +519,16 @@ def test_an_env_spec_written_as_json_makes_the_env_again():
     for bad in ({"name": "cautious", "params": None}, {"name": ["cautious"]}, {"name": "random", "seed": 1}):
         with pytest.raises(ValueError, match=r"opponents: an opponent given as a mapping is an AgentSpec\'s JSON form"):
             gym.make("Llama-v0", opponents=bad)
+
+
+def test_the_envs_no_longer_export_the_illegal_moves_total_as_its_reward():
+    """``ILLEGAL_ACTION_REWARD`` was in both envs' ``__all__`` beside ``illegal_action=``,
+    as what an illegal step pays; it is now the episode's total in ``"game"`` and
+    ``"shaped"`` (the step pays that minus what was paid before), and no total in
+    ``"round"``. Code that imports it from there still finds it."""
+    import llama_env.aec_env
+    import llama_env.gym_env
+
+    for module in (llama_env.gym_env, llama_env.aec_env):
+        assert "ILLEGAL_ACTION_REWARD" not in module.__all__
+        assert module.ILLEGAL_ACTION_REWARD == illegal_action_return("game", 40) == -1.0
