@@ -167,9 +167,9 @@ def test_a_broken_plugin_warning_points_at_the_programs_line(tmp_path, call):
 @pytest.mark.parametrize("package", ["train", "agents_of_mine"])
 def test_a_broken_plugin_warning_points_into_a_program_s_own_package(tmp_path, package):
     """The warning skipped every frame of a package named ``llama_env``, ``agents`` or
-    ``train``, so a program's own ``train/run.py`` (a common name) was passed over and the
-    warning pointed at whatever imported it; llama-rl's packages are known by where they
-    are installed, not by name."""
+    ``train``, so the module ``run`` of a program's own package ``train`` (a common name)
+    was passed over and the warning pointed at whatever imported it; llama-rl's packages
+    are known by where they are installed, not by name."""
     (tmp_path / "brokenplug").mkdir()
     (tmp_path / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
     info = tmp_path / "brokenplug-0.1.dist-info"
