@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -248,3 +248,37 @@ class LookedMembers(list):
     def __iter__(self) -> Iterator[Any]:
         self.looks += 1
         return super().__iter__()
+
+
+class ScriptedExecutor:
+    """An evaluation executor (``executor=``, a :class:`train.evaluation.runner.ChunkExecutor`)
+    that plays the jobs in this process and yields the results of ``order`` in that order:
+    job places, or a function of the places of all the jobs (``reversed``), so results
+    may come out of turn, be left out or repeat; then, with ``stop``, it stops as Ctrl-C
+    does. It keeps its iterator, so only the caller's ``close()`` (not the garbage
+    collector) can tell it to stop (``closed``); ``jobs`` counts the jobs it was given,
+    and what it set up as a worker here is cleared as it ends."""
+
+    def __init__(self, order: Sequence[int] | Callable[[range], Iterable[int]], *, stop: bool = False) -> None:
+        self.order, self.stop = order, stop
+        self.jobs, self.closed = 0, False
+
+    def run(self, payload: bytes, jobs: list[Any], workers: int) -> Iterator[Any]:
+        from train.evaluation import runner
+
+        def results() -> Iterator[Any]:
+            try:
+                runner.setup_worker(payload)
+                for k in self.order(range(len(jobs))) if callable(self.order) else self.order:
+                    yield runner.run_job(jobs[k])
+                if self.stop:
+                    raise KeyboardInterrupt
+            except GeneratorExit:
+                self.closed = True
+                raise
+            finally:
+                runner._WORKER.clear()
+
+        self.jobs += len(jobs)
+        self.iterator = results()
+        return self.iterator

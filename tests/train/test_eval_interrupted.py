@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ScriptedExecutor
 
 from train.evaluation import GamesInterrupted, evaluate, tournament
-from train.evaluation import runner as runner_module
 
 SCRIPT = "import sys\nfrom train.cli import main\nsys.exit(main(sys.argv[1:]))\n"
 HEAD = re.compile(
@@ -64,28 +64,12 @@ def test_an_interrupted_run_prints_the_games_it_finished(tmp_path: Path, command
     assert table == f"{same}\n"
 
 
-class Interrupting:
-    """An executor that plays its jobs here and yields the results of ``order`` (job
-    places), in that order, then stops as Ctrl-C does."""
-
-    def __init__(self, order: list[int]) -> None:
-        self.order = order
-
-    def run(self, payload, jobs, workers):
-        runner_module.setup_worker(payload)
-        try:
-            for k in self.order:
-                yield runner_module.run_job(jobs[k])
-            raise KeyboardInterrupt
-        finally:
-            runner_module._WORKER.clear()
-
-
 def test_a_chunk_finished_out_of_turn_is_left_out() -> None:
     """64 games in chunks of 4 (two workers): chunks 0, 1 and 3 finished, 2 under way.
     The result is of games 0..7, as evaluating 8 games gives, not of 12 with a gap."""
+    finished = ScriptedExecutor([0, 1, 3], stop=True)
     with pytest.raises(GamesInterrupted) as stopped:
-        evaluate(["heuristic", "random"], 64, seed=5, workers=2, batched=False, executor=Interrupting([0, 1, 3]))
+        evaluate(["heuristic", "random"], 64, seed=5, workers=2, batched=False, executor=finished)
     stop = stopped.value
     assert isinstance(stop, KeyboardInterrupt)
     assert (stop.games, stop.planned) == (8, 64)
@@ -98,7 +82,7 @@ def test_an_interrupted_duplicate_evaluation_keeps_whole_deals() -> None:
     intervals are over deals)."""
     agents = ["heuristic", "random", "greedy"]
     with pytest.raises(GamesInterrupted) as stopped:
-        evaluate(agents, 64, seed=1, workers=2, duplicate=True, executor=Interrupting([0, 1]))
+        evaluate(agents, 64, seed=1, workers=2, duplicate=True, executor=ScriptedExecutor([0, 1], stop=True))
     stop = stopped.value
     assert (stop.games, stop.planned) == (9, 66)
     assert stop.partial.to_table() == evaluate(agents, 9, seed=1, workers=1, duplicate=True).to_table()
@@ -107,7 +91,7 @@ def test_an_interrupted_duplicate_evaluation_keeps_whole_deals() -> None:
 def test_an_interrupted_tournament_carries_the_tournament_of_its_first_games() -> None:
     agents = ["heuristic", "random", "greedy"]
     with pytest.raises(GamesInterrupted) as stopped:
-        tournament(agents, 2, 64, seed=2, workers=2, batched=False, executor=Interrupting([0, 2]))
+        tournament(agents, 2, 64, seed=2, workers=2, batched=False, executor=ScriptedExecutor([0, 2], stop=True))
     stop = stopped.value
     assert (stop.games, stop.planned) == (4, 64)
     assert str(stop.partial) == str(tournament(agents, 2, 4, seed=2, workers=1, batched=False))
@@ -118,7 +102,7 @@ def test_interrupted_before_any_game_finished_carries_nothing(capsys: pytest.Cap
     from train.cli.common import games_kept
 
     with pytest.raises(GamesInterrupted) as stopped:
-        evaluate(["heuristic", "random"], 64, workers=2, batched=False, executor=Interrupting([1, 2]))
+        evaluate(["heuristic", "random"], 64, workers=2, batched=False, executor=ScriptedExecutor([1, 2], stop=True))
     assert stopped.value.partial is None and stopped.value.games == 0
     assert str(stopped.value) == "interrupted before any of 64 games had finished"
     with pytest.raises(KeyboardInterrupt), games_kept(sys.stdout):

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import ScriptedExecutor
 
 from train.evaluation import evaluate, mean_ci, tournament
 
@@ -79,44 +80,22 @@ def test_a_set_or_dict_of_agents_is_refused(agents, kind):
         tournament(agents, 2, 4, workers=1)
 
 
-class Reversed:
-    """An executor that yields its results last job first, as an unordered one (Ray's
-    ``map_unordered``) may; it plays the jobs in this process."""
-
-    def __init__(self) -> None:
-        self.jobs = 0
-
-    def run(self, payload, jobs, workers):
-        from train.evaluation.runner import run_job, setup_worker
-
-        setup_worker(payload)
-        self.jobs += len(jobs)
-        yield from reversed([run_job(job) for job in jobs])
-
-
-@pytest.fixture
-def in_this_process():
-    from train.evaluation import runner
-
-    yield
-    runner._WORKER.clear()  # what setup_worker kept here
-
-
-def test_an_executor_that_yields_out_of_order_gives_the_same_numbers(in_this_process, monkeypatch):
+def test_an_executor_that_yields_out_of_order_gives_the_same_numbers(monkeypatch):
     """The results were taken in the order they came: the per-game arrays were reordered
-    and a duplicate evaluation's deal groups mixed other deals' games."""
+    and a duplicate evaluation's deal groups mixed other deals' games. The executor yields
+    them last job first, as an unordered one (Ray's ``map_unordered``) may."""
     from train.evaluation import batched
 
     table = ["heuristic", "random", "greedy"]
     here = evaluate(table, 60, seed=1, workers=1, duplicate=True)
-    backwards = Reversed()
+    backwards = ScriptedExecutor(reversed)
     there = evaluate(table, 60, seed=1, workers=2, duplicate=True, executor=backwards)
     assert backwards.jobs > 1
     np.testing.assert_array_equal(here.shares, there.shares)
     assert [(a.ci_low, a.ci_high) for a in here.agents] == [(a.ci_low, a.ci_high) for a in there.agents]
     monkeypatch.setattr(batched, "CHUNK_GAMES", 30)  # several batched chunks from a few games
     here_t = tournament(table, 2, 120, seed=2, workers=1)
-    backwards = Reversed()
+    backwards = ScriptedExecutor(reversed)
     there_t = tournament(table, 2, 120, seed=2, workers=2, executor=backwards)
     assert here_t.batched and there_t.batched and backwards.jobs == 4
     assert [r.scores for r in here_t.records] == [r.scores for r in there_t.records]
@@ -129,7 +108,7 @@ class Stranger:
         yield from ["a result"] * len(jobs)
 
 
-def test_an_executor_that_yields_no_job_result_is_named(in_this_process):
+def test_an_executor_that_yields_no_job_result_is_named():
     with pytest.raises(
         RuntimeError, match=r"the executor <.*Stranger.*> returned 'a result', not what run_job returned"
     ):

@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import ScriptedExecutor
 
 import agents
 import llama_env
@@ -937,42 +938,14 @@ def test_another_executor_gives_the_same_numbers(monkeypatch):
     assert [r.scores for r in here.records] == [r.scores for r in there.records]
 
 
-class Short:
-    """An executor that loses a result, or invents one; it keeps its iterator, so only
-    the caller's close() (not the garbage collector) can tell it to stop."""
-
-    def __init__(self, extra: int) -> None:
-        self.extra, self.closed = extra, False
-
-    def run(self, payload, jobs, workers):
-        from train.evaluation.runner import run_job, setup_worker
-
-        setup_worker(payload)
-
-        def results():
-            done = [run_job(job) for job in jobs]
-            try:
-                yield from done[: len(done) + self.extra] if self.extra < 0 else done + done[: self.extra]
-            except GeneratorExit:
-                self.closed = True
-                raise
-
-        self.iterator = results()
-        return self.iterator
-
-
 def test_an_executor_that_returns_the_wrong_number_of_results_is_named():
-    from train.evaluation import runner
-
-    try:
-        with pytest.raises(RuntimeError, match=r"returned \d+ results for \d+ jobs"):
-            evaluate(["random", "random"], 20, workers=2, batched=False, executor=Short(-1))
-        short = Short(1)
-        with pytest.raises(RuntimeError, match="returned more results than its"):
-            evaluate(["random", "random"], 20, workers=2, batched=False, executor=short)
-        assert short.closed  # stopped early, the executor was told
-    finally:
-        runner._WORKER.clear()
+    short = ScriptedExecutor(lambda places: places[:-1])  # loses the last result
+    with pytest.raises(RuntimeError, match=r"returned \d+ results for \d+ jobs"):
+        evaluate(["random", "random"], 20, workers=2, batched=False, executor=short)
+    extra = ScriptedExecutor(lambda places: [*places, 0])  # yields the first twice
+    with pytest.raises(RuntimeError, match="returned more results than its"):
+        evaluate(["random", "random"], 20, workers=2, batched=False, executor=extra)
+    assert extra.closed  # stopped early, the executor was told
     with pytest.raises(ValueError, match=r"executor must have run\(payload, jobs, workers\)"):
         evaluate(["random", "random"], 20, workers=2, batched=False, executor=object())
 
