@@ -133,6 +133,14 @@ class LlamaEnv(gym.Env):
     * v0: first release.
     * v1: the observation with the public history of the round (``obs_version=1``);
       actions, rewards, arguments and dynamics as v0.
+    * v0 and v1, since 0.3.0: with ``illegal_action="terminate"`` an illegal move makes the
+      episode add up to :func:`~llama_env.rewards.illegal_action_return` (it paid -1 on top
+      of what the episode had paid); an opponent spec's own ``seed=`` (``random:seed=5``)
+      is mixed into each episode's seed (which replaced it); a population opponent
+      (``perturbed``) plays a member of its own at each of its seats (it was seated
+      itself). The ids stay: their number is the observation's version, the contract
+      trained models depend on, and the observation, the actions and the games of the
+      defaults (``illegal_action="raise"``, opponents without ``seed=``) are unchanged.
     """
 
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
