@@ -66,12 +66,11 @@ from llama_env.engine import (
     parse_table_sizes,
     rule_option_fields,
 )
-from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, ObsView, guess_obs_version
+from llama_env.observation import OBS_SIZE, OBS_VERSIONS, SLICES, VERSION_OF_SIZE, guess_obs_version, one_hot_reader
 
 __all__ = [
     "PPOAgent",
     "Actor",
-    "checked_table_size",
     "load_actor",
     "save_actor",
     "model_file",
@@ -1159,22 +1158,7 @@ def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
 
 
 _TABLE_SIZE = SLICES["num_players"]
-_TOP_CARD = SLICES["top_card"]
-
-
-def checked_table_size(observation: np.ndarray) -> int:
-    """The table size that one observation (a vector of any version) marks, after checking
-    the one-hot fields an agent's ``act`` refuses, as :class:`ObsView` reads them: the top
-    card and the table size must each hold one 1 and 0s, else a ``ValueError`` names the
-    field and its entries. Read by their largest entry, a table size of 0s played the
-    heads-up specialist at any table. Plain sums, under a microsecond: cheap enough for every
-    decision of ``ppo``. The entries are taken to be finite (:func:`check_finite` comes first)."""
-    top, size = observation[_TOP_CARD].tolist(), observation[_TABLE_SIZE].tolist()
-    if sum(top) == 1.0 and sum(size) == 1.0 and 1.0 in top and 1.0 in size:  # ObsView's test
-        return size.index(1.0) + MIN_PLAYERS
-    view = ObsView(observation)  # its readers name the field that is not one-hot
-    _ = view.top_card
-    return view.num_players
+_read_top_card, _read_table_size = one_hot_reader("top_card"), one_hot_reader("num_players")
 
 
 @register("ppo", group="policy")
@@ -1253,15 +1237,15 @@ class PPOAgent(BaseAgent):
                 f"got {np.shape(observation)[0]} (use an env with obs_version={self.obs_version}, e.g. "
                 f"{'Llama-v1' if self.obs_version else 'Llama-v0'})"
             )
-        mask = np.asarray(mask_list(action_mask), dtype=bool).reshape(1, -1)
-        if not mask.any():
+        entries = mask_list(action_mask)
+        if not any(entries):  # on the list: ndarray.any() costs a microsecond, a twentieth of act
             raise ValueError("PPOAgent.act: the action mask has no legal action")
+        mask = np.asarray(entries, dtype=bool).reshape(1, -1)
         check_finite(observation)
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
-        actor = self.specialists.get(checked_table_size(obs[0]), self.actor)  # as _act picks, for one row
-        if actor.obs_size > obs.shape[1]:
-            actor = self.actor
-        return int(actor.act_batch(obs[:, : actor.obs_size], mask, self.deterministic, self.rng)[0])
+        row = obs[0]
+        _read_top_card(row)  # checked here: act_batch reads the one-hot blocks unchecked
+        return int(self._play(self._model(_read_table_size(row), obs.shape[1]), obs, mask)[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for many observations at once (one forward pass per model); the table
@@ -1280,26 +1264,36 @@ class PPOAgent(BaseAgent):
         check_finite(obs)
         return self._act(obs, masks)
 
+    def _model(self, players: int, width: int) -> Actor:
+        """The model that plays at a table of ``players`` given observations of ``width``
+        values: its specialist there, if it has one that reads them (a specialist needs its
+        observation version: given an older, shorter observation, ``Llama-v0``'s say,
+        :attr:`actor` plays every table size), else :attr:`actor`. :meth:`act` and
+        :meth:`_act` both choose by it."""
+        specialist = self.specialists.get(players)
+        return specialist if specialist is not None and specialist.obs_size <= width else self.actor
+
+    def _play(self, actor: Actor, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``actor``'s moves for the rows of ``obs``, on the part of them that it reads."""
+        return actor.act_batch(obs[:, : actor.obs_size], masks, self.deterministic, self.rng)
+
     def _act(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Each row played by the model for its table size (read from the observation's
-        one-hot ``num_players``), on the part of the observation that model reads. A
-        specialist needs its observation version; given an older, shorter observation
-        (``Llama-v0``'s, say), :attr:`actor` plays every table size."""
-        usable = {n: a for n, a in self.specialists.items() if a.obs_size <= obs.shape[1]}
+        one-hot ``num_players``, :meth:`_model`), the specialists' rows first."""
+        width = obs.shape[1]
+        usable = [n for n, specialist in self.specialists.items() if self._model(n, width) is specialist]
         if not usable:
-            return self.actor.act_batch(obs[:, : self.actor.obs_size], masks, self.deterministic, self.rng)
+            return self._play(self.actor, obs, masks)
         sizes = obs[:, _TABLE_SIZE].argmax(axis=1) + MIN_PLAYERS
         out = np.empty(len(obs), dtype=np.int64)
         rest = np.ones(len(obs), dtype=bool)
-        for n, actor in usable.items():
+        for n in usable:
             rows = sizes == n
             if rows.any():
-                out[rows] = actor.act_batch(obs[rows, : actor.obs_size], masks[rows], self.deterministic, self.rng)
+                out[rows] = self._play(self._model(n, width), obs[rows], masks[rows])
                 rest &= ~rows
         if rest.any():
-            out[rest] = self.actor.act_batch(
-                obs[rest, : self.actor.obs_size], masks[rest], self.deterministic, self.rng
-            )
+            out[rest] = self._play(self.actor, obs[rest], masks[rest])
         return out
 
     def __repr__(self) -> str:

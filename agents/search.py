@@ -65,7 +65,6 @@ from agents.ppo import (
     Actor,
     PPOAgent,
     PPOv3Agent,
-    checked_table_size,
     load_actor,
     model_file,
     shipped_actor,
@@ -87,7 +86,14 @@ from llama_env.engine import (
     brief,
     error_line,
 )
-from llama_env.observation import OBS_SIZE_V1, BatchView, action_mask, encode_many_v1, unchecked_action_mask
+from llama_env.observation import (
+    OBS_SIZE_V1,
+    BatchView,
+    action_mask,
+    encode_many_v1,
+    one_hot_reader,
+    unchecked_action_mask,
+)
 from llama_env.rewards import game_rewards
 from llama_env.table import BatchTable, Table
 from llama_env.worlds import PublicState, deal_world, dealt_hand_size, public_state
@@ -319,6 +325,10 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
     return deal_world(state, belief_hands(observation, state, belief, rng), rng)
 
 
+_CHECKED_ON_ACT = (one_hot_reader("top_card"), one_hot_reader("num_players"))
+"""The one-hot fields :meth:`SearchAgent.act` checks, which ``act_batch`` reads unchecked."""
+
+
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
     """A one-move search at 2, 4 and 6 players where its specialist is unsure (ppo's; at 6
@@ -511,7 +521,8 @@ class SearchAgent(BaseAgent):
         check_observation(observation)
         check_finite(observation)
         obs = np.asarray(observation)
-        checked_table_size(obs)  # as ppo's act: act_batch reads one-hot blocks unchecked
+        for read in _CHECKED_ON_ACT:  # as ppo's act: act_batch reads the one-hot blocks unchecked
+            read(obs)
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, legal_actions(action_mask)] = True
         return int(self.act_batch(obs[None], mask)[0])

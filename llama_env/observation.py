@@ -106,6 +106,7 @@ __all__ = [
     "encode",
     "encode_many",
     "ObsView",
+    "one_hot_reader",
     "BatchView",
     "view",
     "decode",
@@ -319,6 +320,17 @@ class OneHot(Unit):
         return [1.0 if value == self.first + k else 0.0 for k in range(self.count)]
 
     def reader(self, start: int, per_other: bool, name: str) -> Reader:
+        one, c = self.checked(name), self.count
+        i = start
+        if not per_other:
+            return lambda o: one(o._v, i)
+        return lambda o: tuple([one(o._v, i + k * c) for k in range(o.num_players - 1)])
+
+    def checked(self, name: str) -> Callable[[list[float], int], Any]:
+        """``one(v, i)``: the value that the block ``v[i : i + count]`` of field ``name``
+        marks, checked (a ``ValueError`` names the field and the block's entries, or the
+        entry of a NaN or an infinity): what :class:`ObsView` and :func:`one_hot_reader`
+        read a block with."""
         first, c, empty = self.first, self.count, self.empty
         marks = self._marks()
 
@@ -350,10 +362,7 @@ class OneHot(Unit):
                     return empty
                 raise _not_one_hot(v, i, c, marks, name)
 
-        i = start
-        if not per_other:
-            return lambda o: one(o._v, i)
-        return lambda o: tuple([one(o._v, i + k * c) for k in range(o.num_players - 1)])
+        return one
 
     def _marks(self) -> str:
         """What a block holds, for messages."""
@@ -1168,6 +1177,43 @@ for _f in _NEWEST.fields:
 _read_num_players = next(f for f in FIELDS if f.name == "num_players").unit.reader(
     SLICES["num_players"].start, False, "num_players"
 )
+
+
+_ONE_HOTS: dict[str, OneHot] = {
+    f.name: f.unit for f in _NEWEST.fields if isinstance(f.unit, OneHot) and not f.per_other
+}
+"""The units of the one-hot fields of one value each, by field name."""
+
+
+def one_hot_reader(name: str) -> Callable[[np.ndarray | Sequence[float]], Any]:
+    """A reader of the one-hot field ``name`` (``"top_card"``, ``"num_players"``,
+    ``"last_player"``) of one observation vector, checked as :class:`ObsView` reads it:
+    the value the block marks, and a ``ValueError`` naming the field and its entries for a
+    block that holds anything but one 1 and 0s (or only 0s, where the value may be unset),
+    naming the entry of a NaN or an infinity. It reads the field's entries alone, where an
+    ``ObsView`` reads the whole vector: an agent's ``act`` checks so, for under half a
+    microsecond a field, the blocks its ``act_batch`` reads unchecked
+    (:meth:`OneHot.values`). The vector's shape is the caller's to check."""
+    unit = _ONE_HOTS.get(name)
+    if unit is None:
+        raise ValueError(f"one_hot_reader reads the one-hot fields {', '.join(_ONE_HOTS)}, got {name!r}")
+    one = unit.checked(name)
+    start, stop, since = _NEWEST.slices[name].start, _NEWEST.slices[name].stop, _since(name)
+
+    def read(observation: np.ndarray | Sequence[float]) -> Any:
+        entries = observation[start:stop]
+        try:
+            return one(entries.tolist() if type(entries) is np.ndarray else list(entries), 0)
+        except ValueError:  # named again below, by the block's place in the vector
+            pass
+        if len(observation) < stop:
+            raise ValueError(
+                f"{name!r} is a field of version-{since} observations (Llama-v{since}); "
+                f"this one has {len(observation)} values"
+            ) from None
+        return one(observation.tolist() if type(observation) is np.ndarray else list(observation), start)
+
+    return read
 
 
 class BatchView:

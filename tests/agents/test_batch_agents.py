@@ -87,6 +87,19 @@ def test_act_batch_decides_every_row_as_act(name, params, version):
     assert differ.size == 0, f"rows {differ[:5].tolist()}: act_batch {batch[differ[:5]]} act {one_by_one[:5]}"
 
 
+@pytest.mark.parametrize("name", ["ppo", "ppo_v0", "ppo_v1", "ppo_v3"])
+@pytest.mark.parametrize("version", [0, 1])
+def test_the_ppo_agents_act_plays_the_model_act_batch_plays(name, version):
+    """act picks its model for one row as act_batch does for many (one choice,
+    PPOAgent._model): the specialist of the table size where it reads the observation's
+    version, else the general model."""
+    obs0, obs1, masks = _states()
+    agent = agents.make(name)
+    obs = (obs1 if version else obs0)[::4]
+    batch = agent.act_batch(obs, masks[::4])
+    assert batch.tolist() == [agent.act(o, m) for o, m in zip(obs, masks[::4], strict=True)]
+
+
 def test_the_perturbed_population_decides_as_its_members():
     """Every member (each with its own parameters, the chain bonus among them) decides a
     batch as it decides row by row, and the population decides as its seated member."""

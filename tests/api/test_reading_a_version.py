@@ -7,6 +7,8 @@ is refused, never read as empty or cut fields.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -65,3 +67,39 @@ def test_each_reader_told_version_1_refuses_a_version_0_vector():
             read()
     with pytest.raises(ValueError, match=r"version 1 reads a \(B, size\) array of rows of 175 \(version 1\)"):
         BatchView(np.stack([v0]), 1)
+
+
+@pytest.mark.parametrize("name", ["top_card", "num_players", "last_player"])
+def test_one_hot_reader_reads_and_refuses_a_block_as_obs_view_does(name):
+    """The agents' act checks the one-hot blocks its act_batch reads unchecked with
+    one_hot_reader: one rule with ObsView's, not a copy of it."""
+    from llama_env.observation import SLICES_V1, one_hot_reader
+
+    read = one_hot_reader(name)
+    block = SLICES_V1[name]
+    width = block.stop - block.start
+    _, v1 = _vectors()
+    cases = [v1[block].tolist(), [0.0] * width, [0.5, 0.5] + [0.0] * (width - 2), [1.0, 1.0] + [0.0] * (width - 2)]
+    for entries in [*cases, [np.nan] + [0.0] * (width - 1), [0.0] * (width - 1) + [np.inf]]:
+        obs = v1.copy()
+        obs[block] = entries
+        try:
+            expected: object = getattr(ObsView(obs), name)
+        except ValueError as exc:
+            with pytest.raises(ValueError, match=f"^{re.escape(str(exc))}$"):
+                read(obs)
+            with pytest.raises(ValueError, match=f"^{re.escape(str(exc))}$"):
+                read(obs.tolist())
+        else:
+            assert read(obs) == read(obs.tolist()) == expected
+    assert read(v1) == getattr(ObsView(v1), name)
+
+
+def test_one_hot_reader_names_a_field_of_a_later_version_and_a_field_that_is_no_one_hot_block():
+    from llama_env.observation import one_hot_reader
+
+    v0, _ = _vectors()
+    with pytest.raises(ValueError, match=r"^'last_player' is a field of version-1 observations \(Llama-v1\); this one"):
+        one_hot_reader("last_player")(v0)
+    with pytest.raises(ValueError, match="^one_hot_reader reads the one-hot fields top_card, num_players, last_player"):
+        one_hot_reader("hand")
