@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from agents._threadpoolctl_internals import say_given_up
 from agents.base import (
     BaseAgent,
     agent_path,
@@ -628,31 +629,63 @@ class SearchAgent(BaseAgent):
 
 
 _BLAS: Any = None
+"""numpy's BLAS libraries, made on first use: those whose threads are each thread's own,
+and those whose threads are the whole process's (:func:`_blas`)."""
 _BLAS_LOCK = threading.Lock()
 _BLAS_USERS = 0
 _BLAS_LIMIT: Any = None
+
+
+def _blas() -> tuple[Any, Any]:
+    """numpy's BLAS libraries (threadpoolctl looks through the loaded libraries once), as
+    two controllers, ``None`` where there are none: OpenBLAS built with OpenMP, whose
+    thread count threadpoolctl sets for the calling thread alone (``omp_set_num_threads``),
+    and the rest, whose threads are the whole process's (OpenBLAS built with pthreads, as
+    numpy's wheels ship it)."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        blas = ThreadpoolController().select(user_api="blas")  # about 8 us a limit, against 200 for threadpool_limits
+        own = blas.select(internal_api="openblas").select(threading_layer="openmp")  # select: any of, so chained
+        shared = blas.select(filepath=[c.filepath for c in blas.lib_controllers if c not in own.lib_controllers])
+        _BLAS = (own if own.lib_controllers else None, shared if shared.lib_controllers else None)
+    return _BLAS
 
 
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
     """numpy's BLAS on one thread, for a search's forward passes: its matrices are small, and
     a BLAS that spreads them over busy cores made a game of ``opponents="search"`` two to
-    seven times slower on a loaded 2-core machine. The controller is made on first use
-    (it looks through the loaded libraries once).
+    seven times slower on a loaded 2-core machine.
 
-    The BLAS's threads are the whole process's: searches in several threads at once share
-    one limit, set by the first to start and lifted by the last to end. Each limiting for
-    itself, a second search took the first one's 1 as the number to go back to, and left
-    numpy on one thread for good."""
-    global _BLAS, _BLAS_USERS, _BLAS_LIMIT
+    A BLAS whose threads are each thread's own (OpenBLAS built with OpenMP) is limited by
+    each search for its own thread, and put back by it. One whose threads are the whole
+    process's is limited once for all the searches under way in any thread: set by the
+    first to start and lifted by the last to end. Each limiting for itself, a second search
+    took the first one's 1 as the number to go back to, and left numpy on one thread for
+    good. A limit the searching thread set around the search (the sb3 trainer's) stays its
+    own (:func:`agents._threadpoolctl_internals.say_given_up`)."""
+    own, shared = _blas()
+    with contextlib.ExitStack() as stack:
+        if own is not None:
+            stack.enter_context(own.limit(limits=1, user_api="blas"))
+        if shared is not None:
+            stack.enter_context(_one_shared_limit(shared))
+        yield
+
+
+@contextlib.contextmanager
+def _one_shared_limit(blas: Any) -> Iterator[None]:
+    """``blas`` (whose threads are the whole process's) on one thread while any thread
+    searches: the first to start sets it, the last to end lifts it, and each gives up the
+    say over them that threadpoolctl 3.8 gives the thread that set them, so that the
+    other may."""
+    global _BLAS_USERS, _BLAS_LIMIT
     with _BLAS_LOCK:
         if not _BLAS_USERS:
-            if _BLAS is None:
-                from threadpoolctl import ThreadpoolController
-
-                _BLAS = ThreadpoolController()  # about 8 us a limit, against 200 for threadpool_limits
-            _BLAS_LIMIT = _BLAS.limit(limits=1, user_api="blas")
-            _drop_blas_claim()
+            with say_given_up():
+                _BLAS_LIMIT = blas.limit(limits=1, user_api="blas")
         _BLAS_USERS += 1
     try:
         yield
@@ -660,21 +693,9 @@ def one_blas_thread() -> Iterator[None]:
         with _BLAS_LOCK:
             _BLAS_USERS -= 1
             if not _BLAS_USERS:
-                _BLAS_LIMIT.restore_original_limits()
-                _drop_blas_claim()
+                with say_given_up():
+                    _BLAS_LIMIT.restore_original_limits()
                 _BLAS_LIMIT = None
-
-
-def _drop_blas_claim() -> None:
-    """Let any thread set OpenBLAS's threads again. threadpoolctl 3.8 gives that say to the
-    thread that set them last, until it drops it (a limit's ``with`` drops it at its end):
-    the thread that lifts the search's limit may not be the one that set it, and while
-    that one lived, lifting it did nothing. Earlier versions give no such say."""
-    import threadpoolctl
-
-    drop = getattr(getattr(threadpoolctl, "OpenBLASController", None), "clear_controlling_thread", None)
-    if drop is not None:
-        drop()
 
 
 class _ReadsVersion1:

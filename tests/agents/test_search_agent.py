@@ -122,12 +122,11 @@ def test_it_searches_with_numpy_on_one_blas_thread(monkeypatch):
         def restore_original_limits(self) -> None:
             lifted.append(len(limits))
 
-    monkeypatch.setattr(search_module, "_BLAS", Controller())
+    monkeypatch.setattr(search_module, "_BLAS", (None, Controller()))  # a BLAS whose threads are the process's
     search = SearchAgent(worlds=4, below=1.0)
     _moves(search, 4, 1)
     assert search.searched > 0 and limits == [{"limits": 1, "user_api": "blas"}] * len(limits) and limits
     assert lifted == list(range(1, len(limits) + 1))  # each lifted before the next search
-    assert search_module.one_blas_thread() is not None
 
 
 def _blas_threads() -> list[int]:
@@ -173,6 +172,88 @@ def test_searches_in_two_threads_at_once_leave_numpy_s_blas_as_they_found_it():
     for t in threads:
         t.join(20)
     assert seen == {"second alone": [1] * len(before)}  # the limit holds for the last one
+    assert _blas_threads() == before
+
+
+def test_a_blas_with_a_thread_count_per_thread_is_limited_by_each_search_for_its_own_thread(monkeypatch):
+    """OpenBLAS built with OpenMP keeps a thread count per thread (threadpoolctl sets it
+    with omp_set_num_threads): the one limit that all searches shared left a second
+    thread's search on all its threads, and the first thread on one for good once the last
+    search ended in another thread. There each search limits its own thread and puts it
+    back, as before the shared limit."""
+    import threading
+
+    from threadpoolctl import OpenBLASController, threadpool_info
+
+    import agents.search as search_module
+
+    if not any(i["internal_api"] == "openblas" for i in threadpool_info()):
+        pytest.skip("numpy's BLAS is no OpenBLAS here")
+    own = threading.local()  # a stand-in of OpenMP's thread count: each thread's own
+
+    def count(self: object = None) -> int:
+        return getattr(own, "threads", 4)
+
+    monkeypatch.setattr(OpenBLASController, "get_num_threads", count)
+    monkeypatch.setattr(OpenBLASController, "set_num_threads", lambda self, n: setattr(own, "threads", n))
+    monkeypatch.setattr(
+        OpenBLASController, "set_additional_attributes", lambda self: setattr(self, "threading_layer", "openmp")
+    )
+    monkeypatch.setattr(search_module, "_BLAS", None)  # made again, finding these
+    steps = {name: threading.Event() for name in ("first in", "second in", "first out")}
+    seen: dict[str, int] = {}
+
+    def first() -> None:
+        with search_module.one_blas_thread():
+            seen["first, searching"] = count()
+            steps["first in"].set()
+            steps["second in"].wait(10)
+        seen["first, after"] = count()
+        steps["first out"].set()
+
+    def second() -> None:
+        steps["first in"].wait(10)
+        with search_module.one_blas_thread():
+            seen["second, searching"] = count()
+            steps["second in"].set()
+            steps["first out"].wait(10)
+        seen["second, after"] = count()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen == {"first, searching": 1, "second, searching": 1, "first, after": 4, "second, after": 4}
+
+
+def test_a_search_inside_a_blas_limit_of_its_own_thread_leaves_that_limit_holding():
+    """The sb3 trainer holds numpy's BLAS at one thread with threadpool_limits(1) around
+    its games, where search may play: a search ended by giving up threadpoolctl's say over
+    OpenBLAS's threads, the trainer's with it, and another thread could then set them
+    while the trainer ran. The search now gives up only the say it took."""
+    import threading
+
+    import threadpoolctl
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from agents.search import one_blas_thread
+
+    blas = [i for i in threadpool_info() if i["user_api"] == "blas"]
+    if not blas or min(i["num_threads"] for i in blas) < 2:
+        pytest.skip("numpy's BLAS runs on one thread here")
+    if any(i["internal_api"] != "openblas" or i["threading_layer"] != "pthreads" for i in blas):
+        pytest.skip("numpy's BLAS is no OpenBLAS built with pthreads here")
+    if not hasattr(threadpoolctl.OpenBLASController, "clear_controlling_thread"):
+        pytest.skip("this threadpoolctl gives no thread a say over OpenBLAS's threads")
+    before = _blas_threads()
+    with threadpool_limits(limits=1, user_api="blas"):  # the trainer's
+        with one_blas_thread():
+            pass
+        other = threading.Thread(target=lambda: threadpool_limits(limits=2, user_api="blas"))
+        other.start()
+        other.join(10)
+        assert _blas_threads() == [1] * len(before)
     assert _blas_threads() == before
 
 

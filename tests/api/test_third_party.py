@@ -5,6 +5,9 @@ assumes.
 * PettingZoo: :mod:`llama_env._pettingzoo` (the fast wrapper chain of ``llama_env.env()``);
 * Ray RLlib: :mod:`train.training.rllib._internals` (the env runner's own ``_sample``).
 * uvicorn: :mod:`train.play._uvicorn` (its h11 protocol's ``cycle``, read by the idle-connection timer).
+* threadpoolctl: :mod:`agents._threadpoolctl_internals` (the say over OpenBLAS's threads
+  that threadpoolctl 3.8 gives one thread, given up so that searches in several threads
+  share one limit).
 * Python's process pool: :mod:`train.evaluation._pool_internals` (``_processes`` and
   ``_executor_manager_thread``, read to stop an interrupted evaluation's workers before
   Python 3.14); the installed Python is checked in ``tests/train/test_evaluate.py``, the
@@ -22,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pettingzoo
 import pytest
+import threadpoolctl
 from conftest import needs_rllib
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
@@ -314,6 +318,61 @@ def test_uvicorn_sets_what_the_idle_connection_timer_reads():
     )
     assert issubclass(timely_protocol(1.0), H11Protocol)
     assert not sets_cycle(object)  # an uvicorn without it: its own protocol, as before
+
+
+# --------------------------------------------------------------------------- threadpoolctl
+
+
+def test_threadpoolctl_behaves_as_the_shared_blas_limit_assumes():
+    from agents import _threadpoolctl_internals as internals
+
+    problems = internals.broken_assumptions()
+    assert not problems, (
+        f"threadpoolctl {threadpoolctl.__version__} no longer behaves as agents/_threadpoolctl_internals.py "
+        f"assumes (checked against {internals.CHECKED_VERSION}): " + "; ".join(problems)
+    )
+
+
+needs_a_say = pytest.mark.skipif(
+    not hasattr(threadpoolctl.OpenBLASController, "clear_controlling_thread"),
+    reason="threadpoolctl before 3.8 gives no thread a say over OpenBLAS's threads",
+)
+
+
+@needs_a_say
+def test_the_threadpoolctl_check_names_a_give_up_that_is_gone(monkeypatch):
+    from threadpoolctl import OpenBLASController
+
+    from agents import _threadpoolctl_internals as internals
+
+    monkeypatch.delattr(OpenBLASController, "clear_controlling_thread")
+    assert internals.broken_assumptions() == ["2: OpenBLASController has no clear_controlling_thread()"]
+
+
+@needs_a_say
+def test_the_threadpoolctl_check_names_a_give_up_that_no_longer_gives_the_say_up(monkeypatch):
+    """A threadpoolctl whose clear_controlling_thread() kept the say would leave the last
+    search unable to lift the limit: numpy on one thread for good."""
+    from threadpoolctl import OpenBLASController
+
+    from agents import _threadpoolctl_internals as internals
+
+    monkeypatch.setattr(OpenBLASController, "clear_controlling_thread", classmethod(lambda cls, force=False: None))
+    problems = internals.broken_assumptions()
+    assert len(problems) == 1 and problems[0].startswith("2: a thread's setting did not take effect"), problems
+
+
+@needs_a_say
+def test_the_threadpoolctl_check_names_a_say_kept_elsewhere(monkeypatch):
+    from threadpoolctl import OpenBLASController
+
+    from agents import _threadpoolctl_internals as internals
+
+    class Elsewhere:
+        lock = OpenBLASController._SHARED_STATE.lock
+
+    monkeypatch.setattr(OpenBLASController, "_SHARED_STATE", Elsewhere)
+    assert internals.broken_assumptions() == ["1: OpenBLASController has no _SHARED_STATE.controlling_thread"]
 
 
 # --------------------------------------------------------------------------- Python's process pool
