@@ -31,8 +31,11 @@ unsearched, which is ``ppo``'s heads-up and at 4 players and ``ppo_v3``'s at 6 (
 players ``below=0`` plays exactly as ``ppo_v3``, not as ``ppo``). Given a version-0
 observation it plays the general model at every size, exactly as ``ppo``. An observation
 it would search that fits no round at any hand size (a vector of no game) is a
-``ValueError`` saying why, not read as another hand size, and so is an action mask that
-allows a move the rules do not allow in the game behind it (its worlds would play it).
+``ValueError`` saying why, not read as another hand size, and so, where it searches, is an
+action mask that allows a move the rules do not allow in the game behind it (its worlds
+would play it). Where it does not search (a table size, rules or a round it does not
+search, a specialist sure enough, one move allowed) such a mask goes unchecked, as
+``ppo``'s does: checking every decision would cost each about a fifth of a millisecond.
 """
 
 from __future__ import annotations
