@@ -144,6 +144,7 @@ def test_a_large_finite_observation_entry_gives_no_numpy_warning():
     [
         "from llama_env.agent import names; names()",
         "from llama_env.agent import make; make('heuristic')",
+        "from train.evaluation import evaluate; evaluate(['heuristic', 'random'], 2, workers=1)",
         "import gymnasium as gym, llama_env; gym.make('Llama-v0', opponents='heuristic')",
     ],
 )

@@ -601,4 +601,5 @@ def test_a_mask_that_does_not_fit_the_observation_is_refused_before_a_world_is_p
     with pytest.raises(ValueError, match=r"^action mask 1 does not fit observation 1: it allows 0 \(PLAY_1\),"):
         search.act_batch(np.stack([obs, obs]), np.stack([mask, action_mask([0, 7, 8])]))
     assert search.act(obs, mask) in (7, 8) and search.searched == 1
-    assert search.act(obs, action_mask([8])) == 8  # one move allowed: nothing to search
+    # where it does not search (one move allowed), the mask goes unchecked, as the docstring says
+    assert search.act(obs, action_mask([0])) == 0 and search.searched == 1
