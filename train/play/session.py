@@ -457,6 +457,13 @@ class GameSession:
         if viewer in self._roles.people:
             self.seen[viewer] = time.monotonic()
 
+    def has_come(self, seat: int) -> bool:
+        """Whether the page of the person at ``seat`` has come: a request came with its
+        token (:meth:`look`), or it is the creator's. A state's ``joined``, whether another
+        person plays on for one to leave (:meth:`_others_play_on`) and a hand-over (a seat
+        whose link was never opened is the agent's from the start) all ask here."""
+        return seat in self.seen
+
     def away(self, people: Sequence[int] | None = None) -> list[int]:
         """The seats of ``people`` (default: the people playing) whose pages have sent no
         request for :data:`AWAY_SECONDS` (counted from the game's start for a link never
@@ -601,7 +608,7 @@ class GameSession:
             "history_id": self.history_id,
             "saving": game_over and not over_done,
             "away": away,
-            "joined": [p for p in roles.people if p in self.seen],
+            "joined": [p for p in roles.people if self.has_come(p)],
             "left": sorted(roles.left),
             "can_leave": not game_over and self._others_play_on(viewer, roles.people, away),
         }
@@ -653,7 +660,7 @@ class GameSession:
     def _others_play_on(self, viewer: Viewer, people: Sequence[int], away: Sequence[int]) -> bool:
         """Whether ``viewer`` may leave the table: another person plays there, one whose
         page has come and is not away (else the game would wait for nobody)."""
-        return viewer in people and any(p != viewer and p in self.seen and p not in away for p in people)
+        return viewer in people and any(p != viewer and self.has_come(p) and p not in away for p in people)
 
     def hand_over(self, viewer: Viewer, seat: object, agent: Callable[[], tuple[Agent, str]]) -> None:
         """Give a person's seat to an agent, then let the agents move until a person must
@@ -694,7 +701,7 @@ class GameSession:
             )
         built, label = agent()
         self.table.agents[seat] = built
-        joined = seat in self.seen or seat == viewer
+        joined = self.has_come(seat) or seat == viewer
         self._roles = self._roles.handing(seat, label if joined else None, self.seq + 1)  # (its frame is the next)
         if joined:
             left = self.context.setdefault("left", {})  # in the record: who played the seat from which move
