@@ -203,8 +203,9 @@ def _entry_points() -> tuple[Any, ...]:
     return tuple(sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name != BUILTIN_ENTRY_POINT))
 
 
-def _is_builtin(factory: Factory) -> bool:
-    """Whether ``factory`` is defined in the package of the built-in agents' entry point."""
+def _is_builtin(factory: object) -> bool:
+    """Whether ``factory`` (a factory, or an agent's class) is defined in the package of
+    the built-in agents' entry point."""
     module = getattr(factory, "__module__", None) or ""
     return any(
         ep.name == BUILTIN_ENTRY_POINT and (module == ep.value or module.startswith(ep.value + "."))
