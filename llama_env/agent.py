@@ -67,6 +67,7 @@ __all__ = [
     "Registration",
     "registrations",
     "adopt",
+    "is_builtin_agent",
 ]
 
 ENTRY_POINT_GROUP = "llama_rl.agents"
@@ -163,10 +164,10 @@ def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factor
     def deco(factory: Factory) -> Factory:
         if not callable(factory):  # else accepted, listed with its type's docstring, and failing at make
             raise TypeError(f"agent {name!r}: register a class or function that builds the agent, got {brief(factory)}")
-        if not _is_builtin(factory):
+        if not is_builtin_agent(factory):
             _load_builtins()  # so that a name of theirs is refused here, not when they load
         if name in _REGISTRY and _REGISTRY[name] is not factory and not _same_definition(_REGISTRY[name], factory):
-            whose = " (a built-in agent of llama-rl)" if _is_builtin(_REGISTRY[name]) else ""
+            whose = " (a built-in agent of llama-rl)" if is_builtin_agent(_REGISTRY[name]) else ""
             raise ValueError(f"an agent named {name!r} is already registered{whose}: register yours under another name")
         _REGISTRY[name] = factory
         _DOCS[name] = _plain(doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split()))
@@ -203,9 +204,11 @@ def _entry_points() -> tuple[Any, ...]:
     return tuple(sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name != BUILTIN_ENTRY_POINT))
 
 
-def _is_builtin(factory: object) -> bool:
-    """Whether ``factory`` (a factory, or an agent's class) is defined in the package of
-    the built-in agents' entry point."""
+def is_builtin_agent(factory: object) -> bool:
+    """Whether ``factory`` (a registered factory, or an agent's class) is one of llama-rl's
+    built-in agents: defined in the package that the built-in agents' entry point names
+    (``agents``), where a plugin's is defined in its own package. A registry entry's
+    factory is the second item of each :func:`registrations` entry."""
     module = getattr(factory, "__module__", None) or ""
     return any(
         ep.name == BUILTIN_ENTRY_POINT and (module == ep.value or module.startswith(ep.value + "."))
@@ -813,7 +816,7 @@ def agent_label(agent: AgentLike) -> str:
 def _builtin_name(agent: object) -> bool:
     """Whether the ``name`` of ``agent`` is a built-in agent's, inherited by a class that
     is not one: the class nearest in its class's order that holds ``name`` sets it as a
-    plain string, and is defined in the built-in agents' package (:func:`_is_builtin`),
+    plain string, and is defined in the built-in agents' package (:func:`is_builtin_agent`),
     while the agent's own class is not."""
     if "name" in getattr(agent, "__dict__", ()):  # set on the object: a spec's label, or the user's
         return False
@@ -821,7 +824,10 @@ def _builtin_name(agent: object) -> bool:
     for cls in own.__mro__:
         if "name" in cls.__dict__:
             return (
-                cls is not own and isinstance(cls.__dict__["name"], str) and _is_builtin(cls) and not _is_builtin(own)
+                cls is not own
+                and isinstance(cls.__dict__["name"], str)
+                and is_builtin_agent(cls)
+                and not is_builtin_agent(own)
             )
     return False
 

@@ -30,7 +30,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from llama_env.agent import AgentSpec, and_list, is_path_parameter, parse_agent_spec, registrations
+from llama_env.agent import (
+    AgentSpec,
+    and_list,
+    is_builtin_agent,
+    is_path_parameter,
+    parse_agent_spec,
+    registrations,
+)
 from llama_env.agent import names as agent_names
 from llama_env.engine import (
     MAX_PLAYERS,
@@ -609,7 +616,8 @@ def absolute_agent_paths(spec: str) -> str:
         return spec
     from agents.base import agent_path
 
-    read = agent_path if _built_in(parsed.name) else Path
+    found = registrations([parsed.name])
+    read = agent_path if found and is_builtin_agent(found[0][1]) else Path
     params = {
         key: os.path.abspath(read(value))
         if is_path_parameter(key) and isinstance(value, str) and value.strip()
@@ -617,14 +625,6 @@ def absolute_agent_paths(spec: str) -> str:
         for key, value in parsed.params.items()
     }
     return spec if params == dict(parsed.params) else AgentSpec(parsed.name, params).label
-
-
-def _built_in(name: str) -> bool:
-    """Whether the agent registered as ``name`` is one of llama-rl's own (its factory in the
-    package ``agents``); an unknown name is not."""
-    found = registrations([name])
-    module = (getattr(found[0][1], "__module__", None) or "") if found else ""
-    return module == "agents" or module.startswith("agents.")
 
 
 # --------------------------------------------------------------------------- parsers (the edge)
