@@ -654,9 +654,11 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
     A name or spec is built as :meth:`AgentSpec.build` builds it, and seeded with ``seed``
     when given, but silent where the agent cannot be seeded: the drivers that resolve
     agents seed each game so, as evaluation does through ``reset``. An object is returned
-    as it is. Anything else is a ``TypeError`` naming what an agent must be, and so is a
-    population whose members are no list of agents (:func:`population_members`): checked
-    here once, where a driver takes the agent, not at each game it seats a member.
+    as it is. Anything else is a ``TypeError`` naming what an agent must be, and so is an
+    agent's class (its ``act`` is callable too, and it failed at its first ``reset``,
+    missing ``self``) and a population whose members are no list of agents
+    (:func:`population_members`): checked here once, where a driver takes the agent, not
+    at each game it seats a member.
     """
     if isinstance(agent, str):
         out = parse_agent_spec(agent, check=False)._build(seed, say=False)  # checks name and parameters
@@ -667,6 +669,8 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
             f"an agent must have act(observation, action_mask) -> int, or be a registered name "
             f"or an AgentSpec; got {_one_line(agent)} ({type(agent).__name__})"
         )
+    elif isinstance(agent, type):
+        raise TypeError(_pass_an_instance(agent))
     else:
         out = agent
     population_members(out)
@@ -790,7 +794,12 @@ def check_agent(agent: object, where: str) -> None:
     if not callable(getattr(agent, "act", None)):
         raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {_one_line(agent)}")
     if isinstance(agent, type):
-        raise TypeError(f"{where}: got the class {agent.__name__}: pass an instance, {agent.__name__}()")
+        raise TypeError(f"{where}: {_pass_an_instance(agent)}")
+
+
+def _pass_an_instance(cls: type) -> str:
+    """What :func:`check_agent` and :func:`resolve` say of an agent's class given as the agent."""
+    return f"got the class {cls.__name__}: pass an instance, {cls.__name__}()"
 
 
 def _one_line(value: object) -> str:

@@ -21,7 +21,6 @@ from llama_env.agent import (
     AgentSpec,
     SeedKey,
     agent_label,
-    check_agent,
     own_keys,
     resolve,
     seed_keys,
@@ -413,19 +412,21 @@ def _build_opponents(opponents: Any, num_players: int) -> tuple[list[Agent], lis
             raise ValueError(f"opponents: {num_players} players need {k} opponents, got {len(spec)}")
     try:
         given = [_spec_from_json(o) for o in spec]
-        agents = [resolve(o) for o in given]
-    except (TypeError, ValueError) as exc:  # a config error: name the option, as for the others
+    except TypeError as exc:  # a config error: name the option, as for the others
         raise ValueError(f"opponents: {exc}") from exc
-    for i, agent in enumerate(agents):  # else the table refuses it only at the first reset
+    agents = []
+    for i, opponent in enumerate(given):  # else the table refuses it only at the first reset
         where = f"{i + 1} seat{'s' if i else ''} to the learner's left"
-        try:  # a class has a callable act too: resolve takes it, and its reset failed missing self
-            check_agent(agent, f"opponents: {where}")
-        except TypeError as exc:
-            raise ValueError(str(exc)) from None
+        try:
+            agent = resolve(opponent)
+        except (TypeError, ValueError) as exc:  # a name's or spec's error names the agent, an object's its seat
+            seat = "" if isinstance(opponent, (str, AgentSpec)) else f"{where}: "
+            raise ValueError(f"opponents: {seat}{exc}") from exc
         try:
             check_obs_version(getattr(agent, "obs_version", 0))
         except ValueError as exc:
             raise ValueError(f"opponents: {agent_label(agent)!r}, {where}: {exc}") from None
+        agents.append(agent)
     return agents, own_keys(agents, seed_keys(given))
 
 

@@ -291,6 +291,19 @@ def test_watch_refuses_a_single_agent_saying_how_to_seat_it():
             watch(WatchConfig(single), io.StringIO())  # type: ignore[arg-type]
 
 
+def test_an_agent_class_is_refused_naming_the_instance_to_pass():
+    """A class has a callable act too: resolve took it, and the game failed at its first
+    reset ("agent 'random' at seat 1: TypeError: BaseAgent.reset() missing 1 required
+    positional argument: 'self'")."""
+    from agents.random_agent import RandomAgent
+
+    match = r"^got the class RandomAgent: pass an instance, RandomAgent\(\)$"
+    with pytest.raises(TypeError, match=match):
+        play(PlayConfig(opponents=RandomAgent, seed=1), io.StringIO(), io.StringIO())
+    with pytest.raises(TypeError, match=match):
+        watch(WatchConfig(("random", RandomAgent), seed=1), io.StringIO())
+
+
 def test_names_given_as_one_string_are_refused():
     with pytest.raises(ValueError, match="names must name all 3 seats"):
         PlayConfig(names="abc").validate()
