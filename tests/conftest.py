@@ -217,6 +217,87 @@ def state_builder():
     return make_state
 
 
+# --------------------------------------------------------------------------- the agent registry
+
+
+@pytest.fixture
+def agent_registry() -> Iterator[None]:
+    """Agents a test registers are gone afterwards (they would show in ``llama-rl agents``
+    and refuse the name to the next test): the registry's tables are copies until then."""
+    import agents
+    import llama_env.agent as registry
+
+    agents.names()  # the entry points are loaded before the registry is copied
+    with pytest.MonkeyPatch.context() as mp:
+        for table in ("_REGISTRY", "_DOCS", "_GROUPS"):
+            mp.setattr(registry, table, dict(getattr(registry, table)))
+        yield
+
+
+class LeagueMember:
+    """A member of :class:`League`: plays its first legal move, counts its moves and
+    remembers the seeds it is reset with."""
+
+    def __init__(self) -> None:
+        self.moves = 0
+        self.resets: list[int | None] = []
+
+    def reset(self, seed: int | None = None) -> None:
+        self.resets.append(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        self.moves += 1
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class League:
+    """A population whose own ``act`` must never be called (docs/agents.md: the drivers
+    seat one of its members per game in its place); ``name``, where given, is its name in
+    tables, else its class name."""
+
+    population = True
+
+    def __init__(self, size: int = 4, name: str | None = None) -> None:
+        self.members = [LeagueMember() for _ in range(size)]
+        if name is not None:
+            self.name = name
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        raise NotImplementedError("a population plays through its members")
+
+
+class Leagues(list[League]):
+    """The populations a registered :class:`League` built, in the order it built them."""
+
+    @property
+    def members(self) -> list[LeagueMember]:
+        return [m for league in self for m in league.members]
+
+    @property
+    def moves(self) -> int:
+        """The moves their members made."""
+        return sum(m.moves for m in self.members)
+
+
+@pytest.fixture
+def register_league(agent_registry: None) -> Callable[[str], Leagues]:
+    """``register_league(name)`` registers :class:`League` as ``name`` for the test only
+    (:func:`agent_registry`) and gives the populations that name builds."""
+    from llama_env.agent import register
+
+    def registered(name: str) -> Leagues:
+        built = Leagues()
+
+        def league() -> League:
+            built.append(League())
+            return built[-1]
+
+        register(name)(league)
+        return built
+
+    return registered
+
+
 # --------------------------------------------------------------------------- the web app
 
 

@@ -113,19 +113,6 @@ def _shown_output(block: Block) -> str | None:
 
 
 @pytest.fixture
-def agent_registry() -> Iterator[None]:
-    """Agents a block registers are gone afterwards (they would show in `llama-rl agents`)."""
-    import agents
-    import llama_env.agent as registry
-
-    agents.names()  # the entry points are loaded before the registry is copied
-    with pytest.MonkeyPatch.context() as mp:
-        for table in ("_REGISTRY", "_DOCS", "_GROUPS"):
-            mp.setattr(registry, table, dict(getattr(registry, table)))
-        yield
-
-
-@pytest.fixture
 def one_torch_thread() -> Iterator[None]:
     """Blocks that train run torch on one thread, as the trainer does: on two cores shared
     with other jobs, torch's threads stall every small call (the research log's

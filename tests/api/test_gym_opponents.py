@@ -5,23 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import League
 
 import agents
 from llama_env import LlamaEnv
-
-
-class League:
-    """A population whose own ``act`` must never be called (docs/agents.md: the drivers
-    seat one member per game in its place)."""
-
-    name = "league"
-    population = True
-
-    def __init__(self) -> None:
-        self.members = [agents.make("heuristic"), agents.make("cautious"), agents.make("random")]
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        raise NotImplementedError("a population plays through its members")
 
 
 def _play_out(env: LlamaEnv, seed: int) -> None:
@@ -35,7 +22,7 @@ def _play_out(env: LlamaEnv, seed: int) -> None:
 def test_a_population_plays_through_its_members_never_its_own_act(players):
     """Llama-v0 seated the population itself: its first opponent move failed with
     "AgentError ... NotImplementedError: a population plays through its members"."""
-    league = League()
+    league = League(name="league")
     env = LlamaEnv(num_players=players, opponents=league)
     for seed in range(3):
         _play_out(env, seed)

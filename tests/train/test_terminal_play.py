@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import League
 
 import agents
 from llama_env import agent as registry
@@ -129,60 +130,18 @@ def test_every_agent_is_reset_for_each_game_with_or_without_a_seed():
     assert len(rec.resets) == 1 and isinstance(rec.resets[0], int)
 
 
-class Member(Recorder):
-    """A member of :class:`League`: remembers its resets and counts its moves."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.moves = 0
-
-    def act(self, observation, action_mask):
-        self.moves += 1
-        return super().act(observation, action_mask)
-
-
-class League:
-    """A population whose own ``act`` must never be called (docs/agents.md: the drivers
-    seat one of its members per game in its place)."""
-
-    population = True
-
-    def __init__(self, size: int = 4) -> None:
-        self.members = [Member() for _ in range(size)]
-
-    def act(self, observation, action_mask):
-        raise NotImplementedError("a population plays through its members")
-
-
-@pytest.fixture
-def league() -> Iterator[list[League]]:
-    """``tp_league`` registered for the test only; the populations it built."""
-    built: list[League] = []
-
-    def make() -> League:
-        built.append(League())
-        return built[-1]
-
-    registry.register("tp_league")(make)
-    try:
-        yield built
-    finally:
-        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
-            table.pop("tp_league", None)
-
-
 @pytest.mark.parametrize("seed", [None, 3])
-def test_a_registered_population_whose_own_act_raises_plays_through_its_members(league, seed):
+def test_a_registered_population_whose_own_act_raises_plays_through_its_members(register_league, seed):
     """play and watch seated the population itself, so one that keeps docs/agents.md's
     contract (no driver calls its own ``act``) failed at its first move: "agent
     'tp_league' at seat 1: NotImplementedError: a population plays through its members"."""
+    leagues = register_league("tp_league")
     rules = Rules(3, end_score=10)
     code = play(PlayConfig(rules=rules, opponents="tp_league", seed=seed), _moves(*["d", "q"] * 300), io.StringIO())
     assert code == terminal.EXIT_FINISHED
     assert watch(WatchConfig(("tp_league", "random", "tp_league"), seed=seed, delay=0), io.StringIO()) == 0
-    members = [m for population in league for m in population.members]
-    assert len(league) == 4 and sum(m.moves for m in members) > 0
-    assert sum(len(m.resets) for m in members) == 4  # one member reset at each of the population's seats
+    assert len(leagues) == 4 and leagues.moves > 0
+    assert sum(len(m.resets) for m in leagues.members) == 4  # one member reset at each of the population's seats
 
 
 def test_a_population_plays_a_member_of_its_drawing_each_unseeded_game():

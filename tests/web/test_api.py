@@ -5,9 +5,7 @@ replays a game exactly. (The hostile cases are in test_security.py.)"""
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -16,9 +14,7 @@ from starlette.testclient import TestClient
 from webclient import client_for
 
 import llama_env
-from llama_env import agent as registry
 from llama_env._install import install_hint
-from llama_env.agent import register
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
 from train.play.history import History
 from train.play.session import GameRecording, SessionStore
@@ -836,56 +832,13 @@ def test_a_model_path_the_path_functions_cannot_compare_is_refused_not_a_failure
     assert AgentPolicy(model_dirs=(tmp_path,))._under_root("../m.npz") is None
 
 
-class _Member:
-    """A member of :class:`League`: plays its first legal move and counts its moves."""
-
-    def __init__(self) -> None:
-        self.moves = 0
-
-    def act(self, observation, action_mask):
-        self.moves += 1
-        return int(np.flatnonzero(action_mask)[0])
-
-
-class League:
-    """A population whose own ``act`` must never be called (docs/agents.md: the drivers
-    seat one of its members per game in its place)."""
-
-    population = True
-    built: list[League] = []  # noqa: RUF012 - every League the registry built in a test
-
-    def __init__(self) -> None:
-        self.members = [_Member() for _ in range(4)]
-        League.built.append(self)
-
-    def act(self, observation, action_mask):
-        raise NotImplementedError("a population plays through its members")
-
-    @staticmethod
-    def moves() -> int:
-        """The moves the members of every League built so far made."""
-        return sum(m.moves for league in League.built for m in league.members)
-
-
-@contextlib.contextmanager
-def league_registered() -> Iterator[None]:
-    """``tw_league`` (:class:`League`) registered for the block only."""
-    League.built.clear()
-    register("tw_league")(League)
-    try:
-        yield
-    finally:
-        for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
-            table.pop("tw_league", None)
-
-
-def test_a_registered_population_whose_own_act_raises_plays_through_its_members(client):
+def test_a_registered_population_whose_own_act_raises_plays_through_its_members(client, register_league):
     """new_game seated the population itself, so one that keeps docs/agents.md's contract
     (no driver calls its own ``act``) failed at its first move; now each seat plays a
     member of its own, drawn from the seat's seed, as in Llama-v0."""
-    with league_registered():
-        watched = finish(client, create(client, "@tw_league", "@random", "@tw_league", seed=2, end_score=10))
-        assert watched["game_over"]
-        state = create(client, "Ann", "@tw_league", seed=5, end_score=10)
-        assert play_to_the_end(client, state, {0: state["links"][0]["token"]})["game_over"]
-        assert len(League.built) == 3 and League.moves() > 0
+    leagues = register_league("tw_league")
+    watched = finish(client, create(client, "@tw_league", "@random", "@tw_league", seed=2, end_score=10))
+    assert watched["game_over"]
+    state = create(client, "Ann", "@tw_league", seed=5, end_score=10)
+    assert play_to_the_end(client, state, {0: state["links"][0]["token"]})["game_over"]
+    assert len(leagues) == 3 and leagues.moves > 0

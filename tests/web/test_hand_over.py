@@ -13,7 +13,7 @@ import sqlite3
 import time
 
 import pytest
-from test_api import League, as_, create, league_registered, make_client
+from test_api import as_, create, make_client
 from test_game_history import SCHEMA_2, T0, play_record
 
 from agents.heuristic import HeuristicAgent
@@ -321,21 +321,21 @@ def test_a_person_may_leave_the_table_while_another_plays_on(table):
     assert texts == ["Bob left the table: random plays Bob's seat from here on."]
 
 
-def test_a_seat_handed_to_a_registered_population_plays_a_member_of_it(table):
+def test_a_seat_handed_to_a_registered_population_plays_a_member_of_it(table, register_league):
     """The hand-over seated the population itself: one whose own ``act`` raises (no driver
     calls it, docs/agents.md) stopped the game at the seat's first move."""
     client, session, _, tokens = table
-    with league_registered():
-        r = hand_over(client, session.id, tokens[1], seat=1, agent="tw_league")  # Bob leaves, on his turn
-        assert r.status_code == 200, r.text
-        assert session.table.agents[1] in League.built[0].members and League.moves() == 1
-        view = client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()
-        while not view["game_over"]:
-            assert view["your_turn"], "the game waits for someone who is not Ann"
-            view = client.post(
-                f"/api/games/{session.id}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[0])
-            ).json()
-        assert League.moves() > 1
+    leagues = register_league("tw_league")
+    r = hand_over(client, session.id, tokens[1], seat=1, agent="tw_league")  # Bob leaves, on his turn
+    assert r.status_code == 200, r.text
+    assert session.table.agents[1] in leagues[0].members and leagues.moves == 1
+    view = client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()
+    while not view["game_over"]:
+        assert view["your_turn"], "the game waits for someone who is not Ann"
+        view = client.post(
+            f"/api/games/{session.id}/move", json={"action": view["legal"][-1]}, headers=as_(tokens[0])
+        ).json()
+    assert leagues.moves > 1
 
 
 def test_someone_leaving_does_not_refuse_the_move_of_the_person_whose_turn_it_is():
