@@ -1158,7 +1158,8 @@ def _check_layers(layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
 
 
 _TABLE_SIZE = SLICES["num_players"]
-_read_top_card, _read_table_size = one_hot_reader("top_card"), one_hot_reader("num_players")
+read_top_card, read_table_size = one_hot_reader("top_card"), one_hot_reader("num_players")
+"""The one-hot fields that ``ppo``'s and ``search``'s ``act`` check (their ``act_batch`` reads them unchecked)."""
 
 
 @register("ppo", group="policy")
@@ -1244,8 +1245,8 @@ class PPOAgent(BaseAgent):
         check_finite(observation)
         obs = np.asarray(observation, dtype=np.float32).reshape(1, -1)
         row = obs[0]
-        _read_top_card(row)  # checked here: act_batch reads the one-hot blocks unchecked
-        return int(self._play(self._model(_read_table_size(row), obs.shape[1]), obs, mask)[0])
+        read_top_card(row)  # checked here: act_batch reads the one-hot blocks unchecked
+        return int(self._play(self._model(read_table_size(row), obs.shape[1]), obs, mask)[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for many observations at once (one forward pass per model); the table

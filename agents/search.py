@@ -71,6 +71,8 @@ from agents.ppo import (
     PPOv3Agent,
     load_actor,
     model_file,
+    read_table_size,
+    read_top_card,
     shipped_actor,
     unseen_rules,
 )
@@ -95,7 +97,6 @@ from llama_env.observation import (
     BatchView,
     action_mask,
     encode_many_v1,
-    one_hot_reader,
     unchecked_action_mask,
 )
 from llama_env.rewards import game_rewards
@@ -329,10 +330,6 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
     return deal_world(state, belief_hands(observation, state, belief, rng), rng)
 
 
-_CHECKED_ON_ACT = (one_hot_reader("top_card"), one_hot_reader("num_players"))
-"""The one-hot fields :meth:`SearchAgent.act` checks, which ``act_batch`` reads unchecked."""
-
-
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
     """A one-move search at 2, 4 and 6 players where its specialist is unsure (ppo's; at 6
@@ -525,8 +522,8 @@ class SearchAgent(BaseAgent):
         check_observation(observation)
         check_finite(observation)
         obs = np.asarray(observation)
-        for read in _CHECKED_ON_ACT:  # as ppo's act: act_batch reads the one-hot blocks unchecked
-            read(obs)
+        read_top_card(obs)  # as ppo's act: act_batch reads the one-hot blocks unchecked
+        read_table_size(obs)
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         mask[0, legal_actions(action_mask)] = True
         return int(self.act_batch(obs[None], mask)[0])
