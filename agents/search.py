@@ -90,7 +90,9 @@ from llama_env.engine import (
     LlamaGame,
     Rules,
     brief,
+    can_draw,
     error_line,
+    playable_on,
 )
 from llama_env.observation import (
     OBS_SIZE_V1,
@@ -747,13 +749,16 @@ def _unfit_mask(legal: list[int], state: PublicState) -> str:
     do). Its worlds would try a move the rules do not allow there, and the search would
     fail with the illegal moves of hundreds of imagined games, which the user never
     played. A mask that leaves a legal move out fits (the search tries only those it
-    allows). The observer's legal moves are the same in every world (its own hand, the top
-    card, whether the draw pile holds a card and whether another player is still in decide
-    them): they are read from one, dealt in order."""
-    cards = [v + 1 for v in range(NUM_CARD_VALUES) for _ in range(state.unseen[v])]
-    ends = np.cumsum(state.hand_sizes).tolist()
-    hands = [cards[end - size : end] for size, end in zip(state.hand_sizes, ends, strict=True)]
-    allowed = deal_world(state, hands, np.random.default_rng(0)).legal_actions()
+    allows). The observer's legal moves are the same in every world: its own hand and the
+    top card decide its plays (rule 4), the unseen cards beyond the other hands (the draw
+    pile) and who is still in whether it may draw (rule 5), and it may always quit; they
+    are read from ``state`` by the engine's rules, where dealing a world to ask it cost
+    about 115 us a searched decision."""
+    hand, top = state.snapshot["hands"][0], state.snapshot["discard_pile"][-1]
+    allowed = sorted(card - 1 for card in playable_on(top) if card in hand)
+    if can_draw(sum(state.unseen) - sum(state.hand_sizes), state.snapshot["quit"].count(False)):
+        allowed.append(Action.DRAW)
+    allowed.append(Action.QUIT)
     if set(legal) <= set(allowed):
         return ""
 
