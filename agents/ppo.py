@@ -1282,16 +1282,16 @@ class PPOAgent(BaseAgent):
         """Each row played by the model for its table size (read from the observation's
         one-hot ``num_players``, :meth:`_model`), the specialists' rows first."""
         width = obs.shape[1]
-        usable = [n for n, specialist in self.specialists.items() if self._model(n, width) is specialist]
+        usable = {n: specialist for n, specialist in self.specialists.items() if self._model(n, width) is specialist}
         if not usable:
             return self._play(self.actor, obs, masks)
         sizes = obs[:, _TABLE_SIZE].argmax(axis=1) + MIN_PLAYERS
         out = np.empty(len(obs), dtype=np.int64)
         rest = np.ones(len(obs), dtype=bool)
-        for n in usable:
+        for n, specialist in usable.items():
             rows = sizes == n
             if rows.any():
-                out[rows] = self._play(self._model(n, width), obs[rows], masks[rows])
+                out[rows] = self._play(specialist, obs[rows], masks[rows])
                 rest &= ~rows
         if rest.any():
             out[rest] = self._play(self.actor, obs[rest], masks[rest])
