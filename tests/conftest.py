@@ -211,6 +211,19 @@ def random_decisions(count: int, seed: int = 0, players: int | None = None) -> I
             game.step(legal[int(rng.integers(len(legal)))])
 
 
+def broken_plugin(folder: Any) -> dict[str, str]:
+    """An environment whose Python finds, in ``folder``, an installed plugin ``brokenplug``
+    declaring the agents' entry point ``broken`` and failing to import: what tests of the
+    warning about a plugin that cannot load run a program in."""
+    (folder / "brokenplug").mkdir()
+    (folder / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
+    info = folder / "brokenplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[llama_rl.agents]\nbroken = brokenplug\n")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
 @pytest.fixture
 def state_builder():
     """The :func:`make_state` builder as a fixture, for tests that prefer fixtures."""

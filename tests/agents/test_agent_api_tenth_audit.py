@@ -12,6 +12,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import broken_plugin
 
 import agents
 from agents.base import BaseAgent, check_finite
@@ -151,13 +152,7 @@ def test_a_large_finite_observation_entry_gives_no_numpy_warning():
 def test_a_broken_plugin_warning_points_at_the_programs_line(tmp_path, call):
     """It pointed at a line of llama_env/agent.py (names() at agent.py:291), a fixed
     stacklevel one short of the caller on one path and wrong on the others."""
-    (tmp_path / "brokenplug").mkdir()
-    (tmp_path / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
-    info = tmp_path / "brokenplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[llama_rl.agents]\nbroken = brokenplug\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    env = broken_plugin(tmp_path)
     done = subprocess.run(
         [sys.executable, "-W", "always", "-c", call], capture_output=True, text=True, env=env, timeout=120
     )
@@ -171,16 +166,10 @@ def test_a_broken_plugin_warning_points_into_a_program_s_own_package(tmp_path, p
     ``train``, so the module ``run`` of a program's own package ``train`` (a common name)
     was passed over and the warning pointed at whatever imported it; llama-rl's packages
     are known by where they are installed, not by name."""
-    (tmp_path / "brokenplug").mkdir()
-    (tmp_path / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
-    info = tmp_path / "brokenplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[llama_rl.agents]\nbroken = brokenplug\n")
+    env = broken_plugin(tmp_path)
     (tmp_path / package).mkdir()
     (tmp_path / package / "__init__.py").write_text("")
     (tmp_path / package / "run.py").write_text("from llama_env.agent import names\n\nnames()\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
         [sys.executable, "-W", "always", "-c", f"import {package}.run"],
         capture_output=True,

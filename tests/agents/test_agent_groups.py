@@ -7,6 +7,7 @@ import io
 import re
 
 import pytest
+from conftest import broken_plugin
 
 from llama_env.agent import GROUPS, grouped, register
 from train.cli.agents import list_agents
@@ -38,18 +39,11 @@ def test_an_unknown_group_is_refused_before_anything_is_registered():
 def test_a_broken_plugin_is_named_and_the_other_agents_still_load(tmp_path):
     """An entry point whose import raised stopped the loader: the built-in agents behind it
     never registered, and every agent name failed from then on with "known agents: none"."""
-    import os
     import subprocess
     import sys
 
-    (tmp_path / "brokenplug").mkdir()
-    (tmp_path / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
-    info = tmp_path / "brokenplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[llama_rl.agents]\nbroken = brokenplug\n")
+    env = broken_plugin(tmp_path)
     script = "from llama_env.agent import make, names; make('heuristic'); print(' '.join(names()))"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert {"heuristic", "random", "search", "ppo"} <= set(done.stdout.split())
