@@ -735,6 +735,27 @@ def test_llama_rl_serve_stopped_leaves_its_games_in_the_history_file_itself(tmp_
         assert copy.count() == 1
 
 
+def test_llama_rl_serve_reads_a_tilde_that_names_no_home_folder_as_written(tmp_path, monkeypatch):
+    """``--allow-models ~old`` or ``--history ~old/h.sqlite3``, where no user ``old``
+    exists, ended in a traceback ("RuntimeError: Could not determine home directory"); the
+    folder ``~old`` is read where it is, as the agents read such a path."""
+    import contextlib
+    import io
+
+    from train.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["serve", "--port", str(_free_port()), "--allow-models", "~no_such_user_llama"]) == 2
+    assert err.getvalue().strip().endswith("--allow-models ~no_such_user_llama: not a directory")
+    (tmp_path / "~no_such_user_llama").write_text("not a database" * 100)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["serve", "--port", str(_free_port()), "--history", "~no_such_user_llama"]) == 2
+    assert err.getvalue().strip().count("\n") == 0 and "~no_such_user_llama" in err.getvalue()
+
+
 def test_llama_rl_serve_refuses_a_corrupt_history_in_one_line(tmp_path):
     from train.cli import main
 

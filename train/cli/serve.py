@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
-from pathlib import Path
 
+from agents.base import agent_path
 from train.cli.common import (
     CommandError,
     HelpFormatter,
@@ -43,7 +43,7 @@ def _run(args: argparse.Namespace) -> int:
 
         model_dirs = []
         for d in args.allow_models:
-            path = Path(d).expanduser()
+            path = agent_path(d)  # (~ a home folder where there is one: a folder ~old is read as written)
             if not path.is_dir():
                 raise CommandError(f"--allow-models {d}: not a directory")
             model_dirs.append(path)
@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
         history = None
         try:
             if not args.no_history:
-                history = History(default_path() if args.history is None else Path(args.history).expanduser())
+                history = History(default_path() if args.history is None else agent_path(args.history))
         except HistoryError as exc:
             sock.close()
             raise CommandError(str(exc)) from None
