@@ -64,6 +64,7 @@ __all__ = [
     "UnseenTableSize",
     "forewarn",
     "table_warnings",
+    "warn_of_table",
     "Registration",
     "registrations",
     "adopt",
@@ -88,11 +89,12 @@ class Agent(Protocol):
     observation version it reads (0, the default: the 52 entries of ``Llama-v0``; 1: with
     the public history of the round, :data:`llama_env.observation.FIELDS_V1`). The table
     driver encodes for every agent the version it asks for. An agent made for some table
-    sizes only may say which in ``table_sizes`` (:func:`table_sizes`); evaluation warns
-    when it sits at another. An agent that warns while it plays at some tables (what it
-    was given goes unused there) may give that warning beforehand, from the rules alone,
-    in ``forewarn(rules)`` (:func:`forewarn`): evaluation then says it once, before any
-    game, instead of each worker process saying it as it plays. A population of players
+    sizes only may say which in ``table_sizes`` (:func:`table_sizes`); evaluation and
+    terminal play warn when it sits at another. An agent that warns while it plays at some
+    tables (what it was given goes unused there) may give that warning beforehand, from the
+    rules alone, in ``forewarn(rules)`` (:func:`forewarn`): evaluation and terminal play
+    then say it once, before any game (:func:`warn_of_table`), instead of each worker
+    process saying it as it plays, or the agent in the middle of the game. A population of players
     (``perturbed``) says ``population = True`` and holds them in ``members``
     (:func:`population_members`): a member plays each game in its place.
     """
@@ -716,10 +718,11 @@ def unmade_for(agents: Sequence[AgentLike], num_players: int) -> list[str]:
     return [_unmade_line(name, agent, num_players) for name, agent in _distinct(agents) if _unmade(agent, num_players)]
 
 
-def _distinct(agents: Sequence[AgentLike]) -> list[tuple[str, Agent]]:
+def _distinct(agents: Sequence[AgentLike], built: Sequence[Agent] | None = None) -> list[tuple[str, Agent]]:
     """Each agent of ``agents`` once, built, with its name as result tables name it
     (``ppo#2`` when two objects share a label): a name or spec given more than once is
-    built and named once (as its label), an object once per object."""
+    built and named once (as its label), an object once per object; ``built`` holds the
+    agents built from ``agents`` already, in their places, and none is built again."""
     labels = [agent_label(a) for a in agents]
     repeated = Counter(labels)
     seen: set[object] = set()
@@ -731,7 +734,7 @@ def _distinct(agents: Sequence[AgentLike]) -> list[tuple[str, Agent]]:
             continue
         seen.add(key)
         name = label if by_text or repeated[label] == 1 else f"{label}#{labels[: k + 1].count(label)}"
-        out.append((name, resolve(agent)))
+        out.append((name, built[k] if built is not None else resolve(agent)))
     return out
 
 
@@ -765,18 +768,40 @@ def forewarn(agent: Agent, rules: Rules) -> Warning | None:
     return warning
 
 
-def table_warnings(agents: Sequence[AgentLike], rules: Rules) -> list[Warning]:
+def table_warnings(agents: Sequence[AgentLike], rules: Rules, built: Sequence[Agent] | None = None) -> list[Warning]:
     """What evaluation says of ``agents`` at a table of ``rules`` before any game, each
     agent once: an :class:`UnseenTableSize` for each agent made for other table sizes
-    (:func:`unmade_for`), and what an agent forewarns of (:func:`forewarn`)."""
+    (:func:`unmade_for`), and what an agent forewarns of (:func:`forewarn`). ``built``:
+    the agents built from ``agents`` already, one for each in its place (a population
+    itself, not the member it seats), asked instead of building them again."""
     out: list[Warning] = []
-    for name, agent in _distinct(agents):
+    for name, agent in _distinct(agents, built):
         if _unmade(agent, rules.num_players):
             out.append(UnseenTableSize(_unmade_line(name, agent, rules.num_players)))
         warning = forewarn(agent, rules)
         if warning is not None:
             out.append(warning)
     return out
+
+
+def warn_of_table(
+    agents: Sequence[AgentLike],
+    rules: Rules,
+    *,
+    built: Sequence[Agent] | None = None,
+    seated: Iterable[Agent] = (),
+    stacklevel: int = 1,
+) -> None:
+    """Say :func:`table_warnings` of ``agents`` (``built``: as built already) at a table
+    of ``rules`` as Python warnings, attributed as ``warnings.warn(..., stacklevel)``
+    called here would attribute them, and tell each of ``seated`` (the players that sit
+    there, a population's members among them) that it has been said (:func:`forewarn`),
+    so none says it again in the middle of the game. Evaluation, terminal play and
+    ``watch`` say them so, once, before any game."""
+    for warning in table_warnings(agents, rules, built):
+        warnings.warn(warning, stacklevel=stacklevel + 1)
+    for agent in seated:
+        forewarn(agent, rules)
 
 
 def and_list(values: Sequence[int]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sys
 import warnings
 
 import numpy as np
@@ -25,6 +26,7 @@ from llama_env.agent import table_sizes, unmade_for
 from llama_env.observation import OBS_SIZE_V1
 from train.cli import main
 from train.evaluation import evaluate, tournament
+from train.play import terminal
 
 
 def small_actor(sizes=None) -> Actor:
@@ -215,3 +217,38 @@ def test_a_checkpoint_is_credited_with_the_sessions_that_had_started_before_it(t
     assert run_table_sizes(run / "model.zip") == (2, 4, 6)  # the run's model: every session
     (run / "sessions.jsonl").write_text("not json\n")  # a record it cannot read: every session, as before
     assert run_table_sizes(checkpoints / "ppo_500.zip") == (2, 4, 6)
+
+
+def test_play_and_watch_warn_before_the_game_as_eval_does(tmp_path, monkeypatch):
+    """``llama-rl play`` and ``watch`` seated a model trained heads-up at a 3-player table
+    without a word (eval warned), and a ``search:worlds=16``, which does not search there,
+    warned from inside the agent at its first move, in the middle of the game. Each is
+    said once, before the game's first line."""
+    save_actor(small_actor([2]), tmp_path / "m.npz")
+    spec = f"ppo:path={tmp_path / 'm.npz'}"
+    unseen = f"llama-rl: warning: agent {spec!r} was trained at 2 players only; it plays this 3-player table"
+    search = "llama-rl: warning: SearchAgent(worlds=16) does not search at a 3-player table"
+    for argv, said in [
+        (["play", "--opponents", spec], unseen),
+        (["watch", "--agents", f"{spec},random,random", "--delay", "0"], unseen),
+        (["play", "--opponents", "search:worlds=16", "--seat", "2"], search),
+        (["watch", "--agents", "search:worlds=16,random,random", "--delay", "0"], search),
+    ]:
+        monkeypatch.setattr("sys.stdin", io.StringIO("exit\n"))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = _shown  # on stderr, as at the command line (pytest records them)
+            main([*argv, "--seed", "1"])
+        lines = out.getvalue().splitlines()
+        assert lines[0].startswith(said), argv
+        assert lines[1].startswith("L.L.A.M.A. with 3 players"), argv
+        assert sum("warning" in line for line in lines) == 1, argv
+    with pytest.warns(UserWarning, match="trained at 2 players only") as caught:  # from Python: the caller's line
+        terminal.play(terminal.PlayConfig(opponents=spec), io.StringIO("exit\n"), io.StringIO())
+    assert [w.filename for w in caught] == [__file__]
+
+
+def _shown(message, category, filename, lineno, file=None, line=None):
+    """Python's own ``warnings.showwarning``: the warning on stderr, as ``formatwarning`` words it."""
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))

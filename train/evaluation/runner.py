@@ -63,7 +63,7 @@ from llama_env.agent import (
     seat_member,
     seed_int,
     seed_keys,
-    table_warnings,
+    warn_of_table,
 )
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
@@ -632,7 +632,7 @@ def run_chunks(
 
     What the agents warn of at a table of the rules (``args``), an agent made for other
     table sizes or one whose parameters go unused there
-    (:func:`llama_env.agent.table_warnings`), is said here once, before any game: an
+    (:func:`llama_env.agent.warn_of_table`), is said here once, before any game: an
     agent's own warning as it played was given in every worker process, and a Python
     caller catching warnings never saw it.
 
@@ -647,8 +647,7 @@ def run_chunks(
             f"got {executor!r}"
         )
     rules = args.rules
-    for warning in table_warnings(agents, rules):
-        warnings.warn(warning, stacklevel=5)  # the caller of evaluate or tournament
+    warn_of_table(agents, rules, stacklevel=5)  # the caller of evaluate or tournament; those that play: below
     payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
     done: dict[int, R] = {}  # by the chunk's place: what an interrupt leaves
     try:

@@ -27,7 +27,7 @@ from typing import TextIO
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve, seat_for_game
+from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve, seat_for_game, warn_of_table
 from llama_env.engine import (
     NUM_ACTIONS,
     Action,
@@ -280,19 +280,29 @@ def _passed_through(exc: BaseException, function: Callable[..., object]) -> bool
 
 
 def _seat_agents(
-    specs: Sequence[tuple[int, AgentLike]], n: int, seeds: Sequence[int | None]
+    specs: Sequence[tuple[int, AgentLike]], rules: Rules, seeds: Sequence[int | None]
 ) -> tuple[list[Agent | None], list[str]]:
     """The agents at their seats, each reset for a new game with ``seeds[seat + 1]``
     (``None``: as the agent's own seed, or none, has it), and how messages name each
     seat: the agent's label, as the command line wrote it. A population (``perturbed``)
     seats a member of its own at each of its seats, drawn from that seed, as ``Llama-v0``
-    seats it (:func:`~llama_env.agent.seat_for_game`): its own ``act`` is never called."""
+    seats it (:func:`~llama_env.agent.seat_for_game`): its own ``act`` is never called.
+
+    What the agents warn of at a table of ``rules`` (a model trained at other table sizes
+    or rules, a ``search`` whose ``worlds`` go unused) is said here, before the game's
+    first line, as evaluation says it (:func:`~llama_env.agent.warn_of_table`), attributed
+    to the caller of :func:`play` or :func:`watch`; no agent says it again as it plays."""
+    n = rules.num_players
     seats: list[Agent | None] = [None] * n
     labels = [f"player_{p}" for p in range(n)]
+    built = []
     for p, spec in specs:
         labels[p] = agent_label(spec)
         with _blamed(labels, p):  # every game: its own seed, else one of its own drawing
-            seats[p] = seat_for_game(resolve(spec, seed=seeds[p + 1]), seeds[p + 1])
+            built.append(resolve(spec, seed=seeds[p + 1]))
+            seats[p] = seat_for_game(built[-1], seeds[p + 1])
+    players = [a for a in seats if a is not None]
+    warn_of_table([spec for _, spec in specs], rules, built=built, seated=players, stacklevel=3)
     return seats, labels
 
 
@@ -350,7 +360,7 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[
     given = config.opponent_list()
     opp_specs = given * len(others) if len(given) == 1 else given
     seeds = _agent_seeds(config.seed, n + 1)
-    seats, labels = _seat_agents(list(zip(others, opp_specs, strict=True)), n, seeds)
+    seats, labels = _seat_agents(list(zip(others, opp_specs, strict=True)), config.rules, seeds)
     labels[me] = names[me]
     game = LlamaGame(rules=config.rules, rng=seeds[0])
 
@@ -430,8 +440,9 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
     n = len(config.agents)
     names = [f"player_{p}" for p in range(n)]
     seeds = _agent_seeds(config.seed, n + 1)
-    seats, labels = _seat_agents(list(enumerate(config.agents)), n, seeds)
-    game = LlamaGame(rules=config.table_rules(), rng=seeds[0])
+    rules = config.table_rules()
+    seats, labels = _seat_agents(list(enumerate(config.agents)), rules, seeds)
+    game = LlamaGame(rules=rules, rng=seeds[0])
 
     def say(line: str = "") -> None:
         stdout.write(line + "\n")
