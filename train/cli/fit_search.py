@@ -70,7 +70,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )  # fmt: skip
     add_games(p, "--games", d.games, "games of data (game 0 is held out: at least 2)", low=2)
     p.add_argument(
-        "--seed", type=seed_type, default=d.seed, help=f"seeds the data's deals and the fitting (default {d.seed})"
+        "--seed",
+        type=seed_type,
+        default=d.seed,
+        help="seeds the data's deals and the fitting, which runs on one thread: the same networks on any number of "
+        f"cores (default {d.seed})",
     )
     p.add_argument(
         "--model",

@@ -19,8 +19,10 @@ The defaults are those of the shipped networks, fitted on the games of the PPO s
 before distillation (:data:`agents.search.FITTED_ON`, ``ppo_v3``'s): ``llama-rl
 fit-search --players 4 --out search_4p.npz`` writes ``agents/models/search_4p.npz`` again,
 array for array, and ``--players 2`` and ``--players 6`` made ``search_2p.npz`` and
-``search_6p.npz`` (docs/training.md, "Reproduce every shipped agent"). The fitting needs
-PyTorch (the ``train`` extra); the data and the search itself do not.
+``search_6p.npz`` (docs/training.md, "Reproduce every shipped agent"). The fitting runs on
+one thread, so a rerun writes the same arrays on any machine; ``search_4p.npz`` was fitted
+on one core, the other two on two threads, which a rerun matches to within float rounding.
+The fitting needs PyTorch (the ``train`` extra); the data and the search itself do not.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from train._program import game_bar
-from train.fit import check_field_types, out_file, save_or_rescue
+from train.fit import check_field_types, one_torch_thread, out_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -203,11 +205,14 @@ def collect(actor: Actor, players: int, games: int, seed: int = 0, progress: boo
     )
 
 
+@one_torch_thread()
 def fit_network(
     data: SearchData, kind: str, config: SearchNetsConfig, log: Callable[[str], None] = print
 ) -> tuple[Layers, list[float]]:
     """Step 2: the value (``kind="value"``) or belief (``kind="belief"``) network as
-    :data:`agents.search.Layers`, and its held-out loss after each epoch."""
+    :data:`agents.search.Layers`, and its held-out loss after each epoch. It fits on one
+    torch thread (:func:`train.fit.one_torch_thread`), so the same data and
+    ``config.seed`` give the same weights whatever the machine's cores."""
     import torch  # the training extra: only the fitting needs it
 
     if kind not in ("value", "belief"):
