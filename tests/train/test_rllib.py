@@ -15,6 +15,7 @@ import re
 import signal
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -227,8 +228,59 @@ def test_env_hooks_skip_the_local_runner_that_holds_no_env():
 # --------------------------------------------------------------------------- a short run on Ray
 
 
+class OneRay:
+    """A local Ray that this module's runs share where starting their own is no part of
+    what the test checks: a local Ray takes seconds to start and to stop, a run on it well
+    under one. ``up()`` starts it as ``llama-rl train`` starts its own (``ray_session``),
+    and a run then trains on it as on a caller's Ray; ``down()`` stops it, for a run that
+    starts its own."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.starts = folder, 0
+        self.session: contextlib.ExitStack | None = None
+
+    def up(self) -> None:
+        from train.training.rllib.trainer import ray_session
+        from train.training.run_dir import RunDir
+
+        if self.session is None:
+            self.starts += 1
+            session = contextlib.ExitStack()
+            session.enter_context(ray_session(RunDir(self.folder / f"ray{self.starts}"), "local"))
+            self.session = session
+
+    def down(self) -> None:
+        session, self.session = self.session, None
+        if session is not None:
+            session.close()
+
+
 @pytest.fixture(scope="module")
-def rllib_run(tmp_path_factory) -> tuple[Path, Path, int]:
+def one_ray(tmp_path_factory) -> Iterator[OneRay]:
+    shared = OneRay(tmp_path_factory.mktemp("shared-ray"))
+    yield shared
+    shared.down()
+
+
+@pytest.fixture
+def shared_ray(one_ray: OneRay) -> None:
+    """The module's local Ray is running: the test's runs train on it (:class:`OneRay`)."""
+    one_ray.up()
+
+
+@pytest.fixture
+def no_ray_running(monkeypatch) -> None:
+    """The process has no Ray of its own (``ray.is_initialized()`` says so), though the
+    module's shared Ray (:class:`OneRay`) may be up."""
+    import ray
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+
+
+@pytest.fixture(scope="module")
+def rllib_run(tmp_path_factory, one_ray: OneRay) -> tuple[Path, Path, int]:
+    """A run that starts and stops a local Ray of its own, as ``llama-rl train`` does."""
+    one_ray.down()
     root = tmp_path_factory.mktemp("rllib")
     home = tmp_path_factory.mktemp("home")
     old_home = os.environ.get("HOME")
@@ -324,7 +376,7 @@ def test_a_copy_of_an_rllib_runs_model_says_what_the_run_trained_at(rllib_run, t
     assert actor.trained_rules == {"end_score": (40,), "hand_size": (6,)}
 
 
-def test_rllib_run_resumes(rllib_run, capsys):
+def test_rllib_run_resumes(rllib_run, shared_ray, capsys):
     run, _, _ = rllib_run
     code = main(
         ["train", "--resume", str(run), "--total-timesteps", "4500", "--final-eval-games", "0", "--no-progress-bar"]
@@ -351,7 +403,7 @@ def tiny_run(tmp_path: Path, name: str, total: int, *extra: str) -> list[str]:
     return [*argv, *extra, "--no-progress-bar"]
 
 
-def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
+def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys, shared_ray):
     """Ctrl-C saves a checkpoint and the model; a second Ctrl-C while they are written is
     held back, as on the SB3 trainer."""
     from ray.rllib.algorithms.algorithm import Algorithm
@@ -383,7 +435,9 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "i" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
 
 
-def test_an_rllib_run_that_cannot_write_its_final_files_says_so_and_keeps_the_policy(tmp_path, monkeypatch, capsys):
+def test_an_rllib_run_that_cannot_write_its_final_files_says_so_and_keeps_the_policy(
+    tmp_path, monkeypatch, capsys, shared_ray
+):
     """A full disk at the final save: one error line naming the run directory and the
     cause, and the policy exported to the temporary directory, never a traceback; it says
     the table sizes and rules the run trained at, as the run's model.npz does (the rescued
@@ -442,7 +496,7 @@ def test_sigterm_saves_an_rllib_run_although_ray_installs_its_own_handler(tmp_pa
     assert (tmp_path / "t" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
 
 
-def test_an_address_where_nothing_answers_is_refused_before_ray_retries(tmp_path, capsys, monkeypatch):
+def test_an_address_where_nothing_answers_is_refused_before_ray_retries(tmp_path, capsys, monkeypatch, no_ray_running):
     """Ray retried an unreachable cluster for minutes before it said anything."""
     import ray
 
@@ -458,7 +512,7 @@ def test_an_address_where_nothing_answers_is_refused_before_ray_retries(tmp_path
         assert not (tmp_path / "a").exists()
 
 
-def test_a_ray_address_from_the_environment_is_named_as_such(tmp_path, capsys, monkeypatch):
+def test_a_ray_address_from_the_environment_is_named_as_such(tmp_path, capsys, monkeypatch, no_ray_running):
     """RAY_ADDRESS where nothing answers said "config key 'address' ... or leave --address
     out", though no --address was given: the message names RAY_ADDRESS and says to unset it."""
     import ray
@@ -913,7 +967,7 @@ def test_privileged_critic_is_an_rllib_option():
         TrainConfig(options={"privileged_critic": True})
 
 
-def test_rllib_run_with_a_privileged_critic_trains_and_resumes(tmp_path, capsys):
+def test_rllib_run_with_a_privileged_critic_trains_and_resumes(tmp_path, capsys, shared_ray):
     from ray.rllib.core.rl_module import RLModule
 
     from train.training.rllib.env import HIDDEN_SIZE
@@ -964,7 +1018,7 @@ def test_the_rllib_env_plays_the_rules_of_the_config():
         LlamaMultiAgentEnv({"players": [2, 6], "rules": {"hand_size": 12}})
 
 
-def test_an_rllib_run_stops_when_its_evaluation_beats_the_target(tmp_path, capsys):
+def test_an_rllib_run_stops_when_its_evaluation_beats_the_target(tmp_path, capsys, shared_ray):
     """stop_win_share stops RLlib training too, at the first evaluation above it."""
     args = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--eval-opponent", "random"]
     args += ["--total-timesteps", "20000", "--n-envs", "16", "--n-steps", "64", "--batch-size", "256"]
@@ -1207,7 +1261,9 @@ def test_resuming_an_rllib_run_on_sb3_names_the_backend(tmp_path, capsys):
     assert resume_config(run, {"backend": "rllib"}).options.num_env_runners == 2
 
 
-def test_more_env_runners_than_a_local_rays_cores_are_refused_before_ray_starts(tmp_path, monkeypatch, capsys):
+def test_more_env_runners_than_a_local_rays_cores_are_refused_before_ray_starts(
+    tmp_path, monkeypatch, capsys, no_ray_running
+):
     """A local Ray has one CPU a core and each env runner takes one: RLlib waited for the
     runners it had no CPU for with no time limit, and the run hung without a word."""
     import ray
