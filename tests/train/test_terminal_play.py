@@ -244,6 +244,39 @@ def test_a_bad_seed_is_refused_naming_the_seed(seed):
         WatchConfig(seed=seed).validate()
 
 
+def test_a_specs_own_seed_is_mixed_into_the_seed_of_the_game_as_elsewhere():
+    """With --seed, an agent's own ``seed=`` was replaced: ``random:seed=1`` and
+    ``random:seed=2`` played the very same game in watch and play, where Llama-v0 and
+    evaluation mix it in. A game without ``seed=`` in any spec is the game it was."""
+
+    def watched(*specs: str) -> str:
+        out = io.StringIO()
+        watch(WatchConfig(specs, seed=1, delay=0), out)
+        return out.getvalue().split("\n", 1)[1]  # the game, after the line naming the agents
+
+    def played(spec: str) -> str:
+        out = io.StringIO()
+        play(PlayConfig(Rules(2), opponents=spec, seat=1, seed=1), io.StringIO("d\n" * 300), out)
+        return out.getvalue().split("\n", 2)[2]
+
+    assert watched("random:seed=1", "random") != watched("random:seed=2", "random")
+    assert watched("random:seed=1", "random") == watched("random:seed=1", "random")  # each repeatably
+    assert played("random:seed=1") != played("random:seed=2")
+    assert played("random:seed=1") == played("random:seed=1")
+    assert watched("random", "random") == watched(registry.make("random"), "random")  # no seed=: as before
+    moves = [re.sub(" draws.*", " draws", line) for line in watched("random", "random").splitlines()]
+    assert [m for m in moves if m.startswith("player_")] == [  # the game it was
+        "player_0 plays a llama",
+        "player_1 draws",
+        "player_0 quits the round",
+        "player_1 plays 1",
+        "player_1 quits the round",
+        "player_1 plays 1",
+        "player_0 quits the round",
+        "player_1 quits the round",
+    ]
+
+
 def test_watch_refuses_a_single_agent_saying_how_to_seat_it():
     for single in ("heuristic", agents.make("random")):
         with pytest.raises(ValueError, match=r"agents must be one agent per seat.*give it once per seat"):

@@ -27,7 +27,17 @@ from typing import TextIO
 
 import numpy as np
 
-from llama_env.agent import Agent, AgentLike, agent_label, reset_agent, resolve, seat_for_game, warn_of_table
+from llama_env.agent import (
+    Agent,
+    AgentLike,
+    agent_label,
+    own_keys,
+    reset_agent,
+    resolve,
+    seat_for_game,
+    seed_keys,
+    warn_of_table,
+)
 from llama_env.engine import (
     NUM_ACTIONS,
     Action,
@@ -81,8 +91,11 @@ class PlayConfig:
     seat: int = 0
     """The person's seat, 0..num_players-1 (seat 0 starts the first round)."""
     seed: int | None = None
-    """Seed of the deals and the agents' choices (each agent is reset with a seed drawn
-    from it, its own ``seed=`` overridden); ``None`` for a fresh game each time."""
+    """Seed of the deals and the agents' choices: each agent is reset with a seed drawn
+    from it, a spec's own ``seed=`` mixed in as evaluation and ``Llama-v0`` mix it
+    (``random:seed=5`` and ``random:seed=6`` play differently, each repeatably; an agent
+    object's own seed is replaced); ``None`` for a fresh game each time, each agent
+    keeping its own seed."""
     names: Sequence[str] | None = field(default=None)
     """Seat names shown on the table; ``player_0``.. by default."""
 
@@ -282,9 +295,10 @@ def _passed_through(exc: BaseException, function: Callable[..., object]) -> bool
 def _seat_agents(
     specs: Sequence[tuple[int, AgentLike]], rules: Rules, seeds: Sequence[int | None]
 ) -> tuple[list[Agent | None], list[str]]:
-    """The agents at their seats, each reset for a new game with ``seeds[seat + 1]``
-    (``None``: as the agent's own seed, or none, has it), and how messages name each
-    seat: the agent's label, as the command line wrote it. A population (``perturbed``)
+    """The agents at their seats, each reset for a new game with ``seeds[seat + 1]``, a
+    spec's own ``seed=`` mixed in as ``Llama-v0`` and evaluation mix it
+    (:func:`~llama_env.agent.seed_keys`; ``None``: as the agent's own seed, or none, has
+    it), and how messages name each seat: the agent's label, as the command line wrote it. A population (``perturbed``)
     seats a member of its own at each of its seats, drawn from that seed, as ``Llama-v0``
     seats it (:func:`~llama_env.agent.seat_for_game`): its own ``act`` is never called.
 
@@ -296,11 +310,12 @@ def _seat_agents(
     seats: list[Agent | None] = [None] * n
     labels = [f"player_{p}" for p in range(n)]
     built = []
-    for p, spec in specs:
+    keys = seed_keys([spec for _, spec in specs])
+    for (p, spec), key in zip(specs, keys, strict=True):
         labels[p] = agent_label(spec)
         with _blamed(labels, p):  # every game: its own seed, else one of its own drawing
             built.append(resolve(spec, seed=seeds[p + 1]))
-            seats[p] = seat_for_game(built[-1], seeds[p + 1])
+            seats[p] = seat_for_game(built[-1], seeds[p + 1], own_keys(built[-1:], [key])[0])
     players = [a for a in seats if a is not None]
     warn_of_table([spec for _, spec in specs], rules, built=built, seated=players, stacklevel=3)
     return seats, labels
@@ -406,6 +421,8 @@ class WatchConfig:
     rules: Rules | None = None
     """The rules of the game, for ``len(agents)`` players; ``None``: the standard rules."""
     seed: int | None = None
+    """Seed of the deals and the agents' choices, as :attr:`PlayConfig.seed`; ``None``
+    for a fresh game each time."""
     delay: float | None = None
     """Seconds to wait before each move is shown (0 shows the game at once); ``None``:
     :data:`WATCH_DELAY` when the output is a terminal, none into a file or a pipe."""
