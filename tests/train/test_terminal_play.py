@@ -314,6 +314,20 @@ def test_watch_heads_each_round_once_with_its_top_card():
         assert f"Round {r}: player_0 starts." not in text and f"Round {r}: player_1 starts." not in text
 
 
+def test_watch_names_the_card_drawn_where_play_keeps_it_hidden():
+    """watch shows every hand at the top of a round, then said only "player_1 draws", so
+    the hands it showed were soon out of date; a player at the table still sees only
+    that an opponent drew."""
+    out = io.StringIO()
+    watch(WatchConfig(("heuristic", "heuristic"), seed=1, delay=0), out)
+    draws = [line for line in out.getvalue().splitlines() if " draws" in line]
+    assert draws and all(re.fullmatch(r"player_[01] draws a ([1-6]|llama)", line) for line in draws), draws
+    out = io.StringIO()
+    play(PlayConfig(Rules(2), opponents=("heuristic",), seat=1, seed=1), io.StringIO("q\n" * 500), out)
+    draws = [line for line in out.getvalue().splitlines() if line.startswith("player_0 draws")]
+    assert draws and set(draws) == {"player_0 draws"}
+
+
 def test_play_heads_each_round_with_the_card_it_opens_on():
     """An opponent who starts a round covers its opening card before the person's first
     turn; play said only who starts, so the person never saw a card that watch shows and

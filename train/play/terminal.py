@@ -240,11 +240,13 @@ def _card_name(card: int) -> str:
     return "llama" if card == 7 else str(card)
 
 
-def describe_move(name: str, action: int) -> str:
-    """An opponent's move as shown to the person: ``"player_2 plays 5"``."""
+def describe_move(name: str, action: int, drawn: int | None = None) -> str:
+    """An opponent's move as shown to the person: ``"player_2 plays 5"``; ``drawn``, the
+    card a draw took, is said where given (``"player_2 draws a 5"``: to a spectator, who
+    sees every hand)."""
     a = Action(action)
     if a == Action.DRAW:
-        return f"{name} draws"
+        return f"{name} draws" if drawn is None else f"{name} draws a {_card_name(drawn)}"
     if a == Action.QUIT:
         return f"{name} quits the round"
     return f"{name} plays a llama" if a == Action.PLAY_LLAMA else f"{name} plays {int(a) + 1}"
@@ -341,7 +343,9 @@ class _Transcript(TableListener):
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
         if self.pause:
             time.sleep(self.pause)
-        if seat != self.me:
+        if self.me is None:  # a spectator sees every hand, so the card drawn too
+            self.say(describe_move(self.names[seat], action, drawn))
+        elif seat != self.me:
             self.say(describe_move(self.names[seat], action))
         elif action == Action.DRAW:
             self.say(f"You draw a {_card_name(drawn or 0)}.")
