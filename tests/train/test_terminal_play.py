@@ -283,6 +283,23 @@ def test_watch_refuses_a_single_agent_saying_how_to_seat_it():
             watch(WatchConfig(single), io.StringIO())  # type: ignore[arg-type]
 
 
+def test_watch_config_names_agents_and_takes_any_real_delay():
+    """``agents=None`` was "the single agent 'NoneType' ... e.g. agents=('NoneType',) * 4",
+    one agent was "num_players must be between 2 and 6, got 1", naming no option, and a
+    numpy integer delay was refused where a numpy float was taken."""
+    with pytest.raises(TypeError, match=r"^agents must be a sequence of agents, one per seat, got None$"):
+        WatchConfig(agents=None).validate()  # type: ignore[arg-type]
+    for seats in (["random"], ["random"] * 7):
+        with pytest.raises(ValueError, match=rf"^agents must be one agent per seat, 2 to 6 of them, got {len(seats)}$"):
+            WatchConfig(agents=seats).validate()
+    for delay in (np.int64(0), np.float64(0.5), np.float32(1), 2):
+        WatchConfig(delay=delay).validate()  # type: ignore[arg-type]
+    for delay in (True, np.bool_(False), "1", float("nan"), -1, 61):
+        with pytest.raises(ValueError, match="delay must be 0..60 seconds or None"):
+            WatchConfig(delay=delay).validate()  # type: ignore[arg-type]
+    watch(WatchConfig(("random", "random"), rules=Rules(2, end_score=5), delay=np.int64(0)), io.StringIO())
+
+
 def test_an_agent_class_is_refused_naming_the_instance_to_pass():
     """A class has a callable act too: resolve took it, and the game failed at its first
     reset ("agent 'random' at seat 1: TypeError: BaseAgent.reset() missing 1 required

@@ -19,6 +19,7 @@ with the reason and the prompt comes back.
 from __future__ import annotations
 
 import contextlib
+import numbers
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -30,6 +31,7 @@ import numpy as np
 from llama_env.agent import (
     Agent,
     AgentLike,
+    AgentSpec,
     agent_label,
     own_keys,
     reset_agent,
@@ -39,12 +41,15 @@ from llama_env.agent import (
     warn_of_table,
 )
 from llama_env.engine import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
     NUM_ACTIONS,
     Action,
     IllegalActionError,
     LlamaGame,
     RoundResult,
     Rules,
+    brief,
     can_play_on,
     check_seed,
     playable_on,
@@ -437,18 +442,28 @@ class WatchConfig:
         return Rules.for_table(len(self.agents), self.rules)
 
     def validate(self) -> None:
-        if not _is_list(self.agents):
-            one = agent_label(self.agents)  # type: ignore[arg-type]
+        """Raise ``ValueError`` naming the bad option (``TypeError`` for ``agents`` that
+        are no sequence and no agent, and for rules that are not a :class:`Rules`), as
+        :meth:`PlayConfig.validate` does."""
+        agents = self.agents
+        if not _is_list(agents):
+            if not isinstance(agents, (str, AgentSpec)) and not callable(getattr(agents, "act", None)):
+                raise TypeError(f"agents must be a sequence of agents, one per seat, got {brief(agents)}")
+            one = agent_label(agents)  # type: ignore[arg-type]
             raise ValueError(
                 f"agents must be one agent per seat, got the single agent {one!r}, which does not say how many "
                 f"seats there are: give it once per seat, e.g. agents=({one!r},) * 4"
             )
+        if not MIN_PLAYERS <= len(agents) <= MAX_PLAYERS:
+            raise ValueError(
+                f"agents must be one agent per seat, {MIN_PLAYERS} to {MAX_PLAYERS} of them, got {len(agents)}"
+            )
         self.table_rules()
         if self.seed is not None:
             check_seed(self.seed)
-        delay = self.delay
+        delay: object = self.delay  # a numpy number too
         if delay is not None and (
-            isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= 60
+            isinstance(delay, (bool, np.bool_)) or not isinstance(delay, numbers.Real) or not 0 <= float(delay) <= 60
         ):
             raise ValueError(f"delay must be 0..60 seconds or None, got {delay!r}")
 
