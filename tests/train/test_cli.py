@@ -816,6 +816,21 @@ def test_a_console_that_is_not_utf8_gets_escapes_not_a_failed_command(monkeypatc
     assert utf8.errors == "strict"  # a UTF-8 console is left as it is
 
 
+def test_a_stray_byte_under_the_c_locale_reads_as_the_replacement_character(monkeypatch):
+    """Under the C and C.UTF-8 locales Python reads stdin with ``surrogateescape``: a
+    stray byte in ``play``'s input was echoed as "I don't understand '\\udcff'", not
+    the replacement character that a UTF-8 console gives. Standard output keeps its mode."""
+    import train.cli
+
+    stdin = io.TextIOWrapper(io.BytesIO(b"\xff\n"), encoding="utf-8", errors="surrogateescape")
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    train.cli._tolerant_streams()
+    assert sys.stdin.readline() == "\ufffd\n"
+    assert stdout.errors == "surrogateescape"
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs SIGUSR1 to stand in for SIGBREAK")
 def test_every_stop_signal_stops_a_command_as_ctrl_c_does(monkeypatch):
     """Windows sends no SIGTERM: there Ctrl-Break and a closed console (SIGBREAK) must

@@ -195,13 +195,16 @@ def _tolerant_streams() -> None:
     done (a run named ``σ-run`` trained, then its summary raised UnicodeEncodeError).
     Standard input, whatever its encoding, reads undecodable bytes as a replacement
     character: on a UTF-8 console one stray byte in ``play``'s input was an error that
-    ended the game (exit 2), the moves read with it lost."""
+    ended the game (exit 2), the moves read with it lost; under the C and C.UTF-8 locales,
+    where Python reads it with ``surrogateescape``, it was echoed as ``'\\udcff'``. Standard
+    output and error, UTF-8 there, are left as they are."""
     for stream, errors in ((sys.stdout, "backslashreplace"), (sys.stderr, "backslashreplace"), (sys.stdin, "replace")):
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-        strict = getattr(stream, "errors", None) == "strict"
+        # a stray byte read is an error (strict) or a lone surrogate (surrogateescape)
+        unreplaced = getattr(stream, "errors", None) in ("strict", "surrogateescape")
         if (
             encoding
-            and (encoding not in ("utf8", "utf8sig") or (stream is sys.stdin and strict))
+            and (encoding not in ("utf8", "utf8sig") or (stream is sys.stdin and unreplaced))
             and hasattr(stream, "reconfigure")
         ):
             with contextlib.suppress(ValueError, OSError, io.UnsupportedOperation):
