@@ -469,3 +469,18 @@ def test_a_run_that_already_has_a_comma_in_its_name_is_resumed_under_it(tmp_path
     recorded = json.loads((named / "config.json").read_text())
     (named / "config.json").write_text(json.dumps({**recorded, "run_name": "exp,lr=1e-3"}))
     assert train(resume_config(named, {"total_timesteps": 3072})).num_timesteps == 3072
+
+
+def test_train_without_its_extra_names_the_extra_to_install(tmp_path, monkeypatch):
+    """``train(config)`` from Python without torch raised a plain "No module named
+    'torch'", where ``agents.make('ppo', path=X.zip)`` names the extra and the command
+    that installs it; the command line said it, Python did not."""
+    import sys
+
+    from llama_env._install import MissingExtra, install_hint
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if not installed
+    with pytest.raises(MissingExtra, match="^the sb3 backend trains with torch, which is not installed: ") as raised:
+        train(smoke(tmp_path, "no_torch"))
+    assert raised.value.name == "torch" and str(raised.value).endswith(install_hint("train"))
+    assert not (tmp_path / "no_torch").exists()

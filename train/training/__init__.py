@@ -26,6 +26,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from llama_env._install import MissingExtra
 from train.training.backend import Backend, backend_named, backends, register_backend
 from train.training.config import TrainConfig, config_from_dict
 from train.training.presets import PRESETS, preset_values
@@ -53,7 +54,11 @@ def train(config: TrainConfig) -> TrainResult:
 
     Raises ``ValueError`` for a bad config (naming the key),
     :class:`train.training.run_dir.RunDirError` when the run directory cannot be
-    written or is in use (what was saved before is kept), and :class:`TrainingStopped`
+    written or is in use (what was saved before is kept), a
+    :class:`~llama_env._install.MissingExtra` naming the backend's extra and the command
+    that installs it when a package it trains with is not installed (torch and
+    sb3-contrib: ``train``; Ray: ``rllib``), as ``agents.make`` does for a model that
+    needs torch, and :class:`TrainingStopped`
     when a failure outside the policy stopped it (an env worker or an rllib env runner
     killed or failing; an opponent failing in a game: its ``AgentError`` is the
     ``__cause__``), once the steps learned are saved. An agent that fails before a step is learned
@@ -67,8 +72,26 @@ def train(config: TrainConfig) -> TrainResult:
     unseen = config.unseen_eval_sizes()
     if unseen and config.eval_every:
         warnings.warn(unseen, RuntimeWarning, stacklevel=2)
-    with _global_random_states_kept():
-        return config.backend_spec().run(config)
+    backend = config.backend_spec()
+    with _global_random_states_kept(), _extra_named(backend):
+        return backend.run(config)
+
+
+@contextlib.contextmanager
+def _extra_named(backend: Backend) -> Iterator[None]:
+    """A package that ``backend`` trains with, missing, as a :class:`MissingExtra` that
+    names the extra to install (a plain ``No module named 'torch'`` named none); one of
+    the project's own modules missing is a broken install, and an agent's own
+    :class:`MissingExtra` names its extra already: both go through as they are."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        package = (exc.name or "").split(".")[0]
+        if isinstance(exc, MissingExtra) or not package or package in ("llama_env", "agents", "train"):
+            raise
+        raise MissingExtra(
+            f"the {backend.name} backend trains with {package}, which is not installed", backend.extra, name=package
+        ) from None
 
 
 @contextlib.contextmanager
