@@ -321,8 +321,8 @@ def distill(
     label: str = "",
 ) -> DistillResult:
     """Both steps, then the new actor written to ``out`` (:func:`agents.ppo.save_actor`),
-    saying it was trained at the table sizes its start says, else at ``players``, and at
-    the rule options its start says with the standard ones (the searched games'). With
+    saying it was trained at the table sizes its start says (nothing where it says none),
+    and at the rule options its start says with the standard ones (the searched games'). With
     ``progress``, a bar of the searched games on stderr: their minutes, up to an hour,
     said nothing else until they ended.
     Raises ``ValueError`` for a bad config, an ``out`` that cannot take it
@@ -376,9 +376,9 @@ def distill(
     t = time.perf_counter()
     new, agreements, prior_agreement = fit_policy(data, actor, config, log)
     # the sizes its start was trained at, players among them (check_specialist): it has seen
-    # those tables, and evaluation warns at the others. Of a start that says nothing, all
-    # that is known is this fit, at players alone.
-    new.table_sizes = actor.table_sizes or (config.players,)
+    # those tables, and evaluation warns at the others. Of a start that says nothing, nothing
+    # is known: (players,) stamped on a 4-player specialist distilled at 2 hid its own size.
+    new.table_sizes = actor.table_sizes
     # the rule options likewise: its start's, with the standard rules this fit played
     played = DEFAULT_RULES.options()
     new.trained_rules = {k: tuple(sorted({*(actor.trained_rules or {}).get(k, ()), v})) for k, v in played.items()}

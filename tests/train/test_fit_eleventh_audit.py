@@ -1,0 +1,65 @@
+"""fit-search, distill and export as the eleventh stop's audit found them: the shipped
+specialists' table sizes, paths as the agents read them, the agent spec each prints, a
+full disk, a file of the other kind. Small runs: refusals come before any game."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from agents.ppo import DEFAULT_MODEL, SHIPPED, load_actor, save_actor
+from train.cli import main
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(argv)
+    return code, out.getvalue()
+
+
+@pytest.fixture
+def no_games(monkeypatch):
+    """A game played fails the test: what is refused is refused before any."""
+    import train.fit.distill
+    import train.fit.search_nets
+
+    def played(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(train.fit.search_nets, "collect", played)
+    monkeypatch.setattr(train.fit.distill, "collect_searched", played)
+
+
+def test_a_shipped_specialist_says_the_table_size_it_is_shipped_at():
+    """Their files name no size: each read as trained at every size, so evaluation never
+    warned and fit-search and distill took a 4-player specialist at --players 2."""
+    for by_size in SHIPPED.values():
+        for n, file in by_size.items():
+            assert load_actor(file).table_sizes == (n,), file
+    assert load_actor(DEFAULT_MODEL).table_sizes is None  # the general model: every size
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_a_shipped_specialist_of_another_table_size_is_refused(command, tmp_path, no_games):
+    """distill --players 2 --model ppo_llama_4p_v3.npz ran, and stamped (2,) on the result."""
+    model = SHIPPED["ppo_v3"][4]
+    code, output = _cli(
+        [command, "--players", "2", "--model", str(model), "--games", "2", "--out", str(tmp_path / "x.npz")]
+    )
+    assert code == 2 and f"{model} was trained at 4 players only, not at 2 (--players)" in output, output
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_distill_says_no_table_size_where_its_start_said_none(tmp_path):
+    """It stamped (players,) on the result of a start that said nothing."""
+    actor = load_actor(SHIPPED["ppo"][2])
+    actor.table_sizes = None
+    save_actor(actor, tmp_path / "silent.npz")
+    out = tmp_path / "d.npz"
+    argv = ["distill", "--players", "2", "--games", "2", "--epochs", "1", "--below", "0.99"]
+    code, output = _cli([*argv, "--model", str(tmp_path / "silent.npz"), "--out", str(out)])
+    assert code == 0, output
+    assert load_actor(out).table_sizes is None
