@@ -63,3 +63,26 @@ def test_distill_says_no_table_size_where_its_start_said_none(tmp_path):
     code, output = _cli([*argv, "--model", str(tmp_path / "silent.npz"), "--out", str(out)])
     assert code == 0, output
     assert load_actor(out).table_sizes is None
+
+
+def test_a_leading_tilde_is_the_home_folder_in_every_path(tmp_path, monkeypatch):
+    """--model '~/m.npz' was "no such file or directory" and --out '~/x.npz' "the folder
+    '~' does not exist", where ppo:path=~/m.npz reads the home folder's file (the shell
+    expands no ~ after = or inside quotes)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    (home / "m.npz").write_bytes(SHIPPED["ppo"][2].read_bytes())
+    fit = ["fit-search", "--players", "2", "--games", "2", "--model", "~/m.npz", "--out", "~/n.npz"]
+    code, output = _cli(fit)
+    assert code == 0 and (home / "n.npz").is_file(), output
+    assert f"search:path=~/m.npz:networks_path={home / 'n.npz'}\n" in output
+    distill = ["distill", "--players", "2", "--games", "2", "--epochs", "1", "--below", "0.99"]
+    code, output = _cli([*distill, "--model", "~/m.npz", "--networks", "~/n.npz", "--out", "~/d.npz"])
+    assert code == 0 and load_actor(home / "d.npz").obs_size == 175, output
+    code, output = _cli([*distill, "--model", "~/m.npz", "--networks", "~/n.npz", "--out", "~/n.npz"])
+    assert code == 2 and "--out '~/n.npz' is the networks' own file" in output, output
+    code, output = _cli(["export", "~/d.npz", "--out", "~/e.npz"])
+    assert code == 0 and load_actor(home / "e.npz").obs_size == 175, output
+    assert not any(p.name == "~" for p in tmp_path.iterdir())

@@ -418,14 +418,17 @@ def writable_folder(folder: Path, what: str) -> None:
 
 def npz_out(out: str | Path, model: str | None = None) -> Path:
     """``--out`` as a path to a ``.npz`` file, and ``--model`` (if given) an existing file
-    or directory; anything else is a :class:`CommandError`. What the file may be (not a
-    shipped one, nor one the command reads, nor a file of the other kind) is
-    :func:`train.fit.out_file`'s to check. Say :func:`replaced` once the new file is
-    written."""
-    path = Path(out)
+    or directory, each with a leading ``~`` read as the agents read their paths
+    (:func:`agents.base.agent_path`); anything else is a :class:`CommandError`. What the
+    file may be (not a shipped one, nor one the command reads, nor a file of the other
+    kind) is :func:`train.fit.out_file`'s to check. Say :func:`replaced` once the new file
+    is written."""
+    from agents.base import agent_path  # not at import: main first checks that `agents` is llama-rl's
+
+    path = agent_path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
-    if model is not None and not Path(model).exists():
+    if model is not None and not agent_path(model).exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
     return path
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.base import agent_path
 from agents.ppo import Actor, load_actor, no_model_yet, overtaken_model, save_actor
 from llama_env.engine import DEFAULT_RULES
 from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
@@ -32,9 +33,10 @@ __all__ = ["add_parser", "run_export"]
 def run_export(model: str | Path, out: str | Path) -> Actor:
     """Write ``model``'s policy to ``out`` (a ``.npz`` file in a folder that exists) and
     return it, read back from ``out``; bad input is a :class:`CommandError`."""
-    if not Path(model).exists():
+    source = agent_path(model)  # a leading ~ as ppo:path= reads it
+    if not source.exists():
         raise CommandError(f"MODEL {str(model)!r}: no such file or directory")
-    _check_run_has_a_model(Path(model), out)
+    _check_run_has_a_model(source, out)
     path = npz_out(out)
     try:
         out_file(out, "actor", "--out ")  # before the model is read: torch takes seconds to start
@@ -43,7 +45,7 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     existed = path.exists()
     with missing_dependency("llama-rl export of a .zip model"):
         try:
-            actor = load_actor(model)
+            actor = load_actor(source)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
     save_actor(actor, path)

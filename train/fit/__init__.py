@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from agents.base import number
+from agents.base import agent_path, number
 from agents.ppo import MODELS_DIR, load_actor
 from agents.search import networks_table_size
 from llama_env._atomic import check_writable_folder, write_target
@@ -49,10 +49,12 @@ def out_file(out: str | Path, writes: Writes, label: str = "", reads: Mapping[st
     they are (``{"the specialist's": Path("mine.npz")}``: the same file by another name
     too), said as such before what it holds; and a file already there is not of the
     other kind (a policy where networks are written, or networks where a policy is),
-    which every agent reading it would then refuse. A file of the same kind is replaced."""
+    which every agent reading it would then refuse. A file of the same kind is replaced.
+    A leading ``~`` is the home folder, as the agents read their paths
+    (:func:`agents.base.agent_path`): write to the path returned."""
     if writes not in WRITES:
         raise ValueError(f"writes must be one of {', '.join(map(repr, WRITES))}, got {writes!r}")
-    path = Path(out)
+    path = agent_path(out)
     named = f"{label}{str(out)!r}"
     if path.resolve().parent == MODELS_DIR:  # resolved: a link to a shipped file, or to their folder, too
         raise ValueError(

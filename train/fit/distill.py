@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import agent_path
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, load_actor, model_file, save_actor
 from agents.search import BELOW_RANGE, NETWORKS, SearchAgent, networks_table_size
@@ -123,8 +124,13 @@ class DistillConfig:
         return self
 
     def model_path(self) -> Path:
-        """The specialist's file."""
-        return Path(self.model) if self.model is not None else SHIPPED["ppo"][self.players]
+        """The specialist's file (a leading ``~`` the home folder, as the agents read it)."""
+        return agent_path(self.model) if self.model is not None else SHIPPED["ppo"][self.players]
+
+    def networks_path(self) -> Path | None:
+        """The networks' file (a leading ``~`` the home folder, as the agents read it);
+        ``None``: the shipped ones."""
+        return None if self.networks is None else agent_path(self.networks)
 
 
 @dataclass(frozen=True)
@@ -334,19 +340,20 @@ def distill(
     without torch, found after ``out``'s check."""
     config.validate()
     model = model_file(config.model_path(), "--model ")
+    networks = config.networks_path()
     reads = {"the specialist's": model}
-    if config.networks is not None:
-        reads["the networks'"] = Path(config.networks)
-    out_file(out, "actor", label, reads=reads)
+    if networks is not None:
+        reads["the networks'"] = networks
+    path = out_file(out, "actor", label, reads=reads)
     import torch  # noqa: F401 - fail before minutes of games, not after them
 
     actor = load_actor(model)
     check_specialist(actor, config.model_path(), config.players)
-    if config.networks is not None:
-        fitted_for = networks_table_size(config.networks)  # a ValueError naming the file if it is none
+    if networks is not None:
+        fitted_for = networks_table_size(networks)  # a ValueError naming the file if it is none
         if fitted_for != config.players:
             raise ValueError(
-                f"the networks of {config.networks} are for {fitted_for} players, not {config.players} (--players)"
+                f"the networks of {networks} are for {fitted_for} players, not {config.players} (--players)"
             )
     search = SearchAgent(
         worlds=config.worlds,
@@ -354,10 +361,10 @@ def distill(
         seed=config.seed,
         horizon=config.horizon,
         path=config.model_path(),
-        networks_path=config.networks,
+        networks_path=networks,
     )
     used = search.settings[config.players]
-    nets = "" if config.networks is None else f" with the networks of {config.networks}"
+    nets = "" if networks is None else f" with the networks of {networks}"
     log(f"searching on {config.model_path()}{nets}: {used.worlds} worlds, below {used.below}, horizon {used.horizon}")
     t = time.perf_counter()
     bar = progress and "games of search"
@@ -383,11 +390,10 @@ def distill(
     played = DEFAULT_RULES.options()
     new.trained_rules = {k: tuple(sorted({*(actor.trained_rules or {}).get(k, ()), v})) for k, v in played.items()}
     fit_s = time.perf_counter() - t
-    path = Path(out)
     save_or_rescue(lambda p: save_actor(new, p), path, "distilled policy's weights")
-    networks = "" if config.networks is None else f":networks_path={config.networks}"
+    searched_with = "" if networks is None else f":networks_path={networks}"
     log(
         f"policy fitted in {fit_s:.0f} s and written to {path}; play it with ppo:path={path}, "
-        f"search on it with search:path={path}{networks}"
+        f"search on it with search:path={path}{searched_with}"
     )
     return DistillResult(path, len(data.obs), searched, agreements, prior_agreement, data_s, fit_s)

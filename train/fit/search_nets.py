@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import agent_path
 from agents.heuristic import HeuristicAgent
 from agents.ppo import Actor, PPOAgent, load_actor, model_file, untrained_rules, untrained_rules_said
 from agents.search import FITTED_ON, Layers, save_networks
@@ -124,7 +125,7 @@ class SearchNetsConfig:
 
     def model_path(self) -> Path:
         """The specialist's file."""
-        return Path(self.model) if self.model is not None else FITTED_ON[self.players]
+        return agent_path(self.model) if self.model is not None else FITTED_ON[self.players]
 
 
 @dataclass(frozen=True)
@@ -303,7 +304,7 @@ def fit_search_networks(
     ``ModuleNotFoundError`` without torch, found after ``out``'s check."""
     config.validate()
     model = model_file(config.model_path(), "--model ")
-    out_file(out, "networks", label, reads={"the specialist's": model})
+    path = out_file(out, "networks", label, reads={"the specialist's": model})
     import torch  # noqa: F401 - fail before minutes of games, not after them
 
     actor = load_actor(model)
@@ -320,7 +321,6 @@ def fit_search_networks(
         nets[kind], losses[kind] = fit_network(data, kind, config, log)
         fit_s[kind] = time.perf_counter() - t
         log(f"  {kind} network fitted in {fit_s[kind]:.0f} s")
-    path = Path(out)
     save_or_rescue(lambda p: save_networks(p, nets["value"], nets["belief"]), path, "fitted networks")
     spec = f"search:networks_path={path}"
     if config.model is not None:  # search on the specialist they were fitted on (at 3 and 5 players, no other)
