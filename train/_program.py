@@ -137,12 +137,18 @@ def game_bar(progress: bool | str, total: int) -> Iterator[Any]:
     nothing otherwise: evaluation's, fit-search's and distill's. No bar either where
     stderr is closed (``2>&-``), nor, with a warning, where tqdm is missing (a
     dependency, but an install without its dependencies lacks it). A stderr that refuses
-    a write (``2>/dev/full``) stops the bar (:class:`Dropping`), not the games."""
+    a write (``2>/dev/full``) stops the bar (:class:`Dropping`), not the games.
+
+    In a Jupyter kernel the bar is a widget where ipywidgets is installed, else a line of
+    text that redraws itself, without tqdm's advice to "update jupyter and ipywidgets",
+    which the ``notebooks`` extra does not install (the text bar needs neither)."""
     if not progress or sys.stderr is None:
         yield _NoBar()
         return
     try:
-        from tqdm.auto import tqdm
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            from tqdm.auto import tqdm
     except ImportError:
         warnings.warn("no progress bar: the package 'tqdm' is not installed (pip install tqdm)", stacklevel=3)
         yield _NoBar()

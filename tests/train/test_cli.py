@@ -202,6 +202,29 @@ def test_progress_bars_follow_the_flag_else_whether_stderr_is_a_terminal(capsys,
     assert seen["progress"] is expected
 
 
+def test_a_progress_bar_in_a_notebook_is_the_bar_alone(tmp_path, monkeypatch):
+    """In a Jupyter kernel without ipywidgets (the ``notebooks`` extra installs none),
+    ``tournament(progress=True)`` printed tqdm's "TqdmWarning: IProgress not found. Please
+    update jupyter and ipywidgets" with a file path above the bar; the text bar, which
+    redraws itself there, is all it shows now."""
+    pytest.importorskip("nbclient")
+    import importlib.util
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    if importlib.util.find_spec("ipywidgets") is not None:
+        pytest.skip("with ipywidgets tqdm draws a widget and gives no advice")
+    monkeypatch.chdir(tmp_path)
+    nb = nbformat.v4.new_notebook()
+    code = f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+    code += "from train._program import game_bar\nwith game_bar(True, 5) as bar:\n    bar.update(5)"
+    nb.cells = [nbformat.v4.new_code_cell(code)]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    shown = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert "games: 100%" in shown and "Warning" not in shown, shown
+
+
 # --------------------------------------------------------------------------- errors
 
 
