@@ -86,3 +86,18 @@ def test_a_leading_tilde_is_the_home_folder_in_every_path(tmp_path, monkeypatch)
     code, output = _cli(["export", "~/d.npz", "--out", "~/e.npz"])
     assert code == 0 and load_actor(home / "e.npz").obs_size == 175, output
     assert not any(p.name == "~" for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill", "export"])
+def test_an_out_with_a_comma_is_refused_before_any_work(command, tmp_path, no_games):
+    """The agent spec each printed after writing (search:networks_path=a,b.npz) could not
+    be pasted back: --agents cut it at the comma."""
+    out = tmp_path / "a,b.npz"
+    argv = [command, "--out", str(out)]
+    argv += [str(SHIPPED["ppo"][2])] if command == "export" else ["--players", "2", "--games", "2"]
+    code, output = _cli(argv)
+    assert code == 2 and output == (
+        f"llama-rl: error: --out must not hold a comma, got {str(out)!r}: the agents that play it name it as "
+        "ppo:path=FILE or search:networks_path=FILE, in comma-separated lists that a comma would cut\n"
+    )
+    assert not out.exists()

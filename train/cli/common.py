@@ -417,9 +417,10 @@ def writable_folder(folder: Path, what: str) -> None:
 
 
 def npz_out(out: str | Path, model: str | None = None) -> Path:
-    """``--out`` as a path to a ``.npz`` file, and ``--model`` (if given) an existing file
-    or directory, each with a leading ``~`` read as the agents read their paths
-    (:func:`agents.base.agent_path`); anything else is a :class:`CommandError`. What the
+    """``--out`` as a path to a ``.npz`` file with no comma (the agent spec the command
+    prints for it is an entry of a comma-separated list), and ``--model`` (if given) an
+    existing file or directory, each with a leading ``~`` read as the agents read their
+    paths (:func:`agents.base.agent_path`); anything else is a :class:`CommandError`. What the
     file may be (not a shipped one, nor one the command reads, nor a file of the other
     kind) is :func:`train.fit.out_file`'s to check. Say :func:`replaced` once the new file
     is written."""
@@ -428,6 +429,11 @@ def npz_out(out: str | Path, model: str | None = None) -> Path:
     path = agent_path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
+    if "," in str(out):
+        raise CommandError(
+            f"--out must not hold a comma, got {str(out)!r}: the agents that play it name it as ppo:path=FILE or "
+            "search:networks_path=FILE, in comma-separated lists that a comma would cut"
+        )
     if model is not None and not agent_path(model).exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
     return path
