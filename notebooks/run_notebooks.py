@@ -24,14 +24,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+from train.cli.common import import_or_exit
+
+PROG = "run_notebooks.py"
+import_or_exit(PROG, "notebooks", "nbformat", "nbclient", what="running the notebooks")  # one line, not a traceback
+
+import nbformat  # noqa: E402
+from nbclient import NotebookClient  # noqa: E402
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 FAILED_SUFFIX = ".failed.ipynb"
 NOTEBOOKS = sorted(p for p in HERE.glob("[0-9][0-9]_*.ipynb") if not p.name.endswith(FAILED_SUFFIX))
-PROG = "run_notebooks.py"
 
 
 class NotebookFailed(Exception):

@@ -140,12 +140,12 @@ def missing_dependency(what: str, extra: str = "train") -> Iterator[None]:
         ) from None
 
 
-def import_or_exit(prog: str, extra: str, *modules: str) -> None:
-    """For a script outside ``llama-rl`` (a benchmark): import ``modules`` now, or exit 1
-    with one line, ``<prog>: error: ...``, naming the extra that brings what is missing
-    (:func:`missing_dependency`)."""
+def import_or_exit(prog: str, extra: str, *modules: str, what: str = "this benchmark") -> None:
+    """For a script outside ``llama-rl`` (a benchmark, the notebooks' runner): import
+    ``modules`` now, or exit 1 with one line, ``<prog>: error: <what> needs ...``, naming
+    the extra that brings what is missing (:func:`missing_dependency`)."""
     try:
-        with missing_dependency("this benchmark", extra=extra):
+        with missing_dependency(what, extra=extra):
             for module in modules:
                 importlib.import_module(module)
     except CommandError as exc:

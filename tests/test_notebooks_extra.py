@@ -1,0 +1,37 @@
+"""Each notebook says which extra it runs on, and the notebooks' runner without that
+extra says so in one line, as the benchmarks do (it was a traceback at its import)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from llama_env._install import install_hint
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_notebook_names_the_extra_it_needs_in_its_first_cell() -> None:
+    notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert notebooks
+    for path in notebooks:
+        first = json.loads(path.read_text(encoding="utf-8"))["cells"][0]
+        assert first["cell_type"] == "markdown", path.name
+        assert 'needs the `notebooks` extra (`pip install -e ".[notebooks]"`' in "".join(first["source"]), path.name
+
+
+def test_the_runner_without_nbclient_is_one_line_naming_the_extra() -> None:
+    script = (
+        "import runpy, sys\n"
+        "sys.modules['nbclient'] = None  # as if not installed\n"
+        "sys.argv = ['run_notebooks.py', '--help']\n"
+        "runpy.run_path('notebooks/run_notebooks.py', run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        "run_notebooks.py: error: running the notebooks needs the package 'nbclient', which is not installed; "
+        f"install the 'notebooks' extra: {install_hint('notebooks')}\n"
+    )
