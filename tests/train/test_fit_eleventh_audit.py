@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from pathlib import Path
 
 import pytest
 
@@ -100,4 +101,35 @@ def test_an_out_with_a_comma_is_refused_before_any_work(command, tmp_path, no_ga
         f"llama-rl: error: --out must not hold a comma, got {str(out)!r}: the agents that play it name it as "
         "ppo:path=FILE or search:networks_path=FILE, in comma-separated lists that a comma would cut\n"
     )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("aside", [True, False])
+def test_export_to_a_full_disk_names_the_file(aside, tmp_path, monkeypatch):
+    """It said "llama-rl: error: No space left on device", naming no file. Now it names
+    --out's file, and says where the policy went instead (the temporary directory), as
+    fit-search and distill do; where that is full too, it names the file alone."""
+    import tempfile
+
+    import llama_env._atomic
+
+    out = tmp_path / "e.npz"
+    real = llama_env._atomic.atomic_write
+
+    def full(path, write):
+        if Path(path) == out or not aside:
+            raise OSError(28, "No space left on device")  # as np.savez into a file object: no file named
+        real(path, write)
+
+    monkeypatch.setattr(llama_env._atomic, "atomic_write", full)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    code, output = _cli(["export", str(SHIPPED["ppo"][2]), "--out", str(out)])
+    assert code == 1 and f"llama-rl: error: cannot write {out} (No space left on device)" in output, output
+    rescued = list((tmp_path / "tmp").glob("llama-rl-rescue-e-*.npz"))
+    if aside:
+        assert output.endswith(f"; the exported policy's weights were saved to {rescued[0]} instead\n")
+        assert load_actor(rescued[0]).obs_size == 175
+    else:
+        assert output.endswith("(No space left on device)\n") and rescued == []
     assert not out.exists()

@@ -25,7 +25,7 @@ from agents.base import agent_path
 from agents.ppo import Actor, load_actor, no_model_yet, overtaken_model, save_actor
 from llama_env.engine import DEFAULT_RULES
 from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
-from train.fit import out_file
+from train.fit import out_file, save_or_rescue
 
 __all__ = ["add_parser", "run_export"]
 
@@ -48,7 +48,7 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
             actor = load_actor(source)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-    save_actor(actor, path)
+    save_or_rescue(lambda p: save_actor(actor, p), path, "exported policy's weights")
     written = load_actor(path)  # what ppo:path= will read: the same weights, to the bit
     same = written.activation == actor.activation and all(
         np.array_equal(w, w2) and np.array_equal(b, b2)

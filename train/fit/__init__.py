@@ -102,17 +102,15 @@ def _holds(path: Path) -> Writes | None:
 def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:
     """``save(path)``; when that fails (a disk that filled while the games were played),
     save to the temporary directory instead (:func:`train.training.run_dir.save_aside`)
-    and raise an ``OSError`` that says where, so that minutes of games and fitting are not
-    lost to the last write."""
+    and raise an ``OSError`` that names ``path`` and says where, so that minutes of games
+    and fitting are not lost to the last write (where that fails too, it names ``path``:
+    a full disk's error named no file)."""
     try:
         save(path)
     except OSError as exc:
         target = save_aside(save, path.name)
-        if target is None:
-            raise
-        raise OSError(
-            exc.errno, f"cannot write {path} ({exc.strerror or exc}); the {what} were saved to {target} instead"
-        ) from None
+        aside = "" if target is None else f"; the {what} were saved to {target} instead"
+        raise OSError(exc.errno, f"cannot write {path} ({exc.strerror or exc}){aside}") from None
 
 
 @contextlib.contextmanager
