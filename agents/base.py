@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ __all__ = [
     "number",
     "load_arrays",
     "agent_path",
+    "ARCHIVE_KINDS",
+    "held_instead",
 ]
 
 
@@ -216,6 +219,27 @@ def agent_path(value: str | Path) -> Path:
     (:func:`os.path.expanduser`: ``Path.expanduser`` raised there). A plugin's parameters
     reach it as written."""
     return Path(os.path.expanduser(value))
+
+
+ARCHIVE_KINDS: dict[str, tuple[str, str, str]] = {
+    "actor": ("w0", "a PPO policy", "ppo:path=... or --model"),
+    "networks": ("value_w0", "the search's networks", "search:networks_path=..."),
+}
+"""The two kinds of ``.npz`` the built-in agents read, each by an array only it holds, what
+it is and how it is given: a PPO policy (:func:`agents.ppo.save_actor`) and the search's
+value and belief networks (:func:`agents.search.save_networks`)."""
+
+
+def held_instead(names: Iterable[str], wanted: str) -> str | None:
+    """Why an ``.npz`` archive whose arrays are ``names`` is not of the kind ``wanted`` (a
+    key of :data:`ARCHIVE_KINDS`) where it is of the other: ``"it holds the search's
+    networks (give it as search:networks_path=...)"``; ``None`` where it is of neither.
+    Each reader says so of a file it refuses, where "no w0" named no way on."""
+    held = set(names)
+    for kind, (array, what, given) in ARCHIVE_KINDS.items():
+        if kind != wanted and array in held:
+            return f"it holds {what} (give it as {given})"
+    return None
 
 
 def load_arrays(path: str | Path) -> Any:

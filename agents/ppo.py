@@ -47,6 +47,7 @@ from agents.base import (
     agent_path,
     check_finite,
     check_observation,
+    held_instead,
     load_arrays,
     mask_list,
     too_large,
@@ -765,7 +766,7 @@ def _load_npz(file: Path) -> Actor:
     with load_arrays(file) as z:
         names = set(z.files)
         if "activation" not in names or "w0" not in names:
-            raise ValueError("it is not an exported actor (no activation or w0)")
+            raise ValueError(held_instead(names, "actor") or "it is not an exported actor (no activation or w0)")
         layers = []
         k = 0
         while f"w{k}" in names:

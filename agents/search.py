@@ -57,6 +57,7 @@ from agents.base import (
     check_batch,
     check_finite,
     check_observation,
+    held_instead,
     legal_actions,
     load_arrays,
     number,
@@ -253,6 +254,8 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
                     layers.append((w.astype(np.float32), b.astype(np.float32)))
                     k += 1
                 nets[kind] = layers
+            if not any(nets.values()) and (other := held_instead(z.files, "networks")) is not None:
+                raise ValueError(other)
     except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
         why = str(exc) if type(exc) is ValueError else error_line(exc)  # our own reasons as they are
         raise ValueError(f"cannot load the search networks from {path}: {why}") from None

@@ -133,3 +133,30 @@ def test_export_to_a_full_disk_names_the_file(aside, tmp_path, monkeypatch):
     else:
         assert output.endswith("(No space left on device)\n") and rescued == []
     assert not out.exists()
+
+
+def test_a_file_of_the_other_kind_is_named_as_what_it_holds(tmp_path):
+    """A search-networks file given as ppo:path= was "not an exported actor (no activation
+    or w0)", and a policy given as --networks "holds no belief network of a table": neither
+    said what the file is, nor how to give it."""
+    from agents.search import NETWORKS, load_networks
+
+    policy = SHIPPED["ppo"][2]
+    code, output = _cli(["eval", "--agents", f"ppo:path={NETWORKS[2]},heuristic", "--games", "1"])
+    assert (
+        code == 2
+        and (
+            f"cannot load a PPO model from {NETWORKS[2]}: it holds the search's networks (give it as "
+            "search:networks_path=...)\n"
+        )
+        in output
+    ), output
+    for players in (None, 2):
+        with pytest.raises(ValueError) as caught:
+            load_networks(policy, players)
+        assert str(caught.value) == (
+            f"cannot load the search networks from {policy}: it holds a PPO policy (give it as ppo:path=... or --model)"
+        )
+    argv = ["distill", "--players", "2", "--games", "2", "--networks", str(policy), "--out", str(tmp_path / "d.npz")]
+    code, output = _cli(argv)
+    assert code == 2 and output.endswith(": it holds a PPO policy (give it as ppo:path=... or --model)\n"), output
