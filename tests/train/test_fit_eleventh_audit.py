@@ -160,3 +160,13 @@ def test_a_file_of_the_other_kind_is_named_as_what_it_holds(tmp_path):
     argv = ["distill", "--players", "2", "--games", "2", "--networks", str(policy), "--out", str(tmp_path / "d.npz")]
     code, output = _cli(argv)
     assert code == 2 and output.endswith(": it holds a PPO policy (give it as ppo:path=... or --model)\n"), output
+
+
+def test_distill_at_a_size_without_networks_names_the_way_on(tmp_path, no_games):
+    """--players 3 without --networks said only that 3 is no table size with search
+    networks, not that networks of one's own (and a specialist) make it one."""
+    code, output = _cli(["distill", "--players", "3", "--games", "2", "--out", str(tmp_path / "x.npz")])
+    assert code == 2 and output == (
+        "llama-rl: error: players must be a table size with search networks (2, 4, 6), got 3 (--players), or give "
+        "--networks (a file fit-search wrote at 3 players) and --model\n"
+    )

@@ -92,7 +92,8 @@ class DistillConfig:
         if self.networks is None and self.players not in NETWORKS:
             raise ValueError(
                 f"players must be a table size with search networks ({', '.join(map(str, sorted(NETWORKS)))}), "
-                f"got {self.players}"
+                f"got {self.players} (--players), or give --networks (a file fit-search wrote at {self.players} "
+                "players) and --model"
             )
         if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
             raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
