@@ -173,11 +173,14 @@ def test_resume_continues_the_step_count(smoke_run):
 
 
 def test_resuming_a_finished_run_is_refused_and_writes_nothing(smoke_run, capsys):
+    """It ended "give more to train it further", naming no flag (a -more preset run again
+    gives its total itself), nor that the run is finished."""
     before = sorted(p.name for p in smoke_run.rglob("*"))
     done = json.loads((smoke_run / "summary.json").read_text())["num_timesteps"]
     code = main(["train", "--resume", str(smoke_run), "--total-timesteps", str(done), "--final-eval-games", "0"])
     err = capsys.readouterr().err
     assert code == 2 and f"has trained {done} steps, the config asks for {done} in all" in err
+    assert err.endswith(": the run is finished; give a larger --total-timesteps to train it further\n"), err
     assert sorted(p.name for p in smoke_run.rglob("*")) == before  # no config.resume_<k>.json, no session
 
 

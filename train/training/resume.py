@@ -208,5 +208,6 @@ def check_steps_left(checkpoint: Path, trained: int, config: TrainConfig) -> Non
     if trained >= config.total_timesteps:
         raise ValueError(
             f"config key 'total_timesteps': {checkpoint} has trained {trained} steps, the config asks for "
-            f"{config.total_timesteps} in all: give more to train it further"
+            f"{config.total_timesteps} in all: the run is finished; give a larger --total-timesteps to train it "
+            "further"
         )
