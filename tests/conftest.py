@@ -376,3 +376,13 @@ class ScriptedExecutor:
         self.jobs += len(jobs)
         self.iterator = results()
         return self.iterator
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_logs_under_pytests_temp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """SB3's own logger, which a model made outside ``llama-rl train`` builds in ``learn``,
+    writes its folder under pytest's temporary directory: it made an empty
+    ``SB3-<time>`` folder in the system's for each such test, hundreds a run."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+        yield
