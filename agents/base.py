@@ -217,7 +217,12 @@ def agent_path(value: str | Path) -> Path:
     ``'ppo:path=~/m.npz'``. Where there is no such folder (a folder named ``~old``, no user
     ``old``), the value is read as written, relative to the current folder
     (:func:`os.path.expanduser`: ``Path.expanduser`` raised there). A plugin's parameters
-    reach it as written."""
+    reach it as written. A ``Path`` is a location already decided and is returned as it
+    is: ``Path("./~/m.npz")`` prints as ``~/m.npz``, and expanding it again read the home
+    folder's file in place of the one in a folder named ``~`` (so the edges turn a string
+    into a path once, here, and hand the ``Path`` on)."""
+    if isinstance(value, Path):
+        return value
     return Path(os.path.expanduser(value))
 
 

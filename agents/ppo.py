@@ -276,8 +276,8 @@ def model_file(path: str | Path, spec: str = "ppo:path=") -> Path:
     """The model behind ``path``: the file itself, a run directory's model (of either
     trainer), or an RLlib checkpoint's module state. For a run directory without its model
     yet, the message suggests its newest checkpoint as ``spec`` names it (the caller's
-    own words: ``search:path=``, ``--model ``). A leading ``~`` is the home folder
-    (:func:`agents.base.agent_path`)."""
+    own words: ``search:path=``, ``--model ``). A leading ``~`` of a string is the home
+    folder; a ``Path`` is read as it is (:func:`agents.base.agent_path`)."""
     if not str(path).strip():  # Path("") is the current folder: "no PPO model in ." hid the slip
         raise ValueError("the model path is empty: name a model file or run directory")
     p = agent_path(path)

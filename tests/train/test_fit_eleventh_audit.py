@@ -170,3 +170,25 @@ def test_distill_at_a_size_without_networks_names_the_way_on(tmp_path, no_games)
         "llama-rl: error: players must be a table size with search networks (2, 4, 6), got 3 (--players), or give "
         "--networks (a file fit-search wrote at 3 players) and --model\n"
     )
+
+
+def test_a_folder_named_tilde_is_read_where_it_is(tmp_path, monkeypatch):
+    """Path("./~/m.npz") prints as ~/m.npz, and a second expansion of it read the home
+    folder's file: export ./~/m.npz and ppo:path=./~/m.npz played $HOME/m.npz, another
+    policy, without a word."""
+    import agents
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "~").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    (home / "m.npz").write_bytes(SHIPPED["ppo"][4].read_bytes())  # not the one named
+    (tmp_path / "~" / "m.npz").write_bytes(SHIPPED["ppo"][2].read_bytes())
+    meant = load_actor(SHIPPED["ppo"][2]).layers[0][0]
+    code, output = _cli(["export", "./~/m.npz", "--out", "e.npz"])
+    assert code == 0, output
+    assert (load_actor(tmp_path / "e.npz").layers[0][0] == meant).all()
+    played = agents.make("ppo:path=./~/m.npz")
+    assert played.path.absolute() == tmp_path / "~" / "m.npz"
+    assert (played.actor.layers[0][0] == meant).all()
