@@ -13,8 +13,7 @@ import httpx
 import pytest
 import test_browser
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
-from test_browser import BROKEN_WORDS, DESKTOP, PHONE, SMALL_PHONE, Screen, console_errors, idle, open_page
+from test_browser import BROKEN_WORDS, DESKTOP, PHONE, SMALL_PHONE, Screen, console_errors, idle, open_page, wait
 from test_game_history import T0, play_record
 
 site = test_browser.site
@@ -55,7 +54,7 @@ def test_the_history_on_a_phone_shows_each_rating_and_replay_button_without_scro
         site.history.save(record, people=[True, False, False, False], finished=T0 + k)
     driver = browser
     open_page(driver, f"{site.url}/#history", screen)
-    WebDriverWait(driver, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "button.replay")) == 3)
+    wait(driver, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "button.replay")) == 3)
     seen = driver.execute_script(IN_VIEW)
     assert seen["replay"] == [True] * 3, seen
     assert seen["rating"] == [True] * 4 and all(re.fullmatch(r"-?\d+\.\d", t) for t in seen["ratingText"]), seen
@@ -73,7 +72,7 @@ def test_the_history_on_a_wide_screen_keeps_every_column(site, browser):
     site.history.save(record, people=[False, False], finished=T0)
     driver = browser
     open_page(driver, f"{site.url}/#history", DESKTOP)
-    WebDriverWait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "button.replay"))
+    wait(driver, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "button.replay"))
     heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#ratings th")]
     assert heads == ["#", "name", "kind", "games", "wins", "win share", "rating", "mu ± σ"]
 
