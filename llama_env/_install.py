@@ -20,7 +20,50 @@ from typing import Any
 
 from llama_env._version import __version__
 
-__all__ = ["MissingExtra", "install_hint"]
+__all__ = ["EXTRAS", "MissingExtra", "install_hint", "missing_from"]
+
+_TRAIN = {
+    "torch": "torch",
+    "stable-baselines3": "stable_baselines3",
+    "sb3-contrib": "sb3_contrib",
+    "tensorboard": "tensorboard",
+    "rich": "rich",
+    "openskill": "openskill",
+    "threadpoolctl": "threadpoolctl",
+}
+
+EXTRAS: dict[str, dict[str, str]] = {
+    "train": _TRAIN,
+    "rllib": {**_TRAIN, "ray": "ray"},
+    "web": {
+        "starlette": "starlette",
+        "anyio": "anyio",
+        "uvicorn": "uvicorn",
+        "resvg-py": "resvg_py",
+        "pillow": "PIL",
+        "openskill": "openskill",
+    },
+    "notebooks": {
+        **_TRAIN,
+        "matplotlib": "matplotlib",
+        "pandas": "pandas",
+        "nbclient": "nbclient",
+        "nbformat": "nbformat",
+        "ipykernel": "ipykernel",
+    },
+}
+"""Each extra's packages, as pyproject.toml's extras list them (an extra it includes spelled
+out), each with the module it installs: distribution -> import name. A module missing
+is put down to an extra only when the extra brings it (:func:`missing_from`)."""
+
+
+def missing_from(extra: str, exc: ModuleNotFoundError) -> str | None:
+    """The package of the extra ``extra`` that ``exc`` finds missing (its top-level module),
+    or ``None`` when ``exc`` is about a module the extra does not bring: a user's own
+    agent importing what is not installed, a module of numpy's when unpickling, the
+    project's own packages (a broken install). Those are no extra's to name."""
+    package = (exc.name or "").partition(".")[0]
+    return package if package in EXTRAS.get(extra, {}).values() else None
 
 
 def install_hint(extra: str) -> str:

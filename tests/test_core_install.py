@@ -123,3 +123,40 @@ def test_the_progress_bar_comes_with_the_core_install():
     assert "4/4 [" in bar
     assert missing == "no progress bar: the package 'tqdm' is not installed (pip install tqdm)\n"
     assert out.stdout.count("4 games, 2 players") == 2
+
+
+def test_the_extras_packages_are_pyprojects():
+    """``EXTRAS`` (which extra a missing module is put down to) lists each extra's
+    distributions as pyproject.toml does, an extra it includes spelled out."""
+    from llama_env._install import EXTRAS
+
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    section = pyproject.split("[project.optional-dependencies]\n")[1].split("\n[")[0]  # no tomllib on 3.10
+    listed = {
+        extra: re.findall(r'^\s*"([A-Za-z0-9_.\-]+(?:\[[a-z,]+\])?)', body, flags=re.M)
+        for extra, body in re.findall(r"^(\w+) = \[\n(.*?)^\]", section, flags=re.S | re.M)
+    }
+
+    def distributions(extra: str) -> set[str]:
+        names: set[str] = set()
+        for requirement in listed[extra]:
+            name, _, included = requirement.partition("[")
+            names |= distributions(included.rstrip("]")) if name == "llama-rl" else {name}
+        return names
+
+    assert set(listed) - {"dev"} == set(EXTRAS)
+    for extra, modules in EXTRAS.items():
+        assert set(modules) == distributions(extra), extra
+
+
+def test_only_a_module_the_extra_brings_is_put_down_to_it():
+    """A user's agent importing a module that is not installed was 'the sb3 backend trains
+    with foo_not_installed, which is not installed: pip install ...[train]'."""
+    from llama_env._install import missing_from
+
+    assert missing_from("train", ModuleNotFoundError("", name="sb3_contrib.common")) == "sb3_contrib"
+    assert missing_from("web", ModuleNotFoundError("", name="PIL")) == "PIL"
+    for name in ("foo_not_installed", "numpy._core", "agents", None):
+        assert missing_from("train", ModuleNotFoundError("", name=name)) is None
+    assert missing_from("train", ModuleNotFoundError("", name="ray")) is None
+    assert missing_from("rllib", ModuleNotFoundError("", name="ray")) == "ray"

@@ -22,7 +22,7 @@ from llama_env._install import install_hint
 from llama_env.agent import AgentSpec, parse_agent_list, parse_agent_spec
 from llama_env.engine import Action, Rules, rule_option_fields
 from train.cli import main
-from train.cli.common import rule_flag
+from train.cli.common import CommandError, rule_flag
 from train.play.terminal import EXIT_FINISHED, EXIT_LEFT, MoveError, PlayConfig, parse_move, play
 
 
@@ -182,6 +182,19 @@ def test_a_missing_optional_package_is_named_with_exit_1(capsys, monkeypatch, tm
     assert code == 1
     assert "llama-rl: error:" in err and "'sb3_contrib'" in err and "pip install" in err
     assert "Traceback" not in err
+
+
+def test_a_module_no_extra_brings_is_not_put_down_to_one():
+    """An agent's own import of a module that is not installed was 'llama-rl eval needs the
+    package 'foo_not_installed', which is not installed; install the 'train' extra'."""
+    from train.cli.common import missing_dependency
+
+    plain = pytest.raises(ModuleNotFoundError, match="^No module named 'foo_not_installed'$")
+    with plain, missing_dependency("llama-rl eval"):
+        import foo_not_installed  # noqa: F401
+    named = pytest.raises(CommandError, match="^llama-rl serve needs the package 'PIL', which is not installed; ")
+    with named, missing_dependency("llama-rl serve", extra="web"):
+        raise ModuleNotFoundError("No module named 'PIL'", name="PIL")
 
 
 @pytest.mark.parametrize(("flag", "expected"), [("--progress", True), ("--no-progress", False), (None, False)])

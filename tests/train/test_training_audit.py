@@ -483,4 +483,25 @@ def test_train_without_its_extra_names_the_extra_to_install(tmp_path, monkeypatc
     with pytest.raises(MissingExtra, match="^the sb3 backend trains with torch, which is not installed: ") as raised:
         train(smoke(tmp_path, "no_torch"))
     assert raised.value.name == "torch" and str(raised.value).endswith(install_hint("train"))
+    assert isinstance(raised.value.__cause__, ModuleNotFoundError) and raised.value.__cause__.name == "torch"
     assert not (tmp_path / "no_torch").exists()
+
+
+def test_an_opponents_own_missing_module_is_its_plain_error(tmp_path, agent_registry):
+    """An opponent whose reset imports a module that is not installed was 'the sb3 backend
+    trains with foo_not_installed, which is not installed: pip install ...[train]', its
+    traceback dropped: only a package the backend's extra brings names the extra."""
+    from llama_env._install import MissingExtra
+    from llama_env.agent import register
+
+    @register("needs_foo")
+    class NeedsFoo:
+        def reset(self, seed=None):
+            import foo_not_installed  # noqa: F401
+
+        def act(self, observation, action_mask):
+            return int(action_mask.argmax())
+
+    with pytest.raises(ModuleNotFoundError, match="^No module named 'foo_not_installed'$") as raised:
+        train(smoke(tmp_path, "needs_foo", opponents="needs_foo"))
+    assert not isinstance(raised.value, MissingExtra) and raised.value.name == "foo_not_installed"

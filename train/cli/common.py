@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from llama_env._atomic import check_writable_folder
-from llama_env._install import install_hint
+from llama_env._install import install_hint, missing_from
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
@@ -125,13 +125,16 @@ def standard_output(why: str) -> TextIO:
 
 @contextlib.contextmanager
 def missing_dependency(what: str, extra: str = "train") -> Iterator[None]:
-    """Turn an optional package missing at run time (torch, openskill, tqdm...) into a
-    message that says which extra to install."""
+    """Turn a package of the extra ``extra`` missing at run time (torch, openskill...: the
+    extra's in :data:`llama_env._install.EXTRAS`) into a message that says to install the
+    extra. Any other module missing goes through as it is: an agent's own import, the
+    project's own modules (a broken install), or another extra's package in a
+    :class:`~llama_env._install.MissingExtra`, which ``main`` prints as it says."""
     try:
         yield
     except ModuleNotFoundError as exc:
-        package = (exc.name or "?").split(".")[0]
-        if package in ("llama_env", "agents", "train"):
+        package = missing_from(extra, exc)
+        if package is None:
             raise
         raise CommandError(
             f"{what} needs the package {package!r}, which is not installed; "

@@ -74,7 +74,9 @@ class Backend:
     summary: str
     """One line for ``--help``: what trains and where."""
     extra: str
-    """The pip extra it needs (``pip install -e '.[<extra>]'`` in the checkout)."""
+    """The pip extra it needs (``pip install -e '.[<extra>]'`` in the checkout). Its packages
+    are that extra's in :data:`llama_env._install.EXTRAS`: one of them missing when a run
+    starts is a ``MissingExtra`` naming the extra; any other module missing is left as it is."""
     algorithm: str
     """The middle of default run names: ``llama__<algorithm>__<seed>__<unix time>``."""
     run: Callable[[TrainConfig], TrainResult]
