@@ -107,7 +107,6 @@ __all__ = [
     "untrained_rules",
     "untrained_rules_said",
     "with_run_trained_at",
-    "shipped_table_sizes",
     "actor_from_policy",
     "DEFAULT_MODEL",
     "DEFAULT_MODEL_ZIP",
@@ -1004,10 +1003,9 @@ def load_actor(path: str | Path, spec: str = "ppo:path=") -> Actor:
     (:func:`model_file`).
 
     The actor's :attr:`Actor.table_sizes` are those the ``.npz`` names, else those of
-    the run directory the model sits in (:func:`run_table_sizes`), else, for a shipped
-    specialist, the size :data:`SHIPPED` plays it at (their files name none), else
-    ``None``; its :attr:`Actor.trained_rules` likewise, option by option
-    (:func:`run_trained_at`).
+    the run directory the model sits in (:func:`run_table_sizes`), else ``None`` (the
+    shipped specialists' files name theirs); its :attr:`Actor.trained_rules` likewise,
+    option by option (:func:`run_trained_at`).
 
     Raises ``ValueError`` naming the file for anything that is not a readable model of
     this game's shapes (empty, truncated or corrupt file, missing entries, garbage
@@ -1015,19 +1013,7 @@ def load_actor(path: str | Path, spec: str = "ppo:path=") -> Actor:
     ``.zip``.
     """
     file = model_file(path, spec)
-    actor = with_run_trained_at(_load_actor_file(file), file)
-    if actor.table_sizes is None:
-        actor.table_sizes = shipped_table_sizes(file)
-    return actor
-
-
-def shipped_table_sizes(file: Path) -> tuple[int, ...] | None:
-    """The table sizes at which :data:`SHIPPED` plays ``file`` (one of the package's
-    models, by any name) as a specialist, which it was trained at; ``None`` for any other
-    file, and for :data:`DEFAULT_MODEL`, played at every size without a specialist."""
-    real = file.resolve()
-    sizes = {n for by_size in SHIPPED.values() for n, f in by_size.items() if f == real}
-    return tuple(sorted(sizes)) or None
+    return with_run_trained_at(_load_actor_file(file), file)
 
 
 def with_run_trained_at(actor: Actor, file: Path) -> Actor:

@@ -79,9 +79,11 @@ def test_a_fitted_file_is_searched_with_by_name_at_its_table_size(tmp_path):
     assert networks_table_size(four) == 4 and "networks_path=" in repr(agent)
     assert [w.shape for w, _ in agent.networks[4][0]] == [(175, 4), (4, 1)]  # its own, not the shipped ones
     # at 3 players nothing is shipped: with the specialist it was fitted on, it searches there
-    # (a copy of the shipped 4-player one, which says nothing of its table size: the shipped file says 4)
+    # (the shipped 4-player one, saved saying nothing of its table size: its file says 4)
     model = tmp_path / "specialist.npz"
-    model.write_bytes(SHIPPED[PPOv3Agent.name][4].read_bytes())
+    unsized = load_actor(SHIPPED[PPOv3Agent.name][4])
+    unsized.table_sizes = None
+    save_actor(unsized, model)
     three = tmp_path / "mine_3p.npz"
     config = SearchNetsConfig(players=3, model=str(model), games=4, hidden=(4,))
     fit_search_networks(config, three, log=lambda line: None)

@@ -34,12 +34,15 @@ def no_games(monkeypatch):
     monkeypatch.setattr(train.fit.distill, "collect_searched", played)
 
 
-def test_a_shipped_specialist_says_the_table_size_it_is_shipped_at():
-    """Their files name no size: each read as trained at every size, so evaluation never
-    warned and fit-search and distill took a 4-player specialist at --players 2."""
+def test_a_shipped_specialist_says_the_table_size_it_is_shipped_at(tmp_path):
+    """Their files named no size: each read as trained at every size, so evaluation never
+    warned and fit-search and distill took a 4-player specialist at --players 2. Each file
+    now says its size itself, so a copy of it elsewhere says it too."""
     for by_size in SHIPPED.values():
         for n, file in by_size.items():
-            assert load_actor(file).table_sizes == (n,), file
+            copy = tmp_path / f"copy_{n}.npz"
+            copy.write_bytes(file.read_bytes())
+            assert load_actor(file).table_sizes == load_actor(copy).table_sizes == (n,), file
     assert load_actor(DEFAULT_MODEL).table_sizes is None  # the general model: every size
 
 
