@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import importlib.util
 import math
 import os
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from llama_env._atomic import check_writable_folder
-from llama_env._install import install_hint, missing_from
+from llama_env._install import EXTRAS, install_hint, missing_from
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
@@ -58,6 +59,7 @@ __all__ = [
     "progress_log",
     "missing_dependency",
     "import_or_exit",
+    "extra_or_exit",
     "npz_out",
     "replaced",
     "SubParsers",
@@ -144,13 +146,30 @@ def missing_dependency(what: str, extra: str = "train") -> Iterator[None]:
 
 
 def import_or_exit(prog: str, extra: str, *modules: str, what: str = "this benchmark") -> None:
-    """For a script outside ``llama-rl`` (a benchmark, the notebooks' runner): import
-    ``modules`` now, or exit 1 with one line, ``<prog>: error: <what> needs ...``, naming
-    the extra that brings what is missing (:func:`missing_dependency`)."""
+    """For a script outside ``llama-rl`` (a benchmark): import ``modules`` now, or exit 1
+    with one line, ``<prog>: error: <what> needs ...``, naming the extra that brings what
+    is missing (:func:`missing_dependency`)."""
+    _or_exit(prog, extra, what, lambda: [importlib.import_module(module) for module in modules])
+
+
+def extra_or_exit(prog: str, extra: str, what: str) -> None:
+    """For a script outside ``llama-rl`` that runs on the whole of the extra ``extra`` (the
+    notebooks' runner, whose kernels import pandas, matplotlib, torch...): find each of its
+    packages (:data:`llama_env._install.EXTRAS`) without importing any, or exit 1 with
+    :func:`import_or_exit`'s line naming the first one missing and the extra."""
+
+    def find() -> None:
+        for module in EXTRAS[extra].values():
+            if importlib.util.find_spec(module) is None:
+                raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+
+    _or_exit(prog, extra, what, find)
+
+
+def _or_exit(prog: str, extra: str, what: str, check: Callable[[], object]) -> None:
     try:
         with missing_dependency(what, extra=extra):
-            for module in modules:
-                importlib.import_module(module)
+            check()
     except CommandError as exc:
         sys.exit(f"{prog}: error: {exc}")
 
