@@ -195,3 +195,28 @@ def test_a_folder_named_tilde_is_read_where_it_is(tmp_path, monkeypatch):
     played = agents.make("ppo:path=./~/m.npz")
     assert played.path.absolute() == tmp_path / "~" / "m.npz"
     assert (played.actor.layers[0][0] == meant).all()
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill", "export"])
+def test_a_printed_spec_that_would_not_read_back_is_refused_before_any_work(command, tmp_path, monkeypatch, no_games):
+    """The comma check missed the other ways the printed spec was cut or changed: a
+    ':key=' in --out (search:networks_path=runs/x:seed=1.npz read networks_path='runs/x',
+    seed='1.npz'), a comma in --networks, a folder named ~ (printed as the home folder)."""
+    from agents.search import NETWORKS
+
+    (tmp_path / "x:seed=1").mkdir()
+    (tmp_path / "~").mkdir()
+    nets = tmp_path / "n,1.npz"
+    nets.write_bytes(NETWORKS[2].read_bytes())
+    start = [str(SHIPPED["ppo"][2])] if command == "export" else ["--players", "2", "--games", "2"]
+    outs = [str(tmp_path / "x:seed=1" / "o.npz"), "./~/o.npz"]
+    cases = [[*start, "--out", out] for out in outs]
+    if command == "distill":
+        cases.append([*start, "--networks", str(nets), "--model", str(SHIPPED["ppo"][2]), "--out", "o.npz"])
+    monkeypatch.chdir(tmp_path)
+    for argv in cases:
+        code, output = _cli([command, *argv])
+        assert code == 2 and output.startswith("llama-rl: error: the agent spec "), output
+        assert output.endswith("a ':key=' or a leading '~' in a path cuts or changes it): name them otherwise\n")
+        assert output.count("\n") == 1, output
+    assert not list(tmp_path.rglob("o.npz"))

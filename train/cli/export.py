@@ -25,7 +25,7 @@ from agents.base import agent_path
 from agents.ppo import Actor, load_actor, no_model_yet, overtaken_model, save_actor
 from llama_env.engine import DEFAULT_RULES
 from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
-from train.fit import out_file, save_or_rescue
+from train.fit import agent_spec, out_file, save_or_rescue
 
 __all__ = ["add_parser", "run_export"]
 
@@ -40,6 +40,7 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     path = npz_out(out)
     try:
         out_file(out, "actor", "--out ")  # before the model is read: torch takes seconds to start
+        play = agent_spec("ppo", path=path)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     existed = path.exists()
@@ -59,7 +60,7 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     sizes = "-".join(str(b.size) for _, b in written.layers[:-1])
     print(
         f"wrote {path}: a {sizes} {written.activation} policy reading observation version "
-        f"{written.obs_version}{_trained_at(written)}; play it with ppo:path={path}",
+        f"{written.obs_version}{_trained_at(written)}; play it with {play}",
         flush=True,
     )
     replaced(path, existed)

@@ -99,6 +99,36 @@ def _holds(path: Path) -> Writes | None:
         return None
 
 
+def agent_spec(name: str, **files: str | Path) -> str:
+    """The agent spec a command prints for the files it wrote or read
+    (``search:path=m.npz:networks_path=n.npz``), made here alone and checked, before any
+    work, to read back as those very files (:func:`llama_env.agent.parse_agent_list`,
+    then :func:`agents.base.agent_path`): a comma cuts it in two, a ``:key=`` in a path
+    starts a parameter (``runs/x:seed=1.npz``), a folder named ``~`` prints as the home
+    folder. A ``ValueError`` in one line naming the spec otherwise."""
+    from llama_env.agent import parse_agent_list
+
+    spec = name + "".join(f":{key}={value}" for key, value in files.items())
+    try:
+        (parsed,) = parse_agent_list(spec, check=False)
+    except ValueError:
+        parsed = None
+    if (
+        parsed is None
+        or parsed.name != name
+        or set(parsed.params) != set(files)
+        or not all(
+            isinstance(parsed.params[key], str) and agent_path(parsed.params[key]) == agent_path(value)
+            for key, value in files.items()
+        )
+    ):
+        raise ValueError(
+            f"the agent spec {spec!r} would not read back as these files (a comma, a ':key=' or a leading '~' "
+            "in a path cuts or changes it): name them otherwise"
+        )
+    return spec
+
+
 def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:
     """``save(path)``; when that fails (a disk that filled while the games were played),
     save to the temporary directory instead (:func:`train.training.run_dir.save_aside`)

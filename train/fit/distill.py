@@ -43,7 +43,7 @@ from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
 from train._program import game_bar
-from train.fit import check_field_types, one_torch_thread, out_file, save_or_rescue
+from train.fit import agent_spec, check_field_types, one_torch_thread, out_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -346,6 +346,8 @@ def distill(
     if networks is not None:
         reads["the networks'"] = networks
     path = out_file(out, "actor", label, reads=reads)
+    play = agent_spec("ppo", path=path)
+    search_on = agent_spec("search", path=path, **({} if networks is None else {"networks_path": networks}))
     import torch  # noqa: F401 - fail before minutes of games, not after them
 
     actor = load_actor(model)
@@ -392,9 +394,5 @@ def distill(
     new.trained_rules = {k: tuple(sorted({*(actor.trained_rules or {}).get(k, ()), v})) for k, v in played.items()}
     fit_s = time.perf_counter() - t
     save_or_rescue(lambda p: save_actor(new, p), path, "distilled policy's weights")
-    searched_with = "" if networks is None else f":networks_path={networks}"
-    log(
-        f"policy fitted in {fit_s:.0f} s and written to {path}; play it with ppo:path={path}, "
-        f"search on it with search:path={path}{searched_with}"
-    )
+    log(f"policy fitted in {fit_s:.0f} s and written to {path}; play it with {play}, search on it with {search_on}")
     return DistillResult(path, len(data.obs), searched, agreements, prior_agreement, data_s, fit_s)

@@ -45,7 +45,7 @@ from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from train._program import game_bar
-from train.fit import check_field_types, one_torch_thread, out_file, save_or_rescue
+from train.fit import agent_spec, check_field_types, one_torch_thread, out_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -305,6 +305,8 @@ def fit_search_networks(
     config.validate()
     model = model_file(config.model_path(), "--model ")
     path = out_file(out, "networks", label, reads={"the specialist's": model})
+    # search on the specialist they were fitted on (at 3 and 5 players, no other)
+    spec = agent_spec("search", **({} if config.model is None else {"path": config.model}), networks_path=path)
     import torch  # noqa: F401 - fail before minutes of games, not after them
 
     actor = load_actor(model)
@@ -322,8 +324,5 @@ def fit_search_networks(
         fit_s[kind] = time.perf_counter() - t
         log(f"  {kind} network fitted in {fit_s[kind]:.0f} s")
     save_or_rescue(lambda p: save_networks(p, nets["value"], nets["belief"]), path, "fitted networks")
-    spec = f"search:networks_path={path}"
-    if config.model is not None:  # search on the specialist they were fitted on (at 3 and 5 players, no other)
-        spec = f"search:path={config.model}:networks_path={path}"
     log(f"networks written to {path}; search with them at {config.players} players: {spec}")
     return FitResult(path, len(data.obs), losses, data_s, fit_s)
