@@ -66,6 +66,7 @@ def execute(path: Path, out: Path, *, quick: bool, timeout: int = 1800, failed_o
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         on_cell_execute=count,
+        coalesce_streams=True,  # a progress bar's redraws are saved as its last line, not one output each
     )
     t0 = time.perf_counter()
     cause: Exception | None = None

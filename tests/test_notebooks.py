@@ -131,3 +131,23 @@ def test_a_failing_cell_is_the_cause_of_the_failure(tmp_path: Path) -> None:
         execute(tmp_path / "bad.ipynb", tmp_path / "out.ipynb", quick=True, timeout=120)
     cause = failed.value.__cause__
     assert isinstance(cause, CellExecutionError) and "x / 0" in str(cause), cause
+
+
+def test_a_progress_bar_is_saved_as_its_last_line(tmp_path: Path) -> None:
+    """Notebook 02 shows a bar of its games: each redraw came back as an output of its own
+    ('\\rgames: ...' about 150 times on stderr), which a run saved as they came. The runner
+    merges a cell's stream outputs and resolves the carriage returns (coalesce_streams)."""
+    cell = (
+        "import time\n"
+        "from train._program import game_bar\n"
+        "with game_bar(True, 3) as bar:\n"
+        "    for _ in range(3):\n"
+        "        time.sleep(0.3)\n"
+        "        bar.update(1)\n"
+    )
+    nbformat.write(new_notebook(cells=[new_code_cell(cell)]), tmp_path / "bar.ipynb")
+    execute(tmp_path / "bar.ipynb", tmp_path / "out.ipynb", quick=True, timeout=120)
+    outputs = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs
+    assert [(o.output_type, o.name) for o in outputs] == [("stream", "stderr")], outputs
+    assert outputs[0].text.startswith("games: 100%") and "3/3 [" in outputs[0].text, outputs[0].text
+    assert "\r" not in outputs[0].text
