@@ -220,3 +220,14 @@ def test_a_printed_spec_that_would_not_read_back_is_refused_before_any_work(comm
         assert output.endswith("a ':key=' or a leading '~' in a path cuts or changes it): name them otherwise\n")
         assert output.count("\n") == 1, output
     assert not list(tmp_path.rglob("o.npz"))
+
+
+@pytest.mark.parametrize("players", [1, 9])
+def test_distill_at_a_size_of_no_table_says_the_range(players):
+    """DistillConfig(players=9) was told to give --networks "a file fit-search wrote at 9
+    players" (the command line's --players is checked by its parser first)."""
+    from train.fit.distill import DistillConfig
+
+    with pytest.raises(ValueError) as caught:
+        DistillConfig(players=players).validate()
+    assert str(caught.value) == f"players must be 2..6, got {players}"

@@ -89,14 +89,14 @@ class DistillConfig:
     def validate(self) -> DistillConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
         check_field_types(self)
+        if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
+            raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
         if self.networks is None and self.players not in NETWORKS:
             raise ValueError(
                 f"players must be a table size with search networks ({', '.join(map(str, sorted(NETWORKS)))}), "
                 f"got {self.players} (--players), or give --networks (a file fit-search wrote at {self.players} "
                 "players) and --model"
             )
-        if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
-            raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {self.players}")
         if self.model is None and self.players not in SHIPPED["ppo"]:
             raise ValueError(
                 f"no ppo specialist is shipped at {self.players} players (only at "
