@@ -300,6 +300,14 @@ def test_watch_config_names_agents_and_takes_any_real_delay():
     watch(WatchConfig(("random", "random"), rules=Rules(2, end_score=5), delay=np.int64(0)), io.StringIO())
 
 
+def test_a_delay_too_large_for_a_float_is_the_delay_error():
+    """``WatchConfig(delay=10**400).validate()`` raised OverflowError from float(delay),
+    where a delay out of range is the ValueError naming the range."""
+    for delay in (10**400, -(10**400)):
+        with pytest.raises(ValueError, match=r"^delay must be 0..60 seconds or None, got -?1000"):
+            WatchConfig(delay=delay).validate()  # type: ignore[arg-type]
+
+
 def test_an_agent_class_is_refused_naming_the_instance_to_pass():
     """A class has a callable act too: resolve took it, and the game failed at its first
     reset ("agent 'random' at seat 1: TypeError: BaseAgent.reset() missing 1 required

@@ -24,7 +24,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TextIO, cast
 
 import numpy as np
 
@@ -461,9 +461,11 @@ class WatchConfig:
         self.table_rules()
         if self.seed is not None:
             check_seed(self.seed)
-        delay: object = self.delay  # a numpy number too
+        delay: object = self.delay  # a numpy number too, compared as it is: float(10**400) overflows
         if delay is not None and (
-            isinstance(delay, (bool, np.bool_)) or not isinstance(delay, numbers.Real) or not 0 <= float(delay) <= 60
+            isinstance(delay, (bool, np.bool_))
+            or not isinstance(delay, numbers.Real)
+            or not 0 <= cast(float, delay) <= 60
         ):
             raise ValueError(f"delay must be 0..60 seconds or None, got {delay!r}")
 
