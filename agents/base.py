@@ -38,6 +38,7 @@ __all__ = [
     "agent_path",
     "ARCHIVE_KINDS",
     "held_instead",
+    "layer_keys",
 ]
 
 
@@ -226,13 +227,24 @@ def agent_path(value: str | Path) -> Path:
     return Path(os.path.expanduser(value))
 
 
+def layer_keys(k: int, net: str = "") -> tuple[str, str]:
+    """The names of layer ``k``'s weights and bias in an ``.npz`` the built-in agents write:
+    ``w0``, ``b0`` in a PPO policy (:func:`agents.ppo.save_actor`), ``value_w0``,
+    ``belief_b1`` in the search's networks (``net`` ``"value"`` or ``"belief"``,
+    :func:`agents.search.save_networks`). The writers, the readers and
+    :data:`ARCHIVE_KINDS` take them from here, so the kinds stay told apart."""
+    prefix = f"{net}_" if net else ""
+    return f"{prefix}w{k}", f"{prefix}b{k}"
+
+
 ARCHIVE_KINDS: dict[str, tuple[str, str, str]] = {
-    "actor": ("w0", "a PPO policy", "ppo:path=... or --model"),
-    "networks": ("value_w0", "the search's networks", "search:networks_path=..."),
+    "actor": (layer_keys(0)[0], "a PPO policy", "ppo:path=..., search:path=... or --model"),
+    "networks": (layer_keys(0, "value")[0], "the search's networks", "search:networks_path=..."),
 }
 """The two kinds of ``.npz`` the built-in agents read, each by an array only it holds, what
-it is and how it is given: a PPO policy (:func:`agents.ppo.save_actor`) and the search's
-value and belief networks (:func:`agents.search.save_networks`)."""
+it is and how it is given: a PPO policy (:func:`agents.ppo.save_actor`; a search plays
+one as ``search:path=``) and the search's value and belief networks
+(:func:`agents.search.save_networks`)."""
 
 
 def held_instead(names: Iterable[str], wanted: str) -> str | None:

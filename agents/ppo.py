@@ -48,6 +48,7 @@ from agents.base import (
     check_finite,
     check_observation,
     held_instead,
+    layer_keys,
     load_arrays,
     mask_list,
     too_large,
@@ -543,8 +544,9 @@ def save_actor(actor: Actor, path: str | Path) -> None:
     for k, (wt, b) in enumerate(actor.layers):
         if not (np.isfinite(wt).all() and np.isfinite(b).all()):
             raise ValueError(f"the policy's layer {k} holds NaN or infinite weights: {path} is not written")
-        arrays[f"w{k}"] = wt.T  # stored as (out, in), like torch
-        arrays[f"b{k}"] = b
+        w_key, b_key = layer_keys(k)
+        arrays[w_key] = wt.T  # stored as (out, in), like torch
+        arrays[b_key] = b
     if actor.table_sizes is not None:
         arrays[TABLE_SIZES_KEY] = np.array(actor.table_sizes, dtype=np.int64)
     for option, values in (actor.trained_rules or {}).items():
@@ -764,12 +766,12 @@ def _started_before(run: Path, configs: list[Path], steps: int) -> list[Path]:
 def _load_npz(file: Path) -> Actor:
     with load_arrays(file) as z:
         names = set(z.files)
-        if "activation" not in names or "w0" not in names:
+        if "activation" not in names or layer_keys(0)[0] not in names:
             raise ValueError(held_instead(names, "actor") or "it is not an exported actor (no activation or w0)")
         layers = []
         k = 0
-        while f"w{k}" in names:
-            layers.append((z[f"w{k}"], z[f"b{k}"]))
+        while (keys := layer_keys(k))[0] in names:
+            layers.append((z[keys[0]], z[keys[1]]))
             k += 1
         activation = str(z["activation"])
         sizes = _integer_entry(z, TABLE_SIZES_KEY)

@@ -58,6 +58,7 @@ from agents.base import (
     check_finite,
     check_observation,
     held_instead,
+    layer_keys,
     legal_actions,
     load_arrays,
     number,
@@ -228,8 +229,11 @@ def save_networks(path: str | Path, value: Layers, belief: Layers) -> None:
     """Write the value and belief networks to one ``.npz`` (``value_w0``, ``value_b0``, ...,
     ``belief_w0``, ...), through a temporary file so it is never half written."""
     path = Path(path)
-    arrays = {f"{kind}_{p}{k}": a for kind, layers in (("value", value), ("belief", belief))
-              for k, (w, b) in enumerate(layers) for p, a in (("w", w), ("b", b))}  # fmt: skip
+    arrays = {}
+    for kind, layers in (("value", value), ("belief", belief)):
+        for k, (w, b) in enumerate(layers):
+            w_key, b_key = layer_keys(k, kind)
+            arrays[w_key], arrays[b_key] = w, b
     atomic_savez(path, arrays)
 
 
@@ -244,8 +248,8 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
             nets: dict[str, Layers] = {}
             for kind in ("value", "belief"):
                 layers, k = [], 0
-                while f"{kind}_w{k}" in z.files:
-                    w, b = z[f"{kind}_w{k}"], z[f"{kind}_b{k}"]
+                while (keys := layer_keys(k, kind))[0] in z.files:
+                    w, b = z[keys[0]], z[keys[1]]
                     if w.dtype.kind != "f" or b.dtype.kind != "f":
                         raise ValueError(
                             f"its {kind} layer {k} holds {w.dtype} weights and a {b.dtype} bias: they must be "

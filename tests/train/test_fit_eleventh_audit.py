@@ -158,11 +158,13 @@ def test_a_file_of_the_other_kind_is_named_as_what_it_holds(tmp_path):
         with pytest.raises(ValueError) as caught:
             load_networks(policy, players)
         assert str(caught.value) == (
-            f"cannot load the search networks from {policy}: it holds a PPO policy (give it as ppo:path=... or --model)"
+            f"cannot load the search networks from {policy}: it holds a PPO policy (give it as ppo:path=..., "
+            "search:path=... or --model)"
         )
     argv = ["distill", "--players", "2", "--games", "2", "--networks", str(policy), "--out", str(tmp_path / "d.npz")]
     code, output = _cli(argv)
-    assert code == 2 and output.endswith(": it holds a PPO policy (give it as ppo:path=... or --model)\n"), output
+    held = ": it holds a PPO policy (give it as ppo:path=..., search:path=... or --model)\n"
+    assert code == 2 and output.endswith(held), output
 
 
 def test_distill_at_a_size_without_networks_names_the_way_on(tmp_path, no_games):
