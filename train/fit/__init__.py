@@ -14,11 +14,10 @@ of ``agents/models/`` and what it cost.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -141,21 +140,6 @@ def save_or_rescue(save: Callable[[Path], None], path: Path, what: str) -> None:
         target = save_aside(save, path.name)
         aside = "" if target is None else f"; the {what} were saved to {target} instead"
         raise OSError(exc.errno, f"cannot write {path} ({exc.strerror or exc}){aside}") from None
-
-
-@contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Torch on one thread while a fit runs (a decorator, or a ``with`` block), set back
-    after: the same data and seed then give the same weights on any machine, where on two
-    threads their last bits differed (fit-search's networks, distill's policy)."""
-    import torch  # the training extra: only the fitting needs it
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def check_field_types(config: Any) -> None:

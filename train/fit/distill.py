@@ -43,7 +43,8 @@ from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 from llama_env.table import BatchTable
 from train._program import game_bar
-from train.fit import agent_spec, check_field_types, one_torch_thread, out_file, save_or_rescue
+from train._torch import torch_threads
+from train.fit import agent_spec, check_field_types, out_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -236,13 +237,13 @@ def collect_searched(
     return DistillData(*(np.concatenate(parts) for parts in zip(*teacher.rows, strict=True)))
 
 
-@one_torch_thread()
+@torch_threads(1)
 def fit_policy(
     data: DistillData, actor: Actor, config: DistillConfig, log: Callable[[str], None] = print
 ) -> tuple[Actor, list[float], float]:
     """Step 2: ``actor`` trained towards the data's targets; the new actor, the held-out
     searched decisions' agreement with the search after each epoch, and the starting
-    actor's agreement. It fits on one torch thread (:func:`train.fit.one_torch_thread`), so
+    actor's agreement. It fits on one torch thread (:func:`train._torch.torch_threads`), so
     the same data and ``config.seed`` give the same weights whatever the machine's cores."""
     import torch  # the training extra: only the fitting needs it
 

@@ -45,7 +45,8 @@ from llama_env.observation import encode_v1
 from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from train._program import game_bar
-from train.fit import agent_spec, check_field_types, one_torch_thread, out_file, save_or_rescue
+from train._torch import torch_threads
+from train.fit import agent_spec, check_field_types, out_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -206,13 +207,13 @@ def collect(actor: Actor, players: int, games: int, seed: int = 0, progress: boo
     )
 
 
-@one_torch_thread()
+@torch_threads(1)
 def fit_network(
     data: SearchData, kind: str, config: SearchNetsConfig, log: Callable[[str], None] = print
 ) -> tuple[Layers, list[float]]:
     """Step 2: the value (``kind="value"``) or belief (``kind="belief"``) network as
     :data:`agents.search.Layers`, and its held-out loss after each epoch. It fits on one
-    torch thread (:func:`train.fit.one_torch_thread`), so the same data and
+    torch thread (:func:`train._torch.torch_threads`), so the same data and
     ``config.seed`` give the same weights whatever the machine's cores."""
     import torch  # the training extra: only the fitting needs it
 

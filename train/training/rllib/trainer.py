@@ -53,6 +53,7 @@ from agents.ppo import RLLIB_MODULE_STATE, Actor, save_actor, with_run_trained_a
 from llama_env.agent import registrations
 from llama_env.engine import IllegalActionError, error_line
 from llama_env.table import AgentError
+from train._torch import torch_threads
 from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
@@ -549,14 +550,8 @@ def train_rllib(config: TrainConfig) -> TrainResult:
 def _train_rllib_locked(
     config: TrainConfig, run: RunDir, resume_from: Path | None, stopping: _StoppingRay
 ) -> TrainResult:
-    import torch
-
-    threads = torch.get_num_threads()  # the caller's, put back when the run ends
-    torch.set_num_threads(config.torch_threads)
-    try:
+    with torch_threads(config.torch_threads):  # the caller's put back when the run ends
         return _train_rllib_threads_set(config, run, resume_from, stopping)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train_rllib_threads_set(

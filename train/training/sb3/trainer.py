@@ -42,6 +42,7 @@ from agents.ppo import Actor, actor_from_policy, load_actor, torch_load_error
 from llama_env.engine import IllegalActionError
 from llama_env.observation import VERSION_OF_SIZE
 from llama_env.table import AgentError
+from train._torch import torch_threads
 from train.training.config import TrainConfig
 from train.training.result import (
     TrainingStopped,
@@ -239,16 +240,12 @@ def _keep_network_of(saved: SavedModel, config: TrainConfig, resume_from: Path) 
 def _train_locked(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
     from threadpoolctl import threadpool_limits
 
-    threads = torch.get_num_threads()  # the caller's, put back when the run ends
-    torch.set_num_threads(config.torch_threads)
-    try:
-        # numpy's BLAS (the opponents' forward passes, a few hundred rows) to one thread: more
-        # make such a small matrix product ten times slower on a busy machine, and with env
-        # workers the other cores are theirs while the games move
-        with threadpool_limits(limits=1, user_api="blas"):
-            return _train_limited(config, run, resume_from, torch, ppo_cls)
-    finally:
-        torch.set_num_threads(threads)
+    # torch on the run's threads, the caller's put back when the run ends; numpy's BLAS (the
+    # opponents' forward passes, a few hundred rows) to one thread: more make such a small
+    # matrix product ten times slower on a busy machine, and with env workers the other
+    # cores are theirs while the games move
+    with torch_threads(config.torch_threads), threadpool_limits(limits=1, user_api="blas"):
+        return _train_limited(config, run, resume_from, torch, ppo_cls)
 
 
 def _train_limited(config: TrainConfig, run: RunDir, resume_from: Path | None, torch: Any, ppo_cls: Any) -> TrainResult:
