@@ -165,6 +165,46 @@ def test_two_models_sharing_a_label_are_named_apart_and_each_built_once(tmp_path
     assert built == ["heuristic"]  # one build for a name given four times
 
 
+def test_evaluation_builds_each_seat_once_and_warns_before_any_game(agent_registry):
+    """Played in this process, evaluation built every agent twice (a search loads its
+    networks): once to ask what it warns of, once to play. It is built once, warned of
+    once, and silent as it plays."""
+    from llama_env.agent import register
+
+    built: list[object] = []
+
+    class Forewarning:
+        def __init__(self) -> None:
+            self.said = False
+            built.append(self)
+
+        def forewarn(self, rules):
+            if self.said:
+                return None
+            self.said = True
+            return UserWarning(f"said of a {rules.num_players}-player table")
+
+        def reset(self, seed=None):
+            pass
+
+        def act(self, observation, action_mask):
+            if not self.said:
+                warnings.warn("said in the middle of a game", UserWarning, stacklevel=1)
+            return int(np.flatnonzero(action_mask)[0])
+
+    register("forewarning")(Forewarning)
+    for play, seats in (
+        (lambda: evaluate(["forewarning", "random", "forewarning"], 2, workers=1, batched=False), 2),
+        (lambda: tournament(["forewarning", "random", "random"], 3, 2, workers=1, batched=False), 1),
+    ):
+        built.clear()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            play()
+        assert [str(w.message) for w in caught] == ["said of a 3-player table"]
+        assert len(built) == seats  # one for each seat it takes, no more
+
+
 def test_the_comparison_after_training_says_nothing_of_the_sizes_it_chose(tmp_path):
     from train.evaluation.report import compare_agents
 

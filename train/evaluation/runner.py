@@ -54,7 +54,6 @@ from llama_env.agent import (
     SeedKey,
     adopt,
     agent_label,
-    forewarn,
     is_population,
     own_keys,
     parse_agent_list,
@@ -395,7 +394,8 @@ def setup_worker(payload: bytes) -> None:
             ) from exc
         registered, specs, args = loaded
         adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
-        _WORKER["agents"] = _forewarned([resolve(s) for s in specs], args.rules)
+        _WORKER["agents"] = [resolve(s) for s in specs]
+        warn_of_table((), args.rules, seated=_WORKER["agents"])  # said once by the parent: told, they stay silent
         _WORKER["args"] = args
         _WORKER.pop("error", None)
     except Exception as exc:  # noqa: BLE001 - raised by the first job
@@ -563,15 +563,6 @@ def _one_blas_thread() -> None:
     threadpool_limits(limits=1, user_api="blas")
 
 
-def _forewarned(agents: list[Agent], rules: Rules) -> list[Agent]:
-    """``agents``, each told that what it would warn of at a table of ``rules`` has been
-    said (:func:`llama_env.agent.forewarn`): :func:`run_chunks` says it once, in the
-    parent process, and the agents that play, in it or in a worker, stay silent."""
-    for agent in agents:
-        forewarn(agent, rules)
-    return agents
-
-
 def _play_chunk(agents: list[Agent], args: RunArgs, tasks: list[GameTask]) -> list[GameRecord]:
     own = own_keys(agents, args.keys)
     return [play_one(agents, args.names, t, args.seed, args.rules, args.record_dir, own) for t in tasks]
@@ -647,13 +638,18 @@ def run_chunks(
             f"got {executor!r}"
         )
     rules = args.rules
-    warn_of_table(agents, rules, stacklevel=5)  # the caller of evaluate or tournament; those that play: below
-    payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
+    spread = workers > 1 and len(chunks) > 1
+    objs = [] if spread else [resolve(a) for a in agents]  # played here: built once, asked, then played
+    # said to the caller of evaluate or tournament; the agents that play are told it was said
+    warn_of_table(agents, rules, built=None if spread else objs, seated=objs, stacklevel=5)
+    payload = _payload(agents, args) if spread else None
+    if spread and payload is None:  # an agent that cannot be pickled: played here after all
+        objs = [resolve(a) for a in agents]
+        warn_of_table((), rules, seated=objs)
     done: dict[int, R] = {}  # by the chunk's place: what an interrupt leaves
     try:
         with game_bar(progress, sum(sizes)) as bar:
             if payload is None:
-                objs = _forewarned([resolve(a) for a in agents], rules)
                 for k, (c, size) in enumerate(zip(chunks, sizes, strict=True)):
                     done[k] = work(objs, args, c)
                     bar.update(size)
