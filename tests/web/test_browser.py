@@ -139,14 +139,44 @@ def _module_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdri
     driver.quit()
 
 
+QUICK_MOVES = "addEventListener('DOMContentLoaded', () => { window.delay = () => 5; });"
+
+
+def quick_moves(driver: webdriver.Chrome) -> str:
+    """Each page this tab opens, reloads or goes back to from now on shows a game's moves
+    5 ms apart instead of the slider's fastest 140 ms: app.js's ``delay()``, a global of
+    its classic script, is replaced once that script has run (one set before it would be
+    declared over). The same events are shown, in the same order, and the page is idle at
+    the same states, seconds sooner in a whole game. The tests of the pace itself
+    (:func:`paced_browser`: the speed slider, moves held for a round's result) do not use
+    it. Returns the identifier that takes it away again."""
+    return driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": QUICK_MOVES})["identifier"]
+
+
+def left_blank(driver: webdriver.Chrome) -> None:
+    """The browser on a blank page, its console read: a page an earlier test left open
+    polled its server, stopped since, and the refused request showed in the next test's
+    :func:`console_errors`."""
+    driver.get("about:blank")
+    console_errors(driver)
+
+
 @pytest.fixture
 def browser(_module_browser: webdriver.Chrome) -> Iterator[webdriver.Chrome]:
-    """The module's browser for one test, left on a blank page after it with its console
-    read: a page an earlier test left open polled its server, stopped since, and the
-    refused request showed in the next test's :func:`console_errors`."""
+    """The module's browser for one test, its moves shown quickly (:func:`quick_moves`),
+    left on a blank page after it (:func:`left_blank`)."""
+    quick = quick_moves(_module_browser)
     yield _module_browser
-    _module_browser.get("about:blank")
-    console_errors(_module_browser)
+    _module_browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": quick})
+    left_blank(_module_browser)
+
+
+@pytest.fixture
+def paced_browser(_module_browser: webdriver.Chrome) -> Iterator[webdriver.Chrome]:
+    """The module's browser for a test of the pace itself: the moves shown as the speed
+    slider says, left on a blank page after it (:func:`left_blank`)."""
+    yield _module_browser
+    left_blank(_module_browser)
 
 
 def open_page(driver: webdriver.Chrome, url: str, screen: Screen) -> None:
@@ -700,6 +730,7 @@ def test_two_friends_play_in_two_browsers_each_seeing_only_their_own_hand(site, 
 
     b = chromium(tmp_path / "chromium-b")  # a second browser: nothing shared with the first
     try:
+        quick_moves(b)
         open_page(b, link, PHONE)
         pages = {0: a, 1: b}
         moves = 0
@@ -1674,9 +1705,10 @@ def test_watching_agents_shows_every_hand_and_a_bad_agent_the_servers_error(site
 
 
 def still(driver: webdriver.Chrome) -> None:
-    """The watched game stays where it is."""
+    """The watched game stays where it is (for 0.3 s: a dozen steps' time at the pace
+    of :func:`quick_moves`)."""
     seq = idle(driver)["seq"]
-    time.sleep(0.6)
+    time.sleep(0.3)
     after = idle(driver)
     assert after["seq"] == seq and not after["game_over"], "the game went on after Pause"
 
@@ -1687,18 +1719,30 @@ def still(driver: webdriver.Chrome) -> None:
 SAMPLE_TURN = """
 const [target, seq, id, done] = arguments;
 const samples = [];
-const timer = setInterval(() => {
+let over = false;
+const sample = () => {
+  if (over) return;
   const seat = document.querySelector('#seats .seat.to-act b');
   const state = window.llamaState;
   samples.push({idle: window.llamaIdle, turn: document.getElementById('turn').textContent,
                 to_act: seat ? seat.textContent : null, id: state ? state.id : null,
                 shown: !document.getElementById('game').classList.contains('hidden')});
-  if (window.llamaIdle && state && (state.seq !== seq || state.id !== id)) { clearInterval(timer); done(samples); }
-}, 15);
+  if (window.llamaIdle && state && (state.seq !== seq || state.id !== id)) {
+    over = true;
+    clearInterval(timer);
+    observer.disconnect();
+    done(samples);
+  }
+};
+const timer = setInterval(sample, 15);
+const observer = new MutationObserver(sample);
+observer.observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
 target.click();
 """
-"""Clicks ``target`` and reads the turn line (with the seat the table marks to act) every
-15 ms until the page is idle on a state other than frame ``seq`` of game ``id``."""
+"""Clicks ``target`` and reads the turn line (with the seat the table marks to act) after
+each change to the page, and every 15 ms besides, until the page is idle on a state
+other than frame ``seq`` of game ``id``. Each step the page shows is read (a move shown
+for a few milliseconds too), not only those a 15 ms look happens to fall on."""
 
 
 def sampled_turn(driver: webdriver.Chrome, target: Any) -> list[dict[str, Any]]:
@@ -1720,8 +1764,8 @@ def test_the_turn_line_says_who_plays_while_the_moves_are_shown(site, browser):
     driver.find_element(By.ID, "start").click()
     state = idle(driver)
     assert driver.find_element(By.ID, "turn").get_attribute("aria-live") is None  # (read out through #announce)
-    driver.execute_script(  # a slow network: each request arrives 0.6 s late
-        "const f = window.fetch; window.fetch = (...a) => new Promise((r) => setTimeout(r, 600)).then(() => f(...a));"
+    driver.execute_script(  # a slow network: each request arrives 0.2 s late (a dozen of 15 ms looks)
+        "const f = window.fetch; window.fetch = (...a) => new Promise((r) => setTimeout(r, 200)).then(() => f(...a));"
     )
     samples: list[dict[str, Any]] = []
     for turn in range(60):
@@ -1903,10 +1947,10 @@ def test_play_waits_at_each_round_s_result_until_it_is_closed(site, browser):
     idle(driver, "window.llamaState.mode === 'watch'")
     driver.find_element(By.ID, "play").click()
     wait(driver, 60).until(lambda d: shown(d, "round-result"))
-    time.sleep(1.5)  # (ten steps' time at this speed)
+    time.sleep(0.3)  # (a dozen steps' time at this pace: see quick_moves)
     assert shown(driver, "round-result") and focused(driver) == "round-ok"
     state = idle(driver)
-    time.sleep(0.5)
+    time.sleep(0.3)
     assert idle(driver)["seq"] == state["seq"]
     ActionChains(driver).send_keys("\ue00c").perform()  # Escape
     assert not shown(driver, "round-result") and focused(driver) == "pause"
@@ -1978,13 +2022,13 @@ return [speed.value, speed.getBoundingClientRect().height > 0, localStorage.getI
 """Sets the speed as a person drags it (unless None): its value, whether it shows, what the browser keeps."""
 
 
-def test_the_next_round_waits_for_the_result_and_the_speed_is_the_mode_s_own(site, browser):
+def test_the_next_round_waits_for_the_result_and_the_speed_is_the_mode_s_own(site, paced_browser):
     """The agents' moves of a played game went by at 350 ms each, or at a watched game's
     speed from earlier in the tab, and nothing could slow them: the speed was hidden
     while playing. The next round's moves went on under the round's result. The speed
     shows while playing too, kept apart for played and watched games, and the next
     round's moves wait for the result to be closed."""
-    driver = browser
+    driver = paced_browser
     open_page(driver, site.url, DESKTOP)
     set_up(driver, [("agent", "heuristic"), ("agent", "greedy")], seed=1, end_score=20)
     driver.execute_script("localStorage.setItem('llama-speeds', JSON.stringify({play: 3, watch: 9}))")
