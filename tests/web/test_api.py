@@ -291,6 +291,21 @@ def test_a_seed_repeats_a_game_on_one_server_only(client):
     assert len(hands | {tuple(a["hand"])}) > 1
 
 
+def test_an_agents_own_seed_is_mixed_into_the_games(client):
+    """The game's seed replaced an agent's own ``seed=``: ``random:seed=1`` and
+    ``random:seed=2`` played the same moves on the same deal, where play, watch, eval and
+    Llama-v0 mix it in. Each now plays its own game, and again alike on the same seed."""
+
+    def moves(spec: str) -> list[int]:
+        started = create(client, f"@{spec}", "@random", seed=9)
+        finish(client, started)
+        return client.get(f"/api/games/{started['id']}/record", headers=as_(started["token"])).json()["moves"]
+
+    one = moves("random:seed=1")
+    assert moves("random:seed=1") == one
+    assert moves("random:seed=2") != one
+
+
 def test_a_game_of_several_people_takes_no_seed(client, store):
     """Ann started a game of Ann and Bob with seed 7, then watched two random agents
     with seed 7: seat 1 there held Bob's hand, and the table showed the draw pile's order

@@ -60,10 +60,12 @@ from llama_env.agent import (
     Agent,
     AgentSpec,
     is_path_parameter,
+    own_keys,
     parse_agent_spec,
     request_limits,
     resolve,
     seat_for_game,
+    seed_keys,
 )
 from llama_env.engine import (
     DEFAULT_RULES,
@@ -1209,10 +1211,12 @@ def build_agent(
 ) -> Agent:
     """The agent of ``spec`` (checked by ``policy``), built by ``build(spec, seed)``
     (default: the registry, through :func:`~llama_env.agent.resolve`, silent on an agent
-    that cannot be seeded, as each game is seeded here) and reset to ``seed``: for a
-    population (``perturbed``), a member of its own drawn from ``seed``, as ``Llama-v0``
-    seats it (:func:`~llama_env.agent.seat_for_game`), never the population, whose own
-    ``act`` no driver calls; what fails is a :class:`SessionError`
+    that cannot be seeded, as each game is seeded here) and reset to ``seed``, the spec's
+    own ``seed=`` mixed in as play, watch, evaluation and ``Llama-v0`` mix it
+    (:func:`~llama_env.agent.seed_keys`: ``random:seed=1`` and ``random:seed=2`` play
+    differently); for a population (``perturbed``), a member of its own drawn from
+    ``seed``, as ``Llama-v0`` seats it (:func:`~llama_env.agent.seat_for_game`), never the
+    population, whose own ``act`` no driver calls; what fails is a :class:`SessionError`
     naming ``what`` and the agent (a 429 when the process of costly agents is full), its
     model's paths as the page names them (:meth:`AgentPolicy.on_the_page`) and, for a path
     that names nothing, where the server reads it (:meth:`AgentPolicy.where_names_lead`)."""
@@ -1230,7 +1234,7 @@ def build_agent(
         raise SessionError(
             f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
-    return seat_for_game(agent, seed)
+    return seat_for_game(agent, seed, own_keys([agent], seed_keys([spec]))[0])
 
 
 def start(session: GameSession) -> GameSession:
