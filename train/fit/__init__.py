@@ -105,9 +105,9 @@ def agent_spec(name: str, **files: str | Path) -> str:
     then :func:`agents.base.agent_path`): a comma cuts it in two, a ``:key=`` in a path
     starts a parameter (``runs/x:seed=1.npz``), a folder named ``~`` prints as the home
     folder. A ``ValueError`` in one line naming the spec otherwise."""
-    from llama_env.agent import parse_agent_list
+    from llama_env.agent import AgentSpec, parse_agent_list
 
-    spec = name + "".join(f":{key}={value}" for key, value in files.items())
+    spec = AgentSpec(name, dict(files)).label
     try:
         (parsed,) = parse_agent_list(spec, check=False)
     except ValueError:
