@@ -54,6 +54,7 @@ from llama_env.agent import (
     SeedKey,
     adopt,
     agent_label,
+    forewarn,
     is_population,
     own_keys,
     parse_agent_list,
@@ -395,7 +396,8 @@ def setup_worker(payload: bytes) -> None:
         registered, specs, args = loaded
         adopt(registered)  # what the parent registered at run time: a spawned worker starts without it
         _WORKER["agents"] = [resolve(s) for s in specs]
-        warn_of_table((), args.rules, seated=_WORKER["agents"])  # said once by the parent: told, they stay silent
+        for agent in _WORKER["agents"]:  # said once by the parent: told, they stay silent
+            forewarn(agent, args.rules)
         _WORKER["args"] = args
         _WORKER.pop("error", None)
     except Exception as exc:  # noqa: BLE001 - raised by the first job
@@ -637,15 +639,11 @@ def run_chunks(
             f"executor must have run(payload, jobs, workers), as train.evaluation.runner.LocalProcesses; "
             f"got {executor!r}"
         )
-    rules = args.rules
-    spread = workers > 1 and len(chunks) > 1
-    objs = [] if spread else [resolve(a) for a in agents]  # played here: built once, asked, then played
-    # said to the caller of evaluate or tournament; the agents that play are told it was said
-    warn_of_table(agents, rules, built=None if spread else objs, seated=objs, stacklevel=5)
-    payload = _payload(agents, args) if spread else None
-    if spread and payload is None:  # an agent that cannot be pickled: played here after all
-        objs = [resolve(a) for a in agents]
-        warn_of_table((), rules, seated=objs)
+    # None: played here, one worker or one chunk, or an agent that cannot be pickled
+    payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
+    objs = [resolve(a) for a in agents] if payload is None else []  # played here: built once, asked, then played
+    # said to the caller of evaluate or tournament; the agents that play here are told it was said
+    warn_of_table(agents, args.rules, built=objs or None, seated=objs, stacklevel=5)
     done: dict[int, R] = {}  # by the chunk's place: what an interrupt leaves
     try:
         with game_bar(progress, sum(sizes)) as bar:
