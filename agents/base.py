@@ -239,7 +239,7 @@ def layer_keys(k: int, net: str = "") -> tuple[str, str]:
 
 ARCHIVE_KINDS: dict[str, tuple[str, str, str]] = {
     "actor": (layer_keys(0)[0], "a PPO policy", "ppo:path=..., search:path=... or --model"),
-    "networks": (layer_keys(0, "value")[0], "the search's networks", "search:networks_path=..."),
+    "networks": (layer_keys(0, "value")[0], "the search's value and belief networks", "search:networks_path=..."),
 }
 """The two kinds of ``.npz`` the built-in agents read, each by an array only it holds, what
 it is and how it is given: a PPO policy (:func:`agents.ppo.save_actor`; a search plays
@@ -250,8 +250,8 @@ one as ``search:path=``) and the search's value and belief networks
 def held_instead(names: Iterable[str], wanted: str) -> str | None:
     """Why an ``.npz`` archive whose arrays are ``names`` is not of the kind ``wanted`` (a
     key of :data:`ARCHIVE_KINDS`) where it is of the other: ``"it holds the search's
-    networks (give it as search:networks_path=...)"``; ``None`` where it is of neither.
-    Each reader says so of a file it refuses, where "no w0" named no way on."""
+    value and belief networks (give it as search:networks_path=...)"``; ``None`` where it
+    is of neither. Each reader says so of a file it refuses, where "no w0" named no way on."""
     held = set(names)
     for kind, (array, what, given) in ARCHIVE_KINDS.items():
         if kind != wanted and array in held:

@@ -149,8 +149,8 @@ def test_a_file_of_the_other_kind_is_named_as_what_it_holds(tmp_path):
     assert (
         code == 2
         and (
-            f"cannot load a PPO model from {NETWORKS[2]}: it holds the search's networks (give it as "
-            "search:networks_path=...)\n"
+            f"cannot load a PPO model from {NETWORKS[2]}: it holds the search's value and belief "
+            "networks (give it as search:networks_path=...)\n"
         )
         in output
     ), output

@@ -21,17 +21,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from agents.base import agent_path, number
+from agents.base import ARCHIVE_KINDS, agent_path, number
 from agents.ppo import MODELS_DIR, load_actor
 from agents.search import networks_table_size
 from llama_env._atomic import check_writable_folder, write_target
 from llama_env.engine import brief
 from train.training.run_dir import save_aside
 
-WRITES = {"actor": "a PPO policy", "networks": "the search's value and belief networks"}
+WRITES = {kind: what for kind, (_, what, _) in ARCHIVE_KINDS.items()}
 """What a command writes to its ``out`` file, by kind (:func:`out_file`): an actor
 (``llama-rl export`` and ``distill``: ``ppo:path=`` plays it), or the search's networks
-(``llama-rl fit-search``: ``search:networks_path=`` reads them)."""
+(``llama-rl fit-search``: ``search:networks_path=`` reads them); the kinds and their
+descriptions are :data:`agents.base.ARCHIVE_KINDS`'s, as the readers name them."""
 
 Writes = Literal["actor", "networks"]
 """A key of :data:`WRITES`."""
