@@ -11,16 +11,18 @@ fails instead of fetching the other project's package.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from llama_env._version import __version__
 
-__all__ = ["EXTRAS", "MissingExtra", "install_hint", "missing_from"]
+__all__ = ["EXTRAS", "MissingExtra", "extra_named", "install_hint", "missing_from"]
 
 _TRAIN = {
     "torch": "torch",
@@ -64,6 +66,23 @@ def missing_from(extra: str, exc: ModuleNotFoundError) -> str | None:
     project's own packages (a broken install). Those are no extra's to name."""
     package = (exc.name or "").partition(".")[0]
     return package if package in EXTRAS.get(extra, {}).values() else None
+
+
+@contextlib.contextmanager
+def extra_named(extra: str, why: Callable[[str], str]) -> Iterator[None]:
+    """A package of the extra ``extra`` missing in the block (:func:`missing_from`), as a
+    :class:`MissingExtra` saying ``why(package)`` and how to install the extra (a plain
+    ``No module named 'torch'`` named none), the import's error its cause. Any other
+    module missing goes through as it is: a user's agent's own import, a module of numpy's,
+    the project's own (a broken install); so does a :class:`MissingExtra` raised in the
+    block, which names its extra already."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        package = missing_from(extra, exc)
+        if isinstance(exc, MissingExtra) or package is None:
+            raise
+        raise MissingExtra(why(package), extra, name=package) from exc
 
 
 def install_hint(extra: str) -> str:

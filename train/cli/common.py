@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from llama_env._atomic import check_writable_folder
-from llama_env._install import EXTRAS, install_hint, missing_from
+from llama_env._install import EXTRAS, MissingExtra, extra_named, install_hint, missing_from
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
@@ -128,21 +128,23 @@ def standard_output(why: str) -> TextIO:
 @contextlib.contextmanager
 def missing_dependency(what: str, extra: str = "train") -> Iterator[None]:
     """Turn a package of the extra ``extra`` missing at run time (torch, openskill...: the
-    extra's in :data:`llama_env._install.EXTRAS`) into a message that says to install the
-    extra. Any other module missing goes through as it is: an agent's own import, the
-    project's own modules (a broken install), or another extra's package in a
-    :class:`~llama_env._install.MissingExtra`, which ``main`` prints as it says."""
+    extra's in :data:`llama_env._install.EXTRAS`; :func:`~llama_env._install.extra_named`)
+    into a message that says to install the extra. Any other module missing goes through
+    as it is: an agent's own import, the project's own modules (a broken install), or
+    another extra's package in a :class:`~llama_env._install.MissingExtra`, which ``main``
+    prints as it says."""
+
+    def needs(package: str) -> str:
+        return f"{what} needs the package {package!r}, which is not installed"
+
     try:
-        yield
-    except ModuleNotFoundError as exc:
+        with extra_named(extra, needs):
+            yield
+    except MissingExtra as exc:  # the block's, or an agent's own, of this extra: said in the command's words
         package = missing_from(extra, exc)
         if package is None:
             raise
-        raise CommandError(
-            f"{what} needs the package {package!r}, which is not installed; "
-            f"install the {extra!r} extra: {install_hint(extra)}",
-            code=1,
-        ) from None
+        raise CommandError(f"{needs(package)}; install the {extra!r} extra: {install_hint(extra)}", code=1) from None
 
 
 def import_or_exit(prog: str, extra: str, *modules: str, what: str = "this benchmark") -> None:
@@ -439,23 +441,18 @@ def writable_folder(folder: Path, what: str) -> None:
 
 
 def npz_out(out: str | Path, model: str | None = None) -> Path:
-    """``--out`` as a path to a ``.npz`` file with no comma (the agent spec the command
-    prints for it is an entry of a comma-separated list), and ``--model`` (if given) an
-    existing file or directory, each with a leading ``~`` read as the agents read their
-    paths (:func:`agents.base.agent_path`); anything else is a :class:`CommandError`. What the
+    """``--out`` as a path to a ``.npz`` file, and ``--model`` (if given) an existing file
+    or directory, each with a leading ``~`` read as the agents read their paths
+    (:func:`agents.base.agent_path`); anything else is a :class:`CommandError`. What the
     file may be (not a shipped one, nor one the command reads, nor a file of the other
-    kind) is :func:`train.fit.out_file`'s to check. Say :func:`replaced` once the new file
-    is written."""
+    kind) is :func:`train.fit.out_file`'s to check, and its name in the agent spec the
+    command prints (no comma...) :func:`train.fit.agent_spec`'s. Say :func:`replaced` once
+    the new file is written."""
     from agents.base import agent_path  # not at import: main first checks that `agents` is llama-rl's
 
     path = agent_path(out)
     if path.suffix != ".npz":
         raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
-    if "," in str(out):
-        raise CommandError(
-            f"--out must not hold a comma, got {str(out)!r}: the agents that play it name it as ppo:path=FILE or "
-            "search:networks_path=FILE, in comma-separated lists that a comma would cut"
-        )
     if model is not None and not agent_path(model).exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
     return path

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from llama_env._install import MissingExtra, missing_from
+from llama_env._install import extra_named
 from train.training.backend import Backend, backend_named, backends, register_backend
 from train.training.config import TrainConfig, config_from_dict
 from train.training.presets import PRESETS, preset_values
@@ -73,27 +73,11 @@ def train(config: TrainConfig) -> TrainResult:
     if unseen and config.eval_every:
         warnings.warn(unseen, RuntimeWarning, stacklevel=2)
     backend = config.backend_spec()
-    with _global_random_states_kept(), _extra_named(backend):
+    trains_with = extra_named(
+        backend.extra, lambda package: f"the {backend.name} backend trains with {package}, which is not installed"
+    )
+    with _global_random_states_kept(), trains_with:
         return backend.run(config)
-
-
-@contextlib.contextmanager
-def _extra_named(backend: Backend) -> Iterator[None]:
-    """A package that ``backend`` trains with (one its extra brings:
-    :data:`llama_env._install.EXTRAS`), missing, as a :class:`MissingExtra` that names the
-    extra to install (a plain ``No module named 'torch'`` named none), the import's error
-    its cause. Any other module missing goes through as it is: an opponent's own import, a
-    module of numpy's, the project's own (a broken install); so does an agent's own
-    :class:`MissingExtra`, which names its extra already."""
-    try:
-        yield
-    except ModuleNotFoundError as exc:
-        package = missing_from(backend.extra, exc)
-        if isinstance(exc, MissingExtra) or package is None:
-            raise
-        raise MissingExtra(
-            f"the {backend.name} backend trains with {package}, which is not installed", backend.extra, name=package
-        ) from exc
 
 
 @contextlib.contextmanager
