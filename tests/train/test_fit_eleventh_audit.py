@@ -100,9 +100,10 @@ def test_an_out_with_a_comma_is_refused_before_any_work(command, tmp_path, no_ga
     argv = [command, "--out", str(out)]
     argv += [str(SHIPPED["ppo"][2])] if command == "export" else ["--players", "2", "--games", "2"]
     code, output = _cli(argv)
+    spec = {"fit-search": "search:networks_path", "distill": "ppo:path", "export": "ppo:path"}[command]
     assert code == 2 and output == (
-        f"llama-rl: error: --out must not hold a comma, got {str(out)!r}: the agents that play it name it as "
-        "ppo:path=FILE or search:networks_path=FILE, in comma-separated lists that a comma would cut\n"
+        f"llama-rl: error: the agent spec '{spec}={out}' would not read back as these files (a comma, a ':key=' "
+        "or a leading '~' in a path cuts or changes it): name them otherwise\n"
     )
     assert not out.exists()
 

@@ -37,9 +37,9 @@ def run_export(model: str | Path, out: str | Path) -> Actor:
     if not source.exists():
         raise CommandError(f"MODEL {str(model)!r}: no such file or directory")
     _check_run_has_a_model(source, out)
-    path = npz_out(out)
+    npz_out(out)
     try:
-        out_file(out, "actor", "--out ")  # before the model is read: torch takes seconds to start
+        path = out_file(out, "actor", "--out ")  # before the model is read: torch takes seconds to start
         play = agent_spec("ppo", path=path)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
