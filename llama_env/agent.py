@@ -566,7 +566,7 @@ def seed_keys(agents: Sequence[AgentLike]) -> list[SeedKey]:
     ``random:seed=6`` played the very same games. Mixed in (:func:`seed_int`), they play
     differently, each repeatably, and an agent without ``seed=`` gets the seeds it always
     got. An agent object's own seed is replaced, as before, and a population's picks which
-    population plays (:func:`own_keys`)."""
+    population plays (:func:`seat_for_game`, :func:`own_keys`)."""
     out: list[SeedKey] = []
     for agent in agents:
         seed = None
@@ -584,7 +584,8 @@ def seed_keys(agents: Sequence[AgentLike]) -> list[SeedKey]:
 def own_keys(agents: Sequence[Agent], keys: Sequence[SeedKey]) -> list[SeedKey]:
     """``keys`` (:func:`seed_keys`) for the built ``agents``, ``()`` for a population:
     its ``seed=`` picked which population plays, and its members are drawn and reset
-    from the seeds of the game (:func:`seat_member`) as without it."""
+    from the seeds of the game (:func:`seat_member`) as without it. For the drivers that
+    draw and reset members themselves (evaluation); :func:`seat_for_game` does so itself."""
     pairs = zip(agents, keys, strict=True)
     return [() if population_members(agent) is not None else tuple(key) for agent, key in pairs]
 
@@ -594,9 +595,12 @@ def seat_for_game(agent: Agent, seed: int | None, key: SeedKey = ()) -> Agent:
     population (:func:`is_population`, as ``perturbed``), a member of its own drawn from
     ``seed`` (:func:`seat_member`), the member the population's own ``reset(seed)`` would
     pick; the population's own ``act`` is never called. The player is reset with
-    ``seed``, ``key`` (:func:`own_keys`: a spec's own ``seed=``) mixed in
-    (:func:`seed_int`); a ``None`` seed draws the member from fresh randomness and lets
-    the player keep its own random state.
+    ``seed``, ``key`` (:func:`seed_keys`: a spec's own ``seed=``) mixed in
+    (:func:`seed_int`), but for a population's member: the population's ``seed=`` picked
+    which population plays, and its member is drawn and reset from ``seed`` as without
+    it (as :func:`own_keys` gives the drivers that reset members themselves). A ``None``
+    seed draws the member from fresh randomness and lets the player keep its own random
+    state.
 
     The drivers that seat an agent per game, ``Llama-v0`` (through
     :func:`~llama_env.table.deal_table`), terminal play and the web app, all seat through
@@ -604,7 +608,7 @@ def seat_for_game(agent: Agent, seed: int | None, key: SeedKey = ()) -> Agent:
     :func:`resolve` the agent once); what the player's ``reset`` raises goes through as it
     is, for the caller to name the seat."""
     if is_population(agent):
-        agent = seat_member(agent, np.random.default_rng(seed))
+        agent, key = seat_member(agent, np.random.default_rng(seed)), ()
     reset_agent(agent, seed_int(seed, *key) if key and seed is not None else seed)
     return agent
 

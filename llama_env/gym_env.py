@@ -21,7 +21,6 @@ from llama_env.agent import (
     AgentSpec,
     SeedKey,
     agent_label,
-    own_keys,
     resolve,
     seed_keys,
 )
@@ -396,8 +395,9 @@ def _rules_from_json(rules: Any) -> Any:
 
 def _build_opponents(opponents: Any, num_players: int) -> tuple[list[Agent], list[SeedKey]]:
     """One agent per other seat from an agent, a name or spec, or a sequence of them,
-    and each one's own seed (:func:`~llama_env.agent.own_keys`: a spec's ``seed=``,
-    which :func:`deal_table` mixes into the seed of each episode's reset).
+    and each one's own seed (:func:`~llama_env.agent.seed_keys`: a spec's ``seed=``,
+    which :func:`deal_table` mixes into the seed of each episode's reset, but for a
+    population's member: :func:`~llama_env.agent.seat_for_game`).
 
     A name builds one agent per seat; an agent object is seated as it is, at every seat
     it is given for (a policy updated in place plays its newest weights), so the seats,
@@ -427,7 +427,7 @@ def _build_opponents(opponents: Any, num_players: int) -> tuple[list[Agent], lis
         except ValueError as exc:
             raise ValueError(f"opponents: {agent_label(agent)!r}, {where}: {exc}") from None
         agents.append(agent)
-    return agents, own_keys(agents, seed_keys(given))
+    return agents, seed_keys(given)
 
 
 def _spec_from_json(opponent: Any) -> Any:

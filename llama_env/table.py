@@ -440,7 +440,8 @@ def deal_table(
 
     Each opponent is first reset with a seed drawn from ``rng`` (so a seeded env replays
     the opponents' choices too), its own seed mixed in where ``keys`` (one per opponent,
-    :func:`~llama_env.agent.own_keys`) gives it one (``random:seed=5`` and
+    :func:`~llama_env.agent.seed_keys`; a population's is not mixed into its member's)
+    gives it one (``random:seed=5`` and
     ``random:seed=6`` play differently, as in evaluation), then the game is dealt from
     ``rng``. ``Llama-v0`` and
     the scalar VecEnv start every game through here, which is why the same generator

@@ -60,7 +60,6 @@ from llama_env.agent import (
     Agent,
     AgentSpec,
     is_path_parameter,
-    own_keys,
     parse_agent_spec,
     request_limits,
     resolve,
@@ -1234,7 +1233,7 @@ def build_agent(
         raise SessionError(
             f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
-    return seat_for_game(agent, seed, own_keys([agent], seed_keys([spec]))[0])
+    return seat_for_game(agent, seed, seed_keys([spec])[0])
 
 
 def start(session: GameSession) -> GameSession:

@@ -33,7 +33,6 @@ from llama_env.agent import (
     AgentLike,
     AgentSpec,
     agent_label,
-    own_keys,
     reset_agent,
     resolve,
     seat_for_game,
@@ -317,14 +316,14 @@ def _seat_agents(
     seats: list[Agent | None] = [None] * n
     labels = [f"player_{p}" for p in range(n)]
     built = []
-    keys = seed_keys([spec for _, spec in specs])
-    for (p, spec), key in zip(specs, keys, strict=True):
+    given = [spec for _, spec in specs]
+    for (p, spec), key in zip(specs, seed_keys(given), strict=True):
         labels[p] = agent_label(spec)
         with _blamed(labels, p):  # every game: its own seed, else one of its own drawing
             built.append(resolve(spec, seed=seeds[p + 1]))
-            seats[p] = seat_for_game(built[-1], seeds[p + 1], own_keys(built[-1:], [key])[0])
+            seats[p] = seat_for_game(built[-1], seeds[p + 1], key)
     players = [a for a in seats if a is not None]
-    warn_of_table([spec for _, spec in specs], rules, built=built, seated=players, stacklevel=3)
+    warn_of_table(given, rules, built=built, seated=players, stacklevel=3)
     return seats, labels
 
 

@@ -49,7 +49,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from llama_env.agent import Agent, SeedKey, own_keys, population_members, resolve, seat_member, seed_keys
+from llama_env.agent import Agent, SeedKey, population_members, resolve, seat_member, seed_keys
 from llama_env.batch import BatchGame
 from llama_env.engine import (
     MAX_PLAYERS,
@@ -284,12 +284,13 @@ class LlamaVecEnv(OneVecEnv):
         for agent in self._agents.values():  # a population's members checked once, not as each game seats one
             population_members(agent)
         self._keys: dict[str, SeedKey] = {}
-        """Per kind built by name, its spec's own ``seed=`` (:func:`~llama_env.agent.own_keys`),
-        which the scalar env mixes into each game's reset seed, as ``Llama-v0`` does."""
+        """Per kind built by name, its spec's own ``seed=`` (:func:`~llama_env.agent.seed_keys`),
+        which the scalar env mixes into each game's reset seed, as ``Llama-v0`` does (but
+        for a population's member: :func:`~llama_env.agent.seat_for_game`)."""
         for i, k in enumerate(self.mix.kinds):
             if k not in POLICY_KINDS and k not in self._agents:
                 self._agents[k] = resolve(k, seed=seed + 1000 + i)
-                self._keys[k] = own_keys([self._agents[k]], seed_keys([k]))[0]
+                self._keys[k] = seed_keys([k])[0]
         self.obs_version = check_obs_version(obs_version)
         self._self = PolicyAgent("self", obs_version=self.obs_version)
         self._past: list[PolicyAgent] = []
