@@ -147,11 +147,11 @@ def missing_dependency(what: str, extra: str = "train") -> Iterator[None]:
         raise CommandError(f"{needs(package)}; install the {extra!r} extra: {install_hint(extra)}", code=1) from None
 
 
-def import_or_exit(prog: str, extra: str, *modules: str, what: str = "this benchmark") -> None:
+def import_or_exit(prog: str, extra: str, *modules: str) -> None:
     """For a script outside ``llama-rl`` (a benchmark): import ``modules`` now, or exit 1
-    with one line, ``<prog>: error: <what> needs ...``, naming the extra that brings what
-    is missing (:func:`missing_dependency`)."""
-    _or_exit(prog, extra, what, lambda: [importlib.import_module(module) for module in modules])
+    with one line, ``<prog>: error: this benchmark needs ...``, naming the extra that
+    brings what is missing (:func:`missing_dependency`)."""
+    _or_exit(prog, extra, "this benchmark", lambda: [importlib.import_module(module) for module in modules])
 
 
 def extra_or_exit(prog: str, extra: str, what: str) -> None:
