@@ -245,6 +245,7 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
     path = Path(path)
     try:
         with load_arrays(path) as z:
+            names = z.files
             nets: dict[str, Layers] = {}
             for kind in ("value", "belief"):
                 layers, k = [], 0
@@ -258,18 +259,18 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
                     layers.append((w.astype(np.float32), b.astype(np.float32)))
                     k += 1
                 nets[kind] = layers
-            if not any(nets.values()) and (other := held_instead(z.files, "networks")) is not None:
-                raise ValueError(other)
     except Exception as exc:  # noqa: BLE001 - a bad archive raises many types
         why = str(exc) if type(exc) is ValueError else error_line(exc)  # our own reasons as they are
         raise ValueError(f"cannot load the search networks from {path}: {why}") from None
+    for kind, layers in nets.items():
+        if not layers:  # a policy given as networks is named as one
+            why = held_instead(names, "networks") or f"it has no {kind} network"
+            raise ValueError(f"cannot load the search networks from {path}: {why}")
     if players is None:
         players = _table_size(nets["belief"], path)
     for kind, out in (("value", 1), ("belief", (players - 1) * _NV)):
         width = OBS_SIZE_V1
         layers = nets[kind]
-        if not layers:
-            raise ValueError(f"cannot load the search networks from {path}: it has no {kind} network")
         for w, b in layers:
             if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],):
                 raise ValueError(
