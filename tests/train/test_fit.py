@@ -98,7 +98,9 @@ def test_a_fitted_file_is_searched_with_by_name_at_its_table_size(tmp_path):
         table.play_turn()
     assert searcher.searched > 0  # it searched at 3 players
     (tmp_path / "policy.npz").write_bytes(model.read_bytes())
-    with pytest.raises(ValueError, match=r"it holds a PPO policy \(give it as ppo:path=\.\.\. or --model\)"):
+    with pytest.raises(
+        ValueError, match=r"it holds a PPO policy \(give it as ppo:path=\.\.\., search:path=\.\.\. or --model\)"
+    ):
         SearchAgent(networks_path=tmp_path / "policy.npz")
 
 
