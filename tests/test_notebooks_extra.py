@@ -25,46 +25,41 @@ def test_every_notebook_names_the_extra_it_needs_in_its_first_cell() -> None:
         assert wanted in said, path.name
 
 
-def test_the_runner_without_nbclient_is_one_line_naming_the_extra() -> None:
+def _runner(blocked: str | None) -> subprocess.CompletedProcess[str]:
+    """``run_notebooks.py --help`` with the package ``blocked`` as if not installed (None:
+    all there); its stdout ends with the heavy packages it imported, sorted."""
     script = (
         "import runpy, sys\n"
-        "sys.modules['nbclient'] = None  # as if not installed\n"
-        "sys.argv = ['run_notebooks.py', '--help']\n"
-        "runpy.run_path('notebooks/run_notebooks.py', run_name='__main__')\n"
+        + (f"sys.modules[{blocked!r}] = None  # as if not installed\n" if blocked else "")
+        + "sys.argv = ['run_notebooks.py', '--help']\n"
+        "try:\n"
+        "    runpy.run_path('notebooks/run_notebooks.py', run_name='__main__')\n"
+        "finally:\n"
+        "    print(sorted({'torch', 'matplotlib', 'sb3_contrib'} & set(sys.modules)))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert proc.returncode == 1, proc.stderr
-    assert proc.stderr == (
-        "run_notebooks.py: error: running the notebooks needs the package 'nbclient', which is not installed; "
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def _needs(package: str) -> str:
+    return (
+        f"run_notebooks.py: error: running the notebooks needs the package '{package}', which is not installed; "
         f"install the 'notebooks' extra: {install_hint('notebooks')}\n"
     )
+
+
+def test_the_runner_without_nbclient_is_one_line_naming_the_extra() -> None:
+    proc = _runner("nbclient")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == _needs("nbclient")
 
 
 def test_the_runner_finds_every_package_of_the_extra_without_importing_them() -> None:
     """With Jupyter installed but not the extra, every notebook failed at its first cell
     with "No module named 'pandas'", naming no extra: the runner checked only nbclient and
     nbformat. It now finds each package the extra brings, importing none of them."""
-    script = (
-        "import runpy, sys\n"
-        "sys.modules['pandas'] = None  # as if not installed\n"
-        "sys.argv = ['run_notebooks.py', '--help']\n"
-        "try:\n"
-        "    runpy.run_path('notebooks/run_notebooks.py', run_name='__main__')\n"
-        "finally:\n"
-        "    print(sorted({'torch', 'matplotlib', 'sb3_contrib'} & set(sys.modules)))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    proc = _runner("pandas")
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr == (
-        "run_notebooks.py: error: running the notebooks needs the package 'pandas', which is not installed; "
-        f"install the 'notebooks' extra: {install_hint('notebooks')}\n"
-    )
+    assert proc.stderr == _needs("pandas")
     assert proc.stdout == "[]\n"  # nothing heavy imported to find them
-    installed = subprocess.run(
-        [sys.executable, "-c", script.replace("sys.modules['pandas'] = None", "")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    installed = _runner(None)
     assert installed.returncode == 0 and installed.stdout.endswith("\n[]\n"), installed.stderr
