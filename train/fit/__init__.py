@@ -25,6 +25,7 @@ from agents.base import ARCHIVE_KINDS, agent_path, number
 from agents.ppo import MODELS_DIR, load_actor
 from agents.search import networks_table_size
 from llama_env._atomic import check_writable_folder, write_target
+from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import brief
 from train.training.run_dir import save_aside
 
@@ -106,8 +107,6 @@ def agent_spec(name: str, **files: str | Path) -> str:
     then :func:`agents.base.agent_path`): a comma cuts it in two, a ``:key=`` in a path
     starts a parameter (``runs/x:seed=1.npz``), a folder named ``~`` prints as the home
     folder. A ``ValueError`` in one line naming the spec otherwise."""
-    from llama_env.agent import AgentSpec, parse_agent_list
-
     spec = AgentSpec(name, dict(files)).label
     try:
         (parsed,) = parse_agent_list(spec, check=False)
