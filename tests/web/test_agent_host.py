@@ -394,7 +394,7 @@ def test_an_agent_that_cannot_be_seeded_is_seated_without_a_warning(monkeypatch,
                 serving = threading.Thread(target=train.play.agent_host._main, args=(child, 0, 4))
                 serving.start()
                 server.send(("build", 0, "tw_unseeded", {}, 7))
-                assert server.recv() == (True, 0)
+                assert server.recv() == (True, (0, None))  # its observation version and table sizes
                 server.close()
                 serving.join(10)
             else:
@@ -407,3 +407,22 @@ def test_an_agent_that_cannot_be_seeded_is_seated_without_a_warning(monkeypatch,
     finally:
         for table in (registry._REGISTRY, registry._DOCS, registry._GROUPS):
             table.pop("tw_unseeded", None)
+
+
+def test_a_hosted_agent_says_what_it_warns_of_at_a_table_as_at_home(host):
+    """The page said nothing of a costly agent at a table it does not fit: the child's
+    agent answered only ``act`` and ``reset``, so a ``search:worlds=16`` at 3 players
+    (which does not search there) or one playing a 2-player model at 4 players looked
+    like any other seat. It answers ``table_sizes`` and ``forewarn`` as at home."""
+    from agents.ppo import DEFAULT_MODEL_ZIP
+    from llama_env.agent import table_warnings
+    from llama_env.engine import Rules
+
+    unused = AgentSpec("search", {"worlds": 16})
+    remote = host.agent(unused, 0)
+    said = [str(w) for w in table_warnings([unused], Rules(num_players=3), [remote])]
+    assert said == [str(w) for w in table_warnings([unused], Rules(num_players=3))]
+    assert len(said) == 1 and "does not search at a 3-player table" in said[0]
+    assert remote.forewarn(Rules(num_players=3)) is None  # said once, in the child as at home
+    sized = AgentSpec("search", {"path": str(DEFAULT_MODEL_ZIP.parent / "ppo_llama_2p.npz")})
+    assert host.agent(sized, 0).table_sizes == (2,)

@@ -1676,10 +1676,12 @@ def test_watching_agents_shows_every_hand_and_a_bad_agent_the_servers_error(site
 
     box = driver.find_elements(By.CSS_SELECTOR, "#seat-rows input")[1]
     box.clear()
-    box.send_keys("greedy")
+    box.send_keys("search:worlds=16")  # which does not search at 3 players: the page says so
     driver.find_element(By.ID, "start").click()
     state = idle(driver, "window.llamaState.mode === 'watch'")
     assert driver.find_element(By.ID, "setup-error").text == ""
+    assert len(state["warnings"]) == 1 and shown(driver, "table-warnings")
+    assert driver.find_element(By.ID, "table-warnings").text == f"Note: {state['warnings'][0]}"
     assert shown(driver, "watch-controls") and not shown(driver, "you") and not shown(driver, "invites")
     for _ in range(3):
         driver.find_element(By.ID, "step").click()

@@ -24,6 +24,7 @@ from train.play.session import (
     AWAY_SECONDS,
     TURN_SECONDS,
     GameSession,
+    Seated,
     SessionError,
     SessionStore,
     new_game,
@@ -483,7 +484,7 @@ def test_a_seat_handed_to_a_costly_agent_puts_the_game_in_the_slow_lane():
     session.look(1 - turn)
     away(session, turn)
     assert not session.slow
-    session.hand_over(1 - turn, turn, lambda: (_Apart(), "search"))
+    session.hand_over(1 - turn, turn, lambda: Seated(_Apart(), "search", []))
     assert session.apart and session.slow and session.left == {turn: "search"}
 
 
@@ -588,3 +589,31 @@ def test_a_history_of_schema_1_is_brought_up_to_date_when_opened(tmp_path):
     assert con.execute("PRAGMA user_version").fetchone()[0] == history_module.SCHEMA_VERSION
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()
+
+
+def test_the_page_says_what_the_agents_warn_of_at_this_table_a_hand_over_s_too():
+    """``serve`` seated a model trained at other table sizes, or a ``search:worlds=16``
+    at 3 players (where it does not search), without a word to anyone at the table,
+    where ``eval``, ``play`` and ``watch`` warn: the view's ``warnings`` say it, each
+    once, with the model named as the page named it, never the server's paths."""
+    from agents.ppo import DEFAULT_MODEL_ZIP
+
+    store = SessionStore(entropy=0)
+    with make_client(store, model_dirs=[DEFAULT_MODEL_ZIP.parent]) as client:
+        state = create(client, "Ann", "Bob", "@ppo:path=ppo_llama_2p.npz")
+        sized = (
+            "agent 'ppo:path=ppo_llama_2p.npz' was trained at 2 players only; it plays this 3-player table "
+            "as a table size it never saw"
+        )
+        assert state["warnings"] == [sized]
+        assert str(DEFAULT_MODEL_ZIP.parent) not in json.dumps(state)
+        assert create(client, "Ann", "@heuristic", "@ppo")["warnings"] == []
+        tokens = {link["seat"]: link["token"] for link in state["links"]}
+        session = store.get(state["id"])
+        client.get(f"/api/games/{session.id}", headers=as_(tokens[1]))  # Bob opens his link
+        until_turn_of(client, session, tokens[0], 1)
+        r = hand_over(client, session.id, tokens[1], seat=1, agent="search:worlds=16")  # Bob leaves
+        assert r.status_code == 200, r.text
+        said = client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()["warnings"]
+        assert said[0] == sized and len(said) == 2
+        assert said[1].startswith("SearchAgent(worlds=16) does not search at a 3-player table")

@@ -9,7 +9,7 @@ computes, and the child runs at a lower priority (``nice``), so that on a busy m
 the operating system serves the other games first.
 
 :class:`AgentHost` starts the child on first use; :class:`RemoteAgent` stands in for an
-agent of the table driver: it answers ``act`` and ``reset`` by asking the child, and
+agent of the table driver: it answers ``act``, ``reset`` and ``forewarn`` by asking the child, and
 its decisions are exactly those of the same agent built in the server.
 """
 
@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from llama_env._install import MissingExtra
-from llama_env.agent import Agent, AgentSpec, reset_agent, resolve
+from llama_env.agent import Agent, AgentSpec, forewarn, reset_agent, resolve, table_sizes
+from llama_env.engine import Rules
 
 __all__ = ["AgentHost", "AgentHostFull", "AgentLost", "RemoteAgent", "NICENESS"]
 
@@ -94,8 +95,10 @@ class AgentHost:
         with self._lock:
             self._keys += 1
             key = self._keys
-        obs_version = self.call("build", key, spec.name, dict(spec.params), seed)
-        return RemoteAgent(self, key, int(obs_version), spec, seed)
+        obs_version, sizes = self.call("build", key, spec.name, dict(spec.params), seed)
+        agent = RemoteAgent(self, key, int(obs_version), spec, seed)
+        agent.table_sizes = sizes
+        return agent
 
     @property
     def alive(self) -> bool:
@@ -132,6 +135,9 @@ class RemoteAgent:
         self.name = spec.label
         self.rebuilt = 0
         """How many times it was built again after its child stopped."""
+        self.table_sizes: tuple[int, ...] | None = None
+        """The table sizes the agent in the child says it was made for
+        (:func:`~llama_env.agent.table_sizes`), told when it was built."""
 
     def _ask(self, *message: Any) -> Any:
         try:
@@ -147,6 +153,12 @@ class RemoteAgent:
     def reset(self, seed: int | None = None) -> None:
         self.seed = seed
         self._ask("reset", self.key, seed)
+
+    def forewarn(self, rules: Rules) -> Warning | None:
+        """What the agent in the child forewarns of at a table of ``rules``
+        (:func:`~llama_env.agent.forewarn`), which it then does not say at the table."""
+        warning = self._ask("forewarn", self.key, rules)
+        return warning if isinstance(warning, Warning) else None
 
     def close(self) -> None:
         """Let the child forget this agent (a child that stopped forgot it already)."""
@@ -179,7 +191,7 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                     continue
                 name, params, seed = args
                 agents[key] = resolve(AgentSpec(name, params), seed)  # seeded each game: no word on one that cannot be
-                value = getattr(agents[key], "obs_version", 0)
+                value = (getattr(agents[key], "obs_version", 0), table_sizes(agents[key]))
             elif kind == "drop":
                 agents.pop(key, None)
             else:
@@ -189,6 +201,8 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                     continue
                 if kind == "act":
                     value = int(agent.act(*args))
+                elif kind == "forewarn":
+                    value = forewarn(agent, args[0])
                 else:
                     reset_agent(agent, args[0])
             conn.send((True, value))

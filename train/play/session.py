@@ -59,12 +59,14 @@ from llama_env._install import MissingExtra
 from llama_env.agent import (
     Agent,
     AgentSpec,
+    forewarn,
     is_path_parameter,
     parse_agent_spec,
     request_limits,
     resolve,
     seat_for_game,
     seed_keys,
+    table_warnings,
 )
 from llama_env.engine import (
     DEFAULT_RULES,
@@ -367,6 +369,10 @@ class GameSession:
         """The seat the table waits for, after how many moves, and since when (one value,
         replaced whole: a view reads it without the lock)."""
         self.history_id: int | None = None
+        self.warnings: list[str] = []
+        """What the page says of the agents at this table, each once: one made for other
+        table sizes or rules, a ``search`` whose networks go unused here (:func:`build_agent`);
+        the server's console would reach no player."""
         self.agent_seconds = 0.0
         self.agent_moves = 0
         self.apart = _runs_apart(agents)
@@ -571,7 +577,8 @@ class GameSession:
         kept ones when ``None``; at most :data:`MAX_EVENTS`, the latest). Once the game
         is over, ``history_id`` is its id in the history, ``None`` when it was not saved;
         ``saving`` is true while that is not known yet. ``joined`` lists the people's
-        seats whose page has come (a link opened), ``away`` those the table may hand on."""
+        seats whose page has come (a link opened), ``away`` those the table may hand on;
+        ``warnings``, what the agents at the table warn of (:attr:`warnings`)."""
         frames = list(self._frames)  # a copy: the thread that moves may append and trim meanwhile
         roles = self._roles  # one value: a hand-over replaces it whole
         over_done = self._over_done  # (read before history_id: on_over sets that, then this)
@@ -612,6 +619,7 @@ class GameSession:
             "joined": [p for p in roles.people if self.has_come(p)],
             "left": sorted(roles.left),
             "can_leave": not game_over and self._others_play_on(viewer, roles.people, away),
+            "warnings": self.warnings,
         }
         if viewer is not None:
             hand = state.hands[viewer]
@@ -663,11 +671,12 @@ class GameSession:
         page has come and is not away (else the game would wait for nobody)."""
         return viewer in people and any(p != viewer and self.has_come(p) and p not in away for p in people)
 
-    def hand_over(self, viewer: Viewer, seat: object, agent: Callable[[], tuple[Agent, str]]) -> None:
+    def hand_over(self, viewer: Viewer, seat: object, agent: Callable[[], Seated]) -> None:
         """Give a person's seat to an agent, then let the agents move until a person must
         act: one's own seat, to leave the table (while another person plays on), or the
         seat the table waits for when its person is away (:meth:`away`). ``agent()``
-        builds the agent and says its label; it is called once the request is found sound.
+        builds the agent (:func:`build_agent`); it is called once the request is found
+        sound. What it warns of at this table joins :attr:`warnings`.
 
         A person who had opened their link *left*: their token still shows the seat and
         moves nothing, and the history rates them last in the game (``forfeit`` of
@@ -700,7 +709,8 @@ class GameSession:
                 f"the move: a seat is handed over after {AWAY_SECONDS:.0f} s away or a {TURN_SECONDS:.0f} s wait",
                 409,
             )
-        built, label = agent()
+        built, label, said = agent()
+        self.warnings = list(dict.fromkeys([*self.warnings, *said]))  # (replaced whole: a view may read it meanwhile)
         self.table.agents[seat] = built
         joined = self.has_come(seat) or seat == viewer
         self._roles = self._roles.handing(seat, label if joined else None, self.seq + 1)  # (its frame is the next)
@@ -1182,22 +1192,37 @@ def new_game(
     names = agent_display_names([name if spec is None else spec.label for name, spec in zip(names, specs, strict=True)])
     seeds = _seeds(seed, secret, n + 1, fresh)
     agents: list[Agent | None] = []
+    said: list[str] = []
     for p, spec in enumerate(specs):
         if spec is None:
             agents.append(None)
             continue
         try:
-            agents.append(build_agent(spec, seeds[p + 1], f"seat {p}", policy=policy, build=build))
+            seated = build_agent(spec, seeds[p + 1], f"seat {p}", rules=rules, policy=policy, build=build)
         except SessionError:
             _close_agents(agents)  # the seats built before this one are not kept anywhere
             raise
+        agents.append(seated.agent)
+        said += seated.warnings
     labels = [PERSON if spec is None else spec.label for spec in specs]
     game = LlamaGame(rules=rules, rng=seeds[0])
     mode = "play" if any(a is None for a in agents) else "watch"
     session = GameSession(game, agents, names=names, labels=labels, mode=mode)
+    session.warnings = list(dict.fromkeys(said))  # (two seats of one spec: said once)
     if typed:  # the history rates a person by the name typed, not the table's display name
         session.context["names_given"] = {str(p): name for p, name in typed.items()}
     return session
+
+
+class Seated(NamedTuple):
+    """An agent made for a seat (:func:`build_agent`)."""
+
+    agent: Agent
+    """The player that sits there (a population's member, for a population)."""
+    label: str
+    """The agent's spec, as the page gave it."""
+    warnings: list[str]
+    """What it warns of at the table, as the page says it (:attr:`GameSession.warnings`)."""
 
 
 def build_agent(
@@ -1205,10 +1230,11 @@ def build_agent(
     seed: int,
     what: str,
     *,
+    rules: Rules,
     policy: AgentPolicy,
     build: Callable[[AgentSpec, int], Agent] | None = None,
-) -> Agent:
-    """The agent of ``spec`` (checked by ``policy``), built by ``build(spec, seed)``
+) -> Seated:
+    """The agent of ``spec`` (checked by ``policy``) for a seat at a table of ``rules``, built by ``build(spec, seed)``
     (default: the registry, through :func:`~llama_env.agent.resolve`, silent on an agent
     that cannot be seeded, as each game is seeded here) and reset to ``seed``, the spec's
     own ``seed=`` mixed in as play, watch, evaluation and ``Llama-v0`` mix it
@@ -1218,7 +1244,11 @@ def build_agent(
     population, whose own ``act`` no driver calls; what fails is a :class:`SessionError`
     naming ``what`` and the agent (a 429 when the process of costly agents is full), its
     model's paths as the page names them (:meth:`AgentPolicy.on_the_page`) and, for a path
-    that names nothing, where the server reads it (:meth:`AgentPolicy.where_names_lead`)."""
+    that names nothing, where the server reads it (:meth:`AgentPolicy.where_names_lead`).
+
+    What the agent warns of at the table (:func:`~llama_env.agent.table_warnings`: a
+    model trained at other table sizes or rules, a ``search`` whose networks go unused
+    there) comes with it, worded for the page, and the agent says it no more as it plays."""
     try:
         full = policy.resolve_paths(spec)
         agent = build(full, seed) if build is not None else resolve(full, seed)
@@ -1233,7 +1263,11 @@ def build_agent(
         raise SessionError(
             f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
-    return seat_for_game(agent, seed, seed_keys([spec])[0])
+    said = [policy.on_the_page(str(w)) for w in table_warnings([spec], rules, [agent])]
+    player = seat_for_game(agent, seed, seed_keys([spec])[0])
+    if player is not agent:  # a population's member: told too, so that it says nothing at the table
+        forewarn(player, rules)
+    return Seated(player, spec.label, said)
 
 
 def start(session: GameSession) -> GameSession:

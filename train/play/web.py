@@ -80,6 +80,7 @@ from train.play.session import (
     MAX_STEP,
     AgentPolicy,
     GameSession,
+    Seated,
     SessionError,
     SessionStore,
     build_agent,
@@ -485,11 +486,12 @@ class _App:
         spec = self.policy.spec(HAND_OVER_AGENT if body.get("agent") is None else body["agent"], "agent")
         seed = self.store.fresh_seed()
 
-        def agent() -> tuple[Agent, str]:
-            built = self.making_room(
-                lambda: build_agent(spec, seed, f"seat {body['seat']}", policy=self.policy, build=self.build)
+        def agent() -> Seated:
+            return self.making_room(
+                lambda: build_agent(
+                    spec, seed, f"seat {body['seat']}", rules=session.game.rules, policy=self.policy, build=self.build
+                )
             )
-            return built, spec.label
 
         change = partial(session.hand_over, viewer, body["seat"], agent)
         lane = self.slow_games if costly(spec.name) else self.lane(session)

@@ -715,6 +715,7 @@ function disableInput() {
 function render() {
   if (!game || queue.length) return;  // (moves still to show: the table shown is not the state at rest)
   drawTable(game.table, true);
+  showTableWarnings(game.warnings || []);
   if (game.mode === "play") {
     const waiting = game.table.seats[game.table.current_player].name;
     const me = game.table.seats[game.seat];
@@ -740,6 +741,18 @@ function render() {
   $("leave").classList.toggle("hidden", !canLeave());
   navGame();
   askedStill();
+}
+
+// What the server says of the agents at this table (a model trained at other table sizes
+// or rules, a search whose networks go unused here): they play all the same, and a person
+// choosing them would want to know. Written again only when it changes.
+function showTableWarnings(warnings) {
+  const box = $("table-warnings");
+  const text = warnings.join("\n");
+  if (box.dataset.text === text) return;
+  box.dataset.text = text;
+  box.replaceChildren(...warnings.map((w) => el("p", { text: `Note: ${w}` })));
+  box.classList.toggle("hidden", !warnings.length);
 }
 
 // The table waits for a person whose page has not come yet (game.joined: their link not
