@@ -413,7 +413,8 @@ def test_a_hosted_agent_says_what_it_warns_of_at_a_table_as_at_home(host):
     """The page said nothing of a costly agent at a table it does not fit: the child's
     agent answered only ``act`` and ``reset``, so a ``search:worlds=16`` at 3 players
     (which does not search there) or one playing a 2-player model at 4 players looked
-    like any other seat. It answers ``table_sizes`` and ``forewarn`` as at home."""
+    like any other seat. It answers ``table_sizes`` and ``forewarn`` as at home, and an
+    agent built again in a new child is told again (it said it at the table)."""
     from agents.ppo import DEFAULT_MODEL_ZIP
     from llama_env.agent import table_warnings
     from llama_env.engine import Rules
@@ -424,5 +425,9 @@ def test_a_hosted_agent_says_what_it_warns_of_at_a_table_as_at_home(host):
     assert said == [str(w) for w in table_warnings([unused], Rules(num_players=3))]
     assert len(said) == 1 and "does not search at a 3-player table" in said[0]
     assert remote.forewarn(Rules(num_players=3)) is None  # said once, in the child as at home
+    host._process.kill()  # type: ignore[union-attr]
+    host._process.join()  # type: ignore[union-attr]
+    remote.reset(1)  # built again in a new child, and told again: it would say it at the table
+    assert remote.rebuilt == 1 and host.call("forewarn", remote.key, Rules(num_players=3)) is None
     sized = AgentSpec("search", {"path": str(DEFAULT_MODEL_ZIP.parent / "ppo_llama_2p.npz")})
     assert host.agent(sized, 0).table_sizes == (2,)

@@ -138,6 +138,8 @@ class RemoteAgent:
         self.table_sizes: tuple[int, ...] | None = None
         """The table sizes the agent in the child says it was made for
         (:func:`~llama_env.agent.table_sizes`), told when it was built."""
+        self._forewarned: Rules | None = None
+        """The rules it was forewarned of (:meth:`forewarn`): an agent built again is told too."""
 
     def _ask(self, *message: Any) -> Any:
         try:
@@ -145,6 +147,8 @@ class RemoteAgent:
         except AgentLost:
             self.host.call("build", self.key, self.spec.name, dict(self.spec.params), self.seed)
             self.rebuilt += 1
+            if self._forewarned is not None:  # what the page said already it says no more at the table
+                self.host.call("forewarn", self.key, self._forewarned)
             return self.host.call(*message)  # a second loss is the caller's
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -158,6 +162,7 @@ class RemoteAgent:
         """What the agent in the child forewarns of at a table of ``rules``
         (:func:`~llama_env.agent.forewarn`), which it then does not say at the table."""
         warning = self._ask("forewarn", self.key, rules)
+        self._forewarned = rules
         return warning if isinstance(warning, Warning) else None
 
     def close(self) -> None:
