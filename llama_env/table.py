@@ -24,7 +24,8 @@ range, and legal; otherwise :class:`~llama_env.engine.IllegalActionError` names 
 agent, the seat, what is wrong and the legal actions, and the game is left untouched.
 An agent whose ``act``, ``act_batch`` or ``reset`` raises is named the same way: the
 driver raises :class:`AgentError` with the agent, its seat and the first line of its
-error, the agent's own exception as the ``__cause__``.
+error, the agent's own exception as the ``__cause__`` (an ``act_batch`` that answers in
+the wrong shape is an :class:`AgentError` naming the agent too).
 
 A :class:`TableListener` hears every move (after it is validated, just before it is
 applied, so it still sees the state the mover saw) and every round's result; a
@@ -82,7 +83,8 @@ _DRAW = int(Action.DRAW)
 
 
 class AgentError(RuntimeError):
-    """An agent failed at a table: its ``act``, ``act_batch`` or ``reset`` raised.
+    """An agent failed at a table: its ``act``, ``act_batch`` or ``reset`` raised, or its
+    ``act_batch`` answered in the wrong shape (not one action per observation).
 
     The message names the agent and its seat (``agent 'x' at seat 1: RuntimeError:
     ...``), as :attr:`agent` and :attr:`seat` do (``seat`` is ``None`` where one call
@@ -376,7 +378,8 @@ def advance_all(tables: Sequence[Table]) -> list[tuple[int, RoundResult]]:
     agent object; an agent with ``act_batch(observations, masks)`` answers its whole
     group in one call (``(B, OBS_SIZE)`` float32 and ``(B, 9)`` bool), unless the group
     is smaller than its :func:`~llama_env.agent.batch_from`; any other agent one decision
-    at a time. Answers are validated and applied as in :meth:`Table.apply`.
+    at a time. Answers are validated and applied as in :meth:`Table.apply`; an
+    ``act_batch`` answer of the wrong shape is an :class:`AgentError` naming the agent.
     Returns ``(table index, result)`` for every round that ended, in order.
     """
     ended: list[tuple[int, RoundResult]] = []
@@ -559,8 +562,8 @@ class BatchTable:
     default), from :meth:`BatchGame.observation`. Answers are validated by the one rule of
     :class:`Table`: one integer action per game, legal in that game; otherwise an
     :class:`~llama_env.engine.IllegalActionError` names the agent, the game, the seat, what
-    is wrong and the legal actions (a wrong shape is a ``ValueError`` naming the agent), and
-    no game has moved.
+    is wrong and the legal actions (an ``act_batch`` answer of the wrong shape is an
+    :class:`AgentError` naming the agent), and no game has moved.
     """
 
     __slots__ = (
