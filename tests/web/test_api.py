@@ -6,6 +6,7 @@ replays a game exactly. (The hostile cases are in test_security.py.)"""
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import numpy as np
 import pytest
@@ -534,6 +535,25 @@ def test_finished_games_go_to_the_history_with_ratings(tmp_path):
         assert client.get(path).status_code == 404
     assert client.get("/api/history", params={"limit": 0}).status_code == 400
     assert make_client().get("/api/history").status_code == 404  # a server without a history says so
+
+
+def test_a_damaged_saved_game_is_refused_alone_without_the_servers_path(tmp_path, caplog):
+    """One saved game whose record was damaged outside the app was answered as the whole
+    history being unreadable: a 503 "the game history cannot be read: <the server's path>:
+    saved game 1 is damaged (JSONDecodeError ...)". It is a 500 of its own, naming the game
+    and not the file (the server's log has the detail); the list and the other games read."""
+    history = History(tmp_path / "h2.sqlite3")
+    client = make_client(history=history)
+    damaged, whole = (finish(client, create(client, "@heuristic", "@random", seed=s))["history_id"] for s in (1, 2))
+    with sqlite3.connect(history.path) as conn:
+        conn.execute("UPDATE games SET record = '{not json' WHERE id = ?", (damaged,))
+    with caplog.at_level("ERROR", logger="llama_rl.serve"):
+        for r in (client.get(f"/api/history/{damaged}"), client.post(f"/api/history/{damaged}/replay", json={})):
+            assert (r.status_code, r.json()) == (500, {"error": f"saved game {damaged} is damaged and cannot be shown"})
+    assert f"{history.path}: saved game {damaged} is damaged (JSONDecodeError" in caplog.text
+    assert client.get("/api/history").json()["count"] == 2
+    assert client.get(f"/api/history/{whole}").status_code == 200
+    assert client.post(f"/api/history/{whole}/replay", json={}).status_code == 201
 
 
 def play_to_the_end(client, state: dict, tokens: dict) -> dict:

@@ -66,6 +66,7 @@ log = logging.getLogger("llama_rl.serve")
 __all__ = [
     "History",
     "HistoryError",
+    "DamagedGameError",
     "UnknownGameError",
     "default_path",
     "SCHEMA_VERSION",
@@ -147,6 +148,16 @@ class HistoryError(ValueError):
     """The history file cannot be used (not a database, damaged, another program's,
     newer than this llama-rl, or a disk error): the message is one line that names the
     file and what to do."""
+
+
+class DamagedGameError(HistoryError):
+    """One saved game cannot be read (its row was damaged outside this module: by hand, a
+    broken disk), where the rest of the history can: the message names the file and the
+    game for the server's log, and :attr:`game_id` says which game it is."""
+
+    def __init__(self, message: str, game_id: int) -> None:
+        super().__init__(message)
+        self.game_id = game_id
 
 
 class UnknownGameError(KeyError):
@@ -542,7 +553,8 @@ class History:
 
     def record(self, game_id: int) -> dict[str, Any]:
         """The record of saved game ``game_id``, as saved (replay it with
-        :meth:`GameRecording.from_json`); :class:`UnknownGameError` if there is none."""
+        :meth:`GameRecording.from_json`); :class:`UnknownGameError` if there is none,
+        :class:`DamagedGameError` if its record is not a JSON object."""
         if isinstance(game_id, bool) or not isinstance(game_id, int):
             raise ValueError(f"a game id is an integer, got {game_id!r}")
         with self._connection("read") as conn:
@@ -552,9 +564,13 @@ class History:
         try:
             data = json.loads(row[0])
         except (TypeError, ValueError, RecursionError) as exc:
-            raise HistoryError(f"{self.path}: saved game {game_id} is damaged ({error_line(exc, 120)})") from None
+            raise DamagedGameError(
+                f"{self.path}: saved game {game_id} is damaged ({error_line(exc, 120)})", game_id
+            ) from None
         if not isinstance(data, dict):
-            raise HistoryError(f"{self.path}: saved game {game_id} is damaged (its record is not a JSON object)")
+            raise DamagedGameError(
+                f"{self.path}: saved game {game_id} is damaged (its record is not a JSON object)", game_id
+            )
         return data
 
     def ratings(self) -> list[dict[str, Any]]:

@@ -74,7 +74,7 @@ from llama_env.agent import Agent, AgentSpec, costly, describe, parse_agent_spec
 from llama_env.engine import MAX_PLAYERS, brief, error_line
 from train.play._uvicorn import timely_protocol
 from train.play.agent_host import AgentHost
-from train.play.history import History, HistoryError
+from train.play.history import DamagedGameError, History, HistoryError
 from train.play.session import (
     HAND_OVER_AGENT,
     MAX_STEP,
@@ -535,6 +535,9 @@ class _App:
             return self._history().record(int(text))
         except LookupError:
             raise SessionError("no such saved game", 404) from None
+        except DamagedGameError as exc:  # this game alone: the rest of the history reads, and the file stays unnamed
+            log.error("the history failed: %s", exc)
+            raise SessionError(f"saved game {exc.game_id} is damaged and cannot be shown", 500) from None
 
     async def history_record(self, request: Request) -> Response:
         return JSONResponse(await self.work(partial(self._saved_record, request), self.disk))
