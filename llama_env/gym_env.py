@@ -34,6 +34,7 @@ from llama_env.engine import (
     RoundResult,
     Rules,
     action_index,
+    brief,
     check_flag,
     check_seed,
     is_int,
@@ -110,9 +111,9 @@ class LlamaEnv(gym.Env):
     ## Arguments
     * ``num_players``: 2..6 (default 4).
     * ``opponents``: an agent object or a registered agent name (``"random"``,
-      ``"heuristic"``, ...) used for every other seat, or a sequence of ``num_players - 1``
-      of them, for the other seats in turn order from the learner's left. Names are built
-      once per seat. Default ``"random"``.
+      ``"heuristic"``, ...) used for every other seat, or a sequence (a list, a tuple, a 1-D
+      array) of ``num_players - 1`` of them, for the other seats in turn order from the
+      learner's left. Names are built once per seat. Default ``"random"``.
     * ``seat``: the learner's seat, an int, or ``"random"`` to draw it each episode
       (default 0).
     * ``reward``: ``"game"``, ``"round"`` or ``"shaped"``.
@@ -146,7 +147,7 @@ class LlamaEnv(gym.Env):
     def __init__(
         self,
         num_players: int = DEFAULT_NUM_PLAYERS,
-        opponents: AgentLike | Sequence[AgentLike] = "random",
+        opponents: AgentLike | Sequence[AgentLike] | np.ndarray = "random",
         seat: int | str = 0,
         reward: str = DEFAULT_REWARD,
         *,
@@ -402,8 +403,21 @@ def _build_opponents(opponents: Any, num_players: int) -> tuple[list[Agent], lis
     A name builds one agent per seat; an agent object is seated as it is, at every seat
     it is given for (a policy updated in place plays its newest weights), so the seats,
     and every env made with it, share its random state (docs/env.md says so); a
-    population seats a member of its own at each seat of each game (:func:`deal_table`)."""
+    population seats a member of its own at each seat of each game (:func:`deal_table`).
+    A 1-D array is the list of its entries; bytes are refused (``b"random"`` was a
+    sequence of six opponents, one per byte)."""
     k = num_players - 1
+    if isinstance(opponents, np.ndarray):
+        if opponents.ndim > 1:
+            raise ValueError(
+                f"opponents: an array of them must be 1-D, one per other seat, got shape {opponents.shape}"
+            )
+        opponents = opponents.tolist()  # numpy's strings as str, its objects as they are
+    if isinstance(opponents, (bytes, bytearray, memoryview)):
+        raise ValueError(
+            "opponents must be an agent, a registered name or spec (a str), an AgentSpec, or a list of "
+            f"{k} of them; got {brief(opponents)} ({type(opponents).__name__})"
+        )
     if isinstance(opponents, str) or not isinstance(opponents, Sequence):
         spec = [opponents] * k
     else:

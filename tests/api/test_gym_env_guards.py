@@ -87,3 +87,22 @@ def test_make_refuses_an_opponent_class_naming_the_instance_to_pass(opponents):
     match = rf"^opponents: {where} to the learner's left: got the class RandomAgent: pass an instance, RandomAgent\(\)$"
     with pytest.raises(ValueError, match=match):
         gym.make("Llama-v0", num_players=3, opponents=given)
+
+
+def test_make_takes_a_1d_array_of_opponents_as_its_list():
+    """np.array(["random"] * 3) was taken as one opponent: "opponents: 1 seat to the
+    learner's left: an agent must have act(...), got array([...])"."""
+    env = gym.make("Llama-v0", num_players=4, opponents=np.array(["random", "greedy", "random"]))
+    assert [type(o).__name__ for o in env.unwrapped.opponents] == ["RandomAgent", "GreedyAgent", "RandomAgent"]
+    with pytest.raises(
+        ValueError, match=r"^opponents: an array of them must be 1-D, one per other seat, got shape \(1, 3\)$"
+    ):
+        gym.make("Llama-v0", num_players=4, opponents=np.array([["random"] * 3]))
+
+
+@pytest.mark.parametrize("given", [b"random", bytearray(b"random")])
+def test_make_refuses_bytes_as_opponents_saying_what_they_may_be(given):
+    """b"random" was read byte by byte: "opponents: 4 players need 3 opponents, got 6"."""
+    match = r"^opponents must be an agent, a registered name or spec \(a str\), an AgentSpec, or a list of 3 of them; "
+    with pytest.raises(ValueError, match=match + rf"got .*b'random'.* \({type(given).__name__}\)$"):
+        gym.make("Llama-v0", num_players=4, opponents=given)
