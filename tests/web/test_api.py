@@ -844,6 +844,27 @@ def test_llama_rl_serve_refuses_an_empty_history_or_models_path(tmp_path, monkey
     assert served == [] and not (tmp_path / "real.sqlite3").exists()
 
 
+def test_llama_rl_serve_refuses_a_host_with_a_port_or_a_scheme_or_none(monkeypatch, capsys):
+    """``--host 127.0.0.1:8000`` or ``--host http://...`` failed to bind with "cannot serve
+    on 127.0.0.1:8000:8739: Name or service not known", and ``--host ""`` the same: each is
+    now a usage error that says what --host takes, as --allow-host's is; ``[::1]`` is
+    ``::1``."""
+    import train.play.web
+    from train.cli import main
+
+    bound = []
+    monkeypatch.setattr(train.play.web, "bind", lambda host, port: bound.append(host))  # (serve takes it)
+    monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: None)
+    for host in ["127.0.0.1:8000", "http://127.0.0.1", "", " ", "[::1]:8000"]:
+        assert main(["serve", "--port", str(_free_port()), "--no-history", "--host", host]) == 2, host
+        err = capsys.readouterr().err
+        assert err.startswith("usage:") and "argument --host: a host name or address without a scheme or port" in err
+        assert f"got {host!r}" in err.strip().splitlines()[-1], err
+    assert bound == []
+    assert main(["serve", "--port", str(_free_port()), "--no-history", "--host", "[::1]"]) == 0
+    assert bound == ["::1"] and "http://[::1]:" in capsys.readouterr().out
+
+
 def test_a_null_field_means_its_default(client, store):
     """JSON ``null`` for an optional integer field is the field left out (found by the
     security fuzz: ``{"moves": null}`` on /step was a 500)."""

@@ -20,18 +20,27 @@ from train.play import WEB_REQUIRES
 
 __all__ = ["add_parser"]
 
-_WILDCARDS = ("0.0.0.0", "::", "")
+_WILDCARDS = ("0.0.0.0", "::")
 
 
-def _host_name(text: str) -> str:
+def _host_name(text: str, also: str = "") -> str:
     """A name for ``--allow-host``: the host part of an address, as the ``Host`` header's
     name is compared (a port or a scheme given with it would never match)."""
     name = text.strip()
     if not name or "/" in name or re.fullmatch(r"[^:\[\]]+:[0-9]*", name) or re.search(r"\]:", name):
         raise argparse.ArgumentTypeError(
-            f"a host name or address without a scheme or port (the page's port is --port), got {text!r}"
+            f"a host name or address without a scheme or port (the page's port is --port{also}), got {text!r}"
         )
     return name
+
+
+def _listen_host(text: str) -> str:
+    """The address for ``--host``, checked as ``--allow-host``'s names are (``127.0.0.1:8000``
+    or ``http://...`` failed to bind with "Name or service not known"); ``[::1]`` is ``::1``.
+    An empty one is refused, not taken for every interface: ``--host "$HOST"`` with HOST
+    unset would open the server to the network."""
+    name = _host_name(text, "; 0.0.0.0 listens on every interface")
+    return name[1:-1] if name.startswith("[") and name.endswith("]") else name
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -103,7 +112,12 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         ),
         formatter_class=HelpFormatter,
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument(
+        "--host",
+        type=_listen_host,
+        default="127.0.0.1",
+        help="address to listen on, without a port (default 127.0.0.1: this machine only; 0.0.0.0: every interface)",
+    )
     p.add_argument("--port", type=int_in(1, 65535, "the port"), default=8000, help="port (default 8000)")
     p.add_argument(
         "--max-games",
