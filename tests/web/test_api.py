@@ -865,6 +865,43 @@ def test_llama_rl_serve_refuses_a_host_with_a_port_or_a_scheme_or_none(monkeypat
     assert bound == ["::1"] and "http://[::1]:" in capsys.readouterr().out
 
 
+def test_llama_rl_serve_says_that_allow_host_reaches_nobody_on_a_loopback_host(monkeypatch):
+    """``--allow-host 192.0.2.2`` without ``--host`` printed only the banner of 127.0.0.1,
+    and friends at 192.0.2.2 were refused a connection: one warning line now says the
+    server listens on this machine only, and how to serve them."""
+    import contextlib
+    import io
+    import sys
+    import warnings
+
+    import train.play.web
+    from train.cli import main
+
+    monkeypatch.setattr(train.play.web, "bind", lambda host, port: None)
+    monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: None)
+
+    def shown(message, category, filename, lineno, file=None, line=None):  # on stderr, as at the command line
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    def said(*argv: str) -> list[str]:
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = shown
+            assert main(["serve", "--port", str(_free_port()), "--no-history", *argv]) == 0
+        return err.getvalue().splitlines()
+
+    assert said("--allow-host", "192.0.2.2", "--allow-host", "localhost", "--allow-host", "llama.lan") == [
+        "llama-rl: warning: --allow-host 192.0.2.2, llama.lan: the server listens on 127.0.0.1 only, which other "
+        "machines cannot reach (add --host 0.0.0.0 to serve them)"
+    ]
+    assert said("--host", "::1", "--allow-host", "192.0.2.2")[0].startswith(
+        "llama-rl: warning: --allow-host 192.0.2.2: the server listens on ::1 only"
+    )
+    assert said("--host", "0.0.0.0", "--allow-host", "192.0.2.2") == []
+    assert said("--allow-host", "127.0.0.2", "--allow-host", "LOCALHOST") == []
+
+
 def test_a_null_field_means_its_default(client, store):
     """JSON ``null`` for an optional integer field is the field left out (found by the
     security fuzz: ``{"moves": null}`` on /step was a 500)."""

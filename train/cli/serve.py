@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import ipaddress
 import re
+import warnings
 
 from agents.base import agent_path
 from train.cli.common import (
@@ -43,6 +45,14 @@ def _listen_host(text: str) -> str:
     return name[1:-1] if name.startswith("[") and name.endswith("]") else name
 
 
+def _loopback(name: str, local: tuple[str, ...]) -> bool:
+    """Whether ``name`` is this machine alone: one of ``local`` or a loopback address."""
+    try:
+        return name.lower() in local or ipaddress.ip_address(name).is_loopback
+    except ValueError:  # a host name, not an address
+        return False
+
+
 def _run(args: argparse.Namespace) -> int:
     with missing_dependency("llama-rl serve", extra="web"):
         for module in WEB_REQUIRES:
@@ -63,6 +73,13 @@ def _run(args: argparse.Namespace) -> int:
             sock = bind(args.host, args.port)
         except OSError as exc:
             raise CommandError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}") from None
+        others = [name for name in args.allow_host if not _loopback(name, LOCAL_HOSTS)]
+        if others and _loopback(args.host, LOCAL_HOSTS):  # they would be refused a connection, not served
+            warnings.warn(
+                f"--allow-host {', '.join(others)}: the server listens on {args.host} only, which other machines "
+                "cannot reach (add --host 0.0.0.0 to serve them)",
+                stacklevel=1,
+            )
         history = None
         try:
             if not args.no_history:
