@@ -48,7 +48,7 @@ from llama_env.observation import (
     unchecked_action_mask,
 )
 from llama_env.render import render_round_summary, render_table
-from llama_env.render_svg import rasterize, table_svg
+from llama_env.render_svg import check_rasterize, rasterize, table_svg
 from llama_env.rewards import (
     DEFAULT_REWARD,
     ILLEGAL_ACTION_REWARD,  # noqa: F401 - importable from here as before, no longer exported
@@ -171,7 +171,8 @@ class LlamaAECEnv(AECEnv):
     ## Arguments
     ``num_players`` (2..6, default 4), ``render_mode`` (``None``, ``"ansi"``,
     ``"human"``, ``"rgb_array"``: the picture of :mod:`llama_env.render_svg` as the acting
-    seat sees it, an ``(H, W, 3)`` uint8 array; needs the ``web`` extra), ``reward``
+    seat sees it, an ``(H, W, 3)`` uint8 array; needs the ``web`` extra, checked when the
+    env is made), ``reward``
     (``"game"``, ``"round"`` or ``"shaped"``), ``end_score`` (default 40), ``hand_size``
     (default 6), ``rules`` (a :class:`~llama_env.engine.Rules` instead of ``num_players``,
     ``end_score`` and ``hand_size``; giving both is a ``ValueError``; the env's
@@ -207,6 +208,8 @@ class LlamaAECEnv(AECEnv):
         self._encode = encoder(self.obs_version)[0]
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
+        if render_mode == "rgb_array":
+            check_rasterize()  # the web extra, said now rather than at the first render()
         self.reward_mode = validate_reward_mode(reward)
         self.random_first_player = check_flag("random_first_player", random_first_player)
         self.render_mode = render_mode

@@ -41,7 +41,7 @@ from llama_env.engine import (
 )
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
-from llama_env.render_svg import rasterize, table_svg
+from llama_env.render_svg import check_rasterize, rasterize, table_svg
 from llama_env.rewards import (
     DEFAULT_REWARD,
     ILLEGAL_ACTION_REWARD,  # noqa: F401 - importable from here as before, no longer exported
@@ -124,7 +124,7 @@ class LlamaEnv(gym.Env):
     * ``random_first_player``: the first round's starter drawn at random (default seat 0).
     * ``render_mode``: ``None``, ``"ansi"``, ``"human"`` or ``"rgb_array"`` (the picture of
       :mod:`llama_env.render_svg` from the learner's seat, an ``(H, W, 3)`` uint8 array;
-      needs the ``web`` extra).
+      needs the ``web`` extra, checked when the env is made).
     * ``illegal_action``: ``"raise"`` (default) or ``"terminate"`` (see Action space).
     * ``obs_version``: 0 (``Llama-v0``) or 1 (``Llama-v1``), see Observation space.
 
@@ -168,6 +168,8 @@ class LlamaEnv(gym.Env):
         self.reward_mode = validate_reward_mode(reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
+        if render_mode == "rgb_array":
+            check_rasterize()  # the web extra, said now rather than at the first render()
         self.render_mode = render_mode
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")

@@ -13,6 +13,7 @@ extra (``resvg-py`` and Pillow).
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import math
 import warnings
@@ -165,6 +166,25 @@ def table_svg(
     return "".join(parts)
 
 
+_RASTERIZE_NEEDS = "render_mode='rgb_array' draws the table with resvg-py and Pillow, which are not installed"
+_RASTERIZE_MODULES = ("resvg_py", "PIL")
+
+
+def check_rasterize() -> None:
+    """:func:`rasterize`'s :class:`~llama_env._install.MissingExtra` now, where resvg-py
+    or Pillow is not installed: the envs call it when made with
+    ``render_mode="rgb_array"``, so a missing ``web`` extra is said at ``make``, not at
+    the first ``render()`` after hours of training. Finds the modules without importing
+    them."""
+    for module in _RASTERIZE_MODULES:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ValueError:  # in sys.modules without a spec: imported already
+            found = True
+        if not found:
+            raise MissingExtra(_RASTERIZE_NEEDS, "web", name=module)
+
+
 def rasterize(svg: str) -> np.ndarray:
     """The picture as an ``(H, W, 3)`` uint8 array (what ``render_mode="rgb_array"``
     returns). Needs the ``web`` extra."""
@@ -172,11 +192,7 @@ def rasterize(svg: str) -> np.ndarray:
         import resvg_py
         from PIL import Image
     except ImportError:
-        raise MissingExtra(
-            "render_mode='rgb_array' draws the table with resvg-py and Pillow, which are not installed",
-            "web",
-            name="resvg_py",
-        ) from None
+        raise MissingExtra(_RASTERIZE_NEEDS, "web", name="resvg_py") from None
     global _FONTS_CHECKED
     if not _FONTS_CHECKED:
         _FONTS_CHECKED = True

@@ -1,15 +1,16 @@
-"""Llama-v0 and Llama-v1 refuse at gym.make what would fail later, and a failed reset
-leaves no game read from another seat."""
+"""Llama-v0 and Llama-v1 (and the AEC env, for a missing extra) refuse when made what
+would fail later, and a failed reset leaves no game read from another seat."""
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
-import llama_env  # noqa: F401  (registers the envs)
+import llama_env  # registers the envs
 from llama_env import LlamaEnv
 from llama_env.table import AgentError
 
@@ -106,3 +107,28 @@ def test_make_refuses_bytes_as_opponents_saying_what_they_may_be(given):
     match = r"^opponents must be an agent, a registered name or spec \(a str\), an AgentSpec, or a list of 3 of them; "
     with pytest.raises(ValueError, match=match + rf"got .*b'random'.* \({type(given).__name__}\)$"):
         gym.make("Llama-v0", num_players=4, opponents=given)
+
+
+@pytest.mark.parametrize("module", ["resvg_py", "PIL"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: gym.make("Llama-v0", render_mode="rgb_array"),
+        lambda: gym.make("Llama-v1", render_mode="rgb_array"),
+        lambda: llama_env.env(render_mode="rgb_array"),
+        lambda: llama_env.raw_env(render_mode="rgb_array"),
+    ],
+    ids=["Llama-v0", "Llama-v1", "env", "raw_env"],
+)
+def test_rgb_array_without_the_web_extra_is_refused_when_the_env_is_made(monkeypatch, module, make):
+    """make and reset succeeded, and the missing extra was said only at the first
+    render(): after training for hours under RecordVideo."""
+    from llama_env._install import MissingExtra, install_hint
+
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    match = "^render_mode='rgb_array' draws the table with resvg-py and Pillow, which are not installed: "
+    with pytest.raises(MissingExtra, match=match) as raised:
+        make()
+    assert str(raised.value).endswith(install_hint("web")) and raised.value.name == module
+    gym.make("Llama-v0", render_mode="ansi").reset(seed=0)  # the other modes need no extra
+    llama_env.env(render_mode="ansi").reset(seed=0)
