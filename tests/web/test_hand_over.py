@@ -186,6 +186,25 @@ def test_a_friend_who_never_came_leaves_an_agent_in_the_seat_and_no_forfeit(tmp_
         assert history.record(view["history_id"])["context"]["names_given"] == {"0": "Ann"}
 
 
+def test_a_hand_over_refused_for_a_link_never_opened_says_so():
+    """The refusal said "Bob's page asked 0 s ago" of a link Bob never opened: it now says
+    he has not opened it yet, and how long ago the game started."""
+    store = SessionStore(entropy=0)
+    client = make_client(store)
+    state = create(client, "Ann", "Bob", "@heuristic")
+    tokens = {link["seat"]: link["token"] for link in state["links"]}
+    session = store.get(state["id"])
+    until_turn_of(client, session, tokens[0], 1)  # Bob's link is never opened
+    r = hand_over(client, session.id, tokens[0], seat=1)
+    assert r.status_code == 409, r.text
+    assert re.fullmatch(
+        r"Bob has not opened the link yet \(the game started \d+ s ago\) and the table has waited \d+ s for the "
+        rf"move: a seat is handed over after {AWAY_SECONDS:.0f} s away or a {TURN_SECONDS:.0f} s wait",
+        r.json()["error"],
+    ), r.text
+    assert 1 in session.people and session.left == {}
+
+
 def test_a_seat_whose_person_never_came_bears_the_agent_s_name_on_the_page_the_record_and_the_history(tmp_path):
     """Bob never opened his link and heuristic took his seat from the start: the history
     rated heuristic, but the page's log, result and standings, and the saved record (so

@@ -703,10 +703,14 @@ class GameSession:
             raise SessionError(f"it is not {who}'s turn: a seat is handed over when the table waits for it", 409)
         elif seat not in self.away():
             now = time.monotonic()
-            ago, waited = now - self.seen.get(seat, self.created), now - self._turn[2]
+            who, waited = self.names[seat], now - self._turn[2]
+            if self.has_come(seat):
+                why = f"{who}'s page asked {now - self.seen[seat]:.0f} s ago"
+            else:  # (no page has asked: its away time counts from the game's start)
+                why = f"{who} has not opened the link yet (the game started {now - self.created:.0f} s ago)"
             raise SessionError(
-                f"{self.names[seat]}'s page asked {ago:.0f} s ago and the table has waited {waited:.0f} s for "
-                f"the move: a seat is handed over after {AWAY_SECONDS:.0f} s away or a {TURN_SECONDS:.0f} s wait",
+                f"{why} and the table has waited {waited:.0f} s for the move: a seat is handed over after "
+                f"{AWAY_SECONDS:.0f} s away or a {TURN_SECONDS:.0f} s wait",
                 409,
             )
         built, label, said = agent()
