@@ -296,7 +296,7 @@ class LlamaEnv(gym.Env):
                 ) from None
             self._ended = True
             info = self._info()
-            info["illegal_action"] = exc.action
+            info["illegal_action"] = index  # an int however it was passed (np.int64, np.array([3]))
             penalty = illegal_action_reward(self.reward_mode, self.rules.end_score, self._paid)
             return self._encode(game, self.seat), reward + penalty, True, False, info
         if result is not None:

@@ -83,6 +83,20 @@ def test_illegal_action_terminate_mode_ends_the_episode_with_a_penalty():
     assert env.action_masks().any()  # a new episode starts normally
 
 
+@pytest.mark.parametrize(
+    "wrap",
+    [int, np.int64, np.int32, lambda a: np.array([a]), lambda a: np.array(a)],
+    ids=["int", "int64", "int32", "array([a])", "array(a)"],
+)
+def test_the_illegal_action_in_info_is_a_plain_int_however_it_was_passed(wrap):
+    """info["illegal_action"] held the object passed: np.array([3]) stayed an array."""
+    env = LlamaEnv(num_players=3, illegal_action="terminate")
+    env.reset(seed=1)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    *_, terminated, _, info = env.step(wrap(illegal))
+    assert terminated and type(info["illegal_action"]) is int and info["illegal_action"] == illegal
+
+
 @pytest.mark.parametrize("reward", ["game", "round", "shaped"])
 def test_an_episode_an_illegal_move_ends_totals_less_than_any_finished_game(reward):
     """An illegal move paid -1 in every mode: in "round", where a whole game pays minus the
