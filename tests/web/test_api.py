@@ -537,6 +537,18 @@ def test_finished_games_go_to_the_history_with_ratings(tmp_path):
     assert make_client().get("/api/history").status_code == 404  # a server without a history says so
 
 
+def test_the_same_seeded_game_watched_again_is_saved_once(tmp_path):
+    """Watching one seeded game twice saved two identical games to the history, and both
+    were rated; the second now points at the first's id."""
+    client = make_client(history=History(tmp_path / "history.sqlite3"))
+    body = {"end_score": 10, "hand_size": 3}
+    ids = [finish(client, create(client, "@heuristic", "@greedy", **body, seed=7))["history_id"] for _ in range(2)]
+    assert isinstance(ids[0], int) and ids[1] == ids[0]
+    index = client.get("/api/history").json()
+    assert index["count"] == 1 and {r["games"] for r in index["ratings"]} == {1}
+    assert finish(client, create(client, "@heuristic", "@greedy", **body, seed=8))["history_id"] != ids[0]
+
+
 def test_a_damaged_saved_game_is_refused_alone_without_the_servers_path(tmp_path, caplog):
     """One saved game whose record was damaged outside the app was answered as the whole
     history being unreadable: a 503 "the game history cannot be read: <the server's path>:

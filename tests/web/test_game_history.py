@@ -59,6 +59,8 @@ CREATE INDEX seats_by_participant ON seats (kind, name);
 """
 """The tables of a history file of schema 2, as llama-rl wrote them (written out: the
 module's own schema moves on, and an old file does not)."""
+SCHEMA_3 = SCHEMA_2.replace("record TEXT NOT NULL\n", "record TEXT NOT NULL,\n    options TEXT NOT NULL DEFAULT '{}'\n")
+"""Schema 3: schema 2 and each game's rule options."""
 
 
 class _Moves(TableListener):
@@ -111,6 +113,12 @@ def hist(tmp_path):
 
 def person_first(record: dict) -> list[bool]:
     return [p == 0 for p in range(len(record["names"]))]
+
+
+def copy_of(record: dict, k: int) -> dict:
+    """``record`` told apart as game ``k`` (its context says so): the history stores a game
+    it holds already only once."""
+    return dict(record, context={"copy": k})
 
 
 # --------------------------------------------------------------------------- where it lives
@@ -179,7 +187,7 @@ def test_finishing_time_orders_the_list_not_the_id(hist, games):
 
 def test_paging_is_bounded(hist, games):
     record = games[0][0]
-    ids = [hist.save(record, people=person_first(record), finished=T0 + k) for k in range(7)]
+    ids = [hist.save(copy_of(record, k), people=person_first(record), finished=T0 + k) for k in range(7)]
     assert [g["id"] for g in hist.games(limit=3)] == ids[::-1][:3]
     assert [g["id"] for g in hist.games(limit=3, offset=3)] == ids[::-1][3:6]
     assert [g["id"] for g in hist.games(limit=200, offset=6)] == [ids[0]]
@@ -249,7 +257,7 @@ def test_threads_share_one_history(hist, games):
     def work(k: int) -> None:
         try:
             for j in range(5):
-                hist.save(record, people=person_first(record), finished=T0 + k * 10 + j)
+                hist.save(copy_of(record, k * 10 + j), people=person_first(record), finished=T0 + k * 10 + j)
                 hist.games(limit=5)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -374,7 +382,7 @@ def test_a_game_is_saved_while_the_ratings_are_computed(hist, games, monkeypatch
     reader = threading.Thread(target=lambda: rows.extend(hist.ratings()))
     reader.start()
     assert rating.wait(10)
-    hist.save(record, people=person_first(record), finished=T0 + 1)
+    hist.save(copy_of(record, 1), people=person_first(record), finished=T0 + 1)
     held_up = reader.is_alive()
     saved.set()
     reader.join()
@@ -519,7 +527,7 @@ people = [p == 0 for p in range(len(record["names"]))]
 with History(sys.argv[1]) as h:
     k = 0
     while True:
-        print(h.save(record, people=people, finished=1.7e9 + k), flush=True)
+        print(h.save(dict(record, context={"copy": k}), people=people, finished=1.7e9 + k), flush=True)
         k += 1
 """
 
@@ -563,8 +571,8 @@ def test_a_process_killed_while_saving_loses_no_saved_game(tmp_path, games):
         assert set(saved) <= {g["id"] for g in listed}
         for g in listed:  # every game whole: all its seats and its record
             assert len(g["seats"]) == g["players"] == len(record["names"])
-            assert h.record(g["id"]) == record
-        new = h.save(record, people=person_first(record))
+            assert h.record(g["id"]) == dict(record, context={"copy": g["id"] - 1})
+        new = h.save(copy_of(record, -1), people=person_first(record))
         assert new > max(saved) and h.count() == count + 1
 
 
@@ -635,12 +643,62 @@ def test_a_history_of_schema_2_takes_each_games_rule_options_from_its_record_whe
             listed = {g["id"]: g["options"] for g in hist.games()}
     assert listed == {1: DEFAULT_RULES.options(), 2: small.options(), 3: DEFAULT_RULES.options()}
     with History(path) as hist:
-        new = hist.save(played[1][0], people=[False, False], finished=T0 + 10)
+        new = hist.save(copy_of(played[1][0], 1), people=[False, False], finished=T0 + 10)
         (latest,) = hist.games(limit=1)
         assert (latest["id"], latest["options"]) == (new, small.options())
         assert [r["games"] for r in hist.ratings() if r["name"] == "random"] == [4]
     con = sqlite3.connect(path)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+
+
+def test_a_game_saved_again_is_stored_and_rated_once(hist, games):
+    """The same seeded game watched twice in the web app was saved, listed and rated twice.
+    A game the history holds (the same record, people and forfeits; whenever it finished)
+    is not stored again: its save returns the id it was saved under. A game that differs in
+    any of them is a game of its own."""
+    record = games[0][0]
+    first = hist.save(record, people=person_first(record), finished=T0)
+    assert hist.save(json.loads(json.dumps(record)), people=person_first(record), finished=T0 + 60) == first
+    assert hist.count() == 1 and [g["id"] for g in hist.games()] == [first]
+    assert {r["games"] for r in hist.ratings()} == {1}
+    n = len(record["names"])
+    others = [
+        hist.save(record, people=[False] * n, finished=T0 + 1),  # Ann's seat an agent's
+        hist.save(record, people=person_first(record), forfeit=person_first(record), finished=T0 + 2),  # Ann left
+        hist.save(copy_of(record, 1), people=person_first(record), finished=T0 + 3),  # another context
+    ]
+    assert len({first, *others}) == 4 and hist.count() == 4
+
+
+def test_a_history_of_schema_3_finds_the_games_it_holds_when_opened(tmp_path):
+    """Opening a file of schema 3 gives each of its games a digest, so that a game it holds
+    is not saved again; games saved twice before keep both copies (nothing saved is
+    deleted), and a record that cannot be read gets none."""
+    played = [play_record(seed, ["heuristic", "random"]) for seed in range(2)]
+    path = tmp_path / "old.sqlite3"
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA_3)
+    con.execute(f"PRAGMA application_id = {history_module.APPLICATION_ID}")
+    con.execute("PRAGMA user_version = 3")
+    options = json.dumps(DEFAULT_RULES.options())
+    for game_id, (record, scores) in enumerate([played[0], played[0], played[1]], 1):
+        text = "not JSON" if game_id == 3 else json.dumps(record)
+        con.execute("INSERT INTO games VALUES (?, ?, 2, 40, ?, ?)", (game_id, T0 + game_id, text, options))
+        for seat, (name, score) in enumerate(zip(record["agents"], scores, strict=True)):
+            won = int(score == min(scores))
+            con.execute("INSERT INTO seats VALUES (?, ?, ?, 'agent', ?, ?, 0)", (game_id, seat, name, score, won))
+    con.commit()
+    con.close()
+    with History(path) as hist:
+        assert hist.save(played[0][0], people=[False, False], finished=T0 + 10) == 1
+        assert hist.count() == 3
+        assert hist.save(played[1][0], people=[False, False], finished=T0 + 11) == 4  # game 3 cannot be read
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    unfound = [digest is None for (digest,) in con.execute("SELECT digest FROM games ORDER BY id")]
+    assert unfound == [False, False, True, False]
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     con.close()
 

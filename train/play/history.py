@@ -17,7 +17,10 @@ The file (:func:`default_path` unless the user names one) is a SQLite database:
   standard value, the rule the game was played by, so a new option needs no change
   here. ``end_score`` is from schemas 1 and 2: it is still written, and ``options`` is
   what is read (SQLite drops a column only from version 3.35, and rebuilding ``games``
-  would delete the seats that refer to it);
+  would delete the seats that refer to it); ``digest``, the SHA-256 of the game as rated
+  (:func:`_digest`: its record and who sat where as a person, and who left), by which a game
+  saved again (the same seeded game watched twice) is found and not stored twice (schema 4,
+  filled in for each game when a file of schema 3 is opened);
 * ``seats``: per game and seat, the participant's ``name``, its ``kind`` (``person``,
   rated by the name the person typed, whoever else sat at the table, or ``agent``,
   rated by its agent label), the final ``score`` and ``winner`` (lowest score wins;
@@ -42,6 +45,7 @@ locks it, and a writer waits up to :data:`BUSY_TIMEOUT_S` for another.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import logging
@@ -77,7 +81,7 @@ __all__ = [
     "stayed_winners",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """``PRAGMA user_version`` of the files this module writes."""
 APPLICATION_ID = 0x4C4C4D41  # "LLMA": PRAGMA application_id of a LLAMA-RL history
 MAX_NAME = 40
@@ -100,9 +104,11 @@ CREATE TABLE games (
     players INTEGER NOT NULL,
     end_score INTEGER NOT NULL,
     record TEXT NOT NULL,
-    options TEXT NOT NULL DEFAULT '{}'
+    options TEXT NOT NULL DEFAULT '{}',
+    digest TEXT
 );
 CREATE INDEX games_by_finished ON games (finished, id);
+CREATE INDEX games_by_digest ON games (digest);
 CREATE TABLE seats (
     game INTEGER NOT NULL REFERENCES games (id) ON DELETE CASCADE,
     seat INTEGER NOT NULL,
@@ -136,9 +142,41 @@ def _options_from_records(conn: sqlite3.Connection) -> None:
             )
 
 
+def _digest(record: object, people: Sequence[object], forfeit: Sequence[object]) -> str:
+    """What tells one saved game from another (``digest``): the SHA-256 of its record
+    (JSON data, keys sorted: its deal and rules, moves, names, agents and context) and,
+    per seat, whether a person sat there and left. Its finishing time is not in it: the
+    same game saved again is the same game."""
+    seats = "".join(f"{int(bool(p))}{int(bool(f))}" for p, f in zip(people, forfeit, strict=True))
+    text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{seats}\n{text}".encode()).hexdigest()
+
+
+def _digests_of_records(conn: sqlite3.Connection) -> None:
+    """Each game's ``digest`` from its record and seats, one game at a time (as
+    :func:`_options_from_records`); none where the record cannot be read. Games saved twice
+    before schema 4 keep both copies (nothing saved is deleted): a later copy finds the
+    first."""
+    for (game_id,) in conn.execute("SELECT id FROM games").fetchall():
+        (record,) = conn.execute("SELECT record FROM games WHERE id = ?", (game_id,)).fetchone()
+        try:
+            data = json.loads(record) if isinstance(record, str) else None
+        except (ValueError, RecursionError):
+            continue
+        seats = conn.execute("SELECT kind, forfeit FROM seats WHERE game = ? ORDER BY seat", (game_id,)).fetchall()
+        if isinstance(data, dict) and seats:
+            digest = _digest(data, [kind == "person" for kind, _ in seats], [f == 1 for _, f in seats])
+            conn.execute("UPDATE games SET digest = ? WHERE id = ?", (digest, game_id))
+
+
 _UPGRADES: dict[int, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     1: ("ALTER TABLE seats ADD COLUMN forfeit INTEGER NOT NULL DEFAULT 0 CHECK (forfeit IN (0, 1))",),
     2: ("ALTER TABLE games ADD COLUMN options TEXT NOT NULL DEFAULT '{}'", _options_from_records),
+    3: (
+        "ALTER TABLE games ADD COLUMN digest TEXT",
+        "CREATE INDEX games_by_digest ON games (digest)",
+        _digests_of_records,
+    ),
 }
 """Schema version -> the statements (SQL, or a function of the connection) that bring a
 file of it to the next one."""
@@ -422,7 +460,9 @@ class History:
         forfeit: Sequence[bool] | None = None,
         finished: float | None = None,
     ) -> int:
-        """Store one finished game; return its id.
+        """Store one finished game; return its id. A game the history holds already (the
+        same record, people and forfeits: the same seeded game watched again) is not
+        stored or rated twice: the id is the one it was saved under.
 
         Args:
             record: a game record (:meth:`GameRecording.to_json`) of a game that is over;
@@ -482,12 +522,17 @@ class History:
             )
             for seat in range(n)
         ]
-        stored = json.dumps(rec.to_json(), ensure_ascii=False, separators=(",", ":"))
+        data = rec.to_json()
+        stored = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         options = json.dumps(game.rules.options(), separators=(",", ":"))
+        digest = _digest(data, people, forfeit)
         with self._connection("save a game to") as conn, self._transaction(conn):
+            held = conn.execute("SELECT min(id) FROM games WHERE digest = ?", (digest,)).fetchone()[0]
+            if held is not None:
+                return int(held)
             cursor = conn.execute(
-                "INSERT INTO games (finished, players, end_score, record, options) VALUES (?, ?, ?, ?, ?)",
-                (finished, n, game.rules.end_score, stored, options),
+                "INSERT INTO games (finished, players, end_score, record, options, digest) VALUES (?, ?, ?, ?, ?, ?)",
+                (finished, n, game.rules.end_score, stored, options, digest),
             )
             game_id = cursor.lastrowid
             if game_id is None:  # pragma: no cover - sqlite always sets it after an INSERT
