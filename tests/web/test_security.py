@@ -72,10 +72,34 @@ def finished_record(names=("player_0", "player_1"), seed=0) -> dict:
 class TestOtherOriginsCannotDriveIt:
     def test_a_foreign_host_is_refused_everywhere(self, app):
         rebinding = client_for(app, "http://attacker.example:8000")
-        for path in ("/", "/static/app.js", "/api/agents", "/api/rules", "/api/history"):
+        for path in ("/api/agents", "/api/rules", "/api/history"):
             r = rebinding.get(path)
             assert r.status_code == 403 and "answers for" in r.json()["error"], path
+        for path in ("/", "/static/app.js"):  # a browser opening the page is told why, in words
+            r = rebinding.get(path)
+            assert r.status_code == 403 and r.headers["content-type"].startswith("text/html"), path
+            assert "<script" not in r.text and "app.js" not in r.text, path  # not the page itself
+            assert "answers for 127.0.0.1, ::1, localhost only, not for attacker.example" in r.text, path
         assert rebinding.post("/api/games", json={"seats": PLAY}).status_code == 403
+        assert rebinding.post("/", json={}).json()["error"].startswith("this server answers for")
+
+    def test_a_page_opened_at_an_address_not_served_names_the_allow_host_that_adds_it(self, app):
+        """A friend opening the page at an address the server does not answer for saw the
+        API's raw JSON refusal as the page; it is now a short page that names the address
+        and the ``--allow-host`` to add, with the address from the request escaped."""
+        page = client_for(app, "http://192.0.2.2:8735").get("/")
+        assert page.status_code == 403 and page.headers["cache-control"] == "no-store"
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+        assert "not for 192.0.2.2." in page.text and "<code>--allow-host 192.0.2.2</code>" in page.text
+        assert "<code>--allow-host fe80::1</code>" in client_for(app, "http://[fe80::1]:8000").get("/").text
+        for host, shown in [
+            ('<img src=x onerror="alert(1)">', "not for &lt;img src=x onerror=&quot;alert(1)&quot;&gt;."),
+            ("a b:80", "not for a b."),
+            ("", "not for a request that names no host."),
+        ]:
+            r = client_for(app, host=host).get("/")
+            assert r.status_code == 403 and shown in r.text, (host, r.text)
+            assert "--allow-host" not in r.text and "<img" not in r.text, (host, r.text)
 
     @pytest.mark.parametrize("host", ["127.0.0.1:8000", "localhost:8000", "LOCALHOST", "[::1]:8000", "127.0.0.1"])
     def test_the_local_names_are_served(self, app, host):

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import html
 import json
 import logging
 import mimetypes
@@ -146,13 +147,16 @@ class Guard:
         self.app = app
         self.hosts = frozenset(h.lower().strip("[]") for h in hosts)
 
-    def _refusal(self, scope: Scope) -> tuple[str, int] | None:
+    def _refusal(self, scope: Scope) -> tuple[str, int] | Response | None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "")
+        api = scope["path"].startswith("/api/")
         if _hostname(host) not in self.hosts:
             served = ", ".join(sorted(self.hosts))
+            if not api and scope["method"] in ("GET", "HEAD"):  # a browser opening the page: words, not JSON
+                return _unserved_page(_hostname(host), served)
             return f"this server answers for {served} only (llama-rl serve --allow-host adds a name)", 403
-        if not scope["path"].startswith("/api/"):
+        if not api:
             return None
         origin = headers.get("origin")
         if origin is not None and origin.lower() != f"http://{host.lower()}":
@@ -180,7 +184,8 @@ class Guard:
             await send(message)
 
         if refusal is not None:
-            await _error(*refusal)(scope, receive, send_with_headers)
+            response = refusal if isinstance(refusal, Response) else _error(*refusal)
+            await response(scope, receive, send_with_headers)
             return
         started = False
 
@@ -197,6 +202,34 @@ class Guard:
             log.error("%s %s failed: %s: %s", scope["method"], scope["path"], type(exc).__name__, exc)
             if not started:
                 await _error("the server failed on this request", 500)(scope, receive, send_with_headers)
+
+
+_ALLOWABLE = re.compile(r"[a-z0-9][a-z0-9.\-]*|[0-9a-f:.]*:[0-9a-f:.]*")
+"""A host name or an IP address, as ``llama-rl serve --allow-host`` takes it: the name a
+refused page may tell the user to add (a ``Host`` header can hold anything)."""
+
+
+def _unserved_page(name: str, served: str) -> HTMLResponse:
+    """What a browser opened at an address the server does not answer for shows (the API's
+    JSON refusal read as the page): the addresses it serves, and the ``--allow-host`` that
+    adds this one. ``name`` comes from the request: it is escaped, and named as an option
+    only when it is a host name or an address."""
+    shown = html.escape(name) if name else "a request that names no host"
+    if _ALLOWABLE.fullmatch(name):
+        fix = (
+            "To open the page at this address, start <code>llama-rl serve</code> with "
+            f"<code>--allow-host {shown}</code> added to its options."
+        )
+    else:
+        fix = "Open the page at one of those addresses."
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<title>L.L.A.M.A.: not served at this address</title></head>"
+        f"<body><h1>Not served at this address</h1><p>This server answers for {html.escape(served)} only, "
+        f"not for {shown}. {fix}</p></body></html>"
+    )
+    return HTMLResponse(page, status_code=403, headers={"cache-control": "no-store"})
 
 
 def _reject_constant(name: str) -> Any:
