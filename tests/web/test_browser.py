@@ -1118,13 +1118,13 @@ def test_older_games_in_the_history_repeat_none_that_finished_while_the_list_was
     list was open pushed the older ones down, and those already listed came again."""
     page = browser
     record, _ = play_record(2, ["random", "random"], end_score=10)
-    for k in range(55):
-        site.history.save(record, people=[False, False], finished=T0 + k)
+    for k in range(55):  # (each its own game: the history keeps a game it holds once)
+        site.history.save(dict(record, context={"copy": k}), people=[False, False], finished=T0 + k)
     open_page(page, site.url, DESKTOP)
     page.find_element(By.ID, "nav-history").click()
     wait(page, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "button.replay")) == 50)
     for k in range(3):  # finished meanwhile
-        site.history.save(record, people=[False, False], finished=T0 + 100 + k)
+        site.history.save(dict(record, context={"copy": 100 + k}), people=[False, False], finished=T0 + 100 + k)
     page.find_element(By.ID, "history-more").click()
     wait(page, 10).until(lambda d: "58 games saved" in d.find_element(By.ID, "history-count").text)
     idle_history = "return [...document.querySelectorAll('button.replay')].map((b) => Number(b.dataset.game))"
