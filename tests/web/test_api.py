@@ -6,6 +6,7 @@ replays a game exactly. (The hostile cases are in test_security.py.)"""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 
 import numpy as np
@@ -535,6 +536,28 @@ def test_finished_games_go_to_the_history_with_ratings(tmp_path):
         assert client.get(path).status_code == 404
     assert client.get("/api/history", params={"limit": 0}).status_code == 400
     assert make_client().get("/api/history").status_code == 404  # a server without a history says so
+
+
+def test_one_model_file_is_one_agent_however_the_page_spells_its_path(tmp_path):
+    """With --allow-models models and models/runA/model.npz, games against ppo:path=runA,
+    ppo:path=./runA and ppo:path=runA/model.npz were rated as three agents: the table, the
+    record and the history knew each by the spec as typed. Each is now
+    ppo:path=runA/model.npz (a link inside the folder leads to the same), one agent."""
+    from agents.ppo import DEFAULT_MODEL_ZIP
+
+    models = tmp_path / "models"
+    (models / "runA").mkdir(parents=True)
+    shutil.copy(DEFAULT_MODEL_ZIP.parent / "ppo_llama_2p.npz", models / "runA" / "model.npz")
+    (models / "latest").symlink_to("runA")
+    client = make_client(history=History(tmp_path / "history.sqlite3"), model_dirs=[models])
+    spellings = ["runA", "./runA/", "runA/model.npz", "latest", "latest/model.npz"]
+    for seed, path in enumerate(spellings):
+        state = finish(client, create(client, "@heuristic", f"@ppo:path={path}", seed=seed))
+        assert state["table"]["seats"][1]["name"] == "ppo:path=runA/model.npz", path
+        saved = client.get(f"/api/history/{state['history_id']}").json()
+        assert saved["agents"] == ["heuristic", "ppo:path=runA/model.npz"]
+    ratings = client.get("/api/history").json()["ratings"]
+    assert sorted((r["name"], r["games"]) for r in ratings) == [("heuristic", 5), ("ppo:path=runA/model.npz", 5)]
 
 
 def test_the_same_seeded_game_watched_again_is_saved_once(tmp_path):

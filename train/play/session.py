@@ -54,6 +54,7 @@ from typing import Any, NamedTuple, overload
 
 import numpy as np
 
+from agents.ppo import model_file
 from llama_env import __version__
 from llama_env._install import MissingExtra
 from llama_env.agent import (
@@ -994,6 +995,37 @@ class AgentPolicy:
             spec.name, {k: self._under_root(v) if is_path_parameter(k) else v for k, v in spec.params.items()}
         )
 
+    def as_read(self, spec: AgentSpec) -> AgentSpec:
+        """``spec`` (checked, its agent built) with each path named as the page names the
+        file read there (:meth:`_page_name`), in one spelling however a request wrote it, so
+        that the table, the game's record and the history's ratings know one model file as
+        one agent: ``ppo:path=runA``, ``ppo:path=./runA/`` and ``ppo:path=runA/model.npz``
+        are each ``ppo:path=runA/model.npz``. A folder given as ``path`` or ``*_path`` is the
+        model it holds (:func:`agents.ppo.model_file`, through which those agents read it; an
+        RLlib checkpoint stays its folder), and links inside the allowed directories are
+        followed. A file is named by its path, not its contents: a model replaced under the
+        same name is the same agent. A path whose links lead out of them is named without
+        following its links, and a spec that would grow past :data:`SPEC_LENGTH` keeps the
+        paths as the request gave them."""
+        if not any(is_path_parameter(k) for k in spec.params):
+            return spec
+        named = dict(spec.params)
+        for key, value in spec.params.items():
+            full = self._under_root(value) if is_path_parameter(key) else None
+            if full is None:
+                continue
+            read = full
+            if not key.endswith("_dir") and os.path.isdir(full):
+                with contextlib.suppress(ValueError, OSError):
+                    model = model_file(full)
+                    read = str(model) if model.parent == Path(full) else full  # (a checkpoint is its folder)
+            for candidate in (os.path.realpath(read), read, full):
+                if (name := self._page_name(candidate)) != _HIDDEN:
+                    named[key] = name
+                    break
+        out = AgentSpec(spec.name, named)
+        return out if len(out.label) <= SPEC_LENGTH else spec
+
 
 _HIDDEN = "(a path on the server)"
 """What the page reads for a path it may not be told."""
@@ -1174,7 +1206,7 @@ def new_game(
             "again in a watched game and see the other people's hands"
         )
     specs: list[AgentSpec | None] = []
-    names: list[str] = []
+    names: list[str] = []  # a person's; an agent's is its label, once built
     typed: dict[int, str] = {}
     for p, seat in enumerate(seats):
         if not isinstance(seat, dict) or len(seat) != 1 or next(iter(seat)) not in ("person", "agent"):
@@ -1192,14 +1224,14 @@ def new_game(
         else:
             specs.append(policy.spec(seat["agent"], f"seat {p}"))
             names.append("")
-    # an agent is known by its spec; a name used twice gets #1, #2
-    names = agent_display_names([name if spec is None else spec.label for name, spec in zip(names, specs, strict=True)])
     seeds = _seeds(seed, secret, n + 1, fresh)
     agents: list[Agent | None] = []
+    labels: list[str] = []
     said: list[str] = []
     for p, spec in enumerate(specs):
         if spec is None:
             agents.append(None)
+            labels.append(PERSON)
             continue
         try:
             seated = build_agent(spec, seeds[p + 1], f"seat {p}", rules=rules, policy=policy, build=build)
@@ -1207,8 +1239,12 @@ def new_game(
             _close_agents(agents)  # the seats built before this one are not kept anywhere
             raise
         agents.append(seated.agent)
+        labels.append(seated.label)
         said += seated.warnings
-    labels = [PERSON if spec is None else spec.label for spec in specs]
+    # an agent is known by its spec, its model as read (AgentPolicy.as_read); a name used twice gets #1, #2
+    names = agent_display_names(
+        [name if spec is None else label for name, spec, label in zip(names, specs, labels, strict=True)]
+    )
     game = LlamaGame(rules=rules, rng=seeds[0])
     mode = "play" if any(a is None for a in agents) else "watch"
     session = GameSession(game, agents, names=names, labels=labels, mode=mode)
@@ -1224,7 +1260,8 @@ class Seated(NamedTuple):
     agent: Agent
     """The player that sits there (a population's member, for a population)."""
     label: str
-    """The agent's spec, as the page gave it."""
+    """The agent's spec, each path named as the model file read there
+    (:meth:`AgentPolicy.as_read`): the table, the record and the history know it so."""
     warnings: list[str]
     """What it warns of at the table, as the page says it (:attr:`GameSession.warnings`)."""
 
@@ -1250,6 +1287,7 @@ def build_agent(
     model's paths as the page names them (:meth:`AgentPolicy.on_the_page`) and, for a path
     that names nothing, where the server reads it (:meth:`AgentPolicy.where_names_lead`).
 
+    The seat's label is ``spec`` with its model files named as read (:meth:`AgentPolicy.as_read`).
     What the agent warns of at the table (:func:`~llama_env.agent.table_warnings`: a
     model trained at other table sizes or rules, a ``search`` whose networks go unused
     there) comes with it, worded for the page, and the agent says it no more as it plays."""
@@ -1267,11 +1305,12 @@ def build_agent(
         raise SessionError(
             f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
-    said = [policy.on_the_page(str(w)) for w in table_warnings([spec], rules, [agent])]
+    named = policy.as_read(spec)
+    said = [policy.on_the_page(str(w)) for w in table_warnings([named], rules, [agent])]
     player = seat_for_game(agent, seed, seed_keys([spec])[0])
     if player is not agent:  # a population's member: told too, so that it says nothing at the table
         forewarn(player, rules)
-    return Seated(player, spec.label, said)
+    return Seated(player, named.label, said)
 
 
 def start(session: GameSession) -> GameSession:
