@@ -18,7 +18,7 @@ from webclient import client_for
 import llama_env
 from llama_env._install import install_hint
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, Rules, rule_option_fields
-from train.play.history import History
+from train.play.history import History, HistoryError
 from train.play.session import GameRecording, SessionStore
 from train.play.web import create_app
 
@@ -589,6 +589,24 @@ def test_a_damaged_saved_game_is_refused_alone_without_the_servers_path(tmp_path
     assert client.get("/api/history").json()["count"] == 2
     assert client.get(f"/api/history/{whole}").status_code == 200
     assert client.post(f"/api/history/{whole}/replay", json={}).status_code == 201
+
+
+def test_a_history_that_cannot_be_read_is_a_503_without_the_servers_path(tmp_path, monkeypatch, caplog):
+    """A history the server could not read (a disk error, a file locked too long) answered
+    503 "the game history cannot be read: cannot read <the server's path> (...)": the page
+    now says it cannot be read now, and the server's log says why."""
+    history = History(tmp_path / "history.sqlite3")
+    client = make_client(history=history)
+
+    def failing(*args):
+        raise HistoryError(f"cannot read {history.path} (disk I/O error)")
+
+    monkeypatch.setattr(history, "games", failing)
+    with caplog.at_level("ERROR", logger="llama_rl.serve"):
+        r = client.get("/api/history")
+    assert r.status_code == 503
+    assert r.json() == {"error": "the game history cannot be read now (the server's log says why)"}
+    assert f"the history failed: cannot read {history.path} (disk I/O error)" in caplog.text
 
 
 def play_to_the_end(client, state: dict, tokens: dict) -> dict:

@@ -599,9 +599,9 @@ def _guarded(handler: Handler) -> Handler:
             return await handler(request)
         except SessionError as exc:
             return _error(str(exc), exc.status)
-        except (HistoryError, sqlite3.Error) as exc:
+        except (HistoryError, sqlite3.Error) as exc:  # the file's path and the detail only in the log
             log.error("the history failed: %s", exc)
-            return _error(f"the game history cannot be read: {exc}", 503)
+            return _error("the game history cannot be read now (the server's log says why)", 503)
 
     return endpoint
 
