@@ -41,7 +41,7 @@ from machine import print_machine
 
 from llama_env.agent import parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
-from train.cli.common import games_type, int_in, seed_type, workers_type
+from train.cli.common import agents_or_exit, games_type, int_in, seed_type, workers_type
 from train.evaluation import EvalResult, LocalProcesses, evaluate
 from train.evaluation.runner import Job, usable_cores
 
@@ -79,10 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
 
     table = args.agents.split(",")
-    try:
-        parse_agent_list(table)  # a misspelt name is named here, not counted as a missing seat
-    except ValueError as exc:
-        p.error(f"--agents: {exc}")
+    agents_or_exit(p, "--agents", lambda: parse_agent_list(table))  # a misspelt name named, not a missing seat
     if not MIN_PLAYERS <= len(table) <= MAX_PLAYERS:
         p.error(
             f"--agents names {len(table)} agent{'s' if len(table) != 1 else ''}; "

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -33,7 +32,15 @@ from machine import print_machine
 import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from agents.ppo import PPOAgent
 from llama_env.agent import Agent, parse_agent_list, parse_agent_spec
-from train.cli.common import CommandError, games_type, players_type, seed_type, workers_type, writable_folder
+from train.cli.common import (
+    CommandError,
+    agents_or_exit,
+    games_type,
+    players_type,
+    seed_type,
+    workers_type,
+    writable_folder,
+)
 from train.evaluation import evaluate
 
 
@@ -46,11 +53,13 @@ def table_sizes(text: str) -> list[int]:
 
 
 def build_model(ap: argparse.ArgumentParser, model: str, seed: int) -> Agent:
-    """``--model``: a model file or run directory, else an agent spec; any problem is a
-    usage error, found before a game is played. A value that reads as a path (a folder
-    separator, a ``.zip`` or ``.npz``) and is not written as a spec with parameters
-    (``name:key=value``, whose own error is kept) is a file that is not there."""
-    try:
+    """``--model``: a model file or run directory, else an agent spec; any problem is
+    found before a game is played (:func:`~train.cli.common.agents_or_exit`). A value that
+    reads as a path (a folder separator, a ``.zip`` or ``.npz``) and is not written as a
+    spec with parameters (``name:key=value``, whose own error is kept) is a file that is
+    not there."""
+
+    def build() -> Agent:
         if Path(model).exists():
             return PPOAgent(path=model)
         try:
@@ -61,10 +70,8 @@ def build_model(ap: argparse.ArgumentParser, model: str, seed: int) -> Agent:
                 ap.error(f"--model {model!r}: no such model file or run directory")
             raise
         return spec.build(seed)
-    except (ValueError, OSError) as exc:
-        ap.error(f"--model {model!r}: {exc}")
-    except ModuleNotFoundError as exc:  # a .zip model on a core install: the message names the extra
-        sys.exit(f"{ap.prog}: error: --model {model!r}: {exc}")
+
+    return agents_or_exit(ap, f"--model {model!r}", build)
 
 
 def _written_as_spec(model: str) -> bool:
@@ -88,10 +95,7 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
     opponents = args.opponents.split(",")
-    try:
-        parse_agent_list(opponents)  # every name and parameter, each agent built once
-    except ValueError as exc:
-        ap.error(f"--opponents: {exc}")
+    agents_or_exit(ap, "--opponents", lambda: parse_agent_list(opponents))  # each agent built once
     if args.json:
         if Path(args.json).is_dir():
             ap.error(f"--json {args.json!r} is a folder, not a file")

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from typing import IO, NoReturn
 
 import numpy as np
@@ -37,7 +38,7 @@ from machine import print_machine
 
 import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from llama_env.agent import parse_agent_spec
-from train.cli.common import float_in, games_type, import_or_exit
+from train.cli.common import agents_or_exit, float_in, games_type, import_or_exit
 from train.play import WEB_REQUIRES
 
 PROG = "serve_load.py"
@@ -201,11 +202,8 @@ def main() -> None:
     ap.add_argument("--opponents", default="heuristic", help="the agent in the three other seats (one spec)")
     ap.add_argument("--costly", default="search:worlds=96", help="the agent of the one costly game of the second run")
     args = ap.parse_args()
-    for option in ("opponents", "costly"):
-        try:
-            parse_agent_spec(getattr(args, option))  # its name and parameters; the agent built once
-        except ValueError as exc:
-            ap.error(f"--{option}: {exc}")
+    for option in ("opponents", "costly"):  # each its name and parameters; the agent built once
+        agents_or_exit(ap, f"--{option}", partial(parse_agent_spec, getattr(args, option)))
     import_or_exit(PROG, "web", *WEB_REQUIRES, "train.play.web")  # what llama-rl serve needs, before it starts
     from train.play.web import MAX_CONNECTIONS
 

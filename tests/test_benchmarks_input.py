@@ -192,6 +192,33 @@ def test_a_missing_extra_is_one_line_naming_it(
     assert f"install the {extra!r} extra: {install_hint(extra)}" in line
 
 
+ZIP_MODEL = "ppo:path=agents/models/ppo_llama.zip"
+"""An agent whose model is read with torch (the ``train`` extra)."""
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "option"),
+    [
+        (
+            "eval_speed",
+            ["--games", "2", "--repeats", "1", "--workers", "1", "--agents", f"{ZIP_MODEL},random"],
+            "--agents",
+        ),
+        ("ppo_strength", ["--games", "1", "--players", "2", "--opponents", ZIP_MODEL], "--opponents"),
+        ("ppo_strength", ["--games", "1", "--players", "2", "--model", "agents/models/ppo_llama.zip"], "--model"),
+        ("serve_load", ["--games", "1", "--seconds", "1", "--costly", ZIP_MODEL], "--costly"),
+    ],
+)
+def test_an_agent_that_needs_a_missing_extra_is_one_line_naming_it(
+    tmp_path: Path, script: str, args: list[str], option: str
+) -> None:
+    """A ``.zip`` model without torch was a traceback ending in MissingExtra: the agents'
+    check caught only a ValueError (``--model`` alone said it in one line)."""
+    line = one_error(bench(script, *args, tmp_path=tmp_path, BENCH_TEST_BLOCK="torch"), script, 1)
+    assert line.startswith(f"{script}.py: error: {option}")
+    assert line.endswith(f": the ppo agent reads its model with torch, which is not installed: {install_hint('train')}")
+
+
 def test_ppo_strength_names_the_column_by_the_model() -> None:
     """The column said "PPO win share" whatever --model played."""
     args = ["--games", "1", "--players", "2", "--opponents", "random", "--workers", "1", "--model", "ppo_v3"]
