@@ -29,7 +29,7 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from machine import print_machine
 
-from train.cli.common import import_or_exit, int_in
+from train.cli.common import extra_or_exit, int_in
 from train.training.config import TrainConfig, config_from_dict  # noqa: E402
 from train.training.presets import PRESETS  # noqa: E402
 
@@ -113,7 +113,7 @@ def main() -> None:
             bench_config(args.steps, "runs", f"rllib{n}", backend="rllib", num_env_runners=n)
     except ValueError as exc:
         ap.error(str(exc))
-    import_or_exit(ap.prog, "rllib", "train.training.sb3.trainer", "ray.rllib")  # (the sb3 trainer: its baseline)
+    extra_or_exit(ap.prog, "rllib", "this benchmark")  # ray, and the train extra's packages for its SB3 baseline
     from train.training.rllib.trainer import check_local_cores
 
     most = bench_config(args.steps, "runs", "rllib", backend="rllib", num_env_runners=max(args.runners))

@@ -28,7 +28,7 @@ import time
 
 from machine import print_machine
 
-from train.cli.common import import_or_exit, int_in
+from train.cli.common import extra_or_exit, int_in
 from train.cli.train import flag_type
 from train.training import train
 from train.training.config import config_from_dict
@@ -116,7 +116,7 @@ def main() -> None:
             configs.append(config_from_dict(values))
         except ValueError as exc:
             ap.error(str(exc))
-    import_or_exit(ap.prog, "train", "train.training.sb3.trainer")  # torch, stable-baselines3 and sb3-contrib
+    extra_or_exit(ap.prog, "train", "this benchmark")  # every package of the extra, sb3-contrib's lazy import too
     print_machine(__file__)
     rates = []
     for (engine, workers), cfg in zip(runs, configs, strict=True):

@@ -180,8 +180,10 @@ def test_ppo_strength_checks_the_json_folder_before_the_first_row(tmp_path: Path
     ("script", "args", "blocked", "extra"),
     [
         ("train_speed", ["--steps", "10"], "torch", "train"),
+        ("train_speed", ["--steps", "10"], "sb3_contrib", "train"),  # imported only as training starts
         ("rllib_speed", ["--steps", "10"], "ray", "rllib"),
         ("rllib_speed", ["--steps", "10"], "torch", "rllib"),
+        ("rllib_speed", ["--steps", "10"], "sb3_contrib", "rllib"),
         ("serve_load", ["--games", "1", "--seconds", "1"], "starlette,uvicorn", "web"),
     ],
 )
