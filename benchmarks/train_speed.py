@@ -10,10 +10,12 @@ TensorBoard and checkpoints off) on each vec env of ``--engine`` (default both, 
 side: the batched engine and the previous, scalar one) and prints the steps per second,
 with the split between the vec env (rules, observation encoding, every opponent's move,
 batched policy opponents) and learning (rollout inference + gradient updates), and the
-ratio of the first run's rate to the others'. ``--env-workers`` times each vec env with
-each number of env worker processes (the sb3 option ``env_workers``; default 1: the games
-in the trainer's process); with more than one, "env" is the time the trainer waited for
-the workers.
+ratio of the first run's rate to the others'. By default it trains at the ``ship`` preset's
+table sizes, opponents, games side by side, rollout, minibatch and epochs; ``--preset NAME``
+times what ``llama-rl train --preset NAME`` trains (what the preset leaves unset at the
+config's defaults). ``--env-workers`` times each vec env with each number of env worker
+processes (the sb3 option ``env_workers``; default 1: the games in the trainer's process);
+with more than one, "env" is the time the trainer waited for the workers.
 
 ``--sb3-baseline`` also times the textbook setup for comparison: MaskablePPO with its
 defaults (n_steps 2048, batch 64, 10 epochs) on a DummyVecEnv of 8 ``Llama-v0`` envs
@@ -32,7 +34,7 @@ from train.cli.common import extra_or_exit, int_in
 from train.cli.train import flag_type
 from train.training import train
 from train.training.config import config_from_dict
-from train.training.presets import PRESETS
+from train.training.presets import PRESETS, preset_values
 
 BENCH = {k: PRESETS["ship"][k] for k in ("players", "opponents", "n_envs", "n_steps", "batch_size", "n_epochs")}
 """The shipped run's table, network and PPO settings: what this script times by default."""
@@ -92,16 +94,13 @@ def main() -> None:
     if not workers_list or min(workers_list) < 1:
         ap.error(f"--env-workers: worker counts of at least 1, got {args.env_workers!r}")
     runs = [(e, w) for e in engines for w in workers_list]
-    base = PRESETS[args.preset] if args.preset else BENCH
+    flags = {"opponents": args.opponents, "players": args.players, "n_envs": args.n_envs}
     configs = []
     for engine, workers in runs:  # every run's config checked before the first one trains
-        values = {
-            **base,
+        given = {
+            **{k: v for k, v in flags.items() if v is not None},
             "total_timesteps": args.steps,
             "torch_threads": args.threads,
-            "opponents": args.opponents or base.get("opponents", "heuristic"),
-            "players": args.players or base.get("players", "4"),
-            "n_envs": args.n_envs or base.get("n_envs", 128),
             "past_every": max(args.steps // 4, 1),
             "eval_every": 0,
             "stop_win_share": 0.0,  # it reads the evaluations, which are off
@@ -112,7 +111,8 @@ def main() -> None:
             "env_workers": workers,
             "run_name": "bench",
         }
-        try:
+        try:  # what the preset leaves unset is TrainConfig's default, as llama-rl train --preset has it
+            values = preset_values(args.preset, given) if args.preset else {**BENCH, **given}
             configs.append(config_from_dict(values))
         except ValueError as exc:
             ap.error(str(exc))

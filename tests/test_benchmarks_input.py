@@ -18,7 +18,8 @@ from conftest import needs_rllib
 
 from llama_env._install import install_hint
 from train.evaluation.runner import usable_cores
-from train.training.presets import PRESETS
+from train.training.config import config_from_dict
+from train.training.presets import PRESETS, preset_values
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -329,6 +330,17 @@ def test_train_speed_times_each_preset_it_offers_as_that_preset() -> None:
     assert "n_envs=1024 n_steps=16 batch=4096" in out.stdout and "players=(2,)" in out.stdout
     line = one_error(bench("train_speed", "--preset", "specialist-2p-more"), "train_speed", 2)
     assert "invalid choice: 'specialist-2p-more'" in line
+
+
+def test_train_speed_times_what_llama_rl_train_trains_with_a_preset() -> None:
+    """--preset smoke timed 4 players against heuristic alone: where a preset set no table
+    sizes or opponents the script put in its own, where ``llama-rl train --preset smoke``
+    trains at the config's defaults."""
+    out = bench("train_speed", "--preset", "smoke", "--steps", "1", "--engine", "batch")
+    assert out.returncode == 0, out.stderr
+    trained = config_from_dict(preset_values("smoke"))
+    assert f"n_envs={trained.n_envs} n_steps={trained.n_steps} batch={trained.batch_size} " in out.stdout
+    assert f" players={trained.players} opponents={trained.opponents}\n" in out.stdout
 
 
 @needs_rllib
