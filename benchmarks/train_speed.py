@@ -27,13 +27,14 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from typing import Any
 
 from machine import print_machine
 
 from train.cli.common import extra_or_exit, int_in
 from train.cli.train import flag_type
 from train.training import train
-from train.training.config import config_from_dict
+from train.training.config import config_from_dict, field_defaults
 from train.training.presets import PRESETS, preset_values
 
 BENCH = {k: PRESETS["ship"][k] for k in ("players", "opponents", "n_envs", "n_steps", "batch_size", "n_epochs")}
@@ -55,6 +56,19 @@ def sb3_baseline(steps: int, threads: int) -> float:
     t0 = time.perf_counter()
     model.learn(steps)
     return model.num_timesteps / (time.perf_counter() - t0)
+
+
+def check_n_envs(ap: argparse.ArgumentParser, n_envs: int, values: dict[str, Any], preset: str | None) -> None:
+    """A usage error naming the fewest ``--n-envs`` whose rollout (``n_steps`` x ``n_envs``)
+    holds the settings' minibatch (``batch_size``), which the script does not change."""
+    batch, steps = values["batch_size"], values["n_steps"]
+    least = -(-batch // steps)
+    if n_envs < least:
+        settings = f"--preset {preset}" if preset else "the ship preset"
+        ap.error(
+            f"--n-envs must be at least {least} for {settings}'s batch_size {batch} at n_steps {steps} "
+            f"(batch_size <= n_steps x n_envs), got {n_envs}"
+        )
 
 
 def main() -> None:
@@ -113,6 +127,8 @@ def main() -> None:
         }
         try:  # what the preset leaves unset is TrainConfig's default, as llama-rl train --preset has it
             values = preset_values(args.preset, given) if args.preset else {**BENCH, **given}
+            if args.n_envs:  # the script has no --batch-size: name what --n-envs it takes
+                check_n_envs(ap, args.n_envs, {**field_defaults(), **values}, args.preset)
             configs.append(config_from_dict(values))
         except ValueError as exc:
             ap.error(str(exc))
