@@ -44,6 +44,9 @@ from train.play import WEB_REQUIRES
 PROG = "serve_load.py"
 START_SECONDS = 30.0
 """How long the server may take to answer on its port."""
+MAX_SECONDS = 86_400
+"""The longest load, a day: the clients' deadlines and the wait for them are taken from it
+(1e10 seconds overflowed the wait once the server had started)."""
 
 
 def free_port() -> int:
@@ -198,7 +201,12 @@ def main() -> None:
         default=50,
         help="games played at once (client threads), fewer than the server's connections",
     )
-    ap.add_argument("--seconds", type=float_in(1, None, "--seconds"), default=20.0, help="how long the load lasts")
+    ap.add_argument(
+        "--seconds",
+        type=float_in(1, MAX_SECONDS, "--seconds"),
+        default=20.0,
+        help=f"how long the load lasts, at most {MAX_SECONDS:g} (a day)",
+    )
     ap.add_argument("--opponents", default="heuristic", help="the agent in the three other seats (one spec)")
     ap.add_argument("--costly", default="search:worlds=96", help="the agent of the one costly game of the second run")
     args = ap.parse_args()
