@@ -435,6 +435,57 @@ def test_ctrl_c_saves_an_rllib_run(tmp_path, monkeypatch, capsys, shared_ray):
     assert (tmp_path / "i" / "checkpoints" / f"rllib_{summary['num_timesteps']}").is_dir()
 
 
+def test_a_ctrl_c_in_the_learners_update_is_resumed_at_the_steps_learned(tmp_path, monkeypatch, shared_ray):
+    """A stop in the learner's update left that iteration's sampled steps in RLlib's
+    metrics, which the final checkpoint saved: the resumed session's first iteration
+    counted them with its own, a batch never learned from."""
+    from ray.rllib.core.learner.learner_group import LearnerGroup
+
+    from train.training import TrainConfig, resume_config, train
+    from train.training.rllib import trainer as rllib_trainer
+
+    real_update, real_steps = LearnerGroup.update, rllib_trainer._learner_steps
+    calls = {"n": 0}
+
+    def update_then_interrupt(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real_update(self, *args, **kwargs)
+
+    monkeypatch.setattr(LearnerGroup, "update", update_then_interrupt)
+    config = TrainConfig(
+        backend="rllib",
+        players=(2,),
+        opponents="random",
+        total_timesteps=100_000,
+        n_envs=8,
+        n_steps=32,
+        batch_size=256,
+        n_epochs=1,
+        net_arch=(8,),
+        eval_every=0,
+        checkpoint_every=0,
+        past_every=0,
+        progress_bar=False,
+        run_dir=str(tmp_path),
+        run_name="u",
+    )
+    first = train(config)
+    assert first.interrupted and first.num_timesteps > 0
+    monkeypatch.setattr(LearnerGroup, "update", real_update)
+    seen: list[tuple[int, int]] = []  # (steps counted, steps trained on) of each iteration
+
+    def counted(result):  # type: ignore[no-untyped-def]
+        seen.append((real_steps(result), int(result["learners"]["shared"]["num_module_steps_trained"])))
+        return seen[-1][0]
+
+    monkeypatch.setattr(rllib_trainer, "_learner_steps", counted)
+    again = train(resume_config(tmp_path / "u", {"total_timesteps": first.num_timesteps + 1}))
+    assert len(seen) == 1 and seen[0][0] == seen[0][1]  # one epoch on one minibatch: each step trained once
+    assert again.num_timesteps == first.num_timesteps + seen[0][1]
+
+
 def test_an_rllib_run_that_cannot_write_its_final_files_says_so_and_keeps_the_policy(
     tmp_path, monkeypatch, capsys, shared_ray
 ):

@@ -32,6 +32,7 @@ before :class:`~train.training.result.TrainingStopped` names it.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import hashlib
 import os
@@ -504,6 +505,15 @@ def _save_checkpoint(algo: Any, run: RunDir, steps: int) -> Path:
     return final
 
 
+def _metrics_state(algo: Any) -> dict[str, Any]:
+    """A copy of RLlib's metrics (``algo.metrics``), taken before an iteration and put back
+    when a stop lands inside it: the steps an iteration sampled wait in them until it ends,
+    so a stop during the learner's update left them in the final checkpoint, and the
+    resumed session's first iteration counted them with its own, a batch never learned
+    from (its steps, checkpoint names and ``progress.jsonl`` one batch ahead)."""
+    return copy.deepcopy(algo.metrics.get_state())
+
+
 def _learner_steps(result: dict[str, Any]) -> int:
     """The learning seats' decisions the runners returned in this iteration: what the policy trains on."""
     from train.training.rllib.env import SHARED_POLICY
@@ -705,9 +715,12 @@ def _loop(
     stopped_early = False
     aside = 0.0  # seconds of checkpoints and evaluations: no part of training's time
     t0 = time.perf_counter()
+    before: dict[str, Any] | None = None  # RLlib's metrics before the iteration under way
     try:
         while steps < config.total_timesteps and not stopped_early:
+            before = _metrics_state(algo)
             result = algo.train()
+            before = None
             done = _learner_steps(result)
             if done == 0:  # RLlib returns an iteration without samples when its runners fail
                 raise EnvRunnerStopped("an RLlib iteration sampled no step (its env runners returned no games)")
@@ -747,6 +760,8 @@ def _loop(
     finally:
         if bar is not None:
             bar.close()
+    if before is not None:  # stopped inside an iteration: what it sampled was not learned from
+        algo.metrics.set_state(before)
     raise_unless_learned(failure, steps > start_steps)
     if interrupted and failure is None:
         say_interrupted(steps, steps > start_steps, run.path, resume_from)
