@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
         "--games",
         type=int_in(1, MAX_GAMES, "--games"),
         default=200,
-        help="games of each one-move-at-a-time agent, split over the rounds",
+        help="games of each one-move-at-a-time agent, split evenly over the rounds",
     )
     p.add_argument(
         "--batched-games",
@@ -130,8 +130,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--seed", type=seed_type, default=0)
     args = p.parse_args(argv)
-    if args.games < args.rounds:
-        p.error(f"--games {args.games} cannot be split over {args.rounds} rounds: give at least one game a round")
+    if args.games % args.rounds:  # each round plays as many games: the rest would be dropped
+        per = args.games // args.rounds
+        near = " or ".join(f"{k * args.rounds}" for k in (per, per + 1) if k)
+        p.error(
+            f"--games {args.games} cannot be split evenly over --rounds {args.rounds}: give a multiple of "
+            f"{args.rounds} ({near})"
+        )
     horizon = {} if args.horizon is None else {"horizon": args.horizon}
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
