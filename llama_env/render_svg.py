@@ -191,8 +191,8 @@ def rasterize(svg: str) -> np.ndarray:
     try:
         import resvg_py
         from PIL import Image
-    except ImportError:
-        raise MissingExtra(_RASTERIZE_NEEDS, "web", name="resvg_py") from None
+    except ImportError as exc:  # named by the module that failed, as the check at make names it
+        raise MissingExtra(_RASTERIZE_NEEDS, "web", name=(exc.name or "").partition(".")[0]) from None
     global _FONTS_CHECKED
     if not _FONTS_CHECKED:
         _FONTS_CHECKED = True

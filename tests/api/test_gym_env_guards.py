@@ -132,3 +132,15 @@ def test_rgb_array_without_the_web_extra_is_refused_when_the_env_is_made(monkeyp
     assert str(raised.value).endswith(install_hint("web")) and raised.value.name == module
     gym.make("Llama-v0", render_mode="ansi").reset(seed=0)  # the other modes need no extra
     llama_env.env(render_mode="ansi").reset(seed=0)
+
+
+@pytest.mark.parametrize("module", ["resvg_py", "PIL"])
+def test_rasterize_names_the_module_that_is_missing(monkeypatch, module):
+    """Pillow missing, rasterize named resvg_py (the env's check at make named PIL)."""
+    from llama_env._install import MissingExtra
+    from llama_env.render_svg import rasterize
+
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    with pytest.raises(MissingExtra, match="^render_mode='rgb_array' draws the table with ") as raised:
+        rasterize('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    assert raised.value.name == module
