@@ -582,6 +582,21 @@ def test_a_ray_address_from_the_environment_is_named_as_such(tmp_path, capsys, m
     assert "--address" not in err and not (tmp_path / "env").exists()
 
 
+def test_a_clusters_address_is_not_carried_over_when_its_run_is_resumed(tmp_path):
+    """A run trained with --address recorded it, and a resume after the cluster was gone
+    went there again, refused with "leave --address out", which the user never gave."""
+    from train.training import TrainConfig, resume_config
+    from train.training.run_dir import write_json_atomic
+
+    run = tmp_path / "c"
+    (run / "checkpoints" / "rllib_256").mkdir(parents=True)
+    trained = TrainConfig(backend="rllib", players=(2,), options={"address": "10.0.0.1:6379", "num_env_runners": 2})
+    write_json_atomic(run / "config.json", trained.to_dict())
+    resumed = resume_config(run, {"total_timesteps": 512})
+    assert resumed.options.address == "" and resumed.options.num_env_runners == 2
+    assert resume_config(run, {"address": "10.0.0.2:6379"}).options.address == "10.0.0.2:6379"
+
+
 def test_address_local_is_a_local_ray_of_the_runs_own(tmp_path, monkeypatch, capsys):
     """``--address local`` (Ray's word for a new local Ray) skipped what a local Ray gets:
     its CPUs counted, its files in the run directory, no token file in ~/.ray (it wrote

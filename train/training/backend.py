@@ -89,6 +89,10 @@ class Backend:
     fixed_on_resume: tuple[str, ...] = ()
     """Options of its own that a resumed run cannot change (the core's are
     :data:`train.training.resume.FIXED_ON_RESUME`)."""
+    per_session: tuple[str, ...] = ()
+    """Options of its own that say where a session runs, not what the run is (a cluster's
+    address): a resumed run does not take them from its recorded config, so each session
+    has its default unless it is given again."""
     check: Callable[[TrainConfig], None] = field(default=_no_check)
     """Further checks of a config this backend runs (``ValueError`` naming the key)."""
 

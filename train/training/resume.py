@@ -140,6 +140,9 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     directory's ``run_dir`` and ``run_name`` are where it lies now (a copied run records
     the copy).
 
+    A backend's options of one session (:attr:`~train.training.backend.Backend.per_session`:
+    rllib's ``address``) are not carried over: they take their defaults unless given.
+
     Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
     key and both values. A run without a recorded config uses ``overrides`` alone (and
     its place)."""
@@ -167,7 +170,9 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     backend = overrides.get("backend", base.backend)
     if backend != base.backend:  # before the run's own options meet it: they belong to its backend
         raise _cannot_change("backend", base.backend, backend, run)
-    candidate = config_from_dict({**base.to_dict(), **overrides, **here})
+    # where the last session ran (a cluster's address) is no part of the run: each session gives its own
+    carried = {k: v for k, v in base.to_dict().items() if k not in base.backend_spec().per_session}
+    candidate = config_from_dict({**carried, **overrides, **here})
     check_fixed(base, candidate, run)
     return candidate
 

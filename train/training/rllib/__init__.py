@@ -30,7 +30,11 @@ class RllibOptions:
         },
     )
     address: str = field(
-        default="", metadata={"help": "the address of a running Ray cluster (default: RAY_ADDRESS, else a local Ray)"}
+        default="",
+        metadata={
+            "help": "the address of a running Ray cluster (default: RAY_ADDRESS, else a local Ray); a session's own, "
+            "not carried over when the run is resumed"
+        },
     )
     privileged_critic: bool = field(
         default=False,
@@ -68,5 +72,6 @@ BACKEND = Backend(
     run=imported_when_run("train.training.rllib.trainer", "train_rllib"),
     options=RllibOptions,
     fixed_on_resume=("privileged_critic",),
+    per_session=("address",),
     check=_check,
 )
