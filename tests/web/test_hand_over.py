@@ -636,3 +636,38 @@ def test_the_page_says_what_the_agents_warn_of_at_this_table_a_hand_over_s_too()
         said = client.get(f"/api/games/{session.id}", headers=as_(tokens[0])).json()["warnings"]
         assert said[0] == sized and len(said) == 2
         assert said[1].startswith("SearchAgent(worlds=16) does not search at a 3-player table")
+
+
+class _OddSizes(HeuristicAgent):
+    table_sizes = "two"  # a plugin's mistake: not integers
+
+
+class _OddForewarning(HeuristicAgent):
+    def forewarn(self, rules):
+        return "mind the table"  # a plugin's mistake: not a Warning
+
+
+class _Closed(HeuristicAgent):
+    closed = 0
+
+    def close(self):
+        type(self).closed += 1
+
+
+@pytest.mark.parametrize("odd", [_OddSizes, _OddForewarning], ids=["table_sizes", "forewarn"])
+def test_an_agent_whose_table_sizes_or_forewarn_is_of_the_wrong_kind_is_refused_naming_the_seat(agent_registry, odd):
+    """Asking the agents what they warn of at the table ran after the guard that names a
+    seat's failure: a plugin's ``table_sizes = "two"`` or a ``forewarn`` returning a
+    string made a new game (or a hand-over) a bare 500, and the agents built for the
+    seats before it were never let go."""
+    from llama_env.agent import register
+
+    register("tw_odd")(odd)
+    register("tw_closed")(_Closed)
+    _Closed.closed = 0
+    with pytest.raises(SessionError) as refused:
+        new_game({"seats": [{"person": "Ann"}, {"agent": "tw_closed"}, {"agent": "tw_odd"}]})
+    assert refused.value.status == 400 and str(refused.value).startswith("seat 2, agent 'tw_odd': agent "), str(
+        refused.value
+    )
+    assert _Closed.closed == 1  # the seat built before it, let go

@@ -195,8 +195,9 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                     conn.send((None, f"the server runs {max_agents} costly agents already: try again when a game ends"))
                     continue
                 name, params, seed = args
-                agents[key] = resolve(AgentSpec(name, params), seed)  # seeded each game: no word on one that cannot be
-                value = (getattr(agents[key], "obs_version", 0), table_sizes(agents[key]))
+                built = resolve(AgentSpec(name, params), seed)  # seeded each game: no word on one that cannot be
+                value = (getattr(built, "obs_version", 0), table_sizes(built))  # (sizes of the wrong kind: refused)
+                agents[key] = built
             elif kind == "drop":
                 agents.pop(key, None)
             else:

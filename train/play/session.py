@@ -1291,10 +1291,18 @@ def build_agent(
     What the agent warns of at the table (:func:`~llama_env.agent.table_warnings`: a
     model trained at other table sizes or rules, a ``search`` whose networks go unused
     there) comes with it, worded for the page, and the agent says it no more as it plays."""
+    agent: Agent | None = None
     try:
         full = policy.resolve_paths(spec)
         agent = build(full, seed) if build is not None else resolve(full, seed)
+        named = policy.as_read(spec)
+        # (a plugin's table_sizes or forewarn of the wrong kind is a ValueError naming the agent)
+        said = [policy.on_the_page(str(w)) for w in table_warnings([named], rules, [agent])]
+        player = seat_for_game(agent, seed, seed_keys([spec])[0])
+        if player is not agent:  # a population's member: told too, so that it says nothing at the table
+            forewarn(player, rules)
     except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
+        _close_agents([agent])  # built, then refused: a costly one is let go in its process
         # MissingExtra: the page is told which extra the server lacks, its console the command that
         # installs it (naming the server's Python and checkout); AgentHostFull: too many costly agents live
         if isinstance(exc, MissingExtra):
@@ -1305,11 +1313,6 @@ def build_agent(
         raise SessionError(
             f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
-    named = policy.as_read(spec)
-    said = [policy.on_the_page(str(w)) for w in table_warnings([named], rules, [agent])]
-    player = seat_for_game(agent, seed, seed_keys([spec])[0])
-    if player is not agent:  # a population's member: told too, so that it says nothing at the table
-        forewarn(player, rules)
     return Seated(player, named.label, said)
 
 
