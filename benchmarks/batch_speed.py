@@ -22,12 +22,11 @@ the medians; the state's size is printed too.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 
 import numpy as np
-from machine import print_machine
+from machine import pin_to_one_core, print_machine
 
 from llama_env.batch import BatchGame
 from llama_env.engine import NUM_ACTIONS, LlamaGame
@@ -109,8 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--repeats", type=int_in(1, None, "--repeats"), default=3, help="windows per side")
     args = parser.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_to_one_core()
     print_machine(__file__, argv)  # once pinned: the one core it measures on
     batch = BatchGame(args.games, args.players, seed=0)
     pick = MaskPicker(1)

@@ -21,7 +21,8 @@ project), with ``state.observation_tensor()`` read at every decision:
   ``np.random.choice(actions, p=probs)``, moves with ``random.choice(legal_actions)``;
 * one picker: chance outcomes and moves drawn by the same cheap picker as ours.
 
-Only decisions count (OpenSpiel's chance nodes, the deal, do not; neither do ours).
+Only decisions count (OpenSpiel's chance nodes, the deal, do not; neither do ours). The
+process pins itself to one CPU.
 Each cell is measured ``--repeats`` times in short windows, the rows interleaved so that
 a change of load on the machine hits every row alike, and the median is printed. A
 ratio ours / OpenSpiel is taken for each repeat from the two windows measured back to
@@ -40,7 +41,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from machine import print_machine
+from machine import pin_to_one_core, print_machine
 
 import llama_env
 from agents.random_agent import RandomAgent
@@ -215,7 +216,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--players", type=players_type, nargs="+", default=[2, 4], help="table sizes")
     ap.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel rows")
     args = ap.parse_args(argv)
-    print_machine(__file__, argv)
+    pin_to_one_core()
+    print_machine(__file__, argv)  # once pinned: the one core it measures on
 
     rows: list[tuple[str, Callable[[int, float], float]]] = [
         ("engine (legal_actions + step)", bench_engine),

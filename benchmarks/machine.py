@@ -59,6 +59,14 @@ def machine_line(script: str, argv: Sequence[str] | None = None) -> str:
     )
 
 
+def pin_to_one_core() -> None:
+    """Run this process on one core, the lowest of those it may use, where the system lets
+    a process choose (Linux): a script that measures one core, then prints
+    :func:`machine_line` saying so. Elsewhere it runs where the system puts it."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
 def print_machine(script: str, argv: Sequence[str] | None = None) -> None:
     """Print :func:`machine_line` (call it once the options are checked, before measuring)."""
     print(machine_line(script, argv), flush=True)

@@ -33,7 +33,7 @@ import time
 from typing import Any
 
 import numpy as np
-from machine import print_machine
+from machine import pin_to_one_core, print_machine
 
 from agents.base import BaseAgent, check_observation, legal_actions
 from agents.search import SearchAgent, belief_world, policy_move, searched_move
@@ -138,8 +138,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{args.rounds} ({near})"
         )
     horizon = {} if args.horizon is None else {"horizon": args.horizon}
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    pin_to_one_core()
     print_machine(__file__, argv)  # once pinned: the one core it measures on
     try:
         from threadpoolctl import threadpool_limits

@@ -136,7 +136,7 @@ def test_a_bad_option_is_a_usage_error(script: str, args: list[str], message: st
     assert message in one_error(bench(script, *args), script, 2)
 
 
-PINNED = {"batch_speed", "search_speed"}
+PINNED = {"batch_speed", "env_speed", "search_speed"}
 """The scripts that pin themselves to one core (where the system lets a process do so)."""
 
 
