@@ -12,17 +12,18 @@ fails instead of fetching the other project's package.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from llama_env._version import __version__
 
-__all__ = ["EXTRAS", "MissingExtra", "extra_named", "install_hint", "missing_from"]
+__all__ = ["EXTRAS", "MissingExtra", "extra_named", "find_missing", "install_hint", "missing_from"]
 
 _TRAIN = {
     "torch": "torch",
@@ -66,6 +67,20 @@ def missing_from(extra: str, exc: ModuleNotFoundError) -> str | None:
     project's own packages (a broken install). Those are no extra's to name."""
     package = (exc.name or "").partition(".")[0]
     return package if package in EXTRAS.get(extra, {}).values() else None
+
+
+def find_missing(modules: Iterable[str]) -> str | None:
+    """The first of ``modules`` (import names, :data:`EXTRAS`' values) that is not installed,
+    or ``None``: found without importing any, so a check made early (when an env is made,
+    before a benchmark runs) imports no torch or ray. A module in ``sys.modules`` counts as
+    found (``None`` there: missing, as the import would find it)."""
+    for module in modules:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return module
+        except ValueError:  # in sys.modules without a spec: imported already
+            pass
+    return None
 
 
 @contextlib.contextmanager

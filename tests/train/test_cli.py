@@ -197,6 +197,23 @@ def test_a_module_no_extra_brings_is_not_put_down_to_one():
         raise ModuleNotFoundError("No module named 'PIL'", name="PIL")
 
 
+def test_extra_or_exit_finds_a_module_imported_without_a_spec(monkeypatch):
+    """A package of the extra in sys.modules without a ``__spec__`` (a module made by hand,
+    a test's stand-in) was a ValueError traceback from find_spec, where the envs' check
+    found it; a package not installed is still the one line naming it and the extra."""
+    import types
+
+    from llama_env._install import EXTRAS
+    from train.cli.common import extra_or_exit
+
+    monkeypatch.setitem(sys.modules, "llama_stand_in", types.ModuleType("llama_stand_in"))
+    monkeypatch.setitem(EXTRAS, "stand-in", {"llama-stand-in": "llama_stand_in"})
+    extra_or_exit("bench", "stand-in", "this benchmark")
+    monkeypatch.setitem(EXTRAS, "stand-in", {"llama-stand-in": "llama_stand_in", "gone": "llama_not_installed"})
+    with pytest.raises(SystemExit, match="^bench: error: this benchmark needs the package 'llama_not_installed', "):
+        extra_or_exit("bench", "stand-in", "this benchmark")
+
+
 @pytest.mark.parametrize(("flag", "expected"), [("--progress", True), ("--no-progress", False), (None, False)])
 def test_progress_bars_follow_the_flag_else_whether_stderr_is_a_terminal(capsys, monkeypatch, flag, expected):
     import train.cli.evaluate

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import importlib.util
 import math
 import os
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from llama_env._atomic import check_writable_folder
-from llama_env._install import EXTRAS, MissingExtra, extra_named, install_hint, missing_from
+from llama_env._install import EXTRAS, MissingExtra, extra_named, find_missing, install_hint, missing_from
 from llama_env.agent import AgentSpec, parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
 from llama_env.table import AgentError
@@ -158,13 +157,14 @@ def import_or_exit(prog: str, extra: str, *modules: str) -> None:
 def extra_or_exit(prog: str, extra: str, what: str) -> None:
     """For a script outside ``llama-rl`` that runs on the whole of the extra ``extra`` (the
     notebooks' runner, whose kernels import pandas, matplotlib, torch...): find each of its
-    packages (:data:`llama_env._install.EXTRAS`) without importing any, or exit 1 with
+    packages (:data:`llama_env._install.EXTRAS`) without importing any
+    (:func:`~llama_env._install.find_missing`), or exit 1 with
     :func:`import_or_exit`'s line naming the first one missing and the extra."""
 
     def find() -> None:
-        for module in EXTRAS[extra].values():
-            if importlib.util.find_spec(module) is None:
-                raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+        module = find_missing(EXTRAS[extra].values())
+        if module is not None:
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
     _or_exit(prog, extra, what, find)
 
