@@ -312,6 +312,15 @@ def test_eval_speed_compares_each_path_by_the_games_a_second_of_its_own_calls(tm
     assert "(fewer: a call's start-up weighs more a game, so the ratio reads high)" in out.stdout.splitlines()[1]
 
 
+def test_batch_speed_prints_the_ratio_to_two_significant_figures() -> None:
+    """--games 1 printed "batch / scalar: 0.0x": one decimal place of a ratio of 0.03."""
+    out = bench("batch_speed", "--games", "1", "--seconds", "0.01", "--repeats", "1")
+    assert out.returncode == 0, out.stderr
+    line = next(line for line in out.stdout.splitlines() if "batch / scalar: " in line)
+    ratio = line.split(": ")[1].removesuffix("x")
+    assert len(ratio.replace(".", "").lstrip("0")) == 2, line
+
+
 def test_results_table_heads_each_column_with_the_games_played_and_describes_itself_whole() -> None:
     """--games 1 printed "1 games per cell" where duplicate deals played 2, 4 and 6 games
     (a multiple of the table size), and --help cut its description off mid-sentence."""
