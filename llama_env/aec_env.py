@@ -48,7 +48,7 @@ from llama_env.observation import (
     unchecked_action_mask,
 )
 from llama_env.render import render_round_summary, render_table
-from llama_env.render_svg import check_rasterize, rasterize, table_svg
+from llama_env.render_svg import RENDER_MODES, check_render_mode, rasterize, table_svg
 from llama_env.rewards import (
     DEFAULT_REWARD,
     ILLEGAL_ACTION_REWARD,  # noqa: F401 - importable from here as before, no longer exported
@@ -59,8 +59,6 @@ from llama_env.rewards import (
 from llama_env.table import Table
 
 __all__ = ["env", "raw_env", "LlamaAECEnv", "MaskedDiscrete"]
-
-RENDER_MODES = ("ansi", "human", "rgb_array")
 
 _ZERO_MASK = action_mask(())  # shared and read-only, like every mask the env returns
 _ALL_OUT = "the game is over and every agent has stepped out: call reset() to start a new game"
@@ -206,13 +204,9 @@ class LlamaAECEnv(AECEnv):
         """The table size and rule options of every game."""
         self.obs_version = check_obs_version(obs_version)
         self._encode = encoder(self.obs_version)[0]
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
-        if render_mode == "rgb_array":
-            check_rasterize()  # the web extra, said now rather than at the first render()
+        self.render_mode = check_render_mode(render_mode)
         self.reward_mode = validate_reward_mode(reward)
         self.random_first_player = check_flag("random_first_player", random_first_player)
-        self.render_mode = render_mode
 
         self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}

@@ -41,7 +41,7 @@ from llama_env.engine import (
 )
 from llama_env.observation import check_obs_version, encoder, obs_size, observation_bounds
 from llama_env.render import render_round_summary, render_table
-from llama_env.render_svg import check_rasterize, rasterize, table_svg
+from llama_env.render_svg import RENDER_MODES, check_render_mode, rasterize, table_svg
 from llama_env.rewards import (
     DEFAULT_REWARD,
     ILLEGAL_ACTION_REWARD,  # noqa: F401 - importable from here as before, no longer exported
@@ -142,7 +142,7 @@ class LlamaEnv(gym.Env):
       defaults (``illegal_action="raise"``, opponents without ``seed=``) are unchanged.
     """
 
-    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
     def __init__(
         self,
@@ -166,11 +166,7 @@ class LlamaEnv(gym.Env):
         self._encode = encoder(self.obs_version)[0]
         self.random_first_player = check_flag("random_first_player", random_first_player)
         self.reward_mode = validate_reward_mode(reward)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
-        if render_mode == "rgb_array":
-            check_rasterize()  # the web extra, said now rather than at the first render()
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be 'raise' or 'terminate', got {illegal_action!r}")
         self.illegal_action = illegal_action

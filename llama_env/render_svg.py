@@ -13,7 +13,6 @@ extra (``resvg-py`` and Pillow).
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import math
 import warnings
@@ -23,14 +22,14 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from llama_env._install import MissingExtra
+from llama_env._install import EXTRAS, MissingExtra, find_missing
 from llama_env.engine import check_flag, check_seat
 from llama_env.render import seat_names
 
 if TYPE_CHECKING:
     from llama_env.engine import LlamaGame
 
-__all__ = ["table_svg", "rasterize", "CARD_COLORS", "WIDTH", "HEIGHT"]
+__all__ = ["table_svg", "rasterize", "check_render_mode", "RENDER_MODES", "CARD_COLORS", "WIDTH", "HEIGHT"]
 
 WIDTH = 760
 """The picture's width in pixels (``render_mode="rgb_array"`` frames are this wide)."""
@@ -166,23 +165,27 @@ def table_svg(
     return "".join(parts)
 
 
+RENDER_MODES = ("ansi", "human", "rgb_array")
+"""The envs' render modes: text (:mod:`llama_env.render`), printed or returned, and this
+picture as an array (:func:`rasterize`)."""
+
 _RASTERIZE_NEEDS = "render_mode='rgb_array' draws the table with resvg-py and Pillow, which are not installed"
-_RASTERIZE_MODULES = ("resvg_py", "PIL")
+_RASTERIZE_MODULES = (EXTRAS["web"]["resvg-py"], EXTRAS["web"]["pillow"])
 
 
-def check_rasterize() -> None:
-    """:func:`rasterize`'s :class:`~llama_env._install.MissingExtra` now, where resvg-py
-    or Pillow is not installed: the envs call it when made with
-    ``render_mode="rgb_array"``, so a missing ``web`` extra is said at ``make``, not at
-    the first ``render()`` after hours of training. Finds the modules without importing
-    them."""
-    for module in _RASTERIZE_MODULES:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ValueError:  # in sys.modules without a spec: imported already
-            found = True
-        if not found:
-            raise MissingExtra(_RASTERIZE_NEEDS, "web", name=module)
+def check_render_mode(render_mode: str | None) -> str | None:
+    """``render_mode`` as an env may be made with it: ``None`` or one of
+    :data:`RENDER_MODES`, else a ``ValueError``. ``"rgb_array"`` without resvg-py or Pillow
+    is :func:`rasterize`'s :class:`~llama_env._install.MissingExtra` now, found without
+    importing them, so a missing ``web`` extra is said at ``make``, not at the first
+    ``render()`` after hours of training."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
+    if render_mode == "rgb_array":
+        missing = find_missing(_RASTERIZE_MODULES)
+        if missing is not None:
+            raise MissingExtra(_RASTERIZE_NEEDS, "web", name=missing)
+    return render_mode
 
 
 def rasterize(svg: str) -> np.ndarray:
