@@ -413,8 +413,9 @@ def _build_opponents(opponents: Any, num_players: int) -> tuple[list[Agent], lis
         opponents = opponents.tolist()  # numpy's strings as str, its objects as they are
     if isinstance(opponents, (bytes, bytearray, memoryview)):
         raise ValueError(
-            "opponents must be an agent, a registered name or spec (a str), an AgentSpec, or a list of "
-            f"{k} of them; got {brief(opponents)} ({type(opponents).__name__})"
+            "opponents must be an agent, a registered name or spec (a str), or an AgentSpec (or its JSON form "
+            f'{{"name": ..., "params": {{...}}}}), or a list (or 1-D array) of {"one" if k == 1 else k} of them; '
+            f"got {brief(opponents)} ({type(opponents).__name__})"
         )
     if isinstance(opponents, str) or not isinstance(opponents, Sequence):
         spec = [opponents] * k

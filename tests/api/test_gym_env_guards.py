@@ -3,6 +3,7 @@ would fail later, and a failed reset leaves no game read from another seat."""
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 
@@ -102,11 +103,16 @@ def test_make_takes_a_1d_array_of_opponents_as_its_list():
 
 
 @pytest.mark.parametrize("given", [b"random", bytearray(b"random")])
-def test_make_refuses_bytes_as_opponents_saying_what_they_may_be(given):
-    """b"random" was read byte by byte: "opponents: 4 players need 3 opponents, got 6"."""
-    match = r"^opponents must be an agent, a registered name or spec \(a str\), an AgentSpec, or a list of 3 of them; "
-    with pytest.raises(ValueError, match=match + rf"got .*b'random'.* \({type(given).__name__}\)$"):
-        gym.make("Llama-v0", num_players=4, opponents=given)
+@pytest.mark.parametrize(("players", "count"), [(4, "3"), (2, "one")])
+def test_make_refuses_bytes_as_opponents_saying_what_they_may_be(given, players, count):
+    """b"random" was read byte by byte: "opponents: 4 players need 3 opponents, got 6";
+    the refusal then left out the JSON form and the array, and read "a list of 1 of them"."""
+    match = re.escape(
+        "opponents must be an agent, a registered name or spec (a str), or an AgentSpec (or its JSON form "
+        f'{{"name": ..., "params": {{...}}}}), or a list (or 1-D array) of {count} of them; '
+    )
+    with pytest.raises(ValueError, match="^" + match + rf"got .*b'random'.* \({type(given).__name__}\)$"):
+        gym.make("Llama-v0", num_players=players, opponents=given)
 
 
 @pytest.mark.parametrize("module", ["resvg_py", "PIL"])
