@@ -344,6 +344,7 @@ def test_rllib_run_trains_without_an_illegal_action_and_writes_nothing_home(rlli
     checkpoints = sorted(p.name for p in (run / "checkpoints").iterdir())
     assert checkpoints and all(p.startswith("rllib_") for p in checkpoints)  # no temporary folder left
     assert (run / "ray").is_dir() and not (run / ".lock").exists()
+    assert not (run / "ray_results").exists()  # RLlib's log folder, always empty, is a temporary one
 
 
 def test_exported_agent_plays_like_the_rllib_module(rllib_run):
@@ -1151,7 +1152,7 @@ def _small_rllib_config(tmp_path, name, **options):  # type: ignore[no-untyped-d
 
 
 def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypatch):
-    """A run from Python left Tune's storage path on its run's ray_results (the caller's
+    """A run from Python left Tune's storage path on its run's folder (the caller's
     next Algorithm logged into an old run) and RAY_AUTH_MODE=disabled in os.environ (the
     caller's next ray.init started without auth). Ray and RLlib are stand-ins here: the
     algorithm fails as it is built, when both are set."""
@@ -1176,7 +1177,8 @@ def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypat
     config = _small_rllib_config(tmp_path, "state")
     with pytest.raises(_Built):
         trainer.train_rllib(config)
-    assert seen == {"storage": str((tmp_path / "state" / "ray_results").resolve()), "auth": "disabled"}
+    assert seen["auth"] == "disabled" and seen["storage"] != storage
+    assert not Path(seen["storage"]).exists()  # an empty log folder, removed after the session
     assert storage == trainable.DEFAULT_STORAGE_PATH and "RAY_AUTH_MODE" not in os.environ
     monkeypatch.setenv("RAY_AUTH_MODE", "token")  # a caller's own setting is its own
     with pytest.raises(_Built):

@@ -86,10 +86,10 @@ TEMP_GLOB = ".*.tmp"
 """Temporary files (and the RLlib backend's temporary checkpoint folders) of writes in progress."""
 RUN_FILES = (
     *(RUN_CONFIG, "eval.jsonl", "progress.jsonl", "summary.json", RUN_SESSIONS),
-    *("tb", "ray", "ray_results"),
+    *("tb", "ray"),
 )
 """What the trainers write in a run directory besides checkpoints, models and the lock
-(``ray`` and ``ray_results``: the rllib backend's Ray files and RLlib's logs)."""
+(``tb``: the sb3 backend's TensorBoard logs; ``ray``: the rllib backend's Ray files)."""
 _LOCK_BEING_WRITTEN_S = 10.0
 """An unreadable lock younger than this is taken to be a starting trainer's (the fallback
 for file systems without hard links writes it in place); an older one as left behind."""

@@ -581,7 +581,7 @@ def _train_rllib_threads_set(
     if never:  # the pool starts empty: it is filled by this session's snapshots alone
         warnings.warn(never, RuntimeWarning, stacklevel=2)
     saved: list[Path] = []
-    with forgotten_unless_saved(config_file, saved), _ray_results_in(run):
+    with forgotten_unless_saved(config_file, saved), _tune_logdir_aside():
         algo = _build_algo(config, env_seed)
         try:
             if resume_from is not None:
@@ -613,18 +613,21 @@ def _build_algo(config: TrainConfig, env_seed: int) -> Any:
 
 
 @contextlib.contextmanager
-def _ray_results_in(run: RunDir) -> Iterator[None]:
-    """RLlib's Algorithm logs (result.json, progress.csv, TensorBoard) to a folder under
-    ~/ray_results, a path Ray fixes when it is imported (Tune's ``DEFAULT_STORAGE_PATH``):
-    the run's own ``ray_results`` while the session runs, and Ray's again after it."""
+def _tune_logdir_aside() -> Iterator[None]:
+    """RLlib's Algorithm (a Tune ``Trainable``) makes a log folder under ~/ray_results, a
+    path Ray fixes when it is imported (Tune's ``DEFAULT_STORAGE_PATH``), and on the
+    current API stack writes nothing in it: a temporary folder while the session runs,
+    removed after it, and Ray's path again. (In the run directory it was an empty
+    ``ray_results/`` said to hold RLlib's logs; the run's metrics are ``progress.jsonl``.)"""
     import ray.tune.trainable.trainable as trainable
 
     before = trainable.DEFAULT_STORAGE_PATH
-    trainable.DEFAULT_STORAGE_PATH = str((run.path / "ray_results").resolve())
-    try:
-        yield
-    finally:
-        trainable.DEFAULT_STORAGE_PATH = before
+    with tempfile.TemporaryDirectory(prefix="llama-rl-tune-", ignore_cleanup_errors=True) as folder:
+        trainable.DEFAULT_STORAGE_PATH = folder
+        try:
+            yield
+        finally:
+            trainable.DEFAULT_STORAGE_PATH = before
 
 
 def _restore(algo: Any, checkpoint: Path, run: RunDir) -> None:
