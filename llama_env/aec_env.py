@@ -181,8 +181,10 @@ class LlamaAECEnv(AECEnv):
     * v0: first release. ``obs_version=1`` adds the public history to the observation.
     * v0, since 0.3.0: through :func:`env`, an illegal move makes the offender's game add
       up to :func:`~llama_env.rewards.illegal_action_return` (it paid -1 on top of what
-      the game had paid). The name stays ``llama_v0``, as ``Llama-v0``'s id stays (see
-      its card), and the raw env's games are unchanged.
+      the game had paid); ``render_mode="rgb_array"`` without the ``web`` extra is a
+      ``MissingExtra`` when the env is made (it was said at the first ``render()``). The
+      name stays ``llama_v0``, as ``Llama-v0``'s id stays (see its card), and the raw
+      env's games are unchanged.
     """
 
     metadata = {"name": "llama_v0", "render_modes": list(RENDER_MODES), "is_parallelizable": False, "render_fps": 2}

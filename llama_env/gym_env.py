@@ -137,9 +137,13 @@ class LlamaEnv(gym.Env):
       of what the episode had paid); an opponent spec's own ``seed=`` (``random:seed=5``)
       is mixed into each episode's seed (which replaced it); a population opponent
       (``perturbed``) plays a member of its own at each of its seats (it was seated
-      itself). The ids stay: their number is the observation's version, the contract
-      trained models depend on, and the observation, the actions and the games of the
-      defaults (``illegal_action="raise"``, opponents without ``seed=``) are unchanged.
+      itself); ``render_mode="rgb_array"`` without the ``web`` extra is a ``MissingExtra``
+      when the env is made (it was said at the first ``render()``); with
+      ``illegal_action="terminate"``, ``info["illegal_action"]`` is the action as a plain
+      int (it was the object given: an array stayed an array). The ids stay: their number
+      is the observation's version, the contract trained models depend on, and the
+      observation, the actions and the games of the defaults (``illegal_action="raise"``,
+      opponents without ``seed=``) are unchanged.
     """
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
