@@ -89,11 +89,12 @@ class AgentError(RuntimeError):
     The message names the agent and its seat (``agent 'x' at seat 1: RuntimeError:
     ...``), as :attr:`agent` and :attr:`seat` do (``seat`` is ``None`` where one call
     answered games at several seats: an ``act_batch``); the agent's own exception is the
-    ``__cause__``. An agent that answers an illegal move raises
-    :class:`~llama_env.engine.IllegalActionError` instead, which names them too (one that
-    its own ``act`` raises, from a table inside it, is an ``AgentError`` of the agent); a
-    ``KeyboardInterrupt``, a ``MemoryError`` or a missing package (``ModuleNotFoundError``)
-    is not an agent's failure and goes through as it is."""
+    ``__cause__``. An answer of the wrong shape has neither: ``seat`` is ``None`` and there
+    is no cause, the message naming the agent and the shapes wanted and got. An agent that
+    answers an illegal move raises :class:`~llama_env.engine.IllegalActionError` instead,
+    which names them too (one that its own ``act`` raises, from a table inside it, is an
+    ``AgentError`` of the agent); a ``KeyboardInterrupt``, a ``MemoryError`` or a missing
+    package (``ModuleNotFoundError``) is not an agent's failure and goes through as it is."""
 
     def __init__(self, message: str, *, agent: str = "", seat: int | None = None) -> None:
         super().__init__(message)
