@@ -61,10 +61,12 @@ docs: setup-dev
 test-slow: setup-dev
 	$(BIN)/python -m pytest -m slow -q
 
+# The engine's, evaluation's and the trainer's speed at the settings of docs/speed.md's
+# figures: about four minutes on two cores
 bench: setup
 	$(BIN)/python benchmarks/env_speed.py
-	$(BIN)/python benchmarks/eval_speed.py
-	$(BIN)/python benchmarks/train_speed.py
+	$(BIN)/python benchmarks/eval_speed.py --repeats 3 --scalar-games 5000
+	$(BIN)/python benchmarks/train_speed.py --steps 300000
 
 lint: setup-dev
 	$(BIN)/ruff check llama_env agents train benchmarks tests
