@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
-from llama_env.engine import Rules, brief, check_seed, error_line, is_int
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, brief, check_seed, error_line, is_int
 
 __all__ = [
     "Agent",
@@ -696,17 +696,24 @@ def batch_from(agent: Agent) -> int:
 def table_sizes(agent: Agent) -> tuple[int, ...] | None:
     """The table sizes ``agent`` says it was made for: its ``table_sizes`` attribute (a
     ``ppo`` agent playing one model trained at some sizes only), sorted; ``None`` where it
-    says nothing, as most agents, which play any size. Anything but integers is a
-    ``ValueError`` naming the agent."""
+    says nothing, as most agents, which play any size. Anything but table sizes, integers
+    2..6, at least one, is a ``ValueError`` naming the agent (``[]`` said it was made for
+    no table, and ``[1, 7]`` for tables that cannot be)."""
     sizes = getattr(agent, "table_sizes", None)
     if sizes is None:
         return None
     try:
-        return tuple(sorted({operator.index(n) for n in sizes}))
+        if isinstance(sizes, (str, bytes)):
+            raise TypeError
+        out = tuple(sorted({operator.index(n) for n in sizes}))
     except TypeError:
+        out = ()
+    if not out or any(not MIN_PLAYERS <= n <= MAX_PLAYERS for n in out):
         raise ValueError(
-            f"agent {agent_label(agent)!r}: table_sizes must be a sequence of integers or None, got {sizes!r}"
-        ) from None
+            f"agent {agent_label(agent)!r}: table_sizes must be a sequence of table sizes, integers "
+            f"{MIN_PLAYERS}..{MAX_PLAYERS} (at least one), or None, got {brief(sizes)}"
+        )
+    return out
 
 
 class UnseenTableSize(UserWarning):
@@ -760,11 +767,21 @@ def forewarn(agent: Agent, rules: Rules) -> Warning | None:
     instead, from the rules alone, by its ``forewarn(rules)`` (``None`` where it has none,
     or nothing to say there): it then does not give it at the table. A ``search`` given
     ``worlds=16`` says so at 3 players, where it does not search. Anything but a
-    ``Warning`` or ``None`` is a ``ValueError`` naming the agent."""
+    ``Warning`` or ``None`` is a ``ValueError`` naming the agent, and so is what the hook
+    raises (the error its cause; a missing extra's ``ModuleNotFoundError`` and a
+    ``MemoryError`` go through as they are), as the commands report a ``ValueError`` in a line."""
     hook = getattr(agent, "forewarn", None)
     if not callable(hook):
         return None
-    warning = hook(rules)
+    try:
+        warning = hook(rules)
+    except (ModuleNotFoundError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a plugin's forewarn can raise anything
+        said = f"agent {agent_label(agent)!r}: "
+        if isinstance(exc, ValueError) and str(exc).startswith(said):  # named already (a proxy's, as serve's)
+            raise
+        raise ValueError(f"{said}forewarn(rules) raised {error_line(exc, 200)}") from exc
     if warning is not None and not isinstance(warning, Warning):
         raise ValueError(
             f"agent {agent_label(agent)!r}: forewarn(rules) must return a Warning or None, got {brief(warning)}"
@@ -809,7 +826,7 @@ def warn_of_table(
 
 
 def and_list(values: Sequence[int]) -> str:
-    """``2``, ``2 and 4``, ``2, 4 and 6``."""
+    """``2``, ``2 and 4``, ``2, 4 and 6``: ``values``, at least one, in words."""
     head, last = [str(v) for v in values[:-1]], str(values[-1])
     return f"{', '.join(head)} and {last}" if head else last
 

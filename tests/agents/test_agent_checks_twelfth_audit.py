@@ -1,0 +1,89 @@
+"""The checks of a plugin's agent as the audits of the twelfth stop met them: what an
+agent declares of itself (``forewarn``, ``table_sizes``) refused in a line naming the
+agent, where the commands printed a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+from llama_env.agent import forewarn, register, table_sizes
+from llama_env.engine import Rules
+from train.cli import main
+
+
+class First:
+    """Plays its first legal move."""
+
+    def act(self, observation, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    """``llama-rl argv``: its exit code and what it printed."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(argv)
+    return code, out.getvalue()
+
+
+class ForewarnRaises(First):
+    name = "fw_raise"
+
+    def forewarn(self, rules):
+        raise RuntimeError("forewarn boom")
+
+
+def test_a_forewarn_that_raises_is_a_value_error_naming_the_agent():
+    """What a plugin's ``forewarn`` raised went through as it was: a traceback ending in
+    RuntimeError in eval, tournament, watch and play (a 500 in serve)."""
+    with pytest.raises(ValueError, match=r"^agent 'fw_raise': forewarn\(rules\) raised RuntimeError: forewarn boom$"):
+        forewarn(ForewarnRaises(), Rules(2))
+    try:
+        forewarn(ForewarnRaises(), Rules(2))
+    except ValueError as exc:
+        assert isinstance(exc.__cause__, RuntimeError)
+
+
+def test_eval_reports_a_forewarn_that_raises_in_one_line(agent_registry):
+    register("fw_raise")(ForewarnRaises)
+    code, out = run(["eval", "--agents", "fw_raise,random", "--games", "2", "--workers", "1"])
+    assert code != 0 and "Traceback" not in out
+    assert "llama-rl: error: agent 'fw_raise': forewarn(rules) raised RuntimeError: forewarn boom" in out
+
+
+@pytest.mark.parametrize("sizes", [[], (), [1, 7, 100], [2, 7], [0], [True], "24", 2, [2, "4"]], ids=repr)
+def test_table_sizes_that_are_no_table_sizes_are_refused_naming_the_agent(sizes):
+    """``table_sizes = []`` was an IndexError in the warning's words, and ``[1, 7, 100]``
+    was taken without a word (and never warned of at any table)."""
+
+    class Sizes(First):
+        name = "sizes"
+        table_sizes = sizes
+
+    with pytest.raises(
+        ValueError,
+        match=r"^agent 'sizes': table_sizes must be a sequence of table sizes, integers 2\.\.6 \(at least one",
+    ):
+        table_sizes(Sizes())
+
+
+def test_table_sizes_are_sorted_and_each_once():
+    class Sizes(First):
+        table_sizes = [6, 2, 2, np.int64(4)]
+
+    assert table_sizes(Sizes()) == (2, 4, 6)
+
+
+def test_eval_reports_empty_table_sizes_in_one_line(agent_registry):
+    class Empty(First):
+        name = "sizes_empty"
+        table_sizes: list[int] = []
+
+    register("sizes_empty")(Empty)
+    code, out = run(["eval", "--agents", "sizes_empty,random", "--games", "2", "--workers", "1"])
+    assert code != 0 and "Traceback" not in out
+    assert "llama-rl: error: agent 'sizes_empty': table_sizes must be a sequence of table sizes" in out
