@@ -389,11 +389,17 @@ def test_rllib_run_resumes(rllib_run, shared_ray, capsys):
     assert sessions[1]["ended_at_step"] >= 4500
     ran = json.loads((run / "config.resume_1.json").read_text())
     assert ran["backend"] == "rllib" and ran["net_arch"] == [16, 16] and ran["n_envs"] == 16
-    # one of its checkpoint folders, named instead of the run: said so (it said "no usable checkpoint")
-    folder = next(p for p in (run / "checkpoints").iterdir() if p.is_dir())
-    code = main(["train", "--resume", str(folder), "--total-timesteps", "9000", "--final-eval-games", "0"])
+    # one of its checkpoint folders, named instead of the run: the newest resumes, as sb3's newest zip does (it
+    # was refused: "resume the run's directory"), an older one is refused, as on sb3
+    folders = sorted((run / "checkpoints").iterdir(), key=lambda p: int(p.name.split("_")[1]))
+    steps = int(folders[-1].name.split("_")[1])
+    code = main(["train", "--resume", str(folders[0]), "--total-timesteps", "9000", "--final-eval-games", "0"])
     err = capsys.readouterr().err
-    assert code == 2 and f"is a checkpoint folder of the run {run}: resume the run's directory" in err
+    assert code == 2 and f"{folders[0]} ({folders[0].name[6:]} steps) is older than the run's {folders[1].name}" in err
+    again = ["train", "--resume", str(folders[-1]), "--total-timesteps", str(steps + 1), "--final-eval-games", "0"]
+    assert main([*again, "--no-progress-bar"]) == 0, capsys.readouterr().err
+    sessions = (run / "sessions.jsonl").read_text().splitlines()
+    assert len(sessions) == 3 and json.loads(sessions[2])["started_at_step"] == steps
 
 
 def tiny_run(tmp_path: Path, name: str, total: int, *extra: str) -> list[str]:
@@ -596,6 +602,25 @@ def test_a_clusters_address_is_not_carried_over_when_its_run_is_resumed(tmp_path
     resumed = resume_config(run, {"total_timesteps": 512})
     assert resumed.options.address == "" and resumed.options.num_env_runners == 2
     assert resume_config(run, {"address": "10.0.0.2:6379"}).options.address == "10.0.0.2:6379"
+
+
+def test_resuming_an_rllib_runs_model_elsewhere_says_what_works(tmp_path):
+    """An rllib run's model.npz resumed under another --run-name was told to "resume a copy
+    of its model.zip", which it lacks, and a copied .npz that it "is not a usable
+    checkpoint (it has no data and no policy.pth ...)"."""
+    from train.training import TrainConfig, resume_config
+    from train.training.run_dir import write_json_atomic
+
+    run = tmp_path / "a1"
+    (run / "checkpoints" / "rllib_256").mkdir(parents=True)
+    write_json_atomic(run / "config.json", TrainConfig(backend="rllib", players=(2,)).to_dict())
+    (run / "model.npz").write_bytes(b"weights")
+    with pytest.raises(ValueError, match=re.escape(f"copy {run} to {tmp_path / 'x'} and resume the copy")):
+        resume_config(run / "model.npz", {"run_name": "x"})
+    loose = tmp_path / "policy.npz"
+    loose.write_bytes(b"weights")
+    with pytest.raises(ValueError, match=r"policy.npz is an exported policy \(.npz\), which cannot be resumed"):
+        resume_config(loose, {"run_name": "y"})
 
 
 def test_address_local_is_a_local_ray_of_the_runs_own(tmp_path, monkeypatch, capsys):

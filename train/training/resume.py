@@ -34,7 +34,7 @@ _RUN_IDENTITY = ("run_dir", "run_name", "resume")
 
 def run_of(path: str | Path) -> RunDir:
     """The run a ``--resume`` path names: a run directory, its ``checkpoints`` folder, or
-    a checkpoint in one."""
+    a checkpoint in one (a file, or an RLlib checkpoint's folder)."""
     p = Path(path)
     if p.is_dir():
         parent = RunDir(p.parent)
@@ -42,10 +42,7 @@ def run_of(path: str | Path) -> RunDir:
             return parent
         owner = RunDir(p.parent.parent)
         if p.parent == owner.checkpoints_dir and owner.config_files():  # an RLlib checkpoint is a folder
-            raise ValueError(
-                f"config key 'resume': {p} is a checkpoint folder of the run {owner.path}: resume the run's "
-                "directory, which continues from its newest checkpoint"
-            )
+            return owner
         return RunDir(p)
     if p.is_file():
         return RunDir(p.parent.parent if p.parent.name == "checkpoints" else p.parent)
@@ -147,6 +144,11 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     key and both values. A run without a recorded config uses ``overrides`` alone (and
     its place)."""
     if bare_model(resume):  # a new run, named by the overrides
+        if Path(resume).suffix == ".npz":
+            raise ValueError(
+                f"config key 'resume': {resume} is an exported policy (.npz), which cannot be resumed: it holds the "
+                "policy's weights, not what training goes on from; resume the run it came from (its directory)"
+            )
         return config_from_dict({**(overrides or {}), "resume": str(resume)})
     run = run_of(resume)
     asked = {k: str(v) for k, v in (overrides or {}).items() if k in ("run_dir", "run_name") and v}
@@ -155,8 +157,8 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
         if where.resolve() != run.path.resolve():
             raise ValueError(
                 f"config keys 'run_dir'/'run_name' name {where}, but resuming {resume} continues its run in "
-                f"{run.path}: leave them out (or, for a new run from its weights, resume a copy of its model.zip "
-                "that lies outside any run)"
+                f"{run.path}: leave them out (or, to train it on as another run, copy {run.path} to {where} and "
+                "resume the copy; on sb3 a copy of its model.zip that lies outside any run starts one too)"
             )
     overrides = {k: v for k, v in (overrides or {}).items() if k not in _RUN_IDENTITY}
     # The run continues where it lies now: a copied or moved run records its own place,

@@ -489,6 +489,33 @@ def newest_whole_checkpoint(checkpoints: list[Path], run: RunDir) -> Path:
     )
 
 
+def _resumed_checkpoint(given: Path, found: list[Path], run: RunDir) -> Path:
+    """The checkpoint a ``--resume`` of the run ``given`` goes on from: the run's newest
+    whole one (:func:`newest_whole_checkpoint`), or the folder of one of its ``found``
+    checkpoints when ``given`` is one, as the sb3 backend takes one of its zips: refused
+    when it is not whole, or when newer ones follow it (training on from it would
+    overwrite them)."""
+    if not given.is_dir() or given.parent.resolve() != run.checkpoints_dir.resolve():
+        return newest_whole_checkpoint(found, run)
+    if given.resolve() not in {c.resolve() for c in found}:
+        raise ValueError(
+            f"config key 'resume': {given} is no checkpoint of the run {run.path} (those are "
+            f"{RLLIB_CHECKPOINT_PREFIX}<steps> folders): resume the run's directory, which continues from its newest"
+        )
+    problem = rllib_checkpoint_problem(given)
+    if problem is not None:
+        raise ValueError(f"config key 'resume': {given} is not a usable checkpoint ({problem})")
+    steps = _trained_steps(given)
+    newer = [c.name for c in found if _trained_steps(c) > steps]
+    if newer:
+        raise ValueError(
+            f"config key 'resume': {given} ({steps} steps) is older than the run's {', '.join(newer)}: training on "
+            f"from it would overwrite them; move them out of {run.checkpoints_dir} first, or resume {run.path} to "
+            "continue from its newest"
+        )
+    return given
+
+
 def _save_checkpoint(algo: Any, run: RunDir, steps: int) -> Path:
     """``algo.save_to_path`` into a temporary folder, then renamed into place."""
     final = run.checkpoints_dir / f"{RLLIB_CHECKPOINT_PREFIX}{steps}"
@@ -541,7 +568,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
                 f"config key 'resume': no RLlib checkpoint in {config.resume if fresh else run.path} (the rllib "
                 "backend continues a run directory it wrote, or a checkpoint in one)"
             )
-        resume_from = newest_whole_checkpoint(found, run)
+        resume_from = _resumed_checkpoint(Path(config.resume), found, run)
         check_steps_left(resume_from, _trained_steps(resume_from), config)
     run.create(fresh=fresh)
     with _runner_failures_unlogged(), run.lock():
