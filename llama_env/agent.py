@@ -513,17 +513,18 @@ def population_members(agent: Agent) -> Sequence[Agent] | None:
     the trainers seat one of them per game in its place (:func:`seat_member`), and never
     call the population's own ``act``. An agent with a ``members`` attribute of its own
     (an ensemble's, say) and no ``population = True`` plays as itself. A population whose
-    ``members`` are not such a list is a ``TypeError`` naming the agent: :func:`resolve`
-    checks so, once, each agent a driver takes."""
+    ``members`` are not such a list is a ``ValueError`` naming the agent, as the other
+    checks of what an agent declares are: :func:`resolve` checks so, once, each agent a
+    driver takes."""
     if not is_population(agent):
         return None
     members = getattr(agent, "members", None)
     where = f"agent {agent_label(agent)!r} is a population (population = True)"
     if not isinstance(members, (list, tuple)) or not members:
-        raise TypeError(f"{where}: its members must be a non-empty list of agents, got {brief(members)}")
+        raise ValueError(f"{where}: its members must be a non-empty list of agents, got {brief(members)}")
     for k, member in enumerate(members):
         if isinstance(member, type) or not callable(getattr(member, "act", None)):
-            raise TypeError(
+            raise ValueError(
                 f"{where}: members[{k}] must be an agent (an object with act(observation, action_mask) -> int), "
                 f"got {brief(member)}"
             )
@@ -662,9 +663,9 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
     agents seed each game so, as evaluation does through ``reset``. An object is returned
     as it is. Anything else is a ``TypeError`` naming what an agent must be, and so is an
     agent's class (its ``act`` is callable too, and it failed at its first ``reset``,
-    missing ``self``) and a population whose members are no list of agents
-    (:func:`population_members`): checked here once, where a driver takes the agent, not
-    at each game it seats a member.
+    missing ``self``); a population whose members are no list of agents is a
+    ``ValueError`` (:func:`population_members`): checked here once, where a driver takes
+    the agent, not at each game it seats a member.
     """
     if isinstance(agent, str):
         out = parse_agent_spec(agent, check=False)._build(seed, say=False)  # checks name and parameters

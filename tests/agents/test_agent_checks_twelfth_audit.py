@@ -87,3 +87,29 @@ def test_eval_reports_empty_table_sizes_in_one_line(agent_registry):
     code, out = run(["eval", "--agents", "sizes_empty,random", "--games", "2", "--workers", "1"])
     assert code != 0 and "Traceback" not in out
     assert "llama-rl: error: agent 'sizes_empty': table_sizes must be a sequence of table sizes" in out
+
+
+class BadPopulation(First):
+    name = "badpop"
+    population = True
+    members = "abc"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "--agents", "badpop,random", "--games", "2", "--workers", "1"],
+        ["watch", "--agents", "badpop,random", "--delay", "0"],
+    ],
+    ids=["eval", "watch"],
+)
+def test_a_population_whose_members_are_no_agents_is_one_line_at_the_command_line(agent_registry, argv):
+    """A plugin's population with ``members = "abc"`` was a TypeError the commands did
+    not report: a traceback in eval, tournament, watch, play and train --opponents."""
+    register("badpop")(BadPopulation)
+    code, out = run(argv)
+    assert code != 0 and "Traceback" not in out
+    assert (
+        "llama-rl: error: agent 'badpop' is a population (population = True): its members must be a non-empty "
+        "list of agents, got 'abc'" in out
+    )

@@ -217,10 +217,10 @@ def test_an_agent_with_members_that_is_no_population_plays_as_itself(members):
 @pytest.mark.parametrize("batched", [True, False])
 def test_a_population_whose_members_are_no_agents_is_refused_by_name(members, found, batched):
     """A population (``population = True``) must hold a non-empty list of agents: else a
-    TypeError names it, briefly (an array's repr was printed whole)."""
+    ValueError names it, briefly (an array's repr was printed whole)."""
     population = agents.make("perturbed", seed=0, size=2)
     population.members = members
-    with pytest.raises(TypeError, match=r"agent 'perturbed' is a population \(population = True\): ") as caught:
+    with pytest.raises(ValueError, match=r"agent 'perturbed' is a population \(population = True\): ") as caught:
         evaluate([population, "heuristic"], 2, seed=0, workers=1, batched=batched)
     assert re.search(found, str(caught.value)) and len(str(caught.value)) < 300
 

@@ -365,10 +365,10 @@ def test_a_population_opponent_is_checked_once_not_at_every_new_game(cls):
 @pytest.mark.parametrize("members", [[], ["heuristic"], 7], ids=["empty", "a name", "no list"])
 def test_a_population_opponent_with_bad_members_is_refused_at_construction(cls, members):
     """Members are checked once, where the env takes the agent: a population of no agents
-    is a TypeError naming it before any game, not an IndexError or a failing act later."""
+    is a ValueError naming it before any game, not an IndexError or a failing act later."""
     population = agents.make("perturbed", seed=0, size=2)
     population.members = members
-    with pytest.raises(TypeError, match=r"agent 'perturbed' is a population \(population = True\): "):
+    with pytest.raises(ValueError, match=r"agent 'perturbed' is a population \(population = True\): "):
         cls(4, players=2, opponents="pop", agents={"pop": population}, seed=0, seat=1)
 
 
