@@ -1142,6 +1142,9 @@ def test_a_new_rllib_run_stopped_while_ray_starts_leaves_no_folder_behind(tmp_pa
     monkeypatch.setattr(trainer, "ray_session", interrupted_start)
     assert main(tiny_run(tmp_path, "int", 256)) == 130
     assert not (tmp_path / "int").exists()
+    # said so, as a run stopped later before its first step is (it printed only "llama-rl: interrupted")
+    said = f"interrupted at 0 steps: nothing learned yet, so nothing is saved; removing {tmp_path / 'int'}"
+    assert capsys.readouterr().out.count(said) == 1
 
 
 class _Built(Exception):

@@ -19,6 +19,8 @@ __all__ = [
     "raise_unless_learned",
     "result_or_stopped",
     "say_interrupted",
+    "NothingSaved",
+    "say_nothing_saved",
 ]
 
 LOG_INTERVAL = 60.0
@@ -109,9 +111,19 @@ def say_interrupted(steps: int, learned: bool, run: Path, resume_from: Path | No
     the first step (it kept a checkpoint of 0 steps and an untrained model, played as the
     run's). A resumed run is saved all the same: its steps are its earlier sessions'."""
     if resume_from is None and not learned:
-        print(f"\ninterrupted at {steps} steps: nothing learned yet, so nothing is saved; removing {run}", flush=True)
-        raise KeyboardInterrupt
+        say_nothing_saved(steps, run)
+        raise NothingSaved
     print(f"\ninterrupted at {steps} steps: saving a checkpoint", flush=True)
+
+
+class NothingSaved(KeyboardInterrupt):
+    """The Ctrl-C (or SIGTERM) of a new run that learned no step, said already
+    (:func:`say_interrupted`): the trainer removes the run, and says nothing more."""
+
+
+def say_nothing_saved(steps: int, run: Path) -> None:
+    """The line of a new run stopped (Ctrl-C, SIGTERM) before it learned a step: it is removed."""
+    print(f"\ninterrupted at {steps} steps: nothing learned yet, so nothing is saved; removing {run}", flush=True)
 
 
 def raise_unless_learned(failure: BaseException | None, learned: bool) -> None:

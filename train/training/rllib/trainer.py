@@ -59,12 +59,14 @@ from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
 from train.training.result import (
+    NothingSaved,
     ProcessStopped,
     TrainResult,
     leave_out,
     raise_unless_learned,
     result_or_stopped,
     say_interrupted,
+    say_nothing_saved,
     step_bar,
 )
 from train.training.resume import check_steps_left, session_run
@@ -578,8 +580,10 @@ def train_rllib(config: TrainConfig) -> TrainResult:
             with _StoppingRay() as stopping, ray_session(run, config.options.address, stopping=stopping):
                 _warn_short_of_cpus(config.options.num_env_runners)
                 return _train_rllib_locked(config, run, resume_from, stopping)
-        except BaseException:
+        except BaseException as exc:
             if fresh:  # a new run that failed before it saved anything (Ray's start-up files, RLlib's logs,
+                if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, NothingSaved):
+                    say_nothing_saved(0, run.path)  # stopped before training began: while Ray started, say
                 run.remove_new_run()  # its config) leaves no folder to block the next try
             raise
 
