@@ -671,3 +671,35 @@ def test_an_agent_whose_table_sizes_or_forewarn_is_of_the_wrong_kind_is_refused_
         refused.value
     )
     assert _Closed.closed == 1  # the seat built before it, let go
+
+
+class _ObsVersion7(HeuristicAgent):
+    obs_version = 7  # a plugin's mistake: no such observation
+
+
+def test_an_agent_of_an_unknown_obs_version_is_refused_naming_the_seat(agent_registry):
+    """The table refused it once the seats were built, after the guard that names a seat's
+    failure: a new game was a bare 500 (the seats built before it held), and a hand-over
+    seated it, to fail at its first move."""
+    from llama_env.agent import AgentSpec, register
+    from train.play.session import AgentPolicy, build_agent
+
+    register("tw_obs7")(_ObsVersion7)
+    register("tw_closed")(_Closed)
+    _Closed.closed = 0
+    with pytest.raises(SessionError) as refused:
+        new_game({"seats": [{"person": "Ann"}, {"agent": "tw_closed"}, {"agent": "tw_obs7"}]})
+    assert refused.value.status == 400, refused.value
+    assert str(refused.value).startswith("seat 2, agent 'tw_obs7': obs_version must be one of 0, 1"), refused.value
+    assert _Closed.closed == 1  # the seat built before it, let go
+    session = new_game({"seats": [{"person": "Ann"}, {"person": "Bob"}]})
+    turn = session.game.current_player
+    session.look(1 - turn)  # Bob's page has come: Ann may leave
+    rules = session.game.rules
+
+    def agent() -> Seated:
+        return build_agent(AgentSpec("tw_obs7"), 0, f"seat {turn}", rules=rules, policy=AgentPolicy())
+
+    with pytest.raises(SessionError, match=f"^seat {turn}, agent 'tw_obs7': obs_version must be one of"):
+        session.hand_over(turn, turn, agent)
+    assert session.people == [0, 1] and session.moves == []

@@ -87,6 +87,7 @@ from llama_env.engine import (
     rule_option_fields,
     winners,
 )
+from llama_env.observation import check_obs_version
 from llama_env.record import RECORD_FORMAT, GameRecording
 from llama_env.table import Table, TableListener
 from train.evaluation.runner import agent_display_names
@@ -1296,11 +1297,12 @@ def build_agent(
         full = policy.resolve_paths(spec)
         agent = build(full, seed) if build is not None else resolve(full, seed)
         named = policy.as_read(spec)
-        # (a plugin's table_sizes or forewarn of the wrong kind is a ValueError naming the agent)
+        # (a plugin's table_sizes or forewarn of the wrong kind, or its obs_version, is a ValueError)
         said = [policy.on_the_page(str(w)) for w in table_warnings([named], rules, [agent])]
         player = seat_for_game(agent, seed, seed_keys([spec])[0])
         if player is not agent:  # a population's member: told too, so that it says nothing at the table
             forewarn(player, rules)
+        check_obs_version(getattr(player, "obs_version", 0))  # as a Table checks it (a hand-over makes none)
     except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
         _close_agents([agent])  # built, then refused: a costly one is let go in its process
         # MissingExtra: the page is told which extra the server lacks, its console the command that
