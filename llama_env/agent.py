@@ -266,6 +266,9 @@ def _load(ep: Any) -> None:
         if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
             loaded()
     except Exception as exc:  # noqa: BLE001 - a plugin's import can raise anything
+        for table, was in zip(tables, before, strict=True):
+            table.clear()
+            table.update(was)
         warnings.warn(
             f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
             f"{error_line(exc, 200)}",
@@ -433,9 +436,30 @@ def request_limits(name: str) -> dict[str, tuple[float, float]]:
     when they come from an untrusted request (a web page): the ``request_limits``
     mapping of its class or factory, ``{parameter: (low, high)}``, empty if it declares
     none. Parameters that make an agent slower or larger (a search's worlds, a
-    population's size) declare them. An unknown name is a ``ValueError``."""
+    population's size) declare them. An unknown name is a ``ValueError``, and so is a
+    ``request_limits`` that is no such mapping, naming the agent and the parameter (a
+    plugin's ``{"x": ("1", "5")}`` failed in the middle of a request)."""
     limits = getattr(_factory(name), "request_limits", None)
-    return dict(limits) if isinstance(limits, Mapping) else {}
+    if limits is None:
+        return {}
+    where = f"agent {name!r}: request_limits"
+    if not isinstance(limits, Mapping):
+        raise ValueError(f"{where} must be a mapping {{parameter: (low, high)}}, got {_one_line(limits)}")
+    out: dict[str, tuple[float, float]] = {}
+    for key, bounds in limits.items():
+        pair = tuple(bounds) if isinstance(bounds, (tuple, list)) else ()
+        if not isinstance(key, str) or len(pair) != 2 or not all(map(_real, pair)) or not pair[0] <= pair[1]:
+            raise ValueError(
+                f"{where}[{_one_line(key)}] must be a pair (low, high) of numbers, low <= high, got {_one_line(bounds)}"
+            )
+        out[key] = (pair[0], pair[1])
+    return out
+
+
+def _real(value: object) -> bool:
+    """Whether ``value`` is a real number, not a boolean nor NaN (a bound compares with it)."""
+    numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    return numeric and not math.isnan(value)  # type: ignore[arg-type]
 
 
 def costly(name: str) -> bool:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 
 import numpy as np
 import pytest
 
-from llama_env.agent import forewarn, register, table_sizes
+from llama_env.agent import forewarn, register, request_limits, table_sizes
 from llama_env.engine import Rules
 from train.cli import main
 
@@ -113,3 +114,46 @@ def test_a_population_whose_members_are_no_agents_is_one_line_at_the_command_lin
         "llama-rl: error: agent 'badpop' is a population (population = True): its members must be a non-empty "
         "list of agents, got 'abc'" in out
     )
+
+
+@pytest.mark.parametrize(
+    "limits, found",
+    [
+        (
+            {"x": ("1", "5")},
+            r"request_limits\['x'\] must be a pair \(low, high\) of numbers, low <= high, got \('1', '5'\)",
+        ),
+        ({"x": (1,)}, r"request_limits\['x'\] must be a pair .*, got \(1,\)"),
+        ({"x": (5, 1)}, r"request_limits\['x'\] must be a pair .*low <= high, got \(5, 1\)"),
+        ({"x": (float("nan"), 1)}, r"request_limits\['x'\] must be a pair"),
+        ({"x": (True, 5)}, r"request_limits\['x'\] must be a pair"),
+        ({"x": 5}, r"request_limits\['x'\] must be a pair .*, got 5$"),
+        ({3: (1, 5)}, r"request_limits\[3\] must be a pair"),
+        ([("x", (1, 5))], r"request_limits must be a mapping \{parameter: \(low, high\)\}, got \[\('x', \(1, 5\)\)\]"),
+    ],
+)
+def test_request_limits_that_are_no_bounds_are_refused_naming_the_agent(agent_registry, limits, found):
+    """A plugin's malformed ``request_limits`` was returned as it was, and ``serve`` failed
+    comparing a parameter with it: a 500 for a request naming the agent."""
+    from train.play.session import AgentPolicy, SessionError
+
+    class Bounded(First):
+        request_limits = limits
+
+        def __init__(self, x: int = 1) -> None:
+            self.x = x
+
+    register("bounded")(Bounded)
+    with pytest.raises(ValueError, match=f"^agent 'bounded': {found}"):
+        request_limits("bounded")
+    with pytest.raises(SessionError, match=f"^seat 1: agent 'bounded': {found}") as refused:
+        AgentPolicy().spec("bounded:x=3", "seat 1")
+    assert refused.value.status == 400
+
+
+def test_request_limits_in_numbers_of_any_kind_are_read(agent_registry):
+    class Bounded(First):
+        request_limits = {"x": [np.int64(1), 5.5], "y": (-math.inf, math.inf)}
+
+    register("bounded_ok")(Bounded)
+    assert request_limits("bounded_ok") == {"x": (1, 5.5), "y": (-math.inf, math.inf)}
