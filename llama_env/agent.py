@@ -266,9 +266,6 @@ def _load(ep: Any) -> None:
         if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
             loaded()
     except Exception as exc:  # noqa: BLE001 - a plugin's import can raise anything
-        for table, was in zip(tables, before, strict=True):
-            table.clear()
-            table.update(was)
         warnings.warn(
             f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
             f"{error_line(exc, 200)}",
