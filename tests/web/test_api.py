@@ -955,6 +955,78 @@ def test_llama_rl_serve_says_that_allow_host_reaches_nobody_on_a_loopback_host(m
     assert said("--allow-host", "127.0.0.2", "--allow-host", "LOCALHOST") == []
 
 
+def _serve_said(monkeypatch, *argv: str) -> tuple[list[str], str]:
+    """What ``llama-rl serve ARGV`` says on stderr (lines: its warnings, as at the command
+    line) and stdout, served on nothing."""
+    import contextlib
+    import io
+    import sys
+    import warnings
+
+    import train.play.web
+    from train.cli import main
+
+    monkeypatch.setattr(train.play.web, "bind", lambda host, port: None)
+    monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: None)
+
+    def shown(message, category, filename, lineno, file=None, line=None):
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = shown
+        assert main(["serve", "--port", str(_free_port()), "--no-history", *argv]) == 0
+    return err.getvalue().splitlines(), out.getvalue()
+
+
+def test_llama_rl_serve_knows_this_machine_however_its_name_is_spelt(monkeypatch):
+    """``--allow-host [::1]`` warned that the server listens on 127.0.0.1 only, "which other
+    machines cannot reach", though [::1] is this machine; ``--host LOCALHOST`` printed that
+    warning and then the note that the page is reachable from other machines. A name is
+    compared in one spelling (lowercase, an IPv6 address without brackets)."""
+    warned, out = _serve_said(monkeypatch, "--allow-host", "[::1]", "--allow-host", "[0:0::1]")
+    assert warned == [] and "note:" not in out
+    warned, out = _serve_said(monkeypatch, "--host", "LOCALHOST", "--allow-host", "pc.lan")
+    assert warned == [
+        "llama-rl: warning: --allow-host pc.lan: the server listens on localhost only, which other machines "
+        "cannot reach (add --host 0.0.0.0 to serve them)"
+    ]
+    assert "note:" not in out and "http://localhost:" in out
+    for host in ("127.0.0.2", "[::1]", "::1"):
+        warned, out = _serve_said(monkeypatch, "--host", host)
+        assert warned == [] and "note:" not in out, (host, out)
+    assert "note: serving on 0.0.0.0 makes the page reachable" in _serve_said(monkeypatch, "--host", "0.0.0.0")[1]
+
+
+def test_the_page_suggests_the_host_names_that_llama_rl_serve_allows(monkeypatch, store):
+    """What a host name may be was written twice, for --allow-host and for the page shown at
+    an address the server does not answer for, and the two disagreed: a page opened at
+    my_pc said "open the page at one of those addresses" though --allow-host my_pc is
+    taken, and --allow-host 'a b' was taken though no request names it. One rule says it
+    for both."""
+    from train.cli import main
+
+    app = create_app(store)
+    monkeypatch.setattr("train.play.web.bind", lambda host, port: None)
+    monkeypatch.setattr("train.play.web.serve", lambda sock, **kw: None)
+    for name, allowed in [
+        ("my_pc", True),
+        ("Friend-PC.lan", True),
+        ("192.0.2.2", True),
+        ("[fe80::1]", True),
+        ("a b", False),
+        ("x/y", False),
+        ("<b>", False),
+        ("[fe80::1%eth0]", False),
+        ("[pc:lan]", False),
+    ]:
+        page = client_for(app, host=name).get("/")
+        assert page.status_code == 403 and ("<code>--allow-host " in page.text) is allowed, (name, page.text)
+        code = main(["serve", "--port", str(_free_port()), "--no-history", "--host", "0.0.0.0", "--allow-host", name])
+        assert code == (0 if allowed else 2), name
+
+
 def test_a_null_field_means_its_default(client, store):
     """JSON ``null`` for an optional integer field is the field left out (found by the
     security fuzz: ``{"moves": null}`` on /step was a 500)."""

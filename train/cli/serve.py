@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import ipaddress
-import re
 import warnings
 
 from agents.base import agent_path
@@ -19,6 +17,7 @@ from train.cli.common import (
     missing_dependency,
 )
 from train.play import WEB_REQUIRES
+from train.play.hosts import LOCAL_HOSTS, host_name, is_loopback
 
 __all__ = ["add_parser"]
 
@@ -26,10 +25,11 @@ _WILDCARDS = ("0.0.0.0", "::")
 
 
 def _host_name(text: str, also: str = "") -> str:
-    """A name for ``--allow-host``: the host part of an address, as the ``Host`` header's
-    name is compared (a port or a scheme given with it would never match)."""
-    name = text.strip()
-    if not name or "/" in name or re.fullmatch(r"[^:\[\]]+:[0-9]*", name) or re.search(r"\]:", name):
+    """A name for ``--allow-host``, in the one spelling the server compares the ``Host``
+    header's name in (:func:`train.play.hosts.host_name`: ``[::1]`` is ``::1``, ``LOCALHOST``
+    ``localhost``); a port or a scheme given with it would never match."""
+    name = host_name(text)
+    if name is None:
         raise argparse.ArgumentTypeError(
             f"a host name or address without a scheme or port (the page's port is --port{also}), got {text!r}"
         )
@@ -37,20 +37,11 @@ def _host_name(text: str, also: str = "") -> str:
 
 
 def _listen_host(text: str) -> str:
-    """The address for ``--host``, checked as ``--allow-host``'s names are (``127.0.0.1:8000``
-    or ``http://...`` failed to bind with "Name or service not known"); ``[::1]`` is ``::1``.
+    """The address for ``--host``, checked and spelt as ``--allow-host``'s names are
+    (``127.0.0.1:8000`` or ``http://...`` failed to bind with "Name or service not known").
     An empty one is refused, not taken for every interface: ``--host "$HOST"`` with HOST
     unset would open the server to the network."""
-    name = _host_name(text, "; 0.0.0.0 listens on every interface")
-    return name[1:-1] if name.startswith("[") and name.endswith("]") else name
-
-
-def _loopback(name: str, local: tuple[str, ...]) -> bool:
-    """Whether ``name`` is this machine alone: one of ``local`` or a loopback address."""
-    try:
-        return name.lower() in local or ipaddress.ip_address(name).is_loopback
-    except ValueError:  # a host name, not an address
-        return False
+    return _host_name(text, "; 0.0.0.0 listens on every interface")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -58,7 +49,7 @@ def _run(args: argparse.Namespace) -> int:
         for module in WEB_REQUIRES:
             importlib.import_module(module)
         from train.play.history import History, HistoryError, default_path
-        from train.play.web import LOCAL_HOSTS, bind, serve
+        from train.play.web import bind, serve
 
         model_dirs = []
         for d in args.allow_models:
@@ -73,8 +64,8 @@ def _run(args: argparse.Namespace) -> int:
             sock = bind(args.host, args.port)
         except OSError as exc:
             raise CommandError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}") from None
-        others = [name for name in args.allow_host if not _loopback(name, LOCAL_HOSTS)]
-        if others and _loopback(args.host, LOCAL_HOSTS):  # they would be refused a connection, not served
+        others = [name for name in args.allow_host if not is_loopback(name)]
+        if others and is_loopback(args.host):  # they would be refused a connection, not served
             warnings.warn(
                 f"--allow-host {', '.join(others)}: the server listens on {args.host} only, which other machines "
                 "cannot reach (add --host 0.0.0.0 to serve them)",
@@ -87,7 +78,7 @@ def _run(args: argparse.Namespace) -> int:
         except HistoryError as exc:
             sock.close()
             raise CommandError(str(exc)) from None
-        if args.host not in LOCAL_HOSTS:
+        if not is_loopback(args.host):
             print(
                 f"note: serving on {args.host} makes the page reachable from other machines on that network"
                 + (" (add --allow-host NAME for each name they use to reach it)" if args.host in _WILDCARDS else ""),

@@ -76,6 +76,7 @@ from llama_env.engine import MAX_PLAYERS, brief, error_line
 from train.play._uvicorn import timely_protocol
 from train.play.agent_host import AgentHost
 from train.play.history import DamagedGameError, History, HistoryError
+from train.play.hosts import LOCAL_HOSTS, host_name, normal_host
 from train.play.session import (
     HAND_OVER_AGENT,
     MAX_STEP,
@@ -103,8 +104,6 @@ mimetypes.add_type("text/javascript", ".js")
 mimetypes.add_type("text/css", ".css")
 MAX_BODY = 2_000_000
 """Largest request body accepted (a game record of a long game is well under this)."""
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-"""The host names a server on this machine answers to."""
 TOKEN_HEADER = "x-llama-token"
 log = logging.getLogger("llama_rl.serve")
 
@@ -130,11 +129,14 @@ def _error(message: str, status: int) -> JSONResponse:
 
 
 def _hostname(host: str) -> str:
-    """The name in a ``Host`` header: ``[::1]:8000`` -> ``::1``, ``localhost:80`` -> ``localhost``."""
-    host = host.strip().lower()
+    """The name in a ``Host`` header, in its one spelling (:func:`~train.play.hosts.normal_host`):
+    ``[::1]:8000`` -> ``::1``, ``LOCALHOST:80`` -> ``localhost``."""
+    host = host.strip()
     if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        host = host[: host.find("]") + 1] if "]" in host else host
+    elif host.count(":") == 1:
+        host = host.rsplit(":", 1)[0]
+    return normal_host(host)
 
 
 class Guard:
@@ -145,7 +147,7 @@ class Guard:
 
     def __init__(self, app: ASGIApp, hosts: Iterable[str]) -> None:
         self.app = app
-        self.hosts = frozenset(h.lower().strip("[]") for h in hosts)
+        self.hosts = frozenset(normal_host(h) for h in hosts)
 
     def _refusal(self, scope: Scope) -> tuple[str, int] | Response | None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -204,18 +206,13 @@ class Guard:
                 await _error("the server failed on this request", 500)(scope, receive, send_with_headers)
 
 
-_ALLOWABLE = re.compile(r"[a-z0-9][a-z0-9.\-]*|[0-9a-f:.]*:[0-9a-f:.]*")
-"""A host name or an IP address, as ``llama-rl serve --allow-host`` takes it: the name a
-refused page may tell the user to add (a ``Host`` header can hold anything)."""
-
-
 def _unserved_page(name: str, served: str) -> HTMLResponse:
     """What a browser opened at an address the server does not answer for shows (the API's
     JSON refusal read as the page): the addresses it serves, and the ``--allow-host`` that
     adds this one. ``name`` comes from the request: it is escaped, and named as an option
-    only when it is a host name or an address."""
+    only when ``--allow-host`` takes it (:func:`~train.play.hosts.host_name`)."""
     shown = html.escape(name) if name else "a request that names no host"
-    if _ALLOWABLE.fullmatch(name):
+    if host_name(name) is not None:
         fix = (
             "To open the page at this address, start <code>llama-rl serve</code> with "
             f"<code>--allow-host {shown}</code> added to its options."

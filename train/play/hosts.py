@@ -1,0 +1,54 @@
+"""The names ``llama-rl serve`` answers to: what a host name may be, and its one spelling.
+
+Written once for the command line (``--host``, ``--allow-host``) and the server (the
+``Host`` header it compares, the ``--allow-host`` a refused page suggests), so that a name
+one of them takes the other takes too. The standard library only: the command line reads
+it before it knows whether the ``web`` extra is installed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+__all__ = ["LOCAL_HOSTS", "host_name", "normal_host", "is_loopback"]
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+"""The host names a server on this machine answers to."""
+
+_NAME = re.compile(r"[a-z0-9_][a-z0-9_.\-]*")
+"""A host name, lowercase: letters, digits, ``-``, ``_`` (``my_pc``, a Windows computer's
+name) and ``.``; an IPv4 address is one too."""
+
+
+def normal_host(text: str) -> str:
+    """The one spelling of a host name, in which names are compared: lowercase, an IPv6
+    address without its brackets (``[::1]`` and ``LOCALHOST`` are ``::1`` and
+    ``localhost``)."""
+    name = text.strip().lower()
+    return name[1:-1] if name.startswith("[") and name.endswith("]") else name
+
+
+def host_name(text: str) -> str | None:
+    """``text`` as a host name or IP address, in its one spelling (:func:`normal_host`);
+    ``None`` where it is neither (a port, a scheme, a space, an empty one: a ``Host``
+    header so written never names this server)."""
+    name = normal_host(text)
+    if ":" not in name:
+        return name if _NAME.fullmatch(name) else None
+    if "%" in name:  # a scope (fe80::1%eth0) is not one a browser sends
+        return None
+    try:
+        ipaddress.IPv6Address(name)
+    except ValueError:
+        return None
+    return name
+
+
+def is_loopback(name: str) -> bool:
+    """Whether ``name`` (in its one spelling) is this machine alone: one of
+    :data:`LOCAL_HOSTS` or a loopback address (``127.0.0.2``)."""
+    try:
+        return name in LOCAL_HOSTS or ipaddress.ip_address(name).is_loopback
+    except ValueError:  # a host name, not an address
+        return False
