@@ -623,6 +623,22 @@ def test_resuming_an_rllib_runs_model_elsewhere_says_what_works(tmp_path):
         resume_config(loose, {"run_name": "y"})
 
 
+def test_games_that_the_env_runners_cannot_share_equally_are_said(tmp_path):
+    """Each env runner got max(1, n_envs // runners) games without a word: --n-envs 1
+    --num-env-runners 2 played 2 games, --n-envs 10 over 4 runners 8."""
+    from train.training import TrainConfig
+    from train.training.rllib.trainer import build_algorithm_config
+
+    with pytest.raises(ValueError, match=re.escape("config key 'num_env_runners' (2) must be at most n_envs (1)")):
+        TrainConfig(backend="rllib", players=(2,), n_envs=1, batch_size=64, options={"num_env_runners": 2}).validate()
+    config = TrainConfig(backend="rllib", players=(2,), n_envs=10, options={"num_env_runners": 4})
+    with pytest.warns(RuntimeWarning, match="n_envs 10 is no multiple of num_env_runners 4: each env runner plays 2"):
+        assert build_algorithm_config(config, 0).num_envs_per_env_runner == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_algorithm_config(TrainConfig(backend="rllib", players=(2,), n_envs=12, options={"num_env_runners": 4}), 0)
+
+
 def test_address_local_is_a_local_ray_of_the_runs_own(tmp_path, monkeypatch, capsys):
     """``--address local`` (Ray's word for a new local Ray) skipped what a local Ray gets:
     its CPUs counted, its files in the run directory, no token file in ~/.ray (it wrote

@@ -53,10 +53,17 @@ class RllibOptions:
 def _check(config: Any) -> None:
     """RLlib seeds each remote env runner with ``seed`` plus its index (1, 2...), and numpy
     takes seeds up to 2**32-1: a seed that the runners would push past it is refused here,
-    not by numpy in a runner after Ray has started."""
+    not by numpy in a runner after Ray has started. Each env runner plays an equal share of
+    the ``n_envs`` games, at least one: more runners than games are refused (each played
+    one, more games than asked, without a word)."""
     from train.training.config import LARGEST_SEED
 
     runners = config.options.num_env_runners
+    if runners > config.n_envs:
+        raise ValueError(
+            f"config key 'num_env_runners' ({runners}) must be at most n_envs ({config.n_envs}): each env runner "
+            "plays a share of the games"
+        )
     if config.seed + runners > LARGEST_SEED:
         raise ValueError(
             f"config key 'seed' must be at most 2**32-1 - num_env_runners ({LARGEST_SEED - runners}) on rllib, which "

@@ -370,6 +370,15 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
 
     options: RllibOptions = config.options
     batch = config.n_steps * config.n_envs
+    share = config.n_envs // max(1, options.num_env_runners)  # RLlib gives every env runner as many games
+    if share * max(1, options.num_env_runners) != config.n_envs:
+        warnings.warn(
+            f"n_envs {config.n_envs} is no multiple of num_env_runners {options.num_env_runners}: each env runner "
+            f"plays {share} games, {share * options.num_env_runners} in all (the train batch is still n_steps x "
+            "n_envs steps); give a multiple to play them all",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     module = RLModuleSpec(
         module_class=MaskedPPOModule,
         model_config={
@@ -399,7 +408,7 @@ def build_algorithm_config(config: TrainConfig, env_seed: int) -> Any:
         )
         .env_runners(
             num_env_runners=options.num_env_runners,
-            num_envs_per_env_runner=max(1, config.n_envs // max(1, options.num_env_runners)),
+            num_envs_per_env_runner=share,
             rollout_fragment_length="auto",
             num_cpus_per_env_runner=1,
             env_runner_cls=LlamaEnvRunner,
