@@ -78,6 +78,7 @@ def test_a_summary_is_marked_out_of_date_while_a_session_holds_the_run(tmp_path)
         marked = json.loads(run.summary_path.read_text())
         raise RuntimeError("the session fails")
     assert marked["running"] is True and marked["num_timesteps"] == 2048 and "interrupted" not in marked
+    assert "the run's model (model.zip; model.npz on rllib)" in marked["note"]  # rllib writes no model.zip
     assert run.summary_path.read_bytes() == before
     with run.lock():  # a session that writes its own summary keeps it
         run.summary_path.write_text(json.dumps({**old, "num_timesteps": 4096}))

@@ -159,8 +159,9 @@ def out_of_date_summary(summary: dict[str, Any]) -> dict[str, Any]:
     return {
         "running": True,
         "note": (
-            "a session started after the one that wrote model.zip (of num_timesteps steps) and has not ended: it "
-            "trains still, or was killed; its checkpoints may be newer than the model"
+            "a session started after the one that wrote the run's model (model.zip; model.npz on rllib) of "
+            "num_timesteps steps and has not ended: it trains still, or was killed; its checkpoints may be newer "
+            "than the model"
         ),
         **kept,
     }
