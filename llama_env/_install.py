@@ -6,7 +6,9 @@ package installed editable, ``pip install -e``), the hint names that checkout an
 interpreter running now, so that it installs into the same environment whatever is on
 the PATH. From a wheel, the hint pins the version installed here: pip then keeps that
 install and adds the extra's packages, and run where this version is not installed it
-fails instead of fetching the other project's package.
+fails instead of fetching the other project's package. In an environment without pip (made
+by uv, or ``python -m venv --without-pip``), ``python -m pip`` would fail: the hint names
+what to install and leaves the installer to the environment's own.
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ from typing import Any
 
 from llama_env._version import __version__
 
-__all__ = ["EXTRAS", "MissingExtra", "extra_named", "find_missing", "install_hint", "missing_from"]
+__all__ = [
+    "EXTRAS",
+    "MissingExtra",
+    "extra_named",
+    "find_missing",
+    "install_hint",
+    "missing_from",
+    "tells_how_to_install",
+]
 
 _TRAIN = {
     "torch": "torch",
@@ -102,12 +112,22 @@ def extra_named(extra: str, why: Callable[[str], str]) -> Iterator[None]:
 
 def install_hint(extra: str) -> str:
     """The command that installs the extra ``extra`` (``"web"``, ``"train"``...) into
-    the environment running now, quoted for this system's shell."""
+    the environment running now, quoted for this system's shell; where that environment
+    has no pip, what to install with its own installer."""
     root = Path(__file__).resolve().parents[1]
-    if (root / "pyproject.toml").is_file():  # a checkout
-        return _command([sys.executable or "python", "-m", "pip", "install", "-e", f"{root}[{extra}]"])
-    command = _command([sys.executable or "python", "-m", "pip", "install", f"llama-rl[{extra}]=={__version__}"])
-    return f"{command} (the llama-rl installed here: the llama-rl on PyPI is another project)"
+    checkout = (root / "pyproject.toml").is_file()
+    requirement = ["-e", f"{root}[{extra}]"] if checkout else [f"llama-rl[{extra}]=={__version__}"]
+    note = "" if checkout else " (the llama-rl installed here: the llama-rl on PyPI is another project)"
+    if find_missing(["pip"]) is not None:
+        return f"install {_command(requirement)}{note} with the installer of this environment (it has no pip)"
+    return _command([sys.executable or "python", "-m", "pip", "install", *requirement]) + note
+
+
+def tells_how_to_install(message: str) -> bool:
+    """Whether ``message`` holds an extra's :func:`install_hint`: the project's own word on a
+    missing optional package, which is said as it is, not a broken install's traceback.
+    Read by the hint, not by its form (with pip or without)."""
+    return any(install_hint(extra) in message for extra in EXTRAS)
 
 
 def _command(words: list[str]) -> str:

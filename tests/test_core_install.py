@@ -6,6 +6,7 @@ install."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -79,6 +80,48 @@ def test_the_install_hint_names_this_checkout_and_this_interpreter(monkeypatch, 
     (tmp_path / "it's $HOME" / "pyproject.toml").parent.mkdir(parents=True)
     (tmp_path / "it's $HOME" / "pyproject.toml").write_text("")  # a checkout at an awkward path
     assert shlex.split(hint.install_hint("web"))[-1] == f"{tmp_path}/it's $HOME[web]"  # quoted for the shell
+
+
+def _without_pip(monkeypatch):
+    """The environment as one made by uv or ``python -m venv --without-pip``: no pip."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pip" else find_spec(name, *a))
+
+
+def test_without_pip_the_install_hint_names_the_requirement_not_pip(monkeypatch, tmp_path):
+    """In a venv without pip (uv, --without-pip) the hint said '<python> -m pip install ...',
+    which fails there with 'No module named pip': it names what to install instead."""
+    import llama_env
+    import llama_env._install as hint
+
+    _without_pip(monkeypatch)
+    root = Path(hint.__file__).resolve().parents[1]
+    assert hint.install_hint("web") == (
+        f"install -e {shlex.quote(f'{root}[web]')} with the installer of this environment (it has no pip)"
+    )
+    monkeypatch.setattr(hint, "__file__", str(tmp_path / "llama_env" / "_install.py"))  # a wheel's install
+    assert hint.install_hint("web") == (
+        f"install 'llama-rl[web]=={llama_env.__version__}' (the llama-rl installed here: the llama-rl on PyPI"
+        " is another project) with the installer of this environment (it has no pip)"
+    )
+
+
+def test_without_pip_a_missing_extra_is_still_one_error_line(monkeypatch, capsys):
+    """The command line told a missing extra's message from a broken install by its
+    ' -m pip install ': without pip the message has none, and it was a traceback."""
+    from agents.ppo import DEFAULT_MODEL_ZIP
+    from llama_env._install import install_hint
+    from train.cli import main
+
+    _without_pip(monkeypatch)
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if not installed
+    agents_ = f"ppo:path={DEFAULT_MODEL_ZIP},random"
+    assert main(["eval", "--agents", agents_, "--games", "2", "--workers", "1", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    why = "the ppo agent reads its model with torch, which is not installed"
+    assert err == f"llama-rl: error: {why}: {install_hint('train')}\n" and "it has no pip" in err
 
 
 def test_tune_heuristic_runs_on_the_core_install_and_its_help_says_so():

@@ -39,6 +39,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from llama_env._install import tells_how_to_install
 from llama_env.agent import builtins_hidden
 from llama_env.table import AgentError
 from train import _program
@@ -241,4 +242,4 @@ def _format_warning(default: Any, message: Any, category: Any, filename: str, li
 def _names_an_extra(exc: ModuleNotFoundError) -> bool:
     """Whether ``exc`` is the project's own message for a missing optional package (it
     says what to install), rather than a broken install."""
-    return " -m pip install " in str(exc)
+    return tells_how_to_install(str(exc))
