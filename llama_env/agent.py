@@ -260,12 +260,18 @@ def _stacklevel_past(places: Sequence[str]) -> int:
 
 def _load(ep: Any) -> None:
     """Load one entry point; a failure is a warning naming it (one broken plugin must not
-    take the others' agents with it)."""
+    take the others' agents with it), and the agents it registered before it failed are
+    dropped: none of a plugin that is not loaded plays, half made."""
+    tables: tuple[dict[str, Any], ...] = (_REGISTRY, _DOCS, _GROUPS)
+    before = [dict(table) for table in tables]
     try:
         loaded = ep.load()
         if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
             loaded()
     except Exception as exc:  # noqa: BLE001 - a plugin's import can raise anything
+        for table, was in zip(tables, before, strict=True):
+            table.clear()
+            table.update(was)
         warnings.warn(
             f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
             f"{error_line(exc, 200)}",

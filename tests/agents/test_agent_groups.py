@@ -51,6 +51,44 @@ def test_a_broken_plugin_is_named_and_the_other_agents_still_load(tmp_path):
     assert "ImportError: brokenplug needs torch>=9" in done.stderr
 
 
+def test_a_plugin_that_fails_half_way_plays_none_of_its_agents_and_llama_rl_says_so_in_one_line(tmp_path):
+    """A plugin module that registered an agent and then raised: the warning said its agents
+    were not loaded, yet that agent was listed and played; and the installed ``llama-rl``
+    printed the warning in Python's form, pointed at its launcher
+    (``.../bin/llama-rl:6: RuntimeWarning: ...`` and the launcher's source line)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "halfplug.py").write_text(
+        "from llama_env.agent import register\n"
+        "@register('half_made')\n"
+        "class HalfMade:\n"
+        "    def act(self, observation, action_mask):\n"
+        "        return 7\n"
+        "raise ImportError('halfplug needs libfoo')\n"
+    )
+    info = tmp_path / "halfplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: halfplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[llama_rl.agents]\nhalf = halfplug\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    launcher = tmp_path / "llama-rl"  # as pip writes the console script
+    launcher.write_text("import sys\nfrom train.launch import run\nif __name__ == '__main__':\n    sys.exit(run())\n")
+    warning = (
+        "llama-rl: warning: the agents of entry point 'half' (halfplug, group llama_rl.agents) are not loaded: "
+        "ImportError: halfplug needs libfoo\n"
+    )
+    listed = subprocess.run(
+        [sys.executable, str(launcher), "agents"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert (listed.returncode, listed.stderr) == (0, warning)
+    assert "half_made" not in listed.stdout and "heuristic" in listed.stdout
+    script = "from llama_env.agent import make, names; print('half_made' in names()); make('half_made')"
+    made = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert made.stdout == "False\n" and "ValueError: unknown agent 'half_made'" in made.stderr
+
+
 def test_a_plugin_reusing_a_built_in_name_is_refused_whatever_loads_first(tmp_path):
     """A plugin imported before ``agents`` took the name "heuristic" first, and then
     ``import agents`` failed; as an entry point listed first, it took the built-in agents

@@ -717,6 +717,14 @@ def test_the_projects_warnings_print_as_one_line_like_its_errors(tmp_path):
     assert line == "llama-rl: warning: resume: skipping x.zip\n"
     theirs = cli._format_warning(warnings.formatwarning, "old API", DeprecationWarning, "/elsewhere/pkg.py", 3)
     assert theirs.startswith("/elsewhere/pkg.py:3: DeprecationWarning: old API")
+    # llama-rl's warnings pointed past its packages, at the program's line: the launcher's
+    launcher = "/venv/bin/llama-rl"
+    line = cli._format_warning(
+        warnings.formatwarning, "plugin not loaded", RuntimeWarning, launcher, 6, program=launcher
+    )
+    assert line == "llama-rl: warning: plugin not loaded\n"
+    theirs = cli._format_warning(warnings.formatwarning, "old", DeprecationWarning, "/e/pkg.py", 3, program=launcher)
+    assert theirs.startswith("/e/pkg.py:3: DeprecationWarning: old")
     before = warnings.formatwarning
     assert main(["agents"]) == 0 and warnings.formatwarning is before  # main sets it for its command only
 

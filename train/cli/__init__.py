@@ -37,6 +37,7 @@ import warnings
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from llama_env._install import tells_how_to_install
@@ -124,11 +125,17 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``llama-rl`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
-    if sys.stderr is not None:
-        return _main(argv)
-    # `2>&-`: what goes to stderr goes nowhere (print and argparse sent it to stdout, among the results)
-    with open(os.devnull, "w", encoding="utf-8") as nowhere, contextlib.redirect_stderr(nowhere):
-        return _main(argv)
+    # from the start: the agents' plugins load (and warn of one that fails) as the parser is built
+    default_format = warnings.formatwarning
+    warnings.formatwarning = partial(_format_warning, default_format, program=_entered_from())
+    try:
+        if sys.stderr is not None:
+            return _main(argv)
+        # `2>&-`: what goes to stderr goes nowhere (print and argparse sent it to stdout, among the results)
+        with open(os.devnull, "w", encoding="utf-8") as nowhere, contextlib.redirect_stderr(nowhere):
+            return _main(argv)
+    finally:
+        warnings.formatwarning = default_format
 
 
 def _main(argv: list[str] | None) -> int:
@@ -150,8 +157,6 @@ def _main(argv: list[str] | None) -> int:
         parser.print_usage(sys.stderr)
         say_on_stderr(f"{PROG}: error: a command is required: {', '.join(COMMAND_NAMES)}")
         return EXIT_USAGE
-    default_format = warnings.formatwarning
-    warnings.formatwarning = partial(_format_warning, default_format)
     stopped_by: list[str] = []
     try:
         with _terminate_as_ctrl_c(stopped_by):
@@ -185,8 +190,6 @@ def _main(argv: list[str] | None) -> int:
         where = f" ({exc.filename})" if exc.filename else ""
         say_on_stderr(f"{PROG}: error: {exc.strerror or exc}{where}")
         return 1
-    finally:
-        warnings.formatwarning = default_format
     return int(code or 0)
 
 
@@ -231,12 +234,40 @@ _OURS = tuple(f"{_ROOT / package}{os.sep}" for package in ("llama_env", "agents"
 """The project's packages, side by side (a checkout or site-packages): where its warnings come from."""
 
 
-def _format_warning(default: Any, message: Any, category: Any, filename: str, lineno: int, line: Any = None) -> str:
+def _format_warning(
+    default: Any,
+    message: Any,
+    category: Any,
+    filename: str,
+    lineno: int,
+    line: Any = None,
+    *,
+    program: str | None = None,
+) -> str:
     """The project's own warnings as one line, like its errors (``llama-rl: warning: ...``);
-    other packages' in Python's form, with their source line."""
-    if str(Path(filename).resolve()).startswith(_OURS):
+    other packages' in Python's form, with their source line. The project's own point at
+    its files, or at ``program`` (:func:`_entered_from`): a warning that llama-rl points
+    past its packages, at the line of the program that led to it (a plugin that failed to
+    load, from ``llama_env.agent``), points there under the command line."""
+    if filename == program or _is_ours(filename):
         return f"{PROG}: warning: {message}\n"
     return str(default(message, category, filename, lineno, line))
+
+
+def _entered_from() -> str | None:
+    """The file of the first caller of its caller outside the project's packages, as a
+    warning names it: the ``llama-rl`` launcher, ``python -m``'s runner, a script or test
+    calling :func:`main`; ``None`` where every frame is the project's."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and _is_ours(frame.f_code.co_filename):
+        frame = frame.f_back
+    return None if frame is None else frame.f_code.co_filename
+
+
+def _is_ours(filename: str) -> bool:
+    """Whether ``filename`` (a module's, as a warning or a frame names it) is in the
+    project's packages; ``<string>`` (``python -c``) and the like are not."""
+    return os.path.isabs(filename) and str(Path(filename).resolve()).startswith(_OURS)
 
 
 def _names_an_extra(exc: ModuleNotFoundError) -> bool:
