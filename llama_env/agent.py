@@ -839,16 +839,18 @@ def warn_of_table(
     *,
     built: Sequence[Agent] | None = None,
     seated: Iterable[Agent] = (),
-    stacklevel: int = 1,
+    stacklevel: int | None = 1,
 ) -> None:
     """Say :func:`table_warnings` of ``agents`` (``built``: as built already) at a table
     of ``rules`` as Python warnings, attributed as ``warnings.warn(..., stacklevel)``
-    called here would attribute them, and tell each of ``seated`` (the players that sit
-    there, a population's members among them) that it has been said (:func:`forewarn`),
-    so none says it again in the middle of the game. Evaluation, terminal play and
-    ``watch`` say them so, once, before any game."""
+    called here would attribute them (``None``: to the program's line, the first caller
+    past llama-rl's packages, however deep below it this is called), and tell each of
+    ``seated`` (the players that sit there, a population's members among them) that it
+    has been said (:func:`forewarn`), so none says it again in the middle of the game.
+    Evaluation, terminal play and ``watch`` say them so, once, before any game."""
+    level = _stacklevel_past(_called_through()) if stacklevel is None else stacklevel + 1
     for warning in table_warnings(agents, rules, built):
-        warnings.warn(warning, stacklevel=stacklevel + 1)
+        warnings.warn(warning, stacklevel=level)
     for agent in seated:
         forewarn(agent, rules)
 

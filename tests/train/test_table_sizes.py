@@ -135,6 +135,30 @@ def test_evaluation_warns_about_an_agent_at_a_size_it_never_saw(tmp_path):
         evaluate([PPOAgent(path=str(tmp_path / "m.npz")), "random"], 2, workers=1, batched=False)
 
 
+def test_evaluations_warning_points_at_the_callers_line_and_the_command_line_prints_one_line(tmp_path):
+    """It pointed at a fixed depth inside llama-rl (train/evaluation/batched.py, or another
+    file by the path the games took), not at the caller's line that evaluated."""
+    save_actor(small_actor([2]), tmp_path / "m.npz")
+    spec = f"ppo:path={tmp_path / 'm.npz'}"
+    for play in (
+        lambda: evaluate([spec, "random", "random"], 4, workers=1),
+        lambda: evaluate([spec, "random", "random"], 4, workers=2, batched=False),
+        lambda: tournament([spec, "random", "random"], 3, 3, workers=1, batched=False),
+    ):
+        with pytest.warns(UserWarning, match="trained at 2 players only") as caught:
+            play()
+        assert [w.filename for w in caught] == [__file__]
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _shown  # on stderr, as at the command line (pytest records them)
+        assert main(["eval", "--agents", f"{spec},random,random", "--games", "4", "--no-progress"]) == 0
+    assert err.getvalue() == (
+        f"llama-rl: warning: agent {spec!r} was trained at 2 players only; it plays this 3-player table "
+        "as a table size it never saw\n"
+    )
+
+
 def test_export_names_the_table_sizes(tmp_path):
     run = run_dir(tmp_path / "run", [4, 6])
     save_actor(small_actor(), run / "model.npz")

@@ -643,7 +643,7 @@ def run_chunks(
     payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
     objs = [resolve(a) for a in agents] if payload is None else []  # played here: built once, asked, then played
     # said to the caller of evaluate or tournament; the agents that play here are told it was said
-    warn_of_table(agents, args.rules, built=objs or None, seated=objs, stacklevel=5)
+    warn_of_table(agents, args.rules, built=objs or None, seated=objs, stacklevel=None)
     done: dict[int, R] = {}  # by the chunk's place: what an interrupt leaves
     try:
         with game_bar(progress, sum(sizes)) as bar:
