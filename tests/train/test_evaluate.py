@@ -202,6 +202,24 @@ def test_agents_that_cannot_be_rebuilt_from_their_pickle_fall_back_to_this_proce
     np.testing.assert_array_equal(r.scores, ref.scores)
 
 
+def test_an_agent_whose_registration_cannot_be_pickled_is_named(agent_registry):
+    """A class registered in a script (sent by value) with a lock among its class's
+    attributes: the warning said "an agent cannot be pickled", naming none, because only
+    the agent objects were tried, not the registrations sent with them."""
+    from llama_env.agent import register
+
+    class ClassLock:  # defined here, as in a script's __main__: pickled by value
+        lock = threading.Lock()
+
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[0])
+
+    register("classlock")(ClassLock)
+    with pytest.warns(RuntimeWarning, match=r"^agent 'classlock' cannot be pickled and rebuilt in a worker") as w:
+        evaluate(["random", "classlock"], 8, workers=2, batched=False)
+    assert "cannot pickle '_thread.lock' object" in str(w[0].message)
+
+
 def test_a_worker_that_cannot_rebuild_the_agents_says_so():
     """Where only the worker fails to load the agents (another executor's remote
     process, a worker started anew), the first job raises a ``ValueError`` saying so, with

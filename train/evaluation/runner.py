@@ -593,11 +593,12 @@ def _payload(agents: Sequence[AgentLike], args: RunArgs) -> bytes | None:
 
 
 def _unpicklable(agents: Sequence[AgentLike]) -> str:
-    """``agent 'name'`` for the first of ``agents`` that does not survive a pickle and its
-    loading, else ``an agent``."""
+    """``agent 'name'`` for the first of ``agents`` that, or whose registration (a class
+    defined in a script, with a lock among its attributes), does not survive a pickle and
+    its loading, else ``an agent``."""
     for name, agent in zip(agent_display_names(agents), agents, strict=True):
         try:
-            pickle.loads(cloudpickle.dumps(agent))
+            pickle.loads(cloudpickle.dumps((registrations([agent]), agent)))
         except Exception:  # noqa: BLE001 - this one
             return f"agent {name!r}"
     return "an agent"
