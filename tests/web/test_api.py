@@ -576,17 +576,27 @@ def test_a_damaged_saved_game_is_refused_alone_without_the_servers_path(tmp_path
     """One saved game whose record was damaged outside the app was answered as the whole
     history being unreadable: a 503 "the game history cannot be read: <the server's path>:
     saved game 1 is damaged (JSONDecodeError ...)". It is a 500 of its own, naming the game
-    and not the file (the server's log has the detail); the list and the other games read."""
+    and not the file (the server's log has the detail); the list and the other games read.
+    So is a record that is JSON but no game record (``{}``), which was answered 200 ``{}``
+    and its replay 400 "cannot replay this record: not a game record", as if the page
+    had sent it."""
     history = History(tmp_path / "h2.sqlite3")
     client = make_client(history=history)
-    damaged, whole = (finish(client, create(client, "@heuristic", "@random", seed=s))["history_id"] for s in (1, 2))
+    ids = [finish(client, create(client, "@heuristic", "@random", seed=s))["history_id"] for s in (1, 2, 3)]
+    whole = ids.pop()
     with sqlite3.connect(history.path) as conn:
-        conn.execute("UPDATE games SET record = '{not json' WHERE id = ?", (damaged,))
-    with caplog.at_level("ERROR", logger="llama_rl.serve"):
-        for r in (client.get(f"/api/history/{damaged}"), client.post(f"/api/history/{damaged}/replay", json={})):
-            assert (r.status_code, r.json()) == (500, {"error": f"saved game {damaged} is damaged and cannot be shown"})
-    assert f"{history.path}: saved game {damaged} is damaged (JSONDecodeError" in caplog.text
-    assert client.get("/api/history").json()["count"] == 2
+        for damaged, text in zip(ids, ["{not json", "{}"], strict=True):
+            conn.execute("UPDATE games SET record = ? WHERE id = ?", (text, damaged))
+    for damaged, why in zip(ids, ["(JSONDecodeError", "(ValueError: not a game record"], strict=True):
+        caplog.clear()
+        with caplog.at_level("ERROR", logger="llama_rl.serve"):
+            for r in (client.get(f"/api/history/{damaged}"), client.post(f"/api/history/{damaged}/replay", json={})):
+                assert (r.status_code, r.json()) == (
+                    500,
+                    {"error": f"saved game {damaged} is damaged and cannot be shown"},
+                )
+        assert f"{history.path}: saved game {damaged} is damaged {why}" in caplog.text
+    assert client.get("/api/history").json()["count"] == 3
     assert client.get(f"/api/history/{whole}").status_code == 200
     assert client.post(f"/api/history/{whole}/replay", json={}).status_code == 201
 

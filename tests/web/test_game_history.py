@@ -28,6 +28,7 @@ from train.play.history import (
     MAX_NAME,
     MAX_RECORD_BYTES,
     SCHEMA_VERSION,
+    DamagedGameError,
     History,
     HistoryError,
     UnknownGameError,
@@ -594,6 +595,33 @@ def test_a_damaged_row_is_left_out_with_a_warning_and_its_record_is_named(hist, 
     assert "are damaged and left out" in caplog.text and str(ids[1]) in caplog.text
     with pytest.raises(HistoryError, match=rf"saved game {ids[4]} is damaged \("):
         hist.record(ids[4])
+
+
+def test_a_saved_record_that_is_no_finished_game_is_damaged(hist, games):
+    """A row whose record was a JSON object but no game record (``{}``) was handed out as
+    saved: GET /api/history/N answered it, and its replay said "cannot replay this record:
+    not a game record", as if the page had sent it. A record is read as :meth:`save` stores
+    it only, a record of a finished game; else it is a DamagedGameError naming the game."""
+    record = games[0][0]
+    whole = hist.save(record, people=person_first(record), finished=T0)
+    moves = record["moves"]
+    broken = {
+        "{}": "not a game record",
+        json.dumps(dict(record, names=["Ann"])): "'names' must list",
+        json.dumps(dict(record, moves=moves[:-1])): "before the game's end",
+        json.dumps(dict(record, moves=[[(moves[0][0] + 1) % len(record["names"]), moves[0][1]], *moves[1:]])): "move 0",
+    }
+    for k, (text, why) in enumerate(broken.items()):
+        game_id = hist.save(dict(record, context={"copy": k}), people=person_first(record), finished=T0)
+        with sqlite3.connect(hist.path) as conn:
+            conn.execute("UPDATE games SET record = ? WHERE id = ?", (text, game_id))
+        with pytest.raises(DamagedGameError) as info:
+            hist.record(game_id)
+        assert info.value.game_id == game_id and str(info.value).startswith(
+            f"{hist.path}: saved game {game_id} is damaged ("
+        ), str(info.value)
+        assert why in str(info.value), (why, str(info.value))
+    assert hist.record(whole) == record
 
 
 def _without_json_functions(connect):  # type: ignore[no-untyped-def]

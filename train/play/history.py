@@ -599,7 +599,8 @@ class History:
     def record(self, game_id: int) -> dict[str, Any]:
         """The record of saved game ``game_id``, as saved (replay it with
         :meth:`GameRecording.from_json`); :class:`UnknownGameError` if there is none,
-        :class:`DamagedGameError` if its record is not a JSON object."""
+        :class:`DamagedGameError` if it is not a record of a finished game, as :meth:`save`
+        stores only (it is read and replayed: ``{}``, a move the rules refuse)."""
         if isinstance(game_id, bool) or not isinstance(game_id, int):
             raise ValueError(f"a game id is an integer, got {game_id!r}")
         with self._connection("read") as conn:
@@ -616,6 +617,14 @@ class History:
             raise DamagedGameError(
                 f"{self.path}: saved game {game_id} is damaged (its record is not a JSON object)", game_id
             )
+        try:
+            game = GameRecording.from_json(data).replay()
+            if not game.game_over:
+                raise ValueError(f"the record stops in round {game.round}, before the game's end")
+        except (TypeError, ValueError) as exc:  # (an IllegalActionError is a ValueError)
+            raise DamagedGameError(
+                f"{self.path}: saved game {game_id} is damaged ({error_line(exc, 120)})", game_id
+            ) from None
         return data
 
     def ratings(self) -> list[dict[str, Any]]:
