@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
 with warnings.catch_warnings():
@@ -14,7 +15,7 @@ with warnings.catch_warnings():
 from llama_env.agent import AgentSpec, costly, make, parse_agent_spec
 from llama_env.engine import LlamaGame
 from llama_env.table import Table
-from train.play.agent_host import AgentHost, RemoteAgent
+from train.play.agent_host import AgentHost, AgentLost, RemoteAgent
 from train.play.session import SessionStore
 from train.play.web import create_app
 
@@ -234,8 +235,9 @@ def move_until_the_agent_fails(client: TestClient) -> tuple[object, dict, str]:
 
 
 def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
-    """A move whose agent reply failed left the game waiting for that agent for good:
-    every look showed its turn. The next look lets the agents move again."""
+    """A move whose agent reply failed as the process of costly agents stopped twice (a
+    failure that passes) left the game waiting for that agent for good: every look showed
+    its turn. The next look lets the agents move again."""
     import train.play.web as web
 
     class FailsOnce:
@@ -245,7 +247,7 @@ def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
         def act(self, observation, action_mask):
             if not self.failed:
                 self.failed = True
-                raise RuntimeError("the agent's process stopped twice")
+                raise AgentLost("the process of costly agents stopped: EOFError")
             return self.agent.act(observation, action_mask)
 
     monkeypatch.setattr(web._App, "build", lambda self, spec, seed: FailsOnce(spec.build(seed)))
@@ -260,7 +262,7 @@ def test_a_game_an_agents_error_stopped_goes_on_at_the_next_look(monkeypatch):
 
 
 def test_a_game_whose_agent_always_fails_is_still_shown_and_not_retried_at_every_look(monkeypatch):
-    """The look that tried a stopped game's agents again answered 500 when they failed
+    """The look that tried a stalled game's agents again answered 500 when they failed
     again, and tried at every poll: the game could not be seen, and a failing agent
     (a costly one: its process rebuilt) was asked at every poll of every page."""
     import train.play.web as web
@@ -270,7 +272,7 @@ def test_a_game_whose_agent_always_fails_is_still_shown_and_not_retried_at_every
     class Fails:
         def act(self, observation, action_mask):
             calls.append(1)
-            raise RuntimeError("broken for good")
+            raise AgentLost("the process of costly agents stopped: EOFError")
 
     monkeypatch.setattr(web._App, "build", lambda self, spec, seed: Fails())
     store = SessionStore(entropy=0)
@@ -280,6 +282,63 @@ def test_a_game_whose_agent_always_fails_is_still_shown_and_not_retried_at_every
         looks = [client.get(f"/api/games/{state['id']}", headers={"X-Llama-Token": token}) for _ in range(5)]
         assert [r.status_code for r in looks] == [200] * 5  # shown as it stands
         assert len(calls) == 2  # tried again once, not at every look
+
+
+class _Raises:
+    def act(self, observation, action_mask):
+        raise RuntimeError("boom")
+
+
+class _AnswersAFloat:
+    def act(self, observation, action_mask):
+        return np.float64(np.flatnonzero(action_mask)[0])  # a legal move's number, as a numpy float: no action
+
+
+STOPPED = "the game stopped, and is not saved: agent 'p2_bad' at seat {seat}: "
+
+
+@pytest.mark.parametrize(
+    ("agent", "why"),
+    [(_Raises, "RuntimeError: boom"), (_AnswersAFloat, "(float64) is not an action")],
+    ids=["raises", "answers_a_float"],
+)
+def test_an_agent_that_fails_at_its_turn_stops_the_game_saying_which_and_why(agent_registry, agent, why):
+    """An agent whose act raised, or that answered no legal move (a plugin's bug), was taken
+    for a failure that passes: the move that met it was a bare 500, every later move a 409
+    "it is p2_bad's turn, not yours" for good, and only the server's log named the agent.
+    The game stops: the view says which agent at which seat and why, the game takes no
+    move, is not saved and lets its agents go. An agent that fails before the first
+    person's turn is a 400 naming it, and the game is not made."""
+    from llama_env.agent import register
+
+    register("p2_bad")(agent)
+    store = SessionStore(entropy=0)
+    with failing_app(store) as client:
+        made = client.post("/api/games", json={"seats": [{"person": "Ann"}, {"agent": "p2_bad"}], "seed": 3})
+        assert made.status_code == 201 and made.json()["your_turn"] and made.json()["stopped"] is None, made.text
+        state, token = made.json(), {"X-Llama-Token": made.json()["token"]}
+        game = f"/api/games/{state['id']}"
+        moved = client.post(f"{game}/move", json={"action": state["legal"][0]}, headers=token)
+        assert moved.status_code == 200, moved.text
+        stopped = moved.json()["stopped"]
+        assert stopped.startswith(STOPPED.format(seat=1)) and why in stopped, stopped
+        assert [e["seat"] for e in moved.json()["events"] if e["type"] == "move"] == [0]  # Ann's move stands
+        again = client.post(f"{game}/move", json={"action": 7}, headers=token)
+        assert again.status_code == 409 and again.json()["error"] == stopped
+        look = client.get(game, headers=token).json()
+        assert look["stopped"] == stopped and not look["your_turn"] and not look["game_over"]
+        assert look["history_id"] is None and look["away"] == [] and not look["can_leave"]
+        assert store.get(state["id"]).table.agents == [None, None]  # let go
+        first = client.post("/api/games", json={"seats": [{"agent": "p2_bad"}, {"person": "Ann"}], "seed": 3})
+        assert first.status_code == 400, first.text
+        assert first.json()["error"].startswith("the game cannot start: agent 'p2_bad' at seat 0: "), first.text
+        assert len(store) == 1
+        watched = client.post("/api/games", json={"seats": [{"agent": "p2_bad"}, {"agent": "random"}], "seed": 3})
+        owner = {"X-Llama-Token": watched.json()["token"]}
+        stepped = client.post(f"/api/games/{watched.json()['id']}/step", json={"moves": 5}, headers=owner)
+        assert stepped.status_code == 200 and stepped.json()["stopped"].startswith(STOPPED.format(seat=0))
+        refused = client.post(f"/api/games/{watched.json()['id']}/step", json={"moves": 1}, headers=owner)
+        assert refused.status_code == 409 and refused.json()["error"] == stepped.json()["stopped"]
 
 
 def test_a_step_of_a_slow_game_stops_after_a_quarter_second():

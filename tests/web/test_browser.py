@@ -562,6 +562,41 @@ def test_a_finished_game_the_server_could_not_save_says_so(site, browser, monkey
         thread.join(timeout=10)
 
 
+class _Raises:
+    def act(self, observation, action_mask):
+        raise RuntimeError("boom")
+
+
+@pytest.mark.usefixtures("agent_registry")  # (the fixture: what the test registers is gone after it)
+def test_a_game_an_agent_s_failure_stopped_says_which_and_why_and_stops_asking(site, browser):
+    """An agent that failed at its turn (a plugin's bug) left the page saying "the server
+    failed on this request", then waiting for that agent for ever. The page says which
+    agent at which seat failed, and why; its moves and Step are off, and it stops asking."""
+    agent_registry.register("p2_raiser")(_Raises)
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("person", "Ann"), ("agent", "p2_raiser")], seed=3, end_score=20)
+    driver.find_element(By.ID, "start").click()
+    idle(driver, "window.llamaState.your_turn")
+    play_something(driver, 1)
+    state = idle(driver, "window.llamaState.stopped !== null")
+    assert state["stopped"].startswith("the game stopped, and is not saved: agent 'p2_raiser' at seat 1: RuntimeError")
+    assert driver.find_element(By.ID, "game-error").text == state["stopped"]
+    assert driver.find_element(By.ID, "turn").text == "The game stopped."
+    assert not enabled_cards(driver) and not driver.find_element(By.ID, "draw").is_enabled()
+    assert driver.execute_script("return poller") is None  # nothing more will happen: it asks no more
+
+    driver.find_element(By.ID, "new-game").click()
+    set_up(driver, [("agent", "p2_raiser"), ("agent", "random")], seed=3, end_score=20)
+    driver.find_element(By.ID, "start").click()
+    idle(driver, "window.llamaState.mode === 'watch'")
+    driver.find_element(By.ID, "step").click()
+    state = idle(driver, "window.llamaState.stopped !== null")
+    assert state["stopped"].startswith("the game stopped, and is not saved: agent 'p2_raiser' at seat 0: ")
+    assert driver.find_element(By.ID, "game-error").text == state["stopped"]
+    assert not driver.find_element(By.ID, "step").is_enabled() and not driver.find_element(By.ID, "play").is_enabled()
+
+
 # --------------------------------------------------------------------------- 2. friends
 
 

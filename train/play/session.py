@@ -18,6 +18,13 @@ whose move the table has awaited for :data:`TURN_SECONDS`, may have their seat h
 an agent by another person at the table when it is their turn
 (:meth:`GameSession.hand_over`); their token then shows that seat and moves nothing.
 
+**An agent that fails** at its turn (its ``act`` raises, or it answers a move the rules
+refuse: a plugin's bug) stops its game for good: the view's ``stopped`` says which agent at
+which seat and why, the game takes no more moves and is not saved
+(:attr:`GameSession.failed`). A failure that passes (the process of costly agents
+stopped twice) leaves the game waiting, and a later look tries again
+(:attr:`GameSession.stalled`).
+
 **Seeds.** A seed chosen in a request is mixed with the store's secret before it deals,
 so the same seed repeats a game on this server but tells the person nothing about the
 others' hands. Only a game with one person at most takes one: whoever starts a game
@@ -89,9 +96,9 @@ from llama_env.engine import (
 )
 from llama_env.observation import check_obs_version
 from llama_env.record import RECORD_FORMAT, GameRecording
-from llama_env.table import Table, TableListener
+from llama_env.table import AgentError, Table, TableListener
 from train.evaluation.runner import agent_display_names
-from train.play.agent_host import AgentHostFull
+from train.play.agent_host import AgentHostFull, AgentLost
 from train.play.history import context_seat, stayed_winners
 
 __all__ = [
@@ -356,7 +363,16 @@ class GameSession:
         self.table = Table(game, agents, names=self.names, listener=self.recorder)
         self.lock = threading.Lock()
         """Held while the game changes; a second change meanwhile is refused, not queued."""
-        self._resumed = -math.inf  # when a look last let the agents of a stopped game move
+        self._resumed = -math.inf  # when a look last let the agents of a stalled game move
+        self.failed: str | None = None
+        """Why an agent's failure stopped the game for good, as the page reads it (``agent
+        'x' at seat 1: RuntimeError: ...``, through :attr:`on_the_page`): its ``act`` raised,
+        or it answered a move the rules refuse. The game then takes no move, its agents are
+        let go, and it is not saved (it is not over). A failure that passes is not one of
+        these (:attr:`stalled`)."""
+        self.on_the_page: Callable[[str], str] = str
+        """How an agent's error reads on the page (:meth:`AgentPolicy.on_the_page`: no path
+        of the server's disk; :func:`new_game` sets it)."""
         self.touched = time.monotonic()
         self.created = self.touched
         self.seen: dict[int, float] = {people[0]: self.created} if people else {}
@@ -480,7 +496,7 @@ class GameSession:
         while the game goes on. When the table waits for one of them, another person at
         the table may hand that seat to an agent."""
         game = self.game
-        if game.game_over:
+        if game.game_over or self.failed is not None:
             return []
         now = time.monotonic()
         seat, _, since = self._turn
@@ -580,7 +596,9 @@ class GameSession:
         is over, ``history_id`` is its id in the history, ``None`` when it was not saved;
         ``saving`` is true while that is not known yet. ``joined`` lists the people's
         seats whose page has come (a link opened), ``away`` those the table may hand on;
-        ``warnings``, what the agents at the table warn of (:attr:`warnings`)."""
+        ``warnings``, what the agents at the table warn of (:attr:`warnings`); ``stopped``,
+        the line that says which agent's failure stopped the game (:attr:`failed`), else
+        ``None``."""
         frames = list(self._frames)  # a copy: the thread that moves may append and trim meanwhile
         roles = self._roles  # one value: a hand-over replaces it whole
         over_done = self._over_done  # (read before history_id: on_over sets that, then this)
@@ -620,8 +638,9 @@ class GameSession:
             "away": away,
             "joined": [p for p in roles.people if self.has_come(p)],
             "left": sorted(roles.left),
-            "can_leave": not game_over and self._others_play_on(viewer, roles.people, away),
+            "can_leave": not game_over and self.failed is None and self._others_play_on(viewer, roles.people, away),
             "warnings": self.warnings,
+            "stopped": self.stopped,
         }
         if viewer is not None:
             hand = state.hands[viewer]
@@ -648,6 +667,7 @@ class GameSession:
         (a person left: no card moved) is not."""
         if self.mode != "play" or viewer is None:
             raise SessionError(f"this game is being {self.mode}ed: it takes no moves", 409)
+        self._going_on()
         if viewer not in self.people:  # handed to an agent: when its person left, or never came
             agent = self.left.get(viewer, self.labels[viewer])
             raise SessionError(f"{agent} plays this seat since it was handed over: it takes no moves", 409)
@@ -686,6 +706,7 @@ class GameSession:
         never opened is the agent's from the start, as if it had sat there."""
         if self.mode != "play" or viewer not in self.people:
             raise SessionError("only a person playing at this table can hand a seat to an agent", 409)
+        self._going_on()
         n = len(self.names)
         if type(seat) is not int or not 0 <= seat < n:
             raise SessionError(f"'seat' must be an integer 0..{n - 1}, got {brief(seat)}")
@@ -741,12 +762,13 @@ class GameSession:
         game, as many of them as :data:`SLOW_STEP_SECONDS` allows, one at least."""
         if self.mode == "play" or viewer is not None:
             raise SessionError("step is for watched and replayed games; play with moves", 409)
+        self._going_on()
         deadline = time.monotonic() + SLOW_STEP_SECONDS if self.slow else math.inf
         for made in range(moves):
             if made and time.monotonic() >= deadline:
                 break
             g = self.game
-            if g.game_over:
+            if g.game_over or self.failed is not None:
                 break
             if self.mode == "replay":
                 if self._replayed_moves == len(self._replay):
@@ -774,15 +796,38 @@ class GameSession:
 
     def _agent_turn(self) -> None:
         t0 = time.thread_time()  # the time it computed, not the time it waited for the processor
-        self.table.play_turn()
+        try:
+            self.table.play_turn()
+        except (AgentError, IllegalActionError) as exc:
+            if isinstance(exc.__cause__, (AgentLost, AgentHostFull)):
+                raise  # the process of costly agents stopped twice: a later look tries again (stalled)
+            self._stop(exc)
+            return
         self.agent_seconds += time.thread_time() - t0
         self.agent_moves += 1
         self.recorder.flush()
 
+    def _stop(self, exc: Exception) -> None:
+        """An agent failed at its turn (``exc`` names it and its seat): the game stops
+        for good (:attr:`failed`), and its agents are let go."""
+        log.warning("game %s stopped: %s", self.id, exc)  # (the operator reads it whole)
+        self.failed = self.on_the_page(str(exc))
+        self.release()
+
+    @property
+    def stopped(self) -> str | None:
+        """What the page says of a game an agent's failure stopped (:attr:`failed`), else ``None``."""
+        return None if self.failed is None else f"the game stopped, and is not saved: {self.failed}"
+
+    def _going_on(self) -> None:
+        """A 409 saying why, when an agent's failure stopped the game."""
+        if self.stopped is not None:
+            raise SessionError(self.stopped, 409)
+
     @property
     def stalled(self) -> bool:
         """Whether a played game waits for an agent's move that no request computes (an
-        error stopped the agents' turns: their process failed twice, say) and was not
+        error stopped the agents' turns: their process failed twice) and was not
         tried again for :data:`RESUME_SECONDS`: a look at the game then lets them move
         again (:meth:`resume`)."""
         return (
@@ -794,8 +839,9 @@ class GameSession:
 
     def resume(self) -> None:
         """Let the agents move until a person must act, if no other request is changing
-        the game (it does not wait for one). An agent's error is raised, and the game
-        waits :data:`RESUME_SECONDS` before a look tries again."""
+        the game (it does not wait for one). An error that passes is raised, and the game
+        waits :data:`RESUME_SECONDS` before a look tries again (an agent's own failure
+        stops the game instead: :attr:`failed`)."""
         if not self.lock.acquire(blocking=False):
             return
         self._resumed = time.monotonic()
@@ -1250,6 +1296,7 @@ def new_game(
     mode = "play" if any(a is None for a in agents) else "watch"
     session = GameSession(game, agents, names=names, labels=labels, mode=mode)
     session.warnings = list(dict.fromkeys(said))  # (two seats of one spec: said once)
+    session.on_the_page = policy.on_the_page
     if typed:  # the history rates a person by the name typed, not the table's display name
         session.context["names_given"] = {str(p): name for p, name in typed.items()}
     return session
@@ -1319,9 +1366,12 @@ def build_agent(
 
 
 def start(session: GameSession) -> GameSession:
-    """Let the agents move before the first person's turn."""
+    """Let the agents move before the first person's turn. An agent that fails meanwhile
+    (:attr:`GameSession.failed`) is a 400 naming it and its seat: the game is not made."""
     if session.mode == "play":
         session._advance()
+        if session.failed is not None:
+            raise SessionError(f"the game cannot start: {session.failed}")
     return session
 
 
@@ -1407,9 +1457,10 @@ no page open on it (a paused watch or a replay asks nothing)."""
 class SessionStore:
     """Live games, bounded: at most ``max_games`` at once, each forgotten after
     ``idle_seconds`` without a request; when the store is full, a new game replaces the
-    least recently used game that is over, else the least recently used one that no page
-    has looked at for :data:`ABANDONED_SECONDS`, else it is refused. Ids and tokens are
-    unguessable (``secrets``); ``secret`` mixes into chosen seeds.
+    least recently used game that is over (or that an agent's failure stopped), else the
+    least recently used one that no page has looked at for :data:`ABANDONED_SECONDS`, else
+    it is refused. Ids and tokens are unguessable (``secrets``); ``secret`` mixes into
+    chosen seeds.
 
     ``entropy`` is where the seeds that no request chose come from (the deal of a game
     without a ``seed``, an agent taking over a seat): ``None``, the system's randomness;
@@ -1445,7 +1496,7 @@ class SessionStore:
                 # room is made by forgetting the least recently used game that is over, else
                 # one that no page is open on (a game left in a closed tab held its place
                 # for idle_seconds, and 200 of them refused every new game)
-                finished = self._least_recent(lambda s: s.game.game_over) or self._least_recent(_abandoned)
+                finished = self._least_recent(_ended) or self._least_recent(_abandoned)
                 if finished is not None:
                     dropped.append(self._games.pop(finished))
             full = len(self._games) >= self.max_games
@@ -1509,6 +1560,11 @@ class SessionStore:
                 break
             dropped.append(self._games.popitem(last=False)[1])
         return dropped
+
+
+def _ended(session: GameSession) -> bool:
+    """Whether ``session`` is over, or an agent's failure stopped it (:attr:`GameSession.failed`)."""
+    return session.game.game_over or session.failed is not None
 
 
 def _abandoned(session: GameSession) -> bool:

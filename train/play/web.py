@@ -25,6 +25,11 @@ JavaScript served as package data, no build step) and a JSON API.
     GET  /api/rules                  the rule options a new game's body takes (session.rule_options),
                                      from which the page builds its fields
 
+An agent that fails at its turn (its ``act`` raises, or it answers a move the rules refuse:
+a plugin's bug) stops its game for good: the view's ``stopped`` says which agent at which
+seat and why, and a move, step or hand-over is then a 409 saying so; one that fails before
+the first person's turn makes the new game a 400 naming it (:attr:`GameSession.failed`).
+
 **Safety.** A server on 127.0.0.1 can be reached by every page the user has open, so
 :class:`Guard` answers only requests whose ``Host`` is an address it serves (the
 defence against DNS rebinding) and, on the API, whose ``Origin`` (when sent) is its own
@@ -478,7 +483,7 @@ class _App:
         since = _query_int(request, "since", -1, 10**9)
         session, viewer = self.session(request)
         view = partial(session.view, viewer, since)
-        if session.stalled:  # an agent's turn that an error stopped: try it again, in the game's lane
+        if session.stalled:  # an agent's turn that a passing error stopped: try it again, in the game's lane
             try:
                 await self.work(session.resume, self.lane(session))
             except Exception as exc:  # noqa: BLE001 - it failed again: the game is shown as it stands

@@ -157,7 +157,7 @@ async function leaveSeatFor(what, yes) {
 // keeps asking for the game while the person looks at the history or sets up another
 // game, or the table would take them for away and could hand their seat to an agent.
 function seated() {
-  return Boolean(game && game.mode === "play" && !game.game_over && game.table.seats[game.seat]?.person);
+  return Boolean(game && game.mode === "play" && !game.game_over && !game.stopped && game.table.seats[game.seat]?.person);
 }
 
 // The address bar holds the open game's link (a replay's too), #history for the history
@@ -632,7 +632,7 @@ function drawTable(table, live) {
 // The cards and moves of this page's hand, those in `legal` on; on its turn (`table` given)
 // each one off says why, in its title (a tooltip, and the description a screen reader reads).
 function drawHand(hand, legal, table) {
-  const wait = table ? "" : game && game.game_over ? "the game is over" : "not your turn";
+  const wait = table ? "" : game && game.game_over ? "the game is over" : game && game.stopped ? "the game stopped" : "not your turn";
   const buttons = hand.map((card) => {
     const b = el("button", { class: `card c${card}`, text: CARD(card), "data-action": String(card - 1), "aria-label": card === 7 ? "play a llama" : `play ${card}` });
     b.disabled = !legal.has(card - 1);
@@ -716,21 +716,24 @@ function render() {
   if (!game || queue.length) return;  // (moves still to show: the table shown is not the state at rest)
   drawTable(game.table, true);
   showTableWarnings(game.warnings || []);
+  // an agent's failure stopped the game for good (a plugin's bug): the server says which agent, at which seat, and why
+  if (game.stopped) $("game-error").textContent = game.stopped;
   if (game.mode === "play") {
     const waiting = game.table.seats[game.table.current_player].name;
     const me = game.table.seats[game.seat];
     const gone = me.person ? "" : `${me.agent} plays your seat now: you are watching.`;
-    const nudge = game.game_over || game.your_turn || gone ? null : linkNudge(game.table.current_player);
-    const line = game.game_over ? game.result : game.your_turn ? yourTurnText() : gone ||
+    const ended = game.game_over || game.stopped;
+    const nudge = ended || game.your_turn || gone ? null : linkNudge(game.table.current_player);
+    const line = game.game_over ? game.result : game.stopped ? "The game stopped." : game.your_turn ? yourTurnText() : gone ||
       `Waiting for ${waiting}…${nudge ? ` ${waiting} has not opened the link yet:` : ""}`;
     showTurn(line, game.your_turn);
     if (nudge) $("turn").append(" ", nudge);
     sayTurn($("turn").textContent);
-    $("penalty").textContent = game.game_over ? "" : `Your hand would cost ${game.penalty} points now.`;
+    $("penalty").textContent = ended ? "" : `Your hand would cost ${game.penalty} points now.`;
     $("penalty").style.visibility = "";
     focusMove();
   } else {
-    const done = game.game_over || (game.mode === "replay" && game.moves_left === 0);
+    const done = Boolean(game.game_over || game.stopped || (game.mode === "replay" && game.moves_left === 0));
     $("step").disabled = done;
     $("play").disabled = done || autoplay !== null;
     if (done) stopAutoplay();
@@ -922,7 +925,7 @@ async function sendHandOver(seat) {
 let stepping = false;  // a step is on its way to the server
 
 async function step() {
-  if (!game || game.game_over || animating || stepping) return;
+  if (!game || game.game_over || game.stopped || animating || stepping) return;
   stepping = true;
   window.llamaIdle = false;
   $("round-result").classList.add("hidden");  // a watched game goes on: the result gives way
@@ -958,7 +961,7 @@ function passing(status) {
 function schedulePoll() {
   stopPolling();
   // (a game just over is asked for until the server has saved it: another page ended it)
-  if (!game || game.mode !== "play" || (game.game_over && !game.saving)) return;
+  if (!game || game.mode !== "play" || game.stopped || (game.game_over && !game.saving)) return;
   const others = game.table.seats.some((s, p) => p !== game.seat && s.person);  // (who may leave, or hand a seat over)
   const wait = pollFailures ? Math.min(1000 * 2 ** pollFailures, 15000) : !game.your_turn ? 600 : others ? 3000 : 15000;
   poller = setTimeout(async () => {
@@ -998,7 +1001,7 @@ function stopPolling() {
 function playAuto() {
   if (autoplay !== null) return;
   const tick = async () => {
-    if (!game || game.game_over || (game.mode === "replay" && game.moves_left === 0)) { stopAutoplay(); render(); return; }
+    if (!game || game.game_over || game.stopped || (game.mode === "replay" && game.moves_left === 0)) { stopAutoplay(); render(); return; }
     if (!animating && !roundOpen()) await step();
     if (autoplay === null) return;  // paused while the step was on its way
     autoplay = setTimeout(tick, delay());
@@ -1011,7 +1014,7 @@ function playAuto() {
 function stopAutoplay() {
   if (autoplay !== null) clearTimeout(autoplay);
   autoplay = null;
-  if (game && !animating) $("play").disabled = game.game_over;
+  if (game && !animating) $("play").disabled = game.game_over || Boolean(game.stopped);
 }
 
 async function download() {
@@ -1194,7 +1197,7 @@ async function offerKeptGames(all = false) {
     }));
     for (const f of found.filter(Boolean)) {
       const { kept, state } = f;
-      if (state.mode === "play" && !state.game_over && state.table.seats[state.seat].person) {
+      if (state.mode === "play" && !state.game_over && !state.stopped && state.table.seats[state.seat].person) {
         markInvites(kept.id, { seen: Date.now() });
         going.push(f);
       } else {
