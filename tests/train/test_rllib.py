@@ -1517,6 +1517,7 @@ def test_an_rllib_run_sends_no_past_snapshot_after_its_last_update(tmp_path, mon
     runner = type("R", (), {"env": Env()})()
 
     class Algo:
+        metrics = _StandInMetrics()
         env_runner_group = type(
             "G",
             (),
@@ -1546,12 +1547,26 @@ def test_an_rllib_run_sends_no_past_snapshot_after_its_last_update(tmp_path, mon
     assert sent == [32, 64]  # before the second and third updates' sampling; none after the last
 
 
+class _StandInMetrics:
+    """RLlib's metrics logger (``algo.metrics``), a stand-in: its state, kept and put back."""
+
+    def __init__(self) -> None:
+        self.state: dict = {}
+
+    def get_state(self) -> dict:
+        return dict(self.state)
+
+    def set_state(self, state: dict) -> None:
+        self.state = dict(state)
+
+
 class _StandInAlgo:
     """RLlib's algorithm, a stand-in for ``trainer._loop``: each ``train()`` learns 32 steps
     or does what ``iterations`` holds for it (an exception is raised, a number is the steps)."""
 
     def __init__(self, *iterations: object) -> None:
         self.iterations = list(iterations)
+        self.metrics = _StandInMetrics()
         env = type("Env", (), {"decisions": 0, "illegal_total": 0, "set_past_policies": lambda self, s: None})()
         runner = type("R", (), {"env": env})()
         self.env_runner_group = type(
