@@ -889,7 +889,8 @@ def agent_label(agent: AgentLike) -> str:
     ``name``, else its class name. A built-in agent's ``name`` inherited by a class of
     yours is not yours: ``class Bolder(HeuristicAgent)`` is ``Bolder``, not a second
     ``heuristic``; a ``name`` your own base class sets (an attribute or a property) is
-    kept."""
+    kept. An agent built from a registered name (:func:`make`, a spec) without a name of
+    its own is given that name: ``bolder``, as it was asked for."""
     if isinstance(agent, str):
         return agent
     if isinstance(agent, AgentSpec):
@@ -939,7 +940,8 @@ class AgentSpec:
     def build(self, seed: int | None = None) -> Agent:
         """A new agent; ``seed`` makes its choices reproducible. An agent built from a
         spec with parameters is named by the spec's label, so result tables tell
-        ``cautious:threshold=2`` from ``cautious``.
+        ``cautious:threshold=2`` from ``cautious``; one without, by its registered name
+        where it names itself no other way (:func:`_seeded`).
 
         Raises ``ValueError`` for an unknown name or parameter or a bad value, and for a
         factory that raises or returns no agent, naming the spec (:func:`make`). An agent
@@ -990,6 +992,9 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
     if takes_seed and "seed" not in params and seed is not None:
         params = {**params, "seed": seed}
     agent = _built(name, params, label)
+    if not _names_itself(agent, factory):  # messages and tables name it as it was asked for
+        with contextlib.suppress(AttributeError):  # (an agent with a read-only name keeps its class name)
+            agent.name = name  # type: ignore[attr-defined]
     if own and _unseedable(agent):
         allowed = [p for p in inspect.signature(factory).parameters if p not in ("self", "seed")]
         raise ValueError(
@@ -1007,6 +1012,18 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
             )
         reset_agent(agent, seed)
     return agent
+
+
+def _names_itself(agent: object, factory: Factory) -> bool:
+    """Whether ``agent``, built by the registered ``factory``, has a ``name`` of its own
+    (:func:`agent_label`): a string it or its class sets, other than a built-in agent's
+    that a plugin's agent carries (a subclass of ``HeuristicAgent``, or a factory of a
+    plugin that returns one). An agent without is named by its registered name, where
+    messages and tables named it by its class (``NpFloat`` for ``np_float``)."""
+    n = getattr(agent, "name", None)
+    if not isinstance(n, str) or not n or _builtin_name(agent):
+        return False
+    return is_builtin_agent(factory) or not is_builtin_agent(type(agent)) or "name" in getattr(agent, "__dict__", ())
 
 
 def _unseedable(agent: object) -> bool:

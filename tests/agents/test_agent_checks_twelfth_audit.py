@@ -157,3 +157,58 @@ def test_request_limits_in_numbers_of_any_kind_are_read(agent_registry):
 
     register("bounded_ok")(Bounded)
     assert request_limits("bounded_ok") == {"x": (1, 5.5), "y": (-math.inf, math.inf)}
+
+
+class Unnamed(First):
+    """No name of its own."""
+
+
+class SelfNamed(First):
+    name = "my bot"
+
+
+def test_an_agent_built_from_a_registered_name_is_named_by_it(agent_registry):
+    """A plugin's agent was named by its class in messages and tables where the user typed
+    its registered name: "agent 'NpFloat' at seat 1" for ``opponents="np_float"``, while
+    a spec with parameters was named by the spec."""
+    import agents
+    from agents.heuristic import HeuristicAgent
+    from llama_env.agent import AgentSpec, agent_label, parse_agent_spec, resolve
+
+    register("unnamed")(Unnamed)
+    register("self_named")(SelfNamed)
+    register("bolder2")(type("Bolder2", (HeuristicAgent,), {}))
+    register("strong")(lambda: HeuristicAgent(quit_base=2))  # a plugin's factory of a built-in agent
+    for build in (agents.make, resolve, lambda n: AgentSpec(n).build(), lambda n: parse_agent_spec(n).build()):
+        assert agent_label(build("unnamed")) == "unnamed"
+        assert agent_label(build("bolder2")) == "bolder2"  # the built-in's name is not its own
+        assert agent_label(build("strong")) == "strong"
+        assert agent_label(build("self_named")) == "my bot"  # a name of its own is kept
+    assert agent_label(Unnamed()) == "Unnamed"  # an object made by hand: its class, as before
+    assert agent_label(resolve("bolder2:quit_base=1")) == "bolder2:quit_base=1"
+
+
+def test_the_shipped_agents_keep_their_names():
+    import agents
+    from llama_env.agent import agent_label, names
+
+    for name in names():
+        if name != "search":  # (slow to build: its name is its class's, as the others')
+            assert agent_label(agents.make(name)) == name
+
+
+def test_a_plugins_agent_is_named_as_typed_in_the_tables_errors(agent_registry):
+    import gymnasium as gym
+
+    class FloatAnswer(First):
+        def act(self, observation, action_mask):
+            return float(np.flatnonzero(action_mask)[0])
+
+    register("float_answer")(FloatAnswer)
+    env = gym.make("Llama-v0", opponents="float_answer", seat=0, num_players=2)
+    _, info = env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"^agent 'float_answer' at seat 1: "):
+        for _ in range(100):
+            _, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+            if done:
+                _, info = env.reset()
