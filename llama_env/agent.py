@@ -146,10 +146,10 @@ def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factor
     """Class decorator (or factory wrapper) that makes ``make(name)`` build it.
 
     ``doc`` is the one-line description ``llama-rl agents`` shows; by default the first
-    paragraph of the factory's docstring. ``group`` is one of :data:`GROUPS`:
-    ``"strongest"`` and ``"policy"`` for the agents a user should reach for first,
-    ``"baseline"``, ``"history"`` for earlier models kept loadable, ``"other"`` (the
-    default, e.g. a plugin's agents).
+    paragraph of the factory's own docstring (none where it has none, not its base
+    class's). ``group`` is one of :data:`GROUPS`: ``"strongest"`` and ``"policy"`` for
+    the agents a user should reach for first, ``"baseline"``, ``"history"`` for earlier
+    models kept loadable, ``"other"`` (the default, e.g. a plugin's agents).
     """
     if not isinstance(name, str) or not name or ":" in name or "," in name or "=" in name:
         raise ValueError(f"an agent name must be a non-empty string without ':', ',' or '=', got {name!r}")
@@ -172,11 +172,19 @@ def register(name: str, doc: str = "", group: str = "other") -> Callable[[Factor
             whose = " (a built-in agent of llama-rl)" if is_builtin_agent(_REGISTRY[name]) else ""
             raise ValueError(f"an agent named {name!r} is already registered{whose}: register yours under another name")
         _REGISTRY[name] = factory
-        _DOCS[name] = _plain(doc or " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split()))
+        _DOCS[name] = _plain(doc or _own_doc(factory))
         _GROUPS[name] = group
         return factory
 
     return deco
+
+
+def _own_doc(factory: Factory) -> str:
+    """The first paragraph of ``factory``'s own docstring, in one line; empty where it has
+    none: ``inspect.getdoc`` gives a class without one its base's, and a plugin's agent
+    was listed with ``BaseAgent``'s words."""
+    doc = getattr(factory, "__doc__", None)
+    return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if isinstance(doc, str) else ""
 
 
 def _same_definition(old: Factory, new: Factory) -> bool:

@@ -212,3 +212,32 @@ def test_a_plugins_agent_is_named_as_typed_in_the_tables_errors(agent_registry):
             _, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
             if done:
                 _, info = env.reset()
+
+
+def test_an_agent_is_described_by_its_own_docstring_not_its_base_classs(agent_registry):
+    """A ``BaseAgent`` subclass without a docstring was listed by ``llama-rl agents`` and
+    ``/api/agents`` with BaseAgent's words."""
+    from agents.base import BaseAgent
+    from llama_env.agent import describe
+
+    class Silent(BaseAgent):
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[0])
+
+    class Told(Silent):
+        """First line of its own,
+        still the first paragraph.
+
+        Not this one."""
+
+    def factory():
+        """Indented oddly."""
+        return Silent()
+
+    register("silent")(Silent)
+    register("told")(Told)
+    register("told_by_factory")(factory)
+    described = describe()
+    assert described["silent"] == ""
+    assert described["told"] == "First line of its own, still the first paragraph."
+    assert described["told_by_factory"] == "Indented oddly."
