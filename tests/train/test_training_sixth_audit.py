@@ -338,7 +338,10 @@ def test_rllib_training_time_leaves_out_the_evaluations_and_checkpoints(tmp_path
     monkeypatch.setattr(trainer, "with_run_trained_at", lambda actor, file: actor)
     monkeypatch.setattr(trainer, "save_actor", lambda actor, path: None)
     monkeypatch.setattr(trainer, "_runner_counts", lambda algo: (0, 0, 0))
-    algo = SimpleNamespace(train=lambda: {"env_runners": {"num_module_steps_sampled": {SHARED_POLICY: 512}}})
+    algo = SimpleNamespace(
+        train=lambda: {"env_runners": {"num_module_steps_sampled": {SHARED_POLICY: 512}}},
+        metrics=SimpleNamespace(get_state=dict, set_state=lambda state: None),  # RLlib's metrics logger
+    )
     config = TrainConfig(backend="rllib", total_timesteps=1024, checkpoint_every=512, eval_every=512, past_every=0,
                          opponents="heuristic", eval_players=2, progress_bar=False, run_dir=str(tmp_path))  # fmt: skip
     run = RunDir(tmp_path / "run")
