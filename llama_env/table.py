@@ -418,14 +418,21 @@ def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object
         masks[r, g.legal_actions()] = True
     observations = many(games)
     with _Blame(name, functools.partial(_batch_seat, games)):
-        answers = np.asarray(batch(observations, masks))
+        answered = batch(observations, masks)
+        answers = np.asarray(answered)
     if answers.shape != (len(games),):
-        raise AgentError(
-            f"agent {name!r}: act_batch must return one action per observation, shape ({len(games)},), "
-            f"got shape {answers.shape}",
-            agent=name,
-        )
+        raise _wrong_shape(name, len(games), answered, answers)
     return answers.tolist() if np.issubdtype(answers.dtype, np.integer) else list(answers)
+
+
+def _wrong_shape(name: str, rows: int, answered: object, answers: np.ndarray) -> AgentError:
+    """The error for an ``act_batch`` answer ``answered`` (as an array, ``answers``) that is
+    not one action for each of ``rows`` observations: its shape named, or the answer
+    itself where it is no array (``None``, where it said "got shape ()")."""
+    got = f"shape {answers.shape}" if answers.ndim else brief(answered)
+    return AgentError(
+        f"agent {name!r}: act_batch must return one action per observation, shape ({rows},), got {got}", agent=name
+    )
 
 
 def deal_table(
@@ -874,13 +881,10 @@ class BatchTable:
         batch_act: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(agent, "act_batch", None)
         if callable(batch_act) and games.size >= batch_from(agent):
             with _Blame(self.names[k], None, f" in act_batch ({games.size} game{'s' if games.size != 1 else ''})"):
-                answers = np.asarray(batch_act(obs, masks))
+                answered = batch_act(obs, masks)
+                answers = np.asarray(answered)
             if answers.shape != (games.size,):
-                raise AgentError(
-                    f"agent {self.names[k]!r}: act_batch must return one action per observation, shape "
-                    f"({games.size},), got shape {answers.shape}",
-                    agent=self.names[k],
-                )
+                raise _wrong_shape(self.names[k], games.size, answered, answers)
             if answers.dtype.kind == "O":  # Python objects (a list with a None in it): each by the one rule
                 read = [action_index(x) for x in answers.tolist()]
                 bad = [r for r, a in enumerate(read) if a is None]

@@ -241,3 +241,26 @@ def test_an_agent_is_described_by_its_own_docstring_not_its_base_classs(agent_re
     assert described["silent"] == ""
     assert described["told"] == "First line of its own, still the first paragraph."
     assert described["told_by_factory"] == "Indented oddly."
+
+
+class AnswersNone(First):
+    name = "none_batch"
+
+    def act_batch(self, observations, action_masks):
+        return None
+
+
+def test_an_act_batch_answering_none_is_said_to_answer_none():
+    """It was reported as "got shape ()", which no one returned."""
+    from llama_env.batch import BatchGame
+    from llama_env.engine import LlamaGame
+    from llama_env.table import AgentError, BatchTable, Table, advance_all
+
+    found = r"^agent 'none_batch': act_batch must return one action per observation, shape \(\d+,\), got None$"
+    tables = [Table(LlamaGame(2, rng=s), [None, AnswersNone()]) for s in range(2)]
+    for t in tables:
+        t.apply(8)
+    with pytest.raises(AgentError, match=found):
+        advance_all(tables)
+    with pytest.raises(AgentError, match=found):
+        BatchTable(BatchGame(4, 2, seed=0), [AnswersNone(), AnswersNone()]).advance()
