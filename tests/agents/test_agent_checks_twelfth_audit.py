@@ -264,3 +264,22 @@ def test_an_act_batch_answering_none_is_said_to_answer_none():
         advance_all(tables)
     with pytest.raises(AgentError, match=found):
         BatchTable(BatchGame(4, 2, seed=0), [AnswersNone(), AnswersNone()]).advance()
+
+
+@pytest.mark.parametrize("name", ["self", "past"])
+def test_the_opponent_mixs_own_kinds_cannot_be_registered(agent_registry, name):
+    """An agent registered as ``self`` or ``past`` was listed, and never chosen in a
+    training run's ``--opponents``, which reads those names as the policy and its past."""
+    from llama_env.agent import names
+
+    with pytest.raises(ValueError, match=rf"^an agent cannot be named '{name}': training's --opponents reads 'self'"):
+        register(name)(First)
+    assert name not in names()
+
+
+def test_the_opponent_mixs_kinds_are_declared_once():
+    from llama_env.agent import RESERVED_NAMES
+    from train.training.config import OPPONENT_SPECIALS
+    from train.training.seats import POLICY_KINDS
+
+    assert POLICY_KINDS is RESERVED_NAMES and OPPONENT_SPECIALS is RESERVED_NAMES == ("self", "past")

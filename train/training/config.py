@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_env.agent import (
+    RESERVED_NAMES,
     AgentSpec,
     and_list,
     is_builtin_agent,
@@ -72,8 +73,9 @@ __all__ = [
     "comparison_sizes",
 ]
 
-OPPONENT_SPECIALS = ("self", "past")
-"""Opponent kinds that are not registered agents: the current policy and past snapshots."""
+OPPONENT_SPECIALS = RESERVED_NAMES
+"""Opponent kinds that are not registered agents: the current policy and past snapshots
+(``"self"``, ``"past"``: :data:`llama_env.agent.RESERVED_NAMES`, kept from agents)."""
 ACTIVATIONS = ("tanh", "relu")
 """The hidden activations a policy may have (``activation``): the two the ``ppo`` agent plays without torch."""
 

@@ -21,10 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from llama_env.agent import RESERVED_NAMES
+
 __all__ = ["OpponentMix", "Seating", "POLICY_KINDS", "past_index", "past_never_plays"]
 
-POLICY_KINDS = ("self", "past")
-"""Opponent kinds played by the policy being trained (or a snapshot of it) rather than a registered agent."""
+POLICY_KINDS = RESERVED_NAMES
+"""Opponent kinds played by the policy being trained (or a snapshot of it) rather than a
+registered agent: ``"self"`` and ``"past"``, names the agent registry keeps from agents
+(:data:`llama_env.agent.RESERVED_NAMES`)."""
 
 
 @dataclass(frozen=True, slots=True)
