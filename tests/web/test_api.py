@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -907,31 +908,21 @@ def test_llama_rl_serve_refuses_an_empty_history_or_models_path(tmp_path, monkey
     assert served == [] and not (tmp_path / "real.sqlite3").exists()
 
 
-def test_llama_rl_serve_refuses_a_host_with_a_port_or_a_scheme_or_none(monkeypatch, capsys):
-    """``--host 127.0.0.1:8000`` or ``--host http://...`` failed to bind with "cannot serve
-    on 127.0.0.1:8000:8739: Name or service not known", and ``--host ""`` the same: each is
-    now a usage error that says what --host takes, as --allow-host's is; ``[::1]`` is
-    ``::1``."""
-    import train.play.web
-    from train.cli import main
+class _Said(NamedTuple):
+    """What ``llama-rl serve`` did, served on nothing."""
 
-    bound = []
-    monkeypatch.setattr(train.play.web, "bind", lambda host, port: bound.append(host))  # (serve takes it)
-    monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: None)
-    for host in ["127.0.0.1:8000", "http://127.0.0.1", "", " ", "[::1]:8000"]:
-        assert main(["serve", "--port", str(_free_port()), "--no-history", "--host", host]) == 2, host
-        err = capsys.readouterr().err
-        assert err.startswith("usage:") and "argument --host: a host name or address without a scheme or port" in err
-        assert f"got {host!r}" in err.strip().splitlines()[-1], err
-    assert bound == []
-    assert main(["serve", "--port", str(_free_port()), "--no-history", "--host", "[::1]"]) == 0
-    assert bound == ["::1"] and "http://[::1]:" in capsys.readouterr().out
+    err: list[str]
+    """Its lines on stderr: warnings and usage errors, as at the command line."""
+    out: str
+    bound: str | None
+    """The address it listened on; ``None`` where it stopped before."""
+    hosts: list[str] | None
+    """The names the server answered to; ``None`` where it stopped before."""
 
 
-def test_llama_rl_serve_says_that_allow_host_reaches_nobody_on_a_loopback_host(monkeypatch):
-    """``--allow-host 192.0.2.2`` without ``--host`` printed only the banner of 127.0.0.1,
-    and friends at 192.0.2.2 were refused a connection: one warning line now says the
-    server listens on this machine only, and how to serve them."""
+def _serve_said(monkeypatch, *argv: str, code: int = 0) -> _Said:
+    """What ``llama-rl serve --no-history ARGV`` says, listening on and serving nothing; it
+    exits with ``code``."""
     import contextlib
     import io
     import sys
@@ -940,19 +931,42 @@ def test_llama_rl_serve_says_that_allow_host_reaches_nobody_on_a_loopback_host(m
     import train.play.web
     from train.cli import main
 
-    monkeypatch.setattr(train.play.web, "bind", lambda host, port: None)
-    monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: None)
+    served: dict = {}
+    monkeypatch.setattr(train.play.web, "bind", lambda host, port: served.setdefault("bound", host))
+    monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: served.setdefault("hosts", list(kw["hosts"])))
 
     def shown(message, category, filename, lineno, file=None, line=None):  # on stderr, as at the command line
         sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = shown
+        assert main(["serve", "--port", str(_free_port()), "--no-history", *argv]) == code, (argv, err.getvalue())
+    return _Said(err.getvalue().splitlines(), out.getvalue(), served.get("bound"), served.get("hosts"))
+
+
+def test_llama_rl_serve_refuses_a_host_with_a_port_or_a_scheme_or_none(monkeypatch):
+    """``--host 127.0.0.1:8000`` or ``--host http://...`` failed to bind with "cannot serve
+    on 127.0.0.1:8000:8739: Name or service not known", and ``--host ""`` the same: each is
+    now a usage error that says what --host takes, as --allow-host's is; ``[::1]`` is
+    ``::1``."""
+    for host in ["127.0.0.1:8000", "http://127.0.0.1", "", " ", "[::1]:8000"]:
+        said = _serve_said(monkeypatch, "--host", host, code=2)
+        assert said.err[0].startswith("usage:") and said.bound is None, host
+        assert "argument --host: a host name or address without a scheme or port" in said.err[-1]
+        assert f"got {host!r}" in said.err[-1], said.err
+    said = _serve_said(monkeypatch, "--host", "[::1]")
+    assert said.bound == "::1" and "http://[::1]:" in said.out
+
+
+def test_llama_rl_serve_says_that_allow_host_reaches_nobody_on_a_loopback_host(monkeypatch):
+    """``--allow-host 192.0.2.2`` without ``--host`` printed only the banner of 127.0.0.1,
+    and friends at 192.0.2.2 were refused a connection: one warning line now says the
+    server listens on this machine only, and how to serve them."""
+
     def said(*argv: str) -> list[str]:
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err), warnings.catch_warnings():
-            warnings.simplefilter("always")
-            warnings.showwarning = shown
-            assert main(["serve", "--port", str(_free_port()), "--no-history", *argv]) == 0
-        return err.getvalue().splitlines()
+        return _serve_said(monkeypatch, *argv).err
 
     assert said("--allow-host", "192.0.2.2", "--allow-host", "localhost", "--allow-host", "llama.lan") == [
         "llama-rl: warning: --allow-host 192.0.2.2, llama.lan: the server listens on 127.0.0.1 only, which other "
@@ -965,48 +979,23 @@ def test_llama_rl_serve_says_that_allow_host_reaches_nobody_on_a_loopback_host(m
     assert said("--allow-host", "127.0.0.2", "--allow-host", "LOCALHOST") == []
 
 
-def _serve_said(monkeypatch, *argv: str) -> tuple[list[str], str]:
-    """What ``llama-rl serve ARGV`` says on stderr (lines: its warnings, as at the command
-    line) and stdout, served on nothing."""
-    import contextlib
-    import io
-    import sys
-    import warnings
-
-    import train.play.web
-    from train.cli import main
-
-    monkeypatch.setattr(train.play.web, "bind", lambda host, port: None)
-    monkeypatch.setattr(train.play.web, "serve", lambda sock, **kw: None)
-
-    def shown(message, category, filename, lineno, file=None, line=None):
-        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-        warnings.simplefilter("always")
-        warnings.showwarning = shown
-        assert main(["serve", "--port", str(_free_port()), "--no-history", *argv]) == 0
-    return err.getvalue().splitlines(), out.getvalue()
-
-
 def test_llama_rl_serve_knows_this_machine_however_its_name_is_spelt(monkeypatch):
     """``--allow-host [::1]`` warned that the server listens on 127.0.0.1 only, "which other
     machines cannot reach", though [::1] is this machine; ``--host LOCALHOST`` printed that
     warning and then the note that the page is reachable from other machines. A name is
     compared in one spelling (lowercase, an IPv6 address without brackets)."""
-    warned, out = _serve_said(monkeypatch, "--allow-host", "[::1]", "--allow-host", "[0:0::1]")
+    warned, out, *_ = _serve_said(monkeypatch, "--allow-host", "[::1]", "--allow-host", "[0:0::1]")
     assert warned == [] and "note:" not in out
-    warned, out = _serve_said(monkeypatch, "--host", "LOCALHOST", "--allow-host", "pc.lan")
+    warned, out, *_ = _serve_said(monkeypatch, "--host", "LOCALHOST", "--allow-host", "pc.lan")
     assert warned == [
         "llama-rl: warning: --allow-host pc.lan: the server listens on localhost only, which other machines "
         "cannot reach (add --host 0.0.0.0 to serve them)"
     ]
     assert "note:" not in out and "http://localhost:" in out
     for host in ("127.0.0.2", "[::1]", "::1"):
-        warned, out = _serve_said(monkeypatch, "--host", host)
+        warned, out, *_ = _serve_said(monkeypatch, "--host", host)
         assert warned == [] and "note:" not in out, (host, out)
-    assert "note: serving on 0.0.0.0 makes the page reachable" in _serve_said(monkeypatch, "--host", "0.0.0.0")[1]
+    assert "note: serving on 0.0.0.0 makes the page reachable" in _serve_said(monkeypatch, "--host", "0.0.0.0").out
 
 
 def test_the_page_suggests_the_host_names_that_llama_rl_serve_allows(monkeypatch, store):
@@ -1015,11 +1004,7 @@ def test_the_page_suggests_the_host_names_that_llama_rl_serve_allows(monkeypatch
     my_pc said "open the page at one of those addresses" though --allow-host my_pc is
     taken, and --allow-host 'a b' was taken though no request names it. One rule says it
     for both."""
-    from train.cli import main
-
     app = create_app(store)
-    monkeypatch.setattr("train.play.web.bind", lambda host, port: None)
-    monkeypatch.setattr("train.play.web.serve", lambda sock, **kw: None)
     for name, allowed in [
         ("my_pc", True),
         ("Friend-PC.lan", True),
@@ -1033,8 +1018,7 @@ def test_the_page_suggests_the_host_names_that_llama_rl_serve_allows(monkeypatch
     ]:
         page = client_for(app, host=name).get("/")
         assert page.status_code == 403 and ("<code>--allow-host " in page.text) is allowed, (name, page.text)
-        code = main(["serve", "--port", str(_free_port()), "--no-history", "--host", "0.0.0.0", "--allow-host", name])
-        assert code == (0 if allowed else 2), name
+        _serve_said(monkeypatch, "--host", "0.0.0.0", "--allow-host", name, code=0 if allowed else 2)
 
 
 def test_a_null_field_means_its_default(client, store):
