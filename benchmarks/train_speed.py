@@ -108,6 +108,9 @@ def main() -> None:
     if not workers_list or min(workers_list) < 1:
         ap.error(f"--env-workers: worker counts of at least 1, got {args.env_workers!r}")
     runs = [(e, w) for e in engines for w in workers_list]
+    # every package of the extra (sb3-contrib's lazy import too), before the configs build
+    # their opponents: a ppo:path=m.zip among them reads its model with torch
+    extra_or_exit(ap.prog, "train", "this benchmark")
     flags = {"opponents": args.opponents, "players": args.players, "n_envs": args.n_envs}
     configs = []
     for engine, workers in runs:  # every run's config checked before the first one trains
@@ -132,7 +135,6 @@ def main() -> None:
             configs.append(config_from_dict(values))
         except ValueError as exc:
             ap.error(str(exc))
-    extra_or_exit(ap.prog, "train", "this benchmark")  # every package of the extra, sb3-contrib's lazy import too
     print_machine(__file__)
     rates = []
     for (engine, workers), cfg in zip(runs, configs, strict=True):

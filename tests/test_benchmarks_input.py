@@ -201,28 +201,45 @@ def test_a_missing_extra_is_one_line_naming_it(
 ZIP_MODEL = "ppo:path=agents/models/ppo_llama.zip"
 """An agent whose model is read with torch (the ``train`` extra)."""
 
+NEEDS_TORCH = ": the ppo agent reads its model with torch, which is not installed: "
+"""What an agent's ``MissingExtra`` says, before the install hint."""
+
 
 @pytest.mark.parametrize(
-    ("script", "args", "option"),
+    ("script", "args", "option", "said"),
     [
         (
             "eval_speed",
             ["--games", "2", "--repeats", "1", "--workers", "1", "--agents", f"{ZIP_MODEL},random"],
             "--agents",
+            NEEDS_TORCH,
         ),
-        ("ppo_strength", ["--games", "1", "--players", "2", "--opponents", ZIP_MODEL], "--opponents"),
-        ("ppo_strength", ["--games", "1", "--players", "2", "--model", "agents/models/ppo_llama.zip"], "--model"),
-        ("serve_load", ["--games", "1", "--seconds", "1", "--costly", ZIP_MODEL], "--costly"),
+        ("ppo_strength", ["--games", "1", "--players", "2", "--opponents", ZIP_MODEL], "--opponents", NEEDS_TORCH),
+        (
+            "ppo_strength",
+            ["--games", "1", "--players", "2", "--model", "agents/models/ppo_llama.zip"],
+            "--model",
+            NEEDS_TORCH,
+        ),
+        ("serve_load", ["--games", "1", "--seconds", "1", "--costly", ZIP_MODEL], "--costly", NEEDS_TORCH),
+        # the config builds its opponents: the script's extra is found missing before
+        (
+            "train_speed",
+            ["--steps", "10", "--opponents", ZIP_MODEL],
+            "this benchmark",
+            " needs the package 'torch', which is not installed; install the 'train' extra: ",
+        ),
     ],
 )
 def test_an_agent_that_needs_a_missing_extra_is_one_line_naming_it(
-    tmp_path: Path, script: str, args: list[str], option: str
+    tmp_path: Path, script: str, args: list[str], option: str, said: str
 ) -> None:
     """A ``.zip`` model without torch was a traceback ending in MissingExtra: the agents'
-    check caught only a ValueError (``--model`` alone said it in one line)."""
+    check caught only a ValueError (``--model`` alone said it in one line); train_speed's
+    config built its opponents before the script looked for its extra."""
     line = one_error(bench(script, *args, tmp_path=tmp_path, BENCH_TEST_BLOCK="torch"), script, 1)
     assert line.startswith(f"{script}.py: error: {option}")
-    assert line.endswith(f": the ppo agent reads its model with torch, which is not installed: {install_hint('train')}")
+    assert line.endswith(f"{said}{install_hint('train')}")
 
 
 def test_ppo_strength_names_the_column_by_the_model() -> None:
