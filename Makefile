@@ -62,7 +62,8 @@ test-slow: setup-dev
 	$(BIN)/python -m pytest -m slow -q
 
 # The engine's, evaluation's and the trainer's speed at the settings of docs/speed.md's
-# figures: about four minutes on two cores
+# figures: about four minutes on two cores. It installs no OpenSpiel: env_speed skips
+# its OpenSpiel rows unless `pip install open_spiel` put it in $(VENV) first
 bench: setup
 	$(BIN)/python benchmarks/env_speed.py
 	$(BIN)/python benchmarks/eval_speed.py --repeats 3 --scalar-games 5000
