@@ -1,7 +1,7 @@
 """The first line every benchmark prints: the machine it ran on and the command that
 reproduces it, so that figures from two machines are not compared unawares.
 
-    machine: AMD EPYC 7B13, 2 usable cores of 2, Python 3.11.7 on Linux; command: python benchmarks/env_speed.py
+    machine: AMD EPYC 7B13, 2 usable cores of 2, Python 3.11.7 on Linux; command: python benchmarks/eval_speed.py
 
 The usable cores are the ones this process may run on (``train.evaluation.runner.usable_cores``:
 its CPU affinity, what the evaluation's workers and a local Ray count), not the machine's.
