@@ -998,6 +998,23 @@ def test_llama_rl_serve_knows_this_machine_however_its_name_is_spelt(monkeypatch
     assert "note: serving on 0.0.0.0 makes the page reachable" in _serve_said(monkeypatch, "--host", "0.0.0.0").out
 
 
+def test_an_ipv6_address_is_one_however_it_is_written(monkeypatch, store):
+    """``--allow-host FE80:0:0:0:0:0:0:1`` was kept as typed, so a browser at
+    ``[fe80::1]`` (which writes an address compressed) was refused and told to add
+    ``--allow-host fe80::1``, and ``--host 0:0:0:0:0:0:0:0`` was not known as every
+    interface. An IPv6 address is compared compressed, as a browser writes it."""
+    said = _serve_said(monkeypatch, "--host", "0.0.0.0", "--allow-host", "FE80:0:0:0:0:0:0:1")
+    assert "fe80::1" in said.hosts, said.hosts
+    app = create_app(store, hosts=said.hosts)
+    for host in ("[fe80::1]:8000", "[FE80:0::1]", "[fe80:0:0:0:0:0:0:1]:8000"):
+        assert client_for(app, host=host).get("/api/rules").status_code == 200, host
+    page = client_for(app, host="[FE80:0:0:0:0:0:0:2]:8000").get("/")
+    assert page.status_code == 403 and "<code>--allow-host fe80::2</code>" in page.text, page.text
+    every = _serve_said(monkeypatch, "--host", "0:0:0:0:0:0:0:0")
+    assert every.bound == "::" and every.hosts is not None and "::" not in every.hosts, every
+    assert "http://127.0.0.1:" in every.out and "add --allow-host NAME for each name" in every.out, every.out
+
+
 def test_the_page_suggests_the_host_names_that_llama_rl_serve_allows(monkeypatch, store):
     """What a host name may be was written twice, for --allow-host and for the page shown at
     an address the server does not answer for, and the two disagreed: a page opened at

@@ -23,10 +23,21 @@ name) and ``.``; an IPv4 address is one too."""
 
 def normal_host(text: str) -> str:
     """The one spelling of a host name, in which names are compared: lowercase, an IPv6
-    address without its brackets (``[::1]`` and ``LOCALHOST`` are ``::1`` and
-    ``localhost``)."""
-    name = text.strip().lower()
-    return name[1:-1] if name.startswith("[") and name.endswith("]") else name
+    address without its brackets and compressed (``[::1]``, ``[0:0::1]`` and ``LOCALHOST``
+    are ``::1``, ``::1`` and ``localhost``, as a browser writes them in its ``Host``
+    header); an IPv6 address's interface keeps its case (``FE80::1%ETH0`` is
+    ``fe80::1%ETH0``)."""
+    name = text.strip()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    address, sign, scope = name.partition("%")
+    name = address.lower() + sign + scope
+    if ":" in address:
+        try:
+            return ipaddress.IPv6Address(name).compressed
+        except ValueError:  # no address: host_name refuses it
+            pass
+    return name
 
 
 def host_name(text: str) -> str | None:
