@@ -123,16 +123,18 @@ def main(argv: list[str] | None = None) -> None:
         default=2000,
         help="games of the batched evaluation (0: none)",
     )
-    p.add_argument("--rounds", type=int_in(1, None, "--rounds"), default=2, help="alternations of the first two agents")
+    p.add_argument(
+        "--rounds", type=int_in(1, MAX_GAMES, "--rounds"), default=2, help="alternations of the first two agents"
+    )
     p.add_argument("--worlds", type=int_in(1, 4096, "--worlds"), default=48)
     p.add_argument(
         "--horizon", type=int_in(0, None, "--horizon"), default=None, help="the search's horizon (default: the agent's)"
     )
     p.add_argument("--seed", type=seed_type, default=0)
     args = p.parse_args(argv)
+    per = args.games // args.rounds
     if args.games % args.rounds:  # each round plays as many games: the rest would be dropped
-        per = args.games // args.rounds
-        near = " or ".join(f"{k * args.rounds}" for k in (per, per + 1) if k)
+        near = " or ".join(f"{k * args.rounds}" for k in (per, per + 1) if 0 < k * args.rounds <= MAX_GAMES)
         p.error(
             f"--games {args.games} cannot be split evenly over --rounds {args.rounds}: give a multiple of "
             f"{args.rounds} ({near})"
@@ -152,7 +154,6 @@ def main(argv: list[str] | None = None) -> None:
         "search": Timed(SearchAgent(worlds=args.worlds, **horizon)),
     }
     totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in agents}
-    per = args.games // args.rounds
     for r in range(args.rounds):
         for name, agent in agents.items():
             wall, cpu, win = _play(agent, per, args.seed + r, False)
@@ -164,18 +165,17 @@ def main(argv: list[str] | None = None) -> None:
                 f"load {_load():.1f}",
                 flush=True,
             )
-    games = per * args.rounds
-    base_wall, base_cpu = totals["engine"][0] / games, totals["engine"][1] / games
-    print(f"\n4 players, {games} games each against three heuristic, {args.worlds} worlds, seed {args.seed}")
+    base_wall, base_cpu = totals["engine"][0] / args.games, totals["engine"][1] / args.games
+    print(f"\n4 players, {args.games} games each against three heuristic, {args.worlds} worlds, seed {args.seed}")
     print(
         f"{'agent':<17}{'wall s/game':>12}{'CPU s/game':>12}{'x (CPU)':>9}{'win share':>11}"
         f"{'searched/game':>15}{'move p50 ms':>13}{'p99 ms':>8}{'searched p50':>14}{'p99':>7}"
     )
     for name, agent in agents.items():
-        wall, cpu, win = totals[name][0] / games, totals[name][1] / games, totals[name][2]
+        wall, cpu, win = totals[name][0] / args.games, totals[name][1] / args.games, totals[name][2]
         moves, searched = np.array(agent.moves) * 1e3, np.array(agent.searched) * 1e3
         print(
-            f"{name:<17}{wall:12.3f}{cpu:12.3f}{base_cpu / cpu:9.2f}{win:11.3f}{len(searched) / games:15.2f}"
+            f"{name:<17}{wall:12.3f}{cpu:12.3f}{base_cpu / cpu:9.2f}{win:11.3f}{len(searched) / args.games:15.2f}"
             f"{_pct(moves, 50):13.1f}{_pct(moves, 99):8.1f}{_pct(searched, 50):14.1f}{_pct(searched, 99):7.1f}"
         )
     if args.batched_games:

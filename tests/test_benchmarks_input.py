@@ -117,6 +117,9 @@ USAGE_ERRORS = [
     ("search_speed", ["--games", "0", "--batched-games", "0"], "--games must be between 1 and"),
     ("search_speed", ["--games", "1", "--rounds", "2", "--batched-games", "0"], "a multiple of 2 (2)"),
     ("search_speed", ["--games", "5", "--rounds", "2"], "--games 5 cannot be split evenly over --rounds 2: give a"),
+    # no multiple past --games' cap is offered, and --rounds has the same cap
+    ("search_speed", ["--games", "1000000000", "--rounds", "3"], "give a multiple of 3 (999999999)"),
+    ("search_speed", ["--games", "1", "--rounds", "100000000000"], "--rounds must be between 1 and 1000000000, got"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", "heuristic"], "--agents names 1 agent;"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", ",".join(["random"] * 7)], "names 7 agents;"),
     ("train_speed", ["--steps", "10", "--n-envs", "8"], "--n-envs must be at least 64 for the ship preset's batch"),
