@@ -23,6 +23,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
@@ -258,24 +259,33 @@ def _called_through() -> tuple[str, ...]:
     )
 
 
-def _stacklevel_past(places: Sequence[str]) -> int:
-    """The ``stacklevel`` of a warning given by this function's caller that points at the
-    program's line: the first caller whose module's file is none of ``places`` (files, or
-    folders with all under them: real paths). A warning given at many depths below the
-    call that led to it (agents load below ``names()``, ``make()``, ``evaluate()``,
+def program_frame(places: Sequence[str] | None = None) -> tuple[FrameType, int]:
+    """The frame of the program's line that led to this function's caller, and the
+    ``stacklevel`` of a warning given by that caller that points at it: the first caller
+    whose module's file is none of ``places`` (files, or folders with all under them: real
+    paths; by default llama-rl's packages and the env makers', :func:`_called_through`),
+    past importlib's frames, which warnings skip too. A warning given at many depths below
+    the call that led to it (agents load below ``names()``, ``make()``, ``evaluate()``,
     ``gym.make`` or a plugin's ``@register``; ``make``, ``AgentSpec.build`` and ``resolve``
-    build through one another) pointed inside llama-rl with a fixed level."""
+    build through one another) pointed inside llama-rl with a fixed level; the command line
+    prints a warning pointed at the line that called it as llama-rl's own."""
+    places = _called_through() if places is None else places
 
-    def inside(file: object) -> bool:
+    def passed(frame: FrameType) -> bool:
+        file = frame.f_globals.get("__file__")
         if not isinstance(file, str):  # python -c, an interactive prompt: the program's
             return False
         path = os.path.realpath(file)
         return any(path == place or path.startswith(place + os.sep) for place in places)
 
+    def internal(frame: FrameType) -> bool:  # as warnings tells importlib's frames
+        return "importlib" in frame.f_code.co_filename and "_bootstrap" in frame.f_code.co_filename
+
     level, frame = 1, sys._getframe(1)
-    while frame.f_back is not None and inside(frame.f_globals.get("__file__")):
-        level, frame = level + 1, frame.f_back
-    return level
+    while frame.f_back is not None and (passed(frame) or internal(frame)):
+        frame = frame.f_back
+        level += not internal(frame)
+    return frame, level
 
 
 def _load(ep: Any) -> None:
@@ -296,7 +306,7 @@ def _load(ep: Any) -> None:
             f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
             f"{error_line(exc, 200)}",
             RuntimeWarning,
-            stacklevel=_stacklevel_past(_called_through()),
+            stacklevel=program_frame()[1],
         )
 
 
@@ -314,7 +324,7 @@ def _load_builtins(*, warn: bool = True) -> None:
                 _load(ep)
                 _hidden = _hiding(ep.value)
                 if _hidden and warn:
-                    warnings.warn(_hidden, RuntimeWarning, stacklevel=_stacklevel_past(_called_through()))
+                    warnings.warn(_hidden, RuntimeWarning, stacklevel=program_frame()[1])
 
 
 _hidden = ""
@@ -868,7 +878,7 @@ def warn_of_table(
     ``seated`` (the players that sit there, a population's members among them) that it
     has been said (:func:`forewarn`), so none says it again in the middle of the game.
     Evaluation, terminal play and ``watch`` say them so, once, before any game."""
-    level = _stacklevel_past(_called_through()) if stacklevel is None else stacklevel + 1
+    level = program_frame()[1] if stacklevel is None else stacklevel + 1
     for warning in table_warnings(agents, rules, built):
         warnings.warn(warning, stacklevel=level)
     for agent in seated:
@@ -1028,7 +1038,7 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
                 f"agent {name!r} cannot be seeded: it has no seed parameter and no reset that takes a seed, "
                 f"so seed={seed} goes unused (said once)",
                 RuntimeWarning,
-                stacklevel=_stacklevel_past([os.path.realpath(__file__)]),  # the line that called make or build
+                stacklevel=program_frame([os.path.realpath(__file__)])[1],  # the line that called make or build
             )
         reset_agent(agent, seed)
     return agent

@@ -720,13 +720,44 @@ def test_the_projects_warnings_print_as_one_line_like_its_errors(tmp_path):
     # llama-rl's warnings pointed past its packages, at the program's line: the launcher's
     launcher = "/venv/bin/llama-rl"
     line = cli._format_warning(
-        warnings.formatwarning, "plugin not loaded", RuntimeWarning, launcher, 6, program=launcher
+        warnings.formatwarning, "plugin not loaded", RuntimeWarning, launcher, 6, program=(launcher, 6)
     )
     assert line == "llama-rl: warning: plugin not loaded\n"
-    theirs = cli._format_warning(warnings.formatwarning, "old", DeprecationWarning, "/e/pkg.py", 3, program=launcher)
+    program = (launcher, 6)
+    theirs = cli._format_warning(warnings.formatwarning, "old", DeprecationWarning, "/e/pkg.py", 3, program=program)
     assert theirs.startswith("/e/pkg.py:3: DeprecationWarning: old")
+    own = cli._format_warning(warnings.formatwarning, "mine", UserWarning, launcher, 2, program=program)
+    assert own.startswith("/venv/bin/llama-rl:2: UserWarning: mine")  # another line of the program's file
     before = warnings.formatwarning
     assert main(["agents"]) == 0 and warnings.formatwarning is before  # main sets it for its command only
+
+
+def test_a_warning_of_the_program_that_calls_main_keeps_its_file_and_line(agent_registry, capsys):
+    """A script or notebook calling main() had its own warnings (its agent's, as it plays)
+    printed as llama-rl's one line, without their file and line: every warning of the
+    file main() was called from counted as llama-rl's, not only those at the calling line."""
+    import warnings
+
+    import numpy as np
+
+    from llama_env.agent import register
+
+    class Noisy:
+        def act(self, observation, action_mask):
+            warnings.warn("noisy: my own deprecation", DeprecationWarning, stacklevel=1)
+            return int(np.flatnonzero(action_mask)[0])
+
+    register("noisy")(Noisy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: sys.stderr.write(
+            warnings.formatwarning(message, category, filename, lineno, line)
+        )  # on stderr, as at the command line (pytest records them)
+        code, _, err = run(
+            capsys, "eval", "--agents", "noisy,random", "--games", "2", "--workers", "1", "--no-progress"
+        )
+    assert code == 0 and f"{__file__}:" in err and ": DeprecationWarning: noisy: my own deprecation\n" in err, err
+    assert "llama-rl: warning: noisy" not in err
 
 
 # ------------------------------------------------------------------ export

@@ -37,11 +37,10 @@ import warnings
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from llama_env._install import tells_how_to_install
-from llama_env.agent import builtins_hidden
+from llama_env.agent import builtins_hidden, program_frame
 from llama_env.table import AgentError
 from train import _program
 from train._program import interrupted, stop_as_ctrl_c
@@ -127,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``llama-rl`` with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     # from the start: the agents' plugins load (and warn of one that fails) as the parser is built
     default_format = warnings.formatwarning
-    warnings.formatwarning = partial(_format_warning, default_format, program=_entered_from())
+    entered_from, _ = program_frame()  # the line that called this, where llama-rl points its warnings
+    program = (entered_from.f_code.co_filename, entered_from.f_lineno)
+    del entered_from
+    warnings.formatwarning = partial(_format_warning, default_format, program=program)
     try:
         if sys.stderr is not None:
             return _main(argv)
@@ -242,31 +244,23 @@ def _format_warning(
     lineno: int,
     line: Any = None,
     *,
-    program: str | None = None,
+    program: tuple[str, int] | None = None,
 ) -> str:
     """The project's own warnings as one line, like its errors (``llama-rl: warning: ...``);
     other packages' in Python's form, with their source line. The project's own point at
-    its files, or at ``program`` (:func:`_entered_from`): a warning that llama-rl points
-    past its packages, at the line of the program that led to it (a plugin that failed to
-    load, from ``llama_env.agent``), points there under the command line."""
-    if filename == program or _is_ours(filename):
+    its files, or at ``program``, the file and line that called :func:`main`
+    (:func:`~llama_env.agent.program_frame`): a warning that llama-rl points past its
+    packages, at the program's line that led to it (a plugin that failed to load, from
+    ``llama_env.agent``), points there under the command line. Another line of that file
+    is the program's own (a script's agent that warns as it plays)."""
+    if (filename, lineno) == program or _is_ours(filename):
         return f"{PROG}: warning: {message}\n"
     return str(default(message, category, filename, lineno, line))
 
 
-def _entered_from() -> str | None:
-    """The file of the first caller of its caller outside the project's packages, as a
-    warning names it: the ``llama-rl`` launcher, ``python -m``'s runner, a script or test
-    calling :func:`main`; ``None`` where every frame is the project's."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and _is_ours(frame.f_code.co_filename):
-        frame = frame.f_back
-    return None if frame is None else frame.f_code.co_filename
-
-
 def _is_ours(filename: str) -> bool:
-    """Whether ``filename`` (a module's, as a warning or a frame names it) is in the
-    project's packages; ``<string>`` (``python -c``) and the like are not."""
+    """Whether ``filename`` (a module's, as a warning names it) is in the project's
+    packages; ``<string>`` (``python -c``) and the like are not."""
     return os.path.isabs(filename) and str(Path(filename).resolve()).startswith(_OURS)
 
 
