@@ -290,8 +290,10 @@ def program_frame(places: Sequence[str] | None = None) -> tuple[FrameType, int]:
 
 def _load(ep: Any) -> None:
     """Load one entry point; a failure is a warning naming it (one broken plugin must not
-    take the others' agents with it), and the agents it registered before it failed are
-    dropped: none of a plugin that is not loaded plays, half made."""
+    take the others' agents with it), and the agents its modules registered before it
+    failed are dropped: none of a plugin that is not loaded plays, half made. Those of
+    another module it imported are kept (another plugin's, which stays imported and would
+    not register them again)."""
     tables: tuple[dict[str, Any], ...] = (_REGISTRY, _DOCS, _GROUPS)
     before = [dict(table) for table in tables]
     try:
@@ -299,15 +301,27 @@ def _load(ep: Any) -> None:
         if callable(loaded) and not inspect.isclass(loaded) and not inspect.ismodule(loaded):
             loaded()
     except Exception as exc:  # noqa: BLE001 - a plugin's import can raise anything
-        for table, was in zip(tables, before, strict=True):
-            table.clear()
-            table.update(was)
+        for name in [n for n, f in _REGISTRY.items() if before[0].get(n) is not f and _made_by(f, ep.module)]:
+            for table, was in zip(tables, before, strict=True):
+                if name in was:
+                    table[name] = was[name]
+                else:
+                    del table[name]
         warnings.warn(
             f"the agents of entry point {ep.name!r} ({ep.value}, group {ENTRY_POINT_GROUP}) are not loaded: "
             f"{error_line(exc, 200)}",
             RuntimeWarning,
             stacklevel=program_frame()[1],
         )
+
+
+def _made_by(factory: Factory, module: str) -> bool:
+    """Whether ``factory`` is defined in ``module`` or a module under it, or in a module
+    that is not imported (one whose import failed)."""
+    made_in = getattr(factory, "__module__", None)
+    if not isinstance(made_in, str):
+        return True
+    return made_in == module or made_in.startswith(module + ".") or made_in not in sys.modules
 
 
 def _load_builtins(*, warn: bool = True) -> None:

@@ -89,6 +89,43 @@ def test_a_plugin_that_fails_half_way_plays_none_of_its_agents_and_llama_rl_says
     assert made.stdout == "False\n" and "ValueError: unknown agent 'half_made'" in made.stderr
 
 
+def test_a_plugin_that_fails_keeps_the_agents_of_another_plugin_it_imported(tmp_path):
+    """A plugin that imported another plugin's module and then failed took that plugin's
+    agents with it, without a word: its module stays imported, so its own entry point
+    registered nothing again. Only the failing plugin's agents are dropped."""
+    import os
+    import subprocess
+    import sys
+
+    half, good = tmp_path / "a", tmp_path / "b"  # half's entry point is found, and loaded, first
+    for folder, module, entry, source in (
+        (half, "halfplug", "half", "import goodplug\n@register('half_made')\nclass HalfMade:\n"),
+        (good, "goodplug", "good", "@register('good_one')\nclass GoodOne:\n"),
+    ):
+        info = folder / f"{module}-0.1.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+        (info / "entry_points.txt").write_text(f"[llama_rl.agents]\n{entry} = {module}\n")
+        (folder / f"{module}.py").write_text(
+            "from llama_env.agent import register\n" + source + "    def act(self, observation, action_mask):\n"
+            "        return int(action_mask.nonzero()[0][0])\n"
+        )
+    with (half / "halfplug.py").open("a") as file:
+        file.write("raise ImportError('halfplug needs libfoo')\n")
+    path = os.pathsep.join([str(half), str(good), os.environ.get("PYTHONPATH", "")])
+    script = "from llama_env.agent import make, names; print(sorted({'good_one', 'half_made'} & set(names())))"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=120,
+    )
+    assert done.stdout == "['good_one']\n", done.stderr
+    assert "the agents of entry point 'half' (halfplug, group llama_rl.agents) are not loaded" in done.stderr
+    assert "'good'" not in done.stderr
+
+
 def test_a_plugin_reusing_a_built_in_name_is_refused_whatever_loads_first(tmp_path):
     """A plugin imported before ``agents`` took the name "heuristic" first, and then
     ``import agents`` failed; as an entry point listed first, it took the built-in agents
