@@ -220,6 +220,43 @@ def test_an_agent_whose_registration_cannot_be_pickled_is_named(agent_registry):
     assert "cannot pickle '_thread.lock' object" in str(w[0].message)
 
 
+def test_the_warning_of_an_agent_that_cannot_be_pickled_points_at_the_callers_line(agent_registry):
+    """It pointed at a fixed depth inside llama-rl (train/evaluation/batched.py), not at
+    the caller's line that evaluated; ``llama-rl eval`` still prints it as one line."""
+    import contextlib
+    import io
+    import sys
+    import warnings
+
+    from llama_env.agent import register
+    from train.cli import main
+
+    class ClassLock:  # defined here, as in a script's __main__: pickled by value
+        lock = threading.Lock()
+
+        def act(self, observation, action_mask):
+            return int(np.flatnonzero(action_mask)[0])
+
+    register("classlock")(ClassLock)
+    for play in (
+        lambda: evaluate(["random", "classlock"], 8, workers=2),
+        lambda: evaluate(["random", "classlock"], 8, workers=2, batched=False),
+        lambda: tournament(["random", "classlock", "random"], 2, 4, workers=2, batched=False),
+    ):
+        with pytest.warns(RuntimeWarning, match="cannot be pickled") as caught:
+            play()
+        assert [w.filename for w in caught] == [__file__]
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: sys.stderr.write(
+            warnings.formatwarning(message, category, filename, lineno, line)
+        )  # on stderr, as at the command line (pytest records them)
+        assert main(["eval", "--agents", "classlock,random", "--games", "4", "--workers", "2", "--no-progress"]) == 0
+    assert err.getvalue().startswith("llama-rl: warning: agent 'classlock' cannot be pickled and rebuilt in a worker")
+    assert err.getvalue().count("\n") == 1, err.getvalue()
+
+
 def test_a_worker_that_cannot_rebuild_the_agents_says_so():
     """Where only the worker fails to load the agents (another executor's remote
     process, a worker started anew), the first job raises a ``ValueError`` saying so, with

@@ -58,6 +58,7 @@ from llama_env.agent import (
     is_population,
     own_keys,
     parse_agent_list,
+    program_frame,
     registrations,
     resolve,
     seat_member,
@@ -587,7 +588,7 @@ def _payload(agents: Sequence[AgentLike], args: RunArgs) -> bytes | None:
             f"{who} cannot be pickled and rebuilt in a worker process ({type(exc).__name__}: {exc}); "
             f"evaluating in this process (workers=1)",
             RuntimeWarning,
-            stacklevel=5,
+            stacklevel=program_frame()[1],  # the caller's line that evaluated, past llama-rl's packages
         )
         return None
 
