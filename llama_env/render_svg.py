@@ -191,11 +191,17 @@ def check_render_mode(render_mode: str | None) -> str | None:
 def rasterize(svg: str) -> np.ndarray:
     """The picture as an ``(H, W, 3)`` uint8 array (what ``render_mode="rgb_array"``
     returns). Needs the ``web`` extra."""
+    tried = _RASTERIZE_MODULES[0]
     try:
         import resvg_py
+
+        tried = _RASTERIZE_MODULES[1]
         from PIL import Image
     except ImportError as exc:  # named by the module that failed, as the check at make names it
-        raise MissingExtra(_RASTERIZE_NEEDS, "web", name=(exc.name or "").partition(".")[0]) from None
+        # an ImportError of no module (Pillow's "The _imaging extension was built for another
+        # version"): the one not installed, else the one whose import failed
+        name = (exc.name or "").partition(".")[0] or find_missing(_RASTERIZE_MODULES) or tried
+        raise MissingExtra(_RASTERIZE_NEEDS, "web", name=name) from None
     global _FONTS_CHECKED
     if not _FONTS_CHECKED:
         _FONTS_CHECKED = True

@@ -150,3 +150,24 @@ def test_rasterize_names_the_module_that_is_missing(monkeypatch, module):
     with pytest.raises(MissingExtra, match="^render_mode='rgb_array' draws the table with ") as raised:
         rasterize('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
     assert raised.value.name == module
+
+
+def test_rasterize_names_pillow_when_its_import_fails_naming_no_module(monkeypatch, tmp_path):
+    """Pillow's own ImportError ("The _imaging extension was built for another version of
+    Pillow or PIL") names no module: the error named an empty one."""
+    from llama_env._install import MissingExtra
+    from llama_env.render_svg import rasterize
+
+    pytest.importorskip("resvg_py")  # tried before Pillow
+    (tmp_path / "PIL").mkdir()
+    (tmp_path / "PIL" / "__init__.py").write_text("")
+    (tmp_path / "PIL" / "Image.py").write_text(
+        "raise ImportError('The _imaging extension was built for another version of Pillow or PIL')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for module in ("PIL", "PIL.Image"):  # put back as they were afterwards
+        monkeypatch.setitem(sys.modules, module, None)
+        monkeypatch.delitem(sys.modules, module)
+    with pytest.raises(MissingExtra, match="^render_mode='rgb_array' draws the table with ") as raised:
+        rasterize('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    assert raised.value.name == "PIL"
