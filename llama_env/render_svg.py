@@ -180,7 +180,8 @@ def check_render_mode(render_mode: str | None) -> str | None:
     importing them, so a missing ``web`` extra is said at ``make``, not at the first
     ``render()`` after hours of training."""
     if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None, 'ansi', 'human' or 'rgb_array', got {render_mode!r}")
+        *head, last = (repr(mode) for mode in (None, *RENDER_MODES))
+        raise ValueError(f"render_mode must be {', '.join(head)} or {last}, got {render_mode!r}")
     if render_mode == "rgb_array":
         missing = find_missing(_RASTERIZE_MODULES)
         if missing is not None:

@@ -171,3 +171,10 @@ def test_rasterize_names_pillow_when_its_import_fails_naming_no_module(monkeypat
     with pytest.raises(MissingExtra, match="^render_mode='rgb_array' draws the table with ") as raised:
         rasterize('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
     assert raised.value.name == "PIL"
+
+
+def test_an_unknown_render_mode_is_refused_naming_the_modes():
+    from llama_env.render_svg import check_render_mode
+
+    with pytest.raises(ValueError, match=r"^render_mode must be None, 'ansi', 'human' or 'rgb_array', got 'video'$"):
+        check_render_mode("video")
