@@ -1015,6 +1015,36 @@ def test_an_ipv6_address_is_one_however_it_is_written(monkeypatch, store):
     assert "http://127.0.0.1:" in every.out and "add --allow-host NAME for each name" in every.out, every.out
 
 
+def test_llama_rl_serve_listens_on_what_getaddrinfo_binds(monkeypatch):
+    """``--host`` took only what ``--allow-host`` takes, so ``--host fe80::1%eth0`` (a
+    link-local address on its interface) and ``--host bücher.local`` were usage errors
+    "without a scheme or port", though the server listens on both. It takes them now, and
+    answers requests at the names a browser sends for them (``fe80::1``, and the IDNA
+    ``xn--bcher-kva.local``); a port, a scheme or an empty one is refused as before, and
+    ``--allow-host`` keeps its rule (no browser sends an interface)."""
+    said = _serve_said(monkeypatch, "--host", "[FE80::0:1%ETH0]")
+    assert said.bound == "fe80::1%ETH0" and "fe80::1" in said.hosts, said  # (an interface's name is case-sensitive)
+    assert "http://[fe80::1%25ETH0]:" in said.out, said.out
+    said = _serve_said(monkeypatch, "--host", "Bücher.local")
+    assert said.bound == "xn--bcher-kva.local" and "xn--bcher-kva.local" in said.hosts, said
+    for host in [
+        "fe80::1%eth0:8000",
+        "fe80::1%",
+        "fe80::1%a b",
+        "127.0.0.1%eth0",
+        "bücher.local:8000",
+        "http://bücher.local",
+        "ü" * 64,
+    ]:
+        said = _serve_said(monkeypatch, "--host", host, code=2)
+        assert said.bound is None and said.err[-1].endswith(
+            f"argument --host: a host name or address without a scheme or port (the page's port is --port; 0.0.0.0 "
+            f"listens on every interface), got {host!r}"
+        ), (host, said.err)
+    for name in ["fe80::1%eth0", "bücher.local"]:
+        _serve_said(monkeypatch, "--allow-host", name, code=2)
+
+
 def test_the_page_suggests_the_host_names_that_llama_rl_serve_allows(monkeypatch, store):
     """What a host name may be was written twice, for --allow-host and for the page shown at
     an address the server does not answer for, and the two disagreed: a page opened at

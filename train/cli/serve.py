@@ -17,31 +17,40 @@ from train.cli.common import (
     missing_dependency,
 )
 from train.play import WEB_REQUIRES
-from train.play.hosts import LOCAL_HOSTS, host_name, is_loopback
+from train.play.hosts import LOCAL_HOSTS, host_name, is_loopback, listen_host, requested_name
 
 __all__ = ["add_parser"]
 
 _WILDCARDS = ("0.0.0.0", "::")
 
 
-def _host_name(text: str, also: str = "") -> str:
+def _refused(text: str, also: str = "") -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(
+        f"a host name or address without a scheme or port (the page's port is --port{also}), got {text!r}"
+    )
+
+
+def _host_name(text: str) -> str:
     """A name for ``--allow-host``, in the one spelling the server compares the ``Host``
     header's name in (:func:`train.play.hosts.host_name`: ``[::1]`` is ``::1``, ``LOCALHOST``
     ``localhost``); a port or a scheme given with it would never match."""
     name = host_name(text)
     if name is None:
-        raise argparse.ArgumentTypeError(
-            f"a host name or address without a scheme or port (the page's port is --port{also}), got {text!r}"
-        )
+        raise _refused(text)
     return name
 
 
 def _listen_host(text: str) -> str:
-    """The address for ``--host``, checked and spelt as ``--allow-host``'s names are
-    (``127.0.0.1:8000`` or ``http://...`` failed to bind with "Name or service not known").
-    An empty one is refused, not taken for every interface: ``--host "$HOST"`` with HOST
-    unset would open the server to the network."""
-    return _host_name(text, "; 0.0.0.0 listens on every interface")
+    """The address for ``--host``, in the one spelling of ``--allow-host``'s names
+    (:func:`train.play.hosts.listen_host`: ``0:0:0:0:0:0:0:0`` is ``::``), and what the
+    server can listen on besides (``fe80::1%eth0``, ``bücher.local``); ``127.0.0.1:8000`` or
+    ``http://...`` failed to bind with "Name or service not known". An empty one is refused,
+    not taken for every interface: ``--host "$HOST"`` with HOST unset would open the server
+    to the network."""
+    name = listen_host(text)
+    if name is None:
+        raise _refused(text, "; 0.0.0.0 listens on every interface")
+    return name
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -59,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
             model_dirs.append(path)
         hosts = [*LOCAL_HOSTS, *args.allow_host]
         if args.host not in _WILDCARDS:
-            hosts.append(args.host)
+            hosts.append(requested_name(args.host))
         try:
             sock = bind(args.host, args.port)
         except OSError as exc:
@@ -85,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
                 flush=True,
             )
         shown = "127.0.0.1" if args.host in _WILDCARDS else args.host
-        shown = f"[{shown}]" if ":" in shown else shown
+        shown = f"[{shown.replace('%', '%25')}]" if ":" in shown else shown  # (an interface's % written as in a URL)
         saved = f"games are saved in {history.path}" if history is not None else "no history is kept"
         print(f"LLAMA-RL is served at http://{shown}:{args.port}/  ({saved}; Ctrl-C stops it)", flush=True)
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-__all__ = ["LOCAL_HOSTS", "host_name", "normal_host", "is_loopback"]
+__all__ = ["LOCAL_HOSTS", "host_name", "listen_host", "requested_name", "normal_host", "is_loopback"]
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 """The host names a server on this machine answers to."""
@@ -19,6 +19,10 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 _NAME = re.compile(r"[a-z0-9_][a-z0-9_.\-]*")
 """A host name, lowercase: letters, digits, ``-``, ``_`` (``my_pc``, a Windows computer's
 name) and ``.``; an IPv4 address is one too."""
+
+_SCOPE = re.compile(r"[A-Za-z0-9_.\-]+")
+"""An IPv6 address's interface (``eth0`` in ``fe80::1%eth0``, ``12`` on Windows), as typed:
+interface names are case-sensitive."""
 
 
 def normal_host(text: str) -> str:
@@ -54,6 +58,32 @@ def host_name(text: str) -> str | None:
     except ValueError:
         return None
     return name
+
+
+def listen_host(text: str) -> str | None:
+    """``text`` as an address the server can listen on, in its one spelling; ``None`` where
+    it is none (a port, a scheme, a space, an empty one). What :func:`host_name` takes, and
+    what it refuses but ``getaddrinfo`` binds: an IPv6 address with its interface
+    (``fe80::1%eth0``, which no browser sends) and a name in another script
+    (``bücher.local``, written in IDNA as ``getaddrinfo`` and a browser write it:
+    ``xn--bcher-kva.local``)."""
+    name = normal_host(text)
+    if not name.isascii():
+        try:
+            return host_name(name.encode("idna").decode("ascii"))
+        except UnicodeError:  # a label too long or empty, as getaddrinfo would say
+            return None
+    address, sign, scope = name.partition("%")
+    if sign and ":" in address and _SCOPE.fullmatch(scope) and host_name(address) is not None:
+        return name
+    return host_name(name)
+
+
+def requested_name(host: str) -> str:
+    """The name requests give in their ``Host`` header for a server listening on ``host``
+    (one :func:`listen_host` returned): the address without its interface (``fe80::1%eth0``
+    is reached as ``fe80::1``)."""
+    return host.partition("%")[0]
 
 
 def is_loopback(name: str) -> bool:
