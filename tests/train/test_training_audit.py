@@ -119,6 +119,19 @@ def test_the_command_line_refuses_such_a_batch_size_in_one_line(tmp_path, capsys
     assert err.count("\n") == 1 and "'batch_size' (511)" in err and not (tmp_path / "b").exists()
 
 
+def test_too_few_games_for_the_batch_size_name_the_fewest_n_envs(tmp_path, capsys):
+    """A rollout smaller than the minibatch said 'batch_size (256) must be <= n_steps x
+    n_envs (32)', leaving the n_envs that would do to be worked out."""
+    from train.cli import main
+
+    argv = ["train", "--preset", "smoke", "--n-envs", "1", "--run-dir", str(tmp_path), "--run-name", "b"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "llama-rl: error: config key 'batch_size' (256) must be <= n_steps x n_envs (32): "
+        "at n_steps 32, n_envs must be at least 8\n"
+    )
+
+
 def test_a_new_run_that_fails_before_it_saves_anything_leaves_no_folder(tmp_path, monkeypatch):
     """It left runs/<name>/ with config.json and tb/: the name was taken, and the
     --resume it suggested found no checkpoint."""

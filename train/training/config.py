@@ -341,7 +341,8 @@ class TrainConfig:
         if self.batch_size > self.n_steps * self.n_envs:
             raise ValueError(
                 f"config key 'batch_size' ({self.batch_size}) must be <= n_steps x n_envs "
-                f"({self.n_steps * self.n_envs})"
+                f"({self.n_steps * self.n_envs}): at n_steps {self.n_steps}, n_envs must be at least "
+                f"{-(-self.batch_size // self.n_steps)}"
             )
         if self.n_steps * self.n_envs < 2:
             raise ValueError("config keys 'n_steps' x 'n_envs' must give a rollout of at least 2 steps")
