@@ -32,7 +32,6 @@ __all__ = [
     "find_missing",
     "install_hint",
     "missing_from",
-    "tells_how_to_install",
 ]
 
 _TRAIN = {
@@ -123,13 +122,6 @@ def install_hint(extra: str) -> str:
     return _command([sys.executable or "python", "-m", "pip", "install", *requirement]) + note
 
 
-def tells_how_to_install(message: str) -> bool:
-    """Whether ``message`` holds an extra's :func:`install_hint`: the project's own word on a
-    missing optional package, which is said as it is, not a broken install's traceback.
-    Read by the hint, not by its form (with pip or without)."""
-    return any(install_hint(extra) in message for extra in EXTRAS)
-
-
 def _command(words: list[str]) -> str:
     if os.name == "nt":
         return subprocess.list2cmdline(words)
@@ -140,7 +132,9 @@ class MissingExtra(ModuleNotFoundError):
     """An optional package of the extra :attr:`extra` is missing: the message is
     :attr:`why` and the command that installs the extra (:func:`install_hint`), for whoever
     runs this Python; :meth:`for_others` says the same without this machine's paths, for
-    someone who cannot run it (the web page of ``llama-rl serve``)."""
+    someone who cannot run it (the web page of ``llama-rl serve``). Every missing optional
+    package the project reports is one: ``llama-rl`` and the benchmarks print it in one
+    line and tell it from a broken install (any other ``ModuleNotFoundError``) by its class."""
 
     def __init__(self, why: str, extra: str, name: str) -> None:
         super().__init__(f"{why}: {install_hint(extra)}", name=name)

@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from llama_env._install import install_hint
 
 SCRIPT = textwrap.dedent(
@@ -53,7 +55,7 @@ def test_core_install_plays_the_shipped_agents_and_a_zip_names_the_missing_extra
     assert out.returncode == 0, out.stderr
     assert "PPO zip: the ppo agent reads its model with torch" in out.stdout
     assert install_hint("train") in out.stdout  # this checkout, this interpreter
-    assert "table: the results' tables (to_dataframe and train.evaluation.analysis) need pandas: " in out.stdout
+    assert "table: the results' tables (to_dataframe and train.evaluation.analysis) need pandas, " in out.stdout
     assert install_hint("notebooks") in out.stdout
     # the command line: one error line and exit 1, no traceback
     assert "exit 1" in out.stdout
@@ -190,6 +192,18 @@ def test_the_extras_packages_are_pyprojects():
     assert set(listed) - {"dev"} == set(EXTRAS)
     for extra, modules in EXTRAS.items():
         assert set(modules) == distributions(extra), extra
+
+
+def test_pandas_missing_is_a_missing_extra(monkeypatch):
+    """The results' tables without pandas raised a plain ModuleNotFoundError holding the
+    install hint, which the command line alone told from a broken install, by its words."""
+    from llama_env._install import MissingExtra
+    from train.evaluation.stats import pandas
+
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if not installed
+    with pytest.raises(MissingExtra, match="need pandas, which is not installed") as caught:
+        pandas()
+    assert caught.value.extra == "notebooks" and str(caught.value).endswith(install_hint("notebooks"))
 
 
 def test_only_a_module_the_extra_brings_is_put_down_to_it():

@@ -39,7 +39,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from llama_env._install import tells_how_to_install
+from llama_env._install import MissingExtra
 from llama_env.agent import builtins_hidden, program_frame
 from llama_env.table import AgentError
 from train import _program
@@ -171,9 +171,7 @@ def _main(argv: list[str] | None) -> int:
     except AgentError as exc:  # an agent failed in the games of a command without a rule of its own (fit-search)
         say_on_stderr(f"{PROG}: error: {exc}")
         return EXIT_GAME_FAILED
-    except ModuleNotFoundError as exc:  # an optional package an agent needs (ppo:path=X.zip: torch)
-        if not _names_an_extra(exc):
-            raise
+    except MissingExtra as exc:  # an optional package an agent needs (ppo:path=X.zip: torch); any other: a traceback
         say_on_stderr(f"{PROG}: error: {exc}")
         return 1
     except KeyboardInterrupt:
@@ -262,9 +260,3 @@ def _is_ours(filename: str) -> bool:
     """Whether ``filename`` (a module's, as a warning names it) is in the project's
     packages; ``<string>`` (``python -c``) and the like are not."""
     return os.path.isabs(filename) and str(Path(filename).resolve()).startswith(_OURS)
-
-
-def _names_an_extra(exc: ModuleNotFoundError) -> bool:
-    """Whether ``exc`` is the project's own message for a missing optional package (it
-    says what to install), rather than a broken install."""
-    return tells_how_to_install(str(exc))
