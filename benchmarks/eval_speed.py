@@ -37,11 +37,11 @@ try:
 except ImportError:  # Windows
     resource = None  # type: ignore[assignment]
 
-from machine import print_machine
+from machine import agents_or_exit, print_machine
 
 from llama_env.agent import parse_agent_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
-from train.cli.common import agents_or_exit, games_type, int_in, seed_type, workers_type
+from train.cli.common import games_type, int_in, seed_type, workers_type
 from train.evaluation import EvalResult, LocalProcesses, evaluate
 from train.evaluation.runner import Job, usable_cores
 

@@ -5,19 +5,26 @@ reproduces it, so that figures from two machines are not compared unawares.
 
 The usable cores are the ones this process may run on (``train.evaluation.runner.usable_cores``:
 its CPU affinity, what the evaluation's workers and a local Ray count), not the machine's.
+The benchmarks' own check of the agents their options name (:func:`agents_or_exit`) is
+here too, beside them: ``llama-rl`` checks its agents its own way.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
+from llama_env._install import MissingExtra
 from train.evaluation.runner import usable_cores
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,3 +77,17 @@ def pin_to_one_core() -> None:
 def print_machine(script: str, argv: Sequence[str] | None = None) -> None:
     """Print :func:`machine_line` (call it once the options are checked, before measuring)."""
     print(machine_line(script, argv), flush=True)
+
+
+def agents_or_exit(parser: argparse.ArgumentParser, option: str, build: Callable[[], T]) -> T:
+    """``build()``, which parses and builds the agents of ``option``, before anything is
+    measured. A bad spec or a model that cannot be read is a usage error (exit 2); an agent
+    that needs an extra that is not installed (``ppo:path=m.zip`` reads its model with
+    torch: a :class:`~llama_env._install.MissingExtra`) is one line naming the extra, exit
+    1, as ``llama-rl`` says it. Both read ``<prog>: error: <option>: ...``."""
+    try:
+        return build()
+    except (ValueError, OSError) as exc:
+        parser.error(f"{option}: {exc}")
+    except MissingExtra as exc:
+        sys.exit(f"{parser.prog}: error: {option}: {exc}")

@@ -29,14 +29,13 @@ import os
 import time
 from pathlib import Path
 
-from machine import print_machine
+from machine import agents_or_exit, print_machine
 
 import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from agents.ppo import PPOAgent
 from llama_env.agent import Agent, parse_agent_list, parse_agent_spec
 from train.cli.common import (
     CommandError,
-    agents_or_exit,
     games_type,
     players_type,
     seed_type,
@@ -56,7 +55,7 @@ def table_sizes(text: str) -> list[int]:
 
 def build_model(ap: argparse.ArgumentParser, model: str, seed: int) -> Agent:
     """``--model``: a model file or run directory, else an agent spec; any problem is
-    found before a game is played (:func:`~train.cli.common.agents_or_exit`). A value that
+    found before a game is played (:func:`machine.agents_or_exit`). A value that
     reads as a path (a folder separator, a ``.zip`` or ``.npz``) and is not written as a
     spec with parameters (``name:key=value``, whose own error is kept) is a file that is
     not there."""

@@ -34,11 +34,11 @@ from functools import partial
 from typing import IO, NoReturn
 
 import numpy as np
-from machine import print_machine
+from machine import agents_or_exit, print_machine
 
 import agents  # noqa: F401 - the built-in agents registered, so that their names are checked
 from llama_env.agent import parse_agent_spec
-from train.cli.common import agents_or_exit, float_in, games_type, import_or_exit
+from train.cli.common import float_in, games_type, import_or_exit
 from train.play import WEB_REQUIRES
 
 PROG = "serve_load.py"

@@ -59,7 +59,6 @@ __all__ = [
     "missing_dependency",
     "import_or_exit",
     "extra_or_exit",
-    "agents_or_exit",
     "npz_out",
     "replaced",
     "SubParsers",
@@ -167,20 +166,6 @@ def extra_or_exit(prog: str, extra: str, what: str) -> None:
             raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
     _or_exit(prog, extra, what, find)
-
-
-def agents_or_exit(parser: argparse.ArgumentParser, option: str, build: Callable[[], T]) -> T:
-    """For a script outside ``llama-rl`` (a benchmark): ``build()``, which parses and builds
-    the agents of ``option``, before anything is measured. A bad spec or a model that
-    cannot be read is a usage error (exit 2); an agent that needs an extra that is not
-    installed (``ppo:path=m.zip`` reads its model with torch) is one line naming the extra,
-    exit 1, as ``llama-rl`` says it. Both read ``<prog>: error: <option>: ...``."""
-    try:
-        return build()
-    except (ValueError, OSError) as exc:
-        parser.error(f"{option}: {exc}")
-    except MissingExtra as exc:
-        sys.exit(f"{parser.prog}: error: {option}: {exc}")
 
 
 def _or_exit(prog: str, extra: str, what: str, check: Callable[[], object]) -> None:
