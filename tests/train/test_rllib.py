@@ -1163,6 +1163,30 @@ def test_a_new_rllib_run_stopped_while_ray_starts_leaves_no_folder_behind(tmp_pa
     assert capsys.readouterr().out.count(said) == 1
 
 
+def test_a_new_rllib_run_stopped_after_it_saved_is_kept_and_not_said_removed(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C escaping a new run that saved (a second one as Ray stops, or one in the final
+    save) printed 'nothing is saved; removing <run>' about the run it then kept."""
+    import contextlib
+
+    import train.training.rllib.trainer as trainer
+
+    @contextlib.contextmanager
+    def ray_up(run, address, **kwargs):  # type: ignore[no-untyped-def]
+        yield
+
+    def saved_then_interrupted(config, run, resume_from, stopping):  # type: ignore[no-untyped-def]
+        (run.checkpoints_dir / "rllib_512").mkdir(parents=True)
+        (run.checkpoints_dir / "rllib_512" / "state.pkl").write_bytes(b"s")
+        (run.path / "model.npz").write_bytes(b"w")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer, "ray_session", ray_up)
+    monkeypatch.setattr(trainer, "_train_rllib_locked", saved_then_interrupted)
+    assert main(tiny_run(tmp_path, "kept", 1024)) == 130
+    assert (tmp_path / "kept" / "model.npz").exists() and (tmp_path / "kept" / "checkpoints" / "rllib_512").exists()
+    assert "nothing is saved" not in capsys.readouterr().out
+
+
 class _Built(Exception):
     """Raised by a stand-in algorithm config once ``train_rllib`` comes to building it."""
 

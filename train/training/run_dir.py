@@ -407,14 +407,14 @@ class RunDir:
         except OSError as exc:
             raise RunDirError(f"cannot write the run directory {self.path}: {_reason(exc)}") from None
 
-    def remove_new_run(self) -> None:
+    def remove_new_run(self) -> bool:
         """Remove a new run that failed before it saved a checkpoint or a model: the files
         and folders the trainers write (:data:`RUN_FILES`; the folder was empty or absent
         when the run began), then the directory if nothing else is left, so that its name
-        is free for the next try. A run that saved something is left whole. Only the holder
-        of the lock calls it."""
+        is free for the next try. A run that saved something is left whole. Returns whether
+        the run was removed. Only the holder of the lock calls it."""
         if self.saved_anything():
-            return
+            return False
         for name in RUN_FILES:
             path = self.path / name
             with contextlib.suppress(OSError):
@@ -424,6 +424,7 @@ class RunDir:
                     path.unlink()
         self._remove_temp_files()
         self.remove_if_empty()
+        return True
 
     def remove_if_empty(self) -> None:
         """Remove the directory (``checkpoints/`` and the lock included) if nothing else

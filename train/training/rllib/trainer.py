@@ -590,10 +590,12 @@ def train_rllib(config: TrainConfig) -> TrainResult:
                 _warn_short_of_cpus(config.options.num_env_runners)
                 return _train_rllib_locked(config, run, resume_from, stopping)
         except BaseException as exc:
-            if fresh:  # a new run that failed before it saved anything (Ray's start-up files, RLlib's logs,
-                if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, NothingSaved):
-                    say_nothing_saved(0, run.path)  # stopped before training began: while Ray started, say
-                run.remove_new_run()  # its config) leaves no folder to block the next try
+            # a new run that failed before it saved anything (Ray's start-up files, RLlib's logs, its
+            # config) leaves no folder to block the next try; one stopped so (while Ray started) says it
+            # once, where a run that saved (a Ctrl-C in the final save, or as Ray stops) is kept unsaid
+            removed = fresh and run.remove_new_run()
+            if removed and isinstance(exc, KeyboardInterrupt) and not isinstance(exc, NothingSaved):
+                say_nothing_saved(0, run.path)
             raise
 
 
