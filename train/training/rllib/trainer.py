@@ -547,8 +547,10 @@ def _metrics_state(algo: Any) -> dict[str, Any]:
     """A copy of RLlib's metrics (``algo.metrics``), taken before an iteration and put back
     when a stop lands inside it: the steps an iteration sampled wait in them until it ends,
     so a stop during the learner's update left them in the final checkpoint, and the
-    resumed session's first iteration counted them with its own, a batch never learned
-    from (its steps, checkpoint names and ``progress.jsonl`` one batch ahead)."""
+    resumed session's first iteration counted them with its own (its steps, checkpoint
+    names and ``progress.jsonl`` one batch ahead). The batch of a stopped update is left
+    out of the count whole, though the learner steps its optimizer per minibatch: the
+    weights saved may have learned from part of it (sb3 counts such a rollout whole)."""
     return copy.deepcopy(algo.metrics.get_state())
 
 
