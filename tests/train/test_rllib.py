@@ -639,6 +639,33 @@ def test_games_that_the_env_runners_cannot_share_equally_are_said(tmp_path):
         build_algorithm_config(TrainConfig(backend="rllib", players=(2,), n_envs=12, options={"num_env_runners": 4}), 0)
 
 
+def test_resuming_a_clusters_run_without_address_warns_that_it_trains_locally(tmp_path, monkeypatch):
+    """The address is a session's own: a cluster's run resumed without --address trained on
+    a local Ray without a word. Ray and the training are stand-ins here."""
+    import train.training.rllib.trainer as trainer
+    from train.training import TrainConfig, resume_config
+    from train.training.run_dir import write_json_atomic
+
+    run = tmp_path / "c"
+    (run / "checkpoints" / "rllib_256").mkdir(parents=True)
+    trained = TrainConfig(backend="rllib", players=(2,), options={"address": "10.0.0.1:6379"})
+    write_json_atomic(run / "config.json", trained.to_dict())
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(trainer, "_resumed_checkpoint", lambda given, found, run: found[-1])
+    monkeypatch.setattr(trainer, "ray_session", lambda run, address, **kwargs: contextlib.nullcontext())
+    monkeypatch.setattr(trainer, "_train_rllib_locked", lambda *args: "trained")
+    said = "resume: the run trained on 10.0.0.1:6379; this session trains on a local Ray: give --address to resume"
+    with pytest.warns(RuntimeWarning) as caught:
+        assert trainer.train_rllib(resume_config(run, {"total_timesteps": 512})) == "trained"
+    assert [str(w.message) for w in caught if "trained on" in str(w.message)] == [f"{said} there"]
+    for given, env in (({"address": "10.0.0.2:6379"}, None), ({}, "10.0.0.3:6379")):  # a cluster all the same
+        if env:
+            monkeypatch.setenv("RAY_ADDRESS", env)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert trainer.train_rllib(resume_config(run, {"total_timesteps": 512, **given})) == "trained"
+
+
 def test_address_local_is_a_local_ray_of_the_runs_own(tmp_path, monkeypatch, capsys):
     """``--address local`` (Ray's word for a new local Ray) skipped what a local Ray gets:
     its CPUs counted, its files in the run directory, no token file in ~/.ray (it wrote

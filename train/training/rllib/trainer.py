@@ -583,6 +583,7 @@ def train_rllib(config: TrainConfig) -> TrainResult:
             )
         resume_from = _resumed_checkpoint(Path(config.resume), found, run)
         check_steps_left(resume_from, _trained_steps(resume_from), config)
+        _warn_cluster_left(run, config.options.address)
     run.create(fresh=fresh)
     with _runner_failures_unlogged(), run.lock():
         try:
@@ -599,6 +600,22 @@ def train_rllib(config: TrainConfig) -> TrainResult:
             if removed and isinstance(exc, KeyboardInterrupt) and not isinstance(exc, NothingSaved):
                 say_nothing_saved(0, run.path)
             raise
+
+
+def _warn_cluster_left(run: RunDir, address: str) -> None:
+    """A warning when the run's last session trained on a cluster (the ``address`` its
+    config records) and this one, given no address (nor ``RAY_ADDRESS``), starts a local
+    Ray: the address is a session's own, not carried over on resume, so the run would
+    otherwise move off its cluster without a word."""
+    with contextlib.suppress(RunDirError):  # an unreadable config is the resume's to report, not this hint's
+        then = (run.recorded_config() or {}).get("address")
+        if isinstance(then, str) and then not in ("", "local") and not address and not os.environ.get("RAY_ADDRESS"):
+            warnings.warn(
+                f"resume: the run trained on {then}; this session trains on a local Ray: give --address to resume "
+                "there",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
 
 def _train_rllib_locked(
