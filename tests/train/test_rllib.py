@@ -604,11 +604,11 @@ def test_a_clusters_address_is_not_carried_over_when_its_run_is_resumed(tmp_path
     assert resume_config(run, {"address": "10.0.0.2:6379"}).options.address == "10.0.0.2:6379"
 
 
-def test_resuming_an_rllib_runs_model_elsewhere_says_what_works(tmp_path):
+def test_resuming_an_rllib_runs_model_elsewhere_says_what_works(tmp_path, capsys):
     """An rllib run's model.npz resumed under another --run-name was told to "resume a copy
     of its model.zip", which it lacks, and a copied .npz that it "is not a usable
     checkpoint (it has no data and no policy.pth ...)"."""
-    from train.training import TrainConfig, resume_config
+    from train.training import TrainConfig, resume_config, train
     from train.training.run_dir import write_json_atomic
 
     run = tmp_path / "a1"
@@ -619,8 +619,14 @@ def test_resuming_an_rllib_runs_model_elsewhere_says_what_works(tmp_path):
         resume_config(run / "model.npz", {"run_name": "x"})
     loose = tmp_path / "policy.npz"
     loose.write_bytes(b"weights")
-    with pytest.raises(ValueError, match=r"policy.npz is an exported policy \(.npz\), which cannot be resumed"):
-        resume_config(loose, {"run_name": "y"})
+    refused = r"policy.npz is an exported policy \(.npz\), which cannot be resumed"
+    assert main(["train", "--resume", str(loose), "--run-dir", str(tmp_path), "--run-name", "y"]) == 2
+    assert re.search(refused, capsys.readouterr().err)
+    # train() refuses it too, on either backend (it was "no RLlib checkpoint in" / "not a usable checkpoint")
+    for backend in ("rllib", "sb3"):
+        with pytest.raises(ValueError, match=refused):
+            train(TrainConfig(backend=backend, players=(2,), resume=str(loose), run_dir=str(tmp_path), run_name="z"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a1", "policy.npz"]
 
 
 def test_games_that_the_env_runners_cannot_share_equally_are_said(tmp_path):

@@ -62,7 +62,14 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     :data:`FIXED_ON_RESUME`. Resuming a model file that lies outside any run (a
     downloaded or copied ``model.zip``) starts a new run at ``config.run_path()`` from its
     weights and step count: the folder the file lies in is never written to. A run that
-    saved nothing to go on from is refused (:func:`refuse_nothing_saved`), on either backend."""
+    saved nothing to go on from is refused (:func:`refuse_nothing_saved`), on either backend,
+    and so is an exported policy (a ``.npz`` outside any run: the weights alone, not what
+    training goes on from)."""
+    if config.resume and bare_model(config.resume) and Path(config.resume).suffix == ".npz":
+        raise ValueError(
+            f"config key 'resume': {config.resume} is an exported policy (.npz), which cannot be resumed: it holds "
+            "the policy's weights, not what training goes on from; resume the run it came from (its directory)"
+        )
     if not config.resume or bare_model(config.resume):
         check_new_run_name(config.run_name, config.run_dir)
         return RunDir(config.run_path(claim=not config.resume)), True  # (a resume is checked before the run is made)
@@ -143,12 +150,7 @@ def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None
     Settings in :data:`FIXED_ON_RESUME` cannot be overridden: a ``ValueError`` names the
     key and both values. A run without a recorded config uses ``overrides`` alone (and
     its place)."""
-    if bare_model(resume):  # a new run, named by the overrides
-        if Path(resume).suffix == ".npz":
-            raise ValueError(
-                f"config key 'resume': {resume} is an exported policy (.npz), which cannot be resumed: it holds the "
-                "policy's weights, not what training goes on from; resume the run it came from (its directory)"
-            )
+    if bare_model(resume):  # a new run, named by the overrides (an exported .npz is refused by session_run)
         return config_from_dict({**(overrides or {}), "resume": str(resume)})
     run = run_of(resume)
     asked = {k: str(v) for k, v in (overrides or {}).items() if k in ("run_dir", "run_name") and v}
