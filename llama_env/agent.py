@@ -940,7 +940,7 @@ def agent_label(agent: AgentLike) -> str:
     if isinstance(agent, AgentSpec):
         return agent.label
     n = getattr(agent, "name", None)
-    return n if isinstance(n, str) and n and not _builtin_name(agent) else type(agent).__name__
+    return str(n) if isinstance(n, str) and n and not _builtin_name(agent) else type(agent).__name__
 
 
 def _builtin_name(agent: object) -> bool:
@@ -999,8 +999,7 @@ class AgentSpec:
         """:meth:`build`, saying (``say``) that a seed goes unused or not."""
         agent = _seeded(self.name, dict(self.params), seed, self.label, say)
         if self.params:
-            with contextlib.suppress(AttributeError):  # an agent with a read-only name keeps it
-                agent.name = self.label  # type: ignore[attr-defined]
+            _give_name(agent, self.label)
         return agent
 
 
@@ -1037,8 +1036,7 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
         params = {**params, "seed": seed}
     agent = _built(name, params, label)
     if not _names_itself(agent, factory):  # messages and tables name it as it was asked for
-        with contextlib.suppress(AttributeError):  # (an agent with a read-only name keeps its class name)
-            agent.name = name  # type: ignore[attr-defined]
+        _give_name(agent, name)
     if own and _unseedable(agent):
         allowed = [p for p in inspect.signature(factory).parameters if p not in ("self", "seed")]
         raise ValueError(
@@ -1058,16 +1056,41 @@ def _seeded(name: str, params: dict[str, Any], seed: int | None, label: str, say
     return agent
 
 
+class _AskedFor(str):
+    """A name that :func:`make` gave an agent, the registered name or spec it was asked
+    for (:func:`_give_name`): the agent's own ``name`` is never replaced, this one is, by
+    the name of a later ``make`` that returns the same object (a plugin's factory that
+    returns one object, or ``make("heuristic:quit_base=2")``, under its own name)."""
+
+    __slots__ = ()
+
+
+def _give_name(agent: object, name: str) -> None:
+    """Name ``agent`` ``name`` as it was asked for (:class:`_AskedFor`), where its ``name``
+    is a string or missing: a ``name()`` method that its ``act`` calls is left as it is, and
+    a read-only ``name`` too."""
+    if not callable(getattr(agent, "name", None)):
+        with contextlib.suppress(AttributeError):
+            agent.name = _AskedFor(name)  # type: ignore[attr-defined]
+
+
 def _names_itself(agent: object, factory: Factory) -> bool:
     """Whether ``agent``, built by the registered ``factory``, has a ``name`` of its own
-    (:func:`agent_label`): a string it or its class sets, other than a built-in agent's
+    (:func:`agent_label`), which is kept: any ``name`` attribute (a method, ``None``) but
+    an empty string, one :func:`make` gave it (:class:`_AskedFor`), and a built-in agent's
     that a plugin's agent carries (a subclass of ``HeuristicAgent``, or a factory of a
     plugin that returns one). An agent without is named by its registered name, where
     messages and tables named it by its class (``NpFloat`` for ``np_float``)."""
-    n = getattr(agent, "name", None)
-    if not isinstance(n, str) or not n or _builtin_name(agent):
+    n = getattr(agent, "name", _NO_NAME)
+    if not isinstance(n, str):
+        return n is not _NO_NAME
+    if not n or isinstance(n, _AskedFor) or _builtin_name(agent):
         return False
     return is_builtin_agent(factory) or not is_builtin_agent(type(agent)) or "name" in getattr(agent, "__dict__", ())
+
+
+_NO_NAME = object()
+"""What :func:`_names_itself` reads of an agent without a ``name`` attribute."""
 
 
 def _unseedable(agent: object) -> bool:

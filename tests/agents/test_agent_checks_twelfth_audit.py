@@ -283,3 +283,55 @@ def test_the_opponent_mixs_kinds_are_declared_once():
     from train.training.seats import POLICY_KINDS
 
     assert POLICY_KINDS is RESERVED_NAMES and OPPONENT_SPECIALS is RESERVED_NAMES == ("self", "past")
+
+
+class CallsItsName(First):
+    """A ``name()`` method of its own, which its ``act`` calls."""
+
+    def __init__(self, level: int = 1) -> None:
+        self.level = level
+
+    def name(self):
+        return "namer v2"
+
+    def act(self, observation, action_mask):
+        assert self.name() == "namer v2"
+        return super().act(observation, action_mask)
+
+
+def test_an_agent_whose_name_is_a_method_keeps_it(agent_registry):
+    """Naming an agent by its registered name wrote ``name`` over its own method: an
+    ``act`` that called ``self.name()`` failed with "'str' object is not callable"."""
+    import agents
+    from llama_env.agent import agent_label
+    from train.evaluation.evaluate import evaluate
+
+    register("namer")(CallsItsName)
+    for spec in ("namer", "namer:level=2"):
+        agent = agents.make(spec)
+        assert agent.name() == "namer v2"
+        assert agent_label(agent) == "CallsItsName"  # a name that is no string is none: its class, as before
+    assert evaluate([agents.make("namer"), "random"], 2, workers=1).names == ["CallsItsName", "random"]
+
+
+_SHARED = First()
+
+
+def test_one_object_registered_under_two_names_is_named_as_asked_for(agent_registry):
+    """A factory that returns one object registered as ``one`` and ``two``: the name
+    ``make("one")`` gave it was taken for its own, and ``make("two")`` was labelled ``one``;
+    a plugin's factory that returns ``make("heuristic:quit_base=2")`` was labelled by that
+    spec, where one returning ``make("heuristic", quit_base=2)`` had its registered name."""
+    import agents
+    from llama_env.agent import agent_label
+
+    register("one")(lambda: _SHARED)
+    register("two")(lambda: _SHARED)
+    assert agent_label(agents.make("one")) == "one"
+    assert agent_label(agents.make("two")) == "two"
+    assert agent_label(agents.make("one")) == "one"
+    register("by_spec")(lambda: agents.make("heuristic:quit_base=2"))
+    register("by_keyword")(lambda: agents.make("heuristic", quit_base=2))
+    assert agent_label(agents.make("by_spec")) == "by_spec"
+    assert agent_label(agents.make("by_keyword")) == "by_keyword"
+    assert agent_label(agents.make("by_spec:seed=1")) == "by_spec:seed=1"
