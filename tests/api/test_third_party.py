@@ -3,7 +3,7 @@ fail by name, with the installed version, when an upgrade no longer behaves as t
 assumes.
 
 * PettingZoo: :mod:`llama_env._pettingzoo` (the fast wrapper chain of ``llama_env.env()``);
-* Ray RLlib: :mod:`train.training.rllib._internals` (the env runner's own ``_sample``).
+* Ray RLlib: :mod:`train.training.rllib._internals` (the env runner's own ``_sample``, Tune's log folder).
 * uvicorn: :mod:`train.play._uvicorn` (its h11 protocol's ``cycle``, read by the idle-connection timer).
 * threadpoolctl: :mod:`agents._threadpoolctl_internals` (the say over OpenBLAS's threads
   that threadpoolctl 3.8 gives one thread, given up so that searches in several threads
@@ -182,6 +182,17 @@ def test_ray_pin_is_the_checked_version():
 
     assert pinned_minor("ray") == _rllib.CHECKED_VERSION
     assert ray.__version__.startswith(_rllib.CHECKED_VERSION + ".")
+
+
+@needs_rllib
+def test_the_ray_check_names_a_moved_tune_log_folder(monkeypatch):
+    import ray.tune.trainable.trainable as tune_trainable
+
+    from train.training.rllib import _internals as _rllib
+
+    monkeypatch.setattr(tune_trainable.Trainable, "_setup_logdir", lambda self: None)
+    problems = _rllib.broken_assumptions()
+    assert any(p.startswith("9: Trainable no longer makes its log folder") for p in problems), problems
 
 
 @needs_rllib

@@ -1279,7 +1279,8 @@ def test_an_rllib_run_puts_back_the_process_state_it_changed(tmp_path, monkeypat
     with pytest.raises(_Built):
         trainer.train_rllib(config)
     assert seen["auth"] == "disabled" and seen["storage"] != storage
-    assert not Path(seen["storage"]).exists()  # an empty log folder, removed after the session
+    # an empty log folder of its own, removed after the session (it was the run's ray_results/, left empty)
+    assert tmp_path not in Path(seen["storage"]).parents and not Path(seen["storage"]).exists()
     assert storage == trainable.DEFAULT_STORAGE_PATH and "RAY_AUTH_MODE" not in os.environ
     monkeypatch.setenv("RAY_AUTH_MODE", "token")  # a caller's own setting is its own
     with pytest.raises(_Built):

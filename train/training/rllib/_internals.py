@@ -1,4 +1,5 @@
-"""The one place that knows RLlib's internals: the env runner's own sampling.
+"""The one place that knows RLlib's internals: the env runner's own sampling, and where
+Tune's ``Trainable`` (RLlib's ``Algorithm``) makes its log folder.
 
 :class:`train.training.rllib.runner.LlamaEnvRunner` samples its games its own way (four
 times faster than RLlib's per-step bookkeeping; see that module). RLlib offers no public
@@ -45,17 +46,27 @@ fails, naming the Ray version and the assumption, when an upgrade breaks one
    ``except RayActorError``: Ray's ``RayActorError``, or the runner's own error of any
    type with that one as its ``__context__``, which is how the trainer's ``_build_algo``
    tells a runner that cannot start from any other error. Checked: the constructor
-   catches ``RayActorError`` and raises in that ``except`` block.
+   catches ``RayActorError`` and raises in that ``except`` block;
+9. a ``Trainable`` built without Tune's storage (the trainer's ``Algorithm``) makes its
+   log folder in ``_setup_logdir``, called from ``Trainable.__init__``, under the module
+   global ``ray.tune.trainable.trainable.DEFAULT_STORAGE_PATH`` (which Ray sets from
+   ``~/ray_results`` when it is imported), read as it runs; on the current API stack it
+   writes nothing there. :func:`tune_logdir_aside` points that global at a temporary
+   folder for a session, so that nothing is left in ``~/ray_results``, nor in the run.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
 import re
+import tempfile
 import textwrap
+from collections.abc import Iterator
 from typing import Any
 
+import ray.tune.trainable.trainable as tune_trainable
 from ray.rllib.algorithms.ppo import PPO
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.env_runner_group import EnvRunnerGroup
@@ -63,7 +74,7 @@ from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.execution import rollout_ops
 from ray.rllib.utils import actor_manager
 
-__all__ = ["CHECKED_VERSION", "OwnSampling", "broken_assumptions"]
+__all__ = ["CHECKED_VERSION", "OwnSampling", "tune_logdir_aside", "broken_assumptions"]
 
 CHECKED_VERSION = "2.60"
 """The Ray minor version the assumptions were checked against."""
@@ -137,6 +148,21 @@ class OwnSampling(MultiAgentEnvRunner):
         self._log_episode_metrics(length, ret, seconds, agent_returns, module_returns, agent_steps)
 
 
+@contextlib.contextmanager
+def tune_logdir_aside() -> Iterator[None]:
+    """Tune's ``DEFAULT_STORAGE_PATH`` on a temporary folder while the block runs, removed
+    after it, and Ray's path again (9): RLlib's Algorithm makes an empty log folder there,
+    under ~/ray_results otherwise. (In the run directory it was an empty ``ray_results/``
+    said to hold RLlib's logs; the run's metrics are ``progress.jsonl``.)"""
+    before = tune_trainable.DEFAULT_STORAGE_PATH
+    with tempfile.TemporaryDirectory(prefix="llama-rl-tune-", ignore_cleanup_errors=True) as folder:
+        tune_trainable.DEFAULT_STORAGE_PATH = folder
+        try:
+            yield
+        finally:
+            tune_trainable.DEFAULT_STORAGE_PATH = before
+
+
 # --------------------------------------------------------------------------- the checks
 
 
@@ -183,6 +209,13 @@ def broken_assumptions(runner: type[OwnSampling] | None = None) -> list[str]:
         problems.append("7: RLlib's actor manager no longer calls a runner through apply")
     if not _raises_in_except(_source(EnvRunnerGroup.__init__), "RayActorError"):
         problems.append("8: EnvRunnerGroup.__init__ no longer raises a runner's error inside except RayActorError")
+    trainable = tune_trainable.Trainable
+    if not isinstance(getattr(tune_trainable, "DEFAULT_STORAGE_PATH", None), str):
+        problems.append("9: ray.tune.trainable.trainable has no DEFAULT_STORAGE_PATH")
+    if "self._setup_logdir()" not in _source(trainable.__init__) or "dir=DEFAULT_STORAGE_PATH" not in _source(
+        getattr(trainable, "_setup_logdir", None)
+    ):
+        problems.append("9: Trainable no longer makes its log folder under DEFAULT_STORAGE_PATH in _setup_logdir")
     for hook in ("_forward", "_forward_train"):
         method = getattr(RLModule, hook, None)
         if method is None or list(inspect.signature(method).parameters)[:2] != ["self", "batch"]:

@@ -631,6 +631,7 @@ def _train_rllib_threads_set(
     import numpy as np
     from ray.tune.registry import register_env
 
+    from train.training.rllib._internals import tune_logdir_aside
     from train.training.rllib.env import LlamaMultiAgentEnv
 
     register_env(ENV_NAME, lambda env_config: LlamaMultiAgentEnv(env_config))
@@ -642,7 +643,7 @@ def _train_rllib_threads_set(
     if never:  # the pool starts empty: it is filled by this session's snapshots alone
         warnings.warn(never, RuntimeWarning, stacklevel=2)
     saved: list[Path] = []
-    with forgotten_unless_saved(config_file, saved), _tune_logdir_aside():
+    with forgotten_unless_saved(config_file, saved), tune_logdir_aside():
         algo = _build_algo(config, env_seed)
         try:
             if resume_from is not None:
@@ -671,24 +672,6 @@ def _build_algo(config: TrainConfig, env_seed: int) -> Any:
         if not isinstance(exc, RayError) and not isinstance(exc.__context__, RayError):
             raise
         raise ValueError(f"an env runner failed to start ({error_line(_runner_error(exc))})") from exc
-
-
-@contextlib.contextmanager
-def _tune_logdir_aside() -> Iterator[None]:
-    """RLlib's Algorithm (a Tune ``Trainable``) makes a log folder under ~/ray_results, a
-    path Ray fixes when it is imported (Tune's ``DEFAULT_STORAGE_PATH``), and on the
-    current API stack writes nothing in it: a temporary folder while the session runs,
-    removed after it, and Ray's path again. (In the run directory it was an empty
-    ``ray_results/`` said to hold RLlib's logs; the run's metrics are ``progress.jsonl``.)"""
-    import ray.tune.trainable.trainable as trainable
-
-    before = trainable.DEFAULT_STORAGE_PATH
-    with tempfile.TemporaryDirectory(prefix="llama-rl-tune-", ignore_cleanup_errors=True) as folder:
-        trainable.DEFAULT_STORAGE_PATH = folder
-        try:
-            yield
-        finally:
-            trainable.DEFAULT_STORAGE_PATH = before
 
 
 def _restore(algo: Any, checkpoint: Path, run: RunDir) -> None:
