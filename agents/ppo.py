@@ -57,12 +57,13 @@ from llama_env._atomic import atomic_savez
 from llama_env._install import MissingExtra
 from llama_env.agent import and_list, register
 from llama_env.engine import (
-    MAX_PLAYERS,
     MIN_PLAYERS,
     NUM_ACTIONS,
     Rules,
     brief,
     check_flag,
+    check_table_sizes,
+    distinct_ints,
     error_line,
     option_high,
     parse_table_sizes,
@@ -627,29 +628,7 @@ def check_trained_rules(rules: Mapping[str, Iterable[int]]) -> dict[str, tuple[i
 def _option_values(option: Field[Any], values: Iterable[int]) -> tuple[int, ...]:
     """``values`` of the rule ``option`` as a sorted tuple of distinct integers in its
     range; a ``ValueError`` naming the option otherwise."""
-    return _distinct_ints(values, option.metadata["low"], option_high(option, MIN_PLAYERS), f"{option.name} values")
-
-
-def check_table_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
-    """``sizes`` as a sorted tuple of distinct table sizes (2..6); a ``ValueError``
-    naming what is wrong otherwise."""
-    return _distinct_ints(sizes, MIN_PLAYERS, MAX_PLAYERS, "table sizes")
-
-
-def _distinct_ints(values: Iterable[int], low: int, high: int, what: str) -> tuple[int, ...]:
-    """``values`` as a sorted tuple of distinct integers ``low..high`` (at least one;
-    not booleans); a ``ValueError`` saying that ``what`` must be so otherwise."""
-    allowed = f"{what} must be integers {low}..{high}"
-    try:
-        items = list(values) if not isinstance(values, (str, bytes)) else None
-        if items is None or any(isinstance(v, (bool, np.bool_)) for v in items):
-            raise TypeError
-        checked = [operator.index(v) for v in items]
-    except TypeError:
-        raise ValueError(f"{allowed}, got {brief(values)}") from None
-    if not checked or any(not low <= v <= high for v in checked):
-        raise ValueError(f"{allowed}, got {checked}")
-    return tuple(sorted(set(checked)))
+    return distinct_ints(values, option.metadata["low"], option_high(option, MIN_PLAYERS), f"{option.name} values")
 
 
 class TrainedAt(NamedTuple):

@@ -28,7 +28,15 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, Rules, brief, check_seed, error_line, is_int
+from llama_env.engine import (
+    Rules,
+    brief,
+    brief_line,
+    check_seed,
+    check_table_sizes,
+    error_line,
+    is_int,
+)
 
 __all__ = [
     "Agent",
@@ -491,13 +499,14 @@ def request_limits(name: str) -> dict[str, tuple[float, float]]:
         return {}
     where = f"agent {name!r}: request_limits"
     if not isinstance(limits, Mapping):
-        raise ValueError(f"{where} must be a mapping {{parameter: (low, high)}}, got {_one_line(limits)}")
+        raise ValueError(f"{where} must be a mapping {{parameter: (low, high)}}, got {brief_line(limits)}")
     out: dict[str, tuple[float, float]] = {}
     for key, bounds in limits.items():
         pair = tuple(bounds) if isinstance(bounds, (tuple, list)) else ()
         if not isinstance(key, str) or len(pair) != 2 or not all(map(_real, pair)) or not pair[0] <= pair[1]:
             raise ValueError(
-                f"{where}[{_one_line(key)}] must be a pair (low, high) of numbers, low <= high, got {_one_line(bounds)}"
+                f"{where}[{brief_line(key)}] must be a pair (low, high) of numbers, low <= high, "
+                f"got {brief_line(bounds)}"
             )
         out[key] = (pair[0], pair[1])
     return out
@@ -745,7 +754,7 @@ def resolve(agent: AgentLike, seed: int | None = None) -> Agent:
     elif not callable(getattr(agent, "act", None)):
         raise TypeError(
             f"an agent must have act(observation, action_mask) -> int, or be a registered name "
-            f"or an AgentSpec; got {_one_line(agent)} ({type(agent).__name__})"
+            f"or an AgentSpec; got {brief_line(agent)} ({type(agent).__name__})"
         )
     elif isinstance(agent, type):
         raise TypeError(_pass_an_instance(agent))
@@ -769,23 +778,16 @@ def table_sizes(agent: Agent) -> tuple[int, ...] | None:
     """The table sizes ``agent`` says it was made for: its ``table_sizes`` attribute (a
     ``ppo`` agent playing one model trained at some sizes only), sorted; ``None`` where it
     says nothing, as most agents, which play any size. Anything but table sizes, integers
-    2..6, at least one, is a ``ValueError`` naming the agent (``[]`` said it was made for
-    no table, and ``[1, 7]`` for tables that cannot be)."""
+    2..6, at least one (:func:`~llama_env.engine.check_table_sizes`), is a ``ValueError``
+    naming the agent (``[]`` said it was made for no table, and ``[1, 7]`` for tables that
+    cannot be)."""
     sizes = getattr(agent, "table_sizes", None)
     if sizes is None:
         return None
     try:
-        if isinstance(sizes, (str, bytes)):
-            raise TypeError
-        out = tuple(sorted({operator.index(n) for n in sizes}))
-    except TypeError:
-        out = ()
-    if not out or any(not MIN_PLAYERS <= n <= MAX_PLAYERS for n in out):
-        raise ValueError(
-            f"agent {agent_label(agent)!r}: table_sizes must be a sequence of table sizes, integers "
-            f"{MIN_PLAYERS}..{MAX_PLAYERS} (at least one), or None, got {brief(sizes)}"
-        )
-    return out
+        return check_table_sizes(sizes, "table_sizes")
+    except ValueError as exc:
+        raise ValueError(f"agent {agent_label(agent)!r}: {exc}") from None
 
 
 class UnseenTableSize(UserWarning):
@@ -912,7 +914,7 @@ def check_agent(agent: object, where: str) -> None:
     missing an argument (``HeuristicAgent`` for ``HeuristicAgent()``). The table driver
     checks its seats with it, and :func:`make` what a factory returns."""
     if not callable(getattr(agent, "act", None)):
-        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {_one_line(agent)}")
+        raise TypeError(f"{where}: an agent must have act(observation, action_mask) -> int, got {brief_line(agent)}")
     if isinstance(agent, type):
         raise TypeError(f"{where}: {_pass_an_instance(agent)}")
 
@@ -920,12 +922,6 @@ def check_agent(agent: object, where: str) -> None:
 def _pass_an_instance(cls: type) -> str:
     """What :func:`check_agent` and :func:`resolve` say of an agent's class given as the agent."""
     return f"got the class {cls.__name__}: pass an instance, {cls.__name__}()"
-
-
-def _one_line(value: object) -> str:
-    """``value`` named for a message about what is no agent: bounded (:func:`brief`) and
-    in one line, as an array's repr runs to pages and over many lines."""
-    return " ".join(brief(value).split())
 
 
 def agent_label(agent: AgentLike) -> str:
@@ -1200,7 +1196,7 @@ def parse_agent_list(text: str | Iterable[str], *, check: bool = True) -> list[A
         if not isinstance(item, str):
             raise TypeError(
                 f"entry {k + 1} of the agent list must be a spec string like 'cautious:threshold=4', "
-                f"got {_one_line(item)}"
+                f"got {brief_line(item)}"
             )
     if not items or any(not item.strip() for item in items):
         raise ValueError(f"empty entry in the agent list {text!r}; separate agent names with single commas")

@@ -335,6 +335,30 @@ def parse_table_sizes(spec: object, what: str = "table sizes") -> tuple[int, ...
     return tuple(sorted(out))
 
 
+def check_table_sizes(sizes: object, what: str = "table sizes") -> tuple[int, ...]:
+    """``sizes`` as a sorted tuple of distinct table sizes 2..6, at least one (a model's
+    or an agent's ``table_sizes``: what it was made for); a ``ValueError`` naming ``what``
+    otherwise (:func:`distinct_ints`)."""
+    return distinct_ints(sizes, MIN_PLAYERS, MAX_PLAYERS, what)
+
+
+def distinct_ints(values: Any, low: int, high: int, what: str) -> tuple[int, ...]:
+    """``values`` as a sorted tuple of distinct integers ``low..high``, at least one
+    (numpy's integers too; never a bool, a float or a string); otherwise a ``ValueError``
+    saying in one line that ``what`` must be so."""
+    allowed = f"{what} must be integers {low}..{high}"
+    try:
+        items = list(values) if not isinstance(values, (str, bytes)) else None
+        if items is None or any(isinstance(v, (bool, np.bool_)) for v in items):
+            raise TypeError
+        checked = [operator.index(v) for v in items]
+    except TypeError:
+        raise ValueError(f"{allowed}, got {brief_line(values)}") from None
+    if not checked or any(not low <= v <= high for v in checked):
+        raise ValueError(f"{allowed}, got {brief_line(checked)}")
+    return tuple(sorted(set(checked)))
+
+
 def validate_rule_options(num_players: Any, end_score: Any, hand_size: Any) -> None:
     """Raise a ``ValueError`` naming the option when a rule option is out of range
     (what making a :class:`Rules` checks; prefer making one and passing it on)."""
@@ -1505,6 +1529,12 @@ def brief(value: Any) -> str:
     a hostile snapshot nested 50,000 deep or a million entries long is named in a line,
     never with a ``RecursionError`` or a long wait."""
     return _BRIEF.repr(value)
+
+
+def brief_line(value: Any) -> str:
+    """:func:`brief` in one line, for a message about what is no such value: an array's
+    repr runs over many lines."""
+    return " ".join(brief(value).split())
 
 
 def _jsonable(state: Any) -> Any:

@@ -67,9 +67,32 @@ def test_table_sizes_that_are_no_table_sizes_are_refused_naming_the_agent(sizes)
 
     with pytest.raises(
         ValueError,
-        match=r"^agent 'sizes': table_sizes must be a sequence of table sizes, integers 2\.\.6 \(at least one",
+        match=r"^agent 'sizes': table_sizes must be integers 2\.\.6, got ",
     ):
         table_sizes(Sizes())
+
+
+def test_an_agents_table_sizes_are_checked_as_a_models_in_one_line():
+    """An agent's ``table_sizes`` had a check of its own beside a model's, in other words,
+    and a 2-D array was named over two lines."""
+    from agents.ppo import Actor
+    from llama_env.engine import check_table_sizes
+
+    class Sizes(First):
+        name = "sizes"
+        table_sizes = np.array([[2, 3], [4, 5]])
+
+    with pytest.raises(ValueError) as refused:
+        table_sizes(Sizes())
+    assert str(refused.value) == "agent 'sizes': table_sizes must be integers 2..6, got array([[2, 3], [4, 5]])"
+    for sizes in ([2, True], [2.0], []):
+        with pytest.raises(ValueError, match=r"^table sizes must be integers 2\.\.6, got "):
+            check_table_sizes(sizes)
+        with pytest.raises(ValueError, match=r"^table sizes must be integers 2\.\.6, got "):
+            Actor([(np.zeros((4, 9)), np.zeros(9))], table_sizes=sizes)
+        Sizes.table_sizes = sizes
+        with pytest.raises(ValueError, match=r"^agent 'sizes': table_sizes must be integers 2\.\.6, got "):
+            table_sizes(Sizes())
 
 
 def test_table_sizes_are_sorted_and_each_once():
@@ -87,7 +110,7 @@ def test_eval_reports_empty_table_sizes_in_one_line(agent_registry):
     register("sizes_empty")(Empty)
     code, out = run(["eval", "--agents", "sizes_empty,random", "--games", "2", "--workers", "1"])
     assert code != 0 and "Traceback" not in out
-    assert "llama-rl: error: agent 'sizes_empty': table_sizes must be a sequence of table sizes" in out
+    assert "llama-rl: error: agent 'sizes_empty': table_sizes must be integers 2..6, got []" in out
 
 
 class BadPopulation(First):

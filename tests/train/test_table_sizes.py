@@ -115,7 +115,7 @@ def test_table_sizes_of_an_agent_that_says_something_else_is_named():
         def act(self, observation, action_mask):
             return 0
 
-    with pytest.raises(ValueError, match="agent 'odd': table_sizes must be a sequence of table sizes, integers 2..6"):
+    with pytest.raises(ValueError, match="agent 'odd': table_sizes must be integers 2..6, got 'four'"):
         table_sizes(Odd())
 
 
