@@ -654,12 +654,37 @@ class _Closed(HeuristicAgent):
         type(self).closed += 1
 
 
-@pytest.mark.parametrize("odd", [_OddSizes, _OddForewarning], ids=["table_sizes", "forewarn"])
-def test_an_agent_whose_table_sizes_or_forewarn_is_of_the_wrong_kind_is_refused_naming_the_seat(agent_registry, odd):
+class _RaisingForewarning(HeuristicAgent):
+    def forewarn(self, rules):
+        raise RuntimeError("boom")
+
+
+class _NoSizes(HeuristicAgent):
+    table_sizes: tuple[int, ...] = ()
+
+
+@pytest.mark.parametrize(
+    ("odd", "why"),
+    [
+        (_OddSizes, "table_sizes must be integers 2..6, got 'two'"),
+        (_OddForewarning, "forewarn(rules) must return a Warning or None, got 'mind the table'"),
+        (_RaisingForewarning, "forewarn(rules) raised RuntimeError: boom"),
+        (_NoSizes, "table_sizes must be integers 2..6, got []"),
+        (
+            lambda quit_base=1: None,
+            "its factory returned no agent: an agent must have act(observation, action_mask) -> int, got None",
+        ),
+    ],
+    ids=["table_sizes", "forewarn", "forewarn raises", "no table_sizes", "no agent"],
+)
+def test_an_agent_whose_table_sizes_or_forewarn_is_of_the_wrong_kind_is_refused_naming_the_seat(
+    agent_registry, odd, why
+):
     """Asking the agents what they warn of at the table ran after the guard that names a
     seat's failure: a plugin's ``table_sizes = "two"`` or a ``forewarn`` returning a
     string made a new game (or a hand-over) a bare 500, and the agents built for the
-    seats before it were never let go."""
+    seats before it were never let go. The refusal then named the agent twice ("seat 2,
+    agent 'tw_odd': agent 'tw_odd': ...")."""
     from llama_env.agent import register
 
     register("tw_odd")(odd)
@@ -667,10 +692,11 @@ def test_an_agent_whose_table_sizes_or_forewarn_is_of_the_wrong_kind_is_refused_
     _Closed.closed = 0
     with pytest.raises(SessionError) as refused:
         new_game({"seats": [{"person": "Ann"}, {"agent": "tw_closed"}, {"agent": "tw_odd"}]})
-    assert refused.value.status == 400 and str(refused.value).startswith("seat 2, agent 'tw_odd': agent "), str(
-        refused.value
-    )
+    assert refused.value.status == 400 and str(refused.value) == f"seat 2, agent 'tw_odd': {why}"
     assert _Closed.closed == 1  # the seat built before it, let go
+    with pytest.raises(SessionError) as refused:
+        new_game({"seats": [{"person": "Ann"}, {"agent": "tw_odd:quit_base=2"}]})
+    assert str(refused.value) == f"seat 1, agent 'tw_odd:quit_base=2': {why}"
 
 
 class _ObsVersion7(HeuristicAgent):

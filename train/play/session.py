@@ -67,6 +67,7 @@ from llama_env._install import MissingExtra
 from llama_env.agent import (
     Agent,
     AgentSpec,
+    agent_label,
     forewarn,
     is_path_parameter,
     parse_agent_spec,
@@ -1340,6 +1341,7 @@ def build_agent(
     model trained at other table sizes or rules, a ``search`` whose networks go unused
     there) comes with it, worded for the page, and the agent says it no more as it plays."""
     agent: Agent | None = None
+    full = spec
     try:
         full = policy.resolve_paths(spec)
         agent = build(full, seed) if build is not None else resolve(full, seed)
@@ -1358,11 +1360,22 @@ def build_agent(
             log.warning("%s, agent %r: %s", what, spec.label, exc)
             why = exc.for_others()
         else:
-            why = policy.on_the_page(str(exc)) + policy.where_names_lead(spec)
+            labels = [full.label] if agent is None else [full.label, agent_label(agent)]
+            why = policy.on_the_page(_unnamed(str(exc), labels)) + policy.where_names_lead(spec)
         raise SessionError(
             f"{what}, agent {spec.label!r}: {why}", 429 if isinstance(exc, AgentHostFull) else 400
         ) from None
     return Seated(player, named.label, said)
+
+
+def _unnamed(text: str, labels: Sequence[str]) -> str:
+    """``text`` without the ``agent '<label>': `` it starts with for one of ``labels`` (the
+    agent's, as the registry's errors name it): :func:`build_agent` names the agent itself."""
+    for label in labels:
+        said = f"agent {label!r}: "
+        if text.startswith(said):
+            return text[len(said) :]
+    return text
 
 
 def start(session: GameSession) -> GameSession:
