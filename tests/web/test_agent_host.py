@@ -15,7 +15,7 @@ with warnings.catch_warnings():
 from llama_env.agent import AgentSpec, costly, make, parse_agent_spec
 from llama_env.engine import LlamaGame
 from llama_env.table import Table
-from train.play.agent_host import AgentHost, AgentLost, RemoteAgent
+from train.play.agent_host import AgentHost, AgentHostFull, AgentLost, RemoteAgent
 from train.play.session import SessionStore
 from train.play.web import create_app
 
@@ -490,3 +490,40 @@ def test_a_hosted_agent_says_what_it_warns_of_at_a_table_as_at_home(host):
     assert remote.rebuilt == 1 and host.call("forewarn", remote.key, Rules(num_players=3)) is None
     sized = AgentSpec("search", {"path": str(DEFAULT_MODEL_ZIP.parent / "ppo_llama_2p.npz")})
     assert host.agent(sized, 0).table_sizes == (2,)
+
+
+@pytest.mark.parametrize(
+    ("failure", "why"),
+    [
+        (AgentLost, "the process of costly agents stopped: EOFError"),
+        (AgentHostFull, "the server runs 256 costly agents already: try again when a game ends"),
+    ],
+)
+def test_a_costly_agents_process_failing_as_it_forewarns_is_the_servers_failure(failure, why):
+    """The process of costly agents lost twice, or full, as a seat's agent was asked what it
+    warns of was a 400 blaming the agent: "agent 'search': forewarn(rules) raised
+    AgentLost: ..."; it is the server's failure, as at the agent's build: a 500 (the
+    AgentLost, which the server logs) or a 429 to try again."""
+    from llama_env.engine import DEFAULT_RULES
+    from train.play.session import AgentPolicy, SessionError, build_agent
+
+    class Failing:
+        def act(self, observation, action_mask):
+            return 0
+
+        def forewarn(self, rules):
+            raise failure(why)
+
+    def seat():
+        return build_agent(
+            AgentSpec("random"), 0, "seat 1", rules=DEFAULT_RULES, policy=AgentPolicy(), build=lambda s, _: Failing()
+        )
+
+    if failure is AgentLost:
+        with pytest.raises(AgentLost):
+            seat()
+    else:
+        with pytest.raises(SessionError) as refused:
+            seat()
+        assert refused.value.status == 429
+        assert str(refused.value) == f"seat 1, agent 'random': {why}"

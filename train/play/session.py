@@ -1332,7 +1332,9 @@ def build_agent(
     differently); for a population (``perturbed``), a member of its own drawn from
     ``seed``, as ``Llama-v0`` seats it (:func:`~llama_env.agent.seat_for_game`), never the
     population, whose own ``act`` no driver calls; what fails is a :class:`SessionError`
-    naming ``what`` and the agent (a 429 when the process of costly agents is full), its
+    naming ``what`` and the agent (a 429 when the process of costly agents is full; that
+    process lost, at the build or as the agent forewarns, is the server's failure, an
+    :class:`~train.play.agent_host.AgentLost`, not the agent's), its
     model's paths as the page names them (:meth:`AgentPolicy.on_the_page`) and, for a path
     that names nothing, where the server reads it (:meth:`AgentPolicy.where_names_lead`).
 
@@ -1354,6 +1356,11 @@ def build_agent(
         check_obs_version(getattr(player, "obs_version", 0))  # as a Table checks it (a hand-over makes none)
     except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
         _close_agents([agent])  # built, then refused: a costly one is let go in its process
+        # its process lost twice or full as it forewarned: the server's failure, as at the build, not the agent's
+        if isinstance(exc.__cause__, AgentLost):
+            raise exc.__cause__ from None  # (a 500, logged)
+        if isinstance(exc.__cause__, AgentHostFull):
+            exc = exc.__cause__  # (a 429: try again)
         # MissingExtra: the page is told which extra the server lacks, its console the command that
         # installs it (naming the server's Python and checkout); AgentHostFull: too many costly agents live
         if isinstance(exc, MissingExtra):
