@@ -1215,6 +1215,26 @@ def test_a_seed_is_sent_as_typed_and_a_bad_one_is_refused_naming_the_range(site,
     assert len(refused) == 1 and "/api/games" in refused[0] and "400" in refused[0], refused
 
 
+def test_a_rule_field_the_browser_cannot_read_is_refused_naming_it(site, browser):
+    """A number field holding what the browser cannot read ("3-", "10e") reads "", and
+    the game started with that option's default without a word. Start is refused, naming
+    the field, as a bad seed is, and no game is made."""
+    page = browser
+    open_page(page, site.url, DESKTOP)
+    set_up(page, [("person", "Mo"), ("agent", "heuristic")], seed=None, end_score=20)
+    for field, typed, label, default in (
+        ("hand-size", "3-", "Cards in a hand …", 6),
+        ("end-score", "10e", "Game ends at … points", 40),
+    ):
+        retype(page.find_element(By.ID, field), typed)
+        page.find_element(By.ID, "start").click()
+        error = wait(page, 10).until(lambda d: d.find_element(By.ID, "setup-error").text)
+        assert error == f"'{label}' must be a whole number, or empty for {default}.", error
+        assert len(site.store) == 0 and not shown(page, "game")
+        retype(page.find_element(By.ID, field), str(default))
+    assert console_errors(page) == []
+
+
 def test_a_game_started_in_this_browser_is_offered_again_when_the_page_is_reopened(site, browser, tmp_path):
     """The page kept the links of the games it started, but a creator who closed the tab
     and opened the address again found only the new-game form, and no way back to their

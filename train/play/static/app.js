@@ -316,6 +316,12 @@ async function start() {
   }
   const body = { seats };
   for (const input of $("rule-fields").querySelectorAll("input")) {
+    // what the browser cannot read as a number ("3-", "10e") reads "": the game started with the default
+    if (input.validity.badInput) {
+      const option = ruleOptions.find((o) => o.name === input.dataset.option);
+      $("setup-error").textContent = `'${option.label.replace("{}", "…")}' must be a whole number, or empty for ${option.default}.`;
+      return;
+    }
     if (input.value !== "") body[input.dataset.option] = Number(input.value);
   }
   const text = JSON.stringify(body);
