@@ -96,7 +96,6 @@ __all__ = [
     "RUN_CHECKPOINTS",
     "whole_checkpoints",
     "is_run_directory",
-    "check_table_sizes",
     "run_table_sizes",
     "overtaken_model",
     "run_trained_at",

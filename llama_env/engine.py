@@ -60,6 +60,7 @@ __all__ = [
     "max_hand_size",
     "option_high",
     "table_sizes_allowing",
+    "check_table_sizes",
     "validate_rule_options",
     "check_flag",
     "action_index",
