@@ -47,7 +47,8 @@ class BaseAgent:
     ``reset(seed)`` that reseeds it. ``reset`` is called at the start of each game.
 
     Result tables and messages name a subclass by its ``name`` attribute where it sets
-    one (``name = "greedy"``), else by its class name (:func:`llama_env.agent.agent_label`);
+    one (``name = "greedy"``), else by the registered name or spec it was built from
+    (``agents.make("greedy")``), else by its class name (:func:`llama_env.agent.agent_label`);
     evaluation names an agent it was given as a registered name or spec by that text."""
 
     def __init__(self, seed: int | None = None) -> None:
