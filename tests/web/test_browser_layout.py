@@ -159,9 +159,19 @@ CARD_STYLE = """
 return [...document.querySelectorAll('#hand button.card')].map((b) => {
   const s = getComputedStyle(b);
   return {card: b.textContent, disabled: b.disabled, opacity: Number(s.opacity), filter: s.filter,
-          border: s.borderTopStyle, background: s.backgroundColor, colour: s.color};
+          border: s.borderTopStyle, background: s.backgroundColor, veil: s.backgroundImage, colour: s.color};
 });
 """
+
+CARD_COLOURS = """
+return [1, 2, 3, 4, 5, 6, 7].map((c) => {
+  const face = document.body.appendChild(Object.assign(document.createElement('span'), {className: `card c${c}`}));
+  const colour = getComputedStyle(face).backgroundColor;
+  face.remove();
+  return colour;
+});
+"""
+"""The face of a card of each value, as a playable one shows it."""
 
 
 def _saturated(rgb: tuple[float, ...], s: float) -> tuple[float, float, float]:
@@ -181,10 +191,19 @@ def _saturation(css_filter: str) -> float:
     return float(found.group(1)) if found else 1.0
 
 
+def _veiled(face: str, veil: str) -> tuple[float, float, float]:
+    """The colour ``face`` under ``veil``, a computed ``linear-gradient`` of one colour
+    (``none``: no veil)."""
+    below = _rgba(face)[:3]
+    found = re.match(r"linear-gradient\((rgba?\([^)]*\))", veil)
+    return _over(found.group(1), below) if found else below
+
+
 def test_a_card_that_cannot_be_played_looks_unlike_a_playable_one_and_its_digit_stays_readable(site, browser):
     """A card that could not be played now was only at 0.85 opacity, hard to tell from a
-    playable one. It is greyed and outlined in dashes now (a playable card's outline is
-    solid), not faded, and its digit keeps at least 4.5:1 on the grey."""
+    playable one; greyed, a cream llama stayed the brightest card of the hand. It is
+    darkened under a veil, greyed and outlined in dashes now (a playable card's outline is
+    solid), not faded: darker than a card of any colour, its digit at least 4.5:1 on it."""
     for seed in range(40):  # a deal where Ann moves first with a card she may play and one she may not
         state = api(site, "POST", "/api/games", seats=[{"person": "Ann"}, {"agent": "random"}], seed=seed)
         unplayable = [c for c in state["hand"] if c - 1 not in state["legal"]]
@@ -200,9 +219,13 @@ def test_a_card_that_cannot_be_played_looks_unlike_a_playable_one_and_its_digit_
     on = [c for c in cards if not c["disabled"]]
     assert off and on, cards
     for card in on:
-        assert card["border"] == "solid" and _saturation(card["filter"]) == 1, card
+        assert card["border"] == "solid" and _saturation(card["filter"]) == 1 and card["veil"] == "none", card
+    black = (0.0, 0.0, 0.0)
+    darkest = min(contrast(_rgba(face), black) for face in driver.execute_script(CARD_COLOURS))
     for card in off:
         grey = _saturation(card["filter"])
         assert card["opacity"] == 1 and card["border"] == "dashed" and grey <= 0.5, card
-        digit = contrast(_saturated(_rgba(card["colour"]), grey), _saturated(_rgba(card["background"]), grey))
+        face = _saturated(_veiled(card["background"], card["veil"]), grey)
+        assert contrast(face, black) < darkest, (card, "no darker than a playable card")
+        digit = contrast(_saturated(_rgba(card["colour"]), grey), face)
         assert digit >= 4.5, (card, digit)
