@@ -2022,6 +2022,33 @@ def test_play_waits_at_each_round_s_result_until_it_is_closed(site, browser):
     assert console_errors(driver) == []
 
 
+ROUND_IN_VIEW = """
+const box = document.getElementById('round-result');
+const title = box.querySelector('h3').getBoundingClientRect();
+const ok = document.getElementById('round-ok').getBoundingClientRect();
+return {scrolled: box.scrollTop, title: [title.top, title.bottom], ok: [ok.top, ok.bottom], height: innerHeight};
+"""
+
+
+@pytest.mark.parametrize("screen", [DESKTOP, SMALL_PHONE], ids=lambda s: s.name)
+def test_a_round_s_result_opens_at_its_title(site, browser, screen):
+    """The round's result was as tall as the board, and its Continue took the focus by
+    scrolling to it: six players' result opened scrolled to its end, its title and first
+    rows out of sight. It opens at its title, Continue in view and focused."""
+    driver = browser
+    open_page(driver, site.url, screen)
+    set_up(driver, [("agent", "heuristic")] * 6, seed=3, end_score=100)
+    driver.find_element(By.ID, "start").click()
+    idle(driver, "window.llamaState.mode === 'watch'")
+    driver.find_element(By.ID, "play").click()
+    wait(driver, 60).until(lambda d: shown(d, "round-result"))
+    driver.execute_script("document.getElementById('pause').click()")
+    shown_at = driver.execute_script(ROUND_IN_VIEW)
+    assert shown_at["scrolled"] == 0 and focused(driver) == "round-ok", shown_at
+    assert shown_at["title"][0] >= 0 and shown_at["ok"][1] <= shown_at["height"], shown_at
+    assert fits(driver)
+
+
 def test_a_refused_leave_catches_up_with_the_table(site, browser):
     """Ann's page learnt of Bob's coming only at its next look, 15 s later on her turn (no
     "Leave the table" until then), and when Bob left just before her own Leave, the

@@ -683,7 +683,17 @@ function showRound(event) {
   const head = el("tr", {}, ...["player", "cards", "points", "score"].map((h) => el("th", { text: h })));
   $("round-body").replaceChildren(el("h3", { text: event.text }), el("table", {}, head, ...rows));
   $("round-result").classList.remove("hidden");
-  $("round-ok").focus();
+  openAtTop($("round-result"), $("round-ok"));
+}
+
+// A box just shown (the round's result) is read from its title: its Continue takes the
+// focus without scrolling to it (focus() scrolled the box to its end), and the page
+// scrolls as little as brings the box, at most the screen's height, into view.
+function openAtTop(box, button) {
+  button.focus({ preventScroll: true });
+  box.scrollTop = 0;
+  if ($("game").classList.contains("hidden")) return;  // (shown when the person comes back)
+  box.scrollIntoView({ block: "nearest" });
 }
 
 function roundOpen() {
@@ -1139,7 +1149,7 @@ $("resume-more").addEventListener("click", () => offerKeptGames(true));
 $("nav-game").addEventListener("click", () => {
   goTo(viewHash("game"));
   show("game");  // (this button hides: the focus goes to the result shown, else to the moves)
-  if (roundOpen()) $("round-ok").focus(); else focusMove();
+  if (roundOpen()) openAtTop($("round-result"), $("round-ok")); else focusMove();
 });
 // A game link pasted into a tab already open, or the browser's Back and Forward: the
 // entry's view (the game this page follows is shown as it stands), or the new-game form
