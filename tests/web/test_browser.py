@@ -64,6 +64,7 @@ class Screen:
 
 DESKTOP = Screen("desktop", 1280, 720, phone=False)
 PHONE = Screen("phone", 390, 844, phone=True)
+SMALL_PHONE = Screen("small phone", 320, 640, phone=True)
 TOUCH = 44
 """Smallest touch target, in CSS pixels (Apple's and Google's guidelines)."""
 
@@ -1235,6 +1236,30 @@ def test_a_rule_field_the_browser_cannot_read_is_refused_naming_it(site, browser
     assert console_errors(page) == []
 
 
+IN_VIEW = """
+const r = document.getElementById(arguments[0]).getBoundingClientRect();
+return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight;
+"""
+
+
+@pytest.mark.parametrize("screen", [PHONE, SMALL_PHONE], ids=lambda s: s.name)
+def test_an_error_of_the_form_is_brought_into_view_on_a_phone(site, browser, screen):
+    """The form's errors are under it: on a phone an expired game link's explanation was
+    below the screen (and said to start a new game "below", where it was the form above),
+    and so was a refused Start's, so that Start seemed to do nothing. Each is scrolled
+    into view when it is said."""
+    driver = browser
+    open_page(driver, f"{site.url}/#game=gone&token=nothing", screen)
+    error = wait(driver, 10).until(lambda d: d.find_element(By.ID, "setup-error").text)
+    assert error.endswith("Start a new game above."), error
+    wait(driver, 10).until(lambda d: d.execute_script(IN_VIEW, "setup-error"))
+    set_up(driver, [("person", "Mo"), ("agent", "heuristic")], seed=None, end_score=20)
+    driver.find_element(By.ID, "seed").send_keys("-3")
+    driver.execute_script("const b = document.getElementById('start'); b.scrollIntoView({block: 'end'}); b.click()")
+    assert driver.find_element(By.ID, "setup-error").text.startswith("The seed must be")
+    assert driver.execute_script(IN_VIEW, "setup-error") and fits(driver)
+
+
 def test_a_game_started_in_this_browser_is_offered_again_when_the_page_is_reopened(site, browser, tmp_path):
     """The page kept the links of the games it started, but a creator who closed the tab
     and opened the address again found only the new-game form, and no way back to their
@@ -1612,7 +1637,6 @@ def test_a_waiting_page_keeps_polling_through_a_busy_server(browser):
         thread.join(timeout=10)
 
 
-SMALL_PHONE = Screen("small phone", 320, 640, phone=True)
 SMALL_FIELDS = """
 const invite = Object.assign(document.createElement('input'), {className: 'invite', readOnly: true});
 document.getElementById('invite-list').append(invite);  // a friend's link, as a game of two people shows it

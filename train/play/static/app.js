@@ -289,6 +289,14 @@ function changedRules(options) {
     .join(", ");
 }
 
+// An error of the form, under it: brought into view (on a phone it was below the screen,
+// and Start seemed to do nothing). Returns the text.
+function setupError(text) {
+  $("setup-error").textContent = text;
+  if (text) $("setup-error").scrollIntoView({ block: "nearest" });
+  return text;
+}
+
 let starting = false;  // a game is being created: a second click must not create another
 
 // The seed as typed, digits only, for the body's JSON as they are: Number() rounds a seed
@@ -311,7 +319,7 @@ async function start() {
   });
   const seed = seedDigits();
   if (seed === undefined) {
-    $("setup-error").textContent = "The seed must be a whole number from 0 to 9223372036854775807, or empty for a random deal.";
+    setupError("The seed must be a whole number from 0 to 9223372036854775807, or empty for a random deal.");
     return;
   }
   const body = { seats };
@@ -319,7 +327,7 @@ async function start() {
     // what the browser cannot read as a number ("3-", "10e") reads "": the game started with the default
     if (input.validity.badInput) {
       const option = ruleOptions.find((o) => o.name === input.dataset.option);
-      $("setup-error").textContent = `'${option.label.replace("{}", "…")}' must be a whole number, or empty for ${option.default}.`;
+      setupError(`'${option.label.replace("{}", "…")}' must be a whole number, or empty for ${option.default}.`);
       return;
     }
     if (input.value !== "") body[input.dataset.option] = Number(input.value);
@@ -335,7 +343,7 @@ async function start() {
     goToGame(state.id, token);
     begin(state);
   } catch (err) {
-    $("setup-error").textContent = err.message;
+    setupError(err.message);
   } finally {
     starting = false;
     $("start").disabled = false;
@@ -354,7 +362,7 @@ async function replayFile(event) {
     goToGame(state.id, token);
     begin(state);
   } catch (err) {
-    $("setup-error").textContent = err.message;
+    setupError(err.message);
   }
   event.target.value = "";
 }
@@ -473,8 +481,9 @@ async function openLink(id, seatToken, behind = false) {
     if (behind) return;
     show("setup");
     const why = err.status === 403 ? "its token is not this game's (ask for the link again)" : err.message;
-    $("setup-error").textContent = `That game link does not open a game: ${why}. Start a new game below.`;
-    offerKeptGames();
+    const said = setupError(`That game link does not open a game: ${why}. Start a new game above.`);
+    // (the games offered, and the rule fields on a page just opened, push it down)
+    Promise.all([offerKeptGames(), rulesLoaded]).then(() => { if ($("setup-error").textContent === said) setupError(said); });
   }
 }
 
