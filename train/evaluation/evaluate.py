@@ -9,6 +9,7 @@ described there, the statistics in :mod:`train.evaluation.stats`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterator, Sequence
@@ -62,8 +63,37 @@ class ByAgentName:
     def __len__(self) -> int:
         return len(self.names)
 
+    def __eq__(self, other: object) -> bool:
+        """Every field equal: arrays element by element, and a NaN (an undefined number, as
+        an idle agent's win share) equal to a NaN, so two runs of one seed are equal. The
+        dataclass's own ``==`` asked a numpy array for its truth, a ``ValueError``."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return same_values(vars(self), vars(other))
 
-@dataclass
+
+def same_values(a: object, b: object) -> bool:
+    """``a == b`` for a result's fields: numpy arrays, dataclasses, lists, tuples and
+    dicts compared item by item, a NaN equal to a NaN."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype
+            and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+        )
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and same_values(vars(a), vars(b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_values(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same_values, a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return bool(a == b)
+
+
+@dataclass(eq=False)  # ByAgentName.__eq__: the dataclass's compared numpy arrays as a bool
 class EvalResult(ByAgentName):
     """What :func:`evaluate` measured; per agent in the order of the agents list.
 
@@ -72,7 +102,8 @@ class EvalResult(ByAgentName):
     :class:`AgentStats`; ``"heuristic" in result``, ``for name in result`` and
     ``len(result)`` read it as a dict of the agents by name. The per-game arrays
     (``shares`` to ``quit_penalty``) are kept for further analysis; their agents axis
-    follows the agents list, not the seats.
+    follows the agents list, not the seats. Two results are ``==`` when every field is,
+    as two runs of one seed are.
     """
 
     names: list[str]

@@ -37,14 +37,15 @@ from train.evaluation.stats import json_number, pandas
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 
 
-@dataclass
+@dataclass(eq=False)  # ByAgentName.__eq__: the dataclass's compared numpy arrays as a bool
 class TournamentResult(ByAgentName):
     """What :func:`tournament` measured: per agent in the order of the agents list.
 
     ``print(result)`` shows :meth:`to_table` (the agents ranked by rating) and
     :meth:`pairwise_table`;
     ``result["ppo"]`` (or ``result[0]``) is one agent's row; ``"ppo" in result``, ``for
-    name in result`` and ``len(result)`` read it as a dict of the agents by name.
+    name in result`` and ``len(result)`` read it as a dict of the agents by name. Two
+    results are ``==`` when every field is, as two runs of one seed are.
     """
 
     names: list[str]

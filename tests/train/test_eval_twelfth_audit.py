@@ -1,0 +1,34 @@
+"""What the twelfth stop's audit of evaluation through the Python API found: results
+that could not be compared with ``==``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from train.evaluation import evaluate, tournament
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_two_evaluations_of_one_seed_are_equal(batched):
+    """``==`` asked a numpy array for its truth: a ValueError."""
+    a = evaluate("heuristic,random", 20, workers=1, batched=batched)
+    b = evaluate("heuristic,random", 20, workers=1, batched=batched)
+    assert a == b
+    assert a != evaluate("heuristic,random", 20, seed=1, workers=1, batched=batched)
+    changed = dataclasses.replace(b, scores=b.scores.copy())
+    changed.scores[0, 0] += 1
+    assert a != changed
+    assert a != "a result"
+
+
+def test_two_tournaments_of_one_seed_are_equal():
+    """An idle agent's win share and the pairs that never met are NaN: equal to a NaN."""
+    a = tournament("heuristic,random,random:seed=1,random:seed=2", 2, 2, workers=1)
+    b = tournament("heuristic,random,random:seed=1,random:seed=2", 2, 2, workers=1)
+    assert np.isnan(a.pairwise).any() and a == b
+    assert a != tournament("heuristic,random,random:seed=1,random:seed=2", 2, 3, workers=1)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
