@@ -663,7 +663,8 @@ def start_with_friends(driver: webdriver.Chrome, site: Site, end_score: int = 20
 def test_the_seed_is_off_saying_why_while_several_seats_are_people(site, browser):
     """The seed stayed open for a game of several people, and only the server's 400 said
     why, after Start: the field is off, with its reason shown, while more than one seat
-    is a person, and on again (what was typed in it kept) when one is at most."""
+    is a person (dimmed: it looked on, its number in it), and on again (what was typed in
+    it kept) when one is at most."""
     driver = browser
     open_page(driver, site.url, DESKTOP)
     seed = driver.find_element(By.ID, "seed")
@@ -682,6 +683,10 @@ def test_the_seed_is_off_saying_why_while_several_seats_are_people(site, browser
     seed.send_keys("7")
     seats("person", "agent", "person")
     assert off() and "several people" in driver.find_element(By.ID, "seed-why").text
+    looks = driver.execute_script(
+        "const s = getComputedStyle(arguments[0]); return [s.cursor, Number(s.opacity)]", seed
+    )
+    assert looks[0] == "not-allowed" and looks[1] <= 0.5, f"the seed off looks on: {looks}"
     seats("person", "agent")  # the second person's seat is gone
     assert not off() and seed.get_attribute("value") == "7"
     seats("agent", "agent", "agent")
