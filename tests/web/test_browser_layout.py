@@ -155,6 +155,29 @@ def test_a_seat_out_of_the_round_looks_out_and_its_words_stay_readable(site, bro
     assert any("quit" in text for text, _, _ in style["words"]), style
 
 
+WARNINGS_STYLE = """
+const box = document.getElementById('table-warnings');
+const s = getComputedStyle(box);
+return {shown: box.checkVisibility(), colour: s.color, background: s.backgroundColor};
+"""
+
+
+def test_the_note_under_the_table_is_readable(site, browser):
+    """The note naming an agent out of its depth at the table was the muted grey on the
+    board's green, 3.6:1 at 14 px. It is at least 4.5:1 now, over the board's lightest green."""
+    state = api(
+        site, "POST", "/api/games", seats=[{"person": "Ann"}, {"agent": "search:worlds=16"}, {"agent": "random"}]
+    )
+    assert state["warnings"], state
+    driver = browser
+    open_page(driver, f"{site.url}/#game={state['id']}&token={state['token']}", DESKTOP)
+    idle(driver)
+    note = driver.execute_script(WARNINGS_STYLE)
+    behind = _over(note["background"], BOARD_LIGHTEST)
+    assert note["shown"] and contrast(_over(note["colour"], behind), behind) >= 4.5, note
+    assert console_errors(driver) == []
+
+
 CARD_STYLE = """
 return [...document.querySelectorAll('#hand button.card')].map((b) => {
   const s = getComputedStyle(b);
