@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from llama_env._install import MissingExtra
+from llama_env._install import extra_named
 from train.evaluation.runner import GameColumns
 
 __all__ = ["Z95", "mean_ci", "AgentStats", "aggregate", "json_number", "pandas"]
@@ -33,16 +33,12 @@ def pandas() -> Any:
     """The ``pandas`` module, which the results' tables need (it comes with the
     ``notebooks`` extra); a :class:`~llama_env._install.MissingExtra` naming that extra if
     missing, as every missing optional package is (the command line tells them by it)."""
-    try:
+    why = (
+        "the results' tables (to_dataframe and train.evaluation.analysis) need pandas, which is not "
+        "installed; pandas alone will do, or the notebooks extra"
+    )
+    with extra_named("notebooks", lambda _package: why):
         import pandas as pd
-    except ModuleNotFoundError as exc:
-        if exc.name != "pandas":
-            raise
-        why = (
-            "the results' tables (to_dataframe and train.evaluation.analysis) need pandas, which is not "
-            "installed; pandas alone will do, or the notebooks extra"
-        )
-        raise MissingExtra(why, "notebooks", name="pandas") from None
     return pd
 
 
