@@ -198,11 +198,8 @@ def rasterize(svg: str) -> np.ndarray:
 
         tried = _RASTERIZE_MODULES[1]
         from PIL import Image
-    except ImportError as exc:  # named by the module that failed, as the check at make names it
-        # an ImportError of no module (Pillow's "The _imaging extension was built for another
-        # version"): the one not installed, else the one whose import failed
-        name = (exc.name or "").partition(".")[0] or find_missing(_RASTERIZE_MODULES) or tried
-        raise MissingExtra(_RASTERIZE_NEEDS, "web", name=name) from None
+    except ImportError:  # named by the module whose import failed, as the check at make names it
+        raise MissingExtra(_RASTERIZE_NEEDS, "web", name=tried) from None
     global _FONTS_CHECKED
     if not _FONTS_CHECKED:
         _FONTS_CHECKED = True
