@@ -586,6 +586,7 @@ def test_a_game_an_agent_s_failure_stopped_says_which_and_why_and_stops_asking(s
     assert driver.find_element(By.ID, "turn").text == "The game stopped."
     assert not enabled_cards(driver) and not driver.find_element(By.ID, "draw").is_enabled()
     assert driver.execute_script("return poller") is None  # nothing more will happen: it asks no more
+    assert focused(driver) == "new-game"  # (the card played had it: it fell to the page)
 
     driver.find_element(By.ID, "new-game").click()
     set_up(driver, [("agent", "p2_raiser"), ("agent", "random")], seed=3, end_score=20)
@@ -596,6 +597,7 @@ def test_a_game_an_agent_s_failure_stopped_says_which_and_why_and_stops_asking(s
     assert state["stopped"].startswith("the game stopped, and is not saved: agent 'p2_raiser' at seat 0: ")
     assert driver.find_element(By.ID, "game-error").text == state["stopped"]
     assert not driver.find_element(By.ID, "step").is_enabled() and not driver.find_element(By.ID, "play").is_enabled()
+    assert focused(driver) == "new-game"
 
 
 # --------------------------------------------------------------------------- 2. friends
@@ -2006,7 +2008,8 @@ def test_a_screen_reader_hears_each_move_once(site, browser):
 def test_stepping_a_replay_with_the_keyboard_keeps_the_focus_on_step(site, browser, tmp_path):
     """Step and Play were switched off while a step was shown: the keyboard's focus fell
     to the page, and of three presses of Space on Step only the first stepped. They stay
-    on (a step asked for while one is shown is let go), and Play hands the focus to Pause."""
+    on (a step asked for while one is shown is let go), Play hands the focus to Pause, and
+    Pause, off then, hands it back."""
     driver = browser
     record, _ = play_record(4, ["greedy", "greedy"])  # (a long first round: no result takes the focus)
     path = tmp_path / "record.json"
@@ -2023,7 +2026,8 @@ def test_stepping_a_replay_with_the_keyboard_keeps_the_focus_on_step(site, brows
     driver.execute_script("document.getElementById('play').focus()")
     ActionChains(driver).send_keys(" ").send_keys(" ").perform()  # Play, then Pause
     still(driver)
-    assert focused(driver) == "pause" and driver.find_element(By.ID, "play").is_enabled()
+    assert focused(driver) in ("play", "step") and driver.find_element(By.ID, "play").is_enabled()
+    assert not driver.find_element(By.ID, "pause").is_enabled()  # (nothing plays: it looked on)
     assert console_errors(driver) == []
 
 
@@ -2076,6 +2080,48 @@ def test_a_round_s_result_opens_at_its_title(site, browser, screen):
     assert shown_at["scrolled"] == 0 and focused(driver) == "round-ok", shown_at
     assert shown_at["title"][0] >= 0 and shown_at["ok"][1] <= shown_at["height"], shown_at
     assert fits(driver)
+
+
+def test_the_keyboard_s_focus_goes_to_new_game_at_a_game_s_end_without_scrolling(site, browser, tmp_path):
+    """At a game's end the keyboard's focus fell to the page: after Continue on the last
+    result of a game played (no move is this page's to focus), and of a replay opened from
+    the history (whose Replay button hides) New game took it by scrolling the page 141 px,
+    Pause still on with nothing playing. The replay opens on Step; at the end New game
+    has the focus, the page where it was, Pause off."""
+    driver = browser
+    open_page(driver, site.url, DESKTOP)
+    set_up(driver, [("person", "Ann"), ("agent", "heuristic")], seed=2, end_score=1)
+    driver.find_element(By.ID, "start").click()
+    state = idle(driver)
+    for turn in range(60):
+        if state["game_over"]:
+            break
+        if state["your_turn"]:
+            play_something(driver, turn)
+        state = idle(driver, f"window.llamaState.seq > {state['seq']} || window.llamaState.game_over")
+    assert state["game_over"] and shown(driver, "round-result")
+    ActionChains(driver).send_keys("\ue00c").perform()  # Escape
+    assert focused(driver) == "new-game"
+
+    driver.find_element(By.ID, "nav-history").click()
+    replay = wait(driver, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "button.replay"))
+    driver.execute_script("arguments[0].focus()", replay)
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    state = idle(driver, "window.llamaState.mode === 'replay'")
+    assert focused(driver) == "step" and not driver.find_element(By.ID, "pause").is_enabled()
+    for _ in range(60):
+        if state["moves_left"] == 0:
+            break
+        if shown(driver, "round-result"):
+            ActionChains(driver).send_keys("\ue00c").perform()
+        driver.find_element(By.ID, "step").click()
+        state = idle(driver, f"window.llamaState.seq > {state['seq']}")
+    assert shown(driver, "round-result")
+    top = driver.execute_script("return scrollY")
+    ActionChains(driver).send_keys("\ue00c").perform()
+    assert focused(driver) == "new-game" and driver.execute_script("return scrollY") == top
+    assert not driver.find_element(By.ID, "pause").is_enabled() and not driver.find_element(By.ID, "step").is_enabled()
+    assert console_errors(driver) == []
 
 
 def test_a_refused_leave_catches_up_with_the_table(site, browser):

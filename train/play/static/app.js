@@ -427,6 +427,8 @@ function begin(state, opened = false) {
   $("you").classList.toggle("hidden", state.mode !== "play");
   for (const id of ["step", "play", "pause"]) $(id).classList.toggle("hidden", state.mode === "play");  // (the speed stays)
   fitSpeed(state.mode);
+  // (what had the focus, Start or a replay's button, is hidden now: a game watched or replayed is stepped)
+  if (state.mode !== "play" && focusLost()) $("step").focus({ preventScroll: true });
   const others = (state.mode === "play" ? invitesOf(state) : []).filter((l) => l.seat !== state.seat);
   $("invites").classList.toggle("hidden", others.length === 0);
   $("invite-local").classList.toggle("hidden", !LOOPBACK.includes(location.hostname));
@@ -717,17 +719,30 @@ function closeRound() {
   // (its Continue button, now hidden, counts as no focus): back to the moves, or to Pause
   // while Play goes on, else Step
   if (game.mode === "play") focusMove();
-  else [autoplay !== null ? $("pause") : $("step"), $("new-game")].find((b) => !b.disabled).focus();
+  else [autoplay !== null ? $("pause") : $("step"), $("new-game")].find((b) => !b.disabled).focus({ preventScroll: true });
+  focusEnd();
 }
 
 // After a move the buttons are drawn anew: the keyboard's focus goes to the first card
 // that can be played, else Draw, else Quit (never while the person is elsewhere on the page).
 function focusMove() {
-  const active = document.activeElement;
-  const lost = !active || active === document.body || active.disabled || !active.isConnected || active.offsetParent === null;  // (hidden)
-  if (!lost || !game || !game.your_turn || animating || roundOpen()) return;
+  if (!focusLost() || !game || !game.your_turn || animating || roundOpen()) return;
   const target = document.querySelector("#hand button:enabled") || [$("draw"), $("quit")].find((b) => !b.disabled);
   if (target) target.focus();
+}
+
+// Whether the keyboard's focus is nowhere: on the page, or on a button gone, off or hidden.
+function focusLost() {
+  const active = document.activeElement;
+  return !active || active === document.body || active.disabled || !active.isConnected || active.offsetParent === null;  // (hidden)
+}
+
+// A game over or stopped, its last result closed: the keyboard's focus, lost with the moves
+// gone off (it fell to the page), goes to New game, without scrolling the page to it.
+function focusEnd() {
+  if (game && (game.game_over || game.stopped) && !queue.length && !roundOpen() && focusLost()) {
+    $("new-game").focus({ preventScroll: true });
+  }
 }
 
 // While moves are shown or a move is on its way. Step and Play stay on (a step asked for
@@ -761,6 +776,7 @@ function render() {
     const done = Boolean(game.game_over || game.stopped || (game.mode === "replay" && game.moves_left === 0));
     $("step").disabled = done;
     $("play").disabled = done || autoplay !== null;
+    $("pause").disabled = autoplay === null;
     if (done) stopAutoplay();
   }
   if (game.game_over) showStandings();
@@ -769,6 +785,7 @@ function render() {
   $("leave").classList.toggle("hidden", !canLeave());
   navGame();
   askedStill();
+  focusEnd();
 }
 
 // What the server says of the agents at this table (a model trained at other table sizes
@@ -1032,6 +1049,7 @@ function playAuto() {
     autoplay = setTimeout(tick, delay());
   };
   autoplay = setTimeout(tick, 0);
+  $("pause").disabled = false;
   if (document.activeElement === $("play")) $("pause").focus();  // (Play goes off: the keyboard's focus is not dropped)
   $("play").disabled = true;
 }
@@ -1040,6 +1058,10 @@ function stopAutoplay() {
   if (autoplay !== null) clearTimeout(autoplay);
   autoplay = null;
   if (game && !animating) $("play").disabled = game.game_over || Boolean(game.stopped);
+  // Pause goes off with nothing playing (it looked on at a replay's end): its focus goes to Play
+  const paused = document.activeElement === $("pause");
+  $("pause").disabled = true;
+  if (paused) [$("play"), $("step"), $("new-game")].find((b) => !b.disabled).focus({ preventScroll: true });
 }
 
 async function download() {
