@@ -32,3 +32,24 @@ def test_two_tournaments_of_one_seed_are_equal():
     assert a != tournament("heuristic,random,random:seed=1,random:seed=2", 2, 3, workers=1)
     with pytest.raises(TypeError, match="unhashable"):
         hash(a)
+
+
+@pytest.mark.parametrize(
+    "play",
+    [
+        lambda: evaluate("heuristic,random", 20, workers=1),
+        lambda: tournament("heuristic,random,random:seed=1", 2, 4, workers=1),
+    ],
+)
+def test_a_notebook_shows_a_result_as_its_table(play):
+    """A cell ending with a result showed the dataclass's fields, 800 characters on one
+    line (a tournament's arrays among them)."""
+    pretty = pytest.importorskip("IPython.lib.pretty").pretty
+    result = play()
+    assert pretty(result) == str(result)
+    assert repr(result) == (
+        f"<{type(result).__name__}: {result.num_games} games, {result.num_players} players, seed 0; win shares "
+        + ", ".join(f"{n} {w:.3f}" for n, w in zip(result.names, result.win_shares, strict=True))
+        + ">"
+    )
+    assert len(repr(result)) < 120

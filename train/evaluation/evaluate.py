@@ -53,6 +53,14 @@ class ByAgentName:
     ``__getitem__`` by position, so ``"heuristic" in result`` was ``False``."""
 
     names: list[str]
+    rules: Rules
+    num_games: int
+    seed: int
+
+    @property
+    def win_shares(self) -> list[float]:
+        """Each agent's win share, as listed."""
+        raise NotImplementedError
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self.names
@@ -70,6 +78,19 @@ class ByAgentName:
         if type(other) is not type(self):
             return NotImplemented
         return same_values(vars(self), vars(other))
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython shows a result that ends a notebook cell as ``print`` does: its table
+        (the dataclass's fields were 800 characters of numbers on one line)."""
+        printer.text(str(self))
+
+    def __repr__(self) -> str:
+        """One line: the games and each agent's win share (the table is ``str``)."""
+        wins = ", ".join(f"{n} {w:.3f}" for n, w in zip(self.names, self.win_shares, strict=True))
+        return (
+            f"<{type(self).__name__}: {self.num_games} games, {self.rules.num_players} players, "
+            f"seed {self.seed}; win shares {wins}>"
+        )
 
 
 def same_values(a: object, b: object) -> bool:
@@ -93,17 +114,17 @@ def same_values(a: object, b: object) -> bool:
     return bool(a == b)
 
 
-@dataclass(eq=False)  # ByAgentName.__eq__: the dataclass's compared numpy arrays as a bool
+@dataclass(eq=False, repr=False)  # ByAgentName's: the dataclass's == failed on arrays, its repr ran long
 class EvalResult(ByAgentName):
     """What :func:`evaluate` measured; per agent in the order of the agents list.
 
-    ``print(result)`` shows :meth:`to_table`; :meth:`to_dict` and :meth:`to_dataframe`
-    serve notebooks. ``result["heuristic"]`` (or ``result[0]``) is one agent's
-    :class:`AgentStats`; ``"heuristic" in result``, ``for name in result`` and
-    ``len(result)`` read it as a dict of the agents by name. The per-game arrays
-    (``shares`` to ``quit_penalty``) are kept for further analysis; their agents axis
-    follows the agents list, not the seats. Two results are ``==`` when every field is,
-    as two runs of one seed are.
+    ``print(result)`` shows :meth:`to_table`, as does a notebook cell ending with it;
+    :meth:`to_dict` and :meth:`to_dataframe` serve notebooks. ``result["heuristic"]`` (or
+    ``result[0]``) is one agent's :class:`AgentStats`; ``"heuristic" in result``, ``for
+    name in result`` and ``len(result)`` read it as a dict of the agents by name. The
+    per-game arrays (``shares`` to ``quit_penalty``) are kept for further analysis; their
+    agents axis follows the agents list, not the seats. Two results are ``==`` when every
+    field is, as two runs of one seed are; ``repr`` is one line of the win shares.
     """
 
     names: list[str]

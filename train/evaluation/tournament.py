@@ -37,15 +37,16 @@ from train.evaluation.stats import json_number, pandas
 __all__ = ["Rating", "TournamentResult", "tournament", "MAX_LISTED_TABLES"]
 
 
-@dataclass(eq=False)  # ByAgentName.__eq__: the dataclass's compared numpy arrays as a bool
+@dataclass(eq=False, repr=False)  # ByAgentName's: the dataclass's == failed on arrays, its repr ran long
 class TournamentResult(ByAgentName):
     """What :func:`tournament` measured: per agent in the order of the agents list.
 
     ``print(result)`` shows :meth:`to_table` (the agents ranked by rating) and
-    :meth:`pairwise_table`;
+    :meth:`pairwise_table`, as does a notebook cell ending with it;
     ``result["ppo"]`` (or ``result[0]``) is one agent's row; ``"ppo" in result``, ``for
     name in result`` and ``len(result)`` read it as a dict of the agents by name. Two
-    results are ``==`` when every field is, as two runs of one seed are.
+    results are ``==`` when every field is, as two runs of one seed are; ``repr`` is one
+    line of the win shares.
     """
 
     names: list[str]
