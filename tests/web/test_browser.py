@@ -2124,6 +2124,18 @@ def test_the_keyboard_s_focus_goes_to_new_game_at_a_game_s_end_without_scrolling
     assert console_errors(driver) == []
 
 
+def test_the_speed_slider_is_a_touch_target_on_a_phone(site, browser):
+    """The Speed slider was 26 px tall, under a finger's 44 px."""
+    driver = browser
+    open_page(driver, site.url, PHONE)
+    set_up(driver, [("agent", "heuristic"), ("agent", "random")], seed=3, end_score=20)
+    driver.find_element(By.ID, "start").click()
+    idle(driver, "window.llamaState.mode === 'watch'")
+    speed = driver.find_element(By.ID, "speed").rect
+    assert speed["height"] >= TOUCH and speed["width"] >= TOUCH, speed
+    assert fits(driver)
+
+
 def test_a_refused_leave_catches_up_with_the_table(site, browser):
     """Ann's page learnt of Bob's coming only at its next look, 15 s later on her turn (no
     "Leave the table" until then), and when Bob left just before her own Leave, the
