@@ -53,3 +53,16 @@ def test_a_notebook_shows_a_result_as_its_table(play):
         + ">"
     )
     assert len(repr(result)) < 120
+
+
+@pytest.mark.parametrize(("m", "k"), [(10, 4), (30, 6)])  # the tables listed, and drawn at random (593,775)
+def test_a_tournament_too_short_names_the_games_that_seat_everyone(m, k):
+    """The note said C(m, k) games: 210 at 10 agents where 5 seat them all, 593,775 at 30
+    agents where the tables drawn at random need not seat everyone in as many."""
+    pool = [f"random:seed={i}" for i in range(m)]
+    table = tournament(pool, k, 2, workers=1).to_table()
+    enough = int(table.split("play at least ")[1].split()[0])
+    assert f"(seed 0's first {enough} tables of {k} seat all {m} agents)" in table
+    assert enough < 20
+    assert 0 in tournament(pool, k, enough - 1, workers=1).games_played
+    assert 0 not in tournament(pool, k, enough, workers=1).games_played

@@ -712,7 +712,7 @@ def test_a_tournament_too_short_for_every_agent_says_so():
     idle = t.names[t.games_played.index(0)]
     table = t.to_table()
     assert "nan" not in table
-    assert f"note: no game for {idle} (rated at the prior): play at least 3 games (one per table of 2 from" in table
+    assert f"note: no game for {idle} (rated at the prior): play at least 2 games (seed 0's first 2 tables" in table
     assert "note" not in tournament(["random", "greedy", "cautious"], 2, 3, seed=0, workers=1).to_table()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,10 +122,10 @@ class TournamentResult(ByAgentName):
             )
         idle = [self.names[i] for i in range(len(self.names)) if not self.games_played[i]]
         if idle:
-            tables = math.comb(len(self.names), self.num_players)
+            enough = _games_seating_everyone(len(self.names), self.num_players, self.seed)
             lines.append(
-                f"note: no game for {', '.join(idle)} (rated at the prior): play at least {tables} games "
-                f"(one per table of {self.num_players} from the {len(self.names)} agents)"
+                f"note: no game for {', '.join(idle)} (rated at the prior): play at least {enough} games "
+                f"(seed {self.seed}'s first {enough} tables of {self.num_players} seat all {len(self.names)} agents)"
             )
         return "\n".join(lines)
 
@@ -213,7 +213,7 @@ def _tables(m: int, k: int, num_games: int, seed: int, every_order: bool = False
     count = math.comb(m, k)
     if count <= MAX_LISTED_TABLES:
         combos = list(itertools.combinations(range(m), k))
-        order = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES,))).permutation(count)
+        order = _listed_order(count, seed)
         orders = table_orders(k) if every_order else [tuple(range(k))]
         starts: dict[tuple[int, int], list[int]] = {}  # [combination, order][turn]: games so far
         out = []
@@ -224,11 +224,35 @@ def _tables(m: int, k: int, num_games: int, seed: int, every_order: bool = False
             round_table = [combo[i] for i in orders[o]]
             out.append(balance.seat(round_table, (j + p) % k, starts.setdefault((j, o), [0] * k)))
         return out
-    out = []
-    for g in range(num_games):
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES, g)))
-        out.append(balance.seat([int(x) for x in rng.choice(m, size=k, replace=False)], 0))
-    return out
+    return [balance.seat(_drawn_table(m, k, seed, g), 0) for g in range(num_games)]
+
+
+def _listed_order(count: int, seed: int) -> np.ndarray:
+    """The order in which :func:`_tables` takes the ``count`` combinations it lists."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES,))).permutation(count)
+
+
+def _drawn_table(m: int, k: int, seed: int, game: int) -> list[int]:
+    """The agents of game ``game``'s table where :func:`_tables` draws each at random."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES, game)))
+    return [int(x) for x in rng.choice(m, size=k, replace=False)]
+
+
+def _games_seating_everyone(m: int, k: int, seed: int) -> int:
+    """The fewest games whose tables (:func:`_tables`, of ``seed``) seat each of the
+    ``m`` agents at least once: the note of a tournament too short for some agent."""
+    count = math.comb(m, k)
+    if count <= MAX_LISTED_TABLES:
+        combos = list(itertools.combinations(range(m), k))
+        tables: Iterator[Sequence[int]] = (combos[j] for j in _listed_order(count, seed))
+    else:
+        tables = (_drawn_table(m, k, seed, g) for g in itertools.count())
+    seated: set[int] = set()
+    for games, table in enumerate(tables, 1):
+        seated.update(table)
+        if len(seated) == m:
+            return games
+    raise AssertionError("every combination was taken and an agent sat at none")  # unreachable: they cover all
 
 
 class _SeatBalance:
