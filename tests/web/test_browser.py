@@ -1497,6 +1497,8 @@ def test_a_game_reopened_by_keyboard_reload_and_link(site, browser):
     ann = driver.current_url
     links = [i.get_attribute("value") for i in driver.find_elements(By.CSS_SELECTOR, "#invites input.invite")]
     assert len(links) == 1 and shown(driver, "invite-local")  # served on 127.0.0.1: the page says who can reach it
+    flags = "return [...document.querySelectorAll('#invite-local code')].map((c) => c.getClientRects().length)"
+    assert set(driver.execute_script(flags)) == {1}  # a flag on one line ("--" and "host" fell on two)
     bob = links[0]
 
     # the keyboard alone: Enter on the focused move, then the focus is back on a move
@@ -2080,6 +2082,7 @@ def test_a_round_s_result_opens_at_its_title(site, browser, screen):
     assert shown_at["scrolled"] == 0 and focused(driver) == "round-ok", shown_at
     assert shown_at["title"][0] >= 0 and shown_at["ok"][1] <= shown_at["height"], shown_at
     assert fits(driver)
+    assert driver.execute_script(BROKEN_WORDS, "#round-result td") == []  # ("heuristi|c#2" at 320 px)
 
 
 def test_the_keyboard_s_focus_goes_to_new_game_at_a_game_s_end_without_scrolling(site, browser, tmp_path):
