@@ -1,14 +1,19 @@
 """What the twelfth stop's audit of evaluation through the Python API found: results
-that could not be compared with ``==``."""
+that could not be compared with ``==`` and showed as long dataclass dumps in notebooks, a
+tournament's note of a number of games no one needs, docstrings pointing at a private
+function, and a rater and compare_agents that took what they could not use."""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import math
 
 import numpy as np
 import pytest
 
 from train.evaluation import evaluate, tournament
+from train.evaluation.ratings import Rater
 
 
 @pytest.mark.parametrize("batched", [True, False])
@@ -66,3 +71,43 @@ def test_a_tournament_too_short_names_the_games_that_seat_everyone(m, k):
     assert enough < 20
     assert 0 in tournament(pool, k, enough - 1, workers=1).games_played
     assert 0 not in tournament(pool, k, enough, workers=1).games_played
+
+
+def test_the_tournament_docstrings_say_how_tables_are_drawn():
+    """They said "see _tables", which the API reference does not show."""
+    from train.evaluation.tournament import TournamentResult
+
+    assert "_tables" not in (tournament.__doc__ or "")
+    assert "every combination of ``num_players`` agents" in (tournament.__doc__ or "")
+    assert ":func:`_tables`" not in inspect.getsource(TournamentResult)
+
+
+@pytest.mark.parametrize("scores", [["5", 3], [1, math.nan], [None, 2]])
+def test_a_rater_refuses_scores_that_are_no_numbers(scores):
+    """'5' was rated silently, a NaN failed inside openskill; fit_ratings refused both."""
+    rater: Rater[str] = Rater()
+    with pytest.raises(ValueError, match=r"^scores must be finite numbers, got \["):
+        rater.rate(["a", "b"], scores)
+    assert rater.ratings() == {}
+    with pytest.raises(ValueError, match=r"^a game needs one score per seat: 2 seats, 1 scores$"):
+        rater.rate(["a", "b"], [1])
+
+
+@pytest.mark.parametrize(
+    ("contenders", "kwargs", "match"),
+    [
+        (["heuristic"], {}, r"contenders as a mapping of label to agent \(\{'new': 'heuristic'\}\), got a list$"),
+        ({"h": "heuristic"}, {"players": (2, 1)}, r"^compare_agents needs table sizes 2\.\.6 in players, got 1$"),
+        ({"h": "heuristic"}, {"players": (7,)}, r"^compare_agents needs table sizes 2\.\.6 in players, got 7$"),
+        ({"h": "heuristic"}, {"opponents": ["random", "nosuch"]}, r"^unknown agent 'nosuch'"),
+        ({"h": "heuristic", "x": "nosuch"}, {}, r"^unknown agent 'nosuch'"),
+    ],
+)
+def test_compare_agents_checks_what_it_is_given_before_any_game(monkeypatch, contenders, kwargs, match):
+    """A list of contenders was an AttributeError, players=(1,) said "evaluate needs 2..6
+    agents", an unknown opponent or contender was found after the other rows' games."""
+    from train.evaluation import report
+
+    monkeypatch.setattr(report, "evaluate", lambda *a, **k: pytest.fail("a game was played"))
+    with pytest.raises(ValueError, match=match):
+        report.compare_agents(contenders, games=2, workers=1, **kwargs)

@@ -76,10 +76,11 @@ class Rater(Generic[K]):
         participant at several seats (three copies of one agent against a person) is
         rated at each seat from the rating it came with and then takes the mean of its
         seats' new ``mu`` and ``sigma``: each seat is one observation, yet one game moves
-        it once, and the places its copies take among themselves cancel out.
+        it once, and the places its copies take among themselves cancel out. Raises
+        ``ValueError`` for seats and scores that differ in number, or a score that is no
+        finite number (a string, ``None`` or NaN), as :func:`fit_ratings` does.
         """
-        if len(seated) != len(scores):
-            raise ValueError(f"a game needs one score per seat: {len(seated)} seats, {len(scores)} scores")
+        _check_game(seated, scores)  # openskill took '5' and failed on a NaN deep inside
         model, current = self._model, self._current
         for key in seated:
             if key not in current:
@@ -135,10 +136,7 @@ def fit_ratings(
     index: dict[K, int] = {key: i for i, key in enumerate(dict.fromkeys(participants))}
     by_size: dict[int, tuple[list[list[int]], list[list[float]]]] = {}
     for k, (seated, scores) in enumerate(games):
-        if len(seated) != len(scores):
-            raise ValueError(f"game {k}: a game needs one score per seat: {len(seated)} seats, {len(scores)} scores")
-        if not all(_finite_number(x) for x in scores):
-            raise ValueError(f"game {k}: scores must be finite numbers, got {list(scores)}")
+        _check_game(seated, scores, f"game {k}: ")
         seats, score_rows = by_size.setdefault(len(seated), ([], []))
         seats.append([index.setdefault(key, len(index)) for key in seated])
         score_rows.append([float(x) for x in scores])
@@ -171,6 +169,15 @@ def fit_ratings(
     centre = np.eye(m) - 1.0 / m
     sigma = np.sqrt(np.maximum(np.diag(centre @ np.linalg.inv(-hess) @ centre), 0.0))
     return {key: Rating(float(mu[i]), float(sigma[i]), float(mu[i] - 3 * sigma[i])) for key, i in index.items()}
+
+
+def _check_game(seated: Sequence[object], scores: Sequence[object], where: str = "") -> None:
+    """A ``ValueError``, its message starting with ``where``, for a game whose seats and
+    scores differ in number or whose scores are not finite numbers."""
+    if len(seated) != len(scores):
+        raise ValueError(f"{where}a game needs one score per seat: {len(seated)} seats, {len(scores)} scores")
+    if not all(_finite_number(x) for x in scores):
+        raise ValueError(f"{where}scores must be finite numbers, got {list(scores)}")
 
 
 def _finite_number(x: object) -> bool:

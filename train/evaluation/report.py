@@ -8,13 +8,13 @@ deals (the batched engine's deals would depend on how the agents play).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from llama_env.agent import AgentLike, UnseenTableSize, agent_label
-from llama_env.engine import DEFAULT_RULES, Rules
+from llama_env.agent import AgentLike, UnseenTableSize, agent_label, parse_agent_spec
+from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, Rules, brief, is_int
 from train.evaluation.evaluate import evaluate, rules_text
 from train.evaluation.runner import agent_list
 
@@ -35,7 +35,7 @@ class ComparisonRow:
 
 
 def compare_agents(
-    contenders: dict[str, AgentLike],
+    contenders: Mapping[str, AgentLike],
     *,
     opponents: str | Sequence[str] = ("random", "heuristic"),
     players: int | Sequence[int] = (2, 4),
@@ -50,7 +50,14 @@ def compare_agents(
     as :func:`train.evaluation.evaluate` reads its agents (``"random"``,
     ``"random,cautious:threshold=4"``), and one table size may stand alone
     (``players=4``). Empty ``contenders``, ``opponents`` or ``players`` are a
-    ``ValueError``: there would be nothing to compare."""
+    ``ValueError``: there would be nothing to compare. So, before any game is played, are
+    ``contenders`` that are no mapping of label to agent, an unknown agent name or spec
+    and a table size that is not 2..6."""
+    if not isinstance(contenders, Mapping):  # a list failed at .items(), after nothing was checked
+        raise ValueError(
+            f"compare_agents needs contenders as a mapping of label to agent ({{'new': 'heuristic'}}), "
+            f"got a {type(contenders).__name__}"
+        )
     opps: Sequence[AgentLike] = opponents
     if isinstance(opponents, str):  # not one per letter ("unknown agent 'r'"), nor "random,greedy" as one
         opps = agent_list(opponents) if opponents.strip() else ()
@@ -59,6 +66,14 @@ def compare_agents(
     for what, given in (("contenders", contenders), ("opponents", opps), ("players", players)):
         if len(given) == 0:  # (not `not given`: a numpy array of table sizes has no truth value)
             raise ValueError(f"compare_agents needs at least one of {what}, got {given!r}")
+    for n in players:  # 1 was "evaluate needs 2..6 agents (one per seat)"
+        if not is_int(n) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
+            raise ValueError(
+                f"compare_agents needs table sizes {MIN_PLAYERS}..{MAX_PLAYERS} in players, got {brief(n)}"
+            )
+    # every name checked (and built once) now: an unknown one was found after the other rows' games
+    contenders = {label: _checked(agent) for label, agent in contenders.items()}
+    opps = [_checked(opp) for opp in opps]
     rows = []
     for label, agent in contenders.items():
         for n in players:
@@ -77,6 +92,12 @@ def compare_agents(
                 name = agent_label(opp)
                 rows.append(ComparisonRow(label, n, name, a.win_share, a.ci_low, a.ci_high, r.num_games, r.rules))
     return rows
+
+
+def _checked(agent: AgentLike) -> AgentLike:
+    """An agent given by name or spec as its checked spec (an unknown name, a bad
+    parameter: a ``ValueError`` naming it); any other agent as it is."""
+    return parse_agent_spec(agent) if isinstance(agent, str) else agent
 
 
 def format_comparison(rows: Sequence[ComparisonRow]) -> str:

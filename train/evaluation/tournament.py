@@ -74,7 +74,8 @@ class TournamentResult(ByAgentName):
     batched: bool = False
     """Whether the games were played on the batched engine (see :func:`tournament`)."""
     every_order: bool = False
-    """Whether the order round a table varied too, not only the seats (:func:`_tables`)."""
+    """Whether the order round a table varied too, not only the seats: each table of
+    agents goes round in the next of its orders every few times it is drawn."""
 
     @property
     def num_players(self) -> int:
@@ -312,10 +313,10 @@ def tournament(
     **options: int,
 ) -> TournamentResult:
     """Play ``num_games`` games at tables of ``num_players`` drawn from ``agents`` (at
-    least ``num_players`` of them; see :func:`_tables` for how tables are drawn), rate
-    them with a Plackett-Luce model on openskill's scale (ranked by final score, lower
-    better, ties equal), fitted to all the games at once, as the agents do not change
-    (:func:`train.evaluation.ratings.fit_ratings`), and count pairwise results.
+    least ``num_players`` of them), rate them with a Plackett-Luce model on openskill's
+    scale (ranked by final score, lower better, ties equal), fitted to all the games at
+    once, as the agents do not change (:func:`train.evaluation.ratings.fit_ratings`), and
+    count pairwise results.
 
     ``rules``: the rules every game is played by, for ``num_players`` players (a
     ``ValueError`` otherwise); default ``Rules(num_players)``. Seeds, workers,
@@ -324,6 +325,16 @@ def tournament(
     and so does Ctrl-C: its :class:`~train.evaluation.runner.GamesInterrupted` carries the
     tournament of the first games that had finished, the tables a tournament of that many
     games draws.
+
+    The tables: every combination of ``num_players`` agents, in an order drawn from
+    ``seed``, one per game, over again once all have played, so each combination plays
+    about equally often (with more than :data:`MAX_LISTED_TABLES` combinations each game
+    draws its agents at random instead, from ``seed`` and the game index). Each table is
+    turned so that its agents sit where they have sat least so far: every agent plays
+    from every seat about equally often at any number of games. ``every_order`` also
+    varies who follows whom round a table, taking each combination round in the next of
+    its orders every few times it plays. A tournament too short to seat every agent says
+    in its table how many games would.
     """
     agents = agent_list(agents)
     m = len(agents)
