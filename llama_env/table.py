@@ -127,8 +127,8 @@ class _Blame:
     def __init__(self, name: str, seat: int | None | Callable[[], tuple[int | None, str]], where: str = "") -> None:
         self.name, self.seat, self.where = name, seat, where
 
-    def __enter__(self) -> None:
-        return None
+    def __enter__(self) -> _Blame:
+        return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if not isinstance(exc, Exception) or isinstance(exc, _NOT_BLAMED):
@@ -417,22 +417,28 @@ def _answers(agent: Agent, games: list[LlamaGame], name: str) -> Sequence[object
     for r, g in enumerate(games):
         masks[r, g.legal_actions()] = True
     observations = many(games)
-    with _Blame(name, functools.partial(_batch_seat, games)):
+    with _Blame(name, functools.partial(_batch_seat, games)) as blame:
         answered = batch(observations, masks)
-        answers = np.asarray(answered)
-    if answers.shape != (len(games),):
-        raise _wrong_shape(name, len(games), answered, answers)
+    answers = _batch_answers(blame, len(games), answered)
     return answers.tolist() if np.issubdtype(answers.dtype, np.integer) else list(answers)
 
 
-def _wrong_shape(name: str, rows: int, answered: object, answers: np.ndarray) -> AgentError:
-    """The error for an ``act_batch`` answer ``answered`` (as an array, ``answers``) that is
-    not one action for each of ``rows`` observations: its shape named, or the answer
-    itself where it is no array (``None``, where it said "got shape ()")."""
-    got = f"shape {answers.shape}" if answers.ndim else brief(answered)
-    return AgentError(
-        f"agent {name!r}: act_batch must return one action per observation, shape ({rows},), got {got}", agent=name
-    )
+def _batch_answers(blame: _Blame, rows: int, answered: object) -> np.ndarray:
+    """``answered``, what the agent of ``blame`` returned from ``act_batch`` for ``rows``
+    observations, as an array: what reading it raises is the agent's (``blame``), and any
+    shape but ``(rows,)`` is an :class:`AgentError` naming it, or naming the answer itself
+    where it is no array (``None``, where it said "got shape ()"). Raised outside
+    ``blame``, which would name the agent twice."""
+    with blame:
+        answers = np.asarray(answered)
+    if answers.shape != (rows,):
+        got = f"shape {answers.shape}" if answers.ndim else brief(answered)
+        name = blame.name
+        raise AgentError(
+            f"agent {name!r}: act_batch must return one action per observation, shape ({rows},), got {got}",
+            agent=name,
+        )
+    return answers
 
 
 def deal_table(
@@ -880,11 +886,10 @@ class BatchTable:
         masks.flags.writeable = False  # the answers are checked against it: the agent may not edit it
         batch_act: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = getattr(agent, "act_batch", None)
         if callable(batch_act) and games.size >= batch_from(agent):
-            with _Blame(self.names[k], None, f" in act_batch ({games.size} game{'s' if games.size != 1 else ''})"):
+            where = f" in act_batch ({games.size} game{'s' if games.size != 1 else ''})"
+            with _Blame(self.names[k], None, where) as blame:
                 answered = batch_act(obs, masks)
-                answers = np.asarray(answered)
-            if answers.shape != (games.size,):
-                raise _wrong_shape(self.names[k], games.size, answered, answers)
+            answers = _batch_answers(blame, games.size, answered)
             if answers.dtype.kind == "O":  # Python objects (a list with a None in it): each by the one rule
                 read = [action_index(x) for x in answers.tolist()]
                 bad = [r for r, a in enumerate(read) if a is None]
