@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.ppo import named_checkpoints
 from train.training.config import TrainConfig, check_new_run_name, config_from_dict
-from train.training.run_dir import RunDir, checkpoint_problem, checkpoint_steps, saved_steps
+from train.training.run_dir import RunDir, checkpoint_problem, saved_steps
 
 __all__ = [
     "FIXED_ON_RESUME",
@@ -20,6 +21,7 @@ __all__ = [
     "bare_model",
     "session_run",
     "find_checkpoint",
+    "refuse_newer",
     "refuse_nothing_saved",
     "resume_config",
     "check_fixed",
@@ -116,14 +118,8 @@ def find_checkpoint(path: str | Path) -> Path:
         if problem is not None:
             raise ValueError(f"config key 'resume': {p} is not a usable checkpoint ({problem.splitlines()[0]})")
         run = run_of(p)
-        steps = saved_steps(p)
-        newer = [c.name for c in run.checkpoints() if checkpoint_steps(c) > steps] if run.is_run() else []
-        if newer:  # training on from it would overwrite them, and a later resume would pick them up again
-            raise ValueError(
-                f"config key 'resume': {p} ({steps} steps) is older than the run's {', '.join(newer)}: training on "
-                f"from it would overwrite them; move them out of {run.checkpoints_dir} first, or resume {run.path} "
-                "to continue from its newest"
-            )
+        if run.is_run():  # a model outside any run has no newer checkpoints
+            refuse_newer(p, saved_steps(p), run)
         return p
     run = run_of(p)
     found, skipped = run.newest_valid_checkpoint()
@@ -132,6 +128,19 @@ def find_checkpoint(path: str | Path) -> Path:
     if found is None:
         raise ValueError(f"config key 'resume': no usable checkpoint in {p} (a .zip or a run directory)")
     return found
+
+
+def refuse_newer(given: Path, steps: int, run: RunDir) -> None:
+    """The ``ValueError`` of a ``--resume`` of the checkpoint ``given`` (of ``steps``
+    steps) while ``run`` holds newer checkpoints, of either backend: training on from it
+    would overwrite them, and a later resume would pick them up again."""
+    newer = [path.name for n, path, _ in named_checkpoints(run.path) if n > steps]
+    if newer:
+        raise ValueError(
+            f"config key 'resume': {given} ({steps} steps) is older than the run's {', '.join(newer)}: training on "
+            f"from it would overwrite them; move them out of {run.checkpoints_dir} first, or resume {run.path} to "
+            "continue from its newest"
+        )
 
 
 def resume_config(resume: str | Path, overrides: Mapping[str, Any] | None = None) -> TrainConfig:

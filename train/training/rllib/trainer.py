@@ -69,7 +69,7 @@ from train.training.result import (
     say_nothing_saved,
     step_bar,
 )
-from train.training.resume import check_steps_left, session_run
+from train.training.resume import check_steps_left, refuse_newer, session_run
 from train.training.rllib import RllibOptions
 from train.training.run_dir import (
     RunDir,
@@ -516,14 +516,7 @@ def _resumed_checkpoint(given: Path, found: list[Path], run: RunDir) -> Path:
     problem = rllib_checkpoint_problem(given)
     if problem is not None:
         raise ValueError(f"config key 'resume': {given} is not a usable checkpoint ({problem})")
-    steps = _trained_steps(given)
-    newer = [c.name for c in found if _trained_steps(c) > steps]
-    if newer:
-        raise ValueError(
-            f"config key 'resume': {given} ({steps} steps) is older than the run's {', '.join(newer)}: training on "
-            f"from it would overwrite them; move them out of {run.checkpoints_dir} first, or resume {run.path} to "
-            "continue from its newest"
-        )
+    refuse_newer(given, _trained_steps(given), run)
     return given
 
 
