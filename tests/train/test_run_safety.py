@@ -100,6 +100,23 @@ def test_ctrl_c_saves_and_says_how_to_continue(tmp_path, interrupt_at, capsys):
     assert summary["interrupted"] and (tmp_path / "int" / f"checkpoints/ppo_{summary['num_timesteps']}.zip").exists()
 
 
+def test_a_new_run_stopped_while_it_starts_says_nothing_is_saved_once(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C while the env workers started removed the new run without a word, where
+    rllib's (while Ray starts) said so: both say it, once."""
+    import train.training.sb3.trainer as trainer
+
+    def interrupted_start(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer, "make_vec_env", interrupted_start)
+    code = main(
+        ["train", "--preset", "smoke", "--run-dir", str(tmp_path), "--run-name", "s", "--final-eval-games", "0"]
+    )
+    assert code == 130 and not (tmp_path / "s").exists()
+    said = f"interrupted at 0 steps: nothing learned yet, so nothing is saved; removing {tmp_path / 's'}"
+    assert capsys.readouterr().out.count(said) == 1
+
+
 @pytest.mark.parametrize(
     ("damage", "why"),
     [

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from train._program import Dropping, is_terminal
 from train.training._tqdm_internals import leave_out  # a periodic evaluation left out of the bar, as of wall_s
+
+if TYPE_CHECKING:
+    from train.training.run_dir import RunDir
 
 __all__ = [
     "ProcessStopped",
@@ -21,6 +26,7 @@ __all__ = [
     "say_interrupted",
     "NothingSaved",
     "say_nothing_saved",
+    "removed_if_new",
 ]
 
 LOG_INTERVAL = 60.0
@@ -124,6 +130,23 @@ class NothingSaved(KeyboardInterrupt):
 def say_nothing_saved(steps: int, run: Path) -> None:
     """The line of a new run stopped (Ctrl-C, SIGTERM) before it learned a step: it is removed."""
     print(f"\ninterrupted at {steps} steps: nothing learned yet, so nothing is saved; removing {run}", flush=True)
+
+
+@contextlib.contextmanager
+def removed_if_new(run: RunDir, fresh: bool) -> Iterator[None]:
+    """What a trainer does when its session fails or is stopped, whichever the backend: a
+    new run (``fresh``) that saved nothing yet is removed (:meth:`RunDir.remove_new_run`:
+    Ray's start-up files, the logs, its config), leaving no folder to block the next try,
+    and the failure raised on. A run stopped so (Ctrl-C, SIGTERM: while Ray or the env
+    workers start) says it once, unless :func:`say_interrupted` said it already
+    (:class:`NothingSaved`); a run that saved (a Ctrl-C in the final save, or as Ray
+    stops) is kept, and said nothing of. Only the holder of the run's lock enters it."""
+    try:
+        yield
+    except BaseException as exc:
+        if fresh and run.remove_new_run() and isinstance(exc, KeyboardInterrupt) and not isinstance(exc, NothingSaved):
+            say_nothing_saved(0, run.path)
+        raise
 
 
 def raise_unless_learned(failure: BaseException | None, learned: bool) -> None:

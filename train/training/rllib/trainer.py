@@ -59,14 +59,13 @@ from train.evaluation.runner import usable_cores
 from train.training.config import TrainConfig
 from train.training.evaluation import evaluation_message, evaluation_row, next_multiple, stops_early
 from train.training.result import (
-    NothingSaved,
     ProcessStopped,
     TrainResult,
     leave_out,
     raise_unless_learned,
+    removed_if_new,
     result_or_stopped,
     say_interrupted,
-    say_nothing_saved,
     step_bar,
 )
 from train.training.resume import check_steps_left, refuse_newer, session_run
@@ -578,21 +577,17 @@ def train_rllib(config: TrainConfig) -> TrainResult:
         check_steps_left(resume_from, _trained_steps(resume_from), config)
         _warn_cluster_left(run, config.options.address)
     run.create(fresh=fresh)
-    with _runner_failures_unlogged(), run.lock():
-        try:
-            # RLlib's runners and Ray take seconds to stop after the final save: one Ctrl-C is held back
-            # from the first's stop until the second's is done, so that the run's result is still reported
-            with _StoppingRay() as stopping, ray_session(run, config.options.address, stopping=stopping):
-                _warn_short_of_cpus(config.options.num_env_runners)
-                return _train_rllib_locked(config, run, resume_from, stopping)
-        except BaseException as exc:
-            # a new run that failed before it saved anything (Ray's start-up files, RLlib's logs, its
-            # config) leaves no folder to block the next try; one stopped so (while Ray started) says it
-            # once, where a run that saved (a Ctrl-C in the final save, or as Ray stops) is kept unsaid
-            removed = fresh and run.remove_new_run()
-            if removed and isinstance(exc, KeyboardInterrupt) and not isinstance(exc, NothingSaved):
-                say_nothing_saved(0, run.path)
-            raise
+    # RLlib's runners and Ray take seconds to stop after the final save: one Ctrl-C is held back
+    # from the first's stop until the second's is done, so that the run's result is still reported
+    with (
+        _runner_failures_unlogged(),
+        run.lock(),
+        removed_if_new(run, fresh),
+        _StoppingRay() as stopping,
+        ray_session(run, config.options.address, stopping=stopping),
+    ):
+        _warn_short_of_cpus(config.options.num_env_runners)
+        return _train_rllib_locked(config, run, resume_from, stopping)
 
 
 def _warn_cluster_left(run: RunDir, address: str) -> None:

@@ -48,6 +48,7 @@ from train.training.result import (
     TrainingStopped,
     TrainResult,
     raise_unless_learned,
+    removed_if_new,
     result_or_stopped,
     say_interrupted,
 )
@@ -109,18 +110,13 @@ def train_sb3(config: TrainConfig) -> TrainResult:
     if config.resume:
         find_checkpoint(config.resume)  # a --resume that cannot be used is refused before anything is made
     run.create(fresh=fresh)
-    with run.lock():
-        try:
-            resume_from = None
-            if config.resume:  # again, now that no other trainer writes the run: its newest checkpoint
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # the skipped ones were reported above
-                    resume_from = find_checkpoint(config.resume)
-            return _train_locked(config, run, resume_from, torch, MaskablePPO)
-        except BaseException:
-            if fresh:  # a new run that failed before it saved anything leaves no folder to block the next try
-                run.remove_new_run()
-            raise
+    with run.lock(), removed_if_new(run, fresh):
+        resume_from = None
+        if config.resume:  # again, now that no other trainer writes the run: its newest checkpoint
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the skipped ones were reported above
+                resume_from = find_checkpoint(config.resume)
+        return _train_locked(config, run, resume_from, torch, MaskablePPO)
 
 
 def _new_model(
