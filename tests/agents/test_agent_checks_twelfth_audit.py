@@ -302,10 +302,9 @@ def test_the_opponent_mixs_own_kinds_cannot_be_registered(agent_registry, name):
 
 def test_the_opponent_mixs_kinds_are_declared_once():
     from llama_env.agent import RESERVED_NAMES
-    from train.training.config import OPPONENT_SPECIALS
     from train.training.seats import POLICY_KINDS
 
-    assert POLICY_KINDS is RESERVED_NAMES and OPPONENT_SPECIALS is RESERVED_NAMES == ("self", "past")
+    assert POLICY_KINDS is RESERVED_NAMES == ("self", "past")
 
 
 class CallsItsName(First):

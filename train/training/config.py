@@ -57,7 +57,6 @@ from train.training.backend import Backend, backend_named, backends, reserve_opt
 __all__ = [
     "TrainConfig",
     "PARSERS",
-    "OPPONENT_SPECIALS",
     "ACTIVATIONS",
     "parse_players",
     "parse_opponents",
@@ -73,9 +72,6 @@ __all__ = [
     "comparison_sizes",
 ]
 
-OPPONENT_SPECIALS = RESERVED_NAMES
-"""Opponent kinds that are not registered agents: the current policy and past snapshots
-(``"self"``, ``"past"``: :data:`llama_env.agent.RESERVED_NAMES`, kept from agents)."""
 ACTIVATIONS = ("tanh", "relu")
 """The hidden activations a policy may have (``activation``): the two the ``ppo`` agent plays without torch."""
 
@@ -591,7 +587,7 @@ def _check_agent(key: str, name: str, allowed: list[str]) -> None:
 
 
 def _check_opponents(mix: Mapping[str, float]) -> None:
-    allowed = list(OPPONENT_SPECIALS) + agent_names()
+    allowed = list(RESERVED_NAMES) + agent_names()  # "self", "past": the policy and its snapshots
     for name, weight in mix.items():
         _check_agent("opponents", name, allowed)
         if not weight >= 0 or not math.isfinite(weight):
