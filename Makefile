@@ -62,11 +62,13 @@ test-slow: setup-dev
 	$(BIN)/python -m pytest -m slow -q
 
 # The engine's, evaluation's and the trainer's speed at the settings of docs/speed.md's
-# figures: about four minutes on two cores. It installs no OpenSpiel: env_speed skips
-# its OpenSpiel rows unless `pip install open_spiel` put it in $(VENV) first
+# figures: the commands that page shows, as it writes them (train_speed's --steps 300000
+# is its default, kept on purpose), about four minutes on two cores. It installs no
+# OpenSpiel: env_speed skips its OpenSpiel rows unless `pip install open_spiel` put it in
+# $(VENV) first
 bench: setup
 	$(BIN)/python benchmarks/env_speed.py
-	$(BIN)/python benchmarks/eval_speed.py --repeats 3 --scalar-games 5000
+	$(BIN)/python benchmarks/eval_speed.py --scalar-games 5000
 	$(BIN)/python benchmarks/train_speed.py --steps 300000
 
 lint: setup-dev
