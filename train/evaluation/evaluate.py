@@ -355,7 +355,8 @@ def evaluate(
         rules: the rules every game is played by; their ``num_players`` must be the
             number of agents (a ``ValueError`` otherwise). Default: the standard rules
             at that table size, ``Rules(len(agents))``.
-        progress: show a tqdm progress bar.
+        progress: show a tqdm progress bar. On the batched engine it moves a chunk of
+            games at a time (up to 50,000: :data:`~train.evaluation.batched.CHUNK_GAMES`).
         record_dir: also write every game there as a game record (``game_<index>.json``),
             which ``llama-rl serve`` replays.
         batched: play on the batched engine (:mod:`train.evaluation.batched`): ``None``
@@ -373,7 +374,7 @@ def evaluate(
 
     Stopped by Ctrl-C, it raises :class:`~train.evaluation.runner.GamesInterrupted`, a
     ``KeyboardInterrupt`` whose ``partial`` is the result of the first games that had
-    finished (``None`` if none had).
+    finished (``None`` if none had); on the batched engine, of the chunks finished.
     """
     agents = agent_list(agents)
     n = len(agents)
