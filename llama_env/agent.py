@@ -254,37 +254,48 @@ _ENV_MAKERS = ("gymnasium", "pettingzoo")
 opponents=...)``)."""
 
 
+def _our_folders() -> tuple[str, ...]:
+    """llama-rl's packages (:data:`_OURS`) where they are installed, beside this module's
+    (real paths). By location, not by name: a program's own package called ``agents`` or
+    ``train`` is the program's."""
+    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return tuple(os.path.join(root, name) for name in _OURS)
+
+
 def _called_through() -> tuple[str, ...]:
     """The folders a program reaches the loading of agents through: llama-rl's packages
-    (:data:`_OURS`) where they are installed, beside this module's, and those of
-    :data:`_ENV_MAKERS` imported. By location, not by name: a program's own package
-    called ``agents`` or ``train`` is the program's line."""
-    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    (:func:`_our_folders`) and those of :data:`_ENV_MAKERS` imported."""
     makers = [getattr(sys.modules.get(name), "__file__", None) for name in _ENV_MAKERS]
-    return (
-        *(os.path.join(root, name) for name in _OURS),
-        *(os.path.dirname(os.path.realpath(f)) for f in makers if isinstance(f, str)),
-    )
+    return (*_our_folders(), *(os.path.dirname(os.path.realpath(f)) for f in makers if isinstance(f, str)))
+
+
+def in_places(path: str, places: Sequence[str] | None = None) -> bool:
+    """Whether the file ``path`` (a module's, as its frame or a warning names it) is one of
+    ``places`` or under one of them (files, or folders with all under them: real paths); by
+    default llama-rl's own packages (:func:`_our_folders`), not the env makers'. A name
+    that is no path (``<string>`` of ``python -c``, an interactive prompt's) is in none."""
+    if not os.path.isabs(path):
+        return False
+    path = os.path.realpath(path)
+    places = _our_folders() if places is None else places
+    return any(path == place or path.startswith(place + os.sep) for place in places)
 
 
 def program_frame(places: Sequence[str] | None = None) -> tuple[FrameType, int]:
     """The frame of the program's line that led to this function's caller, and the
     ``stacklevel`` of a warning given by that caller that points at it: the first caller
-    whose module's file is none of ``places`` (files, or folders with all under them: real
-    paths; by default llama-rl's packages and the env makers', :func:`_called_through`),
-    past importlib's frames, which warnings skip too. A warning given at many depths below
-    the call that led to it (agents load below ``names()``, ``make()``, ``evaluate()``,
-    ``gym.make`` or a plugin's ``@register``; ``make``, ``AgentSpec.build`` and ``resolve``
-    build through one another) pointed inside llama-rl with a fixed level; the command line
-    prints a warning pointed at the line that called it as llama-rl's own."""
+    whose module's file is in none of ``places`` (:func:`in_places`; by default llama-rl's
+    packages and the env makers', :func:`_called_through`), past importlib's frames, which
+    warnings skip too. A warning given at many depths below the call that led to it (agents
+    load below ``names()``, ``make()``, ``evaluate()``, ``gym.make`` or a plugin's
+    ``@register``; ``make``, ``AgentSpec.build`` and ``resolve`` build through one
+    another) pointed inside llama-rl with a fixed level; the command line prints a warning
+    pointed at the line that called it as llama-rl's own."""
     places = _called_through() if places is None else places
 
     def passed(frame: FrameType) -> bool:
-        file = frame.f_globals.get("__file__")
-        if not isinstance(file, str):  # python -c, an interactive prompt: the program's
-            return False
-        path = os.path.realpath(file)
-        return any(path == place or path.startswith(place + os.sep) for place in places)
+        file = frame.f_globals.get("__file__")  # none (python -c, an interactive prompt): the program's
+        return isinstance(file, str) and in_places(file, places)
 
     def internal(frame: FrameType) -> bool:  # as warnings tells importlib's frames
         return "importlib" in frame.f_code.co_filename and "_bootstrap" in frame.f_code.co_filename

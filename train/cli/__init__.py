@@ -36,11 +36,10 @@ import sys
 import warnings
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from llama_env._install import MissingExtra
-from llama_env.agent import builtins_hidden, program_frame
+from llama_env.agent import builtins_hidden, in_places, program_frame
 from llama_env.table import AgentError
 from train import _program
 from train._program import interrupted, stop_as_ctrl_c
@@ -229,11 +228,6 @@ def _terminate_as_ctrl_c(stopped_by: list[str]) -> contextlib.AbstractContextMan
     return stack
 
 
-_ROOT = Path(__file__).resolve().parents[2]
-_OURS = tuple(f"{_ROOT / package}{os.sep}" for package in ("llama_env", "agents", "train"))
-"""The project's packages, side by side (a checkout or site-packages): where its warnings come from."""
-
-
 def _format_warning(
     default: Any,
     message: Any,
@@ -250,13 +244,9 @@ def _format_warning(
     (:func:`~llama_env.agent.program_frame`): a warning that llama-rl points past its
     packages, at the program's line that led to it (a plugin that failed to load, from
     ``llama_env.agent``), points there under the command line. Another line of that file
-    is the program's own (a script's agent that warns as it plays)."""
-    if (filename, lineno) == program or _is_ours(filename):
+    is the program's own (a script's agent that warns as it plays). The project's files are
+    those of its own packages (:func:`~llama_env.agent.in_places`), not gymnasium's or
+    pettingzoo's, whose warnings keep Python's form."""
+    if (filename, lineno) == program or in_places(filename):
         return f"{PROG}: warning: {message}\n"
     return str(default(message, category, filename, lineno, line))
-
-
-def _is_ours(filename: str) -> bool:
-    """Whether ``filename`` (a module's, as a warning names it) is in the project's
-    packages; ``<string>`` (``python -c``) and the like are not."""
-    return os.path.isabs(filename) and str(Path(filename).resolve()).startswith(_OURS)
