@@ -211,17 +211,31 @@ def random_decisions(count: int, seed: int = 0, players: int | None = None) -> I
             game.step(legal[int(rng.integers(len(legal)))])
 
 
+def installed_plugin(folder: Any, module: str, entry: str, source: str, *, package: bool = False) -> None:
+    """A plugin ``module`` installed in ``folder`` as pip installs one: its code ``source``
+    (``module.py``, or ``module/__init__.py`` for a ``package``) and a dist-info declaring
+    the agents' entry point ``entry`` on it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if package:
+        (folder / module).mkdir()
+    (folder / module / "__init__.py" if package else folder / f"{module}.py").write_text(source)
+    info = folder / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[llama_rl.agents]\n{entry} = {module}\n")
+
+
+def finding(*folders: Any) -> dict[str, str]:
+    """This process's environment, its Python finding what ``folders`` hold first."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, folders), os.environ.get("PYTHONPATH", "")])}
+
+
 def broken_plugin(folder: Any) -> dict[str, str]:
     """An environment whose Python finds, in ``folder``, an installed plugin ``brokenplug``
     declaring the agents' entry point ``broken`` and failing to import: what tests of the
     warning about a plugin that cannot load run a program in."""
-    (folder / "brokenplug").mkdir()
-    (folder / "brokenplug" / "__init__.py").write_text("raise ImportError('brokenplug needs torch>=9')\n")
-    info = folder / "brokenplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[llama_rl.agents]\nbroken = brokenplug\n")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+    installed_plugin(folder, "brokenplug", "broken", "raise ImportError('brokenplug needs torch>=9')\n", package=True)
+    return finding(folder)
 
 
 @pytest.fixture

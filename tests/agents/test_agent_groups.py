@@ -7,7 +7,7 @@ import io
 import re
 
 import pytest
-from conftest import broken_plugin
+from conftest import broken_plugin, finding, installed_plugin
 
 from llama_env.agent import GROUPS, grouped, register
 from train.cli.agents import list_agents
@@ -56,11 +56,10 @@ def test_a_plugin_that_fails_half_way_plays_none_of_its_agents_and_llama_rl_says
     were not loaded, yet that agent was listed and played; and the installed ``llama-rl``
     printed the warning in Python's form, pointed at its launcher
     (``.../bin/llama-rl:6: RuntimeWarning: ...`` and the launcher's source line)."""
-    import os
     import subprocess
     import sys
 
-    (tmp_path / "halfplug.py").write_text(
+    source = (
         "from llama_env.agent import register\n"
         "@register('half_made')\n"
         "class HalfMade:\n"
@@ -68,11 +67,8 @@ def test_a_plugin_that_fails_half_way_plays_none_of_its_agents_and_llama_rl_says
         "        return 7\n"
         "raise ImportError('halfplug needs libfoo')\n"
     )
-    info = tmp_path / "halfplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: halfplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[llama_rl.agents]\nhalf = halfplug\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    installed_plugin(tmp_path, "halfplug", "half", source)
+    env = finding(tmp_path)
     launcher = tmp_path / "llama-rl"  # as pip writes the console script
     launcher.write_text("import sys\nfrom train.launch import run\nif __name__ == '__main__':\n    sys.exit(run())\n")
     warning = (
@@ -93,7 +89,6 @@ def test_a_plugin_that_fails_keeps_the_agents_of_another_plugin_it_imported(tmp_
     """A plugin that imported another plugin's module and then failed took that plugin's
     agents with it, without a word: its module stays imported, so its own entry point
     registered nothing again. Only the failing plugin's agents are dropped."""
-    import os
     import subprocess
     import sys
 
@@ -102,23 +97,21 @@ def test_a_plugin_that_fails_keeps_the_agents_of_another_plugin_it_imported(tmp_
         (half, "halfplug", "half", "import goodplug\n@register('half_made')\nclass HalfMade:\n"),
         (good, "goodplug", "good", "@register('good_one')\nclass GoodOne:\n"),
     ):
-        info = folder / f"{module}-0.1.dist-info"
-        info.mkdir(parents=True)
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
-        (info / "entry_points.txt").write_text(f"[llama_rl.agents]\n{entry} = {module}\n")
-        (folder / f"{module}.py").write_text(
+        installed_plugin(
+            folder,
+            module,
+            entry,
             "from llama_env.agent import register\n" + source + "    def act(self, observation, action_mask):\n"
-            "        return int(action_mask.nonzero()[0][0])\n"
+            "        return int(action_mask.nonzero()[0][0])\n",
         )
     with (half / "halfplug.py").open("a") as file:
         file.write("raise ImportError('halfplug needs libfoo')\n")
-    path = os.pathsep.join([str(half), str(good), os.environ.get("PYTHONPATH", "")])
     script = "from llama_env.agent import make, names; print(sorted({'good_one', 'half_made'} & set(names())))"
     done = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": path},
+        env=finding(half, good),
         timeout=120,
     )
     assert done.stdout == "['good_one']\n", done.stderr
@@ -130,23 +123,18 @@ def test_a_plugin_reusing_a_built_in_name_is_refused_whatever_loads_first(tmp_pa
     """A plugin imported before ``agents`` took the name "heuristic" first, and then
     ``import agents`` failed; as an entry point listed first, it took the built-in agents
     with it."""
-    import os
     import subprocess
     import sys
 
-    (tmp_path / "aaaplug").mkdir()
-    (tmp_path / "aaaplug" / "__init__.py").write_text(
+    source = (
         "from llama_env.agent import register\n"
         "@register('heuristic')\n"
         "class Mine:\n"
         "    def act(self, observation, action_mask):\n"
         "        return 7\n"
     )
-    info = tmp_path / "aaaplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: aaaplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[llama_rl.agents]\naaa = aaaplug\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    installed_plugin(tmp_path, "aaaplug", "aaa", source, package=True)
+    env = finding(tmp_path)
     imported_first = (
         "try:\n"
         "    import aaaplug\n"
