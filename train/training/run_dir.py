@@ -48,7 +48,6 @@ from agents.ppo import (  # a run directory's layout (the ppo agent reads runs t
     RUN_CHECKPOINTS,
     RUN_CONFIG,
     RUN_SESSIONS,
-    checkpoint_name_steps,
     checkpoint_problem,
     is_run_directory,
     named_checkpoints,
@@ -76,7 +75,6 @@ __all__ = [
     "RLLIB_CHECKPOINT_FILES",
     "forgotten_unless_saved",
     "saved_steps",
-    "checkpoint_steps",
     "out_of_date_summary",
     "signal_handler",
     "saving_despite_ctrl_c",
@@ -165,12 +163,6 @@ def out_of_date_summary(summary: dict[str, Any]) -> dict[str, Any]:
         ),
         **kept,
     }
-
-
-def checkpoint_steps(path: Path) -> int:
-    """The step count a checkpoint's name gives (``ppo_<steps>.zip``), -1 for another name."""
-    named = checkpoint_name_steps(path.name)
-    return named[0] if named is not None and not named[1] else -1
 
 
 @contextlib.contextmanager
