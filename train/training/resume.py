@@ -67,12 +67,13 @@ def session_run(config: TrainConfig) -> tuple[RunDir, bool]:
     saved nothing to go on from is refused (:func:`refuse_nothing_saved`), on either backend,
     and so is an exported policy (a ``.npz`` outside any run: the weights alone, not what
     training goes on from)."""
-    if config.resume and bare_model(config.resume) and Path(config.resume).suffix == ".npz":
+    bare = bool(config.resume) and bare_model(config.resume)
+    if bare and Path(config.resume).suffix == ".npz":
         raise ValueError(
             f"config key 'resume': {config.resume} is an exported policy (.npz), which cannot be resumed: it holds "
             "the policy's weights, not what training goes on from; resume the run it came from (its directory)"
         )
-    if not config.resume or bare_model(config.resume):
+    if not config.resume or bare:
         check_new_run_name(config.run_name, config.run_dir)
         return RunDir(config.run_path(claim=not config.resume)), True  # (a resume is checked before the run is made)
     run = run_of(config.resume)
