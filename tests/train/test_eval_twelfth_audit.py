@@ -111,3 +111,13 @@ def test_compare_agents_checks_what_it_is_given_before_any_game(monkeypatch, con
     monkeypatch.setattr(report, "evaluate", lambda *a, **k: pytest.fail("a game was played"))
     with pytest.raises(ValueError, match=match):
         report.compare_agents(contenders, games=2, workers=1, **kwargs)
+
+
+def test_compare_agents_rows_hold_plain_int_table_sizes():
+    """Sizes given as a numpy array reached each row as numpy integers (the row says ``int``,
+    and ``json.dumps`` refuses a numpy integer); they are checked as the engine checks a
+    table size, and held as plain ints."""
+    from train.evaluation.report import compare_agents
+
+    rows = compare_agents({"h": "heuristic"}, opponents="random", players=np.array([2, 3]), games=2, workers=1)
+    assert [type(r.players) for r in rows] == [int, int]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from llama_env.agent import AgentLike, UnseenTableSize, agent_label, parse_agent_spec
-from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, Rules, brief, is_int
+from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, Rules, brief, check_num_players
 from train.evaluation.evaluate import evaluate, rules_text
 from train.evaluation.runner import agent_list
 
@@ -66,17 +66,20 @@ def compare_agents(
     for what, given in (("contenders", contenders), ("opponents", opps), ("players", players)):
         if len(given) == 0:  # (not `not given`: a numpy array of table sizes has no truth value)
             raise ValueError(f"compare_agents needs at least one of {what}, got {given!r}")
+    sizes = []
     for n in players:  # 1 was "evaluate needs 2..6 agents (one per seat)"
-        if not is_int(n) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        try:
+            sizes.append(check_num_players(n))  # a numpy integer as the plain int a row holds
+        except ValueError:
             raise ValueError(
                 f"compare_agents needs table sizes {MIN_PLAYERS}..{MAX_PLAYERS} in players, got {brief(n)}"
-            )
+            ) from None
     # every name checked (and built once) now: an unknown one was found after the other rows' games
     contenders = {label: _checked(agent) for label, agent in contenders.items()}
     opps = [_checked(opp) for opp in opps]
     rows = []
     for label, agent in contenders.items():
-        for n in players:
+        for n in sizes:
             for opp in opps:
                 with warnings.catch_warnings():  # the sizes are this table's choice, not the user's
                     warnings.simplefilter("ignore", UnseenTableSize)
