@@ -211,49 +211,46 @@ def _tables(m: int, k: int, num_games: int, seed: int, every_order: bool = False
     by the game index) instead, seated the same way.
     """
     balance = _SeatBalance(m, k)
+    tables = itertools.islice(_table_agents(m, k, seed), num_games)
+    count = math.comb(m, k)
+    if count > MAX_LISTED_TABLES:  # drawn tables: seated from their first agent's turn
+        return [balance.seat(list(table), 0) for table in tables]
+    orders = table_orders(k) if every_order else [tuple(range(k))]
+    starts: dict[tuple[int, int], list[int]] = {}  # [combination, order][turn]: games so far
+    out = []
+    for g, combo in enumerate(tables):
+        j, p = g % count, g // count
+        o = ((j + p) // k) % len(orders)
+        round_table = [combo[i] for i in orders[o]]
+        out.append(balance.seat(round_table, (j + p) % k, starts.setdefault((j, o), [0] * k)))
+    return out
+
+
+def _table_agents(m: int, k: int, seed: int) -> Iterator[Sequence[int]]:
+    """The agents of each game's table in turn, without end (:func:`_tables` seats them):
+    up to :data:`MAX_LISTED_TABLES` combinations, all of them in a seeded order, cycled
+    through; with more, one drawn at random per game (seeded by the game index)."""
     count = math.comb(m, k)
     if count <= MAX_LISTED_TABLES:
         combos = list(itertools.combinations(range(m), k))
-        order = _listed_order(count, seed)
-        orders = table_orders(k) if every_order else [tuple(range(k))]
-        starts: dict[tuple[int, int], list[int]] = {}  # [combination, order][turn]: games so far
-        out = []
-        for g in range(num_games):
-            j, p = g % count, g // count
-            combo = combos[order[j]]
-            o = ((j + p) // k) % len(orders)
-            round_table = [combo[i] for i in orders[o]]
-            out.append(balance.seat(round_table, (j + p) % k, starts.setdefault((j, o), [0] * k)))
-        return out
-    return [balance.seat(_drawn_table(m, k, seed, g), 0) for g in range(num_games)]
-
-
-def _listed_order(count: int, seed: int) -> np.ndarray:
-    """The order in which :func:`_tables` takes the ``count`` combinations it lists."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES,))).permutation(count)
-
-
-def _drawn_table(m: int, k: int, seed: int, game: int) -> list[int]:
-    """The agents of game ``game``'s table where :func:`_tables` draws each at random."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES, game)))
-    return [int(x) for x in rng.choice(m, size=k, replace=False)]
+        order = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES,))).permutation(count)
+        for g in itertools.count():
+            yield combos[order[g % count]]
+    else:
+        for g in itertools.count():
+            rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(KEY_TABLES, g)))
+            yield [int(x) for x in rng.choice(m, size=k, replace=False)]
 
 
 def _games_seating_everyone(m: int, k: int, seed: int) -> int:
     """The fewest games whose tables (:func:`_tables`, of ``seed``) seat each of the
     ``m`` agents at least once: the note of a tournament too short for some agent."""
-    count = math.comb(m, k)
-    if count <= MAX_LISTED_TABLES:
-        combos = list(itertools.combinations(range(m), k))
-        tables: Iterator[Sequence[int]] = (combos[j] for j in _listed_order(count, seed))
-    else:
-        tables = (_drawn_table(m, k, seed, g) for g in itertools.count())
     seated: set[int] = set()
-    for games, table in enumerate(tables, 1):
+    for games, table in enumerate(_table_agents(m, k, seed), 1):
         seated.update(table)
         if len(seated) == m:
             return games
-    raise AssertionError("every combination was taken and an agent sat at none")  # unreachable: they cover all
+    raise AssertionError("unreachable: _table_agents goes on without end")
 
 
 class _SeatBalance:
