@@ -58,6 +58,11 @@ class ByAgentName:
     seed: int
 
     @property
+    def num_players(self) -> int:
+        """The table size, ``rules.num_players``."""
+        return self.rules.num_players
+
+    @property
     def win_shares(self) -> list[float]:
         """Each agent's win share, as listed."""
         raise NotImplementedError
@@ -88,7 +93,7 @@ class ByAgentName:
         """One line: the games and each agent's win share (the table is ``str``)."""
         wins = ", ".join(f"{n} {w:.3f}" for n, w in zip(self.names, self.win_shares, strict=True))
         return (
-            f"<{type(self).__name__}: {self.num_games} games, {self.rules.num_players} players, "
+            f"<{type(self).__name__}: {self.num_games} games, {self.num_players} players, "
             f"seed {self.seed}; win shares {wins}>"
         )
 
@@ -167,11 +172,6 @@ class EvalResult(ByAgentName):
     def __getitem__(self, key: int | str) -> AgentStats:
         """Stats by list position or display name (a ``KeyError`` lists the names)."""
         return self.agents[agent_position(self.names, key, "evaluation")]
-
-    @property
-    def num_players(self) -> int:
-        """The table size, ``rules.num_players``."""
-        return self.rules.num_players
 
     @property
     def win_shares(self) -> list[float]:

@@ -78,11 +78,6 @@ class TournamentResult(ByAgentName):
     agents goes round in the next of its orders every few times it is drawn."""
 
     @property
-    def num_players(self) -> int:
-        """The table size, ``rules.num_players``."""
-        return self.rules.num_players
-
-    @property
     def win_shares(self) -> list[float]:
         """:attr:`win_share`, by the name :class:`~train.evaluation.EvalResult` gives it."""
         return self.win_share
