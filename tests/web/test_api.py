@@ -602,6 +602,20 @@ def test_a_damaged_saved_game_is_refused_alone_without_the_servers_path(tmp_path
     assert client.post(f"/api/history/{whole}/replay", json={}).status_code == 201
 
 
+def test_a_saved_game_is_replayed_once_when_it_is_opened_as_a_replay(tmp_path, monkeypatch):
+    """The history checked a saved game by replaying it, and the replay route then read
+    and replayed the record again: each of its moves was applied twice before the replay
+    opened. The route now takes the game as the history read it."""
+    client = make_client(history=History(tmp_path / "history.sqlite3"))
+    saved = finish(client, create(client, "@heuristic", "@random", seed=4))["history_id"]
+    replays = []
+    real = GameRecording.replay
+    monkeypatch.setattr(GameRecording, "replay", lambda rec: replays.append(1) or real(rec))
+    assert client.post(f"/api/history/{saved}/replay", json={}).status_code == 201
+    assert len(replays) == 1
+    assert client.get(f"/api/history/{saved}").status_code == 200 and len(replays) == 2
+
+
 def test_a_history_that_cannot_be_read_is_a_503_without_the_servers_path(tmp_path, monkeypatch, caplog):
     """A history the server could not read (a disk error, a file locked too long) answered
     503 "the game history cannot be read: cannot read <the server's path> (...)": the page

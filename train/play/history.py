@@ -598,9 +598,20 @@ class History:
 
     def record(self, game_id: int) -> dict[str, Any]:
         """The record of saved game ``game_id``, as saved (replay it with
-        :meth:`GameRecording.from_json`); :class:`UnknownGameError` if there is none,
-        :class:`DamagedGameError` if it is not a record of a finished game, as :meth:`save`
-        stores only (it is read and replayed: ``{}``, a move the rules refuse)."""
+        :meth:`GameRecording.from_json`, or read it with :meth:`recording`);
+        :class:`UnknownGameError` if there is none, :class:`DamagedGameError` if it is not a
+        record of a finished game, as :meth:`save` stores only (it is read and replayed:
+        ``{}``, a move the rules refuse)."""
+        return self._read(game_id)[0]
+
+    def recording(self, game_id: int) -> GameRecording:
+        """Saved game ``game_id`` read, checked as :meth:`record` checks it (its moves replay
+        to the game's end; the same errors): :func:`train.play.session.replay` takes it
+        without replaying it again."""
+        return self._read(game_id)[1]
+
+    def _read(self, game_id: int) -> tuple[dict[str, Any], GameRecording]:
+        """Saved game ``game_id``'s record as saved and as read, replayed once to check it."""
         if isinstance(game_id, bool) or not isinstance(game_id, int):
             raise ValueError(f"a game id is an integer, got {game_id!r}")
         with self._connection("read") as conn:
@@ -618,14 +629,15 @@ class History:
                 f"{self.path}: saved game {game_id} is damaged (its record is not a JSON object)", game_id
             )
         try:
-            game = GameRecording.from_json(data).replay()
+            rec = GameRecording.from_json(data)
+            game = rec.replay()
             if not game.game_over:
                 raise ValueError(f"the record stops in round {game.round}, before the game's end")
         except (TypeError, ValueError) as exc:  # (an IllegalActionError is a ValueError)
             raise DamagedGameError(
                 f"{self.path}: saved game {game_id} is damaged ({error_line(exc, 120)})", game_id
             ) from None
-        return data
+        return data, rec
 
     def ratings(self) -> list[dict[str, Any]]:
         """Every participant of the saved games, strongest first: ``{"kind", "name",

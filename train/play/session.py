@@ -1403,16 +1403,21 @@ def replay(record: Any) -> GameSession:
     """A session that replays a game record move by move (see :class:`GameRecording`).
     The whole record is checked first: a record the rules refuse is a 400, and so is
     one whose names, agents, start or context is larger than :data:`RECORD_PART_BYTES`.
+    A :class:`GameRecording` is taken as read and replayed already (as
+    :meth:`History.recording() <train.play.history.History.recording>` gives a saved
+    game), its sizes checked, not its moves again.
     The session keeps the record as compact JSON, and its moves as one byte each."""
-    _check_part_sizes(record)
+    checked = isinstance(record, GameRecording)
+    _check_part_sizes(record.to_json() if checked else record)
     try:
-        rec = GameRecording.from_json(record)
+        rec = record if checked else GameRecording.from_json(record)
         if len(rec.moves) > MAX_RECORD_MOVES:
             raise ValueError(f"it holds {len(rec.moves)} moves; at most {MAX_RECORD_MOVES} are replayed")
         for key, items in (("names", rec.names), ("agents", rec.agents)):
             if not all(" ".join(x.split()).isprintable() for x in items):  # as a new game's names
                 raise ValueError(f"its '{key}' hold a control character")
-        rec.replay()
+        if not checked:
+            rec.replay()
     except (ValueError, IllegalActionError) as exc:
         raise SessionError(f"cannot replay this record: {exc}") from None
     game = LlamaGame.from_dict(copy.deepcopy(rec.start))

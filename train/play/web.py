@@ -562,12 +562,15 @@ class _App:
 
         return JSONResponse(await self.work(read, self.disk), headers={"cache-control": "no-store"})
 
-    def _saved_record(self, request: Request) -> Any:
+    def _saved_record(self, request: Request, *, read: bool = False) -> Any:
+        """The saved game the path names: its record as saved, or (``read``) as
+        :meth:`History.recording` reads it, to replay."""
         text = request.path_params["number"]
         if not _INTEGER.fullmatch(text) or text.startswith("-"):
             raise SessionError("no such saved game", 404)
+        history = self._history()
         try:
-            return self._history().record(int(text))
+            return (history.recording if read else history.record)(int(text))
         except LookupError:
             raise SessionError("no such saved game", 404) from None
         except DamagedGameError as exc:  # this game alone: the rest of the history reads, and the file stays unnamed
@@ -582,8 +585,8 @@ class _App:
         if not isinstance(body, dict):
             raise SessionError("the request body must be {}")
         known_fields(body, ())
-        record = await self.work(partial(self._saved_record, request), self.disk)
-        return await self.work(lambda: self.added(replay(record)))
+        record = await self.work(partial(self._saved_record, request, read=True), self.disk)
+        return await self.work(lambda: self.added(replay(record)))  # (replayed once, as it was read)
 
     async def agents(self, request: Request) -> Response:
         return JSONResponse([{"name": n, "doc": d} for n, d in describe().items()])
