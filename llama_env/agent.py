@@ -1088,16 +1088,15 @@ def _names_itself(agent: object, factory: Factory) -> bool:
     that a plugin's agent carries (a subclass of ``HeuristicAgent``, or a factory of a
     plugin that returns one). An agent without is named by its registered name, where
     messages and tables named it by its class (``NpFloat`` for ``np_float``)."""
-    n = getattr(agent, "name", _NO_NAME)
+    n = getattr(agent, "name", None)
     if not isinstance(n, str):
-        return n is not _NO_NAME
-    if not n or isinstance(n, _AskedFor) or _builtin_name(agent):
+        return hasattr(agent, "name")  # a name() method, None: kept
+    if not n or isinstance(n, _AskedFor):
         return False
-    return is_builtin_agent(factory) or not is_builtin_agent(type(agent)) or "name" in getattr(agent, "__dict__", ())
-
-
-_NO_NAME = object()
-"""What :func:`_names_itself` reads of an agent without a ``name`` attribute."""
+    if "name" in getattr(agent, "__dict__", ()):  # set on the object
+        return True
+    holder = next((cls for cls in type(agent).__mro__ if "name" in cls.__dict__), None)
+    return is_builtin_agent(factory) or holder is None or not is_builtin_agent(holder)
 
 
 def _unseedable(agent: object) -> bool:
