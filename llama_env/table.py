@@ -36,7 +36,7 @@ keeps no other state, so a table can be driven by any mix of the calls above.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,6 +172,19 @@ def _not_a_name(agents: object) -> None:
         )
 
 
+def _check_seats(seats: Iterable[tuple[int, Agent | None]]) -> None:
+    """What a table checks of the agent at each seat (none for an outside seat), each
+    error naming the seat: an agent (:func:`check_agent`) of an observation version the
+    encoder knows."""
+    for seat, agent in seats:
+        if agent is not None:
+            check_agent(agent, f"seat {seat}")
+            try:  # any obs_version, None and False included: the encoder would refuse it naming no agent
+                check_obs_version(getattr(agent, "obs_version", 0))
+            except ValueError as exc:
+                raise ValueError(f"seat {seat}: agent {agent_label(agent)!r}: {exc}") from None
+
+
 class Table:
     """A game and what sits at each seat: an agent, or ``None`` for an outside seat.
 
@@ -200,13 +213,7 @@ class Table:
         seats: list[Agent | None] = [None] * n if agents is None else list(agents)
         if len(seats) != n:
             raise ValueError(f"a table of {n} players needs {n} seats (an agent or None each), got {len(seats)}")
-        for seat, agent in enumerate(seats):
-            if agent is not None:
-                check_agent(agent, f"seat {seat}")
-                try:  # any obs_version, None and False included: the encoder would refuse it naming no agent
-                    check_obs_version(getattr(agent, "obs_version", 0))
-                except ValueError as exc:
-                    raise ValueError(f"seat {seat}: agent {agent_label(agent)!r}: {exc}") from None
+        _check_seats(enumerate(seats))
         if names is not None and len(names) != n:
             raise ValueError(f"names must label all {n} seats, got {len(names)}")
         self.game = game
@@ -217,6 +224,13 @@ class Table:
             else [agent_label(a) if a is not None else f"player_{s}" for s, a in enumerate(seats)]
         )
         self.listener = listener
+
+    def seat(self, seat: int, agent: Agent | None) -> None:
+        """Put ``agent`` (``None``: an outside seat) at ``seat`` of a game under way,
+        checked as the table checks its seats at the start; its name stays (set
+        :attr:`names` to change it)."""
+        _check_seats([(seat, agent)])
+        self.agents[seat] = agent
 
     # ------------------------------------------------------------------ queries
 

@@ -91,6 +91,20 @@ def test_a_seat_without_act_is_named_in_one_bounded_line():
     assert "\n" not in message and len(message) < 200
 
 
+def test_an_agent_seated_mid_game_is_checked_as_the_tables_seats_are():
+    """Table.seat (a hand-over in the browser) refuses what Table() refuses, naming the
+    seat, and leaves the seat as it was."""
+    table = Table(LlamaGame(3, rng=1), [None, Recorder(0), None])
+    with pytest.raises(ValueError, match=re.escape("seat 2: agent 'Recorder': obs_version must be one of 0, 1, got 7")):
+        table.seat(2, Recorder(7))
+    with pytest.raises(TypeError, match=re.escape("seat 0: an agent must have act(observation, action_mask) -> int")):
+        table.seat(0, "heuristic")  # type: ignore[arg-type]
+    assert table.agents[0] is None and table.agents[2] is None
+    table.seat(0, Recorder(1))
+    table.seat(1, None)
+    assert [type(a).__name__ for a in table.agents] == ["Recorder", "NoneType", "NoneType"]
+
+
 def v1_actor(seed: int = 0) -> Actor:
     rng = np.random.default_rng(seed)
     shapes = [(16, OBS_SIZE_V1), (9, 16)]

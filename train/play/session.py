@@ -738,8 +738,8 @@ class GameSession:
                 409,
             )
         built, label, said = agent()
+        self.table.seat(seat, built)  # (checked as a new game's seats are)
         self.warnings = list(dict.fromkeys([*self.warnings, *said]))  # (replaced whole: a view may read it meanwhile)
-        self.table.agents[seat] = built
         joined = self.has_come(seat) or seat == viewer
         self._roles = self._roles.handing(seat, label if joined else None, self.seq + 1)  # (its frame is the next)
         if joined:
@@ -1353,7 +1353,8 @@ def build_agent(
         player = seat_for_game(agent, seed, seed_keys([spec])[0])
         if player is not agent:  # a population's member: told too, so that it says nothing at the table
             forewarn(player, rules)
-        check_obs_version(getattr(player, "obs_version", 0))  # as a Table checks it (a hand-over makes none)
+        # here, where a refusal names the seat and lets the agent go: the Table checks it again as it seats it
+        check_obs_version(getattr(player, "obs_version", 0))
     except (TypeError, ValueError, OSError, ModuleNotFoundError, AgentHostFull) as exc:
         _close_agents([agent])  # built, then refused: a costly one is let go in its process
         # its process lost twice or full as it forewarned: the server's failure, as at the build, not the agent's
