@@ -496,9 +496,9 @@ class GameSession:
         opened), and the seat whose move the table has awaited for :data:`TURN_SECONDS`,
         while the game goes on. When the table waits for one of them, another person at
         the table may hand that seat to an agent."""
-        game = self.game
-        if game.game_over or self.failed is not None:
+        if self.ended:
             return []
+        game = self.game
         now = time.monotonic()
         seat, _, since = self._turn
         idle = seat if seat == game.current_player and now - since >= TURN_SECONDS else None
@@ -768,8 +768,7 @@ class GameSession:
         for made in range(moves):
             if made and time.monotonic() >= deadline:
                 break
-            g = self.game
-            if g.game_over or self.failed is not None:
+            if self.ended:
                 break
             if self.mode == "replay":
                 if self._replayed_moves == len(self._replay):
@@ -814,6 +813,11 @@ class GameSession:
         log.warning("game %s stopped: %s", self.id, exc)  # (the operator reads it whole)
         self.failed = self.on_the_page(str(exc))
         self.release()
+
+    @property
+    def ended(self) -> bool:
+        """Whether the game is over, or an agent's failure stopped it (:attr:`failed`)."""
+        return self.game.game_over or self.failed is not None
 
     @property
     def stopped(self) -> str | None:
@@ -1522,7 +1526,7 @@ class SessionStore:
                 # room is made by forgetting the least recently used game that is over, else
                 # one that no page is open on (a game left in a closed tab held its place
                 # for idle_seconds, and 200 of them refused every new game)
-                finished = self._least_recent(_ended) or self._least_recent(_abandoned)
+                finished = self._least_recent(lambda s: s.ended) or self._least_recent(_abandoned)
                 if finished is not None:
                     dropped.append(self._games.pop(finished))
             full = len(self._games) >= self.max_games
@@ -1586,11 +1590,6 @@ class SessionStore:
                 break
             dropped.append(self._games.popitem(last=False)[1])
         return dropped
-
-
-def _ended(session: GameSession) -> bool:
-    """Whether ``session`` is over, or an agent's failure stopped it (:attr:`GameSession.failed`)."""
-    return session.game.game_over or session.failed is not None
 
 
 def _abandoned(session: GameSession) -> bool:

@@ -157,7 +157,13 @@ async function leaveSeatFor(what, yes) {
 // keeps asking for the game while the person looks at the history or sets up another
 // game, or the table would take them for away and could hand their seat to an agent.
 function seated() {
-  return Boolean(game && game.mode === "play" && !game.game_over && !game.stopped && game.table.seats[game.seat]?.person);
+  return Boolean(game && game.mode === "play" && !ended() && game.table.seats[game.seat]?.person);
+}
+
+// Whether the game of state `s` (default: the open game's) has ended: over, or stopped for
+// good by an agent's failure.
+function ended(s = game) {
+  return Boolean(s.game_over || s.stopped);
 }
 
 // The address bar holds the open game's link (a replay's too), #history for the history
@@ -649,7 +655,7 @@ function drawTable(table, live) {
 // The cards and moves of this page's hand, those in `legal` on; on its turn (`table` given)
 // each one off says why, in its title (a tooltip, and the description a screen reader reads).
 function drawHand(hand, legal, table) {
-  const wait = table ? "" : game && game.game_over ? "the game is over" : game && game.stopped ? "the game stopped" : "not your turn";
+  const wait = table ? "" : !game || !ended() ? "not your turn" : game.game_over ? "the game is over" : "the game stopped";
   const buttons = hand.map((card) => {
     const b = el("button", { class: `card c${card}`, text: CARD(card), "data-action": String(card - 1), "aria-label": card === 7 ? "play a llama" : `play ${card}` });
     b.disabled = !legal.has(card - 1);
@@ -740,7 +746,7 @@ function focusLost() {
 // A game over or stopped, its last result closed: the keyboard's focus, lost with the moves
 // gone off (it fell to the page), goes to New game, without scrolling the page to it.
 function focusEnd() {
-  if (game && (game.game_over || game.stopped) && !queue.length && !roundOpen() && focusLost()) {
+  if (game && ended() && !queue.length && !roundOpen() && focusLost()) {
     $("new-game").focus({ preventScroll: true });
   }
 }
@@ -762,18 +768,17 @@ function render() {
     const waiting = game.table.seats[game.table.current_player].name;
     const me = game.table.seats[game.seat];
     const gone = me.person ? "" : `${me.agent} plays your seat now: you are watching.`;
-    const ended = game.game_over || game.stopped;
-    const nudge = ended || game.your_turn || gone ? null : linkNudge(game.table.current_player);
+    const nudge = ended() || game.your_turn || gone ? null : linkNudge(game.table.current_player);
     const line = game.game_over ? game.result : game.stopped ? "The game stopped." : game.your_turn ? yourTurnText() : gone ||
       `Waiting for ${waiting}…${nudge ? ` ${waiting} has not opened the link yet:` : ""}`;
     showTurn(line, game.your_turn);
     if (nudge) $("turn").append(" ", nudge);
     sayTurn($("turn").textContent);
-    $("penalty").textContent = ended ? "" : `Your hand would cost ${game.penalty} points now.`;
+    $("penalty").textContent = ended() ? "" : `Your hand would cost ${game.penalty} points now.`;
     $("penalty").style.visibility = "";
     focusMove();
   } else {
-    const done = Boolean(game.game_over || game.stopped || (game.mode === "replay" && game.moves_left === 0));
+    const done = ended() || (game.mode === "replay" && game.moves_left === 0);
     $("step").disabled = done;
     $("play").disabled = done || autoplay !== null;
     $("pause").disabled = autoplay === null;
@@ -967,7 +972,7 @@ async function sendHandOver(seat) {
 let stepping = false;  // a step is on its way to the server
 
 async function step() {
-  if (!game || game.game_over || game.stopped || animating || stepping) return;
+  if (!game || ended() || animating || stepping) return;
   stepping = true;
   window.llamaIdle = false;
   $("round-result").classList.add("hidden");  // a watched game goes on: the result gives way
@@ -1043,7 +1048,7 @@ function stopPolling() {
 function playAuto() {
   if (autoplay !== null) return;
   const tick = async () => {
-    if (!game || game.game_over || game.stopped || (game.mode === "replay" && game.moves_left === 0)) { stopAutoplay(); render(); return; }
+    if (!game || ended() || (game.mode === "replay" && game.moves_left === 0)) { stopAutoplay(); render(); return; }
     if (!animating && !roundOpen()) await step();
     if (autoplay === null) return;  // paused while the step was on its way
     autoplay = setTimeout(tick, delay());
@@ -1057,7 +1062,7 @@ function playAuto() {
 function stopAutoplay() {
   if (autoplay !== null) clearTimeout(autoplay);
   autoplay = null;
-  if (game && !animating) $("play").disabled = game.game_over || Boolean(game.stopped);
+  if (game && !animating) $("play").disabled = ended();
   // Pause goes off with nothing playing (it looked on at a replay's end): its focus goes to Play
   const paused = document.activeElement === $("pause");
   $("pause").disabled = true;
@@ -1244,7 +1249,7 @@ async function offerKeptGames(all = false) {
     }));
     for (const f of found.filter(Boolean)) {
       const { kept, state } = f;
-      if (state.mode === "play" && !state.game_over && !state.stopped && state.table.seats[state.seat].person) {
+      if (state.mode === "play" && !ended(state) && state.table.seats[state.seat].person) {
         markInvites(kept.id, { seen: Date.now() });
         going.push(f);
       } else {
