@@ -123,18 +123,26 @@ CREATE INDEX seats_by_participant ON seats (kind, name);
 """
 
 
-def _options_from_records(conn: sqlite3.Connection) -> None:
-    """Each game's ``options`` as its record's start holds them (a game of schema 2 may
-    have been played at another hand size through the API); none, so the standard rules,
-    where the record does not say or cannot be read. In Python, one game at a time: SQLite
-    without its JSON functions (older builds) upgrades too, and no history is read whole."""
-    names = {f.name for f in rule_option_fields()}
+def _readable_records(conn: sqlite3.Connection) -> Iterator[tuple[int, Any]]:
+    """Each game's id and record read from JSON, one game at a time (SQLite without its
+    JSON functions, in older builds, upgrades too, and no history is read whole); a record
+    that cannot be read is left out (an upgrade then leaves its game as it was)."""
     for (game_id,) in conn.execute("SELECT id FROM games").fetchall():
         (record,) = conn.execute("SELECT record FROM games WHERE id = ?", (game_id,)).fetchone()
         try:
-            start = json.loads(record).get("start") if isinstance(record, str) else None
-        except (ValueError, RecursionError, AttributeError):
+            data = json.loads(record) if isinstance(record, str) else None
+        except (ValueError, RecursionError):
             continue
+        yield game_id, data
+
+
+def _options_from_records(conn: sqlite3.Connection) -> None:
+    """Each game's ``options`` as its record's start holds them (a game of schema 2 may
+    have been played at another hand size through the API); none, so the standard rules,
+    where the record does not say or cannot be read (:func:`_readable_records`)."""
+    names = {f.name for f in rule_option_fields()}
+    for game_id, data in _readable_records(conn):
+        start = data.get("start") if isinstance(data, dict) else None
         if isinstance(start, dict):
             options = {key: value for key, value in start.items() if key in names and type(value) is int}
             conn.execute(
@@ -153,16 +161,10 @@ def _digest(record: object, people: Sequence[object], forfeit: Sequence[object])
 
 
 def _digests_of_records(conn: sqlite3.Connection) -> None:
-    """Each game's ``digest`` from its record and seats, one game at a time (as
-    :func:`_options_from_records`); none where the record cannot be read. Games saved twice
-    before schema 4 keep both copies (nothing saved is deleted): a later copy finds the
-    first."""
-    for (game_id,) in conn.execute("SELECT id FROM games").fetchall():
-        (record,) = conn.execute("SELECT record FROM games WHERE id = ?", (game_id,)).fetchone()
-        try:
-            data = json.loads(record) if isinstance(record, str) else None
-        except (ValueError, RecursionError):
-            continue
+    """Each game's ``digest`` from its record and seats (:func:`_readable_records`); none
+    where the record cannot be read. Games saved twice before schema 4 keep both copies
+    (nothing saved is deleted): a later copy finds the first."""
+    for game_id, data in _readable_records(conn):
         seats = conn.execute("SELECT kind, forfeit FROM seats WHERE game = ? ORDER BY seat", (game_id,)).fetchall()
         if isinstance(data, dict) and seats:
             digest = _digest(data, [kind == "person" for kind, _ in seats], [f == 1 for _, f in seats])

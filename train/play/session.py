@@ -1047,8 +1047,9 @@ class AgentPolicy:
             spec.name, {k: self._under_root(v) if is_path_parameter(k) else v for k, v in spec.params.items()}
         )
 
-    def as_read(self, spec: AgentSpec) -> AgentSpec:
-        """``spec`` (checked, its agent built) with each path named as the page names the
+    def as_read(self, spec: AgentSpec, full: AgentSpec) -> AgentSpec:
+        """``spec`` (checked, its agent built from ``full``, the spec :meth:`resolve_paths`
+        made of it) with each path named as the page names the
         file read there (:meth:`_page_name`), in one spelling however a request wrote it, so
         that the table, the game's record and the history's ratings know one model file as
         one agent: ``ppo:path=runA``, ``ppo:path=./runA/`` and ``ppo:path=runA/model.npz``
@@ -1062,16 +1063,16 @@ class AgentPolicy:
         if not any(is_path_parameter(k) for k in spec.params):
             return spec
         named = dict(spec.params)
-        for key, value in spec.params.items():
-            full = self._under_root(value) if is_path_parameter(key) else None
-            if full is None:
+        for key in spec.params:
+            path = full.params.get(key) if is_path_parameter(key) else None
+            if not isinstance(path, str):
                 continue
-            read = full
-            if not key.endswith("_dir") and os.path.isdir(full):
+            read = path
+            if not key.endswith("_dir") and os.path.isdir(path):
                 with contextlib.suppress(ValueError, OSError):
-                    model = model_file(full)
-                    read = str(model) if model.parent == Path(full) else full  # (a checkpoint is its folder)
-            for candidate in (os.path.realpath(read), read, full):
+                    model = model_file(path)
+                    read = str(model) if model.parent == Path(path) else path  # (a checkpoint is its folder)
+            for candidate in (os.path.realpath(read), read, path):
                 if (name := self._page_name(candidate)) != _HIDDEN:
                     named[key] = name
                     break
@@ -1351,7 +1352,7 @@ def build_agent(
     try:
         full = policy.resolve_paths(spec)
         agent = build(full, seed) if build is not None else resolve(full, seed)
-        named = policy.as_read(spec)
+        named = policy.as_read(spec, full)
         # (a plugin's table_sizes or forewarn of the wrong kind, or its obs_version, is a ValueError)
         said = [policy.on_the_page(str(w)) for w in table_warnings([named], rules, [agent])]
         player = seat_for_game(agent, seed, seed_keys([spec])[0])
