@@ -213,7 +213,7 @@ def random_decisions(count: int, seed: int = 0, players: int | None = None) -> I
 
 def installed_plugin(folder: Any, module: str, entry: str, source: str, *, package: bool = False) -> None:
     """A plugin ``module`` installed in ``folder`` as pip installs one: its code ``source``
-    (``module.py``, or ``module/__init__.py`` for a ``package``) and a dist-info declaring
+    (a module file, or a package's init file for a ``package``) and a dist-info declaring
     the agents' entry point ``entry`` on it."""
     folder.mkdir(parents=True, exist_ok=True)
     if package:
