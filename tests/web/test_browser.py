@@ -2108,6 +2108,11 @@ def test_the_keyboard_s_focus_goes_to_new_game_at_a_game_s_end_without_scrolling
     driver.execute_script("for (let i = 0; i < 200; i++) log('a move')")  # (a long game's log)
     for button in ("new-game", "download"):  # (the log was 420 px tall: they were below a laptop's screen)
         assert driver.execute_script(IN_VIEW, button), button
+    heading = (
+        "const p = document.querySelector('.log-panel'); p.scrollTop = p.scrollHeight; "
+        "return p.querySelector('h3').getBoundingClientRect().top - p.getBoundingClientRect().top"
+    )
+    assert driver.execute_script(heading) >= 0  # the log's heading stays in sight as it scrolls
 
     driver.find_element(By.ID, "nav-history").click()
     replay = wait(driver, 10).until(lambda d: d.find_element(By.CSS_SELECTOR, "button.replay"))
