@@ -453,7 +453,8 @@ def test_an_agent_that_cannot_be_seeded_is_seated_without_a_warning(monkeypatch,
                 serving = threading.Thread(target=train.play.agent_host._main, args=(child, 0, 4))
                 serving.start()
                 server.send(("build", 0, "tw_unseeded", {}, 7))
-                assert server.recv() == (True, (0, None))  # its observation version and table sizes
+                ok, (version, sizes, shown) = server.recv()  # its observation version, table sizes and repr
+                assert (ok, version, sizes) == (True, 0, None) and isinstance(shown, str)
                 server.close()
                 serving.join(10)
             else:
@@ -483,6 +484,7 @@ def test_a_hosted_agent_says_what_it_warns_of_at_a_table_as_at_home(host):
     said = [str(w) for w in table_warnings([unused], Rules(num_players=3), [remote])]
     assert said == [str(w) for w in table_warnings([unused], Rules(num_players=3))]
     assert len(said) == 1 and "does not search at a 3-player table" in said[0]
+    assert repr(remote) == "SearchAgent(worlds=16)"  # as its warnings name it: the page names it by its spec there
     assert remote.forewarn(Rules(num_players=3)) is None  # said once, in the child as at home
     host._process.kill()  # type: ignore[union-attr]
     host._process.join()  # type: ignore[union-attr]

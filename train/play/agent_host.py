@@ -95,9 +95,10 @@ class AgentHost:
         with self._lock:
             self._keys += 1
             key = self._keys
-        obs_version, sizes = self.call("build", key, spec.name, dict(spec.params), seed)
+        obs_version, sizes, shown = self.call("build", key, spec.name, dict(spec.params), seed)
         agent = RemoteAgent(self, key, int(obs_version), spec, seed)
         agent.table_sizes = sizes
+        agent.shown = str(shown)
         return agent
 
     @property
@@ -138,8 +139,13 @@ class RemoteAgent:
         self.table_sizes: tuple[int, ...] | None = None
         """The table sizes the agent in the child says it was made for
         (:func:`~llama_env.agent.table_sizes`), told when it was built."""
+        self.shown = f"RemoteAgent({spec.label!r})"
+        """The ``repr`` of the agent in the child, told when it was built: its warnings name it so."""
         self._forewarned: Rules | None = None
         """The rules it was forewarned of (:meth:`forewarn`): an agent built again is told too."""
+
+    def __repr__(self) -> str:
+        return self.shown
 
     def _ask(self, *message: Any) -> Any:
         try:
@@ -196,7 +202,8 @@ def _main(conn: Connection, niceness: int, max_agents: int) -> None:
                     continue
                 name, params, seed = args
                 built = resolve(AgentSpec(name, params), seed)  # seeded each game: no word on one that cannot be
-                value = (getattr(built, "obs_version", 0), table_sizes(built))  # (sizes of the wrong kind: refused)
+                # (sizes of the wrong kind: refused; the repr names it as its warnings do)
+                value = (getattr(built, "obs_version", 0), table_sizes(built), repr(built))
                 agents[key] = built
             elif kind == "drop":
                 agents.pop(key, None)

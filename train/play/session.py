@@ -1320,6 +1320,16 @@ class Seated(NamedTuple):
     """What it warns of at the table, as the page says it (:attr:`GameSession.warnings`)."""
 
 
+def _as_the_page_says(warning: str, agent: Agent, named: AgentSpec) -> str:
+    """``warning``, which ``agent`` words for a console, as the note under the table says
+    it: the agent named by its seat's spec where the warning names it by its ``repr``
+    (``SearchAgent(worlds=16) does not search`` is ``agent 'search:worlds=16' does not
+    search``), and without the console's ``(said once)``: the note says it once a game."""
+    warning = warning.removesuffix(" (said once)")
+    shown = repr(agent)
+    return f"agent {named.label!r}{warning[len(shown) :]}" if warning.startswith(f"{shown} ") else warning
+
+
 def build_agent(
     spec: AgentSpec,
     seed: int,
@@ -1354,7 +1364,8 @@ def build_agent(
         agent = build(full, seed) if build is not None else resolve(full, seed)
         named = policy.as_read(spec, full)
         # (a plugin's table_sizes or forewarn of the wrong kind, or its obs_version, is a ValueError)
-        said = [policy.on_the_page(str(w)) for w in table_warnings([named], rules, [agent])]
+        warned = table_warnings([named], rules, [agent])
+        said = [policy.on_the_page(_as_the_page_says(str(w), agent, named)) for w in warned]
         player = seat_for_game(agent, seed, seed_keys([spec])[0])
         if player is not agent:  # a population's member: told too, so that it says nothing at the table
             forewarn(player, rules)
