@@ -65,3 +65,13 @@ def test_a_column_the_rows_have_and_the_declared_columns_lack_is_named(monkeypat
     monkeypatch.setattr(analysis, "_COLUMNS", {k: v for k, v in analysis._COLUMNS.items() if k != "quits"})
     with pytest.raises(RuntimeError, match=r"games_frame's rows have the columns \[.*'quits'.*\], _COLUMNS declares"):
         games_frame(t.records, t.names)
+
+
+def test_behaviour_frame_rows_follow_the_names_given():
+    """Rows come in the order of ``names``, not in the order the agents first sat down
+    (which follows the seating): a reader compares the table with the pool as written."""
+    t = tournament(["random", "greedy", "cautious", "heuristic"], 2, 12, seed=5, workers=1)
+    for names in (t.names, list(reversed(t.names))):
+        # reversed, the names label the same seats the other way round; the rows still follow them
+        b = behaviour_frame(t.records, names)
+        assert list(b.index) == list(names)

@@ -141,7 +141,7 @@ def _tournament_result(result: object) -> TournamentResult:
 def behaviour_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
     """Per agent: the share of its decisions that play, draw and quit, the mean hand
     penalty it held when quitting, the share of rounds it went out, and its mean points
-    per round."""
+    per round. One row per agent that played, in the order of ``names``."""
     df = _games_frame(records, names, "behaviour_frame")
     g = df.groupby("agent", sort=False)
     sums = g[["plays", "draws", "quits", "quit_penalty", "went_out", "rounds", "score"]].sum()
@@ -153,4 +153,5 @@ def behaviour_frame(records: Sequence[GameRecord], names: Sequence[str]) -> Any:
     out["penalty_at_quit"] = (sums.quit_penalty / sums.quits.where(sums.quits > 0)).astype(float)
     out["go_out_rate"] = sums.went_out / sums.rounds
     out["points_per_round"] = sums.score / sums.rounds
-    return out
+    # grouping keeps the order the agents first sat down in; the reader asked in this one
+    return out.reindex([n for n in dict.fromkeys(names) if n in out.index])
