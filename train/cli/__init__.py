@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
             "examples:\n"
             "  llama-rl agents\n"
             "  llama-rl eval --agents heuristic,random,random,random --games 2000\n"
-            "  llama-rl tournament --players 4 --agents random,heuristic,cautious:threshold=4 --games 500\n"
+            "  llama-rl tournament --players 4 --agents random,greedy,heuristic,cautious:threshold=4 --games 500\n"
             "  llama-rl play --players 3 --opponents heuristic\n"
             "  llama-rl serve                       # play and watch in the browser\n"
             "  llama-rl train\n"

@@ -124,7 +124,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         ),
         epilog=(
             "examples:\n"
-            "  llama-rl tournament --players 4 --agents random,heuristic,cautious:threshold=4 --games 500\n"
+            "  llama-rl tournament --players 4 --agents random,greedy,heuristic,cautious:threshold=4 --games 500\n"
             "  llama-rl tournament --players 2 --agents random,heuristic --games 200 --seed 1 --no-progress"
         ),
         formatter_class=HelpFormatter,

@@ -1,0 +1,102 @@
+"""The thirteenth audit of ``llama-rl`` (eval, tournament, the common options): every
+example in every ``--help`` runs as written, ``--record`` reads ``~`` and is checked
+before the games, the Python API refuses what the command line refuses, ``--workers``
+above the cores is said, numbers are ASCII digits, and one game is "1 game"."""
+
+from __future__ import annotations
+
+import io
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.ppo import DEFAULT_MODEL
+from train.cli import COMMAND_NAMES, build_parser, main
+from train.cli.common import PROG
+
+# ----------------------------------------------------------------------- every example runs
+
+
+def _help(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    assert main([*command, "--help"]) == 0
+    return capsys.readouterr().out
+
+
+def _examples(text: str) -> list[list[str]]:
+    """The commands under ``examples:`` in a help text, each as its words (a ``#`` comment dropped)."""
+    assert "examples:" in text
+    block = text.split("examples:", 1)[1].split("\n\n", 1)[0]
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    assert lines and all(line.startswith(f"{PROG} ") for line in lines), block
+    return [shlex.split(line, comments=True)[1:] for line in lines]
+
+
+_GAMES = {"eval": "1", "tournament": "1"}
+"""Commands played out, with the fewest games that still exercise every option of the example."""
+_PARSED_ONLY = {"serve", "train", "export", "fit-search", "distill", "tune-heuristic"}
+"""Commands that serve, train or fit for minutes: their examples go through the parser
+(and ``train``'s its config) only."""
+
+
+def _with(argv: list[str], flag: str, value: str) -> list[str]:
+    """``argv`` with ``flag``'s value replaced by ``value``, or ``flag value`` appended."""
+    if flag in argv:
+        at = argv.index(flag) + 1
+        return [*argv[:at], value, *argv[at + 1 :]]
+    return [*argv, flag, value]
+
+
+def _stand_in_models(argv: list[str], folder: Path) -> None:
+    """A model file an example names that an earlier one writes (``export``'s ``--out``):
+    the shipped model takes its place in the example's folder."""
+    for word in argv:
+        for path in re.findall(r"path=([^,:]+\.npz)", word):
+            if not (folder / path).exists():
+                shutil.copy(DEFAULT_MODEL, folder / path)
+
+
+def _every_example(capsys: pytest.CaptureFixture[str]) -> list[tuple[str, list[str]]]:
+    found = [(f"{PROG} --help", argv) for argv in _examples(_help(capsys))]
+    for command in COMMAND_NAMES:
+        text = _help(capsys, command)
+        if "examples:" in text:
+            found += [(f"{PROG} {command} --help", argv) for argv in _examples(text)]
+    return found
+
+
+def test_every_example_of_every_help_runs_as_written(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # play: a game left at once, after its checks
+    examples = _every_example(capsys)
+    commands = {argv[0] for _, argv in examples}
+    assert {"eval", "tournament", "play", "watch", "train"} <= commands  # the parsing found them
+    parser = build_parser()
+    for where, argv in examples:
+        command = argv[0]
+        if command in _PARSED_ONLY:
+            args, extra = parser.parse_known_args(argv)
+            assert not extra, f"{where}: {shlex.join(argv)}: unrecognized {extra}"
+            if command == "train" and not args.resume:
+                from train.cli.train import config_from_args
+
+                config_from_args(args)  # the preset and the flags together: a ValueError fails the test
+            continue
+        if command in _GAMES:
+            argv = _with(_with(_with(argv, "--games", _GAMES[command]), "--workers", "1"), "--seed", "0")
+            argv = [*argv, "--no-progress"] if "--no-progress" not in argv else argv
+        _stand_in_models(argv, tmp_path)
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert "error:" not in err and code in (0, 1 if command == "play" else 0), (
+            f"{where}: `{PROG} {shlex.join(argv)}` exited {code}: {err}"
+        )
+
+
+def test_the_example_test_catches_a_pool_too_small_for_the_table(capsys):
+    """What the test above ran, a pool of 3 agents at a 4-player table, is refused."""
+    code = main(["tournament", "--players", "4", "--agents", "random,heuristic,cautious", "--games", "1"])
+    assert code == 2 and "needs a pool of at least 4 agents, got 3" in capsys.readouterr().err
