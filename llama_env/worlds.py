@@ -8,7 +8,7 @@ pile, which a search draws (uniformly, or from a belief about the others) once p
 The world puts the observer at seat 0 and the others at seats 1.. in turn order from its
 left, as the observation lists them, and it is the observer's turn.
 
-Three things the observation does not say are filled with a choice the engine accepts
+Two things the observation does not say are filled with a choice the engine accepts
 and that encodes back to the same observation (tests/property/test_worlds.py holds both):
 
 * the order of the discard pile: the one ordering the counts allow that starts with a
@@ -17,8 +17,14 @@ and that encodes back to the same observation (tests/property/test_worlds.py hol
   cycle as often as the counts need;
 * the observer's own moves this round: it played the cards on the pile that the others
   did not, and drew what the draw pile lost beyond the others' draws (counted as drawn
-  on the top card: no observation shows on what the observer itself drew);
-* who started the round (only used when a round ends without a card played): the observer.
+  on the top card: no observation shows on what the observer itself drew).
+
+Who started the round matters only while no card has been played in it (rule 11: a round
+that ends so is followed by one that the seat left of its starter begins; once a card is
+played, the last player to play one begins, whoever started). While none has been, every
+move of the round was a draw or a quit, made in turn order (rule 7), so the starter is
+read back from the number of moves and the move each seat quit with (:func:`_round_starter`).
+After a card was played the observation no longer tells, and the world names the observer.
 
 The hand size the round was dealt with is a rule option the observation does not hold;
 it is the rule's default unless given. An observation that contradicts it (the observer
@@ -138,7 +144,7 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
         "round": max(1, o.round),
         "game_over": False,
         **rules.options(),
-        "starter": 0,
+        "starter": 0 if last is not None else _round_starter(o.round_moves, [0, *o.opp_quit_at]),
         "last_player": last,
         "history": {
             "moves": o.round_moves,
@@ -151,6 +157,22 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
     }
     unseen = tuple(COPIES_PER_VALUE - o.hand[v] - on_pile[v] for v in range(_NV))
     return PublicState(snapshot, unseen, o.opp_hand_size)
+
+
+def _round_starter(moves: int, quit_at: Sequence[int]) -> int:
+    """The seat that started a round in which ``moves`` moves, all draws or quits (no card
+    played), were made and the seat now to act is seat 0; ``quit_at[p]`` is the move seat
+    ``p`` quit with (1 for the round's first move), 0 while it is in.
+
+    Rule 7 passes the turn left, skipping those who quit, so the seat that made a move is
+    the nearest one right of the next move's seat that had not quit before it."""
+    n = len(quit_at)
+    seat = 0
+    for move in range(moves, 0, -1):
+        seat = (seat - 1) % n
+        while 0 < quit_at[seat] < move:
+            seat = (seat - 1) % n
+    return seat
 
 
 def dealt_hand_size(observation: np.ndarray | Sequence[float]) -> int | None:

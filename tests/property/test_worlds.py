@@ -8,7 +8,7 @@ import pytest
 
 from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
-from llama_env.engine import NUM_CARD_VALUES, LlamaGame, can_play_on
+from llama_env.engine import NUM_CARD_VALUES, Action, LlamaGame, can_play_on
 from llama_env.observation import encode, encode_v1
 from llama_env.table import Table
 from llama_env.worlds import deal_world, dealt_hand_size, discard_order, public_state
@@ -128,3 +128,36 @@ def test_a_hand_card_that_is_no_card_code_is_refused(card):
     truth[1][0] = card
     with pytest.raises(ValueError, match=r"the other hands must hold card codes 1..7, got "):
         deal_world(state, truth, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_a_world_knows_who_started_a_round_in_which_no_card_was_played(players):
+    """Rule 11 reads the round's starter when the round ends with no card played: the seat
+    left of it starts the next one. Worlds wrote the observer as the starter, so a world
+    whose round ended so (everyone quit) dealt the next round to the wrong seat."""
+    agent = RandomAgent(seed=players)
+    told = 0
+    for game, seat in _decisions(players, 12, agent):
+        if game.last_player is None and game.starter != seat:
+            state = public_state(encode_v1(game, seat))
+            assert state.snapshot["starter"] == (game.starter - seat) % players
+            told += 1
+    assert told > 10
+
+
+def test_a_world_whose_round_ends_with_no_card_played_deals_the_next_round_as_the_game_does():
+    game = LlamaGame(3, rng=5)
+    assert game.starter == 0
+    game.step(int(Action.DRAW))  # seat 0 draws, seat 1 quits: seat 2 (the observer) to act
+    game.step(int(Action.QUIT))
+    assert game.current_player == 2 and game.last_player is None
+    state = public_state(encode_v1(game, 2))
+    truth = [game.hand(0), game.hand(1)]
+    world = deal_world(state, truth, np.random.default_rng(0))
+    for g in (game, world):  # the observer quits, then seat 0: nobody played a card
+        g.step(int(Action.QUIT))
+        g.step(int(Action.QUIT))
+        assert g.round == 2
+    # the next round is seat 1's (left of the starter, seat 0), which is world seat 2
+    assert game.current_player == 1
+    assert world.current_player == (1 - 2) % 3
