@@ -3,6 +3,11 @@
     python notebooks/run_notebooks.py                 # execute in place, keep outputs (for committing)
     python notebooks/run_notebooks.py --quick --out DIR   # small budgets, write copies to DIR (the tests)
     python notebooks/run_notebooks.py 01_environment_tour # one notebook (.ipynb optional, or a path)
+    python notebooks/run_notebooks.py --timeout 3600      # stop a cell that runs past an hour
+
+A cell runs as long as it needs (notebook 02's first cell takes up to an hour on two busy
+cores); ``--timeout SECONDS`` stops one that runs longer, and a failed cell is reported as
+below. ``--quick`` runs keep a limit of 600 s a cell unless ``--timeout`` says otherwise.
 
 ``--quick`` sets ``LLAMA_RL_QUICK=1`` in the kernel's environment; every notebook reads
 that one parameter to shrink its games and training steps. It needs ``--out``: its outputs
@@ -22,9 +27,9 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from train.cli.common import extra_or_exit
+from train.cli.common import extra_or_exit, int_in
 
 PROG = "run_notebooks.py"
 # every package of the extra, found without importing any: the kernels import pandas, torch...,
@@ -37,6 +42,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 
 HERE = Path(__file__).resolve().parent
 FAILED_SUFFIX = ".failed.ipynb"
+QUICK_TIMEOUT = 600  # seconds a cell of a --quick run may take: its small budgets need far less
 NOTEBOOKS = sorted(p for p in HERE.glob("[0-9][0-9]_*.ipynb") if not p.name.endswith(FAILED_SUFFIX))
 
 
@@ -44,8 +50,9 @@ class NotebookFailed(Exception):
     """A notebook that stopped before its end; the message is one line (``cell k failed: ...``)."""
 
 
-def execute(path: Path, out: Path, *, quick: bool, timeout: int = 1800, failed_out: Path | None = None) -> float:
-    """Run one notebook with its folder as working directory and write it to ``out``.
+def execute(path: Path, out: Path, *, quick: bool, timeout: int | None = None, failed_out: Path | None = None) -> float:
+    """Run one notebook with its folder as working directory and write it to ``out``;
+    ``timeout`` is the seconds a cell may run (``None``: as long as it needs).
 
     A cell that fails (raises, times out, kills the kernel) raises :class:`NotebookFailed`
     after the notebook, as far as it ran, is written to ``failed_out`` (default ``out``);
@@ -87,7 +94,7 @@ def execute(path: Path, out: Path, *, quick: bool, timeout: int = 1800, failed_o
     return time.perf_counter() - t0
 
 
-def _why(exc: Exception, timeout: int) -> str:
+def _why(exc: Exception, timeout: int | None) -> str:
     """Why a cell failed, in a few words: the error's name and first line, the timeout
     passed, or the kernel gone."""
     if isinstance(exc, CellTimeoutError):
@@ -126,12 +133,27 @@ def check_out(out: Path) -> None:
         raise ValueError(f"--out {out} cannot be made a folder: {exc.strerror or exc}") from None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose refusals are one line, as the runner's own are, without the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("names", nargs="*", help="a name from notebooks/ (.ipynb optional) or a path (default: all)")
     p.add_argument("--quick", action="store_true", help="small budgets (LLAMA_RL_QUICK=1); needs --out")
     p.add_argument("--out", type=Path, default=None, help="write executed copies here instead of in place")
+    p.add_argument(
+        "--timeout",
+        type=int_in(1, None, "the seconds a cell may run"),
+        default=None,
+        metavar="SECONDS",
+        help=f"stop a cell that runs longer (default: no limit; {QUICK_TIMEOUT} with --quick)",
+    )
     args = p.parse_args(argv)
+    timeout = args.timeout if args.timeout is not None or not args.quick else QUICK_TIMEOUT
     try:
         paths = list(dict.fromkeys(resolve(n) for n in args.names)) if args.names else NOTEBOOKS
         if args.quick and (args.out is None or any(args.out.resolve() == path.parent for path in paths)):
@@ -149,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         target = (args.out / path.name) if args.out else path
         failed_out = target if args.out else path.with_name(path.stem + FAILED_SUFFIX)
         try:
-            dt = execute(path, target, quick=args.quick, failed_out=failed_out)
+            dt = execute(path, target, quick=args.quick, timeout=timeout, failed_out=failed_out)
         except NotebookFailed as exc:
             failed += 1
             print(f"{path.name}: {exc} (as far as it ran: {failed_out})", file=sys.stderr, flush=True)

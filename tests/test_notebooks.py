@@ -151,3 +151,29 @@ def test_a_progress_bar_is_saved_as_its_last_line(tmp_path: Path) -> None:
     assert [(o.output_type, o.name) for o in outputs] == [("stream", "stderr")], outputs
     assert outputs[0].text.startswith("games: 100%") and "3/3 [" in outputs[0].text, outputs[0].text
     assert "\r" not in outputs[0].text
+
+
+def test_cells_run_without_a_time_limit_unless_one_is_given(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Notebook 02's first cell takes up to an hour on two busy cores: the old 1800 s per
+    cell stopped it half way. In place, a cell runs as long as it needs; ``--timeout``
+    sets a limit, a positive whole number of seconds, refused in one line otherwise."""
+    limits: list[object] = []
+
+    def record(path: Path, out: Path, **kwargs: object) -> float:
+        limits.append(kwargs["timeout"])
+        return 0.0
+
+    monkeypatch.setattr(run_notebooks, "execute", record)
+    assert run_notebooks.main(["01_environment_tour", "--out", str(tmp_path)]) == 0
+    assert run_notebooks.main(["01_environment_tour", "--out", str(tmp_path), "--timeout", "7200"]) == 0
+    assert limits == [None, 7200]
+    assert run_notebooks.main(["--quick", "--out", str(tmp_path), "01_environment_tour"]) == 0
+    assert isinstance(limits[-1], int) and limits[-1] > 0  # the tests' quick run keeps a limit
+    for bad in ("0", "-5", "1.5", "soon"):
+        with pytest.raises(SystemExit) as exited:
+            run_notebooks.main(["01_environment_tour", "--timeout", bad])
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.count("\n") == 1 and "--timeout" in err and bad in err, err
+    assert len(limits) == 3
