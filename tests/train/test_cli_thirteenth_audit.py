@@ -100,3 +100,54 @@ def test_the_example_test_catches_a_pool_too_small_for_the_table(capsys):
     """What the test above ran, a pool of 3 agents at a 4-player table, is refused."""
     code = main(["tournament", "--players", "4", "--agents", "random,heuristic,cautious", "--games", "1"])
     assert code == 2 and "needs a pool of at least 4 agents, got 3" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------- --record
+
+
+def test_record_reads_a_leading_tilde_as_the_home_folder(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code = main(["eval", "--agents", "random,random", "--games", "2", "--record", "~/games", "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "games").glob("game_*.json")) == ["game_000000.json", "game_000001.json"]
+    assert not (work / "~").exists()
+
+
+def test_record_tilde_in_the_python_api_too(tmp_path, monkeypatch):
+    from train.evaluation.evaluate import evaluate
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    evaluate(["random", "random"], 1, workers=1, record_dir="~/kept", batched=False)
+    assert list((tmp_path / "kept").glob("game_*.json"))
+    assert not (tmp_path / "work" / "~").exists()
+
+
+def test_a_record_folder_that_takes_no_file_is_refused_naming_it_before_any_game(capsys, tmp_path, monkeypatch):
+    """A read-only folder (made so by refusing every new file in it: root writes anywhere)."""
+    import llama_env._atomic as atomic
+    import train.evaluation.runner as runner
+
+    folder = tmp_path / "games"
+    folder.mkdir()
+    real_new_file, real_run_chunks = atomic.new_file, runner.run_chunks
+
+    def new_file(directory: Path, prefix: str, suffix: str) -> Path:
+        if Path(directory) == folder:
+            path = Path(directory) / f"{prefix}x{suffix}"
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_new_file(directory, prefix, suffix)
+
+    played: list[object] = []
+    monkeypatch.setattr(atomic, "new_file", new_file)
+    monkeypatch.setattr(runner, "run_chunks", lambda *a, **k: played.append(a) or real_run_chunks(*a, **k))
+    code = main(["eval", "--agents", "random,random", "--games", "2", "--record", str(folder), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"cannot write in {str(folder)!r} (Permission denied)" in err, err
+    assert ".tmp" not in err and len(err.strip().splitlines()) == 1, err
+    assert not played

@@ -358,7 +358,9 @@ def evaluate(
         progress: show a tqdm progress bar. On the batched engine it moves a chunk of
             games at a time (up to 50,000: :data:`~train.evaluation.batched.CHUNK_GAMES`).
         record_dir: also write every game there as a game record (``game_<index>.json``),
-            which ``llama-rl serve`` replays.
+            which ``llama-rl serve`` replays; a string's leading ``~`` is the home folder.
+            A folder that holds records already, or takes no new file, is a ``ValueError``
+            before the first game.
         batched: play on the batched engine (:mod:`train.evaluation.batched`): ``None``
             (the default) whenever it can (every agent has ``act_batch``, no duplicate
             deals, no records), ``True`` to insist (a ``ValueError`` says why it cannot),

@@ -47,6 +47,7 @@ import cloudpickle
 import numpy as np
 
 from llama_env import __version__
+from llama_env._atomic import check_writable_folder
 from llama_env.agent import (
     Agent,
     AgentLike,
@@ -771,10 +772,16 @@ def _place(item: object, executor: ChunkExecutor, jobs: int) -> tuple[int, Any]:
     raise RuntimeError(f"the executor {executor!r} returned {item!r:.60}, not what run_job returned for a job")
 
 
-def _record_folder(folder: Path) -> Path:
-    """``folder``, made if missing, to write a run's game records to: refused (naming
-    why) where it is not a folder or already holds game records, which a run of other
-    agents would otherwise leave mixed with this one's under the same names."""
+def _record_folder(folder: str | Path) -> Path:
+    """``folder``, made if missing, to write a run's game records to: a name given as a
+    string with a leading ``~`` is in the home folder (:func:`agents.base.agent_path`: the
+    shell leaves ``--record=~/games`` as written). Refused (naming why) where it is not a
+    folder, already holds game records, which a run of other agents would otherwise leave
+    mixed with this one's under the same names, or takes no new file: that is found here,
+    before the first game, not as the first record is written."""
+    from agents.base import agent_path  # not at import: llama-rl's main first checks that `agents` is its own
+
+    folder = agent_path(folder)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"cannot write game records to {folder}: it is a file, not a folder")
     try:
@@ -787,6 +794,10 @@ def _record_folder(folder: Path) -> Path:
             f"cannot write game records to {folder}: it already holds {len(held)} from an earlier run "
             f"({held[0]}{', ...' if len(held) > 1 else ''}); name a new or empty folder"
         )
+    try:
+        check_writable_folder(folder)
+    except ValueError as exc:
+        raise ValueError(f"game records: {exc}") from None  # names the folder and why
     return folder
 
 
@@ -837,7 +848,7 @@ def play_games(
     names = agent_display_names(agents)
     if record_dir is not None and not str(record_dir).strip():  # Path("") is the current folder
         raise ValueError('record_dir is empty: name a folder for the game records ("." for the current one)')
-    record = None if record_dir is None else str(_record_folder(Path(record_dir)))
+    record = None if record_dir is None else str(_record_folder(record_dir))
     chunk = max(1, min(256, math.ceil(len(tasks) / (num_workers(workers) * 8))))
     chunks = [list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)]
     return run_chunks(
