@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from agents.ppo import DEFAULT_MODEL
-from train.cli import COMMAND_NAMES, build_parser, main
+from llama_env.agent import AgentSpec, parse_agent_list
+from train.cli import COMMAND_NAMES, EvalCommand, TournamentCommand, build_parser, main, run_eval, run_tournament
 from train.cli.common import PROG
 
 # ----------------------------------------------------------------------- every example runs
@@ -151,3 +152,34 @@ def test_a_record_folder_that_takes_no_file_is_refused_naming_it_before_any_game
     assert code == 2 and f"cannot write in {str(folder)!r} (Permission denied)" in err, err
     assert ".tmp" not in err and len(err.strip().splitlines()) == 1, err
     assert not played
+
+
+# ----------------------------------------------------------------------- the Python API
+
+
+@pytest.mark.parametrize("make", [EvalCommand, TournamentCommand])
+def test_a_bare_string_of_agents_is_refused_saying_to_pass_a_list(make):
+    with pytest.raises(ValueError, match=r"agents must be a list.*got the string 'heuristic'") as info:
+        make(agents="heuristic")  # type: ignore[arg-type]
+    assert "\n" not in str(info.value)
+
+
+def test_a_list_of_agents_still_works():
+    assert EvalCommand(agents=tuple(parse_agent_list("heuristic,random"))).num_players == 2
+    assert EvalCommand(agents=["heuristic", "random"]).num_players == 2  # type: ignore[arg-type]
+
+
+def test_duplicate_without_rotation_is_refused_by_the_python_api_as_by_the_command_line(capsys):
+    agents = (AgentSpec("heuristic"), AgentSpec("random"))
+    with pytest.raises(ValueError) as info:
+        EvalCommand(agents=agents, duplicate=True, rotate=False)
+    code = main(["eval", "--agents", "heuristic,random", "--games", "4", "--duplicate", "--no-rotate"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip() == f"{PROG}: error: {info.value}"
+
+
+def test_run_eval_and_run_tournament_never_play_letters(capsys):
+    with pytest.raises(ValueError, match="list"):
+        run_eval(EvalCommand(agents="random"), out=io.StringIO())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="list"):
+        run_tournament(TournamentCommand(agents="random"), out=io.StringIO())  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from typing import Any, TextIO, TypeVar
 from llama_env._atomic import check_writable_folder
 from llama_env._install import EXTRAS, MissingExtra, extra_named, find_missing, install_hint, missing_from
 from llama_env.agent import AgentSpec, parse_agent_list
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, rule_option_fields
+from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, brief, rule_option_fields
 from llama_env.table import AgentError
 from train._program import EXIT_INTERRUPTED, EXIT_USAGE, PROG, is_terminal, say_on_stderr
 from train.evaluation.runner import GamesInterrupted
@@ -42,6 +42,7 @@ __all__ = [
     "is_terminal",
     "agent_specs",
     "seat_agents",
+    "not_a_string",
     "add_rule_options",
     "rule_flag",
     "rules_from_args",
@@ -259,6 +260,17 @@ def seat_agents(specs: list[AgentSpec], players: int | None, option: str) -> tup
             f"(one per seat, in seat order) or a single agent to fill every seat"
         )
     return tuple(specs)
+
+
+def not_a_string(agents: object, command: str) -> None:
+    """A ``ValueError`` where ``command``'s agents (``EvalCommand(agents=...)``) are one
+    string, not a list: ``"heuristic"`` was read letter by letter, nine agents named
+    ``h``, ``e``... (``--agents`` is parsed into a list at the edge: :func:`agent_specs`)."""
+    if isinstance(agents, str):
+        raise ValueError(
+            f"{command}'s agents must be a list of agents, got the string {brief(agents)}: pass a list, "
+            f"['heuristic', 'random'] or parse_agent_list('heuristic,random')"
+        )
 
 
 AGENT_SYNTAX = (

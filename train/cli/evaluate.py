@@ -11,7 +11,6 @@ from llama_env.agent import AgentSpec
 from llama_env.engine import Rules
 from train.cli.common import (
     AGENT_SYNTAX,
-    CommandError,
     HelpFormatter,
     SubParsers,
     add_record_option,
@@ -21,6 +20,7 @@ from train.cli.common import (
     game_errors,
     games_kept,
     missing_dependency,
+    not_a_string,
     players_type,
     progress_wanted,
     rules_from_args,
@@ -56,6 +56,18 @@ class EvalCommand:
     every_order: bool = False
     """Also change the order in which the agents follow one another round the table."""
 
+    def __post_init__(self) -> None:
+        """Refuse what ``llama-rl eval`` refuses, in its words, for Python callers too."""
+        not_a_string(self.agents, "EvalCommand")
+        if self.duplicate and not self.rotate:
+            raise ValueError(
+                "--no-rotate: --duplicate plays every deal from every seat, so it always rotates the seats"
+            )
+        if self.every_order and not self.rotate:
+            raise ValueError(
+                "--no-rotate: --every-order changes the order round the table, so it rotates the seats too"
+            )
+
     @property
     def num_players(self) -> int:
         return len(self.agents)
@@ -85,26 +97,22 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.duplicate and not args.rotate:
-        raise CommandError("--no-rotate: --duplicate plays every deal from every seat, so it always rotates the seats")
-    if args.every_order and not args.rotate:
-        raise CommandError("--no-rotate: --every-order changes the order round the table, so it rotates the seats too")
     seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
     rules = rules_from_args(args, len(seats))
-    cmd = EvalCommand(
-        agents=seats,
-        games=args.games,
-        seed=args.seed,
-        workers=args.workers,
-        duplicate=args.duplicate,
-        rotate=args.rotate,
-        rules=rules,
-        progress=progress_wanted(args),
-        record=args.record,
-        batched=args.batch,
-        every_order=args.every_order,
-    )
-    with game_errors():  # an agent failing in a game; a --record folder that cannot be written
+    with game_errors():  # the flags the command refuses together; an agent failing in a game; a --record folder
+        cmd = EvalCommand(
+            agents=seats,
+            games=args.games,
+            seed=args.seed,
+            workers=args.workers,
+            duplicate=args.duplicate,
+            rotate=args.rotate,
+            rules=rules,
+            progress=progress_wanted(args),
+            record=args.record,
+            batched=args.batch,
+            every_order=args.every_order,
+        )
         run_eval(cmd)
     return 0
 

@@ -22,6 +22,7 @@ from train.cli.common import (
     game_errors,
     games_kept,
     missing_dependency,
+    not_a_string,
     players_type,
     progress_wanted,
     rules_from_args,
@@ -52,6 +53,7 @@ class TournamentCommand:
     """Also change the order in which the agents of a table follow one another."""
 
     def __post_init__(self) -> None:
+        not_a_string(self.agents, "TournamentCommand")
         if not isinstance(self.rules, Rules):  # TournamentCommand(agents, 20) failed deep in the run
             raise ValueError(
                 f"TournamentCommand's second field is rules, a llama_env.Rules (the table size is its "
