@@ -51,7 +51,7 @@ __all__ = [
 _DRAW = int(Action.DRAW)
 _QUIT = int(Action.QUIT)
 _NV = NUM_CARD_VALUES  # 7 card codes, 1..6 and 7 = llama
-_PTS = tuple(card_points(c) for c in range(_NV + 1))  # index by card code, [0] unused
+_PTS = (0, *(card_points(c) for c in range(1, _NV + 1)))  # index by card code, [0] unused
 _CODES = range(1, _NV + 1)
 _PLAYS = range(_DRAW)
 _PTS_BY_VALUE = np.array(_PTS[1:], dtype=np.int64)  # rule 9 by value index 0..6 (code - 1)

@@ -179,9 +179,10 @@ class IllegalActionError(ValueError):
 def card_points(card: int) -> int:
     """Rule 9: a number card is worth its value, a llama 10 points.
 
-    ``card`` is a card code 1..7, taken unchecked (tables by code are built from it, and
-    0, no card, is worth 0): another number reads a wrong entry or raises ``IndexError``.
+    ``card`` is a card code 1..7; anything else is a ``ValueError``.
     """
+    if not is_int(card) or not 1 <= card <= NUM_CARD_VALUES:
+        raise ValueError(f"card must be a card code 1..7 (7 a llama), got {brief(card)}")
     return _CARD_POINTS[card]
 
 
@@ -207,8 +208,20 @@ def hand_penalty(counts: Sequence[int]) -> int:
     """Rule 9: the penalty of a hand is the sum of its DISTINCT values (a llama counts
     10; two cards of one value count once).
 
-    ``counts`` holds the number of cards per card code (index 0 unused).
+    ``counts`` holds the number of cards per card code: 8 entries, index 0 unused, then
+    a count 0..8 for each code 1..7. Anything else is a ``ValueError``.
     """
+    if not isinstance(counts, (Sequence, np.ndarray)) or len(counts) != NUM_CARD_VALUES + 1:
+        got = f"{len(counts)}: " if isinstance(counts, (Sequence, np.ndarray)) else ""
+        raise ValueError(f"counts must hold 8 entries (index 0 unused, then codes 1..7), got {got}{brief_line(counts)}")
+    for code in range(1, NUM_CARD_VALUES + 1):
+        if not is_int(counts[code]) or not 0 <= counts[code] <= COPIES_PER_VALUE:
+            raise ValueError(f"counts[{code}] must be a count of cards 0..8, got {brief(counts[code])}")
+    return _hand_penalty(counts)
+
+
+def _hand_penalty(counts: Sequence[int]) -> int:
+    """:func:`hand_penalty` unchecked, for the engine's own hands (scoring every round)."""
     return (
         (1 if counts[1] else 0)
         + (2 if counts[2] else 0)
@@ -238,7 +251,22 @@ def can_draw(draw_pile_size: int, players_in_round: int) -> bool:
 
 def next_round_starter(last_player: int | None, previous_starter: int, num_players: int) -> int:
     """Rule 11: the next round starts with the last player who played a card; if nobody
-    played a card, the player left of the previous starter begins."""
+    played a card, the player left of the previous starter begins.
+
+    ``num_players`` is a table size 2..6, ``previous_starter`` one of its seats and
+    ``last_player`` one too or ``None`` (nobody played); anything else is a ``ValueError``.
+    """
+    n = check_num_players(num_players)
+    starter = check_seat(previous_starter, n, "previous_starter")
+    if last_player is not None and (not is_int(last_player) or not 0 <= last_player < n):
+        raise ValueError(
+            f"last_player must be 0..{n - 1} at a {n}-player table (or None: nobody played), got {brief(last_player)}"
+        )
+    return _next_round_starter(None if last_player is None else int(last_player), starter, n)
+
+
+def _next_round_starter(last_player: int | None, previous_starter: int, num_players: int) -> int:
+    """:func:`next_round_starter` unchecked, for the engine's own seats (every round)."""
     if last_player is not None:
         return last_player
     return (previous_starter + 1) % num_players
@@ -285,12 +313,12 @@ def is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def check_seat(seat: object, num_players: int) -> int:
+def check_seat(seat: object, num_players: int, name: str = "seat") -> int:
     """``seat`` as a Python ``int`` if it is a seat of a ``num_players`` table (numpy's
     integers too; never a bool, a float or a negative index, which read another seat),
-    else a ``ValueError``."""
+    else a ``ValueError`` naming ``name``."""
     if not is_int(seat) or not 0 <= seat < num_players:
-        raise ValueError(f"seat must be 0..{num_players - 1} at a {num_players}-player table, got {brief(seat)}")
+        raise ValueError(f"{name} must be 0..{num_players - 1} at a {num_players}-player table, got {brief(seat)}")
     return int(seat)
 
 
@@ -911,7 +939,7 @@ class LlamaGame:
 
     def penalty(self, seat: int) -> int:
         """The points ``seat`` would take if the round ended now (rule 9)."""
-        return hand_penalty(self._hands[self._seat(seat)])
+        return _hand_penalty(self._hands[self._seat(seat)])
 
     def can_draw(self) -> bool:
         """Whether the current player may draw (rule 5)."""
@@ -1051,7 +1079,7 @@ class LlamaGame:
         """Rules 8-12: score the round, check the end of the game, deal the next round."""
         n = self.num_players
         scores = self.scores
-        penalties = [hand_penalty(hand) for hand in self._hands]
+        penalties = [_hand_penalty(hand) for hand in self._hands]
         returned = [0] * n
         if went_out is not None:
             penalties[went_out] = 0
@@ -1071,7 +1099,7 @@ class LlamaGame:
         self.last_result = result
         if not self.game_over:
             self.round += 1
-            self._deal(next_round_starter(self.last_player, self.starter, n))
+            self._deal(_next_round_starter(self.last_player, self.starter, n))
         return result
 
     def _deal(self, starter: int) -> None:

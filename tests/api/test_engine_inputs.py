@@ -7,7 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llama_env.engine import LlamaGame, Rules, is_game_over, max_hand_size, playable_on, winners
+from llama_env.engine import (
+    LlamaGame,
+    Rules,
+    card_points,
+    hand_penalty,
+    is_game_over,
+    max_hand_size,
+    next_round_starter,
+    playable_on,
+    winners,
+)
 from llama_env.observation import (
     OBS_V1,
     action_mask,
@@ -43,6 +53,67 @@ def test_playable_on_takes_only_card_codes(top):
 def test_playable_on_each_card_code():
     assert [playable_on(c) for c in range(1, 8)] == [(1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (6, 7), (7, 1)]
     assert playable_on(np.int64(7)) == (7, 1)
+
+
+@pytest.mark.parametrize("card", [0, 8, -1, 3.0, True, None])
+def test_card_points_takes_only_card_codes(card):
+    """card_points(0) answered 0, card_points(-1) a llama's 10 and card_points(8) an IndexError."""
+    with pytest.raises(ValueError, match=r"card must be a card code 1..7 \(7 a llama\), got "):
+        card_points(card)
+
+
+def test_card_points_each_card_code():
+    assert [card_points(c) for c in range(1, 8)] == [1, 2, 3, 4, 5, 6, 10]
+    assert card_points(np.int64(7)) == 10
+
+
+@pytest.mark.parametrize(
+    ("counts", "why"),
+    [
+        ([0, 1, 0, 0, 0, 0, 0], r"counts must hold 8 entries \(index 0 unused, then codes 1..7\), got 7: "),
+        ([0, 1, 0, 0, 0, 0, 0, 0, 1], r"counts must hold 8 entries .* got 9: "),
+        ([0, 0, 0, -1, 0, 0, 0, 0], r"counts\[3\] must be a count of cards 0..8, got -1"),
+        ([0, 0, 0, 0, 0, 0, 0, 9], r"counts\[7\] must be a count of cards 0..8, got 9"),
+        ([0, 1.0, 0, 0, 0, 0, 0, 0], r"counts\[1\] must be a count of cards 0..8, got 1.0"),
+        ([0, 0, True, 0, 0, 0, 0, 0], r"counts\[2\] must be a count of cards 0..8, got True"),
+        (None, r"counts must hold 8 entries .* got None"),
+    ],
+)
+def test_hand_penalty_takes_only_counts_per_card_code(counts, why):
+    """A negative count was a card held (counts[3] = -1 cost 3 points), 9 llamas cost 10,
+    and a list of 7 counts (codes 1..7, no index 0) read each code as the one below it."""
+    with pytest.raises(ValueError, match=why):
+        hand_penalty(counts)
+
+
+def test_hand_penalty_takes_lists_tuples_and_arrays():
+    hand = [0, 2, 0, 0, 1, 0, 0, 8]
+    assert hand_penalty(hand) == hand_penalty(tuple(hand)) == hand_penalty(np.array(hand)) == 1 + 4 + 10
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        ((None, 0, 7), r"num_players must be between 2 and 6, got 7"),
+        ((None, 0, 1.0), r"num_players must be an integer, got 1.0"),
+        ((None, 4, 4), r"previous_starter must be 0..3 at a 4-player table, got 4"),
+        ((None, -1, 4), r"previous_starter must be 0..3 at a 4-player table, got -1"),
+        ((4, 0, 4), r"last_player must be 0..3 at a 4-player table \(or None: nobody played\), got 4"),
+        ((-1, 0, 4), r"last_player must be 0..3 .* got -1"),
+        ((True, 0, 4), r"last_player must be 0..3 .* got True"),
+    ],
+)
+def test_next_round_starter_takes_only_seats_of_the_table(args, why):
+    """A seat outside the table was answered with a seat outside it (last_player 4 at a
+    4-player table started the next round with seat 4), or wrapped round (-1 -> 0)."""
+    with pytest.raises(ValueError, match=why):
+        next_round_starter(*args)
+
+
+def test_next_round_starter_rule_11():
+    assert next_round_starter(2, 0, 4) == 2
+    assert next_round_starter(None, 3, 4) == 0
+    assert next_round_starter(np.int64(1), np.int64(1), np.int64(3)) == 1
 
 
 @pytest.mark.parametrize(
