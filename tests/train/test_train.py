@@ -452,7 +452,8 @@ def test_the_next_commands_keep_the_rules_the_run_trained_on(smoke_run, capsys):
 
 
 def test_a_run_stops_when_its_evaluation_beats_the_target(tmp_path):
-    """stop_win_share ends training at the first evaluation whose interval lies above it."""
+    """stop_win_share ends training at the first evaluation whose interval lies above it,
+    on its deals and on a second set of fresh ones."""
     cfg = TrainConfig(
         **{
             **PRESETS["smoke"],
@@ -471,7 +472,8 @@ def test_a_run_stops_when_its_evaluation_beats_the_target(tmp_path):
     result = train(cfg)
     assert result.stopped_early and not result.interrupted and result.num_timesteps < cfg.total_timesteps
     rows = [json.loads(line) for line in (tmp_path / "stop" / "eval.jsonl").read_text().splitlines()]
-    assert [r["ci_low_2p"] >= 0.05 for r in rows] == [False] * (len(rows) - 1) + [True]
+    stops = [r["ci_low_2p"] >= 0.05 and r.get("confirm_ci_low_2p", -1) >= 0.05 for r in rows]
+    assert stops == [False] * (len(rows) - 1) + [True]
     assert result.num_timesteps - rows[-1]["timesteps"] < 16  # within a step of the evaluation
     assert all(0 <= r["ci_low_2p"] <= r["win_share_2p"] and r["ci95_2p"] > 0 for r in rows)
     assert json.loads((tmp_path / "stop" / "summary.json").read_text())["stopped_early"] is True
@@ -513,7 +515,11 @@ def test_the_beat_heuristic_preset_runs_heads_up_on_the_batched_engine(tmp_path,
     )
     assert code == 0
     out = capsys.readouterr().out
-    assert "stopped early" in out and "the evaluation that stopped it, 100 games against heuristic: 2p" in out
+    assert (
+        "stopped early" in out
+        and "the evaluation that stopped it, 100 games against heuristic and 100 more to confirm: 2p" in out
+    )
+    assert "on fresh deals" in out
     assert "Evaluating against the baselines" not in out  # a run that stopped on its target measured itself
     summary = json.loads((tmp_path / "beat-heuristic" / "summary.json").read_text())
     assert summary["stopped_early"] and summary["num_timesteps"] < 4 * rollout

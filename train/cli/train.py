@@ -162,10 +162,14 @@ def _run(args: argparse.Namespace) -> int:
     if result.stopped_early:
         last = result.evals[-1]
         shares = ", ".join(
-            f"{n}p {last[f'win_share_{n}p']:.3f} (interval from {last[f'ci_low_{n}p']:.3f})"
+            f"{n}p {last[f'win_share_{n}p']:.3f} (interval from {last[f'ci_low_{n}p']:.3f}), "
+            f"on fresh deals {last[f'confirm_win_share_{n}p']:.3f} (from {last[f'confirm_ci_low_{n}p']:.3f})"
             for n in config.eval_players
         )
-        print(f"the evaluation that stopped it, {config.eval_games} games against {config.eval_opponent}: {shares}")
+        print(
+            f"the evaluation that stopped it, {config.eval_games} games against {config.eval_opponent} "
+            f"and {config.eval_games} more to confirm: {shares}"
+        )
     if games is None:  # a run that stopped on its target has measured itself
         games = 0 if result.stopped_early else 1000
     if games:

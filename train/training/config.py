@@ -172,7 +172,8 @@ class TrainConfig:
     stop_win_share: float = _f(
         0.0,
         "stop training early once a periodic evaluation beats this win share: the lower end of its confidence "
-        "interval (ci_low in eval.jsonl) at or above it at every size of eval_players (0 = train to total_timesteps)",
+        "interval (ci_low in eval.jsonl) at or above it at every size of eval_players, and again on a second set "
+        "of fresh deals (confirm_ci_low) (0 = train to total_timesteps)",
     )
     checkpoint_every: int = _f(250_000, "save a checkpoint every this many steps (0 = only at the end)")
     run_dir: str = _f("runs", "parent folder of the run directories")

@@ -2,11 +2,19 @@
 :class:`agents.ppo.Actor`) against ``config.eval_opponent`` at each size of
 ``config.eval_players``, on the run's rules; one row of ``eval.jsonl`` per evaluation,
 and whether it reaches ``config.stop_win_share`` (:func:`target_reached`), where a run
-stops early (:func:`stops_early`)."""
+stops early (:func:`stops_early`).
+
+Each evaluation plays deals of its own (:func:`eval_seed`): had every evaluation played
+the same deals, a run stopping on its target would stop at the first evaluation whose one
+sample of deals happened to read high, and the policy would then read lower on any other
+deals. For the same reason a run stops only once a second set of fresh deals confirms the
+target."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from agents.ppo import Actor, PPOAgent
 from llama_env.engine import Rules
@@ -15,30 +23,59 @@ from train.evaluation.evaluate import evaluate
 if TYPE_CHECKING:
     from train.training.config import TrainConfig
 
-__all__ = ["evaluate_vs", "evaluation_row", "evaluation_message", "next_multiple", "stops_early", "target_reached"]
+__all__ = [
+    "eval_seed",
+    "evaluate_vs",
+    "evaluation_row",
+    "confirmed",
+    "evaluation_message",
+    "next_multiple",
+    "stops_early",
+    "target_reached",
+]
+
+# the namespace of the evaluations' seeds under a run's seed (the games it trains on use others)
+_EVAL_KEY = 777
+
+
+def eval_seed(seed: int, steps: int, confirming: bool = False) -> int:
+    """The seed of the deals of a run's evaluation at ``steps`` (``seed``: the run's), or of
+    the second set that confirms a target reached there (``confirming``): different for
+    every step and run, the same when the run is made again."""
+    entropy = np.random.SeedSequence(seed, spawn_key=(_EVAL_KEY, steps, int(confirming)))
+    return int(entropy.generate_state(1, np.uint64)[0])
 
 
 def evaluate_vs(actor: Actor, opponent: str, rules: Rules, games: int, seed: int = 0) -> tuple[float, float, float]:
     """Win share and its 95% interval (low, high) of ``actor`` (argmax) against
-    ``rules.num_players - 1`` copies of ``opponent``, measured by
+    ``rules.num_players - 1`` copies of ``opponent`` on the deals of ``seed``, measured by
     :func:`train.evaluation.evaluate` (seats rotated, in this process)."""
     agent = PPOAgent.from_actor(actor)
-    result = evaluate([agent] + [opponent] * (rules.num_players - 1), games, seed=seed + 777, workers=1, rules=rules)
+    result = evaluate([agent] + [opponent] * (rules.num_players - 1), games, seed=seed, workers=1, rules=rules)
     stats = result.agents[0]
     return stats.win_share, stats.ci_low, stats.ci_high
 
 
 def evaluation_row(actor: Actor, config: TrainConfig, steps: int) -> dict[str, Any]:
     """One periodic evaluation (a line of ``eval.jsonl``): the argmax policy against
-    ``config.eval_opponent`` at each table size of ``config.eval_players``: the win share,
-    the half-width of its 95% interval (``ci95_<n>p``) and the interval's lower end
-    (``ci_low_<n>p``)."""
+    ``config.eval_opponent`` at each table size of ``config.eval_players``, on deals of
+    this step's own (:func:`eval_seed`): the win share, the half-width of its 95% interval
+    (``ci95_<n>p``) and the interval's lower end (``ci_low_<n>p``). Where that reaches
+    ``config.stop_win_share`` with steps of the budget left, a second set of fresh deals,
+    as many, confirms it or not (``confirm_win_share_<n>p``, ``confirm_ci_low_<n>p``)."""
     row: dict[str, Any] = {"timesteps": steps, "opponent": config.eval_opponent}
     for n in config.eval_players:
-        share, low, high = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, config.seed)
+        seed = eval_seed(config.seed, steps)
+        share, low, high = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed)
         row[f"win_share_{n}p"] = share
         row[f"ci95_{n}p"] = (high - low) / 2
         row[f"ci_low_{n}p"] = low
+    if steps < config.total_timesteps and target_reached(config, row):
+        for n in config.eval_players:
+            seed = eval_seed(config.seed, steps, confirming=True)
+            share, low, _ = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed)
+            row[f"confirm_win_share_{n}p"] = share
+            row[f"confirm_ci_low_{n}p"] = low
     return row
 
 
@@ -50,12 +87,20 @@ def target_reached(config: TrainConfig, row: dict[str, Any]) -> bool:
     return target > 0 and all(row[f"ci_low_{n}p"] >= target for n in config.eval_players)
 
 
+def confirmed(config: TrainConfig, row: dict[str, Any]) -> bool:
+    """Whether an evaluation row's second set of deals, played where it reached the
+    target, reached it too, at every table size evaluated."""
+    target = config.stop_win_share
+    return all(row.get(f"confirm_ci_low_{n}p", -1.0) >= target for n in config.eval_players)
+
+
 def stops_early(config: TrainConfig, row: dict[str, Any]) -> bool:
     """Whether an evaluation row stops training before ``config.total_timesteps``: it
-    reached the target (:func:`target_reached`) with steps of the budget left. Both
-    backends stop when it does; the evaluation at the end of the budget stops nothing
-    (a run that trained its whole budget did not stop early)."""
-    return row["timesteps"] < config.total_timesteps and target_reached(config, row)
+    reached the target (:func:`target_reached`) with steps of the budget left, and a
+    second set of fresh deals confirmed it (:func:`confirmed`). Both backends stop when it
+    does; the evaluation at the end of the budget stops nothing (a run that trained its
+    whole budget did not stop early)."""
+    return row["timesteps"] < config.total_timesteps and target_reached(config, row) and confirmed(config, row)
 
 
 def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
@@ -63,7 +108,17 @@ def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
     txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
     reached = ""
     if target_reached(config, row):
-        reached = f" (above {config.stop_win_share:g}{': stopping' if stops_early(config, row) else ''})"
+        again = ", ".join(
+            f"{n}p {row[f'confirm_win_share_{n}p']:.3f}"
+            for n in config.eval_players
+            if f"confirm_win_share_{n}p" in row
+        )
+        if stops_early(config, row):
+            reached = f" (above {config.stop_win_share:g}, and on fresh deals {again}: stopping)"
+        elif again:
+            reached = f" (above {config.stop_win_share:g}, not confirmed on fresh deals: {again})"
+        else:
+            reached = f" (above {config.stop_win_share:g})"
     return f"[eval @ {row['timesteps']:,}] win share vs {config.eval_opponent}: {txt}{reached}"
 
 

@@ -85,7 +85,8 @@ class TrainingHooks(BaseCallback):
         """Set when the run directory could not be written; training then stops."""
         self.stopped_early = False
         """Set when an evaluation reached ``config.stop_win_share`` before the step budget's
-        end; training then stops (:func:`~train.training.evaluation.stops_early`)."""
+        end, confirmed on fresh deals; training then stops
+        (:func:`~train.training.evaluation.stops_early`)."""
         self.aside_s = 0.0
         """Seconds of the periodic evaluations and checkpoint saves: no part of training's
         time (:attr:`learn_seconds`, the bar's rate and the speed logged leave them out)."""
