@@ -183,3 +183,27 @@ def test_run_eval_and_run_tournament_never_play_letters(capsys):
         run_eval(EvalCommand(agents="random"), out=io.StringIO())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="list"):
         run_tournament(TournamentCommand(agents="random"), out=io.StringIO())  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------- --workers
+
+
+def test_workers_above_the_cores_are_said_in_one_line(capsys, monkeypatch, recwarn):
+    import train.evaluation.runner as runner
+
+    monkeypatch.setattr(runner, "usable_cores", lambda: 1)
+    code = main(["eval", "--agents", "random,random", "--games", "4", "--workers", "2", "--no-progress", "--no-batch"])
+    assert code == 0, capsys.readouterr().err
+    said = [str(w.message) for w in recwarn if "workers" in str(w.message)]
+    assert said == [
+        "workers=2 is more than the 1 core this process may use: the workers take turns on them, no faster than 1"
+    ]
+
+
+def test_workers_within_the_cores_say_nothing(capsys, monkeypatch, recwarn):
+    import train.evaluation.runner as runner
+
+    monkeypatch.setattr(runner, "usable_cores", lambda: 2)
+    code = main(["eval", "--agents", "random,random", "--games", "4", "--workers", "2", "--no-progress", "--no-batch"])
+    assert code == 0, capsys.readouterr().err
+    assert not [w for w in recwarn if "workers" in str(w.message)]

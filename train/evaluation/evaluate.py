@@ -334,7 +334,8 @@ def evaluate(
             (:func:`~llama_env.agent.seed_keys`): ``random:seed=5`` and
             ``random:seed=6`` play differently; an agent object's own seed is replaced.
         workers: processes to use; ``None`` = every core this process may use
-            (:func:`~train.evaluation.runner.usable_cores`), 1 = this process. Worker
+            (:func:`~train.evaluation.runner.usable_cores`), 1 = this process; more
+            worker processes than those cores is a ``RuntimeWarning``. Worker
             processes play with copies of the agent objects (pickled over), so what an
             agent records as it plays (``search``'s ``searched``) stays in the copies and
             the objects passed are left as they were; ``workers=1`` plays with them.

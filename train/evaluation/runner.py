@@ -594,6 +594,21 @@ def _payload(agents: Sequence[AgentLike], args: RunArgs) -> bytes | None:
         return None
 
 
+def _warn_above_cores(workers: int, started: int) -> None:
+    """A ``RuntimeWarning`` where the ``started`` worker processes (``workers`` asked for,
+    at most one a chunk) outnumber the cores this process may use (:func:`usable_cores`):
+    they take turns on them, which is no faster and takes more memory. Not refused: the
+    results are the same, and a machine shared with other work may want it."""
+    cores = usable_cores()
+    if started > cores:
+        warnings.warn(
+            f"workers={workers} is more than the {cores} core{'s' if cores != 1 else ''} this process may use: "
+            f"the workers take turns on them, no faster than {cores}",
+            RuntimeWarning,
+            stacklevel=program_frame()[1],  # the caller's line that evaluated, past llama-rl's packages
+        )
+
+
 def _unpicklable(agents: Sequence[AgentLike]) -> str:
     """``agent 'name'`` for the first of ``agents`` that, or whose registration (a class
     defined in a script, with a lock among its attributes), does not survive a pickle and
@@ -644,6 +659,8 @@ def run_chunks(
         )
     # None: played here, one worker or one chunk, or an agent that cannot be pickled
     payload = _payload(agents, args) if workers > 1 and len(chunks) > 1 else None
+    if payload is not None and executor is None:  # this machine's processes, not another executor's
+        _warn_above_cores(workers, min(workers, len(chunks)))
     objs = [resolve(a) for a in agents] if payload is None else []  # played here: built once, asked, then played
     # said to the caller of evaluate or tournament; the agents that play here are told it was said
     warn_of_table(agents, args.rules, built=objs or None, seated=objs, stacklevel=None)
