@@ -61,6 +61,7 @@ class BaseAgent:
             self.rng = np.random.default_rng(_check_seed(seed))
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:  # pragma: no cover - abstract
+        """The subclass's choice among the legal actions (:class:`llama_env.agent.Agent`)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

@@ -118,6 +118,7 @@ class GreedyAgent(BaseAgent):
         self.prefer = prefer
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """A play where one is legal (as ``prefer`` says), else a draw, else quitting."""
         legal = legal_actions(action_mask)
         o = ObsView(observation)  # checks the shape
         plays = [a for a in legal if a < _DRAW]
@@ -170,6 +171,8 @@ class CautiousAgent(BaseAgent):
         self.threshold = int(number("CautiousAgent", "threshold", threshold, integer=True, minimum=0))
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """Quitting where the hand's penalty is at most ``threshold``, else the play that
+        lowers it most, else a draw, else quitting."""
         legal = legal_actions(action_mask)
         o = ObsView(observation)  # checks the shape
         if o.hand_penalty <= self.threshold and _QUIT in legal:
@@ -290,6 +293,8 @@ class HeuristicAgent(BaseAgent):
         return {k: getattr(self, k) for k in HEURISTIC_DEFAULTS}
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The best-scoring play where one is legal, else a draw or quitting by the quit
+        rule the class describes."""
         check_observation(observation)
         m = mask_list(action_mask)
         plays = [a for a in _PLAYS if m[a]]
@@ -510,10 +515,12 @@ class PerturbedHeuristic(BaseAgent):
         self.current = self.members[0]
 
     def reset(self, seed: int | None = None) -> None:
+        """Start of a game: seats one of ``members``, drawn with the game's seed."""
         super().reset(seed)
         self.current = self.members[int(self.rng.integers(len(self.members)))]
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The move of the member seated for this game (:meth:`reset` draws it)."""
         return self.current.act(observation, action_mask)
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

@@ -1213,6 +1213,8 @@ class PPOAgent(BaseAgent):
         return max([self.actor.obs_size, *(a.obs_size for a in self.specialists.values())])
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The move of the model for the observation's table size: the legal action it
+        rates best, or one drawn from its masked policy (``deterministic=False``)."""
         check_observation(observation)
         if np.shape(observation)[0] < self.actor.obs_size:  # a later version's starts with this one's
             raise ValueError(

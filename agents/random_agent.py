@@ -24,6 +24,7 @@ class RandomAgent(BaseAgent):
     us a row."""
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """One of the legal actions, each as likely, drawn from ``self.rng``."""
         check_observation(observation)
         legal = legal_actions(action_mask)
         return legal[int(self.rng.integers(len(legal)))]

@@ -529,6 +529,8 @@ class SearchAgent(BaseAgent):
             warnings.warn(warning, stacklevel=4)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """The move a search picks where it searches (at 2, 4 and 6 players, when its
+        specialist is unsure), else its policy's move (:attr:`ppo`)."""
         check_observation(observation)
         check_finite(observation)
         obs = np.asarray(observation)

@@ -109,7 +109,9 @@ class Agent(Protocol):
     (:func:`population_members`): a member plays each game in its place.
     """
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """A legal action (0..8) for the player who sees ``observation``, whose legal
+        actions are the true entries of ``action_mask``."""
 
 
 @runtime_checkable
@@ -126,7 +128,9 @@ class BatchAgent(Agent, Protocol):
     sets it must decide each row in ``act_batch`` as ``act`` would (every built-in agent
     does, and its tests hold it so); see :func:`batch_from`."""
 
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray: ...
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """One legal action per row, ``(B,)`` integers: row ``i`` answers
+        ``observations[i]`` with its mask ``action_masks[i]``, as :meth:`Agent.act` would."""
 
 
 AgentLike: TypeAlias = "Agent | str | AgentSpec"

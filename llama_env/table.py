@@ -587,8 +587,9 @@ class BatchTable:
         listener: a :class:`BatchTableListener` that hears every step.
 
     Each agent sees the observation version it reads (its ``obs_version`` attribute, 0 by
-    default), from :meth:`BatchGame.observation`. Answers are validated by the one rule of
-    :class:`Table`: one integer action per game, legal in that game; otherwise an
+    default), from :meth:`BatchGame.observation <llama_env.batch.BatchGame.observation>`.
+    Answers are validated by the one rule of :class:`Table`: one integer action per game,
+    legal in that game; otherwise an
     :class:`~llama_env.engine.IllegalActionError` names the agent, the game, the seat, what
     is wrong and the legal actions (an ``act_batch`` answer of the wrong shape is an
     :class:`AgentError` naming the agent), and no game has moved.

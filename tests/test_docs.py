@@ -11,6 +11,7 @@ paragraph's line, where the site prints it as raw text.
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
@@ -360,6 +361,36 @@ def _reference_loader(griffe: Any) -> Any:
     return griffe.GriffeLoader(search_paths=[str(ROOT)], extensions=extensions)
 
 
+def test_every_agent_in_the_reference_says_how_it_acts() -> None:
+    """``act`` is what an agent is for, and the reference leaves out a method without a
+    docstring: no agent's ``act`` was on its page (nor the protocol's)."""
+    griffe = pytest.importorskip("griffe")
+    loader = _reference_loader(griffe)
+    for package in ("llama_env", "agents", "train"):
+        loader.load(package)
+    loader.resolve_aliases(implicit=False, external=False)
+    classes = []
+    for _, name in _api_blocks():
+        obj = loader.modules_collection.get_member(name)
+        if obj.is_module:
+            names = [str(n) for n in obj.exports] if obj.exports is not None else list(obj.members)
+            members = [obj.members[n] for n in names if n in obj.members and obj.members[n].is_public]
+        else:
+            members = [obj]
+        classes += [m.final_target if m.is_alias else m for m in members]
+    acting = [c for c in classes if c.is_class and "act" in c.members]
+    assert {"Agent", "BaseAgent", "RandomAgent", "HeuristicAgent", "PPOAgent", "SearchAgent"} <= {
+        c.name for c in acting
+    }
+    silent = [
+        f"{c.path}.{method}"
+        for c in acting
+        for method in ("act", "act_batch")
+        if method in c.members and not c.members[method].is_alias and not c.members[method].has_docstring
+    ]
+    assert not silent, f"no docstring, so the reference leaves them out: {silent}"
+
+
 def test_the_reference_shows_how_to_make_each_class() -> None:
     """A class's entry showed no arguments (``PPOAgent(path=None, deterministic=True,
     seed=None)``, ``TrainConfig``'s fields), and, once they were shown, each ``TrainConfig``
@@ -394,3 +425,69 @@ def test_every_word_in_italics_on_the_agents_page_is_a_term() -> None:
     italic -= {"italics"}
     missing = {w for w in italic if w not in explained and w.rstrip("s") not in explained}
     assert italic and not missing, f"in italics on docs/agents.md but not under Terms: {sorted(missing)}"
+
+
+# ------------------------------------------------------------- the built reference
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site as ``make test`` builds it (not strictly: that build, in ``make test``, is
+    the judge of warnings; these tests read the pages)."""
+    pytest.importorskip("mkdocs")
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("site")
+    build = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(ROOT / "mkdocs.yml")]
+    done = subprocess.run([*build, "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def _reference_pages(site: Path) -> dict[str, str]:
+    return {p.parent.name: p.read_text(encoding="utf-8") for p in sorted((site / "api").glob("*/index.html"))}
+
+
+def _unlinked_references(pages: dict[str, str]) -> list[str]:
+    """The references the reference leaves unlinked though it shows what they name: a
+    reference mkdocs-autorefs cannot resolve is shown as ``<span title="name">``, and an
+    entry's heading has its full name as its id. A name that is the end of an entry's
+    full name (``LlamaGame``, ``LlamaGame.step``) should have been that entry's link."""
+    entries = {i for text in pages.values() for i in re.findall(r'\bid="([\w.]+)"', text)}
+    return [
+        f"{page}: {name!r} could link to {[e for e in entries if e == name or e.endswith('.' + name)][:3]}"
+        for page, text in pages.items()
+        for name in re.findall(r'<span title="([\w.]+)"><code>', text)
+        if any(e == name or e.endswith("." + name) for e in entries)
+    ]
+
+
+def test_a_role_in_a_docstring_links_to_the_entry_it_names(site: Path) -> None:
+    """The docstrings name objects with Sphinx's roles (:class:`LlamaGame`), and the site's
+    hook handed the name as written to mkdocs-autorefs, which knows entries by their full
+    names only: about 560 references were plain code. Each is now written in full as the
+    docstring's module reads it (``llama_env.engine.LlamaGame``), and links."""
+    pages = _reference_pages(site)
+    assert set(pages) == {"llama_env", "agents", "train"}
+    assert not _unlinked_references(pages), "\n".join(_unlinked_references(pages))
+    # llama_env.table's docstring says :class:`LlamaGame`, which it imports from the engine
+    assert re.search(
+        r'<a class="autorefs autorefs-internal" title="[^"]*" href="#llama_env\.engine\.LlamaGame">', pages["llama_env"]
+    )
+
+
+def test_the_unlinked_check_catches_a_bare_name() -> None:
+    page = '<h2 id="llama_env.engine.LlamaGame">x</h2> <span title="LlamaGame"><code>LlamaGame</code></span>'
+    assert len(_unlinked_references({"llama_env": page})) == 1
+    assert not _unlinked_references({"llama_env": page.replace('"LlamaGame"', '"train._private"')})
+
+
+def test_the_reference_shows_a_short_value_and_no_expression(site: Path) -> None:
+    """An attribute's entry showed the source of its value: the whole ``FIELDS`` table,
+    the ``_record(...)`` call that makes ``Decoded`` with its reST, ``_StandardValue(4)``.
+    Only a short literal (``MAX_PLAYERS = 6``) is shown now."""
+    text = html.unescape(re.sub(r"<[^>]+>", "", _reference_pages(site)["llama_env"]))
+    for expression in ("_record(", "_StandardValue(", ":class:`"):
+        assert expression not in text, expression
+    assert re.search(r"MAX_PLAYERS\s*=\s*6\b", text)
