@@ -435,7 +435,7 @@ def _unknown(name: object) -> ValueError:
     known = _known()
     why = _hidden or "install the package llama-rl, so that its agents register"
     hint = ", ".join(known) if known else f"none ({why})"
-    return ValueError(f"unknown agent {name!r}; known agents: {hint}")
+    return ValueError(f"unknown agent {brief(name)}; known agents: {hint}")
 
 
 def make(name: str, **params: Any) -> Agent:
@@ -1172,7 +1172,7 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
     name, colon, rest = text.strip().partition(":")
     name = name.strip()
     if not name:
-        raise ValueError(f"empty agent name in {text!r}; known agents: {', '.join(_known())}")
+        raise ValueError(f"empty agent name in {brief(text)}; known agents: {', '.join(_known())}")
     if colon and not rest.strip():  # "cautious:" was read as "cautious", a typo passed over
         raise ValueError(f"agent spec {brief(text)} has no parameters after ':'; write {name!r}, or {name}:key=value")
     params: dict[str, Any] = {}
@@ -1181,9 +1181,9 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
         key, sep, value = part.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ValueError(f"agent parameter {part!r} in {text!r} is not of the form key=value")
+            raise ValueError(f"agent parameter {brief(part)} in {brief(text)} is not of the form key=value")
         if key in params:
-            raise ValueError(f"agent parameter {key!r} is given twice in {text!r}")
+            raise ValueError(f"agent parameter {brief(key)} is given twice in {brief(text)}")
         if value.rstrip().endswith(":"):  # "threshold=4:" was read as the value "4:", a typo passed over
             given = f"{key}={value.strip()[:-1].rstrip()}"
             raise ValueError(
@@ -1213,5 +1213,5 @@ def parse_agent_list(text: str | Iterable[str], *, check: bool = True) -> list[A
                 f"got {brief_line(item)}"
             )
     if not items or any(not item.strip() for item in items):
-        raise ValueError(f"empty entry in the agent list {text!r}; separate agent names with single commas")
+        raise ValueError(f"empty entry in the agent list {brief(text)}; separate agent names with single commas")
     return [parse_agent_spec(item, check=check) for item in items]

@@ -17,7 +17,7 @@ import pytest
 from agents.ppo import DEFAULT_MODEL
 from llama_env.agent import AgentSpec, parse_agent_list
 from train.cli import COMMAND_NAMES, EvalCommand, TournamentCommand, build_parser, main, run_eval, run_tournament
-from train.cli.common import PROG
+from train.cli.common import PROG, int_in
 
 # ----------------------------------------------------------------------- every example runs
 
@@ -207,3 +207,37 @@ def test_workers_within_the_cores_say_nothing(capsys, monkeypatch, recwarn):
     code = main(["eval", "--agents", "random,random", "--games", "4", "--workers", "2", "--no-progress", "--no-batch"])
     assert code == 0, capsys.readouterr().err
     assert not [w for w in recwarn if "workers" in str(w.message)]
+
+
+# ----------------------------------------------------------------------- numbers
+
+
+@pytest.mark.parametrize("text", ["١٢", "1_000", " 7", "7 ", "+ 7", "0x10", "٣"])
+def test_numbers_are_ascii_digits_only(capsys, text):
+    code = main(["eval", "--agents", "random,random", "--games", text])
+    err = capsys.readouterr().err
+    assert code == 2 and "the number of games must be an integer" in err, err
+
+
+@pytest.mark.parametrize(("text", "value"), [("12", 12), ("+12", 12), ("007", 7), ("-3", -3)])
+def test_ascii_digits_with_a_sign_are_still_read(text, value):
+    assert int_in(-5, 20, "a count")(text) == value
+
+
+def test_a_negative_number_is_out_of_range_not_malformed(capsys):
+    code = main(["eval", "--agents", "random,random", "--seed=-3"])
+    err = capsys.readouterr().err
+    assert code == 2 and "must be between 0 and" in err, err
+
+
+def test_a_huge_seed_is_echoed_shortened(capsys):
+    code = main(["eval", "--agents", "random,random", "--seed", "9" * 5000])
+    err = capsys.readouterr().err
+    line = err.strip().splitlines()[-1]
+    assert code == 2 and "the seed must be between 0 and" in line and len(line) < 200, line[:500]
+
+
+def test_a_long_unknown_agent_name_is_echoed_shortened(capsys):
+    code = main(["eval", "--agents", "x" * 5000 + ",random"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown agent" in err.lower() and len(err) < 600, err[:700]

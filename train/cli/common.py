@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import math
 import os
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -177,17 +178,26 @@ def _or_exit(prog: str, extra: str, what: str, check: Callable[[], object]) -> N
         sys.exit(f"{prog}: error: {exc}")
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+"""An integer as a person types it: ASCII digits, a sign at most. Python's ``int`` takes
+more (``١٢``, ``1_000``, surrounding spaces), which no option here means."""
+
+
 def int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
-    """An argparse type: an integer in ``[low, high]`` with a message naming the range."""
+    """An argparse type: an integer in ``[low, high]`` (:data:`_INTEGER`) with a message
+    naming the range, the value echoed shortened (:func:`~llama_env.engine.brief`)."""
 
     def parse(text: str) -> int:
+        if not _INTEGER.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{what} must be an integer (digits 0-9), got {brief(text)}")
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer, got {text!r}") from None
-        if value < low or (high is not None and value > high):
+            value: int | None = int(text)
+        except ValueError:  # more digits than Python reads (4,300): beyond any bound of ours
+            value = None
+        if value is None or value < low or (high is not None and value > high):
             bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise argparse.ArgumentTypeError(f"{what} must be {bound}, got {value}")
+            shown = str(value) if value is not None and len(text) <= 40 else brief(text)  # brief: '999...999'
+            raise argparse.ArgumentTypeError(f"{what} must be {bound}, got {shown}")
         return value
 
     parse.__name__ = what  # argparse names the type in some messages
