@@ -9,6 +9,7 @@ play read them here."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import signal
 import sys
 import threading
@@ -29,6 +30,7 @@ __all__ = [
     "say_on_stderr",
     "signal_handler",
     "stop_as_ctrl_c",
+    "terminal_columns",
 ]
 
 PROG = "llama-rl"
@@ -94,6 +96,13 @@ def is_terminal(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
         return False
+
+
+def terminal_columns(stream: Any) -> int | None:
+    """The width to wrap to when ``stream`` is a terminal (``COLUMNS``, else the
+    terminal's own, as :func:`shutil.get_terminal_size` reads them); ``None`` (lines
+    whole) into a file or a pipe, for grep and logs."""
+    return shutil.get_terminal_size().columns if is_terminal(stream) else None
 
 
 class Dropping:

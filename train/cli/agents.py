@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import textwrap
 from typing import TextIO
 
 from llama_env.agent import GROUPS, describe, grouped
-from train.cli.common import HelpFormatter, SubParsers, is_terminal, standard_output
+from train._program import terminal_columns
+from train.cli.common import HelpFormatter, SubParsers, standard_output
 
 __all__ = ["list_agents", "add_parser"]
 
@@ -21,7 +21,7 @@ def list_agents(out: TextIO | None = None) -> dict[str, str]:
     out = out if out is not None else standard_output("agents lists the agents on it")
     groups = grouped()
     width = max((len(n) for agents in groups.values() for n in agents), default=0)
-    columns = _terminal_columns(out)
+    columns = terminal_columns(out)  # None: a line per agent, whole, for grep
     for k, (group, agents) in enumerate(groups.items()):
         print(("\n" if k else "") + GROUPS[group] + ":", file=out)
         for name, doc in agents.items():
@@ -36,12 +36,6 @@ def list_agents(out: TextIO | None = None) -> dict[str, str]:
                 )
             print(line, file=out)
     return describe()
-
-
-def _terminal_columns(out: TextIO) -> int | None:
-    """The width to wrap to when ``out`` is a terminal; ``None`` (a line per agent, whole)
-    into a file or a pipe, for grep."""
-    return shutil.get_terminal_size().columns if is_terminal(out) else None
 
 
 def _run(args: argparse.Namespace) -> int:
