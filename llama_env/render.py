@@ -1,7 +1,9 @@
 """Text rendering of a table, shared by the envs and the terminal player.
 
 Shows what one seat may know: its own hand, the top card, the draw pile size, the
-others' hand sizes, who has quit and the scores; never another seat's cards.
+others' hand sizes, who has quit and the scores; never another seat's cards until a round
+is scored, when every hand is shown. Given a ``width`` (a terminal's columns, which the
+caller reads), rows too long for it wrap between cards, never inside one.
 """
 
 from __future__ import annotations
@@ -16,6 +18,40 @@ CARD_NAMES = {1: "1", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "L"}
 def card_str(card: int) -> str:
     """Short name of a card code: ``"1"``..``"6"``, ``"L"`` for a llama."""
     return CARD_NAMES[int(card)]
+
+
+def plural(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless ``count`` is 1: ``"1 card"``, ``"3 cards"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+WRAP_ROOM = 8
+"""The fewest columns a row's items wrap in beside its start; with less room they go on
+the lines below it, indented 4."""
+
+
+def wrap_row(prefix: str, items: Sequence[str], width: int | None, sep: str = " ") -> list[str]:
+    """The line ``prefix`` followed by ``items`` (cards, moves) joined by ``sep``, as lines
+    of at most ``width`` characters that break only between items: under the first item
+    when the room beside ``prefix`` holds the longest item and :data:`WRAP_ROOM`
+    columns, else from the next line, indented 4 (an item longer than the room is a line
+    of its own). ``width=None``, or a line that fits, is the one line unchanged."""
+    line = prefix + sep.join(items)
+    if width is None or len(line) <= width or not items:
+        return [line]
+    longest = max(len(item) for item in items)
+    if width - len(prefix) >= max(longest, WRAP_ROOM):
+        lines, indent = [prefix], " " * len(prefix)
+    else:
+        lines, indent = [prefix.rstrip(), "    "], "    "
+    fresh = True  # nothing on the last line yet but its start
+    for item in items:
+        if not fresh and len(lines[-1]) + len(sep) + len(item) > width:
+            lines.append(indent)
+            fresh = True
+        lines[-1] += item if fresh else sep + item
+        fresh = False
+    return lines
 
 
 def seat_label(seat: int, names: Sequence[str] | None = None) -> str:
@@ -40,9 +76,10 @@ def seat_names(names: Sequence[str] | None, num_players: int) -> list[str]:
     return list(names)
 
 
-def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None) -> str:
-    """The table as ``seat`` sees it. A seat off the table, or ``names`` that do not label
-    every seat, is a ``ValueError``."""
+def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None, width: int | None = None) -> str:
+    """The table as ``seat`` sees it, its rows wrapped between cards to ``width``
+    columns (``None``: a line a seat). A seat off the table, or ``names`` that do not
+    label every seat, is a ``ValueError``."""
     seat = check_seat(seat, game.num_players)  # else: no hand, no "(you)", silently
     names = seat_names(names, game.num_players)
     lines = [f"Round {game.round} | top card: {card_str(game.top_card)} | draw pile: {len(game.draw_pile)}"]
@@ -51,24 +88,37 @@ def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None)
         status = "quit" if game.quit[p] else "in"
         turn = "*" if (p == game.current_player and not game.game_over) else " "
         who = seat_label(p, names) + (" (you)" if me else "")
-        size = game.hand_size_of(p)
-        cards = " ".join(card_str(c) for c in game.hand(p)) if me else f"{size} card{'' if size == 1 else 's'}"
-        lines.append(f"{turn} {who:<18} score {game.scores[p]:>3}  {status:<4}  {cards}")
+        cards = [card_str(c) for c in game.hand(p)] if me else [plural(game.hand_size_of(p), "card")]
+        lines += wrap_row(f"{turn} {who:<18} score {game.scores[p]:>3}  {status:<4}  ", cards, width)
     return "\n".join(lines)
 
 
-def render_round_summary(result: RoundResult, names: Sequence[str] | None = None) -> str:
-    """What a round cost each seat, and the scores after it. ``names`` that do not label
-    every seat are a ``ValueError``."""
+def render_round_summary(
+    result: RoundResult, names: Sequence[str] | None = None, you: int | None = None, width: int | None = None
+) -> str:
+    """What a round cost each seat: the points, the score after it and the cards it held
+    (all shown at scoring; a value held twice counts once), or that it went out; ``you``
+    marks a seat ``(you)``; rows wrap between cards to ``width`` columns as
+    :func:`render_table`'s. A ``you`` off the table, or ``names`` that do not label every
+    seat, is a ``ValueError``."""
     names = seat_names(names, len(result.scores))
+    if you is not None:
+        you = check_seat(you, len(result.scores))
     if result.went_out is None:
         head = f"Round {result.round} over: everybody quit."
     else:
         head = f"Round {result.round} over: {seat_label(result.went_out, names)} went out."
     lines = [head]
+    hands = result.hands
     for p, (pen, ret, score) in enumerate(zip(result.penalties, result.returned, result.scores, strict=True)):
         change = f"+{pen}" if pen else ("-" + str(ret) if ret else "+0")
-        lines.append(f"  {seat_label(p, names):<18} {change:>4}  -> {score}")
+        who = seat_label(p, names) + (" (you)" if p == you else "")
+        row = f"  {who:<18} {change:>4}  -> {score:<4} "
+        if not hands:  # a result built without them
+            lines.append(row.rstrip())
+        else:
+            what = ["went out"] if p == result.went_out else ["held", *map(card_str, hands[p])]
+            lines += wrap_row(row, what, width)
     if result.game_over:
         best = min(result.scores)
         won = [seat_label(p, names) for p, s in enumerate(result.scores) if s == best]

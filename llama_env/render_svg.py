@@ -24,7 +24,7 @@ import numpy as np
 
 from llama_env._install import EXTRAS, MissingExtra, find_missing
 from llama_env.engine import check_flag, check_seat
-from llama_env.render import seat_names
+from llama_env.render import plural, seat_names
 
 if TYPE_CHECKING:
     from llama_env.engine import LlamaGame
@@ -149,7 +149,7 @@ def table_svg(
             _text(
                 sx,
                 by + 34,
-                f"score {game.scores[seat]}  ·  {status}  ·  {size} card{'' if size == 1 else 's'}",
+                f"score {game.scores[seat]}  ·  {status}  ·  {plural(size, 'card')}",
                 size=11,
             )
         )

@@ -443,9 +443,9 @@ def test_ansi_render_shows_a_round_summary_at_round_end():
     text = e.render()
     assert text.startswith(
         "Round 2 over: player_0 went out.\n"
-        "  player_0            -10  -> 2\n"
-        "  player_1             +7  -> 7\n"
-        "  player_2             +7  -> 12\n"
+        "  player_0            -10  -> 2    went out\n"
+        "  player_1             +7  -> 7    held 2 5\n"
+        "  player_2             +7  -> 12   held 1 6 6 6\n"
     )
     assert "Round 3 | top card:" in text
     e.step(Action.QUIT)
