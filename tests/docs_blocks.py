@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -112,6 +113,11 @@ def samples(block: Block) -> list[Sample]:
     return found
 
 
+TERMINAL_COLUMNS = 100
+"""The width of the terminal a typed sample runs at (what wraps to a terminal's width,
+the table of ``play``, wraps the same on every machine)."""
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -120,15 +126,21 @@ class _Terminal(io.StringIO):
 def run_cli(argv: list[str], stdin: str = "", *, terminal: bool = False) -> tuple[int, str]:
     """``llama-rl argv`` in this process: the exit code and stdout and stderr as one text,
     written to a terminal when ``terminal`` (a session a person typed: what a command says
-    only off a terminal is left out, as the person would not see it)."""
+    only off a terminal is left out, as the person would not see it), a terminal
+    :data:`TERMINAL_COLUMNS` wide whatever the width of the one running the tests."""
     from train.cli import main
 
     out = _Terminal() if terminal else io.StringIO()
-    saved_stdin = sys.stdin
+    saved_stdin, saved_columns = sys.stdin, os.environ.get("COLUMNS")
     sys.stdin = io.StringIO(stdin)
+    os.environ["COLUMNS"] = str(TERMINAL_COLUMNS)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             code = main(argv)
     finally:
         sys.stdin = saved_stdin
+        if saved_columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved_columns
     return code, out.getvalue()

@@ -8,12 +8,16 @@ The person sees only what their seat may know (their own hand, the top card, the
 pile size, the others' hand sizes, scores and quit status) and the agents see only their
 observation and action mask, as everywhere else in LLAMA-RL.
 
-How moves are typed: a play is numbered by the card's value, so ``4`` and ``play 4``
-always mean "play a 4" whatever else is legal; ``l``, ``llama`` or ``play llama`` plays
-a llama; ``d``/``draw`` and ``q``/``quit`` draw and quit the round; ``a7`` names the
-``Discrete(9)`` action index (here: draw) for those who think in actions. ``help`` shows
-the moves again, ``exit`` leaves the game. Anything else, or an illegal move, is refused
-with the reason and the prompt comes back.
+How moves are typed: by the key the move list shows in brackets, or in its words. A
+play is numbered by the card's value, so ``4``, ``play 4`` and ``play a 4`` always mean
+"play a 4" whatever else is legal; ``l``, ``llama`` or ``play a llama`` plays a llama;
+``d``/``draw`` and ``q``/``quit``/``quit the round`` draw and quit the round; ``a7``
+names the ``Discrete(9)`` action index (here: draw) for those who think in actions.
+``help`` shows the moves again, ``exit`` leaves the game. Anything else, or an illegal
+move, is refused with the reason and the moves' keys, and the prompt comes back.
+
+At a terminal the table, the move list and each round's summary wrap to its width
+between cards and moves; into a file or a pipe their lines stay whole.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import re
+import textwrap
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -53,9 +58,9 @@ from llama_env.engine import (
     check_seed,
     playable_on,
 )
-from llama_env.render import card_str, render_round_summary, render_table
+from llama_env.render import card_str, plural, render_round_summary, render_table, wrap_row
 from llama_env.table import AgentError, Table, TableListener, agent_failed
-from train._program import is_terminal
+from train._program import is_terminal, terminal_columns
 
 __all__ = [
     "PlayConfig",
@@ -128,9 +133,12 @@ class PlayConfig:
         others = self.num_players - 1
         opponents = self.opponent_list()
         if len(opponents) not in (1, others):
-            raise ValueError(
-                f"give one opponent for all {others} other seats or exactly {others} opponents, got {len(opponents)}"
+            want = (
+                "one opponent for the other seat"
+                if others == 1
+                else f"one opponent for all {others} other seats or exactly {others} opponents"
             )
+            raise ValueError(f"give {want}, got {len(opponents)}")
         if self.seed is not None:
             check_seed(self.seed)
         if self.names is not None and (isinstance(self.names, str) or len(self.names) != self.num_players):
@@ -168,11 +176,28 @@ def _move_label(action: int) -> str:
 
 
 def format_moves(legal: Sequence[int]) -> str:
-    """The legal moves as ``[4] play a 4   [d] draw   [q] quit the round``."""
-    return "   ".join(f"[{move_key(a)}] {_move_label(a)}" for a in legal)
+    """The legal moves as ``[4] play a 4   [d] draw   [q] quit the round``; each is
+    typed by its key or its words."""
+    return "   ".join(_listed_moves(legal))
 
 
-_PLAY_RE = re.compile(r"^(?:(?:play|p)\s*)?([1-7]|l|llama)$")
+def _listed_moves(legal: Sequence[int]) -> list[str]:
+    return [f"[{move_key(a)}] {_move_label(a)}" for a in legal]
+
+
+def _say_moves(lead: str, legal: Sequence[int], width: int | None) -> str:
+    """``lead`` (a refusal) and the legal moves, wrapped between moves to ``width``
+    columns; a ``lead`` too long to share a line with them goes on lines of its own,
+    broken between words."""
+    moves = _listed_moves(legal)
+    lines = wrap_row(lead + "Your moves: ", moves, width, sep="   ")
+    if lead and width is not None and len(lines) > 1:
+        lines = [*textwrap.wrap(lead, width), *wrap_row("Your moves: ", moves, width, sep="   ")]
+    return "\n".join(lines)
+
+
+_PLAY = r"^(?:(?:play|p)\s*(?:an?\s+)?)?"  # "play a 4", as the move list words it; "a 4" alone is action 4
+_PLAY_RE = re.compile(_PLAY + r"([1-7]|l|llama)$")
 _ACTION_RE = re.compile(r"^(?:a|action)\s*([0-9]+)$")  # ASCII digits: \d takes other scripts' too
 
 
@@ -188,14 +213,14 @@ def parse_move(text: str, game: LlamaGame) -> int:
         return _HELP
     if t in ("exit", "resign", "leave"):
         return _EXIT
-    if t in ("d", "draw"):
+    if t in ("d", "draw", "draw a card"):
         action = int(Action.DRAW)
-    elif t in ("q", "quit"):
+    elif t in ("q", "quit", "quit round", "quit the round"):
         action = int(Action.QUIT)
     elif m := _PLAY_RE.match(t):
         card = m.group(1)
         action = int(Action.PLAY_LLAMA) if card in ("7", "l", "llama") else int(card) - 1
-    elif m := re.match(r"^(?:play|p)?\s*([0-9]+)$", t):
+    elif m := re.match(_PLAY + r"([0-9]+)$", t):
         raise MoveError(f"there is no card {_short(m.group(1))}: the cards are 1 to 6 and the llama (L)")
     elif m := _ACTION_RE.match(t):
         digits = m.group(1).lstrip("0") or "0"
@@ -203,7 +228,7 @@ def parse_move(text: str, game: LlamaGame) -> int:
             raise MoveError(f"there is no action {_short(m.group(1))}: action numbers are 0..{NUM_ACTIONS - 1}")
         action = int(digits)
     else:
-        raise MoveError(f"I don't understand {_quoted(text.strip())}")
+        raise MoveError(f"I don't understand {_quoted(text.strip())}: type a move's key, in brackets")
     _check_legal(action, game)
     return action
 
@@ -336,13 +361,22 @@ def _round_opening(game: LlamaGame, names: Sequence[str]) -> str:
 
 class _Transcript(TableListener):
     """Tells the person every move and round result, as the table driver reports them
-    (``me=None``: a spectator of agents, with ``pause`` seconds after each move)."""
+    (``me=None``: a spectator of agents, with ``pause`` seconds after each move); the
+    round's summary wraps to ``width`` columns (``None``: it does not)."""
 
-    def __init__(self, say: Callable[[str], None], me: int | None, names: Sequence[str], pause: float = 0.0) -> None:
+    def __init__(
+        self,
+        say: Callable[[str], None],
+        me: int | None,
+        names: Sequence[str],
+        pause: float = 0.0,
+        width: int | None = None,
+    ) -> None:
         self.say = say
         self.me = me
         self.names = names
         self.pause = pause
+        self.width = width
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
         if self.pause:
@@ -358,7 +392,7 @@ class _Transcript(TableListener):
 
     def on_round_end(self, table: Table, result: RoundResult) -> None:
         self.say("")
-        self.say(render_round_summary(result, list(self.names)))
+        self.say(render_round_summary(result, list(self.names), you=self.me, width=self.width))
         if not table.game.game_over and self.me is not None:  # watch heads a round with every hand itself
             self.say("")
             self.say(_round_opening(table.game, self.names))
@@ -391,12 +425,16 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[
         stdout.write(line + "\n")
         stdout.flush()
 
-    transcript = _Transcript(say, me, names)
+    width = terminal_columns(stdout)
+    transcript = _Transcript(say, me, names, width=width)
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
     say(f"L.L.A.M.A. with {n} players: you are {names[me]}.")
     for p, spec in zip(others, opp_specs, strict=True):
         say(f"  {names[p]}: {agent_label(spec)}")
-    say(f"The game ends after a round in which someone reaches {game.end_score} points; the lowest score wins.")
+    say(
+        f"The game ends after a round in which someone reaches {plural(game.end_score, 'point')}; "
+        "the lowest score wins."
+    )
     say("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.")
     say()
     say(_round_opening(game, names))
@@ -405,7 +443,7 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[
         table.advance()  # an agent that fails is an AgentError naming it (the table driver)
         if game.game_over:
             break
-        action = _ask(game, me, names, stdin, stdout)
+        action = _ask(game, me, names, stdin, stdout, width)
         if isinstance(action, str):
             if on_leave is not None:
                 on_leave(action)
@@ -486,7 +524,8 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
         stdout.flush()
 
     delay = config.delay if config.delay is not None else WATCH_DELAY if is_terminal(stdout) else 0.0
-    transcript = _Transcript(say, None, names, delay)
+    width = terminal_columns(stdout)
+    transcript = _Transcript(say, None, names, delay, width)
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
     say(
         f"L.L.A.M.A. with {n} players: "
@@ -499,20 +538,25 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
             say()
             say(_round_opening(game, names))
             for p in range(n):
-                say(f"  {names[p]:<10} {' '.join(card_str(c) for c in game.hand(p))}")
+                say("\n".join(wrap_row(f"  {names[p]:<10} ", [card_str(c) for c in game.hand(p)], width)))
         table.play_turn()
     return EXIT_FINISHED
 
 
-def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO) -> int | str:
-    """Show the table and read moves until a legal one; why the person left (``"exit"``,
-    ``"end of input"``) when they leave.
+def _ask(
+    game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO, width: int | None = None
+) -> int | str:
+    """Show the table (wrapped to ``width`` columns, ``None``: not) and read moves until a
+    legal one; why the person left (``"exit"``, ``"end of input"``) when they leave.
 
-    When the input is not a terminal (a pipe, a file, a test's ``StringIO``) each line
-    read is echoed after the prompt, so the transcript reads like a session; at a
-    terminal, end of input (Ctrl-D) ends the prompt's line, which the terminal does not.
+    Each line read is echoed after the prompt, so the transcript reads like a session,
+    unless both the input and the output are the terminal, which shows what is typed
+    itself: read from a pipe or a file, the screen showed no move; written into a pipe
+    or a file (``| tee game.log``), the log showed none (on a screen through ``tee`` the
+    move then shows twice: as typed, and on the next line from the log). At a terminal
+    end of input (Ctrl-D) ends the prompt's line, which the terminal does not.
     """
-    echo = not is_terminal(stdin)
+    echo = not (is_terminal(stdin) and is_terminal(stdout))
 
     def say(line: str = "") -> None:
         stdout.write(line + "\n")
@@ -520,8 +564,8 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
 
     legal = game.legal_actions()
     say()
-    say(render_table(game, me, names))
-    say("Your moves: " + format_moves(legal))
+    say(render_table(game, me, names, width))
+    say(_say_moves("", legal, width))
     while True:
         stdout.write("Your move> ")
         stdout.flush()
@@ -537,10 +581,10 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
             action = parse_move(line, game)
         except MoveError as exc:
             msg = str(exc)
-            say(f"{msg[:1].upper()}{msg[1:]}. Your moves: " + format_moves(legal))
+            say(_say_moves(f"{msg[:1].upper()}{msg[1:]}. ", legal, width))
             continue
         if action == _HELP:
-            say("Your moves: " + format_moves(legal))
+            say(_say_moves("", legal, width))
             say("Type 'exit' to leave the game; q quits only the round.")
             continue
         if action == _EXIT:

@@ -1,0 +1,131 @@
+"""What a person reads and types in ``llama-rl play``: the moves are accepted in the
+words the move list shows them in, a refusal says to type the key in brackets, the
+counts agree with their nouns, the table wraps between cards at a narrow terminal, each
+round's summary shows what every seat held and marks the person's seat, and a
+transcript piped into a log (``| tee``) shows the moves typed."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from conftest import make_game
+
+from llama_env.engine import Action, Rules
+from train.play import terminal
+from train.play.terminal import MoveError, PlayConfig, format_moves, parse_move, play
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("typed", "action"),
+    [
+        ("play a llama", Action.PLAY_LLAMA),
+        ("Play a 6", Action.PLAY_6),
+        ("play an L", Action.PLAY_LLAMA),
+        ("quit the round", Action.QUIT),
+        ("quit round", Action.QUIT),
+        ("draw a card", Action.DRAW),
+        ("play 6", Action.PLAY_6),
+        ("a7", Action.DRAW),
+        ("a 7", Action.DRAW),  # "a" and a number stay an action index
+    ],
+)
+def test_a_move_is_taken_in_the_words_the_list_shows(typed, action):
+    """The list shows "[L] play a llama" and "[q] quit the round"; typing those words
+    was "I don't understand"."""
+    game = make_game(num_players=2, hands=[[6, 7], [1, 2]], top=6)
+    assert parse_move(typed, game) == action
+
+
+def test_every_move_listed_is_taken_by_its_key_and_by_its_words():
+    game = make_game(num_players=2, hands=[[1, 6, 7], [1, 2]], top=6)
+    listed = re.findall(r"\[(\S+)\] (.+?)(?=   \[|$)", format_moves(game.legal_actions()))
+    assert len(listed) == len(game.legal_actions()) == 4
+    for (key, words), action in zip(listed, game.legal_actions(), strict=True):
+        assert parse_move(key, game) == parse_move(words, game) == action
+
+
+def test_words_for_a_card_not_in_the_deck_name_the_cards():
+    game = make_game(num_players=2, hands=[[6, 7], [1, 2]], top=6)
+    with pytest.raises(MoveError, match="there is no card 9: the cards are 1 to 6 and the llama"):
+        parse_move("play a 9", game)
+
+
+def test_input_not_understood_says_to_type_the_key_in_brackets():
+    game = make_game(num_players=2, hands=[[6, 7], [1, 2]], top=6)
+    with pytest.raises(MoveError, match=r"^I don't understand 'play the big one': type a move's key, in brackets$"):
+        parse_move("play the big one", game)
+    out = io.StringIO()
+    play(PlayConfig(Rules(2), opponents=("random",), seed=0), io.StringIO("xyz\nexit\n"), out)
+    refusal = next(line for line in out.getvalue().splitlines() if line.startswith("I don't"))
+    assert re.fullmatch(r"I don't understand 'xyz': type a move's key, in brackets\. Your moves: \[.*", refusal)
+
+
+def test_one_point_and_one_opponent_are_singular():
+    """ "reaches 1 points" and "give one opponent for all 1 other seats or exactly 1
+    opponents"."""
+    out = io.StringIO()
+    play(PlayConfig(Rules(2, end_score=1), opponents=("random",), seed=0), io.StringIO("exit\n"), out)
+    assert "someone reaches 1 point; the lowest" in out.getvalue()
+    with pytest.raises(ValueError) as info:
+        PlayConfig(Rules(2), opponents=("random", "random")).validate()
+    assert str(info.value) == "give one opponent for the other seat, got 2"
+    with pytest.raises(ValueError, match="for all 2 other seats or exactly 2 opponents, got 3"):
+        PlayConfig(Rules(3), opponents=("random",) * 3).validate()
+
+
+def test_a_transcript_piped_into_a_log_shows_the_moves_typed():
+    """``llama-rl play | tee game.log``: the terminal showed what was typed, the log
+    did not ("Your move> You quit the round.")."""
+    out = io.StringIO()
+    play(PlayConfig(Rules(2), opponents=("random",), seed=0), _Terminal("xyz\nq\nexit\n"), out)
+    text = out.getvalue()
+    assert "Your move> xyz\nI don't understand 'xyz'" in text
+    assert "Your move> q\nYou quit the round." in text
+    assert "Your move> exit\nYou left the game unfinished." in text
+
+
+def test_a_terminal_is_not_echoed_what_it_shows_itself():
+    out = _Terminal()
+    play(PlayConfig(Rules(2), opponents=("random",), seed=0), _Terminal("q\nexit\n"), out)
+    assert "Your move> You quit the round." in out.getvalue()  # the terminal showed the "q" and its newline
+
+
+def test_a_narrow_terminal_wraps_the_table_between_cards(monkeypatch):
+    """At COLUMNS=40 the rows of the table ran past the edge and wrapped inside a hand."""
+    monkeypatch.setenv("COLUMNS", "40")
+    out = _Terminal()
+    moves = "x\n4\nq\n" * 300  # refusals too
+    config = PlayConfig(Rules(3, end_score=20), opponents=("heuristic",), seed=3)
+    assert play(config, _Terminal(moves), out) == terminal.EXIT_FINISHED
+    lines = out.getvalue().splitlines()
+    rows = [line for line in lines if re.match(r"[* ] player_\d|  player_\d|    |Your moves:|            \[", line)]
+    assert len(rows) > 10
+    assert all(len(line) <= 40 for line in rows), [line for line in rows if len(line) > 40]
+    assert any(re.fullmatch(r"    (?:held )?[1-6L]( [1-6L])*", line) for line in lines)
+
+
+def test_a_round_summary_in_play_marks_you_and_shows_the_hands():
+    out = io.StringIO()
+    config = PlayConfig(Rules(2), opponents=("heuristic",), seat=1, seed=1)
+    assert play(config, io.StringIO("q\n" * 500), out) == terminal.EXIT_FINISHED
+    text = out.getvalue()
+    rows = re.findall(r"^  player_1 \(you\) +[+-]\d+  -> \d+ +(?:held [1-6L ]+|went out)$", text, re.M)
+    assert len(rows) == len(re.findall(r"^Round \d+ over: ", text, re.M)) >= 2
+
+
+def test_watch_wraps_each_hand_at_a_narrow_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "30")
+    out = _Terminal()
+    config = terminal.WatchConfig(agents=("heuristic",) * 2, rules=Rules(2, hand_size=20), seed=1, delay=0)
+    terminal.watch(config, out)
+    hands = [line for line in out.getvalue().splitlines() if re.fullmatch(r" +(player_\d +)?[1-6L]( [1-6L])*", line)]
+    assert len(hands) >= 6 and all(len(line) <= 30 for line in hands), hands
