@@ -36,6 +36,7 @@ Nothing is skipped: a block or command this module cannot place fails with the r
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import functools
 import io
@@ -152,6 +153,30 @@ def test_every_substitution_matches_its_doc() -> None:
         code = "".join(b.body for b in PYTHON if b.doc == doc)
         for old, _new, _why in subs:
             assert old in code, f"{doc}: no python block holds {old!r} any more; update SUBSTITUTIONS"
+
+
+def _unused_imports(code: str) -> list[str]:
+    """The names ``code`` imports by name (``from x import y``) and never uses. (A bare
+    ``import x`` may be there for what importing does: ``import llama_env`` registers
+    the Gymnasium envs.)"""
+    tree = ast.parse(code)
+    imported = [
+        (alias.asname or alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.name != "*"
+    ]
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return [name for name in imported if name not in used]
+
+
+def test_every_python_block_uses_what_it_imports() -> None:
+    """README.md's engine example imported ``Action`` and never used it: a reader looks
+    for what it is for."""
+    unused = {b.where: _unused_imports(b.body) for b in PYTHON}
+    assert not {where: names for where, names in unused.items() if names}
+    assert _unused_imports("from llama_env import Action, LlamaGame\nLlamaGame()\n") == ["Action"]
 
 
 @pytest.mark.usefixtures("agent_registry")
