@@ -241,3 +241,13 @@ def test_a_long_unknown_agent_name_is_echoed_shortened(capsys):
     code = main(["eval", "--agents", "x" * 5000 + ",random"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown agent" in err.lower() and len(err) < 600, err[:700]
+
+
+# ----------------------------------------------------------------------- plurals
+
+
+@pytest.mark.parametrize("command", ["eval", "tournament"])
+def test_one_game_is_one_game_in_the_header(capsys, command):
+    code = main([command, "--agents", "random,random", "--games", "1", "--workers", "1", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0 and "1 games" not in out and "1 game" in out, out

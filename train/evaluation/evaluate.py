@@ -31,6 +31,7 @@ from llama_env.engine import (
     check_seed,
     rule_option_fields,
 )
+from llama_env.render import plural
 from train.evaluation.batched import play_either
 from train.evaluation.runner import (
     ChunkExecutor,
@@ -93,7 +94,7 @@ class ByAgentName:
         """One line: the games and each agent's win share (the table is ``str``)."""
         wins = ", ".join(f"{n} {w:.3f}" for n, w in zip(self.names, self.win_shares, strict=True))
         return (
-            f"<{type(self).__name__}: {self.num_games} games, {self.num_players} players, "
+            f"<{type(self).__name__}: {plural(self.num_games, 'game')}, {self.num_players} players, "
             f"seed {self.seed}; win shares {wins}>"
         )
 
@@ -210,7 +211,7 @@ class EvalResult(ByAgentName):
             mode += ", every order"
         engine = "batched engine" if self.batched else "game by game"
         head = (
-            f"{self.num_games} games, {self.num_players} players, {mode}, {engine}, seed {self.seed}, "
+            f"{plural(self.num_games, 'game')}, {self.num_players} players, {mode}, {engine}, seed {self.seed}, "
             f"{rules_text(self.rules)}; {self.rounds_per_game:.2f} rounds/game"
         )
         w = max(5, *(len(n) for n in self.names))

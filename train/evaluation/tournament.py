@@ -19,6 +19,7 @@ import numpy as np
 from llama_env import __version__
 from llama_env.agent import AgentLike
 from llama_env.engine import Rules, check_flag, check_num_players, check_seed
+from llama_env.render import plural
 from train.evaluation.batched import play_either
 from train.evaluation.evaluate import ByAgentName, agent_position, rules_text, table_orders, table_rules
 from train.evaluation.ratings import Rating, fit_ratings
@@ -104,7 +105,7 @@ class TournamentResult(ByAgentName):
         """The ratings table, best first."""
         w = max(5, *(len(n) for n in self.names))
         lines = [
-            f"{self.num_games} games, {self.num_players} players per table, "
+            f"{plural(self.num_games, 'game')}, {self.num_players} players per table, "
             f"{'every order, ' if self.every_order else ''}"
             f"{'batched engine' if self.batched else 'game by game'}, seed {self.seed}, {rules_text(self.rules)}",
             f"{'rank':>4}  {'agent':<{w}}  {'mu':>6}  {'sigma':>5}  {'ordinal':>7}  {'win share':>9}  {'games':>6}",
