@@ -11,6 +11,7 @@ paragraph's line, where the site prints it as raw text.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 from pathlib import Path
@@ -491,3 +492,42 @@ def test_the_reference_shows_a_short_value_and_no_expression(site: Path) -> None
     for expression in ("_record(", "_StandardValue(", ":class:`"):
         assert expression not in text, expression
     assert re.search(r"MAX_PLAYERS\s*=\s*6\b", text)
+
+
+# ------------------------------------------------------------- names the docs write in full
+
+DOTTED = re.compile(r"`((?:llama_env|agents|train)(?:\.\w+)+)(?:\([^`]*\))?`")
+"""A name of the project written in full in backticks (``train.evaluation.evaluate``)."""
+
+
+def _unexported(text: str) -> list[str]:
+    """The full names in ``text`` that are no module's export: a module's attribute that
+    is private or left out of its ``__all__`` (a file name, ``agents.py``, is no name)."""
+    import importlib
+
+    found = []
+    for dotted in dict.fromkeys(DOTTED.findall(text)):
+        parts = dotted.split(".")
+        if parts[-1] in ("py", "md", "toml", "json", "ipynb"):
+            continue
+        for i in range(len(parts), 0, -1):
+            with contextlib.suppress(ImportError):
+                module = importlib.import_module(".".join(parts[:i]))
+                break
+        if i == len(parts):
+            continue
+        name, exports = parts[i], getattr(module, "__all__", None)
+        if name.startswith("_") or (exports is not None and name not in exports):
+            found.append(dotted)
+    return found
+
+
+def test_the_docs_name_in_full_only_what_a_module_exports() -> None:
+    """docs/architecture.md named ``train.evaluation.runner.run_chunks``, which the module
+    does not export and the reference does not show: a name a reader looks up is public."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = {p.name: _unexported(p.read_text(encoding="utf-8")) for p in docs}
+    assert not {page: names for page, names in found.items() if names}
+    assert _unexported("`train.evaluation.runner.run_chunks` and `train.evaluation.evaluate()`, `agents.py`") == [
+        "train.evaluation.runner.run_chunks"
+    ]

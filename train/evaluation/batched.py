@@ -253,7 +253,7 @@ def play_either(
     cannot), else game by game by :func:`train.evaluation.runner.play_games`, game ``i``
     dealt from the deal key ``deal_keys[i]``; and whether they were batched. An agent made
     for other table sizes, or whose parameters go unused at this table, is warned about
-    once (:func:`~train.evaluation.runner.run_chunks`)."""
+    once, before any game."""
     if batched is not None:  # numpy's booleans too, as check_flag takes them for the other switches
         if not isinstance(batched, (bool, np.bool_)):
             raise ValueError(f"batched must be True, False or None (when it can), got {batched!r}")
