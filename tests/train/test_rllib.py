@@ -1160,7 +1160,8 @@ def test_the_rllib_env_plays_the_rules_of_the_config():
 
 
 def test_an_rllib_run_stops_when_its_evaluation_beats_the_target(tmp_path, capsys, shared_ray):
-    """stop_win_share stops RLlib training too, at the first evaluation above it."""
+    """stop_win_share stops RLlib training too, at the first evaluation above it on its deals
+    and on a second set of fresh ones."""
     args = ["train", "--backend", "rllib", "--players", "2", "--opponents", "random", "--eval-opponent", "random"]
     args += ["--total-timesteps", "20000", "--n-envs", "16", "--n-steps", "64", "--batch-size", "256"]
     args += ["--n-epochs", "1", "--net-arch", "16,16", "--checkpoint-every", "0", "--past-every", "0"]
@@ -1171,7 +1172,8 @@ def test_an_rllib_run_stops_when_its_evaluation_beats_the_target(tmp_path, capsy
     summary = json.loads((tmp_path / "s" / "summary.json").read_text())
     rows = [json.loads(line) for line in (tmp_path / "s" / "eval.jsonl").read_text().splitlines()]
     assert summary["stopped_early"] and summary["num_timesteps"] < 20000
-    assert [r["ci_low_2p"] >= 0.05 for r in rows] == [False] * (len(rows) - 1) + [True]
+    stops = [r["ci_low_2p"] >= 0.05 and r.get("confirm_ci_low_2p", -1) >= 0.05 for r in rows]
+    assert stops == [False] * (len(rows) - 1) + [True] and "confirm_win_share_2p" in rows[-1]
 
 
 def test_a_new_rllib_run_stopped_while_ray_starts_leaves_no_folder_behind(tmp_path, monkeypatch, capsys):
