@@ -34,7 +34,7 @@ __all__ = [
     "target_reached",
 ]
 
-# the namespace of the evaluations' seeds under a run's seed (the games it trains on use others)
+# the evaluations' branch of a run's seed (a SeedSequence spawn key), hashed apart from the seeds of its games
 _EVAL_KEY = 777
 
 
@@ -64,15 +64,15 @@ def evaluation_row(actor: Actor, config: TrainConfig, steps: int) -> dict[str, A
     ``config.stop_win_share`` with steps of the budget left, a second set of fresh deals,
     as many, confirms it or not (``confirm_win_share_<n>p``, ``confirm_ci_low_<n>p``)."""
     row: dict[str, Any] = {"timesteps": steps, "opponent": config.eval_opponent}
+    seed = eval_seed(config.seed, steps)
     for n in config.eval_players:
-        seed = eval_seed(config.seed, steps)
         share, low, high = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed)
         row[f"win_share_{n}p"] = share
         row[f"ci95_{n}p"] = (high - low) / 2
         row[f"ci_low_{n}p"] = low
     if steps < config.total_timesteps and target_reached(config, row):
+        seed = eval_seed(config.seed, steps, confirming=True)
         for n in config.eval_players:
-            seed = eval_seed(config.seed, steps, confirming=True)
             share, low, _ = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed)
             row[f"confirm_win_share_{n}p"] = share
             row[f"confirm_ci_low_{n}p"] = low
