@@ -19,12 +19,10 @@ and that encodes back to the same observation (tests/property/test_worlds.py hol
   did not, and drew what the draw pile lost beyond the others' draws (counted as drawn
   on the top card: no observation shows on what the observer itself drew).
 
-Who started the round matters only while no card has been played in it (rule 11: a round
-that ends so is followed by one that the seat left of its starter begins; once a card is
-played, the last player to play one begins, whoever started). While none has been, every
-move of the round was a draw or a quit, made in turn order (rule 7), so the starter is
-read back from the number of moves and the move each seat quit with (:func:`_round_starter`).
-After a card was played the observation no longer tells, and the world names the observer.
+Who started the round is read back from the number of moves made in it and the move each
+seat quit with (:func:`_round_starter`): every move, a play, a draw or a quit, passes the
+turn to the next seat on the left that is still in (rule 7). It matters when the round
+ends with no card played (rule 11: the seat left of its starter begins the next one).
 
 The hand size the round was dealt with is a rule option the observation does not hold;
 it is the rule's default unless given. An observation that contradicts it (the observer
@@ -144,7 +142,7 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
         "round": max(1, o.round),
         "game_over": False,
         **rules.options(),
-        "starter": 0 if last is not None else _round_starter(o.round_moves, [0, *o.opp_quit_at]),
+        "starter": _round_starter(o.round_moves, [0, *o.opp_quit_at]),
         "last_player": last,
         "history": {
             "moves": o.round_moves,
@@ -160,12 +158,13 @@ def public_state(observation: np.ndarray | Sequence[float], hand_size: int = DEF
 
 
 def _round_starter(moves: int, quit_at: Sequence[int]) -> int:
-    """The seat that started a round in which ``moves`` moves, all draws or quits (no card
-    played), were made and the seat now to act is seat 0; ``quit_at[p]`` is the move seat
-    ``p`` quit with (1 for the round's first move), 0 while it is in.
+    """The seat that started a round in which ``moves`` moves were made and the seat now to
+    act is seat 0; ``quit_at[p]`` is the move seat ``p`` quit with (1 for the round's first
+    move), 0 while it is in.
 
-    Rule 7 passes the turn left, skipping those who quit, so the seat that made a move is
-    the nearest one right of the next move's seat that had not quit before it."""
+    Rule 7 passes the turn left after every move (a play, a draw or a quit), skipping those
+    who quit, so the seat that made a move is the nearest one right of the next move's seat
+    that had not quit before it."""
     n = len(quit_at)
     seat = 0
     for move in range(moves, 0, -1):

@@ -131,18 +131,19 @@ def test_a_hand_card_that_is_no_card_code_is_refused(card):
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
-def test_a_world_knows_who_started_a_round_in_which_no_card_was_played(players):
+def test_a_world_knows_who_started_the_round(players):
     """Rule 11 reads the round's starter when the round ends with no card played: the seat
     left of it starts the next one. Worlds wrote the observer as the starter, so a world
-    whose round ended so (everyone quit) dealt the next round to the wrong seat."""
+    whose round ended so (everyone quit) dealt the next round to the wrong seat. Rule 7
+    passes the turn left after plays too, so the starter is known at every decision."""
     agent = RandomAgent(seed=players)
-    told = 0
+    told = after_a_play = 0
     for game, seat in _decisions(players, 12, agent):
-        if game.last_player is None and game.starter != seat:
-            state = public_state(encode_v1(game, seat))
-            assert state.snapshot["starter"] == (game.starter - seat) % players
-            told += 1
-    assert told > 10
+        state = public_state(encode_v1(game, seat))
+        assert state.snapshot["starter"] == (game.starter - seat) % players
+        told += 1
+        after_a_play += game.last_player is not None and game.starter != seat
+    assert told > 100 and after_a_play > 10
 
 
 def test_a_world_whose_round_ends_with_no_card_played_deals_the_next_round_as_the_game_does():
