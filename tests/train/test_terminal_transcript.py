@@ -1,5 +1,6 @@
 """What a person reads and types in ``llama-rl play``: the moves are accepted in the
-words the move list shows them in, a refusal says to type the key in brackets, the
+words the move list shows them in (or the key with its brackets), a refusal says to type
+a move's key or its words, "a 6" is neither a card nor an action until it says which, the
 counts agree with their nouns, the table wraps between cards at a narrow terminal, each
 round's summary shows what every seat held and marks the person's seat, and a
 transcript piped into a log (``| tee``) shows the moves typed."""
@@ -35,7 +36,10 @@ class _Terminal(io.StringIO):
         ("draw a card", Action.DRAW),
         ("play 6", Action.PLAY_6),
         ("a7", Action.DRAW),
-        ("a 7", Action.DRAW),  # "a" and a number stay an action index
+        ("action 7", Action.DRAW),
+        ("[q]", Action.QUIT),  # the key as the list shows it, brackets and all
+        ("[ L ]", Action.PLAY_LLAMA),
+        ("[d]", Action.DRAW),
     ],
 )
 def test_a_move_is_taken_in_the_words_the_list_shows(typed, action):
@@ -59,14 +63,33 @@ def test_words_for_a_card_not_in_the_deck_name_the_cards():
         parse_move("play a 9", game)
 
 
-def test_input_not_understood_says_to_type_the_key_in_brackets():
+@pytest.mark.parametrize("typed", ["a 6", "A  6", "a 7"])
+def test_a_and_a_number_apart_is_refused_naming_both_readings(typed):
+    """The list shows "play a 6", and "a 6" was action 6: a llama played where a 6 was meant."""
     game = make_game(num_players=2, hands=[[6, 7], [1, 2]], top=6)
-    with pytest.raises(MoveError, match=r"^I don't understand 'play the big one': type a move's key, in brackets$"):
+    n = typed[-1]
+    with pytest.raises(MoveError) as info:
+        parse_move(typed, game)
+    assert str(info.value) == (
+        f"{typed.strip()!r} could mean play a {n} or action {n}: type {n} to play the card, a{n} for the action"
+    )
+
+
+def test_input_not_understood_says_to_type_a_key_or_its_words():
+    game = make_game(num_players=2, hands=[[6, 7], [1, 2]], top=6)
+    with pytest.raises(
+        MoveError,
+        match=r"^I don't understand 'play the big one': type a move's key \(shown in brackets\) or its words$",
+    ):
         parse_move("play the big one", game)
+    with pytest.raises(MoveError, match=r"^I don't understand '\[xyz\]'"):
+        parse_move("[xyz]", game)
     out = io.StringIO()
     play(PlayConfig(Rules(2), opponents=("random",), seed=0), io.StringIO("xyz\nexit\n"), out)
     refusal = next(line for line in out.getvalue().splitlines() if line.startswith("I don't"))
-    assert re.fullmatch(r"I don't understand 'xyz': type a move's key, in brackets\. Your moves: \[.*", refusal)
+    assert re.fullmatch(
+        r"I don't understand 'xyz': type a move's key \(shown in brackets\) or its words\. Your moves: \[.*", refusal
+    )
 
 
 def test_one_point_and_one_opponent_are_singular():

@@ -11,8 +11,10 @@ observation and action mask, as everywhere else in LLAMA-RL.
 How moves are typed: by the key the move list shows in brackets, or in its words. A
 play is numbered by the card's value, so ``4``, ``play 4`` and ``play a 4`` always mean
 "play a 4" whatever else is legal; ``l``, ``llama`` or ``play a llama`` plays a llama;
-``d``/``draw`` and ``q``/``quit``/``quit the round`` draw and quit the round; ``a7``
-names the ``Discrete(9)`` action index (here: draw) for those who think in actions.
+``d``/``draw`` and ``q``/``quit``/``quit the round`` draw and quit the round; a key
+may keep the brackets it is shown in (``[q]``). ``a7`` or ``action 7`` names the
+``Discrete(9)`` action index (here: draw) for those who think in actions; ``a 7`` is
+refused, since it reads as "play a 7" too.
 ``help`` shows the moves again, ``exit`` leaves the game. Anything else, or an illegal
 move, is refused with the reason and the moves' keys, and the prompt comes back.
 
@@ -198,7 +200,9 @@ def _say_moves(lead: str, legal: Sequence[int], width: int | None) -> str:
 
 _PLAY = r"^(?:(?:play|p)\s*(?:an?\s+)?)?"  # "play a 4", as the move list words it; "a 4" alone is action 4
 _PLAY_RE = re.compile(_PLAY + r"([1-7]|l|llama)$")
-_ACTION_RE = re.compile(r"^(?:a|action)\s*([0-9]+)$")  # ASCII digits: \d takes other scripts' too
+# "a6" or "action 6"; "a 6" is refused: it reads as "play a 6" as well (ASCII digits: \d takes other scripts' too)
+_ACTION_RE = re.compile(r"^(?:a|action\s*)([0-9]+)$")
+_A_SPACE_RE = re.compile(r"^a\s+([0-9]+)$")
 
 
 def parse_move(text: str, game: LlamaGame) -> int:
@@ -209,6 +213,8 @@ def parse_move(text: str, game: LlamaGame) -> int:
     understood or not legal now.
     """
     t = " ".join(text.strip().lower().split())
+    if len(t) > 2 and t[0] == "[" and t[-1] == "]":  # the key as the list shows it: "[q]"
+        t = t[1:-1].strip()
     if t in ("", "?", "h", "help", "moves"):
         return _HELP
     if t in ("exit", "resign", "leave"):
@@ -222,13 +228,19 @@ def parse_move(text: str, game: LlamaGame) -> int:
         action = int(Action.PLAY_LLAMA) if card in ("7", "l", "llama") else int(card) - 1
     elif m := re.match(_PLAY + r"([0-9]+)$", t):
         raise MoveError(f"there is no card {_short(m.group(1))}: the cards are 1 to 6 and the llama (L)")
+    elif m := _A_SPACE_RE.match(t):
+        n = _short(m.group(1))
+        both = f"could mean play a {n} or action {n}: type {n} to play the card, a{n} for the action"
+        raise MoveError(f"{_quoted(text.strip())} {both}")
     elif m := _ACTION_RE.match(t):
         digits = m.group(1).lstrip("0") or "0"
         if len(digits) > 1 or int(digits) >= NUM_ACTIONS:  # no int() of a thousand digits
             raise MoveError(f"there is no action {_short(m.group(1))}: action numbers are 0..{NUM_ACTIONS - 1}")
         action = int(digits)
     else:
-        raise MoveError(f"I don't understand {_quoted(text.strip())}: type a move's key, in brackets")
+        raise MoveError(
+            f"I don't understand {_quoted(text.strip())}: type a move's key (shown in brackets) or its words"
+        )
     _check_legal(action, game)
     return action
 
