@@ -60,10 +60,10 @@ from llama_env.engine import (
     MIN_PLAYERS,
     NUM_ACTIONS,
     NUM_CARD_VALUES,
+    _hand_penalty,
     brief,
     check_rule_option,
     check_seat,
-    hand_penalty,
     is_int,
 )
 
@@ -765,11 +765,12 @@ def _remember(cache: dict[tuple[int, ...], bytes], key: tuple[int, ...], block: 
 
 
 def _hand_block(key: tuple[int, ...]) -> bytes:
-    """``hand``, ``hand_size`` and ``hand_penalty`` for per-code counts (index 0 unused)."""
+    """``hand``, ``hand_size`` and ``hand_penalty`` for per-code counts (index 0 unused),
+    which the engine's own hands give: unchecked, as the engine scores them."""
     return _remember(
         _hand_cache,
         key,
-        b"".join(_BY_8[k] for k in key[1:]) + _BY_10[sum(key)] + _pack(hand_penalty(key) / MAX_PENALTY),
+        b"".join(_BY_8[k] for k in key[1:]) + _BY_10[sum(key)] + _pack(_hand_penalty(key) / MAX_PENALTY),
     )
 
 
