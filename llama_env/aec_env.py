@@ -182,7 +182,8 @@ class LlamaAECEnv(AECEnv):
     * v0, since 0.3.0: through :func:`env`, an illegal move makes the offender's game add
       up to :func:`~llama_env.rewards.illegal_action_return` (it paid -1 on top of what
       the game had paid); ``render_mode="rgb_array"`` without the ``web`` extra is a
-      ``MissingExtra`` when the env is made (it was said at the first ``render()``). The
+      ``ModuleNotFoundError`` with the command that installs the ``web`` extra into this
+      Python, when the env is made (it was said at the first ``render()``). The
       name stays ``llama_v0``, as ``Llama-v0``'s id stays (see its card), and the raw
       env's games are unchanged.
     """

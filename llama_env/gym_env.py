@@ -137,8 +137,9 @@ class LlamaEnv(gym.Env):
       of what the episode had paid); an opponent spec's own ``seed=`` (``random:seed=5``)
       is mixed into each episode's seed (which replaced it); a population opponent
       (``perturbed``) plays a member of its own at each of its seats (it was seated
-      itself); ``render_mode="rgb_array"`` without the ``web`` extra is a ``MissingExtra``
-      when the env is made (it was said at the first ``render()``); with
+      itself); ``render_mode="rgb_array"`` without the ``web`` extra is a
+      ``ModuleNotFoundError`` with the command that installs the ``web`` extra into this
+      Python, when the env is made (it was said at the first ``render()``); with
       ``illegal_action="terminate"``, ``info["illegal_action"]`` is the action as a plain
       int (it was the object given: an array stayed an array). The ids stay: their number
       is the observation's version, the contract trained models depend on, and the
