@@ -225,6 +225,8 @@ class LlamaEnv(gym.Env):
         self.table = None
         rng = self.np_random
         seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(self.rules.num_players))
+        if self._log is not None:  # its summaries mark the learner's seat, as the table does
+            self._log.you = seat
         table = deal_table(
             rng,
             seat,
@@ -371,13 +373,15 @@ class LlamaEnv(gym.Env):
 
 
 class _RoundLog(TableListener):
-    """Collects the round summaries shown by ``render()`` since the learner's last move."""
+    """Collects the round summaries shown by ``render()`` since the learner's last move,
+    with the learner's seat (``you``, set at each reset) marked."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.you: int | None = None
 
     def on_round_end(self, table: Table, result: RoundResult) -> None:
-        self.lines.append(render_round_summary(result))
+        self.lines.append(render_round_summary(result, you=self.you))
 
 
 def _rules_from_json(rules: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import gymnasium as gym
@@ -442,6 +443,28 @@ def test_ansi_render_and_round_summaries():
             assert "Game over" in text
             break
     assert saw_summary
+
+
+@pytest.mark.parametrize("seat", [1, "random"])
+def test_the_rendered_round_summary_marks_the_learner_as_the_table_does(seat):
+    """The table said "player_1 (you)" and the round summary under it marked no seat."""
+    env = LlamaEnv(num_players=3, render_mode="ansi", seat=seat)
+    summaries = 0
+    for episode in range(3):  # a seat drawn per episode (seat="random") is followed
+        env.reset(seed=episode)
+        me = f"player_{env.seat} (you)"
+        for _ in range(300):
+            legal = np.flatnonzero(env.action_masks())
+            _, _, terminated, _, _ = env.step(int(legal[-1]))  # quit when it may: rounds end soon
+            text = env.render()
+            for summary in re.findall(r"^Round \d+ over:.*(?:\n  .*)+", text, re.M):
+                rows = [line for line in summary.splitlines()[1:] if "->" in line]
+                assert [row.strip().startswith(me) for row in rows].count(True) == 1, summary
+                assert sum("(you)" in row for row in rows) == 1, summary
+                summaries += 1
+            if terminated:
+                break
+    assert summaries >= 3
 
 
 def test_a_refused_step_leaves_the_rendered_round_summary():
