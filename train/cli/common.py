@@ -51,6 +51,7 @@ __all__ = [
     "add_record_option",
     "folder_name",
     "file_name",
+    "path_name",
     "add_command",
     "add_count",
     "add_games",
@@ -375,6 +376,20 @@ def file_name(text: str) -> str:
     return text
 
 
+def path_name(what: str) -> Callable[[str], str]:
+    """An argparse type: a path to ``what`` (``"a model file or run directory"``), whose
+    option has a default; an empty one is refused as such: ``Path("")`` is the current
+    folder, and ``distill --model ''`` said "no PPO model in .", as if one were looked for
+    there."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"is empty: name {what}, or leave the option out for its default")
+        return text
+
+    return parse
+
+
 def add_record_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--record",
@@ -463,18 +478,16 @@ def writable_folder(folder: Path, what: str) -> None:
 
 
 def npz_out(out: str | Path, model: str | None = None) -> Path:
-    """``--out`` as a path to a ``.npz`` file, and ``--model`` (if given) an existing file
-    or directory, each with a leading ``~`` read as the agents read their paths
-    (:func:`agents.base.agent_path`); anything else is a :class:`CommandError`. What the
-    file may be (not a shipped one, nor one the command reads, nor a file of the other
-    kind) is :func:`train.fit.out_file`'s to check, and its name in the agent spec the
-    command prints (no comma...) :func:`train.fit.agent_spec`'s. Say :func:`replaced` once
-    the new file is written."""
+    """``--out`` as a path, and ``--model`` (if given) an existing file or directory, each
+    with a leading ``~`` read as the agents read their paths
+    (:func:`agents.base.agent_path`); a missing model is a :class:`CommandError`. What the
+    file may be (a ``.npz`` file, not a shipped one, nor one the command reads, nor a file
+    of the other kind) is :func:`train.fit.out_file`'s to check, and its name in the agent
+    spec the command prints (no comma...) :func:`train.fit.agent_spec`'s. Say
+    :func:`replaced` once the new file is written."""
     from agents.base import agent_path  # not at import: main first checks that `agents` is llama-rl's
 
     path = agent_path(out)
-    if path.suffix != ".npz":
-        raise CommandError(f"--out must name a .npz file, got {str(out)!r}")
     if model is not None and not agent_path(model).exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
     return path

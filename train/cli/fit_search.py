@@ -29,6 +29,7 @@ from train.cli.common import (
     add_command,
     add_games,
     add_progress_option,
+    path_name,
     players_type,
     progress_wanted,
     seed_type,
@@ -78,6 +79,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--model",
+        type=path_name("a model file or run directory"),
         metavar="PATH",
         help="the specialist whose games are the data (a model file or run directory, observation version 1, "
         "trained at --players and the standard rules if it says where it was trained; default: ppo_v3's "

@@ -42,7 +42,8 @@ Writes = Literal["actor", "networks"]
 def out_file(out: str | Path, writes: Writes, label: str = "", reads: Mapping[str, Path] | None = None) -> Path:
     """``out`` as the file a command is about to write ``writes`` to (a key of
     :data:`WRITES`), checked before any work; a ``ValueError`` in one line naming it
-    (``label`` first: ``"--out "`` from the command line) otherwise. It is not in
+    (``label`` first: ``"--out "`` from the command line) otherwise. It names a ``.npz``
+    file (the only kind the agents read a written file as); it is not in
     :data:`agents.ppo.MODELS_DIR`, whose files the package's agents play (write to another
     file, and copy it there to ship it); the folder written in exists and can be written
     (that of the file a link points to, where :func:`llama_env._atomic.atomic_write`
@@ -56,6 +57,8 @@ def out_file(out: str | Path, writes: Writes, label: str = "", reads: Mapping[st
     if writes not in WRITES:
         raise ValueError(f"writes must be one of {', '.join(map(repr, WRITES))}, got {writes!r}")
     path = agent_path(out)
+    if path.suffix != ".npz":
+        raise ValueError(f"{label or 'out '}must name a .npz file, got {str(out)!r}")
     named = f"{label}{str(out)!r}"
     if path.resolve().parent == MODELS_DIR:  # resolved: a link to a shipped file, or to their folder, too
         raise ValueError(
@@ -146,9 +149,10 @@ def check_field_types(config: Any) -> None:
     """A ``ValueError`` naming the first field of ``config`` (a fit's config dataclass)
     whose value is not of the type its annotation gives (:func:`agents.base.number`): an
     ``int`` an integer, a ``float`` a finite number, a ``str`` a file's path (a ``str`` or
-    a path), and ``None`` only where the annotation allows it (``int | None``). Read from
-    the annotations (``typing.get_type_hints``, as the training config's are), never from
-    a list kept beside them; a field of another type (``hidden``'s tuple) is left to the
+    a path, not empty: ``Path("")`` is the current folder), and ``None`` only where the
+    annotation allows it (``int | None``). Read from the annotations
+    (``typing.get_type_hints``, as the training config's are), never from a list kept
+    beside them; a field of another type (``hidden``'s tuple) is left to the
     config's ``validate``. A string of digits was met as a ``TypeError`` of a comparison,
     an infinity as NaN weights after all the games, and a ``None`` as a ``TypeError`` in
     numpy."""
@@ -165,3 +169,5 @@ def check_field_types(config: Any) -> None:
             number(owner, key, value)
         elif allowed == {str} and not isinstance(value, (str, os.PathLike)):
             raise ValueError(f"{owner} {key} must be a file's path (a str or a Path), got {brief(value)}")
+        elif allowed == {str} and not str(value).strip():  # Path("") is the current folder
+            raise ValueError(f"{owner} {key} is empty: name a file, or leave it None for the default")

@@ -37,7 +37,7 @@ import numpy as np
 from agents.base import agent_path
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, load_actor, model_file, save_actor
-from agents.search import BELOW_RANGE, NETWORKS, SearchAgent, networks_table_size
+from agents.search import BELOW_RANGE, MAX_WORLDS, NETWORKS, SearchAgent, networks_table_size
 from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
@@ -107,6 +107,10 @@ class DistillConfig:
             value = getattr(self, key)
             if value is not None and value < 1:
                 raise ValueError(f"{key} must be >= 1, got {value}")
+        if self.worlds is not None and self.worlds > MAX_WORLDS:  # the search agent's bound, said here by the field
+            raise ValueError(
+                f"worlds must be 1..{MAX_WORLDS} (the most a searched decision imagines), got {self.worlds}"
+            )
         if (self.horizon is not None and self.horizon < 0) or self.seed < 0:
             raise ValueError(f"horizon and seed must be >= 0, got {self.horizon} and {self.seed}")
         low, high = BELOW_RANGE

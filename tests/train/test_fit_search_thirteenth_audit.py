@@ -1,0 +1,96 @@
+"""What the thirteenth stop's audit of fit-search and distill found: an ``out`` the agents
+cannot read, a ``worlds`` refused only after the games began, empty path options read as
+the current folder."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from agents.search import MAX_WORLDS
+from train.cli import main
+from train.fit import out_file
+from train.fit.distill import DistillConfig, distill
+from train.fit.search_nets import SearchNetsConfig, fit_search_networks
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), contextlib.suppress(SystemExit):
+        return main(argv), out.getvalue()
+    return 2, out.getvalue()
+
+
+def _no_games(monkeypatch) -> None:
+    import train.fit.distill
+    import train.fit.search_nets
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(train.fit.search_nets, "collect", no_games)
+    monkeypatch.setattr(train.fit.distill, "collect_searched", no_games)
+
+
+@pytest.mark.parametrize("writes", ["actor", "networks"])
+def test_the_python_api_refuses_an_out_that_is_no_npz_file(writes, tmp_path):
+    """distill(config, 'dnoext') wrote a model that ppo:path=dnoext then refused; the CLI
+    refused such a name, the Python API did not."""
+    with pytest.raises(ValueError, match=r"^out must name a \.npz file, got '.*dnoext'$"):
+        out_file(tmp_path / "dnoext", writes)
+    with pytest.raises(ValueError, match=r"^--out must name a \.npz file, got 'x\.txt'$"):
+        out_file("x.txt", writes, "--out ")
+
+
+@pytest.mark.parametrize("command", ["fit-search", "distill"])
+def test_fit_and_distill_refuse_an_out_that_is_no_npz_file_before_any_game(command, tmp_path, monkeypatch):
+    _no_games(monkeypatch)
+    out = tmp_path / "dnoext"
+    with pytest.raises(ValueError, match=r"must name a \.npz file"):
+        if command == "fit-search":
+            fit_search_networks(SearchNetsConfig(players=2, games=2), out)
+        else:
+            distill(DistillConfig(players=2, games=2), out)
+    assert not out.exists()
+
+
+def test_distill_config_refuses_more_worlds_than_the_search_takes():
+    """worlds=5000 passed validate() and failed later, naming the agent, not the field."""
+    DistillConfig(worlds=MAX_WORLDS).validate()
+    with pytest.raises(ValueError, match=rf"^worlds must be 1\.\.{MAX_WORLDS} \(.*\), got {MAX_WORLDS + 1}$"):
+        DistillConfig(worlds=MAX_WORLDS + 1).validate()
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["distill", "--model", ""], "--model"),
+        (["distill", "--networks", ""], "--networks"),
+        (["fit-search", "--model", ""], "--model"),
+    ],
+)
+def test_an_empty_path_option_is_said_to_be_empty(argv, flag, tmp_path, monkeypatch):
+    """distill --model '' said 'no PPO model in .: ...', --networks '' 'cannot load the
+    search networks from .: it is a folder': the empty name read as the current folder."""
+    _no_games(monkeypatch)
+    code, output = _cli([*argv, "--players", "2", "--games", "2", "--out", str(tmp_path / "x.npz")])
+    assert code == 2 and "Traceback" not in output, output
+    (line,) = [t for t in output.strip().splitlines() if "error" in t]
+    assert f"argument {flag}: is empty" in line and " . " not in line and "from ." not in line, line
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        DistillConfig(players=2, games=2, model=""),
+        DistillConfig(players=2, games=2, networks=""),
+        SearchNetsConfig(players=2, games=2, model=""),
+    ],
+)
+def test_the_python_api_says_an_empty_path_is_empty(config):
+    field = "networks" if getattr(config, "networks", None) == "" else "model"
+    with pytest.raises(ValueError, match=rf"^{type(config).__name__} {field} is empty"):
+        config.validate()
+
