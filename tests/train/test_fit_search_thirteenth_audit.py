@@ -1,12 +1,14 @@
 """What the thirteenth stop's audit of fit-search and distill found: an ``out`` the agents
 cannot read, a ``worlds`` refused only after the games began, empty path options read as
-the current folder."""
+the current folder, and help texts that said what the code does not do."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import re
 
+import numpy as np
 import pytest
 
 from agents.search import MAX_WORLDS
@@ -94,3 +96,36 @@ def test_the_python_api_says_an_empty_path_is_empty(config):
     with pytest.raises(ValueError, match=rf"^{type(config).__name__} {field} is empty"):
         config.validate()
 
+
+def _help(command: str) -> str:
+    code, text = _cli([command, "--help"])
+    return re.sub(r"\s+", " ", text)
+
+
+def test_the_help_says_which_games_fit_search_holds_out():
+    """It said '(game 0 is held out: at least 2)', where one game in 20 is held out."""
+    text = _help("fit-search")
+    assert "game 0 is held out" not in text
+    assert "one game in 20 is held out" in text
+
+
+def test_the_help_says_where_distills_playouts_end_without_a_horizon():
+    """It said '0: at the round's end', where the play-out runs to seat 0's next decision,
+    in the next round if the game goes on."""
+    text = _help("distill")
+    assert "at the round's end" not in text
+    assert "0: to the searcher's next decision" in text
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+def test_the_held_out_games_sit_at_every_seat(players):
+    """fit-search held out the games g % 20 == 0, where its specialist sits at g % players:
+    at 2, 4 and 5 players all of them at seat 0."""
+    from train.fit import held_out_games
+
+    games = np.arange(20 * players * 10)
+    held = held_out_games(games, 20, players)
+    assert held[0] and held.sum() == len(games) // 20
+    assert all(held[k * 20 : (k + 1) * 20].sum() == 1 for k in range(len(games) // 20))  # one game in each 20
+    seats = np.bincount(games[held] % players, minlength=players)
+    assert (seats == seats[0]).all(), seats  # as many at every seat

@@ -121,7 +121,8 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--horizon", type=int_in(0, None, "the horizon"), default=d.horizon, metavar="N",
-        help="the search's play-outs stop after N steps, 0: at the round's end (default: the search agent's, "
+        help="the search's play-outs stop after N steps, 0: to the searcher's next decision, in the next round if "
+        "the game goes on (default: the search agent's, "
         f"{_by_size('horizon')})",
     )  # fmt: skip
     p.add_argument(

@@ -69,7 +69,13 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         "--players", type=players_type, default=d.players, metavar="N",
         help=f"the table size the networks serve (default {d.players})",
     )  # fmt: skip
-    add_games(p, "--games", d.games, "games of data (game 0 is held out: at least 2)", low=2)
+    add_games(
+        p,
+        "--games",
+        d.games,
+        f"games of data (one game in {d.held_out} is held out, game 0 and others at every seat in turn: at least 2)",
+        low=2,
+    )
     p.add_argument(
         "--seed",
         type=seed_type,

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from agents.base import ARCHIVE_KINDS, agent_path, number
 from agents.ppo import MODELS_DIR, load_actor
 from agents.search import networks_table_size
@@ -101,6 +103,18 @@ def _holds(path: Path) -> Writes | None:
         return "actor"
     except (ValueError, ImportError):  # ImportError: a .zip without torch to read it
         return None
+
+
+def held_out_games(games: np.ndarray, held_out: int, players: int) -> np.ndarray:
+    """Which of ``games`` (game indices; the one fitted on sits at seat ``g % players`` in
+    game ``g``) a fit holds out, as a bool array: one in each run of ``held_out`` games
+    (``k * held_out`` to ``(k + 1) * held_out - 1``), the first there at seat
+    ``k % players``, so that the held-out games sit at every seat in turn, game 0 among
+    them. Every ``held_out``-th game had sat at seat 0 alone at 2, 4 and 5 players, and its
+    figures said nothing of the other seats. Where ``held_out`` is below ``players``, a
+    run without that seat holds none out."""
+    g = np.asarray(games, dtype=np.int64)
+    return (g % held_out < players) & (g % players == (g // held_out) % players)
 
 
 def agent_spec(name: str, **files: str | Path) -> str:

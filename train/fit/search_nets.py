@@ -46,7 +46,7 @@ from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from train._program import game_bar
 from train._torch import torch_threads
-from train.fit import agent_spec, check_field_types, out_file, save_or_rescue
+from train.fit import agent_spec, check_field_types, held_out_games, out_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -93,7 +93,8 @@ class SearchNetsConfig:
     value_epochs: int = 2
     belief_epochs: int = 3
     held_out: int = 20
-    """One game in this many is held out of the fitting, to report its loss."""
+    """One game in this many is held out of the fitting, to report its loss: game 0 and
+    others at every seat in turn (:func:`train.fit.held_out_games`)."""
 
     def validate(self) -> SearchNetsConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
@@ -221,7 +222,7 @@ def fit_network(
         raise ValueError(f"kind must be 'value' or 'belief', got {kind!r}")
     torch.manual_seed(config.seed)
     x = torch.from_numpy(data.obs)
-    held = torch.from_numpy(data.game % config.held_out == 0)
+    held = torch.from_numpy(held_out_games(data.game, config.held_out, config.players))
     others = data.hands.shape[1]
     if kind == "value":
         y = torch.from_numpy(data.win)
