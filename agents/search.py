@@ -29,9 +29,10 @@ than 40) and in rounds dealt other than 6 cards a hand, it does not search: at 3
 players it plays exactly as ``ppo`` (the general model), elsewhere its specialist's move
 unsearched, which is ``ppo``'s heads-up and at 4 players and ``ppo_v3``'s at 6 (so at 6
 players ``below=0`` plays exactly as ``ppo_v3``, not as ``ppo``). Given a version-0
-observation it plays the general model at every size, exactly as ``ppo``. An observation
-it would search that fits no round at any hand size (a vector of no game) is a
-``ValueError`` saying why, not read as another hand size, and so, where it searches, is an
+observation it plays the general model at every size, exactly as ``ppo`` (settings given,
+it says once that they go unused there, as wherever it does not search). An observation it
+would search that fits no round at any hand size (a vector of no game) is a ``ValueError``
+saying why, not read as another hand size, and so, where it searches, is an
 action mask that allows a move the rules do not allow in the game behind it (its worlds
 would play it). Where it does not search (a table size, rules or a round it does not
 search, a specialist sure enough, one move allowed) such a mask goes unchecked, as
@@ -491,16 +492,19 @@ class SearchAgent(BaseAgent):
         """The table sizes where it searches: those with networks and a specialist."""
         return sorted(n for n in self.networks if n in self.ppo.specialists)
 
-    def _unused_warning(self, players: int, end_score: int, *, dealt: bool = True) -> Warning | None:
+    def _unused_warning(self, players: int, end_score: int, *, dealt: bool = True, version: int = 1) -> Warning | None:
         """The warning that what it was given goes unused at a ``players``-player table to
-        ``end_score`` (``dealt``: a round dealt the hand size its networks were fitted on),
-        or ``None`` where all of it is used (or it was said already)."""
+        ``end_score`` (``dealt``: a round dealt the hand size its networks were fitted on)
+        or on an observation of ``version`` 0, or ``None`` where all of it is used (or it
+        was said already)."""
         if not self._unused:
             return None
         where = ""
         category: type[Warning] = UserWarning
         searches_at = self._searches_at()
-        if players not in searches_at:
+        if version != 1:
+            where = f"on a version-{version} observation (it searches on version 1's history: obs_version=1)"
+        elif players not in searches_at:
             where = f"at a {players}-player table (it has search networks at {and_list(searches_at)} players only)"
             category = UnseenTableSize
         elif end_score != DEFAULT_END_SCORE:
@@ -521,9 +525,9 @@ class SearchAgent(BaseAgent):
             )
         return None
 
-    def _warn_unused(self, players: int, end_score: int, *, dealt: bool = True) -> None:
+    def _warn_unused(self, players: int, end_score: int, *, dealt: bool = True, version: int = 1) -> None:
         """Say once what it was given that goes unused at such a table (:meth:`_unused_warning`)."""
-        warning = self._unused_warning(players, end_score, dealt=dealt)
+        warning = self._unused_warning(players, end_score, dealt=dealt, version=version)
         if warning is not None:
             self._unused = ""
             warnings.warn(warning, stacklevel=4)
@@ -553,6 +557,8 @@ class SearchAgent(BaseAgent):
         obs = np.asarray(obs, dtype=np.float32)
         values = np.full((len(obs), NUM_ACTIONS), np.nan)
         if obs.shape[1] != OBS_SIZE_V1:  # version 0: no history to search with
+            if self._unused:  # until said once
+                self._warn_unused(0, DEFAULT_END_SCORE, version=0)
             return SearchedMoves(self.ppo.act_batch(obs, masks), np.zeros(len(obs), dtype=bool), values)
         view = BatchView(obs, 1)
         players = view.num_players
