@@ -129,11 +129,43 @@ def test_a_narrow_terminal_wraps_the_table_between_cards(monkeypatch):
     moves = "x\n4\nq\n" * 300  # refusals too
     config = PlayConfig(Rules(3, end_score=20), opponents=("heuristic",), seed=3)
     assert play(config, _Terminal(moves), out) == terminal.EXIT_FINISHED
-    lines = out.getvalue().splitlines()
-    rows = [line for line in lines if re.match(r"[* ] player_\d|  player_\d|    |Your moves:|            \[", line)]
-    assert len(rows) > 10
-    assert all(len(line) <= 40 for line in rows), [line for line in rows if len(line) > 40]
+    # a terminal ends the prompt's line with the move typed there, which this stream does not show
+    lines = [line.removeprefix("Your move> ") for line in out.getvalue().splitlines()]
+    assert (
+        sum(bool(re.match(r"[* ] player_\d|  player_\d|    |Your moves:|            \[", line)) for line in lines) > 10
+    )
+    assert any(line.startswith("I don't") for line in lines)  # refusals, broken between words, are checked too
+    assert all(len(line) <= 40 for line in lines), [line for line in lines if len(line) > 40]
     assert any(re.fullmatch(r"    (?:held )?[1-6L]( [1-6L])*", line) for line in lines)
+
+
+class _Resizing(_Terminal):
+    """Typed moves at a terminal that is made narrower after the first one is read."""
+
+    def __init__(self, text: str, monkeypatch, columns: int) -> None:
+        super().__init__(text)
+        self.monkeypatch, self.columns = monkeypatch, columns
+
+    def readline(self, *args) -> str:
+        line = super().readline(*args)
+        self.monkeypatch.setenv("COLUMNS", str(self.columns))
+        return line
+
+
+def test_a_resized_terminal_is_followed_at_the_next_prompt(monkeypatch):
+    """The width was read once, when the game began: a terminal made narrower got lines
+    as wide as it had been."""
+    monkeypatch.setenv("COLUMNS", "200")
+    out = _Terminal()
+    moves = "x\n4\nq\n" * 300
+    config = PlayConfig(Rules(3, end_score=20, hand_size=15), opponents=("heuristic",), seed=3)
+    assert play(config, _Resizing(moves, monkeypatch, 40), out) == terminal.EXIT_FINISHED
+    text = out.getvalue()
+    before, after = text.split("Your move> ", 1)
+    assert max(len(line) for line in before.splitlines()) > 40  # the table was laid out at 200 columns
+    lines = [line.removeprefix("Your move> ") for line in after.splitlines()]
+    assert "over:" in after and any(line.startswith("I don't") for line in lines)
+    assert all(len(line) <= 40 for line in lines), [line for line in lines if len(line) > 40]
 
 
 def test_a_round_summary_in_play_marks_you_and_shows_the_hands():

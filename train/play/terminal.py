@@ -19,7 +19,8 @@ refused, since it reads as "play a 7" too.
 move, is refused with the reason and the moves' keys, and the prompt comes back.
 
 At a terminal the table, the move list and each round's summary wrap to its width
-between cards and moves; into a file or a pipe their lines stay whole.
+between cards and moves, and the other lines between words; the width is read again at
+each prompt, so a resized terminal is followed. Into a file or a pipe lines stay whole.
 """
 
 from __future__ import annotations
@@ -198,6 +199,12 @@ def _say_moves(lead: str, legal: Sequence[int], width: int | None) -> str:
     return "\n".join(lines)
 
 
+def _fill(line: str, width: int | None, indent: str = "") -> str:
+    """``line`` broken between words to ``width`` columns, later lines led by ``indent``;
+    whole where ``width`` is ``None`` (a file or a pipe)."""
+    return line if width is None else textwrap.fill(line, width, subsequent_indent=indent)
+
+
 _PLAY = r"^(?:(?:play|p)\s*(?:an?\s+)?)?"  # "play a 4", as the move list words it; "a 4" alone is action 4
 _PLAY_RE = re.compile(_PLAY + r"([1-7]|l|llama)$")
 # "a6" or "action 6"; "a 6" is refused: it reads as "play a 6" as well (ASCII digits: \d takes other scripts' too)
@@ -374,7 +381,8 @@ def _round_opening(game: LlamaGame, names: Sequence[str]) -> str:
 class _Transcript(TableListener):
     """Tells the person every move and round result, as the table driver reports them
     (``me=None``: a spectator of agents, with ``pause`` seconds after each move); the
-    round's summary wraps to ``width`` columns (``None``: it does not)."""
+    round's summary wraps to the ``columns()`` of the moment it is shown (``None``: it
+    does not), so that a resized terminal is followed."""
 
     def __init__(
         self,
@@ -382,13 +390,13 @@ class _Transcript(TableListener):
         me: int | None,
         names: Sequence[str],
         pause: float = 0.0,
-        width: int | None = None,
+        columns: Callable[[], int | None] = lambda: None,
     ) -> None:
         self.say = say
         self.me = me
         self.names = names
         self.pause = pause
-        self.width = width
+        self.columns = columns
 
     def on_move(self, table: Table, seat: int, action: int, drawn: int | None) -> None:
         if self.pause:
@@ -404,7 +412,7 @@ class _Transcript(TableListener):
 
     def on_round_end(self, table: Table, result: RoundResult) -> None:
         self.say("")
-        self.say(render_round_summary(result, list(self.names), you=self.me, width=self.width))
+        self.say(render_round_summary(result, list(self.names), you=self.me, width=self.columns()))
         if not table.game.game_over and self.me is not None:  # watch heads a round with every hand itself
             self.say("")
             self.say(_round_opening(table.game, self.names))
@@ -438,16 +446,19 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[
         stdout.flush()
 
     width = terminal_columns(stdout)
-    transcript = _Transcript(say, me, names, width=width)
+    transcript = _Transcript(say, me, names, columns=lambda: terminal_columns(stdout))
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
-    say(f"L.L.A.M.A. with {n} players: you are {names[me]}.")
+    say(_fill(f"L.L.A.M.A. with {n} players: you are {names[me]}.", width))
     for p, spec in zip(others, opp_specs, strict=True):
-        say(f"  {names[p]}: {agent_label(spec)}")
+        say(_fill(f"  {names[p]}: {agent_label(spec)}", width, indent="    "))
     say(
-        f"The game ends after a round in which someone reaches {plural(game.end_score, 'point')}; "
-        "the lowest score wins."
+        _fill(
+            f"The game ends after a round in which someone reaches {plural(game.end_score, 'point')}; "
+            "the lowest score wins.",
+            width,
+        )
     )
-    say("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.")
+    say(_fill("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.", width))
     say()
     say(_round_opening(game, names))
 
@@ -455,7 +466,7 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[
         table.advance()  # an agent that fails is an AgentError naming it (the table driver)
         if game.game_over:
             break
-        action = _ask(game, me, names, stdin, stdout, width)
+        action = _ask(game, me, names, stdin, stdout)
         if isinstance(action, str):
             if on_leave is not None:
                 on_leave(action)
@@ -536,8 +547,7 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
         stdout.flush()
 
     delay = config.delay if config.delay is not None else WATCH_DELAY if is_terminal(stdout) else 0.0
-    width = terminal_columns(stdout)
-    transcript = _Transcript(say, None, names, delay, width)
+    transcript = _Transcript(say, None, names, delay, lambda: terminal_columns(stdout))
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
     say(
         f"L.L.A.M.A. with {n} players: "
@@ -549,17 +559,18 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
             last_round = game.round
             say()
             say(_round_opening(game, names))
+            width = terminal_columns(stdout)  # each round's: a resized terminal is followed
             for p in range(n):
                 say("\n".join(wrap_row(f"  {names[p]:<10} ", [card_str(c) for c in game.hand(p)], width)))
         table.play_turn()
     return EXIT_FINISHED
 
 
-def _ask(
-    game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO, width: int | None = None
-) -> int | str:
-    """Show the table (wrapped to ``width`` columns, ``None``: not) and read moves until a
-    legal one; why the person left (``"exit"``, ``"end of input"``) when they leave.
+def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO) -> int | str:
+    """Show the table and read moves until a legal one; why the person left (``"exit"``,
+    ``"end of input"``) when they leave. What is shown wraps to the terminal's width of the
+    moment (read again at each prompt, so that a resized terminal is followed); into a file
+    or a pipe its lines stay whole.
 
     Each line read is echoed after the prompt, so the transcript reads like a session,
     unless both the input and the output are the terminal, which shows what is typed
@@ -575,6 +586,7 @@ def _ask(
         stdout.flush()
 
     legal = game.legal_actions()
+    width = terminal_columns(stdout)
     say()
     say(render_table(game, me, names, width))
     say(_say_moves("", legal, width))
@@ -589,6 +601,7 @@ def _ask(
         if line == "":
             say("End of input: leaving the game unfinished.")
             return "end of input"
+        width = terminal_columns(stdout)
         try:
             action = parse_move(line, game)
         except MoveError as exc:
