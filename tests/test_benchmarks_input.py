@@ -105,7 +105,7 @@ USAGE_ERRORS = [
     ("serve_load", ["--games", "1", "--seconds", "1", "--opponents", "search:worlds=0"], "--opponents: "),
     ("serve_load", ["--games", "1", "--seconds", "1e10"], "--seconds must be between 1 and 86400, got 1e10"),
     ("ppo_strength", ["--games", "1", "--players", "7"], "the number of players must be between 2 and 6, got 7"),
-    ("ppo_strength", ["--games", "1", "--players", "2,x"], "the number of players must be an integer, got 'x'"),
+    ("ppo_strength", ["--games", "1", "--players", "2,x"], "players must be an integer (digits 0-9), got 'x'"),
     ("ppo_strength", ["--games", "1", "--players", "2", "--model", "bogus"], "--model 'bogus': unknown agent"),
     ("ppo_strength", ["--games", "1", "--players", "2", "--opponents", "bogus"], "--opponents: unknown agent"),
     ("ppo_strength", ["--players", "2", "--model", "no_such_dir/m.zip"], "'no_such_dir/m.zip': no such model file or"),
