@@ -34,7 +34,7 @@ import numpy as np
 
 from agents.base import BaseAgent, check_batch, check_observation, legal_actions, mask_list, number
 from llama_env.agent import register
-from llama_env.engine import COPIES_PER_VALUE, NUM_CARD_VALUES, Action, card_points
+from llama_env.engine import CARD_POINTS, COPIES_PER_VALUE, NUM_CARD_VALUES, Action
 from llama_env.observation import MAX_OTHERS, BatchView, ObsView
 
 __all__ = [
@@ -51,10 +51,9 @@ __all__ = [
 _DRAW = int(Action.DRAW)
 _QUIT = int(Action.QUIT)
 _NV = NUM_CARD_VALUES  # 7 card codes, 1..6 and 7 = llama
-_PTS = (0, *(card_points(c) for c in range(1, _NV + 1)))  # index by card code, [0] unused
 _CODES = range(1, _NV + 1)
 _PLAYS = range(_DRAW)
-_PTS_BY_VALUE = np.array(_PTS[1:], dtype=np.int64)  # rule 9 by value index 0..6 (code - 1)
+_PTS_BY_VALUE = np.array(CARD_POINTS[1:], dtype=np.int64)  # rule 9 by value index 0..6 (code - 1)
 _VALUE_CODES = np.arange(1, _NV + 1)
 _NONE = np.iinfo(np.int64).max  # the minimum over no seat: larger than any count or score
 _OTHER_SEATS = np.arange(MAX_OTHERS)
@@ -90,7 +89,7 @@ def _best_points_play(plays: list[int], hand: list[int]) -> int:
     best, best_gain = plays[0], -1
     for a in plays:
         card = a + 1
-        gain = _PTS[card] if hand[card] == 1 else 0
+        gain = CARD_POINTS[card] if hand[card] == 1 else 0
         if gain > best_gain:
             best, best_gain = a, gain
     return best
@@ -321,7 +320,7 @@ class HeuristicAgent(BaseAgent):
         best, best_score = plays[0], -math.inf
         for a in plays:
             card = a + 1
-            saved = _PTS[card] if hand[card] == 1 else 0
+            saved = CARD_POINTS[card] if hand[card] == 1 else 0
             score = urgency * self.urgency_points * saved
             if card != top:
                 score -= self.strand_cost * hand[top]
@@ -343,7 +342,7 @@ class HeuristicAgent(BaseAgent):
             unseen = COPIES_PER_VALUE - hand[c] - disc[c]
             total += unseen
             if not hand[c]:
-                cost += unseen * _PTS[c]
+                cost += unseen * CARD_POINTS[c]
             if c in (top, nxt):
                 playable += unseen
         if total:

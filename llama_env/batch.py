@@ -39,6 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from llama_env.engine import (
+    CARD_POINTS,
     COPIES_PER_VALUE,
     DECK_SIZE,
     DEFAULT_END_SCORE,
@@ -50,7 +51,6 @@ from llama_env.engine import (
     LlamaGame,
     Rules,
     brief,
-    card_points,
     check_flag,
     is_int,
     seeded_generator,
@@ -70,7 +70,7 @@ from llama_env.observation import (
 __all__ = ["BatchEngine", "BatchGame", "unplayed_options"]
 
 _V = NUM_CARD_VALUES  # 7 values: 1..6 and the llama (code 7 = index 6)
-_POINTS = np.array([card_points(c) for c in range(1, _V + 1)], dtype=np.int64)  # rule 9, per value index
+_POINTS = np.array(CARD_POINTS[1:], dtype=np.int64)  # rule 9, per value index (code - 1)
 _POINTS32 = _POINTS.astype(np.float32)
 _MAX_INT = 2**31 - 1  # the largest score or round number a batch holds
 _OPTIONS = frozenset({"end_score", "hand_size"})

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_END_SCORE",
     "DEFAULT_HAND_SIZE",
     "MAX_PENALTY",
+    "CARD_POINTS",
     "card_points",
     "playable_on",
     "can_play_on",
@@ -139,8 +140,10 @@ MAX_END_SCORE = 1000
 LLAMA_POINTS = 10
 
 _DECK = tuple(c for c in range(1, NUM_CARD_VALUES + 1) for _ in range(COPIES_PER_VALUE))
-_CARD_POINTS = (0, 1, 2, 3, 4, 5, 6, LLAMA_POINTS)
-MAX_PENALTY = sum(_CARD_POINTS)
+CARD_POINTS: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, LLAMA_POINTS)
+"""Rule 9 as a table indexed by card code: a number card is worth its value, a llama 10
+points (index 0 is no card and worth 0). :func:`card_points` reads it with the code checked."""
+MAX_PENALTY = sum(CARD_POINTS)
 """The most a round costs (rule 9): one of each kind left in hand, 1 + ... + 6 + 10 = 31."""
 
 
@@ -183,7 +186,7 @@ def card_points(card: int) -> int:
     """
     if not is_int(card) or not 1 <= card <= NUM_CARD_VALUES:
         raise ValueError(f"card must be a card code 1..7 (7 a llama), got {brief(card)}")
-    return _CARD_POINTS[card]
+    return CARD_POINTS[card]
 
 
 def playable_on(top: int) -> tuple[int, int]:

@@ -13,6 +13,7 @@ import pytest
 from conftest import card_counts, full_deck_counts, make_game, make_state, random_playout
 
 from llama_env.engine import (
+    CARD_POINTS,
     Action,
     IllegalActionError,
     LlamaGame,
@@ -43,6 +44,8 @@ def counts(hand: list[int]) -> list[int]:
 
 def test_rule1_card_codes_and_points():
     assert [card_points(c) for c in range(1, 8)] == [1, 2, 3, 4, 5, 6, 10]
+    # the table the agents and the batch engine read, by card code (index 0 unused, 0)
+    assert CARD_POINTS == (0, 1, 2, 3, 4, 5, 6, 10) and isinstance(CARD_POINTS, tuple)
     assert [int(a) for a in Action] == list(range(9))
     assert [Action.play(c) for c in range(1, 8)] == [0, 1, 2, 3, 4, 5, 6]
 
