@@ -163,7 +163,7 @@ def _unused_imports(code: str) -> list[str]:
     imported = [
         (alias.asname or alias.name)
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom)
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__"
         for alias in node.names
         if alias.name != "*"
     ]
@@ -177,6 +177,7 @@ def test_every_python_block_uses_what_it_imports() -> None:
     unused = {b.where: _unused_imports(b.body) for b in PYTHON}
     assert not {where: names for where, names in unused.items() if names}
     assert _unused_imports("from llama_env import Action, LlamaGame\nLlamaGame()\n") == ["Action"]
+    assert _unused_imports("from __future__ import annotations\nx: int = 1\n") == []
 
 
 @pytest.mark.usefixtures("agent_registry")
