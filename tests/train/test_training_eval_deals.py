@@ -65,6 +65,17 @@ def test_the_seed_of_an_evaluation_never_repeats_another_runs():
     assert len(seeds) == 32
 
 
+def test_the_seed_of_an_evaluation_is_a_63_bit_seed_like_every_other_derived_one():
+    """It was 64-bit where every seed the drivers derive (``seed_int``) is 63-bit."""
+    seeds = [
+        evaluation.eval_seed(seed, steps, confirming)
+        for seed in range(4)
+        for steps in range(4)
+        for confirming in (0, 1)
+    ]
+    assert all(0 <= s < 2**63 for s in seeds), [s for s in seeds if s >= 2**63]
+
+
 def scripted(monkeypatch: pytest.MonkeyPatch, shares: list[float]) -> list[int]:
     """``evaluate_vs`` answers ``shares`` in turn (an interval 0.02 either side); returns the seeds asked for."""
     asked: list[int] = []
@@ -86,11 +97,12 @@ def test_a_run_stops_only_when_fresh_deals_confirm_the_target(monkeypatch):
     assert evaluation.target_reached(cfg, row) and not evaluation.stops_early(cfg, row)
     assert row["confirm_win_share_2p"] == 0.51
     message = evaluation.evaluation_message(cfg, row)
-    assert "stopping" not in message and "not confirmed" in message and "0.510" in message
+    assert "stopping" not in message and "on fresh deals 2p 0.510 (interval from 0.490): not confirmed" in message
 
     asked = scripted(monkeypatch, [0.55, 0.56])
     row = evaluation.evaluation_row(None, cfg, 5000)  # type: ignore[arg-type]
-    assert evaluation.stops_early(cfg, row) and "stopping" in evaluation.evaluation_message(cfg, row)
+    message = evaluation.evaluation_message(cfg, row)
+    assert evaluation.stops_early(cfg, row) and "on fresh deals 2p 0.560 (interval from 0.540): stopping" in message
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from agents.ppo import Actor, PPOAgent
+from llama_env.agent import seed_int
 from llama_env.engine import Rules
 from train.evaluation.evaluate import evaluate
 
@@ -41,9 +40,9 @@ _EVAL_KEY = 777
 def eval_seed(seed: int, steps: int, confirming: bool = False) -> int:
     """The seed of the deals of a run's evaluation at ``steps`` (``seed``: the run's), or of
     the second set that confirms a target reached there (``confirming``): different for
-    every step and run, the same when the run is made again."""
-    entropy = np.random.SeedSequence(seed, spawn_key=(_EVAL_KEY, steps, int(confirming)))
-    return int(entropy.generate_state(1, np.uint64)[0])
+    every step and run, the same when the run is made again; 63-bit, as every seed derived
+    from a run's (:func:`llama_env.agent.seed_int`)."""
+    return seed_int(seed, _EVAL_KEY, steps, int(confirming))
 
 
 def evaluate_vs(actor: Actor, opponent: str, rules: Rules, games: int, seed: int = 0) -> tuple[float, float, float]:
@@ -70,7 +69,7 @@ def evaluation_row(actor: Actor, config: TrainConfig, steps: int) -> dict[str, A
         row[f"win_share_{n}p"] = share
         row[f"ci95_{n}p"] = (high - low) / 2
         row[f"ci_low_{n}p"] = low
-    if steps < config.total_timesteps and target_reached(config, row):
+    if _reached_early(config, row):
         seed = eval_seed(config.seed, steps, confirming=True)
         for n in config.eval_players:
             share, low, _ = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed)
@@ -87,6 +86,12 @@ def target_reached(config: TrainConfig, row: dict[str, Any]) -> bool:
     return target > 0 and all(row[f"ci_low_{n}p"] >= target for n in config.eval_players)
 
 
+def _reached_early(config: TrainConfig, row: dict[str, Any]) -> bool:
+    """Whether an evaluation row reached the target with steps of the budget left: where a
+    second set of fresh deals is played to confirm it, and where the run stops if they do."""
+    return row["timesteps"] < config.total_timesteps and target_reached(config, row)
+
+
 def confirmed(config: TrainConfig, row: dict[str, Any]) -> bool:
     """Whether an evaluation row's second set of deals, played where it reached the
     target, reached it too, at every table size evaluated."""
@@ -100,7 +105,7 @@ def stops_early(config: TrainConfig, row: dict[str, Any]) -> bool:
     second set of fresh deals confirmed it (:func:`confirmed`). Both backends stop when it
     does; the evaluation at the end of the budget stops nothing (a run that trained its
     whole budget did not stop early)."""
-    return row["timesteps"] < config.total_timesteps and target_reached(config, row) and confirmed(config, row)
+    return _reached_early(config, row) and confirmed(config, row)
 
 
 def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
@@ -108,17 +113,15 @@ def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
     txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
     reached = ""
     if target_reached(config, row):
+        # the second set as the stop line shows it: what decides is the interval's lower end
         again = ", ".join(
-            f"{n}p {row[f'confirm_win_share_{n}p']:.3f}"
+            f"{n}p {row[f'confirm_win_share_{n}p']:.3f} (interval from {row[f'confirm_ci_low_{n}p']:.3f})"
             for n in config.eval_players
             if f"confirm_win_share_{n}p" in row
         )
-        if stops_early(config, row):
-            reached = f" (above {config.stop_win_share:g}, and on fresh deals {again}: stopping)"
-        elif again:
-            reached = f" (above {config.stop_win_share:g}, not confirmed on fresh deals: {again})"
-        else:
-            reached = f" (above {config.stop_win_share:g})"
+        reached = f" (above {config.stop_win_share:g})"
+        if again:
+            reached += f"; on fresh deals {again}: {'stopping' if stops_early(config, row) else 'not confirmed'}"
     return f"[eval @ {row['timesteps']:,}] win share vs {config.eval_opponent}: {txt}{reached}"
 
 
