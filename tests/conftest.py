@@ -347,6 +347,17 @@ def client(store: Any) -> Any:
     return client_for(create_app(store))
 
 
+@pytest.fixture
+def enough_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evaluation runner sees at least 4 cores this process may use, for a test that
+    plays with ``workers=2`` and counts the warnings: on a machine (or ``taskset -c 0``)
+    with one core, more workers than cores is a warning of its own."""
+    from train.evaluation import runner
+
+    cores = runner.usable_cores()
+    monkeypatch.setattr(runner, "usable_cores", lambda: max(cores, 4))
+
+
 class LookedMembers(list):
     """A population's members (``population.members = LookedMembers(population.members)``)
     that count the times they are looked through, as checking them does."""

@@ -73,7 +73,7 @@ def test_networks_given_go_unused_at_another_table_size_and_it_says_so_truly(tmp
 
 
 @pytest.mark.parametrize(("workers", "batched"), [(2, False), (1, False), (1, True)])
-def test_evaluation_says_once_in_its_own_process_that_the_settings_go_unused(workers, batched):
+def test_evaluation_says_once_in_its_own_process_that_the_settings_go_unused(workers, batched, enough_cores):
     """The agent said it as it played, so in each worker process: the command line printed
     it once a worker, and a Python caller catching warnings saw nothing with workers > 1."""
     table = ["search:worlds=4", "heuristic", "heuristic"]

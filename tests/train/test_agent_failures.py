@@ -216,7 +216,7 @@ def test_the_agents_own_exception_is_the_cause_in_worker_processes_too(workers):
         assert "KeyError: 'boom'" in str(cause.__cause__)
 
 
-def test_an_exception_that_cannot_be_pickled_comes_back_as_a_stand_in_of_its_name():
+def test_an_exception_that_cannot_be_pickled_comes_back_as_a_stand_in_of_its_name(enough_cores):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # played in the workers, not in this process
         with pytest.raises(AgentError) as info:

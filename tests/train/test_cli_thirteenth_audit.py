@@ -196,7 +196,7 @@ def test_workers_above_the_cores_are_said_in_one_line(capsys, monkeypatch, recwa
     assert code == 0, capsys.readouterr().err
     said = [str(w.message) for w in recwarn if "workers" in str(w.message)]
     assert said == [
-        "workers=2 is more than the 1 core this process may use: the workers take turns on them, no faster than 1"
+        "2 workers are more than the 1 core this process may use: they take turns on it, no faster than 1 worker"
     ]
 
 

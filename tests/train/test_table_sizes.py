@@ -135,7 +135,7 @@ def test_evaluation_warns_about_an_agent_at_a_size_it_never_saw(tmp_path):
         evaluate([PPOAgent(path=str(tmp_path / "m.npz")), "random"], 2, workers=1, batched=False)
 
 
-def test_evaluations_warning_points_at_the_callers_line_and_the_command_line_prints_one_line(tmp_path):
+def test_evaluations_warning_points_at_the_callers_line_and_the_command_line_prints_one_line(tmp_path, enough_cores):
     """It pointed at a fixed depth inside llama-rl (train/evaluation/batched.py, or another
     file by the path the games took), not at the caller's line that evaluated."""
     save_actor(small_actor([2]), tmp_path / "m.npz")

@@ -69,6 +69,7 @@ from llama_env.agent import (
 )
 from llama_env.engine import Action, IllegalActionError, LlamaGame, RoundResult, Rules, check_seed
 from llama_env.record import GameRecording
+from llama_env.render import plural
 from llama_env.table import AgentError, Table, TableListener, check_agent, reset_seat, seat_positions
 from train._program import game_bar
 from train.evaluation._pool_internals import stop_workers
@@ -602,8 +603,8 @@ def _warn_above_cores(workers: int, started: int) -> None:
     cores = usable_cores()
     if started > cores:
         warnings.warn(
-            f"workers={workers} is more than the {cores} core{'s' if cores != 1 else ''} this process may use: "
-            f"the workers take turns on them, no faster than {cores}",
+            f"{plural(workers, 'worker')} are more than the {plural(cores, 'core')} this process may use: "
+            f"they take turns on {'it' if cores == 1 else 'them'}, no faster than {plural(cores, 'worker')}",
             RuntimeWarning,
             stacklevel=program_frame()[1],  # the caller's line that evaluated, past llama-rl's packages
         )
