@@ -16,8 +16,9 @@ import pytest
 
 from agents.ppo import DEFAULT_MODEL
 from llama_env.agent import AgentSpec, parse_agent_list
-from train.cli import COMMAND_NAMES, EvalCommand, TournamentCommand, build_parser, main, run_eval, run_tournament
+from train.cli import COMMAND_NAMES, EvalCommand, TournamentCommand, build_parser, main, run_eval
 from train.cli.common import PROG, int_in
+from train.evaluation import evaluate, seatings
 
 # ----------------------------------------------------------------------- every example runs
 
@@ -158,10 +159,17 @@ def test_a_record_folder_that_takes_no_file_is_refused_naming_it_before_any_game
 
 
 @pytest.mark.parametrize("make", [EvalCommand, TournamentCommand])
-def test_a_bare_string_of_agents_is_refused_saying_to_pass_a_list(make):
-    with pytest.raises(ValueError, match=r"agents must be a list.*got the string 'heuristic'") as info:
-        make(agents="heuristic")  # type: ignore[arg-type]
-    assert "\n" not in str(info.value)
+def test_the_commands_take_the_agents_evaluate_takes(make):
+    """A string was read letter by letter ('heuristic' was nine agents), then refused,
+    where evaluate('heuristic,random') reads it as --agents does; a set ran with its seats
+    in string-hash order, another order in each Python process, where evaluate refuses it."""
+    assert make(agents="heuristic,random").agents == (AgentSpec("heuristic"), AgentSpec("random"))  # type: ignore[arg-type]
+    assert make(agents=["heuristic", "random"]).agents == ("heuristic", "random")  # type: ignore[arg-type]
+    assert make(agents="heuristic").agents == (AgentSpec("heuristic"),)  # type: ignore[arg-type]  # not 9 letters
+    with pytest.raises(ValueError, match=r"agents must be an ordered sequence \(a list\), got a set"):
+        make(agents={"heuristic", "random"})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"agents must be a list, one agent per seat, got one agent"):
+        make(agents=AgentSpec("heuristic"))  # type: ignore[arg-type]
 
 
 def test_a_list_of_agents_still_works():
@@ -169,20 +177,31 @@ def test_a_list_of_agents_still_works():
     assert EvalCommand(agents=["heuristic", "random"]).num_players == 2  # type: ignore[arg-type]
 
 
-def test_duplicate_without_rotation_is_refused_by_the_python_api_as_by_the_command_line(capsys):
-    agents = (AgentSpec("heuristic"), AgentSpec("random"))
+@pytest.mark.parametrize(
+    ("flags", "settings", "said"),
+    [
+        (["--duplicate"], {"duplicate": True}, "duplicate=True (--duplicate) plays every deal from every seat"),
+        (["--every-order"], {"every_order": True}, "every_order=True (--every-order) changes the order round"),
+    ],
+)
+def test_what_needs_rotation_is_refused_without_it_in_the_same_words_everywhere(capsys, flags, settings, said):
+    """evaluate(duplicate=True, rotate=False) played rotated, saying nothing, where the
+    command line refused it; a Python caller who wrote rotate=False was told --no-rotate."""
+    agents = ["heuristic", "random", "greedy"]
     with pytest.raises(ValueError) as info:
-        EvalCommand(agents=agents, duplicate=True, rotate=False)
-    code = main(["eval", "--agents", "heuristic,random", "--games", "4", "--duplicate", "--no-rotate"])
+        evaluate(agents, 3, rotate=False, **settings)
+    message = str(info.value)
+    assert said in message and "rotate=False (--no-rotate)" in message and "\n" not in message, message
+    with pytest.raises(ValueError) as again:
+        run_eval(EvalCommand(agents=agents, rotate=False, **settings), out=io.StringIO())  # type: ignore[arg-type]
+    assert str(again.value) == message
+    if "every_order" in settings:
+        with pytest.raises(ValueError) as seated:
+            seatings(3, 3, rotate=False, every_order=True)
+        assert str(seated.value) == message
+    code = main(["eval", "--agents", ",".join(agents), "--games", "3", *flags, "--no-rotate"])
     err = capsys.readouterr().err
-    assert code == 2 and err.strip() == f"{PROG}: error: {info.value}"
-
-
-def test_run_eval_and_run_tournament_never_play_letters(capsys):
-    with pytest.raises(ValueError, match="list"):
-        run_eval(EvalCommand(agents="random"), out=io.StringIO())  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="list"):
-        run_tournament(TournamentCommand(agents="random"), out=io.StringIO())  # type: ignore[arg-type]
+    assert code == 2 and err.strip() == f"{PROG}: error: {message}", err
 
 
 # ----------------------------------------------------------------------- --workers

@@ -63,10 +63,12 @@ def test_every_order_changes_a_table_of_different_opponents_and_says_so():
 
 
 def test_every_order_is_refused_without_rotation():
-    with pytest.raises(ValueError, match="every_order .* not with rotate=False"):
+    with pytest.raises(ValueError, match=r"every_order=True .* not with rotate=False \(--no-rotate\)"):
         evaluate(["heuristic", "random", "greedy"], 6, every_order=True, rotate=False)
-    # duplicate deals always rotate, rotate=False or not (it is ignored there)
-    both = evaluate(["heuristic", "random", "greedy"], 6, every_order=True, rotate=False, duplicate=True)
+    # duplicate deals always rotate: rotate=False with them is refused too, as --no-rotate is
+    with pytest.raises(ValueError, match=r"duplicate=True .* not with rotate=False \(--no-rotate\)"):
+        evaluate(["heuristic", "random", "greedy"], 6, every_order=True, rotate=False, duplicate=True)
+    both = evaluate(["heuristic", "random", "greedy"], 6, every_order=True, duplicate=True)
     assert both.every_order and both.duplicate and both.rotate
 
 
@@ -79,7 +81,7 @@ def test_every_order_is_refused_without_rotation():
         ((3, 7), {}, ValueError, "num_players must be between 2 and 6, got 7"),
         ((3, 3.0), {}, ValueError, "num_players must be an integer, got 3.0"),
         ((3, True), {}, ValueError, "num_players must be an integer, got True"),
-        ((6, 3), {"every_order": True, "rotate": False}, ValueError, "every_order .* not with rotate=False"),
+        ((6, 3), {"every_order": True, "rotate": False}, ValueError, "every_order=True .* not with rotate=False"),
         ((6, 3), {"rotate": "no"}, TypeError, "rotate must be True or False"),
     ],
 )
@@ -102,7 +104,7 @@ def test_the_command_line_takes_every_order(tmp_path, capsys):
     seats = [json.loads((tmp_path / f"game_{i:06d}.json").read_text())["context"]["seats"] for i in range(12)]
     assert seats == seatings(12, 3, every_order=True).tolist()
     assert main(["eval", "--agents", "heuristic,random,greedy", "--games", "3", "--every-order", "--no-rotate"]) == 2
-    assert "--every-order changes the order round the table" in capsys.readouterr().err
+    assert "(--every-order) changes the order round the table" in capsys.readouterr().err
 
 
 def test_a_tournaments_tables_keep_their_seating_unless_every_order():

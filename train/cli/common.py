@@ -43,7 +43,6 @@ __all__ = [
     "is_terminal",
     "agent_specs",
     "seat_agents",
-    "not_a_string",
     "add_rule_options",
     "rule_flag",
     "rules_from_args",
@@ -271,17 +270,6 @@ def seat_agents(specs: list[AgentSpec], players: int | None, option: str) -> tup
             f"(one per seat, in seat order) or a single agent to fill every seat"
         )
     return tuple(specs)
-
-
-def not_a_string(agents: object, command: str) -> None:
-    """A ``ValueError`` where ``command``'s agents (``EvalCommand(agents=...)``) are one
-    string, not a list: ``"heuristic"`` was read letter by letter, nine agents named
-    ``h``, ``e``... (``--agents`` is parsed into a list at the edge: :func:`agent_specs`)."""
-    if isinstance(agents, str):
-        raise ValueError(
-            f"{command}'s agents must be a list of agents, got the string {brief(agents)}: pass a list, "
-            f"['heuristic', 'random'] or parse_agent_list('heuristic,random')"
-        )
 
 
 AGENT_SYNTAX = (

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from llama_env.agent import AgentSpec
+from llama_env.agent import AgentLike
 from llama_env.engine import Rules
 from train.cli.common import (
     AGENT_SYNTAX,
@@ -20,7 +20,6 @@ from train.cli.common import (
     game_errors,
     games_kept,
     missing_dependency,
-    not_a_string,
     players_type,
     progress_wanted,
     rules_from_args,
@@ -28,6 +27,7 @@ from train.cli.common import (
     standard_output,
 )
 from train.evaluation.evaluate import EvalResult, evaluate
+from train.evaluation.runner import agent_list
 
 __all__ = ["EvalCommand", "run_eval", "add_parser"]
 
@@ -36,8 +36,10 @@ __all__ = ["EvalCommand", "run_eval", "add_parser"]
 class EvalCommand:
     """``llama-rl eval``: one agent per seat, many games, win shares and scores."""
 
-    agents: tuple[AgentSpec, ...]
-    """One agent per seat, in seat order."""
+    agents: tuple[AgentLike, ...]
+    """One agent per seat, in seat order: names, specs or agents, or one string of them
+    separated by commas as ``--agents`` takes it (``"heuristic,random"``), as
+    :func:`~train.evaluation.evaluate` takes them; kept as a tuple."""
     games: int = 1000
     seed: int = 0
     workers: int | None = None
@@ -57,16 +59,9 @@ class EvalCommand:
     """Also change the order in which the agents follow one another round the table."""
 
     def __post_init__(self) -> None:
-        """Refuse what ``llama-rl eval`` refuses, in its words, for Python callers too."""
-        not_a_string(self.agents, "EvalCommand")
-        if self.duplicate and not self.rotate:
-            raise ValueError(
-                "--no-rotate: --duplicate plays every deal from every seat, so it always rotates the seats"
-            )
-        if self.every_order and not self.rotate:
-            raise ValueError(
-                "--no-rotate: --every-order changes the order round the table, so it rotates the seats too"
-            )
+        """The agents read as :func:`~train.evaluation.evaluate` reads them (a set, whose
+        order follows string hashing, refused); the rest is checked as it runs."""
+        object.__setattr__(self, "agents", tuple(agent_list(self.agents)))
 
     @property
     def num_players(self) -> int:
@@ -99,7 +94,7 @@ def run_eval(cmd: EvalCommand, out: TextIO | None = None) -> EvalResult:
 def _run(args: argparse.Namespace) -> int:
     seats = seat_agents(agent_specs(args.agents, "--agents"), args.players, "--agents")
     rules = rules_from_args(args, len(seats))
-    with game_errors():  # the flags the command refuses together; an agent failing in a game; a --record folder
+    with game_errors():  # flags evaluate refuses together; an agent failing in a game; a --record folder
         cmd = EvalCommand(
             agents=seats,
             games=args.games,

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from llama_env.agent import AgentSpec
+from llama_env.agent import AgentLike
 from llama_env.engine import DEFAULT_RULES, Rules
 from train.cli.common import (
     AGENT_SYNTAX,
@@ -22,12 +22,12 @@ from train.cli.common import (
     game_errors,
     games_kept,
     missing_dependency,
-    not_a_string,
     players_type,
     progress_wanted,
     rules_from_args,
     standard_output,
 )
+from train.evaluation.runner import agent_list
 from train.evaluation.tournament import TournamentResult, tournament
 
 __all__ = ["TournamentCommand", "run_tournament", "add_parser"]
@@ -37,8 +37,10 @@ __all__ = ["TournamentCommand", "run_tournament", "add_parser"]
 class TournamentCommand:
     """``llama-rl tournament``: a pool of agents meeting at tables of ``rules.num_players``."""
 
-    agents: tuple[AgentSpec, ...]
-    """The pool of agents (at least ``rules.num_players``)."""
+    agents: tuple[AgentLike, ...]
+    """The pool of agents (at least ``rules.num_players``): names, specs or agents, or one
+    string of them separated by commas as ``--agents`` takes it, as
+    :func:`~train.evaluation.tournament` takes them; kept as a tuple."""
     rules: Rules = DEFAULT_RULES
     """The rules of every game, the table size included."""
     games: int = 1000
@@ -53,7 +55,7 @@ class TournamentCommand:
     """Also change the order in which the agents of a table follow one another."""
 
     def __post_init__(self) -> None:
-        not_a_string(self.agents, "TournamentCommand")
+        object.__setattr__(self, "agents", tuple(agent_list(self.agents)))  # as tournament reads them
         if not isinstance(self.rules, Rules):  # TournamentCommand(agents, 20) failed deep in the run
             raise ValueError(
                 f"TournamentCommand's second field is rules, a llama_env.Rules (the table size is its "

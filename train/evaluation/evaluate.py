@@ -273,6 +273,22 @@ def table_orders(n: int) -> list[tuple[int, ...]]:
     return [(0, *rest) for rest in itertools.permutations(range(1, n))]
 
 
+def _check_rotation(*, rotate: bool, duplicate: bool = False, every_order: bool = False) -> None:
+    """A ``ValueError`` where what always rotates the seats (``duplicate``, ``every_order``)
+    is asked for with ``rotate=False``, naming the Python argument and ``llama-rl eval``'s
+    flag for each, for a caller of either."""
+    if not rotate and duplicate:
+        raise ValueError(
+            "duplicate=True (--duplicate) plays every deal from every seat, so it always rotates the seats: "
+            "not with rotate=False (--no-rotate)"
+        )
+    if not rotate and every_order:
+        raise ValueError(
+            "every_order=True (--every-order) changes the order round the table, so it rotates the seats too: "
+            "not with rotate=False (--no-rotate)"
+        )
+
+
 def seatings(num_games: int, num_players: int, *, rotate: bool = True, every_order: bool = False) -> np.ndarray:
     """Who sits where in each game of an evaluation: ``(num_games, num_players)``, the
     position in the agents list of the agent at each seat.
@@ -291,8 +307,7 @@ def seatings(num_games: int, num_players: int, *, rotate: bool = True, every_ord
     num_games = check_seed(num_games, "num_games")
     n = check_num_players(num_players)
     rotate, every_order = check_flag("rotate", rotate), check_flag("every_order", every_order)
-    if every_order and not rotate:
-        raise ValueError("every_order changes the order round the table and rotates the seats: not with rotate=False")
+    _check_rotation(rotate=rotate, every_order=every_order)
     index = np.arange(num_games)
     shift = index % n if rotate else np.zeros(num_games, dtype=np.int64)
     seats = (np.arange(n)[None, :] + shift[:, None]) % n  # [game, list position] -> seat
@@ -344,16 +359,15 @@ def evaluate(
             rotated through all n rotations, so luck of the deal cancels out; the
             confidence intervals are then computed over deal groups.
         rotate: game ``i`` shifts the seating by ``i mod n`` (agent ``j`` sits at seat
-            ``(j + i) mod n``), so no agent keeps the first seat. Ignored (always on)
-            with ``duplicate``.
+            ``(j + i) mod n``), so no agent keeps the first seat. ``duplicate`` and
+            ``every_order`` rotate: with ``rotate=False`` either is a ``ValueError``.
         every_order: also change the order in which the agents follow one another
             (:func:`seatings`): with rotation alone each agent always plays right
             after the same one, which moves a result by a little when the others
             differ (0.005 of a win share, say). ``n!`` games play every seating once
-            (24 at 4 players). It rotates too: with ``rotate=False`` (and no
-            ``duplicate``, which always rotates) it is a ``ValueError``. With copies of
-            one opponent only which copy sits where changes: the numbers move as another
-            seed's would, their expectation does not.
+            (24 at 4 players). It rotates too: with ``rotate=False`` it is a
+            ``ValueError``. With copies of one opponent only which copy sits where
+            changes: the numbers move as another seed's would, their expectation does not.
         rules: the rules every game is played by; their ``num_players`` must be the
             number of agents (a ``ValueError`` otherwise). Default: the standard rules
             at that table size, ``Rules(len(agents))``.
@@ -389,10 +403,11 @@ def evaluate(
     seed = check_seed(seed)
     duplicate, rotate = check_flag("duplicate", duplicate), check_flag("rotate", rotate)
     every_order = check_flag("every_order", every_order)
+    _check_rotation(rotate=rotate, duplicate=duplicate, every_order=every_order)
     if duplicate:
         num_games = math.ceil(num_games / n) * n
     index = np.arange(num_games)
-    seat_agents = seatings(num_games, n, rotate=rotate or duplicate, every_order=every_order)  # checks every_order
+    seat_agents = seatings(num_games, n, rotate=rotate, every_order=every_order)
     deal_keys = index // n if duplicate else index
     names = agent_display_names(agents)
 
@@ -403,7 +418,7 @@ def evaluate(
             num_games=len(games),
             seed=seed,
             duplicate=duplicate,
-            rotate=rotate or duplicate,
+            rotate=rotate,
             **aggregate(games, names, duplicate, n),
             batched=was_batched,
             every_order=every_order,
