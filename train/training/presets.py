@@ -62,9 +62,10 @@ PRESETS: dict[str, dict[str, Any]] = {
 """Every preset by name, with the config values it sets (``llama-rl train --preset NAME``):
 ``beat-heuristic``, the quickest win over the heuristic, and each shipped model's recipe."""
 # The quickest agent that beats the heuristic heads-up (docs/training.md, "Beat the
-# heuristic in seconds"): one table size, thousands of games in the batched engine, a
+# heuristic heads-up"): one table size, thousands of games in the batched engine, a
 # small network and a fast schedule, stopped by the periodic evaluation as soon as its
-# interval lies above 0.5 (the cap is a bound, not the plan).
+# interval lies above 0.5 and a second set of fresh deals agrees (the cap is a bound, not
+# the plan).
 PRESETS["beat-heuristic"] = {
     "run_name": "beat-heuristic",
     "players": (2,),
