@@ -12,14 +12,15 @@ for the others), then the others move until its next decision, which a *value ne
 ended). It plays the move with the highest mean value over the same worlds.
 
 The worlds are played out together, every world and every move (and, in
-:meth:`SearchAgent.act_batch`, every searched decision of the call) as one game of a
+:meth:`SearchAgent.act_batch`, every searched decision of the call, up to
+:data:`MAX_WORLDS_AT_ONCE` worlds a batch) as one game of a
 :class:`llama_env.batch.BatchGame`, driven by :class:`llama_env.table.BatchTable`: one
 forward pass of the specialist and one array-wise ``heuristic`` decision per step for all
 of them. :func:`belief_world` and :func:`searched_move` are the same search one engine game
 at a time, the reference the batched one is tested against (and what the agent played
 before). The two differ in one thing: the batch deals the rounds after the searched one
-from its own generator, so the moves of a world meet the same cards until the round ends,
-not the same next deal.
+from a key each world draws, not from the world's own generator, so the moves of a world
+meet the same next deal, but not the one the engine search would deal.
 
 The two networks (``agents/models/search_<n>p.npz``, :data:`NETWORKS`) were fitted on
 48,000 games of the PPO specialist (``ppo_v3``'s) against ``heuristic`` by ``llama-rl fit-search``
@@ -177,7 +178,18 @@ class Settings:
 MAX_WORLDS = 4096
 """The most worlds a searched decision may imagine: every world and every legal move is one
 game of a batch, so a search's memory and time grow with it (at 4,096, about 1.5 s and
-100 MB a 4-player decision on one core; the defaults are 48 and 96)."""
+100 MB a 4-player decision on one core; the defaults are 48 and 96). Many decisions
+searched at once are played out in batches of at most :data:`MAX_WORLDS_AT_ONCE` worlds,
+so its memory does not grow with their number."""
+
+MAX_WORLDS_AT_ONCE = 8192
+"""The most worlds, over all the decisions searched in one call, that one batch plays out:
+a call with more (a batched evaluation hands the agent thousands of decisions) plays
+them out batch after batch, each decision's worlds whole, with the same moves and values
+as one batch of them all. It bounds a search's memory however many decisions it is
+handed (a batch holds every world and legal move as one game): 16 four-player decisions
+of 4,096 worlds peaked at about 250 MB, where one batch of them all took 1.1 GB. At least
+:data:`MAX_WORLDS`, so a decision's worlds fit in one batch."""
 
 BELOW_RANGE: tuple[float, float] = (0.0, 1.0)
 """The values :attr:`Settings.below` may take, wherever it is given: the agent,
@@ -546,7 +558,8 @@ class SearchAgent(BaseAgent):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """:meth:`act` for every row, ``(B,)`` int64: its policy's moves (:attr:`ppo`), and one search
-        for all the rows where it searches (their worlds played out in one batch)."""
+        for all the rows where it searches (their worlds played out together, in batches of
+        at most :data:`MAX_WORLDS_AT_ONCE` worlds)."""
         return self.decide(observations, action_masks).moves
 
     def decide(self, observations: np.ndarray, action_masks: np.ndarray) -> SearchedMoves:
@@ -614,27 +627,35 @@ class SearchAgent(BaseAgent):
 
     def _search(self, decisions: list[_Decision]) -> list[np.ndarray]:
         """Each decision's mean value of each of its legal moves over its worlds: the worlds
-        drawn, then those of all decisions at one table size played out in one batch."""
+        drawn, then those of the decisions at one table size played out together, in
+        batches of at most :data:`MAX_WORLDS_AT_ONCE` worlds. Each decision draws its worlds
+        and their later deals from a generator of its own, seeded from :attr:`rng` in the
+        order of the decisions, so the batches find what one batch of them all would."""
         means: dict[int, np.ndarray] = {}
         for n in sorted({d.players for d in decisions}):
             mine = [d for d in decisions if d.players == n]
             value_net, belief_net = self.networks[n]
             settings = self.settings[n]
-            searches = [
-                Worlds(d.state, *belief_deals(d.observation, d.state, belief_net, self.rng, settings.worlds))
-                for d in mine
-            ]
-            values = batch_values(
-                searches,
-                [d.legal for d in mine],
-                self._players[n],
-                self._opponent,
-                value_net,
-                self.rng,
-                max_steps=settings.horizon or None,
-            )
-            for d, v in zip(mine, values, strict=True):
-                means[d.row] = v.mean(axis=0)
+            own = [np.random.default_rng(s) for s in self.rng.integers(2**63, size=len(mine)).tolist()]
+            per_batch = max(1, MAX_WORLDS_AT_ONCE // settings.worlds)
+            for at in range(0, len(mine), per_batch):
+                group, gens = mine[at : at + per_batch], own[at : at + per_batch]
+                searches = [
+                    Worlds(d.state, *belief_deals(d.observation, d.state, belief_net, gen, settings.worlds))
+                    for d, gen in zip(group, gens, strict=True)
+                ]
+                values = batch_values(
+                    searches,
+                    [d.legal for d in group],
+                    self._players[n],
+                    self._opponent,
+                    value_net,
+                    0,  # the deals come from deal_keys; the seed names the snapshots' generators alone
+                    max_steps=settings.horizon or None,
+                    deal_keys=[gen.integers(2**63, size=settings.worlds) for gen in gens],
+                )
+                for d, v in zip(group, values, strict=True):
+                    means[d.row] = v.mean(axis=0)
         return [means[d.row] for d in decisions]
 
     def __repr__(self) -> str:
@@ -877,6 +898,7 @@ def batch_values(
     value_net: Layers,
     seed: int | np.random.Generator | None,
     max_steps: int | None = None,
+    deal_keys: Sequence[np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """Each move's value in each world, ``(worlds, moves)`` per search: for every search
     ``i``, every world of ``searches[i]`` and every move of ``legal[i]``, one game of one
@@ -885,9 +907,13 @@ def batch_values(
     for the others), then the others until seat 0's next decision, which ``value_net``
     values (the win share itself if the game ended). All of them are stepped together
     through one :class:`~llama_env.table.BatchTable`; ``seed`` seeds the batch's deals of
-    the rounds after the searched one. ``max_steps`` (``None``: no limit) stops the
-    play-out after that many steps of the batch; a world cut short is valued by
-    ``value_net`` from seat 0's observation where it stands."""
+    the rounds after the searched one, unless ``deal_keys`` (one array per search, a
+    non-negative integer per world) gives each world deals of its own
+    (:meth:`~llama_env.batch.BatchGame.from_worlds`): every move of a world then meets its
+    next deal, and a search's values do not depend on the others sharing the batch.
+    ``max_steps`` (``None``: no limit) stops the play-out after that many steps of the
+    batch; a world cut short is valued by ``value_net`` from seat 0's observation where it
+    stands."""
     if not searches or any(not len(w.hands) for w in searches) or any(not m for m in legal):
         raise ValueError("batch_values needs at least one world and one legal move per search")
     snapshots, of, hands, piles, first = [], [], [], [], []
@@ -899,8 +925,11 @@ def batch_values(
         hands.append(np.repeat(every, len(moves), axis=0))  # world by world, each move in turn
         piles += [pile for pile in worlds.piles for _ in moves]
         first.append(np.tile(moves, len(every)))
+    keys = None
+    if deal_keys is not None:
+        keys = np.concatenate([np.repeat(k, len(m)) for k, m in zip(deal_keys, legal, strict=True)])
     batch = BatchGame.from_worlds(
-        snapshots, np.concatenate(of), np.concatenate(hands), piles, seed=seed, auto_reset=False
+        snapshots, np.concatenate(of), np.concatenate(hands), piles, seed=seed, auto_reset=False, deal_keys=keys
     )
     n, p = batch.num_games, batch.num_players
     outside, playing = np.full((n, p), _THEM), np.full((n, p), _THEM)

@@ -94,6 +94,21 @@ def unplayed_options(rules: Rules) -> list[str]:
 _KEY_CARDS = np.repeat(np.arange(1, _V + 1, dtype=np.uint64), COPIES_PER_VALUE)
 _KEY_HIGH = ~np.uint64(7)
 _KEY_LOW = np.uint64(7)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_COUNTER = np.arange(1, DECK_SIZE + 1, dtype=np.uint64)
+
+
+def _keyed_raw(keys: np.ndarray, deals: np.ndarray) -> np.ndarray:
+    """``(k, 56)`` random 64-bit words for the deals of ``k`` games that each have a key
+    of their own (:meth:`BatchGame.from_worlds`' ``deal_keys``): splitmix64's output for
+    the counter ``deals * 56 + card`` from the key, so a function of the game's key and its
+    count of deals alone, whatever else the batch holds and deals."""
+    with np.errstate(over="ignore"):
+        x = keys[:, None] + (deals.astype(np.uint64)[:, None] * np.uint64(DECK_SIZE) + _COUNTER) * _GOLDEN
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
 
 # One row of int8 per seat of every game: what the seat holds and its public record.
 _HAND = 0  # 7 columns: cards per value
@@ -340,6 +355,7 @@ class BatchGame:
         self._over = np.zeros(n, dtype=bool)
         self._history_known = np.ones(n, dtype=bool)
         self._deals = np.zeros(n, dtype=np.int64)  # deals the batch made, for the snapshots' generators
+        self._deal_keys: np.ndarray | None = None  # (n,) uint64: each game deals from its own key (from_worlds)
         self._loaded_rng: dict[int, Any] = {}  # game -> the generator state its snapshot named, until a deal
         self._plans: dict[int, _Plan] = {}
         self._me = np.zeros((n, _SEAT_COLUMNS), dtype=np.int8)  # the current seats' rows
@@ -603,7 +619,10 @@ class BatchGame:
         seat, turn the next card up; the rest is the draw pile (its last card drawn first,
         as the engine deals)."""
         k, nseat, h = g.size, self.num_players, self._hand_size
-        keys = self._rng.bit_generator.random_raw((k, DECK_SIZE))
+        if self._deal_keys is None:
+            keys = self._rng.bit_generator.random_raw((k, DECK_SIZE))
+        else:
+            keys = _keyed_raw(self._deal_keys[g], self._deals[g])
         keys &= _KEY_HIGH
         keys |= _KEY_CARDS
         keys.sort(axis=1)
@@ -789,6 +808,7 @@ class BatchGame:
         *,
         seed: int | np.random.Generator | None = None,
         auto_reset: bool = True,
+        deal_keys: np.ndarray | Sequence[int] | None = None,
     ) -> BatchGame:
         """A batch of *worlds*: game ``i`` is the game ``snapshots[of[i]]`` describes with
         its cards dealt anew, its seats holding ``hands[i]`` (``(players, 7)`` cards of each
@@ -801,7 +821,13 @@ class BatchGame:
         worlds with array operations. A world must keep each seat's hand size, the draw
         pile's length and the cards of each value the snapshot's hands and draw pile hold
         between them, so that all the snapshot's record says stays true; a ``ValueError``
-        names the first world that does not, or ``of`` that names no snapshot."""
+        names the first world that does not, or ``of`` that names no snapshot.
+
+        ``deal_keys`` (one non-negative integer per game; ``None``: the batch's generator,
+        ``seed``, deals them all) gives each game deals of its own: its next deals are a
+        function of its key and its count of deals alone, so games of one key (the moves
+        tried in one world) meet the same next deal, and a game deals alike in any batch
+        (a search split into several batches finds what it finds in one)."""
         base = cls.from_snapshots(snapshots, seed=0, auto_reset=auto_reset)  # the snapshots checked
         k, p = base.num_games, base.num_players
         at = np.asarray(of)
@@ -845,6 +871,14 @@ class BatchGame:
         batch._seats[:, :, _HAND : _HAND + _V] = held
         batch._draw[...] = piles
         batch._loaded_rng = {i: base._loaded_rng[g] for i, g in enumerate(at.tolist()) if g in base._loaded_rng}
+        if deal_keys is not None:
+            keys = np.asarray(deal_keys)
+            if keys.shape != (n,) or keys.dtype.kind not in "iu" or (keys < 0).any():
+                raise ValueError(
+                    f"deal_keys must be {n} non-negative integers, one per world, got {brief(deal_keys)} of shape "
+                    f"{keys.shape}"
+                )
+            batch._deal_keys = keys.astype(np.uint64)
         batch._publish(np.zeros(n, dtype=bool))
         return batch
 
