@@ -934,14 +934,20 @@ class BatchTable:
         if bad.size:
             raise self._illegal(k, int(games[bad[0]]), answers[bad[0]].item(), bad.size - 1)
 
+    def game_numbers(self, games: np.ndarray) -> np.ndarray:
+        """The numbers of the batch's ``games`` (slots), as the table's messages name them:
+        during :meth:`play_games`, each one's row of its seating plus ``first_game``; the
+        slots themselves otherwise. How a listener tells which game a step's moves are of."""
+        g = np.asarray(games, dtype=np.int64)
+        if self._game_numbers is None:
+            return g.copy()
+        row_of, first_game = self._game_numbers
+        return row_of[g] + first_game
+
     def _seat_of(self, game: int) -> tuple[int, int]:
         """The seat to act in ``game`` (a slot of the batch) and the game's number for
         messages (its row of :meth:`play_games`' seating, or the slot)."""
-        seat = int(self.batch.current_player[game])
-        if self._game_numbers is None:
-            return seat, game
-        row_of, first_game = self._game_numbers
-        return seat, int(row_of[game]) + first_game
+        return int(self.batch.current_player[game]), int(self.game_numbers(np.array([game]))[0])
 
     def _seat_and_game(self, game: int) -> tuple[int, str]:
         """The seat to act in ``game`` and `` of game N``, for an :class:`AgentError`."""

@@ -23,7 +23,7 @@ def _data(n: int = 1500) -> DistillData:
     move = np.array([rng.choice(np.flatnonzero(m)) for m in masks], dtype=np.int64)
     values = np.where(masks, rng.random((n, 9)), np.nan).astype(np.float32)
     obs = rng.random((n, 175)).astype(np.float32)
-    return DistillData(obs, masks, prior, rng.random(n) < 0.3, move, values)
+    return DistillData(obs, masks, prior, rng.random(n) < 0.3, move, values, game=np.arange(n) // 10)
 
 
 def test_the_fitting_gives_the_same_weights_on_one_thread_or_two():

@@ -19,6 +19,7 @@ from agents.ppo import SHIPPED, load_actor
 from agents.search import load_networks
 from llama_env.agent import resolve
 from train.cli import main
+from train.fit import held_out_games
 from train.fit.distill import DistillConfig, DistillData, fit_policy
 from train.fit.heuristic import TuneConfig, validate
 from train.fit.search_nets import SearchNetsConfig, fit_search_networks
@@ -88,7 +89,8 @@ def test_distill_says_when_no_searched_decision_is_held_out():
     n = 60
     rng = np.random.default_rng(0)
     masks = np.ones((n, 9), dtype=bool)
-    searched = np.arange(n) % 20 != 0  # the held-out rows (one in 20) were not searched
+    game = np.arange(n)  # a decision a game
+    searched = ~held_out_games(game, 20, 4)  # the held-out games' decisions (one game in 20) were not searched
     data = DistillData(
         obs=rng.random((n, 175), dtype=np.float32),
         masks=masks,
@@ -96,11 +98,12 @@ def test_distill_says_when_no_searched_decision_is_held_out():
         searched=searched,
         move=rng.integers(0, 9, n),
         values=np.full((n, 9), np.nan, dtype=np.float32),
+        game=game,
     )
     lines: list[str] = []
     fit_policy(data, actor, DistillConfig(epochs=2), log=lines.append)
     assert lines == [
-        "  no searched decision held out (one decision in 20 is held out, 57 searched in all): play more games to "
+        "  no searched decision held out (one game in 20 is held out, 57 searched in all): play more games to "
         "measure the agreement with the search",
         "  epoch 1 fitted",
         "  epoch 2 fitted",

@@ -129,3 +129,42 @@ def test_the_held_out_games_sit_at_every_seat(players):
     assert all(held[k * 20 : (k + 1) * 20].sum() == 1 for k in range(len(games) // 20))  # one game in each 20
     seats = np.bincount(games[held] % players, minlength=players)
     assert (seats == seats[0]).all(), seats  # as many at every seat
+
+
+def test_distill_holds_out_whole_games_at_every_seat():
+    """distill held out every 20th decision of the games it trained on, so the held-out
+    decisions' games were fitted on too; it holds out whole games, at every seat in turn,
+    as fit-search does."""
+    from agents.ppo import SHIPPED, load_actor
+    from train.fit import held_out_games
+    from train.fit.distill import DistillData, fit_policy
+
+    actor = load_actor(SHIPPED["ppo"][2])
+    n = 400
+    rng = np.random.default_rng(0)
+    game = np.arange(n) // 5  # 80 games of 5 decisions each
+    searched = rng.random(n) < 0.5
+    data = DistillData(
+        obs=rng.random((n, 175), dtype=np.float32),
+        masks=np.ones((n, 9), dtype=bool),
+        prior=np.full((n, 9), 1 / 9, dtype=np.float32),
+        searched=searched,
+        move=rng.integers(0, 9, n),
+        values=np.full((n, 9), np.nan, dtype=np.float32),
+        game=game,
+    )
+    lines: list[str] = []
+    fit_policy(data, actor, DistillConfig(players=2, epochs=1), log=lines.append)
+    held = held_out_games(game, 20, 2)
+    assert np.unique(game[held]).tolist() == [0, 21, 40, 61]  # seats 0, 1, 0, 1
+    assert lines[0].startswith(f"  held-out searched decisions: {int((held & searched).sum())};"), lines[0]
+
+
+def test_distill_records_the_game_of_every_decision():
+    from agents.ppo import SHIPPED, load_actor
+    from agents.search import SearchAgent
+    from train.fit.distill import collect_searched
+
+    actor = load_actor(SHIPPED["ppo"][2])
+    data = collect_searched(SearchAgent(worlds=2, below=0.9, seed=0), actor, 2, 6, seed=0, slots=3)
+    assert data.game.shape == (len(data.obs),) and set(data.game.tolist()) == set(range(6))

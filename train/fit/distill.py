@@ -16,9 +16,10 @@ step of expert iteration, in two steps:
    on the cross-entropy against a target per decision: the searched move where the
    search ran (or, with a ``temperature``, its moves weighted by their values; the
    decision weighted by ``searched_weight``), the specialist's own probabilities
-   elsewhere (so the policy keeps what the search did not look at). One decision in
-   ``held_out`` is held out; after each epoch the held-out searched decisions' agreement
-   with the search is reported, beside the specialist's.
+   elsewhere (so the policy keeps what the search did not look at). One game in
+   ``held_out`` is held out, at every seat in turn (:func:`train.fit.held_out_games`);
+   after each epoch the agreement of its searched decisions with the search is reported,
+   beside the specialist's.
 
 The result is an actor file (``.npz``, :func:`agents.ppo.save_actor`) that ``ppo:path=``
 plays and ``search`` can search on. Fitting needs PyTorch (the ``train`` extra).
@@ -41,10 +42,10 @@ from agents.search import BELOW_RANGE, MAX_WORLDS, NETWORKS, SearchAgent, networ
 from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
-from llama_env.table import BatchTable
+from llama_env.table import BatchTable, BatchTableListener
 from train._program import game_bar
 from train._torch import torch_threads
-from train.fit import agent_spec, check_field_types, out_file, save_or_rescue
+from train.fit import agent_spec, check_field_types, held_out_games, out_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -86,6 +87,8 @@ class DistillConfig:
     """A searched decision's target: 0, the searched move alone; above 0, every legal
     move in proportion to ``exp(value / temperature)`` (its mean value over the worlds)."""
     held_out: int = 20
+    """One game in this many is held out of the fitting, to report the agreement with the
+    search on its searched decisions: at every seat in turn (:func:`train.fit.held_out_games`)."""
 
     def validate(self) -> DistillConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
@@ -120,7 +123,7 @@ class DistillConfig:
                 f"got {self.below}"
             )
         if self.held_out < 2:
-            raise ValueError(f"held_out must be >= 2 (one decision in held_out is held out), got {self.held_out}")
+            raise ValueError(f"held_out must be >= 2 (one game in held_out is held out), got {self.held_out}")
         if not self.temperature >= 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not self.learning_rate > 0 or not self.searched_weight > 0:
@@ -156,6 +159,9 @@ class DistillData:
     values: np.ndarray
     """``(N, 9)`` float32: where it searched, each legal move's mean value over the
     worlds (:attr:`agents.search.SearchedMoves.values`); NaN elsewhere."""
+    game: np.ndarray
+    """``(N,)`` int64: the game each decision was made in (``0..games - 1``; the search
+    sat at seat ``game % players``), by which whole games are held out of the fitting."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +184,20 @@ def _probabilities(actor: Actor, obs: np.ndarray, masks: np.ndarray) -> np.ndarr
     logits = actor.logits(obs, masks)
     p = np.exp(logits - logits.max(axis=1, keepdims=True))
     return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+class _DecisionGames(BatchTableListener):
+    """Hears the data's table: the game of each decision the teacher records, in the
+    order it records them (each step, the games where it has a choice, ascending)."""
+
+    def __init__(self, seating: np.ndarray) -> None:
+        self.seating = seating
+        self.games: list[np.ndarray] = []
+
+    def on_step(self, table: BatchTable, games: np.ndarray, seats: np.ndarray, actions: np.ndarray) -> None:
+        numbers = table.game_numbers(games)
+        choice = table.batch.legal_action_mask[games].sum(axis=1) > 1
+        self.games.append(numbers[(self.seating[numbers, seats] == 0) & choice])
 
 
 class _Teacher:
@@ -233,12 +253,17 @@ def collect_searched(
     seating[np.arange(games), np.arange(games) % players] = 0
     slots = min(slots, games)
     batch = BatchGame(slots, players, seed=gen, auto_reset=False)
-    table = BatchTable(batch, players_at, seating[:slots])
+    heard = _DecisionGames(seating)
+    table = BatchTable(batch, players_at, seating[:slots], listener=heard)
     with game_bar(progress, games) as bar:
         table.play_games(seating, lambda done, rows: bar.update(len(rows)))
     if not teacher.rows:
         raise ValueError(f"{games} game(s) gave the search no decision with a choice: play more games")
-    return DistillData(*(np.concatenate(parts) for parts in zip(*teacher.rows, strict=True)))
+    obs, masks, prior, searched, move, values = (np.concatenate(p) for p in zip(*teacher.rows, strict=True))
+    game = np.concatenate(heard.games).astype(np.int64)
+    if len(game) != len(obs):  # pragma: no cover - the table asked the teacher otherwise than it told
+        raise RuntimeError(f"distill heard {len(game)} decisions of the search and recorded {len(obs)}")
+    return DistillData(obs, masks, prior, searched, move, values, game)
 
 
 @torch_threads(1)
@@ -252,8 +277,7 @@ def fit_policy(
     import torch  # the training extra: only the fitting needs it
 
     torch.manual_seed(config.seed)
-    n = len(data.obs)
-    held = np.arange(n) % config.held_out == 0
+    held = held_out_games(data.game, config.held_out, config.players)
     target = data.prior.copy()
     rows = np.flatnonzero(data.searched)
     if config.temperature > 0:  # (in float64, the best move's 0 before dividing: no tiny T overflows to NaN)
@@ -300,7 +324,7 @@ def fit_policy(
         )
     else:  # the agreements are NaN: nothing to measure them on
         log(
-            f"  no searched decision held out (one decision in {config.held_out} is held out, "
+            f"  no searched decision held out (one game in {config.held_out} is held out, "
             f"{int(data.searched.sum())} searched in all): play more games to measure the agreement with the search"
         )
     steps = config.epochs * (len(train) // config.batch_size + 1)
