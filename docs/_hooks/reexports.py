@@ -16,6 +16,9 @@ from typing import Any
 
 import griffe
 
+_PROJECT = ("llama_env.", "agents.", "train.")
+"""The packages the reference shows."""
+
 _PAGES = Path(__file__).resolve().parents[1] / "api"
 """The reference's pages, each ``::: name`` line an object (or module) it shows."""
 
@@ -39,13 +42,8 @@ def _shown_elsewhere(alias: griffe.Alias) -> bool:
 class ProjectReexports(griffe.Extension):
     """A module's import that a page shows where it is defined is private there."""
 
-    def on_package(self, *, pkg: griffe.Module, **_: Any) -> None:
-        modules = [pkg]
-        while modules:
-            module = modules.pop()
-            for member in module.members.values():
-                if isinstance(member, griffe.Alias):  # asking it is_module would resolve it
-                    if member.target_path.startswith(("llama_env.", "agents.", "train.")) and _shown_elsewhere(member):
-                        member.public = False
-                elif isinstance(member, griffe.Module):
-                    modules.append(member)
+    def on_alias(self, *, alias: griffe.Alias, **_: Any) -> None:
+        # asking an alias is_module would resolve it: its parent is no alias
+        module_level = alias.parent is not None and alias.parent.is_module
+        if module_level and alias.target_path.startswith(_PROJECT) and _shown_elsewhere(alias):
+            alias.public = False

@@ -77,15 +77,20 @@ def _full_name(name: str, kind: str, scope: griffe.Object) -> str:
 
 
 class QualifiedRoles(griffe.Extension):
-    """Each role in a docstring of the package names its object by its full name."""
+    """Each role in a docstring of the package names its object by its full name. Griffe
+    calls these once the package's tree is complete, so a name resolves wherever it is."""
 
     def on_package(self, *, pkg: griffe.Module, **_: Any) -> None:
-        objects: list[griffe.Object] = [pkg]
-        while objects:
-            obj = objects.pop()
-            objects += [m for m in obj.members.values() if not m.is_alias]  # an alias's docstring is its target's
-            if obj.docstring is not None:
-                obj.docstring.value = _SOURCE_ROLE.sub(lambda m, o=obj: _qualified(m, o), obj.docstring.value)
+        _qualify(pkg)  # on_object is called for the package's members only
+
+    def on_object(self, *, obj: griffe.Object, **_: Any) -> None:
+        _qualify(obj)  # not called for an alias, whose docstring is its target's
+
+
+def _qualify(obj: griffe.Object) -> None:
+    """The roles in ``obj``'s docstring, each with its object's full name."""
+    if obj.docstring is not None:
+        obj.docstring.value = _SOURCE_ROLE.sub(lambda m: _qualified(m, obj), obj.docstring.value)
 
 
 def _qualified(match: re.Match[str], scope: griffe.Object) -> str:
