@@ -89,12 +89,16 @@ class MaskedDiscrete(spaces.Discrete):
         self._next = self._BLOCK
 
     def seed(self, seed: int | None = None) -> Any:
+        """Seed the space's generator; the block of floats drawn from the one it replaces
+        is dropped, so a seeded space samples reproducibly."""
         # Gymnasium replaces the generator only here (and in __init__, before any block):
         # the floats drawn from the old one go with it
         self._next = self._BLOCK
         return super().seed(seed)
 
     def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        """A uniform pick among the 1s of ``mask`` (an ``int8`` or boolean mask), from the
+        block of floats; anything else goes to Gymnasium's ``sample``."""
         if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:  # an agent's mask: the same numbers
             mask = mask.astype(np.int8)
         if probability is None:
@@ -282,12 +286,16 @@ class LlamaAECEnv(AECEnv):
         return self.table
 
     def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent`` (``player_0`` ...); a ``KeyError`` naming the
+        agents for any other name."""
         try:
             return self.observation_spaces[agent]
         except (KeyError, TypeError):
             raise self._no_agent(agent) from None
 
     def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent``, a :class:`MaskedDiscrete` of 9 actions; a
+        ``KeyError`` naming the agents for any other name."""
         try:
             return self.action_spaces[agent]
         except (KeyError, TypeError):
@@ -432,6 +440,8 @@ class LlamaAECEnv(AECEnv):
         return "\n".join(parts)
 
     def close(self) -> None:
+        """Nothing to release: the env holds no window or file (PettingZoo's API asks for
+        it)."""
         pass
 
 

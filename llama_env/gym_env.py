@@ -65,6 +65,8 @@ class ActionSpace(spaces.Discrete):
     ``int8`` it wants. A boolean mask is sampled as its ``int8`` copy, the same numbers."""
 
     def sample(self, mask: Any = None, *args: Any, **kwargs: Any) -> np.int64:
+        """Gymnasium's ``sample``, with a boolean ``mask`` (the env's own) taken as its
+        ``int8`` copy."""
         if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
             mask = mask.astype(np.int8)
         return super().sample(mask, *args, **kwargs)

@@ -179,13 +179,17 @@ class Count(Unit):
         return NUM_CARD_VALUES if self.per_value else 1
 
     def entries(self, value: Any, end_score: int) -> list[float]:
+        """The count (each value's, for ``per_value``) divided by ``scale``."""
         s = self.scale
         return [k / s for k in value] if self.per_value else [value / s]
 
     def high(self, end_score: int) -> float:
+        """The largest entry, ``most / scale``."""
         return self.most / self.scale
 
     def reader(self, start: int, per_other: bool, name: str) -> Reader:
+        """Reads the count back as ``int(entry * scale + 0.5)`` (a tuple per value, per
+        other seat, or both); a ``ValueError`` for a NaN or an infinity."""
         i, s, w = start, self.scale, self.width
         if not per_other:
             if w == 1:
@@ -226,6 +230,7 @@ class Count(Unit):
         return each_values
 
     def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
+        """The counts of a block, as :meth:`reader` rounds them."""
         v = (block.astype(np.float64) * self.scale + 0.5).astype(np.int64)  # int() of each: truncated
         return v if self.per_value else v[..., 0]
 
@@ -236,12 +241,17 @@ class Score(Unit):
     at most a hand's worth past the end."""
 
     def entries(self, value: Any, end_score: int) -> list[float]:
+        """The points divided by the game's ``end_score``."""
         return [value / end_score]
 
     def high(self, end_score: int) -> float:
+        """A score one short of the end plus the largest penalty of a hand, over
+        ``end_score``."""
         return (end_score - 1 + MAX_PENALTY) / end_score
 
     def reader(self, start: int, per_other: bool, name: str) -> Reader:
+        """Reads the points back with the view's ``end_score``; a ``ValueError`` for a NaN
+        or an infinity."""
         i = start
         if not per_other:
 
@@ -264,6 +274,7 @@ class Score(Unit):
         return each
 
     def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
+        """The points of a block, each row times its own ``end_score``."""
         end = end_score.reshape(end_score.shape + (1,) * (block.ndim - 2))
         return (block[..., 0].astype(np.float64) * end + 0.5).astype(np.int64)
 
@@ -273,9 +284,11 @@ class Flag(Unit):
     """A yes/no as 1/0."""
 
     def entries(self, value: Any, end_score: int) -> list[float]:
+        """1.0 for a true ``value``, else 0.0."""
         return [1.0 if value else 0.0]
 
     def reader(self, start: int, per_other: bool, name: str) -> Reader:
+        """Reads an entry above 0.5 as true; a ``ValueError`` for a NaN or an infinity."""
         i = start
         if not per_other:
 
@@ -297,6 +310,7 @@ class Flag(Unit):
         return each
 
     def values(self, block: np.ndarray, end_score: np.ndarray) -> np.ndarray:
+        """A block's entries above 0.5, as booleans."""
         return block[..., 0] > 0.5
 
 
@@ -317,9 +331,11 @@ class OneHot(Unit):
         return self.count
 
     def entries(self, value: Any, end_score: int) -> list[float]:
+        """A 1.0 at ``value - first``, 0.0 elsewhere (all zeros for ``empty``)."""
         return [1.0 if value == self.first + k else 0.0 for k in range(self.count)]
 
     def reader(self, start: int, per_other: bool, name: str) -> Reader:
+        """Reads the value a block marks, checked as :meth:`checked` says."""
         one, c = self.checked(name), self.count
         i = start
         if not per_other:

@@ -46,6 +46,8 @@ class GameRecording:
     same agents and seed, ``game`` is that evaluation's game ``game``. Replaying ignores it."""
 
     def to_json(self) -> dict[str, Any]:
+        """The record as the JSON object that :meth:`save` writes and :meth:`from_json`
+        reads back (``format`` and ``version`` first; ``context`` only where there is one)."""
         data = {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,

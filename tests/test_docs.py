@@ -11,7 +11,7 @@ paragraph's line, where the site prints it as raw text.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import html
 import re
 from pathlib import Path
@@ -297,18 +297,26 @@ def _api_blocks() -> list[tuple[str, str]]:
     ]
 
 
+def _public_methods(cls: Any) -> dict[str, Any]:
+    """The methods (properties too) of ``cls`` that ``filters: public`` shows, by name: its
+    own, not what it inherits, and no ``__special__`` one (``__init__`` is merged into
+    the class's entry)."""
+    return {
+        name: member
+        for name, member in cls.members.items()
+        if not name.startswith("_") and not member.is_alias and member.is_function and member.is_public
+    }
+
+
 def _api_problems() -> list[str]:
     """What the reference would get wrong, read by Griffe with the site's extensions as
     mkdocstrings reads the code: a public name it leaves out (one without a docstring, as
-    ``show_if_no_docstring`` is off, one assigned in a tuple, which Griffe does not see, or
-    one a package imports that the module defining it does not show), and a class or
-    function shown twice (a package and the module that defines it both showing it:
-    docs/_hooks/reexports.py leaves it to the module, where a page shows that module)."""
-    griffe = pytest.importorskip("griffe")
-    loader = _reference_loader(griffe)
-    for package in ("llama_env", "agents", "train"):
-        loader.load(package)
-    loader.resolve_aliases(implicit=False, external=False)
+    ``show_if_no_docstring`` is off, a public method of a class it shows without one
+    too, one assigned in a tuple, which Griffe does not see, or one a package imports
+    that the module defining it does not show), and a class or function shown twice (a
+    package and the module that defines it both showing it: docs/_hooks/reexports.py
+    leaves it to the module, where a page shows that module)."""
+    loader = _reference()
     shown: dict[str, str] = {}  # each object shown: where it is defined -> where it is shown
     problems, public = [], []
     for page, name in _api_blocks():
@@ -333,6 +341,12 @@ def _api_problems() -> list[str]:
             shown.setdefault(target.path, path)
             if not member.has_docstrings:
                 problems.append(f"{page}: {path} has no docstring, so the reference leaves it out")
+            if target.is_class:
+                problems += [
+                    f"{page}: {path}.{method} has no docstring, so the reference leaves it out"
+                    for method, m in _public_methods(target).items()
+                    if not m.has_docstring
+                ]
     for page, path, member in public:
         target = member.final_target if member.is_alias else member
         if target.path not in shown:
@@ -343,9 +357,21 @@ def _api_problems() -> list[str]:
 def test_the_api_reference_shows_every_public_name_once() -> None:
     """docs/env.md says the reference lists what each module's ``__all__`` names: it left
     out every name without a docstring (``OBS_SIZE``, ``Decoded``...) and showed about 15
-    objects twice (``TrainConfig`` under ``train.training`` and ``train.training.config``)."""
+    objects twice (``TrainConfig`` under ``train.training`` and ``train.training.config``).
+    Then 31 public methods of the classes it shows, without a docstring, were left out:
+    every agent's ``act``, ``ChunkExecutor.run`` (the extension point the architecture
+    page names), ``BatchEngine.step``."""
     problems = _api_problems()
     assert not problems, "the API reference:\n" + "\n".join(problems)
+
+
+def test_the_method_check_reads_the_methods_a_page_shows() -> None:
+    loader = _reference()
+    heuristic = loader.modules_collection.get_member("agents.heuristic.HeuristicAgent")
+    assert {"act", "act_batch"} <= set(_public_methods(heuristic))
+    batch = loader.modules_collection.get_member("llama_env.batch.BatchEngine")
+    assert {"step", "reset"} <= set(_public_methods(batch))
+    assert not any(name.startswith("_") for name in _public_methods(batch))
 
 
 def _reference_options() -> dict:
@@ -356,40 +382,18 @@ def _reference_options() -> dict:
     return mkdocstrings["handlers"]["python"]["options"]
 
 
-def _reference_loader(griffe: Any) -> Any:
-    """A Griffe loader with the Griffe extensions the site's reference is built with."""
-    extensions = griffe.load_extensions(*(str(ROOT / path) for path in _reference_options().get("extensions", [])))
-    return griffe.GriffeLoader(search_paths=[str(ROOT)], extensions=extensions)
-
-
-def test_every_agent_in_the_reference_says_how_it_acts() -> None:
-    """``act`` is what an agent is for, and the reference leaves out a method without a
-    docstring: no agent's ``act`` was on its page (nor the protocol's)."""
+@functools.cache
+def _reference() -> Any:
+    """The three packages as the site's reference reads them: a Griffe loader with the
+    Griffe extensions it is built with, loaded once for the tests that read it (no build,
+    and no import of the training extras)."""
     griffe = pytest.importorskip("griffe")
-    loader = _reference_loader(griffe)
+    extensions = griffe.load_extensions(*(str(ROOT / path) for path in _reference_options().get("extensions", [])))
+    loader = griffe.GriffeLoader(search_paths=[str(ROOT)], extensions=extensions)
     for package in ("llama_env", "agents", "train"):
         loader.load(package)
     loader.resolve_aliases(implicit=False, external=False)
-    classes = []
-    for _, name in _api_blocks():
-        obj = loader.modules_collection.get_member(name)
-        if obj.is_module:
-            names = [str(n) for n in obj.exports] if obj.exports is not None else list(obj.members)
-            members = [obj.members[n] for n in names if n in obj.members and obj.members[n].is_public]
-        else:
-            members = [obj]
-        classes += [m.final_target if m.is_alias else m for m in members]
-    acting = [c for c in classes if c.is_class and "act" in c.members]
-    assert {"Agent", "BaseAgent", "RandomAgent", "HeuristicAgent", "PPOAgent", "SearchAgent"} <= {
-        c.name for c in acting
-    }
-    silent = [
-        f"{c.path}.{method}"
-        for c in acting
-        for method in ("act", "act_batch")
-        if method in c.members and not c.members[method].is_alias and not c.members[method].has_docstring
-    ]
-    assert not silent, f"no docstring, so the reference leaves them out: {silent}"
+    return loader
 
 
 def test_the_reference_shows_how_to_make_each_class() -> None:
@@ -402,11 +406,8 @@ def test_the_reference_shows_how_to_make_each_class() -> None:
 
     from train.training.config import TrainConfig
 
-    griffe = pytest.importorskip("griffe")
     assert _reference_options()["merge_init_into_class"] is True
-    loader = _reference_loader(griffe)
-    loader.load("train")
-    entry = loader.modules_collection.get_member("train.training.config.TrainConfig")
+    entry = _reference().modules_collection.get_member("train.training.config.TrainConfig")
     for f in dataclasses.fields(TrainConfig):
         default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
         shown = entry.members[f.name]
@@ -431,15 +432,14 @@ def test_every_word_in_italics_on_the_agents_page_is_a_term() -> None:
 # ------------------------------------------------------------- the built reference
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _built_site(out: Path) -> Path:
     """The site as ``make test`` builds it (not strictly: that build, in ``make test``, is
-    the judge of warnings; these tests read the pages)."""
+    the judge of warnings; the test below reads the pages). It takes seconds: one test
+    builds it, and every check of the built pages is in that test."""
     pytest.importorskip("mkdocs")
     import subprocess
     import sys
 
-    out = tmp_path_factory.mktemp("site")
     build = [sys.executable, "-m", "mkdocs", "build", "--config-file", str(ROOT / "mkdocs.yml")]
     done = subprocess.run([*build, "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -464,18 +464,25 @@ def _unlinked_references(pages: dict[str, str]) -> list[str]:
     ]
 
 
-def test_a_role_in_a_docstring_links_to_the_entry_it_names(site: Path) -> None:
+def test_the_built_reference_links_each_role_and_shows_no_source(tmp_path: Path) -> None:
     """The docstrings name objects with Sphinx's roles (:class:`LlamaGame`), and the site's
     hook handed the name as written to mkdocs-autorefs, which knows entries by their full
     names only: about 560 references were plain code. Each is now written in full as the
-    docstring's module reads it (``llama_env.engine.LlamaGame``), and links."""
-    pages = _reference_pages(site)
+    docstring's module reads it (``llama_env.engine.LlamaGame``), and links. And no
+    attribute's entry shows the source of its value (``_record(...)``,
+    ``_StandardValue(4)``), nor a role as written."""
+    pages = _reference_pages(_built_site(tmp_path / "site"))
     assert set(pages) == {"llama_env", "agents", "train"}
     assert not _unlinked_references(pages), "\n".join(_unlinked_references(pages))
     # llama_env.table's docstring says :class:`LlamaGame`, which it imports from the engine
     assert re.search(
         r'<a class="autorefs autorefs-internal" title="[^"]*" href="#llama_env\.engine\.LlamaGame">', pages["llama_env"]
     )
+    text = html.unescape(re.sub(r"<[^>]+>", "", "".join(pages.values())))
+    for expression in ("_record(", "_StandardValue(", ":class:`", str(ROOT)):
+        assert expression not in text, expression
+    assert re.search(r"MAX_PLAYERS\s*=\s*6\b", text)
+    assert re.search(r'HEURISTIC_DEFAULTS\s*=\s*\{\s*"quit_base": 1.0,', text)
 
 
 def test_the_unlinked_check_catches_a_bare_name() -> None:
@@ -484,14 +491,62 @@ def test_the_unlinked_check_catches_a_bare_name() -> None:
     assert not _unlinked_references({"llama_env": page.replace('"LlamaGame"', '"train._private"')})
 
 
-def test_the_reference_shows_a_short_value_and_no_expression(site: Path) -> None:
+def test_the_reference_shows_a_value_a_reader_looks_up_and_no_expression() -> None:
     """An attribute's entry showed the source of its value: the whole ``FIELDS`` table,
     the ``_record(...)`` call that makes ``Decoded`` with its reST, ``_StandardValue(4)``.
-    Only a short literal (``MAX_PLAYERS = 6``) is shown now."""
-    text = html.unescape(re.sub(r"<[^>]+>", "", _reference_pages(site)["llama_env"]))
-    for expression in ("_record(", "_StandardValue(", ":class:`"):
-        assert expression not in text, expression
-    assert re.search(r"MAX_PLAYERS\s*=\s*6\b", text)
+    Then only a short literal was shown, and the values people look up went too:
+    ``HEURISTIC_DEFAULTS``, ``MAX_SAVE_DATA_BYTES = 16 * 2**20``, ``MAX_GAMES``, the type
+    aliases. Read from the reference's loader: the values docs/_hooks/attribute_values.py
+    leaves."""
+    import ast
+
+    from agents.heuristic import HEURISTIC_DEFAULTS
+
+    def value(path: str) -> str | None:
+        shown = _reference().modules_collection.get_member(path).value
+        return None if shown is None else str(shown)
+
+    assert {
+        path: value(path)
+        for path in (
+            "llama_env.engine.MAX_PLAYERS",
+            "llama_env.engine.DEFAULT_NUM_PLAYERS",
+            "llama_env.engine.DECK_SIZE",
+            "llama_env.engine.Rules.num_players",
+            "agents.ppo.MAX_SAVE_DATA_BYTES",
+            "train.cli.common.MAX_GAMES",
+            "train.evaluation.ratings.SIGMA",
+            "train.training.rllib.env.SHARED_POLICY",
+            "train.training.sb3.Sb3Options.engine",
+            "llama_env.agent.Registration",
+            "llama_env.agent.SeedKey",
+            "agents.search.Layers",
+            "train.training.sb3.vec_env.PolicyFn",
+        )
+    } == {
+        "llama_env.engine.MAX_PLAYERS": "6",
+        "llama_env.engine.DEFAULT_NUM_PLAYERS": "4",  # _StandardValue(4) in the code
+        "llama_env.engine.DECK_SIZE": "56",
+        "llama_env.engine.Rules.num_players": "4",
+        "agents.ppo.MAX_SAVE_DATA_BYTES": "16 * 2 ** 20",
+        "train.cli.common.MAX_GAMES": "10 ** 9",
+        "train.evaluation.ratings.SIGMA": repr(25.0 / 3),
+        "train.training.rllib.env.SHARED_POLICY": "'shared'",
+        "train.training.sb3.Sb3Options.engine": "'auto'",
+        "llama_env.agent.Registration": "tuple[str, Factory, str, str]",
+        "llama_env.agent.SeedKey": "tuple[int, ...]",
+        "agents.search.Layers": "list[tuple[np.ndarray, np.ndarray]]",
+        "train.training.sb3.vec_env.PolicyFn": "Callable[[np.ndarray, np.ndarray], np.ndarray]",
+    }
+    assert ast.literal_eval(value("agents.heuristic.HEURISTIC_DEFAULTS") or "None") == HEURISTIC_DEFAULTS
+    left_out = (
+        "llama_env.observation.FIELDS",  # a table of Field(...) calls
+        "llama_env.observation.Decoded",  # _record(...), with its reST
+        "llama_env.engine.DEFAULT_RULES",  # an object, not a literal
+        "agents.ppo.MODELS_DIR",  # a path of the machine that builds the site
+        "llama_env.table.Table.names",  # the code of __init__
+    )
+    assert {path: value(path) for path in left_out} == dict.fromkeys(left_out)
 
 
 # ------------------------------------------------------------- names the docs write in full
@@ -501,24 +556,25 @@ DOTTED = re.compile(r"`((?:llama_env|agents|train)(?:\.\w+)+)(?:\([^`]*\))?`")
 
 
 def _unexported(text: str) -> list[str]:
-    """The full names in ``text`` that are no module's export: a module's attribute that
-    is private or left out of its ``__all__`` (a file name, ``agents.py``, is no name)."""
-    import importlib
-
+    """The full names in ``text`` the reference does not show as public, read statically
+    by its loader: one that does not exist, one with a private part
+    (``llama_env.engine.LlamaGame._x``), and a module's attribute left out of its
+    ``__all__`` (a file name, ``agents.py``, is no name)."""
+    collection = _reference().modules_collection
     found = []
     for dotted in dict.fromkeys(DOTTED.findall(text)):
         parts = dotted.split(".")
         if parts[-1] in ("py", "md", "toml", "json", "ipynb"):
             continue
-        for i in range(len(parts), 0, -1):
-            with contextlib.suppress(ImportError):
-                module = importlib.import_module(".".join(parts[:i]))
+        obj = collection.get_member(parts[0])
+        for part in parts[1:]:
+            member = obj.members.get(part)
+            submodule = member is not None and not member.is_alias and member.is_module  # no __all__ lists it
+            exports = obj.exports if obj.is_module and not submodule else None
+            if member is None or part.startswith("_") or (exports is not None and part not in exports):
+                found.append(dotted)
                 break
-        if i == len(parts):
-            continue
-        name, exports = parts[i], getattr(module, "__all__", None)
-        if name.startswith("_") or (exports is not None and name not in exports):
-            found.append(dotted)
+            obj = member.final_target if member.is_alias else member
     return found
 
 
@@ -531,3 +587,10 @@ def test_the_docs_name_in_full_only_what_a_module_exports() -> None:
     assert _unexported("`train.evaluation.runner.run_chunks` and `train.evaluation.evaluate()`, `agents.py`") == [
         "train.evaluation.runner.run_chunks"
     ]
+    # a name that does not exist, where the module has no __all__; a private part after
+    # the first; a module of an extra (Ray) read without importing it
+    assert _unexported("`llama_env.rewards.no_such_name` `llama_env.engine.LlamaGame._x`") == [
+        "llama_env.rewards.no_such_name",
+        "llama_env.engine.LlamaGame._x",
+    ]
+    assert _unexported("`llama_env.engine.LlamaGame.step` `train.training.rllib.env`") == []

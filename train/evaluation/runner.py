@@ -379,7 +379,11 @@ class ChunkExecutor(Protocol):
     when a chunk ran. Ending the iteration early (Ctrl-C, an error in a game) should stop
     the chunks under way."""
 
-    def run(self, payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[Any]: ...
+    def run(self, payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[Any]:
+        """The results of :func:`run_job` on each of ``jobs``, as they come, from at most
+        ``workers`` processes each set up once with ``payload`` (the class's docstring says
+        what an implementation must keep)."""
+        ...
 
 
 def setup_worker(payload: bytes) -> None:
@@ -498,6 +502,9 @@ class LocalProcesses:
     (:data:`WORKER_DIED`), the others ended too."""
 
     def run(self, payload: bytes, jobs: Sequence[Job], workers: int) -> Iterator[Any]:
+        """The results of the jobs, in their order, from a process pool of at most
+        ``workers`` processes (no more than the jobs); leaving the loop early (Ctrl-C, an
+        error in a game) stops the workers."""
         pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), initializer=_init_worker, initargs=(payload,))
         results: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
         # the first job here: the workers it starts (forked) are this thread's children

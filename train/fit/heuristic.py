@@ -100,6 +100,8 @@ class TuneConfig:
         return self
 
     def starting_point(self) -> dict[str, float]:
+        """The parameters the search starts from: the hand-set :data:`START` for
+        ``start="start"``, else a copy of the shipped ``HEURISTIC_DEFAULTS``."""
         return dict(START) if self.start == "start" else dict(HEURISTIC_DEFAULTS)
 
 

@@ -913,6 +913,9 @@ class AgentPolicy:
     model_dirs: tuple[Path, ...] = ()
 
     def spec(self, text: object, what: str) -> AgentSpec:
+        """``text`` parsed as an agent spec a request may seat, or a ``SessionError``
+        naming ``what`` (the field of the request) and what is wrong: too long, unknown, a
+        number outside its limits, a path outside ``model_dirs``."""
         if not isinstance(text, str):
             raise SessionError(f"{what} must be an agent name, got {brief(text)}")
         if len(text) > SPEC_LENGTH:
@@ -1553,6 +1556,8 @@ class SessionStore:
         return session
 
     def get(self, game_id: str) -> GameSession:
+        """The live game ``game_id``, marked as just used; a 404 ``SessionError`` saying
+        why a game may be gone where there is none."""
         with self._lock:
             dropped = self._expire()
             session = self._games.get(game_id)
