@@ -220,6 +220,12 @@ PARSE_ONLY_LINES = {
     "llama-rl eval --agents ppo:path=runs/beat-heuristic,heuristic --games 2000": (
         "plays the model of a training run that the tests do not make"
     ),
+    **{
+        f"llama-rl eval --agents ppo:path=runs/bh-0,heuristic --games 2000 --seed {seed} --workers 1": (
+            "plays the model of a training run that the tests do not make"
+        )
+        for seed in (20261207, 20261208)
+    },
 }
 """Single command lines (as written, comments dropped) that are parsed, not run."""
 
