@@ -49,7 +49,7 @@ train: setup
 # broken link or an unreadable docstring fails it), then the tests (slow training tests
 # excluded; run them with `make test-slow`).
 test: setup-dev
-	$(BIN)/ruff check llama_env agents train benchmarks tests docs/_hooks
+	$(BIN)/ruff check llama_env agents train benchmarks tests docs/_hooks notebooks
 	$(BIN)/mypy
 	$(BIN)/mkdocs build --strict
 	$(BIN)/python -m pytest -n 2 -q
@@ -72,6 +72,6 @@ bench: setup
 	$(BIN)/python benchmarks/train_speed.py --steps 300000
 
 lint: setup-dev
-	$(BIN)/ruff check llama_env agents train benchmarks tests docs/_hooks
-	$(BIN)/ruff format --check llama_env agents train benchmarks tests docs/_hooks
+	$(BIN)/ruff check llama_env agents train benchmarks tests docs/_hooks notebooks
+	$(BIN)/ruff format --check llama_env agents train benchmarks tests docs/_hooks notebooks
 	$(BIN)/mypy
