@@ -23,11 +23,12 @@ run; the exit code is 1.
 from __future__ import annotations
 
 import argparse
+import enum
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from train.cli.common import extra_or_exit, int_in
 
@@ -46,18 +47,37 @@ QUICK_TIMEOUT = 600  # seconds a cell of a --quick run may take: its small budge
 NOTEBOOKS = sorted(p for p in HERE.glob("[0-9][0-9]_*.ipynb") if not p.name.endswith(FAILED_SUFFIX))
 
 
+class _Default(enum.Enum):
+    """A timeout not given: a ``--quick`` run's :data:`QUICK_TIMEOUT`, else no limit."""
+
+    TIMEOUT = enum.auto()
+
+
+DEFAULT_TIMEOUT: Literal[_Default.TIMEOUT] = _Default.TIMEOUT
+
+
 class NotebookFailed(Exception):
     """A notebook that stopped before its end; the message is one line (``cell k failed: ...``)."""
 
 
-def execute(path: Path, out: Path, *, quick: bool, timeout: int | None = None, failed_out: Path | None = None) -> float:
+def execute(
+    path: Path,
+    out: Path,
+    *,
+    quick: bool,
+    timeout: int | None | Literal[_Default.TIMEOUT] = DEFAULT_TIMEOUT,
+    failed_out: Path | None = None,
+) -> float:
     """Run one notebook with its folder as working directory and write it to ``out``;
-    ``timeout`` is the seconds a cell may run (``None``: as long as it needs).
+    ``timeout`` is the seconds a cell may run (``None``: as long as it needs; left out,
+    :data:`QUICK_TIMEOUT` for a ``quick`` run and no limit otherwise).
 
     A cell that fails (raises, times out, kills the kernel) raises :class:`NotebookFailed`
     after the notebook, as far as it ran, is written to ``failed_out`` (default ``out``);
     nbclient's error is its cause, so a test that calls this shows the cell's source and
     traceback, where the command line prints the one line."""
+    if timeout is DEFAULT_TIMEOUT:
+        timeout = QUICK_TIMEOUT if quick else None
     nb = nbformat.read(path, as_version=4)
     env_backup = os.environ.get("LLAMA_RL_QUICK")
     os.environ["LLAMA_RL_QUICK"] = "1" if quick else "0"
@@ -153,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"stop a cell that runs longer (default: no limit; {QUICK_TIMEOUT} with --quick)",
     )
     args = p.parse_args(argv)
-    timeout = args.timeout if args.timeout is not None or not args.quick else QUICK_TIMEOUT
+    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     try:
         paths = list(dict.fromkeys(resolve(n) for n in args.names)) if args.names else NOTEBOOKS
         if args.quick and (args.out is None or any(args.out.resolve() == path.parent for path in paths)):

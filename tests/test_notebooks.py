@@ -26,7 +26,7 @@ def test_all_notebooks_present() -> None:
 def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the kernel's temporary files (notebook 03's run) go with the test
     out = tmp_path / path.name
-    execute(path, out, quick=True, timeout=600)
+    execute(path, out, quick=True, timeout=run_notebooks.QUICK_TIMEOUT)
     nb = nbformat.read(out, as_version=4)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
@@ -153,27 +153,50 @@ def test_a_progress_bar_is_saved_as_its_last_line(tmp_path: Path) -> None:
     assert "\r" not in outputs[0].text
 
 
+@pytest.fixture
+def client_limits(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The per-cell limits ``execute`` gives the kernel's client, recorded in place of
+    running any cell."""
+    limits: list[object] = []
+
+    class Client:
+        def __init__(self, nb: object, **kwargs: object) -> None:
+            limits.append(kwargs["timeout"])
+
+        def execute(self) -> None:
+            pass
+
+    monkeypatch.setattr(run_notebooks, "NotebookClient", Client)
+    return limits
+
+
 def test_cells_run_without_a_time_limit_unless_one_is_given(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    client_limits: list[object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Notebook 02's first cell takes up to an hour on two busy cores: the old 1800 s per
     cell stopped it half way. In place, a cell runs as long as it needs; ``--timeout``
     sets a limit, a positive whole number of seconds, refused in one line otherwise."""
-    limits: list[object] = []
-
-    def record(path: Path, out: Path, **kwargs: object) -> float:
-        limits.append(kwargs["timeout"])
-        return 0.0
-
-    monkeypatch.setattr(run_notebooks, "execute", record)
+    limits = client_limits
     assert run_notebooks.main(["01_environment_tour", "--out", str(tmp_path)]) == 0
     assert run_notebooks.main(["01_environment_tour", "--out", str(tmp_path), "--timeout", "7200"]) == 0
     assert limits == [None, 7200]
     assert run_notebooks.main(["--quick", "--out", str(tmp_path), "01_environment_tour"]) == 0
-    assert isinstance(limits[-1], int) and limits[-1] > 0  # the tests' quick run keeps a limit
+    assert limits[-1] == run_notebooks.QUICK_TIMEOUT  # the tests' quick run keeps a limit
     for bad in ("0", "-5", "1.5", "soon"):
         with pytest.raises(SystemExit) as exited:
             run_notebooks.main(["01_environment_tour", "--timeout", bad])
         err = capsys.readouterr().err
         assert exited.value.code == 2 and err.count("\n") == 1 and "--timeout" in err and bad in err, err
     assert len(limits) == 3
+
+
+def test_a_quick_run_keeps_its_limit_from_python_too(client_limits: list[object], tmp_path: Path) -> None:
+    """``execute(quick=True)`` called from Python, as the tests do, ran without a limit: the
+    quick run's default lived in ``main`` alone. It lives in ``execute`` now."""
+    limits = client_limits
+    nbformat.write(new_notebook(cells=[new_code_cell("1")]), tmp_path / "nb.ipynb")
+    for quick in (True, False):
+        execute(tmp_path / "nb.ipynb", tmp_path / "out.ipynb", quick=quick)
+    execute(tmp_path / "nb.ipynb", tmp_path / "out.ipynb", quick=True, timeout=None)
+    execute(tmp_path / "nb.ipynb", tmp_path / "out.ipynb", quick=False, timeout=30)
+    assert limits == [run_notebooks.QUICK_TIMEOUT, None, None, 30]
