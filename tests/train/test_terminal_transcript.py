@@ -14,6 +14,7 @@ import pytest
 from conftest import make_game
 
 from llama_env.engine import Action, Rules
+from train.cli import main
 from train.play import terminal
 from train.play.terminal import MoveError, PlayConfig, format_moves, parse_move, play
 
@@ -75,6 +76,24 @@ def test_a_and_a_number_apart_is_refused_naming_both_readings(typed):
     )
 
 
+@pytest.mark.parametrize(
+    ("typed", "message"),
+    [
+        ("a 0", "there is no card 0: the cards are 1 to 6 and the llama (L); a0 is action 0"),
+        ("a 8", "there is no card 8: the cards are 1 to 6 and the llama (L); a8 is action 8"),
+        ("a 08", "there is no card 08: the cards are 1 to 6 and the llama (L); a8 is action 8"),
+        ("a 9", "there is no card 9 and no action 9: the cards are 1 to 6 and the llama (L), actions 0..8"),
+        ("a  12", "there is no card 12 and no action 12: the cards are 1 to 6 and the llama (L), actions 0..8"),
+    ],
+)
+def test_a_and_a_number_that_is_no_card_is_not_called_both(typed, message):
+    """Only a 1 .. a 7 read two ways: "a 9" said to type 9 or a9, and neither is a move."""
+    game = make_game(num_players=2, hands=[[6, 7], [1, 2]], top=6)
+    with pytest.raises(MoveError) as info:
+        parse_move(typed, game)
+    assert str(info.value) == message
+
+
 def test_input_not_understood_says_to_type_a_key_or_its_words():
     game = make_game(num_players=2, hands=[[6, 7], [1, 2]], top=6)
     with pytest.raises(
@@ -126,17 +145,32 @@ def test_a_narrow_terminal_wraps_the_table_between_cards(monkeypatch):
     """At COLUMNS=40 the rows of the table ran past the edge and wrapped inside a hand."""
     monkeypatch.setenv("COLUMNS", "40")
     out = _Terminal()
-    moves = "x\n4\nq\n" * 300  # refusals too
+    moves = "x\nhelp\n4\nq\n" * 300  # refusals and help too
     config = PlayConfig(Rules(3, end_score=20), opponents=("heuristic",), seed=3)
     assert play(config, _Terminal(moves), out) == terminal.EXIT_FINISHED
+    assert play(config, _Terminal("help\n"), out) == terminal.EXIT_LEFT  # and the line that says input ended
     # a terminal ends the prompt's line with the move typed there, which this stream does not show
     lines = [line.removeprefix("Your move> ") for line in out.getvalue().splitlines()]
     assert (
         sum(bool(re.match(r"[* ] player_\d|  player_\d|    |Your moves:|            \[", line)) for line in lines) > 10
     )
-    assert any(line.startswith("I don't") for line in lines)  # refusals, broken between words, are checked too
+    # refusals, broken between words, the line after the moves that help shows, the end of input: checked too
+    for start in ("I don't", "Type 'exit'", "End of input"):
+        assert any(line.startswith(start) for line in lines), start
     assert all(len(line) <= 40 for line in lines), [line for line in lines if len(line) > 40]
     assert any(re.fullmatch(r"    (?:held )?[1-6L]( [1-6L])*", line) for line in lines)
+
+
+def test_watch_wraps_every_line_at_a_narrow_terminal(monkeypatch):
+    """watch's opening line, which names every seat's agent, ran past the edge."""
+    monkeypatch.setenv("COLUMNS", "40")
+    out = _Terminal()
+    config = terminal.WatchConfig(agents=("heuristic", "random:seed=5", "heuristic"), seed=2, delay=0)
+    assert terminal.watch(config, out) == terminal.EXIT_FINISHED
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "L.L.A.M.A. with 3 players: player_0 ="
+    assert any("over:" in line for line in lines)
+    assert all(len(line) <= 40 for line in lines), [line for line in lines if len(line) > 40]
 
 
 class _Resizing(_Terminal):
@@ -168,6 +202,32 @@ def test_a_resized_terminal_is_followed_at_the_next_prompt(monkeypatch):
     assert all(len(line) <= 40 for line in lines), [line for line in lines if len(line) > 40]
 
 
+class _ResizedAfter(_Terminal):
+    """A terminal that is made narrower once ``mark`` has been written to it."""
+
+    def __init__(self, mark: str, monkeypatch, columns: int) -> None:
+        super().__init__()
+        self.mark, self.monkeypatch, self.columns = mark, monkeypatch, columns
+
+    def write(self, text: str) -> int:
+        if self.mark in text:
+            self.monkeypatch.setenv("COLUMNS", str(self.columns))
+        return super().write(text)
+
+
+def test_a_resized_terminal_is_followed_by_watch(monkeypatch):
+    """watch read the width of each round's hands again, and its other lines wrapped to none."""
+    monkeypatch.setenv("COLUMNS", "200")
+    out = _ResizedAfter("Round 2:", monkeypatch, 34)
+    config = terminal.WatchConfig(agents=("heuristic",) * 3, rules=Rules(3, hand_size=12), seed=4, delay=0)
+    assert terminal.watch(config, out) == terminal.EXIT_FINISHED
+    before, after = out.getvalue().split("Round 2:", 1)
+    assert max(len(line) for line in before.splitlines()) > 34  # laid out at 200 columns
+    lines = after.splitlines()[1:]  # the resize came as "Round 2: ..." was written
+    assert len(lines) > 20 and "over:" in after
+    assert all(len(line) <= 34 for line in lines), [line for line in lines if len(line) > 34]
+
+
 def test_a_round_summary_in_play_marks_you_and_shows_the_hands():
     out = io.StringIO()
     config = PlayConfig(Rules(2), opponents=("heuristic",), seat=1, seed=1)
@@ -184,3 +244,12 @@ def test_watch_wraps_each_hand_at_a_narrow_terminal(monkeypatch):
     terminal.watch(config, out)
     hands = [line for line in out.getvalue().splitlines() if re.fullmatch(r" +(player_\d +)?[1-6L]( [1-6L])*", line)]
     assert len(hands) >= 6 and all(len(line) <= 30 for line in hands), hands
+
+
+def test_play_help_says_how_moves_are_typed(capsys):
+    """The help said only "key in brackets" and a7, where the guide and the game take
+    [q], 'action 7' and the words, and refuse 'a 7'."""
+    assert main(["play", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for said in ("[q]", "'play a llama'", "'a7' or 'action 7'", "'a 7', with a space, is refused"):
+        assert said in text, said

@@ -84,10 +84,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
             "Play one game against agents. At each of your turns you see your hand, the top card, "
             "the draw pile, the other players' hand sizes, scores and who has quit, and your legal "
             "moves.\n\n"
-            "Type a move by its key in brackets, or in the words beside it: the card value to play it "
-            "(4, 'play 4' or 'play a 4'), L or 'play a llama', d or 'draw', q or 'quit the round' (not "
-            "the program). 'a7' names an "
-            "action by its index 0..8. 'help' lists the moves; 'exit' or end of input (Ctrl-D) "
+            "Type a move by its key, shown in brackets (q or [q]), or in the words beside it: the card "
+            "value to play it (4, 'play 4' or 'play a 4'), L or 'play a llama', d or 'draw', q or 'quit "
+            "the round' (not the program). 'a7' or 'action 7' names an action by its index 0..8; 'a 7', "
+            "with a space, is refused, as it reads as 'play a 7' too. 'help' lists the moves; 'exit' or "
+            "end of input (Ctrl-D) "
             "leaves the game (exit code 1; 0 when the game is played to the end).\n\n" + AGENT_SYNTAX
         ),
         epilog=(

@@ -19,8 +19,8 @@ refused, since it reads as "play a 7" too.
 move, is refused with the reason and the moves' keys, and the prompt comes back.
 
 At a terminal the table, the move list and each round's summary wrap to its width
-between cards and moves, and the other lines between words; the width is read again at
-each prompt, so a resized terminal is followed. Into a file or a pipe lines stay whole.
+between cards and moves, and every other line between words; the width is read again as
+each is shown, so a resized terminal is followed. Into a file or a pipe lines stay whole.
 """
 
 from __future__ import annotations
@@ -199,13 +199,33 @@ def _say_moves(lead: str, legal: Sequence[int], width: int | None) -> str:
     return "\n".join(lines)
 
 
-def _fill(line: str, width: int | None, indent: str = "") -> str:
-    """``line`` broken between words to ``width`` columns, later lines led by ``indent``;
-    whole where ``width`` is ``None`` (a file or a pipe)."""
-    return line if width is None else textwrap.fill(line, width, subsequent_indent=indent)
+def _sayer(stdout: TextIO) -> Callable[[str], None]:
+    """The one way a line reaches the person: ``say(text)`` writes ``text`` and a newline
+    to ``stdout`` and flushes it. At a terminal each of its lines wider than the terminal
+    of the moment is broken between words, an indented line's later lines indented 2
+    more; lines laid out already (the table, the moves, a summary, wrapped between cards)
+    fit and are left as they are. Into a file or a pipe lines stay whole."""
+
+    def say(text: str = "") -> None:
+        width = terminal_columns(stdout)
+        if width is not None:
+            text = "\n".join(_fill(line, width) for line in text.split("\n"))
+        stdout.write(text + "\n")
+        stdout.flush()
+
+    return say
 
 
-_PLAY = r"^(?:(?:play|p)\s*(?:an?\s+)?)?"  # "play a 4", as the move list words it; "a 4" alone is action 4
+def _fill(line: str, width: int) -> str:
+    """``line`` broken between words to ``width`` columns, later lines indented 2 more
+    than an indented first one; unchanged where it fits."""
+    if len(line) <= width:
+        return line
+    lead = line[: len(line) - len(line.lstrip())]
+    return textwrap.fill(line, width, subsequent_indent=lead + "  " if lead else "")
+
+
+_PLAY = r"^(?:(?:play|p)\s*(?:an?\s+)?)?"  # "play a 4", as the move list words it; "a 4" alone is no move
 _PLAY_RE = re.compile(_PLAY + r"([1-7]|l|llama)$")
 # "a6" or "action 6"; "a 6" is refused: it reads as "play a 6" as well (ASCII digits: \d takes other scripts' too)
 _ACTION_RE = re.compile(r"^(?:a|action\s*)([0-9]+)$")
@@ -234,22 +254,35 @@ def parse_move(text: str, game: LlamaGame) -> int:
         card = m.group(1)
         action = int(Action.PLAY_LLAMA) if card in ("7", "l", "llama") else int(card) - 1
     elif m := re.match(_PLAY + r"([0-9]+)$", t):
-        raise MoveError(f"there is no card {_short(m.group(1))}: the cards are 1 to 6 and the llama (L)")
+        raise MoveError(f"there is no card {_short(m.group(1))}: {_CARDS}")
     elif m := _A_SPACE_RE.match(t):
-        n = _short(m.group(1))
-        both = f"could mean play a {n} or action {n}: type {n} to play the card, a{n} for the action"
+        n, k = _short(m.group(1)), _action_number(m.group(1))
+        if k is None:
+            raise MoveError(f"there is no card {n} and no action {n}: {_CARDS}, actions 0..{NUM_ACTIONS - 1}")
+        if not 1 <= k <= 7:  # a0, a8: an action, but no card
+            raise MoveError(f"there is no card {n}: {_CARDS}; a{k} is action {k}")
+        both = f"could mean play a {k} or action {k}: type {k} to play the card, a{k} for the action"
         raise MoveError(f"{_quoted(text.strip())} {both}")
     elif m := _ACTION_RE.match(t):
-        digits = m.group(1).lstrip("0") or "0"
-        if len(digits) > 1 or int(digits) >= NUM_ACTIONS:  # no int() of a thousand digits
+        if (number := _action_number(m.group(1))) is None:
             raise MoveError(f"there is no action {_short(m.group(1))}: action numbers are 0..{NUM_ACTIONS - 1}")
-        action = int(digits)
+        action = number
     else:
         raise MoveError(
             f"I don't understand {_quoted(text.strip())}: type a move's key (shown in brackets) or its words"
         )
     _check_legal(action, game)
     return action
+
+
+_CARDS = "the cards are 1 to 6 and the llama (L)"
+
+
+def _action_number(digits: str) -> int | None:
+    """The action index ASCII ``digits`` name (leading zeros allowed), ``None`` past
+    the last one (no ``int()`` of a thousand digits)."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) == 1 and int(digits) < NUM_ACTIONS else None
 
 
 def _short(digits: str) -> str:
@@ -441,32 +474,23 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[
     labels[me] = names[me]
     game = LlamaGame(rules=config.rules, rng=seeds[0])
 
-    def say(line: str = "") -> None:
-        stdout.write(line + "\n")
-        stdout.flush()
-
-    width = terminal_columns(stdout)
+    say = _sayer(stdout)
     transcript = _Transcript(say, me, names, columns=lambda: terminal_columns(stdout))
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
-    say(_fill(f"L.L.A.M.A. with {n} players: you are {names[me]}.", width))
+    say(f"L.L.A.M.A. with {n} players: you are {names[me]}.")
     for p, spec in zip(others, opp_specs, strict=True):
-        say(_fill(f"  {names[p]}: {agent_label(spec)}", width, indent="    "))
-    say(
-        _fill(
-            f"The game ends after a round in which someone reaches {plural(game.end_score, 'point')}; "
-            "the lowest score wins.",
-            width,
-        )
-    )
-    say(_fill("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.", width))
-    say()
+        say(f"  {names[p]}: {agent_label(spec)}")
+    ends = f"The game ends after a round in which someone reaches {plural(game.end_score, 'point')}"
+    say(f"{ends}; the lowest score wins.")
+    say("Type the key of a move (e.g. 4, L, d, q), 'help' for the moves, 'exit' to leave.")
+    say("")
     say(_round_opening(game, names))
 
     while True:
         table.advance()  # an agent that fails is an AgentError naming it (the table driver)
         if game.game_over:
             break
-        action = _ask(game, me, names, stdin, stdout)
+        action = _ask(game, me, names, stdin, stdout, say)
         if isinstance(action, str):
             if on_leave is not None:
                 on_leave(action)
@@ -542,10 +566,7 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
     seats, labels = _seat_agents(list(enumerate(config.agents)), rules, seeds)
     game = LlamaGame(rules=rules, rng=seeds[0])
 
-    def say(line: str = "") -> None:
-        stdout.write(line + "\n")
-        stdout.flush()
-
+    say = _sayer(stdout)
     delay = config.delay if config.delay is not None else WATCH_DELAY if is_terminal(stdout) else 0.0
     transcript = _Transcript(say, None, names, delay, lambda: terminal_columns(stdout))
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
@@ -557,7 +578,7 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
     while not game.game_over:
         if game.round != last_round:
             last_round = game.round
-            say()
+            say("")
             say(_round_opening(game, names))
             width = terminal_columns(stdout)  # each round's: a resized terminal is followed
             for p in range(n):
@@ -566,11 +587,14 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
     return EXIT_FINISHED
 
 
-def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO) -> int | str:
-    """Show the table and read moves until a legal one; why the person left (``"exit"``,
-    ``"end of input"``) when they leave. What is shown wraps to the terminal's width of the
-    moment (read again at each prompt, so that a resized terminal is followed); into a file
-    or a pipe its lines stay whole.
+def _ask(
+    game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: TextIO, say: Callable[[str], None]
+) -> int | str:
+    """Show the table and read moves until a legal one, with ``say`` (:func:`_sayer`'s);
+    why the person left (``"exit"``, ``"end of input"``) when they leave. The table and the
+    moves wrap between cards and moves to the terminal's width of the moment (read again at
+    each prompt, so that a resized terminal is followed); into a file or a pipe their lines
+    stay whole.
 
     Each line read is echoed after the prompt, so the transcript reads like a session,
     unless both the input and the output are the terminal, which shows what is typed
@@ -580,14 +604,9 @@ def _ask(game: LlamaGame, me: int, names: list[str], stdin: TextIO, stdout: Text
     end of input (Ctrl-D) ends the prompt's line, which the terminal does not.
     """
     echo = not (is_terminal(stdin) and is_terminal(stdout))
-
-    def say(line: str = "") -> None:
-        stdout.write(line + "\n")
-        stdout.flush()
-
     legal = game.legal_actions()
     width = terminal_columns(stdout)
-    say()
+    say("")
     say(render_table(game, me, names, width))
     say(_say_moves("", legal, width))
     while True:
