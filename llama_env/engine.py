@@ -25,6 +25,7 @@ import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields, replace
 from enum import IntEnum
+from itertools import compress
 from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
@@ -224,16 +225,9 @@ def hand_penalty(counts: Sequence[int]) -> int:
 
 
 def _hand_penalty(counts: Sequence[int]) -> int:
-    """:func:`hand_penalty` unchecked, for the engine's own hands (scoring every round)."""
-    return (
-        (1 if counts[1] else 0)
-        + (2 if counts[2] else 0)
-        + (3 if counts[3] else 0)
-        + (4 if counts[4] else 0)
-        + (5 if counts[5] else 0)
-        + (6 if counts[6] else 0)
-        + (LLAMA_POINTS if counts[7] else 0)
-    )
+    """:func:`hand_penalty` unchecked, for the engine's own hands (scoring every round):
+    the :data:`CARD_POINTS` of each code held (index 0's are 0)."""
+    return sum(compress(CARD_POINTS, counts))
 
 
 def marker_to_return(score: int) -> int:

@@ -60,7 +60,6 @@ from llama_env.engine import (
     MIN_PLAYERS,
     NUM_ACTIONS,
     NUM_CARD_VALUES,
-    _hand_penalty,
     brief,
     check_rule_option,
     check_seat,
@@ -780,13 +779,14 @@ def _remember(cache: dict[tuple[int, ...], bytes], key: tuple[int, ...], block: 
     return block
 
 
-def _hand_block(key: tuple[int, ...]) -> bytes:
-    """``hand``, ``hand_size`` and ``hand_penalty`` for per-code counts (index 0 unused),
-    which the engine's own hands give: unchecked, as the engine scores them."""
+def _hand_block(key: tuple[int, ...], penalty: int) -> bytes:
+    """``hand``, ``hand_size`` and ``hand_penalty`` for per-code counts (index 0 unused)
+    and the hand's ``penalty``, which the engine scores (:meth:`LlamaGame.penalty`: its own
+    hand, unchecked)."""
     return _remember(
         _hand_cache,
         key,
-        b"".join(_BY_8[k] for k in key[1:]) + _BY_10[sum(key)] + _pack(_hand_penalty(key) / MAX_PENALTY),
+        b"".join(_BY_8[k] for k in key[1:]) + _BY_10[sum(key)] + _pack(penalty / MAX_PENALTY),
     )
 
 
@@ -847,7 +847,7 @@ def _encode_bytes(game: LlamaGame, seat: int) -> bytes:
     tail = (seat, game.end_score, *game.scores)
     return b"".join(
         (
-            _hand_cache.get(hand) or _hand_block(hand),
+            _hand_cache.get(hand) or _hand_block(hand, game.penalty(seat)),
             _TOP[game.discard_pile[-1]],
             _discard_cache.get(discard) or _discard_block(discard),
             _BY_DECK[len(game.draw_pile)],

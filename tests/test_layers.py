@@ -148,6 +148,18 @@ def test_llama_env_imports_nothing_from_the_layers_above(name):
     assert foreign == [], f"llama_env/{name}.py imports {foreign}"
 
 
+def test_no_module_imports_a_private_name_of_the_engine():
+    """The observation encoder imported the engine's private ``_hand_penalty``; a module
+    that needs the engine uses what it offers the others (``LlamaGame.penalty``)."""
+    private = []
+    for part in ("llama_env", "agents", "train"):
+        for path in sorted((ROOT / part).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+                if isinstance(node, ast.ImportFrom) and node.module == "llama_env.engine":
+                    private += [f"{path.relative_to(ROOT)}: {a.name}" for a in node.names if a.name.startswith("_")]
+    assert private == []
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "agents").glob("*.py")), ids=lambda p: p.name)
 def test_agents_import_only_llama_env(path):
     up = sorted(m for m in _project_imports(path) if m.split(".")[0] == "train")

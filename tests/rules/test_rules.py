@@ -6,6 +6,7 @@ expected outcome is spelled out literally, so a test reads like the rulebook.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import numpy as np
@@ -348,6 +349,14 @@ def test_rule9_hand_penalty_counts_distinct_values():
     assert hand_penalty(counts([1, 2, 3, 4, 5, 6, 7])) == 31
     assert hand_penalty(counts([7, 7, 7, 4, 4, 1])) == 15
     assert hand_penalty(counts([6, 6, 6, 6, 6, 6, 6, 6])) == 6
+
+
+def test_rule9_hand_penalty_of_every_set_of_values_held():
+    """All 128 sets of the seven kinds a hand may hold, one or two of each: the sum of
+    the kinds held, as the rulebook values them (the engine reads its table)."""
+    worth = (1, 2, 3, 4, 5, 6, 10)
+    for held in itertools.product((0, 1, 2), repeat=7):
+        assert hand_penalty([0, *held]) == sum(w for w, k in zip(worth, held, strict=True) if k), held
 
 
 def test_rule9_scored_at_round_end_for_everyone_who_did_not_go_out():
