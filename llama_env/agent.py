@@ -29,6 +29,8 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 import numpy as np
 
 from llama_env.engine import (
+    DECIMAL,
+    INTEGER,
     Rules,
     brief,
     brief_line,
@@ -36,6 +38,7 @@ from llama_env.engine import (
     check_table_sizes,
     error_line,
     is_int,
+    read_int,
 )
 
 __all__ = [
@@ -1125,24 +1128,15 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-"""Numbers as a spec writes them, in ASCII: ``int`` and ``float`` also read other
-scripts' digits (``٣`` is 3) and underscores (``1_0``), which no one means as a number."""
-
-
 def _parse_value(text: str) -> Any:
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
     if low == "none":
         return None
-    if _INTEGER.fullmatch(text):
-        try:
-            return int(text)
-        except ValueError:  # more digits than Python reads (4300): it fell back to text, echoed whole
-            raise ValueError(f"a number of {len(text)} digits, more than any parameter takes") from None
-    if not _DECIMAL.fullmatch(text):
+    if INTEGER.fullmatch(text):  # ASCII only: int also reads other scripts' digits (٣) and 1_0
+        return read_int(text, "its value")
+    if not DECIMAL.fullmatch(text):
         return text
     value = float(text)
     if not math.isfinite(value):
@@ -1192,7 +1186,7 @@ def parse_agent_spec(text: str, *, check: bool = True) -> AgentSpec:
         try:
             params[key] = value.strip() if is_path_parameter(key) else _parse_value(value.strip())
         except ValueError as exc:
-            raise ValueError(f"agent parameter {key!r} in {brief(text)} is {exc}") from None
+            raise ValueError(f"agent parameter {key!r} in {brief(text)}: {exc}") from None
     spec = AgentSpec(name, params)
     if check:
         if name not in _known():

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
 import operator
+import re
 import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields, replace
@@ -66,6 +68,8 @@ __all__ = [
     "validate_rule_options",
     "check_flag",
     "action_index",
+    "read_int",
+    "read_number",
 ]
 
 
@@ -337,27 +341,27 @@ def parse_table_sizes(spec: object, what: str = "table sizes") -> tuple[int, ...
     also an int or a list. Anything else is a ``ValueError`` naming ``what``."""
     allowed = f"ints {MIN_PLAYERS}..{MAX_PLAYERS} as 'N', 'A-B' or 'A,B,...'"
     if isinstance(spec, bool):
-        raise ValueError(f"{what} must be {allowed}, got {spec!r}")
+        raise ValueError(f"{what} must be {allowed}, got {brief(spec)}")
     if isinstance(spec, int):
         out = [spec]
     elif isinstance(spec, (list, tuple)):
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in spec):
-            raise ValueError(f"{what} must be {allowed}, got {spec!r}")
+            raise ValueError(f"{what} must be {allowed}, got {brief(spec)}")
         out = list(spec)
     elif isinstance(spec, str):
-        try:
+        try:  # the digits 0-9 (int also reads ١٢ and 1_000), a size's few at most
             s = spec.replace(" ", "")
             if "-" in s:
                 a, b = s.split("-")
-                out = list(range(int(a), int(b) + 1))
+                out = list(range(read_int(a, what, 0, MAX_PLAYERS), read_int(b, what, 0, MAX_PLAYERS) + 1))
             else:
-                out = [int(x) for x in s.split(",") if x]
+                out = [read_int(x, what, 0, MAX_PLAYERS) for x in s.split(",") if x]
         except ValueError:
-            raise ValueError(f"{what} must be {allowed}, got {spec!r}") from None
+            raise ValueError(f"{what} must be {allowed}, got {brief(spec)}") from None
     else:
-        raise ValueError(f"{what} must be {allowed}, got {spec!r}")
+        raise ValueError(f"{what} must be {allowed}, got {brief(spec)}")
     if not out or any(not MIN_PLAYERS <= p <= MAX_PLAYERS for p in out):
-        raise ValueError(f"{what} must be {allowed}, got {spec!r}")
+        raise ValueError(f"{what} must be {allowed}, got {brief(spec)}")
     return tuple(sorted(out))
 
 
@@ -1561,6 +1565,69 @@ def brief_line(value: Any) -> str:
     """:func:`brief` in one line, for a message about what is no such value: an array's
     repr runs over many lines."""
     return " ".join(brief(value).split())
+
+
+INTEGER = re.compile(r"[+-]?[0-9]+")
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""Numbers as a person types them, in ASCII: a sign at most, no spaces. Python's ``int``
+and ``float`` also read other scripts' digits (``١٢`` is 12), underscores (``1_000``) and
+spaces around them, which no one means as a number on a command line or in a spec."""
+
+MAX_DIGITS = 1000
+"""The most digits ``read_int`` reads where no bound says fewer: more than any value
+means (an agent's parameter of 400 digits is refused by the agent, as out of float
+range), and ``int`` of thousands of digits is slow, beyond 4,300 an error."""
+
+
+def _bound(low: float | None, high: float | None, above: bool = False) -> str:
+    """How the range ``[low, high]`` (``(low, high]`` with ``above``; one of them at
+    least) is said in a message."""
+    if low is None:
+        return f"at most {high}"
+    if high is None:
+        return f"above {low}" if above else f"at least {low}"
+    return f"above {low} and at most {high}" if above else f"between {low} and {high}"
+
+
+def read_int(text: str, what: str, low: int | None = None, high: int | None = None) -> int:
+    """``text`` read as an integer in ``[low, high]`` (``None``: no bound), written in the
+    ASCII digits 0-9 with a sign at most (``INTEGER``); anything else is a one-line
+    ``ValueError`` saying that ``what`` must be so, the text shortened (``brief``). A
+    value of more digits than a bound has is out of range by its length, not read."""
+    if not isinstance(text, str) or not INTEGER.fullmatch(text):
+        raise ValueError(f"{what} must be an integer (digits 0-9), got {brief(text)}")
+    digits = len(text.lstrip("+-").lstrip("0"))
+    toward = low if text.startswith("-") else high  # the bound its sign runs toward
+    if digits > (MAX_DIGITS if toward is None else len(str(abs(toward)))):  # past it by its length alone
+        allowed = f"an integer of at most {MAX_DIGITS} digits" if toward is None else _bound(low, high)
+        raise ValueError(f"{what} must be {allowed}, got {brief(text)}")
+    value = int(text)
+    if (low is not None and value < low) or (high is not None and value > high):
+        shown = str(value) if len(text) <= 40 else brief(text)
+        raise ValueError(f"{what} must be {_bound(low, high)}, got {shown}")
+    return value
+
+
+def read_number(
+    text: str, what: str, low: float | None = None, high: float | None = None, *, above: bool = False
+) -> float:
+    """``text`` read as a finite number in ``[low, high]`` (``(low, high]`` with
+    ``above``; ``None``: no bound), written in ASCII (``DECIMAL``: ``2``, ``-0.5``,
+    ``1e-3``); anything else is a one-line ``ValueError`` saying that ``what`` must be so,
+    the text shortened (``brief``)."""
+    if not isinstance(text, str) or not DECIMAL.fullmatch(text):
+        raise ValueError(f"{what} must be a number (digits 0-9), got {brief(text)}")
+    value = float(text)
+    low_ok = low is None or (low < value if above else low <= value)
+    if not (math.isfinite(value) and low_ok and (high is None or value <= high)):
+        if low is None:
+            allowed = f"a finite number of at most {high}" if high is not None else "a finite number"
+        elif high is None:
+            allowed = f"a finite number {'above' if above else 'of at least'} {low}"
+        else:
+            allowed = _bound(low, high, above)
+        raise ValueError(f"{what} must be {allowed}, got {text if len(text) <= 40 else brief(text)}")
+    return value
 
 
 def _jsonable(state: Any) -> Any:

@@ -262,6 +262,32 @@ def test_a_long_unknown_agent_name_is_echoed_shortened(capsys):
     assert code == 2 and "unknown agent" in err.lower() and len(err) < 600, err[:700]
 
 
+ENTRY_POINTS = [
+    (["eval", "--agents", "random,random", "--games"], "the number of games must be"),  # int_in
+    (["eval", "--agents", "random,random", "--workers"], "the number of workers must be"),  # int_in, no upper bound
+    (["distill", "--temperature"], "the temperature must be"),  # float_in
+    (["watch", "--agents", "random", "--delay"], "the delay"),  # watch's own
+    (["train", "--seed"], "config key 'seed' must be"),  # a config key's int
+    (["train", "--gamma"], "config key 'gamma' must be"),  # a config key's float
+    (["train", "--net-arch"], "config key 'net_arch' must be"),  # a list of ints
+    (["train", "--players"], "config key 'players' must be"),  # table sizes
+    (["train", "--opponents", "heuristic:{}"], "weight of 'heuristic' must be"),  # a weight
+]
+
+
+@pytest.mark.parametrize("text", ["١٢", "1_000", "9" * 5000])
+@pytest.mark.parametrize(("argv", "said"), ENTRY_POINTS, ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_every_number_on_the_command_line_is_read_alike(capsys, argv, said, text):
+    """int_in alone read only ASCII digits: float_in, watch's --delay, train's config keys,
+    --net-arch, --players and the opponents' weights took ١٢ as 12 and 1_000 as 1000 (or
+    echoed 5,000 digits), and a 5,000-digit --workers was "at least 1, got 999..."."""
+    args = [*argv[:-1], argv[-1].format(text)] if "{}" in argv[-1] else [*argv, text]
+    code = main([*args, "--preset", "no-such-preset"])  # a number read as one reaches this refusal, never a run
+    line = capsys.readouterr().err.strip().splitlines()[-1]  # under the usage
+    assert code == 2 and "error: argument --" in line and said in line and len(line) < 300, line[:400]
+    assert "at least 1, got '99" not in line, line
+
+
 # ----------------------------------------------------------------------- plurals
 
 

@@ -257,10 +257,10 @@ def test_distill_refuses_a_version_0_model_before_any_game(tmp_path):
         (["--below", "1.5", "--out", "x.npz"], "argument --below: below must be above 0.0 and at most 1.0, got 1.5"),
         # refused by the config's check as "below must be in (0, 1]", which named no flag
         (["--below", "0", "--out", "x.npz"], "argument --below: below must be above 0.0 and at most 1.0, got 0"),
-        (["--below", "often", "--out", "x.npz"], "below must be a number, got 'often'"),
+        (["--below", "often", "--out", "x.npz"], "below must be a number (digits 0-9), got 'often'"),
         (["--temperature", "-0.1", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),
-        (["--temperature", "inf", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),
-        (["--temperature", "warm", "--out", "x.npz"], "the temperature must be a number, got 'warm'"),
+        (["--temperature", "inf", "--out", "x.npz"], "the temperature must be a number (digits 0-9), got 'inf'"),
+        (["--temperature", "warm", "--out", "x.npz"], "the temperature must be a number (digits 0-9), got 'warm'"),
         # a seed torch cannot take failed after every game was played
         (["--seed", str(2**64), "--out", "x.npz"], "the seed must be between 0 and 9223372036854775807"),
     ],

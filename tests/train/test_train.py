@@ -398,8 +398,8 @@ def test_config_is_typed_and_parsed_once_at_the_edge():
         ("--players", "2-9", "players"),
         ("--net-arch", "64,x", "net_arch"),
         ("--opponents", "heuristic:-1", "opponents"),
-        ("--n-envs", "many", "must be int"),
-        ("--learning-rate", "fast", "must be float"),
+        ("--n-envs", "many", "config key 'n_envs' must be an integer (digits 0-9), got 'many'"),
+        ("--learning-rate", "fast", "config key 'learning_rate' must be a number (digits 0-9), got 'fast'"),
     ],
 )
 def test_bad_flag_values_are_usage_errors(capsys, flag, value, fragment):
@@ -571,9 +571,9 @@ def test_training_opponents_may_be_agent_specs_with_a_weight():
         r"ppo:path=C:\m.npz": 2.0,
         r"ppo:path=D:\n.npz": 1.0,
     }  # a Windows path's colon is no weight
-    with pytest.raises(ValueError, match="weight of 'heuristic' must be a number, got 'x'"):
+    with pytest.raises(ValueError, match=r"weight of 'heuristic' must be a number \(digits 0-9\), got 'x'"):
         parse_opponents("heuristic:x")
-    with pytest.raises(ValueError, match="weight of 'cautious:threshold=2' must be a number, got 'x'"):
+    with pytest.raises(ValueError, match=r"weight of 'cautious:threshold=2' must be a number \(digits 0-9\), got 'x'"):
         parse_opponents("cautious:threshold=2:x")  # was "threshold must be an integer, got '2:x'"
     with pytest.raises(ValueError, match="'cautious:threshold=2' ends in a colon with no weight after it"):
         parse_opponents("cautious:threshold=2:")

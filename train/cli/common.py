@@ -6,9 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import math
 import os
-import re
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -18,7 +16,15 @@ from typing import Any, TextIO, TypeVar
 from llama_env._atomic import check_writable_folder
 from llama_env._install import EXTRAS, MissingExtra, extra_named, find_missing, install_hint, missing_from
 from llama_env.agent import AgentSpec, parse_agent_list
-from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS, IllegalActionError, Rules, brief, rule_option_fields
+from llama_env.engine import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    IllegalActionError,
+    Rules,
+    read_int,
+    read_number,
+    rule_option_fields,
+)
 from llama_env.table import AgentError
 from train._program import EXIT_INTERRUPTED, EXIT_USAGE, PROG, is_terminal, say_on_stderr
 from train.evaluation.runner import GamesInterrupted
@@ -178,27 +184,16 @@ def _or_exit(prog: str, extra: str, what: str, check: Callable[[], object]) -> N
         sys.exit(f"{prog}: error: {exc}")
 
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-"""An integer as a person types it: ASCII digits, a sign at most. Python's ``int`` takes
-more (``١٢``, ``1_000``, surrounding spaces), which no option here means."""
-
-
 def int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
-    """An argparse type: an integer in ``[low, high]`` (:data:`_INTEGER`) with a message
-    naming the range, the value echoed shortened (:func:`~llama_env.engine.brief`)."""
+    """An argparse type: an integer in ``[low, high]`` (``high`` ``None``: no upper bound)
+    as :func:`~llama_env.engine.read_int` reads it (the digits 0-9, a sign at most), its
+    refusal a usage error that argparse names the flag of."""
 
     def parse(text: str) -> int:
-        if not _INTEGER.fullmatch(text):
-            raise argparse.ArgumentTypeError(f"{what} must be an integer (digits 0-9), got {brief(text)}")
         try:
-            value: int | None = int(text)
-        except ValueError:  # more digits than Python reads (4,300): beyond any bound of ours
-            value = None
-        if value is None or value < low or (high is not None and value > high):
-            bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-            shown = str(value) if value is not None and len(text) <= 40 else brief(text)  # brief: '999...999'
-            raise argparse.ArgumentTypeError(f"{what} must be {bound}, got {shown}")
-        return value
+            return read_int(text, what, low, high)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     parse.__name__ = what  # argparse names the type in some messages
     return parse
@@ -206,22 +201,14 @@ def int_in(low: int, high: int | None, what: str) -> Callable[[str], int]:
 
 def float_in(low: float, high: float | None, what: str, *, above: bool = False) -> Callable[[str], float]:
     """An argparse type: a finite number in ``[low, high]``, or ``(low, high]`` with
-    ``above`` (``high`` ``None``: no upper bound), with a message naming the range, so
-    that argparse names the flag of a value the command would refuse later."""
+    ``above`` (``high`` ``None``: no upper bound), as :func:`~llama_env.engine.read_number`
+    reads it, so that argparse names the flag of a value the command would refuse later."""
 
     def parse(text: str) -> float:
         try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
-        low_ok = low < value if above else low <= value
-        if not (math.isfinite(value) and low_ok and (high is None or value <= high)):  # NaN fails too
-            if above:
-                bound = f"above {low} and at most {high}" if high is not None else f"a finite number above {low}"
-            else:
-                bound = f"between {low} and {high}" if high is not None else f"a finite number of at least {low}"
-            raise argparse.ArgumentTypeError(f"{what} must be {bound}, got {text}")
-        return value
+            return read_number(text, what, low, high, above=above)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     parse.__name__ = what
     return parse

@@ -22,7 +22,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from llama_env.engine import Rules, table_sizes_allowing
+from llama_env.engine import Rules, read_int, read_number, table_sizes_allowing
 from train.cli.common import (
     EXIT_INTERRUPTED,
     CommandError,
@@ -50,17 +50,23 @@ __all__ = ["add_parser", "add_arguments", "config_from_args", "comparison_sizes"
 
 def flag_type(name: str, typ: Any = str) -> Callable[[str], Any]:
     """The argparse type of the config key ``name``: its parser (``PARSERS``, else the
-    field's type ``typ``), its errors usage errors that name the flag (``argument
+    field's type ``typ``, an ``int`` or ``float`` read in the ASCII digits by
+    :func:`~llama_env.engine.read_int` or :func:`~llama_env.engine.read_number`), its
+    errors usage errors that name the flag (``argument
     --players: config key 'players' must be ints 2..6 ...``). A script that takes a config
     key as a flag of its own parses it so."""
-    parse: Callable[[str], Any] = PARSERS.get(name) or typ
+    what = f"config key {name!r}"
+    readers: dict[Any, Callable[[str], Any]] = {
+        int: lambda text: read_int(text, what),  # the digits 0-9: int also reads ١٢ and 1_000
+        float: lambda text: read_number(text, what),
+    }
+    parse: Callable[[str], Any] = PARSERS.get(name) or readers.get(typ, typ)
 
     def convert(text: str) -> Any:
         try:
             return parse(text)
         except ValueError as exc:
-            message = str(exc) if name in PARSERS else f"must be {typ.__name__}, got {text!r}"
-            raise argparse.ArgumentTypeError(message) from None
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     convert.__name__ = name
     return convert

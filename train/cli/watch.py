@@ -10,6 +10,7 @@ from train.cli.common import (
     SubParsers,
     add_rule_options,
     agent_specs,
+    float_in,
     game_errors,
     players_type,
     rules_from_args,
@@ -20,16 +21,6 @@ from train.cli.common import (
 from train.play.terminal import WATCH_DELAY, WatchConfig, watch
 
 __all__ = ["add_parser"]
-
-
-def _delay(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"the delay must be a number of seconds, got {text!r}") from None
-    if not 0 <= value <= 60:
-        raise argparse.ArgumentTypeError(f"the delay must be 0..60 seconds, got {value:g}")
-    return value
 
 
 DEFAULT_PLAYERS = 4
@@ -77,7 +68,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed_type, default=None, help="seed for a reproducible game")
     p.add_argument(
         "--delay",
-        type=_delay,
+        type=float_in(0, 60, "the delay in seconds"),
         default=None,
         help=f"seconds before each move is shown (default {WATCH_DELAY:g} at a terminal, 0 into a file or a pipe)",
     )

@@ -17,7 +17,6 @@ flags override presets.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import math
@@ -41,12 +40,16 @@ from llama_env.agent import (
 )
 from llama_env.agent import names as agent_names
 from llama_env.engine import (
+    DECIMAL,
     MAX_PLAYERS,
     MIN_PLAYERS,
     Rules,
+    brief,
     check_rule_option,
     is_int,
     parse_table_sizes,
+    read_int,
+    read_number,
     rule_option_fields,
     table_sizes_allowing,
 )
@@ -650,12 +653,7 @@ def parse_opponents(spec: str | Mapping[str, float]) -> dict[str, float]:
         if not part:
             continue
         name, w = _kind_and_weight(part)
-        try:
-            weight = float(w) if w else 1.0
-        except ValueError:
-            raise ValueError(f"config key 'opponents': weight of {name!r} must be a number, got {w!r}") from None
-        if not weight >= 0 or not math.isfinite(weight):
-            raise ValueError(f"config key 'opponents': weight of {name!r} must be a number >= 0, got {w!r}")
+        weight = read_number(w, f"config key 'opponents': weight of {brief(name)}", 0) if w else 1.0  # 0-9 only
         out[name] = out.get(name, 0.0) + weight
     if not out or sum(out.values()) <= 0:
         raise ValueError(f"config key 'opponents' must be 'kind:weight,...' with a positive total, got {spec!r}")
@@ -670,8 +668,7 @@ def _kind_and_weight(part: str) -> tuple[str, str]:
     head, colon, tail = part.rpartition(":")
     if not colon or "=" in tail:
         return part, ""
-    with contextlib.suppress(ValueError):
-        float(tail)
+    if DECIMAL.fullmatch(tail):
         return head, tail
     if "=" in head and tail[:1] in ("\\", "/"):  # a path's colon: C:\\m.npz
         return part, ""
@@ -695,14 +692,14 @@ def parse_net_arch(spec: str | list[int] | tuple[int, ...]) -> tuple[int, ...]:
         if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in spec) or not spec:
             raise ValueError(f"config key 'net_arch' must be positive layer sizes, got {spec!r}")
         return tuple(spec)
-    try:
-        out = tuple(int(x) for x in str(spec).replace(" ", "").split(",") if x)
+    try:  # the digits 0-9 (int also reads ١٢ and 1_000), of at most MAX_DIGITS
+        out = tuple(read_int(x, "a layer size") for x in str(spec).replace(" ", "").split(",") if x)
     except ValueError:
         raise ValueError(
-            f"config key 'net_arch' must be comma-separated layer sizes like '128,128', got {spec!r}"
+            f"config key 'net_arch' must be comma-separated layer sizes like '128,128', got {brief(spec)}"
         ) from None
     if not out or any(x < 1 for x in out):
-        raise ValueError(f"config key 'net_arch' must be comma-separated positive layer sizes, got {spec!r}")
+        raise ValueError(f"config key 'net_arch' must be comma-separated positive layer sizes, got {brief(spec)}")
     return out
 
 
