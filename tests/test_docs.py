@@ -562,6 +562,61 @@ def test_the_reference_shows_a_value_a_reader_looks_up_and_no_expression() -> No
     assert {path: value(path) for path in left_out} == dict.fromkeys(left_out)
 
 
+def test_a_value_computed_at_import_is_shown_only_where_it_is_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value the reference reads from the imported module was shown whatever short
+    literal it was: a public ``X = str(SOME_PATH)`` or ``os.environ.get(...)`` would have
+    published the value on the machine that built the site. Only numbers and booleans, and
+    tuples, lists and dicts of them, are read from the module; a string only as the source
+    writes it."""
+    import importlib.util
+    import sys
+
+    griffe = pytest.importorskip("griffe")
+    spec = importlib.util.spec_from_file_location("_hook_attribute_values", ROOT / "docs/_hooks/attribute_values.py")
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    package = tmp_path / "machine_values"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "config.py").write_text(
+        "import os\n"
+        "from pathlib import Path\n"
+        "HOME = str(Path.home())\n"
+        'SEARCH_PATH = os.environ.get("PATH", "")\n'
+        "FOLDER = Path(__file__).parent.name\n"
+        'SIZE = len("abc") * 2\n'
+        "LIMITS = tuple(range(3))\n"
+        "TABLE = dict.fromkeys(range(2), 0.5)\n"
+        'NAME = "shipped"\n'
+        "PAIR = (NAME, SIZE)\n"
+        "HOME_PAIR = (HOME, SIZE)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(hooks, "RUNTIME_PACKAGES", ("machine_values",))
+    try:
+        loader = griffe.GriffeLoader(search_paths=[str(tmp_path)], extensions=griffe.load_extensions(hooks.ShownValues))
+        loader.load("machine_values")
+        config = loader.modules_collection.get_member("machine_values.config")
+        shown = {name: None if a.value is None else str(a.value) for name, a in config.attributes.items()}
+    finally:
+        for name in ("machine_values.config", "machine_values"):
+            sys.modules.pop(name, None)
+    assert shown == {
+        "HOME": None,
+        "SEARCH_PATH": None,
+        "FOLDER": None,
+        "SIZE": "6",
+        "LIMITS": "(0, 1, 2)",
+        "TABLE": "{0: 0.5, 1: 0.5}",
+        "NAME": "'shipped'",
+        "PAIR": "('shipped', 6)",  # worked out from the source's string and SIZE's value
+        "HOME_PAIR": None,
+    }
+
+
 # ------------------------------------------------------------- names the docs write in full
 
 DOTTED = re.compile(r"`((?:llama_env|agents|train)(?:\.\w+)+)(?:\([^`]*\))?`")

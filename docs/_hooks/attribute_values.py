@@ -6,14 +6,16 @@ Shown: a literal (``MAX_PLAYERS = 6``, a table of parameters such as
 ``HEURISTIC_DEFAULTS``), arithmetic of literals as written (``MAX_GAMES = 10 ** 9``), a
 type alias as written (``SeedKey = tuple[int, ...]``), and, for a module's or a class's
 attribute made from other values, the short ``repr`` of the value it gets: worked out
-from the values the expression names (``SIGMA = MU / 3``, ``SHARED_POLICY =
-RLLIB_POLICY``, a dataclass field's ``field(default=...)``), else, in the bottom layers,
-read from the imported module (``DECK_SIZE = NUM_CARD_VALUES * COPIES_PER_VALUE``,
-``DEFAULT_NUM_PLAYERS = _StandardValue(4)``). Left out: a value an instance gets in
-``__init__`` (the code that computes it), an expression that names private code, a value
-that is no plain literal (a path of the machine that built the site, an object), and
-anything long (the whole ``FIELDS`` table, a call that builds a record class): there the
-docstring says what it is."""
+from the literals and the values the expression names (``SIGMA = MU / 3``,
+``SHARED_POLICY = RLLIB_POLICY``, a dataclass field's ``field(default=...)``), else, in
+the bottom layers, read from the imported module where it is numbers
+(``DECK_SIZE = NUM_CARD_VALUES * COPIES_PER_VALUE``; ``DEFAULT_NUM_PLAYERS =
+_StandardValue(4)`` is shown as ``4``, its value, not the private call). Left out: a value
+an instance gets in ``__init__`` (the code that computes it), the source of an expression
+that names private code, a value read from the imported module that is not numbers (a
+string made at import may be a path or a setting of the machine that built the site; an
+object), and anything long (the whole ``FIELDS`` table, a call that builds a record class):
+there the docstring says what it is."""
 
 from __future__ import annotations
 
@@ -124,6 +126,14 @@ def _evaluated(node: ast.expr, scope: griffe.Object, depth: int = 0) -> Any:
     if isinstance(node, (ast.Tuple, ast.List)):
         items = [_evaluated(e, scope, depth + 1) for e in node.elts]
         return tuple(items) if isinstance(node, ast.Tuple) else items
+    if isinstance(node, ast.Dict):
+        keys = [k for k in node.keys if k is not None]  # None: a ``**mapping`` unpacked
+        if len(keys) != len(node.values):
+            raise ValueError("a dict with ** in it")
+        return {
+            _evaluated(k, scope, depth + 1): _evaluated(v, scope, depth + 1)
+            for k, v in zip(keys, node.values, strict=True)
+        }
     if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
         return _OPERATORS[type(node.op)](_evaluated(node.operand, scope, depth + 1))
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
@@ -168,10 +178,24 @@ def _worked_out(attr: griffe.Attribute, written: str) -> str | None:
         return None
 
 
+def _numbers(value: Any) -> bool:
+    """Whether ``value`` is a number or a boolean, or a tuple, list or dict of them (keys
+    too): what a value read at import may be shown as. A string made at import may hold
+    the building machine's path or environment (``str(SOME_PATH)``, ``os.environ.get``)."""
+    if isinstance(value, (bool, int, float)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_numbers(v) for v in value)
+    if isinstance(value, dict):
+        return all(_numbers(k) and _numbers(v) for k, v in value.items())
+    return False
+
+
 def _imported(attr: griffe.Attribute) -> str | None:
     """The value Python gives ``attr`` (a module's or a class's attribute), read from its
-    imported module in :data:`RUNTIME_PACKAGES`; ``None`` where it has none a class
-    holds (a dataclass field made by a factory) or the module does not import."""
+    imported module in :data:`RUNTIME_PACKAGES` where it is :func:`numbers <_numbers>`;
+    ``None`` where it is anything else, where a class holds none (a dataclass field made
+    by a factory) or the module does not import."""
     parent = attr.parent
     if parent is None or not attr.module.path.startswith(tuple(p + "." for p in RUNTIME_PACKAGES)):
         return None
@@ -185,7 +209,7 @@ def _imported(attr: griffe.Attribute) -> str | None:
     except Exception:  # noqa: BLE001 - a value only instances get, or a module that fails to import
         return None
     with contextlib.suppress(Exception):
-        return _plain(value)
+        return _plain(value) if _numbers(value) else None
     return None
 
 
