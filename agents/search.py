@@ -357,8 +357,8 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
 class SearchAgent(BaseAgent):
     """A one-move search at 2, 4 and 6 players where its specialist is unsure (ppo's; at 6
     players ppo_v3's), ppo at 3 and 5: clearly stronger than ppo heads-up, ahead within
-    noise at 4 and 6; about 0.08 s a 4-player game on one core (0.03 s in a batched
-    evaluation).
+    noise at 4 and 6; a game costs it many times what it costs ppo (a batched evaluation
+    narrows the gap).
 
     The search draws worlds from a belief network, plays them out to the round's end (or
     for ``horizon`` steps) and values them with a value network; at 3 and 5 players (no

@@ -4,7 +4,6 @@ group where it is registered, and the listing follows the groups' order."""
 from __future__ import annotations
 
 import io
-import re
 
 import pytest
 from conftest import broken_plugin, finding, installed_plugin
@@ -19,7 +18,8 @@ def test_the_built_in_agents_are_grouped_for_a_user_choosing_one():
     assert list(groups["strongest"]) == ["search"] and list(groups["policy"]) == ["ppo"]
     assert set(groups["baseline"]) == {"random", "greedy", "cautious", "heuristic", "perturbed"}
     assert set(groups["history"]) == {"ppo_v0", "ppo_v1", "ppo_v2", "ppo_v3"}
-    assert re.search(r"about \d+\.\d+ s a 4-player game", groups["strongest"]["search"])  # its cost is stated
+    # its cost is stated, in words: seconds measured on one machine belong to the research log
+    assert "many times what it costs ppo" in groups["strongest"]["search"]
 
 
 def test_the_listing_starts_with_the_strongest_and_names_every_agent():

@@ -15,7 +15,8 @@ are not noise):
 A fair candidate scores about 0.25, 0.25 and 0.5. :func:`validate` then plays the result
 on a fresh seed against the starting point and every baseline. The defaults reproduce
 ``agents.heuristic.HEURISTIC_DEFAULTS``: ``llama-rl tune-heuristic`` prints them
-(docs/training.md, "Reproduce every shipped agent"; docs/agents.md has the evidence).
+(docs/training.md, "Reproduce every shipped agent"; the evidence is in
+docs/research/2026-12-05-agents-measurement-details.md, "How the heuristic was tuned").
 """
 
 from __future__ import annotations
