@@ -291,6 +291,13 @@ def test_every_number_on_the_command_line_is_read_alike(capsys, argv, said, text
 # ----------------------------------------------------------------------- plurals
 
 
+def test_an_interruption_before_the_one_game_finished_says_game():
+    from train.evaluation.runner import GamesInterrupted
+
+    assert str(GamesInterrupted(None, 0, 1)) == "interrupted before the one game had finished"
+    assert str(GamesInterrupted(None, 0, 1200)) == "interrupted before any of 1,200 games had finished"
+
+
 @pytest.mark.parametrize("command", ["eval", "tournament"])
 def test_one_game_is_one_game_in_the_header(capsys, command):
     code = main([command, "--agents", "random,random", "--games", "1", "--workers", "1", "--no-progress"])

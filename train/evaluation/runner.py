@@ -760,6 +760,8 @@ class GamesInterrupted(KeyboardInterrupt):
 
     def __str__(self) -> str:
         if self.partial is None:
+            if self.planned == 1:
+                return "interrupted before the one game had finished"
             return f"interrupted before any of {self.planned:,} games had finished"
         return (
             f"interrupted: the first {self.games:,} of {self.planned:,} games, in order "
