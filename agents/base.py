@@ -12,7 +12,6 @@ by name without importing this package; this package fills the registry.
 from __future__ import annotations
 
 import math
-import os
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from llama_env._atomic import user_path
 from llama_env.agent import Agent, AgentLike, BatchAgent
 from llama_env.observation import VERSION_OF_SIZE, sizes_text
 
@@ -217,16 +217,9 @@ def agent_path(value: str | Path) -> Path:
     """A file parameter's value as the built-in agents read it (``ppo``'s and ``search``'s
     ``path``, ``networks_path``; ``llama-rl train`` records their specs so): a leading ``~``
     or ``~user`` is that home folder, which the shell does not expand inside
-    ``'ppo:path=~/m.npz'``. Where there is no such folder (a folder named ``~old``, no user
-    ``old``), the value is read as written, relative to the current folder
-    (:func:`os.path.expanduser`: ``Path.expanduser`` raised there). A plugin's parameters
-    reach it as written. A ``Path`` is a location already decided and is returned as it
-    is: ``Path("./~/m.npz")`` prints as ``~/m.npz``, and expanding it again read the home
-    folder's file in place of the one in a folder named ``~`` (so the edges turn a string
-    into a path once, here, and hand the ``Path`` on)."""
-    if isinstance(value, Path):
-        return value
-    return Path(os.path.expanduser(value))
+    ``'ppo:path=~/m.npz'``; a ``Path`` is returned as it is. Read as every path a person
+    writes is (``--record=~/games`` too). A plugin's parameters reach it as written."""
+    return user_path(value)
 
 
 def layer_keys(k: int, net: str = "") -> tuple[str, str]:

@@ -15,7 +15,30 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["atomic_write", "atomic_write_text", "atomic_savez", "new_file", "check_writable_folder", "write_target"]
+__all__ = [
+    "atomic_write",
+    "atomic_write_text",
+    "atomic_savez",
+    "new_file",
+    "check_writable_folder",
+    "write_target",
+    "user_path",
+]
+
+
+def user_path(value: str | os.PathLike[str]) -> Path:
+    """A file or folder as a person wrote it: a leading ``~`` or ``~user`` is that home
+    folder, which the shell does not expand inside ``'ppo:path=~/m.npz'`` or
+    ``--record=~/games``. Where there is no such folder (a folder named ``~old``, no user
+    ``old``), the value is read as written, relative to the current folder
+    (:func:`os.path.expanduser`: ``Path.expanduser`` raised there). A ``Path`` is a
+    location already decided and is returned as it is: ``Path("./~/m.npz")`` prints as
+    ``~/m.npz``, and expanding it again read the home folder's file in place of the one
+    in a folder named ``~`` (so the edges turn a string into a path once, here, and hand
+    the ``Path`` on)."""
+    if isinstance(value, Path):
+        return value
+    return Path(os.path.expanduser(value))
 
 
 def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> None:

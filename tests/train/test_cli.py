@@ -686,10 +686,10 @@ def test_eval_and_tournament_record_games_that_replay_exactly(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     code = main(["eval", "--agents", "random,random", "--games", "2", "--record", str(tmp_path / "file" / "sub")])
     err = capsys.readouterr().err
-    assert code == 2 and "cannot write game records" in err and "Traceback" not in err
+    assert code == 2 and "game records: " in err and "is a file, not a folder" in err and "Traceback" not in err
     code = main(["eval", "--agents", "random,random", "--games", "2", "--record", str(tmp_path / "file")])
     err = capsys.readouterr().err
-    assert code == 2 and "it is a file, not a folder" in err
+    assert code == 2 and "game records: " in err and "is a file, not a folder" in err
     # a second run into the same folder would leave its games mixed with the first's
     before = {p.name: p.read_text() for p in out.glob("game_*.json")}
     code = main(["eval", "--agents", "greedy,random", "--games", "2", "--record", str(out), "--no-progress"])

@@ -150,9 +150,32 @@ def test_a_record_folder_that_takes_no_file_is_refused_naming_it_before_any_game
     monkeypatch.setattr(runner, "run_chunks", lambda *a, **k: played.append(a) or real_run_chunks(*a, **k))
     code = main(["eval", "--agents", "random,random", "--games", "2", "--record", str(folder), "--no-progress"])
     err = capsys.readouterr().err
-    assert code == 2 and f"cannot write in {str(folder)!r} (Permission denied)" in err, err
+    assert code == 2 and f"game records: cannot write in {str(folder)!r} (Permission denied)" in err, err
     assert ".tmp" not in err and len(err.strip().splitlines()) == 1, err
     assert not played
+    # a folder it made for them is not left behind, nor the folders it made above it
+    new = tmp_path / "new" / "games"
+    folder = new
+    code = main(["eval", "--agents", "random,random", "--games", "2", "--record", str(new), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"game records: cannot write in {str(new)!r} (Permission denied)" in err, err
+    assert not (tmp_path / "new").exists()
+
+
+def test_every_record_folder_refusal_is_said_one_way(capsys, tmp_path):
+    """A file in its place was "cannot write game records to X: it is a file, not a
+    folder", a folder that takes no file "game records: cannot write in 'X' (...)"."""
+    (tmp_path / "file").write_text("")
+    (tmp_path / "held").mkdir()
+    (tmp_path / "held" / "game_000000.json").write_text("{}")
+    for folder, why in [
+        (tmp_path / "file", f"game records: {str(tmp_path / 'file')!r} is a file, not a folder"),
+        (tmp_path / "file" / "below", f"game records: {str(tmp_path / 'file')!r} is a file, not a folder"),
+        (tmp_path / "held", f"game records: {str(tmp_path / 'held')!r} already holds 1 from an earlier run"),
+    ]:
+        code = main(["eval", "--agents", "random,random", "--games", "2", "--record", str(folder), "--no-progress"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith(f"{PROG}: error: {why}") and len(err.strip().splitlines()) == 1, err
 
 
 # ----------------------------------------------------------------------- the Python API

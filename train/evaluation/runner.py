@@ -47,7 +47,7 @@ import cloudpickle
 import numpy as np
 
 from llama_env import __version__
-from llama_env._atomic import check_writable_folder
+from llama_env._atomic import check_writable_folder, user_path
 from llama_env.agent import (
     Agent,
     AgentLike,
@@ -801,30 +801,35 @@ def _place(item: object, executor: ChunkExecutor, jobs: int) -> tuple[int, Any]:
 
 def _record_folder(folder: str | Path) -> Path:
     """``folder``, made if missing, to write a run's game records to: a name given as a
-    string with a leading ``~`` is in the home folder (:func:`agents.base.agent_path`: the
-    shell leaves ``--record=~/games`` as written). Refused (naming why) where it is not a
-    folder, already holds game records, which a run of other agents would otherwise leave
-    mixed with this one's under the same names, or takes no new file: that is found here,
-    before the first game, not as the first record is written."""
-    from agents.base import agent_path  # not at import: llama-rl's main first checks that `agents` is its own
-
-    folder = agent_path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"cannot write game records to {folder}: it is a file, not a folder")
+    string with a leading ``~`` is in the home folder (:func:`llama_env._atomic.user_path`:
+    the shell leaves ``--record=~/games`` as written). Refused, in a line ``game records:``
+    naming the folder and why, where it is not a folder, already holds game records,
+    which a run of other agents would otherwise leave mixed with this one's under the
+    same names, or takes no new file: that is found here, before the first game, not as
+    the first record is written. A refused folder it made (and those above it) is removed."""
+    folder = user_path(folder)
+    made = [p for p in (folder, *folder.parents) if not p.exists() and not p.is_symlink()]  # deepest first
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        held = sorted(p.name for p in folder.glob("game_*.json"))
-    except OSError as exc:
-        raise ValueError(f"cannot write game records to {folder}: {exc.strerror or exc}") from None
-    if held:
-        raise ValueError(
-            f"cannot write game records to {folder}: it already holds {len(held)} from an earlier run "
-            f"({held[0]}{', ...' if len(held) > 1 else ''}); name a new or empty folder"
-        )
-    try:
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"{str(folder)!r} is a file, not a folder")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            held = sorted(p.name for p in folder.glob("game_*.json"))
+        except (NotADirectoryError, FileExistsError):  # a file above it: said as the check below says it
+            check_writable_folder(folder)
+            raise
+        if held:
+            raise ValueError(
+                f"{str(folder)!r} already holds {len(held)} from an earlier run "
+                f"({held[0]}{', ...' if len(held) > 1 else ''}); name a new or empty folder"
+            )
         check_writable_folder(folder)
-    except ValueError as exc:
-        raise ValueError(f"game records: {exc}") from None  # names the folder and why
+    except (ValueError, OSError) as exc:
+        for p in made:  # empty: nothing was written in them
+            with contextlib.suppress(OSError):
+                p.rmdir()
+        why = str(exc) if isinstance(exc, ValueError) else f"cannot make {str(folder)!r} ({exc.strerror or exc})"
+        raise ValueError(f"game records: {why}") from None
     return folder
 
 
