@@ -410,7 +410,9 @@ def test_the_evaluation_at_the_end_is_shown_and_a_run_that_trained_its_budget_di
     args += ["--past-every", "0", "--net-arch", "16", "--no-tensorboard", "--final-eval-games", "2"]
     assert main([*args, "--run-dir", str(tmp_path), "--run-name", "end"]) == 0
     out = capsys.readouterr().out
-    assert "[eval @ 256] win share vs random: 4p " in out and "(above 0.01)" in out
+    assert re.search(
+        r"\[eval @ 256\] win share vs random: 4p \d\.\d{3} \(interval from \d\.\d{3}\): above 0\.01$", out, re.M
+    )
     assert "stopping" not in out and "stopped early" not in out
     assert "Evaluating against the baselines (2 games per row)" in out
     assert json.loads((tmp_path / "end" / "summary.json").read_text())["stopped_early"] is False

@@ -40,8 +40,9 @@ _EVAL_KEY = 777
 def eval_seed(seed: int, steps: int, confirming: bool = False) -> int:
     """The seed of the deals of a run's evaluation at ``steps`` (``seed``: the run's), or of
     the second set that confirms a target reached there (``confirming``): different for
-    every step and run, the same when the run is made again; 63-bit, as every seed derived
-    from a run's (:func:`llama_env.agent.seed_int`)."""
+    every step and run, the same when the run is made again. Derived with
+    :func:`llama_env.agent.seed_int` (63-bit), as evaluation derives the seeds of its games'
+    agents; the trainers seed their environments with 32 bits of ``SeedSequence``."""
     return seed_int(seed, _EVAL_KEY, steps, int(confirming))
 
 
@@ -109,20 +110,24 @@ def stops_early(config: TrainConfig, row: dict[str, Any]) -> bool:
 
 
 def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
-    """The line shown for an evaluation row."""
-    txt = ", ".join(f"{n}p {row[f'win_share_{n}p']:.3f}" for n in config.eval_players)
-    reached = ""
-    if target_reached(config, row):
-        # the second set as the stop line shows it: what decides is the interval's lower end
-        again = ", ".join(
-            f"{n}p {row[f'confirm_win_share_{n}p']:.3f} (interval from {row[f'confirm_ci_low_{n}p']:.3f})"
+    """The line shown for an evaluation row. Where the target is reached, each set's
+    reading is shown with the lower end of its interval, which is what decides."""
+
+    def shares(prefix: str = "") -> str:
+        return ", ".join(
+            f"{n}p {row[f'{prefix}win_share_{n}p']:.3f}"
+            + (f" (interval from {row[f'{prefix}ci_low_{n}p']:.3f})" if reached else "")
             for n in config.eval_players
-            if f"confirm_win_share_{n}p" in row
+            if f"{prefix}win_share_{n}p" in row
         )
-        reached = f" (above {config.stop_win_share:g})"
-        if again:
-            reached += f"; on fresh deals {again}: {'stopping' if stops_early(config, row) else 'not confirmed'}"
-    return f"[eval @ {row['timesteps']:,}] win share vs {config.eval_opponent}: {txt}{reached}"
+
+    reached = target_reached(config, row)
+    txt = shares()
+    if reached:
+        txt += f": above {config.stop_win_share:g}"
+        if again := shares("confirm_"):
+            txt += f"; on fresh deals {again}: {'stopping' if stops_early(config, row) else 'not confirmed'}"
+    return f"[eval @ {row['timesteps']:,}] win share vs {config.eval_opponent}: {txt}"
 
 
 def next_multiple(n: int, every: int) -> int:
