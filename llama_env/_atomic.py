@@ -1,6 +1,7 @@
 """Files written whole or not at all: game records, models, networks and a run's files.
 The content goes to a temporary file beside the target, which is then moved over it with
-``os.replace``."""
+``os.replace``. Also the paths a user names for them: ``~`` expanded, a folder checked
+writable before the work that fills it."""
 
 from __future__ import annotations
 

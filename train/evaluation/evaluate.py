@@ -403,7 +403,7 @@ def evaluate(
     seed = check_seed(seed)
     duplicate, rotate = check_flag("duplicate", duplicate), check_flag("rotate", rotate)
     every_order = check_flag("every_order", every_order)
-    _check_rotation(rotate=rotate, duplicate=duplicate, every_order=every_order)
+    _check_rotation(rotate=rotate, duplicate=duplicate)  # every_order: seatings checks it, before any game
     if duplicate:
         num_games = math.ceil(num_games / n) * n
     index = np.arange(num_games)

@@ -810,12 +810,10 @@ def _record_folder(folder: str | Path) -> Path:
     folder = user_path(folder)
     made = [p for p in (folder, *folder.parents) if not p.exists() and not p.is_symlink()]  # deepest first
     try:
-        if folder.exists() and not folder.is_dir():
-            raise ValueError(f"{str(folder)!r} is a file, not a folder")
-        try:
+        try:  # a file in its place, or above it: mkdir refuses, and the check below says which
             folder.mkdir(parents=True, exist_ok=True)
             held = sorted(p.name for p in folder.glob("game_*.json"))
-        except (NotADirectoryError, FileExistsError):  # a file above it: said as the check below says it
+        except (NotADirectoryError, FileExistsError):
             check_writable_folder(folder)
             raise
         if held:
