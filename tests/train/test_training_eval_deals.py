@@ -119,3 +119,20 @@ def test_no_confirmation_is_played_where_nothing_would_stop(monkeypatch, shares,
     asked = scripted(monkeypatch, shares)
     row = evaluation.evaluation_row(None, cfg, steps)  # type: ignore[arg-type]
     assert len(asked) == 1 and "confirm_win_share_2p" not in row and not evaluation.stops_early(cfg, row)
+
+
+def test_the_line_after_a_stopped_run_reads_both_sets_as_the_evaluation_line_does(monkeypatch, capsys, tmp_path):
+    """Each set shows its lower end as 'interval from', the second set too (it read 'from')."""
+    import train.training
+    from train.cli import main
+    from train.training.result import TrainResult
+
+    row = {"timesteps": 5000, "win_share_2p": 0.55, "ci_low_2p": 0.53, "confirm_win_share_2p": 0.56}
+    row["confirm_ci_low_2p"] = 0.54
+    result = TrainResult(tmp_path, tmp_path / "model.zip", 5000, 5000, 1.0, 0.0, 0.0, False, [row], stopped_early=True)
+    monkeypatch.setattr(train.training, "train", lambda config: result)
+    args = ["--preset", "beat-heuristic", "--run-dir", str(tmp_path), "--no-progress-bar"]
+    assert main(["train", *args, "--final-eval-games", "0"]) == 0
+    assert "more to confirm: 2p 0.550 (interval from 0.530), on fresh deals 0.560 (interval from 0.540)\n" in (
+        capsys.readouterr().out
+    )

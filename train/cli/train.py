@@ -166,10 +166,11 @@ def _run(args: argparse.Namespace) -> int:
         print(stopped_note(result, config, sep=": ", then_next=True))
         return EXIT_INTERRUPTED
     if result.stopped_early:
+        from train.training.evaluation import win_share_reading  # loaded with the trainer
+
         last = result.evals[-1]
         shares = ", ".join(
-            f"{n}p {last[f'win_share_{n}p']:.3f} (interval from {last[f'ci_low_{n}p']:.3f}), "
-            f"on fresh deals {last[f'confirm_win_share_{n}p']:.3f} (from {last[f'confirm_ci_low_{n}p']:.3f})"
+            f"{n}p {win_share_reading(last, n)}, on fresh deals {win_share_reading(last, n, 'confirm_')}"
             for n in config.eval_players
         )
         print(

@@ -26,11 +26,11 @@ __all__ = [
     "eval_seed",
     "evaluate_vs",
     "evaluation_row",
-    "confirmed",
     "evaluation_message",
     "next_multiple",
     "stops_early",
     "target_reached",
+    "win_share_reading",
 ]
 
 # the evaluations' branch of a run's seed (a SeedSequence spawn key), hashed apart from the seeds of its games
@@ -64,18 +64,20 @@ def evaluation_row(actor: Actor, config: TrainConfig, steps: int) -> dict[str, A
     ``config.stop_win_share`` with steps of the budget left, a second set of fresh deals,
     as many, confirms it or not (``confirm_win_share_<n>p``, ``confirm_ci_low_<n>p``)."""
     row: dict[str, Any] = {"timesteps": steps, "opponent": config.eval_opponent}
-    seed = eval_seed(config.seed, steps)
-    for n in config.eval_players:
-        share, low, high = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed)
-        row[f"win_share_{n}p"] = share
-        row[f"ci95_{n}p"] = (high - low) / 2
-        row[f"ci_low_{n}p"] = low
-    if _reached_early(config, row):
-        seed = eval_seed(config.seed, steps, confirming=True)
+
+    def measure(confirming: bool) -> None:
+        prefix = "confirm_" if confirming else ""
+        seed = eval_seed(config.seed, steps, confirming)
         for n in config.eval_players:
-            share, low, _ = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed)
-            row[f"confirm_win_share_{n}p"] = share
-            row[f"confirm_ci_low_{n}p"] = low
+            share, low, high = evaluate_vs(actor, config.eval_opponent, config.rules_at(n), config.eval_games, seed)
+            row[f"{prefix}win_share_{n}p"] = share
+            if not confirming:
+                row[f"ci95_{n}p"] = (high - low) / 2
+            row[f"{prefix}ci_low_{n}p"] = low
+
+    measure(confirming=False)
+    if _reached_early(config, row):
+        measure(confirming=True)
     return row
 
 
@@ -83,8 +85,15 @@ def target_reached(config: TrainConfig, row: dict[str, Any]) -> bool:
     """Whether an evaluation row shows the policy beating ``config.stop_win_share``: the
     lower end of the 95% interval at or above it at every table size evaluated (never
     when ``stop_win_share`` is 0)."""
+    return _beats_target(config, row)
+
+
+def _beats_target(config: TrainConfig, row: dict[str, Any], prefix: str = "") -> bool:
+    """Whether the set of deals under ``prefix`` in an evaluation row (``""``: the first,
+    ``"confirm_"``: the second, where one was played) reads above ``config.stop_win_share``
+    at every table size evaluated: the lower end of each interval at or above it."""
     target = config.stop_win_share
-    return target > 0 and all(row[f"ci_low_{n}p"] >= target for n in config.eval_players)
+    return target > 0 and all(row.get(f"{prefix}ci_low_{n}p", -1.0) >= target for n in config.eval_players)
 
 
 def _reached_early(config: TrainConfig, row: dict[str, Any]) -> bool:
@@ -93,20 +102,23 @@ def _reached_early(config: TrainConfig, row: dict[str, Any]) -> bool:
     return row["timesteps"] < config.total_timesteps and target_reached(config, row)
 
 
-def confirmed(config: TrainConfig, row: dict[str, Any]) -> bool:
-    """Whether an evaluation row's second set of deals, played where it reached the
-    target, reached it too, at every table size evaluated."""
-    target = config.stop_win_share
-    return all(row.get(f"confirm_ci_low_{n}p", -1.0) >= target for n in config.eval_players)
-
-
 def stops_early(config: TrainConfig, row: dict[str, Any]) -> bool:
     """Whether an evaluation row stops training before ``config.total_timesteps``: it
-    reached the target (:func:`target_reached`) with steps of the budget left, and a
-    second set of fresh deals confirmed it (:func:`confirmed`). Both backends stop when it
-    does; the evaluation at the end of the budget stops nothing (a run that trained its
-    whole budget did not stop early)."""
-    return _reached_early(config, row) and confirmed(config, row)
+    reached the target (:func:`target_reached`) with steps of the budget left, and the
+    second set of fresh deals played there reached it too, at every table size evaluated.
+    Both backends stop when it does; the evaluation at the end of the budget stops nothing
+    (a run that trained its whole budget did not stop early)."""
+    return _reached_early(config, row) and _beats_target(config, row, "confirm_")
+
+
+def win_share_reading(row: dict[str, Any], n: int, prefix: str = "", interval: bool = True) -> str:
+    """The win share at table size ``n`` in an evaluation row, of the set of deals under
+    ``prefix`` (``"confirm_"``: the second set), with the lower end of its 95% interval
+    (``interval``), which decides whether it beat the target: ``0.550 (interval from
+    0.530)``. The evaluation's line and the line after a run that stopped on its target
+    both read a row so."""
+    share = f"{row[f'{prefix}win_share_{n}p']:.3f}"
+    return f"{share} (interval from {row[f'{prefix}ci_low_{n}p']:.3f})" if interval else share
 
 
 def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
@@ -115,8 +127,7 @@ def evaluation_message(config: TrainConfig, row: dict[str, Any]) -> str:
 
     def shares(prefix: str = "") -> str:
         return ", ".join(
-            f"{n}p {row[f'{prefix}win_share_{n}p']:.3f}"
-            + (f" (interval from {row[f'{prefix}ci_low_{n}p']:.3f})" if reached else "")
+            f"{n}p {win_share_reading(row, n, prefix, interval=reached)}"
             for n in config.eval_players
             if f"{prefix}win_share_{n}p" in row
         )
