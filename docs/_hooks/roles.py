@@ -3,13 +3,13 @@
 mkdocstrings shows as they are written. Each becomes the object's name in code, linked to
 its entry where the reference has one, as the role means.
 
-Two steps, both here. A role's name is written as Python reads it where the docstring
-stands (``LlamaGame`` in ``llama_env.table`` is the ``llama_env.engine.LlamaGame`` it
-imports), and the reference's links know objects by their full names: so, as Griffe reads
-the code, :class:`QualifiedRoles` (a Griffe extension, in mkdocs.yml's ``extensions``)
-writes each role's full name into it, in the docstring's scope. Then, on each page, the
-MkDocs hook :func:`on_page_content` turns the roles into code linked where mkdocs-autorefs
-knows the name (a private helper or a module no page shows stays plain code)."""
+A role's name is written as Python reads it where the docstring stands (``LlamaGame`` in
+``llama_env.table`` is the ``llama_env.engine.LlamaGame`` it imports), and the reference's
+links know objects by their full names: so, as Griffe reads the code,
+:class:`QualifiedRoles` (a Griffe extension, in mkdocs.yml's ``extensions``) replaces each
+role with an optional link of mkdocs-autorefs to its object's full name, which links the
+code where autorefs knows the name (a private helper or a module no page shows stays
+plain code)."""
 
 from __future__ import annotations
 
@@ -23,13 +23,6 @@ _KINDS = r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const):"
 # In a docstring: :class:`X`, :func:`~a.b.c()`, :meth:`title <X.y>`.
 _SOURCE_ROLE = re.compile(
     rf"(?P<kind>{_KINDS})`(?:(?P<title>[^`<]+?) <(?P<target>[\w.]+)>|(?P<short>~?)(?P<name>[\w.]+)(?P<call>\(\))?)`"
-)
-
-# After Markdown, :class:`X` reads :class:<code>X</code>, and :meth:`title <X>` reads
-# :meth:<code>title &lt;X&gt;</code>.
-_ROLE = re.compile(
-    rf"{_KINDS}<code>"
-    r"(?:(?P<title>[^<]+?) &lt;(?P<target>[\w.]+)&gt;|(?P<short>~?)(?P<name>[\w.]+)(?P<call>\(\))?)</code>"
 )
 
 
@@ -94,16 +87,9 @@ def _qualify(obj: griffe.Object) -> None:
 
 
 def _qualified(match: re.Match[str], scope: griffe.Object) -> str:
-    """The role ``match`` with its object's full name, showing what it showed."""
+    """The role ``match`` as code linked to its object's full name where autorefs knows it,
+    showing what it showed. The backticks stay inside the tag, for Markdown to make the
+    code: a ``<code>`` written here would have Markdown applied inside it (``__setstate__``
+    turned bold)."""
     name, shown = _name_and_shown(match)
-    return f"{match['kind']}`{shown} <{_full_name(name, match['kind'], scope)}>`"
-
-
-def _link(match: re.Match[str]) -> str:
-    name, shown = _name_and_shown(match)
-    return f'<autoref identifier="{name}" optional><code>{shown}</code></autoref>'
-
-
-def on_page_content(html: str, **_: Any) -> str:
-    """Roles turned into code, linked where mkdocs-autorefs knows the name."""
-    return _ROLE.sub(_link, html)
+    return f'<autoref identifier="{_full_name(name, match["kind"], scope)}" optional>`{shown}`</autoref>'
