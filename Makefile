@@ -8,6 +8,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= default
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+# the folders ruff checks (make test) and checks the format of (make lint)
+CHECKED := llama_env agents train benchmarks tests docs/_hooks notebooks
 
 .PHONY: setup setup-dev torch train test test-slow bench lint docs python-version
 
@@ -49,7 +51,7 @@ train: setup
 # broken link or an unreadable docstring fails it), then the tests (slow training tests
 # excluded; run them with `make test-slow`).
 test: setup-dev
-	$(BIN)/ruff check llama_env agents train benchmarks tests docs/_hooks notebooks
+	$(BIN)/ruff check $(CHECKED)
 	$(BIN)/mypy
 	$(BIN)/mkdocs build --strict
 	$(BIN)/python -m pytest -n 2 -q
@@ -72,6 +74,6 @@ bench: setup
 	$(BIN)/python benchmarks/train_speed.py --steps 300000
 
 lint: setup-dev
-	$(BIN)/ruff check llama_env agents train benchmarks tests docs/_hooks notebooks
-	$(BIN)/ruff format --check llama_env agents train benchmarks tests docs/_hooks notebooks
+	$(BIN)/ruff check $(CHECKED)
+	$(BIN)/ruff format --check $(CHECKED)
 	$(BIN)/mypy

@@ -238,10 +238,17 @@ def test_the_test_command_builds_the_site_strictly_with_its_warnings_heard() -> 
 def test_the_readme_by_hand_runs_what_make_test_runs() -> None:
     """The README's "by hand, the same thing" is ``make test``'s recipe: the folders ruff
     checks grew (``docs/_hooks``, the notebooks) in the Makefile while the README's line
-    stayed as it was."""
-    recipe = re.search(r"^test:[^\n]*\n((?:\t[^\n]*\n)+)", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    stayed as it was. The recipe's ``$(BIN)/`` and ``$(CHECKED)`` (the folders) read as
+    make expands them."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = re.search(r"^test:[^\n]*\n((?:\t[^\n]*\n)+)", makefile, re.M)
     assert recipe, "Makefile has no test recipe"
-    made = [line.strip().replace("$(BIN)/", ".venv/bin/") for line in recipe.group(1).splitlines()]
+    checked = re.search(r"^CHECKED := ([^\n]+)$", makefile, re.M)
+    assert checked, "Makefile has no CHECKED"
+    made = [
+        line.strip().replace("$(BIN)/", ".venv/bin/").replace("$(CHECKED)", checked.group(1).strip())
+        for line in recipe.group(1).splitlines()
+    ]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     by_hand = readme[readme.index("By hand, the same thing") :]
     block = by_hand[by_hand.index("```bash\n") + 8 : by_hand.index("\n```", by_hand.index("```bash"))]
