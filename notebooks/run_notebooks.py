@@ -168,12 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--timeout",
         type=int_in(1, None, "the seconds a cell may run"),
-        default=None,
+        default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"stop a cell that runs longer (default: no limit; {QUICK_TIMEOUT} with --quick)",
     )
     args = p.parse_args(argv)
-    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     try:
         paths = list(dict.fromkeys(resolve(n) for n in args.names)) if args.names else NOTEBOOKS
         if args.quick and (args.out is None or any(args.out.resolve() == path.parent for path in paths)):
@@ -191,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         target = (args.out / path.name) if args.out else path
         failed_out = target if args.out else path.with_name(path.stem + FAILED_SUFFIX)
         try:
-            dt = execute(path, target, quick=args.quick, timeout=timeout, failed_out=failed_out)
+            dt = execute(path, target, quick=args.quick, timeout=args.timeout, failed_out=failed_out)
         except NotebookFailed as exc:
             failed += 1
             print(f"{path.name}: {exc} (as far as it ran: {failed_out})", file=sys.stderr, flush=True)
