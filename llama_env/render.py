@@ -54,9 +54,10 @@ def wrap_row(prefix: str, items: Sequence[str], width: int | None, sep: str = " 
     return lines
 
 
-def seat_label(seat: int, names: Sequence[str] | None = None) -> str:
-    """``names[seat]``, or ``player_<seat>`` without names."""
-    return names[seat] if names else f"player_{seat}"
+def seat_label(seat: int, names: Sequence[str] | None = None, you: int | None = None) -> str:
+    """``names[seat]``, or ``player_<seat>`` without names; ``(you)`` after it where
+    ``seat`` is ``you``."""
+    return (names[seat] if names else f"player_{seat}") + (" (you)" if seat == you else "")
 
 
 def seat_names(names: Sequence[str] | None, num_players: int) -> list[str]:
@@ -87,7 +88,7 @@ def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None,
         me = p == seat
         status = "quit" if game.quit[p] else "in"
         turn = "*" if (p == game.current_player and not game.game_over) else " "
-        who = seat_label(p, names) + (" (you)" if me else "")
+        who = seat_label(p, names, you=seat)
         cards = [card_str(c) for c in game.hand(p)] if me else [plural(game.hand_size_of(p), "card")]
         lines += wrap_row(f"{turn} {who:<18} score {game.scores[p]:>3}  {status:<4}  ", cards, width)
     return "\n".join(lines)
@@ -112,7 +113,7 @@ def render_round_summary(
     hands = result.hands
     for p, (pen, ret, score) in enumerate(zip(result.penalties, result.returned, result.scores, strict=True)):
         change = f"+{pen}" if pen else ("-" + str(ret) if ret else "+0")
-        who = seat_label(p, names) + (" (you)" if p == you else "")
+        who = seat_label(p, names, you)
         row = f"  {who:<18} {change:>4}  -> {score:<4} "
         if not hands:  # a result built without them
             lines.append(row.rstrip())
