@@ -422,8 +422,8 @@ class _Transcript(TableListener):
         say: Callable[[str], None],
         me: int | None,
         names: Sequence[str],
+        columns: Callable[[], int | None],
         pause: float = 0.0,
-        columns: Callable[[], int | None] = lambda: None,
     ) -> None:
         self.say = say
         self.me = me
@@ -475,7 +475,7 @@ def play(config: PlayConfig, stdin: TextIO, stdout: TextIO, on_leave: Callable[[
     game = LlamaGame(rules=config.rules, rng=seeds[0])
 
     say = _sayer(stdout)
-    transcript = _Transcript(say, me, names, columns=lambda: terminal_columns(stdout))
+    transcript = _Transcript(say, me, names, lambda: terminal_columns(stdout))
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
     say(f"L.L.A.M.A. with {n} players: you are {names[me]}.")
     for p, spec in zip(others, opp_specs, strict=True):
@@ -568,7 +568,7 @@ def watch(config: WatchConfig, stdout: TextIO) -> int:
 
     say = _sayer(stdout)
     delay = config.delay if config.delay is not None else WATCH_DELAY if is_terminal(stdout) else 0.0
-    transcript = _Transcript(say, None, names, delay, lambda: terminal_columns(stdout))
+    transcript = _Transcript(say, None, names, lambda: terminal_columns(stdout), delay)
     table = Table(game, seats, names=labels, listener=transcript)  # messages name the agents
     say(
         f"L.L.A.M.A. with {n} players: "
