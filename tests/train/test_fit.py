@@ -119,7 +119,7 @@ def test_the_same_settings_fit_the_same_networks(tmp_path):
         (SearchNetsConfig(players=3), "the search agent has no specialist at 3 players"),
         (SearchNetsConfig(games=0), "games must be >= 1"),
         (SearchNetsConfig(games=1), r"games must be >= 2 \(game 0 is held out"),  # it wrote unfitted networks
-        (SearchNetsConfig(held_out=1), "held_out must be >= 2"),
+        (SearchNetsConfig(held_out=1), r"held_out must be >= 4 at 4 players \(one game in held_out is held out"),
         (SearchNetsConfig(hidden=()), "hidden must be positive layer sizes"),
     ],
 )
@@ -231,7 +231,7 @@ def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
         (DistillConfig(games=0), "games must be >= 1"),
         (DistillConfig(below=1.5), r"below must be in \(0, 1\]"),
         (DistillConfig(below=0.0), r"at 0 no decision is searched: nothing to distil"),  # it wrote the model unchanged
-        (DistillConfig(held_out=1), "held_out must be >= 2"),
+        (DistillConfig(held_out=3), r"held_out must be >= 4 at 4 players \(one game in held_out is held out"),
         (DistillConfig(temperature=-0.1), "temperature must be >= 0"),
         (DistillConfig(learning_rate=0.0), "learning_rate and searched_weight must be > 0"),
     ],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -168,3 +169,66 @@ def test_distill_records_the_game_of_every_decision():
     actor = load_actor(SHIPPED["ppo"][2])
     data = collect_searched(SearchAgent(worlds=2, below=0.9, seed=0), actor, 2, 6, seed=0, slots=3)
     assert data.game.shape == (len(data.obs),) and set(data.game.tolist()) == set(range(6))
+
+
+@pytest.mark.parametrize(
+    ("players", "held_out"), [(2, 2), (2, 3), (3, 3), (3, 5), (4, 4), (4, 6), (5, 7), (6, 6), (6, 20)]
+)
+def test_one_game_in_held_out_is_held_out_at_every_seat(players, held_out):
+    """held_out=2 at 4 players held out seats 0 and 3 alone, a share of 1/4, not 1/2:
+    at any held_out the table size allows, exactly one game in held_out at every seat."""
+    from train.fit import held_out_games
+
+    games = np.arange(players * held_out * 3)
+    held = held_out_games(games, held_out, players)
+    assert held[0]
+    assert all(held[k * held_out : (k + 1) * held_out].sum() == 1 for k in range(len(games) // held_out))
+    seat = games % players
+    for s in range(players):
+        assert held[seat == s].sum() * held_out == (seat == s).sum(), (s, games[held].tolist())
+
+
+@pytest.mark.parametrize(("players", "held_out"), [(3, 2), (4, 2), (4, 3), (6, 5)])
+def test_a_held_out_below_the_table_size_is_refused(players, held_out):
+    """Fewer than ``players`` games a turn cannot hold out every seat in turn."""
+    from train.fit import held_out_games
+
+    message = rf"^held_out must be >= {players} at {players} players \(.*\), got {held_out}$"
+    with pytest.raises(ValueError, match=message):
+        held_out_games(np.arange(40), held_out, players)
+    for config in (
+        SearchNetsConfig(players=players, model="m.npz"),
+        DistillConfig(players=players, model="m.npz", networks="n.npz"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            replace(config, held_out=held_out).validate()
+
+
+def test_fit_search_holds_out_the_games_at_every_seat():
+    """Put back to ``data.game % held_out == 0`` (games 0, 20, 40, 60: all at seat 0 of
+    2), fit-search's split left every fit test passing: its held-out loss is that of games
+    0, 21, 40 and 61."""
+    import torch
+
+    from train.fit.search_nets import SearchData, fit_network
+
+    rng = np.random.default_rng(0)
+    n = 400
+    game = np.arange(n) // 5  # 80 games of 5 decisions each
+    data = SearchData(
+        obs=rng.random((n, 175), dtype=np.float32),
+        hands=rng.integers(0, 3, (n, 1, 7)).astype(np.int8),
+        win=(rng.random(n) < 0.5).astype(np.float32),
+        game=game.astype(np.int32),
+    )
+    config = SearchNetsConfig(players=2, hidden=(8,), batch_size=64, value_epochs=1)
+    layers, losses = fit_network(data, "value", config, log=lambda line: None)
+    held = np.isin(game, [0, 21, 40, 61])  # seats 0, 1, 0, 1
+    h = torch.from_numpy(data.obs[held])
+    for k, (w, b) in enumerate(layers):
+        h = h @ torch.from_numpy(w) + torch.from_numpy(b)
+        if k < len(layers) - 1:
+            h = torch.relu(h)
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(h[:, 0], torch.from_numpy(data.win[held]))
+    assert losses[-1] == pytest.approx(float(loss), rel=1e-5)
+

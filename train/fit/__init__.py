@@ -105,14 +105,28 @@ def _holds(path: Path) -> Writes | None:
         return None
 
 
+def check_held_out(held_out: int, players: int) -> None:
+    """A ``ValueError`` in one line unless ``held_out`` (one game in this many is held out
+    of a fit) is at least ``players``: a run of fewer games than seats cannot hold out
+    every seat in turn (``held_out`` 2 at 4 players held out seats 0 and 3 alone, a share
+    of 1/4). Each fit's config checks it in ``validate``, and :func:`held_out_games` too."""
+    if held_out < players:
+        raise ValueError(
+            f"held_out must be >= {players} at {players} players (one game in held_out is held out, at every seat "
+            f"in turn), got {held_out}"
+        )
+
+
 def held_out_games(games: np.ndarray, held_out: int, players: int) -> np.ndarray:
     """Which of ``games`` (game indices; the one fitted on sits at seat ``g % players`` in
     game ``g``) a fit holds out, as a bool array: one in each run of ``held_out`` games
-    (``k * held_out`` to ``(k + 1) * held_out - 1``), the first there at seat
+    (``k * held_out`` to ``(k + 1) * held_out - 1``), the one there at seat
     ``k % players``, so that the held-out games sit at every seat in turn, game 0 among
-    them. Every ``held_out``-th game had sat at seat 0 alone at 2, 4 and 5 players, and its
-    figures said nothing of the other seats. Where ``held_out`` is below ``players``, a
-    run without that seat holds none out."""
+    them, and exactly one game in ``held_out`` of each seat's is held out. Every
+    ``held_out``-th game had sat at seat 0 alone at 2, 4 and 5 players, and its figures
+    said nothing of the other seats. ``held_out`` below ``players`` is a ``ValueError``
+    (:func:`check_held_out`)."""
+    check_held_out(held_out, players)
     g = np.asarray(games, dtype=np.int64)
     return (g % held_out < players) & (g % players == (g // held_out) % players)
 

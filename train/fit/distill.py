@@ -45,7 +45,7 @@ from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTION
 from llama_env.table import BatchTable, BatchTableListener
 from train._program import game_bar
 from train._torch import torch_threads
-from train.fit import agent_spec, check_field_types, held_out_games, out_file, save_or_rescue
+from train.fit import agent_spec, check_field_types, check_held_out, held_out_games, out_file, save_or_rescue
 from train.fit.search_nets import DATA_DEALS, check_specialist
 
 __all__ = ["DistillConfig", "DistillData", "DistillResult", "collect_searched", "fit_policy", "distill"]
@@ -88,7 +88,8 @@ class DistillConfig:
     move in proportion to ``exp(value / temperature)`` (its mean value over the worlds)."""
     held_out: int = 20
     """One game in this many is held out of the fitting, to report the agreement with the
-    search on its searched decisions: at every seat in turn (:func:`train.fit.held_out_games`)."""
+    search on its searched decisions: at every seat in turn (:func:`train.fit.held_out_games`),
+    so at least :attr:`players`."""
 
     def validate(self) -> DistillConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
@@ -122,8 +123,7 @@ class DistillConfig:
                 f"below must be in ({low:g}, {high:g}] (at {low:g} no decision is searched: nothing to distil), "
                 f"got {self.below}"
             )
-        if self.held_out < 2:
-            raise ValueError(f"held_out must be >= 2 (one game in held_out is held out), got {self.held_out}")
+        check_held_out(self.held_out, self.players)
         if not self.temperature >= 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not self.learning_rate > 0 or not self.searched_weight > 0:

@@ -46,7 +46,7 @@ from llama_env.rewards import game_rewards
 from llama_env.table import Table, TableListener
 from train._program import game_bar
 from train._torch import torch_threads
-from train.fit import agent_spec, check_field_types, held_out_games, out_file, save_or_rescue
+from train.fit import agent_spec, check_field_types, check_held_out, held_out_games, out_file, save_or_rescue
 
 __all__ = [
     "DATA_DEALS",
@@ -94,7 +94,8 @@ class SearchNetsConfig:
     belief_epochs: int = 3
     held_out: int = 20
     """One game in this many is held out of the fitting, to report its loss: game 0 and
-    others at every seat in turn (:func:`train.fit.held_out_games`)."""
+    others at every seat in turn (:func:`train.fit.held_out_games`), so at least
+    :attr:`players`."""
 
     def validate(self) -> SearchNetsConfig:
         """Raise ``ValueError`` naming the first bad field and what is allowed; return self."""
@@ -115,8 +116,7 @@ class SearchNetsConfig:
         for key in ("games", "batch_size", "value_epochs", "belief_epochs"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be >= 1, got {getattr(self, key)}")
-        if self.held_out < 2:
-            raise ValueError(f"held_out must be >= 2 (one game in held_out is held out), got {self.held_out}")
+        check_held_out(self.held_out, self.players)
         if self.games < 2:  # game 0 is held out: one game leaves nothing to fit
             raise ValueError(f"games must be >= 2 (game 0 is held out, the others are fitted), got {self.games}")
         if self.seed < 0:
