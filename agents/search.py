@@ -177,19 +177,21 @@ class Settings:
 
 MAX_WORLDS = 4096
 """The most worlds a searched decision may imagine: every world and every legal move is one
-game of a batch, so a search's memory and time grow with it (at 4,096, about 1.5 s and
-100 MB a 4-player decision on one core; the defaults are 48 and 96). Many decisions
-searched at once are played out in batches of at most :data:`MAX_WORLDS_AT_ONCE` worlds,
-so its memory does not grow with their number."""
+game of a batch, so a searched decision's memory and time grow in proportion to its worlds
+times its legal moves (the defaults are 48 and 96 worlds; the memory at 4,096 is measured
+in docs/research/2026-12-07-search-random-stream.md). Many decisions searched at once are
+played out in batches of at most :data:`MAX_WORLDS_AT_ONCE` worlds, so the memory does
+not grow with their number."""
 
 MAX_WORLDS_AT_ONCE = 8192
 """The most worlds, over all the decisions searched in one call, that one batch plays out:
 a call with more (a batched evaluation hands the agent thousands of decisions) plays
 them out batch after batch, each decision's worlds whole, with the same moves and values
-as one batch of them all. It bounds a search's memory however many decisions it is
-handed (a batch holds every world and legal move as one game): 16 four-player decisions
-of 4,096 worlds peaked at about 250 MB, where one batch of them all took 1.1 GB. At least
-:data:`MAX_WORLDS`, so a decision's worlds fit in one batch."""
+as one batch of them all. A batch holds every world and legal move as one game, so a
+search's memory is bounded by that of this many worlds (times their legal moves),
+however many decisions it is handed, where one batch of them all grew with their number
+(the figures, before and after: docs/research/2026-12-07-search-random-stream.md). At
+least :data:`MAX_WORLDS`, so a decision's worlds fit in one batch."""
 
 BELOW_RANGE: tuple[float, float] = (0.0, 1.0)
 """The values :attr:`Settings.below` may take, wherever it is given: the agent,
