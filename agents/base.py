@@ -213,12 +213,19 @@ def legal_actions(action_mask: np.ndarray | list[int]) -> list[int]:
 _ACTIONS = range(9)
 
 
-def agent_path(value: str | Path) -> Path:
+def agent_path(value: str | Path, what: str = "the path") -> Path:
     """A file parameter's value as the built-in agents read it (``ppo``'s and ``search``'s
     ``path``, ``networks_path``; ``llama-rl train`` records their specs so): a leading ``~``
     or ``~user`` is that home folder, which the shell does not expand inside
     ``'ppo:path=~/m.npz'``; a ``Path`` is returned as it is. Read as every path a person
-    writes is (``--record=~/games`` too). A plugin's parameters reach it as written."""
+    writes is (``--record=~/games`` too). A plugin's parameters reach it as written.
+
+    An empty string (or blanks alone) is a ``ValueError`` in one line, ``"{what} is
+    empty"`` (``what``: the caller's name for it, ``"SearchAgent networks_path"``): as a
+    path it is the current folder, and ``ppo:path=`` said "no PPO model in .", as if one
+    were looked for there."""
+    if isinstance(value, str) and not value.strip():
+        raise ValueError(f"{what} is empty" if not value else f"{what} is empty (blanks alone: {value!r})")
     return user_path(value)
 
 

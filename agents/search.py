@@ -257,8 +257,10 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
     """The value and belief networks of a ``players``-seat table from ``path``, checked:
     they read version-1 observations, and give 1 value and 7 shares per other seat
     (``players`` ``None``: the table size the belief network's outputs name, see
-    :func:`networks_table_size`). Raises ``ValueError`` naming the file for anything else."""
-    path = Path(path)
+    :func:`networks_table_size`). ``path`` is read as :func:`agents.ppo.load_actor` reads
+    its own (:func:`agents.base.agent_path`: a leading ``~`` the home folder, an empty one
+    refused). Raises ``ValueError`` naming the file for anything else."""
+    path = agent_path(path, "the search networks' path")  # "" was the current folder: "cannot load ... from ."
     try:
         with load_arrays(path) as z:
             names = z.files
@@ -408,8 +410,6 @@ class SearchAgent(BaseAgent):
         ):
             if value is not None and not isinstance(value, (str, Path)):  # 3 gave os.fspath's words, naming nothing
                 raise ValueError(f"SearchAgent {key} must be {what}, got {brief(value)}")
-        if networks_path is not None and not str(networks_path).strip():  # Path("") is the current folder
-            raise ValueError("SearchAgent networks_path is empty: name a file that llama-rl fit-search wrote")
         given: dict[str, Any] = {}
         if worlds is not None:
             given["worlds"] = int(number("SearchAgent", "worlds", worlds, integer=True, minimum=1, maximum=MAX_WORLDS))
@@ -427,7 +427,7 @@ class SearchAgent(BaseAgent):
         self.ppo.specialists = {n: shipped_actor(f) for n, f in SEARCHED_ON.items()}
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
         """Table size -> (value network, belief network)."""
-        self.networks_path = None if networks_path is None else agent_path(networks_path)
+        self.networks_path = None if networks_path is None else agent_path(networks_path, "SearchAgent networks_path")
         """The networks used instead of the shipped ones at their table size (``None``: none);
         a leading ``~`` is the home folder, as in ``path`` (:func:`agents.base.agent_path`)."""
         if self.networks_path is not None:

@@ -81,7 +81,7 @@ def test_an_empty_path_option_is_said_to_be_empty(argv, flag, tmp_path, monkeypa
     code, output = _cli([*argv, "--players", "2", "--games", "2", "--out", str(tmp_path / "x.npz")])
     assert code == 2 and "Traceback" not in output, output
     (line,) = [t for t in output.strip().splitlines() if "error" in t]
-    assert f"argument {flag}: is empty" in line and " . " not in line and "from ." not in line, line
+    assert f"argument {flag}: needs a file's name, got ''" in line and " . " not in line and "from ." not in line, line
 
 
 @pytest.mark.parametrize(
@@ -232,3 +232,25 @@ def test_fit_search_holds_out_the_games_at_every_seat():
     loss = torch.nn.functional.binary_cross_entropy_with_logits(h[:, 0], torch.from_numpy(data.win[held]))
     assert losses[-1] == pytest.approx(float(loss), rel=1e-5)
 
+
+def test_an_empty_path_is_refused_where_it_becomes_the_current_folder():
+    """agents.base.agent_path('') was the current folder: every reader of a path met '.'."""
+    from agents.base import agent_path
+    from agents.search import load_networks
+
+    with pytest.raises(ValueError, match="^the path is empty$"):
+        agent_path("")
+    with pytest.raises(ValueError, match="is empty") as caught:
+        load_networks("")  # "cannot load the search networks from .: it is a folder"
+    assert " . " not in str(caught.value) and "from ." not in str(caught.value)
+
+
+def test_export_of_an_empty_model_says_it_is_empty(tmp_path):
+    """llama-rl export '' said "no PPO model in .: it is not a run directory"."""
+    code, output = _cli(["export", "", "--out", str(tmp_path / "x.npz")])
+    assert code == 2 and output.strip() == "llama-rl: error: MODEL is empty", output
+
+
+def test_an_empty_out_is_said_to_be_empty(tmp_path):
+    code, output = _cli(["fit-search", "--players", "2", "--games", "2", "--out", ""])
+    assert code == 2 and output.strip() == "llama-rl: error: --out is empty", output

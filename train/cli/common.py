@@ -56,7 +56,6 @@ __all__ = [
     "add_record_option",
     "folder_name",
     "file_name",
-    "path_name",
     "add_command",
     "add_count",
     "add_games",
@@ -351,20 +350,6 @@ def file_name(text: str) -> str:
     return text
 
 
-def path_name(what: str) -> Callable[[str], str]:
-    """An argparse type: a path to ``what`` (``"a model file or run directory"``), whose
-    option has a default; an empty one is refused as such: ``Path("")`` is the current
-    folder, and ``distill --model ''`` said "no PPO model in .", as if one were looked for
-    there."""
-
-    def parse(text: str) -> str:
-        if not text.strip():
-            raise argparse.ArgumentTypeError(f"is empty: name {what}, or leave the option out for its default")
-        return text
-
-    return parse
-
-
 def add_record_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--record",
@@ -462,8 +447,12 @@ def npz_out(out: str | Path, model: str | None = None) -> Path:
     :func:`replaced` once the new file is written."""
     from agents.base import agent_path  # not at import: main first checks that `agents` is llama-rl's
 
-    path = agent_path(out)
-    if model is not None and not agent_path(model).exists():
+    try:
+        path = agent_path(out, "--out")
+        source = None if model is None else agent_path(model, "--model")
+    except ValueError as exc:  # an empty name: as a path, the current folder
+        raise CommandError(str(exc)) from None
+    if source is not None and not source.exists():
         raise CommandError(f"--model {model!r}: no such file or directory")
     return path
 

@@ -35,9 +35,9 @@ from train.cli.common import (
     add_count,
     add_games,
     add_progress_option,
+    file_name,
     float_in,
     int_in,
-    path_name,
     players_type,
     progress_wanted,
     seed_type,
@@ -106,7 +106,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--model",
-        type=path_name("a model file or run directory"),
+        type=file_name,
         metavar="PATH",
         help="the specialist searched on and trained (a model file or run directory, observation version 1, "
         "trained at --players and the standard rules if it says where it was trained; default: the shipped ppo "
@@ -114,7 +114,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--networks",
-        type=path_name("a file llama-rl fit-search wrote"),
+        type=file_name,
         metavar="FILE",
         help="the search's value and belief networks, a file llama-rl fit-search wrote for --players (best on "
         "--model's games; default: the shipped ones of --players, fitted on ppo_v3's games)",

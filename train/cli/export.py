@@ -33,7 +33,10 @@ __all__ = ["add_parser", "run_export"]
 def run_export(model: str | Path, out: str | Path) -> Actor:
     """Write ``model``'s policy to ``out`` (a ``.npz`` file in a folder that exists) and
     return it, read back from ``out``; bad input is a :class:`CommandError`."""
-    source = agent_path(model)  # a leading ~ as ppo:path= reads it
+    try:
+        source = agent_path(model, "MODEL")  # a leading ~ as ppo:path= reads it
+    except ValueError as exc:  # an empty name: as a path, the current folder
+        raise CommandError(str(exc)) from None
     if not source.exists():
         raise CommandError(f"MODEL {str(model)!r}: no such file or directory")
     _check_run_has_a_model(source, out)

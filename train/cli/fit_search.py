@@ -29,7 +29,7 @@ from train.cli.common import (
     add_command,
     add_games,
     add_progress_option,
-    path_name,
+    file_name,
     players_type,
     progress_wanted,
     seed_type,
@@ -85,7 +85,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--model",
-        type=path_name("a model file or run directory"),
+        type=file_name,
         metavar="PATH",
         help="the specialist whose games are the data (a model file or run directory, observation version 1, "
         "trained at --players and the standard rules if it says where it was trained; default: ppo_v3's "

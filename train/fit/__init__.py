@@ -58,7 +58,7 @@ def out_file(out: str | Path, writes: Writes, label: str = "", reads: Mapping[st
     (:func:`agents.base.agent_path`): write to the path returned."""
     if writes not in WRITES:
         raise ValueError(f"writes must be one of {', '.join(map(repr, WRITES))}, got {writes!r}")
-    path = agent_path(out)
+    path = agent_path(out, (label or "out ").rstrip())
     if path.suffix != ".npz":
         raise ValueError(f"{label or 'out '}must name a .npz file, got {str(out)!r}")
     named = f"{label}{str(out)!r}"
@@ -197,5 +197,8 @@ def check_field_types(config: Any) -> None:
             number(owner, key, value)
         elif allowed == {str} and not isinstance(value, (str, os.PathLike)):
             raise ValueError(f"{owner} {key} must be a file's path (a str or a Path), got {brief(value)}")
-        elif allowed == {str} and not str(value).strip():  # Path("") is the current folder
-            raise ValueError(f"{owner} {key} is empty: name a file, or leave it None for the default")
+        elif allowed == {str}:
+            try:
+                agent_path(value, f"{owner} {key}")  # not empty: as a path, "" is the current folder
+            except ValueError as exc:
+                raise ValueError(f"{exc}: name a file, or leave it None for the default") from None
