@@ -187,8 +187,9 @@ def _probabilities(actor: Actor, obs: np.ndarray, masks: np.ndarray) -> np.ndarr
 
 
 class _DecisionGames(BatchTableListener):
-    """Hears the data's table: the game of each decision the teacher records, in the
-    order it records them (each step, the games where it has a choice, ascending)."""
+    """Hears the data's table: the game of each move the teacher makes, in the order it
+    is asked for them (each step, one call of :meth:`_Teacher.act_batch`); which of them
+    it records is the teacher's to say (:attr:`_Teacher.choices`)."""
 
     def __init__(self, seating: np.ndarray) -> None:
         self.seating = seating
@@ -196,8 +197,7 @@ class _DecisionGames(BatchTableListener):
 
     def on_step(self, table: BatchTable, games: np.ndarray, seats: np.ndarray, actions: np.ndarray) -> None:
         numbers = table.game_numbers(games)
-        choice = table.batch.legal_action_mask[games].sum(axis=1) > 1
-        self.games.append(numbers[(self.seating[numbers, seats] == 0) & choice])
+        self.games.append(numbers[self.seating[numbers, seats] == 0])
 
 
 class _Teacher:
@@ -213,6 +213,8 @@ class _Teacher:
         self.search = search
         self.actor = actor
         self.rows: list[tuple[np.ndarray, ...]] = []
+        self.choices: list[np.ndarray] = []
+        """Each call's decisions, whether it recorded them (those with a choice of move)."""
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
@@ -223,6 +225,7 @@ class _Teacher:
         masks = np.asarray(action_masks, dtype=bool)
         out = self.search.decide(observations, masks)
         choice = masks.sum(axis=1) > 1
+        self.choices.append(choice)
         if choice.any():
             obs, legal = np.asarray(observations, dtype=np.float32)[choice], masks[choice]
             prior = _probabilities(self.actor, obs, legal)
@@ -260,9 +263,7 @@ def collect_searched(
     if not teacher.rows:
         raise ValueError(f"{games} game(s) gave the search no decision with a choice: play more games")
     obs, masks, prior, searched, move, values = (np.concatenate(p) for p in zip(*teacher.rows, strict=True))
-    game = np.concatenate(heard.games).astype(np.int64)
-    if len(game) != len(obs):  # pragma: no cover - the table asked the teacher otherwise than it told
-        raise RuntimeError(f"distill heard {len(game)} decisions of the search and recorded {len(obs)}")
+    game = np.concatenate(heard.games).astype(np.int64)[np.concatenate(teacher.choices)]
     return DistillData(obs, masks, prior, searched, move, values, game)
 
 
