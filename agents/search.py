@@ -507,18 +507,20 @@ class SearchAgent(BaseAgent):
         """The table sizes where it searches: those with networks and a specialist."""
         return sorted(n for n in self.networks if n in self.ppo.specialists)
 
-    def _unused_warning(self, players: int, end_score: int, *, dealt: bool = True, version: int = 1) -> Warning | None:
+    def _unused_warning(
+        self, players: int | None, end_score: int = DEFAULT_END_SCORE, *, dealt: bool = True
+    ) -> Warning | None:
         """The warning that what it was given goes unused at a ``players``-player table to
         ``end_score`` (``dealt``: a round dealt the hand size its networks were fitted on)
-        or on an observation of ``version`` 0, or ``None`` where all of it is used (or it
-        was said already)."""
+        or, ``players`` ``None``, on a version-0 observation (which it never searches), or
+        ``None`` where all of it is used (or it was said already)."""
         if not self._unused:
             return None
         where = ""
         category: type[Warning] = UserWarning
         searches_at = self._searches_at()
-        if version != 1:
-            where = f"on a version-{version} observation (it searches on version 1's history: obs_version=1)"
+        if players is None:
+            where = "on a version-0 observation (it searches on version 1's history: obs_version=1)"
         elif players not in searches_at:
             where = f"at a {players}-player table (it has search networks at {and_list(searches_at)} players only)"
             category = UnseenTableSize
@@ -540,9 +542,9 @@ class SearchAgent(BaseAgent):
             )
         return None
 
-    def _warn_unused(self, players: int, end_score: int, *, dealt: bool = True, version: int = 1) -> None:
+    def _warn_unused(self, players: int | None, end_score: int = DEFAULT_END_SCORE, *, dealt: bool = True) -> None:
         """Say once what it was given that goes unused at such a table (:meth:`_unused_warning`)."""
-        warning = self._unused_warning(players, end_score, dealt=dealt, version=version)
+        warning = self._unused_warning(players, end_score, dealt=dealt)
         if warning is not None:
             self._unused = ""
             warnings.warn(warning, stacklevel=4)
@@ -573,8 +575,7 @@ class SearchAgent(BaseAgent):
         obs = np.asarray(obs, dtype=np.float32)
         values = np.full((len(obs), NUM_ACTIONS), np.nan)
         if obs.shape[1] != OBS_SIZE_V1:  # version 0: no history to search with
-            if self._unused:  # until said once
-                self._warn_unused(0, DEFAULT_END_SCORE, version=0)
+            self._warn_unused(None)  # settings given go unused here (said once)
             return SearchedMoves(self.ppo.act_batch(obs, masks), np.zeros(len(obs), dtype=bool), values)
         view = BatchView(obs, 1)
         players = view.num_players
