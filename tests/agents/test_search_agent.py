@@ -309,10 +309,12 @@ def _final_round_decisions(count: int):
             table.advance()
 
 
-def test_the_batched_search_values_every_world_as_the_engine_search_where_no_deal_follows():
+@pytest.mark.parametrize("keyed", [False, True])
+def test_the_batched_search_values_every_world_as_the_engine_search_where_no_deal_follows(keyed):
     """Where the searched round ends the game, the batch and the engine play the same
     moves in the same worlds (the specialist's, the heuristic's, the round's end): the
-    values of every move in every world, and so the searched move, are the same."""
+    values of every move in every world, and so the searched move, are the same. ``keyed``:
+    each world deals from a key of its own (``deal_keys``), as the search agent plays out."""
     search = SearchAgent()
     actor, (value_net, belief_net) = search.ppo.specialists[4], search.networks[4]
     rng = np.random.default_rng(0)
@@ -329,7 +331,10 @@ def test_the_batched_search_values_every_world_as_the_engine_search_where_no_dea
             HeuristicAgent(),
             value_net,
         )
-        (batched,) = batch_values([worlds], [legal], search._players[4], search._opponent, value_net, rng)
+        keys = [rng.integers(2**63, size=len(worlds.hands))] if keyed else None
+        (batched,) = batch_values(
+            [worlds], [legal], search._players[4], search._opponent, value_net, rng, deal_keys=keys
+        )
         np.testing.assert_allclose(batched, engine, rtol=1e-6)
         assert np.isin(engine, [0.0, 1 / 3, 1 / 2, 1.0]).all()  # the games ended: no value network
         checked += 1
@@ -337,10 +342,12 @@ def test_the_batched_search_values_every_world_as_the_engine_search_where_no_dea
     assert checked == 12 and changed > 3
 
 
-def test_the_batched_search_finds_the_engine_searchs_values_where_later_deals_differ():
+@pytest.mark.parametrize("keyed", [False, True])
+def test_the_batched_search_finds_the_engine_searchs_values_where_later_deals_differ(keyed):
     """In the middle of a game the batch deals the round after the searched one its own
     way, so a world's values differ from the engine's, but not on average: over many
-    worlds the two searches' mean values of each move agree within their noise."""
+    worlds the two searches' mean values of each move agree within their noise. ``keyed``:
+    each world deals from a key of its own (``deal_keys``), as the search agent plays out."""
     search = SearchAgent()
     actor, (value_net, belief_net) = search.ppo.specialists[4], search.networks[4]
     rng = np.random.default_rng(1)
@@ -361,7 +368,8 @@ def test_the_batched_search_finds_the_engine_searchs_values_where_later_deals_di
         HeuristicAgent(),
         value_net,
     )
-    (batched,) = batch_values([worlds], [legal], search._players[4], search._opponent, value_net, rng)
+    keys = [rng.integers(2**63, size=len(worlds.hands))] if keyed else None
+    (batched,) = batch_values([worlds], [legal], search._players[4], search._opponent, value_net, rng, deal_keys=keys)
     assert not np.allclose(batched, engine)  # the later deals differ
     difference = (batched - engine).mean(axis=0)
     noise = (batched - engine).std(axis=0) / np.sqrt(len(engine))

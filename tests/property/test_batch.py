@@ -102,13 +102,32 @@ def _assert_fresh_deal(snap: dict[str, Any], rules: Rules) -> None:
     assert snap["history"] == {"moves": 0, "played": zeros, "drew_on": zeros, "quit_on": [0] * n, "quit_at": [0] * n}
 
 
+def _keyed(snaps: list[dict[str, Any]], keys: np.ndarray, seed: int = 0, auto_reset: bool = True) -> BatchGame:
+    """A batch of ``snaps`` as they are, each game dealing its later rounds from its key of
+    ``keys`` (``from_worlds``' ``deal_keys``, as the search agent's play-outs deal)."""
+    hands = np.array([[np.bincount(h, minlength=8)[1:] for h in d["hands"]] for d in snaps], dtype=np.int64)
+    of = np.arange(len(snaps))
+    piles = [d["draw_pile"] for d in snaps]
+    return BatchGame.from_worlds(snaps, of, hands, piles, seed=seed, auto_reset=auto_reset, deal_keys=keys)
+
+
 def _lockstep(
-    rules: Rules, snaps: list[dict[str, Any]], auto_reset: bool, steps: int, seed: int, quit_rate: float = 0.25
+    rules: Rules,
+    snaps: list[dict[str, Any]],
+    auto_reset: bool,
+    steps: int,
+    seed: int,
+    quit_rate: float = 0.25,
+    deal_keys: bool = False,
 ) -> Counter:
     """Step a batch of ``snaps`` and the engine side by side, with random legal moves that
-    quit at ``quit_rate``; return what was seen."""
+    quit at ``quit_rate``; return what was seen. ``deal_keys``: the batch deals from a key
+    per game (:func:`_keyed`)."""
     rng = np.random.default_rng(seed)
-    batch = BatchGame.from_snapshots(snaps, seed=seed, auto_reset=auto_reset)
+    if deal_keys:
+        batch = _keyed(snaps, rng.integers(2**63, size=len(snaps)), seed, auto_reset)
+    else:
+        batch = BatchGame.from_snapshots(snaps, seed=seed, auto_reset=auto_reset)
     games = [LlamaGame.from_dict(d, rng=0) for d in snaps]
     for i, d in enumerate(snaps):  # a snapshot without a generator: the batch names its own
         if d.get("rng_state") is None:
@@ -183,6 +202,20 @@ def test_the_batch_steps_as_the_engine_from_random_states(n):
     # least once: the thresholds of rule 10 are scripted below)
     phases = ("lone", "empty pile", "round end", "game end", "restarted", "loaded over", "no history", "late round")
     assert all(seen[phase] >= 10 for phase in phases) and seen["last card, 10+ points"], seen
+
+
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_a_batch_dealing_from_keys_steps_as_the_engine(n):
+    """The search's play-outs deal from a key per world (``deal_keys``): the batch plays
+    those games as the engine does, its deals of later rounds and new games whole."""
+    states = _random_states(n, 200, seed=n)
+    seen: Counter = Counter()
+    for r, rules in enumerate(_rule_set(n)):
+        snaps = [d for rl, d in states if rl == rules]
+        half = len(snaps) // 2
+        for part, auto_reset, quit_rate, seed in ((snaps[:half], False, 0.1, 10), (snaps[half:], True, 0.5, 20)):
+            seen += _lockstep(rules, part, auto_reset, steps=30, seed=seed * n + r, quit_rate=quit_rate, deal_keys=True)
+    assert seen["round end"] >= 50 and seen["restarted"] >= 5, seen
 
 
 @pytest.mark.parametrize("n", [2, 4, 6])
@@ -389,6 +422,26 @@ def test_a_random_deal_is_distributed_as_the_engines(n):
     tops = Counter(f["top"] for f in ours)
     stat, df = _chi_square([tops[c] for c in range(1, 8)], [count // 7] * 7)
     assert stat < _critical(df), tops
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_a_deal_from_keys_is_distributed_as_the_engines(n):
+    """As above, for deals from a key per game (the search's play-outs), the keys close
+    together (multiples of 7919), dealt twice: the first deal, and the next of the same
+    keys."""
+    count = 4000
+    states = [LlamaGame(n, rng=i).to_dict() for i in range(count)]
+    batch = _keyed(states, np.arange(count) * 7919, auto_reset=False)
+    rng = np.random.default_rng(n)
+    for _ in range(2):
+        batch.reset()
+        ours = [_deal_features(batch.snapshot(i)) for i in range(count)]
+        theirs = [_deal_features(LlamaGame(n, rng=rng).to_dict()) for _ in range(count)]
+        for feature in ours[0]:
+            a, b = Counter(f[feature] for f in ours), Counter(f[feature] for f in theirs)
+            cats = sorted(set(a) | set(b))
+            stat, df = _chi_square([a[c] for c in cats], [b[c] for c in cats])
+            assert stat < _critical(df), (feature, stat, df, a, b)
 
 
 def test_the_later_deals_keep_the_starter_rule():
