@@ -404,6 +404,15 @@ def _deal_features(snap: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def _same_deal_features(ours: list[dict[str, int]], theirs: list[dict[str, int]]) -> None:
+    """Each feature of :func:`_deal_features` is distributed alike in both samples (chi-square)."""
+    for feature in ours[0]:
+        a, b = Counter(f[feature] for f in ours), Counter(f[feature] for f in theirs)
+        cats = sorted(set(a) | set(b))
+        stat, df = _chi_square([a[c] for c in cats], [b[c] for c in cats])
+        assert stat < _critical(df), (feature, stat, df, a, b)
+
+
 @pytest.mark.parametrize("n", [2, 5])
 def test_a_random_deal_is_distributed_as_the_engines(n):
     """Chi-square of the batch's first deals against the engine's: the top card, the
@@ -413,11 +422,7 @@ def test_a_random_deal_is_distributed_as_the_engines(n):
     ours = [_deal_features(batch.snapshot(i)) for i in range(count)]
     rng = np.random.default_rng(n)
     theirs = [_deal_features(LlamaGame(n, rng=rng).to_dict()) for _ in range(count)]
-    for feature in ours[0]:
-        a, b = Counter(f[feature] for f in ours), Counter(f[feature] for f in theirs)
-        cats = sorted(set(a) | set(b))
-        stat, df = _chi_square([a[c] for c in cats], [b[c] for c in cats])
-        assert stat < _critical(df), (feature, stat, df, a, b)
+    _same_deal_features(ours, theirs)
     # and each card code is equally likely on top
     tops = Counter(f["top"] for f in ours)
     stat, df = _chi_square([tops[c] for c in range(1, 8)], [count // 7] * 7)
@@ -437,11 +442,7 @@ def test_a_deal_from_keys_is_distributed_as_the_engines(n):
         batch.reset()
         ours = [_deal_features(batch.snapshot(i)) for i in range(count)]
         theirs = [_deal_features(LlamaGame(n, rng=rng).to_dict()) for _ in range(count)]
-        for feature in ours[0]:
-            a, b = Counter(f[feature] for f in ours), Counter(f[feature] for f in theirs)
-            cats = sorted(set(a) | set(b))
-            stat, df = _chi_square([a[c] for c in cats], [b[c] for c in cats])
-            assert stat < _critical(df), (feature, stat, df, a, b)
+        _same_deal_features(ours, theirs)
 
 
 def test_the_later_deals_keep_the_starter_rule():
