@@ -213,7 +213,7 @@ def legal_actions(action_mask: np.ndarray | list[int]) -> list[int]:
 _ACTIONS = range(9)
 
 
-def agent_path(value: str | Path, what: str = "the path") -> Path:
+def agent_path(value: str | Path, what: str = "the path", hint: str = "") -> Path:
     """A file parameter's value as the built-in agents read it (``ppo``'s and ``search``'s
     ``path``, ``networks_path``; ``llama-rl train`` records their specs so): a leading ``~``
     or ``~user`` is that home folder, which the shell does not expand inside
@@ -221,11 +221,13 @@ def agent_path(value: str | Path, what: str = "the path") -> Path:
     writes is (``--record=~/games`` too). A plugin's parameters reach it as written.
 
     An empty string (or blanks alone) is a ``ValueError`` in one line, ``"{what} is
-    empty"`` (``what``: the caller's name for it, ``"SearchAgent networks_path"``): as a
-    path it is the current folder, and ``ppo:path=`` said "no PPO model in .", as if one
-    were looked for there."""
+    empty: {hint}"`` (``what``: the caller's name for it, ``"SearchAgent networks_path"``;
+    ``hint``, if given, what to name instead, ``"name a file that llama-rl fit-search
+    wrote"``): as a path it is the current folder, and ``ppo:path=`` said "no PPO model in
+    .", as if one were looked for there."""
     if isinstance(value, str) and not value.strip():
-        raise ValueError(f"{what} is empty" if not value else f"{what} is empty (blanks alone: {value!r})")
+        blanks = f" (blanks alone: {value!r})" if value else ""
+        raise ValueError(f"{what} is empty{blanks}" + (f": {hint}" if hint else ""))
     return user_path(value)
 
 

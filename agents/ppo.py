@@ -278,7 +278,9 @@ def model_file(path: str | Path, spec: str = "ppo:path=") -> Path:
     yet, the message suggests its newest checkpoint as ``spec`` names it (the caller's
     own words: ``search:path=``, ``--model ``). A leading ``~`` of a string is the home
     folder; a ``Path`` is read as it is (:func:`agents.base.agent_path`)."""
-    p = agent_path(path, "the model path")  # "" is refused there: "no PPO model in ." hid the slip
+    p = agent_path(
+        path, "the model path", "name a model file or run directory"
+    )  # "" is refused there: "no PPO model in ." hid the slip
     if p.is_dir():
         for name in MODEL_NAMES:
             if (p / name).is_file():

@@ -230,6 +230,8 @@ def settings_size(players: int) -> int:
 
 
 _NV = NUM_CARD_VALUES
+_NETWORKS_HINT = "name a file that llama-rl fit-search wrote"
+"""What an empty networks path should have named (:func:`agents.base.agent_path`)."""
 
 
 def mlp(layers: Layers, x: np.ndarray) -> np.ndarray:
@@ -261,7 +263,8 @@ def load_networks(path: str | Path, players: int | None = None) -> tuple[Layers,
     :func:`networks_table_size`). ``path`` is read as :func:`agents.ppo.load_actor` reads
     its own (:func:`agents.base.agent_path`: a leading ``~`` the home folder, an empty one
     refused). Raises ``ValueError`` naming the file for anything else."""
-    path = agent_path(path, "the search networks' path")  # "" was the current folder: "cannot load ... from ."
+    # "" was the current folder: "cannot load the search networks from ."
+    path = agent_path(path, "the search networks' path", _NETWORKS_HINT)
     try:
         with load_arrays(path) as z:
             names = z.files
@@ -428,7 +431,9 @@ class SearchAgent(BaseAgent):
         self.ppo.specialists = {n: shipped_actor(f) for n, f in SEARCHED_ON.items()}
         self.networks = {n: load_networks(f, n) for n, f in NETWORKS.items()}
         """Table size -> (value network, belief network)."""
-        self.networks_path = None if networks_path is None else agent_path(networks_path, "SearchAgent networks_path")
+        self.networks_path = (
+            None if networks_path is None else agent_path(networks_path, "SearchAgent networks_path", _NETWORKS_HINT)
+        )
         """The networks used instead of the shipped ones at their table size (``None``: none);
         a leading ``~`` is the home folder, as in ``path`` (:func:`agents.base.agent_path`)."""
         if self.networks_path is not None:

@@ -348,9 +348,9 @@ def test_a_keyword_seed_overrides_the_specs_as_every_keyword_does():
 
 def test_an_empty_networks_path_says_it_is_empty():
     """Path("") is the current folder: "cannot load the search networks from .: it is a folder"."""
-    with pytest.raises(ValueError, match="networks_path is empty"):
+    with pytest.raises(ValueError, match="networks_path is empty: name a file that llama-rl fit-search wrote"):
         agents.make("search", networks_path="")
-    with pytest.raises(ValueError, match="networks_path is empty"):
+    with pytest.raises(ValueError, match="networks_path is empty: name a file that llama-rl fit-search wrote"):
         agents.parse_agent_spec("search:networks_path=")
 
 

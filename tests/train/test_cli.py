@@ -276,7 +276,8 @@ def test_a_progress_bar_in_a_notebook_is_the_bar_alone(tmp_path, monkeypatch):
         # the current folder, unasked: game records landed in a checkout
         (["eval", "--agents", "random,random", "--record", ""], "--record: needs a folder's name"),
         (["tournament", "--agents", "random,greedy", "--record", " "], "--record: needs a folder's name"),
-        (["eval", "--agents", "ppo:path=,random"], "the model path is empty"),  # "no PPO model in ."
+        # "no PPO model in ."
+        (["eval", "--agents", "ppo:path=,random"], "the model path is empty: name a model file or run directory"),
         (["eval", "--agents", "random,random", "--workers", "0"], "at least 1"),
         (["eval", "--agents", "random,,random"], "empty entry"),
         (["eval", "--agents", "cautious:threshold", "--players", "2"], "key=value"),

@@ -81,7 +81,8 @@ def test_an_empty_path_option_is_said_to_be_empty(argv, flag, tmp_path, monkeypa
     code, output = _cli([*argv, "--players", "2", "--games", "2", "--out", str(tmp_path / "x.npz")])
     assert code == 2 and "Traceback" not in output, output
     (line,) = [t for t in output.strip().splitlines() if "error" in t]
-    assert f"argument {flag}: needs a file's name, got ''" in line and " . " not in line and "from ." not in line, line
+    wanted = "a model file or run directory" if flag == "--model" else "a file's name"
+    assert f"argument {flag}: needs {wanted}, got ''" in line and " . " not in line and "from ." not in line, line
 
 
 @pytest.mark.parametrize(
@@ -252,5 +253,6 @@ def test_export_of_an_empty_model_says_it_is_empty(tmp_path):
 
 
 def test_an_empty_out_is_said_to_be_empty(tmp_path):
+    """Said as fit-search says an empty --model: when the command line is read."""
     code, output = _cli(["fit-search", "--players", "2", "--games", "2", "--out", ""])
-    assert code == 2 and output.strip() == "llama-rl: error: --out is empty", output
+    assert code == 2 and output.strip().splitlines()[-1].endswith("argument --out: needs a file's name, got ''"), output

@@ -56,6 +56,8 @@ __all__ = [
     "add_record_option",
     "folder_name",
     "file_name",
+    "model_name",
+    "path_named",
     "add_command",
     "add_count",
     "add_games",
@@ -334,20 +336,29 @@ def add_progress_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def folder_name(text: str) -> str:
-    """A folder named on the command line; an empty name is refused: ``Path("")`` is the
-    current folder, and an unset shell variable (``--record "$DIR"``) put files there unasked."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f'needs a folder\'s name ("." for the current one), got {text!r}')
-    return text
+def path_named(what: str) -> Callable[[str], str]:
+    """An argparse type: a path named on the command line, ``what`` saying what it takes
+    (``"a file's name"``); an empty one (or blanks alone) is refused in one line, ``argument
+    --x: needs {what}, got ''``: as a path it is the current folder, and an unset shell
+    variable (``--resume "$RUN"``) was read as the option left out or as ``.``."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"needs {what}, got {text!r}")
+        return text
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
 
 
-def file_name(text: str) -> str:
-    """A file named on the command line; an empty name is refused, where it was taken
-    for the option left out (``--history "$FILE"`` with FILE unset used the real history)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"needs a file's name, got {text!r}")
-    return text
+folder_name = path_named('a folder\'s name ("." for the current one)')
+"""A folder named on the command line (``--record "$DIR"`` with DIR unset put files in the
+current folder unasked)."""
+file_name = path_named("a file's name")
+"""A file named on the command line (``--history "$FILE"`` with FILE unset was taken for
+the option left out, and used the real history)."""
+model_name = path_named("a model file or run directory")
+"""A model named on the command line: a model file, or a run directory (its newest model)."""
 
 
 def add_record_option(p: argparse.ArgumentParser) -> None:

@@ -38,6 +38,7 @@ from train.cli.common import (
     file_name,
     float_in,
     int_in,
+    model_name,
     players_type,
     progress_wanted,
     seed_type,
@@ -87,6 +88,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p = add_command(sub, "distill", _run, __doc__)
     p.add_argument(
         "--out",
+        type=file_name,
         required=True,
         metavar="FILE",
         help="the .npz file to write (not the specialist's own file, a networks file, nor a file in the package's "
@@ -106,7 +108,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--model",
-        type=file_name,
+        type=model_name,
         metavar="PATH",
         help="the specialist searched on and trained (a model file or run directory, observation version 1, "
         "trained at --players and the standard rules if it says where it was trained; default: the shipped ppo "

@@ -30,6 +30,7 @@ from train.cli.common import (
     add_games,
     add_progress_option,
     file_name,
+    model_name,
     players_type,
     progress_wanted,
     seed_type,
@@ -60,6 +61,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p = add_command(sub, "fit-search", _run, __doc__)
     p.add_argument(
         "--out",
+        type=file_name,
         required=True,
         metavar="FILE",
         help="the .npz file to write (not a policy's file, the specialist's included, nor a file in the package's "
@@ -85,7 +87,7 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--model",
-        type=file_name,
+        type=model_name,
         metavar="PATH",
         help="the specialist whose games are the data (a model file or run directory, observation version 1, "
         "trained at --players and the standard rules if it says where it was trained; default: ppo_v3's "

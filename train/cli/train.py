@@ -29,8 +29,10 @@ from train.cli.common import (
     HelpFormatter,
     SubParsers,
     add_games,
+    folder_name,
     game_errors,
     missing_dependency,
+    path_named,
 )
 from train.training.config import (
     PARSERS,
@@ -48,11 +50,20 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "add_arguments", "config_from_args", "comparison_sizes", "flag_type", "print_final_comparison"]
 
 
+PATH_TYPES: dict[str, Callable[[str], str]] = {
+    "resume": path_named("a checkpoint .zip or run directory"),
+    "run_dir": folder_name,
+}
+"""The config keys that name a path, and their argparse types: an empty value is refused
+as the command line is read (``--resume "$RUN"`` with RUN unset trained a new run from
+scratch, ``--run-dir ''`` wrote the run into the current folder)."""
+
+
 def flag_type(name: str, typ: Any = str) -> Callable[[str], Any]:
     """The argparse type of the config key ``name``: its parser (``PARSERS``, else the
     field's type ``typ``, an ``int`` or ``float`` read in the ASCII digits by
-    :func:`~llama_env.engine.read_int` or :func:`~llama_env.engine.read_number`), its
-    errors usage errors that name the flag (``argument
+    :func:`~llama_env.engine.read_int` or :func:`~llama_env.engine.read_number`; a path's,
+    :data:`PATH_TYPES`), its errors usage errors that name the flag (``argument
     --players: config key 'players' must be ints 2..6 ...``). A script that takes a config
     key as a flag of its own parses it so."""
     what = f"config key {name!r}"
@@ -60,7 +71,7 @@ def flag_type(name: str, typ: Any = str) -> Callable[[str], Any]:
         int: lambda text: read_int(text, what),  # the digits 0-9: int also reads ١٢ and 1_000
         float: lambda text: read_number(text, what),
     }
-    parse: Callable[[str], Any] = PARSERS.get(name) or readers.get(typ, typ)
+    parse: Callable[[str], Any] = PARSERS.get(name) or PATH_TYPES.get(name) or readers.get(typ, typ)
 
     def convert(text: str) -> Any:
         try:

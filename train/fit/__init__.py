@@ -197,8 +197,5 @@ def check_field_types(config: Any) -> None:
             number(owner, key, value)
         elif allowed == {str} and not isinstance(value, (str, os.PathLike)):
             raise ValueError(f"{owner} {key} must be a file's path (a str or a Path), got {brief(value)}")
-        elif allowed == {str}:
-            try:
-                agent_path(value, f"{owner} {key}")  # not empty: as a path, "" is the current folder
-            except ValueError as exc:
-                raise ValueError(f"{exc}: name a file, or leave it None for the default") from None
+        elif allowed == {str}:  # not empty: as a path, "" is the current folder
+            agent_path(value, f"{owner} {key}", "name a file, or leave it None for the default")
