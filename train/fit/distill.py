@@ -264,7 +264,7 @@ def collect_searched(
         raise ValueError(f"{games} game(s) gave the search no decision with a choice: play more games")
     obs, masks, prior, searched, move, values = (np.concatenate(p) for p in zip(*teacher.rows, strict=True))
     heard_games, recorded = np.concatenate(heard.games).astype(np.int64), np.concatenate(teacher.choices)
-    if len(heard_games) != len(recorded):  # pragma: no cover - the table asked the teacher otherwise than it told
+    if len(heard_games) != len(recorded):  # the table asked the teacher otherwise than it told
         raise RuntimeError(
             f"distill: the teacher's choices ({len(recorded)} moves) and the games heard ({len(heard_games)}) disagree"
         )
