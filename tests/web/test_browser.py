@@ -1755,10 +1755,12 @@ def test_watching_agents_shows_every_hand_and_a_bad_agent_the_servers_error(site
     driver = browser
     open_page(driver, site.url, DESKTOP)
     seats = [("agent", "heuristic"), ("agent", "nosuchagent"), ("agent", "random")]
-    set_up(driver, seats, seed=3, end_score=15)
+    # a whole game to 40 (about 30 steps to 15): Play runs at 5 ms a move until the pause
+    # lands, and on a busy machine a game to 15 could end first, which no pause can keep still
+    set_up(driver, seats, seed=3, end_score=40)
     driver.find_element(By.ID, "start").click()
     with pytest.raises(SessionError) as refused:
-        new_game({"seats": [{k: v} for k, v in seats], "seed": 3, "end_score": 15})
+        new_game({"seats": [{k: v} for k, v in seats], "seed": 3, "end_score": 40})
     wait(driver, 10).until(lambda d: d.find_element(By.ID, "setup-error").text == str(refused.value))
     assert shown(driver, "setup") and driver.execute_script("return window.llamaState") is None
 
