@@ -538,8 +538,10 @@ def save_actor(actor: Actor, path: str | Path) -> None:
     says it was trained at (:data:`TABLE_SIZES_KEY`, :func:`trained_rule_key`). Written
     to a temporary file and moved into place, so it is never half written; an actor
     with NaN or infinite weights (a fit gone wrong) is a ``ValueError``, and nothing is
-    written (``ppo:path=`` would refuse the file, and an earlier one would be lost)."""
-    path = Path(path)
+    written (``ppo:path=`` would refuse the file, and an earlier one would be lost).
+    ``path`` is read as :func:`load_actor` reads it (:func:`agents.base.agent_path`: a
+    leading ``~`` the home folder, an empty one refused)."""
+    path = agent_path(path, "the model path")
     arrays: dict[str, Any] = {"activation": np.array(actor.activation)}
     for k, (wt, b) in enumerate(actor.layers):
         if not (np.isfinite(wt).all() and np.isfinite(b).all()):

@@ -246,8 +246,10 @@ def mlp(layers: Layers, x: np.ndarray) -> np.ndarray:
 
 def save_networks(path: str | Path, value: Layers, belief: Layers) -> None:
     """Write the value and belief networks to one ``.npz`` (``value_w0``, ``value_b0``, ...,
-    ``belief_w0``, ...), through a temporary file so it is never half written."""
-    path = Path(path)
+    ``belief_w0``, ...), through a temporary file so it is never half written; ``path``
+    is read as :func:`load_networks` reads it (a leading ``~`` the home folder, an empty
+    one refused)."""
+    path = agent_path(path, "the search networks' path")
     arrays = {}
     for kind, layers in (("value", value), ("belief", belief)):
         for k, (w, b) in enumerate(layers):
