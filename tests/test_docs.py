@@ -255,6 +255,20 @@ def test_the_readme_by_hand_runs_what_make_test_runs() -> None:
     assert block.splitlines()[1:] == made, "README's by-hand commands differ from make test's"
 
 
+def test_the_readme_installs_the_site_tools_the_dev_extra_names() -> None:
+    """The README's short install for building the site names the dev extra's mkdocs,
+    mkdocstrings and griffelib requirements as pyproject.toml does: the dev extra's
+    floors rose (an older Griffe skips the docs' hooks without a word) and the README's
+    command still asked for mkdocstrings 0.26."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    dev = re.search(r"^dev = \[\n(.*?)^\]", pyproject, flags=re.S | re.M)  # no tomllib on 3.10
+    assert dev, "pyproject.toml has no dev extra"
+    tools = [r for r in re.findall(r'^\s*"([^"]+)"', dev.group(1), flags=re.M) if r.startswith(("mkdocs", "griffelib"))]
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    command = readme[readme.index("`pip install -e . ") : readme.index("`, then `mkdocs serve`")]
+    assert tools and sorted(re.findall(r'"([^"]+)"', command)) == sorted(tools), command
+
+
 # ------------------------------------------------------------- blocks the site renders raw
 
 # A table row, a bullet, or a numbered list starting at 1 (only those may begin a list
