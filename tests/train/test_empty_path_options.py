@@ -56,12 +56,19 @@ def test_train_refuses_an_empty_path_option_before_training(flag, wanted, value,
         (["distill", "--model", ""], "argument --model: needs a model file or run directory, got ''"),
         (["distill", "--networks", ""], "argument --networks: needs a file's name, got ''"),
         (["distill", "--out", ""], "argument --out: needs a file's name, got ''"),
+        (["export", "--out", "", "m.zip"], "argument --out: needs a file's name, got ''"),
+        (
+            ["export", "", "--out", "x.npz"],
+            "argument MODEL: needs a model file (.zip or .npz), a run directory or an RLlib checkpoint, got ''",
+        ),
     ],
 )
-def test_fit_and_distill_say_an_empty_path_option_alike(argv, wanted, tmp_path):
+def test_fit_distill_and_export_say_an_empty_path_option_alike(argv, wanted, tmp_path):
     """fit-search --model '' said "needs a file's name" (a run directory is one too), and
-    --out '' "llama-rl: error: --out is empty": two wordings for one mistake."""
-    rest = ["--players", "2", "--games", "2"] + ([] if "--out" in argv else ["--out", str(tmp_path / "x.npz")])
+    --out '' "llama-rl: error: --out is empty": two wordings for one mistake. export said
+    "MODEL is empty" and "--out is empty", after the parser, and without what to name."""
+    rest = [] if argv[0] == "export" else ["--players", "2", "--games", "2"]
+    rest += [] if "--out" in argv else ["--out", str(tmp_path / "x.npz")]
     code, output = _cli([*argv, *rest])
     assert code == 2 and _error_line(output).endswith(wanted), output
 

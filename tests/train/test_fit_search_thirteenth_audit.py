@@ -249,7 +249,9 @@ def test_an_empty_path_is_refused_where_it_becomes_the_current_folder():
 def test_export_of_an_empty_model_says_it_is_empty(tmp_path):
     """llama-rl export '' said "no PPO model in .: it is not a run directory"."""
     code, output = _cli(["export", "", "--out", str(tmp_path / "x.npz")])
-    assert code == 2 and output.strip() == "llama-rl: error: MODEL is empty", output
+    assert code == 2 and output.strip().splitlines()[-1].endswith(
+        "argument MODEL: needs a model file (.zip or .npz), a run directory or an RLlib checkpoint, got ''"
+    ), output
 
 
 def test_an_empty_out_is_said_to_be_empty(tmp_path):

@@ -24,7 +24,16 @@ import numpy as np
 from agents.base import agent_path
 from agents.ppo import Actor, load_actor, no_model_yet, overtaken_model, save_actor
 from llama_env.engine import DEFAULT_RULES
-from train.cli.common import CommandError, SubParsers, add_command, missing_dependency, npz_out, replaced
+from train.cli.common import (
+    CommandError,
+    SubParsers,
+    add_command,
+    file_name,
+    missing_dependency,
+    npz_out,
+    path_named,
+    replaced,
+)
 from train.fit import agent_spec, out_file, save_or_rescue
 
 __all__ = ["add_parser", "run_export"]
@@ -107,11 +116,17 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p = add_command(sub, "export", _run, __doc__)
-    p.add_argument("model", metavar="MODEL", help="a model file (.zip or .npz), a run directory or an RLlib checkpoint")
+    p.add_argument(
+        "model",
+        metavar="MODEL",
+        type=path_named("a model file (.zip or .npz), a run directory or an RLlib checkpoint"),
+        help="a model file (.zip or .npz), a run directory or an RLlib checkpoint",
+    )
     p.add_argument(
         "--out",
         required=True,
         metavar="FILE",
+        type=file_name,
         help="the .npz file to write (not a networks file that llama-rl fit-search wrote, nor a file in the "
         "package's agents/models/)",
     )
