@@ -87,3 +87,28 @@ def test_an_empty_model_or_networks_path_says_what_to_name():
         SearchAgent(networks_path="")
     with pytest.raises(ValueError, match="^the search networks' path is empty: name a file that llama-rl fit-search"):
         load_networks("")
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_a_train_config_from_python_refuses_an_empty_run_dir(value, tmp_path, monkeypatch):
+    """TrainConfig(run_dir="") trained into the current folder, where --run-dir '' is refused."""
+    from train.training import TrainConfig
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"^config key 'run_dir' must name a folder \(\"\.\" for the current one\)"):
+        TrainConfig(run_dir=value).validate()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_train_config_reads_a_leading_tilde_in_run_dir_as_the_home_folder(tmp_path, monkeypatch):
+    """run_dir="~/runs" made a folder named '~' in the current one; --run-dir=~/runs, which
+    the shell leaves alone, did too."""
+    from train.training import TrainConfig
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    config = TrainConfig(run_dir="~/runs", run_name="r").validate()
+    assert config.run_path() == tmp_path / "home" / "runs" / "r"
+    assert config.run_path(claim=False).parent == tmp_path / "home" / "runs"
+    assert TrainConfig(run_dir="~/runs").validate().run_path(claim=True).parent == tmp_path / "home" / "runs"
+    assert not (tmp_path / "~").exists()

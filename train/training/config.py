@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from llama_env._atomic import user_path
 from llama_env.agent import (
     RESERVED_NAMES,
     AgentSpec,
@@ -214,7 +215,7 @@ class TrainConfig:
         of their own (a folder that cannot be made is left to the run directory to
         report)."""
         base = f"llama__{self.backend_spec().algorithm}__{self.seed}__{int(time.time())}"
-        parent = Path(self.run_dir)
+        parent = user_path(self.run_dir)
         if claim:
             try:
                 parent.mkdir(parents=True, exist_ok=True)
@@ -361,6 +362,10 @@ class TrainConfig:
                 f"got {self.run_name!r}"
             )
         if not self.resume and not recorded:  # a new run (a resumed one is checked by session_run)
+            if not self.run_dir.strip():  # as a path "" is the current folder, unasked
+                raise ValueError(
+                    f"config key 'run_dir' must name a folder (\".\" for the current one), got {self.run_dir!r}"
+                )
             check_new_run_name(self.run_name, self.run_dir)
         backend.check(self)
         return self
@@ -416,8 +421,9 @@ class TrainConfig:
 
     def run_path(self, claim: bool = False) -> Path:
         """The run directory of a new run: ``run_dir``/``run_name``, or a default name,
-        claimed (its folder made) with ``claim`` (:meth:`default_run_name`)."""
-        return Path(self.run_dir) / (self.run_name or self.default_run_name(claim))
+        claimed (its folder made) with ``claim`` (:meth:`default_run_name`); a leading ``~``
+        in ``run_dir`` is the home folder, as ``--run-dir`` and ``record_dir`` read it."""
+        return user_path(self.run_dir) / (self.run_name or self.default_run_name(claim))
 
 
 @functools.cache
