@@ -252,3 +252,33 @@ def test_a_card_that_cannot_be_played_looks_unlike_a_playable_one_and_its_digit_
         assert contrast(face, black) < darkest, (card, "no darker than a playable card")
         digit = contrast(_saturated(_rgba(card["colour"]), grey), face)
         assert digit >= 4.5, (card, digit)
+
+
+SEAT_NAME_LINES = """
+const b = document.querySelector(`.seat[data-seat="${arguments[0]}"] .who b`);
+const lines = (node) => {
+  const range = document.createRange();
+  range.selectNodeContents(node);
+  return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+};
+return {text: b.textContent, parts: [...b.childNodes].filter((n) => n.nodeType === 3).map((n) => [n.data, lines(n)]),
+        lines: lines(b)};
+"""
+
+
+@pytest.mark.parametrize("screen", [PHONE, SMALL_PHONE], ids=lambda s: s.name)
+def test_an_agent_s_spec_breaks_between_its_parts_on_a_phone(site, browser, screen):
+    """On a phone a seat of 'search:worlds=16' read "search:worl" over "ds=16": the name was
+    one word to the browser, cut where the seat's box ended, beside "agent". It breaks
+    after ':' and ',' now, each part whole on its line ("agent" goes below a name that
+    needs the room), and its text (what a screen reader reads) is the spec as written."""
+    seats = [{"person": "Ann"}, {"agent": "search:worlds=16"}, {"agent": "random"}]
+    state = api(site, "POST", "/api/games", seats=seats)
+    driver = browser
+    open_page(driver, f"{site.url}/#game={state['id']}&token={state['token']}", screen)
+    idle(driver)
+    shown = driver.execute_script(SEAT_NAME_LINES, 1)
+    assert shown["text"] == "search:worlds=16", shown
+    assert shown["lines"] == 2, f"the test needs a name wider than its seat: {shown}"
+    assert shown["parts"] == [["search:", 1], ["worlds=16", 1]], f"the name is cut inside a part: {shown}"
+    assert console_errors(driver) == []

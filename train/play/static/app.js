@@ -609,6 +609,13 @@ function canHandOver(p) {
     game.away.includes(p) && game.table.seats[game.seat].person;
 }
 
+// A seat's name as text with a place to break after each ':' and ',' (a <wbr>): an agent's
+// spec on a phone's narrow seat then breaks between its parts ("search:" over "worlds=16"),
+// where it was cut inside a word ("search:worl" over "ds=16"). Its text is unchanged.
+function breakable(name) {
+  return name.split(/(?<=[:,])/).flatMap((part, k) => (k ? [el("wbr"), part] : [part]));
+}
+
 function drawTable(table, live) {
   const active = document.activeElement;  // the seats are drawn anew: a focused button there keeps the focus
   const refocus = active && active.classList.contains("hand-over") ? active.dataset.seat : null;
@@ -624,7 +631,7 @@ function drawTable(table, live) {
       "data-seat": String(p),
     },
     // (a long name is cut to two lines on screen: its title shows it whole; a screen reader reads the text whole)
-    el("div", { class: "who" }, el("b", { text: seat.name, title: seat.name }),
+    el("div", { class: "who" }, el("b", { title: seat.name }, ...breakable(seat.name)),
       el("span", { class: "kind", text: seat.person ? "person" : "agent" })),
     el("div", { class: "nums" }, el("span", { text: `score ${seat.score}` }),
       el("span", { text: `${seat.hand_size} card${seat.hand_size === 1 ? "" : "s"}` })),
