@@ -1055,8 +1055,19 @@ def test_llama_rl_serve_listens_on_what_getaddrinfo_binds(monkeypatch):
             f"argument --host: a host name or address without a scheme or port (the page's port is --port; 0.0.0.0 "
             f"listens on every interface), got {host!r}"
         ), (host, said.err)
-    for name in ["fe80::1%eth0", "bücher.local"]:
-        _serve_said(monkeypatch, "--allow-host", name, code=2)
+    _serve_said(monkeypatch, "--allow-host", "fe80::1%eth0", code=2)  # no browser sends an interface
+
+
+def test_allow_host_takes_a_name_in_another_script_as_a_browser_sends_it(monkeypatch):
+    """``--host bücher.local`` was taken and ``--allow-host bücher.local`` refused as "a host
+    name or address without a scheme or port". A browser sends it in IDNA
+    (``xn--bcher-kva.local``), which the server now answers for."""
+    said = _serve_said(monkeypatch, "--host", "0.0.0.0", "--allow-host", "Bücher.local")
+    assert said.hosts is not None and "xn--bcher-kva.local" in said.hosts and "bücher.local" not in said.hosts, said
+    said = _serve_said(monkeypatch, "--host", "0.0.0.0", "--allow-host", "ü" * 64, code=2)
+    assert said.err[-1].endswith(
+        f"argument --allow-host: a host name or address without a scheme or port (the page's port is --port), got {'ü' * 64!r}"
+    ), said.err
 
 
 def test_the_page_suggests_the_host_names_that_llama_rl_serve_allows(monkeypatch, store):

@@ -17,7 +17,7 @@ from train.cli.common import (
     missing_dependency,
 )
 from train.play import WEB_REQUIRES
-from train.play.hosts import LOCAL_HOSTS, host_name, is_loopback, listen_host, requested_name
+from train.play.hosts import LOCAL_HOSTS, allowed_host, is_loopback, listen_host, requested_name
 
 __all__ = ["add_parser"]
 
@@ -32,9 +32,10 @@ def _refused(text: str, also: str = "") -> argparse.ArgumentTypeError:
 
 def _host_name(text: str) -> str:
     """A name for ``--allow-host``, in the one spelling the server compares the ``Host``
-    header's name in (:func:`train.play.hosts.host_name`: ``[::1]`` is ``::1``, ``LOCALHOST``
-    ``localhost``); a port or a scheme given with it would never match."""
-    name = host_name(text)
+    header's name in (:func:`train.play.hosts.allowed_host`: ``[::1]`` is ``::1``, ``LOCALHOST``
+    ``localhost``, ``bücher.local`` ``xn--bcher-kva.local``); a port or a scheme given with
+    it would never match."""
+    name = allowed_host(text)
     if name is None:
         raise _refused(text)
     return name

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-__all__ = ["LOCAL_HOSTS", "host_name", "listen_host", "requested_name", "normal_host", "is_loopback"]
+__all__ = ["LOCAL_HOSTS", "allowed_host", "host_name", "listen_host", "requested_name", "normal_host", "is_loopback"]
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 """The host names a server on this machine answers to."""
@@ -60,6 +60,20 @@ def host_name(text: str) -> str | None:
     return name
 
 
+def allowed_host(text: str) -> str | None:
+    """``text`` as a name the server may be reached by (``--allow-host``), in the spelling a
+    browser's ``Host`` header gives it: :func:`host_name`'s, with a name in another script
+    written in IDNA (``bücher.local`` is ``xn--bcher-kva.local``); ``None`` where it is no
+    such name."""
+    name = normal_host(text)
+    if name.isascii():
+        return host_name(name)
+    try:
+        return host_name(name.encode("idna").decode("ascii"))
+    except UnicodeError:  # a label too long or empty, as getaddrinfo would say
+        return None
+
+
 def listen_host(text: str) -> str | None:
     """``text`` as an address the server can listen on, in its one spelling; ``None`` where
     it is none (a port, a scheme, a space, an empty one). What :func:`host_name` takes, and
@@ -68,15 +82,10 @@ def listen_host(text: str) -> str | None:
     (``bücher.local``, written in IDNA as ``getaddrinfo`` and a browser write it:
     ``xn--bcher-kva.local``)."""
     name = normal_host(text)
-    if not name.isascii():
-        try:
-            return host_name(name.encode("idna").decode("ascii"))
-        except UnicodeError:  # a label too long or empty, as getaddrinfo would say
-            return None
     address, sign, scope = name.partition("%")
     if sign and ":" in address and _SCOPE.fullmatch(scope) and host_name(address) is not None:
         return name
-    return host_name(name)
+    return allowed_host(name)
 
 
 def requested_name(host: str) -> str:
