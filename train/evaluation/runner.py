@@ -609,8 +609,9 @@ def _warn_above_cores(workers: int, started: int) -> None:
     results are the same, and a machine shared with other work may want it."""
     cores = usable_cores()
     if started > cores:
+        asked = "" if started == workers else f" (of the {workers} asked for, one a chunk of games at most)"
         warnings.warn(
-            f"{plural(workers, 'worker')} are more than the {plural(cores, 'core')} this process may use: "
+            f"{plural(started, 'worker')}{asked} are more than the {plural(cores, 'core')} this process may use: "
             f"they take turns on {'it' if cores == 1 else 'them'}, no faster than {plural(cores, 'worker')}",
             RuntimeWarning,
             stacklevel=program_frame()[1],  # the caller's line that evaluated, past llama-rl's packages
