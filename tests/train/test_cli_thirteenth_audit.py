@@ -230,30 +230,24 @@ def test_what_needs_rotation_is_refused_without_it_in_the_same_words_everywhere(
 # ----------------------------------------------------------------------- --workers
 
 
-def test_workers_above_the_cores_are_said_in_one_line(capsys, monkeypatch, recwarn):
+@pytest.mark.parametrize(
+    ("games", "workers", "workers_said"),
+    [
+        ("4", "2", "2 workers"),
+        # --workers 16 for 2 games started a process a chunk, and the warning said "16 workers
+        # are more than the 1 core": it counts the processes that take turns now
+        ("2", "16", "2 workers (of the 16 asked for, one a chunk of games at most)"),
+    ],
+)
+def test_workers_above_the_cores_are_said_in_one_line(games, workers, workers_said, capsys, monkeypatch, recwarn):
     import train.evaluation.runner as runner
 
     monkeypatch.setattr(runner, "usable_cores", lambda: 1)
-    code = main(["eval", "--agents", "random,random", "--games", "4", "--workers", "2", "--no-progress", "--no-batch"])
-    assert code == 0, capsys.readouterr().err
-    said = [str(w.message) for w in recwarn if "workers" in str(w.message)]
-    assert said == [
-        "2 workers are more than the 1 core this process may use: they take turns on it, no faster than 1 worker"
-    ]
-
-
-def test_workers_above_the_cores_are_counted_as_started(capsys, monkeypatch, recwarn):
-    """--workers 16 for a few games started a process a chunk, and the warning said "16
-    workers are more than the 1 core": it counts the processes that take turns now."""
-    import train.evaluation.runner as runner
-
-    monkeypatch.setattr(runner, "usable_cores", lambda: 1)
-    code = main(["eval", "--agents", "random,random", "--games", "2", "--workers", "16", "--no-progress", "--no-batch"])
-    assert code == 0, capsys.readouterr().err
+    argv = ["eval", "--agents", "random,random", "--games", games, "--workers", workers, "--no-progress", "--no-batch"]
+    assert main(argv) == 0, capsys.readouterr().err
     said = [str(w.message) for w in recwarn if "worker" in str(w.message)]
     assert said == [
-        "2 workers (of the 16 asked for, one a chunk of games at most) are more than the 1 core this process may use: "
-        "they take turns on it, no faster than 1 worker"
+        f"{workers_said} are more than the 1 core this process may use: they take turns on it, no faster than 1 worker"
     ], said
 
 
