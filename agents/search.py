@@ -145,9 +145,8 @@ NETWORKS: dict[int, Path] = {n: MODELS_DIR / f"search_{n}p.npz" for n in (2, 4, 
 FITTED_ON: dict[int, Path] = SHIPPED[PPOv3Agent.name]
 """Table size -> the specialist whose games the networks of :data:`NETWORKS` were fitted on
 (``ppo_v3``'s: PPO's, before ``llama-rl distill``); ``llama-rl fit-search`` plays it by
-default, so its plain command made each shipped network file (on the code before the changes
-of 2026-12-07 (da5bf67, b328e9b, d60ac4d); today's holds out other games and writes other
-arrays)."""
+default, so its plain command made each shipped network file (made again on 2026-12-07, when
+the games it holds out changed: docs/research/2026-12-07-shipped-search-files-remade.md)."""
 SEARCHED_ON: dict[int, Path] = {**SHIPPED[PPOAgent.name], 6: FITTED_ON[6]}
 """Table size -> the specialist the search plays and searches on there: ``ppo``'s distilled
 specialists heads-up and at 4 players, the PPO one its networks were fitted on at 6.

@@ -18,10 +18,9 @@ each other hand) to deal those worlds. Both come from here, in two steps:
 The defaults are those of the shipped networks, fitted on the games of the PPO specialists
 before distillation (:data:`agents.search.FITTED_ON`, ``ppo_v3``'s): ``llama-rl
 fit-search --players 4 --out search_4p.npz`` made ``agents/models/search_4p.npz``, and
-``--players 2`` and ``--players 6`` made ``search_2p.npz`` and ``search_6p.npz``, on the
-code before the changes of 2026-12-07 (da5bf67, b328e9b, d60ac4d); today's holds out other
-games, so it writes other arrays (docs/training.md, "Reproduce every shipped agent"). The
-fitting runs on one thread, so a rerun writes the same arrays on any machine.
+``--players 2`` and ``--players 6`` made ``search_2p.npz`` and ``search_6p.npz``
+(docs/training.md, "Reproduce every shipped agent"). The fitting runs on one thread, so a
+rerun writes the same arrays on any machine.
 The fitting needs PyTorch (the ``train`` extra); the data and the search itself do not.
 """
 
