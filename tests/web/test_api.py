@@ -1066,7 +1066,8 @@ def test_allow_host_takes_a_name_in_another_script_as_a_browser_sends_it(monkeyp
     assert said.hosts is not None and "xn--bcher-kva.local" in said.hosts and "bücher.local" not in said.hosts, said
     said = _serve_said(monkeypatch, "--host", "0.0.0.0", "--allow-host", "ü" * 64, code=2)
     assert said.err[-1].endswith(
-        f"argument --allow-host: a host name or address without a scheme or port (the page's port is --port), got {'ü' * 64!r}"
+        "argument --allow-host: a host name or address without a scheme or port (the page's port is --port), "
+        f"got {'ü' * 64!r}"
     ), said.err
 
 
