@@ -21,7 +21,9 @@ For README.md and every Markdown file under docs/ (blocks read by tests/docs_blo
     :func:`train.cli.train.config_from_args`, so a removed flag or preset or an invalid
     value fails. A train command records its config in a run directory of the temporary
     directory, as the trainer does first, so that a later ``--resume`` in the block
-    resolves the run and its fixed settings are checked.
+    resolves the run and its fixed settings are checked. ``fit-search`` and ``distill``
+    run for minutes to an hour: a sample of either must show the error it stops at
+    (:data:`LONG_COMMANDS`).
   - ``$ python benchmarks/<script>.py ...`` (or ``.venv/bin/python``): the script exists and
     every flag the command uses is in its ``--help``. Benchmarks run for minutes and
     print timings; their outputs are not compared.
@@ -251,9 +253,24 @@ def _parse_only_reason(words: list[str]) -> str | None:
     return PARSE_ONLY_LINES.get(shlex.join(words))
 
 
+LONG_COMMANDS = {
+    "fit-search": "plays 48,000 games and fits two networks by default (minutes to an hour)",
+    "distill": "plays 20,000 searched games by default (half an hour to an hour)",
+}
+"""Subcommands a sample may show only where it shows the error they stop at first (the
+docs' samples of a refused option): a sample of one that would run ran it in full in the
+tests (a research note's console block of the commands that made the shipped files ran
+for 15 minutes). Their commands that work go in the text, in backticks."""
+
+
 def _run_sample(sample: Sample) -> None:
     """Run a ``llama-rl`` sample and compare what it prints with what the doc shows."""
     words = _words(sample)
+    if len(words) > 1 and words[1] in LONG_COMMANDS and not sample.output.startswith(f"{PROG}: error:"):
+        pytest.fail(
+            f"{sample.where}: `{sample.command}` {LONG_COMMANDS[words[1]]}: show the error it stops at, "
+            "or give the command in the text"
+        )
     code, output = run_cli(words[1:], "".join(f"{t}\n" for t in sample.typed), terminal=bool(sample.typed))
     if sample.output:
         assert output == sample.output, f"{sample.where}: `{sample.command}` now prints:\n{output}"
@@ -368,3 +385,21 @@ def test_every_block_is_known() -> None:
             assert not re.search(rf"^\$ {PROG}\b", block.body, flags=re.M), (
                 f"{block.where}: a `$ {PROG}` sample must be a ```console block to be checked"
             )
+
+
+def test_a_sample_of_a_long_command_that_would_run_is_refused_before_it_runs(monkeypatch):
+    """A sample of `llama-rl fit-search` showing no error ran the whole fit in the tests."""
+    import docs_blocks
+
+    ran = []
+    monkeypatch.setattr(sys.modules[__name__], "run_cli", lambda *a, **k: ran.append(a) or (0, ""))
+    long = docs_blocks.Sample("docs/x.md", 3, "llama-rl fit-search --players 2 --out search_2p.npz", "")
+    with pytest.raises(
+        pytest.fail.Exception, match=r"docs/x\.md:3: .* plays 48,000 games .*give the command in the text"
+    ):
+        _run_sample(long)
+    assert ran == []
+    refused = docs_blocks.Sample("docs/x.md", 5, "llama-rl distill --players 3 --out p.npz", f"{PROG}: error: x\n")
+    with pytest.raises(AssertionError):  # run (here a stand-in that prints nothing), its output compared
+        _run_sample(refused)
+    assert len(ran) == 1
