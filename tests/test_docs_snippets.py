@@ -393,13 +393,13 @@ def test_a_sample_of_a_long_command_that_would_run_is_refused_before_it_runs(mon
 
     ran = []
     monkeypatch.setattr(sys.modules[__name__], "run_cli", lambda *a, **k: ran.append(a) or (0, ""))
-    long = docs_blocks.Sample("docs/x.md", 3, "llama-rl fit-search --players 2 --out search_2p.npz", "")
+    long = docs_blocks.Sample("<a note>", 3, "llama-rl fit-search --players 2 --out search_2p.npz", "")
     with pytest.raises(
-        pytest.fail.Exception, match=r"docs/x\.md:3: .* plays 48,000 games .*give the command in the text"
+        pytest.fail.Exception, match=r"<a note>:3: .* plays 48,000 games .*give the command in the text"
     ):
         _run_sample(long)
     assert ran == []
-    refused = docs_blocks.Sample("docs/x.md", 5, "llama-rl distill --players 3 --out p.npz", f"{PROG}: error: x\n")
+    refused = docs_blocks.Sample("<a note>", 5, "llama-rl distill --players 3 --out p.npz", f"{PROG}: error: x\n")
     with pytest.raises(AssertionError):  # run (here a stand-in that prints nothing), its output compared
         _run_sample(refused)
     assert len(ran) == 1
