@@ -116,12 +116,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
     p = add_command(sub, "export", _run, __doc__)
-    p.add_argument(
-        "model",
-        metavar="MODEL",
-        type=path_named("a model file (.zip or .npz), a run directory or an RLlib checkpoint"),
-        help="a model file (.zip or .npz), a run directory or an RLlib checkpoint",
-    )
+    takes = "a model file (.zip or .npz), a run directory or an RLlib checkpoint"
+    p.add_argument("model", metavar="MODEL", type=path_named(takes), help=takes)
     p.add_argument(
         "--out",
         required=True,
