@@ -54,6 +54,21 @@ def wrap_row(prefix: str, items: Sequence[str], width: int | None, sep: str = " 
     return lines
 
 
+NAME_COLUMN = 18
+"""The columns a seat's label is padded to in :func:`render_table`'s and
+:func:`render_round_summary`'s rows, so that the scores line up under each other."""
+
+
+def name_column(labels: Sequence[str], width: int | None, rest: int) -> int:
+    """The columns to pad ``labels`` to in rows whose other parts take ``rest`` columns:
+    :data:`NAME_COLUMN` where the row fits in ``width`` (or no width is given), else the
+    longest label's, so that a narrow terminal (a phone's) keeps a seat's score on its row
+    where the padding pushed it past the edge and the row broke between words."""
+    if width is None or NAME_COLUMN + rest <= width:
+        return NAME_COLUMN
+    return max(len(label) for label in labels)
+
+
 def seat_label(seat: int, names: Sequence[str] | None = None, you: int | None = None) -> str:
     """``names[seat]``, or ``player_<seat>`` without names; ``(you)`` after it where
     ``seat`` is ``you``."""
@@ -84,13 +99,14 @@ def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None,
     seat = check_seat(seat, game.num_players)  # else: no hand, no "(you)", silently
     names = seat_names(names, game.num_players)
     lines = [f"Round {game.round} | top card: {card_str(game.top_card)} | draw pile: {len(game.draw_pile)}"]
-    for p in range(game.num_players):
+    labels = [seat_label(p, names, you=seat) for p in range(game.num_players)]
+    pad = name_column(labels, width, len("* ") + len(" score 123  quit"))
+    for p, who in enumerate(labels):
         me = p == seat
         status = "quit" if game.quit[p] else "in"
         turn = "*" if (p == game.current_player and not game.game_over) else " "
-        who = seat_label(p, names, you=seat)
         cards = [card_str(c) for c in game.hand(p)] if me else [plural(game.hand_size_of(p), "card")]
-        lines += wrap_row(f"{turn} {who:<18} score {game.scores[p]:>3}  {status:<4}  ", cards, width)
+        lines += wrap_row(f"{turn} {who:<{pad}} score {game.scores[p]:>3}  {status:<4}  ", cards, width)
     return "\n".join(lines)
 
 
@@ -111,10 +127,11 @@ def render_round_summary(
         head = f"Round {result.round} over: {seat_label(result.went_out, names)} went out."
     lines = [head]
     hands = result.hands
+    labels = [seat_label(p, names, you) for p in range(len(result.scores))]
+    pad = name_column(labels, width, len("  ") + len(" +10  -> 40"))
     for p, (pen, ret, score) in enumerate(zip(result.penalties, result.returned, result.scores, strict=True)):
         change = f"+{pen}" if pen else ("-" + str(ret) if ret else "+0")
-        who = seat_label(p, names, you)
-        row = f"  {who:<18} {change:>4}  -> {score:<4} "
+        row = f"  {labels[p]:<{pad}} {change:>4}  -> {score:<4} "
         if not hands:  # a result built without them
             lines.append(row.rstrip())
         else:

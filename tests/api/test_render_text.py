@@ -74,3 +74,24 @@ def test_a_hand_of_one_card_is_one_card():
 
 def test_a_game_dealt_at_random_still_renders():
     assert "(you)" in render_table(LlamaGame(3, rng=0), 0, width=40)
+
+
+@pytest.mark.parametrize("width", [30, 32])
+def test_a_phone_wide_terminal_keeps_each_seats_score_on_its_row(width):
+    """Below about 34 columns the names' padding of 18 pushed the rows past the edge, and
+    a seat's score or status broke onto a line of its own."""
+    game = make_game(num_players=3, hands=[[1, 2, 3, 4, 5, 6], [2, 5], [1, 6]], top=3)
+    table = render_table(game, 1, width=width).splitlines()[1:]
+    summary = render_round_summary(_round_over(), you=2, width=width).splitlines()[1:]
+    for lines in (table, summary):
+        assert all(len(line) <= width for line in lines), lines
+    rows = [line for line in table if "score" in line]
+    assert [row.split()[-1] for row in rows] == ["in", "in", "in"]
+    assert [line.split()[0] for line in summary if "->" in line] == ["player_0", "player_1", "player_2"]
+    assert all(line.index("->") == summary[0].index("->") for line in summary if "->" in line)  # aligned
+
+
+def test_a_wide_terminal_pads_the_names_as_without_a_width():
+    game = make_game(num_players=3, hands=[[1, 2], [2, 5], [1, 6]], top=3)
+    assert render_table(game, 0, width=80) == render_table(game, 0)
+    assert render_round_summary(_round_over(), width=80) == render_round_summary(_round_over())
