@@ -450,6 +450,10 @@ def make(name: str, **params: Any) -> Agent:
     with neither cannot be seeded, and a ``RuntimeWarning`` says so (once per name), where
     a spec's own ``seed=`` (``"fixed:seed=1"``) is a ``ValueError`` naming the agent.
 
+    An agent given parameters other than ``seed`` is labelled in tables and messages by the
+    spec they make (``make("cautious", threshold=2)`` as ``cautious:threshold=2``), as the
+    spec is, so that two of them with other values are told apart by their values.
+
     Unknown names and parameters raise ``ValueError`` listing what exists; the agent's
     own constructor checks the values, and whatever else it raises, or a factory that
     returns no agent, is a ``ValueError`` naming the agent (:func:`_built`).
@@ -464,7 +468,11 @@ def make(name: str, **params: Any) -> Agent:
         return AgentSpec(spec.name, {**spec.params, **params}).build(seed)
     label = AgentSpec(name, params).label
     seed = params.pop("seed") if "seed" in params and not _takes_seed(_factory(name)) else None
-    return _seeded(name, params, seed, label)  # a seed the constructor takes stays in params, None included
+    agent = _seeded(name, params, seed, label)  # a seed the constructor takes stays in params, None included
+    named = {k: v for k, v in params.items() if k != "seed"}
+    if named:  # labelled as its spec would be: make("cautious", threshold=2) as "cautious:threshold=2"
+        _give_name(agent, AgentSpec(name, named).label)
+    return agent
 
 
 def _built(name: str, params: dict[str, Any], label: str) -> Agent:

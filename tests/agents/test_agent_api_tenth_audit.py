@@ -181,3 +181,19 @@ def test_a_broken_plugin_warning_points_into_a_program_s_own_package(tmp_path, p
     assert done.returncode == 0, done.stderr
     where = os.path.join(package, "run.py")
     assert f"{where}:3: RuntimeWarning: the agents of entry point 'broken'" in done.stderr, done.stderr
+
+
+def test_an_agent_made_with_keywords_is_labelled_by_its_spec():
+    """``make("cautious", threshold=2)`` and ``make("cautious", threshold=4)`` were both
+    labelled ``cautious``, so a result table showed ``cautious#1`` and ``cautious#2`` where
+    the same agents given as specs showed their values."""
+    import agents
+    from llama_env.agent import agent_label
+
+    two, four = agents.make("cautious", threshold=2), agents.make("cautious", threshold=4)
+    assert agent_display_names([two, four]) == ["cautious:threshold=2", "cautious:threshold=4"]
+    assert agent_label(two) == agent_label(agents.make("cautious:threshold=2"))
+    assert agent_label(agents.make("heuristic", seed=3)) == "heuristic"  # a seed is no parameter of the spec
+    assert agent_label(agents.make("random", seed=3)) == "random"
+    result = evaluate([two, four], num_games=4, seed=0, workers=1)
+    assert set(result.names) == {"cautious:threshold=2", "cautious:threshold=4"}
