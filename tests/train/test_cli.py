@@ -60,6 +60,22 @@ def test_train_command_is_always_listed(capsys):
     assert "llama-rl train" in out
 
 
+def test_train_help_gives_each_flag_one_default(capsys, monkeypatch):
+    """``--run-name``'s help said "(default llama__<algorithm>...) (default: '')", and
+    ``--resume`` and ``--address`` ended on "(default: '')": a second default, or an empty
+    one, where the flag's help says what it does without it."""
+    monkeypatch.setenv("COLUMNS", "1000")  # one line a flag
+    code, out, _ = run(capsys, "train", "--help")
+    assert code == 0
+    flags = {line.split()[0]: line for line in out.splitlines() if line.startswith("  --")}
+    assert "(default: '')" not in out
+    assert all(line.count("(default") <= 1 for line in flags.values()), [
+        f for f, li in flags.items() if li.count("(default") > 1
+    ]
+    assert "(default llama__<algorithm>__<seed>__<unix time>" in flags["--run-name"]
+    assert "(default: 'runs')" in flags["--run-dir"] and "(default: 0)" in flags["--seed"]
+
+
 def test_train_config_errors_exit_2_without_traceback(capsys):
     code, out, err = run(capsys, "train", "--n-envs", "0")
     assert code == 2

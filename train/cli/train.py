@@ -91,6 +91,13 @@ def _show_default(value: Any) -> str:
     return repr(value)
 
 
+def _says_its_default(help_text: str, default: Any) -> bool:
+    """Whether a flag's help needs no ``(default: ...)`` after it: it says its default
+    itself (``--run-name``'s name made from the run), or the default is nothing to show
+    (``''``: no run resumed; ``()``), where ``(default: '')`` read as a second default."""
+    return "(default" in help_text or default in ("", ())
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """One flag per config key (core fields, then each backend's options), plus ``--preset``."""
     p.add_argument(
@@ -101,7 +108,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     for f in flag_fields():
         flag = "--" + f.name.replace("_", "-")
-        helptext = f"{f.help} (default: {_show_default(f.default)})" if f.default != () else f.help
+        helptext = f.help if _says_its_default(f.help, f.default) else f"{f.help} (default: {_show_default(f.default)})"
         if f.type is bool:
             p.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=helptext)
         else:
