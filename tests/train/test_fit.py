@@ -254,6 +254,7 @@ def test_distill_refuses_a_version_0_model_before_any_game(tmp_path):
         (["--model", "nowhere.npz", "--out", "x.npz"], "--model 'nowhere.npz': no such file or directory"),
         (["--players", "5", "--out", "x.npz"], "players must be a table size with search networks"),
         (["--horizon", "-1", "--out", "x.npz"], "the horizon must be at least 0"),
+        (["--worlds", "0", "--out", "x.npz"], "argument --worlds: the worlds must be between 1 and 4096, got 0"),
         (["--below", "1.5", "--out", "x.npz"], "argument --below: below must be above 0.0 and at most 1.0, got 1.5"),
         # refused by the config's check as "below must be in (0, 1]", which named no flag
         (["--below", "0", "--out", "x.npz"], "argument --below: below must be above 0.0 and at most 1.0, got 0"),
@@ -278,10 +279,12 @@ def test_distill_flags_reach_the_config(monkeypatch):
     seen: list[DistillConfig] = []
     monkeypatch.setattr(train.cli.distill, "run_distill", lambda config, out, progress: seen.append(config))
     argv = ["distill", "--out", "x.npz", "--players", "2", "--below", "0.8", "--temperature", "0.05", "--epochs", "2"]
-    assert _cli(argv)[0] == 0
+    assert _cli([*argv, "--worlds", "24"])[0] == 0
     assert (seen[0].players, seen[0].below, seen[0].temperature, seen[0].epochs) == (2, 0.8, 0.05, 2)
+    assert seen[0].worlds == 24  # the search's worlds had no flag: a shipped file made with others could not be
     assert _cli(["distill", "--out", "x.npz"])[0] == 0
     assert seen[1].temperature == DistillConfig().temperature == 0.0
+    assert seen[1].worlds is None  # the search agent's, at the table size
 
 
 # --------------------------------------------------------------------------- the heuristic's parameters

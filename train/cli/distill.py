@@ -11,7 +11,7 @@ searches on (one step of expert iteration; repeat with --model FILE).
 
 Only table sizes with search networks: 2, 4 and 6, or that of --networks (a file that
 llama-rl fit-search wrote, best on --model's games); at 3 and 5 players the search takes
-the settings of 2 and 4 players (its worlds, --below and --horizon, unless given). Needs
+the settings of 2 and 4 players (its --worlds, --below and --horizon, unless given). Needs
 the 'train' extra (PyTorch).
 
 examples:
@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agents.search import BELOW_RANGE, SETTINGS, settings_size
+from agents.search import BELOW_RANGE, MAX_WORLDS, SETTINGS, settings_size
 from llama_env.agent import and_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
 from train.cli.common import (
@@ -65,6 +65,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         model=args.model,
         networks=args.networks,
+        worlds=args.worlds,
         horizon=args.horizon,
         below=args.below,
         epochs=args.epochs,
@@ -121,6 +122,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="the search's value and belief networks, a file llama-rl fit-search wrote for --players (best on "
         "--model's games; default: the shipped ones of --players, fitted on ppo_v3's games)",
     )
+    p.add_argument(
+        "--worlds", type=int_in(1, MAX_WORLDS, "the worlds"), default=d.worlds, metavar="N",
+        help=f"worlds the search imagines per searched decision, 1 to {MAX_WORLDS} (default: the search agent's, "
+        f"{_by_size('worlds')})",
+    )  # fmt: skip
     p.add_argument(
         "--horizon", type=int_in(0, None, "the horizon"), default=d.horizon, metavar="N",
         help="the search's play-outs stop after N steps, 0: to the searcher's next decision, in the next round if "
