@@ -201,7 +201,7 @@ BELOW_RANGE: tuple[float, float] = (0.0, 1.0)
 SETTINGS: dict[int, Settings] = {
     2: Settings(worlds=96, below=0.9, horizon=0),
     4: Settings(worlds=48, below=0.7, horizon=25),
-    6: Settings(worlds=48, below=0.95, horizon=0),
+    6: Settings(worlds=96, below=0.99, horizon=0),
 }
 """Table size -> the search's defaults there (4,000 games against ``heuristic``, seed 0;
 docs/research/2026-12-03-distilled-search-and-horizon-by-table-size.md). Heads-up 96
@@ -218,7 +218,10 @@ steps keeps the strength of 40 (0.317 against 0.322 on the target's deals, 0.320
 (docs/research/2026-12-05-search-horizon.md); a horizon at all bounds that time (p99
 77 ms against 109 without, searching the PPO specialist).
 At 2 and 6 players 40 steps read 0.713 against 0.718 and 0.227 against 0.231, so there
-the play-outs run to their end."""
+the play-outs run to their end. At 6 players 96 worlds below 0.99 read 0.227 against
+0.222 for 48 below 0.95 on the target's deals, and 0.232 and 0.233 against 0.215 and 0.232
+on two batched sets, at about three times the cost a game
+(docs/research/2026-12-07-second-distillation-round-and-6p-search.md)."""
 
 
 def settings_size(players: int) -> int:

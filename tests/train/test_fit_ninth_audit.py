@@ -342,7 +342,7 @@ def test_distills_help_says_which_settings_the_search_takes_at_3_and_5_players(c
     assert [settings_size(n) for n in range(2, 7)] == [2, 2, 4, 4, 6]
     assert main(["distill", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "0.95 at 6 players; at 3 and 5 players those of 2 and 4)" in text
+    assert "0.99 at 6 players; at 3 and 5 players those of 2 and 4)" in text
     assert "at 3 and 5 players the search takes the settings of 2 and 4 players" in text
 
 
