@@ -220,7 +220,7 @@ def test_deal_table_seats_a_member_of_a_population_at_each_seat_drawn_as_its_res
     table = deal_table(rng, 0, [population] * 3, rules=Rules(4))
     for seat, seed in zip((1, 2, 3), drawn, strict=True):
         population.reset(seed)  # the member a population at one seat played, as before
-        assert table.agents[seat] is population.current and table.names[seat] == "perturbed"
+        assert table.agents[seat] is population.current and table.names[seat] == "perturbed:size=16"
     assert len({id(a) for a in table.agents[1:]}) > 1
     with pytest.raises(ValueError, match="names must label all 4 seats, got 2"):
         deal_table(rng, 0, [population] * 3, rules=Rules(4), names=["a", "b"])

@@ -220,7 +220,7 @@ def test_a_population_whose_members_are_no_agents_is_refused_by_name(members, fo
     ValueError names it, briefly (an array's repr was printed whole)."""
     population = agents.make("perturbed", seed=0, size=2)
     population.members = members
-    with pytest.raises(ValueError, match=r"agent 'perturbed' is a population \(population = True\): ") as caught:
+    with pytest.raises(ValueError, match=r"agent 'perturbed:size=2' is a population \(population = True\): ") as caught:
         evaluate([population, "heuristic"], 2, seed=0, workers=1, batched=batched)
     assert re.search(found, str(caught.value)) and len(str(caught.value)) < 300
 

@@ -368,7 +368,7 @@ def test_a_population_opponent_with_bad_members_is_refused_at_construction(cls, 
     is a ValueError naming it before any game, not an IndexError or a failing act later."""
     population = agents.make("perturbed", seed=0, size=2)
     population.members = members
-    with pytest.raises(ValueError, match=r"agent 'perturbed' is a population \(population = True\): "):
+    with pytest.raises(ValueError, match=r"agent 'perturbed:size=2' is a population \(population = True\): "):
         cls(4, players=2, opponents="pop", agents={"pop": population}, seed=0, seat=1)
 
 
