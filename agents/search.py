@@ -157,7 +157,9 @@ itself than the PPO one, below 0.99 it was searched 17 times a game instead of 6
 times the cost for no gain. At 4 players, searched below 0.7, it reads 0.322 against
 0.312 on the target's deals and 0.320 and 0.319 against 0.308 and 0.318 on two other sets
 (docs/research/2026-12-04-4p-search-on-the-distilled-specialist.md); below the PPO
-one's 0.95 it had read 0.296. At 6 players below 0.8 it read what the PPO one reads."""
+one's 0.95 it had read 0.296. At 6 players below 0.8 it read what the PPO one reads.
+Heads-up the specialist of a second round reads 0.743 against 0.722 for the first's on the
+target's deals (docs/research/2026-12-07-second-distillation-round-and-6p-search.md)."""
 
 
 @dataclass(frozen=True)
