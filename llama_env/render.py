@@ -100,7 +100,7 @@ def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None,
     names = seat_names(names, game.num_players)
     lines = [f"Round {game.round} | top card: {card_str(game.top_card)} | draw pile: {len(game.draw_pile)}"]
     labels = [seat_label(p, names, you=seat) for p in range(game.num_players)]
-    pad = name_column(labels, width, len("* ") + len(" score 123  quit"))
+    pad = name_column(labels, width, len("*  score 123  quit"))  # the row but its name and cards
     for p, who in enumerate(labels):
         me = p == seat
         status = "quit" if game.quit[p] else "in"
@@ -128,7 +128,7 @@ def render_round_summary(
     lines = [head]
     hands = result.hands
     labels = [seat_label(p, names, you) for p in range(len(result.scores))]
-    pad = name_column(labels, width, len("  ") + len(" +10  -> 40"))
+    pad = name_column(labels, width, len(f"   {'+10':>4}  -> 40"))  # the row but its name
     for p, (pen, ret, score) in enumerate(zip(result.penalties, result.returned, result.scores, strict=True)):
         change = f"+{pen}" if pen else ("-" + str(ret) if ret else "+0")
         row = f"  {labels[p]:<{pad}} {change:>4}  -> {score:<4} "

@@ -76,7 +76,7 @@ def test_a_game_dealt_at_random_still_renders():
     assert "(you)" in render_table(LlamaGame(3, rng=0), 0, width=40)
 
 
-@pytest.mark.parametrize("width", [30, 32])
+@pytest.mark.parametrize("width", [30, 31, 32, 35, 36])
 def test_a_phone_wide_terminal_keeps_each_seats_score_on_its_row(width):
     """Below about 34 columns the names' padding of 18 pushed the rows past the edge, and
     a seat's score or status broke onto a line of its own."""
