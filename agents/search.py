@@ -7,7 +7,8 @@ specialist's top probability is below ``below`` (about 4 moves a game at 4 playe
 (:mod:`llama_env.worlds`), the other hands drawn card by card from a *belief network*
 (observation -> the share of each value in each other hand), and tries every legal move
 in each: the rest of the round is played out (the specialist for itself, ``heuristic``
-for the others), then the others move until its next decision, which a *value network*
+for the others, or in a share of the worlds, ``mirror``, the specialist for them too),
+then the others move until its next decision, which a *value network*
 (observation -> the chance to win the game) values (the actual result if the game
 ended). It plays the move with the highest mean value over the same worlds.
 
@@ -119,6 +120,7 @@ __all__ = [
     "Settings",
     "settings_size",
     "BELOW_RANGE",
+    "MIRROR_RANGE",
     "MAX_WORLDS",
     "Layers",
     "load_networks",
@@ -129,6 +131,7 @@ __all__ = [
     "belief_deals",
     "world_snapshots",
     "batch_values",
+    "mirrored_worlds",
     "policy_moves",
     "belief_hands",
     "belief_world",
@@ -176,6 +179,11 @@ class Settings:
     horizon: int
     """Steps of the batch after which a world's play-out stops and the value network
     values it where it stands (0: none, the play-out runs to seat 0's next decision)."""
+    mirror: float = 0.0
+    """The share of a searched decision's worlds (within :data:`MIRROR_RANGE`) in which
+    the others play as its own policy does (its specialist, from their seats); in the rest
+    they play as ``heuristic``. 0: everyone at the table is expected to play as
+    ``heuristic``, which is what the belief and value networks were fitted against."""
 
 
 MAX_WORLDS = 4096
@@ -196,12 +204,15 @@ however many decisions it is handed, where one batch of them all grew with their
 (the figures, before and after: docs/research/2026-12-07-search-random-stream.md). At
 least :data:`MAX_WORLDS`, so a decision's worlds fit in one batch."""
 
+MIRROR_RANGE: tuple[float, float] = (0.0, 1.0)
+"""The values :attr:`Settings.mirror` may take."""
+
 BELOW_RANGE: tuple[float, float] = (0.0, 1.0)
 """The values :attr:`Settings.below` may take, wherever it is given: the agent,
 ``llama-rl distill --below`` and a web page's request."""
 
 SETTINGS: dict[int, Settings] = {
-    2: Settings(worlds=96, below=0.9, horizon=0),
+    2: Settings(worlds=96, below=0.9, horizon=0, mirror=0.5),
     4: Settings(worlds=48, below=0.7, horizon=25),
     6: Settings(worlds=96, below=0.99, horizon=0),
 }
@@ -223,7 +234,11 @@ At 2 and 6 players 40 steps read 0.713 against 0.718 and 0.227 against 0.231, so
 the play-outs run to their end. At 6 players 96 worlds below 0.99 read 0.227 against
 0.222 for 48 below 0.95 on the target's deals, and 0.232 and 0.233 against 0.215 and 0.232
 on two batched sets, at about three times the cost a game
-(docs/research/2026-12-07-second-distillation-round-and-6p-search.md)."""
+(docs/research/2026-12-07-second-distillation-round-and-6p-search.md). Heads-up, half the
+worlds mirrored (the others played as its own specialist) read 0.534 against ``ppo``
+where none read 0.499, and 0.738 against 0.739 against ``heuristic``, on the same 4,000
+batched deals; every world mirrored read 0.538 and 0.688
+(docs/research/2026-12-07-mirrored-worlds-heads-up.md)."""
 
 
 def settings_size(players: int) -> int:
@@ -383,8 +398,8 @@ class SearchAgent(BaseAgent):
     ``act_batch`` searches all the unsure decisions of its batch together, their worlds
     played out in one :class:`~llama_env.batch.BatchGame`, which is where batching pays:
     a single search takes as many steps of the batch as its longest world, whatever the
-    number of worlds. ``worlds``, ``below`` and ``horizon`` (:class:`Settings`) default
-    to the table size's (:data:`SETTINGS`); given, they hold at every size.
+    number of worlds. ``worlds``, ``below``, ``horizon`` and ``mirror`` (:class:`Settings`)
+    default to the table size's (:data:`SETTINGS`); given, they hold at every size.
     ``path`` (a model file or run directory, observation version 1) is played instead of
     the shipped models at every table size, and searched on where there are networks: give
     one trained at the table size you play (``llama-rl distill`` makes such models;
@@ -410,6 +425,7 @@ class SearchAgent(BaseAgent):
         below: float | None = None,
         seed: int | None = None,
         horizon: int | None = None,
+        mirror: float | None = None,
         path: str | Path | None = None,
         networks_path: str | Path | None = None,
     ) -> None:
@@ -427,6 +443,8 @@ class SearchAgent(BaseAgent):
             given["below"] = number("SearchAgent", "below", below, minimum=BELOW_RANGE[0], maximum=BELOW_RANGE[1])
         if horizon is not None:
             given["horizon"] = int(number("SearchAgent", "horizon", horizon, integer=True, minimum=0))
+        if mirror is not None:
+            given["mirror"] = number("SearchAgent", "mirror", mirror, minimum=MIRROR_RANGE[0], maximum=MIRROR_RANGE[1])
         self.given = given
         """The settings given, which hold at every table size over :data:`SETTINGS`."""
         self.settings = {n: replace(d, **given) for n, d in SETTINGS.items()}
@@ -481,7 +499,8 @@ class SearchAgent(BaseAgent):
         """What was given that holds only where it searches, until a table where it does not
         search has been warned about once (``""``: nothing given, or warned)."""
         self.opponent = HeuristicAgent()
-        """How it expects the others to play, in its rollouts."""
+        """How it expects the others to play, in its rollouts (as its own specialist in the
+        share :attr:`Settings.mirror` of its worlds)."""
         self._opponent = _ReadsVersion1(self.opponent)
         self.searched = 0
         """Moves searched so far (with :attr:`changed`: how often the search overruled the policy)."""
@@ -669,6 +688,7 @@ class SearchAgent(BaseAgent):
                     0,  # the deals come from deal_keys; the seed names the snapshots' generators alone
                     max_steps=settings.horizon or None,
                     deal_keys=[gen.integers(2**63, size=settings.worlds) for gen in gens],
+                    mirror=settings.mirror,
                 )
                 for d, v in zip(group, values, strict=True):
                     means[d.row] = v.mean(axis=0)
@@ -915,6 +935,7 @@ def batch_values(
     seed: int | np.random.Generator | None,
     max_steps: int | None = None,
     deal_keys: Sequence[np.ndarray] | None = None,
+    mirror: float = 0.0,
 ) -> list[np.ndarray]:
     """Each move's value in each world, ``(worlds, moves)`` per search: for every search
     ``i``, every world of ``searches[i]`` and every move of ``legal[i]``, one game of one
@@ -929,11 +950,13 @@ def batch_values(
     next deal, and a search's values do not depend on the others sharing the batch.
     ``max_steps`` (``None``: no limit) stops the play-out after that many steps of the
     batch; a world cut short is valued by ``value_net`` from seat 0's observation where it
-    stands."""
+    stands. ``mirror`` (:attr:`Settings.mirror`) is the share of each search's worlds, its
+    last ones (:func:`mirrored_worlds`), in which ``player`` plays the others' seats too."""
     if not searches or any(not len(w.hands) for w in searches) or any(not m for m in legal):
         raise ValueError("batch_values needs at least one world and one legal move per search")
-    snapshots, of, hands, piles, first = [], [], [], [], []
+    snapshots, of, hands, piles, first, mirrored = [], [], [], [], [], []
     for i, (worlds, moves) in enumerate(zip(searches, legal, strict=True)):
+        mirrored.append(np.repeat(mirrored_worlds(len(worlds.hands), mirror), len(moves)))
         snapshots += world_snapshots(worlds.state, worlds.hands[:1], worlds.piles[:1])
         mine = np.bincount(worlds.state.snapshot["hands"][0], minlength=_NV + 1)[1:]
         every = np.concatenate([np.broadcast_to(mine, (len(worlds.hands), 1, _NV)), worlds.hands], axis=1)
@@ -947,8 +970,9 @@ def batch_values(
     batch = BatchGame.from_worlds(
         snapshots, np.concatenate(of), np.concatenate(hands), piles, seed=seed, auto_reset=False, deal_keys=keys
     )
-    n, p = batch.num_games, batch.num_players
-    outside, playing = np.full((n, p), _THEM), np.full((n, p), _THEM)
+    p = batch.num_players
+    them = np.where(np.concatenate(mirrored), _ME, _THEM)[:, None]
+    outside, playing = np.repeat(them, p, axis=1), np.repeat(them, p, axis=1)
     outside[:, 0], playing[:, 0] = _OUTSIDE, _ME
     table = BatchTable(batch, [None, player, opponent], outside)
     first_round = batch.round
@@ -976,6 +1000,17 @@ def batch_values(
         size = len(worlds.hands) * len(moves)
         out.append(values[at : at + size].reshape(len(worlds.hands), len(moves)))
         at += size
+    return out
+
+
+def mirrored_worlds(worlds: int, mirror: float) -> np.ndarray:
+    """``(worlds,)`` bool: the worlds of a search in which the others play as the searcher's
+    own policy, the last ``round(worlds * mirror)`` of them (its worlds are drawn alike,
+    so which ones does not matter)."""
+    if not MIRROR_RANGE[0] <= mirror <= MIRROR_RANGE[1]:
+        raise ValueError(f"mirror must be within {MIRROR_RANGE[0]:g}..{MIRROR_RANGE[1]:g}, got {mirror!r}")
+    out = np.zeros(worlds, dtype=bool)
+    out[worlds - int(round(worlds * mirror)) :] = True
     return out
 
 

@@ -631,3 +631,47 @@ def test_the_mask_check_reads_the_observers_legal_moves_as_the_engine_has_them(p
             named = ", ".join(f"{a} ({Action(a).name})" for a in legal)
             assert _unfit_mask(list(range(9)), state).endswith(f"legal there: {named}")
             game.step(Action.DRAW if Action.DRAW in legal and rng.random() < 0.7 else int(rng.choice(legal)))
+
+
+def test_mirrored_worlds_play_the_others_as_the_searchers_own_policy():
+    """``mirror``: in the last share of each search's worlds the others play as the searcher's
+    specialist, as if it were seated there, and in the rest as ``heuristic``; each world's
+    values are those it has alone at its setting (the deals keyed world by world)."""
+    search = SearchAgent()
+    player, (value_net, belief_net) = search._players[4], search.networks[4]
+    rng = np.random.default_rng(5)
+    searches, legal = [], []
+    for game, obs in _final_round_decisions(8):
+        state = public_state(obs)
+        searches.append(Worlds(state, *belief_deals(obs, state, belief_net, rng, 10)))
+        legal.append(game.legal_actions())
+    keys = [rng.integers(2**63, size=10) for _ in searches]
+    heuristic = batch_values(searches, legal, player, search._opponent, value_net, 0, deal_keys=keys)
+    as_itself = batch_values(searches, legal, player, player, value_net, 0, deal_keys=keys)
+    mirrored = batch_values(searches, legal, player, search._opponent, value_net, 0, deal_keys=keys, mirror=1.0)
+    half = batch_values(searches, legal, player, search._opponent, value_net, 0, deal_keys=keys, mirror=0.5)
+    for h, a, m, x in zip(heuristic, as_itself, mirrored, half, strict=True):
+        np.testing.assert_array_equal(m, a)
+        np.testing.assert_array_equal(x[:5], h[:5])
+        np.testing.assert_array_equal(x[5:], a[5:])
+    assert any(not np.array_equal(h, a) for h, a in zip(heuristic, as_itself, strict=True))  # it plays otherwise
+
+
+@pytest.mark.parametrize("share", [0.0, 0.26, 0.5, 1.0])
+def test_mirrored_worlds_are_the_last_share_rounded(share):
+    from agents.search import mirrored_worlds
+
+    flags = mirrored_worlds(48, share)
+    assert flags.sum() == round(48 * share) and not flags[: 48 - flags.sum()].any()
+
+
+@pytest.mark.parametrize("mirror", [-0.1, 1.5, float("nan"), "half"])
+def test_a_mirror_outside_zero_to_one_is_refused_by_name(mirror):
+    with pytest.raises(ValueError, match="mirror"):
+        SearchAgent(mirror=mirror)
+
+
+def test_a_mirror_given_holds_at_every_size_and_names_the_agent():
+    search = agents.make("search:mirror=0.5")
+    assert {s.mirror for s in search.settings.values()} == {0.5} and repr(search) == "SearchAgent(mirror=0.5)"
+    assert SearchAgent().settings == SETTINGS  # nothing given: each size's own

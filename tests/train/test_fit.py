@@ -213,7 +213,8 @@ def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
     )
     assert code == 0, output
     assert f"written to {out}" in output
-    assert "96 worlds, below 0.99, horizon 0" in output  # --below given, the rest the search's heads-up defaults
+    # --below given, the rest the search's heads-up defaults but mirror, which distil keeps at 0
+    assert "96 worlds, below 0.99, horizon 0, mirror 0" in output
     assert load_actor(out).obs_size == 175
     assert load_actor(out).table_sizes == (2,)  # fitted to heads-up searched moves alone
     ppo = PPOAgent(path=str(out))
@@ -233,6 +234,7 @@ def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
         (DistillConfig(below=0.0), r"at 0 no decision is searched: nothing to distil"),  # it wrote the model unchanged
         (DistillConfig(held_out=3), r"held_out must be >= 4 at 4 players \(one game in held_out is held out"),
         (DistillConfig(temperature=-0.1), "temperature must be >= 0"),
+        (DistillConfig(mirror=1.5), r"mirror must be 0..1, got 1.5"),
         (DistillConfig(learning_rate=0.0), "learning_rate and searched_weight must be > 0"),
     ],
 )
@@ -260,6 +262,7 @@ def test_distill_refuses_a_version_0_model_before_any_game(tmp_path):
         (["--below", "0", "--out", "x.npz"], "argument --below: below must be above 0.0 and at most 1.0, got 0"),
         (["--below", "often", "--out", "x.npz"], "below must be a number (digits 0-9), got 'often'"),
         (["--temperature", "-0.1", "--out", "x.npz"], "the temperature must be a finite number of at least 0.0"),
+        (["--mirror", "2", "--out", "x.npz"], "argument --mirror: mirror must be between 0.0 and 1.0, got 2"),
         (["--temperature", "inf", "--out", "x.npz"], "the temperature must be a number (digits 0-9), got 'inf'"),
         (["--temperature", "warm", "--out", "x.npz"], "the temperature must be a number (digits 0-9), got 'warm'"),
         # a seed torch cannot take failed after every game was played

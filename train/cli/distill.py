@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agents.search import BELOW_RANGE, MAX_WORLDS, SETTINGS, settings_size
+from agents.search import BELOW_RANGE, MAX_WORLDS, MIRROR_RANGE, SETTINGS, settings_size
 from llama_env.agent import and_list
 from llama_env.engine import MAX_PLAYERS, MIN_PLAYERS
 from train.cli.common import (
@@ -138,6 +138,11 @@ def add_parser(sub: SubParsers) -> argparse.ArgumentParser:
         help="the search runs where the specialist's top probability is below P, above 0 and at most 1, 1: at "
         "every decision with a choice (default: the search "
         f"agent's, {_by_size('below')})",
+    )  # fmt: skip
+    p.add_argument(
+        "--mirror", type=float_in(*MIRROR_RANGE, "mirror"), default=d.mirror, metavar="S",
+        help="the share of the search's worlds in which the others play as the specialist, 0 to 1, in the rest as "
+        f"heuristic (default {d.mirror:g}, as every shipped specialist was distilled)",
     )  # fmt: skip
     add_count(p, "--epochs", d.epochs, "the number of epochs", "passes of the fitting over the decisions")
     p.add_argument(

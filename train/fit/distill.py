@@ -38,7 +38,7 @@ import numpy as np
 from agents.base import agent_path
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, load_actor, model_file, save_actor
-from agents.search import BELOW_RANGE, MAX_WORLDS, NETWORKS, SearchAgent, networks_table_size
+from agents.search import BELOW_RANGE, MAX_WORLDS, MIRROR_RANGE, NETWORKS, SearchAgent, networks_table_size
 from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
@@ -76,6 +76,10 @@ class DistillConfig:
     """The search agent's settings (:class:`agents.search.Settings`; ``None``: its default
     of :data:`agents.search.SETTINGS` at the table size, or at 3 and 5 players at that of
     2 and 4, :func:`agents.search.settings_size`)."""
+    mirror: float = 0.0
+    """The share of the search's worlds in which the others play as the specialist
+    (:attr:`agents.search.Settings.mirror`): 0 here, whatever the search agent's default,
+    as every shipped specialist was distilled (the data are games against ``heuristic``)."""
     slots: int = 8192
     """Games played at once: the more, the more searches share each step of the play-outs."""
     epochs: int = 4
@@ -123,6 +127,8 @@ class DistillConfig:
                 f"below must be in ({low:g}, {high:g}] (at {low:g} no decision is searched: nothing to distil), "
                 f"got {self.below}"
             )
+        if not MIRROR_RANGE[0] <= self.mirror <= MIRROR_RANGE[1]:
+            raise ValueError(f"mirror must be {MIRROR_RANGE[0]:g}..{MIRROR_RANGE[1]:g}, got {self.mirror}")
         check_held_out(self.held_out, self.players)
         if not self.temperature >= 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
@@ -398,12 +404,16 @@ def distill(
         below=config.below,
         seed=config.seed,
         horizon=config.horizon,
+        mirror=config.mirror,
         path=config.model_path(),
         networks_path=networks,
     )
     used = search.settings[config.players]
     nets = "" if networks is None else f" with the networks of {networks}"
-    log(f"searching on {config.model_path()}{nets}: {used.worlds} worlds, below {used.below}, horizon {used.horizon}")
+    log(
+        f"searching on {config.model_path()}{nets}: {used.worlds} worlds, below {used.below}, "
+        f"horizon {used.horizon}, mirror {used.mirror:g}"
+    )
     t = time.perf_counter()
     bar = progress and "games of search"
     data = collect_searched(search, actor, config.players, config.games, config.seed, config.slots, bar)
