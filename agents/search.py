@@ -214,7 +214,7 @@ BELOW_RANGE: tuple[float, float] = (0.0, 1.0)
 SETTINGS: dict[int, Settings] = {
     2: Settings(worlds=96, below=0.9, horizon=0, mirror=0.5),
     4: Settings(worlds=48, below=0.7, horizon=25),
-    6: Settings(worlds=96, below=0.99, horizon=0, mirror=0.5),
+    6: Settings(worlds=96, below=0.99, horizon=0),
 }
 """Table size -> the search's defaults there (4,000 games against ``heuristic``, seed 0;
 docs/research/2026-12-03-distilled-search-and-horizon-by-table-size.md). Heads-up 96
@@ -237,10 +237,10 @@ on two batched sets, at about three times the cost a game
 (docs/research/2026-12-07-second-distillation-round-and-6p-search.md). Heads-up, half the
 worlds mirrored (the others played as its own specialist) read 0.534 against ``ppo``
 where none read 0.499, and 0.738 against 0.739 against ``heuristic``, on the same 4,000
-batched deals; every world mirrored read 0.538 and 0.688. At 6 players half mirrored read
-0.230 against 0.227 on the target's deals and 0.238 against 0.233 on batched deals; at 4
-players 0.316 against 0.313 on batched deals, one set, so 4 players stays at 0
-(docs/research/2026-12-07-mirrored-worlds-heads-up.md)."""
+batched deals; every world mirrored read 0.538 and 0.688. At 4 and 6 players half read
+within the noise of none against ``heuristic`` (6 players: 0.230 against 0.227 on the
+target's deals), and notebook 02 put ``ppo`` ahead of it at 6 by win share, so they stay
+at 0 (docs/research/2026-12-07-mirrored-worlds-heads-up.md)."""
 
 
 def settings_size(players: int) -> int:
