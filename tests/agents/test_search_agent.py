@@ -21,6 +21,7 @@ from agents.search import (
     belief_deals,
     engine_values,
     load_networks,
+    mirrored_worlds,
     policy_moves,
     save_networks,
     searched_move,
@@ -659,8 +660,6 @@ def test_mirrored_worlds_play_the_others_as_the_searchers_own_policy():
 
 @pytest.mark.parametrize("share", [0.0, 0.26, 0.5, 1.0])
 def test_mirrored_worlds_are_the_last_share_rounded(share):
-    from agents.search import mirrored_worlds
-
     flags = mirrored_worlds(48, share)
     assert flags.sum() == round(48 * share) and not flags[: 48 - flags.sum()].any()
 
