@@ -121,6 +121,7 @@ __all__ = [
     "settings_size",
     "BELOW_RANGE",
     "MIRROR_RANGE",
+    "check_mirror",
     "MAX_WORLDS",
     "Layers",
     "load_networks",
@@ -1005,12 +1006,19 @@ def batch_values(
     return out
 
 
+def check_mirror(mirror: float) -> None:
+    """A ``ValueError`` naming ``mirror`` unless it is within :data:`MIRROR_RANGE` (the one
+    wording for every caller that takes a share of mirrored worlds)."""
+    low, high = MIRROR_RANGE
+    if not low <= mirror <= high:
+        raise ValueError(f"mirror must be within {low:g}..{high:g}, got {mirror!r}")
+
+
 def mirrored_worlds(worlds: int, mirror: float) -> np.ndarray:
     """``(worlds,)`` bool: the worlds of a search in which the others play as the searcher's
     own policy, the last ``round(worlds * mirror)`` of them (its worlds are drawn alike,
     so which ones does not matter)."""
-    if not MIRROR_RANGE[0] <= mirror <= MIRROR_RANGE[1]:
-        raise ValueError(f"mirror must be within {MIRROR_RANGE[0]:g}..{MIRROR_RANGE[1]:g}, got {mirror!r}")
+    check_mirror(mirror)
     out = np.zeros(worlds, dtype=bool)
     out[worlds - int(round(worlds * mirror)) :] = True
     return out

@@ -234,7 +234,7 @@ def test_distill_writes_a_model_that_ppo_and_search_play(tmp_path):
         (DistillConfig(below=0.0), r"at 0 no decision is searched: nothing to distil"),  # it wrote the model unchanged
         (DistillConfig(held_out=3), r"held_out must be >= 4 at 4 players \(one game in held_out is held out"),
         (DistillConfig(temperature=-0.1), "temperature must be >= 0"),
-        (DistillConfig(mirror=1.5), r"mirror must be 0..1, got 1.5"),
+        (DistillConfig(mirror=1.5), r"mirror must be within 0\.\.1, got 1\.5"),
         (DistillConfig(learning_rate=0.0), "learning_rate and searched_weight must be > 0"),
     ],
 )

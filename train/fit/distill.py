@@ -38,7 +38,7 @@ import numpy as np
 from agents.base import agent_path
 from agents.heuristic import HeuristicAgent
 from agents.ppo import SHIPPED, Actor, load_actor, model_file, save_actor
-from agents.search import BELOW_RANGE, MAX_WORLDS, MIRROR_RANGE, NETWORKS, SearchAgent, networks_table_size
+from agents.search import BELOW_RANGE, MAX_WORLDS, NETWORKS, SearchAgent, check_mirror, networks_table_size
 from llama_env.agent import Agent
 from llama_env.batch import BatchGame
 from llama_env.engine import DEFAULT_RULES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
@@ -127,8 +127,7 @@ class DistillConfig:
                 f"below must be in ({low:g}, {high:g}] (at {low:g} no decision is searched: nothing to distil), "
                 f"got {self.below}"
             )
-        if not MIRROR_RANGE[0] <= self.mirror <= MIRROR_RANGE[1]:
-            raise ValueError(f"mirror must be {MIRROR_RANGE[0]:g}..{MIRROR_RANGE[1]:g}, got {self.mirror}")
+        check_mirror(self.mirror)
         check_held_out(self.held_out, self.players)
         if not self.temperature >= 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
