@@ -5,7 +5,9 @@ version 1 at 2-, 4- and 6-player tables (``agents/models/ppo_llama_2p.npz``,
 ``ppo_llama_4p.npz``, ``ppo_llama_6p.npz``), and the general model
 ``agents/models/ppo_llama.npz`` at 3 and 5 players (:data:`SHIPPED` says which file plays
 where); each specialist is PPO's with the search agent's moves distilled into it
-(``llama-rl distill``). The earlier agents stay: ``ppo_v3`` plays the specialists as PPO
+(``llama-rl distill``: two rounds heads-up and at 6 players, three at 4). The earlier
+agents stay: ``ppo_v4`` plays the specialists before the third round at 4 players
+(``ppo_llama_4p_v4.npz``, ``ppo``'s own files at 2 and 6), ``ppo_v3`` the specialists as PPO
 left them (``ppo_llama_2p_v3.npz``, ``ppo_llama_4p_v3.npz``, ``ppo_llama_6p_v3.npz``),
 ``ppo_v2`` the same heads-up specialist as ``ppo_v3`` with the general model at 3 to 6
 players, ``ppo_v1`` the first heads-up specialist
@@ -116,6 +118,7 @@ __all__ = [
     "HEADS_UP_MODEL_V3",
     "FOUR_PLAYER_MODEL",
     "FOUR_PLAYER_MODEL_V3",
+    "FOUR_PLAYER_MODEL_V4",
     "SIX_PLAYER_MODEL",
     "SIX_PLAYER_MODEL_V3",
     "MODEL_NAMES",
@@ -125,6 +128,7 @@ __all__ = [
     "PPOv1Agent",
     "PPOv2Agent",
     "PPOv3Agent",
+    "PPOv4Agent",
 ]
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -145,7 +149,11 @@ HEADS_UP_MODEL_V1 = MODELS_DIR / "ppo_llama_2p_v1.npz"
 """The first heads-up specialist (observation version 1), played by ``ppo_v1``."""
 FOUR_PLAYER_MODEL = MODELS_DIR / "ppo_llama_4p.npz"
 """The shipped 4-player specialist (observation version 1), played at 4-player tables: the
-PPO specialist of :data:`FOUR_PLAYER_MODEL_V3` after two rounds of ``llama-rl distill``."""
+PPO specialist of :data:`FOUR_PLAYER_MODEL_V3` after three rounds of ``llama-rl distill``
+(the third with soft targets, ``--temperature 0.05``)."""
+FOUR_PLAYER_MODEL_V4 = MODELS_DIR / "ppo_llama_4p_v4.npz"
+"""The 4-player specialist after two rounds of ``llama-rl distill``, played by ``ppo_v4``
+and searched on by ``search``."""
 FOUR_PLAYER_MODEL_V3 = MODELS_DIR / "ppo_llama_4p_v3.npz"
 """The 4-player specialist trained by PPO alone (observation version 1), played by ``ppo_v3``."""
 SIX_PLAYER_MODEL = MODELS_DIR / "ppo_llama_6p.npz"
@@ -156,6 +164,7 @@ SIX_PLAYER_MODEL_V3 = MODELS_DIR / "ppo_llama_6p_v3.npz"
 
 SHIPPED: dict[str, dict[int, Path]] = {
     "ppo": {2: HEADS_UP_MODEL, 4: FOUR_PLAYER_MODEL, 6: SIX_PLAYER_MODEL},
+    "ppo_v4": {2: HEADS_UP_MODEL, 4: FOUR_PLAYER_MODEL_V4, 6: SIX_PLAYER_MODEL},
     "ppo_v3": {2: HEADS_UP_MODEL_V3, 4: FOUR_PLAYER_MODEL_V3, 6: SIX_PLAYER_MODEL_V3},
     "ppo_v2": {2: HEADS_UP_MODEL_V3},
     "ppo_v1": {2: HEADS_UP_MODEL_V1},
@@ -1326,3 +1335,11 @@ class PPOv3Agent(_EarlierShippedAgent):
     before llama-rl distill."""
 
     name = "ppo_v3"
+
+
+@register("ppo_v4", group="history")
+class PPOv4Agent(_EarlierShippedAgent):
+    """The fifth shipped PPO agent: the specialists after two rounds of llama-rl distill at
+    2, 4 and 6 players (ppo's before its third round at 4 players)."""
+
+    name = "ppo_v4"

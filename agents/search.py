@@ -1,7 +1,7 @@
 """The search agent: a PPO specialist, with a one-move search where it is unsure.
 
 ``agents.make("search")`` plays its specialist's move (:data:`SEARCHED_ON`: the ``ppo``
-agent's heads-up and at 4 players, the ``ppo_v3`` agent's at 6), except where that
+agent's heads-up, the ``ppo_v4`` agent's at 4 players, the ``ppo_v3`` agent's at 6), except where that
 specialist's top probability is below ``below`` (about 4 moves a game at 4 players). There it imagines
 ``worlds`` games that its observation cannot tell from the real one
 (:mod:`llama_env.worlds`), the other hands drawn card by card from a *belief network*
@@ -29,8 +29,8 @@ The two networks (``agents/models/search_<n>p.npz``, :data:`NETWORKS`) were fitt
 table sizes without them, at rule options they were not fitted on (``end_score`` other
 than 40) and in rounds dealt other than 6 cards a hand, it does not search: at 3 and 5
 players it plays exactly as ``ppo`` (the general model), elsewhere its specialist's move
-unsearched, which is ``ppo``'s heads-up and at 4 players and ``ppo_v3``'s at 6 (so at 6
-players ``below=0`` plays exactly as ``ppo_v3``, not as ``ppo``). Given a version-0
+unsearched, which is ``ppo``'s heads-up, ``ppo_v4``'s at 4 players and ``ppo_v3``'s at 6
+(so at 4 and 6 players ``below=0`` plays exactly as ``ppo_v4`` and ``ppo_v3``, not as ``ppo``). Given a version-0
 observation it plays the general model at every size, exactly as ``ppo`` (settings given,
 it says once that they go unused there, as wherever it does not search). An observation it
 would search that fits no round at any hand size (a vector of no game) is a ``ValueError``
@@ -74,6 +74,7 @@ from agents.ppo import (
     Actor,
     PPOAgent,
     PPOv3Agent,
+    PPOv4Agent,
     load_actor,
     model_file,
     read_table_size,
@@ -151,9 +152,12 @@ FITTED_ON: dict[int, Path] = SHIPPED[PPOv3Agent.name]
 (``ppo_v3``'s: PPO's, before ``llama-rl distill``); ``llama-rl fit-search`` plays it by
 default, so its plain command made each shipped network file (made again on 2026-12-07, when
 the games it holds out changed: docs/research/2026-12-07-shipped-search-files-remade.md)."""
-SEARCHED_ON: dict[int, Path] = {**SHIPPED[PPOAgent.name], 6: FITTED_ON[6]}
+SEARCHED_ON: dict[int, Path] = {**SHIPPED[PPOAgent.name], 4: SHIPPED[PPOv4Agent.name][4], 6: FITTED_ON[6]}
 """Table size -> the specialist the search plays and searches on there: ``ppo``'s distilled
-specialists heads-up and at 4 players, the PPO one its networks were fitted on at 6.
+specialist heads-up, ``ppo_v4``'s at 4 players (two rounds of distillation: searched on,
+``ppo``'s third round read 0.301 and 0.326 against 0.321 and 0.329 on two batched sets,
+docs/research/2026-12-07-soft-third-round-at-4-players.md), the PPO one its networks were
+fitted on at 6.
 Heads-up, searched below 0.9 (:data:`SETTINGS`), the distilled one read 0.739 against
 0.713 on the target's deals at 1.1 to 1.4 times the cost a game
 (docs/research/2026-12-03-heads-up-search-on-the-distilled-policy.md); less sure of
@@ -388,15 +392,15 @@ def belief_world(observation: np.ndarray, state: PublicState, belief: Layers, rn
 
 @register("search", group="strongest")
 class SearchAgent(BaseAgent):
-    """A one-move search at 2, 4 and 6 players where its specialist is unsure (ppo's; at 6
-    players ppo_v3's), ppo at 3 and 5: clearly stronger than ppo heads-up, ahead within
+    """A one-move search at 2, 4 and 6 players where its specialist is unsure (ppo's; at 4
+    players ppo_v4's, at 6 ppo_v3's), ppo at 3 and 5: clearly stronger than ppo heads-up, ahead within
     noise at 4 and 6; a game costs it many times what it costs ppo (a batched evaluation
     narrows the gap).
 
     The search draws worlds from a belief network, plays them out to the round's end (or
     for ``horizon`` steps) and values them with a value network; at 3 and 5 players (no
     specialist to search with) it plays as ppo; where it does not search at 2, 4 and 6
-    players it plays its specialist (:data:`SEARCHED_ON`): ppo's heads-up and at 4,
+    players it plays its specialist (:data:`SEARCHED_ON`): ppo's heads-up, ppo_v4's at 4,
     ppo_v3's at 6. ``act`` searches one decision;
     ``act_batch`` searches all the unsure decisions of its batch together, their worlds
     played out in one :class:`~llama_env.batch.BatchGame`, which is where batching pays:
@@ -813,7 +817,7 @@ class SearchedMoves:
     searched: np.ndarray
     """``(B,)`` bool: the rows searched (the others play its policy's move,
     :attr:`SearchAgent.ppo`'s: by default :data:`SEARCHED_ON`'s specialist at 2, 4 and 6
-    players, so ``ppo_v3``'s at 6, and the general model at 3 and 5)."""
+    players, so ``ppo_v4``'s at 4 and ``ppo_v3``'s at 6, and the general model at 3 and 5)."""
     values: np.ndarray
     """``(B, 9)`` float64: in a searched row, each legal move's mean value over the
     worlds (the chance to win the game); NaN for the illegal moves and the rows not

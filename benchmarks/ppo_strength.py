@@ -11,10 +11,11 @@ rotated from game to game, played game by game (``batched=False``), so that ever
 meets the same deals. Prints a markdown table of the PPO agent's win share with
 its 95% interval beside the fair share ``1 / players``. ``--model`` is a model file, a
 run directory or a registered agent spec: ``ppo`` (the default, the shipped agent),
-``ppo_v3`` (the previous one: its specialists as PPO left them, before ``llama-rl
-distill``), ``ppo_v2`` (no 4- and 6-player specialists), ``ppo_v1`` (the first heads-up
-specialist), ``ppo_v0`` (the first shipped agent) or ``search`` (``ppo`` with the learned
-search at 2, 4 and 6 players, many times slower game by game: ``--model search --players
+``ppo_v4`` (the previous one: ``ppo`` before the third round of ``llama-rl distill`` at 4
+players), ``ppo_v3`` (its specialists as PPO left them, before ``llama-rl distill``),
+``ppo_v2`` (no 4- and 6-player specialists), ``ppo_v1`` (the first heads-up specialist),
+``ppo_v0`` (the first shipped agent) or ``search`` (``ppo`` with the learned search at 2,
+4 and 6 players, many times slower game by game: ``--model search --players
 4``); ``llama-rl agents`` lists them all. The default opponents include
 ``perturbed:seed=12345``: heuristics with perturbed parameters from a population no
 training run here used (training uses the default seed). Every option is checked before

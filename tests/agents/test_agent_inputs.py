@@ -36,6 +36,7 @@ BUILTIN = [
     "ppo_v1",
     "ppo_v2",
     "ppo_v3",
+    "ppo_v4",
     "search",
 ]
 GAME = LlamaGame(3, rng=0)

@@ -35,11 +35,12 @@ from llama_env.worlds import public_state
 
 @pytest.fixture(scope="module")
 def ppo():
-    """The policy the search plays where it does not search: ppo's distilled specialists
-    heads-up and at 4 players, ppo_v3's at 6 (the one its networks were fitted on)."""
+    """The policy the search plays where it does not search: ppo's distilled specialist
+    heads-up, ppo_v4's at 4 players (two rounds of distillation), ppo_v3's at 6 (the one its
+    networks were fitted on)."""
     policy = agents.make("ppo_v3")
-    distilled = agents.make("ppo").specialists
-    policy.specialists[2], policy.specialists[4] = distilled[2], distilled[4]
+    policy.specialists[2] = agents.make("ppo").specialists[2]
+    policy.specialists[4] = agents.make("ppo_v4").specialists[4]
     return policy
 
 
@@ -50,7 +51,8 @@ def test_it_plays_the_declared_specialist_at_each_size_and_the_networks_name_the
         played, on_file = search.ppo.specialists[n].layers, load_actor(file).layers
         assert all(np.array_equal(w, w2) for (w, _), (w2, _) in zip(played, on_file, strict=True))
     assert SEARCHED_ON[2] == SHIPPED["ppo"][2] != FITTED_ON[2]
-    assert SEARCHED_ON[4] == SHIPPED["ppo"][4] != FITTED_ON[4]
+    assert SEARCHED_ON[4] == SHIPPED["ppo_v4"][4] != FITTED_ON[4]
+    assert SEARCHED_ON[4] != SHIPPED["ppo"][4]  # not ppo's third round, which searched weaker
     assert SEARCHED_ON[6] == FITTED_ON[6] == SHIPPED["ppo_v3"][6]
 
 
@@ -80,6 +82,7 @@ def test_where_it_never_searches_it_plays_as_its_policy(ppo):
     assert _moves(never, 2, 3) == _moves(ppo, 2, 3)
     assert _moves(never, 2, 3) != _moves(agents.make("ppo_v3"), 2, 3)  # heads-up the distilled one
     assert _moves(never, 4, 3) != _moves(agents.make("ppo_v3"), 4, 3)  # and at 4 players
+    assert _moves(never, 4, 3) != _moves(agents.make("ppo"), 4, 3)  # ppo_v4's there, not ppo's
     assert never.searched == 0
 
 
@@ -462,9 +465,9 @@ def test_decide_says_which_rows_it_searched_and_the_values_behind_each_move(ppo)
 
 
 def test_path_searches_on_another_model_and_refuses_one_that_cannot_search(tmp_path):
-    four = SHIPPED["ppo"][4]
+    four = SEARCHED_ON[4]
     on_file = SearchAgent(worlds=3, below=1.0, seed=2, path=str(four))
-    assert "ppo_llama_4p.npz" in repr(on_file)
+    assert "ppo_llama_4p_v4.npz" in repr(on_file)
     assert all(on_file.ppo.specialists[n].layers[0][0].shape == (175, 256) for n in NETWORKS)
     assert _moves(on_file, 4, 1, seed=3) == _moves(SearchAgent(worlds=3, below=1.0, seed=2), 4, 1, seed=3)
     with pytest.raises(ValueError, match="reads version-0 observations"):

@@ -228,6 +228,20 @@ def test_ppo_v3_plays_the_specialists_before_distillation_and_the_same_general_m
         assert (ppo.act_batch(obs1, masks) != v3.act_batch(obs1, masks)).any()  # the distilled one moves otherwise
 
 
+def test_ppo_v4_plays_ppos_files_but_the_4_player_specialist_before_its_third_round():
+    from agents.ppo import FOUR_PLAYER_MODEL, FOUR_PLAYER_MODEL_V4, SHIPPED, load_actor
+
+    ppo, v4 = agents.make("ppo"), agents.make("ppo_v4")
+    assert SHIPPED["ppo_v4"] == {**SHIPPED["ppo"], 4: FOUR_PLAYER_MODEL_V4}
+    assert FOUR_PLAYER_MODEL_V4 != FOUR_PLAYER_MODEL and repr(v4) == "PPOv4Agent(deterministic=True)"
+    for players in (2, 3, 5, 6):
+        _, obs1, masks = decisions(players, 60, seed=30 + players)
+        assert v4.act_batch(obs1, masks).tolist() == ppo.act_batch(obs1, masks).tolist()
+    _, obs1, masks = decisions(4, 400, seed=34)
+    assert v4.act_batch(obs1, masks).tolist() == load_actor(FOUR_PLAYER_MODEL_V4).act_batch(obs1, masks).tolist()
+    assert (ppo.act_batch(obs1, masks) != v4.act_batch(obs1, masks)).any()  # the third round moves otherwise
+
+
 def test_ppo_v2_plays_ppo_v3s_heads_up_specialist_and_the_general_model_at_three_to_six_players():
     from agents.ppo import DEFAULT_MODEL, HEADS_UP_MODEL_V3, load_actor
 

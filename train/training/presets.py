@@ -142,7 +142,7 @@ PRESETS.update(
         ),
         "specialist-2p-more": _more("specialist-2p", 18_000_000, eval_every=3_000_000),
         # agents/models/ppo_llama_4p_v3.npz, played by ppo_v3 at 4 players (ppo's 4-player specialist
-        # is this one after two rounds of llama-rl distill)
+        # is this one after three rounds of llama-rl distill, ppo_v4's after two)
         "specialist-4p": _specialist(
             "specialist-4p", 4, {"heuristic": 0.5, "perturbed": 0.2, "self": 0.3}, 12_000_000, **_BIG, **_TABLE
         ),
