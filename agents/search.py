@@ -155,7 +155,7 @@ the games it holds out changed: docs/research/2026-12-07-shipped-search-files-re
 SEARCHED_ON: dict[int, Path] = {**SHIPPED[PPOAgent.name], 4: SHIPPED[PPOv4Agent.name][4], 6: FITTED_ON[6]}
 """Table size -> the specialist the search plays and searches on there: ``ppo``'s distilled
 specialist heads-up, ``ppo_v4``'s at 4 players (two rounds of distillation: searched on,
-``ppo``'s third round read 0.301 and 0.326 against 0.321 and 0.329 on two batched sets,
+``ppo``'s third round read 0.318 against 0.322 on average over three batched sets,
 docs/research/2026-12-07-soft-third-round-at-4-players.md), the PPO one its networks were
 fitted on at 6.
 Heads-up, searched below 0.9 (:data:`SETTINGS`), the distilled one read 0.739 against
