@@ -294,10 +294,13 @@ def test_a_seed_repeats_a_game_on_one_server_only(client):
     assert len(hands | {tuple(a["hand"])}) > 1
 
 
-def test_an_agents_own_seed_is_mixed_into_the_games(client):
+def test_an_agents_own_seed_is_mixed_into_the_games():
     """The game's seed replaced an agent's own ``seed=``: ``random:seed=1`` and
     ``random:seed=2`` played the same moves on the same deal, where play, watch, eval and
-    Llama-v0 mix it in. Each now plays its own game, and again alike on the same seed."""
+    Llama-v0 mix it in. Each now plays its own game, and again alike on the same seed.
+    (The store's secret is fixed here: under a random one, now and then two seeds play
+    the same short game and the test failed by chance.)"""
+    client = make_client(SessionStore(secret=bytes(range(16)), entropy=0))
 
     def moves(spec: str) -> list[int]:
         started = create(client, f"@{spec}", "@random", seed=9)
