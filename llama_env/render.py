@@ -34,13 +34,13 @@ def wrap_row(prefix: str, items: Sequence[str], width: int | None, sep: str = " 
     """The line ``prefix`` followed by ``items`` (cards, moves) joined by ``sep``, as lines
     of at most ``width`` characters that break only between items: under the first item
     when the room beside ``prefix`` holds the longest item and :data:`WRAP_ROOM`
-    columns, else from the next line, indented 4 (an item longer than the room is a line
+    columns (or ``prefix`` is blank), else from the next line, indented 4 (an item longer than the room is a line
     of its own). ``width=None``, or a line that fits, is the one line unchanged."""
     line = prefix + sep.join(items)
     if width is None or len(line) <= width or not items:
         return [line]
     longest = max(len(item) for item in items)
-    if width - len(prefix) >= max(longest, WRAP_ROOM):
+    if width - len(prefix) >= max(longest, WRAP_ROOM) or not prefix.strip():  # (nothing to indent under)
         lines, indent = [prefix], " " * len(prefix)
     else:
         lines, indent = [prefix.rstrip(), "    "], "    "
@@ -59,14 +59,35 @@ NAME_COLUMN = 18
 :func:`render_round_summary`'s rows, so that the scores line up under each other."""
 
 
-def name_column(labels: Sequence[str], width: int | None, rest: int) -> int:
+def name_column(labels: Sequence[str], width: int | None, rest: int) -> int | None:
     """The columns to pad ``labels`` to in rows whose other parts take ``rest`` columns:
     :data:`NAME_COLUMN` where the row fits in ``width`` (or no width is given), else the
     longest label's, so that a narrow terminal (a phone's) keeps a seat's score on its row
-    where the padding pushed it past the edge and the row broke between words."""
-    if width is None or NAME_COLUMN + rest <= width:
+    where the padding pushed it past the edge and the row broke between words; ``None``
+    where even the longest label leaves no room for the rest: each label then takes a line
+    of its own above its row (:func:`seat_rows`)."""
+    longest = max(len(label) for label in labels)
+    if width is None or max(NAME_COLUMN, longest) + rest <= width:
         return NAME_COLUMN
-    return max(len(label) for label in labels)
+    return longest if longest + rest <= width else None
+
+
+def seat_rows(start: str, label: str, pad: int | None, rest: str, items: Sequence[str], width: int | None) -> list[str]:
+    """A seat's row: ``start`` (its marks), ``label`` padded to ``pad`` columns, ``rest``
+    (its score, status) and ``items`` (cards) wrapped to ``width`` (:func:`wrap_row`); with
+    ``pad`` ``None`` (:func:`name_column`: too narrow a terminal), the label on a line of
+    its own and the rest on the next, indented 4, so that the label never breaks the row."""
+    if pad is None:
+        return [f"{start}{label}".rstrip(), *wrap_row(f"    {rest}", items, width)]
+    return wrap_row(f"{start}{label:<{pad}} {rest}", items, width)
+
+
+def wrap_words(text: str, width: int | None) -> list[str]:
+    """``text`` as lines of at most ``width`` characters broken between words (a word
+    longer than that a line of its own); ``width=None``, or a text that fits, the one line."""
+    if width is None or len(text) <= width:
+        return [text]
+    return wrap_row("", text.split(" "), width)
 
 
 def seat_label(seat: int, names: Sequence[str] | None = None, you: int | None = None) -> str:
@@ -98,15 +119,16 @@ def render_table(game: LlamaGame, seat: int, names: Sequence[str] | None = None,
     label every seat, is a ``ValueError``."""
     seat = check_seat(seat, game.num_players)  # else: no hand, no "(you)", silently
     names = seat_names(names, game.num_players)
-    lines = [f"Round {game.round} | top card: {card_str(game.top_card)} | draw pile: {len(game.draw_pile)}"]
+    head = [f"Round {game.round}", f"top card: {card_str(game.top_card)}", f"draw pile: {len(game.draw_pile)}"]
+    lines = wrap_row("", head, width, sep=" | ")
     labels = [seat_label(p, names, you=seat) for p in range(game.num_players)]
-    pad = name_column(labels, width, len("*  score 123  quit"))  # the row but its name and cards
+    rests = [f"score {game.scores[p]:>3}  {'quit' if game.quit[p] else 'in':<4}  " for p in range(game.num_players)]
+    pad = name_column(labels, width, 3 + max(len(rest.rstrip()) for rest in rests))  # the row but its name, cards
     for p, who in enumerate(labels):
         me = p == seat
-        status = "quit" if game.quit[p] else "in"
         turn = "*" if (p == game.current_player and not game.game_over) else " "
         cards = [card_str(c) for c in game.hand(p)] if me else [plural(game.hand_size_of(p), "card")]
-        lines += wrap_row(f"{turn} {who:<{pad}} score {game.scores[p]:>3}  {status:<4}  ", cards, width)
+        lines += seat_rows(f"{turn} ", who, pad, rests[p], cards, width)
     return "\n".join(lines)
 
 
@@ -125,20 +147,24 @@ def render_round_summary(
         head = f"Round {result.round} over: everybody quit."
     else:
         head = f"Round {result.round} over: {seat_label(result.went_out, names)} went out."
-    lines = [head]
+    lines = wrap_words(head, width)
     hands = result.hands
     labels = [seat_label(p, names, you) for p in range(len(result.scores))]
-    pad = name_column(labels, width, len(f"   {'+10':>4}  -> 40"))  # the row but its name
-    for p, (pen, ret, score) in enumerate(zip(result.penalties, result.returned, result.scores, strict=True)):
-        change = f"+{pen}" if pen else ("-" + str(ret) if ret else "+0")
-        row = f"  {labels[p]:<{pad}} {change:>4}  -> {score:<4} "
+    changes = [
+        f"+{pen}" if pen else ("-" + str(ret) if ret else "+0")
+        for pen, ret in zip(result.penalties, result.returned, strict=True)
+    ]
+    rests = [f"{change:>4}  -> {score:<4} " for change, score in zip(changes, result.scores, strict=True)]
+    pad = name_column(labels, width, 3 + max(len(rest.rstrip()) for rest in rests))  # the row but its name
+    for p, rest in enumerate(rests):
         if not hands:  # a result built without them
-            lines.append(row.rstrip())
+            lines += [line.rstrip() for line in seat_rows("  ", labels[p], pad, rest, [], width)]
         else:
             what = ["went out"] if p == result.went_out else ["held", *map(card_str, hands[p])]
-            lines += wrap_row(row, what, width)
+            lines += seat_rows("  ", labels[p], pad, rest, what, width)
     if result.game_over:
         best = min(result.scores)
         won = [seat_label(p, names) for p, s in enumerate(result.scores) if s == best]
-        lines.append(f"Game over: {' and '.join(won)} {'wins' if len(won) == 1 else 'share the victory'} with {best}.")
+        verdict = "wins" if len(won) == 1 else "share the victory"
+        lines += wrap_words(f"Game over: {' and '.join(won)} {verdict} with {best}.", width)
     return "\n".join(lines)

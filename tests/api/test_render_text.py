@@ -88,7 +88,33 @@ def test_a_phone_wide_terminal_keeps_each_seats_score_on_its_row(width):
     rows = [line for line in table if "score" in line]
     assert [row.split()[-1] for row in rows] == ["in", "in", "in"]
     assert [line.split()[0] for line in summary if "->" in line] == ["player_0", "player_1", "player_2"]
-    assert all(line.index("->") == summary[0].index("->") for line in summary if "->" in line)  # aligned
+    scored = [line for line in summary if "->" in line]
+    assert all(line.index("->") == scored[0].index("->") for line in scored)  # aligned
+
+
+@pytest.mark.parametrize("width", [20, 24, 29])
+def test_a_terminal_too_narrow_for_a_name_beside_its_score_puts_the_name_above(width):
+    """Below about 30 columns a seat's name, its score and its status could not share a
+    line: the rows broke wherever the terminal cut them, and the table's first line
+    (37 characters) broke inside a word."""
+    game = make_game(num_players=3, hands=[[1, 2, 3, 4, 5, 6], [2, 5], [1, 6]], top=3, scores=[0, 12, 5])
+    names = ["ann", "search:worlds=16", "bob"]
+    table = render_table(game, 0, names, width=width).splitlines()
+    summary = render_round_summary(_round_over(), names, you=0, width=width).splitlines()
+    for lines in (table, summary):
+        assert all(len(line) <= width for line in lines), lines
+    head = table[: table.index("* ann (you)")]
+    assert len(head) > 1 and [part for line in head for part in line.split(" | ")] == [
+        f"Round {game.round}",
+        "top card: 3",
+        "draw pile: 45",
+    ]
+    for who, score in (("* ann (you)", 0), ("  search:worlds=16", 12), ("  bob", 5)):
+        row = table[table.index(who) + 1].split()
+        assert row[:3] == ["score", str(score), "in"], table
+    assert " ".join(summary[: summary.index("  ann (you)")]) == "Round 2 over: ann went out."
+    row = summary.index("  search:worlds=16")
+    assert " ".join(" ".join(summary[row + 1 : row + 3]).split()).startswith("+7 -> 7 held 2 5"), summary
 
 
 def test_a_wide_terminal_pads_the_names_as_without_a_width():
