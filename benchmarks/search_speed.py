@@ -1,14 +1,15 @@
 """The search agent's cost: its rollouts in one batch against one engine game at a time, in one run.
 
     python benchmarks/search_speed.py [--games 200] [--batched-games 2000] [--rounds 2]
-                                      [--worlds 48] [--horizon N] [--seed 0]
+                                      [--worlds 48] [--horizon N] [--mirror S] [--seed 0]
 
 Three agents play 4-player games against three ``heuristic`` on one CPU (the process pins
 itself to one core and keeps numpy to one thread):
 
 * ``engine``: the search as it was before its rollouts were batched, rebuilt from the
   reference functions of ``agents.search`` (``belief_world`` draws a world at a time,
-  ``searched_move`` plays each world and move in its own engine game);
+  ``searched_move`` plays each world and move in its own engine game; it mirrors no
+  world, where ``--mirror`` sets the share the other two mirror);
 * ``search``: ``agents.make("search")``, asked one move at a time (``llama-rl eval
   --no-batch``, terminal and web play): each searched move plays its worlds in one
   ``BatchGame``;
@@ -40,7 +41,7 @@ from agents.search import SearchAgent, belief_world, policy_move, searched_move
 from llama_env.engine import DEFAULT_END_SCORE
 from llama_env.observation import OBS_SIZE_V1, ObsView
 from llama_env.worlds import public_state
-from train.cli.common import MAX_GAMES, int_in, seed_type
+from train.cli.common import MAX_GAMES, float_in, int_in, seed_type
 from train.evaluation import evaluate
 
 
@@ -130,6 +131,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--horizon", type=int_in(0, None, "--horizon"), default=None, help="the search's horizon (default: the agent's)"
     )
+    p.add_argument(
+        "--mirror",
+        type=float_in(0.0, 1.0, "--mirror"),
+        default=None,
+        help="the share of the search's worlds mirrored (default: the agent's; engine mirrors none)",
+    )
     p.add_argument("--seed", type=seed_type, default=0)
     args = p.parse_args(argv)
     per = args.games // args.rounds
@@ -139,7 +146,9 @@ def main(argv: list[str] | None = None) -> None:
             f"--games {args.games} cannot be split evenly over --rounds {args.rounds}: give a multiple of "
             f"{args.rounds} ({near})"
         )
-    horizon = {} if args.horizon is None else {"horizon": args.horizon}
+    given: dict[str, float] = {} if args.horizon is None else {"horizon": args.horizon}
+    if args.mirror is not None:
+        given["mirror"] = args.mirror
     pin_to_one_core()
     print_machine(__file__, argv)  # once pinned: the one core it measures on
     try:
@@ -151,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
 
     agents = {
         "engine": Timed(EngineSearch(worlds=args.worlds)),
-        "search": Timed(SearchAgent(worlds=args.worlds, **horizon)),
+        "search": Timed(SearchAgent(worlds=args.worlds, **given)),
     }
     totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in agents}
     for r in range(args.rounds):
@@ -179,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{_pct(moves, 50):13.1f}{_pct(moves, 99):8.1f}{_pct(searched, 50):14.1f}{_pct(searched, 99):7.1f}"
         )
     if args.batched_games:
-        batched = SearchAgent(worlds=args.worlds, **horizon)
+        batched = SearchAgent(worlds=args.worlds, **given)
         wall, cpu, win = _play(batched, args.batched_games, args.seed, True)
         n = args.batched_games
         print(
