@@ -218,7 +218,7 @@ BELOW_RANGE: tuple[float, float] = (0.0, 1.0)
 
 SETTINGS: dict[int, Settings] = {
     2: Settings(worlds=96, below=0.9, horizon=0, mirror=0.5),
-    4: Settings(worlds=48, below=0.7, horizon=25),
+    4: Settings(worlds=48, below=0.7, horizon=25, mirror=0.5),
     6: Settings(worlds=96, below=0.99, horizon=0),
 }
 """Table size -> the search's defaults there (4,000 games against ``heuristic``, seed 0;
@@ -244,8 +244,12 @@ worlds mirrored (the others played as its own specialist) read 0.534 against ``p
 where none read 0.499, and 0.738 against 0.739 against ``heuristic``, on the same 4,000
 batched deals; every world mirrored read 0.538 and 0.688. At 4 and 6 players half read
 within the noise of none against ``heuristic`` (6 players: 0.230 against 0.227 on the
-target's deals), and notebook 02 put ``ppo`` ahead of it at 6 by win share, so they stay
-at 0 (docs/research/2026-12-07-mirrored-worlds-heads-up.md)."""
+target's deals), and notebook 02 put ``ppo`` ahead of it at 6 by win share, so 6 stays
+at 0 (docs/research/2026-12-07-mirrored-worlds-heads-up.md). At 4 players half mirrored
+read 0.321 against 0.320 over ten batched sets of deals against ``heuristic``, and 0.364
+against 0.357 over four seeds of notebook 02's 4-player tournament (``ppo`` 0.349 and
+0.351 there), at 1.2 times the cost a game, a searched move's p99 30 ms against 25
+(docs/research/2026-12-07-mirrored-worlds-at-4-players.md)."""
 
 
 def settings_size(players: int) -> int:
