@@ -1,10 +1,13 @@
 """The search agent's cost: its rollouts in one batch against one engine game at a time, in one run.
 
     python benchmarks/search_speed.py [--games 200] [--batched-games 2000] [--rounds 2]
-                                      [--worlds 48] [--horizon N] [--mirror S] [--seed 0]
+                                      [--players 4] [--worlds N] [--horizon N] [--mirror S]
+                                      [--seed 0]
 
-Three agents play 4-player games against three ``heuristic`` on one CPU (the process pins
-itself to one core and keeps numpy to one thread):
+Three agents play ``--players`` games (4 unless given; 2, 4 or 6, the sizes the search has
+networks for) against ``heuristic`` at every other seat on one CPU (the process pins
+itself to one core and keeps numpy to one thread), with the search's settings at that
+size unless given (:data:`agents.search.SETTINGS`):
 
 * ``engine``: the search as it was before its rollouts were batched, rebuilt from the
   reference functions of ``agents.search`` (``belief_world`` draws a world at a time,
@@ -37,7 +40,7 @@ import numpy as np
 from machine import pin_to_one_core, print_machine
 
 from agents.base import BaseAgent, check_observation, legal_actions
-from agents.search import SearchAgent, belief_world, policy_move, searched_move
+from agents.search import MAX_WORLDS, SETTINGS, SearchAgent, belief_world, policy_move, searched_move
 from llama_env.engine import DEFAULT_END_SCORE
 from llama_env.observation import OBS_SIZE_V1, ObsView
 from llama_env.worlds import public_state
@@ -101,10 +104,10 @@ class Timed(BaseAgent):
         return move
 
 
-def _play(agent: Any, games: int, seed: int, batched: bool) -> tuple[float, float, float]:
-    """Wall and CPU seconds for ``games`` games against three ``heuristic`` (the deals of
-    ``seed``), and the agent's win share."""
-    table = [agent, "heuristic", "heuristic", "heuristic"]
+def _play(agent: Any, players: int, games: int, seed: int, batched: bool) -> tuple[float, float, float]:
+    """Wall and CPU seconds for ``games`` games against ``heuristic`` at the ``players - 1``
+    other seats (the deals of ``seed``), and the agent's win share."""
+    table = [agent] + ["heuristic"] * (players - 1)
     c, t = time.process_time(), time.perf_counter()
     result = evaluate(table, games, seed=seed, workers=1, batched=batched)
     return time.perf_counter() - t, time.process_time() - c, float(result[0].win_share)
@@ -127,7 +130,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--rounds", type=int_in(1, MAX_GAMES, "--rounds"), default=2, help="alternations of the first two agents"
     )
-    p.add_argument("--worlds", type=int_in(1, 4096, "--worlds"), default=48)
+    p.add_argument("--players", type=int, choices=sorted(SETTINGS), default=4, help="the table size (default 4)")
+    p.add_argument(
+        "--worlds",
+        type=int_in(1, MAX_WORLDS, "--worlds"),
+        default=None,
+        help="the search's worlds (default: the agent's)",
+    )
     p.add_argument(
         "--horizon", type=int_in(0, None, "--horizon"), default=None, help="the search's horizon (default: the agent's)"
     )
@@ -147,6 +156,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{args.rounds} ({near})"
         )
     given: dict[str, float] = {} if args.horizon is None else {"horizon": args.horizon}
+    if args.worlds is not None:
+        given["worlds"] = args.worlds
     if args.mirror is not None:
         given["mirror"] = args.mirror
     pin_to_one_core()
@@ -160,12 +171,12 @@ def main(argv: list[str] | None = None) -> None:
 
     agents = {
         "engine": Timed(EngineSearch(worlds=args.worlds)),
-        "search": Timed(SearchAgent(worlds=args.worlds, **given)),
+        "search": Timed(SearchAgent(**given)),
     }
     totals: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in agents}
     for r in range(args.rounds):
         for name, agent in agents.items():
-            wall, cpu, win = _play(agent, per, args.seed + r, False)
+            wall, cpu, win = _play(agent, args.players, per, args.seed + r, False)
             totals[name][0] += wall
             totals[name][1] += cpu
             totals[name][2] += win / args.rounds
@@ -175,7 +186,11 @@ def main(argv: list[str] | None = None) -> None:
                 flush=True,
             )
     base_wall, base_cpu = totals["engine"][0] / args.games, totals["engine"][1] / args.games
-    print(f"\n4 players, {args.games} games each against three heuristic, {args.worlds} worlds, seed {args.seed}")
+    used = agents["search"].agent.settings[args.players]
+    print(
+        f"\n{args.players} players, {args.games} games each against {args.players - 1} heuristic, {used.worlds} "
+        f"worlds below {used.below:g}, horizon {used.horizon}, mirror {used.mirror:g}, seed {args.seed}"
+    )
     print(
         f"{'agent':<17}{'wall s/game':>12}{'CPU s/game':>12}{'x (CPU)':>9}{'win share':>11}"
         f"{'searched/game':>15}{'move p50 ms':>13}{'p99 ms':>8}{'searched p50':>14}{'p99':>7}"
@@ -188,8 +203,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{_pct(moves, 50):13.1f}{_pct(moves, 99):8.1f}{_pct(searched, 50):14.1f}{_pct(searched, 99):7.1f}"
         )
     if args.batched_games:
-        batched = SearchAgent(worlds=args.worlds, **given)
-        wall, cpu, win = _play(batched, args.batched_games, args.seed, True)
+        batched = SearchAgent(**given)
+        wall, cpu, win = _play(batched, args.players, args.batched_games, args.seed, True)
         n = args.batched_games
         print(
             f"{'search, batched':<17}{wall / n:12.3f}{cpu / n:12.3f}{base_cpu / (cpu / n):9.2f}{win:11.3f}"

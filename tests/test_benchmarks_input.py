@@ -121,6 +121,7 @@ USAGE_ERRORS = [
     ("search_speed", ["--games", "1000000000", "--rounds", "3"], "give a multiple of 3 (999999999)"),
     ("search_speed", ["--games", "1", "--rounds", "100000000000"], "--rounds must be between 1 and 1000000000, got"),
     ("search_speed", ["--games", "1", "--mirror", "1.5"], "--mirror must be"),
+    ("search_speed", ["--games", "1", "--players", "3"], "argument --players: invalid choice: 3 (choose from 2, 4, 6)"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", "heuristic"], "--agents names 1 agent;"),
     ("eval_speed", ["--games", "10", "--repeats", "1", "--agents", ",".join(["random"] * 7)], "names 7 agents;"),
     ("train_speed", ["--steps", "10", "--n-envs", "8"], "n_envs (256): at n_steps 32, n_envs must be at least 64"),
