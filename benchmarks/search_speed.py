@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
             f"--games {args.games} cannot be split evenly over --rounds {args.rounds}: give a multiple of "
             f"{args.rounds} ({near})"
         )
-    given: dict[str, float] = {} if args.horizon is None else {"horizon": args.horizon}
+    given: dict[str, Any] = {} if args.horizon is None else {"horizon": args.horizon}
     if args.worlds is not None:
         given["worlds"] = args.worlds
     if args.mirror is not None:
