@@ -34,8 +34,9 @@ def wrap_row(prefix: str, items: Sequence[str], width: int | None, sep: str = " 
     """The line ``prefix`` followed by ``items`` (cards, moves) joined by ``sep``, as lines
     of at most ``width`` characters that break only between items: under the first item
     when the room beside ``prefix`` holds the longest item and :data:`WRAP_ROOM`
-    columns (or ``prefix`` is blank), else from the next line, indented 4 (an item longer than the room is a line
-    of its own). ``width=None``, or a line that fits, is the one line unchanged."""
+    columns (or ``prefix`` is blank), else from the next line, indented 4 (an item longer
+    than the room is a line of its own). ``width=None``, or a line that fits, is the one
+    line unchanged."""
     line = prefix + sep.join(items)
     if width is None or len(line) <= width or not items:
         return [line]
