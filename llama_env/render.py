@@ -158,11 +158,11 @@ def render_round_summary(
     rests = [f"{change:>4}  -> {score:<4} " for change, score in zip(changes, result.scores, strict=True)]
     pad = name_column(labels, width, 3 + max(len(rest.rstrip()) for rest in rests))  # the row but its name
     for p, rest in enumerate(rests):
-        if not hands:  # a result built without them
-            lines += [line.rstrip() for line in seat_rows("  ", labels[p], pad, rest, [], width)]
+        if not hands:  # a result built without them: the row ends at the score
+            what = []
         else:
             what = ["went out"] if p == result.went_out else ["held", *map(card_str, hands[p])]
-            lines += seat_rows("  ", labels[p], pad, rest, what, width)
+        lines += [line.rstrip() for line in seat_rows("  ", labels[p], pad, rest, what, width)]
     if result.game_over:
         best = min(result.scores)
         won = [seat_label(p, names) for p, s in enumerate(result.scores) if s == best]
